@@ -1,0 +1,98 @@
+/**
+ * `npm run generate` / `task generate`: the only writer of generated/.
+ * For each API surface: bundle the spec (Redocly), then emit types (openapi-typescript), the
+ * SDK (@hey-api/openapi-ts), ajv standalone validators, the operation table and the Handlers
+ * type. Output is byte-stable, so CI can diff it.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parse as parseYaml } from "yaml";
+import { emitOperationTable, readOperations } from "./operations.ts";
+import { emitValidators } from "./validators.ts";
+import { emitTypes, emitSdk } from "./typescript.ts";
+import { BANNER, type Surface } from "./common.ts";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+const surfaces: Surface[] = [
+  { name: "v1", strictQuery: true },
+  { name: "tfe", strictQuery: false },
+];
+
+function log(message: string) {
+  process.stdout.write(`[generate] ${message}\n`);
+}
+
+function bundle(surface: Surface): Record<string, any> {
+  const out = join(root, "generated", surface.name, "openapi.json");
+  execFileSync(join(root, "node_modules/.bin/redocly"), ["bundle", join(root, "spec", surface.name, "openapi.yaml"), "-o", out, "--ext", "json"], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
+  });
+  const spec = JSON.parse(readFileSync(out, "utf8"));
+  // Re-serialise with a trailing newline so the committed file is stable and diff-friendly.
+  writeFileSync(out, JSON.stringify(spec, null, 2) + "\n");
+  return spec;
+}
+
+function emitErrorCodes() {
+  const catalogue = parseYaml(readFileSync(join(root, "spec/v1/error-codes.yaml"), "utf8")) as Record<string, { status: number; title: string }>;
+  const rows = Object.entries(catalogue)
+    .map(([code, { status, title }]) => `  ${code}: { status: ${status}, title: ${JSON.stringify(title)} },`)
+    .join("\n");
+  writeFileSync(
+    join(root, "generated/v1/error-codes.gen.ts"),
+    `${BANNER}\n/** The v1 error-code catalogue from spec/v1/error-codes.yaml. */\nexport const errorCodes = {\n${rows}\n} as const;\n\nexport type ErrorCodeName = keyof typeof errorCodes;\n`,
+  );
+}
+
+/** generated/operation-table.ts: the shape every operations.gen.ts satisfies. */
+function emitOperationTableShape() {
+  writeFileSync(
+    join(root, "generated/operation-table.ts"),
+    `${BANNER}
+import type { Validator } from "./v1/validators.gen.js";
+
+/** One operation as the server's router sees it. */
+export interface OperationDescriptor {
+  operationId: string;
+  method: "GET" | "PUT" | "POST" | "PATCH" | "DELETE";
+  path: string;
+  permission: string;
+  authenticated: boolean;
+  validatePath: Validator;
+  validateQuery: Validator;
+  requestBody: { contentType: string; required: boolean; validate: Validator | null } | null;
+  responses: Record<number, { contentType: string | null; validate: Validator | null }>;
+}
+
+export type OperationTable = readonly OperationDescriptor[];
+`,
+  );
+}
+
+async function main() {
+  emitOperationTableShape();
+  for (const surface of surfaces) {
+    const dir = join(root, "generated", surface.name);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    log(`${surface.name}: bundling spec/${surface.name}/openapi.yaml`);
+    const spec = bundle(surface);
+    const operations = readOperations(spec);
+    log(`${surface.name}: ${operations.length} operations → types, SDK, validators, operation table`);
+    await emitTypes(spec, join(dir, "types.gen.ts"));
+    await emitSdk(join(dir, "openapi.json"), join(dir, "client"));
+    emitValidators(surface, spec, operations, dir);
+    emitOperationTable(surface, operations, dir);
+  }
+  emitErrorCodes();
+  log("done");
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

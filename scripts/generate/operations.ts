@@ -1,0 +1,163 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BANNER, JSON_API, exportName, type Operation, type Parameter, type Surface } from "./common.ts";
+
+const METHODS = ["get", "put", "post", "patch", "delete"] as const;
+
+function deref(spec: Record<string, any>, node: any): any {
+  if (node && typeof node === "object" && typeof node.$ref === "string" && node.$ref.startsWith("#/")) {
+    const target = node.$ref
+      .slice(2)
+      .split("/")
+      .reduce((at: any, key: string) => at?.[key.replace(/~1/g, "/").replace(/~0/g, "~")], spec);
+    if (target === undefined) throw new Error(`unresolved $ref ${node.$ref}`);
+    return deref(spec, target);
+  }
+  return node;
+}
+
+/** Every operation of a bundled spec, in path then method order. */
+export function readOperations(spec: Record<string, any>): Operation[] {
+  const operations: Operation[] = [];
+  for (const path of Object.keys(spec.paths).sort()) {
+    const item = deref(spec, spec.paths[path]);
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      if (!op.operationId) throw new Error(`${method} ${path} has no operationId`);
+      if (!op["x-stackship-permission"]) throw new Error(`${op.operationId} has no x-stackship-permission`);
+      const parameters: Parameter[] = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: any) => deref(spec, p));
+      let requestBody: Operation["requestBody"];
+      if (op.requestBody) {
+        const body = deref(spec, op.requestBody);
+        const [contentType] = Object.keys(body.content);
+        requestBody = { contentType, required: body.required === true, schema: body.content[contentType].schema };
+      }
+      const responses = Object.keys(op.responses)
+        .sort()
+        .map((code) => {
+          const response = deref(spec, op.responses[code]);
+          const [contentType] = Object.keys(response.content ?? {});
+          return { status: Number(code), contentType, schema: contentType ? response.content[contentType].schema : undefined };
+        });
+      const security = op.security ?? spec.security ?? [];
+      operations.push({
+        operationId: op.operationId,
+        method,
+        path,
+        permission: op["x-stackship-permission"],
+        authenticated: security.length > 0,
+        parameters,
+        requestBody,
+        responses,
+      });
+    }
+  }
+  const ids = new Set<string>();
+  for (const op of operations) {
+    if (ids.has(op.operationId)) throw new Error(`duplicate operationId ${op.operationId}`);
+    ids.add(op.operationId);
+  }
+  return operations;
+}
+
+function bodyType(op: Operation): string {
+  if (!op.requestBody) return "undefined";
+  if (op.requestBody.contentType === "application/octet-stream") return "Uint8Array";
+  const base = `NonNullable<Ops[${JSON.stringify(op.operationId)}]["requestBody"]>["content"][${JSON.stringify(op.requestBody.contentType)}]`;
+  return op.requestBody.required ? base : `${base} | undefined`;
+}
+
+function paramsType(op: Operation, where: "path" | "query"): string {
+  const declared = op.parameters.some((p) => p.in === where);
+  if (!declared) return "Record<string, never>";
+  return `NonNullable<Ops[${JSON.stringify(op.operationId)}]["parameters"][${JSON.stringify(where)}]>`;
+}
+
+function resultType(op: Operation): string {
+  const success = op.responses.filter((r) => r.status >= 200 && r.status < 300);
+  if (success.length === 0) throw new Error(`${op.operationId} has no 2xx response`);
+  return success
+    .map((r) => {
+      const body = r.contentType
+        ? `Ops[${JSON.stringify(op.operationId)}]["responses"][${r.status}]["content"][${JSON.stringify(r.contentType)}]`
+        : "undefined";
+      return `HandlerResult<${r.status}, ${body}>`;
+    })
+    .join(" | ");
+}
+
+/** Writes operations.gen.ts (the runtime table) and handlers.gen.ts (the compile-time contract). */
+export function emitOperationTable(surface: Surface, operations: Operation[], dir: string) {
+  const rows = operations.map((op) => {
+    const responses = op.responses
+      .map((r) => {
+        const validate = r.schema ? `v.${exportName(op.operationId, `Response${r.status}`)}` : "null";
+        return `      ${r.status}: { contentType: ${JSON.stringify(r.contentType ?? null)}, validate: ${validate} },`;
+      })
+      .join("\n");
+    const body = op.requestBody
+      ? `{ contentType: ${JSON.stringify(op.requestBody.contentType)}, required: ${op.requestBody.required}, validate: ${
+          op.requestBody.contentType === JSON_API || op.requestBody.contentType === "application/json" ? `v.${exportName(op.operationId, "Request")}` : "null"
+        } }`
+      : "null";
+    return `  {
+    operationId: ${JSON.stringify(op.operationId)},
+    method: ${JSON.stringify(op.method.toUpperCase())},
+    path: ${JSON.stringify(op.path)},
+    permission: ${JSON.stringify(op.permission)},
+    authenticated: ${op.authenticated},
+    validatePath: p.${exportName(op.operationId, "Path")},
+    validateQuery: p.${exportName(op.operationId, "Query")},
+    requestBody: ${body},
+    responses: {
+${responses}
+    },
+  },`;
+  });
+  writeFileSync(
+    join(dir, "operations.gen.ts"),
+    `${BANNER}
+import * as p from "./parameter-validators.gen.js";
+import * as v from "./validators.gen.js";
+import type { OperationTable } from "../operation-table.ts";
+
+/** Every ${surface.name} operation: method, path, permission and the validators that guard it. */
+export const operations = [
+${rows.join("\n")}
+] as const satisfies OperationTable;
+
+export type OperationId = (typeof operations)[number]["operationId"];
+`,
+  );
+
+  const handlers = operations
+    .map(
+      (op) =>
+        `  ${op.operationId}: (input: {
+    path: ${paramsType(op, "path")};
+    query: ${paramsType(op, "query")};
+    body: ${bodyType(op)};
+    ctx: Ctx;
+  }) => Promise<${resultType(op)}>;`,
+    )
+    .join("\n");
+  writeFileSync(
+    join(dir, "handlers.gen.ts"),
+    `${BANNER}
+import type { operations as Ops } from "./types.gen.ts";
+
+/** What a handler returns: the status, the document, and optional response headers. */
+export interface HandlerResult<Status extends number, Body> {
+  status: Status;
+  body: Body;
+  headers?: Record<string, string>;
+}
+
+/** One typed function per ${surface.name} operationId; the server implements all of them. */
+export type Handlers<Ctx> = {
+${handlers}
+};
+`,
+  );
+}

@@ -1,0 +1,20 @@
+import { createClient } from "@hey-api/openapi-ts";
+import { writeFileSync } from "node:fs";
+import openapiTS, { astToString } from "openapi-typescript";
+import { BANNER } from "./common.ts";
+
+/** types.gen.ts: openapi-typescript's `paths`, `components` and `operations`. */
+export async function emitTypes(spec: Record<string, any>, out: string) {
+  const ast = await openapiTS(spec as any, { alphabetize: true });
+  writeFileSync(out, `${BANNER}\n${astToString(ast)}`);
+}
+
+/** client/: the @hey-api fetch SDK that client/ re-exports and tests call the server through. */
+export async function emitSdk(input: string, output: string) {
+  await createClient({
+    input,
+    output: { path: output },
+    logs: { level: "silent" },
+    plugins: ["@hey-api/client-fetch", "@hey-api/typescript", "@hey-api/sdk"],
+  } as any);
+}
