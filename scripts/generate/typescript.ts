@@ -13,7 +13,7 @@ export async function emitTypes(spec: Record<string, any>, out: string) {
 export async function emitSdk(input: string, output: string) {
   await createClient({
     input,
-    output: { path: output },
+    output: { path: output, module: { extension: ".ts" } },
     logs: { level: "silent" },
     plugins: ["@hey-api/client-fetch", "@hey-api/typescript", "@hey-api/sdk"],
   } as any);

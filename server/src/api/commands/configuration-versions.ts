@@ -1,0 +1,136 @@
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { gunzipSync } from "node:zlib";
+import { DomainError } from "../../domain/errors.ts";
+import type { ConfigurationVersion, Workspace } from "../../domain/records.ts";
+import type { AuthenticatedPrincipal } from "../../http/principal.ts";
+import type { Services } from "../../services.ts";
+import { inTransaction } from "../../store/index.ts";
+
+/** How long an upload URL stays valid. */
+export const UPLOAD_URL_TTL_SECONDS = 3600;
+/** The most a configuration may unpack to (guards against gzip bombs). */
+const MAX_UNPACKED_BYTES = 512 * 1024 * 1024;
+
+function mac(key: Buffer, payload: string): string {
+  return createHmac("sha256", key).update(payload).digest().subarray(0, 16).toString("base64url");
+}
+
+/** A signed, expiring token naming one configuration version: `base64url(payload).mac`. */
+export function signUploadToken(key: Buffer, configurationVersionId: string, expiresAt: Date): string {
+  const payload = Buffer.from(JSON.stringify({ cv: configurationVersionId, exp: Math.floor(expiresAt.getTime() / 1000) })).toString("base64url");
+  return `${payload}.${mac(key, payload)}`;
+}
+
+/** The configuration version a token names; a forged, tampered or expired token is 404. */
+export function verifyUploadToken(key: Buffer, token: string, now: Date): string {
+  const invalid = () => new DomainError("NOT_FOUND", "This upload URL is invalid or has expired. Create a new configuration version to get a fresh one.");
+  const [payload, signature, extra] = token.split(".");
+  if (!payload || !signature || extra !== undefined) throw invalid();
+  const expected = Buffer.from(mac(key, payload));
+  const given = Buffer.from(signature);
+  if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw invalid();
+  let parsed: { cv?: unknown; exp?: unknown };
+  try {
+    parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+  } catch {
+    throw invalid();
+  }
+  if (typeof parsed.cv !== "string" || typeof parsed.exp !== "number" || parsed.exp * 1000 < now.getTime()) throw invalid();
+  return parsed.cv;
+}
+
+/** The absolute upload URL of a pending configuration version. */
+export function uploadUrl(services: Services, baseUrl: string, configurationVersion: ConfigurationVersion): string | null {
+  if (configurationVersion.status !== "pending") return null;
+  const expiresAt = new Date(services.clock().getTime() + UPLOAD_URL_TTL_SECONDS * 1000);
+  return `${baseUrl}/uploads/configuration-versions/${signUploadToken(services.keys.uploadUrl, configurationVersion.id, expiresAt)}`;
+}
+
+/** Creates a pending configuration version. */
+export function createConfigurationVersion(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  workspace: Workspace,
+  input: { speculative: boolean; source: "api" | "tfe-api" },
+): Promise<ConfigurationVersion> {
+  const now = services.clock();
+  return inTransaction(services.db, async (stores) => {
+    const configurationVersion = await stores.configurationVersions.create({
+      organizationId: workspace.organizationId,
+      workspaceId: workspace.id,
+      speculative: input.speculative,
+      source: input.source,
+      createdAt: now,
+    });
+    await stores.audit.record({
+      organizationId: workspace.organizationId,
+      actorId: actor.id,
+      action: "configuration_version.created",
+      targetType: "configuration-versions",
+      targetId: configurationVersion.id,
+      data: { workspace_id: workspace.id, speculative: input.speculative },
+      createdAt: now,
+    });
+    return configurationVersion;
+  });
+}
+
+/** Refuses anything that is not a gzip-compressed tar archive. */
+function assertTarGz(bytes: Buffer): void {
+  const invalid = (why: string) => new DomainError("CONFIGURATION_UPLOAD_INVALID", `The upload must be a .tar.gz of the configuration: ${why}.`);
+  if (bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) throw invalid("it is not gzip-compressed");
+  let tar: Buffer;
+  try {
+    tar = gunzipSync(bytes, { maxOutputLength: MAX_UNPACKED_BYTES });
+  } catch {
+    throw invalid("it does not decompress (or unpacks to more than 512 MiB)");
+  }
+  // A tar archive is a sequence of 512-byte blocks; an empty archive is all zero blocks.
+  if (tar.length === 0 || tar.length % 512 !== 0) throw invalid("the decompressed data is not a tar archive");
+  const empty = tar.subarray(0, 512).every((b) => b === 0);
+  if (!empty && tar.subarray(257, 262).toString("latin1") !== "ustar") throw invalid("the decompressed data is not a tar archive");
+}
+
+/**
+ * Stores the uploaded bytes (encrypted) and marks the configuration version uploaded with their
+ * SHA-256 and size. Immutable: a second upload is refused and the stored bytes stay.
+ */
+export async function uploadConfiguration(services: Services, token: string, body: Uint8Array): Promise<ConfigurationVersion> {
+  const now = services.clock();
+  const id = verifyUploadToken(services.keys.uploadUrl, token, now);
+  const current = await services.stores.configurationVersions.getById(id);
+  if (!current) throw new DomainError("NOT_FOUND", "This upload URL is invalid or has expired.");
+  if (current.status !== "pending") {
+    throw new DomainError("CONFIGURATION_VERSION_ALREADY_UPLOADED", `Configuration version ${id} is already uploaded and immutable. Create a new configuration version instead.`);
+  }
+  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  assertTarGz(bytes);
+  // Keyed by content, so a concurrent second upload never overwrites the winner's bytes.
+  const key = `configuration-versions/${id}/${createHash("sha256").update(bytes).digest("hex")}.tar.gz`;
+  const descriptor = await services.artifacts.put(key, bytes);
+  try {
+    return await inTransaction(services.db, async (stores) => {
+      const uploaded = await stores.configurationVersions.markUploaded(id, {
+        configDigest: descriptor.sha256,
+        sizeBytes: descriptor.sizeBytes,
+        artifactKey: key,
+        uploadedAt: now,
+      });
+      await stores.audit.record({
+        organizationId: current.organizationId,
+        actorId: null,
+        action: "configuration_version.uploaded",
+        targetType: "configuration-versions",
+        targetId: id,
+        data: { config_digest: descriptor.sha256, size_bytes: descriptor.sizeBytes },
+        createdAt: now,
+      });
+      return uploaded;
+    });
+  } catch (error) {
+    // A concurrent upload won the race: drop these bytes unless they are the recorded ones.
+    const after = await services.stores.configurationVersions.getById(id);
+    if (after?.configDigest !== descriptor.sha256) await services.artifacts.delete(key);
+    throw error;
+  }
+}

@@ -1,0 +1,26 @@
+import type { Organization, Project } from "../../domain/records.ts";
+import type { AuthenticatedPrincipal } from "../../http/principal.ts";
+import type { Services } from "../../services.ts";
+import { inTransaction } from "../../store/index.ts";
+
+/** The project every new organization starts with, as in HCP Terraform. */
+export const DEFAULT_PROJECT_NAME = "Default Project";
+
+/** Creates an organization with its Default Project, audited, in one transaction. */
+export function createOrganization(services: Services, actor: AuthenticatedPrincipal, name: string): Promise<{ organization: Organization; defaultProject: Project }> {
+  const now = services.clock();
+  return inTransaction(services.db, async (stores) => {
+    const organization = await stores.organizations.create({ name, createdAt: now });
+    const defaultProject = await stores.projects.create({ organizationId: organization.id, name: DEFAULT_PROJECT_NAME, createdAt: now });
+    await stores.audit.record({
+      organizationId: organization.id,
+      actorId: actor.id,
+      action: "organization.created",
+      targetType: "organizations",
+      targetId: organization.id,
+      data: { name },
+      createdAt: now,
+    });
+    return { organization, defaultProject };
+  });
+}

@@ -1,0 +1,115 @@
+import { DomainError } from "../../domain/errors.ts";
+import { buildInputSnapshot } from "../../domain/input-snapshot.ts";
+import { newId } from "../../domain/ids.ts";
+import type { Run, Workspace } from "../../domain/records.ts";
+import { assertRunCreationAllowed, type RunKind } from "../../domain/run.ts";
+import type { AuthenticatedPrincipal } from "../../http/principal.ts";
+import type { Services } from "../../services.ts";
+import { inTransaction } from "../../store/index.ts";
+import { resolveOpenTofuVersion } from "./workspaces.ts";
+
+/** A run creation request as either API surface hands it over (flags still untrusted). */
+export interface NewRun {
+  kind: unknown;
+  message?: string;
+  autoApply?: unknown;
+  isDestroy?: unknown;
+  configurationVersionId?: string;
+  source: "api" | "tfe-api";
+}
+
+/**
+ * Creates a run. Refusals (auto-apply, destroy, unknown kind) happen before anything is read or
+ * written. Then, in one transaction, the inputs are pinned: the configuration digest of an
+ * uploaded configuration version of this workspace, an input snapshot of the workspace variables
+ * (sensitive values sealed under fresh handles; left out of speculative runs), the exact
+ * OpenTofu version, the execution region and the platform.
+ */
+export async function createRun(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, input: NewRun): Promise<Run> {
+  assertRunCreationAllowed({ kind: input.kind, autoApply: input.autoApply, isDestroy: input.isDestroy });
+  const kind = input.kind as RunKind;
+  const opentofuVersion = resolveOpenTofuVersion(workspace.opentofuVersion, services.opentofuVersions);
+  if (opentofuVersion !== workspace.opentofuVersion) {
+    throw new DomainError("OPENTOFU_VERSION_UNAVAILABLE", `Workspace ${workspace.name} pins OpenTofu ${workspace.opentofuVersion}, which this deployment no longer provides.`);
+  }
+  if (workspace.executionRegion !== services.config.region) {
+    throw new DomainError("EXECUTION_REGION_UNAVAILABLE", `Workspace ${workspace.name} runs in '${workspace.executionRegion}', which this deployment does not serve.`);
+  }
+  const now = services.clock();
+  return inTransaction(services.db, async (stores) => {
+    const configurationVersion = input.configurationVersionId
+      ? await stores.configurationVersions.getById(input.configurationVersionId)
+      : await stores.configurationVersions.latestUploaded(workspace.id);
+    if (!configurationVersion) {
+      throw input.configurationVersionId
+        ? new DomainError("NOT_FOUND", `Configuration version ${input.configurationVersionId} does not exist, or this token may not see it.`, {
+            source: { pointer: "/data/relationships/configuration_version/data/id" },
+          })
+        : new DomainError("CONFIGURATION_VERSION_NOT_UPLOADED", `Workspace ${workspace.name} has no uploaded configuration yet. Create a configuration version and PUT the .tar.gz to its upload_url first.`);
+    }
+    if (configurationVersion.workspaceId !== workspace.id) {
+      throw new DomainError("CONFIGURATION_VERSION_WORKSPACE_MISMATCH", `Configuration version ${configurationVersion.id} belongs to another workspace.`, {
+        source: { pointer: "/data/relationships/configuration_version/data/id" },
+      });
+    }
+    if (configurationVersion.status !== "uploaded" || !configurationVersion.configDigest) {
+      throw new DomainError("CONFIGURATION_VERSION_NOT_UPLOADED", `Configuration version ${configurationVersion.id} is ${configurationVersion.status}; PUT the .tar.gz to its upload_url first.`);
+    }
+
+    const variables = await stores.variables.listByWorkspace(workspace.id);
+    const secrets: Array<{ handle: string; ciphertext: string }> = [];
+    const { document, inputDigest } = buildInputSnapshot(
+      {
+        workspaceId: workspace.id,
+        speculative: kind === "speculative",
+        opentofuVersion,
+        executionRegion: workspace.executionRegion,
+        platform: services.platform,
+        credentialsProfile: null,
+        variables: variables.map((v) => ({
+          key: v.key,
+          category: v.category,
+          hcl: v.hcl,
+          sensitive: v.sensitive,
+          // Unsealed only to be resealed under this snapshot's own handle.
+          value: v.sensitive ? services.keys.secrets.openText(v.valueCiphertext) : v.value,
+        })),
+      },
+      (plaintext) => {
+        const handle = newId("snapshotSecret");
+        secrets.push({ handle, ciphertext: services.keys.secrets.sealText(plaintext) });
+        return handle;
+      },
+    );
+    const snapshot = await stores.snapshots.create({ workspaceId: workspace.id, inputDigest, document, secrets, createdAt: now });
+    const run = await stores.runs.create({
+      organizationId: workspace.organizationId,
+      projectId: workspace.projectId,
+      workspaceId: workspace.id,
+      configurationVersionId: configurationVersion.id,
+      inputSnapshotId: snapshot.id,
+      kind,
+      message: input.message ?? "",
+      source: input.source,
+      configDigest: configurationVersion.configDigest,
+      inputDigest,
+      opentofuVersion,
+      executionRegion: workspace.executionRegion,
+      platform: services.platform,
+      createdBy: actor.id,
+      createdAt: now,
+      autoApply: input.autoApply as false | undefined,
+      isDestroy: input.isDestroy as false | undefined,
+    });
+    await stores.audit.record({
+      organizationId: workspace.organizationId,
+      actorId: actor.id,
+      action: "run.created",
+      targetType: "runs",
+      targetId: run.id,
+      data: { workspace_id: workspace.id, kind, config_digest: run.configDigest, input_digest: inputDigest },
+      createdAt: now,
+    });
+    return run;
+  });
+}

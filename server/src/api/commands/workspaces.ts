@@ -1,0 +1,69 @@
+import { DomainError } from "../../domain/errors.ts";
+import type { Organization, Project, Workspace } from "../../domain/records.ts";
+import type { AuthenticatedPrincipal } from "../../http/principal.ts";
+import type { Services } from "../../services.ts";
+import { inTransaction } from "../../store/index.ts";
+
+/**
+ * Resolves a requested OpenTofu version to an exact version this deployment provides: an exact
+ * `x.y.z`, a `x.y` prefix (newest match) or `latest`; nothing given means the newest provided.
+ */
+export function resolveOpenTofuVersion(requested: string | undefined, provided: readonly string[]): string {
+  const wanted = requested?.trim().replace(/^v/, "");
+  if (!wanted || wanted === "latest") return provided[0];
+  const match = provided.find((version) => version === wanted || version.startsWith(`${wanted}.`));
+  if (match) return match;
+  throw new DomainError(
+    "OPENTOFU_VERSION_UNAVAILABLE",
+    `OpenTofu ${requested} is not available here. Available: ${provided.join(", ")} (or 'latest').`,
+    { source: { pointer: "/data/attributes/opentofu_version" } },
+  );
+}
+
+/** The deployment's execution region; any other is refused. */
+export function resolveExecutionRegion(requested: string | undefined, region: string): string {
+  if (requested === undefined || requested === region) return region;
+  throw new DomainError("EXECUTION_REGION_UNAVAILABLE", `Execution region '${requested}' is not offered here; this deployment runs in '${region}'.`, {
+    source: { pointer: "/data/attributes/execution_region" },
+  });
+}
+
+/** What a new workspace may set. */
+export interface NewWorkspace {
+  name: string;
+  description?: string;
+  trackedBranch?: string;
+  workingDirectory?: string;
+  opentofuVersion?: string;
+  executionRegion?: string;
+}
+
+/** Creates a workspace in a project, audited, in one transaction. */
+export function createWorkspace(services: Services, actor: AuthenticatedPrincipal, organization: Organization, project: Project, input: NewWorkspace): Promise<Workspace> {
+  const opentofuVersion = resolveOpenTofuVersion(input.opentofuVersion, services.opentofuVersions);
+  const executionRegion = resolveExecutionRegion(input.executionRegion, services.config.region);
+  const now = services.clock();
+  return inTransaction(services.db, async (stores) => {
+    const workspace = await stores.workspaces.create({
+      organizationId: organization.id,
+      projectId: project.id,
+      name: input.name,
+      description: input.description ?? null,
+      trackedBranch: input.trackedBranch,
+      workingDirectory: input.workingDirectory,
+      opentofuVersion,
+      executionRegion,
+      createdAt: now,
+    });
+    await stores.audit.record({
+      organizationId: organization.id,
+      actorId: actor.id,
+      action: "workspace.created",
+      targetType: "workspaces",
+      targetId: workspace.id,
+      data: { name: workspace.name, project_id: project.id },
+      createdAt: now,
+    });
+    return workspace;
+  });
+}

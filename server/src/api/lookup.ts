@@ -1,0 +1,42 @@
+import type { Permission } from "../domain/authorization.ts";
+import type { ConfigurationVersion, Organization, Run, Workspace } from "../domain/records.ts";
+import type { RequestContext } from "../http/app.ts";
+import { authorize, notFound } from "./authorize.ts";
+
+/** Loads an organization by name and checks `permission` on it (hidden ones are 404). */
+export async function loadOrganization(ctx: RequestContext, name: string, permission: Permission): Promise<Organization> {
+  const organization = await ctx.services.stores.organizations.getByName(name);
+  const what = `Organization '${name}'`;
+  if (!organization) throw notFound(what);
+  authorize(ctx, permission, { organizationId: organization.id }, what);
+  return organization;
+}
+
+/** Loads a workspace by id and checks `permission` on it. */
+export async function loadWorkspace(ctx: RequestContext, id: string, permission: Permission): Promise<Workspace> {
+  const workspace = await ctx.services.stores.workspaces.getById(id);
+  const what = `Workspace ${id}`;
+  if (!workspace) throw notFound(what);
+  authorize(ctx, permission, { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id }, what);
+  return workspace;
+}
+
+/** Loads a configuration version and checks `permission` on its workspace. */
+export async function loadConfigurationVersion(ctx: RequestContext, id: string, permission: Permission): Promise<ConfigurationVersion> {
+  const configurationVersion = await ctx.services.stores.configurationVersions.getById(id);
+  const what = `Configuration version ${id}`;
+  if (!configurationVersion) throw notFound(what);
+  const workspace = await ctx.services.stores.workspaces.getById(configurationVersion.workspaceId);
+  if (!workspace) throw notFound(what);
+  authorize(ctx, permission, { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id }, what);
+  return configurationVersion;
+}
+
+/** Loads a run and checks `permission` on its workspace. */
+export async function loadRun(ctx: RequestContext, id: string, permission: Permission): Promise<Run> {
+  const run = await ctx.services.stores.runs.getById(id);
+  const what = `Run ${id}`;
+  if (!run) throw notFound(what);
+  authorize(ctx, permission, { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId }, what);
+  return run;
+}

@@ -1,0 +1,18 @@
+import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
+import { DomainError } from "../../domain/errors.ts";
+import type { RequestContext } from "../../http/app.ts";
+
+type H = Handlers<RequestContext>;
+
+/** Liveness: the process answers and its database does too. */
+export const healthHandlers = {
+  async getHealth({ ctx }) {
+    try {
+      await ctx.services.db.knex.raw("select 1");
+    } catch (error) {
+      ctx.log.error({ err: error }, "health check: database unreachable");
+      throw new DomainError("INTERNAL", "The database does not answer.");
+    }
+    return { status: 200, body: { status: "ok", database: "ok", version: ctx.services.version } };
+  },
+} satisfies Partial<H>;

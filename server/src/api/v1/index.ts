@@ -1,0 +1,27 @@
+import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
+import { operations } from "../../../../generated/v1/operations.gen.ts";
+import type { RequestContext, SurfaceBinding } from "../../http/app.ts";
+import { renderV1Error } from "../../http/middleware/errors.ts";
+import { configurationVersionHandlers } from "./configuration-versions.ts";
+import { healthHandlers } from "./health.ts";
+import { organizationHandlers } from "./organizations.ts";
+import { runHandlers } from "./runs.ts";
+import { workspaceHandlers } from "./workspaces.ts";
+
+/** Every v1 handler; `satisfies` makes a missing or mistyped operation a compile error. */
+export const v1Handlers = {
+  ...healthHandlers,
+  ...organizationHandlers,
+  ...workspaceHandlers,
+  ...configurationVersionHandlers,
+  ...runHandlers,
+} satisfies Handlers<RequestContext>;
+
+/** The v1 surface as the app binds it. */
+export const v1Surface: SurfaceBinding = {
+  name: "v1",
+  operations,
+  handlers: v1Handlers,
+  renderError: renderV1Error,
+  prefix: "/",
+};

@@ -1,0 +1,57 @@
+import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
+import type { RequestContext } from "../../http/app.ts";
+import { authorizeSiteAdmin, principalOf } from "../authorize.ts";
+import { createOrganization } from "../commands/organizations.ts";
+import { createOrganizationToken } from "../commands/tokens.ts";
+import { inTransaction } from "../../store/index.ts";
+import { loadOrganization } from "../lookup.ts";
+import { presentNewToken, presentOrganization, presentProject } from "./presenters.ts";
+
+type H = Handlers<RequestContext>;
+
+/** Organizations, their tokens and projects. */
+export const organizationHandlers = {
+  async createOrganization({ body, ctx }) {
+    authorizeSiteAdmin(ctx);
+    const { organization } = await createOrganization(ctx.services, principalOf(ctx), body.data.attributes.name);
+    return { status: 201, body: { data: presentOrganization(organization) } };
+  },
+
+  async getOrganization({ path, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "workspace:read");
+    return { status: 200, body: { data: presentOrganization(organization) } };
+  },
+
+  async createOrganizationToken({ path, body, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
+    const { role, description } = body.data.attributes;
+    const { token, secret } = await createOrganizationToken(ctx.services, principalOf(ctx), organization, { role, description: description ?? null });
+    return { status: 201, body: presentNewToken(token, secret) };
+  },
+
+  async listProjects({ path, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "workspace:read");
+    const projects = await ctx.services.stores.projects.listByOrganization(organization.id);
+    return { status: 200, body: { data: projects.map(presentProject) } };
+  },
+
+  async createProject({ path, body, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
+    const now = ctx.services.clock();
+    const project = await inTransaction(ctx.services.db, async (stores) => {
+      const created = await stores.projects.create({ organizationId: organization.id, name: body.data.attributes.name, createdAt: now });
+      await stores.audit.record({
+        organizationId: organization.id,
+        actorId: principalOf(ctx).id,
+        action: "project.created",
+        targetType: "projects",
+        targetId: created.id,
+        data: { name: created.name },
+        createdAt: now,
+      });
+      return created;
+    });
+    return { status: 201, body: { data: presentProject(project) } };
+  },
+} satisfies Partial<H>;
+

@@ -1,0 +1,124 @@
+import type { components } from "../../../../generated/v1/types.gen.ts";
+import type { ApiToken, ConfigurationVersion, Organization, Project, Run, Workspace, WorkspaceVariable } from "../../domain/records.ts";
+
+type S = components["schemas"];
+
+const ref = (type: string, id: string) => ({ data: { type, id } });
+
+/** The v1 organization resource. */
+export function presentOrganization(organization: Organization): S["Organization"] {
+  return {
+    type: "organizations",
+    id: organization.id,
+    attributes: { name: organization.name, created_at: organization.createdAt },
+    links: { self: `/v1/organizations/${organization.name}` },
+  };
+}
+
+/** The v1 project resource. */
+export function presentProject(project: Project): S["Project"] {
+  return {
+    type: "projects",
+    id: project.id,
+    attributes: { name: project.name, created_at: project.createdAt },
+    relationships: { organization: ref("organizations", project.organizationId) },
+  };
+}
+
+/** The v1 workspace resource. */
+export function presentWorkspace(workspace: Workspace): S["Workspace"] {
+  return {
+    type: "workspaces",
+    id: workspace.id,
+    attributes: {
+      name: workspace.name,
+      description: workspace.description,
+      tracked_branch: workspace.trackedBranch,
+      working_directory: workspace.workingDirectory,
+      opentofu_version: workspace.opentofuVersion,
+      execution_region: workspace.executionRegion,
+      created_at: workspace.createdAt,
+      updated_at: workspace.updatedAt,
+    },
+    relationships: { organization: ref("organizations", workspace.organizationId), project: ref("projects", workspace.projectId) },
+    links: { self: `/v1/workspaces/${workspace.id}` },
+  };
+}
+
+/** The v1 variable resource; a sensitive value is never presented. */
+export function presentVariable(variable: WorkspaceVariable): S["Variable"] {
+  return {
+    type: "variables",
+    id: variable.id,
+    attributes: {
+      key: variable.key,
+      value: variable.sensitive ? null : variable.value,
+      category: variable.category,
+      hcl: variable.hcl,
+      sensitive: variable.sensitive,
+      description: variable.description,
+      created_at: variable.createdAt,
+    },
+    relationships: { workspace: ref("workspaces", variable.workspaceId) },
+  };
+}
+
+/** The v1 configuration version resource; `upload_url` only while it is pending. */
+export function presentConfigurationVersion(configurationVersion: ConfigurationVersion, uploadUrl: string | null): S["ConfigurationVersion"] {
+  return {
+    type: "configuration-versions",
+    id: configurationVersion.id,
+    attributes: {
+      status: configurationVersion.status,
+      speculative: configurationVersion.speculative,
+      source: configurationVersion.source as "api" | "tfe-api" | "github",
+      config_digest: configurationVersion.configDigest,
+      size_bytes: configurationVersion.sizeBytes,
+      upload_url: uploadUrl,
+      created_at: configurationVersion.createdAt,
+      uploaded_at: configurationVersion.uploadedAt,
+    },
+    relationships: { workspace: ref("workspaces", configurationVersion.workspaceId) },
+  };
+}
+
+/** The v1 run resource. */
+export function presentRun(run: Run): S["Run"] {
+  return {
+    type: "runs",
+    id: run.id,
+    attributes: {
+      kind: run.kind,
+      status: run.status,
+      message: run.message,
+      source: run.source as "api" | "tfe-api" | "github",
+      auto_apply: false,
+      is_destroy: false,
+      config_digest: run.configDigest,
+      input_digest: run.inputDigest,
+      opentofu_version: run.opentofuVersion,
+      execution_region: run.executionRegion,
+      platform: run.platform,
+      created_at: run.createdAt,
+      updated_at: run.updatedAt,
+    },
+    relationships: {
+      organization: ref("organizations", run.organizationId),
+      workspace: ref("workspaces", run.workspaceId),
+      configuration_version: ref("configuration-versions", run.configurationVersionId),
+    },
+    links: { self: `/v1/runs/${run.id}` },
+  };
+}
+
+/** The v1 token document; the only place a token secret is ever presented. */
+export function presentNewToken(token: ApiToken, secret: string): S["TokenDocument"] {
+  return {
+    data: {
+      type: "tokens",
+      id: token.id,
+      attributes: { role: token.role ?? "viewer", description: token.description, created_at: token.createdAt, secret },
+      relationships: { organization: ref("organizations", token.organizationId ?? "") },
+    },
+  };
+}

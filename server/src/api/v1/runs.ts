@@ -1,0 +1,49 @@
+import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
+import { decodeRunCursor, encodeRunCursor } from "../../domain/cursor.ts";
+import type { RequestContext } from "../../http/app.ts";
+import { principalOf } from "../authorize.ts";
+import { createRun } from "../commands/runs.ts";
+import { loadOrganization, loadRun, loadWorkspace } from "../lookup.ts";
+import { presentRun } from "./presenters.ts";
+
+type H = Handlers<RequestContext>;
+
+/** Runs: creation, show, and the organization inventory. */
+export const runHandlers = {
+  async createRun({ path, body, ctx }) {
+    const workspace = await loadWorkspace(ctx, path.workspace_id, "run:create");
+    const attributes = body.data.attributes;
+    const run = await createRun(ctx.services, principalOf(ctx), workspace, {
+      kind: attributes?.kind ?? "plan_and_apply",
+      message: attributes?.message,
+      autoApply: attributes?.auto_apply,
+      isDestroy: attributes?.is_destroy,
+      configurationVersionId: body.data.relationships?.configuration_version?.data.id,
+      source: "api",
+    });
+    return { status: 201, body: { data: presentRun(run) } };
+  },
+
+  async getRun({ path, ctx }) {
+    const run = await loadRun(ctx, path.run_id, "run:read");
+    return { status: 200, body: { data: presentRun(run) } };
+  },
+
+  async listOrganizationRuns({ path, query, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "run:read");
+    const limit = query.limit ?? 20;
+    const after = query.cursor === undefined ? undefined : decodeRunCursor(query.cursor, ctx.services.keys.cursor);
+    const page = await ctx.services.stores.runs.listByOrganization(organization.id, { limit, after });
+    const last = page.runs[page.runs.length - 1];
+    const nextCursor = page.hasMore && last ? encodeRunCursor({ createdAt: last.createdAt, id: last.id }, ctx.services.keys.cursor) : null;
+    const self = `/v1/organizations/${organization.name}/runs?limit=${limit}`;
+    return {
+      status: 200,
+      body: {
+        data: page.runs.map(presentRun),
+        meta: { page: { limit, next_cursor: nextCursor } },
+        links: { self, next: nextCursor === null ? null : `${self}&cursor=${encodeURIComponent(nextCursor)}` },
+      },
+    };
+  },
+} satisfies Partial<H>;

@@ -1,0 +1,68 @@
+import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
+import type { RequestContext } from "../../http/app.ts";
+import { authorize, notFound, principalOf } from "../authorize.ts";
+import { createVariable } from "../commands/variables.ts";
+import { createWorkspace } from "../commands/workspaces.ts";
+import { loadOrganization, loadWorkspace } from "../lookup.ts";
+import { DEFAULT_PROJECT_NAME } from "../commands/organizations.ts";
+import { isAllowed } from "../../domain/authorization.ts";
+import { presentVariable, presentWorkspace } from "./presenters.ts";
+
+type H = Handlers<RequestContext>;
+
+/** Workspaces and their variables. */
+export const workspaceHandlers = {
+  async createWorkspace({ path, body, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "workspace:read");
+    const projectId = body.data.relationships?.project?.data.id;
+    const project = projectId
+      ? await ctx.services.stores.projects.getById(projectId)
+      : await ctx.services.stores.projects.getByName(organization.id, DEFAULT_PROJECT_NAME);
+    if (!project || project.organizationId !== organization.id) throw notFound(`Project ${projectId ?? DEFAULT_PROJECT_NAME}`);
+    authorize(ctx, "workspace:write", { organizationId: organization.id, projectId: project.id }, `Project ${project.name}`);
+    const a = body.data.attributes;
+    const workspace = await createWorkspace(ctx.services, principalOf(ctx), organization, project, {
+      name: a.name,
+      description: a.description,
+      trackedBranch: a.tracked_branch,
+      workingDirectory: a.working_directory,
+      opentofuVersion: a.opentofu_version,
+      executionRegion: a.execution_region,
+    });
+    return { status: 201, body: { data: presentWorkspace(workspace) } };
+  },
+
+  async listWorkspaces({ path, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "workspace:read");
+    const principal = principalOf(ctx);
+    const workspaces = (await ctx.services.stores.workspaces.listByOrganization(organization.id)).filter((w) =>
+      isAllowed(principal, "workspace:read", { organizationId: w.organizationId, projectId: w.projectId, workspaceId: w.id }),
+    );
+    return { status: 200, body: { data: workspaces.map(presentWorkspace) } };
+  },
+
+  async getWorkspace({ path, ctx }) {
+    const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:read");
+    return { status: 200, body: { data: presentWorkspace(workspace) } };
+  },
+
+  async listVariables({ path, ctx }) {
+    const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:read");
+    const variables = await ctx.services.stores.variables.listByWorkspace(workspace.id);
+    return { status: 200, body: { data: variables.map(presentVariable) } };
+  },
+
+  async createVariable({ path, body, ctx }) {
+    const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
+    const a = body.data.attributes;
+    const variable = await createVariable(ctx.services, principalOf(ctx), workspace, {
+      key: a.key,
+      value: a.value,
+      category: a.category ?? "terraform",
+      hcl: a.hcl ?? false,
+      sensitive: a.sensitive ?? false,
+      description: a.description,
+    });
+    return { status: 201, body: { data: presentVariable(variable) } };
+  },
+} satisfies Partial<H>;

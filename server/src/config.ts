@@ -1,0 +1,55 @@
+import { readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The repository root (server/src/config.ts → ../..). */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** Everything the server reads from the environment, documented in the README. */
+export interface Config {
+  dataDir: string;
+  databaseUrl: string;
+  httpPort: number;
+  host: string;
+  publicUrl: string | null;
+  bootstrapToken: string | null;
+  encryptionKey: string | null;
+  region: string;
+  validateResponses: boolean;
+  logLevel: string;
+}
+
+function port(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === "") return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number (0-65535), got '${value}'`);
+  return n;
+}
+
+/** Reads the configuration from an environment (process.env by default). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const dataDir = resolve(env.STACKSHIP_DATA_DIR || ".stackship");
+  return {
+    dataDir,
+    databaseUrl: env.STACKSHIP_DATABASE_URL || `sqlite://${join(dataDir, "stackship.db")}`,
+    httpPort: port(env.STACKSHIP_HTTP_PORT, 8080, "STACKSHIP_HTTP_PORT"),
+    host: env.STACKSHIP_HOST || "127.0.0.1",
+    publicUrl: env.STACKSHIP_PUBLIC_URL ? env.STACKSHIP_PUBLIC_URL.replace(/\/+$/, "") : null,
+    bootstrapToken: env.STACKSHIP_BOOTSTRAP_TOKEN || null,
+    encryptionKey: env.STACKSHIP_ENCRYPTION_KEY || null,
+    region: env.STACKSHIP_REGION || "local",
+    validateResponses: (env.STACKSHIP_VALIDATE_RESPONSES ?? (env.NODE_ENV === "production" ? "false" : "true")) === "true",
+    logLevel: env.STACKSHIP_LOG_LEVEL || "info",
+  };
+}
+
+/** The pinned tool versions from scripts/tool-versions.env (what .tools provides). */
+export function pinnedToolVersions(): { opentofu: string; opa: string; task: string } {
+  const text = readFileSync(join(REPO_ROOT, "scripts/tool-versions.env"), "utf8");
+  const read = (key: string) => {
+    const match = new RegExp(`^${key}=(.+)$`, "m").exec(text);
+    if (!match) throw new Error(`scripts/tool-versions.env has no ${key}`);
+    return match[1].trim();
+  };
+  return { opentofu: read("OPENTOFU_VERSION"), opa: read("OPA_VERSION"), task: read("GO_TASK_VERSION") };
+}

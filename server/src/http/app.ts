@@ -1,0 +1,112 @@
+import Router from "@koa/router";
+import Koa from "koa";
+import type { Logger } from "pino";
+import type { OperationDescriptor, OperationTable } from "../../../generated/operation-table.ts";
+import { DomainError } from "../domain/errors.ts";
+import type { Services } from "../services.ts";
+import { authenticate } from "./middleware/authenticate.ts";
+import { errors, renderV1Error, type ErrorRenderer } from "./middleware/errors.ts";
+import { requestId } from "./middleware/request-id.ts";
+import { parseJson, readBody, validateDocument, validateParameters } from "./middleware/validate.ts";
+import type { AuthenticatedPrincipal } from "./principal.ts";
+
+/** What every handler receives besides its validated input. */
+export interface RequestContext {
+  principal: AuthenticatedPrincipal | null;
+  requestId: string;
+  /** The absolute base URL clients reached this server at (for upload and self links). */
+  baseUrl: string;
+  services: Services;
+  log: Logger;
+}
+
+type AnyHandler = (input: { path: any; query: any; body: any; ctx: RequestContext }) => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
+
+/** One API surface: its generated operation table, the handlers implementing it, its error shape. */
+export interface SurfaceBinding {
+  name: string;
+  operations: OperationTable;
+  handlers: Record<string, AnyHandler>;
+  renderError: ErrorRenderer;
+  /** Where unmatched requests under this prefix get this surface's error shape. */
+  prefix: string;
+}
+
+const JSON_BODY_LIMIT = 1024 * 1024;
+/** The largest configuration upload accepted, in bytes (64 MiB). */
+export const UPLOAD_LIMIT = 64 * 1024 * 1024;
+
+function koaPath(path: string): string {
+  return path.replace(/\{([a-z_]+)\}/g, ":$1");
+}
+
+function baseUrlOf(ctx: Koa.Context, services: Services): string {
+  return services.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`;
+}
+
+async function readRequestBody(ctx: Koa.Context, op: OperationDescriptor): Promise<unknown> {
+  if (!op.requestBody) return undefined;
+  if (op.requestBody.contentType === "application/octet-stream") {
+    const raw = await readBody(ctx, UPLOAD_LIMIT, () => new DomainError("CONFIGURATION_UPLOAD_TOO_LARGE", `The upload exceeds the limit of ${UPLOAD_LIMIT} bytes (64 MiB).`));
+    return new Uint8Array(raw);
+  }
+  const raw = await readBody(ctx, JSON_BODY_LIMIT, () => new DomainError("REQUEST_INVALID", `The request body exceeds ${JSON_BODY_LIMIT} bytes.`));
+  const body = parseJson(raw);
+  if (body === undefined && op.requestBody.required) {
+    throw new DomainError("DOCUMENT_INVALID", "This operation needs a JSON:API request document.", { source: { pointer: "" } });
+  }
+  if (body !== undefined && op.requestBody.validate) validateDocument(op.requestBody.validate, body);
+  return body;
+}
+
+function bindOperation(router: Router, surface: SurfaceBinding, op: OperationDescriptor, services: Services) {
+  const handler = surface.handlers[op.operationId];
+  if (!handler) throw new Error(`no handler for ${surface.name} operation ${op.operationId}`);
+  router.register(koaPath(op.path), [op.method], async (ctx) => {
+    ctx.state.renderError = surface.renderError;
+    const path: Record<string, unknown> = { ...ctx.params };
+    validateParameters(op.validatePath, path, "path");
+    const query: Record<string, unknown> = { ...(ctx.query as Record<string, unknown>) };
+    validateParameters(op.validateQuery, query, "query");
+    const principal = op.authenticated ? await authenticate(ctx, services.stores, services.config.bootstrapToken) : null;
+    const body = await readRequestBody(ctx, op);
+    const result = await handler({
+      path,
+      query,
+      body,
+      ctx: { principal, requestId: ctx.state.requestId, baseUrl: baseUrlOf(ctx, services), services, log: ctx.state.log },
+    });
+    const response = op.responses[result.status];
+    if (!response) throw new Error(`${op.operationId} returned undeclared status ${result.status}`);
+    if (services.config.validateResponses && response.validate && !response.validate(result.body)) {
+      ctx.state.log.error({ operationId: op.operationId, errors: response.validate.errors }, "response violates the spec");
+      throw new Error(`${op.operationId} ${result.status} response violates the spec: ${JSON.stringify(response.validate.errors)}`);
+    }
+    for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
+    ctx.status = result.status;
+    if (response.contentType && result.body !== undefined) {
+      ctx.type = response.contentType;
+      ctx.body = JSON.stringify(result.body);
+    }
+  });
+}
+
+/** Builds the Koa application: request id → errors → the generated routes of every surface. */
+export function buildApp(services: Services, surfaces: SurfaceBinding[]): Koa {
+  const app = new Koa({ proxy: false });
+  app.use(requestId(services.logger));
+  app.use(errors());
+  const router = new Router();
+  for (const surface of surfaces) for (const op of surface.operations) bindOperation(router, surface, op, services);
+  app.use(router.routes());
+  app.use(async (ctx) => {
+    const surface = surfaces.find((s) => ctx.path.startsWith(s.prefix));
+    ctx.state.renderError = surface?.renderError ?? renderV1Error;
+    const allowed = router.match(ctx.path, ctx.method).path.length > 0;
+    if (allowed) {
+      throw new DomainError("METHOD_NOT_ALLOWED", `${ctx.method} is not supported on ${ctx.path}.`);
+    }
+    throw new DomainError("NOT_FOUND", `No route for ${ctx.method} ${ctx.path}.`);
+  });
+  return app;
+}

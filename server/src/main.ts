@@ -1,0 +1,65 @@
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { join } from "node:path";
+import { loadConfig, type Config } from "./config.ts";
+import { createStackShip } from "./server.ts";
+
+function say(message: string) {
+  process.stdout.write(`[stackship] ${message}\n`);
+}
+
+/**
+ * The bootstrap token: STACKSHIP_BOOTSTRAP_TOKEN, or on the embedded default one generated on
+ * first start into the data directory (mode 0600), so a fresh machine needs no setup.
+ */
+function bootstrapToken(config: Config): { token: string; file: string | null } {
+  if (config.bootstrapToken) return { token: config.bootstrapToken, file: null };
+  const file = join(config.dataDir, "bootstrap-token");
+  if (!existsSync(file)) {
+    mkdirSync(config.dataDir, { recursive: true });
+    writeFileSync(file, `ss0.${randomBytes(32).toString("base64url")}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+  }
+  return { token: readFileSync(file, "utf8").trim(), file };
+}
+
+async function main() {
+  const config = loadConfig();
+  const bootstrap = bootstrapToken(config);
+  say(`data directory: ${config.dataDir}`);
+  say(`database: ${config.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")}`);
+  const stackship = await createStackShip({ ...config, bootstrapToken: bootstrap.token }, {}, (m) => say(`migrations: ${m}`));
+  const server = createServer(stackship.app.callback());
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.httpPort, config.host, resolve);
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : config.httpPort;
+  const url = `http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${port}`;
+  say(`StackShip is listening on ${url}  (health: ${url}/healthz)`);
+  say(
+    bootstrap.file
+      ? `administrator token: in ${bootstrap.file} (set STACKSHIP_BOOTSTRAP_TOKEN to choose your own)`
+      : "administrator token: the value of STACKSHIP_BOOTSTRAP_TOKEN",
+  );
+  say("create an organization and an admin token for it:");
+  const tokenExpr = bootstrap.file ? `$(cat ${bootstrap.file})` : "$STACKSHIP_BOOTSTRAP_TOKEN";
+  say(`  curl -s -X POST ${url}/v1/organizations -H "Authorization: Bearer ${tokenExpr}" -H 'Content-Type: application/vnd.api+json' -d '{"data":{"type":"organizations","attributes":{"name":"acme"}}}'`);
+  say(`  curl -s -X POST ${url}/v1/organizations/acme/tokens -H "Authorization: Bearer ${tokenExpr}" -H 'Content-Type: application/vnd.api+json' -d '{"data":{"type":"tokens","attributes":{"role":"admin"}}}'`);
+  const stop = async (signal: string) => {
+    say(`${signal}: shutting down`);
+    server.close();
+    await stackship.close();
+    process.exit(0);
+  };
+  process.once("SIGINT", () => void stop("SIGINT"));
+  process.once("SIGTERM", () => void stop("SIGTERM"));
+}
+
+main().catch((error) => {
+  process.stderr.write(`[stackship] failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  if (error?.code === "EADDRINUSE") process.stderr.write("[stackship] the port is taken: set STACKSHIP_HTTP_PORT to a free port.\n");
+  process.exit(1);
+});

@@ -1,0 +1,29 @@
+import type { Logger } from "pino";
+import type { ArtifactStore } from "./artifacts/artifact-store.ts";
+import type { Keys } from "./artifacts/keys.ts";
+import type { Config } from "./config.ts";
+import type { Database, Stores } from "./store/index.ts";
+
+/** Everything handlers and commands share; built once by the composition root. */
+export interface Services {
+  config: Config;
+  logger: Logger;
+  db: Database;
+  /** Repositories outside any transaction (reads). Writes go through `inTransaction`. */
+  stores: Stores;
+  artifacts: ArtifactStore;
+  keys: Keys;
+  clock: () => Date;
+  /** The exact OpenTofu versions this deployment's `.tools` provides, newest first. */
+  opentofuVersions: readonly string[];
+  /** The execution platform runs pin, e.g. `linux_amd64`. */
+  platform: string;
+  /** StackShip's own version, for /healthz. */
+  version: string;
+}
+
+/** The OpenTofu-style platform name of this host. */
+export function hostPlatform(): string {
+  const arch = ({ x64: "amd64", arm64: "arm64", ia32: "386", arm: "arm" } as Record<string, string>)[process.arch] ?? process.arch;
+  return `${process.platform}_${arch}`;
+}
