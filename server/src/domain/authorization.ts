@@ -1,0 +1,87 @@
+/** Every permission a grant can carry. */
+export const PERMISSIONS = ['org:admin', 'workspace:write', 'workspace:read', 'run:create', 'run:read'] as const;
+/** A permission. */
+export type Permission = (typeof PERMISSIONS)[number];
+
+/** The roles an API token can be issued with. */
+export const ROLES = ['viewer', 'operator', 'admin'] as const;
+/** A role: a named set of permissions. */
+export type Role = (typeof ROLES)[number];
+
+/** The levels of the authorization boundary, outermost first. */
+export const SCOPE_KINDS = ['organization', 'project', 'workspace'] as const;
+/** A scope kind. */
+export type ScopeKind = (typeof SCOPE_KINDS)[number];
+
+const VIEWER: readonly Permission[] = ['workspace:read', 'run:read'];
+const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
+  viewer: VIEWER,
+  operator: [...VIEWER, 'run:create', 'workspace:write'],
+  // org:admin implies every permission inside the organization (see isAllowed).
+  admin: ['org:admin'],
+};
+
+/** A grant as authorization sees it. `permission` is a string because rows are not trusted. */
+export interface GrantLike {
+  scopeKind: ScopeKind;
+  scopeId: string;
+  permission: string;
+}
+
+/** Who is asking: a site admin, or a principal holding grants. */
+export interface PrincipalLike {
+  siteAdmin: boolean;
+  grants: readonly GrantLike[];
+}
+
+/** The object being acted on, with every level of its boundary that applies. */
+export interface AuthorizationTarget {
+  organizationId: string;
+  projectId?: string;
+  workspaceId?: string;
+}
+
+/** Whether `value` is one of PERMISSIONS. */
+export function isPermission(value: unknown): value is Permission {
+  return typeof value === 'string' && (PERMISSIONS as readonly string[]).includes(value);
+}
+
+/** Whether `value` is one of ROLES. */
+export function isRole(value: unknown): value is Role {
+  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
+}
+
+/** The permissions a role grants, in a fixed order. */
+export function permissionsForRole(role: Role): readonly Permission[] {
+  return ROLE_PERMISSIONS[role];
+}
+
+/**
+ * Whether the principal may use `permission` on the target: always for a site admin; otherwise
+ * when a grant scoped to the target's organization, project or workspace carries that permission,
+ * or an organization-scoped `org:admin` grant covers the target's organization.
+ */
+export function isAllowed(principal: PrincipalLike, permission: Permission, target: AuthorizationTarget): boolean {
+  if (principal.siteAdmin) return true;
+  return principal.grants.some((grant) => {
+    if (!scopeCoversTarget(grant, target)) return false;
+    if (grant.permission === permission) return true;
+    return grant.permission === 'org:admin' && grant.scopeKind === 'organization';
+  });
+}
+
+function scopeCoversTarget(grant: GrantLike, target: AuthorizationTarget): boolean {
+  switch (grant.scopeKind) {
+    case 'organization':
+      return grant.scopeId === target.organizationId;
+    case 'project':
+      return target.projectId !== undefined && grant.scopeId === target.projectId;
+    case 'workspace':
+      return target.workspaceId !== undefined && grant.scopeId === target.workspaceId;
+    default: {
+      const unknownScope: never = grant.scopeKind;
+      void unknownScope;
+      return false;
+    }
+  }
+}

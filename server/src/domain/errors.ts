@@ -1,0 +1,85 @@
+/** The business-level category of an error; `http/` maps each kind to one status. */
+export type ErrorKind =
+  | 'invalid'
+  | 'not_found'
+  | 'conflict'
+  | 'forbidden'
+  | 'unauthenticated'
+  | 'precondition_failed'
+  | 'unavailable'
+  | 'too_large';
+
+/**
+ * The catalogue of stable error codes: each code has one kind and one fixed title.
+ * It lists exactly the codes and titles of spec/v1/error-codes.yaml (errors.test.ts checks).
+ */
+export const ERROR_CODES = {
+  REQUEST_INVALID: { kind: 'invalid', title: 'Invalid request parameter' },
+  DOCUMENT_INVALID: { kind: 'invalid', title: 'Invalid request document' },
+  UNAUTHENTICATED: { kind: 'unauthenticated', title: 'Authentication required' },
+  FORBIDDEN: { kind: 'forbidden', title: 'Permission denied' },
+  NOT_FOUND: { kind: 'not_found', title: 'Not found' },
+  METHOD_NOT_ALLOWED: { kind: 'invalid', title: 'Method not allowed' },
+  ORGANIZATION_NAME_TAKEN: { kind: 'conflict', title: 'Organization name already taken' },
+  PROJECT_NAME_TAKEN: { kind: 'conflict', title: 'Project name already taken' },
+  WORKSPACE_NAME_TAKEN: { kind: 'conflict', title: 'Workspace name already taken' },
+  VARIABLE_KEY_TAKEN: { kind: 'conflict', title: 'Variable key already taken' },
+  RUN_AUTO_APPLY_FORBIDDEN: { kind: 'invalid', title: 'Auto-apply is not supported' },
+  RUN_DESTROY_FORBIDDEN: { kind: 'invalid', title: 'Destroy runs are not supported' },
+  RUN_LIST_CURSOR_INVALID: { kind: 'invalid', title: 'Invalid run list cursor' },
+  CONFIGURATION_VERSION_NOT_UPLOADED: { kind: 'conflict', title: 'Configuration version not uploaded' },
+  CONFIGURATION_VERSION_ALREADY_UPLOADED: { kind: 'conflict', title: 'Configuration version already uploaded' },
+  CONFIGURATION_VERSION_WORKSPACE_MISMATCH: { kind: 'invalid', title: 'Configuration version belongs to another workspace' },
+  CONFIGURATION_UPLOAD_INVALID: { kind: 'invalid', title: 'Invalid configuration upload' },
+  CONFIGURATION_UPLOAD_TOO_LARGE: { kind: 'too_large', title: 'Configuration upload too large' },
+  OPENTOFU_VERSION_UNAVAILABLE: { kind: 'invalid', title: 'OpenTofu version unavailable' },
+  EXECUTION_REGION_UNAVAILABLE: { kind: 'invalid', title: 'Execution region unavailable' },
+  CONSTRAINT_VIOLATION: { kind: 'conflict', title: 'Conflicting change' },
+  INTERNAL: { kind: 'unavailable', title: 'Internal error' },
+} as const satisfies Record<string, { readonly kind: ErrorKind; readonly title: string }>;
+
+/** A stable, machine-readable error code. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Where in the request an error originates (JSON:API `source`). */
+export interface ErrorSource {
+  pointer?: string;
+  parameter?: string;
+  header?: string;
+}
+
+/** Optional parts of a DomainError. */
+export interface DomainErrorOptions {
+  source?: ErrorSource;
+  meta?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+/** An error the business layer raises on purpose; never carries an HTTP status. */
+export class DomainError extends Error {
+  readonly code: ErrorCode;
+  readonly kind: ErrorKind;
+  readonly detail: string;
+  readonly source?: ErrorSource;
+  readonly meta?: Record<string, unknown>;
+
+  constructor(code: ErrorCode, detail: string, options: DomainErrorOptions = {}) {
+    super(detail, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'DomainError';
+    this.code = code;
+    this.kind = ERROR_CODES[code].kind;
+    this.detail = detail;
+    if (options.source !== undefined) this.source = options.source;
+    if (options.meta !== undefined) this.meta = options.meta;
+  }
+
+  /** The fixed title of this error's code. */
+  get title(): string {
+    return ERROR_CODES[this.code].title;
+  }
+}
+
+/** Whether `value` is a DomainError, optionally with the given code. */
+export function isDomainError(value: unknown, code?: ErrorCode): value is DomainError {
+  return value instanceof DomainError && (code === undefined || value.code === code);
+}

@@ -1,0 +1,73 @@
+import { canonicalize } from '../domain/canonical-json.ts';
+import { newId } from '../domain/ids.ts';
+import type { AuditEvent } from '../domain/records.ts';
+import type { Dialect, Executor } from './dialect.ts';
+import type { AuditEventRow } from './rows.ts';
+import { translating } from './translate-error.ts';
+import { isoForWrite, isoFromRow } from './values.ts';
+
+/** What recording an audit event needs. */
+export interface RecordAuditEventInput {
+  id?: string;
+  organizationId: string | null;
+  actorId: string | null;
+  action: string;
+  targetType: string;
+  targetId: string;
+  reason?: string | null;
+  /** Plain JSON data; stored as canonical JSON. */
+  data?: Record<string, unknown>;
+  createdAt: Date | string;
+}
+
+/** The audit trail. */
+export class AuditRepository {
+  constructor(
+    private readonly db: Executor,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /** Records an audit event. */
+  async record(input: RecordAuditEventInput): Promise<AuditEvent> {
+    const row: AuditEventRow = {
+      id: input.id ?? newId('auditEvent'),
+      organization_id: input.organizationId,
+      actor_id: input.actorId,
+      action: input.action,
+      target_type: input.targetType,
+      target_id: input.targetId,
+      reason: input.reason ?? null,
+      data: canonicalize(input.data ?? {}),
+      created_at: isoForWrite(input.createdAt),
+    };
+    return translating(this.dialect, async () => {
+      await this.db<AuditEventRow>('audit_events').insert(row);
+      return toAuditEvent(row);
+    });
+  }
+
+  /** The organization's audit events, oldest first. */
+  async listByOrganization(organizationId: string): Promise<AuditEvent[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db<AuditEventRow>('audit_events').where({ organization_id: organizationId }).orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ]);
+      return rows.map(toAuditEvent);
+    });
+  }
+}
+
+function toAuditEvent(row: AuditEventRow): AuditEvent {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    actorId: row.actor_id,
+    action: row.action,
+    targetType: row.target_type,
+    targetId: row.target_id,
+    reason: row.reason,
+    data: JSON.parse(row.data) as Record<string, unknown>,
+    createdAt: isoFromRow(row.created_at),
+  };
+}

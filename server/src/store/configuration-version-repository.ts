@@ -1,0 +1,131 @@
+import { DomainError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import type { ConfigurationVersion, ConfigurationVersionStatus } from '../domain/records.ts';
+import type { Dialect, Executor } from './dialect.ts';
+import type { ConfigurationVersionRow } from './rows.ts';
+import { translating } from './translate-error.ts';
+import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from './values.ts';
+
+/** What creating a configuration version needs; it starts `pending`. */
+export interface CreateConfigurationVersionInput {
+  id?: string;
+  organizationId: string;
+  workspaceId: string;
+  speculative: boolean;
+  source: string;
+  createdAt: Date | string;
+}
+
+/** What is recorded once a configuration version's bytes are stored. */
+export interface UploadedConfiguration {
+  configDigest: string;
+  sizeBytes: number;
+  artifactKey: string;
+  uploadedAt: Date | string;
+}
+
+/** Configuration versions. */
+export class ConfigurationVersionRepository {
+  constructor(
+    private readonly db: Executor,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /** Creates a pending configuration version. */
+  async create(input: CreateConfigurationVersionInput): Promise<ConfigurationVersion> {
+    const row: ConfigurationVersionRow = {
+      id: input.id ?? newId('configurationVersion'),
+      organization_id: input.organizationId,
+      workspace_id: input.workspaceId,
+      status: 'pending',
+      speculative: input.speculative,
+      source: input.source,
+      config_digest: null,
+      size_bytes: null,
+      artifact_key: null,
+      created_at: isoForWrite(input.createdAt),
+      uploaded_at: null,
+    };
+    return translating(this.dialect, async () => {
+      await this.db<ConfigurationVersionRow>('configuration_versions').insert(row);
+      return toConfigurationVersion(row);
+    });
+  }
+
+  /** The configuration version with this id, if any. */
+  async getById(id: string): Promise<ConfigurationVersion | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db<ConfigurationVersionRow>('configuration_versions').where({ id }).first();
+      return row && toConfigurationVersion(row);
+    });
+  }
+
+  /**
+   * The workspace's most recently uploaded configuration version, if any. Speculative uploads
+   * (pull requests, `tofu plan` from a laptop) are skipped unless asked for, so a run that names
+   * no configuration version never picks up unreviewed code.
+   */
+  async latestUploaded(workspaceId: string, options: { includeSpeculative?: boolean } = {}): Promise<ConfigurationVersion | undefined> {
+    return translating(this.dialect, async () => {
+      const query = this.db<ConfigurationVersionRow>('configuration_versions').where({ workspace_id: workspaceId, status: 'uploaded' });
+      if (options.includeSpeculative !== true) query.where({ speculative: false });
+      const row = await query
+        .orderBy([
+          { column: 'uploaded_at', order: 'desc' },
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .first();
+      return row && toConfigurationVersion(row);
+    });
+  }
+
+  /**
+   * Records the upload of a pending configuration version, atomically: a second upload throws
+   * CONFIGURATION_VERSION_ALREADY_UPLOADED, an unknown id NOT_FOUND.
+   */
+  async markUploaded(id: string, upload: UploadedConfiguration): Promise<ConfigurationVersion> {
+    const uploadedAt = isoForWrite(upload.uploadedAt);
+    if (!Number.isSafeInteger(upload.sizeBytes) || upload.sizeBytes < 0) throw new TypeError('sizeBytes must be a non-negative integer');
+    return translating(this.dialect, async () => {
+      // The status condition makes the transition a compare-and-set, so two concurrent uploads
+      // cannot both succeed.
+      const updated = await this.db<ConfigurationVersionRow>('configuration_versions')
+        .where({ id, status: 'pending' })
+        .update({
+          status: 'uploaded',
+          config_digest: upload.configDigest,
+          size_bytes: upload.sizeBytes,
+          artifact_key: upload.artifactKey,
+          uploaded_at: uploadedAt,
+        });
+      const row = await this.db<ConfigurationVersionRow>('configuration_versions').where({ id }).first();
+      if (row === undefined) throw new DomainError('NOT_FOUND', 'No such configuration version.');
+      if (updated === 0) {
+        throw new DomainError(
+          'CONFIGURATION_VERSION_ALREADY_UPLOADED',
+          row.status === 'errored'
+            ? 'The configuration version has errored; create a new one and upload to it.'
+            : 'The configuration version has already been uploaded; configuration versions are immutable.',
+        );
+      }
+      return toConfigurationVersion(row);
+    });
+  }
+}
+
+function toConfigurationVersion(row: ConfigurationVersionRow): ConfigurationVersion {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    workspaceId: row.workspace_id,
+    status: row.status as ConfigurationVersionStatus,
+    speculative: booleanFromRow(row.speculative),
+    source: row.source,
+    configDigest: row.config_digest,
+    sizeBytes: row.size_bytes === null ? null : numberFromRow(row.size_bytes),
+    artifactKey: row.artifact_key,
+    createdAt: isoFromRow(row.created_at),
+    uploadedAt: optionalIsoFromRow(row.uploaded_at),
+  };
+}

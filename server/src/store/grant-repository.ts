@@ -1,0 +1,64 @@
+import type { ScopeKind } from '../domain/authorization.ts';
+import { newId } from '../domain/ids.ts';
+import type { PermissionGrant } from '../domain/records.ts';
+import type { Dialect, Executor } from './dialect.ts';
+import type { PermissionGrantRow } from './rows.ts';
+import { translating } from './translate-error.ts';
+import { isoForWrite, isoFromRow } from './values.ts';
+
+/** What granting a permission needs. */
+export interface GrantInput {
+  id?: string;
+  principalId: string;
+  scopeKind: ScopeKind;
+  scopeId: string;
+  permission: string;
+  createdAt: Date | string;
+}
+
+/** Permission grants. */
+export class GrantRepository {
+  constructor(
+    private readonly db: Executor,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /** Grants a permission on a scope; granting the same one twice throws CONSTRAINT_VIOLATION. */
+  async grant(input: GrantInput): Promise<PermissionGrant> {
+    const row: PermissionGrantRow = {
+      id: input.id ?? newId('grant'),
+      principal_id: input.principalId,
+      scope_kind: input.scopeKind,
+      scope_id: input.scopeId,
+      permission: input.permission,
+      created_at: isoForWrite(input.createdAt),
+    };
+    return translating(this.dialect, async () => {
+      await this.db<PermissionGrantRow>('permission_grants').insert(row);
+      return toGrant(row);
+    });
+  }
+
+  /** The principal's grants, oldest first. */
+  async listForPrincipal(principalId: string): Promise<PermissionGrant[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db<PermissionGrantRow>('permission_grants').where({ principal_id: principalId }).orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ]);
+      return rows.map(toGrant);
+    });
+  }
+}
+
+/** Maps a permission_grants row to its record. */
+export function toGrant(row: PermissionGrantRow): PermissionGrant {
+  return {
+    id: row.id,
+    principalId: row.principal_id,
+    scopeKind: row.scope_kind as ScopeKind,
+    scopeId: row.scope_id,
+    permission: row.permission,
+    createdAt: isoFromRow(row.created_at),
+  };
+}

@@ -1,0 +1,78 @@
+import { AuditRepository } from './audit-repository.ts';
+import { ConfigurationVersionRepository } from './configuration-version-repository.ts';
+import type { Database } from './db.ts';
+import type { Dialect, Executor } from './dialect.ts';
+import { GrantRepository } from './grant-repository.ts';
+import { OrganizationRepository } from './organization-repository.ts';
+import { PrincipalRepository } from './principal-repository.ts';
+import { ProjectRepository } from './project-repository.ts';
+import { RunRepository } from './run-repository.ts';
+import { SnapshotRepository } from './snapshot-repository.ts';
+import { TokenRepository } from './token-repository.ts';
+import { VariableRepository } from './variable-repository.ts';
+import { WorkspaceRepository } from './workspace-repository.ts';
+
+export { migrateDown, migrateLatest, openDatabase, rollbackAll } from './db.ts';
+export type { Database } from './db.ts';
+export type { Dialect, Executor } from './dialect.ts';
+export type { CreateOrganizationInput } from './organization-repository.ts';
+export type { CreateProjectInput } from './project-repository.ts';
+export type { CreateWorkspaceInput } from './workspace-repository.ts';
+export type { CreateVariableInput } from './variable-repository.ts';
+export type { CreatePrincipalInput } from './principal-repository.ts';
+export type { AuthenticatedToken, CreateTokenInput } from './token-repository.ts';
+export type { GrantInput } from './grant-repository.ts';
+export type { CreateConfigurationVersionInput, UploadedConfiguration } from './configuration-version-repository.ts';
+export type { CreateSnapshotInput, SnapshotSecretInput } from './snapshot-repository.ts';
+export type { CreateRunInput, ListRunsOptions, RunPage } from './run-repository.ts';
+export type { RecordAuditEventInput } from './audit-repository.ts';
+export {
+  AuditRepository,
+  ConfigurationVersionRepository,
+  GrantRepository,
+  OrganizationRepository,
+  PrincipalRepository,
+  ProjectRepository,
+  RunRepository,
+  SnapshotRepository,
+  TokenRepository,
+  VariableRepository,
+  WorkspaceRepository,
+};
+
+/** Every repository, bound to one executor. */
+export interface Stores {
+  organizations: OrganizationRepository;
+  projects: ProjectRepository;
+  workspaces: WorkspaceRepository;
+  variables: VariableRepository;
+  principals: PrincipalRepository;
+  tokens: TokenRepository;
+  grants: GrantRepository;
+  configurationVersions: ConfigurationVersionRepository;
+  snapshots: SnapshotRepository;
+  runs: RunRepository;
+  audit: AuditRepository;
+}
+
+/** Every repository running on the given database or transaction. */
+export function createStores(executor: Executor, dialect: Dialect): Stores {
+  return {
+    organizations: new OrganizationRepository(executor, dialect),
+    projects: new ProjectRepository(executor, dialect),
+    workspaces: new WorkspaceRepository(executor, dialect),
+    variables: new VariableRepository(executor, dialect),
+    principals: new PrincipalRepository(executor, dialect),
+    tokens: new TokenRepository(executor, dialect),
+    grants: new GrantRepository(executor, dialect),
+    configurationVersions: new ConfigurationVersionRepository(executor, dialect),
+    snapshots: new SnapshotRepository(executor, dialect),
+    runs: new RunRepository(executor, dialect),
+    audit: new AuditRepository(executor, dialect),
+  };
+}
+
+/** Runs `fn` with repositories inside one transaction: committed if it resolves, rolled back if it throws. */
+export function inTransaction<T>(db: Database, fn: (stores: Stores) => Promise<T>): Promise<T> {
+  return db.knex.transaction((trx) => fn(createStores(trx, db.dialect)));
+}

@@ -1,0 +1,14 @@
+import type { Knex } from 'knex';
+import * as createFoundation from './20261202000000_create_foundation.ts';
+
+/** A migration as the migration source serves it. */
+export interface NamedMigration {
+  name: string;
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+/** Every migration, oldest first. Add new ones here: nothing is discovered from the filesystem. */
+export const migrations: readonly NamedMigration[] = [
+  { name: '20261202000000_create_foundation', up: createFoundation.up, down: createFoundation.down },
+];

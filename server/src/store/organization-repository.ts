@@ -1,0 +1,50 @@
+import { newId } from '../domain/ids.ts';
+import type { Organization } from '../domain/records.ts';
+import type { Dialect, Executor } from './dialect.ts';
+import type { OrganizationRow } from './rows.ts';
+import { translating } from './translate-error.ts';
+import { isoForWrite, isoFromRow } from './values.ts';
+
+/** What creating an organization needs. */
+export interface CreateOrganizationInput {
+  id?: string;
+  name: string;
+  createdAt: Date | string;
+}
+
+/** Organizations. */
+export class OrganizationRepository {
+  constructor(
+    private readonly db: Executor,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /** Creates an organization; a taken name throws ORGANIZATION_NAME_TAKEN. */
+  async create(input: CreateOrganizationInput): Promise<Organization> {
+    const row: OrganizationRow = { id: input.id ?? newId('organization'), name: input.name, created_at: isoForWrite(input.createdAt) };
+    return translating(this.dialect, async () => {
+      await this.db<OrganizationRow>('organizations').insert(row);
+      return toOrganization(row);
+    });
+  }
+
+  /** The organization with this id, if any. */
+  async getById(id: string): Promise<Organization | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db<OrganizationRow>('organizations').where({ id }).first();
+      return row && toOrganization(row);
+    });
+  }
+
+  /** The organization with this name, if any. */
+  async getByName(name: string): Promise<Organization | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db<OrganizationRow>('organizations').where({ name }).first();
+      return row && toOrganization(row);
+    });
+  }
+}
+
+function toOrganization(row: OrganizationRow): Organization {
+  return { id: row.id, name: row.name, createdAt: isoFromRow(row.created_at) };
+}

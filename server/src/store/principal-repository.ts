@@ -1,0 +1,57 @@
+import { newId } from '../domain/ids.ts';
+import type { Principal, PrincipalKind } from '../domain/records.ts';
+import type { Dialect, Executor } from './dialect.ts';
+import type { PrincipalRow } from './rows.ts';
+import { translating } from './translate-error.ts';
+import { isoForWrite, isoFromRow } from './values.ts';
+
+/** What creating a principal needs. */
+export interface CreatePrincipalInput {
+  id?: string;
+  kind: PrincipalKind;
+  organizationId: string | null;
+  name: string;
+  createdAt: Date | string;
+}
+
+/** Principals: who acts. */
+export class PrincipalRepository {
+  constructor(
+    private readonly db: Executor,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /** Creates a principal. */
+  async createPrincipal(input: CreatePrincipalInput): Promise<Principal> {
+    const row: PrincipalRow = {
+      id: input.id ?? newId('principal'),
+      kind: input.kind,
+      organization_id: input.organizationId,
+      name: input.name,
+      created_at: isoForWrite(input.createdAt),
+    };
+    return translating(this.dialect, async () => {
+      await this.db<PrincipalRow>('principals').insert(row);
+      return toPrincipal(row);
+    });
+  }
+
+  /** The principal with this id, if any. */
+  async getById(id: string): Promise<Principal | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db<PrincipalRow>('principals').where({ id }).first();
+      return row && toPrincipal(row);
+    });
+  }
+}
+
+/** Maps a principals row to its record. */
+export function toPrincipal(row: PrincipalRow): Principal {
+  return {
+    id: row.id,
+    kind: row.kind as PrincipalKind,
+    organizationId: row.organization_id,
+    name: row.name,
+    createdAt: isoFromRow(row.created_at),
+  };
+}

@@ -1,0 +1,67 @@
+import { newId } from '../domain/ids.ts';
+import type { Project } from '../domain/records.ts';
+import type { Dialect, Executor } from './dialect.ts';
+import type { ProjectRow } from './rows.ts';
+import { translating } from './translate-error.ts';
+import { isoForWrite, isoFromRow } from './values.ts';
+
+/** What creating a project needs. */
+export interface CreateProjectInput {
+  id?: string;
+  organizationId: string;
+  name: string;
+  createdAt: Date | string;
+}
+
+/** Projects. */
+export class ProjectRepository {
+  constructor(
+    private readonly db: Executor,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /** Creates a project; a name taken in the organization throws PROJECT_NAME_TAKEN. */
+  async create(input: CreateProjectInput): Promise<Project> {
+    const row: ProjectRow = {
+      id: input.id ?? newId('project'),
+      organization_id: input.organizationId,
+      name: input.name,
+      created_at: isoForWrite(input.createdAt),
+    };
+    return translating(this.dialect, async () => {
+      await this.db<ProjectRow>('projects').insert(row);
+      return toProject(row);
+    });
+  }
+
+  /** The project with this id, if any. */
+  async getById(id: string): Promise<Project | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db<ProjectRow>('projects').where({ id }).first();
+      return row && toProject(row);
+    });
+  }
+
+  /** The project with this name in the organization, if any. */
+  async getByName(organizationId: string, name: string): Promise<Project | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db<ProjectRow>('projects').where({ organization_id: organizationId, name }).first();
+      return row && toProject(row);
+    });
+  }
+
+  /** The organization's projects, by name. */
+  async listByOrganization(organizationId: string): Promise<Project[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db<ProjectRow>('projects').where({ organization_id: organizationId }).orderBy([
+        { column: 'name', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ]);
+      return rows.map(toProject);
+    });
+  }
+}
+
+function toProject(row: ProjectRow): Project {
+  return { id: row.id, organizationId: row.organization_id, name: row.name, createdAt: isoFromRow(row.created_at) };
+}

@@ -1,0 +1,151 @@
+// Row types: one per table, exactly as the drivers return them. They never leave store/.
+// NOTE: PostgreSQL returns timestamptz as Date and bigint as string; SQLite returns our
+// ISO text and booleans as 0/1. The converters below turn both into domain values.
+
+/** A timestamp as read: Date from pg, ISO text from SQLite. */
+export type DbTimestamp = string | Date;
+/** A boolean as read: boolean from pg, 0/1 from SQLite. */
+export type DbBoolean = boolean | number;
+
+/** organizations */
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  created_at: DbTimestamp;
+}
+
+/** projects */
+export interface ProjectRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  created_at: DbTimestamp;
+}
+
+/** workspaces */
+export interface WorkspaceRow {
+  id: string;
+  organization_id: string;
+  project_id: string;
+  name: string;
+  description: string | null;
+  tracked_branch: string;
+  working_directory: string;
+  opentofu_version: string;
+  execution_region: string;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+}
+
+/** workspace_variables */
+export interface WorkspaceVariableRow {
+  id: string;
+  workspace_id: string;
+  key: string;
+  category: string;
+  hcl: DbBoolean;
+  sensitive: DbBoolean;
+  value: string | null;
+  value_ciphertext: string | null;
+  description: string | null;
+  created_at: DbTimestamp;
+}
+
+/** principals */
+export interface PrincipalRow {
+  id: string;
+  kind: string;
+  organization_id: string | null;
+  name: string;
+  created_at: DbTimestamp;
+}
+
+/** api_tokens */
+export interface ApiTokenRow {
+  id: string;
+  principal_id: string;
+  organization_id: string | null;
+  role: string | null;
+  description: string | null;
+  token_hash: string;
+  created_at: DbTimestamp;
+  last_used_at: DbTimestamp | null;
+}
+
+/** permission_grants */
+export interface PermissionGrantRow {
+  id: string;
+  principal_id: string;
+  scope_kind: string;
+  scope_id: string;
+  permission: string;
+  created_at: DbTimestamp;
+}
+
+/** configuration_versions */
+export interface ConfigurationVersionRow {
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  status: string;
+  speculative: DbBoolean;
+  source: string;
+  config_digest: string | null;
+  size_bytes: number | string | null;
+  artifact_key: string | null;
+  created_at: DbTimestamp;
+  uploaded_at: DbTimestamp | null;
+}
+
+/** input_snapshots */
+export interface InputSnapshotRow {
+  id: string;
+  workspace_id: string;
+  input_digest: string;
+  document: string;
+  created_at: DbTimestamp;
+}
+
+/** snapshot_secrets */
+export interface SnapshotSecretRow {
+  handle: string;
+  ciphertext: string;
+  created_at: DbTimestamp;
+}
+
+/** runs */
+export interface RunRow {
+  id: string;
+  organization_id: string;
+  project_id: string;
+  workspace_id: string;
+  configuration_version_id: string;
+  input_snapshot_id: string;
+  kind: string;
+  status: string;
+  message: string;
+  source: string;
+  auto_apply: DbBoolean;
+  is_destroy: DbBoolean;
+  config_digest: string;
+  input_digest: string;
+  opentofu_version: string;
+  execution_region: string;
+  platform: string;
+  created_by: string | null;
+  created_at: DbTimestamp;
+  updated_at: DbTimestamp;
+}
+
+/** audit_events */
+export interface AuditEventRow {
+  id: string;
+  organization_id: string | null;
+  actor_id: string | null;
+  action: string;
+  target_type: string;
+  target_id: string;
+  reason: string | null;
+  data: string;
+  created_at: DbTimestamp;
+}

@@ -1,0 +1,82 @@
+import { newId } from '../domain/ids.ts';
+import type { VariableCategory } from '../domain/input-snapshot.ts';
+import type { WorkspaceVariable } from '../domain/records.ts';
+import type { Dialect, Executor } from './dialect.ts';
+import type { WorkspaceVariableRow } from './rows.ts';
+import { translating } from './translate-error.ts';
+import { booleanFromRow, isoForWrite, isoFromRow } from './values.ts';
+
+interface CreateVariableBase {
+  id?: string;
+  workspaceId: string;
+  key: string;
+  category: VariableCategory;
+  hcl: boolean;
+  description?: string | null;
+  createdAt: Date | string;
+}
+
+/** What creating a variable needs: a plaintext value, or for a sensitive one only its ciphertext. */
+export type CreateVariableInput =
+  | (CreateVariableBase & { sensitive: false; value: string })
+  | (CreateVariableBase & { sensitive: true; valueCiphertext: string });
+
+/** Workspace variables. Sensitive values are stored and returned only as ciphertext. */
+export class VariableRepository {
+  constructor(
+    private readonly db: Executor,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /** Creates a variable; a key taken in the workspace and category throws VARIABLE_KEY_TAKEN. */
+  async create(input: CreateVariableInput): Promise<WorkspaceVariable> {
+    // A stale caller could still pass a plaintext value with sensitive: true; never store it.
+    if (input.sensitive && (input as { value?: unknown }).value !== undefined) {
+      throw new TypeError('a sensitive variable is stored as ciphertext only; do not pass its value');
+    }
+    const row: WorkspaceVariableRow = {
+      id: input.id ?? newId('variable'),
+      workspace_id: input.workspaceId,
+      key: input.key,
+      category: input.category,
+      hcl: input.hcl,
+      sensitive: input.sensitive,
+      value: input.sensitive ? null : input.value,
+      value_ciphertext: input.sensitive ? input.valueCiphertext : null,
+      description: input.description ?? null,
+      created_at: isoForWrite(input.createdAt),
+    };
+    return translating(this.dialect, async () => {
+      await this.db<WorkspaceVariableRow>('workspace_variables').insert(row);
+      return toVariable(row);
+    });
+  }
+
+  /** The workspace's variables by category then key; sensitive ones carry ciphertext for the caller to unseal. */
+  async listByWorkspace(workspaceId: string): Promise<WorkspaceVariable[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db<WorkspaceVariableRow>('workspace_variables').where({ workspace_id: workspaceId }).orderBy([
+        { column: 'category', order: 'asc' },
+        { column: 'key', order: 'asc' },
+      ]);
+      return rows.map(toVariable);
+    });
+  }
+}
+
+function toVariable(row: WorkspaceVariableRow): WorkspaceVariable {
+  const base = {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    key: row.key,
+    category: row.category as VariableCategory,
+    hcl: booleanFromRow(row.hcl),
+    description: row.description,
+    createdAt: isoFromRow(row.created_at),
+  };
+  // The CHECK constraint guarantees exactly one of value / value_ciphertext per sensitivity.
+  if (booleanFromRow(row.sensitive)) {
+    return { ...base, sensitive: true, value: null, valueCiphertext: row.value_ciphertext ?? '' };
+  }
+  return { ...base, sensitive: false, value: row.value ?? '', valueCiphertext: null };
+}

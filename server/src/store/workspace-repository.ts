@@ -1,0 +1,104 @@
+import { DomainError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import type { Workspace } from '../domain/records.ts';
+import type { Dialect, Executor } from './dialect.ts';
+import type { ProjectRow, WorkspaceRow } from './rows.ts';
+import { translating } from './translate-error.ts';
+import { isoForWrite, isoFromRow } from './values.ts';
+
+/** What creating a workspace needs; omitted optional fields get the documented defaults. */
+export interface CreateWorkspaceInput {
+  id?: string;
+  organizationId: string;
+  projectId: string;
+  name: string;
+  description?: string | null;
+  /** Defaults to `main`. */
+  trackedBranch?: string;
+  /** Defaults to the repository root (``). */
+  workingDirectory?: string;
+  opentofuVersion: string;
+  executionRegion: string;
+  createdAt: Date | string;
+}
+
+/** Workspaces. */
+export class WorkspaceRepository {
+  constructor(
+    private readonly db: Executor,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /**
+   * Creates a workspace in a project of the same organization; a name taken in the organization
+   * throws WORKSPACE_NAME_TAKEN.
+   */
+  async create(input: CreateWorkspaceInput): Promise<Workspace> {
+    const createdAt = isoForWrite(input.createdAt);
+    const row: WorkspaceRow = {
+      id: input.id ?? newId('workspace'),
+      organization_id: input.organizationId,
+      project_id: input.projectId,
+      name: input.name,
+      description: input.description ?? null,
+      tracked_branch: input.trackedBranch ?? 'main',
+      working_directory: input.workingDirectory ?? '',
+      opentofu_version: input.opentofuVersion,
+      execution_region: input.executionRegion,
+      created_at: createdAt,
+      updated_at: createdAt,
+    };
+    return translating(this.dialect, async () => {
+      const project = await this.db<ProjectRow>('projects').where({ id: input.projectId }).first('organization_id');
+      // The foreign key alone would accept a project of another organization.
+      if (project !== undefined && project.organization_id !== input.organizationId) {
+        throw new DomainError('CONSTRAINT_VIOLATION', 'The project belongs to another organization.');
+      }
+      await this.db<WorkspaceRow>('workspaces').insert(row);
+      return toWorkspace(row);
+    });
+  }
+
+  /** The workspace with this id, if any. */
+  async getById(id: string): Promise<Workspace | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db<WorkspaceRow>('workspaces').where({ id }).first();
+      return row && toWorkspace(row);
+    });
+  }
+
+  /** The workspace with this name in the organization, if any. */
+  async getByName(organizationId: string, name: string): Promise<Workspace | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db<WorkspaceRow>('workspaces').where({ organization_id: organizationId, name }).first();
+      return row && toWorkspace(row);
+    });
+  }
+
+  /** The organization's workspaces, by name. */
+  async listByOrganization(organizationId: string): Promise<Workspace[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db<WorkspaceRow>('workspaces').where({ organization_id: organizationId }).orderBy([
+        { column: 'name', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ]);
+      return rows.map(toWorkspace);
+    });
+  }
+}
+
+function toWorkspace(row: WorkspaceRow): Workspace {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    projectId: row.project_id,
+    name: row.name,
+    description: row.description,
+    trackedBranch: row.tracked_branch,
+    workingDirectory: row.working_directory,
+    opentofuVersion: row.opentofu_version,
+    executionRegion: row.execution_region,
+    createdAt: isoFromRow(row.created_at),
+    updatedAt: isoFromRow(row.updated_at),
+  };
+}
