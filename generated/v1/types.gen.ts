@@ -444,7 +444,7 @@ export interface components {
                 /** @enum {string} */
                 source: "api" | "tfe-api" | "github";
                 /** @enum {string} */
-                status: "pending" | "planning" | "policy_checking" | "policy_soft_failed" | "awaiting_approval" | "applying" | "applied" | "planned_and_finished" | "discarded" | "canceled" | "errored" | "expired" | "plan_credentials_required" | "recovery_required";
+                status: "pending" | "planning" | "policy_checking" | "policy_soft_failed" | "awaiting_approval" | "applying" | "applied" | "planned_and_finished" | "discarded" | "canceled" | "errored" | "expired" | "plan_credentials_required" | "needs_recovery";
                 updated_at: components["schemas"]["Timestamp"];
             };
             id: components["schemas"]["RunId"];

@@ -9,12 +9,14 @@ import { deriveKeys, loadMasterKey } from "./artifacts/keys.ts";
 import { REPO_ROOT, pinnedToolVersions, type Config } from "./config.ts";
 import { buildApp } from "./http/app.ts";
 import { hostPlatform, type Services } from "./services.ts";
-import { createStores, migrateLatest, openDatabase } from "./store/index.ts";
+import { createStores, migrateLatest, openDatabase, type Database } from "./store/index.ts";
 
-/** Optional replacements, for tests: a fixed clock, a quiet logger. */
+/** Optional replacements, for tests: a fixed clock, a quiet logger, an already open database. */
 export interface ServerOverrides {
   clock?: () => Date;
   logger?: Logger;
+  /** Used instead of opening `config.databaseUrl`; the caller keeps ownership and closes it. */
+  database?: Database;
 }
 
 /** A ready StackShip: migrated database, services and the Koa app (not yet listening). */
@@ -31,11 +33,12 @@ function packageVersion(): string {
 /** Opens and migrates the database and wires every service; `onProgress` narrates slow steps. */
 export async function createStackShip(config: Config, overrides: ServerOverrides = {}, onProgress?: (message: string) => void): Promise<StackShip> {
   const logger = overrides.logger ?? pino({ level: config.logLevel });
-  const db = await openDatabase(config.databaseUrl);
+  const db = overrides.database ?? (await openDatabase(config.databaseUrl));
+  const owned = overrides.database === undefined;
   try {
     await migrateLatest(db, onProgress);
   } catch (error) {
-    await db.close();
+    if (owned) await db.close();
     throw error;
   }
   const keys = deriveKeys(loadMasterKey(config.dataDir, config.encryptionKey));
@@ -52,5 +55,5 @@ export async function createStackShip(config: Config, overrides: ServerOverrides
     version: packageVersion(),
   };
   const app = buildApp(services, [tfeSurface, v1Surface]);
-  return { app, services, close: () => db.close() };
+  return { app, services, close: async () => (owned ? db.close() : undefined) };
 }

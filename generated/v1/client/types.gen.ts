@@ -230,7 +230,7 @@ export type Run = {
     id: RunId;
     attributes: {
         kind: 'plan_and_apply' | 'speculative';
-        status: 'pending' | 'planning' | 'policy_checking' | 'policy_soft_failed' | 'awaiting_approval' | 'applying' | 'applied' | 'planned_and_finished' | 'discarded' | 'canceled' | 'errored' | 'expired' | 'plan_credentials_required' | 'recovery_required';
+        status: 'pending' | 'planning' | 'policy_checking' | 'policy_soft_failed' | 'awaiting_approval' | 'applying' | 'applied' | 'planned_and_finished' | 'discarded' | 'canceled' | 'errored' | 'expired' | 'plan_credentials_required' | 'needs_recovery';
         message: string;
         source: 'api' | 'tfe-api' | 'github';
         auto_apply: false;

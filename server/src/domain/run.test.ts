@@ -38,8 +38,8 @@ statuses('isTerminalRunStatus is true exactly for the finished statuses', () => 
   assert.equal(terminal, ['applied', 'planned_and_finished', 'discarded', 'canceled', 'errored', 'expired', 'plan_credentials_required']);
 });
 
-statuses('recovery_required is not terminal: an operator must still resolve it', () => {
-  assert.not.ok(isTerminalRunStatus('recovery_required'));
+statuses('needs_recovery is not terminal: an operator must still resolve it', () => {
+  assert.not.ok(isTerminalRunStatus('needs_recovery'));
 });
 
 statuses('isRunStatus and isRunKind accept only members', () => {

@@ -20,7 +20,7 @@ export const RUN_STATUSES = [
   'errored',
   'expired',
   'plan_credentials_required',
-  'recovery_required',
+  'needs_recovery',
 ] as const;
 /** A run status. */
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -60,7 +60,7 @@ export function isRunStatus(value: unknown): value is RunStatus {
 
 /**
  * Whether a run in this status is finished for good.
- * `recovery_required` is not terminal: an operator still has to resolve it.
+ * `needs_recovery` is not terminal: an operator still has to resolve it.
  */
 export function isTerminalRunStatus(status: RunStatus): boolean {
   return TERMINAL.has(status);

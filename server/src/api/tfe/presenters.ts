@@ -21,7 +21,7 @@ const TFE_RUN_STATUS: Record<RunStatus, string> = {
   errored: "errored",
   expired: "discarded",
   plan_credentials_required: "errored",
-  recovery_required: "errored",
+  needs_recovery: "errored",
 };
 
 /** A run's plan and apply share its suffix, as in TFE (`run-X` → `plan-X`, `apply-X`). */
