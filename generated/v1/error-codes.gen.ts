@@ -11,6 +11,7 @@ export const errorCodes = {
   PROJECT_NAME_TAKEN: { status: 409, title: "Project name already taken" },
   WORKSPACE_NAME_TAKEN: { status: 409, title: "Workspace name already taken" },
   VARIABLE_KEY_TAKEN: { status: 409, title: "Variable key already taken" },
+  VARIABLE_SENSITIVITY_IRREVERSIBLE: { status: 422, title: "A sensitive variable stays sensitive" },
   RUN_AUTO_APPLY_FORBIDDEN: { status: 422, title: "Auto-apply is not supported" },
   RUN_DESTROY_FORBIDDEN: { status: 422, title: "Destroy runs are not supported" },
   RUN_LIST_CURSOR_INVALID: { status: 400, title: "Invalid run list cursor" },

@@ -112,4 +112,16 @@ export type Handlers<Ctx> = {
     body: NonNullable<Ops["createVariable"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<201, Ops["createVariable"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  updateVariable: (input: {
+    path: NonNullable<Ops["updateVariable"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["updateVariable"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["updateVariable"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  deleteVariable: (input: {
+    path: NonNullable<Ops["deleteVariable"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
 };

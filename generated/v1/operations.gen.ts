@@ -292,6 +292,42 @@ export const operations = [
       422: { contentType: "application/vnd.api+json", validate: v.createVariableResponse422 },
     },
   },
+  {
+    operationId: "updateVariable",
+    method: "PATCH",
+    path: "/v1/workspaces/{workspace_id}/variables/{variable_id}",
+    permission: "workspace:write",
+    authenticated: true,
+    validatePath: p.updateVariablePath,
+    validateQuery: p.updateVariableQuery,
+    requestBody: { contentType: "application/vnd.api+json", required: true, validate: v.updateVariableRequest },
+    responses: {
+      200: { contentType: "application/vnd.api+json", validate: v.updateVariableResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.updateVariableResponse400 },
+      401: { contentType: "application/vnd.api+json", validate: v.updateVariableResponse401 },
+      403: { contentType: "application/vnd.api+json", validate: v.updateVariableResponse403 },
+      404: { contentType: "application/vnd.api+json", validate: v.updateVariableResponse404 },
+      409: { contentType: "application/vnd.api+json", validate: v.updateVariableResponse409 },
+      422: { contentType: "application/vnd.api+json", validate: v.updateVariableResponse422 },
+    },
+  },
+  {
+    operationId: "deleteVariable",
+    method: "DELETE",
+    path: "/v1/workspaces/{workspace_id}/variables/{variable_id}",
+    permission: "workspace:write",
+    authenticated: true,
+    validatePath: p.deleteVariablePath,
+    validateQuery: p.deleteVariableQuery,
+    requestBody: null,
+    responses: {
+      204: { contentType: null, validate: null },
+      400: { contentType: "application/vnd.api+json", validate: v.deleteVariableResponse400 },
+      401: { contentType: "application/vnd.api+json", validate: v.deleteVariableResponse401 },
+      403: { contentType: "application/vnd.api+json", validate: v.deleteVariableResponse403 },
+      404: { contentType: "application/vnd.api+json", validate: v.deleteVariableResponse404 },
+    },
+  },
 ] as const satisfies OperationTable;
 
 export type OperationId = (typeof operations)[number]["operationId"];

@@ -284,6 +284,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workspaces/{workspace_id}/variables/{variable_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                variable_id: components["parameters"]["variable_id"];
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a workspace variable
+         * @description Runs created earlier keep their input snapshots; only later runs see the change.
+         */
+        delete: operations["deleteVariable"];
+        options?: never;
+        head?: never;
+        /** Update a workspace variable */
+        patch: operations["updateVariable"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -584,6 +608,23 @@ export interface components {
         VariableListDocument: {
             data: components["schemas"]["Variable"][];
         };
+        VariableUpdateDocument: {
+            data: {
+                /** @description Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was. */
+                attributes?: {
+                    /** @enum {string} */
+                    category?: "terraform" | "env";
+                    description?: string;
+                    hcl?: boolean;
+                    key?: string;
+                    sensitive?: boolean;
+                    value?: string;
+                };
+                id?: string;
+                /** @constant */
+                type: "variables";
+            };
+        };
         Workspace: {
             attributes: {
                 created_at: components["schemas"]["Timestamp"];
@@ -708,6 +749,7 @@ export interface components {
         configuration_version_id: components["schemas"]["ConfigurationVersionId"];
         organization_name: components["schemas"]["OrganizationName"];
         run_id: components["schemas"]["RunId"];
+        variable_id: string;
         workspace_id: components["schemas"]["WorkspaceId"];
     };
     requestBodies: never;
@@ -1173,6 +1215,64 @@ export interface operations {
         responses: {
             /** @description Created. */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["VariableDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    deleteVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                variable_id: components["parameters"]["variable_id"];
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    updateVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                variable_id: components["parameters"]["variable_id"];
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["VariableUpdateDocument"];
+            };
+        };
+        responses: {
+            /** @description Updated. */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };

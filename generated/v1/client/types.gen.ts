@@ -307,6 +307,24 @@ export type VariableDocument = {
     data: Variable;
 };
 
+export type VariableUpdateDocument = {
+    data: {
+        type: 'variables';
+        id?: string;
+        /**
+         * Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was.
+         */
+        attributes?: {
+            key?: string;
+            value?: string;
+            category?: 'terraform' | 'env';
+            hcl?: boolean;
+            sensitive?: boolean;
+            description?: string;
+        };
+    };
+};
+
 export type ConfigurationVersionCreateDocument = {
     data: {
         type: 'configuration-versions';
@@ -379,6 +397,8 @@ export type RunDocument = {
 export type OrganizationName2 = OrganizationName;
 
 export type WorkspaceId2 = WorkspaceId;
+
+export type VariableId = string;
 
 export type ConfigurationVersionId2 = ConfigurationVersionId;
 
@@ -833,6 +853,94 @@ export type CreateVariableResponses = {
 };
 
 export type CreateVariableResponse = CreateVariableResponses[keyof CreateVariableResponses];
+
+export type DeleteVariableData = {
+    body?: never;
+    path: {
+        workspace_id: WorkspaceId;
+        variable_id: string;
+    };
+    query?: never;
+    url: '/v1/workspaces/{workspace_id}/variables/{variable_id}';
+};
+
+export type DeleteVariableErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type DeleteVariableError = DeleteVariableErrors[keyof DeleteVariableErrors];
+
+export type DeleteVariableResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type DeleteVariableResponse = DeleteVariableResponses[keyof DeleteVariableResponses];
+
+export type UpdateVariableData = {
+    body: VariableUpdateDocument;
+    path: {
+        workspace_id: WorkspaceId;
+        variable_id: string;
+    };
+    query?: never;
+    url: '/v1/workspaces/{workspace_id}/variables/{variable_id}';
+};
+
+export type UpdateVariableErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type UpdateVariableError = UpdateVariableErrors[keyof UpdateVariableErrors];
+
+export type UpdateVariableResponses = {
+    /**
+     * Updated.
+     */
+    200: VariableDocument;
+};
+
+export type UpdateVariableResponse = UpdateVariableResponses[keyof UpdateVariableResponses];
 
 export type CreateConfigurationVersionData = {
     body: ConfigurationVersionCreateDocument;

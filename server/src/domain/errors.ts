@@ -24,6 +24,7 @@ export const ERROR_CODES = {
   PROJECT_NAME_TAKEN: { kind: 'conflict', title: 'Project name already taken' },
   WORKSPACE_NAME_TAKEN: { kind: 'conflict', title: 'Workspace name already taken' },
   VARIABLE_KEY_TAKEN: { kind: 'conflict', title: 'Variable key already taken' },
+  VARIABLE_SENSITIVITY_IRREVERSIBLE: { kind: 'invalid', title: 'A sensitive variable stays sensitive' },
   RUN_AUTO_APPLY_FORBIDDEN: { kind: 'invalid', title: 'Auto-apply is not supported' },
   RUN_DESTROY_FORBIDDEN: { kind: 'invalid', title: 'Destroy runs are not supported' },
   RUN_LIST_CURSOR_INVALID: { kind: 'invalid', title: 'Invalid run list cursor' },

@@ -21,6 +21,9 @@ export type CreateVariableInput =
   | (CreateVariableBase & { sensitive: false; value: string })
   | (CreateVariableBase & { sensitive: true; valueCiphertext: string });
 
+/** The fields an update replaces (everything but identity and creation time). */
+export type VariableFields = CreateVariableInput extends infer T ? (T extends unknown ? Omit<T, 'id' | 'workspaceId' | 'createdAt'> : never) : never;
+
 /** Workspace variables. Sensitive values are stored and returned only as ciphertext. */
 export class VariableRepository {
   constructor(
@@ -50,6 +53,44 @@ export class VariableRepository {
       await this.db<WorkspaceVariableRow>('workspace_variables').insert(row);
       return toVariable(row);
     });
+  }
+
+  /** One variable by id. */
+  async getById(id: string): Promise<WorkspaceVariable | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db<WorkspaceVariableRow>('workspace_variables').where({ id }).first();
+      return row && toVariable(row);
+    });
+  }
+
+  /**
+   * Replaces a variable's fields. A sensitive variable is written as ciphertext only; a new key
+   * taken in the workspace and category throws VARIABLE_KEY_TAKEN.
+   */
+  async update(id: string, next: VariableFields): Promise<WorkspaceVariable | undefined> {
+    if (next.sensitive && (next as { value?: unknown }).value !== undefined) {
+      throw new TypeError('a sensitive variable is stored as ciphertext only; do not pass its value');
+    }
+    return translating(this.dialect, async () => {
+      await this.db<WorkspaceVariableRow>('workspace_variables')
+        .where({ id })
+        .update({
+          key: next.key,
+          category: next.category,
+          hcl: next.hcl,
+          sensitive: next.sensitive,
+          value: next.sensitive ? null : next.value,
+          value_ciphertext: next.sensitive ? next.valueCiphertext : null,
+          description: next.description ?? null,
+        });
+      const row = await this.db<WorkspaceVariableRow>('workspace_variables').where({ id }).first();
+      return row && toVariable(row);
+    });
+  }
+
+  /** Deletes a variable; whether it existed. */
+  async delete(id: string): Promise<boolean> {
+    return translating(this.dialect, async () => (await this.db('workspace_variables').where({ id }).delete()) > 0);
   }
 
   /** The workspace's variables by category then key; sensitive ones carry ciphertext for the caller to unseal. */

@@ -1,3 +1,4 @@
+import { DomainError } from "../../domain/errors.ts";
 import type { VariableCategory } from "../../domain/input-snapshot.ts";
 import type { Workspace, WorkspaceVariable } from "../../domain/records.ts";
 import type { AuthenticatedPrincipal } from "../../http/principal.ts";
@@ -32,5 +33,67 @@ export function createVariable(services: Services, actor: AuthenticatedPrincipal
       createdAt: now,
     });
     return variable;
+  });
+}
+
+/** The members an update may change; absent ones keep their value. */
+export type VariableChanges = Partial<NewVariable>;
+
+/**
+ * Updates a variable. Making a sensitive variable non-sensitive is refused (its value was never
+ * shown and must not become readable); a sensitive value not sent stays sealed as it was.
+ */
+export function updateVariable(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, current: WorkspaceVariable, changes: VariableChanges): Promise<WorkspaceVariable> {
+  if (current.sensitive && changes.sensitive === false) {
+    throw new DomainError("VARIABLE_SENSITIVITY_IRREVERSIBLE", `Variable ${current.key} is sensitive and stays so. Delete it and create a new one instead.`, {
+      source: { pointer: "/data/attributes/sensitive" },
+    });
+  }
+  const sensitive = changes.sensitive ?? current.sensitive;
+  const base = {
+    key: changes.key ?? current.key,
+    category: changes.category ?? current.category,
+    hcl: changes.hcl ?? current.hcl,
+    description: changes.description ?? current.description,
+  };
+  const now = services.clock();
+  return inTransaction(services.db, async (stores) => {
+    const next = sensitive
+      ? {
+          ...base,
+          sensitive: true as const,
+          valueCiphertext:
+            changes.value !== undefined ? services.keys.secrets.sealText(changes.value) : current.sensitive ? current.valueCiphertext : services.keys.secrets.sealText(current.value),
+        }
+      : { ...base, sensitive: false as const, value: changes.value ?? (current.value as string) };
+    const updated = await stores.variables.update(current.id, next);
+    if (!updated) throw new DomainError("NOT_FOUND", `Variable ${current.id} does not exist.`);
+    await stores.audit.record({
+      organizationId: workspace.organizationId,
+      actorId: actor.id,
+      action: "variable.updated",
+      targetType: "variables",
+      targetId: current.id,
+      data: { key: updated.key, category: updated.category, sensitive: updated.sensitive, value_changed: changes.value !== undefined },
+      createdAt: now,
+    });
+    return updated;
+  });
+}
+
+/** Deletes a variable, audited. Existing input snapshots are immutable and keep it. */
+export function deleteVariable(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, variable: WorkspaceVariable): Promise<void> {
+  const now = services.clock();
+  return inTransaction(services.db, async (stores) => {
+    await stores.variables.delete(variable.id);
+    await stores.audit.record({
+      organizationId: workspace.organizationId,
+      actorId: actor.id,
+      action: "variable.deleted",
+      targetType: "variables",
+      targetId: variable.id,
+      data: { key: variable.key, category: variable.category },
+      createdAt: now,
+    });
   });
 }

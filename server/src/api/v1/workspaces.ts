@@ -1,11 +1,12 @@
 import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
-import { createVariable } from "../commands/variables.ts";
+import { createVariable, deleteVariable, updateVariable } from "../commands/variables.ts";
 import { createWorkspace } from "../commands/workspaces.ts";
 import { loadOrganization, loadWorkspace } from "../lookup.ts";
 import { DEFAULT_PROJECT_NAME } from "../commands/organizations.ts";
 import { isAllowed } from "../../domain/authorization.ts";
+import { DomainError } from "../../domain/errors.ts";
 import { presentVariable, presentWorkspace } from "./presenters.ts";
 
 type H = Handlers<RequestContext>;
@@ -65,4 +66,27 @@ export const workspaceHandlers = {
     });
     return { status: 201, body: { data: presentVariable(variable) } };
   },
+
+  async updateVariable({ path, body, ctx }) {
+    const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
+    const variable = await loadVariable(ctx, workspace.id, path.variable_id);
+    if (body.data.id !== undefined && body.data.id !== variable.id) {
+      throw new DomainError("DOCUMENT_INVALID", "data.id does not match the variable in the path.", { source: { pointer: "/data/id" } });
+    }
+    const updated = await updateVariable(ctx.services, principalOf(ctx), workspace, variable, body.data.attributes ?? {});
+    return { status: 200, body: { data: presentVariable(updated) } };
+  },
+
+  async deleteVariable({ path, ctx }) {
+    const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
+    const variable = await loadVariable(ctx, workspace.id, path.variable_id);
+    await deleteVariable(ctx.services, principalOf(ctx), workspace, variable);
+    return { status: 204, body: undefined };
+  },
 } satisfies Partial<H>;
+
+async function loadVariable(ctx: RequestContext, workspaceId: string, variableId: string) {
+  const variable = await ctx.services.stores.variables.getById(variableId);
+  if (!variable || variable.workspaceId !== workspaceId) throw notFound(`Variable ${variableId}`);
+  return variable;
+}
