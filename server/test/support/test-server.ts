@@ -1,0 +1,72 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { createServer, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import type { Test } from "uvu";
+import { createStackShipClient, type Client } from "../../../client/src/index.ts";
+import { createClient as createTfeClient, type Client as TfeClient } from "../../../generated/tfe/client/client/index.ts";
+import { loadConfig } from "../../src/config.ts";
+import { createStackShip } from "../../src/server.ts";
+import type { Services } from "../../src/services.ts";
+import type { Database, Dialect } from "../../src/store/index.ts";
+import { testDialects, withDatabase } from "./databases.ts";
+
+/** A running StackShip on a private database and data directory. */
+export interface TestServer {
+  baseUrl: string;
+  dialect: Dialect;
+  db: Database;
+  services: Services;
+  bootstrapToken: string;
+  /** A v1 SDK client authenticated as the deployment administrator. */
+  admin: Client;
+  /** A v1 SDK client with the given token (or none). */
+  v1(token?: string): Client;
+  /** A compatibility-surface SDK client with the given token (or none). */
+  tfe(token?: string): TfeClient;
+}
+
+/** Options of a test server: an injectable clock. */
+export interface TestServerOptions {
+  clock?: () => Date;
+}
+
+/** Starts StackShip on a fresh database of `dialect`, runs `fn`, and tears everything down. */
+export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServer) => Promise<T>, options: TestServerOptions = {}): Promise<T> {
+  return withDatabase(dialect, async (db) => {
+    const dataDir = await mkdtemp(join(tmpdir(), "ss-server-"));
+    const bootstrapToken = `ss0.${randomBytes(24).toString("base64url")}`;
+    const config = {
+      ...loadConfig({}),
+      dataDir,
+      databaseUrl: "unused://",
+      bootstrapToken,
+      validateResponses: true,
+      logLevel: "silent",
+    };
+    const stackship = await createStackShip(config, { database: db, logger: pino({ level: "silent" }), clock: options.clock });
+    const http: Server = createServer(stackship.app.callback());
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    const baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    const v1 = (token?: string) => createStackShipClient({ baseUrl, token });
+    const tfe = (token?: string) => createTfeClient({ baseUrl, headers: { Accept: "application/vnd.api+json" }, auth: token });
+    try {
+      return await fn({ baseUrl, dialect, db, services: stackship.services, bootstrapToken, admin: v1(bootstrapToken), v1, tfe });
+    } finally {
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+      http.closeAllConnections();
+      await stackship.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+}
+
+/** Registers one uvu case per test dialect, each on its own fresh server. */
+export function testEachServer<T>(test: Test<T>, title: string, fn: (server: TestServer) => Promise<void>, options: TestServerOptions = {}): void {
+  for (const dialect of testDialects()) {
+    test(`${title} [${dialect}]`, () => withTestServer(dialect, fn, options));
+  }
+}
