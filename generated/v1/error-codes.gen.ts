@@ -22,6 +22,7 @@ export const errorCodes = {
   CONFIGURATION_UPLOAD_TOO_LARGE: { status: 413, title: "Configuration upload too large" },
   OPENTOFU_VERSION_UNAVAILABLE: { status: 422, title: "OpenTofu version unavailable" },
   EXECUTION_REGION_UNAVAILABLE: { status: 422, title: "Execution region unavailable" },
+  RUN_TRANSITION_INVALID: { status: 409, title: "Run cannot do that now" },
   CONSTRAINT_VIOLATION: { status: 409, title: "Conflicting change" },
   INTERNAL: { status: 500, title: "Internal error" },
 } as const;

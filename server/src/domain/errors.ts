@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   CONFIGURATION_UPLOAD_TOO_LARGE: { kind: 'too_large', title: 'Configuration upload too large' },
   OPENTOFU_VERSION_UNAVAILABLE: { kind: 'invalid', title: 'OpenTofu version unavailable' },
   EXECUTION_REGION_UNAVAILABLE: { kind: 'invalid', title: 'Execution region unavailable' },
+  RUN_TRANSITION_INVALID: { kind: 'conflict', title: 'Run cannot do that now' },
   CONSTRAINT_VIOLATION: { kind: 'conflict', title: 'Conflicting change' },
   INTERNAL: { kind: 'unavailable', title: 'Internal error' },
 } as const satisfies Record<string, { readonly kind: ErrorKind; readonly title: string }>;

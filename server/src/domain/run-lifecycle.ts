@@ -1,0 +1,156 @@
+import { DomainError } from './errors.ts';
+import type { RunKind, RunStatus } from './run.ts';
+
+/**
+ * The run state machine: one pure function from (run, event) to the next status. Every status
+ * change of a run goes through `transition`; see RUN-LIFECYCLE.md beside this file for the
+ * prose version and the reasons behind each edge.
+ */
+
+/** Why a run ended (or stopped) where it did; recorded with terminal and recovery statuses. */
+export const RUN_REASONS = [
+  'plan_failed',
+  'plan_canceled',
+  'no_changes',
+  'speculative',
+  'policy_hard_failed',
+  'policy_errored',
+  'discarded',
+  'canceled',
+  'approval_expired',
+  'applied',
+  'apply_failed',
+  'apply_interrupted',
+  'apply_uncertain',
+  'recovered',
+] as const;
+/** A reason code. */
+export type RunReason = (typeof RUN_REASONS)[number];
+
+/** The outcome of the policy stage as the lifecycle needs it. */
+export type PolicyOutcome = 'skipped' | 'passed' | 'soft_failed' | 'hard_failed' | 'errored';
+
+/** Something that happened to a run. */
+export type RunEvent =
+  | { type: 'plan_started' }
+  | { type: 'plan_finished'; hasChanges: boolean }
+  | { type: 'plan_failed' }
+  | { type: 'policy_evaluated'; outcome: PolicyOutcome }
+  | { type: 'policy_overridden' }
+  | { type: 'approved' }
+  | { type: 'discarded' }
+  | { type: 'approval_expired' }
+  | { type: 'cancel_requested' }
+  | { type: 'apply_started' }
+  | { type: 'apply_finished' }
+  /** tofu exited non-zero and no state version was left pending: nothing was published. */
+  | { type: 'apply_failed' }
+  /** The runner died, the sandbox was lost, the wall clock ran out, or a state version is pending. */
+  | { type: 'apply_uncertain'; interrupted: boolean }
+  /** An operator resolved a recovery: committed the pending state version, or kept the current one. */
+  | { type: 'recovery_resolved'; stateCommitted: boolean };
+
+/** The part of a run the lifecycle reads. */
+export interface LifecycleRun {
+  status: RunStatus;
+  kind: RunKind;
+  /** Known once the plan finished; null before. */
+  hasChanges: boolean | null;
+}
+
+/** The result of a transition: the new status and, for an ending, its reason. */
+export interface Transition {
+  status: RunStatus;
+  reason: RunReason | null;
+}
+
+function invalid(run: LifecycleRun, event: RunEvent): DomainError {
+  return new DomainError('RUN_TRANSITION_INVALID', `A run that is ${run.status} cannot take '${event.type}'.`, {
+    meta: { status: run.status, event: event.type },
+  });
+}
+
+/** After the policy stage passed (or was skipped or overridden): finish, or wait for a human. */
+function afterPolicyPassed(run: LifecycleRun): Transition {
+  if (run.kind === 'speculative') return { status: 'planned_and_finished', reason: 'speculative' };
+  if (run.hasChanges === false) return { status: 'planned_and_finished', reason: 'no_changes' };
+  return { status: 'awaiting_approval', reason: null };
+}
+
+/** The next status of `run` after `event`, or RUN_TRANSITION_INVALID. */
+export function transition(run: LifecycleRun, event: RunEvent): Transition {
+  switch (run.status) {
+    case 'pending':
+      if (event.type === 'plan_started') return { status: 'planning', reason: null };
+      if (event.type === 'cancel_requested') return { status: 'canceled', reason: 'canceled' };
+      break;
+    case 'planning':
+      if (event.type === 'plan_finished') return { status: 'policy_checking', reason: null };
+      if (event.type === 'plan_failed') return { status: 'errored', reason: 'plan_failed' };
+      // The runner interrupts tofu and reports; a plan writes no state, so this is final.
+      if (event.type === 'cancel_requested') return { status: 'canceled', reason: 'plan_canceled' };
+      break;
+    case 'policy_checking':
+      if (event.type === 'policy_evaluated') {
+        switch (event.outcome) {
+          case 'skipped':
+          case 'passed':
+            return afterPolicyPassed(run);
+          case 'soft_failed':
+            return { status: 'policy_soft_failed', reason: null };
+          case 'hard_failed':
+            return { status: 'errored', reason: 'policy_hard_failed' };
+          case 'errored':
+            // An OPA failure blocks like a hard failure; it is never a pass.
+            return { status: 'errored', reason: 'policy_errored' };
+        }
+      }
+      if (event.type === 'cancel_requested') return { status: 'canceled', reason: 'canceled' };
+      break;
+    case 'policy_soft_failed':
+      if (event.type === 'policy_overridden') return afterPolicyPassed(run);
+      if (event.type === 'discarded') return { status: 'discarded', reason: 'discarded' };
+      if (event.type === 'approval_expired') return { status: 'expired', reason: 'approval_expired' };
+      if (event.type === 'cancel_requested') return { status: 'canceled', reason: 'canceled' };
+      break;
+    case 'awaiting_approval':
+      if (event.type === 'approved') return { status: 'applying', reason: null };
+      if (event.type === 'discarded') return { status: 'discarded', reason: 'discarded' };
+      if (event.type === 'approval_expired') return { status: 'expired', reason: 'approval_expired' };
+      if (event.type === 'cancel_requested') return { status: 'canceled', reason: 'canceled' };
+      break;
+    case 'applying':
+      if (event.type === 'apply_started') return { status: 'applying', reason: null };
+      if (event.type === 'apply_finished') return { status: 'applied', reason: 'applied' };
+      if (event.type === 'apply_failed') return { status: 'errored', reason: 'apply_failed' };
+      // Never a guess: whatever the provider may have changed, an operator decides.
+      if (event.type === 'apply_uncertain') return { status: 'needs_recovery', reason: event.interrupted ? 'apply_interrupted' : 'apply_uncertain' };
+      break;
+    case 'needs_recovery':
+      if (event.type === 'recovery_resolved') return { status: event.stateCommitted ? 'applied' : 'errored', reason: 'recovered' };
+      break;
+    case 'applied':
+    case 'planned_and_finished':
+    case 'discarded':
+    case 'canceled':
+    case 'errored':
+    case 'expired':
+    case 'plan_credentials_required':
+      break;
+    default: {
+      const unreachable: never = run.status;
+      throw new TypeError(`unknown run status ${String(unreachable)}`);
+    }
+  }
+  throw invalid(run, event);
+}
+
+/** Whether a human decision (approve or discard) is what the run waits for. */
+export function awaitsDecision(status: RunStatus): boolean {
+  return status === 'awaiting_approval' || status === 'policy_soft_failed';
+}
+
+/** Whether the run may still be canceled. */
+export function isCancelable(status: RunStatus): boolean {
+  return status === 'pending' || status === 'planning' || status === 'policy_checking' || awaitsDecision(status);
+}
