@@ -1,3 +1,4 @@
+import { migrations as migrationList } from './migrations/index.ts';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { testEachDatabase } from '../../test/support/databases.ts';
 import { dialectOf, migrateDown, migrateLatest, openDatabase, rollbackAll } from './db.ts';
 
-const TABLES = [
+const FOUNDATION_TABLES = [
   'api_tokens',
   'audit_events',
   'configuration_versions',
@@ -21,6 +22,9 @@ const TABLES = [
   'workspace_variables',
   'workspaces',
 ];
+const EXECUTION_TABLES = ['run_attempts', 'run_jobs', 'run_log_chunks', 'run_reviews'];
+const MIGRATION_NAMES = migrationList.map((m) => m.name);
+const LAST = MIGRATION_NAMES[MIGRATION_NAMES.length - 1];
 
 const open = suite('openDatabase');
 
@@ -97,19 +101,27 @@ testEachDatabase(
   'migrate up, down, then up again',
   async (db) => {
     const progress: string[] = [];
-    assert.equal(await migrateLatest(db, (message) => progress.push(message)), ['20261202000000_create_foundation']);
+    assert.equal(await migrateLatest(db, (message) => progress.push(message)), MIGRATION_NAMES);
     assert.ok(progress.some((message) => message.includes('20261202000000_create_foundation')));
-    assert.equal(await tableNames(db), TABLES);
+    const all = await tableNames(db);
+    for (const table of [...FOUNDATION_TABLES, ...EXECUTION_TABLES]) assert.ok(all.includes(table), `missing ${table}`);
     assert.equal(await migrateLatest(db), [], 'a second run applies nothing');
 
-    assert.equal(await migrateDown(db), ['20261202000000_create_foundation']);
-    assert.equal(await tableNames(db), []);
+    // Down reverts only the newest migration; the older tables stay.
+    assert.equal(await migrateDown(db), [LAST]);
+    assert.ok((await tableNames(db)).includes('runs'));
+    assert.equal(await migrateLatest(db), [LAST]);
+    assert.equal(await tableNames(db), all);
+    if (db.dialect === 'sqlite') {
+      // Dropping columns makes SQLite rebuild the table; the invariant's CHECKs must survive it.
+      const [table] = (await db.knex.raw("select sql from sqlite_master where name = 'runs'")) as Array<{ sql: string }>;
+      assert.match(table.sql, 'runs_auto_apply_false');
+      assert.match(table.sql, 'runs_is_destroy_false');
+    }
 
-    assert.equal(await migrateLatest(db), ['20261202000000_create_foundation']);
-    assert.equal(await tableNames(db), TABLES);
-    assert.equal(await rollbackAll(db), ['20261202000000_create_foundation']);
+    assert.equal(await rollbackAll(db), [...MIGRATION_NAMES].reverse());
     assert.equal(await tableNames(db), []);
-    assert.equal(await migrateLatest(db), ['20261202000000_create_foundation']);
+    assert.equal(await migrateLatest(db), MIGRATION_NAMES);
   },
   { migrate: false },
 );

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import * as createFoundation from './20261202000000_create_foundation.ts';
+import * as createRunExecution from './20261202010000_create_run_execution.ts';
 
 /** A migration as the migration source serves it. */
 export interface NamedMigration {
@@ -11,4 +12,5 @@ export interface NamedMigration {
 /** Every migration, oldest first. Add new ones here: nothing is discovered from the filesystem. */
 export const migrations: readonly NamedMigration[] = [
   { name: '20261202000000_create_foundation', up: createFoundation.up, down: createFoundation.down },
+  { name: '20261202010000_create_run_execution', up: createRunExecution.up, down: createRunExecution.down },
 ];
