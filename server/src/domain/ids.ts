@@ -14,6 +14,9 @@ export const ID_PREFIXES = {
   apiToken: 'at',
   grant: 'grt',
   auditEvent: 'evt',
+  attempt: 'att',
+  review: 'rev',
+  job: 'job',
 } as const;
 
 /** An entity kind that has prefixed ids. */

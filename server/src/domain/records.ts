@@ -1,6 +1,7 @@
 import type { Role, ScopeKind } from './authorization.ts';
 import type { InputSnapshotDocument, VariableCategory } from './input-snapshot.ts';
-import type { RunKind, RunStatus } from './run.ts';
+import type { ApplyPhaseStatus, PlanPhaseStatus, RunKind, RunStatus } from './run.ts';
+import type { PolicyOutcome, RunReason } from './run-lifecycle.ts';
 
 // Every timestamp below is an ISO string in Date.prototype.toISOString() form.
 
@@ -132,6 +133,39 @@ export interface Run {
   createdBy: string | null;
   createdAt: string;
   updatedAt: string;
+  /** What execution recorded; every member is null (or pending) until it happened. */
+  execution: RunExecution;
+}
+
+/** The plan's resource counts; a replace counts as both a create and a destroy. */
+export interface PlanCounts {
+  create: number;
+  change: number;
+  destroy: number;
+}
+
+/** A run's execution record: phase results, evidence digests and lifecycle times. */
+export interface RunExecution {
+  planStatus: PlanPhaseStatus;
+  applyStatus: ApplyPhaseStatus;
+  statusReason: RunReason | null;
+  hasChanges: boolean | null;
+  planCounts: PlanCounts | null;
+  planDigest: string | null;
+  planSizeBytes: number | null;
+  planArtifactKey: string | null;
+  planJsonDigest: string | null;
+  planJsonSizeBytes: number | null;
+  planJsonArtifactKey: string | null;
+  dependencyBundleDigest: string | null;
+  policyOutcome: PolicyOutcome | null;
+  policyResultDigest: string | null;
+  predecessorStateVersionId: string | null;
+  predecessorStateDigest: string | null;
+  workspaceLockFence: number | null;
+  approvalExpiresAt: string | null;
+  cancelRequestedAt: string | null;
+  finishedAt: string | null;
 }
 
 /** Who did what to which object, and why where a reason is required. */
@@ -145,4 +179,59 @@ export interface AuditEvent {
   reason: string | null;
   data: Record<string, unknown>;
   createdAt: string;
+}
+
+/** The phases that run in a sandbox. */
+export type ExecutionPhase = 'plan' | 'apply';
+
+/** The persisted status of one attempt. */
+export type AttemptStatus = 'running' | 'succeeded' | 'failed' | 'interrupted' | 'lost';
+
+/** One execution of a phase in one sandbox. */
+export interface RunAttempt {
+  id: string;
+  runId: string;
+  phase: ExecutionPhase;
+  attemptNumber: number;
+  runnerId: string;
+  sandboxId: string | null;
+  sandboxName: string | null;
+  region: string;
+  baseProfile: string;
+  status: AttemptStatus;
+  /** Why the attempt ended, e.g. `exit_zero`, `exit_nonzero`, `timeout`, `interrupted`, `runner_lost`. */
+  terminalClassification: string | null;
+  startedAt: string;
+  heartbeatAt: string;
+  finishedAt: string | null;
+}
+
+/** A recorded human (or expiry) decision and the evidence it is bound to. */
+export interface RunReview {
+  id: string;
+  runId: string;
+  decision: 'approved' | 'discarded' | 'canceled' | 'expired';
+  actorId: string | null;
+  reason: string | null;
+  planDigest: string | null;
+  policyResultDigest: string | null;
+  predecessorStateDigest: string | null;
+  dependencyBundleDigest: string | null;
+  decidedAt: string;
+}
+
+/** A queued unit of runner work. */
+export interface RunJob {
+  id: string;
+  runId: string;
+  workspaceId: string;
+  phase: ExecutionPhase;
+  serial: boolean;
+  status: 'queued' | 'running' | 'done';
+  runnerId: string | null;
+  attempts: number;
+  availableAt: string;
+  heartbeatAt: string | null;
+  createdAt: string;
+  finishedAt: string | null;
 }

@@ -14,6 +14,8 @@ import { WorkspaceRepository } from './workspace-repository.ts';
 
 export { migrateDown, migrateLatest, openDatabase, rollbackAll } from './db.ts';
 export type { Database } from './db.ts';
+export { AttemptRepository, JobRepository, LogRepository, ReviewRepository, type LogPhase, type LogWindow } from './execution-repositories.ts';
+import { AttemptRepository, JobRepository, LogRepository, ReviewRepository } from './execution-repositories.ts';
 export type { Dialect, Executor } from './dialect.ts';
 export type { CreateOrganizationInput } from './organization-repository.ts';
 export type { CreateProjectInput } from './project-repository.ts';
@@ -53,6 +55,10 @@ export interface Stores {
   snapshots: SnapshotRepository;
   runs: RunRepository;
   audit: AuditRepository;
+  attempts: AttemptRepository;
+  logs: LogRepository;
+  reviews: ReviewRepository;
+  jobs: JobRepository;
 }
 
 /** Every repository running on the given database or transaction. */
@@ -69,6 +75,10 @@ export function createStores(executor: Executor, dialect: Dialect): Stores {
     snapshots: new SnapshotRepository(executor, dialect),
     runs: new RunRepository(executor, dialect),
     audit: new AuditRepository(executor, dialect),
+    attempts: new AttemptRepository(executor, dialect),
+    logs: new LogRepository(executor, dialect),
+    reviews: new ReviewRepository(executor, dialect),
+    jobs: new JobRepository(executor, dialect),
   };
 }
 

@@ -135,6 +135,28 @@ export interface RunRow {
   created_by: string | null;
   created_at: DbTimestamp;
   updated_at: DbTimestamp;
+  plan_status?: string;
+  apply_status?: string;
+  status_reason?: string | null;
+  has_changes?: DbBoolean | null;
+  plan_create?: number | null;
+  plan_change?: number | null;
+  plan_destroy?: number | null;
+  plan_digest?: string | null;
+  plan_size_bytes?: number | string | null;
+  plan_artifact_key?: string | null;
+  plan_json_digest?: string | null;
+  plan_json_size_bytes?: number | string | null;
+  plan_json_artifact_key?: string | null;
+  dependency_bundle_digest?: string | null;
+  policy_outcome?: string | null;
+  policy_result_digest?: string | null;
+  predecessor_state_version_id?: string | null;
+  predecessor_state_digest?: string | null;
+  workspace_lock_fence?: number | string | null;
+  approval_expires_at?: DbTimestamp | null;
+  cancel_requested_at?: DbTimestamp | null;
+  finished_at?: DbTimestamp | null;
 }
 
 /** audit_events */

@@ -1,11 +1,12 @@
 import type { RunCursorKey } from '../domain/cursor.ts';
 import { newId } from '../domain/ids.ts';
-import type { Run } from '../domain/records.ts';
-import { assertRunCreationAllowed, isRunStatus, type RunKind, type RunStatus } from '../domain/run.ts';
+import type { PlanCounts, Run, RunExecution } from '../domain/records.ts';
+import type { PolicyOutcome, RunReason } from '../domain/run-lifecycle.ts';
+import { APPLY_PHASE_STATUSES, PLAN_PHASE_STATUSES, assertRunCreationAllowed, isRunStatus, type ApplyPhaseStatus, type PlanPhaseStatus, type RunKind, type RunStatus } from '../domain/run.ts';
 import type { Dialect, Executor } from './dialect.ts';
 import type { RunRow } from './rows.ts';
 import { translating } from './translate-error.ts';
-import { isoForWrite, isoFromRow } from './values.ts';
+import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from './values.ts';
 
 /** What creating a run needs. `autoApply` and `isDestroy` may only be absent or false. */
 export interface CreateRunInput {
@@ -101,6 +102,48 @@ export class RunRepository {
     });
   }
 
+  /**
+   * Applies an execution update, only while the run is still in `expectedStatus` (compare and
+   * set), so two racing decisions cannot both win. Returns the updated run, or undefined when
+   * the run was not in that status.
+   */
+  async update(id: string, expectedStatus: RunStatus, patch: RunPatch): Promise<Run | undefined> {
+    const row = patchToRow(patch);
+    return translating(this.dialect, async () => {
+      const changed = await this.db<RunRow>('runs').where({ id, status: expectedStatus }).update(row);
+      if (changed === 0) return undefined;
+      const updated = await this.db<RunRow>('runs').where({ id }).first();
+      return updated && toRun(updated);
+    });
+  }
+
+  /** The oldest non-terminal non-speculative run of a workspace that is ahead of `run` in creation order. */
+  async activeBefore(workspaceId: string, createdAt: string, id: string, activeStatuses: readonly RunStatus[]): Promise<Run | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db<RunRow>('runs')
+        .where({ workspace_id: workspaceId, kind: 'plan_and_apply' })
+        .whereIn('status', activeStatuses as RunStatus[])
+        .whereRaw('(??, ??) < (?, ?)', ['created_at', 'id', isoForWrite(createdAt), id])
+        .orderBy([
+          { column: 'created_at', order: 'asc' },
+          { column: 'id', order: 'asc' },
+        ])
+        .first();
+      return row && toRun(row);
+    });
+  }
+
+  /** Runs in one of `statuses` whose approval window closed at or before `now`. */
+  async listApprovalExpired(now: Date | string, statuses: readonly RunStatus[]): Promise<Run[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db<RunRow>('runs')
+        .whereIn('status', statuses as RunStatus[])
+        .whereNotNull('approval_expires_at')
+        .where('approval_expires_at', '<=', isoForWrite(now));
+      return rows.map(toRun);
+    });
+  }
+
   /** One page of the organization's runs, newest first (keyset pagination on created_at, id). */
   async listByOrganization(organizationId: string, options: ListRunsOptions): Promise<RunPage> {
     return this.listPage('organization_id', organizationId, options);
@@ -137,6 +180,54 @@ function firstRefused(camel: unknown, snake: unknown): unknown {
   return camel !== undefined && camel !== false ? camel : snake;
 }
 
+/** The columns an execution update may set, by their domain names. */
+export type RunPatch = Partial<Omit<RunExecution, 'planCounts'>> & {
+  status?: RunStatus;
+  planCounts?: PlanCounts | null;
+  updatedAt: Date | string;
+};
+
+function patchToRow(patch: RunPatch): Partial<RunRow> {
+  const row: Partial<RunRow> = { updated_at: isoForWrite(patch.updatedAt) };
+  const set = <K extends keyof RunRow>(key: K, value: RunRow[K] | undefined) => {
+    if (value !== undefined) row[key] = value;
+  };
+  if (patch.status !== undefined && !isRunStatus(patch.status)) throw new TypeError(`unknown run status ${String(patch.status)}`);
+  if (patch.planStatus !== undefined && !(PLAN_PHASE_STATUSES as readonly string[]).includes(patch.planStatus)) throw new TypeError(`unknown plan status ${patch.planStatus}`);
+  if (patch.applyStatus !== undefined && !(APPLY_PHASE_STATUSES as readonly string[]).includes(patch.applyStatus)) throw new TypeError(`unknown apply status ${patch.applyStatus}`);
+  set('status', patch.status);
+  set('plan_status', patch.planStatus);
+  set('apply_status', patch.applyStatus);
+  set('status_reason', patch.statusReason);
+  set('has_changes', patch.hasChanges);
+  if (patch.planCounts !== undefined) {
+    row.plan_create = patch.planCounts?.create ?? null;
+    row.plan_change = patch.planCounts?.change ?? null;
+    row.plan_destroy = patch.planCounts?.destroy ?? null;
+  }
+  set('plan_digest', patch.planDigest);
+  set('plan_size_bytes', patch.planSizeBytes);
+  set('plan_artifact_key', patch.planArtifactKey);
+  set('plan_json_digest', patch.planJsonDigest);
+  set('plan_json_size_bytes', patch.planJsonSizeBytes);
+  set('plan_json_artifact_key', patch.planJsonArtifactKey);
+  set('dependency_bundle_digest', patch.dependencyBundleDigest);
+  set('policy_outcome', patch.policyOutcome);
+  set('policy_result_digest', patch.policyResultDigest);
+  set('predecessor_state_version_id', patch.predecessorStateVersionId);
+  set('predecessor_state_digest', patch.predecessorStateDigest);
+  set('workspace_lock_fence', patch.workspaceLockFence);
+  const time = (value: string | null | undefined) => (value === undefined || value === null ? value : isoForWrite(value));
+  set('approval_expires_at', time(patch.approvalExpiresAt));
+  set('cancel_requested_at', time(patch.cancelRequestedAt));
+  set('finished_at', time(patch.finishedAt));
+  return row;
+}
+
+function nullableNumber(value: number | string | null | undefined): number | null {
+  return value === null || value === undefined ? null : numberFromRow(value);
+}
+
 function toRun(row: RunRow): Run {
   return {
     id: row.id,
@@ -160,5 +251,30 @@ function toRun(row: RunRow): Run {
     createdBy: row.created_by,
     createdAt: isoFromRow(row.created_at),
     updatedAt: isoFromRow(row.updated_at),
+    execution: {
+      planStatus: (row.plan_status ?? 'pending') as PlanPhaseStatus,
+      applyStatus: (row.apply_status ?? 'pending') as ApplyPhaseStatus,
+      statusReason: (row.status_reason ?? null) as RunReason | null,
+      hasChanges: row.has_changes === null || row.has_changes === undefined ? null : booleanFromRow(row.has_changes),
+      planCounts:
+        row.plan_create === null || row.plan_create === undefined
+          ? null
+          : { create: numberFromRow(row.plan_create), change: numberFromRow(row.plan_change ?? 0), destroy: numberFromRow(row.plan_destroy ?? 0) },
+      planDigest: row.plan_digest ?? null,
+      planSizeBytes: nullableNumber(row.plan_size_bytes),
+      planArtifactKey: row.plan_artifact_key ?? null,
+      planJsonDigest: row.plan_json_digest ?? null,
+      planJsonSizeBytes: nullableNumber(row.plan_json_size_bytes),
+      planJsonArtifactKey: row.plan_json_artifact_key ?? null,
+      dependencyBundleDigest: row.dependency_bundle_digest ?? null,
+      policyOutcome: (row.policy_outcome ?? null) as PolicyOutcome | null,
+      policyResultDigest: row.policy_result_digest ?? null,
+      predecessorStateVersionId: row.predecessor_state_version_id ?? null,
+      predecessorStateDigest: row.predecessor_state_digest ?? null,
+      workspaceLockFence: nullableNumber(row.workspace_lock_fence),
+      approvalExpiresAt: optionalIsoFromRow(row.approval_expires_at ?? null),
+      cancelRequestedAt: optionalIsoFromRow(row.cancel_requested_at ?? null),
+      finishedAt: optionalIsoFromRow(row.finished_at ?? null),
+    },
   };
 }

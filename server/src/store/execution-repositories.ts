@@ -1,0 +1,288 @@
+import { newId } from '../domain/ids.ts';
+import type { AttemptStatus, ExecutionPhase, RunAttempt, RunJob, RunReview } from '../domain/records.ts';
+import type { Dialect, Executor } from './dialect.ts';
+import { translating } from './translate-error.ts';
+import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from './values.ts';
+
+type Row = Record<string, any>;
+
+function toAttempt(row: Row): RunAttempt {
+  return {
+    id: row.id,
+    runId: row.run_id,
+    phase: row.phase,
+    attemptNumber: numberFromRow(row.attempt_number),
+    runnerId: row.runner_id,
+    sandboxId: row.sandbox_id,
+    sandboxName: row.sandbox_name,
+    region: row.region,
+    baseProfile: row.base_profile,
+    status: row.status,
+    terminalClassification: row.terminal_classification,
+    startedAt: isoFromRow(row.started_at),
+    heartbeatAt: isoFromRow(row.heartbeat_at),
+    finishedAt: optionalIsoFromRow(row.finished_at),
+  };
+}
+
+/** Phase attempts: one row per sandbox execution. */
+export class AttemptRepository {
+  constructor(
+    private readonly db: Executor,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /** Starts the next attempt of a phase (attempt numbers count from 1). */
+  async start(input: { runId: string; phase: ExecutionPhase; runnerId: string; region: string; baseProfile: string; now: Date | string }): Promise<RunAttempt> {
+    return translating(this.dialect, async () => {
+      const last = await this.db('run_attempts').where({ run_id: input.runId, phase: input.phase }).max({ n: 'attempt_number' }).first();
+      const now = isoForWrite(input.now);
+      const row = {
+        id: newId('attempt'),
+        run_id: input.runId,
+        phase: input.phase,
+        attempt_number: (last?.n === null || last?.n === undefined ? 0 : numberFromRow(last.n)) + 1,
+        runner_id: input.runnerId,
+        sandbox_id: null,
+        sandbox_name: null,
+        region: input.region,
+        base_profile: input.baseProfile,
+        status: 'running',
+        terminal_classification: null,
+        started_at: now,
+        heartbeat_at: now,
+        finished_at: null,
+      };
+      await this.db('run_attempts').insert(row);
+      return toAttempt(row);
+    });
+  }
+
+  /** Records the sandbox an attempt runs in. */
+  async recordSandbox(id: string, sandboxId: string, sandboxName: string): Promise<void> {
+    await translating(this.dialect, () => this.db('run_attempts').where({ id }).update({ sandbox_id: sandboxId, sandbox_name: sandboxName }));
+  }
+
+  /** Refreshes a running attempt's heartbeat. */
+  async heartbeat(id: string, now: Date | string): Promise<void> {
+    await translating(this.dialect, () => this.db('run_attempts').where({ id, status: 'running' }).update({ heartbeat_at: isoForWrite(now) }));
+  }
+
+  /** Ends a running attempt; a second finish is ignored (returns false). */
+  async finish(id: string, status: Exclude<AttemptStatus, 'running'>, classification: string, now: Date | string): Promise<boolean> {
+    return translating(this.dialect, async () => {
+      const changed = await this.db('run_attempts')
+        .where({ id, status: 'running' })
+        .update({ status, terminal_classification: classification, finished_at: isoForWrite(now) });
+      return changed > 0;
+    });
+  }
+
+  /** A run's attempts in order. */
+  async listByRun(runId: string): Promise<RunAttempt[]> {
+    return translating(this.dialect, async () =>
+      (await this.db('run_attempts').where({ run_id: runId }).orderBy([{ column: 'phase', order: 'desc' }, { column: 'attempt_number', order: 'asc' }])).map(toAttempt),
+    );
+  }
+
+  /** Running attempts whose heartbeat is older than `before`. */
+  async listStale(before: Date | string): Promise<RunAttempt[]> {
+    return translating(this.dialect, async () =>
+      (await this.db('run_attempts').where({ status: 'running' }).where('heartbeat_at', '<', isoForWrite(before))).map(toAttempt),
+    );
+  }
+}
+
+/** The phases whose logs are stored. */
+export type LogPhase = 'plan' | 'policy' | 'apply';
+
+/** A window of one phase's log. */
+export interface LogWindow {
+  text: string;
+  nextOffset: number;
+  complete: boolean;
+}
+
+/** Sequence-numbered, already sanitized log chunks per run phase. */
+export class LogRepository {
+  constructor(
+    private readonly db: Executor,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /** Appends a chunk; `final` marks the phase's log complete. Returns its sequence number. */
+  async append(runId: string, phase: LogPhase, text: string, final: boolean, now: Date | string): Promise<number> {
+    return translating(this.dialect, async () => {
+      const last = await this.db('run_log_chunks').where({ run_id: runId, phase }).max({ n: 'seq' }).first();
+      const seq = last?.n === null || last?.n === undefined ? 0 : numberFromRow(last.n) + 1;
+      await this.db('run_log_chunks').insert({ run_id: runId, phase, seq, text, final, created_at: isoForWrite(now) });
+      return seq;
+    });
+  }
+
+  /** The phase's text from character `offset`, at most `limit` characters. */
+  async read(runId: string, phase: LogPhase, offset: number, limit: number): Promise<LogWindow> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db('run_log_chunks').where({ run_id: runId, phase }).orderBy('seq', 'asc').select('text', 'final');
+      const all = rows.map((r) => r.text as string).join('');
+      const complete = rows.some((r) => booleanFromRow(r.final));
+      const text = all.slice(offset, offset + limit);
+      return { text, nextOffset: Math.min(all.length, offset + text.length), complete: complete && offset + text.length >= all.length };
+    });
+  }
+
+  /** The last `lines` lines of a phase's log. */
+  async tail(runId: string, phase: LogPhase, lines: number): Promise<string[]> {
+    const window = await this.read(runId, phase, 0, Number.MAX_SAFE_INTEGER);
+    return window.text.split('\n').filter((line) => line.length > 0).slice(-lines);
+  }
+}
+
+function toReview(row: Row): RunReview {
+  return {
+    id: row.id,
+    runId: row.run_id,
+    decision: row.decision,
+    actorId: row.actor_id,
+    reason: row.reason,
+    planDigest: row.plan_digest,
+    policyResultDigest: row.policy_result_digest,
+    predecessorStateDigest: row.predecessor_state_digest,
+    dependencyBundleDigest: row.dependency_bundle_digest,
+    decidedAt: isoFromRow(row.decided_at),
+  };
+}
+
+/** Review decisions: at most one per run (a unique index makes racing decisions fail). */
+export class ReviewRepository {
+  constructor(
+    private readonly db: Executor,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /** Records the run's decision; a second decision throws CONSTRAINT_VIOLATION. */
+  async record(input: Omit<RunReview, 'id' | 'decidedAt'> & { decidedAt: Date | string }): Promise<RunReview> {
+    const row = {
+      id: newId('review'),
+      run_id: input.runId,
+      decision: input.decision,
+      actor_id: input.actorId,
+      reason: input.reason,
+      plan_digest: input.planDigest,
+      policy_result_digest: input.policyResultDigest,
+      predecessor_state_digest: input.predecessorStateDigest,
+      dependency_bundle_digest: input.dependencyBundleDigest,
+      decided_at: isoForWrite(input.decidedAt),
+    };
+    return translating(this.dialect, async () => {
+      await this.db('run_reviews').insert(row);
+      return toReview(row);
+    });
+  }
+
+  /** The run's decision, if any. */
+  async getByRun(runId: string): Promise<RunReview | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db('run_reviews').where({ run_id: runId }).first();
+      return row && toReview(row);
+    });
+  }
+}
+
+function toJob(row: Row): RunJob {
+  return {
+    id: row.id,
+    runId: row.run_id,
+    workspaceId: row.workspace_id,
+    phase: row.phase,
+    serial: booleanFromRow(row.serial),
+    status: row.status,
+    runnerId: row.runner_id,
+    attempts: numberFromRow(row.attempts),
+    availableAt: isoFromRow(row.available_at),
+    heartbeatAt: optionalIsoFromRow(row.heartbeat_at),
+    createdAt: isoFromRow(row.created_at),
+    finishedAt: optionalIsoFromRow(row.finished_at),
+  };
+}
+
+/** The run job queue of the embedded default (and its fallback on PostgreSQL). */
+export class JobRepository {
+  constructor(
+    private readonly db: Executor,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /** Enqueues a phase of a run. */
+  async enqueue(input: { runId: string; workspaceId: string; phase: ExecutionPhase; serial: boolean; now: Date | string }): Promise<RunJob> {
+    const now = isoForWrite(input.now);
+    const row = {
+      id: newId('job'),
+      run_id: input.runId,
+      workspace_id: input.workspaceId,
+      phase: input.phase,
+      serial: input.serial,
+      status: 'queued',
+      runner_id: null,
+      attempts: 0,
+      available_at: now,
+      heartbeat_at: null,
+      created_at: now,
+      finished_at: null,
+    };
+    return translating(this.dialect, async () => {
+      await this.db('run_jobs').insert(row);
+      return toJob(row);
+    });
+  }
+
+  /**
+   * Claims the oldest available job for `runnerId`: a serial job only when no other serial job
+   * of its workspace is running. Compare-and-set on the status, so two runners never both win.
+   */
+  async claim(runnerId: string, now: Date | string): Promise<RunJob | undefined> {
+    const at = isoForWrite(now);
+    return translating(this.dialect, async () => {
+      const candidates = await this.db('run_jobs as j')
+        .where('j.status', 'queued')
+        .where('j.available_at', '<=', at)
+        .where((q) =>
+          q.where('j.serial', false).orWhereNotExists(
+            this.db('run_jobs as r').select(this.db.raw('1')).whereRaw('r.workspace_id = j.workspace_id').where('r.serial', true).where('r.status', 'running'),
+          ),
+        )
+        .orderBy([{ column: 'j.created_at', order: 'asc' }, { column: 'j.id', order: 'asc' }])
+        .limit(5)
+        .select('j.*');
+      for (const candidate of candidates) {
+        const changed = await this.db('run_jobs')
+          .where({ id: candidate.id, status: 'queued' })
+          .update({ status: 'running', runner_id: runnerId, attempts: numberFromRow(candidate.attempts) + 1, heartbeat_at: at });
+        if (changed > 0) return toJob({ ...candidate, status: 'running', runner_id: runnerId, attempts: numberFromRow(candidate.attempts) + 1, heartbeat_at: at });
+      }
+      return undefined;
+    });
+  }
+
+  /** Refreshes the heartbeat of the runner's running jobs. */
+  async heartbeat(runnerId: string, now: Date | string): Promise<void> {
+    await translating(this.dialect, () => this.db('run_jobs').where({ runner_id: runnerId, status: 'running' }).update({ heartbeat_at: isoForWrite(now) }));
+  }
+
+  /** Marks a job done. */
+  async finish(id: string, now: Date | string): Promise<void> {
+    await translating(this.dialect, () => this.db('run_jobs').where({ id }).update({ status: 'done', finished_at: isoForWrite(now) }));
+  }
+
+  /** Running jobs whose runner stopped heartbeating before `before`. */
+  async listStale(before: Date | string): Promise<RunJob[]> {
+    return translating(this.dialect, async () =>
+      (await this.db('run_jobs').where({ status: 'running' }).where('heartbeat_at', '<', isoForWrite(before))).map(toJob),
+    );
+  }
+
+  /** A run's jobs, oldest first. */
+  async listByRun(runId: string): Promise<RunJob[]> {
+    return translating(this.dialect, async () => (await this.db('run_jobs').where({ run_id: runId }).orderBy('created_at', 'asc')).map(toJob));
+  }
+}
