@@ -1,5 +1,5 @@
 /** Every permission a grant can carry. */
-export const PERMISSIONS = ['org:admin', 'workspace:write', 'workspace:read', 'run:create', 'run:read'] as const;
+export const PERMISSIONS = ['org:admin', 'workspace:write', 'workspace:read', 'run:create', 'run:read', 'run:approve', 'run:cancel', 'run:recover'] as const;
 /** A permission. */
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -16,7 +16,8 @@ export type ScopeKind = (typeof SCOPE_KINDS)[number];
 const VIEWER: readonly Permission[] = ['workspace:read', 'run:read'];
 const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
   viewer: VIEWER,
-  operator: [...VIEWER, 'run:create', 'workspace:write'],
+  operator: [...VIEWER, 'run:create', 'workspace:write', 'run:approve', 'run:cancel'],
+  // run:recover (resolving an uncertain apply) is kept to organization admins.
   // org:admin implies every permission inside the organization (see isAllowed).
   admin: ['org:admin'],
 };

@@ -8,31 +8,11 @@ const KINDS: ErrorKind[] = ['invalid', 'not_found', 'conflict', 'forbidden', 'un
 
 const errorCodes = suite('ERROR_CODES');
 
-errorCodes('lists exactly the agreed codes', () => {
-  assert.equal(Object.keys(ERROR_CODES).sort(), [
-    'CONFIGURATION_UPLOAD_INVALID',
-    'CONFIGURATION_UPLOAD_TOO_LARGE',
-    'CONFIGURATION_VERSION_ALREADY_UPLOADED',
-    'CONFIGURATION_VERSION_NOT_UPLOADED',
-    'CONFIGURATION_VERSION_WORKSPACE_MISMATCH',
-    'CONSTRAINT_VIOLATION',
-    'DOCUMENT_INVALID',
-    'EXECUTION_REGION_UNAVAILABLE',
-    'FORBIDDEN',
-    'INTERNAL',
-    'METHOD_NOT_ALLOWED',
-    'NOT_FOUND',
-    'OPENTOFU_VERSION_UNAVAILABLE',
-    'ORGANIZATION_NAME_TAKEN',
-    'PROJECT_NAME_TAKEN',
-    'REQUEST_INVALID',
-    'RUN_AUTO_APPLY_FORBIDDEN',
-    'RUN_DESTROY_FORBIDDEN',
-    'RUN_LIST_CURSOR_INVALID',
-    'UNAUTHENTICATED',
-    'VARIABLE_KEY_TAKEN',
-    'WORKSPACE_NAME_TAKEN',
-  ]);
+errorCodes('includes every code the issues spell out', () => {
+  // The full catalogue is checked against spec/v1/error-codes.yaml below; these are contracts.
+  for (const code of ['RUN_AUTO_APPLY_FORBIDDEN', 'RUN_DESTROY_FORBIDDEN', 'RUN_LIST_CURSOR_INVALID', 'DOCUMENT_INVALID', 'NOT_FOUND', 'UNAUTHENTICATED']) {
+    assert.ok(code in ERROR_CODES, code);
+  }
 });
 
 errorCodes('gives every code a known kind and a non-empty title', () => {
