@@ -1,0 +1,490 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { constants as fsConstants, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, open, realpath, rm, writeFile } from 'node:fs/promises';
+import type net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  API_SOCKET_NAME,
+  openApiChannel,
+  SANDBOX_API_PORT,
+  SANDBOX_API_SOCKET_DIR,
+  SANDBOX_API_SOCKET_PATH,
+  type ApiChannel,
+  type ApiTarget,
+} from './api-channel.ts';
+
+/**
+ * One command in one fresh bubblewrap sandbox. See `bwrapArgs` for what the sandbox is made of,
+ * `sandbox-launcher.mjs` for its first process, `api-channel.ts` for its only way out.
+ */
+
+/** The name of the isolation profile every attempt records; change it when `bwrapArgs` changes meaningfully. */
+export const SANDBOX_BASE_PROFILE = 'stackship-standard-v1';
+/** The private, writable work directory inside the sandbox (also HOME and the working directory). */
+export const SANDBOX_WORK_DIR = '/work';
+/** A conventional read-only mount point for the runner's `.tools` directory (tofu, opa, providers). */
+export const SANDBOX_TOOLS_DIR = '/opt/stackship/tools';
+/** PATH inside the sandbox unless the caller's env sets one. */
+export const SANDBOX_DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+const DEFAULT_KILL_GRACE_MS = 5_000;
+const DEFAULT_INTERRUPT_GRACE_MS = 30_000;
+const DEFAULT_COLLECT_MAX_BYTES = 256 * 1024 * 1024;
+const TMP_SIZE_BYTES = 256 * 1024 * 1024;
+
+const LAUNCHER_HOST_PATH = fileURLToPath(new URL('./sandbox-launcher.mjs', import.meta.url));
+const SANDBOX_LAUNCHER_PATH = '/run/stackship/launcher.mjs';
+/** bwrap passes inherited descriptors through; the launcher's control channel is the fourth stdio slot. */
+const CONTROL_FD = 3;
+
+const SANDBOX_ID_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
+// 252 is the largest multiple of 36 below 256: bytes from it up are dropped so every character is equally likely.
+const SANDBOX_ID_UNBIASED_LIMIT = 252;
+const SANDBOX_ID_PATTERN = /^sbx-[0-9a-z]{16}$/;
+// A hostname label, which is also what the name is used as inside.
+const SANDBOX_NAME_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export type OutputStream = 'stdout' | 'stderr';
+
+/** A host path made visible read-only inside the sandbox, at `target` (default: the same path). */
+export interface ReadOnlyBind {
+  source: string;
+  target?: string;
+}
+
+export interface SandboxOptions {
+  /** The command, run with the working directory /work; argv[0] is looked up in the sandbox's PATH. */
+  argv: readonly string[];
+  /** Hostname inside and the recorded sandbox name; a DNS label. Default: the sandbox id. */
+  name?: string;
+  /** Preassigned id (`sbx-` + 16 of [0-9a-z]), e.g. one already recorded on the attempt. Default: a new one. */
+  sandboxId?: string;
+  /** Files to create in /work before start: relative path → contents. Applied after `copyDir`. */
+  files?: Readonly<Record<string, string | Uint8Array>>;
+  /** A host directory whose contents are copied into /work before start (e.g. an unpacked configuration). */
+  copyDir?: string;
+  /**
+   * The command's whole environment; nothing of the runner's leaks in. PATH defaults to
+   * SANDBOX_DEFAULT_PATH and HOME to /work. Passed over the launcher's control channel, never on a
+   * command line, so values do not appear in the host's process list.
+   */
+  env?: Readonly<Record<string, string>>;
+  /** Wall-clock limit: then SIGTERM to the command's process group, SIGKILL of the sandbox after `killGraceMs`. */
+  timeoutMs?: number;
+  /** Grace between SIGTERM and SIGKILL. Default 5 s. */
+  killGraceMs?: number;
+  /** Grace between the interrupt (SIGINT) of an abort and the SIGTERM that follows. Default 30 s. */
+  interruptGraceMs?: number;
+  /** Abort = interrupt: SIGINT so tofu can stop cleanly, then SIGTERM, then SIGKILL. */
+  signal?: AbortSignal;
+  /** Called with every chunk the command writes, in order per stream. Must not throw (a throw stops the calls and rejects the run afterwards). */
+  onOutput?: (chunk: Buffer, stream: OutputStream) => void;
+  /** Open an API channel for this attempt to this host:port; inside, it is SANDBOX_API_URL. Closed when the attempt ends. */
+  api?: ApiTarget;
+  /** Alternatively, an API channel socket the caller manages (see `openApiChannel`). */
+  apiSocketPath?: string;
+  /** Host paths to mount read-only, e.g. `{ source: '<repo>/.tools', target: SANDBOX_TOOLS_DIR }`. */
+  readOnlyBinds?: ReadonlyArray<string | ReadOnlyBind>;
+  /** Relative paths in /work to read back after the command ended; missing (or non-regular) files come back as null. */
+  collect?: readonly string[];
+  /** Largest file `collect` reads back. Default 256 MiB; a larger file is an error. */
+  collectMaxBytes?: number;
+  /** Parent directory of the attempt's private host directory. Default: os.tmpdir(). */
+  tmpDir?: string;
+  /** Default /usr/bin/bwrap. */
+  bwrapPath?: string;
+  /** The node binary that runs the launcher inside. Default: the one running this process. */
+  nodePath?: string;
+}
+
+export interface SandboxResult {
+  sandboxId: string;
+  name: string;
+  baseProfile: typeof SANDBOX_BASE_PROFILE;
+  /** Whether the command itself was started inside the sandbox. */
+  started: boolean;
+  /** The command's exit code; null when it was killed by a signal or the sandbox was killed. Set to bwrap's status when the sandbox failed before the command ran. */
+  exitCode: number | null;
+  /** The signal that ended the command (or the sandbox, when it had to be SIGKILLed). */
+  signal: NodeJS.Signals | null;
+  /** The wall-clock limit was reached. */
+  timedOut: boolean;
+  /** The abort signal fired (before or during the run). */
+  interrupted: boolean;
+  /** The sandbox had to be SIGKILLed after the grace period. */
+  killed: boolean;
+  durationMs: number;
+  /** The `collect` files by relative path. */
+  files: Record<string, Buffer | null>;
+  /** A sandbox-level failure (bwrap or the launcher), not the command's own. */
+  error?: string;
+}
+
+/** A fresh sandbox id: `sbx-` and 16 characters of [0-9a-z]. */
+export function newSandboxId(): string {
+  let suffix = '';
+  while (suffix.length < 16) {
+    for (const byte of randomBytes(32)) {
+      if (byte >= SANDBOX_ID_UNBIASED_LIMIT) continue;
+      suffix += SANDBOX_ID_ALPHABET[byte % SANDBOX_ID_ALPHABET.length];
+      if (suffix.length === 16) break;
+    }
+  }
+  return `sbx-${suffix}`;
+}
+
+export function isSandboxId(value: unknown): value is string {
+  return typeof value === 'string' && SANDBOX_ID_PATTERN.test(value);
+}
+
+/** What `bwrapArgs` needs to know about one attempt's host side. */
+export interface BwrapLayout {
+  name: string;
+  /** Host directory mounted read-write at /work. */
+  workDir: string;
+  /** Host directory holding the generated passwd, group, hosts and nsswitch.conf. */
+  etcDir: string;
+  launcherPath: string;
+  nodePath: string;
+  /** Host directory holding the API channel socket (named API_SOCKET_NAME), if the attempt has one. */
+  apiSocketDir?: string;
+  /** A caller-managed API channel socket, if the attempt uses one. */
+  apiSocketPath?: string;
+  readOnlyBinds: ReadonlyArray<Required<ReadOnlyBind>>;
+}
+
+/**
+ * The whole bwrap command line, in one place. As root without a user namespace, every isolation
+ * property here comes from a flag; removing one removes that property.
+ */
+export function bwrapArgs(layout: BwrapLayout): string[] {
+  const args: string[] = [];
+  const add = (...parts: string[]) => args.push(...parts);
+
+  // Namespaces.
+  add('--unshare-pid'); // own PID namespace: sees only its own processes; all die with its pid 1
+  add('--unshare-ipc'); // no System V IPC / POSIX message queues shared with the host
+  add('--unshare-uts'); // own hostname, so --hostname does not touch the host's
+  add('--unshare-cgroup'); // /proc/self/cgroup shows the sandbox as the root, hiding the host's layout
+  add('--unshare-net'); // only a private loopback: no route anywhere; the API channel is the one way out
+  add('--hostname', layout.name); // the attempt's sandbox name, visible to the command and in logs
+
+  // Process lifetime and privileges.
+  add('--die-with-parent'); // PR_SET_PDEATHSIG: if the runner dies (even SIGKILL), the sandbox dies with it
+  add('--new-session'); // setsid(): no controlling terminal, so no TIOCSTI injection into the runner's tty
+  add('--cap-drop', 'ALL'); // uid 0 inside but with no capabilities (CapEff 0): no mounts, no DAC override, no raw sockets
+
+  // Environment: the launcher gets only these; the command's env comes over the control channel.
+  add('--clearenv'); // nothing of the runner's environment (tokens, keys, DATABASE_URL…) leaks in
+  add('--setenv', 'PATH', SANDBOX_DEFAULT_PATH);
+  add('--setenv', 'HOME', SANDBOX_WORK_DIR);
+
+  // Filesystem: a fresh tmpfs root holding only what a tofu run needs, made read-only at the end.
+  add('--ro-bind', '/usr', '/usr'); // binaries and libraries (sh, coreutils, libc, node on Debian)
+  for (const top of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
+    // Debian's merged /usr makes these symlinks; recreate them as such (or bind a real directory).
+    const host = `/${top}`;
+    const kind = hostEntryKind(host);
+    if (kind === 'symlink') add('--symlink', readlinkSync(host), host);
+    else if (kind === 'directory') add('--ro-bind', host, host);
+  }
+  add('--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache'); // the dynamic loader's library index
+  add('--ro-bind-try', '/etc/alternatives', '/etc/alternatives'); // Debian's symlinks behind e.g. awk
+  add('--ro-bind-try', '/etc/ssl', '/etc/ssl'); // CA certificates, should a provider ever need TLS to the channel
+  for (const file of ['passwd', 'group', 'hosts', 'nsswitch.conf']) {
+    // Generated minimal files instead of the host's: no host accounts or host names inside.
+    add('--ro-bind', path.join(layout.etcDir, file), `/etc/${file}`);
+  }
+  add('--proc', '/proc'); // a procfs of the sandbox's own PID namespace only
+  add('--dev', '/dev'); // a minimal /dev: null, zero, full, random, urandom, tty, shm, pts
+  add('--size', String(TMP_SIZE_BYTES), '--tmpfs', '/tmp'); // private, bounded scratch space
+  add('--bind', layout.workDir, SANDBOX_WORK_DIR); // the private work dir, a host temp dir so results can be read back
+  add('--ro-bind', layout.launcherPath, SANDBOX_LAUNCHER_PATH); // the first process (and loopback forwarder)
+  if (!isUnder(layout.nodePath, '/usr')) add('--ro-bind', layout.nodePath, layout.nodePath); // node outside /usr
+  if (layout.apiSocketDir !== undefined) {
+    add('--ro-bind', layout.apiSocketDir, SANDBOX_API_SOCKET_DIR); // the API channel; connect() works on a read-only mount
+  } else if (layout.apiSocketPath !== undefined) {
+    add('--ro-bind', layout.apiSocketPath, SANDBOX_API_SOCKET_PATH);
+  }
+  for (const bind of layout.readOnlyBinds) add('--ro-bind', bind.source, bind.target); // e.g. .tools
+  add('--remount-ro', '/'); // the root tmpfs (and so /etc, /run, /opt) becomes read-only; /work and /tmp stay writable
+  add('--chdir', SANDBOX_WORK_DIR);
+
+  add(layout.nodePath, SANDBOX_LAUNCHER_PATH);
+  if (layout.apiSocketDir !== undefined || layout.apiSocketPath !== undefined) {
+    add('--api-socket', SANDBOX_API_SOCKET_PATH, '--api-port', String(SANDBOX_API_PORT));
+  }
+  return args;
+}
+
+function hostEntryKind(p: string): 'symlink' | 'directory' | 'other' | 'missing' {
+  try {
+    const stat = lstatSync(p);
+    if (stat.isSymbolicLink()) return 'symlink';
+    return stat.isDirectory() ? 'directory' : 'other';
+  } catch {
+    return 'missing';
+  }
+}
+
+function isUnder(p: string, dir: string): boolean {
+  const relative = path.relative(dir, p);
+  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
+}
+
+/** A relative path that stays inside the work directory, normalised; throws otherwise. */
+function workRelative(p: string, what: string): string {
+  const normal = path.posix.normalize(p);
+  if (p === '' || path.posix.isAbsolute(p) || normal === '.' || normal === '..' || normal.startsWith('../')) {
+    throw new Error(`${what}: '${p}' is not a relative path inside the work directory`);
+  }
+  return normal;
+}
+
+function resolveBinds(binds: SandboxOptions['readOnlyBinds']): Required<ReadOnlyBind>[] {
+  return (binds ?? []).map((bind) => {
+    const { source, target } = typeof bind === 'string' ? { source: bind, target: bind } : bind;
+    const resolvedTarget = path.posix.normalize(target ?? source);
+    if (!path.isAbsolute(source) || !path.posix.isAbsolute(resolvedTarget)) {
+      throw new Error(`readOnlyBinds: '${source}' → '${resolvedTarget}' must both be absolute`);
+    }
+    for (const reserved of ['/', '/usr', '/etc', '/proc', '/dev', '/tmp', '/run', SANDBOX_WORK_DIR]) {
+      if (resolvedTarget === reserved || (reserved !== '/' && isUnder(resolvedTarget, reserved))) {
+        throw new Error(`readOnlyBinds: target '${resolvedTarget}' would cover the sandbox's own ${reserved}`);
+      }
+    }
+    return { source, target: resolvedTarget };
+  });
+}
+
+function etcFiles(name: string): Record<string, string> {
+  return {
+    passwd: 'root:x:0:0:root:/work:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n',
+    group: 'root:x:0:\nnogroup:x:65534:\n',
+    hosts: `127.0.0.1\tlocalhost ${name}\n::1\tlocalhost ip6-localhost ip6-loopback\n`,
+    'nsswitch.conf': 'passwd: files\ngroup: files\nhosts: files\n',
+  };
+}
+
+async function readCollected(workDir: string, relative: string, maxBytes: number): Promise<Buffer | null> {
+  const full = path.join(workDir, relative);
+  // The sandbox wrote this tree: a symlink in it must not make the runner read a host file.
+  let parent: string;
+  try {
+    parent = await realpath(path.dirname(full));
+  } catch {
+    return null;
+  }
+  if (parent !== workDir && !isUnder(parent, workDir)) return null;
+  let handle;
+  try {
+    handle = await open(path.join(parent, path.basename(full)), fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) return null;
+    if (stat.size > maxBytes) throw new Error(`collect: ${relative} is ${stat.size} bytes, more than ${maxBytes}`);
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Runs `options.argv` in a fresh sandbox, streams its output, and cleans everything up afterwards. */
+export async function runInSandbox(options: SandboxOptions): Promise<SandboxResult> {
+  if (options.argv.length === 0) throw new Error('runInSandbox: argv is empty');
+  const sandboxId = options.sandboxId ?? newSandboxId();
+  if (!isSandboxId(sandboxId)) throw new Error(`runInSandbox: '${sandboxId}' is not a sandbox id`);
+  const name = options.name ?? sandboxId;
+  if (!SANDBOX_NAME_PATTERN.test(name)) throw new Error(`runInSandbox: name '${name}' is not a lowercase DNS label`);
+  if (options.api !== undefined && options.apiSocketPath !== undefined) {
+    throw new Error('runInSandbox: give either api or apiSocketPath, not both');
+  }
+  for (const [key, value] of Object.entries(options.env ?? {})) {
+    if (!/^[^=\0]+$/.test(key) || typeof value !== 'string' || value.includes('\0')) {
+      throw new Error(`runInSandbox: env ${JSON.stringify(key)} is not a valid environment entry`);
+    }
+  }
+  const readOnlyBinds = resolveBinds(options.readOnlyBinds);
+  const files = Object.entries(options.files ?? {}).map(([p, contents]) => [workRelative(p, 'files'), contents] as const);
+  const collect = (options.collect ?? []).map((p) => [p, workRelative(p, 'collect')] as const);
+  const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  const interruptGraceMs = options.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS;
+  const collectMaxBytes = options.collectMaxBytes ?? DEFAULT_COLLECT_MAX_BYTES;
+  const nodePath = realpathSync(options.nodePath ?? process.execPath);
+
+  const result: SandboxResult = {
+    sandboxId,
+    name,
+    baseProfile: SANDBOX_BASE_PROFILE,
+    started: false,
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    interrupted: false,
+    killed: false,
+    durationMs: 0,
+    files: Object.fromEntries(collect.map(([p]) => [p, null])),
+  };
+  if (options.signal?.aborted) {
+    result.interrupted = true;
+    return result;
+  }
+
+  const hostDir = await realpath(await mkdtemp(path.join(options.tmpDir ?? os.tmpdir(), `stackship-${sandboxId}-`)));
+  let channel: ApiChannel | undefined;
+  let outputError: unknown;
+  try {
+    const workDir = path.join(hostDir, 'work');
+    const etcDir = path.join(hostDir, 'etc');
+    const channelDir = path.join(hostDir, 'channel');
+    await mkdir(workDir, { mode: 0o700 });
+    await mkdir(etcDir, { mode: 0o700 });
+    for (const [file, contents] of Object.entries(etcFiles(name))) await writeFile(path.join(etcDir, file), contents);
+    if (options.copyDir !== undefined) {
+      await cp(options.copyDir, workDir, { recursive: true, verbatimSymlinks: true, errorOnExist: false, force: true });
+    }
+    for (const [relative, contents] of files) {
+      await mkdir(path.dirname(path.join(workDir, relative)), { recursive: true });
+      await writeFile(path.join(workDir, relative), contents);
+    }
+    if (options.api !== undefined) {
+      await mkdir(channelDir, { mode: 0o700 });
+      channel = await openApiChannel({ socketPath: path.join(channelDir, API_SOCKET_NAME), target: options.api });
+    }
+
+    const args = bwrapArgs({
+      name,
+      workDir,
+      etcDir,
+      launcherPath: LAUNCHER_HOST_PATH,
+      nodePath,
+      apiSocketDir: channel !== undefined ? channelDir : undefined,
+      apiSocketPath: options.apiSocketPath,
+      readOnlyBinds,
+    });
+    const env = { PATH: SANDBOX_DEFAULT_PATH, HOME: SANDBOX_WORK_DIR, ...options.env };
+
+    const startedAt = performance.now();
+    const child = spawn(options.bwrapPath ?? '/usr/bin/bwrap', args, {
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+      env: {},
+    });
+    const control = child.stdio[CONTROL_FD] as net.Socket;
+    let report: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let launcherError: string | undefined;
+    let finished = false;
+    const timers = new Set<NodeJS.Timeout>();
+    const later = (ms: number, fn: () => void) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        if (!finished) fn();
+      }, ms);
+      timers.add(timer);
+    };
+
+    const send = (message: object) => {
+      if (!control.destroyed && control.writable) control.write(`${JSON.stringify(message)}\n`);
+    };
+    let terminating = false;
+    const terminate = () => {
+      if (terminating) return;
+      terminating = true;
+      send({ type: 'signal', signal: 'SIGTERM' });
+      later(killGraceMs, () => {
+        result.killed = true;
+        child.kill('SIGKILL');
+      });
+    };
+    const onAbort = () => {
+      result.interrupted = true;
+      send({ type: 'signal', signal: 'SIGINT' });
+      later(interruptGraceMs, terminate);
+    };
+
+    const deliver = (stream: OutputStream) => (chunk: Buffer) => {
+      if (outputError !== undefined || options.onOutput === undefined) return;
+      try {
+        options.onOutput(chunk, stream);
+      } catch (error) {
+        outputError = error;
+      }
+    };
+    child.stdout!.on('data', deliver('stdout'));
+    child.stderr!.on('data', deliver('stderr'));
+
+    let pending = '';
+    control.setEncoding('utf8');
+    control.on('error', () => {});
+    control.on('data', (data: string) => {
+      pending += data;
+      let newline: number;
+      while ((newline = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, newline);
+        pending = pending.slice(newline + 1);
+        let message: { type?: unknown; code?: unknown; signal?: unknown; message?: unknown };
+        try {
+          message = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        if (message.type === 'started') result.started = true;
+        else if (message.type === 'exit') {
+          report = {
+            code: typeof message.code === 'number' ? message.code : null,
+            signal: typeof message.signal === 'string' ? (message.signal as NodeJS.Signals) : null,
+          };
+        } else if (message.type === 'error') launcherError = String(message.message);
+      }
+    });
+    send({ type: 'start', argv: options.argv, env, cwd: SANDBOX_WORK_DIR });
+
+    if (options.timeoutMs !== undefined) {
+      later(options.timeoutMs, () => {
+        result.timedOut = true;
+        terminate();
+      });
+    }
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    // An abort that landed while the sandbox was being prepared.
+    if (options.signal?.aborted && !result.interrupted) onAbort();
+
+    const [bwrapCode, bwrapSignal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
+      child.once('error', (error) => {
+        launcherError ??= `bwrap: ${error.message}`;
+        resolve([null, null]);
+      });
+      child.once('close', (code, signal) => resolve([code, signal]));
+    });
+    finished = true;
+    for (const timer of timers) clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+    control.destroy();
+    result.durationMs = Math.round(performance.now() - startedAt);
+
+    if (report !== undefined) {
+      result.exitCode = report.code;
+      result.signal = report.signal;
+    } else if (bwrapSignal !== null) {
+      result.signal = bwrapSignal;
+    } else {
+      result.exitCode = bwrapCode;
+      result.error = launcherError ?? `the sandbox ended before the command reported an exit (bwrap status ${bwrapCode})`;
+    }
+    if (launcherError !== undefined) result.error = launcherError;
+
+    for (const [original, relative] of collect) {
+      result.files[original] = await readCollected(workDir, relative, collectMaxBytes);
+    }
+  } finally {
+    await channel?.close();
+    await rm(hostDir, { recursive: true, force: true });
+  }
+  if (outputError !== undefined) throw outputError;
+  return result;
+}
