@@ -46,4 +46,76 @@ export type Handlers<Ctx> = {
     body: NonNullable<Ops["createRun"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<201, Ops["createRun"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  getStateVersionOutput: (input: {
+    path: NonNullable<Ops["getStateVersionOutput"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getStateVersionOutput"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  getStateVersion: (input: {
+    path: NonNullable<Ops["getStateVersion"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getStateVersion"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  downloadStateVersion: (input: {
+    path: NonNullable<Ops["downloadStateVersion"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Uint8Array>>;
+  uploadStateVersionJson: (input: {
+    path: NonNullable<Ops["uploadStateVersionJson"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: Uint8Array;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
+  uploadStateVersion: (input: {
+    path: NonNullable<Ops["uploadStateVersion"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: Uint8Array;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
+  getWorkspace: (input: {
+    path: NonNullable<Ops["getWorkspace"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  forceUnlockWorkspace: (input: {
+    path: NonNullable<Ops["forceUnlockWorkspace"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["forceUnlockWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  lockWorkspace: (input: {
+    path: NonNullable<Ops["lockWorkspace"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["lockWorkspace"]["requestBody"]>["content"]["application/vnd.api+json"] | undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["lockWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  unlockWorkspace: (input: {
+    path: NonNullable<Ops["unlockWorkspace"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["unlockWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  getCurrentStateVersion: (input: {
+    path: NonNullable<Ops["getCurrentStateVersion"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getCurrentStateVersion"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  listCurrentStateVersionOutputs: (input: {
+    path: NonNullable<Ops["listCurrentStateVersionOutputs"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listCurrentStateVersionOutputs"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  createStateVersion: (input: {
+    path: NonNullable<Ops["createStateVersion"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["createStateVersion"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<201, Ops["createStateVersion"]["responses"][201]["content"]["application/vnd.api+json"]>>;
 };

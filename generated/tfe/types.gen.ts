@@ -112,10 +112,275 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/state-version-outputs/{state_version_output_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                state_version_output_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Show one output of a state version
+         * @description A sensitive output's `value` is null here too; StackShip never stores it.
+         */
+        get: operations["getStateVersionOutput"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/state-versions/{state_version_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                state_version_id: components["parameters"]["state_version_id"];
+            };
+            cookie?: never;
+        };
+        /** Show a state version */
+        get: operations["getStateVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/state-versions/{state_version_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                state_version_id: components["parameters"]["state_version_id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download the raw state
+         * @description The exact uploaded bytes. Raw state holds sensitive values (ARCHITECTURE invariant 6), so only a run token of the workspace may read it: a finalized version, or a pending one its own run uploaded. API tokens get 403 (the guarded emergency-state download is the way for people); a version not yet uploaded is 409.
+         */
+        get: operations["downloadStateVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/uploads/state-versions-json/{upload_token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token from the upload URL; it names the state version and expires. */
+                upload_token: components["parameters"]["upload_token"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload the JSON state (the signed `hosted-json-state-upload-url`)
+         * @description Accepted and discarded (StackShip reads state only from the raw upload); no Authorization header.
+         */
+        put: operations["uploadStateVersionJson"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/uploads/state-versions/{upload_token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token from the upload URL; it names the state version and expires. */
+                upload_token: components["parameters"]["upload_token"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload the raw state (the signed `hosted-state-upload-url`)
+         * @description No Authorization header: the signed, expiring token is the proof. The bytes must have the declared MD5 and be a state whose `serial` and `lineage` are the declared ones (422 otherwise); they are stored encrypted and the version stays `pending`. Uploading the same bytes again is accepted; other bytes are 409.
+         */
+        put: operations["uploadStateVersion"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/workspaces/{workspace_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Show a workspace by id
+         * @description The same document as the show-by-name operation; `locked` is true while anyone holds the workspace lock.
+         */
+        get: operations["getWorkspace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/workspaces/{workspace_id}/actions/force-unlock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release the workspace lock whoever holds it
+         * @description Organization administrators only: releasing a run's lock makes that run's state publication impossible (its fence goes stale), so it is an administrator's decision and it is audited. 409 "… is already unlocked" when nobody holds the lock. Run tokens are refused. The request body is ignored.
+         */
+        post: operations["forceUnlockWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/workspaces/{workspace_id}/actions/lock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lock the workspace
+         * @description With an API token: takes the lock for the token's principal with a new fencing token; 409 when anyone holds it (also the caller). With a run token (contract §12.3 (b)): 200 without a new fence when the token's run holds the lock (the runner took it); an apply-phase token of a run that does not hold it gets 409; a plan-phase token gets 200 and takes nothing, because a plan never writes state. Never 204: the CLI decodes the workspace document.
+         */
+        post: operations["lockWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/workspaces/{workspace_id}/actions/unlock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unlock the workspace
+         * @description With an API token: releases a lock the same principal holds. 409 when the workspace is not locked (detail "… is already unlocked") or another holder has it (detail "… is locked by Run run-…" or "… is locked by User prn-…", the text the CLI matches). With a run token: 200 and nothing released while the token's run holds the lock (the runner releases it when the run ends); a plan-phase token always gets 200. The request body is ignored.
+         */
+        post: operations["unlockWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/workspaces/{workspace_id}/current-state-version": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The workspace's current (published) state version
+         * @description 404 means "no state yet". Pending (unconfirmed) versions are never current.
+         */
+        get: operations["getCurrentStateVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/workspaces/{workspace_id}/current-state-version-outputs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The outputs of the current state version
+         * @description `{"data":[]}` when the workspace has no state. Sensitive outputs have a null `value`.
+         */
+        get: operations["listCurrentStateVersionOutputs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/workspaces/{workspace_id}/state-versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a pending state version and get its upload URLs
+         * @description Accepted only from the apply-phase run token of the run that holds the workspace lock at the fence the token is bound to; the serial must exceed the current one and the lineage must equal it. Everything else is 409 with a stable code, and nothing is written: a plan-phase token (`STATE_VERSION_PHASE_FORBIDDEN`), an API token such as `tofu state push` (`STATE_VERSION_RUN_REQUIRED`), a run that does not hold the lock (`STATE_VERSION_LOCK_REQUIRED`), a stale fence (`STATE_VERSION_FENCE_STALE`), a `relationships.run` naming another run (`STATE_VERSION_RUN_MISMATCH`), a serial that does not increase (`STATE_VERSION_SERIAL_NOT_INCREASING`), another lineage (`STATE_VERSION_LINEAGE_MISMATCH`). The version stays `pending`, and is not current, until the runner confirms its publication after a successful apply.
+         */
+        post: operations["createStateVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description Base64 of a JSON object `{"<name>": {"sensitive": bool, "type": <cty type JSON>, "value": <JSON>}}` (`e30=` is `{}`; base64 of `null` is accepted too). */
+        Base64JsonOutputs: string;
         Discovery: {
             "state.v2": string;
             "tfe.v2": string;
@@ -149,6 +414,13 @@ export interface components {
                 status: string;
                 title: string;
             }[];
+        };
+        Pagination: {
+            "current-page": number;
+            "next-page": number | null;
+            "prev-page": number | null;
+            "total-count": number;
+            "total-pages": number;
         };
         Run: {
             attributes: {
@@ -229,6 +501,92 @@ export interface components {
         RunDocument: {
             data: components["schemas"]["Run"];
         };
+        /**
+         * Format: binary
+         * @description The raw state file, byte for byte as it was uploaded.
+         */
+        StateBytes: string;
+        StateVersion: {
+            attributes: {
+                "created-at": components["schemas"]["Timestamp"];
+                /** @description The workspace-lock fencing token the state version was accepted under. */
+                fence?: number;
+                /**
+                 * Format: uri
+                 * @description Absolute, signed and expiring; the JSON state PUT is accepted and discarded. Only in the create response.
+                 */
+                "hosted-json-state-upload-url"?: string;
+                /** @description A path relative to the server (the CLI resolves it and sends its Authorization header). */
+                "hosted-state-download-url": string;
+                /**
+                 * Format: uri
+                 * @description Absolute, signed and expiring; PUT the raw state there without Authorization. Only in the create response.
+                 */
+                "hosted-state-upload-url"?: string;
+                lineage: string;
+                md5: string;
+                "published-at"?: components["schemas"]["Timestamp"] | null;
+                serial: number;
+                /** @description SHA-256 of the uploaded state bytes; null until uploaded. */
+                sha256?: string | null;
+                "size-bytes"?: number | null;
+                /**
+                 * @description `pending` until the runner confirms the publication after a successful apply; `finalized` once published (only a finalized version can be the current one).
+                 * @enum {unknown}
+                 */
+                status: "pending" | "finalized" | "discarded";
+                "uploaded-at"?: components["schemas"]["Timestamp"] | null;
+            };
+            id: string;
+            relationships: {
+                run: components["schemas"]["ToOne"];
+            };
+            /** @constant */
+            type: "state-versions";
+        };
+        StateVersionCreateDocument: {
+            data: {
+                attributes: {
+                    force?: boolean;
+                    "json-state-outputs"?: components["schemas"]["Base64JsonOutputs"];
+                    lineage: string;
+                    md5: string;
+                    serial: number;
+                };
+                relationships?: {
+                    run?: components["schemas"]["ToOne"];
+                };
+                /** @constant */
+                type?: "state-versions";
+            };
+        };
+        StateVersionDocument: {
+            data: components["schemas"]["StateVersion"];
+        };
+        StateVersionOutput: {
+            attributes: {
+                /** @description The cty type as JSON, e.g. `"string"` or `["list","string"]`. */
+                "detailed-type": unknown;
+                name: string;
+                sensitive: boolean;
+                /** @description The kind of the value (`string`, `number`, `bool`, `list`, `object`, …); the CLI decodes it but does not use it. */
+                type: string;
+                /** @description The output's value; always null when the output is sensitive (StackShip never stores sensitive output values). */
+                value: unknown;
+            };
+            id: string;
+            /** @constant */
+            type: "state-version-outputs";
+        };
+        StateVersionOutputDocument: {
+            data: components["schemas"]["StateVersionOutput"];
+        };
+        StateVersionOutputListDocument: {
+            data: components["schemas"]["StateVersionOutput"][];
+            meta: {
+                pagination: components["schemas"]["Pagination"];
+            };
+        };
         Timestamp: string;
         ToOne: {
             data: components["schemas"]["TypedId"] | null;
@@ -303,6 +661,15 @@ export interface components {
         WorkspaceDocument: {
             data: components["schemas"]["Workspace"];
         };
+        /** @description The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too. */
+        WorkspaceLockDocument: {
+            data?: {
+                attributes?: {
+                    reason?: string;
+                };
+                type?: string;
+            };
+        };
     };
     responses: {
         /** @description A JSON:API error document; the CLI shows `title` and `detail`. */
@@ -315,7 +682,12 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        state_version_id: string;
+        /** @description The signed token from the upload URL; it names the state version and expires. */
+        upload_token: string;
+        workspace_id: string;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
@@ -460,6 +832,321 @@ export interface operations {
                 };
                 content: {
                     "application/vnd.api+json": components["schemas"]["RunDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+        };
+    };
+    getStateVersionOutput: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                state_version_output_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The output. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["StateVersionOutputDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    getStateVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                state_version_id: components["parameters"]["state_version_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The state version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["StateVersionDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    downloadStateVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                state_version_id: components["parameters"]["state_version_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The raw state file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["StateBytes"];
+                };
+            };
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+        };
+    };
+    uploadStateVersionJson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token from the upload URL; it names the state version and expires. */
+                upload_token: components["parameters"]["upload_token"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": components["schemas"]["StateBytes"];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+        };
+    };
+    uploadStateVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token from the upload URL; it names the state version and expires. */
+                upload_token: components["parameters"]["upload_token"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": components["schemas"]["StateBytes"];
+            };
+        };
+        responses: {
+            /** @description Stored. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+        };
+    };
+    getWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspace. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["WorkspaceDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    forceUnlockWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unlocked; the workspace document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["WorkspaceDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+        };
+    };
+    lockWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["WorkspaceLockDocument"];
+            };
+        };
+        responses: {
+            /** @description Locked (or already held by the calling run); the workspace document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["WorkspaceDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+        };
+    };
+    unlockWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unlocked (or left to the runner); the workspace document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["WorkspaceDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+        };
+    };
+    getCurrentStateVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The current state version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["StateVersionDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    listCurrentStateVersionOutputs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The outputs, by name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["StateVersionOutputListDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    createStateVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["StateVersionCreateDocument"];
+            };
+        };
+        responses: {
+            /** @description Created, pending, with absolute signed upload URLs. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["StateVersionDocument"];
                 };
             };
             401: components["responses"]["Error"];

@@ -82,6 +82,30 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getRun"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  approveRun: (input: {
+    path: NonNullable<Ops["approveRun"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["approveRun"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<202, Ops["approveRun"]["responses"][202]["content"]["application/vnd.api+json"]>>;
+  cancelRun: (input: {
+    path: NonNullable<Ops["cancelRun"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["cancelRun"]["requestBody"]>["content"]["application/vnd.api+json"] | undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<202, Ops["cancelRun"]["responses"][202]["content"]["application/vnd.api+json"]>>;
+  discardRun: (input: {
+    path: NonNullable<Ops["discardRun"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["discardRun"]["requestBody"]>["content"]["application/vnd.api+json"] | undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<202, Ops["discardRun"]["responses"][202]["content"]["application/vnd.api+json"]>>;
+  getRunLog: (input: {
+    path: NonNullable<Ops["getRunLog"]["parameters"]["path"]>;
+    query: NonNullable<Ops["getRunLog"]["parameters"]["query"]>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getRunLog"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   getWorkspace: (input: {
     path: NonNullable<Ops["getWorkspace"]["parameters"]["path"]>;
     query: Record<string, never>;

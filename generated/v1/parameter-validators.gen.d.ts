@@ -4,6 +4,10 @@ export interface Validator {
   (data: unknown): boolean;
   errors?: Array<{ instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }> | null;
 }
+export declare const approveRunPath: Validator;
+export declare const approveRunQuery: Validator;
+export declare const cancelRunPath: Validator;
+export declare const cancelRunQuery: Validator;
 export declare const createConfigurationVersionPath: Validator;
 export declare const createConfigurationVersionQuery: Validator;
 export declare const createOrganizationPath: Validator;
@@ -20,12 +24,16 @@ export declare const createWorkspacePath: Validator;
 export declare const createWorkspaceQuery: Validator;
 export declare const deleteVariablePath: Validator;
 export declare const deleteVariableQuery: Validator;
+export declare const discardRunPath: Validator;
+export declare const discardRunQuery: Validator;
 export declare const getConfigurationVersionPath: Validator;
 export declare const getConfigurationVersionQuery: Validator;
 export declare const getHealthPath: Validator;
 export declare const getHealthQuery: Validator;
 export declare const getOrganizationPath: Validator;
 export declare const getOrganizationQuery: Validator;
+export declare const getRunLogPath: Validator;
+export declare const getRunLogQuery: Validator;
 export declare const getRunPath: Validator;
 export declare const getRunQuery: Validator;
 export declare const getWorkspacePath: Validator;

@@ -198,6 +198,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{run_id}/actions/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve the reviewed plan
+         * @description Records a review bound to the plan digest the reviewer saw, the persisted policy result digest, the predecessor state digest and the dependency bundle digest, then queues the apply. Any of them differing from what is current is refused with 409 and its own code; nothing is recorded. Only one decision per run is ever recorded.
+         */
+        post: operations["approveRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{run_id}/actions/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a run
+         * @description A queued or planning run stops (tofu is interrupted); a run awaiting a decision ends. An applying run is interrupted and then ends as what really happened: applied, failed, or needs_recovery, never guessed.
+         */
+        post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{run_id}/actions/discard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Discard a run awaiting a decision
+         * @description Records who discarded the run, when and why, and releases the workspace.
+         */
+        post: operations["discardRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{run_id}/logs/{phase}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                phase: "plan" | "policy" | "apply";
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        /** A window of a phase's sanitized log */
+        get: operations["getRunLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspaces/{workspace_id}": {
         parameters: {
             query?: never;
@@ -451,11 +537,19 @@ export interface components {
         ResourceName: string;
         Run: {
             attributes: {
+                /** @enum {string} */
+                apply_status: "pending" | "running" | "finished" | "errored" | "canceled" | "interrupted";
+                approval_expires_at: components["schemas"]["Timestamp"] | null;
                 /** @constant */
                 auto_apply: false;
                 config_digest: components["schemas"]["Sha256"];
                 created_at: components["schemas"]["Timestamp"];
+                /** @description SHA-256 over the dependency lock file and module manifest the plan used. */
+                dependency_bundle_digest: components["schemas"]["Sha256"] | null;
                 execution_region: string;
+                finished_at: components["schemas"]["Timestamp"] | null;
+                /** @description Null until the plan finished. */
+                has_changes: boolean | null;
                 input_digest: components["schemas"]["Sha256"];
                 /** @constant */
                 is_destroy: false;
@@ -463,12 +557,29 @@ export interface components {
                 kind: "plan_and_apply" | "speculative";
                 message: string;
                 opentofu_version: string;
+                /** @description Resource counts of the finished plan; a replace counts as a create and a destroy. Null until the plan finished. */
+                plan_counts: null | {
+                    change: number;
+                    create: number;
+                    destroy: number;
+                };
+                /** @description SHA-256 of the saved plan file; an approval must carry it. */
+                plan_digest: components["schemas"]["Sha256"] | null;
+                /** @enum {string} */
+                plan_status: "pending" | "running" | "finished" | "errored" | "canceled";
                 /** @example linux_amd64 */
                 platform: string;
+                /** @enum {string|null} */
+                policy_outcome: "skipped" | "passed" | "soft_failed" | "hard_failed" | "errored" | null;
+                policy_result_digest: components["schemas"]["Sha256"] | null;
+                /** @description SHA-256 of the workspace state the plan was made against (null when there was none, or before the plan). */
+                predecessor_state_digest: components["schemas"]["Sha256"] | null;
                 /** @enum {string} */
                 source: "api" | "tfe-api" | "github";
                 /** @enum {string} */
                 status: "pending" | "planning" | "policy_checking" | "policy_soft_failed" | "awaiting_approval" | "applying" | "applied" | "planned_and_finished" | "discarded" | "canceled" | "errored" | "expired" | "plan_credentials_required" | "needs_recovery";
+                /** @description Why the run ended where it did (null while it is still moving). */
+                status_reason: null | ("plan_failed" | "plan_canceled" | "no_changes" | "speculative" | "policy_hard_failed" | "policy_errored" | "discarded" | "canceled" | "approval_expired" | "applied" | "apply_failed" | "apply_interrupted" | "apply_uncertain" | "recovered");
                 updated_at: components["schemas"]["Timestamp"];
             };
             id: components["schemas"]["RunId"];
@@ -480,6 +591,17 @@ export interface components {
             };
             /** @constant */
             type: "runs";
+        };
+        RunApprovalDocument: {
+            data: {
+                attributes: {
+                    /** @description The plan digest the reviewer saw; the approval is bound to it. */
+                    plan_digest: components["schemas"]["Sha256"];
+                    reason?: string;
+                };
+                /** @constant */
+                type: "approvals";
+            };
         };
         RunCreateDocument: {
             data: {
@@ -508,6 +630,15 @@ export interface components {
                 type: "runs";
             };
         };
+        RunDecisionDocument: {
+            data: {
+                attributes?: {
+                    reason?: string;
+                };
+                /** @constant */
+                type: "decisions";
+            };
+        };
         RunDocument: {
             data: components["schemas"]["Run"];
         };
@@ -521,6 +652,25 @@ export interface components {
                     /** @description Opaque continuation token; pass it back as `?cursor=`. Null on the last page. */
                     next_cursor: string | null;
                 };
+            };
+        };
+        RunLogDocument: {
+            data: {
+                attributes: {
+                    /** @description Whether the phase's log has ended and `next_offset` is its end. */
+                    complete: boolean;
+                    /** @description Pass it back as `offset` to continue. */
+                    next_offset: number;
+                    offset: number;
+                    /** @enum {string} */
+                    phase: "plan" | "policy" | "apply";
+                    /** @description Sanitized log text from `offset`. */
+                    text: string;
+                };
+                /** @description `<run id>/<phase>` */
+                id: string;
+                /** @constant */
+                type: "run-logs";
             };
         };
         /** @description Lower-case hexadecimal SHA-256. */
@@ -1078,6 +1228,131 @@ export interface operations {
                 };
                 content: {
                     "application/vnd.api+json": components["schemas"]["RunDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    approveRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["RunApprovalDocument"];
+            };
+        };
+        responses: {
+            /** @description Accepted; the run document as it is now. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["RunDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    cancelRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["RunDecisionDocument"];
+            };
+        };
+        responses: {
+            /** @description Accepted; the run document as it is now. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["RunDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    discardRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["RunDecisionDocument"];
+            };
+        };
+        responses: {
+            /** @description Accepted; the run document as it is now. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["RunDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    getRunLog: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                phase: "plan" | "policy" | "apply";
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The text from `offset`, the next offset, and whether the log is complete. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["RunLogDocument"];
                 };
             };
             400: components["responses"]["BadRequest"];

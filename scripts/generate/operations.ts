@@ -79,9 +79,12 @@ function resultType(op: Operation): string {
   if (success.length === 0) throw new Error(`${op.operationId} has no 2xx response`);
   return success
     .map((r) => {
-      const body = r.contentType
-        ? `Ops[${JSON.stringify(op.operationId)}]["responses"][${r.status}]["content"][${JSON.stringify(r.contentType)}]`
-        : "undefined";
+      // Raw bytes go out as they are (the server sends a Uint8Array body unchanged).
+      const body = !r.contentType
+        ? "undefined"
+        : r.contentType === "application/octet-stream"
+          ? "Uint8Array"
+          : `Ops[${JSON.stringify(op.operationId)}]["responses"][${r.status}]["content"][${JSON.stringify(r.contentType)}]`;
       return `HandlerResult<${r.status}, ${body}>`;
     })
     .join(" | ");
@@ -92,7 +95,8 @@ export function emitOperationTable(surface: Surface, operations: Operation[], di
   const rows = operations.map((op) => {
     const responses = op.responses
       .map((r) => {
-        const validate = r.schema ? `v.${exportName(op.operationId, `Response${r.status}`)}` : "null";
+        // Only JSON documents have validators (see validators.ts); raw bytes are not validated.
+        const validate = r.schema && r.contentType?.endsWith("json") ? `v.${exportName(op.operationId, `Response${r.status}`)}` : "null";
         return `      ${r.status}: { contentType: ${JSON.stringify(r.contentType ?? null)}, validate: ${validate} },`;
       })
       .join("\n");

@@ -17,12 +17,23 @@ export interface Config {
   region: string;
   validateResponses: boolean;
   logLevel: string;
+  /** How many phases the in-process runner executes at once. */
+  runnerConcurrency: number;
+  /** Wall-clock limit of one plan or apply attempt. */
+  phaseTimeoutMs: number;
 }
 
 function port(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined || value === "") return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number (0-65535), got '${value}'`);
+  return n;
+}
+
+function positive(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === "") return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got '${value}'`);
   return n;
 }
 
@@ -40,6 +51,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     region: env.STACKSHIP_REGION || "local",
     validateResponses: (env.STACKSHIP_VALIDATE_RESPONSES ?? (env.NODE_ENV === "production" ? "false" : "true")) === "true",
     logLevel: env.STACKSHIP_LOG_LEVEL || "info",
+    runnerConcurrency: positive(env.STACKSHIP_RUNNER_CONCURRENCY, 2, "STACKSHIP_RUNNER_CONCURRENCY"),
+    phaseTimeoutMs: positive(env.STACKSHIP_PHASE_TIMEOUT_SECONDS, 3600, "STACKSHIP_PHASE_TIMEOUT_SECONDS") * 1000,
   };
 }
 

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { loadConfig, type Config } from "./config.ts";
+import { RunnerEngine } from "./runner/engine.ts";
 import { createStackShip } from "./server.ts";
 
 function say(message: string) {
@@ -38,6 +39,14 @@ async function main() {
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.httpPort;
   const url = `http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${port}`;
+  // The embedded default runs the job loop in this process; sandboxes reach the API on loopback.
+  const runner = new RunnerEngine({
+    services: stackship.services,
+    api: { host: config.host === "0.0.0.0" ? "127.0.0.1" : config.host, port },
+    phaseTimeoutMs: config.phaseTimeoutMs,
+  }, { concurrency: config.runnerConcurrency });
+  runner.start();
+  say(`runner ${runner.runnerId} started (concurrency ${config.runnerConcurrency})`);
   say(`StackShip is listening on ${url}  (health: ${url}/healthz)`);
   say(
     bootstrap.file
@@ -50,6 +59,7 @@ async function main() {
   say(`  curl -s -X POST ${url}/v1/organizations/acme/tokens -H "Authorization: Bearer ${tokenExpr}" -H 'Content-Type: application/vnd.api+json' -d '{"data":{"type":"tokens","attributes":{"role":"admin"}}}'`);
   const stop = async (signal: string) => {
     say(`${signal}: shutting down`);
+    await runner.stop({ interrupt: true });
     server.close();
     await stackship.close();
     process.exit(0);

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { CreateRunData, CreateRunErrors, CreateRunResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, GetDiscoveryData, GetDiscoveryResponses, GetEntitlementSetData, GetEntitlementSetErrors, GetEntitlementSetResponses, GetWorkspaceByNameData, GetWorkspaceByNameErrors, GetWorkspaceByNameResponses, PingData, PingResponses } from './types.gen.ts';
+import type { CreateRunData, CreateRunErrors, CreateRunResponses, CreateStateVersionData, CreateStateVersionErrors, CreateStateVersionResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DownloadStateVersionData, DownloadStateVersionErrors, DownloadStateVersionResponses, ForceUnlockWorkspaceData, ForceUnlockWorkspaceErrors, ForceUnlockWorkspaceResponses, GetCurrentStateVersionData, GetCurrentStateVersionErrors, GetCurrentStateVersionResponses, GetDiscoveryData, GetDiscoveryResponses, GetEntitlementSetData, GetEntitlementSetErrors, GetEntitlementSetResponses, GetStateVersionData, GetStateVersionErrors, GetStateVersionOutputData, GetStateVersionOutputErrors, GetStateVersionOutputResponses, GetStateVersionResponses, GetWorkspaceByNameData, GetWorkspaceByNameErrors, GetWorkspaceByNameResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListCurrentStateVersionOutputsData, ListCurrentStateVersionOutputsErrors, ListCurrentStateVersionOutputsResponses, LockWorkspaceData, LockWorkspaceErrors, LockWorkspaceResponses, PingData, PingResponses, UnlockWorkspaceData, UnlockWorkspaceErrors, UnlockWorkspaceResponses, UploadStateVersionData, UploadStateVersionErrors, UploadStateVersionJsonData, UploadStateVersionJsonErrors, UploadStateVersionJsonResponses, UploadStateVersionResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -57,6 +57,152 @@ export const getWorkspaceByName = <ThrowOnError extends boolean = false>(options
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v2/organizations/{organization_name}/workspaces/{workspace_name}',
     ...options
+});
+
+/**
+ * Show a workspace by id
+ *
+ * The same document as the show-by-name operation; `locked` is true while anyone holds the workspace lock.
+ */
+export const getWorkspace = <ThrowOnError extends boolean = false>(options: Options<GetWorkspaceData, ThrowOnError>) => (options.client ?? client).get<GetWorkspaceResponses, GetWorkspaceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}',
+    ...options
+});
+
+/**
+ * Lock the workspace
+ *
+ * With an API token: takes the lock for the token's principal with a new fencing token; 409 when anyone holds it (also the caller). With a run token (contract §12.3 (b)): 200 without a new fence when the token's run holds the lock (the runner took it); an apply-phase token of a run that does not hold it gets 409; a plan-phase token gets 200 and takes nothing, because a plan never writes state. Never 204: the CLI decodes the workspace document.
+ */
+export const lockWorkspace = <ThrowOnError extends boolean = false>(options: Options<LockWorkspaceData, ThrowOnError>) => (options.client ?? client).post<LockWorkspaceResponses, LockWorkspaceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}/actions/lock',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Unlock the workspace
+ *
+ * With an API token: releases a lock the same principal holds. 409 when the workspace is not locked (detail "… is already unlocked") or another holder has it (detail "… is locked by Run run-…" or "… is locked by User prn-…", the text the CLI matches). With a run token: 200 and nothing released while the token's run holds the lock (the runner releases it when the run ends); a plan-phase token always gets 200. The request body is ignored.
+ */
+export const unlockWorkspace = <ThrowOnError extends boolean = false>(options: Options<UnlockWorkspaceData, ThrowOnError>) => (options.client ?? client).post<UnlockWorkspaceResponses, UnlockWorkspaceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}/actions/unlock',
+    ...options
+});
+
+/**
+ * Release the workspace lock whoever holds it
+ *
+ * Organization administrators only: releasing a run's lock makes that run's state publication impossible (its fence goes stale), so it is an administrator's decision and it is audited. 409 "… is already unlocked" when nobody holds the lock. Run tokens are refused. The request body is ignored.
+ */
+export const forceUnlockWorkspace = <ThrowOnError extends boolean = false>(options: Options<ForceUnlockWorkspaceData, ThrowOnError>) => (options.client ?? client).post<ForceUnlockWorkspaceResponses, ForceUnlockWorkspaceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}/actions/force-unlock',
+    ...options
+});
+
+/**
+ * The workspace's current (published) state version
+ *
+ * 404 means "no state yet". Pending (unconfirmed) versions are never current.
+ */
+export const getCurrentStateVersion = <ThrowOnError extends boolean = false>(options: Options<GetCurrentStateVersionData, ThrowOnError>) => (options.client ?? client).get<GetCurrentStateVersionResponses, GetCurrentStateVersionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}/current-state-version',
+    ...options
+});
+
+/**
+ * The outputs of the current state version
+ *
+ * `{"data":[]}` when the workspace has no state. Sensitive outputs have a null `value`.
+ */
+export const listCurrentStateVersionOutputs = <ThrowOnError extends boolean = false>(options: Options<ListCurrentStateVersionOutputsData, ThrowOnError>) => (options.client ?? client).get<ListCurrentStateVersionOutputsResponses, ListCurrentStateVersionOutputsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}/current-state-version-outputs',
+    ...options
+});
+
+/**
+ * Create a pending state version and get its upload URLs
+ *
+ * Accepted only from the apply-phase run token of the run that holds the workspace lock at the fence the token is bound to; the serial must exceed the current one and the lineage must equal it. Everything else is 409 with a stable code, and nothing is written: a plan-phase token (`STATE_VERSION_PHASE_FORBIDDEN`), an API token such as `tofu state push` (`STATE_VERSION_RUN_REQUIRED`), a run that does not hold the lock (`STATE_VERSION_LOCK_REQUIRED`), a stale fence (`STATE_VERSION_FENCE_STALE`), a `relationships.run` naming another run (`STATE_VERSION_RUN_MISMATCH`), a serial that does not increase (`STATE_VERSION_SERIAL_NOT_INCREASING`), another lineage (`STATE_VERSION_LINEAGE_MISMATCH`). The version stays `pending`, and is not current, until the runner confirms its publication after a successful apply.
+ */
+export const createStateVersion = <ThrowOnError extends boolean = false>(options: Options<CreateStateVersionData, ThrowOnError>) => (options.client ?? client).post<CreateStateVersionResponses, CreateStateVersionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}/state-versions',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Show a state version
+ */
+export const getStateVersion = <ThrowOnError extends boolean = false>(options: Options<GetStateVersionData, ThrowOnError>) => (options.client ?? client).get<GetStateVersionResponses, GetStateVersionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/state-versions/{state_version_id}',
+    ...options
+});
+
+/**
+ * Download the raw state
+ *
+ * The exact uploaded bytes. Raw state holds sensitive values (ARCHITECTURE invariant 6), so only a run token of the workspace may read it: a finalized version, or a pending one its own run uploaded. API tokens get 403 (the guarded emergency-state download is the way for people); a version not yet uploaded is 409.
+ */
+export const downloadStateVersion = <ThrowOnError extends boolean = false>(options: Options<DownloadStateVersionData, ThrowOnError>) => (options.client ?? client).get<DownloadStateVersionResponses, DownloadStateVersionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/state-versions/{state_version_id}/download',
+    ...options
+});
+
+/**
+ * Show one output of a state version
+ *
+ * A sensitive output's `value` is null here too; StackShip never stores it.
+ */
+export const getStateVersionOutput = <ThrowOnError extends boolean = false>(options: Options<GetStateVersionOutputData, ThrowOnError>) => (options.client ?? client).get<GetStateVersionOutputResponses, GetStateVersionOutputErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/state-version-outputs/{state_version_output_id}',
+    ...options
+});
+
+/**
+ * Upload the raw state (the signed `hosted-state-upload-url`)
+ *
+ * No Authorization header: the signed, expiring token is the proof. The bytes must have the declared MD5 and be a state whose `serial` and `lineage` are the declared ones (422 otherwise); they are stored encrypted and the version stays `pending`. Uploading the same bytes again is accepted; other bytes are 409.
+ */
+export const uploadStateVersion = <ThrowOnError extends boolean = false>(options: Options<UploadStateVersionData, ThrowOnError>) => (options.client ?? client).put<UploadStateVersionResponses, UploadStateVersionErrors, ThrowOnError>({
+    bodySerializer: null,
+    url: '/api/v2/uploads/state-versions/{upload_token}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/octet-stream',
+        ...options.headers
+    }
+});
+
+/**
+ * Upload the JSON state (the signed `hosted-json-state-upload-url`)
+ *
+ * Accepted and discarded (StackShip reads state only from the raw upload); no Authorization header.
+ */
+export const uploadStateVersionJson = <ThrowOnError extends boolean = false>(options: Options<UploadStateVersionJsonData, ThrowOnError>) => (options.client ?? client).put<UploadStateVersionJsonResponses, UploadStateVersionJsonErrors, ThrowOnError>({
+    bodySerializer: null,
+    url: '/api/v2/uploads/state-versions-json/{upload_token}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/octet-stream',
+        ...options.headers
+    }
 });
 
 /**

@@ -112,6 +112,129 @@ export type WorkspaceDocument = {
     data: Workspace;
 };
 
+/**
+ * The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too.
+ */
+export type WorkspaceLockDocument = {
+    data?: {
+        type?: string;
+        attributes?: {
+            reason?: string;
+        };
+    };
+};
+
+export type StateVersion = {
+    type: 'state-versions';
+    id: string;
+    attributes: {
+        serial: number;
+        lineage: string;
+        md5: string;
+        /**
+         * `pending` until the runner confirms the publication after a successful apply; `finalized` once published (only a finalized version can be the current one).
+         */
+        status: 'pending' | 'finalized' | 'discarded';
+        'created-at': Timestamp;
+        /**
+         * A path relative to the server (the CLI resolves it and sends its Authorization header).
+         */
+        'hosted-state-download-url': string;
+        /**
+         * Absolute, signed and expiring; PUT the raw state there without Authorization. Only in the create response.
+         */
+        'hosted-state-upload-url'?: string;
+        /**
+         * Absolute, signed and expiring; the JSON state PUT is accepted and discarded. Only in the create response.
+         */
+        'hosted-json-state-upload-url'?: string;
+        /**
+         * SHA-256 of the uploaded state bytes; null until uploaded.
+         */
+        sha256?: string | null;
+        'size-bytes'?: number | null;
+        /**
+         * The workspace-lock fencing token the state version was accepted under.
+         */
+        fence?: number;
+        'uploaded-at'?: Timestamp | null;
+        'published-at'?: Timestamp | null;
+    };
+    relationships: {
+        run: ToOne;
+    };
+};
+
+export type StateVersionDocument = {
+    data: StateVersion;
+};
+
+export type StateVersionOutput = {
+    type: 'state-version-outputs';
+    id: string;
+    attributes: {
+        name: string;
+        sensitive: boolean;
+        /**
+         * The kind of the value (`string`, `number`, `bool`, `list`, `object`, …); the CLI decodes it but does not use it.
+         */
+        type: string;
+        /**
+         * The output's value; always null when the output is sensitive (StackShip never stores sensitive output values).
+         */
+        value: unknown;
+        /**
+         * The cty type as JSON, e.g. `"string"` or `["list","string"]`.
+         */
+        'detailed-type': unknown;
+    };
+};
+
+export type Pagination = {
+    'current-page': number;
+    'next-page': number | null;
+    'prev-page': number | null;
+    'total-count': number;
+    'total-pages': number;
+};
+
+export type StateVersionOutputListDocument = {
+    data: Array<StateVersionOutput>;
+    meta: {
+        pagination: Pagination;
+    };
+};
+
+/**
+ * Base64 of a JSON object `{"<name>": {"sensitive": bool, "type": <cty type JSON>, "value": <JSON>}}` (`e30=` is `{}`; base64 of `null` is accepted too).
+ */
+export type Base64JsonOutputs = string;
+
+export type StateVersionCreateDocument = {
+    data: {
+        type?: 'state-versions';
+        attributes: {
+            serial: number;
+            md5: string;
+            lineage: string;
+            force?: boolean;
+            'json-state-outputs'?: Base64JsonOutputs;
+        };
+        relationships?: {
+            run?: ToOne;
+        };
+    };
+};
+
+/**
+ * The raw state file, byte for byte as it was uploaded.
+ */
+export type StateBytes = Blob | File;
+
+export type StateVersionOutputDocument = {
+    data: StateVersionOutput;
+};
+
 export type RunCreateDocument = {
     data: {
         type?: 'runs';
@@ -191,6 +314,15 @@ export type Run = {
 export type RunDocument = {
     data: Run;
 };
+
+export type WorkspaceId = string;
+
+export type StateVersionId = string;
+
+/**
+ * The signed token from the upload URL; it names the state version and expires.
+ */
+export type UploadToken = string;
 
 export type GetDiscoveryData = {
     body?: never;
@@ -325,6 +457,436 @@ export type GetWorkspaceByNameResponses = {
 };
 
 export type GetWorkspaceByNameResponse = GetWorkspaceByNameResponses[keyof GetWorkspaceByNameResponses];
+
+export type GetWorkspaceData = {
+    body?: never;
+    path: {
+        workspace_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}';
+};
+
+export type GetWorkspaceErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type GetWorkspaceError = GetWorkspaceErrors[keyof GetWorkspaceErrors];
+
+export type GetWorkspaceResponses = {
+    /**
+     * The workspace.
+     */
+    200: WorkspaceDocument;
+};
+
+export type GetWorkspaceResponse = GetWorkspaceResponses[keyof GetWorkspaceResponses];
+
+export type LockWorkspaceData = {
+    body?: WorkspaceLockDocument;
+    path: {
+        workspace_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/actions/lock';
+};
+
+export type LockWorkspaceErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    422: ErrorDocument;
+};
+
+export type LockWorkspaceError = LockWorkspaceErrors[keyof LockWorkspaceErrors];
+
+export type LockWorkspaceResponses = {
+    /**
+     * Locked (or already held by the calling run); the workspace document.
+     */
+    200: WorkspaceDocument;
+};
+
+export type LockWorkspaceResponse = LockWorkspaceResponses[keyof LockWorkspaceResponses];
+
+export type UnlockWorkspaceData = {
+    body?: never;
+    path: {
+        workspace_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/actions/unlock';
+};
+
+export type UnlockWorkspaceErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+};
+
+export type UnlockWorkspaceError = UnlockWorkspaceErrors[keyof UnlockWorkspaceErrors];
+
+export type UnlockWorkspaceResponses = {
+    /**
+     * Unlocked (or left to the runner); the workspace document.
+     */
+    200: WorkspaceDocument;
+};
+
+export type UnlockWorkspaceResponse = UnlockWorkspaceResponses[keyof UnlockWorkspaceResponses];
+
+export type ForceUnlockWorkspaceData = {
+    body?: never;
+    path: {
+        workspace_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/actions/force-unlock';
+};
+
+export type ForceUnlockWorkspaceErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+};
+
+export type ForceUnlockWorkspaceError = ForceUnlockWorkspaceErrors[keyof ForceUnlockWorkspaceErrors];
+
+export type ForceUnlockWorkspaceResponses = {
+    /**
+     * Unlocked; the workspace document.
+     */
+    200: WorkspaceDocument;
+};
+
+export type ForceUnlockWorkspaceResponse = ForceUnlockWorkspaceResponses[keyof ForceUnlockWorkspaceResponses];
+
+export type GetCurrentStateVersionData = {
+    body?: never;
+    path: {
+        workspace_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/current-state-version';
+};
+
+export type GetCurrentStateVersionErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type GetCurrentStateVersionError = GetCurrentStateVersionErrors[keyof GetCurrentStateVersionErrors];
+
+export type GetCurrentStateVersionResponses = {
+    /**
+     * The current state version.
+     */
+    200: StateVersionDocument;
+};
+
+export type GetCurrentStateVersionResponse = GetCurrentStateVersionResponses[keyof GetCurrentStateVersionResponses];
+
+export type ListCurrentStateVersionOutputsData = {
+    body?: never;
+    path: {
+        workspace_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/current-state-version-outputs';
+};
+
+export type ListCurrentStateVersionOutputsErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type ListCurrentStateVersionOutputsError = ListCurrentStateVersionOutputsErrors[keyof ListCurrentStateVersionOutputsErrors];
+
+export type ListCurrentStateVersionOutputsResponses = {
+    /**
+     * The outputs, by name.
+     */
+    200: StateVersionOutputListDocument;
+};
+
+export type ListCurrentStateVersionOutputsResponse = ListCurrentStateVersionOutputsResponses[keyof ListCurrentStateVersionOutputsResponses];
+
+export type CreateStateVersionData = {
+    body: StateVersionCreateDocument;
+    path: {
+        workspace_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/state-versions';
+};
+
+export type CreateStateVersionErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    422: ErrorDocument;
+};
+
+export type CreateStateVersionError = CreateStateVersionErrors[keyof CreateStateVersionErrors];
+
+export type CreateStateVersionResponses = {
+    /**
+     * Created, pending, with absolute signed upload URLs.
+     */
+    201: StateVersionDocument;
+};
+
+export type CreateStateVersionResponse = CreateStateVersionResponses[keyof CreateStateVersionResponses];
+
+export type GetStateVersionData = {
+    body?: never;
+    path: {
+        state_version_id: string;
+    };
+    query?: never;
+    url: '/api/v2/state-versions/{state_version_id}';
+};
+
+export type GetStateVersionErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type GetStateVersionError = GetStateVersionErrors[keyof GetStateVersionErrors];
+
+export type GetStateVersionResponses = {
+    /**
+     * The state version.
+     */
+    200: StateVersionDocument;
+};
+
+export type GetStateVersionResponse = GetStateVersionResponses[keyof GetStateVersionResponses];
+
+export type DownloadStateVersionData = {
+    body?: never;
+    path: {
+        state_version_id: string;
+    };
+    query?: never;
+    url: '/api/v2/state-versions/{state_version_id}/download';
+};
+
+export type DownloadStateVersionErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+};
+
+export type DownloadStateVersionError = DownloadStateVersionErrors[keyof DownloadStateVersionErrors];
+
+export type DownloadStateVersionResponses = {
+    /**
+     * The raw state file.
+     */
+    200: StateBytes;
+};
+
+export type DownloadStateVersionResponse = DownloadStateVersionResponses[keyof DownloadStateVersionResponses];
+
+export type GetStateVersionOutputData = {
+    body?: never;
+    path: {
+        state_version_output_id: string;
+    };
+    query?: never;
+    url: '/api/v2/state-version-outputs/{state_version_output_id}';
+};
+
+export type GetStateVersionOutputErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type GetStateVersionOutputError = GetStateVersionOutputErrors[keyof GetStateVersionOutputErrors];
+
+export type GetStateVersionOutputResponses = {
+    /**
+     * The output.
+     */
+    200: StateVersionOutputDocument;
+};
+
+export type GetStateVersionOutputResponse = GetStateVersionOutputResponses[keyof GetStateVersionOutputResponses];
+
+export type UploadStateVersionData = {
+    body: StateBytes;
+    path: {
+        /**
+         * The signed token from the upload URL; it names the state version and expires.
+         */
+        upload_token: string;
+    };
+    query?: never;
+    url: '/api/v2/uploads/state-versions/{upload_token}';
+};
+
+export type UploadStateVersionErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    413: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    422: ErrorDocument;
+};
+
+export type UploadStateVersionError = UploadStateVersionErrors[keyof UploadStateVersionErrors];
+
+export type UploadStateVersionResponses = {
+    /**
+     * Stored.
+     */
+    204: void;
+};
+
+export type UploadStateVersionResponse = UploadStateVersionResponses[keyof UploadStateVersionResponses];
+
+export type UploadStateVersionJsonData = {
+    body: StateBytes;
+    path: {
+        /**
+         * The signed token from the upload URL; it names the state version and expires.
+         */
+        upload_token: string;
+    };
+    query?: never;
+    url: '/api/v2/uploads/state-versions-json/{upload_token}';
+};
+
+export type UploadStateVersionJsonErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    413: ErrorDocument;
+};
+
+export type UploadStateVersionJsonError = UploadStateVersionJsonErrors[keyof UploadStateVersionJsonErrors];
+
+export type UploadStateVersionJsonResponses = {
+    /**
+     * Accepted.
+     */
+    204: void;
+};
+
+export type UploadStateVersionJsonResponse = UploadStateVersionJsonResponses[keyof UploadStateVersionJsonResponses];
 
 export type CreateRunData = {
     body: RunCreateDocument;

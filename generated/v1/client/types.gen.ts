@@ -240,6 +240,40 @@ export type Run = {
         opentofu_version: string;
         execution_region: string;
         platform: string;
+        /**
+         * Why the run ended where it did (null while it is still moving).
+         */
+        status_reason: null | 'plan_failed' | 'plan_canceled' | 'no_changes' | 'speculative' | 'policy_hard_failed' | 'policy_errored' | 'discarded' | 'canceled' | 'approval_expired' | 'applied' | 'apply_failed' | 'apply_interrupted' | 'apply_uncertain' | 'recovered';
+        plan_status: 'pending' | 'running' | 'finished' | 'errored' | 'canceled';
+        apply_status: 'pending' | 'running' | 'finished' | 'errored' | 'canceled' | 'interrupted';
+        /**
+         * Null until the plan finished.
+         */
+        has_changes: boolean | null;
+        /**
+         * Resource counts of the finished plan; a replace counts as a create and a destroy. Null until the plan finished.
+         */
+        plan_counts: null | {
+            create: number;
+            change: number;
+            destroy: number;
+        };
+        /**
+         * SHA-256 of the saved plan file; an approval must carry it.
+         */
+        plan_digest: Sha256 | null;
+        /**
+         * SHA-256 over the dependency lock file and module manifest the plan used.
+         */
+        dependency_bundle_digest: Sha256 | null;
+        policy_outcome: 'skipped' | 'passed' | 'soft_failed' | 'hard_failed' | 'errored' | null;
+        policy_result_digest: Sha256 | null;
+        /**
+         * SHA-256 of the workspace state the plan was made against (null when there was none, or before the plan).
+         */
+        predecessor_state_digest: Sha256 | null;
+        approval_expires_at: Timestamp | null;
+        finished_at: Timestamp | null;
         created_at: Timestamp;
         updated_at: Timestamp;
     };
@@ -392,6 +426,54 @@ export type RunCreateDocument = {
 
 export type RunDocument = {
     data: Run;
+};
+
+export type RunApprovalDocument = {
+    data: {
+        type: 'approvals';
+        attributes: {
+            /**
+             * The plan digest the reviewer saw; the approval is bound to it.
+             */
+            plan_digest: Sha256;
+            reason?: string;
+        };
+    };
+};
+
+export type RunDecisionDocument = {
+    data: {
+        type: 'decisions';
+        attributes?: {
+            reason?: string;
+        };
+    };
+};
+
+export type RunLogDocument = {
+    data: {
+        type: 'run-logs';
+        /**
+         * `<run id>/<phase>`
+         */
+        id: string;
+        attributes: {
+            phase: 'plan' | 'policy' | 'apply';
+            offset: number;
+            /**
+             * Sanitized log text from `offset`.
+             */
+            text: string;
+            /**
+             * Pass it back as `offset` to continue.
+             */
+            next_offset: number;
+            /**
+             * Whether the phase's log has ended and `next_offset` is its end.
+             */
+            complete: boolean;
+        };
+    };
 };
 
 export type OrganizationName2 = OrganizationName;
@@ -1143,3 +1225,183 @@ export type GetRunResponses = {
 };
 
 export type GetRunResponse = GetRunResponses[keyof GetRunResponses];
+
+export type ApproveRunData = {
+    body: RunApprovalDocument;
+    path: {
+        run_id: RunId;
+    };
+    query?: never;
+    url: '/v1/runs/{run_id}/actions/approve';
+};
+
+export type ApproveRunErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type ApproveRunError = ApproveRunErrors[keyof ApproveRunErrors];
+
+export type ApproveRunResponses = {
+    /**
+     * Accepted; the run document as it is now.
+     */
+    202: RunDocument;
+};
+
+export type ApproveRunResponse = ApproveRunResponses[keyof ApproveRunResponses];
+
+export type DiscardRunData = {
+    body?: RunDecisionDocument;
+    path: {
+        run_id: RunId;
+    };
+    query?: never;
+    url: '/v1/runs/{run_id}/actions/discard';
+};
+
+export type DiscardRunErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type DiscardRunError = DiscardRunErrors[keyof DiscardRunErrors];
+
+export type DiscardRunResponses = {
+    /**
+     * Accepted; the run document as it is now.
+     */
+    202: RunDocument;
+};
+
+export type DiscardRunResponse = DiscardRunResponses[keyof DiscardRunResponses];
+
+export type CancelRunData = {
+    body?: RunDecisionDocument;
+    path: {
+        run_id: RunId;
+    };
+    query?: never;
+    url: '/v1/runs/{run_id}/actions/cancel';
+};
+
+export type CancelRunErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type CancelRunError = CancelRunErrors[keyof CancelRunErrors];
+
+export type CancelRunResponses = {
+    /**
+     * Accepted; the run document as it is now.
+     */
+    202: RunDocument;
+};
+
+export type CancelRunResponse = CancelRunResponses[keyof CancelRunResponses];
+
+export type GetRunLogData = {
+    body?: never;
+    path: {
+        run_id: RunId;
+        phase: 'plan' | 'policy' | 'apply';
+    };
+    query?: {
+        offset?: number;
+        limit?: number;
+    };
+    url: '/v1/runs/{run_id}/logs/{phase}';
+};
+
+export type GetRunLogErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type GetRunLogError = GetRunLogErrors[keyof GetRunLogErrors];
+
+export type GetRunLogResponses = {
+    /**
+     * The text from `offset`, the next offset, and whether the log is complete.
+     */
+    200: RunLogDocument;
+};
+
+export type GetRunLogResponse = GetRunLogResponses[keyof GetRunLogResponses];

@@ -31,6 +31,8 @@ export interface Workspace {
   workingDirectory: string;
   opentofuVersion: string;
   executionRegion: string;
+  /** How long a plan may wait for a decision before the run expires. */
+  approvalTtlSeconds: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -158,6 +160,7 @@ export interface RunExecution {
   planJsonSizeBytes: number | null;
   planJsonArtifactKey: string | null;
   dependencyBundleDigest: string | null;
+  dependencyLockFile: string | null;
   policyOutcome: PolicyOutcome | null;
   policyResultDigest: string | null;
   predecessorStateVersionId: string | null;

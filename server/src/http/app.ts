@@ -68,7 +68,7 @@ function bindOperation(router: Router, surface: SurfaceBinding, op: OperationDes
     validateParameters(op.validatePath, path, "path");
     const query: Record<string, unknown> = { ...(ctx.query as Record<string, unknown>) };
     validateParameters(op.validateQuery, query, "query");
-    const principal = op.authenticated ? await authenticate(ctx, services.stores, services.config.bootstrapToken) : null;
+    const principal = op.authenticated ? await authenticate(ctx, services.stores, services.config.bootstrapToken, services.clock()) : null;
     const body = await readRequestBody(ctx, op);
     const result = await handler({
       path,
@@ -86,7 +86,8 @@ function bindOperation(router: Router, surface: SurfaceBinding, op: OperationDes
     ctx.status = result.status;
     if (response.contentType && result.body !== undefined) {
       ctx.type = response.contentType;
-      ctx.body = JSON.stringify(result.body);
+      // Raw bytes (an application/octet-stream response) are sent exactly as they are.
+      ctx.body = result.body instanceof Uint8Array ? Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength) : JSON.stringify(result.body);
     }
   });
 }

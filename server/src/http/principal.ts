@@ -1,9 +1,31 @@
 import type { PrincipalLike } from "../domain/authorization.ts";
 
+/** How the caller authenticated: the deployment's bootstrap token, an API token, or a run token. */
+export type PrincipalKind = "bootstrap" | "token" | "run";
+
+/** What a run token is scoped to: one run, one phase, the run's workspace. */
+export interface RunScope {
+  runId: string;
+  phase: "plan" | "apply";
+  workspaceId: string;
+  /** The workspace-lock fence an apply-phase token is bound to; null for plan. */
+  fence: number | null;
+}
+
 /** The caller of an authenticated request. */
 export interface AuthenticatedPrincipal extends PrincipalLike {
+  kind: PrincipalKind;
+  /** A principal id; for a run token, the run's id (the run is the actor). */
   id: string;
-  /** The organization an organization token belongs to; null for the bootstrap administrator. */
+  /** The organization an organization token or a run belongs to; null for the bootstrap administrator. */
   organizationId: string | null;
+  /** The API token or run token id; null for the bootstrap administrator. */
   tokenId: string | null;
+  /** Set exactly when `kind` is `run`. */
+  run?: RunScope;
+}
+
+/** Whether the caller authenticated with a run token. */
+export function isRunPrincipal(principal: AuthenticatedPrincipal | null | undefined): principal is AuthenticatedPrincipal & { kind: "run"; run: RunScope } {
+  return principal?.kind === "run" && principal.run !== undefined;
 }

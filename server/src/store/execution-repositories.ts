@@ -269,6 +269,13 @@ export class JobRepository {
     await translating(this.dialect, () => this.db('run_jobs').where({ runner_id: runnerId, status: 'running' }).update({ heartbeat_at: isoForWrite(now) }));
   }
 
+  /** Puts a running job back in the queue, available again at `availableAt` (e.g. the workspace is busy). */
+  async requeue(id: string, availableAt: Date | string): Promise<void> {
+    await translating(this.dialect, () =>
+      this.db('run_jobs').where({ id, status: 'running' }).update({ status: 'queued', runner_id: null, heartbeat_at: null, available_at: isoForWrite(availableAt) }),
+    );
+  }
+
   /** Marks a job done. */
   async finish(id: string, now: Date | string): Promise<void> {
     await translating(this.dialect, () => this.db('run_jobs').where({ id }).update({ status: 'done', finished_at: isoForWrite(now) }));

@@ -11,6 +11,9 @@ import { SnapshotRepository } from './snapshot-repository.ts';
 import { TokenRepository } from './token-repository.ts';
 import { VariableRepository } from './variable-repository.ts';
 import { WorkspaceRepository } from './workspace-repository.ts';
+import { RunTokenRepository } from './run-token-repository.ts';
+import { StateVersionRepository } from './state-version-repository.ts';
+import { WorkspaceLockRepository } from './workspace-lock-repository.ts';
 
 export { migrateDown, migrateLatest, openDatabase, rollbackAll } from './db.ts';
 export type { Database } from './db.ts';
@@ -28,6 +31,9 @@ export type { CreateConfigurationVersionInput, UploadedConfiguration } from './c
 export type { CreateSnapshotInput, SnapshotSecretInput } from './snapshot-repository.ts';
 export type { CreateRunInput, ListRunsOptions, RunPage } from './run-repository.ts';
 export type { RecordAuditEventInput } from './audit-repository.ts';
+export { RUN_TOKEN_PHASES, RunTokenRepository, type CreateRunTokenInput, type FoundRunToken, type RunToken, type RunTokenPhase } from './run-token-repository.ts';
+export { StateVersionRepository, type CreateStateVersionInput, type StateVersion, type StateVersionOutput, type StateVersionStatus, type UploadedState } from './state-version-repository.ts';
+export { WorkspaceLockRepository, type AcquireResult, type LockHolder, type LockHolderKind, type WorkspaceLock } from './workspace-lock-repository.ts';
 export {
   AuditRepository,
   ConfigurationVersionRepository,
@@ -55,6 +61,9 @@ export interface Stores {
   snapshots: SnapshotRepository;
   runs: RunRepository;
   audit: AuditRepository;
+  runTokens: RunTokenRepository;
+  workspaceLocks: WorkspaceLockRepository;
+  stateVersions: StateVersionRepository;
   attempts: AttemptRepository;
   logs: LogRepository;
   reviews: ReviewRepository;
@@ -75,6 +84,9 @@ export function createStores(executor: Executor, dialect: Dialect): Stores {
     snapshots: new SnapshotRepository(executor, dialect),
     runs: new RunRepository(executor, dialect),
     audit: new AuditRepository(executor, dialect),
+    runTokens: new RunTokenRepository(executor, dialect),
+    workspaceLocks: new WorkspaceLockRepository(executor, dialect),
+    stateVersions: new StateVersionRepository(executor, dialect),
     attempts: new AttemptRepository(executor, dialect),
     logs: new LogRepository(executor, dialect),
     reviews: new ReviewRepository(executor, dialect),

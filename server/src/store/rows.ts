@@ -33,6 +33,7 @@ export interface WorkspaceRow {
   working_directory: string;
   opentofu_version: string;
   execution_region: string;
+  approval_ttl_seconds?: number | string;
   created_at: DbTimestamp;
   updated_at: DbTimestamp;
 }
@@ -149,6 +150,7 @@ export interface RunRow {
   plan_json_size_bytes?: number | string | null;
   plan_json_artifact_key?: string | null;
   dependency_bundle_digest?: string | null;
+  dependency_lock_file?: string | null;
   policy_outcome?: string | null;
   policy_result_digest?: string | null;
   predecessor_state_version_id?: string | null;
@@ -170,4 +172,51 @@ export interface AuditEventRow {
   reason: string | null;
   data: string;
   created_at: DbTimestamp;
+}
+
+/** workspace_lock_fences */
+export interface WorkspaceLockFenceRow {
+  workspace_id: string;
+  fence: number | string;
+}
+
+/** workspace_locks */
+export interface WorkspaceLockRow {
+  workspace_id: string;
+  holder_kind: string;
+  holder_id: string;
+  fence: number | string;
+  reason: string;
+  locked_at: DbTimestamp;
+}
+
+/** run_tokens */
+export interface RunTokenRow {
+  id: string;
+  run_id: string;
+  phase: string;
+  token_hash: string;
+  fence: number | string | null;
+  expires_at: DbTimestamp;
+  created_at: DbTimestamp;
+  revoked_at: DbTimestamp | null;
+}
+
+/** state_versions */
+export interface StateVersionRow {
+  id: string;
+  workspace_id: string;
+  run_id: string | null;
+  serial: number | string;
+  lineage: string;
+  md5: string;
+  sha256: string | null;
+  size_bytes: number | string | null;
+  status: string;
+  fence: number | string;
+  artifact_key: string | null;
+  json_outputs: string | null;
+  created_at: DbTimestamp;
+  uploaded_at: DbTimestamp | null;
+  published_at: DbTimestamp | null;
 }

@@ -212,6 +212,7 @@ function patchToRow(patch: RunPatch): Partial<RunRow> {
   set('plan_json_size_bytes', patch.planJsonSizeBytes);
   set('plan_json_artifact_key', patch.planJsonArtifactKey);
   set('dependency_bundle_digest', patch.dependencyBundleDigest);
+  set('dependency_lock_file', patch.dependencyLockFile);
   set('policy_outcome', patch.policyOutcome);
   set('policy_result_digest', patch.policyResultDigest);
   set('predecessor_state_version_id', patch.predecessorStateVersionId);
@@ -267,6 +268,7 @@ function toRun(row: RunRow): Run {
       planJsonSizeBytes: nullableNumber(row.plan_json_size_bytes),
       planJsonArtifactKey: row.plan_json_artifact_key ?? null,
       dependencyBundleDigest: row.dependency_bundle_digest ?? null,
+      dependencyLockFile: row.dependency_lock_file ?? null,
       policyOutcome: (row.policy_outcome ?? null) as PolicyOutcome | null,
       policyResultDigest: row.policy_result_digest ?? null,
       predecessorStateVersionId: row.predecessor_state_version_id ?? null,

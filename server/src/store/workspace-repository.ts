@@ -4,7 +4,7 @@ import type { Workspace } from '../domain/records.ts';
 import type { Dialect, Executor } from './dialect.ts';
 import type { ProjectRow, WorkspaceRow } from './rows.ts';
 import { translating } from './translate-error.ts';
-import { isoForWrite, isoFromRow } from './values.ts';
+import { isoForWrite, isoFromRow, numberFromRow } from './values.ts';
 
 /** What creating a workspace needs; omitted optional fields get the documented defaults. */
 export interface CreateWorkspaceInput {
@@ -98,6 +98,8 @@ function toWorkspace(row: WorkspaceRow): Workspace {
     workingDirectory: row.working_directory,
     opentofuVersion: row.opentofu_version,
     executionRegion: row.execution_region,
+    // The column's default (24 h) applies to rows written before it existed and on insert.
+    approvalTtlSeconds: row.approval_ttl_seconds === undefined ? 86_400 : numberFromRow(row.approval_ttl_seconds),
     createdAt: isoFromRow(row.created_at),
     updatedAt: isoFromRow(row.updated_at),
   };

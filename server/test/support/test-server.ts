@@ -9,6 +9,7 @@ import type { Test } from "uvu";
 import { createStackShipClient, type Client } from "../../../client/src/index.ts";
 import { createClient as createTfeClient, type Client as TfeClient } from "../../../generated/tfe/client/client/index.ts";
 import { loadConfig } from "../../src/config.ts";
+import { RunnerEngine, type RunnerOptions } from "../../src/runner/engine.ts";
 import { createStackShip } from "../../src/server.ts";
 import type { Services } from "../../src/services.ts";
 import type { Database, Dialect } from "../../src/store/index.ts";
@@ -27,11 +28,15 @@ export interface TestServer {
   v1(token?: string): Client;
   /** A compatibility-surface SDK client with the given token (or none). */
   tfe(token?: string): TfeClient;
+  /** The in-process runner, when the options asked for one. */
+  runner: RunnerEngine | null;
 }
 
-/** Options of a test server: an injectable clock. */
+/** Options of a test server: an injectable clock, an in-process runner. */
 export interface TestServerOptions {
   clock?: () => Date;
+  /** Start the job loop in the test process (real bubblewrap and tofu). */
+  runner?: Partial<RunnerOptions> | true;
 }
 
 /** Starts StackShip on a fresh database of `dialect`, runs `fn`, and tears everything down. */
@@ -51,11 +56,19 @@ export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServe
     const http: Server = createServer(stackship.app.callback());
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
     const baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    const runner = options.runner
+      ? new RunnerEngine(
+          { services: stackship.services, api: { host: "127.0.0.1", port: (http.address() as AddressInfo).port }, phaseTimeoutMs: 120_000 },
+          { pollIntervalMs: 50, heartbeatIntervalMs: 500, ...(options.runner === true ? {} : options.runner) },
+        )
+      : null;
+    runner?.start();
     const v1 = (token?: string) => createStackShipClient({ baseUrl, token });
     const tfe = (token?: string) => createTfeClient({ baseUrl, headers: { Accept: "application/vnd.api+json" }, auth: token });
     try {
-      return await fn({ baseUrl, dialect, db, services: stackship.services, bootstrapToken, admin: v1(bootstrapToken), v1, tfe });
+      return await fn({ baseUrl, dialect, db, services: stackship.services, bootstrapToken, admin: v1(bootstrapToken), v1, tfe, runner });
     } finally {
+      await runner?.stop({ interrupt: true });
       await new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeAllConnections();
       await stackship.close();

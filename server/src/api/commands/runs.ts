@@ -101,6 +101,8 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
       autoApply: input.autoApply as false | undefined,
       isDestroy: input.isDestroy as false | undefined,
     });
+    // Queued with the run, atomically: plan_and_apply runs of a workspace go one at a time.
+    await stores.jobs.enqueue({ runId: run.id, workspaceId: workspace.id, phase: "plan", serial: kind === "plan_and_apply", now });
     await stores.audit.record({
       organizationId: workspace.organizationId,
       actorId: actor.id,

@@ -8,8 +8,10 @@ import { DEFAULT_PROJECT_NAME } from "../commands/organizations.ts";
 import { createRun } from "../commands/runs.ts";
 import { createWorkspace } from "../commands/workspaces.ts";
 import { loadOrganization, loadWorkspace } from "../lookup.ts";
+import { loadOrganizationForCli, runMaySee } from "./access.ts";
 import { renderTfeError } from "./errors.ts";
 import { presentRun, presentWorkspace } from "./presenters.ts";
+import { stateHandlers } from "./state.ts";
 
 /** The API version the CLI requires (≥ 2.5 for the `cloud` block). */
 export const TFP_API_VERSION = "2.5";
@@ -27,7 +29,7 @@ export const tfeHandlers = {
   },
 
   async getEntitlementSet({ path, ctx }) {
-    const organization = await loadOrganization(ctx, path.organization_name, "workspace:read");
+    const organization = await loadOrganizationForCli(ctx, path.organization_name);
     return {
       status: 200,
       body: {
@@ -41,11 +43,14 @@ export const tfeHandlers = {
   },
 
   async getWorkspaceByName({ path, ctx }) {
-    const organization = await loadOrganization(ctx, path.organization_name, "workspace:read");
+    const organization = await loadOrganizationForCli(ctx, path.organization_name);
     const workspace = await ctx.services.stores.workspaces.getByName(organization.id, path.workspace_name);
     if (!workspace) throw notFound(`Workspace '${path.workspace_name}'`);
-    authorize(ctx, "workspace:read", { organizationId: organization.id, projectId: workspace.projectId, workspaceId: workspace.id }, `Workspace '${workspace.name}'`);
-    return { status: 200, body: { data: presentWorkspace(workspace, organization.name, principalOf(ctx)) } };
+    if (!runMaySee(ctx, workspace)) {
+      authorize(ctx, "workspace:read", { organizationId: organization.id, projectId: workspace.projectId, workspaceId: workspace.id }, `Workspace '${workspace.name}'`);
+    }
+    const lock = await ctx.services.stores.workspaceLocks.current(workspace.id);
+    return { status: 200, body: { data: presentWorkspace(workspace, organization.name, principalOf(ctx), lock) } };
   },
 
   async createWorkspace({ path, body, ctx }) {
@@ -63,7 +68,7 @@ export const tfeHandlers = {
       workingDirectory: a["working-directory"],
       opentofuVersion: a["terraform-version"],
     });
-    return { status: 201, body: { data: presentWorkspace(workspace, organization.name, principalOf(ctx)) } };
+    return { status: 201, body: { data: presentWorkspace(workspace, organization.name, principalOf(ctx), undefined) } };
   },
 
   async createRun({ body, ctx }) {
@@ -83,6 +88,8 @@ export const tfeHandlers = {
     });
     return { status: 201, body: { data: presentRun(run) } };
   },
+
+  ...stateHandlers,
 } satisfies Handlers<RequestContext>;
 
 /** The compatibility surface as the app binds it. */

@@ -2,7 +2,8 @@ import type { components } from "../../../../generated/tfe/types.gen.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import type { Run, Workspace } from "../../domain/records.ts";
 import type { RunStatus } from "../../domain/run.ts";
-import type { AuthenticatedPrincipal } from "../../http/principal.ts";
+import { isRunPrincipal, type AuthenticatedPrincipal } from "../../http/principal.ts";
+import type { StateVersion, StateVersionOutput, WorkspaceLock } from "../../store/index.ts";
 
 type S = components["schemas"];
 
@@ -29,11 +30,16 @@ export function phaseId(runId: string, phase: "plan" | "apply"): string {
   return `${phase}-${runId.slice("run-".length)}`;
 }
 
-/** The compatibility workspace: never destroyable, never auto-applying, structured output off. */
-export function presentWorkspace(workspace: Workspace, organizationName: string, principal: AuthenticatedPrincipal): S["Workspace"] {
+/**
+ * The compatibility workspace: never destroyable, never auto-applying, structured output off;
+ * `locked` while anyone holds the workspace lock. A run token may lock and unlock its run's
+ * workspace (re-entrantly); force-unlock is for organization administrators.
+ */
+export function presentWorkspace(workspace: Workspace, organizationName: string, principal: AuthenticatedPrincipal, lock: WorkspaceLock | undefined): S["Workspace"] {
   const target = { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id };
   const canWrite = isAllowed(principal, "workspace:write", target);
   const canRun = isAllowed(principal, "run:create", target);
+  const ownRun = isRunPrincipal(principal) && principal.run.workspaceId === workspace.id;
   return {
     type: "workspaces",
     id: workspace.id,
@@ -42,7 +48,7 @@ export function presentWorkspace(workspace: Workspace, organizationName: string,
       description: workspace.description,
       "execution-mode": "remote",
       "terraform-version": workspace.opentofuVersion,
-      locked: false,
+      locked: lock !== undefined,
       "working-directory": workspace.workingDirectory,
       "structured-run-output-enabled": false,
       "tag-names": [],
@@ -58,9 +64,9 @@ export function presentWorkspace(workspace: Workspace, organizationName: string,
         "can-queue-destroy": false,
         "can-update": canWrite,
         "can-destroy": false,
-        "can-lock": canWrite,
-        "can-unlock": canWrite,
-        "can-force-unlock": canWrite,
+        "can-lock": canWrite || ownRun,
+        "can-unlock": canWrite || ownRun,
+        "can-force-unlock": isAllowed(principal, "org:admin", target),
         "can-read-state-versions": isAllowed(principal, "workspace:read", target),
       },
       actions: { "is-destroyable": false },
@@ -100,6 +106,71 @@ export function presentRun(run: Run): S["Run"] {
       "cost-estimate": { data: null },
       "policy-checks": { data: [] },
       "task-stages": { data: [] },
+    },
+  };
+}
+
+/** The relative download path the CLI resolves against the API base (and sends its token to). */
+export function stateDownloadPath(stateVersionId: string): string {
+  return `/api/v2/state-versions/${stateVersionId}/download`;
+}
+
+/** A state version; the upload URLs only in the create response. */
+export function presentStateVersion(stateVersion: StateVersion, uploadUrls: { state: string; json: string } | null = null): S["StateVersion"] {
+  const attributes: S["StateVersion"]["attributes"] = {
+    serial: stateVersion.serial,
+    lineage: stateVersion.lineage,
+    md5: stateVersion.md5,
+    status: stateVersion.status,
+    "created-at": stateVersion.createdAt,
+    "hosted-state-download-url": stateDownloadPath(stateVersion.id),
+    sha256: stateVersion.sha256,
+    "size-bytes": stateVersion.sizeBytes,
+    fence: stateVersion.fence,
+    "uploaded-at": stateVersion.uploadedAt,
+    "published-at": stateVersion.publishedAt,
+  };
+  if (uploadUrls) {
+    attributes["hosted-state-upload-url"] = uploadUrls.state;
+    attributes["hosted-json-state-upload-url"] = uploadUrls.json;
+  }
+  return {
+    type: "state-versions",
+    id: stateVersion.id,
+    attributes,
+    relationships: { run: { data: stateVersion.runId ? { type: "runs", id: stateVersion.runId } : null } },
+  };
+}
+
+/** The id of a state version's output: the version's suffix and the output's position by name. */
+export function stateVersionOutputId(stateVersionId: string, index: number): string {
+  return `svo-${stateVersionId.slice("sv-".length)}-${index}`;
+}
+
+/** The state version and position an output id names, if it is well-formed. */
+export function parseStateVersionOutputId(id: string): { stateVersionId: string; index: number } | undefined {
+  const match = /^svo-([0-9a-z]{16})-([0-9]{1,6})$/.exec(id);
+  return match ? { stateVersionId: `sv-${match[1]}`, index: Number(match[2]) } : undefined;
+}
+
+/** The kind of a cty type JSON (`"string"`, `["list","string"]` → `list`); go-tfe decodes `type` as a string. */
+function typeKind(type: unknown): string {
+  if (typeof type === "string") return type;
+  if (Array.isArray(type) && typeof type[0] === "string") return type[0];
+  return "unknown";
+}
+
+/** One output of a state version; a sensitive output's value is null (it is never stored). */
+export function presentStateVersionOutput(stateVersion: StateVersion, output: StateVersionOutput, index: number): S["StateVersionOutput"] {
+  return {
+    type: "state-version-outputs",
+    id: stateVersionOutputId(stateVersion.id, index),
+    attributes: {
+      name: output.name,
+      sensitive: output.sensitive,
+      type: typeKind(output.type),
+      value: output.sensitive ? null : output.value,
+      "detailed-type": output.type,
     },
   };
 }

@@ -2,6 +2,7 @@ import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import { decodeRunCursor, encodeRunCursor } from "../../domain/cursor.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { principalOf } from "../authorize.ts";
+import { approveRun, cancelRun, discardRun } from "../commands/run-decisions.ts";
 import { createRun } from "../commands/runs.ts";
 import { loadOrganization, loadRun, loadWorkspace } from "../lookup.ts";
 import { presentRun } from "./presenters.ts";
@@ -43,6 +44,40 @@ export const runHandlers = {
         data: page.runs.map(presentRun),
         meta: { page: { limit, next_cursor: nextCursor } },
         links: { self, next: nextCursor === null ? null : `${self}&cursor=${encodeURIComponent(nextCursor)}` },
+      },
+    };
+  },
+
+  async approveRun({ path, body, ctx }) {
+    const run = await loadRun(ctx, path.run_id, "run:approve");
+    const approved = await approveRun(ctx.services, principalOf(ctx), run, { planDigest: body.data.attributes.plan_digest, reason: body.data.attributes.reason });
+    return { status: 202, body: { data: presentRun(approved) } };
+  },
+
+  async discardRun({ path, body, ctx }) {
+    const run = await loadRun(ctx, path.run_id, "run:approve");
+    const discarded = await discardRun(ctx.services, principalOf(ctx), run, body?.data.attributes?.reason ?? null);
+    return { status: 202, body: { data: presentRun(discarded) } };
+  },
+
+  async cancelRun({ path, body, ctx }) {
+    const run = await loadRun(ctx, path.run_id, "run:cancel");
+    const canceled = await cancelRun(ctx.services, principalOf(ctx), run, body?.data.attributes?.reason ?? null);
+    return { status: 202, body: { data: presentRun(canceled) } };
+  },
+
+  async getRunLog({ path, query, ctx }) {
+    const run = await loadRun(ctx, path.run_id, "run:read");
+    const offset = query.offset ?? 0;
+    const window = await ctx.services.stores.logs.read(run.id, path.phase, offset, query.limit ?? 65_536);
+    return {
+      status: 200,
+      body: {
+        data: {
+          type: "run-logs",
+          id: `${run.id}/${path.phase}`,
+          attributes: { phase: path.phase, offset, text: window.text, next_offset: window.nextOffset, complete: window.complete },
+        },
       },
     };
   },

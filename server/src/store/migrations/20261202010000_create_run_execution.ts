@@ -29,6 +29,8 @@ export async function up(knex: Knex): Promise<void> {
     t.bigInteger('plan_json_size_bytes').nullable();
     t.string('plan_json_artifact_key', 255).nullable();
     t.string('dependency_bundle_digest', 64).nullable();
+    // The plan's dependency lock file (provider pins and hashes, no secrets); the apply reuses it.
+    t.text('dependency_lock_file').nullable();
     t.string('policy_outcome', 16).nullable();
     t.string('policy_result_digest', 64).nullable();
     t.string('predecessor_state_version_id', ID).nullable();
@@ -80,6 +82,8 @@ export async function up(knex: Knex): Promise<void> {
     t.string('policy_result_digest', 64).nullable();
     t.string('predecessor_state_digest', 64).nullable();
     t.string('dependency_bundle_digest', 64).nullable();
+    // The plan's dependency lock file (provider pins and hashes, no secrets); the apply reuses it.
+    t.text('dependency_lock_file').nullable();
     c.timestamp('decided_at');
     t.check("?? in ('approved','discarded','canceled','expired')", ['decision'], 'run_reviews_decision_check');
     // One decision per run: two approvals racing cannot both be recorded.
@@ -121,7 +125,7 @@ export async function down(knex: Knex): Promise<void> {
   await knex.schema.alterTable('runs', (t) => {
     for (const column of [
       'plan_status', 'apply_status', 'status_reason', 'has_changes', 'plan_create', 'plan_change', 'plan_destroy', 'plan_digest', 'plan_size_bytes',
-      'plan_artifact_key', 'plan_json_digest', 'plan_json_size_bytes', 'plan_json_artifact_key', 'dependency_bundle_digest', 'policy_outcome',
+      'plan_artifact_key', 'plan_json_digest', 'plan_json_size_bytes', 'plan_json_artifact_key', 'dependency_bundle_digest', 'dependency_lock_file', 'policy_outcome',
       'policy_result_digest', 'predecessor_state_version_id', 'predecessor_state_digest', 'workspace_lock_fence', 'approval_expires_at',
       'cancel_requested_at', 'finished_at',
     ]) {

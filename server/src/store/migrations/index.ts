@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import * as createFoundation from './20261202000000_create_foundation.ts';
 import * as createRunExecution from './20261202010000_create_run_execution.ts';
+import * as createStateAndLocks from './20261202020000_create_state_and_locks.ts';
 
 /** A migration as the migration source serves it. */
 export interface NamedMigration {
@@ -13,4 +14,5 @@ export interface NamedMigration {
 export const migrations: readonly NamedMigration[] = [
   { name: '20261202000000_create_foundation', up: createFoundation.up, down: createFoundation.down },
   { name: '20261202010000_create_run_execution', up: createRunExecution.up, down: createRunExecution.down },
+  { name: '20261202020000_create_state_and_locks', up: createStateAndLocks.up, down: createStateAndLocks.down },
 ];

@@ -1,0 +1,148 @@
+import { DomainError, isDomainError } from "../../domain/errors.ts";
+import type { Run, RunReview } from "../../domain/records.ts";
+import { isCancelable, transition, type RunEvent } from "../../domain/run-lifecycle.ts";
+import type { AuthenticatedPrincipal } from "../../http/principal.ts";
+import type { Services } from "../../services.ts";
+import { inTransaction, type Stores } from "../../store/index.ts";
+import { currentStateEvidence } from "./state-evidence.ts";
+
+/**
+ * Moves a run by one lifecycle event inside a transaction, compare-and-set on its status, so a
+ * concurrent change makes this one fail with RUN_TRANSITION_INVALID instead of both winning.
+ */
+export async function applyRunEvent(stores: Stores, run: Run, event: RunEvent, now: Date, extra: Parameters<Stores["runs"]["update"]>[2] extends infer P ? Omit<P, "updatedAt"> : never = {}): Promise<Run> {
+  const next = transition({ status: run.status, kind: run.kind, hasChanges: run.execution.hasChanges }, event);
+  const updated = await stores.runs.update(run.id, run.status, { ...extra, status: next.status, statusReason: next.reason ?? undefined, updatedAt: now });
+  if (!updated) throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} changed while '${event.type}' was being recorded; reload it and try again.`);
+  return updated;
+}
+
+async function recordDecision(stores: Stores, review: Omit<RunReview, "id" | "decidedAt">, now: Date): Promise<RunReview> {
+  try {
+    return await stores.reviews.record({ ...review, decidedAt: now });
+  } catch (error) {
+    if (isDomainError(error, "CONSTRAINT_VIOLATION")) throw new DomainError("RUN_ALREADY_DECIDED", `Run ${review.runId} already has a recorded decision.`);
+    throw error;
+  }
+}
+
+/**
+ * Approves a run awaiting approval, bound to the evidence the reviewer saw: the plan digest they
+ * send must equal the run's, and the policy result, the workspace's current state and the
+ * dependency bundle must all still be what the plan was made against. Then the apply is queued.
+ * One transaction; exactly one decision per run (two racing approvals give one apply).
+ */
+export async function approveRun(services: Services, actor: AuthenticatedPrincipal, run: Run, input: { planDigest: string; reason?: string }): Promise<Run> {
+  const now = services.clock();
+  return inTransaction(services.db, async (stores) => {
+    const current = await stores.runs.getById(run.id);
+    if (!current) throw new DomainError("NOT_FOUND", `Run ${run.id} does not exist.`);
+    if (current.status !== "awaiting_approval") {
+      throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} is ${current.status}; only a run awaiting approval can be approved.`);
+    }
+    const x = current.execution;
+    if (input.planDigest !== x.planDigest) {
+      throw new DomainError("RUN_PLAN_DIGEST_MISMATCH", `The plan digest sent (${input.planDigest}) is not the digest of this run's plan (${x.planDigest}). Review the current plan and approve again.`, {
+        source: { pointer: "/data/attributes/plan_digest" },
+      });
+    }
+    if (x.policyOutcome === null || (x.policyOutcome !== "skipped" && x.policyOutcome !== "passed" && x.policyOutcome !== "soft_failed")) {
+      throw new DomainError("RUN_POLICY_RESULT_CHANGED", `Run ${run.id} has no passing policy result to bind the approval to.`);
+    }
+    const state = await currentStateEvidence(stores, current.workspaceId);
+    if ((state?.digest ?? null) !== x.predecessorStateDigest) {
+      throw new DomainError(
+        "RUN_PREDECESSOR_STATE_CHANGED",
+        `The workspace state changed since this run was planned (planned against ${x.predecessorStateDigest ?? "no state"}, now ${state?.digest ?? "no state"}). Start a new run.`,
+      );
+    }
+    if (x.dependencyBundleDigest === null) throw new DomainError("RUN_DEPENDENCY_BUNDLE_CHANGED", `Run ${run.id} recorded no dependency bundle.`);
+    if (x.approvalExpiresAt !== null && new Date(x.approvalExpiresAt).getTime() <= now.getTime()) {
+      throw new DomainError("RUN_TRANSITION_INVALID", `The approval window of run ${run.id} closed at ${x.approvalExpiresAt}.`);
+    }
+    await recordDecision(
+      stores,
+      {
+        runId: run.id,
+        decision: "approved",
+        actorId: actor.id,
+        reason: input.reason ?? null,
+        planDigest: x.planDigest,
+        policyResultDigest: x.policyResultDigest,
+        predecessorStateDigest: x.predecessorStateDigest,
+        dependencyBundleDigest: x.dependencyBundleDigest,
+      },
+      now,
+    );
+    const approved = await applyRunEvent(stores, current, { type: "approved" }, now);
+    await stores.jobs.enqueue({ runId: run.id, workspaceId: run.workspaceId, phase: "apply", serial: true, now });
+    await stores.audit.record({
+      organizationId: run.organizationId,
+      actorId: actor.id,
+      action: "run.approved",
+      targetType: "runs",
+      targetId: run.id,
+      reason: input.reason ?? null,
+      data: { plan_digest: x.planDigest, policy_result_digest: x.policyResultDigest, predecessor_state_digest: x.predecessorStateDigest, dependency_bundle_digest: x.dependencyBundleDigest },
+      createdAt: now,
+    });
+    return approved;
+  });
+}
+
+/** Discards a run awaiting a decision, recording who, when and why. */
+export async function discardRun(services: Services, actor: AuthenticatedPrincipal, run: Run, reason: string | null): Promise<Run> {
+  const now = services.clock();
+  const discarded = await inTransaction(services.db, async (stores) => {
+    const current = (await stores.runs.getById(run.id)) ?? run;
+    const ended = await applyRunEvent(stores, current, { type: "discarded" }, now, { finishedAt: now.toISOString() });
+    await recordDecision(stores, { runId: run.id, decision: "discarded", actorId: actor.id, reason, ...evidenceOf(current) }, now);
+    await stores.audit.record({ organizationId: run.organizationId, actorId: actor.id, action: "run.discarded", targetType: "runs", targetId: run.id, reason, createdAt: now });
+    return ended;
+  });
+  await services.onRunEnded?.(discarded);
+  return discarded;
+}
+
+/**
+ * Cancels a run. Before apply it ends now (a planning attempt is interrupted by its runner);
+ * during apply it only asks the runner to interrupt tofu, and the run then ends as what
+ * really happened.
+ */
+export async function cancelRun(services: Services, actor: AuthenticatedPrincipal, run: Run, reason: string | null): Promise<Run> {
+  const now = services.clock();
+  if (run.status === "applying") {
+    const marked = await inTransaction(services.db, async (stores) => {
+      const updated = await stores.runs.update(run.id, "applying", { cancelRequestedAt: now.toISOString(), updatedAt: now });
+      if (!updated) throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} changed while the cancel was being recorded; reload it.`);
+      await stores.audit.record({ organizationId: run.organizationId, actorId: actor.id, action: "run.cancel_requested", targetType: "runs", targetId: run.id, reason, createdAt: now });
+      return updated;
+    });
+    services.interruptRun?.(run.id);
+    return marked;
+  }
+  if (!isCancelable(run.status)) throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} is ${run.status} and cannot be canceled.`);
+  const canceled = await inTransaction(services.db, async (stores) => {
+    const current = (await stores.runs.getById(run.id)) ?? run;
+    const ended = await applyRunEvent(stores, current, { type: "cancel_requested" }, now, {
+      cancelRequestedAt: now.toISOString(),
+      finishedAt: now.toISOString(),
+      planStatus: current.execution.planStatus === "pending" || current.execution.planStatus === "running" ? "canceled" : undefined,
+    });
+    await recordDecision(stores, { runId: run.id, decision: "canceled", actorId: actor.id, reason, ...evidenceOf(current) }, now);
+    await stores.audit.record({ organizationId: run.organizationId, actorId: actor.id, action: "run.canceled", targetType: "runs", targetId: run.id, reason, createdAt: now });
+    return ended;
+  });
+  services.interruptRun?.(run.id);
+  await services.onRunEnded?.(canceled);
+  return canceled;
+}
+
+function evidenceOf(run: Run) {
+  return {
+    planDigest: run.execution.planDigest,
+    policyResultDigest: run.execution.policyResultDigest,
+    predecessorStateDigest: run.execution.predecessorStateDigest,
+    dependencyBundleDigest: run.execution.dependencyBundleDigest,
+  };
+}

@@ -1,0 +1,175 @@
+import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
+import { DomainError } from "../../domain/errors.ts";
+import type { Workspace } from "../../domain/records.ts";
+import type { RequestContext } from "../../http/app.ts";
+import { isRunPrincipal } from "../../http/principal.ts";
+import type { StateVersion } from "../../store/index.ts";
+import { authorize, notFound, principalOf } from "../authorize.ts";
+import {
+  createStateVersion,
+  mayReadRawState,
+  readStateBytes,
+  stateUploadUrls,
+  uploadJsonState,
+  uploadState,
+} from "../commands/state-versions.ts";
+import { alreadyUnlocked, forceUnlockWorkspace, lockedBy, lockWorkspaceForUser, unlockWorkspaceForUser } from "../commands/workspace-locks.ts";
+import { loadWorkspaceForCli, organizationOf } from "./access.ts";
+import { parseStateVersionOutputId, presentStateVersion, presentStateVersionOutput, presentWorkspace } from "./presenters.ts";
+
+type H = Handlers<RequestContext>;
+
+/** The default reason of a lock taken without one. */
+const DEFAULT_LOCK_REASON = "Locked through the API";
+
+/** The workspace document with the lock as it is now (the body of every lock action). */
+async function workspaceDocument(ctx: RequestContext, workspace: Workspace) {
+  const organization = await organizationOf(ctx, workspace);
+  const lock = await ctx.services.stores.workspaceLocks.current(workspace.id);
+  return { data: presentWorkspace(workspace, organization.name, principalOf(ctx), lock) };
+}
+
+/** A state version the caller may see: a run token its run's workspace's, anyone else with `workspace:read`. */
+async function loadStateVersion(ctx: RequestContext, id: string): Promise<StateVersion> {
+  const what = `State version ${id}`;
+  const stateVersion = /^sv-[0-9a-z]{16}$/.test(id) ? await ctx.services.stores.stateVersions.getById(id) : undefined;
+  if (!stateVersion) throw notFound(what);
+  const principal = principalOf(ctx);
+  if (isRunPrincipal(principal)) {
+    if (principal.run.workspaceId !== stateVersion.workspaceId) throw notFound(what);
+    return stateVersion;
+  }
+  const workspace = await ctx.services.stores.workspaces.getById(stateVersion.workspaceId);
+  if (!workspace) throw notFound(what);
+  authorize(ctx, "workspace:read", { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id }, what);
+  return stateVersion;
+}
+
+/**
+ * The workspace lock and state-version operations of the compatibility surface.
+ *
+ * Run tokens and the lock (contract §12.3 (b)): the runner takes the workspace lock for a run
+ * before its `tofu` starts and releases it when the run ends. The run's own token therefore gets
+ * 200 from `lock` while its run holds the lock (re-entrant, no new fence) and 200 from `unlock`
+ * without anything being released. A plan-phase token gets 200 from both and takes nothing: a
+ * plan never writes state, so speculative plans run alongside whatever holds the lock. An
+ * apply-phase token of a run that does not hold the lock gets 409: it must never take a fresh
+ * lock (and fence) behind the runner's back.
+ */
+export const stateHandlers = {
+  async getWorkspace({ path, ctx }) {
+    const workspace = await loadWorkspaceForCli(ctx, path.workspace_id, "workspace:read");
+    return { status: 200, body: await workspaceDocument(ctx, workspace) };
+  },
+
+  async lockWorkspace({ path, body, ctx }) {
+    const workspace = await loadWorkspaceForCli(ctx, path.workspace_id, "workspace:write");
+    const principal = principalOf(ctx);
+    if (isRunPrincipal(principal)) {
+      const lock = await ctx.services.stores.workspaceLocks.current(workspace.id);
+      const heldByRun = lock?.holder.kind === "run" && lock.holder.id === principal.run.runId;
+      if (!heldByRun && principal.run.phase === "apply") {
+        if (lock) throw lockedBy(workspace.id, lock, `Run ${principal.run.runId} cannot apply without the workspace lock.`);
+        throw new DomainError("WORKSPACE_NOT_LOCKED", `Run ${principal.run.runId} does not hold the lock of workspace ${workspace.id}; StackShip takes it for the run before the apply starts, and a run token never takes it itself.`);
+      }
+      return { status: 200, body: await workspaceDocument(ctx, workspace) };
+    }
+    await lockWorkspaceForUser(ctx.services, principal, workspace, body?.data?.attributes?.reason ?? DEFAULT_LOCK_REASON);
+    return { status: 200, body: await workspaceDocument(ctx, workspace) };
+  },
+
+  async unlockWorkspace({ path, ctx }) {
+    const workspace = await loadWorkspaceForCli(ctx, path.workspace_id, "workspace:write");
+    const principal = principalOf(ctx);
+    if (isRunPrincipal(principal)) {
+      if (principal.run.phase === "apply") {
+        const lock = await ctx.services.stores.workspaceLocks.current(workspace.id);
+        if (!lock) throw alreadyUnlocked(workspace.id);
+        if (lock.holder.kind !== "run" || lock.holder.id !== principal.run.runId) throw lockedBy(workspace.id, lock);
+      }
+      return { status: 200, body: await workspaceDocument(ctx, workspace) };
+    }
+    await unlockWorkspaceForUser(ctx.services, principal, workspace);
+    return { status: 200, body: await workspaceDocument(ctx, workspace) };
+  },
+
+  async forceUnlockWorkspace({ path, ctx }) {
+    const principal = principalOf(ctx);
+    if (isRunPrincipal(principal)) {
+      await loadWorkspaceForCli(ctx, path.workspace_id, "workspace:read");
+      throw new DomainError("FORBIDDEN", "A run token may not force-unlock a workspace.");
+    }
+    const workspace = await loadWorkspaceForCli(ctx, path.workspace_id, "org:admin");
+    await forceUnlockWorkspace(ctx.services, principal, workspace);
+    return { status: 200, body: await workspaceDocument(ctx, workspace) };
+  },
+
+  async getCurrentStateVersion({ path, ctx }) {
+    const workspace = await loadWorkspaceForCli(ctx, path.workspace_id, "workspace:read");
+    const current = await ctx.services.stores.stateVersions.current(workspace.id);
+    if (!current) throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} has no state yet.`);
+    return { status: 200, body: { data: presentStateVersion(current) } };
+  },
+
+  async listCurrentStateVersionOutputs({ path, ctx }) {
+    const workspace = await loadWorkspaceForCli(ctx, path.workspace_id, "workspace:read");
+    const current = await ctx.services.stores.stateVersions.current(workspace.id);
+    const data = current ? (current.outputs ?? []).map((output, index) => presentStateVersionOutput(current, output, index)) : [];
+    return {
+      status: 200,
+      body: { data, meta: { pagination: { "current-page": 1, "next-page": null, "prev-page": null, "total-count": data.length, "total-pages": 1 } } },
+    };
+  },
+
+  async createStateVersion({ path, body, ctx }) {
+    const workspace = await loadWorkspaceForCli(ctx, path.workspace_id, "workspace:read");
+    const a = body.data.attributes;
+    const stateVersion = await createStateVersion(ctx.services, principalOf(ctx), workspace, {
+      serial: a.serial,
+      md5: a.md5,
+      lineage: a.lineage,
+      force: a.force,
+      jsonStateOutputs: a["json-state-outputs"],
+      runId: body.data.relationships?.run?.data?.id ?? null,
+    });
+    return { status: 201, body: { data: presentStateVersion(stateVersion, stateUploadUrls(ctx.services, ctx.baseUrl, stateVersion)) } };
+  },
+
+  async getStateVersion({ path, ctx }) {
+    const stateVersion = await loadStateVersion(ctx, path.state_version_id);
+    return { status: 200, body: { data: presentStateVersion(stateVersion) } };
+  },
+
+  async downloadStateVersion({ path, ctx }) {
+    const stateVersion = await loadStateVersion(ctx, path.state_version_id);
+    if (!mayReadRawState(principalOf(ctx), stateVersion)) {
+      throw new DomainError(
+        "FORBIDDEN",
+        isRunPrincipal(principalOf(ctx))
+          ? `State version ${stateVersion.id} is ${stateVersion.status} and not this run's; only published state or the run's own pending upload can be read.`
+          : "Raw state holds sensitive values, so it is released only to the runs of this workspace. Use the guarded emergency-state download to read it.",
+      );
+    }
+    return { status: 200, body: new Uint8Array(await readStateBytes(ctx.services, stateVersion)) };
+  },
+
+  async getStateVersionOutput({ path, ctx }) {
+    const what = `State version output ${path.state_version_output_id}`;
+    const parsed = parseStateVersionOutputId(path.state_version_output_id);
+    if (!parsed) throw notFound(what);
+    const stateVersion = await loadStateVersion(ctx, parsed.stateVersionId);
+    const output = stateVersion.outputs?.[parsed.index];
+    if (!output) throw notFound(what);
+    return { status: 200, body: { data: presentStateVersionOutput(stateVersion, output, parsed.index) } };
+  },
+
+  async uploadStateVersion({ path, body, ctx }) {
+    await uploadState(ctx.services, path.upload_token, body);
+    return { status: 204, body: undefined };
+  },
+
+  async uploadStateVersionJson({ path, ctx }) {
+    await uploadJsonState(ctx.services, path.upload_token);
+    return { status: 204, body: undefined };
+  },
+} satisfies Partial<H>;

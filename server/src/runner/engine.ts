@@ -1,0 +1,204 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { RunJob } from "../domain/records.ts";
+import type { Services } from "../services.ts";
+import { inTransaction } from "../store/index.ts";
+import { applyRunEvent } from "../api/commands/run-decisions.ts";
+import { executeApply, executePlan, releaseRun, type ExecutionContext } from "./execution.ts";
+
+/** Tuning of a runner process. */
+export interface RunnerOptions {
+  /** How many phases this process executes at once. */
+  concurrency: number;
+  /** How often an idle runner looks for work. */
+  pollIntervalMs: number;
+  /** How often a runner refreshes the heartbeat of its jobs and attempts. */
+  heartbeatIntervalMs: number;
+  /** A job whose heartbeat is older than this is taken to have lost its runner. */
+  staleAfterMs: number;
+  /** How long a job waits before it is tried again when its workspace is busy. */
+  busyRetryMs: number;
+}
+
+/** Defaults: a stopped runner is detected within 30 s (staleAfter), its work is then handled by any runner. */
+export const DEFAULT_RUNNER_OPTIONS: RunnerOptions = {
+  concurrency: 2,
+  pollIntervalMs: 100,
+  heartbeatIntervalMs: 5_000,
+  staleAfterMs: 30_000,
+  busyRetryMs: 2_000,
+};
+
+/**
+ * The job loop: claims queued phases (one serial phase per workspace at a time, oldest first),
+ * executes them up to `concurrency` at once, heartbeats, and sweeps for work whose runner
+ * stopped heartbeating and for approvals that expired. Any number of these can run against one
+ * database; claims are compare-and-set.
+ */
+export class RunnerEngine {
+  readonly runnerId: string;
+  private readonly options: RunnerOptions;
+  private readonly running = new Map<string, { job: RunJob; abort: AbortController }>();
+  private timer: NodeJS.Timeout | null = null;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private stopped = true;
+  private ticking = false;
+  private lastSweep = 0;
+
+  constructor(
+    private readonly context: Omit<ExecutionContext, "runnerId">,
+    options: Partial<RunnerOptions> = {},
+  ) {
+    this.options = { ...DEFAULT_RUNNER_OPTIONS, ...options };
+    this.runnerId = `${hostname().slice(0, 40)}-${process.pid}-${randomBytes(4).toString("hex")}`;
+  }
+
+  private get services(): Services {
+    return this.context.services;
+  }
+
+  /** Starts polling; also lets commands interrupt runs this process executes. */
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.services.interruptRun = (runId) => {
+      for (const { job, abort } of this.running.values()) if (job.runId === runId) abort.abort();
+    };
+    this.services.onRunEnded = (run) => releaseRun(this.services, run);
+    this.timer = setInterval(() => void this.tick(), this.options.pollIntervalMs);
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.options.heartbeatIntervalMs);
+    void this.tick();
+  }
+
+  /** Stops claiming work and waits for the phases in flight (interrupting them if `interrupt`). */
+  async stop({ interrupt = false } = {}): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.timer = this.heartbeatTimer = null;
+    if (interrupt) for (const { abort } of this.running.values()) abort.abort();
+    while (this.running.size > 0 || this.ticking) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+
+  /** Claims and starts work until the concurrency limit; sweeps now and then. */
+  async tick(): Promise<void> {
+    if (this.ticking || this.stopped) return;
+    this.ticking = true;
+    try {
+      const now = this.services.clock();
+      if (now.getTime() - this.lastSweep >= Math.min(this.options.heartbeatIntervalMs, 1_000)) {
+        this.lastSweep = now.getTime();
+        await this.sweep();
+      }
+      while (!this.stopped && this.running.size < this.options.concurrency) {
+        const job = await this.services.stores.jobs.claim(this.runnerId, this.services.clock());
+        if (!job) break;
+        const abort = new AbortController();
+        this.running.set(job.id, { job, abort });
+        void this.execute(job, abort.signal).finally(() => this.running.delete(job.id));
+      }
+    } catch (error) {
+      this.services.logger.error({ err: error, runner: this.runnerId }, "runner tick failed");
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private async execute(job: RunJob, signal: AbortSignal): Promise<void> {
+    const log = this.services.logger.child({ runner: this.runnerId, run_id: job.runId, phase: job.phase, job_id: job.id });
+    const context: ExecutionContext = { ...this.context, runnerId: this.runnerId };
+    try {
+      log.info("phase started");
+      const outcome = job.phase === "plan" ? await executePlan(context, job.runId, signal) : await executeApply(context, job.runId, signal);
+      if (outcome === "retry_later") {
+        await this.services.stores.jobs.requeue(job.id, new Date(this.services.clock().getTime() + this.options.busyRetryMs));
+        log.info("workspace busy; phase requeued");
+        return;
+      }
+      await this.services.stores.jobs.finish(job.id, this.services.clock());
+      log.info("phase done");
+    } catch (error) {
+      log.error({ err: error }, "phase failed unexpectedly");
+      // The job is left running: its heartbeat stops with it, and the sweep then handles it as lost.
+      this.running.delete(job.id);
+      await this.services.stores.jobs.finish(job.id, this.services.clock()).catch(() => undefined);
+      await this.handleLost(job, "runner_error");
+    }
+  }
+
+  private async heartbeat(): Promise<void> {
+    const now = this.services.clock();
+    try {
+      await this.services.stores.jobs.heartbeat(this.runnerId, now);
+      for (const { job } of this.running.values()) {
+        for (const attempt of await this.services.stores.attempts.listByRun(job.runId)) {
+          if (attempt.status === "running" && attempt.runnerId === this.runnerId) await this.services.stores.attempts.heartbeat(attempt.id, now);
+        }
+      }
+    } catch (error) {
+      this.services.logger.error({ err: error, runner: this.runnerId }, "heartbeat failed");
+    }
+  }
+
+  /**
+   * Finds work whose runner stopped heartbeating (a killed process, a lost host) and approvals
+   * that expired. A lost plan fails the run (a plan publishes nothing, so nothing is at stake);
+   * a lost apply is never guessed at: the run goes to needs_recovery and keeps the lock.
+   */
+  async sweep(): Promise<void> {
+    const now = this.services.clock();
+    const before = new Date(now.getTime() - this.options.staleAfterMs);
+    for (const job of await this.services.stores.jobs.listStale(before)) {
+      if (this.running.has(job.id)) continue;
+      await this.services.stores.jobs.finish(job.id, now);
+      await this.handleLost(job, "runner_lost");
+    }
+    for (const run of await this.services.stores.runs.listApprovalExpired(now, ["awaiting_approval", "policy_soft_failed"])) {
+      try {
+        const expired = await inTransaction(this.services.db, async (stores) => {
+          const ended = await applyRunEvent(stores, run, { type: "approval_expired" }, now, { finishedAt: now.toISOString() });
+          await stores.reviews.record({
+            runId: run.id,
+            decision: "expired",
+            actorId: null,
+            reason: null,
+            planDigest: run.execution.planDigest,
+            policyResultDigest: run.execution.policyResultDigest,
+            predecessorStateDigest: run.execution.predecessorStateDigest,
+            dependencyBundleDigest: run.execution.dependencyBundleDigest,
+            decidedAt: now,
+          });
+          await stores.audit.record({ organizationId: run.organizationId, actorId: null, action: "run.expired", targetType: "runs", targetId: run.id, createdAt: now });
+          return ended;
+        });
+        await releaseRun(this.services, expired);
+      } catch (error) {
+        if ((error as { code?: string }).code !== "RUN_TRANSITION_INVALID" && (error as { code?: string }).code !== "CONSTRAINT_VIOLATION") throw error;
+      }
+    }
+  }
+
+  private async handleLost(job: RunJob, classification: string): Promise<void> {
+    const now = this.services.clock();
+    for (const attempt of await this.services.stores.attempts.listByRun(job.runId)) {
+      if (attempt.status === "running" && attempt.phase === job.phase) await this.services.stores.attempts.finish(attempt.id, "lost", classification, now);
+    }
+    const run = await this.services.stores.runs.getById(job.runId);
+    if (!run) return;
+    try {
+      if (job.phase === "plan" && run.status === "pending") {
+        // The runner died before the plan started: nothing ran, so the plan is simply queued again.
+        await this.services.stores.jobs.enqueue({ runId: run.id, workspaceId: run.workspaceId, phase: "plan", serial: job.serial, now });
+      } else if (job.phase === "plan" && run.status === "planning") {
+        const ended = await inTransaction(this.services.db, (stores) =>
+          applyRunEvent(stores, run, { type: "plan_failed" }, now, { planStatus: "errored", finishedAt: now.toISOString() }),
+        );
+        await releaseRun(this.services, ended);
+      } else if (job.phase === "apply" && run.status === "applying") {
+        await inTransaction(this.services.db, (stores) => applyRunEvent(stores, run, { type: "apply_uncertain", interrupted: true }, now, { applyStatus: "interrupted" }));
+      }
+    } catch (error) {
+      if ((error as { code?: string }).code !== "RUN_TRANSITION_INVALID") throw error;
+    }
+  }
+}

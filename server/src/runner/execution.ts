@@ -1,0 +1,395 @@
+import { join } from "node:path";
+import { canonicalize, sha256Hex } from "../domain/canonical-json.ts";
+import type { InputSnapshotDocument } from "../domain/input-snapshot.ts";
+import type { ExecutionPhase, Run, RunAttempt } from "../domain/records.ts";
+import type { RunEvent } from "../domain/run-lifecycle.ts";
+import { applyRunEvent } from "../api/commands/run-decisions.ts";
+import { mintRunToken, revokeRunTokens } from "../api/commands/run-tokens.ts";
+import { confirmStatePublication, listPendingStateVersions } from "../api/commands/state-versions.ts";
+import { lockWorkspaceForRun, unlockWorkspaceForRun } from "../api/commands/workspace-locks.ts";
+import { isDomainError } from "../domain/errors.ts";
+import { currentStateEvidence } from "../api/commands/state-evidence.ts";
+import { REPO_ROOT } from "../config.ts";
+import type { Services } from "../services.ts";
+import { inTransaction, type Stores } from "../store/index.ts";
+import type { ApiTarget } from "./api-channel.ts";
+import { LogSanitizer, stripAnsi } from "./log-sanitizer.ts";
+import { dependencyBundleDigest, summarizePlan } from "./plan-analysis.ts";
+import { runInSandbox, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, type SandboxResult } from "./sandbox.ts";
+import { CLOUD_OVERRIDE_FILE, cliConfig, cloudOverride, phaseScript, tfvars, type MaterializedVariable } from "./tofu-files.ts";
+
+/** Everything a phase execution needs besides the run. */
+export interface ExecutionContext {
+  services: Services;
+  runnerId: string;
+  /** Where the sandbox's API channel connects to (this deployment's HTTP listener). */
+  api: ApiTarget;
+  /** Wall-clock limit of one phase attempt. */
+  phaseTimeoutMs: number;
+  /** The `.tools` directory with tofu and the provider mirror. */
+  toolsDir?: string;
+}
+
+/** What a phase execution asks of the job queue afterwards. */
+export type PhaseOutcome = "done" | "retry_later";
+
+/** The run's workspace lock and its fence, or null while someone else holds the workspace. */
+async function lockForRun(services: Services, run: Run): Promise<number | null> {
+  try {
+    return await lockWorkspaceForRun(services, run.workspaceId, run.id);
+  } catch (error) {
+    if (isDomainError(error, "WORKSPACE_LOCKED")) return null;
+    throw error;
+  }
+}
+
+/** The OPA-less policy stage result used while no policy set applies. */
+function skippedPolicyDigest(): string {
+  return sha256Hex(canonicalize({ format: "stackship.policy-result/v1", outcome: "skipped", policy_set_versions: [], findings: [] }));
+}
+
+/** Appends sanitized phase output to the run's log in batches. */
+class PhaseLog {
+  private buffer = "";
+  private writes: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private readonly sanitizer: LogSanitizer;
+
+  constructor(
+    private readonly stores: Stores,
+    private readonly runId: string,
+    private readonly phase: "plan" | "policy" | "apply",
+    private readonly clock: () => Date,
+    secrets: readonly string[],
+  ) {
+    this.sanitizer = new LogSanitizer(secrets);
+  }
+
+  write(text: string): void {
+    this.buffer += this.sanitizer.push(stripAnsi(text));
+    if (this.buffer.length >= 16 * 1024) this.flush(false);
+    else if (!this.timer) this.timer = setTimeout(() => this.flush(false), 200);
+  }
+
+  private flush(final: boolean): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const text = this.buffer + (final ? this.sanitizer.flush() : "");
+    this.buffer = "";
+    if (text.length === 0 && !final) return;
+    this.writes = this.writes.then(() => this.stores.logs.append(this.runId, this.phase, text, final, this.clock()));
+  }
+
+  /** Writes what is left and marks the phase's log complete. */
+  async close(): Promise<void> {
+    this.flush(true);
+    await this.writes;
+  }
+}
+
+interface Materialized {
+  terraform: MaterializedVariable[];
+  env: Record<string, string>;
+  secrets: string[];
+}
+
+/** The run's variables from its input snapshot; sensitive handles are unsealed for the sandbox only. */
+async function materializeInputs(services: Services, run: Run): Promise<Materialized> {
+  const snapshot = await services.stores.snapshots.getById(run.inputSnapshotId);
+  if (!snapshot) throw new Error(`input snapshot ${run.inputSnapshotId} is missing`);
+  const document: InputSnapshotDocument = snapshot.document;
+  const out: Materialized = { terraform: [], env: {}, secrets: [] };
+  for (const variable of document.variables) {
+    let value: string;
+    if (variable.sensitive) {
+      const sealed = await services.stores.snapshots.getSecret(variable.value_handle);
+      if (sealed === undefined) throw new Error(`secret ${variable.value_handle} of run ${run.id} is missing`);
+      value = services.keys.secrets.openText(sealed);
+      out.secrets.push(value);
+    } else {
+      value = variable.value;
+    }
+    if (variable.category === "terraform") out.terraform.push({ key: variable.key, value, hcl: variable.hcl });
+    else out.env[variable.key] = value;
+  }
+  return out;
+}
+
+async function sandboxFiles(services: Services, run: Run, token: string, inputs: Materialized): Promise<Record<string, string | Uint8Array>> {
+  const configurationVersion = await services.stores.configurationVersions.getById(run.configurationVersionId);
+  const workspace = await services.stores.workspaces.getById(run.workspaceId);
+  const organization = workspace && (await services.stores.organizations.getById(workspace.organizationId));
+  if (!configurationVersion?.artifactKey || configurationVersion.sizeBytes === null || !configurationVersion.configDigest || !workspace || !organization) {
+    throw new Error(`run ${run.id}: its configuration or workspace is missing`);
+  }
+  if (configurationVersion.configDigest !== run.configDigest) throw new Error(`run ${run.id}: configuration digest changed`);
+  const tarball = await services.artifacts.get(configurationVersion.artifactKey, { sizeBytes: configurationVersion.sizeBytes, sha256: configurationVersion.configDigest });
+  return {
+    "config.tar.gz": tarball,
+    "cli.tfrc": cliConfig(token),
+    [CLOUD_OVERRIDE_FILE]: cloudOverride(organization.name, workspace.name),
+    "stackship.auto.tfvars": tfvars(inputs.terraform),
+  };
+}
+
+function classify(result: SandboxResult): string {
+  if (result.error && !result.started) return "sandbox_failed";
+  if (result.timedOut) return "timeout";
+  if (result.interrupted) return "interrupted";
+  if (result.killed || result.signal) return "killed";
+  return result.exitCode === 0 ? "exit_zero" : "exit_nonzero";
+}
+
+async function runPhaseSandbox(
+  ctx: ExecutionContext,
+  run: Run,
+  attempt: RunAttempt,
+  phase: ExecutionPhase,
+  files: Record<string, string | Uint8Array>,
+  inputs: Materialized,
+  log: PhaseLog,
+  signal: AbortSignal,
+  collect: string[],
+): Promise<SandboxResult> {
+  const workspace = await ctx.services.stores.workspaces.getById(run.workspaceId);
+  const name = `${run.id}-${phase}-${attempt.attemptNumber}`.slice(0, 63);
+  const result = await runInSandbox({
+    argv: ["sh", "-c", phaseScript({ phase, workingDirectory: workspace?.workingDirectory ?? "", speculative: run.kind === "speculative" })],
+    name,
+    files,
+    env: {
+      ...inputs.env,
+      PATH: `${SANDBOX_TOOLS_DIR}/bin:/usr/local/bin:/usr/bin:/bin`,
+      HOME: SANDBOX_WORK_DIR,
+      TF_CLI_CONFIG_FILE: `${SANDBOX_WORK_DIR}/cli.tfrc`,
+      TF_FORCE_LOCAL_BACKEND: "1",
+      TFE_RUN_ID: run.id,
+      TF_IN_AUTOMATION: "1",
+      TF_INPUT: "0",
+      CHECKPOINT_DISABLE: "1",
+    },
+    api: ctx.api,
+    readOnlyBinds: [{ source: ctx.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR }],
+    timeoutMs: ctx.phaseTimeoutMs,
+    signal,
+    collect,
+    onOutput: (chunk) => log.write(chunk.toString("utf8")),
+  });
+  await ctx.services.stores.attempts.recordSandbox(attempt.id, result.sandboxId, result.name);
+  return result;
+}
+
+/** Releases what a finished run holds: its workspace lock and its run tokens. */
+export async function releaseRun(services: Services, run: Run): Promise<void> {
+  await revokeRunTokens(services, run.id);
+  if (run.kind === "plan_and_apply") await unlockWorkspaceForRun(services, run.workspaceId, run.id);
+}
+
+async function moveRun(services: Services, run: Run, event: RunEvent, extra: Parameters<typeof applyRunEvent>[4] = {}): Promise<Run | undefined> {
+  try {
+    return await inTransaction(services.db, async (stores) => {
+      const current = await stores.runs.getById(run.id);
+      if (!current) return undefined;
+      return applyRunEvent(stores, current, event, services.clock(), extra);
+    });
+  } catch (error) {
+    // The run moved on concurrently (canceled, discarded): this event no longer applies.
+    if ((error as { code?: string }).code === "RUN_TRANSITION_INVALID") return undefined;
+    throw error;
+  }
+}
+
+/**
+ * The plan phase: lock (plan_and_apply runs only), plan in a fresh sandbox, store the plan and
+ * its JSON encrypted, record counts and digests, then the policy stage, then either finish or
+ * wait for a human decision.
+ */
+export async function executePlan(ctx: ExecutionContext, runId: string, signal: AbortSignal): Promise<PhaseOutcome> {
+  const { services } = ctx;
+  let run = await services.stores.runs.getById(runId);
+  if (!run || run.status !== "pending") return "done";
+
+  let fence: number | null = null;
+  if (run.kind === "plan_and_apply") {
+    fence = await lockForRun(services, run);
+    if (fence === null) return "retry_later";
+  }
+  const state = await currentStateEvidence(services.stores, run.workspaceId);
+  const started = await moveRun(services, run, { type: "plan_started" }, {
+    planStatus: "running",
+    workspaceLockFence: fence,
+    predecessorStateVersionId: state?.stateVersionId ?? null,
+    predecessorStateDigest: state?.digest ?? null,
+  });
+  if (!started) {
+    if (run.kind === "plan_and_apply") await unlockWorkspaceForRun(services, run.workspaceId, run.id);
+    return "done";
+  }
+  run = started;
+
+  const inputs = await materializeInputs(services, run);
+  const log = new PhaseLog(services.stores, run.id, "plan", services.clock, inputs.secrets);
+  const attempt = await services.stores.attempts.start({ runId: run.id, phase: "plan", runnerId: ctx.runnerId, region: run.executionRegion, baseProfile: SANDBOX_BASE_PROFILE, now: services.clock() });
+  const { secret } = await mintRunToken(services, run, "plan", ctx.phaseTimeoutMs + 60_000);
+  let result: SandboxResult;
+  try {
+    const files = await sandboxFiles(services, run, secret, inputs);
+    result = await runPhaseSandbox(ctx, run, attempt, "plan", files, inputs, log, signal, ["plan.tfplan", "plan.json", "lock.hcl", "modules.json"]);
+  } catch (error) {
+    log.write(`\nStackShip could not run the plan: ${(error as Error).message}\n`);
+    await log.close();
+    await services.stores.attempts.finish(attempt.id, "failed", "runner_error", services.clock());
+    await failPlan(services, run);
+    return "done";
+  }
+  const classification = classify(result);
+  const planFile = result.files["plan.tfplan"];
+  const planJsonBytes = result.files["plan.json"];
+  if (classification !== "exit_zero" || !planFile || !planJsonBytes) {
+    if (result.error) log.write(`\n${result.error}\n`);
+    await log.close();
+    await services.stores.attempts.finish(attempt.id, result.interrupted ? "interrupted" : "failed", classification, services.clock());
+    await failPlan(services, run);
+    return "done";
+  }
+  const summary = summarizePlan(JSON.parse(planJsonBytes.toString("utf8")));
+  if (summary.errored) {
+    log.write("\nOpenTofu reported the plan as errored; it cannot be applied.\n");
+    await log.close();
+    await services.stores.attempts.finish(attempt.id, "failed", "plan_errored", services.clock());
+    await failPlan(services, run);
+    return "done";
+  }
+  await log.close();
+  const planArtifact = await services.artifacts.put(`runs/${run.id}/plan.tfplan`, planFile);
+  const planJsonArtifact = await services.artifacts.put(`runs/${run.id}/plan.json`, planJsonBytes);
+  await services.stores.attempts.finish(attempt.id, "succeeded", classification, services.clock());
+
+  const planned = await moveRun(services, run, { type: "plan_finished", hasChanges: summary.hasChanges }, {
+    planStatus: "finished",
+    hasChanges: summary.hasChanges,
+    planCounts: summary.counts,
+    planDigest: planArtifact.sha256,
+    planSizeBytes: planArtifact.sizeBytes,
+    planArtifactKey: planArtifact.key,
+    planJsonDigest: planJsonArtifact.sha256,
+    planJsonSizeBytes: planJsonArtifact.sizeBytes,
+    planJsonArtifactKey: planJsonArtifact.key,
+    dependencyBundleDigest: dependencyBundleDigest(result.files["lock.hcl"], result.files["modules.json"]),
+    // The lock file travels with the plan: the apply must use exactly these providers.
+    dependencyLockFile: result.files["lock.hcl"]?.toString("utf8") ?? null,
+  });
+  if (!planned) {
+    await releaseRun(services, run);
+    return "done";
+  }
+  await policyStage(services, planned);
+  return "done";
+}
+
+async function failPlan(services: Services, run: Run): Promise<void> {
+  const failed = await moveRun(services, run, { type: "plan_failed" }, { planStatus: "errored", finishedAt: services.clock().toISOString() });
+  await releaseRun(services, failed ?? run);
+}
+
+/** The policy stage. No policy set applies yet in this release, so it is recorded as skipped. */
+async function policyStage(services: Services, run: Run): Promise<void> {
+  const log = new PhaseLog(services.stores, run.id, "policy", services.clock, []);
+  log.write("No policy set applies to this workspace; the policy stage is skipped.\n");
+  await log.close();
+  const workspace = await services.stores.workspaces.getById(run.workspaceId);
+  const ttlSeconds = workspace?.approvalTtlSeconds ?? 86_400;
+  const now = services.clock();
+  const next = await moveRun(services, run, { type: "policy_evaluated", outcome: "skipped" }, {
+    policyOutcome: "skipped",
+    policyResultDigest: skippedPolicyDigest(),
+    approvalExpiresAt: new Date(now.getTime() + ttlSeconds * 1000).toISOString(),
+  });
+  if (next && next.status === "planned_and_finished") {
+    await services.stores.runs.update(next.id, next.status, { approvalExpiresAt: null, finishedAt: now.toISOString(), updatedAt: now });
+    await releaseRun(services, next);
+  }
+}
+
+/**
+ * The apply phase: re-check that the approval's evidence is still current and that the run
+ * still holds the workspace lock at its fence, apply exactly the saved plan in a fresh sandbox,
+ * and publish the state version tofu uploaded only after confirming its metadata. Anything
+ * uncertain ends in needs_recovery with the lock kept.
+ */
+export async function executeApply(ctx: ExecutionContext, runId: string, signal: AbortSignal): Promise<PhaseOutcome> {
+  const { services } = ctx;
+  const run = await services.stores.runs.getById(runId);
+  if (!run || run.status !== "applying" || run.execution.applyStatus !== "pending") return "done";
+  const review = await services.stores.reviews.getByRun(run.id);
+  const x = run.execution;
+  const fence = await lockForRun(services, run);
+  const state = await currentStateEvidence(services.stores, run.workspaceId);
+  const stale =
+    !review ||
+    review.decision !== "approved" ||
+    review.planDigest !== x.planDigest ||
+    review.policyResultDigest !== x.policyResultDigest ||
+    review.predecessorStateDigest !== (state?.digest ?? null) ||
+    review.dependencyBundleDigest !== x.dependencyBundleDigest ||
+    fence === null ||
+    fence !== x.workspaceLockFence;
+  const log = new PhaseLog(services.stores, run.id, "apply", services.clock, []);
+  if (stale) {
+    log.write("The approval no longer matches the workspace (its lock, state or evidence changed); nothing was applied.\n");
+    await log.close();
+    const failed = await moveRun(services, run, { type: "apply_failed" }, { applyStatus: "errored", finishedAt: services.clock().toISOString() });
+    await releaseRun(services, failed ?? run);
+    return "done";
+  }
+
+  const inputs = await materializeInputs(services, run);
+  const sanitizedLog = new PhaseLog(services.stores, run.id, "apply", services.clock, inputs.secrets);
+  const attempt = await services.stores.attempts.start({ runId: run.id, phase: "apply", runnerId: ctx.runnerId, region: run.executionRegion, baseProfile: SANDBOX_BASE_PROFILE, now: services.clock() });
+  const started = await services.stores.runs.update(run.id, "applying", { applyStatus: "running", updatedAt: services.clock() });
+  if (!started) return "done";
+  const { secret } = await mintRunToken(services, run, "apply", ctx.phaseTimeoutMs + 60_000);
+  let result: SandboxResult;
+  try {
+    const files = await sandboxFiles(services, run, secret, inputs);
+    files["plan.tfplan"] = await services.artifacts.get(x.planArtifactKey!, { sizeBytes: x.planSizeBytes!, sha256: x.planDigest! });
+    if (x.dependencyLockFile !== null) files["lock.hcl"] = x.dependencyLockFile;
+    result = await runPhaseSandbox(ctx, run, attempt, "apply", files, inputs, sanitizedLog, signal, []);
+  } catch (error) {
+    sanitizedLog.write(`\nStackShip could not start the apply: ${(error as Error).message}\n`);
+    await sanitizedLog.close();
+    await services.stores.attempts.finish(attempt.id, "failed", "runner_error", services.clock());
+    return endApply(services, run, { type: "apply_uncertain", interrupted: false }, "errored");
+  }
+  await sanitizedLog.close();
+  const classification = classify(result);
+  const pending = await listPendingStateVersions(services, run.id);
+  const now = services.clock();
+  if (classification === "exit_zero" && pending.length === 1) {
+    await services.stores.attempts.finish(attempt.id, "succeeded", classification, now);
+    const [version] = pending;
+    try {
+      await confirmStatePublication(services, { runId: run.id, stateVersionId: version.id, serial: version.serial, lineage: version.lineage, sha256: version.sha256!, fence: fence! });
+    } catch (error) {
+      return endApply(services, run, { type: "apply_uncertain", interrupted: false }, "errored");
+    }
+    return endApply(services, run, { type: "apply_finished" }, "finished");
+  }
+  const interrupted = classification === "interrupted" || classification === "timeout" || classification === "killed";
+  await services.stores.attempts.finish(attempt.id, interrupted ? "interrupted" : "failed", classification, now);
+  if (classification === "exit_nonzero" && pending.length === 0) {
+    // tofu failed and published nothing: no state was written, so nothing changed that StackShip knows of.
+    return endApply(services, run, { type: "apply_failed" }, "errored");
+  }
+  return endApply(services, run, { type: "apply_uncertain", interrupted }, interrupted ? "interrupted" : "errored");
+}
+
+async function endApply(services: Services, run: Run, event: RunEvent, applyStatus: "finished" | "errored" | "interrupted"): Promise<PhaseOutcome> {
+  const current = (await services.stores.runs.getById(run.id)) ?? run;
+  const terminal = event.type !== "apply_uncertain";
+  const ended = await moveRun(services, current, event, { applyStatus, finishedAt: terminal ? services.clock().toISOString() : undefined });
+  // needs_recovery keeps the workspace locked until an operator resolves it.
+  if (terminal) await releaseRun(services, ended ?? current);
+  else await revokeRunTokens(services, run.id);
+  return "done";
+}

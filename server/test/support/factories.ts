@@ -1,0 +1,316 @@
+// Builders and assertions shared by the API and invariant tests. Every API call goes through the
+// generated SDK; only the signed upload PUT (which needs no Authorization header and carries raw
+// bytes to an absolute URL) uses plain fetch.
+import { createHash } from "node:crypto";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import * as assert from "uvu/assert";
+import {
+  createConfigurationVersion,
+  createOrganization,
+  createOrganizationToken,
+  createVariable as sdkCreateVariable,
+  createWorkspace as sdkCreateWorkspace,
+  type ConfigurationVersion,
+  type ErrorObject,
+  type Variable,
+  type Workspace,
+} from "../../../client/src/index.ts";
+import * as v1Validators from "../../../generated/v1/validators.gen.js";
+import * as tfeValidators from "../../../generated/tfe/validators.gen.js";
+import { REPO_ROOT } from "../../src/config.ts";
+import type { TestServer } from "./test-server.ts";
+
+/** The tables a refused request must leave untouched. */
+export const WRITE_TABLES = ["runs", "input_snapshots", "snapshot_secrets", "configuration_versions", "audit_events"] as const;
+
+/** A role an organization token can carry. */
+export type Role = "viewer" | "operator" | "admin";
+
+/** The OpenTofu version scripts/tool-versions.env pins (read independently of the server). */
+export function pinnedOpenTofuVersion(): string {
+  const text = readFileSync(join(REPO_ROOT, "scripts/tool-versions.env"), "utf8");
+  const match = /^OPENTOFU_VERSION=(\S+)\s*$/m.exec(text);
+  if (!match) throw new Error("scripts/tool-versions.env has no OPENTOFU_VERSION");
+  return match[1];
+}
+
+/** The platform runs on this host must pin, derived from Node's own view of the host. */
+export function expectedPlatform(): string {
+  const arch = ({ x64: "amd64", arm64: "arm64", ia32: "386", arm: "arm" } as Record<string, string>)[process.arch] ?? process.arch;
+  return `${process.platform}_${arch}`;
+}
+
+/** Lower-case hex SHA-256. */
+export function sha256(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/** Creates an organization (as the deployment administrator) and a token of `role` in it. */
+export async function createOrganizationWithToken(
+  server: TestServer,
+  name: string,
+  role: Role = "admin",
+): Promise<{ organizationName: string; organizationId: string; token: string; tokenId: string }> {
+  const organization = await createOrganization({ client: server.admin, body: { data: { type: "organizations", attributes: { name } } } });
+  assert.is(organization.response.status, 201, `createOrganization ${name}: ${JSON.stringify(organization.error)}`);
+  const { token, tokenId } = await createToken(server, server.bootstrapToken, name, role);
+  return { organizationName: name, organizationId: organization.data!.data.id, token, tokenId };
+}
+
+/** Creates one more token of `role` in an organization, with the given caller's token. */
+export async function createToken(server: TestServer, callerToken: string, organizationName: string, role: Role): Promise<{ token: string; tokenId: string }> {
+  const result = await createOrganizationToken({
+    client: server.v1(callerToken),
+    path: { organization_name: organizationName },
+    body: { data: { type: "tokens", attributes: { role } } },
+  });
+  assert.is(result.response.status, 201, `createOrganizationToken ${organizationName}/${role}: ${JSON.stringify(result.error)}`);
+  return { token: result.data!.data.attributes.secret, tokenId: result.data!.data.id };
+}
+
+/** Attributes of a v1 workspace creation. */
+export interface WorkspaceAttributes {
+  name?: string;
+  description?: string;
+  tracked_branch?: string;
+  working_directory?: string;
+  opentofu_version?: string;
+  execution_region?: string;
+}
+
+let workspaceCounter = 0;
+
+/** Creates a workspace through v1 and returns its resource. */
+export async function createWorkspace(server: TestServer, token: string, organizationName: string, attributes: WorkspaceAttributes = {}): Promise<Workspace> {
+  workspaceCounter += 1;
+  const result = await sdkCreateWorkspace({
+    client: server.v1(token),
+    path: { organization_name: organizationName },
+    body: { data: { type: "workspaces", attributes: { name: `ws-${workspaceCounter}`, ...attributes } } },
+  });
+  assert.is(result.response.status, 201, `createWorkspace: ${JSON.stringify(result.error)}`);
+  return result.data!.data;
+}
+
+/** The configuration every test uses unless it says otherwise. */
+export const DEFAULT_CONFIGURATION: Record<string, string> = { "main.tf": 'resource "terraform_data" "x" {}\n' };
+
+/** A real .tar.gz of `files` (path → content), made by the system tar. */
+export function makeConfigurationTarball(files: Record<string, string> = DEFAULT_CONFIGURATION): Buffer {
+  const root = mkdtempSync(join(tmpdir(), "ss-config-"));
+  try {
+    const source = join(root, "src");
+    mkdirSync(source);
+    for (const [path, content] of Object.entries(files)) {
+      mkdirSync(dirname(join(source, path)), { recursive: true });
+      writeFileSync(join(source, path), content);
+    }
+    const archive = join(root, "config.tar.gz");
+    execFileSync("tar", ["-czf", archive, "-C", source, "."]);
+    return readFileSync(archive);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** Creates a pending configuration version and returns its resource (with the signed upload_url). */
+export async function createPendingConfiguration(server: TestServer, token: string, workspaceId: string, speculative = false): Promise<ConfigurationVersion> {
+  const created = await createConfigurationVersion({
+    client: server.v1(token),
+    path: { workspace_id: workspaceId },
+    body: { data: { type: "configuration-versions", attributes: { speculative } } },
+  });
+  assert.is(created.response.status, 201, `createConfigurationVersion: ${JSON.stringify(created.error)}`);
+  const configurationVersion = created.data!.data;
+  assert.is(configurationVersion.attributes.status, "pending");
+  assert.type(configurationVersion.attributes.upload_url, "string");
+  return configurationVersion;
+}
+
+/** PUTs bytes to a signed upload URL exactly as a client would: no Authorization, octet-stream. */
+export function putUpload(uploadUrl: string, bytes: Uint8Array): Promise<Response> {
+  return fetch(uploadUrl, { method: "PUT", headers: { "Content-Type": "application/octet-stream" }, body: bytes as unknown as BodyInit });
+}
+
+/**
+ * Creates a configuration version, uploads `tarball` to its signed URL and returns the uploaded
+ * configuration version with the bytes that were sent.
+ */
+export async function uploadConfiguration(
+  server: TestServer,
+  token: string,
+  workspaceId: string,
+  tarball: Buffer = makeConfigurationTarball(),
+  speculative = false,
+): Promise<{ configurationVersion: ConfigurationVersion; bytes: Buffer; digest: string }> {
+  const pending = await createPendingConfiguration(server, token, workspaceId, speculative);
+  const response = await putUpload(pending.attributes.upload_url!, tarball);
+  const body = (await response.json()) as { data: ConfigurationVersion };
+  assert.is(response.status, 200, `upload: ${JSON.stringify(body)}`);
+  assert.is(body.data.attributes.status, "uploaded");
+  return { configurationVersion: body.data, bytes: tarball, digest: sha256(tarball) };
+}
+
+/** Attributes of a workspace variable. */
+export interface VariableAttributes {
+  key: string;
+  value: string;
+  category?: "terraform" | "env";
+  hcl?: boolean;
+  sensitive?: boolean;
+  description?: string;
+}
+
+/** Creates a workspace variable through v1. */
+export async function createVariable(server: TestServer, token: string, workspaceId: string, attributes: VariableAttributes): Promise<Variable> {
+  const result = await sdkCreateVariable({
+    client: server.v1(token),
+    path: { workspace_id: workspaceId },
+    body: { data: { type: "variables", attributes } },
+  });
+  assert.is(result.response.status, 201, `createVariable ${attributes.key}: ${JSON.stringify(result.error)}`);
+  return result.data!.data;
+}
+
+/** Row counts of `tables` (PostgreSQL returns count(*) as a string; normalised to numbers). */
+export async function countRows(server: TestServer, tables: readonly string[] = WRITE_TABLES): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const table of tables) {
+    const row = (await server.db.knex(table).count({ n: "*" }).first()) as { n: number | string } | undefined;
+    counts[table] = Number(row?.n ?? NaN);
+  }
+  return counts;
+}
+
+/** Runs `act` and asserts that no row was added to or removed from `tables` meanwhile. */
+export async function expectNothingWritten<T>(server: TestServer, act: () => Promise<T>, tables: readonly string[] = WRITE_TABLES): Promise<T> {
+  const before = await countRows(server, tables);
+  const result = await act();
+  const status = (result as { response?: Response } | undefined)?.response?.status;
+  const answer = status === undefined ? "" : ` (the server answered ${status}: ${brief((result as SdkResult).error ?? (result as SdkResult).data)})`;
+  assert.equal(await countRows(server, tables), before, `a refused request wrote rows${answer}`);
+  return result;
+}
+
+/** What an SDK call returns (the fields the assertions read). */
+export interface SdkResult {
+  response: Response;
+  data?: unknown;
+  error?: unknown;
+}
+
+/** Expected properties of a v1 error answer. */
+export interface ExpectedV1Error {
+  pointer?: string;
+  parameter?: string;
+}
+
+/**
+ * Asserts a v1 error answer: the status, exactly one error object with the code, string status,
+ * the catalogue title, a detail, `meta.request_id` equal to X-Request-Id, the JSON:API media type,
+ * a document valid against the spec's ErrorDocument, and (when given) the source.
+ */
+export function expectV1Error(result: SdkResult, status: number, code: string, expected: ExpectedV1Error = {}): ErrorObject {
+  const body = result.error as { errors?: ErrorObject[] } | undefined;
+  assert.is(result.response.status, status, `expected ${status} ${code}, got ${result.response.status}: ${brief(body ?? result.data)}`);
+  assert.ok(body && Array.isArray(body.errors), `no error document: ${JSON.stringify(body)}`);
+  assert.ok(v1Validators.ErrorDocument(body), `error document violates the spec: ${JSON.stringify(v1Validators.ErrorDocument.errors)}`);
+  assert.is(body.errors.length, 1);
+  const [error] = body.errors;
+  assert.is(error.code, code, `detail: ${error.detail}`);
+  assert.is(error.status, String(status));
+  assert.type(error.title, "string");
+  assert.ok(error.title.length > 0);
+  assert.type(error.detail, "string");
+  assert.ok((error.detail ?? "").length > 0);
+  const requestId = result.response.headers.get("x-request-id");
+  assert.ok(requestId, "no X-Request-Id header");
+  assert.is(error.meta?.request_id, requestId);
+  assert.is(result.response.headers.get("content-type")?.split(";")[0], "application/vnd.api+json");
+  if (expected.pointer !== undefined) assert.is(error.source?.pointer, expected.pointer, `source: ${JSON.stringify(error.source)}`);
+  if (expected.parameter !== undefined) assert.is(error.source?.parameter, expected.parameter, `source: ${JSON.stringify(error.source)}`);
+  return error;
+}
+
+/** One error object of the compatibility surface. */
+export interface TfeErrorObject {
+  status: string;
+  title: string;
+  detail?: string;
+  code?: string;
+  source?: { pointer?: string; parameter?: string };
+}
+
+/** Asserts a tfe error answer: status, string `errors[0].status`, the title; returns the object. */
+export function expectTfeError(result: SdkResult, status: number, title: string): TfeErrorObject {
+  const body = result.error as { errors?: TfeErrorObject[] } | undefined;
+  assert.is(result.response.status, status, `expected ${status} ${title}, got ${result.response.status}: ${brief(body ?? result.data)}`);
+  assert.ok(body && Array.isArray(body.errors), `no error document: ${JSON.stringify(body)}`);
+  assert.ok(tfeValidators.ErrorDocument(body), `error document violates the tfe spec: ${JSON.stringify(tfeValidators.ErrorDocument.errors)}`);
+  const [error] = body.errors;
+  assert.is(error.status, String(status));
+  assert.is(typeof error.status, "string");
+  assert.is(error.title, title);
+  assert.type(error.detail, "string");
+  return error;
+}
+
+function brief(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 600 ? `${text.slice(0, 600)}…` : text;
+}
+
+/** Asserts a successful SDK answer and returns its data. */
+export function expectStatus<T>(result: { response: Response; data?: T; error?: unknown }, status: number): T {
+  assert.is(result.response.status, status, `expected ${status}, got ${result.response.status}: ${brief(result.error ?? result.data)}`);
+  return result.data as T;
+}
+
+/** Asserts that `promise` rejects and returns the rejection. */
+export async function rejection(promise: PromiseLike<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  return assert.unreachable("expected a rejection");
+}
+
+/** A random well-formed id of a prefixed kind (`run`, `ws`, `cv`, …) that no row has. */
+export function randomId(prefix: string): string {
+  const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz";
+  let suffix = "";
+  for (let i = 0; i < 16; i += 1) suffix += alphabet[Math.floor(Math.random() * alphabet.length)];
+  return `${prefix}-${suffix}`;
+}
+
+/** Every application table (knex's own bookkeeping excluded), as the dialect lists them. */
+export async function applicationTables(server: TestServer): Promise<string[]> {
+  const rows: Array<{ name: string }> =
+    server.dialect === "sqlite"
+      ? await server.db.knex.select("name").from("sqlite_master").where({ type: "table" })
+      : await server.db.knex.select({ name: "table_name" }).from("information_schema.tables").where({ table_schema: "public" });
+  return rows
+    .map((row) => row.name)
+    .filter((name) => !name.startsWith("knex_") && !name.startsWith("sqlite_"))
+    .sort();
+}
+
+/** Every row of every application table as JSON text, for "this value is nowhere" checks. */
+export async function databaseText(server: TestServer): Promise<string> {
+  const parts: string[] = [];
+  for (const table of await applicationTables(server)) {
+    const rows = await server.db.knex(table).select("*");
+    parts.push(`${table}: ${JSON.stringify(rows)}`);
+  }
+  return parts.join("\n");
+}
+
+/** The spellings a leaked secret could take in stored text: plain, base64, base64url, hex. */
+export function leakForms(secret: string): string[] {
+  const bytes = Buffer.from(secret, "utf8");
+  return [secret, bytes.toString("base64"), bytes.toString("base64url"), bytes.toString("hex")];
+}

@@ -1,0 +1,51 @@
+// Helpers for tests that execute runs for real (bubblewrap, tofu) through the in-process runner.
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import * as assert from "uvu/assert";
+import { createRun, getRun, getRunLog, type Run } from "../../../client/src/index.ts";
+import { REPO_ROOT } from "../../src/config.ts";
+import { expectStatus, makeConfigurationTarball, uploadConfiguration } from "./factories.ts";
+import type { TestServer } from "./test-server.ts";
+
+/** The files of a fixture configuration under server/test/fixtures/configs/<name>. */
+export function fixture(name: string): Record<string, string> {
+  const dir = join(REPO_ROOT, "server/test/fixtures/configs", name);
+  return Object.fromEntries(readdirSync(dir).map((file) => [file, readFileSync(join(dir, file), "utf8")]));
+}
+
+/** Uploads `files` as a new configuration version and creates a run on it. */
+export async function startRun(server: TestServer, token: string, workspaceId: string, files: Record<string, string>, kind: "plan_and_apply" | "speculative" = "plan_and_apply"): Promise<Run> {
+  const { configurationVersion } = await uploadConfiguration(server, token, workspaceId, makeConfigurationTarball(files));
+  const created = await createRun({
+    client: server.v1(token),
+    path: { workspace_id: workspaceId },
+    body: { data: { type: "runs", attributes: { kind }, relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersion.id } } } } },
+  });
+  return expectStatus(created, 201).data;
+}
+
+/** Polls the run until its status is one of `statuses` (fails after `timeoutMs`). */
+export async function waitForStatus(server: TestServer, token: string, runId: string, statuses: string[], timeoutMs = 90_000): Promise<Run> {
+  const deadline = Date.now() + timeoutMs;
+  let last: Run | undefined;
+  while (Date.now() < deadline) {
+    last = expectStatus(await getRun({ client: server.v1(token), path: { run_id: runId } }), 200).data;
+    if (statuses.includes(last.attributes.status)) return last;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const plan = await readLog(server, token, runId, "plan");
+  assert.unreachable(`run ${runId} stayed ${last?.attributes.status}, wanted ${statuses.join("|")}; plan log:\n${plan}`);
+  throw new Error("unreachable");
+}
+
+/** A phase's whole stored (sanitized) log. */
+export async function readLog(server: TestServer, token: string, runId: string, phase: "plan" | "policy" | "apply"): Promise<string> {
+  let text = "";
+  let offset = 0;
+  for (;;) {
+    const window = expectStatus(await getRunLog({ client: server.v1(token), path: { run_id: runId, phase }, query: { offset } }), 200).data.attributes;
+    text += window.text;
+    if (window.next_offset === offset) return text;
+    offset = window.next_offset;
+  }
+}
