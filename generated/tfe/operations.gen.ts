@@ -45,6 +45,7 @@ export const operations = [
     responses: {
       201: { contentType: "application/vnd.api+json", validate: v.createWorkspaceResponse201 },
       401: { contentType: "application/vnd.api+json", validate: v.createWorkspaceResponse401 },
+      403: { contentType: "application/vnd.api+json", validate: v.createWorkspaceResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.createWorkspaceResponse404 },
       409: { contentType: "application/vnd.api+json", validate: v.createWorkspaceResponse409 },
       422: { contentType: "application/vnd.api+json", validate: v.createWorkspaceResponse422 },
@@ -90,6 +91,7 @@ export const operations = [
     responses: {
       201: { contentType: "application/vnd.api+json", validate: v.createRunResponse201 },
       401: { contentType: "application/vnd.api+json", validate: v.createRunResponse401 },
+      403: { contentType: "application/vnd.api+json", validate: v.createRunResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.createRunResponse404 },
       409: { contentType: "application/vnd.api+json", validate: v.createRunResponse409 },
       422: { contentType: "application/vnd.api+json", validate: v.createRunResponse422 },

@@ -28,6 +28,7 @@ export const errorCodes = {
   RUN_PREDECESSOR_STATE_CHANGED: { status: 409, title: "Workspace state changed since the plan" },
   RUN_DEPENDENCY_BUNDLE_CHANGED: { status: 409, title: "Dependency bundle changed since the plan" },
   RUN_ALREADY_DECIDED: { status: 409, title: "Run already has a decision" },
+  RECOVERY_NOTHING_TO_COMMIT: { status: 409, title: "No pending state version to commit" },
   CONSTRAINT_VIOLATION: { status: 409, title: "Conflicting change" },
   WORKSPACE_LOCKED: { status: 409, title: "Workspace is locked" },
   WORKSPACE_NOT_LOCKED: { status: 409, title: "Workspace is not locked" },

@@ -100,6 +100,12 @@ export type Handlers<Ctx> = {
     body: NonNullable<Ops["discardRun"]["requestBody"]>["content"]["application/vnd.api+json"] | undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<202, Ops["discardRun"]["responses"][202]["content"]["application/vnd.api+json"]>>;
+  resolveRunRecovery: (input: {
+    path: NonNullable<Ops["resolveRunRecovery"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["resolveRunRecovery"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<202, Ops["resolveRunRecovery"]["responses"][202]["content"]["application/vnd.api+json"]>>;
   getRunLog: (input: {
     path: NonNullable<Ops["getRunLog"]["parameters"]["path"]>;
     query: NonNullable<Ops["getRunLog"]["parameters"]["query"]>;

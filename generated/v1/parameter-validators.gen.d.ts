@@ -46,6 +46,8 @@ export declare const listVariablesPath: Validator;
 export declare const listVariablesQuery: Validator;
 export declare const listWorkspacesPath: Validator;
 export declare const listWorkspacesQuery: Validator;
+export declare const resolveRunRecoveryPath: Validator;
+export declare const resolveRunRecoveryQuery: Validator;
 export declare const updateVariablePath: Validator;
 export declare const updateVariableQuery: Validator;
 export declare const uploadConfigurationPath: Validator;

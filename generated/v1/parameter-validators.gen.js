@@ -2178,14 +2178,158 @@ return errors === 0;
 }
 validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getRunLogPath = validate51;
-const schema74 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunLog/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"phase":{"type":"string","enum":["plan","policy","apply"]}},"required":["run_id","phase"],"additionalProperties":false};
+export const resolveRunRecoveryPath = validate51;
+const schema74 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/resolveRunRecovery/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunLog/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/resolveRunRecovery/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate51.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.run_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "run_id"},message:"must have required property '"+"run_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "run_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.run_id !== undefined){
+let data0 = data.run_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["run_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(!pattern13.test(data0)){
+const err3 = {instancePath:instancePath+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate51.errors = vErrors;
+return errors === 0;
+}
+validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const resolveRunRecoveryQuery = validate52;
+const schema76 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/resolveRunRecovery/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/resolveRunRecovery/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate52.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate52.errors = vErrors;
+return errors === 0;
+}
+validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const getRunLogPath = validate53;
+const schema77 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunLog/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"phase":{"type":"string","enum":["plan","policy","apply"]}},"required":["run_id","phase"],"additionalProperties":false};
+
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunLog/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2313,7 +2457,7 @@ data["phase"] = coerced1;
 }
 }
 if(!(((data1 === "plan") || (data1 === "policy")) || (data1 === "apply"))){
-const err6 = {instancePath:instancePath+"/phase",schemaPath:"#/properties/phase/enum",keyword:"enum",params:{allowedValues: schema74.properties.phase.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/phase",schemaPath:"#/properties/phase/enum",keyword:"enum",params:{allowedValues: schema77.properties.phase.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2334,19 +2478,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getRunLogQuery = validate52;
-const schema76 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunLog/query","type":"object","properties":{"offset":{"type":"integer","minimum":0,"default":0},"limit":{"type":"integer","minimum":1,"maximum":1048576,"default":65536}},"required":[],"additionalProperties":false};
+export const getRunLogQuery = validate54;
+const schema79 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunLog/query","type":"object","properties":{"offset":{"type":"integer","minimum":0,"default":0},"limit":{"type":"integer","minimum":1,"maximum":1048576,"default":65536}},"required":[],"additionalProperties":false};
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunLog/query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2485,162 +2629,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate52.errors = vErrors;
-return errors === 0;
-}
-validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getWorkspacePath = validate53;
-const schema77 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
-const schema78 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
-const pattern18 = new RegExp("^ws-[0-9a-z]{16}$", "u");
-
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/path" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate53.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.workspace_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "workspace_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.workspace_id !== undefined){
-let data0 = data.workspace_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["workspace_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(!pattern18.test(data0)){
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate53.errors = vErrors;
-return errors === 0;
-}
-validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getWorkspaceQuery = validate54;
-const schema79 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":false};
-
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate54.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
 validate54.errors = vErrors;
 return errors === 0;
 }
 validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createConfigurationVersionPath = validate55;
-const schema80 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const getWorkspacePath = validate55;
+const schema80 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+const schema81 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
+const pattern19 = new RegExp("^ws-[0-9a-z]{16}$", "u");
 
 function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate55.evaluated;
@@ -2711,7 +2711,7 @@ data["workspace_id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern18.test(data0)){
+if(!pattern19.test(data0)){
 const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -2739,11 +2739,11 @@ return errors === 0;
 }
 validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createConfigurationVersionQuery = validate56;
-const schema82 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const getWorkspaceQuery = validate56;
+const schema82 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate56.evaluated;
@@ -2780,11 +2780,11 @@ return errors === 0;
 }
 validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createRunPath = validate57;
-const schema83 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createRun/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const createConfigurationVersionPath = validate57;
+const schema83 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate57.evaluated;
@@ -2855,7 +2855,7 @@ data["workspace_id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern18.test(data0)){
+if(!pattern19.test(data0)){
 const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -2883,11 +2883,11 @@ return errors === 0;
 }
 validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createRunQuery = validate58;
-const schema85 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createRun/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createConfigurationVersionQuery = validate58;
+const schema85 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createRun/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate58.evaluated;
@@ -2924,11 +2924,11 @@ return errors === 0;
 }
 validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listVariablesPath = validate59;
-const schema86 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listVariables/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const createRunPath = validate59;
+const schema86 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createRun/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listVariables/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate59.evaluated;
@@ -2999,7 +2999,7 @@ data["workspace_id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern18.test(data0)){
+if(!pattern19.test(data0)){
 const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -3027,11 +3027,11 @@ return errors === 0;
 }
 validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listVariablesQuery = validate60;
-const schema88 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listVariables/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createRunQuery = validate60;
+const schema88 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createRun/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listVariables/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate60.evaluated;
@@ -3068,11 +3068,11 @@ return errors === 0;
 }
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createVariablePath = validate61;
-const schema89 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const listVariablesPath = validate61;
+const schema89 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listVariables/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createVariable/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listVariables/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate61.evaluated;
@@ -3143,7 +3143,7 @@ data["workspace_id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern18.test(data0)){
+if(!pattern19.test(data0)){
 const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -3171,11 +3171,11 @@ return errors === 0;
 }
 validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createVariableQuery = validate62;
-const schema91 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const listVariablesQuery = validate62;
+const schema91 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listVariables/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createVariable/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listVariables/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate62.evaluated;
@@ -3212,12 +3212,11 @@ return errors === 0;
 }
 validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateVariablePath = validate63;
-const schema92 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"variable_id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"}},"required":["workspace_id","variable_id"],"additionalProperties":false};
-const pattern24 = new RegExp("^var-[0-9a-z]{16}$", "u");
+export const createVariablePath = validate63;
+const schema92 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createVariable/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate63.evaluated;
@@ -3238,24 +3237,14 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.variable_id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "variable_id"},message:"must have required property '"+"variable_id"+"'"};
+for(const key0 in data){
+if(!(key0 === "workspace_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
-}
-errors++;
-}
-for(const key0 in data){
-if(!((key0 === "workspace_id") || (key0 === "variable_id"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
 }
 errors++;
 }
@@ -3280,12 +3269,12 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err3];
+vErrors = [err2];
 }
 else {
-vErrors.push(err3);
+vErrors.push(err2);
 }
 errors++;
 }
@@ -3298,8 +3287,21 @@ data["workspace_id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern18.test(data0)){
-const err4 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(!pattern19.test(data0)){
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3308,79 +3310,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-}
-if(data.variable_id !== undefined){
-let data1 = data.variable_id;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err5 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["variable_id"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(!pattern24.test(data1)){
-const err6 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
 validate63.errors = vErrors;
 return errors === 0;
 }
 validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateVariableQuery = validate64;
-const schema94 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createVariableQuery = validate64;
+const schema94 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createVariable/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate64.evaluated;
@@ -3417,11 +3356,12 @@ return errors === 0;
 }
 validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const deleteVariablePath = validate65;
-const schema95 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"variable_id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"}},"required":["workspace_id","variable_id"],"additionalProperties":false};
+export const updateVariablePath = validate65;
+const schema95 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"variable_id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"}},"required":["workspace_id","variable_id"],"additionalProperties":false};
+const pattern25 = new RegExp("^var-[0-9a-z]{16}$", "u");
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate65.evaluated;
@@ -3502,7 +3442,7 @@ data["workspace_id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern18.test(data0)){
+if(!pattern19.test(data0)){
 const err4 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -3552,7 +3492,7 @@ data["variable_id"] = coerced1;
 }
 }
 if(typeof data1 === "string"){
-if(!pattern24.test(data1)){
+if(!pattern25.test(data1)){
 const err6 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -3580,11 +3520,11 @@ return errors === 0;
 }
 validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const deleteVariableQuery = validate66;
-const schema97 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const updateVariableQuery = validate66;
+const schema97 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate66.evaluated;
@@ -3620,3 +3560,207 @@ validate66.errors = vErrors;
 return errors === 0;
 }
 validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const deleteVariablePath = validate67;
+const schema98 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"variable_id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"}},"required":["workspace_id","variable_id"],"additionalProperties":false};
+
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate67.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.workspace_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.variable_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "variable_id"},message:"must have required property '"+"variable_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "workspace_id") || (key0 === "variable_id"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.workspace_id !== undefined){
+let data0 = data.workspace_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["workspace_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(!pattern19.test(data0)){
+const err4 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+if(data.variable_id !== undefined){
+let data1 = data.variable_id;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err5 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["variable_id"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(!pattern25.test(data1)){
+const err6 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate67.errors = vErrors;
+return errors === 0;
+}
+validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const deleteVariableQuery = validate68;
+const schema100 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate68.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate68.errors = vErrors;
+return errors === 0;
+}
+validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

@@ -264,6 +264,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{run_id}/actions/resolve-recovery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve a run that needs recovery
+         * @description An operator with run:recover decides what an interrupted or uncertain apply left behind: commit the pending state version or keep the current state. Audited with the typed reason.
+         */
+        post: operations["resolveRunRecovery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/{run_id}/logs/{phase}": {
         parameters: {
             query?: never;
@@ -574,6 +596,8 @@ export interface components {
                 policy_result_digest: components["schemas"]["Sha256"] | null;
                 /** @description SHA-256 of the workspace state the plan was made against (null when there was none, or before the plan). */
                 predecessor_state_digest: components["schemas"]["Sha256"] | null;
+                /** @description The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed. */
+                recovery: null | components["schemas"]["RunRecovery"];
                 /** @enum {string} */
                 source: "api" | "tfe-api" | "github";
                 /** @enum {string} */
@@ -671,6 +695,51 @@ export interface components {
                 id: string;
                 /** @constant */
                 type: "run-logs";
+            };
+        };
+        RunRecovery: {
+            /** @description The apply attempt that did not end cleanly (null when none was recorded). */
+            attempt: null | {
+                attempt_number: number;
+                finished_at: components["schemas"]["Timestamp"] | null;
+                id: string;
+                runner_id: string;
+                sandbox_id: string | null;
+                started_at: components["schemas"]["Timestamp"];
+                /** @enum {string} */
+                status: "running" | "succeeded" | "failed" | "interrupted" | "lost";
+                terminal_classification: string | null;
+            };
+            /** @description The last sanitized lines of the apply log (at most eight). */
+            last_log_lines: string[];
+            /** @description The workspace lock as it is now (it stays held until the recovery is resolved). */
+            lock: null | {
+                fence: number;
+                holder_id: string;
+                /** @enum {string} */
+                holder_kind: "run" | "user";
+            };
+            pending_state_version: null | {
+                id: string;
+                lineage: string;
+                serial: number;
+                sha256: components["schemas"]["Sha256"] | null;
+            };
+            predecessor_state_digest: components["schemas"]["Sha256"] | null;
+        };
+        RunRecoveryResolutionDocument: {
+            data: {
+                attributes: {
+                    /** @description Why, for the audit trail. */
+                    reason: string;
+                    /**
+                     * @description commit_pending_state publishes the state version the interrupted apply uploaded (the run ends applied); keep_current_state discards it and keeps the current state (the run ends errored). Either way the reason is recovered and the lock is released.
+                     * @enum {string}
+                     */
+                    resolution: "commit_pending_state" | "keep_current_state";
+                };
+                /** @constant */
+                type: "recovery-resolutions";
             };
         };
         /** @description Lower-case hexadecimal SHA-256. */
@@ -1315,6 +1384,38 @@ export interface operations {
         };
         responses: {
             /** @description Accepted; the run document as it is now. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["RunDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    resolveRunRecovery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["RunRecoveryResolutionDocument"];
+            };
+        };
+        responses: {
+            /** @description Resolved; the run document as it is now. */
             202: {
                 headers: {
                     [name: string]: unknown;

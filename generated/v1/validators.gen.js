@@ -3175,11 +3175,974 @@ validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const RunDocument = validate40;
 const schema64 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}}};
-const schema65 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"runs"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["kind","status","status_reason","message","source","auto_apply","is_destroy","config_digest","input_digest","opentofu_version","execution_region","platform","plan_status","apply_status","has_changes","plan_counts","plan_digest","dependency_bundle_digest","policy_outcome","policy_result_digest","predecessor_state_digest","approval_expires_at","finished_at","created_at","updated_at"],"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"message":{"type":"string"},"source":{"type":"string","enum":["api","tfe-api","github"]},"auto_apply":{"const":false},"is_destroy":{"const":false},"config_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"input_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"opentofu_version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},"execution_region":{"type":"string"},"platform":{"type":"string"},"status_reason":{"description":"Why the run ended where it did (null while it is still moving).","oneOf":[{"type":"null"},{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered"]}]},"plan_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"apply_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"has_changes":{"type":["boolean","null"],"description":"Null until the plan finished."},"plan_counts":{"description":"Resource counts of the finished plan; a replace counts as a create and a destroy. Null until the plan finished.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}}]},"plan_digest":{"description":"SHA-256 of the saved plan file; an approval must carry it.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"dependency_bundle_digest":{"description":"SHA-256 over the dependency lock file and module manifest the plan used.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"policy_outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"policy_result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"predecessor_state_digest":{"description":"SHA-256 of the workspace state the plan was made against (null when there was none, or before the plan).","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"approval_expires_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","configuration_version"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"configuration_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema65 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"runs"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["kind","status","status_reason","recovery","message","source","auto_apply","is_destroy","config_digest","input_digest","opentofu_version","execution_region","platform","plan_status","apply_status","has_changes","plan_counts","plan_digest","dependency_bundle_digest","policy_outcome","policy_result_digest","predecessor_state_digest","approval_expires_at","finished_at","created_at","updated_at"],"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"message":{"type":"string"},"source":{"type":"string","enum":["api","tfe-api","github"]},"auto_apply":{"const":false},"is_destroy":{"const":false},"config_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"input_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"opentofu_version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},"execution_region":{"type":"string"},"platform":{"type":"string"},"status_reason":{"description":"Why the run ended where it did (null while it is still moving).","oneOf":[{"type":"null"},{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered"]}]},"plan_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"apply_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"has_changes":{"type":["boolean","null"],"description":"Null until the plan finished."},"plan_counts":{"description":"Resource counts of the finished plan; a replace counts as a create and a destroy. Null until the plan finished.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}}]},"plan_digest":{"description":"SHA-256 of the saved plan file; an approval must carry it.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"dependency_bundle_digest":{"description":"SHA-256 over the dependency lock file and module manifest the plan used.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"policy_outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"policy_result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"predecessor_state_digest":{"description":"SHA-256 of the workspace state the plan was made against (null when there was none, or before the plan).","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"approval_expires_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"recovery":{"description":"The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","configuration_version"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"configuration_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 const schema66 = {"type":"string","pattern":"^run-[0-9a-z]{16}$"};
 const pattern19 = new RegExp("^run-[0-9a-z]{16}$", "u");
 const pattern22 = new RegExp("^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$", "u");
 const func4 = Object.prototype.hasOwnProperty;
+const schema75 = {"type":"object","additionalProperties":false,"required":["attempt","last_log_lines","pending_state_version","lock","predecessor_state_digest"],"properties":{"attempt":{"description":"The apply attempt that did not end cleanly (null when none was recorded).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","attempt_number","status","terminal_classification","sandbox_id","runner_id","started_at","finished_at"],"properties":{"id":{"type":"string"},"attempt_number":{"type":"integer"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"]},"sandbox_id":{"type":["string","null"]},"runner_id":{"type":"string"},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}]},"last_log_lines":{"type":"array","maxItems":8,"items":{"type":"string"},"description":"The last sanitized lines of the apply log (at most eight)."},"pending_state_version":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","serial","lineage","sha256"],"properties":{"id":{"type":"string"},"serial":{"type":"integer"},"lineage":{"type":"string"},"sha256":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}}]},"lock":{"description":"The workspace lock as it is now (it stays held until the recovery is resolved).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["holder_kind","holder_id","fence"],"properties":{"holder_kind":{"type":"string","enum":["run","user"]},"holder_id":{"type":"string"},"fence":{"type":"integer"}}}]},"predecessor_state_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}};
+
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate42.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.attempt === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.last_log_lines === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "last_log_lines"},message:"must have required property '"+"last_log_lines"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pending_state_version === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pending_state_version"},message:"must have required property '"+"pending_state_version"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.lock === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lock"},message:"must have required property '"+"lock"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.predecessor_state_digest === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "predecessor_state_digest"},message:"must have required property '"+"predecessor_state_digest"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "attempt") || (key0 === "last_log_lines")) || (key0 === "pending_state_version")) || (key0 === "lock")) || (key0 === "predecessor_state_digest"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.attempt !== undefined){
+let data0 = data.attempt;
+const _errs3 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs4 = errors;
+if(data0 !== null){
+const err6 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+var _valid0 = _errs4 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs6 = errors;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.id === undefined){
+const err7 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data0.attempt_number === undefined){
+const err8 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/oneOf/1/required",keyword:"required",params:{missingProperty: "attempt_number"},message:"must have required property '"+"attempt_number"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data0.status === undefined){
+const err9 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/oneOf/1/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data0.terminal_classification === undefined){
+const err10 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/oneOf/1/required",keyword:"required",params:{missingProperty: "terminal_classification"},message:"must have required property '"+"terminal_classification"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data0.sandbox_id === undefined){
+const err11 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/oneOf/1/required",keyword:"required",params:{missingProperty: "sandbox_id"},message:"must have required property '"+"sandbox_id"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data0.runner_id === undefined){
+const err12 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/oneOf/1/required",keyword:"required",params:{missingProperty: "runner_id"},message:"must have required property '"+"runner_id"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data0.started_at === undefined){
+const err13 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/oneOf/1/required",keyword:"required",params:{missingProperty: "started_at"},message:"must have required property '"+"started_at"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data0.finished_at === undefined){
+const err14 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/oneOf/1/required",keyword:"required",params:{missingProperty: "finished_at"},message:"must have required property '"+"finished_at"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((((((key1 === "id") || (key1 === "attempt_number")) || (key1 === "status")) || (key1 === "terminal_classification")) || (key1 === "sandbox_id")) || (key1 === "runner_id")) || (key1 === "started_at")) || (key1 === "finished_at"))){
+const err15 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data0.id !== undefined){
+if(typeof data0.id !== "string"){
+const err16 = {instancePath:instancePath+"/attempt/id",schemaPath:"#/properties/attempt/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data0.attempt_number !== undefined){
+let data2 = data0.attempt_number;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err17 = {instancePath:instancePath+"/attempt/attempt_number",schemaPath:"#/properties/attempt/oneOf/1/properties/attempt_number/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data0.status !== undefined){
+let data3 = data0.status;
+if(typeof data3 !== "string"){
+const err18 = {instancePath:instancePath+"/attempt/status",schemaPath:"#/properties/attempt/oneOf/1/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!(((((data3 === "running") || (data3 === "succeeded")) || (data3 === "failed")) || (data3 === "interrupted")) || (data3 === "lost"))){
+const err19 = {instancePath:instancePath+"/attempt/status",schemaPath:"#/properties/attempt/oneOf/1/properties/status/enum",keyword:"enum",params:{allowedValues: schema75.properties.attempt.oneOf[1].properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data0.terminal_classification !== undefined){
+let data4 = data0.terminal_classification;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err20 = {instancePath:instancePath+"/attempt/terminal_classification",schemaPath:"#/properties/attempt/oneOf/1/properties/terminal_classification/type",keyword:"type",params:{type: schema75.properties.attempt.oneOf[1].properties.terminal_classification.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data0.sandbox_id !== undefined){
+let data5 = data0.sandbox_id;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err21 = {instancePath:instancePath+"/attempt/sandbox_id",schemaPath:"#/properties/attempt/oneOf/1/properties/sandbox_id/type",keyword:"type",params:{type: schema75.properties.attempt.oneOf[1].properties.sandbox_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data0.runner_id !== undefined){
+if(typeof data0.runner_id !== "string"){
+const err22 = {instancePath:instancePath+"/attempt/runner_id",schemaPath:"#/properties/attempt/oneOf/1/properties/runner_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data0.started_at !== undefined){
+let data7 = data0.started_at;
+if(typeof data7 === "string"){
+if(!pattern6.test(data7)){
+const err23 = {instancePath:instancePath+"/attempt/started_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!(formats0.validate(data7))){
+const err24 = {instancePath:instancePath+"/attempt/started_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/attempt/started_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data0.finished_at !== undefined){
+let data8 = data0.finished_at;
+const _errs25 = errors;
+let valid4 = false;
+let passing1 = null;
+const _errs26 = errors;
+if(typeof data8 === "string"){
+if(!pattern6.test(data8)){
+const err26 = {instancePath:instancePath+"/attempt/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!(formats0.validate(data8))){
+const err27 = {instancePath:instancePath+"/attempt/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/attempt/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid1 = _errs26 === errors;
+if(_valid1){
+valid4 = true;
+passing1 = 0;
+}
+const _errs29 = errors;
+if(data8 !== null){
+const err29 = {instancePath:instancePath+"/attempt/finished_at",schemaPath:"#/properties/attempt/oneOf/1/properties/finished_at/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+var _valid1 = _errs29 === errors;
+if(_valid1 && valid4){
+valid4 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid4 = true;
+passing1 = 1;
+}
+}
+if(!valid4){
+const err30 = {instancePath:instancePath+"/attempt/finished_at",schemaPath:"#/properties/attempt/oneOf/1/properties/finished_at/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+else {
+errors = _errs25;
+if(vErrors !== null){
+if(_errs25){
+vErrors.length = _errs25;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid0 = _errs6 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err32 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+else {
+errors = _errs3;
+if(vErrors !== null){
+if(_errs3){
+vErrors.length = _errs3;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.last_log_lines !== undefined){
+let data9 = data.last_log_lines;
+if(Array.isArray(data9)){
+if(data9.length > 8){
+const err33 = {instancePath:instancePath+"/last_log_lines",schemaPath:"#/properties/last_log_lines/maxItems",keyword:"maxItems",params:{limit: 8},message:"must NOT have more than 8 items"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data9[i0] !== "string"){
+const err34 = {instancePath:instancePath+"/last_log_lines/" + i0,schemaPath:"#/properties/last_log_lines/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/last_log_lines",schemaPath:"#/properties/last_log_lines/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data.pending_state_version !== undefined){
+let data11 = data.pending_state_version;
+const _errs36 = errors;
+let valid8 = false;
+let passing2 = null;
+const _errs37 = errors;
+if(data11 !== null){
+const err36 = {instancePath:instancePath+"/pending_state_version",schemaPath:"#/properties/pending_state_version/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid2 = _errs37 === errors;
+if(_valid2){
+valid8 = true;
+passing2 = 0;
+}
+const _errs39 = errors;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(data11.id === undefined){
+const err37 = {instancePath:instancePath+"/pending_state_version",schemaPath:"#/properties/pending_state_version/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(data11.serial === undefined){
+const err38 = {instancePath:instancePath+"/pending_state_version",schemaPath:"#/properties/pending_state_version/oneOf/1/required",keyword:"required",params:{missingProperty: "serial"},message:"must have required property '"+"serial"+"'"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(data11.lineage === undefined){
+const err39 = {instancePath:instancePath+"/pending_state_version",schemaPath:"#/properties/pending_state_version/oneOf/1/required",keyword:"required",params:{missingProperty: "lineage"},message:"must have required property '"+"lineage"+"'"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(data11.sha256 === undefined){
+const err40 = {instancePath:instancePath+"/pending_state_version",schemaPath:"#/properties/pending_state_version/oneOf/1/required",keyword:"required",params:{missingProperty: "sha256"},message:"must have required property '"+"sha256"+"'"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+for(const key2 in data11){
+if(!((((key2 === "id") || (key2 === "serial")) || (key2 === "lineage")) || (key2 === "sha256"))){
+const err41 = {instancePath:instancePath+"/pending_state_version",schemaPath:"#/properties/pending_state_version/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data11.id !== undefined){
+if(typeof data11.id !== "string"){
+const err42 = {instancePath:instancePath+"/pending_state_version/id",schemaPath:"#/properties/pending_state_version/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data11.serial !== undefined){
+let data13 = data11.serial;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err43 = {instancePath:instancePath+"/pending_state_version/serial",schemaPath:"#/properties/pending_state_version/oneOf/1/properties/serial/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data11.lineage !== undefined){
+if(typeof data11.lineage !== "string"){
+const err44 = {instancePath:instancePath+"/pending_state_version/lineage",schemaPath:"#/properties/pending_state_version/oneOf/1/properties/lineage/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data11.sha256 !== undefined){
+let data15 = data11.sha256;
+const _errs49 = errors;
+let valid10 = false;
+let passing3 = null;
+const _errs50 = errors;
+if(typeof data15 === "string"){
+if(!pattern5.test(data15)){
+const err45 = {instancePath:instancePath+"/pending_state_version/sha256",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/pending_state_version/sha256",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid3 = _errs50 === errors;
+if(_valid3){
+valid10 = true;
+passing3 = 0;
+}
+const _errs53 = errors;
+if(data15 !== null){
+const err47 = {instancePath:instancePath+"/pending_state_version/sha256",schemaPath:"#/properties/pending_state_version/oneOf/1/properties/sha256/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+var _valid3 = _errs53 === errors;
+if(_valid3 && valid10){
+valid10 = false;
+passing3 = [passing3, 1];
+}
+else {
+if(_valid3){
+valid10 = true;
+passing3 = 1;
+}
+}
+if(!valid10){
+const err48 = {instancePath:instancePath+"/pending_state_version/sha256",schemaPath:"#/properties/pending_state_version/oneOf/1/properties/sha256/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+else {
+errors = _errs49;
+if(vErrors !== null){
+if(_errs49){
+vErrors.length = _errs49;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/pending_state_version",schemaPath:"#/properties/pending_state_version/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+var _valid2 = _errs39 === errors;
+if(_valid2 && valid8){
+valid8 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid2){
+valid8 = true;
+passing2 = 1;
+}
+}
+if(!valid8){
+const err50 = {instancePath:instancePath+"/pending_state_version",schemaPath:"#/properties/pending_state_version/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.lock !== undefined){
+let data16 = data.lock;
+const _errs56 = errors;
+let valid12 = false;
+let passing4 = null;
+const _errs57 = errors;
+if(data16 !== null){
+const err51 = {instancePath:instancePath+"/lock",schemaPath:"#/properties/lock/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+var _valid4 = _errs57 === errors;
+if(_valid4){
+valid12 = true;
+passing4 = 0;
+}
+const _errs59 = errors;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(data16.holder_kind === undefined){
+const err52 = {instancePath:instancePath+"/lock",schemaPath:"#/properties/lock/oneOf/1/required",keyword:"required",params:{missingProperty: "holder_kind"},message:"must have required property '"+"holder_kind"+"'"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(data16.holder_id === undefined){
+const err53 = {instancePath:instancePath+"/lock",schemaPath:"#/properties/lock/oneOf/1/required",keyword:"required",params:{missingProperty: "holder_id"},message:"must have required property '"+"holder_id"+"'"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+if(data16.fence === undefined){
+const err54 = {instancePath:instancePath+"/lock",schemaPath:"#/properties/lock/oneOf/1/required",keyword:"required",params:{missingProperty: "fence"},message:"must have required property '"+"fence"+"'"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+for(const key3 in data16){
+if(!(((key3 === "holder_kind") || (key3 === "holder_id")) || (key3 === "fence"))){
+const err55 = {instancePath:instancePath+"/lock",schemaPath:"#/properties/lock/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data16.holder_kind !== undefined){
+let data17 = data16.holder_kind;
+if(typeof data17 !== "string"){
+const err56 = {instancePath:instancePath+"/lock/holder_kind",schemaPath:"#/properties/lock/oneOf/1/properties/holder_kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+if(!((data17 === "run") || (data17 === "user"))){
+const err57 = {instancePath:instancePath+"/lock/holder_kind",schemaPath:"#/properties/lock/oneOf/1/properties/holder_kind/enum",keyword:"enum",params:{allowedValues: schema75.properties.lock.oneOf[1].properties.holder_kind.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+if(data16.holder_id !== undefined){
+if(typeof data16.holder_id !== "string"){
+const err58 = {instancePath:instancePath+"/lock/holder_id",schemaPath:"#/properties/lock/oneOf/1/properties/holder_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+if(data16.fence !== undefined){
+let data19 = data16.fence;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err59 = {instancePath:instancePath+"/lock/fence",schemaPath:"#/properties/lock/oneOf/1/properties/fence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/lock",schemaPath:"#/properties/lock/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+var _valid4 = _errs59 === errors;
+if(_valid4 && valid12){
+valid12 = false;
+passing4 = [passing4, 1];
+}
+else {
+if(_valid4){
+valid12 = true;
+passing4 = 1;
+}
+}
+if(!valid12){
+const err61 = {instancePath:instancePath+"/lock",schemaPath:"#/properties/lock/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+else {
+errors = _errs56;
+if(vErrors !== null){
+if(_errs56){
+vErrors.length = _errs56;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.predecessor_state_digest !== undefined){
+let data20 = data.predecessor_state_digest;
+const _errs69 = errors;
+let valid14 = false;
+let passing5 = null;
+const _errs70 = errors;
+if(typeof data20 === "string"){
+if(!pattern5.test(data20)){
+const err62 = {instancePath:instancePath+"/predecessor_state_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+else {
+const err63 = {instancePath:instancePath+"/predecessor_state_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+var _valid5 = _errs70 === errors;
+if(_valid5){
+valid14 = true;
+passing5 = 0;
+}
+const _errs73 = errors;
+if(data20 !== null){
+const err64 = {instancePath:instancePath+"/predecessor_state_digest",schemaPath:"#/properties/predecessor_state_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+var _valid5 = _errs73 === errors;
+if(_valid5 && valid14){
+valid14 = false;
+passing5 = [passing5, 1];
+}
+else {
+if(_valid5){
+valid14 = true;
+passing5 = 1;
+}
+}
+if(!valid14){
+const err65 = {instancePath:instancePath+"/predecessor_state_digest",schemaPath:"#/properties/predecessor_state_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+else {
+errors = _errs69;
+if(vErrors !== null){
+if(_errs69){
+vErrors.length = _errs69;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err66 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+validate42.errors = vErrors;
+return errors === 0;
+}
+validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3324,8 +4287,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(data2.message === undefined){
-const err12 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(data2.recovery === undefined){
+const err12 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "recovery"},message:"must have required property '"+"recovery"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3334,8 +4297,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(data2.source === undefined){
-const err13 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+if(data2.message === undefined){
+const err13 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3344,8 +4307,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data2.auto_apply === undefined){
-const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "auto_apply"},message:"must have required property '"+"auto_apply"+"'"};
+if(data2.source === undefined){
+const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3354,8 +4317,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data2.is_destroy === undefined){
-const err15 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "is_destroy"},message:"must have required property '"+"is_destroy"+"'"};
+if(data2.auto_apply === undefined){
+const err15 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "auto_apply"},message:"must have required property '"+"auto_apply"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3364,8 +4327,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(data2.config_digest === undefined){
-const err16 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "config_digest"},message:"must have required property '"+"config_digest"+"'"};
+if(data2.is_destroy === undefined){
+const err16 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "is_destroy"},message:"must have required property '"+"is_destroy"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3374,8 +4337,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data2.input_digest === undefined){
-const err17 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "input_digest"},message:"must have required property '"+"input_digest"+"'"};
+if(data2.config_digest === undefined){
+const err17 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "config_digest"},message:"must have required property '"+"config_digest"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3384,8 +4347,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data2.opentofu_version === undefined){
-const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "opentofu_version"},message:"must have required property '"+"opentofu_version"+"'"};
+if(data2.input_digest === undefined){
+const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "input_digest"},message:"must have required property '"+"input_digest"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3394,8 +4357,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(data2.execution_region === undefined){
-const err19 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "execution_region"},message:"must have required property '"+"execution_region"+"'"};
+if(data2.opentofu_version === undefined){
+const err19 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "opentofu_version"},message:"must have required property '"+"opentofu_version"+"'"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3404,8 +4367,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(data2.platform === undefined){
-const err20 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "platform"},message:"must have required property '"+"platform"+"'"};
+if(data2.execution_region === undefined){
+const err20 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "execution_region"},message:"must have required property '"+"execution_region"+"'"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3414,8 +4377,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(data2.plan_status === undefined){
-const err21 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "plan_status"},message:"must have required property '"+"plan_status"+"'"};
+if(data2.platform === undefined){
+const err21 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "platform"},message:"must have required property '"+"platform"+"'"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3424,8 +4387,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(data2.apply_status === undefined){
-const err22 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "apply_status"},message:"must have required property '"+"apply_status"+"'"};
+if(data2.plan_status === undefined){
+const err22 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "plan_status"},message:"must have required property '"+"plan_status"+"'"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -3434,8 +4397,8 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(data2.has_changes === undefined){
-const err23 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "has_changes"},message:"must have required property '"+"has_changes"+"'"};
+if(data2.apply_status === undefined){
+const err23 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "apply_status"},message:"must have required property '"+"apply_status"+"'"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -3444,8 +4407,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(data2.plan_counts === undefined){
-const err24 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "plan_counts"},message:"must have required property '"+"plan_counts"+"'"};
+if(data2.has_changes === undefined){
+const err24 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "has_changes"},message:"must have required property '"+"has_changes"+"'"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -3454,8 +4417,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(data2.plan_digest === undefined){
-const err25 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "plan_digest"},message:"must have required property '"+"plan_digest"+"'"};
+if(data2.plan_counts === undefined){
+const err25 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "plan_counts"},message:"must have required property '"+"plan_counts"+"'"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -3464,8 +4427,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(data2.dependency_bundle_digest === undefined){
-const err26 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "dependency_bundle_digest"},message:"must have required property '"+"dependency_bundle_digest"+"'"};
+if(data2.plan_digest === undefined){
+const err26 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "plan_digest"},message:"must have required property '"+"plan_digest"+"'"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -3474,8 +4437,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(data2.policy_outcome === undefined){
-const err27 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "policy_outcome"},message:"must have required property '"+"policy_outcome"+"'"};
+if(data2.dependency_bundle_digest === undefined){
+const err27 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "dependency_bundle_digest"},message:"must have required property '"+"dependency_bundle_digest"+"'"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -3484,8 +4447,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(data2.policy_result_digest === undefined){
-const err28 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "policy_result_digest"},message:"must have required property '"+"policy_result_digest"+"'"};
+if(data2.policy_outcome === undefined){
+const err28 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "policy_outcome"},message:"must have required property '"+"policy_outcome"+"'"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -3494,8 +4457,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(data2.predecessor_state_digest === undefined){
-const err29 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "predecessor_state_digest"},message:"must have required property '"+"predecessor_state_digest"+"'"};
+if(data2.policy_result_digest === undefined){
+const err29 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "policy_result_digest"},message:"must have required property '"+"policy_result_digest"+"'"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -3504,8 +4467,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(data2.approval_expires_at === undefined){
-const err30 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "approval_expires_at"},message:"must have required property '"+"approval_expires_at"+"'"};
+if(data2.predecessor_state_digest === undefined){
+const err30 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "predecessor_state_digest"},message:"must have required property '"+"predecessor_state_digest"+"'"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -3514,8 +4477,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(data2.finished_at === undefined){
-const err31 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "finished_at"},message:"must have required property '"+"finished_at"+"'"};
+if(data2.approval_expires_at === undefined){
+const err31 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "approval_expires_at"},message:"must have required property '"+"approval_expires_at"+"'"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -3524,8 +4487,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(data2.created_at === undefined){
-const err32 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(data2.finished_at === undefined){
+const err32 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "finished_at"},message:"must have required property '"+"finished_at"+"'"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -3534,8 +4497,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(data2.updated_at === undefined){
-const err33 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(data2.created_at === undefined){
+const err33 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -3544,9 +4507,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-for(const key1 in data2){
-if(!(func4.call(schema65.properties.attributes.properties, key1))){
-const err34 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data2.updated_at === undefined){
+const err34 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -3555,11 +4517,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-}
-if(data2.kind !== undefined){
-let data3 = data2.kind;
-if(typeof data3 !== "string"){
-const err35 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key1 in data2){
+if(!(func4.call(schema65.properties.attributes.properties, key1))){
+const err35 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -3568,8 +4528,11 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(!((data3 === "plan_and_apply") || (data3 === "speculative"))){
-const err36 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema65.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
+}
+if(data2.kind !== undefined){
+let data3 = data2.kind;
+if(typeof data3 !== "string"){
+const err36 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -3578,11 +4541,8 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-if(data2.status !== undefined){
-let data4 = data2.status;
-if(typeof data4 !== "string"){
-const err37 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((data3 === "plan_and_apply") || (data3 === "speculative"))){
+const err37 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema65.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -3591,8 +4551,11 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(!((((((((((((((data4 === "pending") || (data4 === "planning")) || (data4 === "policy_checking")) || (data4 === "policy_soft_failed")) || (data4 === "awaiting_approval")) || (data4 === "applying")) || (data4 === "applied")) || (data4 === "planned_and_finished")) || (data4 === "discarded")) || (data4 === "canceled")) || (data4 === "errored")) || (data4 === "expired")) || (data4 === "plan_credentials_required")) || (data4 === "needs_recovery"))){
-const err38 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema65.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
+}
+if(data2.status !== undefined){
+let data4 = data2.status;
+if(typeof data4 !== "string"){
+const err38 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -3601,10 +4564,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-if(data2.message !== undefined){
-if(typeof data2.message !== "string"){
-const err39 = {instancePath:instancePath+"/attributes/message",schemaPath:"#/properties/attributes/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((((((((((data4 === "pending") || (data4 === "planning")) || (data4 === "policy_checking")) || (data4 === "policy_soft_failed")) || (data4 === "awaiting_approval")) || (data4 === "applying")) || (data4 === "applied")) || (data4 === "planned_and_finished")) || (data4 === "discarded")) || (data4 === "canceled")) || (data4 === "errored")) || (data4 === "expired")) || (data4 === "plan_credentials_required")) || (data4 === "needs_recovery"))){
+const err39 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema65.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -3614,10 +4575,9 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data2.source !== undefined){
-let data6 = data2.source;
-if(typeof data6 !== "string"){
-const err40 = {instancePath:instancePath+"/attributes/source",schemaPath:"#/properties/attributes/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.message !== undefined){
+if(typeof data2.message !== "string"){
+const err40 = {instancePath:instancePath+"/attributes/message",schemaPath:"#/properties/attributes/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -3626,8 +4586,11 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(!(((data6 === "api") || (data6 === "tfe-api")) || (data6 === "github"))){
-const err41 = {instancePath:instancePath+"/attributes/source",schemaPath:"#/properties/attributes/properties/source/enum",keyword:"enum",params:{allowedValues: schema65.properties.attributes.properties.source.enum},message:"must be equal to one of the allowed values"};
+}
+if(data2.source !== undefined){
+let data6 = data2.source;
+if(typeof data6 !== "string"){
+const err41 = {instancePath:instancePath+"/attributes/source",schemaPath:"#/properties/attributes/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -3636,10 +4599,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-if(data2.auto_apply !== undefined){
-if(false !== data2.auto_apply){
-const err42 = {instancePath:instancePath+"/attributes/auto_apply",schemaPath:"#/properties/attributes/properties/auto_apply/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(!(((data6 === "api") || (data6 === "tfe-api")) || (data6 === "github"))){
+const err42 = {instancePath:instancePath+"/attributes/source",schemaPath:"#/properties/attributes/properties/source/enum",keyword:"enum",params:{allowedValues: schema65.properties.attributes.properties.source.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -3649,9 +4610,9 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data2.is_destroy !== undefined){
-if(false !== data2.is_destroy){
-const err43 = {instancePath:instancePath+"/attributes/is_destroy",schemaPath:"#/properties/attributes/properties/is_destroy/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(data2.auto_apply !== undefined){
+if(false !== data2.auto_apply){
+const err43 = {instancePath:instancePath+"/attributes/auto_apply",schemaPath:"#/properties/attributes/properties/auto_apply/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -3661,11 +4622,9 @@ vErrors.push(err43);
 errors++;
 }
 }
-if(data2.config_digest !== undefined){
-let data9 = data2.config_digest;
-if(typeof data9 === "string"){
-if(!pattern5.test(data9)){
-const err44 = {instancePath:instancePath+"/attributes/config_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+if(data2.is_destroy !== undefined){
+if(false !== data2.is_destroy){
+const err44 = {instancePath:instancePath+"/attributes/is_destroy",schemaPath:"#/properties/attributes/properties/is_destroy/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -3675,8 +4634,11 @@ vErrors.push(err44);
 errors++;
 }
 }
-else {
-const err45 = {instancePath:instancePath+"/attributes/config_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.config_digest !== undefined){
+let data9 = data2.config_digest;
+if(typeof data9 === "string"){
+if(!pattern5.test(data9)){
+const err45 = {instancePath:instancePath+"/attributes/config_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -3686,11 +4648,8 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data2.input_digest !== undefined){
-let data10 = data2.input_digest;
-if(typeof data10 === "string"){
-if(!pattern5.test(data10)){
-const err46 = {instancePath:instancePath+"/attributes/input_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+else {
+const err46 = {instancePath:instancePath+"/attributes/config_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -3700,8 +4659,11 @@ vErrors.push(err46);
 errors++;
 }
 }
-else {
-const err47 = {instancePath:instancePath+"/attributes/input_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.input_digest !== undefined){
+let data10 = data2.input_digest;
+if(typeof data10 === "string"){
+if(!pattern5.test(data10)){
+const err47 = {instancePath:instancePath+"/attributes/input_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -3711,11 +4673,8 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data2.opentofu_version !== undefined){
-let data11 = data2.opentofu_version;
-if(typeof data11 === "string"){
-if(!pattern22.test(data11)){
-const err48 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/pattern",keyword:"pattern",params:{pattern: "^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},message:"must match pattern \""+"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"+"\""};
+else {
+const err48 = {instancePath:instancePath+"/attributes/input_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -3725,8 +4684,11 @@ vErrors.push(err48);
 errors++;
 }
 }
-else {
-const err49 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.opentofu_version !== undefined){
+let data11 = data2.opentofu_version;
+if(typeof data11 === "string"){
+if(!pattern22.test(data11)){
+const err49 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/pattern",keyword:"pattern",params:{pattern: "^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},message:"must match pattern \""+"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"+"\""};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -3736,9 +4698,8 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data2.execution_region !== undefined){
-if(typeof data2.execution_region !== "string"){
-const err50 = {instancePath:instancePath+"/attributes/execution_region",schemaPath:"#/properties/attributes/properties/execution_region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err50 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -3748,14 +4709,26 @@ vErrors.push(err50);
 errors++;
 }
 }
-if(data2.platform !== undefined){
-if(typeof data2.platform !== "string"){
-const err51 = {instancePath:instancePath+"/attributes/platform",schemaPath:"#/properties/attributes/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.execution_region !== undefined){
+if(typeof data2.execution_region !== "string"){
+const err51 = {instancePath:instancePath+"/attributes/execution_region",schemaPath:"#/properties/attributes/properties/execution_region/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err51];
 }
 else {
 vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data2.platform !== undefined){
+if(typeof data2.platform !== "string"){
+const err52 = {instancePath:instancePath+"/attributes/platform",schemaPath:"#/properties/attributes/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
 }
 errors++;
 }
@@ -3767,12 +4740,12 @@ let valid5 = false;
 let passing0 = null;
 const _errs33 = errors;
 if(data14 !== null){
-const err52 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err53 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err52];
+vErrors = [err53];
 }
 else {
-vErrors.push(err52);
+vErrors.push(err53);
 }
 errors++;
 }
@@ -3783,22 +4756,22 @@ passing0 = 0;
 }
 const _errs35 = errors;
 if(typeof data14 !== "string"){
-const err53 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err53];
-}
-else {
-vErrors.push(err53);
-}
-errors++;
-}
-if(!((((((((((((((data14 === "plan_failed") || (data14 === "plan_canceled")) || (data14 === "no_changes")) || (data14 === "speculative")) || (data14 === "policy_hard_failed")) || (data14 === "policy_errored")) || (data14 === "discarded")) || (data14 === "canceled")) || (data14 === "approval_expired")) || (data14 === "applied")) || (data14 === "apply_failed")) || (data14 === "apply_interrupted")) || (data14 === "apply_uncertain")) || (data14 === "recovered"))){
-const err54 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/enum",keyword:"enum",params:{allowedValues: schema65.properties.attributes.properties.status_reason.oneOf[1].enum},message:"must be equal to one of the allowed values"};
+const err54 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err54];
 }
 else {
 vErrors.push(err54);
+}
+errors++;
+}
+if(!((((((((((((((data14 === "plan_failed") || (data14 === "plan_canceled")) || (data14 === "no_changes")) || (data14 === "speculative")) || (data14 === "policy_hard_failed")) || (data14 === "policy_errored")) || (data14 === "discarded")) || (data14 === "canceled")) || (data14 === "approval_expired")) || (data14 === "applied")) || (data14 === "apply_failed")) || (data14 === "apply_interrupted")) || (data14 === "apply_uncertain")) || (data14 === "recovered"))){
+const err55 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/enum",keyword:"enum",params:{allowedValues: schema65.properties.attributes.properties.status_reason.oneOf[1].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
 }
 errors++;
 }
@@ -3814,12 +4787,12 @@ passing0 = 1;
 }
 }
 if(!valid5){
-const err55 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err56 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err55];
+vErrors = [err56];
 }
 else {
-vErrors.push(err55);
+vErrors.push(err56);
 }
 errors++;
 }
@@ -3838,17 +4811,7 @@ vErrors = null;
 if(data2.plan_status !== undefined){
 let data15 = data2.plan_status;
 if(typeof data15 !== "string"){
-const err56 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err56];
-}
-else {
-vErrors.push(err56);
-}
-errors++;
-}
-if(!(((((data15 === "pending") || (data15 === "running")) || (data15 === "finished")) || (data15 === "errored")) || (data15 === "canceled"))){
-const err57 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/enum",keyword:"enum",params:{allowedValues: schema65.properties.attributes.properties.plan_status.enum},message:"must be equal to one of the allowed values"};
+const err57 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -3857,11 +4820,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-if(data2.apply_status !== undefined){
-let data16 = data2.apply_status;
-if(typeof data16 !== "string"){
-const err58 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((((data15 === "pending") || (data15 === "running")) || (data15 === "finished")) || (data15 === "errored")) || (data15 === "canceled"))){
+const err58 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/enum",keyword:"enum",params:{allowedValues: schema65.properties.attributes.properties.plan_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -3870,8 +4830,11 @@ vErrors.push(err58);
 }
 errors++;
 }
-if(!((((((data16 === "pending") || (data16 === "running")) || (data16 === "finished")) || (data16 === "errored")) || (data16 === "canceled")) || (data16 === "interrupted"))){
-const err59 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/enum",keyword:"enum",params:{allowedValues: schema65.properties.attributes.properties.apply_status.enum},message:"must be equal to one of the allowed values"};
+}
+if(data2.apply_status !== undefined){
+let data16 = data2.apply_status;
+if(typeof data16 !== "string"){
+const err59 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -3880,16 +4843,26 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-if(data2.has_changes !== undefined){
-let data17 = data2.has_changes;
-if((typeof data17 !== "boolean") && (data17 !== null)){
-const err60 = {instancePath:instancePath+"/attributes/has_changes",schemaPath:"#/properties/attributes/properties/has_changes/type",keyword:"type",params:{type: schema65.properties.attributes.properties.has_changes.type},message:"must be boolean,null"};
+if(!((((((data16 === "pending") || (data16 === "running")) || (data16 === "finished")) || (data16 === "errored")) || (data16 === "canceled")) || (data16 === "interrupted"))){
+const err60 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/enum",keyword:"enum",params:{allowedValues: schema65.properties.attributes.properties.apply_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err60];
 }
 else {
 vErrors.push(err60);
+}
+errors++;
+}
+}
+if(data2.has_changes !== undefined){
+let data17 = data2.has_changes;
+if((typeof data17 !== "boolean") && (data17 !== null)){
+const err61 = {instancePath:instancePath+"/attributes/has_changes",schemaPath:"#/properties/attributes/properties/has_changes/type",keyword:"type",params:{type: schema65.properties.attributes.properties.has_changes.type},message:"must be boolean,null"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
 }
 errors++;
 }
@@ -3901,12 +4874,12 @@ let valid6 = false;
 let passing1 = null;
 const _errs45 = errors;
 if(data18 !== null){
-const err61 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err62 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err61];
+vErrors = [err62];
 }
 else {
-vErrors.push(err61);
+vErrors.push(err62);
 }
 errors++;
 }
@@ -3918,17 +4891,7 @@ passing1 = 0;
 const _errs47 = errors;
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(data18.create === undefined){
-const err62 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'"};
-if(vErrors === null){
-vErrors = [err62];
-}
-else {
-vErrors.push(err62);
-}
-errors++;
-}
-if(data18.change === undefined){
-const err63 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "change"},message:"must have required property '"+"change"+"'"};
+const err63 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -3937,8 +4900,8 @@ vErrors.push(err63);
 }
 errors++;
 }
-if(data18.destroy === undefined){
-const err64 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "destroy"},message:"must have required property '"+"destroy"+"'"};
+if(data18.change === undefined){
+const err64 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "change"},message:"must have required property '"+"change"+"'"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -3947,9 +4910,8 @@ vErrors.push(err64);
 }
 errors++;
 }
-for(const key2 in data18){
-if(!(((key2 === "create") || (key2 === "change")) || (key2 === "destroy"))){
-const err65 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(data18.destroy === undefined){
+const err65 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "destroy"},message:"must have required property '"+"destroy"+"'"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -3958,11 +4920,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-if(data18.create !== undefined){
-let data19 = data18.create;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err66 = {instancePath:instancePath+"/attributes/plan_counts/create",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+for(const key2 in data18){
+if(!(((key2 === "create") || (key2 === "change")) || (key2 === "destroy"))){
+const err66 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -3971,9 +4931,11 @@ vErrors.push(err66);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 < 0 || isNaN(data19)){
-const err67 = {instancePath:instancePath+"/attributes/plan_counts/create",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data18.create !== undefined){
+let data19 = data18.create;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err67 = {instancePath:instancePath+"/attributes/plan_counts/create",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -3982,12 +4944,9 @@ vErrors.push(err67);
 }
 errors++;
 }
-}
-}
-if(data18.change !== undefined){
-let data20 = data18.change;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err68 = {instancePath:instancePath+"/attributes/plan_counts/change",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/change/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 0 || isNaN(data19)){
+const err68 = {instancePath:instancePath+"/attributes/plan_counts/create",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -3996,9 +4955,12 @@ vErrors.push(err68);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 < 0 || isNaN(data20)){
-const err69 = {instancePath:instancePath+"/attributes/plan_counts/change",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/change/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data18.change !== undefined){
+let data20 = data18.change;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err69 = {instancePath:instancePath+"/attributes/plan_counts/change",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/change/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -4007,12 +4969,9 @@ vErrors.push(err69);
 }
 errors++;
 }
-}
-}
-if(data18.destroy !== undefined){
-let data21 = data18.destroy;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err70 = {instancePath:instancePath+"/attributes/plan_counts/destroy",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/destroy/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 0 || isNaN(data20)){
+const err70 = {instancePath:instancePath+"/attributes/plan_counts/change",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/change/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -4021,9 +4980,12 @@ vErrors.push(err70);
 }
 errors++;
 }
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 < 0 || isNaN(data21)){
-const err71 = {instancePath:instancePath+"/attributes/plan_counts/destroy",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/destroy/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data18.destroy !== undefined){
+let data21 = data18.destroy;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err71 = {instancePath:instancePath+"/attributes/plan_counts/destroy",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/destroy/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -4032,16 +4994,27 @@ vErrors.push(err71);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err72 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 0 || isNaN(data21)){
+const err72 = {instancePath:instancePath+"/attributes/plan_counts/destroy",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/destroy/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err72];
 }
 else {
 vErrors.push(err72);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err73 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
 }
 errors++;
 }
@@ -4057,12 +5030,12 @@ passing1 = 1;
 }
 }
 if(!valid6){
-const err73 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+const err74 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err73];
+vErrors = [err74];
 }
 else {
-vErrors.push(err73);
+vErrors.push(err74);
 }
 errors++;
 }
@@ -4086,23 +5059,23 @@ let passing2 = null;
 const _errs58 = errors;
 if(typeof data22 === "string"){
 if(!pattern5.test(data22)){
-const err74 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
-if(vErrors === null){
-vErrors = [err74];
-}
-else {
-vErrors.push(err74);
-}
-errors++;
-}
-}
-else {
-const err75 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err75 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err75];
 }
 else {
 vErrors.push(err75);
+}
+errors++;
+}
+}
+else {
+const err76 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
 }
 errors++;
 }
@@ -4113,12 +5086,12 @@ passing2 = 0;
 }
 const _errs61 = errors;
 if(data22 !== null){
-const err76 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"#/properties/attributes/properties/plan_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err77 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"#/properties/attributes/properties/plan_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err76];
+vErrors = [err77];
 }
 else {
-vErrors.push(err76);
+vErrors.push(err77);
 }
 errors++;
 }
@@ -4134,12 +5107,12 @@ passing2 = 1;
 }
 }
 if(!valid8){
-const err77 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"#/properties/attributes/properties/plan_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+const err78 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"#/properties/attributes/properties/plan_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err77];
+vErrors = [err78];
 }
 else {
-vErrors.push(err77);
+vErrors.push(err78);
 }
 errors++;
 }
@@ -4163,23 +5136,23 @@ let passing3 = null;
 const _errs65 = errors;
 if(typeof data23 === "string"){
 if(!pattern5.test(data23)){
-const err78 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
-if(vErrors === null){
-vErrors = [err78];
-}
-else {
-vErrors.push(err78);
-}
-errors++;
-}
-}
-else {
-const err79 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err79 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err79];
 }
 else {
 vErrors.push(err79);
+}
+errors++;
+}
+}
+else {
+const err80 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
 }
 errors++;
 }
@@ -4190,12 +5163,12 @@ passing3 = 0;
 }
 const _errs68 = errors;
 if(data23 !== null){
-const err80 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"#/properties/attributes/properties/dependency_bundle_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err81 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"#/properties/attributes/properties/dependency_bundle_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err80];
+vErrors = [err81];
 }
 else {
-vErrors.push(err80);
+vErrors.push(err81);
 }
 errors++;
 }
@@ -4211,12 +5184,12 @@ passing3 = 1;
 }
 }
 if(!valid10){
-const err81 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"#/properties/attributes/properties/dependency_bundle_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+const err82 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"#/properties/attributes/properties/dependency_bundle_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err81];
+vErrors = [err82];
 }
 else {
-vErrors.push(err81);
+vErrors.push(err82);
 }
 errors++;
 }
@@ -4235,22 +5208,22 @@ vErrors = null;
 if(data2.policy_outcome !== undefined){
 let data24 = data2.policy_outcome;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err82 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/type",keyword:"type",params:{type: schema65.properties.attributes.properties.policy_outcome.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err82];
-}
-else {
-vErrors.push(err82);
-}
-errors++;
-}
-if(!((((((data24 === "skipped") || (data24 === "passed")) || (data24 === "soft_failed")) || (data24 === "hard_failed")) || (data24 === "errored")) || (data24 === null))){
-const err83 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/enum",keyword:"enum",params:{allowedValues: schema65.properties.attributes.properties.policy_outcome.enum},message:"must be equal to one of the allowed values"};
+const err83 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/type",keyword:"type",params:{type: schema65.properties.attributes.properties.policy_outcome.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
 else {
 vErrors.push(err83);
+}
+errors++;
+}
+if(!((((((data24 === "skipped") || (data24 === "passed")) || (data24 === "soft_failed")) || (data24 === "hard_failed")) || (data24 === "errored")) || (data24 === null))){
+const err84 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/enum",keyword:"enum",params:{allowedValues: schema65.properties.attributes.properties.policy_outcome.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
 }
 errors++;
 }
@@ -4263,23 +5236,23 @@ let passing4 = null;
 const _errs74 = errors;
 if(typeof data25 === "string"){
 if(!pattern5.test(data25)){
-const err84 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
-if(vErrors === null){
-vErrors = [err84];
-}
-else {
-vErrors.push(err84);
-}
-errors++;
-}
-}
-else {
-const err85 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err85 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err85];
 }
 else {
 vErrors.push(err85);
+}
+errors++;
+}
+}
+else {
+const err86 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
 }
 errors++;
 }
@@ -4290,12 +5263,12 @@ passing4 = 0;
 }
 const _errs77 = errors;
 if(data25 !== null){
-const err86 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"#/properties/attributes/properties/policy_result_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err87 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"#/properties/attributes/properties/policy_result_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err86];
+vErrors = [err87];
 }
 else {
-vErrors.push(err86);
+vErrors.push(err87);
 }
 errors++;
 }
@@ -4311,12 +5284,12 @@ passing4 = 1;
 }
 }
 if(!valid12){
-const err87 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"#/properties/attributes/properties/policy_result_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
+const err88 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"#/properties/attributes/properties/policy_result_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err87];
+vErrors = [err88];
 }
 else {
-vErrors.push(err87);
+vErrors.push(err88);
 }
 errors++;
 }
@@ -4340,23 +5313,23 @@ let passing5 = null;
 const _errs81 = errors;
 if(typeof data26 === "string"){
 if(!pattern5.test(data26)){
-const err88 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
-if(vErrors === null){
-vErrors = [err88];
-}
-else {
-vErrors.push(err88);
-}
-errors++;
-}
-}
-else {
-const err89 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err89 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err89];
 }
 else {
 vErrors.push(err89);
+}
+errors++;
+}
+}
+else {
+const err90 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
 }
 errors++;
 }
@@ -4367,12 +5340,12 @@ passing5 = 0;
 }
 const _errs84 = errors;
 if(data26 !== null){
-const err90 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"#/properties/attributes/properties/predecessor_state_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err91 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"#/properties/attributes/properties/predecessor_state_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err90];
+vErrors = [err91];
 }
 else {
-vErrors.push(err90);
+vErrors.push(err91);
 }
 errors++;
 }
@@ -4388,12 +5361,12 @@ passing5 = 1;
 }
 }
 if(!valid14){
-const err91 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"#/properties/attributes/properties/predecessor_state_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
+const err92 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"#/properties/attributes/properties/predecessor_state_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err91];
+vErrors = [err92];
 }
 else {
-vErrors.push(err91);
+vErrors.push(err92);
 }
 errors++;
 }
@@ -4417,17 +5390,7 @@ let passing6 = null;
 const _errs88 = errors;
 if(typeof data27 === "string"){
 if(!pattern6.test(data27)){
-const err92 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
-if(vErrors === null){
-vErrors = [err92];
-}
-else {
-vErrors.push(err92);
-}
-errors++;
-}
-if(!(formats0.validate(data27))){
-const err93 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err93 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -4436,14 +5399,24 @@ vErrors.push(err93);
 }
 errors++;
 }
-}
-else {
-const err94 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats0.validate(data27))){
+const err94 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err94];
 }
 else {
 vErrors.push(err94);
+}
+errors++;
+}
+}
+else {
+const err95 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
 }
 errors++;
 }
@@ -4454,12 +5427,12 @@ passing6 = 0;
 }
 const _errs91 = errors;
 if(data27 !== null){
-const err95 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"#/properties/attributes/properties/approval_expires_at/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err96 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"#/properties/attributes/properties/approval_expires_at/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err95];
+vErrors = [err96];
 }
 else {
-vErrors.push(err95);
+vErrors.push(err96);
 }
 errors++;
 }
@@ -4475,12 +5448,12 @@ passing6 = 1;
 }
 }
 if(!valid16){
-const err96 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"#/properties/attributes/properties/approval_expires_at/oneOf",keyword:"oneOf",params:{passingSchemas: passing6},message:"must match exactly one schema in oneOf"};
+const err97 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"#/properties/attributes/properties/approval_expires_at/oneOf",keyword:"oneOf",params:{passingSchemas: passing6},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err96];
+vErrors = [err97];
 }
 else {
-vErrors.push(err96);
+vErrors.push(err97);
 }
 errors++;
 }
@@ -4504,17 +5477,7 @@ let passing7 = null;
 const _errs95 = errors;
 if(typeof data28 === "string"){
 if(!pattern6.test(data28)){
-const err97 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
-if(vErrors === null){
-vErrors = [err97];
-}
-else {
-vErrors.push(err97);
-}
-errors++;
-}
-if(!(formats0.validate(data28))){
-const err98 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err98 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -4523,14 +5486,24 @@ vErrors.push(err98);
 }
 errors++;
 }
-}
-else {
-const err99 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats0.validate(data28))){
+const err99 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err99];
 }
 else {
 vErrors.push(err99);
+}
+errors++;
+}
+}
+else {
+const err100 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
 }
 errors++;
 }
@@ -4541,12 +5514,12 @@ passing7 = 0;
 }
 const _errs98 = errors;
 if(data28 !== null){
-const err100 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"#/properties/attributes/properties/finished_at/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err101 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"#/properties/attributes/properties/finished_at/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err100];
+vErrors = [err101];
 }
 else {
-vErrors.push(err100);
+vErrors.push(err101);
 }
 errors++;
 }
@@ -4562,12 +5535,12 @@ passing7 = 1;
 }
 }
 if(!valid18){
-const err101 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"#/properties/attributes/properties/finished_at/oneOf",keyword:"oneOf",params:{passingSchemas: passing7},message:"must match exactly one schema in oneOf"};
+const err102 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"#/properties/attributes/properties/finished_at/oneOf",keyword:"oneOf",params:{passingSchemas: passing7},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err101];
+vErrors = [err102];
 }
 else {
-vErrors.push(err101);
+vErrors.push(err102);
 }
 errors++;
 }
@@ -4583,21 +5556,14 @@ vErrors = null;
 }
 }
 }
-if(data2.created_at !== undefined){
-let data29 = data2.created_at;
-if(typeof data29 === "string"){
-if(!pattern6.test(data29)){
-const err102 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
-if(vErrors === null){
-vErrors = [err102];
-}
-else {
-vErrors.push(err102);
-}
-errors++;
-}
-if(!(formats0.validate(data29))){
-const err103 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data2.recovery !== undefined){
+let data29 = data2.recovery;
+const _errs101 = errors;
+let valid20 = false;
+let passing8 = null;
+const _errs102 = errors;
+if(data29 !== null){
+const err103 = {instancePath:instancePath+"/attributes/recovery",schemaPath:"#/properties/attributes/properties/recovery/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -4606,9 +5572,29 @@ vErrors.push(err103);
 }
 errors++;
 }
+var _valid8 = _errs102 === errors;
+if(_valid8){
+valid20 = true;
+passing8 = 0;
+}
+const _errs104 = errors;
+if(!(validate42(data29, {instancePath:instancePath+"/attributes/recovery",parentData:data2,parentDataProperty:"recovery",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+errors = vErrors.length;
+}
+var _valid8 = _errs104 === errors;
+if(_valid8 && valid20){
+valid20 = false;
+passing8 = [passing8, 1];
 }
 else {
-const err104 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(_valid8){
+valid20 = true;
+passing8 = 1;
+}
+}
+if(!valid20){
+const err104 = {instancePath:instancePath+"/attributes/recovery",schemaPath:"#/properties/attributes/properties/recovery/oneOf",keyword:"oneOf",params:{passingSchemas: passing8},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -4617,12 +5603,23 @@ vErrors.push(err104);
 }
 errors++;
 }
+else {
+errors = _errs101;
+if(vErrors !== null){
+if(_errs101){
+vErrors.length = _errs101;
 }
-if(data2.updated_at !== undefined){
-let data30 = data2.updated_at;
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data2.created_at !== undefined){
+let data30 = data2.created_at;
 if(typeof data30 === "string"){
 if(!pattern6.test(data30)){
-const err105 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+const err105 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -4632,7 +5629,7 @@ vErrors.push(err105);
 errors++;
 }
 if(!(formats0.validate(data30))){
-const err106 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err106 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -4643,7 +5640,7 @@ errors++;
 }
 }
 else {
-const err107 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err107 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -4653,9 +5650,11 @@ vErrors.push(err107);
 errors++;
 }
 }
-}
-else {
-const err108 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data2.updated_at !== undefined){
+let data31 = data2.updated_at;
+if(typeof data31 === "string"){
+if(!pattern6.test(data31)){
+const err108 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -4664,12 +5663,8 @@ vErrors.push(err108);
 }
 errors++;
 }
-}
-if(data.relationships !== undefined){
-let data31 = data.relationships;
-if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
-if(data31.organization === undefined){
-const err109 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
+if(!(formats0.validate(data31))){
+const err109 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -4678,8 +5673,9 @@ vErrors.push(err109);
 }
 errors++;
 }
-if(data31.workspace === undefined){
-const err110 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "workspace"},message:"must have required property '"+"workspace"+"'"};
+}
+else {
+const err110 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -4688,8 +5684,10 @@ vErrors.push(err110);
 }
 errors++;
 }
-if(data31.configuration_version === undefined){
-const err111 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "configuration_version"},message:"must have required property '"+"configuration_version"+"'"};
+}
+}
+else {
+const err111 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -4698,9 +5696,12 @@ vErrors.push(err111);
 }
 errors++;
 }
-for(const key3 in data31){
-if(!(((key3 === "organization") || (key3 === "workspace")) || (key3 === "configuration_version"))){
-const err112 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+}
+if(data.relationships !== undefined){
+let data32 = data.relationships;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.organization === undefined){
+const err112 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -4709,12 +5710,8 @@ vErrors.push(err112);
 }
 errors++;
 }
-}
-if(data31.organization !== undefined){
-let data32 = data31.organization;
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.data === undefined){
-const err113 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data32.workspace === undefined){
+const err113 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "workspace"},message:"must have required property '"+"workspace"+"'"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -4723,9 +5720,8 @@ vErrors.push(err113);
 }
 errors++;
 }
-for(const key4 in data32){
-if(!(key4 === "data")){
-const err114 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(data32.configuration_version === undefined){
+const err114 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "configuration_version"},message:"must have required property '"+"configuration_version"+"'"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -4734,12 +5730,9 @@ vErrors.push(err114);
 }
 errors++;
 }
-}
-if(data32.data !== undefined){
-let data33 = data32.data;
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-if(data33.type === undefined){
-const err115 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+for(const key3 in data32){
+if(!(((key3 === "organization") || (key3 === "workspace")) || (key3 === "configuration_version"))){
+const err115 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -4748,8 +5741,12 @@ vErrors.push(err115);
 }
 errors++;
 }
-if(data33.id === undefined){
-const err116 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data32.organization !== undefined){
+let data33 = data32.organization;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(data33.data === undefined){
+const err116 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -4758,9 +5755,9 @@ vErrors.push(err116);
 }
 errors++;
 }
-for(const key5 in data33){
-if(!((key5 === "type") || (key5 === "id"))){
-const err117 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+for(const key4 in data33){
+if(!(key4 === "data")){
+const err117 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -4770,9 +5767,11 @@ vErrors.push(err117);
 errors++;
 }
 }
-if(data33.type !== undefined){
-if(typeof data33.type !== "string"){
-const err118 = {instancePath:instancePath+"/relationships/organization/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data33.data !== undefined){
+let data34 = data33.data;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(data34.type === undefined){
+const err118 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -4781,10 +5780,8 @@ vErrors.push(err118);
 }
 errors++;
 }
-}
-if(data33.id !== undefined){
-if(typeof data33.id !== "string"){
-const err119 = {instancePath:instancePath+"/relationships/organization/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data34.id === undefined){
+const err119 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -4793,10 +5790,9 @@ vErrors.push(err119);
 }
 errors++;
 }
-}
-}
-else {
-const err120 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key5 in data34){
+if(!((key5 === "type") || (key5 === "id"))){
+const err120 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -4806,9 +5802,9 @@ vErrors.push(err120);
 errors++;
 }
 }
-}
-else {
-const err121 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data34.type !== undefined){
+if(typeof data34.type !== "string"){
+const err121 = {instancePath:instancePath+"/relationships/organization/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -4818,11 +5814,9 @@ vErrors.push(err121);
 errors++;
 }
 }
-if(data31.workspace !== undefined){
-let data36 = data31.workspace;
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-if(data36.data === undefined){
-const err122 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data34.id !== undefined){
+if(typeof data34.id !== "string"){
+const err122 = {instancePath:instancePath+"/relationships/organization/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -4831,9 +5825,10 @@ vErrors.push(err122);
 }
 errors++;
 }
-for(const key6 in data36){
-if(!(key6 === "data")){
-const err123 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+}
+else {
+const err123 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -4843,11 +5838,9 @@ vErrors.push(err123);
 errors++;
 }
 }
-if(data36.data !== undefined){
-let data37 = data36.data;
-if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
-if(data37.type === undefined){
-const err124 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+}
+else {
+const err124 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -4856,8 +5849,12 @@ vErrors.push(err124);
 }
 errors++;
 }
-if(data37.id === undefined){
-const err125 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data32.workspace !== undefined){
+let data37 = data32.workspace;
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+if(data37.data === undefined){
+const err125 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -4866,9 +5863,9 @@ vErrors.push(err125);
 }
 errors++;
 }
-for(const key7 in data37){
-if(!((key7 === "type") || (key7 === "id"))){
-const err126 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+for(const key6 in data37){
+if(!(key6 === "data")){
+const err126 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -4878,9 +5875,11 @@ vErrors.push(err126);
 errors++;
 }
 }
-if(data37.type !== undefined){
-if(typeof data37.type !== "string"){
-const err127 = {instancePath:instancePath+"/relationships/workspace/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data37.data !== undefined){
+let data38 = data37.data;
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+if(data38.type === undefined){
+const err127 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -4889,10 +5888,8 @@ vErrors.push(err127);
 }
 errors++;
 }
-}
-if(data37.id !== undefined){
-if(typeof data37.id !== "string"){
-const err128 = {instancePath:instancePath+"/relationships/workspace/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data38.id === undefined){
+const err128 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -4901,10 +5898,9 @@ vErrors.push(err128);
 }
 errors++;
 }
-}
-}
-else {
-const err129 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key7 in data38){
+if(!((key7 === "type") || (key7 === "id"))){
+const err129 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -4914,9 +5910,9 @@ vErrors.push(err129);
 errors++;
 }
 }
-}
-else {
-const err130 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data38.type !== undefined){
+if(typeof data38.type !== "string"){
+const err130 = {instancePath:instancePath+"/relationships/workspace/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -4926,11 +5922,9 @@ vErrors.push(err130);
 errors++;
 }
 }
-if(data31.configuration_version !== undefined){
-let data40 = data31.configuration_version;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.data === undefined){
-const err131 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data38.id !== undefined){
+if(typeof data38.id !== "string"){
+const err131 = {instancePath:instancePath+"/relationships/workspace/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -4939,9 +5933,10 @@ vErrors.push(err131);
 }
 errors++;
 }
-for(const key8 in data40){
-if(!(key8 === "data")){
-const err132 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+}
+}
+else {
+const err132 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -4951,11 +5946,9 @@ vErrors.push(err132);
 errors++;
 }
 }
-if(data40.data !== undefined){
-let data41 = data40.data;
-if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
-if(data41.type === undefined){
-const err133 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+}
+else {
+const err133 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -4964,8 +5957,12 @@ vErrors.push(err133);
 }
 errors++;
 }
-if(data41.id === undefined){
-const err134 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data32.configuration_version !== undefined){
+let data41 = data32.configuration_version;
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+if(data41.data === undefined){
+const err134 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -4974,9 +5971,9 @@ vErrors.push(err134);
 }
 errors++;
 }
-for(const key9 in data41){
-if(!((key9 === "type") || (key9 === "id"))){
-const err135 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+for(const key8 in data41){
+if(!(key8 === "data")){
+const err135 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -4986,9 +5983,11 @@ vErrors.push(err135);
 errors++;
 }
 }
-if(data41.type !== undefined){
-if(typeof data41.type !== "string"){
-const err136 = {instancePath:instancePath+"/relationships/configuration_version/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data41.data !== undefined){
+let data42 = data41.data;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.type === undefined){
+const err136 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -4997,10 +5996,8 @@ vErrors.push(err136);
 }
 errors++;
 }
-}
-if(data41.id !== undefined){
-if(typeof data41.id !== "string"){
-const err137 = {instancePath:instancePath+"/relationships/configuration_version/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data42.id === undefined){
+const err137 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -5009,10 +6006,9 @@ vErrors.push(err137);
 }
 errors++;
 }
-}
-}
-else {
-const err138 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key9 in data42){
+if(!((key9 === "type") || (key9 === "id"))){
+const err138 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -5022,9 +6018,9 @@ vErrors.push(err138);
 errors++;
 }
 }
-}
-else {
-const err139 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data42.type !== undefined){
+if(typeof data42.type !== "string"){
+const err139 = {instancePath:instancePath+"/relationships/configuration_version/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -5034,9 +6030,9 @@ vErrors.push(err139);
 errors++;
 }
 }
-}
-else {
-const err140 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data42.id !== undefined){
+if(typeof data42.id !== "string"){
+const err140 = {instancePath:instancePath+"/relationships/configuration_version/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -5046,12 +6042,9 @@ vErrors.push(err140);
 errors++;
 }
 }
-if(data.links !== undefined){
-let data44 = data.links;
-if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
-for(const key10 in data44){
-if(!((key10 === "self") || (key10 === "next"))){
-const err141 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+}
+else {
+const err141 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -5061,9 +6054,9 @@ vErrors.push(err141);
 errors++;
 }
 }
-if(data44.self !== undefined){
-if(typeof data44.self !== "string"){
-const err142 = {instancePath:instancePath+"/links/self",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/self/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err142 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -5073,10 +6066,9 @@ vErrors.push(err142);
 errors++;
 }
 }
-if(data44.next !== undefined){
-let data46 = data44.next;
-if((typeof data46 !== "string") && (data46 !== null)){
-const err143 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema50.properties.next.type},message:"must be string,null"};
+}
+else {
+const err143 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -5086,9 +6078,12 @@ vErrors.push(err143);
 errors++;
 }
 }
-}
-else {
-const err144 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.links !== undefined){
+let data45 = data.links;
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+for(const key10 in data45){
+if(!((key10 === "self") || (key10 === "next"))){
+const err144 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -5098,14 +6093,51 @@ vErrors.push(err144);
 errors++;
 }
 }
-}
-else {
-const err145 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data45.self !== undefined){
+if(typeof data45.self !== "string"){
+const err145 = {instancePath:instancePath+"/links/self",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/self/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err145];
 }
 else {
 vErrors.push(err145);
+}
+errors++;
+}
+}
+if(data45.next !== undefined){
+let data47 = data45.next;
+if((typeof data47 !== "string") && (data47 !== null)){
+const err146 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema50.properties.next.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err146];
+}
+else {
+vErrors.push(err146);
+}
+errors++;
+}
+}
+}
+else {
+const err147 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err147];
+}
+else {
+vErrors.push(err147);
+}
+errors++;
+}
+}
+}
+else {
+const err148 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
 }
 errors++;
 }
@@ -5170,13 +6202,13 @@ return errors === 0;
 }
 validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunListDocument = validate43;
-const schema81 = {"type":"object","additionalProperties":false,"required":["data","meta","links"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}},"meta":{"type":"object","additionalProperties":false,"required":["page"],"properties":{"page":{"type":"object","additionalProperties":false,"required":["limit","next_cursor"],"properties":{"limit":{"type":"integer"},"next_cursor":{"type":["string","null"],"description":"Opaque continuation token; pass it back as `?cursor=`. Null on the last page."}}}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+export const RunListDocument = validate45;
+const schema86 = {"type":"object","additionalProperties":false,"required":["data","meta","links"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}},"meta":{"type":"object","additionalProperties":false,"required":["page"],"properties":{"page":{"type":"object","additionalProperties":false,"required":["limit","next_cursor"],"properties":{"limit":{"type":"integer"},"next_cursor":{"type":["string","null"],"description":"Opaque continuation token; pass it back as `?cursor=`. Null on the last page."}}}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate43.evaluated;
+const evaluated0 = validate45.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5324,7 +6356,7 @@ errors++;
 if(data3.next_cursor !== undefined){
 let data5 = data3.next_cursor;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err11 = {instancePath:instancePath+"/meta/page/next_cursor",schemaPath:"#/properties/meta/properties/page/properties/next_cursor/type",keyword:"type",params:{type: schema81.properties.meta.properties.page.properties.next_cursor.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/meta/page/next_cursor",schemaPath:"#/properties/meta/properties/page/properties/next_cursor/type",keyword:"type",params:{type: schema86.properties.meta.properties.page.properties.next_cursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5421,18 +6453,18 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
-validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunLogDocument = validate45;
-const schema83 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"run-logs"},"id":{"type":"string","description":"`<run id>/<phase>`"},"attributes":{"type":"object","additionalProperties":false,"required":["phase","offset","text","next_offset","complete"],"properties":{"phase":{"type":"string","enum":["plan","policy","apply"]},"offset":{"type":"integer","minimum":0},"text":{"type":"string","description":"Sanitized log text from `offset`."},"next_offset":{"type":"integer","minimum":0,"description":"Pass it back as `offset` to continue."},"complete":{"type":"boolean","description":"Whether the phase's log has ended and `next_offset` is its end."}}}}}}};
+export const RunLogDocument = validate47;
+const schema88 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"run-logs"},"id":{"type":"string","description":"`<run id>/<phase>`"},"attributes":{"type":"object","additionalProperties":false,"required":["phase","offset","text","next_offset","complete"],"properties":{"phase":{"type":"string","enum":["plan","policy","apply"]},"offset":{"type":"integer","minimum":0},"text":{"type":"string","description":"Sanitized log text from `offset`."},"next_offset":{"type":"integer","minimum":0,"description":"Pass it back as `offset` to continue."},"complete":{"type":"boolean","description":"Whether the phase's log has ended and `next_offset` is its end."}}}}}}};
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate47.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5609,7 +6641,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data4 === "plan") || (data4 === "policy")) || (data4 === "apply"))){
-const err15 = {instancePath:instancePath+"/data/attributes/phase",schemaPath:"#/properties/data/properties/attributes/properties/phase/enum",keyword:"enum",params:{allowedValues: schema83.properties.data.properties.attributes.properties.phase.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/data/attributes/phase",schemaPath:"#/properties/data/properties/attributes/properties/phase/enum",keyword:"enum",params:{allowedValues: schema88.properties.data.properties.attributes.properties.phase.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5728,18 +6760,234 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TokenCreateDocument = validate46;
-const schema84 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"tokens"},"attributes":{"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"],"description":"viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization."},"description":{"type":"string","maxLength":200}}}}}}};
+export const RunRecoveryResolutionDocument = validate48;
+const schema89 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"recovery-resolutions"},"attributes":{"type":"object","additionalProperties":false,"required":["resolution","reason"],"properties":{"resolution":{"type":"string","enum":["commit_pending_state","keep_current_state"],"description":"commit_pending_state publishes the state version the interrupted apply uploaded (the run ends applied); keep_current_state discards it and keeps the current state (the run ends errored). Either way the reason is recovered and the lock is released."},"reason":{"type":"string","minLength":10,"maxLength":2000,"description":"Why, for the audit trail."}}}}}}};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate48.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.type === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.attributes === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((key1 === "type") || (key1 === "attributes"))){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data0.type !== undefined){
+if("recovery-resolutions" !== data0.type){
+const err5 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "recovery-resolutions"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data2 = data0.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.resolution === undefined){
+const err6 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "resolution"},message:"must have required property '"+"resolution"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data2.reason === undefined){
+const err7 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key2 in data2){
+if(!((key2 === "resolution") || (key2 === "reason"))){
+const err8 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data2.resolution !== undefined){
+let data3 = data2.resolution;
+if(typeof data3 !== "string"){
+const err9 = {instancePath:instancePath+"/data/attributes/resolution",schemaPath:"#/properties/data/properties/attributes/properties/resolution/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!((data3 === "commit_pending_state") || (data3 === "keep_current_state"))){
+const err10 = {instancePath:instancePath+"/data/attributes/resolution",schemaPath:"#/properties/data/properties/attributes/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema89.properties.data.properties.attributes.properties.resolution.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data2.reason !== undefined){
+let data4 = data2.reason;
+if(typeof data4 === "string"){
+if(func1(data4) > 2000){
+const err11 = {instancePath:instancePath+"/data/attributes/reason",schemaPath:"#/properties/data/properties/attributes/properties/reason/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(func1(data4) < 10){
+const err12 = {instancePath:instancePath+"/data/attributes/reason",schemaPath:"#/properties/data/properties/attributes/properties/reason/minLength",keyword:"minLength",params:{limit: 10},message:"must NOT have fewer than 10 characters"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/data/attributes/reason",schemaPath:"#/properties/data/properties/attributes/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate48.errors = vErrors;
+return errors === 0;
+}
+validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const TokenCreateDocument = validate49;
+const schema90 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"tokens"},"attributes":{"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"],"description":"viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization."},"description":{"type":"string","maxLength":200}}}}}}};
+
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5854,7 +7102,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((data3 === "viewer") || (data3 === "operator")) || (data3 === "admin"))){
-const err9 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema84.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema90.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -5924,19 +7172,19 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TokenDocument = validate47;
-const schema85 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","secret"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"secret":{"type":"string","description":"The bearer token. Returned only in this response; StackShip stores only its hash."}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
-const pattern31 = new RegExp("^at-[0-9a-z]{16}$", "u");
+export const TokenDocument = validate50;
+const schema91 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","secret"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"secret":{"type":"string","description":"The bearer token. Returned only in this response; StackShip stores only its hash."}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
+const pattern35 = new RegExp("^at-[0-9a-z]{16}$", "u");
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6036,7 +7284,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern31.test(data2)){
+if(!pattern35.test(data2)){
 const err8 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^at-[0-9a-z]{16}$"},message:"must match pattern \""+"^at-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -6126,7 +7374,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((data4 === "viewer") || (data4 === "operator")) || (data4 === "admin"))){
-const err16 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema85.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema91.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6139,7 +7387,7 @@ errors++;
 if(data3.description !== undefined){
 let data5 = data3.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema85.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema91.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6376,19 +7624,19 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableCreateDocument = validate48;
-const schema88 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"variables"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value"],"properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"],"default":"terraform"},"hcl":{"type":"boolean","default":false},"sensitive":{"type":"boolean","default":false},"description":{"type":"string","maxLength":500}}}}}}};
-const pattern33 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
+export const VariableCreateDocument = validate51;
+const schema94 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"variables"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value"],"properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"],"default":"terraform"},"hcl":{"type":"boolean","default":false},"sensitive":{"type":"boolean","default":false},"description":{"type":"string","maxLength":500}}}}}}};
+const pattern37 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6503,7 +7751,7 @@ errors++;
 if(data2.key !== undefined){
 let data3 = data2.key;
 if(typeof data3 === "string"){
-if(!pattern33.test(data3)){
+if(!pattern37.test(data3)){
 const err9 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"#/properties/data/properties/attributes/properties/key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -6563,7 +7811,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err14 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema88.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema94.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6657,20 +7905,20 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableDocument = validate49;
-const schema89 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}};
-const schema90 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","category","hcl","sensitive","description","created_at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"],"description":"Always null for a sensitive variable."},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
-const pattern34 = new RegExp("^var-[0-9a-z]{16}$", "u");
+export const VariableDocument = validate52;
+const schema95 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}};
+const schema96 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","category","hcl","sensitive","description","created_at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"],"description":"Always null for a sensitive variable."},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
+const pattern38 = new RegExp("^var-[0-9a-z]{16}$", "u");
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6745,7 +7993,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern34.test(data1)){
+if(!pattern38.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -6867,7 +8115,7 @@ errors++;
 if(data2.value !== undefined){
 let data4 = data2.value;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema90.properties.attributes.properties.value.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema96.properties.attributes.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6890,7 +8138,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err19 = {instancePath:instancePath+"/attributes/category",schemaPath:"#/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema90.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attributes/category",schemaPath:"#/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema96.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6927,7 +8175,7 @@ errors++;
 if(data2.description !== undefined){
 let data8 = data2.description;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema90.properties.attributes.properties.description.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema96.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7140,69 +8388,11 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate49.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-if(!(validate50(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate49.errors = vErrors;
-return errors === 0;
-}
-validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const VariableListDocument = validate52;
-const schema93 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}}};
 
 function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7238,12 +8428,70 @@ errors++;
 }
 }
 if(data.data !== undefined){
+if(!(validate53(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate52.errors = vErrors;
+return errors === 0;
+}
+validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const VariableListDocument = validate55;
+const schema99 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}}};
+
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate55.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
 let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate50(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+if(!(validate53(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 }
@@ -7270,18 +8518,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableUpdateDocument = validate54;
-const schema94 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was.","properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
+export const VariableUpdateDocument = validate57;
+const schema100 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was.","properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7351,7 +8599,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern34.test(data2)){
+if(!pattern38.test(data2)){
 const err5 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -7391,7 +8639,7 @@ errors++;
 if(data3.key !== undefined){
 let data4 = data3.key;
 if(typeof data4 === "string"){
-if(!pattern33.test(data4)){
+if(!pattern37.test(data4)){
 const err8 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"#/properties/data/properties/attributes/properties/key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -7451,7 +8699,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data6 === "terraform") || (data6 === "env"))){
-const err13 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema94.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema100.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7545,19 +8793,19 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceCreateDocument = validate55;
-const schema95 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
-const pattern39 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
+export const WorkspaceCreateDocument = validate58;
+const schema101 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
+const pattern43 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7757,7 +9005,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern39.test(data6)){
+if(!pattern43.test(data6)){
 const err16 = {instancePath:instancePath+"/data/attributes/working_directory",schemaPath:"#/properties/data/properties/attributes/properties/working_directory/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*\\.\\.).*$"},message:"must match pattern \""+"^(?!/)(?!.*\\.\\.).*$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -8012,21 +9260,21 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceDocument = validate56;
-const schema98 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}};
-const schema99 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
-const schema100 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
-const pattern41 = new RegExp("^ws-[0-9a-z]{16}$", "u");
+export const WorkspaceDocument = validate59;
+const schema104 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}};
+const schema105 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema106 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
+const pattern45 = new RegExp("^ws-[0-9a-z]{16}$", "u");
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8111,7 +9359,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern41.test(data1)){
+if(!pattern45.test(data1)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -8243,7 +9491,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err19 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema99.properties.attributes.properties.description.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema105.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8709,69 +9957,11 @@ vErrors.push(err57);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate56.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-if(!(validate57(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate56.errors = vErrors;
-return errors === 0;
-}
-validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const WorkspaceListDocument = validate59;
-const schema106 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}}};
 
 function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8807,12 +9997,70 @@ errors++;
 }
 }
 if(data.data !== undefined){
+if(!(validate60(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate59.errors = vErrors;
+return errors === 0;
+}
+validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const WorkspaceListDocument = validate62;
+const schema112 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}}};
+
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate62.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
 let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate57(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate60(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 }
@@ -8839,10 +10087,10 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const getHealthResponse200 = Health;
 export const uploadConfigurationResponse200 = ConfigurationVersionDocument;
@@ -8927,6 +10175,14 @@ export const discardRunResponse403 = ErrorDocument;
 export const discardRunResponse404 = ErrorDocument;
 export const discardRunResponse409 = ErrorDocument;
 export const discardRunResponse422 = ErrorDocument;
+export const resolveRunRecoveryRequest = RunRecoveryResolutionDocument;
+export const resolveRunRecoveryResponse202 = RunDocument;
+export const resolveRunRecoveryResponse400 = ErrorDocument;
+export const resolveRunRecoveryResponse401 = ErrorDocument;
+export const resolveRunRecoveryResponse403 = ErrorDocument;
+export const resolveRunRecoveryResponse404 = ErrorDocument;
+export const resolveRunRecoveryResponse409 = ErrorDocument;
+export const resolveRunRecoveryResponse422 = ErrorDocument;
 export const getRunLogResponse200 = RunLogDocument;
 export const getRunLogResponse400 = ErrorDocument;
 export const getRunLogResponse401 = ErrorDocument;

@@ -30,8 +30,14 @@ function packageVersion(): string {
   return (JSON.parse(readFileSync(join(REPO_ROOT, "server/package.json"), "utf8")) as { version: string }).version;
 }
 
+/** Services without an HTTP app: what a runner-only process needs. */
+export interface StackShipServices {
+  services: Services;
+  close(): Promise<void>;
+}
+
 /** Opens and migrates the database and wires every service; `onProgress` narrates slow steps. */
-export async function createStackShip(config: Config, overrides: ServerOverrides = {}, onProgress?: (message: string) => void): Promise<StackShip> {
+export async function createServices(config: Config, overrides: ServerOverrides = {}, onProgress?: (message: string) => void): Promise<StackShipServices> {
   const logger = overrides.logger ?? pino({ level: config.logLevel });
   const db = overrides.database ?? (await openDatabase(config.databaseUrl));
   const owned = overrides.database === undefined;
@@ -54,6 +60,11 @@ export async function createStackShip(config: Config, overrides: ServerOverrides
     platform: hostPlatform(),
     version: packageVersion(),
   };
-  const app = buildApp(services, [tfeSurface, v1Surface]);
-  return { app, services, close: async () => (owned ? db.close() : undefined) };
+  return { services, close: async () => (owned ? db.close() : undefined) };
+}
+
+/** The services plus the Koa app serving both API surfaces. */
+export async function createStackShip(config: Config, overrides: ServerOverrides = {}, onProgress?: (message: string) => void): Promise<StackShip> {
+  const { services, close } = await createServices(config, overrides, onProgress);
+  return { app: buildApp(services, [tfeSurface, v1Surface]), services, close };
 }

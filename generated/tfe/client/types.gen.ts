@@ -404,6 +404,10 @@ export type CreateWorkspaceErrors = {
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
     404: ErrorDocument;
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
@@ -900,6 +904,10 @@ export type CreateRunErrors = {
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */

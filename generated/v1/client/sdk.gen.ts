@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { ApproveRunData, ApproveRunErrors, ApproveRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateOrganizationTokenData, CreateOrganizationTokenErrors, CreateOrganizationTokenResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateVariableData, CreateVariableErrors, CreateVariableResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteVariableData, DeleteVariableErrors, DeleteVariableResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetHealthData, GetHealthResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetRunData, GetRunErrors, GetRunLogData, GetRunLogErrors, GetRunLogResponses, GetRunResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListOrganizationRunsData, ListOrganizationRunsErrors, ListOrganizationRunsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListVariablesData, ListVariablesErrors, ListVariablesResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, UpdateVariableData, UpdateVariableErrors, UpdateVariableResponses, UploadConfigurationData, UploadConfigurationErrors, UploadConfigurationResponses } from './types.gen.ts';
+import type { ApproveRunData, ApproveRunErrors, ApproveRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateOrganizationTokenData, CreateOrganizationTokenErrors, CreateOrganizationTokenResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateVariableData, CreateVariableErrors, CreateVariableResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteVariableData, DeleteVariableErrors, DeleteVariableResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetHealthData, GetHealthResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetRunData, GetRunErrors, GetRunLogData, GetRunLogErrors, GetRunLogResponses, GetRunResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListOrganizationRunsData, ListOrganizationRunsErrors, ListOrganizationRunsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListVariablesData, ListVariablesErrors, ListVariablesResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, ResolveRunRecoveryData, ResolveRunRecoveryErrors, ResolveRunRecoveryResponses, UpdateVariableData, UpdateVariableErrors, UpdateVariableResponses, UploadConfigurationData, UploadConfigurationErrors, UploadConfigurationResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -273,6 +273,21 @@ export const discardRun = <ThrowOnError extends boolean = false>(options: Option
 export const cancelRun = <ThrowOnError extends boolean = false>(options: Options<CancelRunData, ThrowOnError>) => (options.client ?? client).post<CancelRunResponses, CancelRunErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/runs/{run_id}/actions/cancel',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Resolve a run that needs recovery
+ *
+ * An operator with run:recover decides what an interrupted or uncertain apply left behind: commit the pending state version or keep the current state. Audited with the typed reason.
+ */
+export const resolveRunRecovery = <ThrowOnError extends boolean = false>(options: Options<ResolveRunRecoveryData, ThrowOnError>) => (options.client ?? client).post<ResolveRunRecoveryResponses, ResolveRunRecoveryErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/runs/{run_id}/actions/resolve-recovery',
     ...options,
     headers: {
         'Content-Type': 'application/vnd.api+json',

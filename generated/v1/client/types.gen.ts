@@ -225,6 +225,41 @@ export type RunId = string;
  */
 export type Sha256 = string;
 
+export type RunRecovery = {
+    /**
+     * The apply attempt that did not end cleanly (null when none was recorded).
+     */
+    attempt: null | {
+        id: string;
+        attempt_number: number;
+        status: 'running' | 'succeeded' | 'failed' | 'interrupted' | 'lost';
+        terminal_classification: string | null;
+        sandbox_id: string | null;
+        runner_id: string;
+        started_at: Timestamp;
+        finished_at: Timestamp | null;
+    };
+    /**
+     * The last sanitized lines of the apply log (at most eight).
+     */
+    last_log_lines: Array<string>;
+    pending_state_version: null | {
+        id: string;
+        serial: number;
+        lineage: string;
+        sha256: Sha256 | null;
+    };
+    /**
+     * The workspace lock as it is now (it stays held until the recovery is resolved).
+     */
+    lock: null | {
+        holder_kind: 'run' | 'user';
+        holder_id: string;
+        fence: number;
+    };
+    predecessor_state_digest: Sha256 | null;
+};
+
 export type Run = {
     type: 'runs';
     id: RunId;
@@ -274,6 +309,10 @@ export type Run = {
         predecessor_state_digest: Sha256 | null;
         approval_expires_at: Timestamp | null;
         finished_at: Timestamp | null;
+        /**
+         * The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed.
+         */
+        recovery: null | RunRecovery;
         created_at: Timestamp;
         updated_at: Timestamp;
     };
@@ -446,6 +485,22 @@ export type RunDecisionDocument = {
         type: 'decisions';
         attributes?: {
             reason?: string;
+        };
+    };
+};
+
+export type RunRecoveryResolutionDocument = {
+    data: {
+        type: 'recovery-resolutions';
+        attributes: {
+            /**
+             * commit_pending_state publishes the state version the interrupted apply uploaded (the run ends applied); keep_current_state discards it and keeps the current state (the run ends errored). Either way the reason is recovered and the lock is released.
+             */
+            resolution: 'commit_pending_state' | 'keep_current_state';
+            /**
+             * Why, for the audit trail.
+             */
+            reason: string;
         };
     };
 };
@@ -1366,6 +1421,53 @@ export type CancelRunResponses = {
 };
 
 export type CancelRunResponse = CancelRunResponses[keyof CancelRunResponses];
+
+export type ResolveRunRecoveryData = {
+    body: RunRecoveryResolutionDocument;
+    path: {
+        run_id: RunId;
+    };
+    query?: never;
+    url: '/v1/runs/{run_id}/actions/resolve-recovery';
+};
+
+export type ResolveRunRecoveryErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type ResolveRunRecoveryError = ResolveRunRecoveryErrors[keyof ResolveRunRecoveryErrors];
+
+export type ResolveRunRecoveryResponses = {
+    /**
+     * Resolved; the run document as it is now.
+     */
+    202: RunDocument;
+};
+
+export type ResolveRunRecoveryResponse = ResolveRunRecoveryResponses[keyof ResolveRunRecoveryResponses];
 
 export type GetRunLogData = {
     body?: never;

@@ -41,6 +41,7 @@ export const ERROR_CODES = {
   RUN_PREDECESSOR_STATE_CHANGED: { kind: 'conflict', title: 'Workspace state changed since the plan' },
   RUN_DEPENDENCY_BUNDLE_CHANGED: { kind: 'conflict', title: 'Dependency bundle changed since the plan' },
   RUN_ALREADY_DECIDED: { kind: 'conflict', title: 'Run already has a decision' },
+  RECOVERY_NOTHING_TO_COMMIT: { kind: 'conflict', title: 'No pending state version to commit' },
   CONSTRAINT_VIOLATION: { kind: 'conflict', title: 'Conflicting change' },
   WORKSPACE_LOCKED: { kind: 'conflict', title: 'Workspace is locked' },
   WORKSPACE_NOT_LOCKED: { kind: 'conflict', title: 'Workspace is not locked' },

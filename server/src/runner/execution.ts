@@ -15,7 +15,7 @@ import { inTransaction, type Stores } from "../store/index.ts";
 import type { ApiTarget } from "./api-channel.ts";
 import { LogSanitizer, stripAnsi } from "./log-sanitizer.ts";
 import { dependencyBundleDigest, summarizePlan } from "./plan-analysis.ts";
-import { runInSandbox, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, type SandboxResult } from "./sandbox.ts";
+import { newSandboxId, runInSandbox, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, type SandboxResult } from "./sandbox.ts";
 import { CLOUD_OVERRIDE_FILE, cliConfig, cloudOverride, phaseScript, tfvars, type MaterializedVariable } from "./tofu-files.ts";
 
 /** Everything a phase execution needs besides the run. */
@@ -153,7 +153,11 @@ async function runPhaseSandbox(
 ): Promise<SandboxResult> {
   const workspace = await ctx.services.stores.workspaces.getById(run.workspaceId);
   const name = `${run.id}-${phase}-${attempt.attemptNumber}`.slice(0, 63);
+  // Recorded before the sandbox starts, so a runner that dies mid-phase leaves its identity behind.
+  const sandboxId = newSandboxId();
+  await ctx.services.stores.attempts.recordSandbox(attempt.id, sandboxId, name);
   const result = await runInSandbox({
+    sandboxId,
     argv: ["sh", "-c", phaseScript({ phase, workingDirectory: workspace?.workingDirectory ?? "", speculative: run.kind === "speculative" })],
     name,
     files,
@@ -175,7 +179,6 @@ async function runPhaseSandbox(
     collect,
     onOutput: (chunk) => log.write(chunk.toString("utf8")),
   });
-  await ctx.services.stores.attempts.recordSandbox(attempt.id, result.sandboxId, result.name);
   return result;
 }
 

@@ -154,6 +154,11 @@ export class StateVersionRepository {
     });
   }
 
+  /** Marks every pending state version of a run discarded (a recovery that keeps the current state); how many. */
+  async discardPendingByRun(runId: string): Promise<number> {
+    return translating(this.dialect, () => this.db<StateVersionRow>('state_versions').where({ run_id: runId, status: 'pending' }).update({ status: 'discarded' }));
+  }
+
   /** The run's pending state versions, oldest first (what recovery inspects). */
   async listPendingByRun(runId: string): Promise<StateVersion[]> {
     return translating(this.dialect, async () => {

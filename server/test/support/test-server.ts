@@ -18,6 +18,10 @@ import { testDialects, withDatabase } from "./databases.ts";
 /** A running StackShip on a private database and data directory. */
 export interface TestServer {
   baseUrl: string;
+  /** The server's data directory (artifacts, master key): a second process needs the same. */
+  dataDir: string;
+  /** A URL another process can open the same database with. */
+  databaseUrl: string;
   dialect: Dialect;
   db: Database;
   services: Services;
@@ -66,7 +70,7 @@ export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServe
     const v1 = (token?: string) => createStackShipClient({ baseUrl, token });
     const tfe = (token?: string) => createTfeClient({ baseUrl, headers: { Accept: "application/vnd.api+json" }, auth: token });
     try {
-      return await fn({ baseUrl, dialect, db, services: stackship.services, bootstrapToken, admin: v1(bootstrapToken), v1, tfe, runner });
+      return await fn({ baseUrl, dataDir, databaseUrl: databaseUrlOf(db), dialect, db, services: stackship.services, bootstrapToken, admin: v1(bootstrapToken), v1, tfe, runner });
     } finally {
       await runner?.stop({ interrupt: true });
       await new Promise<void>((resolve) => http.close(() => resolve()));
@@ -82,4 +86,16 @@ export function testEachServer<T>(test: Test<T>, title: string, fn: (server: Tes
   for (const dialect of testDialects()) {
     test(`${title} [${dialect}]`, () => withTestServer(dialect, fn, options));
   }
+}
+
+function databaseUrlOf(db: Database): string {
+  const connection = (db.knex.client as { config: { connection: unknown } }).config.connection;
+  if (typeof connection === "string") return connection;
+  const c = connection as { filename?: string; host?: string; port?: number | string; user?: string; password?: string; database?: string };
+  if (c.filename) return `sqlite://${c.filename}`;
+  if (c.host && c.database) {
+    const auth = c.user ? `${encodeURIComponent(c.user)}${c.password ? `:${encodeURIComponent(c.password)}` : ""}@` : "";
+    return `postgres://${auth}${c.host}:${c.port ?? 5432}/${c.database}`;
+  }
+  throw new Error("cannot tell the database URL");
 }

@@ -70,7 +70,7 @@ export const stateHandlers = {
       const heldByRun = lock?.holder.kind === "run" && lock.holder.id === principal.run.runId;
       if (!heldByRun && principal.run.phase === "apply") {
         if (lock) throw lockedBy(workspace.id, lock, `Run ${principal.run.runId} cannot apply without the workspace lock.`);
-        throw new DomainError("WORKSPACE_NOT_LOCKED", `Run ${principal.run.runId} does not hold the lock of workspace ${workspace.id}; StackShip takes it for the run before the apply starts, and a run token never takes it itself.`);
+        throw new DomainError("RUN_TOKEN_LOCK_REQUIRED", `Run ${principal.run.runId} does not hold the lock of workspace ${workspace.id}; StackShip takes it for the run before the apply starts, and a run token never takes it itself.`);
       }
       return { status: 200, body: await workspaceDocument(ctx, workspace) };
     }

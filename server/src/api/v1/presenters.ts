@@ -82,8 +82,8 @@ export function presentConfigurationVersion(configurationVersion: ConfigurationV
   };
 }
 
-/** The v1 run resource. */
-export function presentRun(run: Run): S["Run"] {
+/** The v1 run resource; `recovery` is the evidence read by recoveryEvidence() (null when none). */
+export function presentRun(run: Run, recovery: S["RunRecovery"] | null = null): S["Run"] {
   return {
     type: "runs",
     id: run.id,
@@ -111,6 +111,7 @@ export function presentRun(run: Run): S["Run"] {
       predecessor_state_digest: run.execution.predecessorStateDigest,
       approval_expires_at: run.execution.approvalExpiresAt,
       finished_at: run.execution.finishedAt,
+      recovery,
       created_at: run.createdAt,
       updated_at: run.updatedAt,
     },

@@ -3,6 +3,7 @@ import { decodeRunCursor, encodeRunCursor } from "../../domain/cursor.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { principalOf } from "../authorize.ts";
 import { approveRun, cancelRun, discardRun } from "../commands/run-decisions.ts";
+import { recoveryEvidence, resolveRecovery } from "../commands/recovery.ts";
 import { createRun } from "../commands/runs.ts";
 import { loadOrganization, loadRun, loadWorkspace } from "../lookup.ts";
 import { presentRun } from "./presenters.ts";
@@ -27,7 +28,14 @@ export const runHandlers = {
 
   async getRun({ path, ctx }) {
     const run = await loadRun(ctx, path.run_id, "run:read");
-    return { status: 200, body: { data: presentRun(run) } };
+    return { status: 200, body: { data: presentRun(run, await recoveryEvidence(ctx.services, run)) } };
+  },
+
+  async resolveRunRecovery({ path, body, ctx }) {
+    const run = await loadRun(ctx, path.run_id, "run:recover");
+    const { resolution, reason } = body.data.attributes;
+    const resolved = await resolveRecovery(ctx.services, principalOf(ctx), run, resolution, reason);
+    return { status: 202, body: { data: presentRun(resolved, await recoveryEvidence(ctx.services, resolved)) } };
   },
 
   async listOrganizationRuns({ path, query, ctx }) {
@@ -41,7 +49,7 @@ export const runHandlers = {
     return {
       status: 200,
       body: {
-        data: page.runs.map(presentRun),
+        data: await Promise.all(page.runs.map(async (run) => presentRun(run, await recoveryEvidence(ctx.services, run)))),
         meta: { page: { limit, next_cursor: nextCursor } },
         links: { self, next: nextCursor === null ? null : `${self}&cursor=${encodeURIComponent(nextCursor)}` },
       },

@@ -1,0 +1,42 @@
+import { loadConfig } from "./config.ts";
+import { RunnerEngine } from "./runner/engine.ts";
+import { createServices } from "./server.ts";
+
+function say(message: string) {
+  process.stdout.write(`[stackship-runner] ${message}\n`);
+}
+
+/**
+ * A runner-only process (`npm run runner`): executes plan and apply phases from the shared
+ * database, with no HTTP listener of its own. Sandboxes reach the API at STACKSHIP_API_URL.
+ */
+async function main() {
+  const config = loadConfig();
+  const apiUrl = process.env.STACKSHIP_API_URL;
+  if (!apiUrl) throw new Error("set STACKSHIP_API_URL to the StackShip API this runner's sandboxes talk to (e.g. http://127.0.0.1:8080)");
+  const api = new URL(apiUrl);
+  if (api.protocol !== "http:") throw new Error("STACKSHIP_API_URL must be an http:// URL reachable from this host");
+  const { services, close } = await createServices(config, {}, (m) => say(`migrations: ${m}`));
+  const runner = new RunnerEngine(
+    { services, api: { host: api.hostname, port: Number(api.port || 80) }, phaseTimeoutMs: config.phaseTimeoutMs },
+    {
+      concurrency: config.runnerConcurrency,
+      ...(process.env.STACKSHIP_RUNNER_HEARTBEAT_MS ? { heartbeatIntervalMs: Number(process.env.STACKSHIP_RUNNER_HEARTBEAT_MS) } : {}),
+    },
+  );
+  runner.start();
+  say(`runner ${runner.runnerId} started: concurrency ${config.runnerConcurrency}, API ${apiUrl}, database ${config.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")}`);
+  const stop = async (signal: string) => {
+    say(`${signal}: interrupting work in flight and stopping`);
+    await runner.stop({ interrupt: true });
+    await close();
+    process.exit(0);
+  };
+  process.once("SIGINT", () => void stop("SIGINT"));
+  process.once("SIGTERM", () => void stop("SIGTERM"));
+}
+
+main().catch((error) => {
+  process.stderr.write(`[stackship-runner] failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
