@@ -29,6 +29,7 @@ export const operations = [
     requestBody: { contentType: "application/octet-stream", required: true, validate: null },
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.uploadConfigurationResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.uploadConfigurationResponse400 },
       404: { contentType: "application/vnd.api+json", validate: v.uploadConfigurationResponse404 },
       409: { contentType: "application/vnd.api+json", validate: v.uploadConfigurationResponse409 },
       413: { contentType: "application/vnd.api+json", validate: v.uploadConfigurationResponse413 },
@@ -62,6 +63,7 @@ export const operations = [
     requestBody: { contentType: "application/vnd.api+json", required: true, validate: v.createOrganizationRequest },
     responses: {
       201: { contentType: "application/vnd.api+json", validate: v.createOrganizationResponse201 },
+      400: { contentType: "application/vnd.api+json", validate: v.createOrganizationResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.createOrganizationResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.createOrganizationResponse403 },
       409: { contentType: "application/vnd.api+json", validate: v.createOrganizationResponse409 },

@@ -1022,6 +1022,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["ConfigurationVersionDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
@@ -1075,6 +1076,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["OrganizationDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];

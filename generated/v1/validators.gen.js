@@ -8799,7 +8799,7 @@ return errors === 0;
 validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceCreateDocument = validate58;
-const schema101 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
+const schema101 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
 const pattern43 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -9040,9 +9040,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-else {
-const err19 = {instancePath:instancePath+"/data/attributes/opentofu_version",schemaPath:"#/properties/data/properties/attributes/properties/opentofu_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data7) < 1){
+const err19 = {instancePath:instancePath+"/data/attributes/opentofu_version",schemaPath:"#/properties/data/properties/attributes/properties/opentofu_version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9052,11 +9051,8 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data2.execution_region !== undefined){
-let data8 = data2.execution_region;
-if(typeof data8 === "string"){
-if(func1(data8) > 64){
-const err20 = {instancePath:instancePath+"/data/attributes/execution_region",schemaPath:"#/properties/data/properties/attributes/properties/execution_region/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+else {
+const err20 = {instancePath:instancePath+"/data/attributes/opentofu_version",schemaPath:"#/properties/data/properties/attributes/properties/opentofu_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9066,8 +9062,11 @@ vErrors.push(err20);
 errors++;
 }
 }
-else {
-const err21 = {instancePath:instancePath+"/data/attributes/execution_region",schemaPath:"#/properties/data/properties/attributes/properties/execution_region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.execution_region !== undefined){
+let data8 = data2.execution_region;
+if(typeof data8 === "string"){
+if(func1(data8) > 64){
+const err21 = {instancePath:instancePath+"/data/attributes/execution_region",schemaPath:"#/properties/data/properties/attributes/properties/execution_region/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9077,9 +9076,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-}
 else {
-const err22 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err22 = {instancePath:instancePath+"/data/attributes/execution_region",schemaPath:"#/properties/data/properties/attributes/properties/execution_region/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9089,12 +9087,9 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data0.relationships !== undefined){
-let data9 = data0.relationships;
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-for(const key3 in data9){
-if(!(key3 === "project")){
-const err23 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+}
+else {
+const err23 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9104,11 +9099,12 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data9.project !== undefined){
-let data10 = data9.project;
-if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-if(data10.data === undefined){
-const err24 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data0.relationships !== undefined){
+let data9 = data0.relationships;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+for(const key3 in data9){
+if(!(key3 === "project")){
+const err24 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9117,9 +9113,12 @@ vErrors.push(err24);
 }
 errors++;
 }
-for(const key4 in data10){
-if(!(key4 === "data")){
-const err25 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+if(data9.project !== undefined){
+let data10 = data9.project;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.data === undefined){
+const err25 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9128,12 +9127,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-if(data10.data !== undefined){
-let data11 = data10.data;
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-if(data11.type === undefined){
-const err26 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+for(const key4 in data10){
+if(!(key4 === "data")){
+const err26 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9142,8 +9138,12 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(data11.id === undefined){
-const err27 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data10.data !== undefined){
+let data11 = data10.data;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(data11.type === undefined){
+const err27 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9152,9 +9152,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-for(const key5 in data11){
-if(!((key5 === "type") || (key5 === "id"))){
-const err28 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(data11.id === undefined){
+const err28 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9163,10 +9162,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-if(data11.type !== undefined){
-if("projects" !== data11.type){
-const err29 = {instancePath:instancePath+"/data/relationships/project/data/type",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "projects"},message:"must be equal to constant"};
+for(const key5 in data11){
+if(!((key5 === "type") || (key5 === "id"))){
+const err29 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9176,11 +9174,9 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data11.id !== undefined){
-let data13 = data11.id;
-if(typeof data13 === "string"){
-if(!pattern15.test(data13)){
-const err30 = {instancePath:instancePath+"/data/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
+if(data11.type !== undefined){
+if("projects" !== data11.type){
+const err30 = {instancePath:instancePath+"/data/relationships/project/data/type",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "projects"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9190,8 +9186,11 @@ vErrors.push(err30);
 errors++;
 }
 }
-else {
-const err31 = {instancePath:instancePath+"/data/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data11.id !== undefined){
+let data13 = data11.id;
+if(typeof data13 === "string"){
+if(!pattern15.test(data13)){
+const err31 = {instancePath:instancePath+"/data/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9201,9 +9200,8 @@ vErrors.push(err31);
 errors++;
 }
 }
-}
 else {
-const err32 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err32 = {instancePath:instancePath+"/data/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9215,7 +9213,7 @@ errors++;
 }
 }
 else {
-const err33 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err33 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9227,7 +9225,7 @@ errors++;
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err34 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9239,7 +9237,7 @@ errors++;
 }
 }
 else {
-const err35 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err35 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9251,12 +9249,24 @@ errors++;
 }
 }
 else {
-const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err36 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err36];
 }
 else {
 vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
 }
 errors++;
 }
@@ -10094,6 +10104,7 @@ validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const getHealthResponse200 = Health;
 export const uploadConfigurationResponse200 = ConfigurationVersionDocument;
+export const uploadConfigurationResponse400 = ErrorDocument;
 export const uploadConfigurationResponse404 = ErrorDocument;
 export const uploadConfigurationResponse409 = ErrorDocument;
 export const uploadConfigurationResponse413 = ErrorDocument;
@@ -10104,6 +10115,7 @@ export const getConfigurationVersionResponse401 = ErrorDocument;
 export const getConfigurationVersionResponse404 = ErrorDocument;
 export const createOrganizationRequest = OrganizationCreateDocument;
 export const createOrganizationResponse201 = OrganizationDocument;
+export const createOrganizationResponse400 = ErrorDocument;
 export const createOrganizationResponse401 = ErrorDocument;
 export const createOrganizationResponse403 = ErrorDocument;
 export const createOrganizationResponse409 = ErrorDocument;

@@ -566,6 +566,10 @@ export type CreateOrganizationData = {
 
 export type CreateOrganizationErrors = {
     /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
      * No valid bearer token (`UNAUTHENTICATED`).
      */
     401: ErrorDocument;
@@ -1217,6 +1221,10 @@ export type UploadConfigurationData = {
 };
 
 export type UploadConfigurationErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
     /**
      * No such object, or the caller may not see it (`NOT_FOUND`).
      */

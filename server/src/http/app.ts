@@ -103,8 +103,10 @@ export function buildApp(services: Services, surfaces: SurfaceBinding[]): Koa {
   app.use(async (ctx) => {
     const surface = surfaces.find((s) => ctx.path.startsWith(s.prefix));
     ctx.state.renderError = surface?.renderError ?? renderV1Error;
-    const allowed = router.match(ctx.path, ctx.method).path.length > 0;
-    if (allowed) {
+    const methods = [...new Set(router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods))].filter((m) => m !== "HEAD");
+    if (methods.length > 0) {
+      // RFC 9110 §15.5.6: a 405 names the methods the resource does allow.
+      ctx.set("Allow", methods.join(", "));
       throw new DomainError("METHOD_NOT_ALLOWED", `${ctx.method} is not supported on ${ctx.path}.`);
     }
     throw new DomainError("NOT_FOUND", `No route for ${ctx.method} ${ctx.path}.`);

@@ -48,6 +48,30 @@ async function rejectsTranslated(db: Database, promise: PromiseLike<unknown>): P
   return assert.unreachable('the database accepted the row');
 }
 
+const NOTHING_EXECUTED = {
+  planStatus: 'pending',
+  applyStatus: 'pending',
+  statusReason: null,
+  hasChanges: null,
+  planCounts: null,
+  planDigest: null,
+  planSizeBytes: null,
+  planArtifactKey: null,
+  planJsonDigest: null,
+  planJsonSizeBytes: null,
+  planJsonArtifactKey: null,
+  dependencyBundleDigest: null,
+  dependencyLockFile: null,
+  policyOutcome: null,
+  policyResultDigest: null,
+  predecessorStateVersionId: null,
+  predecessorStateDigest: null,
+  workspaceLockFence: null,
+  approvalExpiresAt: null,
+  cancelRequestedAt: null,
+  finishedAt: null,
+};
+
 const runs = suite('RunRepository');
 
 testEachDatabase(runs, 'create and getById round-trip with exact timestamps; the flags are always false', async (db) => {
@@ -76,12 +100,42 @@ testEachDatabase(runs, 'create and getById round-trip with exact timestamps; the
     createdBy: 'prn-0000000000000001',
     createdAt: '2026-12-02T10:11:12.345Z',
     updatedAt: '2026-12-02T10:11:12.345Z',
+    execution: NOTHING_EXECUTED,
   });
   assert.equal(await stores.runs.getById(run.id), run);
   assert.is(await stores.runs.getById('run-0000000000000000'), undefined);
   const [row] = await db.knex('runs').where({ id: run.id }).select('auto_apply', 'is_destroy');
   assert.not.ok(row.auto_apply);
   assert.not.ok(row.is_destroy);
+});
+
+testEachDatabase(runs, 'update is compare-and-set on the status and round-trips every execution field', async (db) => {
+  const stores = createStores(db.knex, db.dialect);
+  const run = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
+  const patch = {
+    status: 'awaiting_approval' as const,
+    planStatus: 'finished' as const,
+    hasChanges: true,
+    planCounts: { create: 2, change: 1, destroy: 3 },
+    planDigest: 'b'.repeat(64),
+    planSizeBytes: 1234,
+    dependencyBundleDigest: 'c'.repeat(64),
+    dependencyLockFile: '# lock',
+    policyOutcome: 'skipped' as const,
+    policyResultDigest: 'd'.repeat(64),
+    workspaceLockFence: 7,
+    approvalExpiresAt: '2026-12-03T10:11:12.345Z',
+    updatedAt: '2026-12-02T10:11:13.000Z',
+  };
+  assert.is(await stores.runs.update(run.id, 'planning', patch), undefined, 'a stale expected status changes nothing');
+  assert.is((await stores.runs.getById(run.id))!.status, 'pending');
+  const updated = await stores.runs.update(run.id, 'pending', patch);
+  assert.is(updated!.status, 'awaiting_approval');
+  assert.is(updated!.updatedAt, '2026-12-02T10:11:13.000Z');
+  const { status: _status, updatedAt: _updatedAt, ...execution } = patch;
+  assert.equal(updated!.execution, { ...NOTHING_EXECUTED, ...execution });
+  assert.equal(await stores.runs.getById(run.id), updated);
+  await assertRejects(stores.runs.update(run.id, 'awaiting_approval', { planStatus: 'bogus' as never, updatedAt: patch.updatedAt }), TypeError);
 });
 
 const REFUSED: Array<[string, Record<string, unknown>, string]> = [

@@ -29,6 +29,7 @@ testEachDatabase(workspaces, 'create applies defaults and round-trips every fiel
     workingDirectory: '',
     opentofuVersion: '1.8.5',
     executionRegion: 'eu-west-1',
+    approvalTtlSeconds: 86_400,
     createdAt: '2026-12-02T10:11:12.345Z',
     updatedAt: '2026-12-02T10:11:12.345Z',
   });

@@ -19,6 +19,8 @@ import {
   listWorkspaces,
   type Client,
 } from "../../../client/src/index.ts";
+import { operations as tfeOperations } from "../../../generated/tfe/operations.gen.ts";
+import { operations as v1Operations } from "../../../generated/v1/operations.gen.ts";
 import {
   applicationTables,
   countRows,
@@ -29,6 +31,7 @@ import {
   databaseText,
   expectNothingWritten,
   expectStatus,
+  expectTfeError,
   expectV1Error,
   leakForms,
   makeConfigurationTarball,
@@ -104,6 +107,41 @@ testEachServer(authentication, "fails 401 UNAUTHENTICATED without a token on eve
       assert.is(error.source?.header, "Authorization");
     });
   }
+});
+
+testEachServer(authentication, "fails 401 without a token on every authenticated operation of both generated operation tables, and writes nothing", async (server) => {
+  const fixture = await twoOrganizations(server);
+  // Real objects of A where the parameter names one, well-formed ids elsewhere.
+  const values: Record<string, string> = {
+    organization_name: fixture.a.organizationName,
+    workspace_id: fixture.workspace.id,
+    workspace_name: "networking",
+    run_id: fixture.run.id,
+    configuration_version_id: fixture.configurationVersion.id,
+    variable_id: "var-0000000000000000",
+    phase: "plan",
+    state_version_id: "sv-0000000000000000",
+    state_version_output_id: "wsout-0000000000000000",
+  };
+  const surfaces = [
+    { name: "v1", table: v1Operations, client: server.v1(), check: (result: SdkResult) => expectV1Error(result, 401, "UNAUTHENTICATED") },
+    { name: "tfe", table: tfeOperations, client: server.tfe(), check: (result: SdkResult) => expectTfeError(result, 401, "unauthorized") },
+  ];
+  let checked = 0;
+  for (const surface of surfaces) {
+    for (const operation of surface.table.filter((op) => op.authenticated)) {
+      const url = operation.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
+        if (!(name in values)) throw new Error(`${surface.name} ${operation.operationId}: no test value for path parameter ${name}`);
+        return values[name];
+      });
+      const result = (await expectAllTablesUnchanged(server, () =>
+        surface.client.request({ method: operation.method, url: url as any, body: operation.requestBody ? { data: { type: "anything" } } : undefined }),
+      )) as SdkResult;
+      labelled(`${surface.name} ${operation.operationId} ${operation.method} ${url}`, () => surface.check(result));
+      checked += 1;
+    }
+  }
+  assert.ok(checked >= 30, `only ${checked} operations checked`);
 });
 
 testEachServer(authentication, "fails 401 UNAUTHENTICATED for malformed, unknown and non-bearer credentials, and writes nothing", async (server) => {

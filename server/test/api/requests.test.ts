@@ -29,7 +29,6 @@ import {
   pinnedOpenTofuVersion,
   putUpload,
   sha256,
-  uploadConfiguration,
   type SdkResult,
 } from "../support/factories.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";

@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { createRun, getRun } from "../../../client/src/index.ts";
+import { approveRun, createRun, getRun } from "../../../client/src/index.ts";
 import { createRun as tfeCreateRun } from "../../../generated/tfe/client/index.ts";
 import { createStores, inTransaction } from "../../src/store/index.ts";
 import { countRows, expectNothingWritten, expectStatus, expectTfeError, expectV1Error, type SdkResult } from "../support/factories.ts";
@@ -172,8 +172,21 @@ testEachServer(invariant, "raw SQL: updating an existing run to auto_apply true 
   assert.is(shown.attributes.auto_apply, false);
 });
 
-testEachServer(invariant, "no apply action exists on either surface yet: it is 404 and the run stays pending", async (server) => {
-  // NOTE: approvals bound to plan evidence come with a later issue; until then nothing can apply.
+testEachServer(invariant, "approveRun: a run without a recorded plan cannot be approved (409), records no review, queues nothing, and stays pending", async (server) => {
+  const r = await seedRunnable(server);
+  for (const planDigest of ["0".repeat(64), r.acceptedRun.attributes.config_digest, r.acceptedRun.attributes.input_digest]) {
+    const result = await expectNothingWritten(
+      server,
+      () => approveRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id }, body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } } }),
+      RUN_TABLES,
+    );
+    expectV1Error(result, 409, "RUN_TRANSITION_INVALID");
+  }
+  const shown = expectStatus(await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }), 200)!.data;
+  assert.is(shown.attributes.status, "pending");
+});
+
+testEachServer(invariant, "there is no apply action besides approval: POST …/actions/apply is 404 on both surfaces and the run stays pending", async (server) => {
   const r = await seedRunnable(server);
   for (const [client, url] of [
     [server.tfe(r.token), `/api/v2/runs/${r.acceptedRun.id}/actions/apply`],

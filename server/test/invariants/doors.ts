@@ -17,7 +17,7 @@ import {
 import type { TestServer } from "../support/test-server.ts";
 
 /** The tables an attempted run creation must leave untouched. */
-export const RUN_TABLES = ["runs", "input_snapshots", "snapshot_secrets", "configuration_versions", "audit_events"] as const;
+export const RUN_TABLES = ["runs", "input_snapshots", "snapshot_secrets", "configuration_versions", "audit_events", "run_jobs", "run_attempts", "run_reviews"] as const;
 
 /** A workspace with an uploaded configuration and one accepted run to copy from. */
 export interface Runnable {

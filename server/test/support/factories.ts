@@ -24,7 +24,7 @@ import { REPO_ROOT } from "../../src/config.ts";
 import type { TestServer } from "./test-server.ts";
 
 /** The tables a refused request must leave untouched. */
-export const WRITE_TABLES = ["runs", "input_snapshots", "snapshot_secrets", "configuration_versions", "audit_events"] as const;
+export const WRITE_TABLES = ["runs", "input_snapshots", "snapshot_secrets", "configuration_versions", "audit_events", "run_jobs", "run_reviews"] as const;
 
 /** A role an organization token can carry. */
 export type Role = "viewer" | "operator" | "admin";

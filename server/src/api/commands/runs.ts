@@ -47,6 +47,12 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
           })
         : new DomainError("CONFIGURATION_VERSION_NOT_UPLOADED", `Workspace ${workspace.name} has no uploaded configuration yet. Create a configuration version and PUT the .tar.gz to its upload_url first.`);
     }
+    if (configurationVersion.organizationId !== workspace.organizationId) {
+      // Another organization's id reads exactly like a missing one: existence is not confirmed.
+      throw new DomainError("NOT_FOUND", `Configuration version ${configurationVersion.id} does not exist, or this token may not see it.`, {
+        source: { pointer: "/data/relationships/configuration_version/data/id" },
+      });
+    }
     if (configurationVersion.workspaceId !== workspace.id) {
       throw new DomainError("CONFIGURATION_VERSION_WORKSPACE_MISMATCH", `Configuration version ${configurationVersion.id} belongs to another workspace.`, {
         source: { pointer: "/data/relationships/configuration_version/data/id" },

@@ -1,5 +1,6 @@
 import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import type { RequestContext } from "../../http/app.ts";
+import { isAllowed } from "../../domain/authorization.ts";
 import { principalOf } from "../authorize.ts";
 import { createConfigurationVersion, uploadConfiguration, uploadUrl } from "../commands/configuration-versions.ts";
 import { loadConfigurationVersion, loadWorkspace } from "../lookup.ts";
@@ -20,7 +21,12 @@ export const configurationVersionHandlers = {
 
   async getConfigurationVersion({ path, ctx }) {
     const configurationVersion = await loadConfigurationVersion(ctx, path.configuration_version_id, "workspace:read");
-    return { status: 200, body: { data: presentConfigurationVersion(configurationVersion, uploadUrl(ctx.services, ctx.baseUrl, configurationVersion)) } };
+    // The signed upload URL is a write capability: only callers who may write the workspace get it.
+    const workspace = await ctx.services.stores.workspaces.getById(configurationVersion.workspaceId);
+    const mayWrite =
+      workspace !== undefined &&
+      isAllowed(principalOf(ctx), "workspace:write", { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id });
+    return { status: 200, body: { data: presentConfigurationVersion(configurationVersion, mayWrite ? uploadUrl(ctx.services, ctx.baseUrl, configurationVersion) : null) } };
   },
 
   async uploadConfiguration({ path, body, ctx }) {
