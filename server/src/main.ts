@@ -45,7 +45,7 @@ async function main() {
     api: { host: config.host === "0.0.0.0" ? "127.0.0.1" : config.host, port },
     phaseTimeoutMs: config.phaseTimeoutMs,
   }, { concurrency: config.runnerConcurrency });
-  runner.start();
+  await runner.start();
   say(`runner ${runner.runnerId} started (concurrency ${config.runnerConcurrency})`);
   say(`StackShip is listening on ${url}  (health: ${url}/healthz)`);
   say(

@@ -24,7 +24,7 @@ async function main() {
       ...(process.env.STACKSHIP_RUNNER_HEARTBEAT_MS ? { heartbeatIntervalMs: Number(process.env.STACKSHIP_RUNNER_HEARTBEAT_MS) } : {}),
     },
   );
-  runner.start();
+  await runner.start();
   say(`runner ${runner.runnerId} started: concurrency ${config.runnerConcurrency}, API ${apiUrl}, database ${config.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")}`);
   const stop = async (signal: string) => {
     say(`${signal}: interrupting work in flight and stopping`);

@@ -8,6 +8,7 @@ import { LocalArtifactStore } from "./artifacts/artifact-store.ts";
 import { deriveKeys, loadMasterKey } from "./artifacts/keys.ts";
 import { REPO_ROOT, pinnedToolVersions, type Config } from "./config.ts";
 import { buildApp } from "./http/app.ts";
+import { migrateGraphileWorker } from "./runner/graphile.ts";
 import { hostPlatform, type Services } from "./services.ts";
 import { createStores, migrateLatest, openDatabase, type Database } from "./store/index.ts";
 
@@ -43,6 +44,10 @@ export async function createServices(config: Config, overrides: ServerOverrides 
   const owned = overrides.database === undefined;
   try {
     await migrateLatest(db, onProgress);
+    if (db.dialect === "postgres") {
+      onProgress?.("installing or upgrading graphile-worker's schema");
+      await migrateGraphileWorker(db);
+    }
   } catch (error) {
     if (owned) await db.close();
     throw error;

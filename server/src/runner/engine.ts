@@ -5,6 +5,7 @@ import type { Services } from "../services.ts";
 import { inTransaction } from "../store/index.ts";
 import { applyRunEvent } from "../api/commands/run-decisions.ts";
 import { executeApply, executePlan, releaseRun, type ExecutionContext } from "./execution.ts";
+import { startGraphileRunner } from "./graphile.ts";
 
 /** Tuning of a runner process. */
 export interface RunnerOptions {
@@ -44,6 +45,7 @@ export class RunnerEngine {
   private stopped = true;
   private ticking = false;
   private lastSweep = 0;
+  private graphile: Awaited<ReturnType<typeof startGraphileRunner>> | null = null;
 
   constructor(
     private readonly context: Omit<ExecutionContext, "runnerId">,
@@ -57,17 +59,48 @@ export class RunnerEngine {
     return this.context.services;
   }
 
-  /** Starts polling; also lets commands interrupt runs this process executes. */
-  start(): void {
+  /**
+   * Starts taking work: on PostgreSQL through graphile-worker (woken by LISTEN/NOTIFY, shared by
+   * runners on any host), on SQLite by polling the run_jobs table. Also lets commands interrupt
+   * the runs this process executes.
+   */
+  async start(): Promise<void> {
     if (!this.stopped) return;
     this.stopped = false;
     this.services.interruptRun = (runId) => {
       for (const { job, abort } of this.running.values()) if (job.runId === runId) abort.abort();
     };
     this.services.onRunEnded = (run) => releaseRun(this.services, run);
+    if (this.services.db.dialect === "postgres") {
+      this.graphile = await startGraphileRunner(this.services.db, {
+        concurrency: this.options.concurrency,
+        execute: (runJobId) => this.executeDispatched(runJobId),
+        log: (message, meta) => this.services.logger.warn({ runner: this.runnerId, meta }, message),
+      });
+    }
     this.timer = setInterval(() => void this.tick(), this.options.pollIntervalMs);
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.options.heartbeatIntervalMs);
     void this.tick();
+  }
+
+  /** A job graphile-worker handed over: claim it (or put it back while its workspace is busy) and run it. */
+  private async executeDispatched(runJobId: string): Promise<void> {
+    if (this.stopped) return;
+    const job = await this.services.stores.jobs.claimById(runJobId, this.runnerId, this.services.clock());
+    if (!job) {
+      const current = await this.services.stores.jobs.getById(runJobId);
+      if (current?.status === "queued") {
+        await this.services.stores.jobs.dispatch(runJobId, new Date(this.services.clock().getTime() + this.options.busyRetryMs).toISOString());
+      }
+      return;
+    }
+    const abort = new AbortController();
+    this.running.set(job.id, { job, abort });
+    try {
+      await this.execute(job, abort.signal);
+    } finally {
+      this.running.delete(job.id);
+    }
   }
 
   /** Stops claiming work and waits for the phases in flight (interrupting them if `interrupt`). */
@@ -78,6 +111,11 @@ export class RunnerEngine {
     this.timer = this.heartbeatTimer = null;
     if (interrupt) for (const { abort } of this.running.values()) abort.abort();
     while (this.running.size > 0 || this.ticking) await new Promise((resolve) => setTimeout(resolve, 20));
+    if (this.graphile) {
+      await this.graphile.runner.stop();
+      await this.graphile.pool.end();
+      this.graphile = null;
+    }
   }
 
   /** Claims and starts work until the concurrency limit; sweeps now and then. */
@@ -90,7 +128,8 @@ export class RunnerEngine {
         this.lastSweep = now.getTime();
         await this.sweep();
       }
-      while (!this.stopped && this.running.size < this.options.concurrency) {
+      // On PostgreSQL graphile-worker hands work over; the table is only polled on SQLite.
+      while (!this.graphile && !this.stopped && this.running.size < this.options.concurrency) {
         const job = await this.services.stores.jobs.claim(this.runnerId, this.services.clock());
         if (!job) break;
         const abort = new AbortController();

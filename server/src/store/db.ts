@@ -12,6 +12,8 @@ export type { Dialect } from './dialect.ts';
 export interface Database {
   knex: Knex;
   dialect: Dialect;
+  /** The URL it was opened with (Knex keeps no password), for other clients of the same database. */
+  url: string;
   close(): Promise<void>;
 }
 
@@ -37,7 +39,7 @@ export async function openDatabase(url: string): Promise<Database> {
     await instance.destroy();
     throw error;
   }
-  return { knex: instance, dialect: config.dialect, close: () => instance.destroy() };
+  return { knex: instance, dialect: config.dialect, url, close: () => instance.destroy() };
 }
 
 function knexConfig(url: string): { dialect: Dialect; knex: Knex.Config } {

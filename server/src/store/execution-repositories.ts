@@ -232,7 +232,51 @@ export class JobRepository {
     };
     return translating(this.dialect, async () => {
       await this.db('run_jobs').insert(row);
+      await this.dispatch(row.id, now);
       return toJob(row);
+    });
+  }
+
+  /**
+   * On PostgreSQL every queued job is also handed to graphile-worker (in the same transaction),
+   * which wakes a runner on any host through LISTEN/NOTIFY; the run_jobs row stays the record
+   * that claims, heartbeats and lost-runner detection work on.
+   */
+  async dispatch(id: string, runAt: string): Promise<void> {
+    if (this.dialect !== 'postgres') return;
+    await this.db.raw("select graphile_worker.add_job(?::text, json_build_object('run_job_id', ?::text), run_at => ?::timestamptz, max_attempts => 1)", [
+      'stackship_run_phase',
+      id,
+      runAt,
+    ]);
+  }
+
+  /** Claims one specific queued job (the one graphile-worker handed over), under the same rules as `claim`. */
+  async claimById(id: string, runnerId: string, now: Date | string): Promise<RunJob | undefined> {
+    const at = isoForWrite(now);
+    return translating(this.dialect, async () => {
+      const candidate = await this.db('run_jobs as j')
+        .where('j.id', id)
+        .where('j.status', 'queued')
+        .where((q) =>
+          q.where('j.serial', false).orWhereNotExists(
+            this.db('run_jobs as r').select(this.db.raw('1')).whereRaw('r.workspace_id = j.workspace_id').where('r.serial', true).where('r.status', 'running'),
+          ),
+        )
+        .select('j.*')
+        .first();
+      if (!candidate) return undefined;
+      const attempts = numberFromRow(candidate.attempts) + 1;
+      const changed = await this.db('run_jobs').where({ id, status: 'queued' }).update({ status: 'running', runner_id: runnerId, attempts, heartbeat_at: at });
+      return changed > 0 ? toJob({ ...candidate, status: 'running', runner_id: runnerId, attempts, heartbeat_at: at }) : undefined;
+    });
+  }
+
+  /** A job by id. */
+  async getById(id: string): Promise<RunJob | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db('run_jobs').where({ id }).first();
+      return row && toJob(row);
     });
   }
 
@@ -271,9 +315,12 @@ export class JobRepository {
 
   /** Puts a running job back in the queue, available again at `availableAt` (e.g. the workspace is busy). */
   async requeue(id: string, availableAt: Date | string): Promise<void> {
-    await translating(this.dialect, () =>
-      this.db('run_jobs').where({ id, status: 'running' }).update({ status: 'queued', runner_id: null, heartbeat_at: null, available_at: isoForWrite(availableAt) }),
-    );
+    await translating(this.dialect, async () => {
+      const changed = await this.db('run_jobs')
+        .where({ id, status: 'running' })
+        .update({ status: 'queued', runner_id: null, heartbeat_at: null, available_at: isoForWrite(availableAt) });
+      if (changed > 0) await this.dispatch(id, isoForWrite(availableAt));
+    });
   }
 
   /** Marks a job done. */

@@ -65,7 +65,7 @@ testEachServer(recovery, "kill -9 of the runner process during apply: needs_reco
 
   // Another runner notices the silence and never guesses.
   const survivor = new RunnerEngine({ services: server.services, api: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) }, phaseTimeoutMs: 60_000 }, { staleAfterMs: 1_000, heartbeatIntervalMs: 200, pollIntervalMs: 50 });
-  survivor.start();
+  await survivor.start();
   try {
     const runs = await server.db.knex("runs").where({ workspace_id: workspace.id }).orderBy("created_at", "desc").first();
     const stuck = await waitForStatus(server, token, runs.id, ["needs_recovery", "applied", "errored"], 30_000);

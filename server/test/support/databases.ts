@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import knex from 'knex';
 import type { Test } from 'uvu';
+import { migrateGraphileWorker } from '../../src/runner/graphile.ts';
 import { migrateLatest, openDatabase, type Database, type Dialect } from '../../src/store/db.ts';
 
 /** The environment variable that turns on the PostgreSQL half of every store test. */
@@ -38,7 +39,10 @@ export async function withDatabase<T>(
   let db: Database | undefined;
   try {
     db = await openDatabase(scratch.url);
-    if (options.migrate !== false) await migrateLatest(db);
+    if (options.migrate !== false) {
+      await migrateLatest(db);
+      await migrateGraphileWorker(db);
+    }
     return await fn(db);
   } finally {
     await db?.close();

@@ -66,11 +66,11 @@ export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServe
           { pollIntervalMs: 50, heartbeatIntervalMs: 500, ...(options.runner === true ? {} : options.runner) },
         )
       : null;
-    runner?.start();
+    await runner?.start();
     const v1 = (token?: string) => createStackShipClient({ baseUrl, token });
     const tfe = (token?: string) => createTfeClient({ baseUrl, headers: { Accept: "application/vnd.api+json" }, auth: token });
     try {
-      return await fn({ baseUrl, dataDir, databaseUrl: databaseUrlOf(db), dialect, db, services: stackship.services, bootstrapToken, admin: v1(bootstrapToken), v1, tfe, runner });
+      return await fn({ baseUrl, dataDir, databaseUrl: db.url, dialect, db, services: stackship.services, bootstrapToken, admin: v1(bootstrapToken), v1, tfe, runner });
     } finally {
       await runner?.stop({ interrupt: true });
       await new Promise<void>((resolve) => http.close(() => resolve()));
@@ -86,16 +86,4 @@ export function testEachServer<T>(test: Test<T>, title: string, fn: (server: Tes
   for (const dialect of testDialects()) {
     test(`${title} [${dialect}]`, () => withTestServer(dialect, fn, options));
   }
-}
-
-function databaseUrlOf(db: Database): string {
-  const connection = (db.knex.client as { config: { connection: unknown } }).config.connection;
-  if (typeof connection === "string") return connection;
-  const c = connection as { filename?: string; host?: string; port?: number | string; user?: string; password?: string; database?: string };
-  if (c.filename) return `sqlite://${c.filename}`;
-  if (c.host && c.database) {
-    const auth = c.user ? `${encodeURIComponent(c.user)}${c.password ? `:${encodeURIComponent(c.password)}` : ""}@` : "";
-    return `postgres://${auth}${c.host}:${c.port ?? 5432}/${c.database}`;
-  }
-  throw new Error("cannot tell the database URL");
 }
