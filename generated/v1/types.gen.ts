@@ -846,6 +846,7 @@ export interface components {
         };
         Workspace: {
             attributes: {
+                approval_ttl_seconds: number;
                 created_at: components["schemas"]["Timestamp"];
                 description: string | null;
                 execution_region: string;
@@ -868,6 +869,11 @@ export interface components {
         WorkspaceCreateDocument: {
             data: {
                 attributes: {
+                    /**
+                     * @description How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours).
+                     * @default 86400
+                     */
+                    approval_ttl_seconds: number;
                     description?: string;
                     /** @description Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE. */
                     execution_region?: string;

@@ -8799,7 +8799,7 @@ return errors === 0;
 validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceCreateDocument = validate58;
-const schema101 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
+const schema101 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."},"approval_ttl_seconds":{"type":"integer","minimum":60,"maximum":604800,"default":86400,"description":"How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours)."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
 const pattern43 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -8896,7 +8896,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key2 in data2){
-if(!((((((key2 === "name") || (key2 === "description")) || (key2 === "tracked_branch")) || (key2 === "working_directory")) || (key2 === "opentofu_version")) || (key2 === "execution_region"))){
+if(!(((((((key2 === "name") || (key2 === "description")) || (key2 === "tracked_branch")) || (key2 === "working_directory")) || (key2 === "opentofu_version")) || (key2 === "execution_region")) || (key2 === "approval_ttl_seconds"))){
 const err7 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -9087,9 +9087,10 @@ vErrors.push(err22);
 errors++;
 }
 }
-}
-else {
-const err23 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data2.approval_ttl_seconds !== undefined){
+let data9 = data2.approval_ttl_seconds;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err23 = {instancePath:instancePath+"/data/attributes/approval_ttl_seconds",schemaPath:"#/properties/data/properties/attributes/properties/approval_ttl_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9098,13 +9099,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-}
-if(data0.relationships !== undefined){
-let data9 = data0.relationships;
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-for(const key3 in data9){
-if(!(key3 === "project")){
-const err24 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 604800 || isNaN(data9)){
+const err24 = {instancePath:instancePath+"/data/attributes/approval_ttl_seconds",schemaPath:"#/properties/data/properties/attributes/properties/approval_ttl_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 604800},message:"must be <= 604800"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9113,12 +9110,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-if(data9.project !== undefined){
-let data10 = data9.project;
-if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-if(data10.data === undefined){
-const err25 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data9 < 60 || isNaN(data9)){
+const err25 = {instancePath:instancePath+"/data/attributes/approval_ttl_seconds",schemaPath:"#/properties/data/properties/attributes/properties/approval_ttl_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 60},message:"must be >= 60"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9127,9 +9120,11 @@ vErrors.push(err25);
 }
 errors++;
 }
-for(const key4 in data10){
-if(!(key4 === "data")){
-const err26 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9139,11 +9134,12 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data10.data !== undefined){
-let data11 = data10.data;
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-if(data11.type === undefined){
-const err27 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data0.relationships !== undefined){
+let data10 = data0.relationships;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+for(const key3 in data10){
+if(!(key3 === "project")){
+const err27 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9152,8 +9148,12 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(data11.id === undefined){
-const err28 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data10.project !== undefined){
+let data11 = data10.project;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(data11.data === undefined){
+const err28 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9162,9 +9162,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-for(const key5 in data11){
-if(!((key5 === "type") || (key5 === "id"))){
-const err29 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+for(const key4 in data11){
+if(!(key4 === "data")){
+const err29 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9174,9 +9174,11 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data11.type !== undefined){
-if("projects" !== data11.type){
-const err30 = {instancePath:instancePath+"/data/relationships/project/data/type",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "projects"},message:"must be equal to constant"};
+if(data11.data !== undefined){
+let data12 = data11.data;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+if(data12.type === undefined){
+const err30 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9185,12 +9187,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-if(data11.id !== undefined){
-let data13 = data11.id;
-if(typeof data13 === "string"){
-if(!pattern15.test(data13)){
-const err31 = {instancePath:instancePath+"/data/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
+if(data12.id === undefined){
+const err31 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9199,9 +9197,9 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-else {
-const err32 = {instancePath:instancePath+"/data/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key5 in data12){
+if(!((key5 === "type") || (key5 === "id"))){
+const err32 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9211,9 +9209,9 @@ vErrors.push(err32);
 errors++;
 }
 }
-}
-else {
-const err33 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data12.type !== undefined){
+if("projects" !== data12.type){
+const err33 = {instancePath:instancePath+"/data/relationships/project/data/type",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "projects"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9223,9 +9221,11 @@ vErrors.push(err33);
 errors++;
 }
 }
-}
-else {
-const err34 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data12.id !== undefined){
+let data14 = data12.id;
+if(typeof data14 === "string"){
+if(!pattern15.test(data14)){
+const err34 = {instancePath:instancePath+"/data/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9235,9 +9235,8 @@ vErrors.push(err34);
 errors++;
 }
 }
-}
 else {
-const err35 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err35 = {instancePath:instancePath+"/data/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9249,7 +9248,7 @@ errors++;
 }
 }
 else {
-const err36 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err36 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9261,12 +9260,48 @@ errors++;
 }
 }
 else {
-const err37 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err37 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err37];
 }
 else {
 vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
 }
 errors++;
 }
@@ -9277,7 +9312,7 @@ validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceDocument = validate59;
 const schema104 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}};
-const schema105 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema105 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 const schema106 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
 const pattern45 = new RegExp("^ws-[0-9a-z]{16}$", "u");
 
@@ -9454,8 +9489,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data2.created_at === undefined){
-const err15 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(data2.approval_ttl_seconds === undefined){
+const err15 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "approval_ttl_seconds"},message:"must have required property '"+"approval_ttl_seconds"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9464,8 +9499,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(data2.updated_at === undefined){
-const err16 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(data2.created_at === undefined){
+const err16 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9474,9 +9509,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-for(const key1 in data2){
-if(!((((((((key1 === "name") || (key1 === "description")) || (key1 === "tracked_branch")) || (key1 === "working_directory")) || (key1 === "opentofu_version")) || (key1 === "execution_region")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-const err17 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data2.updated_at === undefined){
+const err17 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9485,10 +9519,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data2.name !== undefined){
-if(typeof data2.name !== "string"){
-const err18 = {instancePath:instancePath+"/attributes/name",schemaPath:"#/properties/attributes/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key1 in data2){
+if(!(func4.call(schema105.properties.attributes.properties, key1))){
+const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9498,10 +9531,9 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data2.description !== undefined){
-let data4 = data2.description;
-if((typeof data4 !== "string") && (data4 !== null)){
-const err19 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema105.properties.attributes.properties.description.type},message:"must be string,null"};
+if(data2.name !== undefined){
+if(typeof data2.name !== "string"){
+const err19 = {instancePath:instancePath+"/attributes/name",schemaPath:"#/properties/attributes/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9511,9 +9543,10 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data2.tracked_branch !== undefined){
-if(typeof data2.tracked_branch !== "string"){
-const err20 = {instancePath:instancePath+"/attributes/tracked_branch",schemaPath:"#/properties/attributes/properties/tracked_branch/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.description !== undefined){
+let data4 = data2.description;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err20 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema105.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9523,9 +9556,9 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data2.working_directory !== undefined){
-if(typeof data2.working_directory !== "string"){
-const err21 = {instancePath:instancePath+"/attributes/working_directory",schemaPath:"#/properties/attributes/properties/working_directory/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.tracked_branch !== undefined){
+if(typeof data2.tracked_branch !== "string"){
+const err21 = {instancePath:instancePath+"/attributes/tracked_branch",schemaPath:"#/properties/attributes/properties/tracked_branch/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9535,9 +9568,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data2.opentofu_version !== undefined){
-if(typeof data2.opentofu_version !== "string"){
-const err22 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.working_directory !== undefined){
+if(typeof data2.working_directory !== "string"){
+const err22 = {instancePath:instancePath+"/attributes/working_directory",schemaPath:"#/properties/attributes/properties/working_directory/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9547,9 +9580,9 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data2.execution_region !== undefined){
-if(typeof data2.execution_region !== "string"){
-const err23 = {instancePath:instancePath+"/attributes/execution_region",schemaPath:"#/properties/attributes/properties/execution_region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.opentofu_version !== undefined){
+if(typeof data2.opentofu_version !== "string"){
+const err23 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9559,11 +9592,9 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data2.created_at !== undefined){
-let data9 = data2.created_at;
-if(typeof data9 === "string"){
-if(!pattern6.test(data9)){
-const err24 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(data2.execution_region !== undefined){
+if(typeof data2.execution_region !== "string"){
+const err24 = {instancePath:instancePath+"/attributes/execution_region",schemaPath:"#/properties/attributes/properties/execution_region/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9572,8 +9603,11 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!(formats0.validate(data9))){
-const err25 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+if(data2.approval_ttl_seconds !== undefined){
+let data9 = data2.approval_ttl_seconds;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err25 = {instancePath:instancePath+"/attributes/approval_ttl_seconds",schemaPath:"#/properties/attributes/properties/approval_ttl_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9583,8 +9617,11 @@ vErrors.push(err25);
 errors++;
 }
 }
-else {
-const err26 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.created_at !== undefined){
+let data10 = data2.created_at;
+if(typeof data10 === "string"){
+if(!pattern6.test(data10)){
+const err26 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9593,12 +9630,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-if(data2.updated_at !== undefined){
-let data10 = data2.updated_at;
-if(typeof data10 === "string"){
-if(!pattern6.test(data10)){
-const err27 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(!(formats0.validate(data10))){
+const err27 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9607,8 +9640,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(!(formats0.validate(data10))){
-const err28 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+else {
+const err28 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9618,8 +9652,11 @@ vErrors.push(err28);
 errors++;
 }
 }
-else {
-const err29 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.updated_at !== undefined){
+let data11 = data2.updated_at;
+if(typeof data11 === "string"){
+if(!pattern6.test(data11)){
+const err29 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9628,10 +9665,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-}
-else {
-const err30 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!(formats0.validate(data11))){
+const err30 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9641,11 +9676,8 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data.relationships !== undefined){
-let data11 = data.relationships;
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-if(data11.organization === undefined){
-const err31 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
+else {
+const err31 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9654,8 +9686,10 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(data11.project === undefined){
-const err32 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'"};
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9664,9 +9698,12 @@ vErrors.push(err32);
 }
 errors++;
 }
-for(const key2 in data11){
-if(!((key2 === "organization") || (key2 === "project"))){
-const err33 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+}
+if(data.relationships !== undefined){
+let data12 = data.relationships;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+if(data12.organization === undefined){
+const err33 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9675,12 +9712,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-if(data11.organization !== undefined){
-let data12 = data11.organization;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-if(data12.data === undefined){
-const err34 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data12.project === undefined){
+const err34 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9689,9 +9722,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-for(const key3 in data12){
-if(!(key3 === "data")){
-const err35 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+for(const key2 in data12){
+if(!((key2 === "organization") || (key2 === "project"))){
+const err35 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9701,11 +9734,11 @@ vErrors.push(err35);
 errors++;
 }
 }
-if(data12.data !== undefined){
-let data13 = data12.data;
+if(data12.organization !== undefined){
+let data13 = data12.organization;
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.type === undefined){
-const err36 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data13.data === undefined){
+const err36 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9714,8 +9747,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(data13.id === undefined){
-const err37 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+for(const key3 in data13){
+if(!(key3 === "data")){
+const err37 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9724,9 +9758,12 @@ vErrors.push(err37);
 }
 errors++;
 }
-for(const key4 in data13){
-if(!((key4 === "type") || (key4 === "id"))){
-const err38 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+if(data13.data !== undefined){
+let data14 = data13.data;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(data14.type === undefined){
+const err38 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9735,10 +9772,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-if(data13.type !== undefined){
-if(typeof data13.type !== "string"){
-const err39 = {instancePath:instancePath+"/relationships/organization/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data14.id === undefined){
+const err39 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9747,10 +9782,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-if(data13.id !== undefined){
-if(typeof data13.id !== "string"){
-const err40 = {instancePath:instancePath+"/relationships/organization/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key4 in data14){
+if(!((key4 === "type") || (key4 === "id"))){
+const err40 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9760,9 +9794,9 @@ vErrors.push(err40);
 errors++;
 }
 }
-}
-else {
-const err41 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data14.type !== undefined){
+if(typeof data14.type !== "string"){
+const err41 = {instancePath:instancePath+"/relationships/organization/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9772,9 +9806,9 @@ vErrors.push(err41);
 errors++;
 }
 }
-}
-else {
-const err42 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data14.id !== undefined){
+if(typeof data14.id !== "string"){
+const err42 = {instancePath:instancePath+"/relationships/organization/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9784,11 +9818,9 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data11.project !== undefined){
-let data16 = data11.project;
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-if(data16.data === undefined){
-const err43 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+}
+else {
+const err43 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9797,9 +9829,10 @@ vErrors.push(err43);
 }
 errors++;
 }
-for(const key5 in data16){
-if(!(key5 === "data")){
-const err44 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -9809,11 +9842,11 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data16.data !== undefined){
-let data17 = data16.data;
+if(data12.project !== undefined){
+let data17 = data12.project;
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-if(data17.type === undefined){
-const err45 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data17.data === undefined){
+const err45 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -9822,8 +9855,9 @@ vErrors.push(err45);
 }
 errors++;
 }
-if(data17.id === undefined){
-const err46 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+for(const key5 in data17){
+if(!(key5 === "data")){
+const err46 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -9832,9 +9866,12 @@ vErrors.push(err46);
 }
 errors++;
 }
-for(const key6 in data17){
-if(!((key6 === "type") || (key6 === "id"))){
-const err47 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+if(data17.data !== undefined){
+let data18 = data17.data;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+if(data18.type === undefined){
+const err47 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -9843,10 +9880,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-if(data17.type !== undefined){
-if(typeof data17.type !== "string"){
-const err48 = {instancePath:instancePath+"/relationships/project/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data18.id === undefined){
+const err48 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -9855,10 +9890,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-if(data17.id !== undefined){
-if(typeof data17.id !== "string"){
-const err49 = {instancePath:instancePath+"/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key6 in data18){
+if(!((key6 === "type") || (key6 === "id"))){
+const err49 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -9868,9 +9902,9 @@ vErrors.push(err49);
 errors++;
 }
 }
-}
-else {
-const err50 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data18.type !== undefined){
+if(typeof data18.type !== "string"){
+const err50 = {instancePath:instancePath+"/relationships/project/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -9880,9 +9914,9 @@ vErrors.push(err50);
 errors++;
 }
 }
-}
-else {
-const err51 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data18.id !== undefined){
+if(typeof data18.id !== "string"){
+const err51 = {instancePath:instancePath+"/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -9894,7 +9928,7 @@ errors++;
 }
 }
 else {
-const err52 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err52 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -9904,12 +9938,9 @@ vErrors.push(err52);
 errors++;
 }
 }
-if(data.links !== undefined){
-let data20 = data.links;
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-for(const key7 in data20){
-if(!((key7 === "self") || (key7 === "next"))){
-const err53 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+}
+else {
+const err53 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -9919,9 +9950,9 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data20.self !== undefined){
-if(typeof data20.self !== "string"){
-const err54 = {instancePath:instancePath+"/links/self",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/self/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err54 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -9931,10 +9962,12 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data20.next !== undefined){
-let data22 = data20.next;
-if((typeof data22 !== "string") && (data22 !== null)){
-const err55 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema50.properties.next.type},message:"must be string,null"};
+if(data.links !== undefined){
+let data21 = data.links;
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+for(const key7 in data21){
+if(!((key7 === "self") || (key7 === "next"))){
+const err55 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -9944,9 +9977,9 @@ vErrors.push(err55);
 errors++;
 }
 }
-}
-else {
-const err56 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data21.self !== undefined){
+if(typeof data21.self !== "string"){
+const err56 = {instancePath:instancePath+"/links/self",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/self/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -9956,14 +9989,39 @@ vErrors.push(err56);
 errors++;
 }
 }
-}
-else {
-const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data21.next !== undefined){
+let data23 = data21.next;
+if((typeof data23 !== "string") && (data23 !== null)){
+const err57 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema50.properties.next.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err57];
 }
 else {
 vErrors.push(err57);
+}
+errors++;
+}
+}
+}
+else {
+const err58 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+else {
+const err59 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
 }
 errors++;
 }

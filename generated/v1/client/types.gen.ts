@@ -172,6 +172,7 @@ export type Workspace = {
          */
         opentofu_version: string;
         execution_region: string;
+        approval_ttl_seconds: number;
         created_at: Timestamp;
         updated_at: Timestamp;
     };
@@ -202,6 +203,10 @@ export type WorkspaceCreateDocument = {
              * Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE.
              */
             execution_region?: string;
+            /**
+             * How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours).
+             */
+            approval_ttl_seconds?: number;
         };
         relationships?: {
             project?: {

@@ -33,7 +33,7 @@ export interface WorkspaceRow {
   working_directory: string;
   opentofu_version: string;
   execution_region: string;
-  approval_ttl_seconds?: number | string;
+  approval_ttl_seconds: number | string;
   created_at: DbTimestamp;
   updated_at: DbTimestamp;
 }

@@ -19,6 +19,8 @@ export interface CreateWorkspaceInput {
   workingDirectory?: string;
   opentofuVersion: string;
   executionRegion: string;
+  /** Defaults to 24 hours. */
+  approvalTtlSeconds?: number;
   createdAt: Date | string;
 }
 
@@ -45,6 +47,7 @@ export class WorkspaceRepository {
       working_directory: input.workingDirectory ?? '',
       opentofu_version: input.opentofuVersion,
       execution_region: input.executionRegion,
+      approval_ttl_seconds: input.approvalTtlSeconds ?? 86_400,
       created_at: createdAt,
       updated_at: createdAt,
     };
@@ -98,8 +101,7 @@ function toWorkspace(row: WorkspaceRow): Workspace {
     workingDirectory: row.working_directory,
     opentofuVersion: row.opentofu_version,
     executionRegion: row.execution_region,
-    // The column's default (24 h) applies to rows written before it existed and on insert.
-    approvalTtlSeconds: row.approval_ttl_seconds === undefined ? 86_400 : numberFromRow(row.approval_ttl_seconds),
+    approvalTtlSeconds: numberFromRow(row.approval_ttl_seconds),
     createdAt: isoFromRow(row.created_at),
     updatedAt: isoFromRow(row.updated_at),
   };

@@ -36,6 +36,7 @@ export interface NewWorkspace {
   workingDirectory?: string;
   opentofuVersion?: string;
   executionRegion?: string;
+  approvalTtlSeconds?: number;
 }
 
 /** Creates a workspace in a project, audited, in one transaction. */
@@ -53,6 +54,7 @@ export function createWorkspace(services: Services, actor: AuthenticatedPrincipa
       workingDirectory: input.workingDirectory,
       opentofuVersion,
       executionRegion,
+      approvalTtlSeconds: input.approvalTtlSeconds,
       createdAt: now,
     });
     await stores.audit.record({

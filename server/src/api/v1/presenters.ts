@@ -37,6 +37,7 @@ export function presentWorkspace(workspace: Workspace): S["Workspace"] {
       working_directory: workspace.workingDirectory,
       opentofu_version: workspace.opentofuVersion,
       execution_region: workspace.executionRegion,
+      approval_ttl_seconds: workspace.approvalTtlSeconds,
       created_at: workspace.createdAt,
       updated_at: workspace.updatedAt,
     },

@@ -1,6 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { createRun, deleteVariable, listVariables, updateVariable } from "../../../../client/src/index.ts";
+import { createRun, createWorkspace as createWorkspaceSdk, deleteVariable, listVariables, updateVariable } from "../../../../client/src/index.ts";
 import { createOrganizationWithToken, createVariable, createWorkspace, expectStatus, expectV1Error, uploadConfiguration } from "../../../test/support/factories.ts";
 import { testEachServer } from "../../../test/support/test-server.ts";
 
@@ -89,3 +89,19 @@ testEachServer(variables, "fails 404 for a variable of another workspace, and 40
 });
 
 variables.run();
+
+const approvalWindow = suite("createWorkspace approval_ttl_seconds");
+
+testEachServer(approvalWindow, "accepts 60 and 604800 seconds, refuses 59 and 604801 with 422 DOCUMENT_INVALID, defaults to 86400", async (server) => {
+  const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+  const client = server.v1(token);
+  const create = (name: string, approval_ttl_seconds?: number) =>
+    createWorkspaceSdk({ client, path: { organization_name: organizationName }, body: { data: { type: "workspaces", attributes: { name, approval_ttl_seconds } } } });
+  assert.is(expectStatus(await create("default"), 201).data.attributes.approval_ttl_seconds, 86_400);
+  assert.is(expectStatus(await create("min", 60), 201).data.attributes.approval_ttl_seconds, 60);
+  assert.is(expectStatus(await create("max", 604_800), 201).data.attributes.approval_ttl_seconds, 604_800);
+  expectV1Error(await create("below", 59), 422, "DOCUMENT_INVALID", { pointer: "/data/attributes/approval_ttl_seconds" });
+  expectV1Error(await create("above", 604_801), 422, "DOCUMENT_INVALID", { pointer: "/data/attributes/approval_ttl_seconds" });
+});
+
+approvalWindow.run();

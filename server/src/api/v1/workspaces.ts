@@ -29,6 +29,7 @@ export const workspaceHandlers = {
       workingDirectory: a.working_directory,
       opentofuVersion: a.opentofu_version,
       executionRegion: a.execution_region,
+      approvalTtlSeconds: a.approval_ttl_seconds,
     });
     return { status: 201, body: { data: presentWorkspace(workspace) } };
   },

@@ -1,0 +1,107 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { approveRun, cancelRun, getRun } from "../../../client/src/index.ts";
+import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
+import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { testEachServer } from "../support/test-server.ts";
+
+const expiry = suite("approval expiry");
+
+let offsetMs = 0;
+const clock = () => new Date(Date.now() + offsetMs);
+
+testEachServer(
+  expiry,
+  "an unanswered plan expires after the workspace's approval window and frees the workspace",
+  async (server) => {
+    offsetMs = 0;
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "slowpoke", approval_ttl_seconds: 60 } as never);
+    assert.is((workspace.attributes as { approval_ttl_seconds: number }).approval_ttl_seconds, 60);
+    const first = await startRun(server, token, workspace.id, fixture("basic"));
+    const second = await startRun(server, token, workspace.id, fixture("basic"));
+    const waiting = await waitForStatus(server, token, first.id, ["awaiting_approval"]);
+    const opened = new Date(waiting.attributes.approval_expires_at!).getTime() - new Date(waiting.attributes.updated_at).getTime();
+    assert.ok(Math.abs(opened - 60_000) < 2_000, `the window is the workspace's 60 s (got ${opened} ms)`);
+
+    offsetMs = 50_000;
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    assert.is(expectStatus(await getRun({ client: server.v1(token), path: { run_id: first.id } }), 200).data.attributes.status, "awaiting_approval", "not before the window closes");
+
+    offsetMs = 61_000;
+    const expired = await waitForStatus(server, token, first.id, ["expired"], 20_000);
+    assert.is(expired.attributes.status_reason, "approval_expired");
+    const review = await server.db.knex("run_reviews").where({ run_id: first.id }).first();
+    assert.is(review.decision, "expired");
+    assert.is(review.actor_id, null);
+    // The lock went with it: the queued run plans now.
+    await waitForStatus(server, token, second.id, ["awaiting_approval"]);
+  },
+  { runner: true, clock },
+);
+
+const cancel = suite("cancel interrupts tofu");
+
+testEachServer(
+  cancel,
+  "cancel while planning interrupts tofu; the run ends canceled and frees the workspace",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "busy" });
+    const many = { "main.tf": 'resource "terraform_data" "many" {\n  count = 4000\n  input = count.index\n}\n' };
+    const run = await startRun(server, token, workspace.id, many);
+    await waitForStatus(server, token, run.id, ["planning"]);
+    const canceled = expectStatus(await cancelRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "decisions", attributes: { reason: "wrong branch" } } } }), 202).data;
+    assert.is(canceled.attributes.status, "canceled");
+    assert.is(canceled.attributes.status_reason, "plan_canceled");
+    // The attempt stops: it ends interrupted, not succeeded, and no plan is recorded.
+    const deadline = Date.now() + 30_000;
+    let attempt: { status: string } | undefined;
+    while (Date.now() < deadline) {
+      attempt = await server.db.knex("run_attempts").where({ run_id: run.id, phase: "plan" }).first();
+      if (attempt && attempt.status !== "running") break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.is(attempt?.status, "interrupted");
+    const after = expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data;
+    assert.is(after.attributes.status, "canceled");
+    assert.is(after.attributes.plan_digest, null);
+    const next = await startRun(server, token, workspace.id, fixture("basic"));
+    await waitForStatus(server, token, next.id, ["awaiting_approval"]);
+  },
+  { runner: true },
+);
+
+testEachServer(
+  cancel,
+  "cancel while applying interrupts tofu and the run ends as what happened, never as applied by guess",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "halt" });
+    const slow = { "main.tf": 'resource "terraform_data" "slow" {\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 60"\n  }\n}\n' };
+    const run = await startRun(server, token, workspace.id, slow);
+    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval"]);
+    expectStatus(await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }), 202);
+    const deadline = Date.now() + 60_000;
+    while (!(await readLog(server, token, run.id, "apply")).includes("provisioning-started")) {
+      assert.ok(Date.now() < deadline, "the apply never reached the provisioner");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const asked = expectStatus(await cancelRun({ client: server.v1(token), path: { run_id: run.id } }), 202).data;
+    assert.is(asked.attributes.status, "applying", "cancel during apply is an interrupt, not a status");
+    const ended = await waitForStatus(server, token, run.id, ["needs_recovery", "errored", "applied"], 60_000);
+    assert.is.not(ended.attributes.status, "applied");
+    if (ended.attributes.status === "needs_recovery") {
+      assert.ok(["apply_interrupted", "apply_uncertain"].includes(ended.attributes.status_reason ?? ""));
+      assert.equal(ended.attributes.recovery?.lock?.holder_id, run.id, "the workspace stays locked for the operator");
+    } else {
+      assert.is(ended.attributes.status_reason, "apply_failed");
+      assert.is(ended.attributes.recovery, null);
+    }
+    assert.match(await readLog(server, token, run.id, "apply"), /Interrupt received|interrupt/i);
+  },
+  { runner: true },
+);
+
+expiry.run();
+cancel.run();
