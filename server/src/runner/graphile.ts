@@ -15,8 +15,9 @@ function graphileLogger(log: (message: string, meta?: unknown) => void): Logger 
 /** A pg pool on the same database the Knex instance talks to. */
 export function poolFor(db: Database, max = 4): pg.Pool {
   const pool = new pg.Pool({ connectionString: db.url, max });
-  // An idle client can be cut by the server; without a handler that would crash the process.
+  // An idle client can be cut by the server; without handlers that would crash the process.
   pool.on("error", () => undefined);
+  pool.on("connect", (client) => client.on("error", () => undefined));
   return pool;
 }
 
