@@ -2,7 +2,6 @@ import type { Logger } from "pino";
 import type { ArtifactStore } from "./artifacts/artifact-store.ts";
 import type { Keys } from "./artifacts/keys.ts";
 import type { Config } from "./config.ts";
-import type { Run } from "./domain/records.ts";
 import type { Database, Stores } from "./store/index.ts";
 
 /** Everything handlers and commands share; built once by the composition root. */
@@ -21,11 +20,6 @@ export interface Services {
   platform: string;
   /** StackShip's own version, for /healthz. */
   version: string;
-  /**
-   * Called after a run ended outside a runner (discard, cancel, expiry) so what it held (the
-   * workspace lock, its run tokens) is released. Set by the execution module.
-   */
-  onRunEnded?: (run: Run) => Promise<void>;
   /** Asks the runner executing a run in this process to interrupt it. Set by the runner. */
   interruptRun?: (runId: string) => void;
 }

@@ -3,8 +3,8 @@ import { hostname } from "node:os";
 import type { RunJob } from "../domain/records.ts";
 import type { Services } from "../services.ts";
 import { inTransaction } from "../store/index.ts";
-import { applyRunEvent } from "../api/commands/run-decisions.ts";
-import { executeApply, executePlan, releaseRun, type ExecutionContext } from "./execution.ts";
+import { applyRunEvent, releaseRun } from "../api/commands/run-decisions.ts";
+import { executeApply, executePlan, type ExecutionContext } from "./execution.ts";
 import { startGraphileRunner } from "./graphile.ts";
 
 /** Tuning of a runner process. */
@@ -70,7 +70,6 @@ export class RunnerEngine {
     this.services.interruptRun = (runId) => {
       for (const { job, abort } of this.running.values()) if (job.runId === runId) abort.abort();
     };
-    this.services.onRunEnded = (run) => releaseRun(this.services, run);
     if (this.services.db.dialect === "postgres") {
       this.graphile = await startGraphileRunner(this.services.db, {
         concurrency: this.options.concurrency,

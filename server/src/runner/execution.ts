@@ -3,7 +3,7 @@ import { canonicalize, sha256Hex } from "../domain/canonical-json.ts";
 import type { InputSnapshotDocument } from "../domain/input-snapshot.ts";
 import type { ExecutionPhase, Run, RunAttempt } from "../domain/records.ts";
 import type { RunEvent } from "../domain/run-lifecycle.ts";
-import { applyRunEvent } from "../api/commands/run-decisions.ts";
+import { applyRunEvent, releaseRun } from "../api/commands/run-decisions.ts";
 import { mintRunToken, revokeRunTokens } from "../api/commands/run-tokens.ts";
 import { confirmStatePublication, listPendingStateVersions } from "../api/commands/state-versions.ts";
 import { lockWorkspaceForRun, unlockWorkspaceForRun } from "../api/commands/workspace-locks.ts";
@@ -180,12 +180,6 @@ async function runPhaseSandbox(
     onOutput: (chunk) => log.write(chunk.toString("utf8")),
   });
   return result;
-}
-
-/** Releases what a finished run holds: its workspace lock and its run tokens. */
-export async function releaseRun(services: Services, run: Run): Promise<void> {
-  await revokeRunTokens(services, run.id);
-  if (run.kind === "plan_and_apply") await unlockWorkspaceForRun(services, run.workspaceId, run.id);
 }
 
 async function moveRun(services: Services, run: Run, event: RunEvent, extra: Parameters<typeof applyRunEvent>[4] = {}): Promise<Run | undefined> {

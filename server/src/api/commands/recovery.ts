@@ -4,10 +4,8 @@ import type { Run } from "../../domain/records.ts";
 import type { AuthenticatedPrincipal } from "../../http/principal.ts";
 import type { Services } from "../../services.ts";
 import { inTransaction } from "../../store/index.ts";
-import { applyRunEvent } from "./run-decisions.ts";
+import { applyRunEvent, releaseRun } from "./run-decisions.ts";
 import { confirmStatePublication } from "./state-versions.ts";
-import { unlockWorkspaceForRun } from "./workspace-locks.ts";
-import { revokeRunTokens } from "./run-tokens.ts";
 
 type RunRecovery = components["schemas"]["RunRecovery"];
 
@@ -84,7 +82,6 @@ export async function resolveRecovery(services: Services, actor: AuthenticatedPr
     });
     return ended;
   });
-  await revokeRunTokens(services, run.id);
-  await unlockWorkspaceForRun(services, run.workspaceId, run.id);
+  await releaseRun(services, resolved);
   return resolved;
 }

@@ -4,7 +4,15 @@ import { isCancelable, transition, type RunEvent } from "../../domain/run-lifecy
 import type { AuthenticatedPrincipal } from "../../http/principal.ts";
 import type { Services } from "../../services.ts";
 import { inTransaction, type Stores } from "../../store/index.ts";
+import { revokeRunTokens } from "./run-tokens.ts";
 import { currentStateEvidence } from "./state-evidence.ts";
+import { unlockWorkspaceForRun } from "./workspace-locks.ts";
+
+/** Releases what a run that ended holds: its run tokens and (plan_and_apply runs) the workspace lock. */
+export async function releaseRun(services: Services, run: Run): Promise<void> {
+  await revokeRunTokens(services, run.id);
+  if (run.kind === "plan_and_apply") await unlockWorkspaceForRun(services, run.workspaceId, run.id);
+}
 
 /**
  * Moves a run by one lifecycle event inside a transaction, compare-and-set on its status, so a
@@ -100,7 +108,7 @@ export async function discardRun(services: Services, actor: AuthenticatedPrincip
     await stores.audit.record({ organizationId: run.organizationId, actorId: actor.id, action: "run.discarded", targetType: "runs", targetId: run.id, reason, createdAt: now });
     return ended;
   });
-  await services.onRunEnded?.(discarded);
+  await releaseRun(services, discarded);
   return discarded;
 }
 
@@ -134,7 +142,7 @@ export async function cancelRun(services: Services, actor: AuthenticatedPrincipa
     return ended;
   });
   services.interruptRun?.(run.id);
-  await services.onRunEnded?.(canceled);
+  await releaseRun(services, canceled);
   return canceled;
 }
 
