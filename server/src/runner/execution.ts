@@ -109,8 +109,11 @@ async function materializeInputs(services: Services, run: Run): Promise<Material
     } else {
       value = variable.value;
     }
-    if (variable.category === "terraform") out.terraform.push({ key: variable.key, value, hcl: variable.hcl });
-    else out.env[variable.key] = value;
+    if (variable.category === "env") out.env[variable.key] = value;
+    // A sensitive value never touches a file: it reaches tofu as TF_VAR_ over the launcher's
+    // control channel, which keeps it off the disk and out of the host's process list.
+    else if (variable.sensitive) out.env[`TF_VAR_${variable.key}`] = value;
+    else out.terraform.push({ key: variable.key, value, hcl: variable.hcl });
   }
   return out;
 }
