@@ -107,7 +107,7 @@ testEachServer(
     const password = state.resources.find((r: any) => r.type === "random_password").instances[0].attributes.result as string;
     assert.is(password.length, 24);
     const leak = state.resources.find((r: any) => r.type === "terraform_data" && r.name === "leak");
-    assert.is(leak.instances[0].attributes.input, value, "the sensitive variable reached tofu");
+    assert.is(leak.instances[0].attributes.input.value, value, "the sensitive variable reached tofu");
 
     const logs = (await server.db.knex("run_log_chunks").where({ run_id: run.id }).select("text")).map((r) => r.text).join("");
     assert.ok(logs.includes("terraform_data.leak"), "the logs are there");
