@@ -16,12 +16,48 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getDiscovery"]["responses"][200]["content"]["application/json"]>>;
+  getApply: (input: {
+    path: NonNullable<Ops["getApply"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getApply"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  getConfigurationVersion: (input: {
+    path: NonNullable<Ops["getConfigurationVersion"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getConfigurationVersion"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  readLog: (input: {
+    path: NonNullable<Ops["readLog"]["parameters"]["path"]>;
+    query: NonNullable<Ops["readLog"]["parameters"]["query"]>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Uint8Array>>;
   getEntitlementSet: (input: {
     path: NonNullable<Ops["getEntitlementSet"]["parameters"]["path"]>;
     query: Record<string, never>;
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getEntitlementSet"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  listProjects: (input: {
+    path: NonNullable<Ops["listProjects"]["parameters"]["path"]>;
+    query: NonNullable<Ops["listProjects"]["parameters"]["query"]>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listProjects"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  createProject: (input: {
+    path: NonNullable<Ops["createProject"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["createProject"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<201, Ops["createProject"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  listRunQueue: (input: {
+    path: NonNullable<Ops["listRunQueue"]["parameters"]["path"]>;
+    query: NonNullable<Ops["listRunQueue"]["parameters"]["query"]>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listRunQueue"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   createWorkspace: (input: {
     path: NonNullable<Ops["createWorkspace"]["parameters"]["path"]>;
     query: Record<string, never>;
@@ -40,12 +76,48 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<204, undefined>>;
+  getPlan: (input: {
+    path: NonNullable<Ops["getPlan"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getPlan"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   createRun: (input: {
     path: Record<string, never>;
     query: Record<string, never>;
     body: NonNullable<Ops["createRun"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<201, Ops["createRun"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  getRun: (input: {
+    path: NonNullable<Ops["getRun"]["parameters"]["path"]>;
+    query: NonNullable<Ops["getRun"]["parameters"]["query"]>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getRun"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  applyRun: (input: {
+    path: NonNullable<Ops["applyRun"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["applyRun"]["requestBody"]>["content"]["application/vnd.api+json"] | undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<202, undefined>>;
+  cancelRun: (input: {
+    path: NonNullable<Ops["cancelRun"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["cancelRun"]["requestBody"]>["content"]["application/vnd.api+json"] | undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<202, undefined>>;
+  discardRun: (input: {
+    path: NonNullable<Ops["discardRun"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["discardRun"]["requestBody"]>["content"]["application/vnd.api+json"] | undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<202, undefined>>;
+  listRunEvents: (input: {
+    path: NonNullable<Ops["listRunEvents"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listRunEvents"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   getStateVersionOutput: (input: {
     path: NonNullable<Ops["getStateVersionOutput"]["parameters"]["path"]>;
     query: Record<string, never>;
@@ -82,6 +154,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  updateWorkspace: (input: {
+    path: NonNullable<Ops["updateWorkspace"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["updateWorkspace"]["requestBody"]>["content"]["application/vnd.api+json"] | undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["updateWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   forceUnlockWorkspace: (input: {
     path: NonNullable<Ops["forceUnlockWorkspace"]["parameters"]["path"]>;
     query: Record<string, never>;
@@ -100,6 +178,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["unlockWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  createConfigurationVersion: (input: {
+    path: NonNullable<Ops["createConfigurationVersion"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["createConfigurationVersion"]["requestBody"]>["content"]["application/vnd.api+json"] | undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<201, Ops["createConfigurationVersion"]["responses"][201]["content"]["application/vnd.api+json"]>>;
   getCurrentStateVersion: (input: {
     path: NonNullable<Ops["getCurrentStateVersion"]["parameters"]["path"]>;
     query: Record<string, never>;
@@ -112,6 +196,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["listCurrentStateVersionOutputs"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  listWorkspaceRuns: (input: {
+    path: NonNullable<Ops["listWorkspaceRuns"]["parameters"]["path"]>;
+    query: NonNullable<Ops["listWorkspaceRuns"]["parameters"]["query"]>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listWorkspaceRuns"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   createStateVersion: (input: {
     path: NonNullable<Ops["createStateVersion"]["parameters"]["path"]>;
     query: Record<string, never>;

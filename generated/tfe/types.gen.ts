@@ -17,6 +17,73 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/applies/{apply_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                apply_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A run's apply phase, with its absolute signed `log-read-url`
+         * @description `unreachable` when the run ended without an apply.
+         */
+        get: operations["getApply"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/configuration-versions/{configuration_version_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                configuration_version_id: string;
+            };
+            cookie?: never;
+        };
+        /** Show a configuration version (the CLI polls it until `uploaded`) */
+        get: operations["getConfigurationVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/logs/{log_token}": {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The signed, expiring token from `log-read-url`; it names the run and the phase. The CLI replaces the query string, so the proof lives in the path. */
+                log_token: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a phase log (the `log-read-url`)
+         * @description No Authorization header. The bytes `[offset, offset+limit)` of the stream STX (0x02), the phase's UTF-8 log, and ETX (0x03) once the log is complete. Past the end (or before the log exists) the answer is 200 with an empty body, never 404. The apply log starts with three header lines, which the CLI skips.
+         */
+        get: operations["readLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/organizations/{organization_name}/entitlement-set": {
         parameters: {
             query?: never;
@@ -28,6 +95,54 @@ export interface paths {
         };
         /** The organization's entitlements (`operations` is true, so runs are remote) */
         get: operations["getEntitlementSet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/organizations/{organization_name}/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The organization's projects, optionally only those with the given names
+         * @description The CLI resolves the `project` of a `cloud` block here (an error here makes it fail, a 404 makes it panic).
+         */
+        get: operations["listProjects"];
+        put?: never;
+        /** Create a project (the CLI does when the `cloud` block names a missing one) */
+        post: operations["createProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/organizations/{organization_name}/runs/queue": {
+        parameters: {
+            query?: {
+                "page[number]"?: components["parameters"]["page_number"];
+                "page[size]"?: components["parameters"]["page_size"];
+            };
+            header?: never;
+            path: {
+                organization_name: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The organization's runs waiting to start, oldest first, with `position-in-queue`
+         * @description Looks at the organization's most recent runs only (the CLI prints the queue position while its run is pending).
+         */
+        get: operations["listRunQueue"];
         put?: never;
         post?: never;
         delete?: never;
@@ -92,6 +207,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/plans/{plan_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                plan_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A run's plan phase, with its absolute signed `log-read-url`
+         * @description `finished` only once the run has left the policy stage, so a CLI that sees the plan finished also sees the run's final plan-phase status (`planned`, `planned_and_finished`, …).
+         */
+        get: operations["getPlan"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/runs": {
         parameters: {
             query?: never;
@@ -103,9 +240,110 @@ export interface paths {
         put?: never;
         /**
          * Create a run
-         * @description `auto-apply: true` (from `tofu apply -auto-approve`) and `is-destroy: true` (from `tofu destroy`) are refused with 422 `invalid_document` before anything is written.
+         * @description `auto-apply: true` (from `tofu apply -auto-approve`) and `is-destroy: true` (from `tofu destroy`) are refused with 422 `invalid_document` before anything is written, and so are options StackShip cannot honour yet rather than silently dropping them (non-empty `variables`, `target-addrs`, `replace-addrs`; `refresh-only: true`; `refresh: false`). The run is speculative (plan-only) when `plan-only` is true or its configuration version is `speculative` (the CLI's only signal, from `tofu plan`); otherwise it plans, waits in `planned` for the CLI's apply action, and applies.
          */
         post: operations["createRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/runs/{run_id}": {
+        parameters: {
+            query?: {
+                /** @description Comma-separated; `workspace` and `plan` are included, anything else (`task_stages`, …) is accepted and ignored. */
+                include?: string;
+            };
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        /** Show a run in TFE statuses */
+        get: operations["getRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/runs/{run_id}/actions/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve the run's plan (the CLI's "yes")
+         * @description Recorded as the run's review decision, bound to the evidence the run holds: the run's current plan digest (the plan the CLI just streamed), its policy result, the workspace's current state and the dependency bundle, exactly as the v1 approval; the same refusals apply. The body (`{}` or `{"comment":…}`, any content type) is optional; a comment is recorded as the reason.
+         */
+        post: operations["applyRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/runs/{run_id}/actions/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel the run (Ctrl-C in the CLI) */
+        post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/runs/{run_id}/actions/discard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Discard the run's plan (the CLI's answer other than "yes") */
+        post: operations["discardRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/runs/{run_id}/run-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        /** The run's events (always empty; the CLI aborts a plan when this is missing) */
+        get: operations["listRunEvents"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -240,7 +478,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update a workspace (the CLI sets `terraform-version` right after creating one)
+         * @description Only `terraform-version` is read: a version this deployment provides (exact, `x.y` or `latest`) becomes the workspace's pin; anything else keeps the workspace's version and still answers 200, because the CLI only warns about a failure here. Other attributes are ignored.
+         */
+        patch: operations["updateWorkspace"];
         trace?: never;
     };
     "/api/v2/workspaces/{workspace_id}/actions/force-unlock": {
@@ -309,6 +551,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/workspaces/{workspace_id}/configuration-versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a configuration version and get its absolute upload URL
+         * @description `speculative: true` (from `tofu plan` without `-out`) makes the run created on it a speculative (plan-only) run. The `upload-url` is absolute, signed and expiring; PUT the `.tar.gz` there without Authorization, and the version is `uploaded` when the PUT returns.
+         */
+        post: operations["createConfigurationVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/workspaces/{workspace_id}/current-state-version": {
         parameters: {
             query?: never;
@@ -353,6 +617,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/workspaces/{workspace_id}/runs": {
+        parameters: {
+            query?: {
+                "page[number]"?: components["parameters"]["page_number"];
+                "page[size]"?: components["parameters"]["page_size"];
+            };
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        /** The workspace's runs, newest first */
+        get: operations["listWorkspaceRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/workspaces/{workspace_id}/state-versions": {
         parameters: {
             query?: never;
@@ -379,8 +665,64 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Apply: {
+            attributes: {
+                /**
+                 * Format: uri
+                 * @description Absolute, signed in the path, expiring; no Authorization needed.
+                 */
+                "log-read-url": string;
+                "resource-additions": number;
+                "resource-changes": number;
+                "resource-destructions": number;
+                "resource-imports": number;
+                status: components["schemas"]["PhaseStatus"];
+                "status-timestamps": {
+                    [key: string]: string;
+                };
+            };
+            id: string;
+            /** @constant */
+            type: "applies";
+        };
+        ApplyDocument: {
+            data: components["schemas"]["Apply"];
+        };
         /** @description Base64 of a JSON object `{"<name>": {"sensitive": bool, "type": <cty type JSON>, "value": <JSON>}}` (`e30=` is `{}`; base64 of `null` is accepted too). */
         Base64JsonOutputs: string;
+        ConfigurationVersion: {
+            attributes: {
+                /** @constant */
+                "auto-queue-runs": false;
+                error?: null;
+                "error-message"?: null;
+                /** @constant */
+                provisional: false;
+                source: string;
+                speculative: boolean;
+                /** @enum {unknown} */
+                status: "pending" | "uploaded" | "errored";
+                /** @description Absolute, signed and expiring; only while pending and only for callers who may queue runs. */
+                "upload-url": string | null;
+            };
+            id: string;
+            /** @constant */
+            type: "configuration-versions";
+        };
+        ConfigurationVersionCreateDocument: {
+            data?: {
+                attributes?: {
+                    "auto-queue-runs"?: boolean;
+                    provisional?: boolean;
+                    speculative?: boolean;
+                };
+                /** @constant */
+                type?: "configuration-versions";
+            };
+        };
+        ConfigurationVersionDocument: {
+            data: components["schemas"]["ConfigurationVersion"];
+        };
         Discovery: {
             "state.v2": string;
             "tfe.v2": string;
@@ -422,6 +764,66 @@ export interface components {
             "total-count": number;
             "total-pages": number;
         };
+        /**
+         * @description The phase as the CLI reads it; only `finished`, `errored`, `canceled` and `unreachable` end its log polling.
+         * @enum {unknown}
+         */
+        PhaseStatus: "pending" | "queued" | "running" | "finished" | "errored" | "canceled" | "unreachable";
+        Plan: {
+            attributes: {
+                "has-changes": boolean;
+                /**
+                 * Format: uri
+                 * @description Absolute, signed in the path, expiring; no Authorization needed.
+                 */
+                "log-read-url": string;
+                "resource-additions": number;
+                "resource-changes": number;
+                "resource-destructions": number;
+                "resource-imports": number;
+                status: components["schemas"]["PhaseStatus"];
+                "status-timestamps": {
+                    [key: string]: string;
+                };
+            };
+            id: string;
+            /** @constant */
+            type: "plans";
+        };
+        PlanDocument: {
+            data: components["schemas"]["Plan"];
+        };
+        Project: {
+            attributes: {
+                "created-at": components["schemas"]["Timestamp"];
+                name: string;
+            };
+            id: string;
+            relationships?: {
+                organization?: components["schemas"]["ToOne"];
+            };
+            /** @constant */
+            type: "projects";
+        };
+        ProjectCreateDocument: {
+            data: {
+                attributes: {
+                    description?: string;
+                    name: string;
+                };
+                /** @constant */
+                type?: "projects";
+            };
+        };
+        ProjectDocument: {
+            data: components["schemas"]["Project"];
+        };
+        ProjectListDocument: {
+            data: components["schemas"]["Project"][];
+            meta: {
+                pagination: components["schemas"]["Pagination"];
+            };
+        };
         Run: {
             attributes: {
                 actions: {
@@ -445,6 +847,8 @@ export interface components {
                     "can-override-policy": boolean;
                 };
                 "plan-only": boolean;
+                /** @description Only in the queue listing; 0 is the next run to start. */
+                "position-in-queue"?: number;
                 refresh?: boolean;
                 "refresh-only"?: boolean;
                 "save-plan"?: boolean;
@@ -473,6 +877,10 @@ export interface components {
             /** @constant */
             type: "runs";
         };
+        /** @description The body of a run action: the CLI sends plain JSON `{}` or `{"comment":"…"}` (with a JSON:API content type); an empty body is accepted too. */
+        RunActionDocument: {
+            comment?: string;
+        };
         RunCreateDocument: {
             data: {
                 attributes?: {
@@ -500,6 +908,17 @@ export interface components {
         };
         RunDocument: {
             data: components["schemas"]["Run"];
+            /** @description The resources `?include=` asked for (`workspace`, `plan`); other names are ignored. */
+            included?: (components["schemas"]["Workspace"] | components["schemas"]["Plan"])[];
+        };
+        RunEventListDocument: {
+            data: unknown[];
+        };
+        RunListDocument: {
+            data: components["schemas"]["Run"][];
+            meta: {
+                pagination: components["schemas"]["Pagination"];
+            };
         };
         /**
          * Format: binary
@@ -670,6 +1089,15 @@ export interface components {
                 type?: string;
             };
         };
+        WorkspaceUpdateDocument: {
+            data?: {
+                attributes?: {
+                    "terraform-version"?: string;
+                };
+                /** @constant */
+                type?: "workspaces";
+            };
+        };
     };
     responses: {
         /** @description A JSON:API error document; the CLI shows `title` and `detail`. */
@@ -683,6 +1111,9 @@ export interface components {
         };
     };
     parameters: {
+        page_number: number;
+        page_size: number;
+        run_id: string;
         state_version_id: string;
         /** @description The signed token from the upload URL; it names the state version and expires. */
         upload_token: string;
@@ -714,6 +1145,81 @@ export interface operations {
             };
         };
     };
+    getApply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                apply_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The apply. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ApplyDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    getConfigurationVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                configuration_version_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration version; `upload-url` only while pending and only for callers who may queue runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ConfigurationVersionDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    readLog: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The signed, expiring token from `log-read-url`; it names the run and the phase. The CLI replaces the query string, so the proof lives in the path. */
+                log_token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The requested window of the framed log (possibly empty). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            404: components["responses"]["Error"];
+        };
+    };
     getEntitlementSet: {
         parameters: {
             query?: never;
@@ -732,6 +1238,93 @@ export interface operations {
                 };
                 content: {
                     "application/vnd.api+json": components["schemas"]["EntitlementSetDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    listProjects: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated exact names. */
+                "filter[names]"?: string;
+                "page[number]"?: components["parameters"]["page_number"];
+                "page[size]"?: components["parameters"]["page_size"];
+            };
+            header?: never;
+            path: {
+                organization_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of projects, by name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ProjectListDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    createProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["ProjectCreateDocument"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ProjectDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+        };
+    };
+    listRunQueue: {
+        parameters: {
+            query?: {
+                "page[number]"?: components["parameters"]["page_number"];
+                "page[size]"?: components["parameters"]["page_size"];
+            };
+            header?: never;
+            path: {
+                organization_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of queued runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["RunListDocument"];
                 };
             };
             401: components["responses"]["Error"];
@@ -813,6 +1406,30 @@ export interface operations {
             };
         };
     };
+    getPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                plan_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plan. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["PlanDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
     createRun: {
         parameters: {
             query?: never;
@@ -840,6 +1457,142 @@ export interface operations {
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
             422: components["responses"]["Error"];
+        };
+    };
+    getRun: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated; `workspace` and `plan` are included, anything else (`task_stages`, …) is accepted and ignored. */
+                include?: string;
+            };
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run (and the included resources asked for). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["RunDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    applyRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["RunActionDocument"];
+            };
+        };
+        responses: {
+            /** @description Approved; the apply is queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+        };
+    };
+    cancelRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["RunActionDocument"];
+            };
+        };
+        responses: {
+            /** @description Canceled (during an apply, the interrupt is requested). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+        };
+    };
+    discardRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["RunActionDocument"];
+            };
+        };
+        responses: {
+            /** @description Discarded. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+        };
+    };
+    listRunEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An empty list of run events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["RunEventListDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
         };
     };
     getStateVersionOutput: {
@@ -996,6 +1749,35 @@ export interface operations {
             404: components["responses"]["Error"];
         };
     };
+    updateWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["WorkspaceUpdateDocument"];
+            };
+        };
+        responses: {
+            /** @description The workspace. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["WorkspaceDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
     forceUnlockWorkspace: {
         parameters: {
             query?: never;
@@ -1079,6 +1861,36 @@ export interface operations {
             409: components["responses"]["Error"];
         };
     };
+    createConfigurationVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["ConfigurationVersionCreateDocument"];
+            };
+        };
+        responses: {
+            /** @description Created, pending, with the upload URL. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ConfigurationVersionDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+        };
+    };
     getCurrentStateVersion: {
         parameters: {
             query?: never;
@@ -1121,6 +1933,33 @@ export interface operations {
                 };
                 content: {
                     "application/vnd.api+json": components["schemas"]["StateVersionOutputListDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    listWorkspaceRuns: {
+        parameters: {
+            query?: {
+                "page[number]"?: components["parameters"]["page_number"];
+                "page[size]"?: components["parameters"]["page_size"];
+            };
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["RunListDocument"];
                 };
             };
             401: components["responses"]["Error"];

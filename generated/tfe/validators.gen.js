@@ -3,13 +3,861 @@
 import { createRequire } from "node:module";
 const require = createRequire(import.meta.url);
 "use strict";
-export const Discovery = validate21;
-const schema32 = {"type":"object","required":["tfe.v2","tfe.v2.1","tfe.v2.2","state.v2"],"properties":{"tfe.v2":{"type":"string"},"tfe.v2.1":{"type":"string"},"tfe.v2.2":{"type":"string"},"state.v2":{"type":"string"}}};
+export const ApplyDocument = validate21;
+const schema32 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Apply"}}};
+const schema33 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"applies"},"id":{"type":"string","pattern":"^apply-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["status","log-read-url","resource-additions","resource-changes","resource-destructions","resource-imports","status-timestamps"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus"},"log-read-url":{"type":"string","format":"uri","description":"Absolute, signed in the path, expiring; no Authorization needed."},"resource-additions":{"type":"integer","minimum":0},"resource-changes":{"type":"integer","minimum":0},"resource-destructions":{"type":"integer","minimum":0},"resource-imports":{"type":"integer","minimum":0},"status-timestamps":{"type":"object","additionalProperties":{"type":"string"}}}}}};
+const schema34 = {"description":"The phase as the CLI reads it; only `finished`, `errored`, `canceled` and `unreachable` end its log polling.","enum":["pending","queued","running","finished","errored","canceled","unreachable"]};
+const pattern4 = new RegExp("^apply-[0-9a-z]{16}$", "u");
+const formats0 = require("ajv-formats/dist/formats").fullFormats.uri;
+
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate22.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.attributes === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "id")) || (key0 === "attributes"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("applies" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "applies"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^apply-[0-9a-z]{16}$"},message:"must match pattern \""+"^apply-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.attributes !== undefined){
+let data2 = data.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.status === undefined){
+const err7 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data2["log-read-url"] === undefined){
+const err8 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "log-read-url"},message:"must have required property '"+"log-read-url"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data2["resource-additions"] === undefined){
+const err9 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "resource-additions"},message:"must have required property '"+"resource-additions"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data2["resource-changes"] === undefined){
+const err10 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "resource-changes"},message:"must have required property '"+"resource-changes"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data2["resource-destructions"] === undefined){
+const err11 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "resource-destructions"},message:"must have required property '"+"resource-destructions"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data2["resource-imports"] === undefined){
+const err12 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "resource-imports"},message:"must have required property '"+"resource-imports"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data2["status-timestamps"] === undefined){
+const err13 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "status-timestamps"},message:"must have required property '"+"status-timestamps"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!(((((((key1 === "status") || (key1 === "log-read-url")) || (key1 === "resource-additions")) || (key1 === "resource-changes")) || (key1 === "resource-destructions")) || (key1 === "resource-imports")) || (key1 === "status-timestamps"))){
+const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data2.status !== undefined){
+let data3 = data2.status;
+if(!(((((((data3 === "pending") || (data3 === "queued")) || (data3 === "running")) || (data3 === "finished")) || (data3 === "errored")) || (data3 === "canceled")) || (data3 === "unreachable"))){
+const err15 = {instancePath:instancePath+"/attributes/status",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data2["log-read-url"] !== undefined){
+let data4 = data2["log-read-url"];
+if(typeof data4 === "string"){
+if(!(formats0(data4))){
+const err16 = {instancePath:instancePath+"/attributes/log-read-url",schemaPath:"#/properties/attributes/properties/log-read-url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/attributes/log-read-url",schemaPath:"#/properties/attributes/properties/log-read-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data2["resource-additions"] !== undefined){
+let data5 = data2["resource-additions"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err18 = {instancePath:instancePath+"/attributes/resource-additions",schemaPath:"#/properties/attributes/properties/resource-additions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/attributes/resource-additions",schemaPath:"#/properties/attributes/properties/resource-additions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+if(data2["resource-changes"] !== undefined){
+let data6 = data2["resource-changes"];
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err20 = {instancePath:instancePath+"/attributes/resource-changes",schemaPath:"#/properties/attributes/properties/resource-changes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+const err21 = {instancePath:instancePath+"/attributes/resource-changes",schemaPath:"#/properties/attributes/properties/resource-changes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+if(data2["resource-destructions"] !== undefined){
+let data7 = data2["resource-destructions"];
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err22 = {instancePath:instancePath+"/attributes/resource-destructions",schemaPath:"#/properties/attributes/properties/resource-destructions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+const err23 = {instancePath:instancePath+"/attributes/resource-destructions",schemaPath:"#/properties/attributes/properties/resource-destructions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+if(data2["resource-imports"] !== undefined){
+let data8 = data2["resource-imports"];
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err24 = {instancePath:instancePath+"/attributes/resource-imports",schemaPath:"#/properties/attributes/properties/resource-imports/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
+const err25 = {instancePath:instancePath+"/attributes/resource-imports",schemaPath:"#/properties/attributes/properties/resource-imports/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+if(data2["status-timestamps"] !== undefined){
+let data9 = data2["status-timestamps"];
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+for(const key2 in data9){
+if(typeof data9[key2] !== "string"){
+const err26 = {instancePath:instancePath+"/attributes/status-timestamps/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/attributes/properties/status-timestamps/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/attributes/status-timestamps",schemaPath:"#/properties/attributes/properties/status-timestamps/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+validate22.errors = vErrors;
+return errors === 0;
+}
+validate22.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate21.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+if(!(validate22(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate21.errors = vErrors;
+return errors === 0;
+}
+validate21.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+
+export const ConfigurationVersionCreateDocument = validate24;
+const schema35 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"configuration-versions"},"attributes":{"type":"object","properties":{"auto-queue-runs":{"type":"boolean"},"speculative":{"type":"boolean"},"provisional":{"type":"boolean"}}}}}}};
+
+function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate24.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.type !== undefined){
+if("configuration-versions" !== data0.type){
+const err0 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "configuration-versions"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data2 = data0.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2["auto-queue-runs"] !== undefined){
+if(typeof data2["auto-queue-runs"] !== "boolean"){
+const err1 = {instancePath:instancePath+"/data/attributes/auto-queue-runs",schemaPath:"#/properties/data/properties/attributes/properties/auto-queue-runs/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data2.speculative !== undefined){
+if(typeof data2.speculative !== "boolean"){
+const err2 = {instancePath:instancePath+"/data/attributes/speculative",schemaPath:"#/properties/data/properties/attributes/properties/speculative/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data2.provisional !== undefined){
+if(typeof data2.provisional !== "boolean"){
+const err3 = {instancePath:instancePath+"/data/attributes/provisional",schemaPath:"#/properties/data/properties/attributes/properties/provisional/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+validate24.errors = vErrors;
+return errors === 0;
+}
+validate24.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+
+export const ConfigurationVersionDocument = validate25;
+const schema36 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion"}}};
+const schema37 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"configuration-versions"},"id":{"type":"string","pattern":"^cv-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["status","speculative","provisional","auto-queue-runs","source","upload-url"],"properties":{"status":{"enum":["pending","uploaded","errored"]},"speculative":{"type":"boolean"},"provisional":{"const":false},"auto-queue-runs":{"const":false},"source":{"type":"string"},"upload-url":{"description":"Absolute, signed and expiring; only while pending and only for callers who may queue runs.","type":["string","null"]},"error":{"type":"null"},"error-message":{"type":"null"}}}}};
+const pattern5 = new RegExp("^cv-[0-9a-z]{16}$", "u");
+
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate25.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.type === undefined){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.id === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.attributes === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data0){
+if(!(((key0 === "type") || (key0 === "id")) || (key0 === "attributes"))){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data0.type !== undefined){
+if("configuration-versions" !== data0.type){
+const err5 = {instancePath:instancePath+"/data/type",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/type/const",keyword:"const",params:{allowedValue: "configuration-versions"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.id !== undefined){
+let data2 = data0.id;
+if(typeof data2 === "string"){
+if(!pattern5.test(data2)){
+const err6 = {instancePath:instancePath+"/data/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/id/pattern",keyword:"pattern",params:{pattern: "^cv-[0-9a-z]{16}$"},message:"must match pattern \""+"^cv-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/data/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data3 = data0.attributes;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.status === undefined){
+const err8 = {instancePath:instancePath+"/data/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data3.speculative === undefined){
+const err9 = {instancePath:instancePath+"/data/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/required",keyword:"required",params:{missingProperty: "speculative"},message:"must have required property '"+"speculative"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data3.provisional === undefined){
+const err10 = {instancePath:instancePath+"/data/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/required",keyword:"required",params:{missingProperty: "provisional"},message:"must have required property '"+"provisional"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3["auto-queue-runs"] === undefined){
+const err11 = {instancePath:instancePath+"/data/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/required",keyword:"required",params:{missingProperty: "auto-queue-runs"},message:"must have required property '"+"auto-queue-runs"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data3.source === undefined){
+const err12 = {instancePath:instancePath+"/data/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data3["upload-url"] === undefined){
+const err13 = {instancePath:instancePath+"/data/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/required",keyword:"required",params:{missingProperty: "upload-url"},message:"must have required property '"+"upload-url"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+for(const key1 in data3){
+if(!((((((((key1 === "status") || (key1 === "speculative")) || (key1 === "provisional")) || (key1 === "auto-queue-runs")) || (key1 === "source")) || (key1 === "upload-url")) || (key1 === "error")) || (key1 === "error-message"))){
+const err14 = {instancePath:instancePath+"/data/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data3.status !== undefined){
+let data4 = data3.status;
+if(!(((data4 === "pending") || (data4 === "uploaded")) || (data4 === "errored"))){
+const err15 = {instancePath:instancePath+"/data/attributes/status",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema37.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data3.speculative !== undefined){
+if(typeof data3.speculative !== "boolean"){
+const err16 = {instancePath:instancePath+"/data/attributes/speculative",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/speculative/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data3.provisional !== undefined){
+if(false !== data3.provisional){
+const err17 = {instancePath:instancePath+"/data/attributes/provisional",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/provisional/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data3["auto-queue-runs"] !== undefined){
+if(false !== data3["auto-queue-runs"]){
+const err18 = {instancePath:instancePath+"/data/attributes/auto-queue-runs",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/auto-queue-runs/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data3.source !== undefined){
+if(typeof data3.source !== "string"){
+const err19 = {instancePath:instancePath+"/data/attributes/source",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data3["upload-url"] !== undefined){
+let data9 = data3["upload-url"];
+if((typeof data9 !== "string") && (data9 !== null)){
+const err20 = {instancePath:instancePath+"/data/attributes/upload-url",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/upload-url/type",keyword:"type",params:{type: schema37.properties.attributes.properties["upload-url"].type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data3.error !== undefined){
+if(data3.error !== null){
+const err21 = {instancePath:instancePath+"/data/attributes/error",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/error/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data3["error-message"] !== undefined){
+if(data3["error-message"] !== null){
+const err22 = {instancePath:instancePath+"/data/attributes/error-message",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/error-message/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/data/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/data",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+validate25.errors = vErrors;
+return errors === 0;
+}
+validate25.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+
+export const Discovery = validate26;
+const schema38 = {"type":"object","required":["tfe.v2","tfe.v2.1","tfe.v2.2","state.v2"],"properties":{"tfe.v2":{"type":"string"},"tfe.v2.1":{"type":"string"},"tfe.v2.2":{"type":"string"},"state.v2":{"type":"string"}}};
+
+function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate26.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -116,18 +964,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate21.errors = vErrors;
+validate26.errors = vErrors;
 return errors === 0;
 }
-validate21.evaluated = {"props":{"tfe.v2":true,"tfe.v2.1":true,"tfe.v2.2":true,"state.v2":true},"dynamicProps":false,"dynamicItems":false};
+validate26.evaluated = {"props":{"tfe.v2":true,"tfe.v2.1":true,"tfe.v2.2":true,"state.v2":true},"dynamicProps":false,"dynamicItems":false};
 
-export const EntitlementSetDocument = validate22;
-const schema33 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["type","id","attributes"],"properties":{"type":{"const":"entitlement-sets"},"id":{"type":"string"},"attributes":{"type":"object","required":["operations","state-storage"],"properties":{"operations":{"const":true},"state-storage":{"type":"boolean"},"private-module-registry":{"type":"boolean"},"sentinel":{"type":"boolean"},"teams":{"type":"boolean"},"vcs-integrations":{"type":"boolean"}}}}}}};
+export const EntitlementSetDocument = validate27;
+const schema39 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["type","id","attributes"],"properties":{"type":{"const":"entitlement-sets"},"id":{"type":"string"},"attributes":{"type":"object","required":["operations","state-storage"],"properties":{"operations":{"const":true},"state-storage":{"type":"boolean"},"private-module-registry":{"type":"boolean"},"sentinel":{"type":"boolean"},"teams":{"type":"boolean"},"vcs-integrations":{"type":"boolean"}}}}}}};
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate22.evaluated;
+const evaluated0 = validate27.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -332,19 +1180,19 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate27.errors = vErrors;
 return errors === 0;
 }
-validate22.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate27.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ErrorDocument = validate23;
-const schema34 = {"type":"object","required":["errors"],"properties":{"errors":{"type":"array","minItems":1,"items":{"type":"object","required":["status","title"],"properties":{"status":{"type":"string","pattern":"^[1-5][0-9]{2}$"},"title":{"type":"string"},"detail":{"type":"string"},"code":{"type":"string"},"source":{"type":"object","properties":{"pointer":{"type":"string"},"parameter":{"type":"string"}}}}}}}};
-const pattern4 = new RegExp("^[1-5][0-9]{2}$", "u");
+export const ErrorDocument = validate28;
+const schema40 = {"type":"object","required":["errors"],"properties":{"errors":{"type":"array","minItems":1,"items":{"type":"object","required":["status","title"],"properties":{"status":{"type":"string","pattern":"^[1-5][0-9]{2}$"},"title":{"type":"string"},"detail":{"type":"string"},"code":{"type":"string"},"source":{"type":"object","properties":{"pointer":{"type":"string"},"parameter":{"type":"string"}}}}}}}};
+const pattern6 = new RegExp("^[1-5][0-9]{2}$", "u");
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate23.evaluated;
+const evaluated0 = validate28.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -402,7 +1250,7 @@ errors++;
 if(data1.status !== undefined){
 let data2 = data1.status;
 if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
+if(!pattern6.test(data2)){
 const err4 = {instancePath:instancePath+"/errors/" + i0+"/status",schemaPath:"#/properties/errors/items/properties/status/pattern",keyword:"pattern",params:{pattern: "^[1-5][0-9]{2}$"},message:"must match pattern \""+"^[1-5][0-9]{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -534,21 +1382,617 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate23.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
-validate23.evaluated = {"props":{"errors":true},"dynamicProps":false,"dynamicItems":false};
+validate28.evaluated = {"props":{"errors":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunCreateDocument = validate24;
-const schema35 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["relationships"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","properties":{"auto-apply":{"type":"boolean"},"is-destroy":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"plan-only":{"type":"boolean"},"message":{"type":"string","maxLength":2000},"target-addrs":{"type":"array","items":{"type":"string"}},"replace-addrs":{"type":"array","items":{"type":"string"}},"variables":{"type":"array","items":{"type":"object","required":["key","value"],"properties":{"key":{"type":"string"},"value":{"type":"string"}}}}}},"relationships":{"type":"object","required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
-const func1 = require("ajv/dist/runtime/ucs2length").default;
-const schema36 = {"type":"object","required":["data"],"properties":{"data":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId"},{"type":"null"}]}}};
-const schema37 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string"},"id":{"type":"string"}}};
+export const PlanDocument = validate29;
+const schema41 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Plan"}}};
+const schema42 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"plans"},"id":{"type":"string","pattern":"^plan-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","log-read-url","resource-additions","resource-changes","resource-destructions","resource-imports","status-timestamps"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus"},"has-changes":{"type":"boolean"},"log-read-url":{"type":"string","format":"uri","description":"Absolute, signed in the path, expiring; no Authorization needed."},"resource-additions":{"type":"integer","minimum":0},"resource-changes":{"type":"integer","minimum":0},"resource-destructions":{"type":"integer","minimum":0},"resource-imports":{"type":"integer","minimum":0},"status-timestamps":{"type":"object","additionalProperties":{"type":"string"}}}}}};
+const pattern7 = new RegExp("^plan-[0-9a-z]{16}$", "u");
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate25.evaluated;
+const evaluated0 = validate30.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.attributes === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "id")) || (key0 === "attributes"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("plans" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "plans"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(!pattern7.test(data1)){
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^plan-[0-9a-z]{16}$"},message:"must match pattern \""+"^plan-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.attributes !== undefined){
+let data2 = data.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.status === undefined){
+const err7 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data2["has-changes"] === undefined){
+const err8 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "has-changes"},message:"must have required property '"+"has-changes"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data2["log-read-url"] === undefined){
+const err9 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "log-read-url"},message:"must have required property '"+"log-read-url"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data2["resource-additions"] === undefined){
+const err10 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "resource-additions"},message:"must have required property '"+"resource-additions"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data2["resource-changes"] === undefined){
+const err11 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "resource-changes"},message:"must have required property '"+"resource-changes"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data2["resource-destructions"] === undefined){
+const err12 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "resource-destructions"},message:"must have required property '"+"resource-destructions"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data2["resource-imports"] === undefined){
+const err13 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "resource-imports"},message:"must have required property '"+"resource-imports"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data2["status-timestamps"] === undefined){
+const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "status-timestamps"},message:"must have required property '"+"status-timestamps"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!((((((((key1 === "status") || (key1 === "has-changes")) || (key1 === "log-read-url")) || (key1 === "resource-additions")) || (key1 === "resource-changes")) || (key1 === "resource-destructions")) || (key1 === "resource-imports")) || (key1 === "status-timestamps"))){
+const err15 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data2.status !== undefined){
+let data3 = data2.status;
+if(!(((((((data3 === "pending") || (data3 === "queued")) || (data3 === "running")) || (data3 === "finished")) || (data3 === "errored")) || (data3 === "canceled")) || (data3 === "unreachable"))){
+const err16 = {instancePath:instancePath+"/attributes/status",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data2["has-changes"] !== undefined){
+if(typeof data2["has-changes"] !== "boolean"){
+const err17 = {instancePath:instancePath+"/attributes/has-changes",schemaPath:"#/properties/attributes/properties/has-changes/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data2["log-read-url"] !== undefined){
+let data5 = data2["log-read-url"];
+if(typeof data5 === "string"){
+if(!(formats0(data5))){
+const err18 = {instancePath:instancePath+"/attributes/log-read-url",schemaPath:"#/properties/attributes/properties/log-read-url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/attributes/log-read-url",schemaPath:"#/properties/attributes/properties/log-read-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data2["resource-additions"] !== undefined){
+let data6 = data2["resource-additions"];
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err20 = {instancePath:instancePath+"/attributes/resource-additions",schemaPath:"#/properties/attributes/properties/resource-additions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+const err21 = {instancePath:instancePath+"/attributes/resource-additions",schemaPath:"#/properties/attributes/properties/resource-additions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+if(data2["resource-changes"] !== undefined){
+let data7 = data2["resource-changes"];
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err22 = {instancePath:instancePath+"/attributes/resource-changes",schemaPath:"#/properties/attributes/properties/resource-changes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+const err23 = {instancePath:instancePath+"/attributes/resource-changes",schemaPath:"#/properties/attributes/properties/resource-changes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+if(data2["resource-destructions"] !== undefined){
+let data8 = data2["resource-destructions"];
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err24 = {instancePath:instancePath+"/attributes/resource-destructions",schemaPath:"#/properties/attributes/properties/resource-destructions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
+const err25 = {instancePath:instancePath+"/attributes/resource-destructions",schemaPath:"#/properties/attributes/properties/resource-destructions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+if(data2["resource-imports"] !== undefined){
+let data9 = data2["resource-imports"];
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err26 = {instancePath:instancePath+"/attributes/resource-imports",schemaPath:"#/properties/attributes/properties/resource-imports/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+const err27 = {instancePath:instancePath+"/attributes/resource-imports",schemaPath:"#/properties/attributes/properties/resource-imports/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+if(data2["status-timestamps"] !== undefined){
+let data10 = data2["status-timestamps"];
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+for(const key2 in data10){
+if(typeof data10[key2] !== "string"){
+const err28 = {instancePath:instancePath+"/attributes/status-timestamps/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/attributes/properties/status-timestamps/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/attributes/status-timestamps",schemaPath:"#/properties/attributes/properties/status-timestamps/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+validate30.errors = vErrors;
+return errors === 0;
+}
+validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate29.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+if(!(validate30(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate29.errors = vErrors;
+return errors === 0;
+}
+validate29.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+
+export const ProjectCreateDocument = validate32;
+const schema44 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"projects"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},"description":{"type":"string","maxLength":1000}}}}}}};
+const pattern8 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$", "u");
+const func1 = require("ajv/dist/runtime/ucs2length").default;
+
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate32.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.attributes === undefined){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.type !== undefined){
+if("projects" !== data0.type){
+const err2 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "projects"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data2 = data0.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.name === undefined){
+const err3 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data2.name !== undefined){
+let data3 = data2.name;
+if(typeof data3 === "string"){
+if(!pattern8.test(data3)){
+const err4 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"#/properties/data/properties/attributes/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"#/properties/data/properties/attributes/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data2.description !== undefined){
+let data4 = data2.description;
+if(typeof data4 === "string"){
+if(func1(data4) > 1000){
+const err6 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+validate32.errors = vErrors;
+return errors === 0;
+}
+validate32.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+
+export const ProjectDocument = validate33;
+const schema45 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Project"}}};
+const schema46 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"projects"},"id":{"type":"string","pattern":"^prj-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created-at"],"properties":{"name":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+const schema47 = {"type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"};
+const pattern9 = new RegExp("^prj-[0-9a-z]{16}$", "u");
+const pattern10 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$", "u");
+const schema48 = {"type":"object","required":["data"],"properties":{"data":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId"},{"type":"null"}]}}};
+const schema49 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string"},"id":{"type":"string"}}};
+
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate35.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -691,16 +2135,569 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate25.errors = vErrors;
+validate35.errors = vErrors;
 return errors === 0;
 }
-validate25.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate35.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate24.evaluated;
+const evaluated0 = validate34.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.attributes === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "type") || (key0 === "id")) || (key0 === "attributes")) || (key0 === "relationships"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("projects" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "projects"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(!pattern9.test(data1)){
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.attributes !== undefined){
+let data2 = data.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.name === undefined){
+const err7 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data2["created-at"] === undefined){
+const err8 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created-at"},message:"must have required property '"+"created-at"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!((key1 === "name") || (key1 === "created-at"))){
+const err9 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data2.name !== undefined){
+if(typeof data2.name !== "string"){
+const err10 = {instancePath:instancePath+"/attributes/name",schemaPath:"#/properties/attributes/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data2["created-at"] !== undefined){
+let data4 = data2["created-at"];
+if(typeof data4 === "string"){
+if(!pattern10.test(data4)){
+const err11 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.relationships !== undefined){
+let data5 = data.relationships;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key2 in data5){
+if(!(key2 === "organization")){
+const err14 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data5.organization !== undefined){
+if(!(validate35(data5.organization, {instancePath:instancePath+"/relationships/organization",parentData:data5,parentDataProperty:"organization",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate34.errors = vErrors;
+return errors === 0;
+}
+validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate33.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+if(!(validate34(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate33.errors = vErrors;
+return errors === 0;
+}
+validate33.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+
+export const ProjectListDocument = validate38;
+const schema50 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Project"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+const schema51 = {"type":"object","required":["current-page","next-page","prev-page","total-count","total-pages"],"properties":{"current-page":{"type":"integer"},"next-page":{"type":["integer","null"]},"prev-page":{"type":["integer","null"]},"total-count":{"type":"integer"},"total-pages":{"type":"integer"}}};
+
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate38.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate34(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+let data2 = data.meta;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.pagination === undefined){
+const err3 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/required",keyword:"required",params:{missingProperty: "pagination"},message:"must have required property '"+"pagination"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data2.pagination !== undefined){
+let data3 = data2.pagination;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3["current-page"] === undefined){
+const err4 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "current-page"},message:"must have required property '"+"current-page"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data3["next-page"] === undefined){
+const err5 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "next-page"},message:"must have required property '"+"next-page"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data3["prev-page"] === undefined){
+const err6 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "prev-page"},message:"must have required property '"+"prev-page"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data3["total-count"] === undefined){
+const err7 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "total-count"},message:"must have required property '"+"total-count"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data3["total-pages"] === undefined){
+const err8 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "total-pages"},message:"must have required property '"+"total-pages"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data3["current-page"] !== undefined){
+let data4 = data3["current-page"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err9 = {instancePath:instancePath+"/meta/pagination/current-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/current-page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data3["next-page"] !== undefined){
+let data5 = data3["next-page"];
+if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
+const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data3["prev-page"] !== undefined){
+let data6 = data3["prev-page"];
+if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
+const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data3["total-count"] !== undefined){
+let data7 = data3["total-count"];
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err12 = {instancePath:instancePath+"/meta/pagination/total-count",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/total-count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data3["total-pages"] !== undefined){
+let data8 = data3["total-pages"];
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err13 = {instancePath:instancePath+"/meta/pagination/total-pages",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/total-pages/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate38.errors = vErrors;
+return errors === 0;
+}
+validate38.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+
+export const RunActionDocument = validate40;
+const schema52 = {"description":"The body of a run action: the CLI sends plain JSON `{}` or `{\"comment\":\"…\"}` (with a JSON:API content type); an empty body is accepted too.","type":"object","properties":{"comment":{"type":"string","maxLength":2000}}};
+
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate40.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.comment !== undefined){
+let data0 = data.comment;
+if(typeof data0 === "string"){
+if(func1(data0) > 2000){
+const err0 = {instancePath:instancePath+"/comment",schemaPath:"#/properties/comment/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath:instancePath+"/comment",schemaPath:"#/properties/comment/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate40.errors = vErrors;
+return errors === 0;
+}
+validate40.evaluated = {"props":{"comment":true},"dynamicProps":false,"dynamicItems":false};
+
+export const RunCreateDocument = validate41;
+const schema53 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["relationships"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","properties":{"auto-apply":{"type":"boolean"},"is-destroy":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"plan-only":{"type":"boolean"},"message":{"type":"string","maxLength":2000},"target-addrs":{"type":"array","items":{"type":"string"}},"replace-addrs":{"type":"array","items":{"type":"string"}},"variables":{"type":"array","items":{"type":"object","required":["key","value"],"properties":{"key":{"type":"string"},"value":{"type":"string"}}}}}},"relationships":{"type":"object","required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
+
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate41.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1000,14 +2997,14 @@ vErrors.push(err22);
 errors++;
 }
 if(data18.workspace !== undefined){
-if(!(validate25(data18.workspace, {instancePath:instancePath+"/data/relationships/workspace",parentData:data18,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate35(data18.workspace, {instancePath:instancePath+"/data/relationships/workspace",parentData:data18,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
 }
 if(data18["configuration-version"] !== undefined){
-if(!(validate25(data18["configuration-version"], {instancePath:instancePath+"/data/relationships/configuration-version",parentData:data18,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate35(data18["configuration-version"], {instancePath:instancePath+"/data/relationships/configuration-version",parentData:data18,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
 }
@@ -1046,23 +3043,21 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate24.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
-validate24.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate41.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunDocument = validate28;
-const schema38 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}}};
-const schema39 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"runs"},"id":{"type":"string","pattern":"^run-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","is-destroy","auto-apply","plan-only","message","source","created-at","status-timestamps","actions","permissions"],"properties":{"status":{"type":"string"},"has-changes":{"type":"boolean"},"is-destroy":{"const":false},"auto-apply":{"const":false},"plan-only":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"message":{"type":"string"},"source":{"type":"string"},"terraform-version":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"status-timestamps":{"type":"object","additionalProperties":{"type":"string"}},"actions":{"type":"object","additionalProperties":false,"required":["is-cancelable","is-confirmable","is-discardable","is-force-cancelable"],"properties":{"is-cancelable":{"type":"boolean"},"is-confirmable":{"type":"boolean"},"is-discardable":{"type":"boolean"},"is-force-cancelable":{"type":"boolean"}}},"permissions":{"type":"object","additionalProperties":false,"required":["can-apply","can-cancel","can-discard","can-force-cancel","can-override-policy"],"properties":{"can-apply":{"type":"boolean"},"can-cancel":{"type":"boolean"},"can-discard":{"type":"boolean"},"can-force-cancel":{"type":"boolean"},"can-override-policy":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace","plan","apply","configuration-version","cost-estimate","policy-checks","task-stages"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"cost-estimate":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"policy-checks":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}},"task-stages":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}}}}}};
-const schema40 = {"type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"};
-const pattern5 = new RegExp("^run-[0-9a-z]{16}$", "u");
-const pattern6 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$", "u");
-const func2 = Object.prototype.hasOwnProperty;
+export const RunDocument = validate44;
+const schema54 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"},"included":{"description":"The resources `?include=` asked for (`workspace`, `plan`); other names are ignored.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Plan"}]}}}};
+const schema55 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"runs"},"id":{"type":"string","pattern":"^run-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","is-destroy","auto-apply","plan-only","message","source","created-at","status-timestamps","actions","permissions"],"properties":{"status":{"type":"string"},"has-changes":{"type":"boolean"},"is-destroy":{"const":false},"auto-apply":{"const":false},"plan-only":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"message":{"type":"string"},"source":{"type":"string"},"terraform-version":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"status-timestamps":{"type":"object","additionalProperties":{"type":"string"}},"position-in-queue":{"description":"Only in the queue listing; 0 is the next run to start.","type":"integer","minimum":0},"actions":{"type":"object","additionalProperties":false,"required":["is-cancelable","is-confirmable","is-discardable","is-force-cancelable"],"properties":{"is-cancelable":{"type":"boolean"},"is-confirmable":{"type":"boolean"},"is-discardable":{"type":"boolean"},"is-force-cancelable":{"type":"boolean"}}},"permissions":{"type":"object","additionalProperties":false,"required":["can-apply","can-cancel","can-discard","can-force-cancel","can-override-policy"],"properties":{"can-apply":{"type":"boolean"},"can-cancel":{"type":"boolean"},"can-discard":{"type":"boolean"},"can-force-cancel":{"type":"boolean"},"can-override-policy":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace","plan","apply","configuration-version","cost-estimate","policy-checks","task-stages"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"cost-estimate":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"policy-checks":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}},"task-stages":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}}}}}};
+const pattern11 = new RegExp("^run-[0-9a-z]{16}$", "u");
+const func4 = Object.prototype.hasOwnProperty;
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate29.evaluated;
+const evaluated0 = validate45.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1137,7 +3132,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern5.test(data1)){
+if(!pattern11.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -1286,7 +3281,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key1 in data3){
-if(!(func2.call(schema39.properties.attributes.properties, key1))){
+if(!(func4.call(schema55.properties.attributes.properties, key1))){
 const err20 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -1432,7 +3427,7 @@ errors++;
 if(data3["created-at"] !== undefined){
 let data15 = data3["created-at"];
 if(typeof data15 === "string"){
-if(!pattern6.test(data15)){
+if(!pattern10.test(data15)){
 const err32 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err32];
@@ -1481,11 +3476,10 @@ vErrors.push(err35);
 errors++;
 }
 }
-if(data3.actions !== undefined){
-let data18 = data3.actions;
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-if(data18["is-cancelable"] === undefined){
-const err36 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/required",keyword:"required",params:{missingProperty: "is-cancelable"},message:"must have required property '"+"is-cancelable"+"'"};
+if(data3["position-in-queue"] !== undefined){
+let data18 = data3["position-in-queue"];
+if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
+const err36 = {instancePath:instancePath+"/attributes/position-in-queue",schemaPath:"#/properties/attributes/properties/position-in-queue/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1494,8 +3488,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(data18["is-confirmable"] === undefined){
-const err37 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/required",keyword:"required",params:{missingProperty: "is-confirmable"},message:"must have required property '"+"is-confirmable"+"'"};
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 < 0 || isNaN(data18)){
+const err37 = {instancePath:instancePath+"/attributes/position-in-queue",schemaPath:"#/properties/attributes/properties/position-in-queue/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1504,8 +3499,13 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(data18["is-discardable"] === undefined){
-const err38 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/required",keyword:"required",params:{missingProperty: "is-discardable"},message:"must have required property '"+"is-discardable"+"'"};
+}
+}
+if(data3.actions !== undefined){
+let data19 = data3.actions;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19["is-cancelable"] === undefined){
+const err38 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/required",keyword:"required",params:{missingProperty: "is-cancelable"},message:"must have required property '"+"is-cancelable"+"'"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1514,8 +3514,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(data18["is-force-cancelable"] === undefined){
-const err39 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/required",keyword:"required",params:{missingProperty: "is-force-cancelable"},message:"must have required property '"+"is-force-cancelable"+"'"};
+if(data19["is-confirmable"] === undefined){
+const err39 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/required",keyword:"required",params:{missingProperty: "is-confirmable"},message:"must have required property '"+"is-confirmable"+"'"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1524,9 +3524,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-for(const key3 in data18){
-if(!((((key3 === "is-cancelable") || (key3 === "is-confirmable")) || (key3 === "is-discardable")) || (key3 === "is-force-cancelable"))){
-const err40 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(data19["is-discardable"] === undefined){
+const err40 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/required",keyword:"required",params:{missingProperty: "is-discardable"},message:"must have required property '"+"is-discardable"+"'"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1535,10 +3534,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-if(data18["is-cancelable"] !== undefined){
-if(typeof data18["is-cancelable"] !== "boolean"){
-const err41 = {instancePath:instancePath+"/attributes/actions/is-cancelable",schemaPath:"#/properties/attributes/properties/actions/properties/is-cancelable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data19["is-force-cancelable"] === undefined){
+const err41 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/required",keyword:"required",params:{missingProperty: "is-force-cancelable"},message:"must have required property '"+"is-force-cancelable"+"'"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1547,10 +3544,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-if(data18["is-confirmable"] !== undefined){
-if(typeof data18["is-confirmable"] !== "boolean"){
-const err42 = {instancePath:instancePath+"/attributes/actions/is-confirmable",schemaPath:"#/properties/attributes/properties/actions/properties/is-confirmable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+for(const key3 in data19){
+if(!((((key3 === "is-cancelable") || (key3 === "is-confirmable")) || (key3 === "is-discardable")) || (key3 === "is-force-cancelable"))){
+const err42 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1560,9 +3556,9 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data18["is-discardable"] !== undefined){
-if(typeof data18["is-discardable"] !== "boolean"){
-const err43 = {instancePath:instancePath+"/attributes/actions/is-discardable",schemaPath:"#/properties/attributes/properties/actions/properties/is-discardable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data19["is-cancelable"] !== undefined){
+if(typeof data19["is-cancelable"] !== "boolean"){
+const err43 = {instancePath:instancePath+"/attributes/actions/is-cancelable",schemaPath:"#/properties/attributes/properties/actions/properties/is-cancelable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1572,9 +3568,9 @@ vErrors.push(err43);
 errors++;
 }
 }
-if(data18["is-force-cancelable"] !== undefined){
-if(typeof data18["is-force-cancelable"] !== "boolean"){
-const err44 = {instancePath:instancePath+"/attributes/actions/is-force-cancelable",schemaPath:"#/properties/attributes/properties/actions/properties/is-force-cancelable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data19["is-confirmable"] !== undefined){
+if(typeof data19["is-confirmable"] !== "boolean"){
+const err44 = {instancePath:instancePath+"/attributes/actions/is-confirmable",schemaPath:"#/properties/attributes/properties/actions/properties/is-confirmable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1584,9 +3580,9 @@ vErrors.push(err44);
 errors++;
 }
 }
-}
-else {
-const err45 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data19["is-discardable"] !== undefined){
+if(typeof data19["is-discardable"] !== "boolean"){
+const err45 = {instancePath:instancePath+"/attributes/actions/is-discardable",schemaPath:"#/properties/attributes/properties/actions/properties/is-discardable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1596,11 +3592,9 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data3.permissions !== undefined){
-let data23 = data3.permissions;
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23["can-apply"] === undefined){
-const err46 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-apply"},message:"must have required property '"+"can-apply"+"'"};
+if(data19["is-force-cancelable"] !== undefined){
+if(typeof data19["is-force-cancelable"] !== "boolean"){
+const err46 = {instancePath:instancePath+"/attributes/actions/is-force-cancelable",schemaPath:"#/properties/attributes/properties/actions/properties/is-force-cancelable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1609,8 +3603,10 @@ vErrors.push(err46);
 }
 errors++;
 }
-if(data23["can-cancel"] === undefined){
-const err47 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-cancel"},message:"must have required property '"+"can-cancel"+"'"};
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1619,8 +3615,12 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(data23["can-discard"] === undefined){
-const err48 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-discard"},message:"must have required property '"+"can-discard"+"'"};
+}
+if(data3.permissions !== undefined){
+let data24 = data3.permissions;
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(data24["can-apply"] === undefined){
+const err48 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-apply"},message:"must have required property '"+"can-apply"+"'"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1629,8 +3629,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data23["can-force-cancel"] === undefined){
-const err49 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-force-cancel"},message:"must have required property '"+"can-force-cancel"+"'"};
+if(data24["can-cancel"] === undefined){
+const err49 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-cancel"},message:"must have required property '"+"can-cancel"+"'"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1639,8 +3639,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data23["can-override-policy"] === undefined){
-const err50 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-override-policy"},message:"must have required property '"+"can-override-policy"+"'"};
+if(data24["can-discard"] === undefined){
+const err50 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-discard"},message:"must have required property '"+"can-discard"+"'"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -1649,9 +3649,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-for(const key4 in data23){
-if(!(((((key4 === "can-apply") || (key4 === "can-cancel")) || (key4 === "can-discard")) || (key4 === "can-force-cancel")) || (key4 === "can-override-policy"))){
-const err51 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(data24["can-force-cancel"] === undefined){
+const err51 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-force-cancel"},message:"must have required property '"+"can-force-cancel"+"'"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -1660,10 +3659,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-}
-if(data23["can-apply"] !== undefined){
-if(typeof data23["can-apply"] !== "boolean"){
-const err52 = {instancePath:instancePath+"/attributes/permissions/can-apply",schemaPath:"#/properties/attributes/properties/permissions/properties/can-apply/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data24["can-override-policy"] === undefined){
+const err52 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-override-policy"},message:"must have required property '"+"can-override-policy"+"'"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -1672,10 +3669,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-}
-if(data23["can-cancel"] !== undefined){
-if(typeof data23["can-cancel"] !== "boolean"){
-const err53 = {instancePath:instancePath+"/attributes/permissions/can-cancel",schemaPath:"#/properties/attributes/properties/permissions/properties/can-cancel/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+for(const key4 in data24){
+if(!(((((key4 === "can-apply") || (key4 === "can-cancel")) || (key4 === "can-discard")) || (key4 === "can-force-cancel")) || (key4 === "can-override-policy"))){
+const err53 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -1685,9 +3681,9 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data23["can-discard"] !== undefined){
-if(typeof data23["can-discard"] !== "boolean"){
-const err54 = {instancePath:instancePath+"/attributes/permissions/can-discard",schemaPath:"#/properties/attributes/properties/permissions/properties/can-discard/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data24["can-apply"] !== undefined){
+if(typeof data24["can-apply"] !== "boolean"){
+const err54 = {instancePath:instancePath+"/attributes/permissions/can-apply",schemaPath:"#/properties/attributes/properties/permissions/properties/can-apply/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -1697,9 +3693,9 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data23["can-force-cancel"] !== undefined){
-if(typeof data23["can-force-cancel"] !== "boolean"){
-const err55 = {instancePath:instancePath+"/attributes/permissions/can-force-cancel",schemaPath:"#/properties/attributes/properties/permissions/properties/can-force-cancel/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data24["can-cancel"] !== undefined){
+if(typeof data24["can-cancel"] !== "boolean"){
+const err55 = {instancePath:instancePath+"/attributes/permissions/can-cancel",schemaPath:"#/properties/attributes/properties/permissions/properties/can-cancel/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -1709,9 +3705,9 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data23["can-override-policy"] !== undefined){
-if(typeof data23["can-override-policy"] !== "boolean"){
-const err56 = {instancePath:instancePath+"/attributes/permissions/can-override-policy",schemaPath:"#/properties/attributes/properties/permissions/properties/can-override-policy/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data24["can-discard"] !== undefined){
+if(typeof data24["can-discard"] !== "boolean"){
+const err56 = {instancePath:instancePath+"/attributes/permissions/can-discard",schemaPath:"#/properties/attributes/properties/permissions/properties/can-discard/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -1721,9 +3717,9 @@ vErrors.push(err56);
 errors++;
 }
 }
-}
-else {
-const err57 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data24["can-force-cancel"] !== undefined){
+if(typeof data24["can-force-cancel"] !== "boolean"){
+const err57 = {instancePath:instancePath+"/attributes/permissions/can-force-cancel",schemaPath:"#/properties/attributes/properties/permissions/properties/can-force-cancel/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -1733,9 +3729,9 @@ vErrors.push(err57);
 errors++;
 }
 }
-}
-else {
-const err58 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data24["can-override-policy"] !== undefined){
+if(typeof data24["can-override-policy"] !== "boolean"){
+const err58 = {instancePath:instancePath+"/attributes/permissions/can-override-policy",schemaPath:"#/properties/attributes/properties/permissions/properties/can-override-policy/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -1745,11 +3741,9 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data.relationships !== undefined){
-let data29 = data.relationships;
-if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
-if(data29.workspace === undefined){
-const err59 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "workspace"},message:"must have required property '"+"workspace"+"'"};
+}
+else {
+const err59 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -1758,8 +3752,10 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(data29.plan === undefined){
-const err60 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "plan"},message:"must have required property '"+"plan"+"'"};
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -1768,8 +3764,12 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(data29.apply === undefined){
-const err61 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "apply"},message:"must have required property '"+"apply"+"'"};
+}
+if(data.relationships !== undefined){
+let data30 = data.relationships;
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+if(data30.workspace === undefined){
+const err61 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "workspace"},message:"must have required property '"+"workspace"+"'"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -1778,8 +3778,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-if(data29["configuration-version"] === undefined){
-const err62 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "configuration-version"},message:"must have required property '"+"configuration-version"+"'"};
+if(data30.plan === undefined){
+const err62 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "plan"},message:"must have required property '"+"plan"+"'"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -1788,8 +3788,8 @@ vErrors.push(err62);
 }
 errors++;
 }
-if(data29["cost-estimate"] === undefined){
-const err63 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "cost-estimate"},message:"must have required property '"+"cost-estimate"+"'"};
+if(data30.apply === undefined){
+const err63 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "apply"},message:"must have required property '"+"apply"+"'"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -1798,8 +3798,8 @@ vErrors.push(err63);
 }
 errors++;
 }
-if(data29["policy-checks"] === undefined){
-const err64 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "policy-checks"},message:"must have required property '"+"policy-checks"+"'"};
+if(data30["configuration-version"] === undefined){
+const err64 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "configuration-version"},message:"must have required property '"+"configuration-version"+"'"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -1808,8 +3808,8 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data29["task-stages"] === undefined){
-const err65 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "task-stages"},message:"must have required property '"+"task-stages"+"'"};
+if(data30["cost-estimate"] === undefined){
+const err65 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "cost-estimate"},message:"must have required property '"+"cost-estimate"+"'"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -1818,9 +3818,8 @@ vErrors.push(err65);
 }
 errors++;
 }
-for(const key5 in data29){
-if(!(((((((key5 === "workspace") || (key5 === "plan")) || (key5 === "apply")) || (key5 === "configuration-version")) || (key5 === "cost-estimate")) || (key5 === "policy-checks")) || (key5 === "task-stages"))){
-const err66 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(data30["policy-checks"] === undefined){
+const err66 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "policy-checks"},message:"must have required property '"+"policy-checks"+"'"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -1829,42 +3828,8 @@ vErrors.push(err66);
 }
 errors++;
 }
-}
-if(data29.workspace !== undefined){
-if(!(validate25(data29.workspace, {instancePath:instancePath+"/relationships/workspace",parentData:data29,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-errors = vErrors.length;
-}
-}
-if(data29.plan !== undefined){
-if(!(validate25(data29.plan, {instancePath:instancePath+"/relationships/plan",parentData:data29,parentDataProperty:"plan",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-errors = vErrors.length;
-}
-}
-if(data29.apply !== undefined){
-if(!(validate25(data29.apply, {instancePath:instancePath+"/relationships/apply",parentData:data29,parentDataProperty:"apply",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-errors = vErrors.length;
-}
-}
-if(data29["configuration-version"] !== undefined){
-if(!(validate25(data29["configuration-version"], {instancePath:instancePath+"/relationships/configuration-version",parentData:data29,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-errors = vErrors.length;
-}
-}
-if(data29["cost-estimate"] !== undefined){
-if(!(validate25(data29["cost-estimate"], {instancePath:instancePath+"/relationships/cost-estimate",parentData:data29,parentDataProperty:"cost-estimate",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-errors = vErrors.length;
-}
-}
-if(data29["policy-checks"] !== undefined){
-let data35 = data29["policy-checks"];
-if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
-if(data35.data === undefined){
-const err67 = {instancePath:instancePath+"/relationships/policy-checks",schemaPath:"#/properties/relationships/properties/policy-checks/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data30["task-stages"] === undefined){
+const err67 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "task-stages"},message:"must have required property '"+"task-stages"+"'"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -1873,11 +3838,9 @@ vErrors.push(err67);
 }
 errors++;
 }
-if(data35.data !== undefined){
-let data36 = data35.data;
-if(Array.isArray(data36)){
-if(data36.length > 0){
-const err68 = {instancePath:instancePath+"/relationships/policy-checks/data",schemaPath:"#/properties/relationships/properties/policy-checks/properties/data/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"};
+for(const key5 in data30){
+if(!(((((((key5 === "workspace") || (key5 === "plan")) || (key5 === "apply")) || (key5 === "configuration-version")) || (key5 === "cost-estimate")) || (key5 === "policy-checks")) || (key5 === "task-stages"))){
+const err68 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -1887,8 +3850,41 @@ vErrors.push(err68);
 errors++;
 }
 }
-else {
-const err69 = {instancePath:instancePath+"/relationships/policy-checks/data",schemaPath:"#/properties/relationships/properties/policy-checks/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data30.workspace !== undefined){
+if(!(validate35(data30.workspace, {instancePath:instancePath+"/relationships/workspace",parentData:data30,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+}
+if(data30.plan !== undefined){
+if(!(validate35(data30.plan, {instancePath:instancePath+"/relationships/plan",parentData:data30,parentDataProperty:"plan",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+}
+if(data30.apply !== undefined){
+if(!(validate35(data30.apply, {instancePath:instancePath+"/relationships/apply",parentData:data30,parentDataProperty:"apply",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+}
+if(data30["configuration-version"] !== undefined){
+if(!(validate35(data30["configuration-version"], {instancePath:instancePath+"/relationships/configuration-version",parentData:data30,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+}
+if(data30["cost-estimate"] !== undefined){
+if(!(validate35(data30["cost-estimate"], {instancePath:instancePath+"/relationships/cost-estimate",parentData:data30,parentDataProperty:"cost-estimate",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+}
+if(data30["policy-checks"] !== undefined){
+let data36 = data30["policy-checks"];
+if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+if(data36.data === undefined){
+const err69 = {instancePath:instancePath+"/relationships/policy-checks",schemaPath:"#/properties/relationships/properties/policy-checks/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -1897,10 +3893,11 @@ vErrors.push(err69);
 }
 errors++;
 }
-}
-}
-else {
-const err70 = {instancePath:instancePath+"/relationships/policy-checks",schemaPath:"#/properties/relationships/properties/policy-checks/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data36.data !== undefined){
+let data37 = data36.data;
+if(Array.isArray(data37)){
+if(data37.length > 0){
+const err70 = {instancePath:instancePath+"/relationships/policy-checks/data",schemaPath:"#/properties/relationships/properties/policy-checks/properties/data/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -1910,11 +3907,8 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data29["task-stages"] !== undefined){
-let data37 = data29["task-stages"];
-if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
-if(data37.data === undefined){
-const err71 = {instancePath:instancePath+"/relationships/task-stages",schemaPath:"#/properties/relationships/properties/task-stages/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+else {
+const err71 = {instancePath:instancePath+"/relationships/policy-checks/data",schemaPath:"#/properties/relationships/properties/policy-checks/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -1923,11 +3917,10 @@ vErrors.push(err71);
 }
 errors++;
 }
-if(data37.data !== undefined){
-let data38 = data37.data;
-if(Array.isArray(data38)){
-if(data38.length > 0){
-const err72 = {instancePath:instancePath+"/relationships/task-stages/data",schemaPath:"#/properties/relationships/properties/task-stages/properties/data/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"};
+}
+}
+else {
+const err72 = {instancePath:instancePath+"/relationships/policy-checks",schemaPath:"#/properties/relationships/properties/policy-checks/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -1937,8 +3930,11 @@ vErrors.push(err72);
 errors++;
 }
 }
-else {
-const err73 = {instancePath:instancePath+"/relationships/task-stages/data",schemaPath:"#/properties/relationships/properties/task-stages/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data30["task-stages"] !== undefined){
+let data38 = data30["task-stages"];
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+if(data38.data === undefined){
+const err73 = {instancePath:instancePath+"/relationships/task-stages",schemaPath:"#/properties/relationships/properties/task-stages/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -1947,10 +3943,11 @@ vErrors.push(err73);
 }
 errors++;
 }
-}
-}
-else {
-const err74 = {instancePath:instancePath+"/relationships/task-stages",schemaPath:"#/properties/relationships/properties/task-stages/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data38.data !== undefined){
+let data39 = data38.data;
+if(Array.isArray(data39)){
+if(data39.length > 0){
+const err74 = {instancePath:instancePath+"/relationships/task-stages/data",schemaPath:"#/properties/relationships/properties/task-stages/properties/data/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1960,9 +3957,8 @@ vErrors.push(err74);
 errors++;
 }
 }
-}
 else {
-const err75 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err75 = {instancePath:instancePath+"/relationships/task-stages/data",schemaPath:"#/properties/relationships/properties/task-stages/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1974,7 +3970,7 @@ errors++;
 }
 }
 else {
-const err76 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err76 = {instancePath:instancePath+"/relationships/task-stages",schemaPath:"#/properties/relationships/properties/task-stages/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1983,16 +3979,909 @@ vErrors.push(err76);
 }
 errors++;
 }
-validate29.errors = vErrors;
+}
+}
+else {
+const err77 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+}
+else {
+const err78 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+validate45.errors = vErrors;
 return errors === 0;
 }
-validate29.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+const schema57 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"workspaces"},"id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["name","execution-mode","terraform-version","locked","working-directory","structured-run-output-enabled","tag-names","vcs-repo","auto-apply","allow-destroy-plan","operations","created-at","updated-at","permissions","actions"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"execution-mode":{"const":"remote"},"terraform-version":{"type":"string"},"locked":{"type":"boolean"},"working-directory":{"type":"string"},"structured-run-output-enabled":{"const":false},"tag-names":{"type":"array","items":{"type":"string"}},"vcs-repo":{"type":"null"},"auto-apply":{"const":false},"allow-destroy-plan":{"const":false},"operations":{"const":true},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"updated-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"permissions":{"type":"object","additionalProperties":false,"required":["can-queue-run","can-queue-apply","can-queue-destroy","can-update","can-destroy","can-lock","can-unlock","can-force-unlock","can-read-state-versions"],"properties":{"can-queue-run":{"type":"boolean"},"can-queue-apply":{"type":"boolean"},"can-queue-destroy":{"const":false},"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-lock":{"type":"boolean"},"can-unlock":{"type":"boolean"},"can-force-unlock":{"type":"boolean"},"can-read-state-versions":{"type":"boolean"}}},"actions":{"type":"object","additionalProperties":false,"required":["is-destroyable"],"properties":{"is-destroyable":{"const":false}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project","current-run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"current-run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+const pattern13 = new RegExp("^ws-[0-9a-z]{16}$", "u");
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate28.evaluated;
+const evaluated0 = validate52.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.attributes === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.relationships === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "relationships"},message:"must have required property '"+"relationships"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "id")) || (key0 === "links")) || (key0 === "attributes")) || (key0 === "relationships"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("workspaces" !== data.type){
+const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "workspaces"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(!pattern13.test(data1)){
+const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.links !== undefined){
+let data2 = data.links;
+if(!(data2 && typeof data2 == "object" && !Array.isArray(data2))){
+const err8 = {instancePath:instancePath+"/links",schemaPath:"#/properties/links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.attributes !== undefined){
+let data3 = data.attributes;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.name === undefined){
+const err9 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data3["execution-mode"] === undefined){
+const err10 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "execution-mode"},message:"must have required property '"+"execution-mode"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3["terraform-version"] === undefined){
+const err11 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "terraform-version"},message:"must have required property '"+"terraform-version"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data3.locked === undefined){
+const err12 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "locked"},message:"must have required property '"+"locked"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data3["working-directory"] === undefined){
+const err13 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "working-directory"},message:"must have required property '"+"working-directory"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data3["structured-run-output-enabled"] === undefined){
+const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "structured-run-output-enabled"},message:"must have required property '"+"structured-run-output-enabled"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data3["tag-names"] === undefined){
+const err15 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "tag-names"},message:"must have required property '"+"tag-names"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data3["vcs-repo"] === undefined){
+const err16 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "vcs-repo"},message:"must have required property '"+"vcs-repo"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data3["auto-apply"] === undefined){
+const err17 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "auto-apply"},message:"must have required property '"+"auto-apply"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data3["allow-destroy-plan"] === undefined){
+const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "allow-destroy-plan"},message:"must have required property '"+"allow-destroy-plan"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data3.operations === undefined){
+const err19 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "operations"},message:"must have required property '"+"operations"+"'"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(data3["created-at"] === undefined){
+const err20 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created-at"},message:"must have required property '"+"created-at"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data3["updated-at"] === undefined){
+const err21 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "updated-at"},message:"must have required property '"+"updated-at"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data3.permissions === undefined){
+const err22 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "permissions"},message:"must have required property '"+"permissions"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data3.actions === undefined){
+const err23 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "actions"},message:"must have required property '"+"actions"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+for(const key1 in data3){
+if(!(func4.call(schema57.properties.attributes.properties, key1))){
+const err24 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data3.name !== undefined){
+if(typeof data3.name !== "string"){
+const err25 = {instancePath:instancePath+"/attributes/name",schemaPath:"#/properties/attributes/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data3.description !== undefined){
+let data5 = data3.description;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err26 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema57.properties.attributes.properties.description.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data3["execution-mode"] !== undefined){
+if("remote" !== data3["execution-mode"]){
+const err27 = {instancePath:instancePath+"/attributes/execution-mode",schemaPath:"#/properties/attributes/properties/execution-mode/const",keyword:"const",params:{allowedValue: "remote"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data3["terraform-version"] !== undefined){
+if(typeof data3["terraform-version"] !== "string"){
+const err28 = {instancePath:instancePath+"/attributes/terraform-version",schemaPath:"#/properties/attributes/properties/terraform-version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data3.locked !== undefined){
+if(typeof data3.locked !== "boolean"){
+const err29 = {instancePath:instancePath+"/attributes/locked",schemaPath:"#/properties/attributes/properties/locked/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data3["working-directory"] !== undefined){
+if(typeof data3["working-directory"] !== "string"){
+const err30 = {instancePath:instancePath+"/attributes/working-directory",schemaPath:"#/properties/attributes/properties/working-directory/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data3["structured-run-output-enabled"] !== undefined){
+if(false !== data3["structured-run-output-enabled"]){
+const err31 = {instancePath:instancePath+"/attributes/structured-run-output-enabled",schemaPath:"#/properties/attributes/properties/structured-run-output-enabled/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data3["tag-names"] !== undefined){
+let data11 = data3["tag-names"];
+if(Array.isArray(data11)){
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data11[i0] !== "string"){
+const err32 = {instancePath:instancePath+"/attributes/tag-names/" + i0,schemaPath:"#/properties/attributes/properties/tag-names/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/attributes/tag-names",schemaPath:"#/properties/attributes/properties/tag-names/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data3["vcs-repo"] !== undefined){
+if(data3["vcs-repo"] !== null){
+const err34 = {instancePath:instancePath+"/attributes/vcs-repo",schemaPath:"#/properties/attributes/properties/vcs-repo/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data3["auto-apply"] !== undefined){
+if(false !== data3["auto-apply"]){
+const err35 = {instancePath:instancePath+"/attributes/auto-apply",schemaPath:"#/properties/attributes/properties/auto-apply/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data3["allow-destroy-plan"] !== undefined){
+if(false !== data3["allow-destroy-plan"]){
+const err36 = {instancePath:instancePath+"/attributes/allow-destroy-plan",schemaPath:"#/properties/attributes/properties/allow-destroy-plan/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data3.operations !== undefined){
+if(true !== data3.operations){
+const err37 = {instancePath:instancePath+"/attributes/operations",schemaPath:"#/properties/attributes/properties/operations/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data3["created-at"] !== undefined){
+let data17 = data3["created-at"];
+if(typeof data17 === "string"){
+if(!pattern10.test(data17)){
+const err38 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data3["updated-at"] !== undefined){
+let data18 = data3["updated-at"];
+if(typeof data18 === "string"){
+if(!pattern10.test(data18)){
+const err40 = {instancePath:instancePath+"/attributes/updated-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/attributes/updated-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data3.permissions !== undefined){
+let data19 = data3.permissions;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19["can-queue-run"] === undefined){
+const err42 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-queue-run"},message:"must have required property '"+"can-queue-run"+"'"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(data19["can-queue-apply"] === undefined){
+const err43 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-queue-apply"},message:"must have required property '"+"can-queue-apply"+"'"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if(data19["can-queue-destroy"] === undefined){
+const err44 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-queue-destroy"},message:"must have required property '"+"can-queue-destroy"+"'"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(data19["can-update"] === undefined){
+const err45 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-update"},message:"must have required property '"+"can-update"+"'"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(data19["can-destroy"] === undefined){
+const err46 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-destroy"},message:"must have required property '"+"can-destroy"+"'"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+if(data19["can-lock"] === undefined){
+const err47 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-lock"},message:"must have required property '"+"can-lock"+"'"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(data19["can-unlock"] === undefined){
+const err48 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-unlock"},message:"must have required property '"+"can-unlock"+"'"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+if(data19["can-force-unlock"] === undefined){
+const err49 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-force-unlock"},message:"must have required property '"+"can-force-unlock"+"'"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if(data19["can-read-state-versions"] === undefined){
+const err50 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-read-state-versions"},message:"must have required property '"+"can-read-state-versions"+"'"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+for(const key2 in data19){
+if(!(func4.call(schema57.properties.attributes.properties.permissions.properties, key2))){
+const err51 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data19["can-queue-run"] !== undefined){
+if(typeof data19["can-queue-run"] !== "boolean"){
+const err52 = {instancePath:instancePath+"/attributes/permissions/can-queue-run",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-run/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+if(data19["can-queue-apply"] !== undefined){
+if(typeof data19["can-queue-apply"] !== "boolean"){
+const err53 = {instancePath:instancePath+"/attributes/permissions/can-queue-apply",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-apply/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data19["can-queue-destroy"] !== undefined){
+if(false !== data19["can-queue-destroy"]){
+const err54 = {instancePath:instancePath+"/attributes/permissions/can-queue-destroy",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-destroy/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data19["can-update"] !== undefined){
+if(typeof data19["can-update"] !== "boolean"){
+const err55 = {instancePath:instancePath+"/attributes/permissions/can-update",schemaPath:"#/properties/attributes/properties/permissions/properties/can-update/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data19["can-destroy"] !== undefined){
+if(typeof data19["can-destroy"] !== "boolean"){
+const err56 = {instancePath:instancePath+"/attributes/permissions/can-destroy",schemaPath:"#/properties/attributes/properties/permissions/properties/can-destroy/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data19["can-lock"] !== undefined){
+if(typeof data19["can-lock"] !== "boolean"){
+const err57 = {instancePath:instancePath+"/attributes/permissions/can-lock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-lock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+if(data19["can-unlock"] !== undefined){
+if(typeof data19["can-unlock"] !== "boolean"){
+const err58 = {instancePath:instancePath+"/attributes/permissions/can-unlock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-unlock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+if(data19["can-force-unlock"] !== undefined){
+if(typeof data19["can-force-unlock"] !== "boolean"){
+const err59 = {instancePath:instancePath+"/attributes/permissions/can-force-unlock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-force-unlock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data19["can-read-state-versions"] !== undefined){
+if(typeof data19["can-read-state-versions"] !== "boolean"){
+const err60 = {instancePath:instancePath+"/attributes/permissions/can-read-state-versions",schemaPath:"#/properties/attributes/properties/permissions/properties/can-read-state-versions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+}
+else {
+const err61 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+if(data3.actions !== undefined){
+let data29 = data3.actions;
+if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+if(data29["is-destroyable"] === undefined){
+const err62 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/required",keyword:"required",params:{missingProperty: "is-destroyable"},message:"must have required property '"+"is-destroyable"+"'"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+for(const key3 in data29){
+if(!(key3 === "is-destroyable")){
+const err63 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+if(data29["is-destroyable"] !== undefined){
+if(false !== data29["is-destroyable"]){
+const err64 = {instancePath:instancePath+"/attributes/actions/is-destroyable",schemaPath:"#/properties/attributes/properties/actions/properties/is-destroyable/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+}
+else {
+const err65 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+}
+else {
+const err66 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+if(data.relationships !== undefined){
+let data31 = data.relationships;
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+if(data31.organization === undefined){
+const err67 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+if(data31.project === undefined){
+const err68 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+if(data31["current-run"] === undefined){
+const err69 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "current-run"},message:"must have required property '"+"current-run"+"'"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+for(const key4 in data31){
+if(!(((key4 === "organization") || (key4 === "project")) || (key4 === "current-run"))){
+const err70 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+if(data31.organization !== undefined){
+if(!(validate35(data31.organization, {instancePath:instancePath+"/relationships/organization",parentData:data31,parentDataProperty:"organization",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+}
+if(data31.project !== undefined){
+if(!(validate35(data31.project, {instancePath:instancePath+"/relationships/project",parentData:data31,parentDataProperty:"project",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+}
+if(data31["current-run"] !== undefined){
+if(!(validate35(data31["current-run"], {instancePath:instancePath+"/relationships/current-run",parentData:data31,parentDataProperty:"current-run",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err71 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+}
+else {
+const err72 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+validate52.errors = vErrors;
+return errors === 0;
+}
+validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate44.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2011,14 +4900,52 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate29(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+if(!(validate45(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
 }
+if(data.included !== undefined){
+let data1 = data.included;
+if(Array.isArray(data1)){
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+const _errs5 = errors;
+let valid3 = false;
+let passing0 = null;
+const _errs6 = errors;
+if(!(validate52(data2, {instancePath:instancePath+"/included/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs6 === errors;
+if(_valid0){
+valid3 = true;
+passing0 = 0;
+var props0 = true;
+}
+const _errs7 = errors;
+if(!(validate30(data2, {instancePath:instancePath+"/included/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs7 === errors;
+if(_valid0 && valid3){
+valid3 = false;
+passing0 = [passing0, 1];
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_valid0){
+valid3 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+if(!valid3){
+const err1 = {instancePath:instancePath+"/included/" + i0,schemaPath:"#/properties/included/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2027,20 +4954,347 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate28.errors = vErrors;
+else {
+errors = _errs5;
+if(vErrors !== null){
+if(_errs5){
+vErrors.length = _errs5;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/included",schemaPath:"#/properties/included/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate44.errors = vErrors;
 return errors === 0;
 }
-validate28.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate44.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionCreateDocument = validate36;
-const schema41 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"state-versions"},"attributes":{"type":"object","required":["serial","md5","lineage"],"properties":{"serial":{"type":"integer","minimum":0,"maximum":9007199254740991},"md5":{"type":"string","pattern":"^[0-9a-fA-F]{32}$"},"lineage":{"type":"string","minLength":1,"maxLength":255},"force":{"type":"boolean"},"json-state-outputs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Base64JsonOutputs"}}},"relationships":{"type":"object","properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
-const schema42 = {"description":"Base64 of a JSON object `{\"<name>\": {\"sensitive\": bool, \"type\": <cty type JSON>, \"value\": <JSON>}}` (`e30=` is `{}`; base64 of `null` is accepted too).","type":"string","maxLength":16777216};
-const pattern7 = new RegExp("^[0-9a-fA-F]{32}$", "u");
+export const RunEventListDocument = validate58;
+const schema60 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}};
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate36.evaluated;
+const evaluated0 = validate58.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+if(data0.length > 0){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate58.errors = vErrors;
+return errors === 0;
+}
+validate58.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+
+export const RunListDocument = validate59;
+const schema61 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate59.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate45(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+let data2 = data.meta;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.pagination === undefined){
+const err3 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/required",keyword:"required",params:{missingProperty: "pagination"},message:"must have required property '"+"pagination"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data2.pagination !== undefined){
+let data3 = data2.pagination;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3["current-page"] === undefined){
+const err4 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "current-page"},message:"must have required property '"+"current-page"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data3["next-page"] === undefined){
+const err5 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "next-page"},message:"must have required property '"+"next-page"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data3["prev-page"] === undefined){
+const err6 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "prev-page"},message:"must have required property '"+"prev-page"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data3["total-count"] === undefined){
+const err7 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "total-count"},message:"must have required property '"+"total-count"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data3["total-pages"] === undefined){
+const err8 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "total-pages"},message:"must have required property '"+"total-pages"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data3["current-page"] !== undefined){
+let data4 = data3["current-page"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err9 = {instancePath:instancePath+"/meta/pagination/current-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/current-page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data3["next-page"] !== undefined){
+let data5 = data3["next-page"];
+if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
+const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data3["prev-page"] !== undefined){
+let data6 = data3["prev-page"];
+if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
+const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data3["total-count"] !== undefined){
+let data7 = data3["total-count"];
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err12 = {instancePath:instancePath+"/meta/pagination/total-count",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/total-count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data3["total-pages"] !== undefined){
+let data8 = data3["total-pages"];
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err13 = {instancePath:instancePath+"/meta/pagination/total-pages",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/total-pages/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate59.errors = vErrors;
+return errors === 0;
+}
+validate59.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+
+export const StateVersionCreateDocument = validate61;
+const schema63 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"state-versions"},"attributes":{"type":"object","required":["serial","md5","lineage"],"properties":{"serial":{"type":"integer","minimum":0,"maximum":9007199254740991},"md5":{"type":"string","pattern":"^[0-9a-fA-F]{32}$"},"lineage":{"type":"string","minLength":1,"maxLength":255},"force":{"type":"boolean"},"json-state-outputs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Base64JsonOutputs"}}},"relationships":{"type":"object","properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
+const schema64 = {"description":"Base64 of a JSON object `{\"<name>\": {\"sensitive\": bool, \"type\": <cty type JSON>, \"value\": <JSON>}}` (`e30=` is `{}`; base64 of `null` is accepted too).","type":"string","maxLength":16777216};
+const pattern16 = new RegExp("^[0-9a-fA-F]{32}$", "u");
+
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2154,7 +5408,7 @@ errors++;
 if(data2.md5 !== undefined){
 let data4 = data2.md5;
 if(typeof data4 === "string"){
-if(!pattern7.test(data4)){
+if(!pattern16.test(data4)){
 const err9 = {instancePath:instancePath+"/data/attributes/md5",schemaPath:"#/properties/data/properties/attributes/properties/md5/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{32}$"},message:"must match pattern \""+"^[0-9a-fA-F]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -2264,8 +5518,8 @@ if(data0.relationships !== undefined){
 let data8 = data0.relationships;
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 if(data8.run !== undefined){
-if(!(validate25(data8.run, {instancePath:instancePath+"/data/relationships/run",parentData:data8,parentDataProperty:"run",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate35(data8.run, {instancePath:instancePath+"/data/relationships/run",parentData:data8,parentDataProperty:"run",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
 }
@@ -2304,21 +5558,20 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate61.errors = vErrors;
 return errors === 0;
 }
-validate36.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate61.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionDocument = validate38;
-const schema43 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersion"}}};
-const schema44 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"state-versions"},"id":{"type":"string","pattern":"^sv-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["serial","lineage","md5","status","created-at","hosted-state-download-url"],"properties":{"serial":{"type":"integer","minimum":0},"lineage":{"type":"string"},"md5":{"type":"string"},"status":{"description":"`pending` until the runner confirms the publication after a successful apply; `finalized` once published (only a finalized version can be the current one).","enum":["pending","finalized","discarded"]},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"hosted-state-download-url":{"description":"A path relative to the server (the CLI resolves it and sends its Authorization header).","type":"string"},"hosted-state-upload-url":{"description":"Absolute, signed and expiring; PUT the raw state there without Authorization. Only in the create response.","type":"string","format":"uri"},"hosted-json-state-upload-url":{"description":"Absolute, signed and expiring; the JSON state PUT is accepted and discarded. Only in the create response.","type":"string","format":"uri"},"sha256":{"description":"SHA-256 of the uploaded state bytes; null until uploaded.","type":["string","null"]},"size-bytes":{"type":["integer","null"]},"fence":{"description":"The workspace-lock fencing token the state version was accepted under.","type":"integer"},"uploaded-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"published-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]}}},"relationships":{"type":"object","additionalProperties":false,"required":["run"],"properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
-const pattern8 = new RegExp("^sv-[0-9a-z]{16}$", "u");
-const formats0 = require("ajv-formats/dist/formats").fullFormats.uri;
+export const StateVersionDocument = validate63;
+const schema65 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersion"}}};
+const schema66 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"state-versions"},"id":{"type":"string","pattern":"^sv-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["serial","lineage","md5","status","created-at","hosted-state-download-url"],"properties":{"serial":{"type":"integer","minimum":0},"lineage":{"type":"string"},"md5":{"type":"string"},"status":{"description":"`pending` until the runner confirms the publication after a successful apply; `finalized` once published (only a finalized version can be the current one).","enum":["pending","finalized","discarded"]},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"hosted-state-download-url":{"description":"A path relative to the server (the CLI resolves it and sends its Authorization header).","type":"string"},"hosted-state-upload-url":{"description":"Absolute, signed and expiring; PUT the raw state there without Authorization. Only in the create response.","type":"string","format":"uri"},"hosted-json-state-upload-url":{"description":"Absolute, signed and expiring; the JSON state PUT is accepted and discarded. Only in the create response.","type":"string","format":"uri"},"sha256":{"description":"SHA-256 of the uploaded state bytes; null until uploaded.","type":["string","null"]},"size-bytes":{"type":["integer","null"]},"fence":{"description":"The workspace-lock fencing token the state version was accepted under.","type":"integer"},"uploaded-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"published-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]}}},"relationships":{"type":"object","additionalProperties":false,"required":["run"],"properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+const pattern17 = new RegExp("^sv-[0-9a-z]{16}$", "u");
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate39.evaluated;
+const evaluated0 = validate64.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2393,7 +5646,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern8.test(data1)){
+if(!pattern17.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^sv-[0-9a-z]{16}$"},message:"must match pattern \""+"^sv-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -2479,7 +5732,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key1 in data2){
-if(!(func2.call(schema44.properties.attributes.properties, key1))){
+if(!(func4.call(schema66.properties.attributes.properties, key1))){
 const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -2542,7 +5795,7 @@ errors++;
 if(data2.status !== undefined){
 let data6 = data2.status;
 if(!(((data6 === "pending") || (data6 === "finalized")) || (data6 === "discarded"))){
-const err19 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema44.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema66.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2555,7 +5808,7 @@ errors++;
 if(data2["created-at"] !== undefined){
 let data7 = data2["created-at"];
 if(typeof data7 === "string"){
-if(!pattern6.test(data7)){
+if(!pattern10.test(data7)){
 const err20 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -2642,7 +5895,7 @@ errors++;
 if(data2.sha256 !== undefined){
 let data11 = data2.sha256;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err27 = {instancePath:instancePath+"/attributes/sha256",schemaPath:"#/properties/attributes/properties/sha256/type",keyword:"type",params:{type: schema44.properties.attributes.properties.sha256.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/attributes/sha256",schemaPath:"#/properties/attributes/properties/sha256/type",keyword:"type",params:{type: schema66.properties.attributes.properties.sha256.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -2655,7 +5908,7 @@ errors++;
 if(data2["size-bytes"] !== undefined){
 let data12 = data2["size-bytes"];
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/attributes/size-bytes",schemaPath:"#/properties/attributes/properties/size-bytes/type",keyword:"type",params:{type: schema44.properties.attributes.properties["size-bytes"].type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/attributes/size-bytes",schemaPath:"#/properties/attributes/properties/size-bytes/type",keyword:"type",params:{type: schema66.properties.attributes.properties["size-bytes"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -2685,7 +5938,7 @@ let valid3 = false;
 let passing0 = null;
 const _errs32 = errors;
 if(typeof data14 === "string"){
-if(!pattern6.test(data14)){
+if(!pattern10.test(data14)){
 const err30 = {instancePath:instancePath+"/attributes/uploaded-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
@@ -2762,7 +6015,7 @@ let valid5 = false;
 let passing1 = null;
 const _errs39 = errors;
 if(typeof data15 === "string"){
-if(!pattern6.test(data15)){
+if(!pattern10.test(data15)){
 const err34 = {instancePath:instancePath+"/attributes/published-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -2870,8 +6123,8 @@ errors++;
 }
 }
 if(data16.run !== undefined){
-if(!(validate25(data16.run, {instancePath:instancePath+"/relationships/run",parentData:data16,parentDataProperty:"run",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate35(data16.run, {instancePath:instancePath+"/relationships/run",parentData:data16,parentDataProperty:"run",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
 }
@@ -2898,16 +6151,16 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate38.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2926,8 +6179,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate39(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+if(!(validate64(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
 errors = vErrors.length;
 }
 }
@@ -2942,20 +6195,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate38.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate63.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionOutputDocument = validate42;
-const schema48 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}}};
-const schema49 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"state-version-outputs"},"id":{"type":"string","pattern":"^svo-[0-9a-z]{16}-[0-9]{1,6}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","sensitive","type","value","detailed-type"],"properties":{"name":{"type":"string"},"sensitive":{"type":"boolean"},"type":{"description":"The kind of the value (`string`, `number`, `bool`, `list`, `object`, …); the CLI decodes it but does not use it.","type":"string"},"value":{"description":"The output's value; always null when the output is sensitive (StackShip never stores sensitive output values)."},"detailed-type":{"description":"The cty type as JSON, e.g. `\"string\"` or `[\"list\",\"string\"]`."}}}}};
-const pattern12 = new RegExp("^svo-[0-9a-z]{16}-[0-9]{1,6}$", "u");
+export const StateVersionOutputDocument = validate67;
+const schema70 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}}};
+const schema71 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"state-version-outputs"},"id":{"type":"string","pattern":"^svo-[0-9a-z]{16}-[0-9]{1,6}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","sensitive","type","value","detailed-type"],"properties":{"name":{"type":"string"},"sensitive":{"type":"boolean"},"type":{"description":"The kind of the value (`string`, `number`, `bool`, `list`, `object`, …); the CLI decodes it but does not use it.","type":"string"},"value":{"description":"The output's value; always null when the output is sensitive (StackShip never stores sensitive output values)."},"detailed-type":{"description":"The cty type as JSON, e.g. `\"string\"` or `[\"list\",\"string\"]`."}}}}};
+const pattern21 = new RegExp("^svo-[0-9a-z]{16}-[0-9]{1,6}$", "u");
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3033,7 +6286,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern12.test(data2)){
+if(!pattern21.test(data2)){
 const err6 = {instancePath:instancePath+"/data/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput/properties/id/pattern",keyword:"pattern",params:{pattern: "^svo-[0-9a-z]{16}-[0-9]{1,6}$"},message:"must match pattern \""+"^svo-[0-9a-z]{16}-[0-9]{1,6}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -3191,19 +6444,18 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate67.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionOutputListDocument = validate43;
-const schema50 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
-const schema52 = {"type":"object","required":["current-page","next-page","prev-page","total-count","total-pages"],"properties":{"current-page":{"type":"integer"},"next-page":{"type":["integer","null"]},"prev-page":{"type":["integer","null"]},"total-count":{"type":"integer"},"total-pages":{"type":"integer"}}};
+export const StateVersionOutputListDocument = validate68;
+const schema72 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate43.evaluated;
+const evaluated0 = validate68.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3295,7 +6547,7 @@ errors++;
 if(data1.id !== undefined){
 let data3 = data1.id;
 if(typeof data3 === "string"){
-if(!pattern12.test(data3)){
+if(!pattern21.test(data3)){
 const err7 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput/properties/id/pattern",keyword:"pattern",params:{pattern: "^svo-[0-9a-z]{16}-[0-9]{1,6}$"},message:"must match pattern \""+"^svo-[0-9a-z]{16}-[0-9]{1,6}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -3536,7 +6788,7 @@ errors++;
 if(data9["next-page"] !== undefined){
 let data11 = data9["next-page"];
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err28 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema52.properties["next-page"].type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -3549,7 +6801,7 @@ errors++;
 if(data9["prev-page"] !== undefined){
 let data12 = data9["prev-page"];
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err29 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema52.properties["prev-page"].type},message:"must be integer,null"};
+const err29 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -3620,19 +6872,18 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate43.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate68.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceCreateDocument = validate44;
-const schema53 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},"terraform-version":{"type":"string","maxLength":40},"working-directory":{"type":"string","maxLength":1000},"description":{"type":"string","maxLength":1000}}},"relationships":{"type":"object","properties":{"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
-const pattern14 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$", "u");
+export const WorkspaceCreateDocument = validate69;
+const schema75 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},"terraform-version":{"type":"string","maxLength":40},"working-directory":{"type":"string","maxLength":1000},"description":{"type":"string","maxLength":1000}}},"relationships":{"type":"object","properties":{"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate44.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3691,7 +6942,7 @@ errors++;
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern14.test(data3)){
+if(!pattern8.test(data3)){
 const err4 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"#/properties/data/properties/attributes/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -3804,8 +7055,8 @@ if(data0.relationships !== undefined){
 let data7 = data0.relationships;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.project !== undefined){
-if(!(validate25(data7.project, {instancePath:instancePath+"/data/relationships/project",parentData:data7,parentDataProperty:"project",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate35(data7.project, {instancePath:instancePath+"/data/relationships/project",parentData:data7,parentDataProperty:"project",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
 }
@@ -3844,887 +7095,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate69.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceDocument = validate46;
-const schema54 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"}}};
-const schema55 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"workspaces"},"id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["name","execution-mode","terraform-version","locked","working-directory","structured-run-output-enabled","tag-names","vcs-repo","auto-apply","allow-destroy-plan","operations","created-at","updated-at","permissions","actions"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"execution-mode":{"const":"remote"},"terraform-version":{"type":"string"},"locked":{"type":"boolean"},"working-directory":{"type":"string"},"structured-run-output-enabled":{"const":false},"tag-names":{"type":"array","items":{"type":"string"}},"vcs-repo":{"type":"null"},"auto-apply":{"const":false},"allow-destroy-plan":{"const":false},"operations":{"const":true},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"updated-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"permissions":{"type":"object","additionalProperties":false,"required":["can-queue-run","can-queue-apply","can-queue-destroy","can-update","can-destroy","can-lock","can-unlock","can-force-unlock","can-read-state-versions"],"properties":{"can-queue-run":{"type":"boolean"},"can-queue-apply":{"type":"boolean"},"can-queue-destroy":{"const":false},"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-lock":{"type":"boolean"},"can-unlock":{"type":"boolean"},"can-force-unlock":{"type":"boolean"},"can-read-state-versions":{"type":"boolean"}}},"actions":{"type":"object","additionalProperties":false,"required":["is-destroyable"],"properties":{"is-destroyable":{"const":false}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project","current-run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"current-run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
-const pattern15 = new RegExp("^ws-[0-9a-z]{16}$", "u");
+export const WorkspaceDocument = validate71;
+const schema76 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"}}};
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.attributes === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.relationships === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "relationships"},message:"must have required property '"+"relationships"+"'"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(((((key0 === "type") || (key0 === "id")) || (key0 === "links")) || (key0 === "attributes")) || (key0 === "relationships"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.type !== undefined){
-if("workspaces" !== data.type){
-const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "workspaces"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.id !== undefined){
-let data1 = data.id;
-if(typeof data1 === "string"){
-if(!pattern15.test(data1)){
-const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-else {
-const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.links !== undefined){
-let data2 = data.links;
-if(!(data2 && typeof data2 == "object" && !Array.isArray(data2))){
-const err8 = {instancePath:instancePath+"/links",schemaPath:"#/properties/links/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.attributes !== undefined){
-let data3 = data.attributes;
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-if(data3.name === undefined){
-const err9 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(data3["execution-mode"] === undefined){
-const err10 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "execution-mode"},message:"must have required property '"+"execution-mode"+"'"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3["terraform-version"] === undefined){
-const err11 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "terraform-version"},message:"must have required property '"+"terraform-version"+"'"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(data3.locked === undefined){
-const err12 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "locked"},message:"must have required property '"+"locked"+"'"};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-if(data3["working-directory"] === undefined){
-const err13 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "working-directory"},message:"must have required property '"+"working-directory"+"'"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-if(data3["structured-run-output-enabled"] === undefined){
-const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "structured-run-output-enabled"},message:"must have required property '"+"structured-run-output-enabled"+"'"};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if(data3["tag-names"] === undefined){
-const err15 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "tag-names"},message:"must have required property '"+"tag-names"+"'"};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(data3["vcs-repo"] === undefined){
-const err16 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "vcs-repo"},message:"must have required property '"+"vcs-repo"+"'"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-if(data3["auto-apply"] === undefined){
-const err17 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "auto-apply"},message:"must have required property '"+"auto-apply"+"'"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-if(data3["allow-destroy-plan"] === undefined){
-const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "allow-destroy-plan"},message:"must have required property '"+"allow-destroy-plan"+"'"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data3.operations === undefined){
-const err19 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "operations"},message:"must have required property '"+"operations"+"'"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-if(data3["created-at"] === undefined){
-const err20 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created-at"},message:"must have required property '"+"created-at"+"'"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-if(data3["updated-at"] === undefined){
-const err21 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "updated-at"},message:"must have required property '"+"updated-at"+"'"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-if(data3.permissions === undefined){
-const err22 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "permissions"},message:"must have required property '"+"permissions"+"'"};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-if(data3.actions === undefined){
-const err23 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "actions"},message:"must have required property '"+"actions"+"'"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-for(const key1 in data3){
-if(!(func2.call(schema55.properties.attributes.properties, key1))){
-const err24 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-}
-if(data3.name !== undefined){
-if(typeof data3.name !== "string"){
-const err25 = {instancePath:instancePath+"/attributes/name",schemaPath:"#/properties/attributes/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-}
-if(data3.description !== undefined){
-let data5 = data3.description;
-if((typeof data5 !== "string") && (data5 !== null)){
-const err26 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema55.properties.attributes.properties.description.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-if(data3["execution-mode"] !== undefined){
-if("remote" !== data3["execution-mode"]){
-const err27 = {instancePath:instancePath+"/attributes/execution-mode",schemaPath:"#/properties/attributes/properties/execution-mode/const",keyword:"const",params:{allowedValue: "remote"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-}
-if(data3["terraform-version"] !== undefined){
-if(typeof data3["terraform-version"] !== "string"){
-const err28 = {instancePath:instancePath+"/attributes/terraform-version",schemaPath:"#/properties/attributes/properties/terraform-version/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-}
-if(data3.locked !== undefined){
-if(typeof data3.locked !== "boolean"){
-const err29 = {instancePath:instancePath+"/attributes/locked",schemaPath:"#/properties/attributes/properties/locked/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-}
-if(data3["working-directory"] !== undefined){
-if(typeof data3["working-directory"] !== "string"){
-const err30 = {instancePath:instancePath+"/attributes/working-directory",schemaPath:"#/properties/attributes/properties/working-directory/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-}
-if(data3["structured-run-output-enabled"] !== undefined){
-if(false !== data3["structured-run-output-enabled"]){
-const err31 = {instancePath:instancePath+"/attributes/structured-run-output-enabled",schemaPath:"#/properties/attributes/properties/structured-run-output-enabled/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-}
-if(data3["tag-names"] !== undefined){
-let data11 = data3["tag-names"];
-if(Array.isArray(data11)){
-const len0 = data11.length;
-for(let i0=0; i0<len0; i0++){
-if(typeof data11[i0] !== "string"){
-const err32 = {instancePath:instancePath+"/attributes/tag-names/" + i0,schemaPath:"#/properties/attributes/properties/tag-names/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-}
-}
-else {
-const err33 = {instancePath:instancePath+"/attributes/tag-names",schemaPath:"#/properties/attributes/properties/tag-names/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-}
-if(data3["vcs-repo"] !== undefined){
-if(data3["vcs-repo"] !== null){
-const err34 = {instancePath:instancePath+"/attributes/vcs-repo",schemaPath:"#/properties/attributes/properties/vcs-repo/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-}
-if(data3["auto-apply"] !== undefined){
-if(false !== data3["auto-apply"]){
-const err35 = {instancePath:instancePath+"/attributes/auto-apply",schemaPath:"#/properties/attributes/properties/auto-apply/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-}
-if(data3["allow-destroy-plan"] !== undefined){
-if(false !== data3["allow-destroy-plan"]){
-const err36 = {instancePath:instancePath+"/attributes/allow-destroy-plan",schemaPath:"#/properties/attributes/properties/allow-destroy-plan/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-}
-if(data3.operations !== undefined){
-if(true !== data3.operations){
-const err37 = {instancePath:instancePath+"/attributes/operations",schemaPath:"#/properties/attributes/properties/operations/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err37];
-}
-else {
-vErrors.push(err37);
-}
-errors++;
-}
-}
-if(data3["created-at"] !== undefined){
-let data17 = data3["created-at"];
-if(typeof data17 === "string"){
-if(!pattern6.test(data17)){
-const err38 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
-if(vErrors === null){
-vErrors = [err38];
-}
-else {
-vErrors.push(err38);
-}
-errors++;
-}
-}
-else {
-const err39 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err39];
-}
-else {
-vErrors.push(err39);
-}
-errors++;
-}
-}
-if(data3["updated-at"] !== undefined){
-let data18 = data3["updated-at"];
-if(typeof data18 === "string"){
-if(!pattern6.test(data18)){
-const err40 = {instancePath:instancePath+"/attributes/updated-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
-if(vErrors === null){
-vErrors = [err40];
-}
-else {
-vErrors.push(err40);
-}
-errors++;
-}
-}
-else {
-const err41 = {instancePath:instancePath+"/attributes/updated-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err41];
-}
-else {
-vErrors.push(err41);
-}
-errors++;
-}
-}
-if(data3.permissions !== undefined){
-let data19 = data3.permissions;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19["can-queue-run"] === undefined){
-const err42 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-queue-run"},message:"must have required property '"+"can-queue-run"+"'"};
-if(vErrors === null){
-vErrors = [err42];
-}
-else {
-vErrors.push(err42);
-}
-errors++;
-}
-if(data19["can-queue-apply"] === undefined){
-const err43 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-queue-apply"},message:"must have required property '"+"can-queue-apply"+"'"};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
-}
-errors++;
-}
-if(data19["can-queue-destroy"] === undefined){
-const err44 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-queue-destroy"},message:"must have required property '"+"can-queue-destroy"+"'"};
-if(vErrors === null){
-vErrors = [err44];
-}
-else {
-vErrors.push(err44);
-}
-errors++;
-}
-if(data19["can-update"] === undefined){
-const err45 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-update"},message:"must have required property '"+"can-update"+"'"};
-if(vErrors === null){
-vErrors = [err45];
-}
-else {
-vErrors.push(err45);
-}
-errors++;
-}
-if(data19["can-destroy"] === undefined){
-const err46 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-destroy"},message:"must have required property '"+"can-destroy"+"'"};
-if(vErrors === null){
-vErrors = [err46];
-}
-else {
-vErrors.push(err46);
-}
-errors++;
-}
-if(data19["can-lock"] === undefined){
-const err47 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-lock"},message:"must have required property '"+"can-lock"+"'"};
-if(vErrors === null){
-vErrors = [err47];
-}
-else {
-vErrors.push(err47);
-}
-errors++;
-}
-if(data19["can-unlock"] === undefined){
-const err48 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-unlock"},message:"must have required property '"+"can-unlock"+"'"};
-if(vErrors === null){
-vErrors = [err48];
-}
-else {
-vErrors.push(err48);
-}
-errors++;
-}
-if(data19["can-force-unlock"] === undefined){
-const err49 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-force-unlock"},message:"must have required property '"+"can-force-unlock"+"'"};
-if(vErrors === null){
-vErrors = [err49];
-}
-else {
-vErrors.push(err49);
-}
-errors++;
-}
-if(data19["can-read-state-versions"] === undefined){
-const err50 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-read-state-versions"},message:"must have required property '"+"can-read-state-versions"+"'"};
-if(vErrors === null){
-vErrors = [err50];
-}
-else {
-vErrors.push(err50);
-}
-errors++;
-}
-for(const key2 in data19){
-if(!(func2.call(schema55.properties.attributes.properties.permissions.properties, key2))){
-const err51 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err51];
-}
-else {
-vErrors.push(err51);
-}
-errors++;
-}
-}
-if(data19["can-queue-run"] !== undefined){
-if(typeof data19["can-queue-run"] !== "boolean"){
-const err52 = {instancePath:instancePath+"/attributes/permissions/can-queue-run",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-run/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err52];
-}
-else {
-vErrors.push(err52);
-}
-errors++;
-}
-}
-if(data19["can-queue-apply"] !== undefined){
-if(typeof data19["can-queue-apply"] !== "boolean"){
-const err53 = {instancePath:instancePath+"/attributes/permissions/can-queue-apply",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-apply/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err53];
-}
-else {
-vErrors.push(err53);
-}
-errors++;
-}
-}
-if(data19["can-queue-destroy"] !== undefined){
-if(false !== data19["can-queue-destroy"]){
-const err54 = {instancePath:instancePath+"/attributes/permissions/can-queue-destroy",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-destroy/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err54];
-}
-else {
-vErrors.push(err54);
-}
-errors++;
-}
-}
-if(data19["can-update"] !== undefined){
-if(typeof data19["can-update"] !== "boolean"){
-const err55 = {instancePath:instancePath+"/attributes/permissions/can-update",schemaPath:"#/properties/attributes/properties/permissions/properties/can-update/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err55];
-}
-else {
-vErrors.push(err55);
-}
-errors++;
-}
-}
-if(data19["can-destroy"] !== undefined){
-if(typeof data19["can-destroy"] !== "boolean"){
-const err56 = {instancePath:instancePath+"/attributes/permissions/can-destroy",schemaPath:"#/properties/attributes/properties/permissions/properties/can-destroy/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err56];
-}
-else {
-vErrors.push(err56);
-}
-errors++;
-}
-}
-if(data19["can-lock"] !== undefined){
-if(typeof data19["can-lock"] !== "boolean"){
-const err57 = {instancePath:instancePath+"/attributes/permissions/can-lock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-lock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err57];
-}
-else {
-vErrors.push(err57);
-}
-errors++;
-}
-}
-if(data19["can-unlock"] !== undefined){
-if(typeof data19["can-unlock"] !== "boolean"){
-const err58 = {instancePath:instancePath+"/attributes/permissions/can-unlock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-unlock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err58];
-}
-else {
-vErrors.push(err58);
-}
-errors++;
-}
-}
-if(data19["can-force-unlock"] !== undefined){
-if(typeof data19["can-force-unlock"] !== "boolean"){
-const err59 = {instancePath:instancePath+"/attributes/permissions/can-force-unlock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-force-unlock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err59];
-}
-else {
-vErrors.push(err59);
-}
-errors++;
-}
-}
-if(data19["can-read-state-versions"] !== undefined){
-if(typeof data19["can-read-state-versions"] !== "boolean"){
-const err60 = {instancePath:instancePath+"/attributes/permissions/can-read-state-versions",schemaPath:"#/properties/attributes/properties/permissions/properties/can-read-state-versions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err60];
-}
-else {
-vErrors.push(err60);
-}
-errors++;
-}
-}
-}
-else {
-const err61 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err61];
-}
-else {
-vErrors.push(err61);
-}
-errors++;
-}
-}
-if(data3.actions !== undefined){
-let data29 = data3.actions;
-if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
-if(data29["is-destroyable"] === undefined){
-const err62 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/required",keyword:"required",params:{missingProperty: "is-destroyable"},message:"must have required property '"+"is-destroyable"+"'"};
-if(vErrors === null){
-vErrors = [err62];
-}
-else {
-vErrors.push(err62);
-}
-errors++;
-}
-for(const key3 in data29){
-if(!(key3 === "is-destroyable")){
-const err63 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err63];
-}
-else {
-vErrors.push(err63);
-}
-errors++;
-}
-}
-if(data29["is-destroyable"] !== undefined){
-if(false !== data29["is-destroyable"]){
-const err64 = {instancePath:instancePath+"/attributes/actions/is-destroyable",schemaPath:"#/properties/attributes/properties/actions/properties/is-destroyable/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err64];
-}
-else {
-vErrors.push(err64);
-}
-errors++;
-}
-}
-}
-else {
-const err65 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err65];
-}
-else {
-vErrors.push(err65);
-}
-errors++;
-}
-}
-}
-else {
-const err66 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err66];
-}
-else {
-vErrors.push(err66);
-}
-errors++;
-}
-}
-if(data.relationships !== undefined){
-let data31 = data.relationships;
-if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
-if(data31.organization === undefined){
-const err67 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
-if(vErrors === null){
-vErrors = [err67];
-}
-else {
-vErrors.push(err67);
-}
-errors++;
-}
-if(data31.project === undefined){
-const err68 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'"};
-if(vErrors === null){
-vErrors = [err68];
-}
-else {
-vErrors.push(err68);
-}
-errors++;
-}
-if(data31["current-run"] === undefined){
-const err69 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "current-run"},message:"must have required property '"+"current-run"+"'"};
-if(vErrors === null){
-vErrors = [err69];
-}
-else {
-vErrors.push(err69);
-}
-errors++;
-}
-for(const key4 in data31){
-if(!(((key4 === "organization") || (key4 === "project")) || (key4 === "current-run"))){
-const err70 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err70];
-}
-else {
-vErrors.push(err70);
-}
-errors++;
-}
-}
-if(data31.organization !== undefined){
-if(!(validate25(data31.organization, {instancePath:instancePath+"/relationships/organization",parentData:data31,parentDataProperty:"organization",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-errors = vErrors.length;
-}
-}
-if(data31.project !== undefined){
-if(!(validate25(data31.project, {instancePath:instancePath+"/relationships/project",parentData:data31,parentDataProperty:"project",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-errors = vErrors.length;
-}
-}
-if(data31["current-run"] !== undefined){
-if(!(validate25(data31["current-run"], {instancePath:instancePath+"/relationships/current-run",parentData:data31,parentDataProperty:"current-run",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err71 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err71];
-}
-else {
-vErrors.push(err71);
-}
-errors++;
-}
-}
-}
-else {
-const err72 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err72];
-}
-else {
-vErrors.push(err72);
-}
-errors++;
-}
-validate47.errors = vErrors;
-return errors === 0;
-}
-validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4743,8 +7125,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate47(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+if(!(validate52(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
 errors = vErrors.length;
 }
 }
@@ -4759,18 +7141,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate71.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceLockDocument = validate52;
-const schema58 = {"description":"The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too.","type":"object","properties":{"data":{"type":"object","properties":{"type":{"type":"string"},"attributes":{"type":"object","properties":{"reason":{"type":"string","maxLength":1000}}}}}}};
+export const WorkspaceLockDocument = validate73;
+const schema77 = {"description":"The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too.","type":"object","properties":{"data":{"type":"object","properties":{"type":{"type":"string"},"attributes":{"type":"object","properties":{"reason":{"type":"string","maxLength":1000}}}}}}};
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4856,15 +7238,132 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate73.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+
+export const WorkspaceUpdateDocument = validate74;
+const schema78 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","properties":{"terraform-version":{"type":"string","maxLength":40}}}}}}};
+
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate74.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.type !== undefined){
+if("workspaces" !== data0.type){
+const err0 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "workspaces"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data2 = data0.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2["terraform-version"] !== undefined){
+let data3 = data2["terraform-version"];
+if(typeof data3 === "string"){
+if(func1(data3) > 40){
+const err1 = {instancePath:instancePath+"/data/attributes/terraform-version",schemaPath:"#/properties/data/properties/attributes/properties/terraform-version/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/data/attributes/terraform-version",schemaPath:"#/properties/data/properties/attributes/properties/terraform-version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate74.errors = vErrors;
+return errors === 0;
+}
+validate74.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 export const getDiscoveryResponse200 = Discovery;
+export const getApplyResponse200 = ApplyDocument;
+export const getApplyResponse401 = ErrorDocument;
+export const getApplyResponse404 = ErrorDocument;
+export const getConfigurationVersionResponse200 = ConfigurationVersionDocument;
+export const getConfigurationVersionResponse401 = ErrorDocument;
+export const getConfigurationVersionResponse404 = ErrorDocument;
+export const readLogResponse404 = ErrorDocument;
 export const getEntitlementSetResponse200 = EntitlementSetDocument;
 export const getEntitlementSetResponse401 = ErrorDocument;
 export const getEntitlementSetResponse404 = ErrorDocument;
+export const listProjectsResponse200 = ProjectListDocument;
+export const listProjectsResponse401 = ErrorDocument;
+export const listProjectsResponse404 = ErrorDocument;
+export const createProjectRequest = ProjectCreateDocument;
+export const createProjectResponse201 = ProjectDocument;
+export const createProjectResponse401 = ErrorDocument;
+export const createProjectResponse403 = ErrorDocument;
+export const createProjectResponse404 = ErrorDocument;
+export const createProjectResponse409 = ErrorDocument;
+export const createProjectResponse422 = ErrorDocument;
+export const listRunQueueResponse200 = RunListDocument;
+export const listRunQueueResponse401 = ErrorDocument;
+export const listRunQueueResponse404 = ErrorDocument;
 export const createWorkspaceRequest = WorkspaceCreateDocument;
 export const createWorkspaceResponse201 = WorkspaceDocument;
 export const createWorkspaceResponse401 = ErrorDocument;
@@ -4875,6 +7374,9 @@ export const createWorkspaceResponse422 = ErrorDocument;
 export const getWorkspaceByNameResponse200 = WorkspaceDocument;
 export const getWorkspaceByNameResponse401 = ErrorDocument;
 export const getWorkspaceByNameResponse404 = ErrorDocument;
+export const getPlanResponse200 = PlanDocument;
+export const getPlanResponse401 = ErrorDocument;
+export const getPlanResponse404 = ErrorDocument;
 export const createRunRequest = RunCreateDocument;
 export const createRunResponse201 = RunDocument;
 export const createRunResponse401 = ErrorDocument;
@@ -4882,6 +7384,28 @@ export const createRunResponse403 = ErrorDocument;
 export const createRunResponse404 = ErrorDocument;
 export const createRunResponse409 = ErrorDocument;
 export const createRunResponse422 = ErrorDocument;
+export const getRunResponse200 = RunDocument;
+export const getRunResponse401 = ErrorDocument;
+export const getRunResponse404 = ErrorDocument;
+export const applyRunRequest = RunActionDocument;
+export const applyRunResponse401 = ErrorDocument;
+export const applyRunResponse403 = ErrorDocument;
+export const applyRunResponse404 = ErrorDocument;
+export const applyRunResponse409 = ErrorDocument;
+export const applyRunResponse422 = ErrorDocument;
+export const cancelRunRequest = RunActionDocument;
+export const cancelRunResponse401 = ErrorDocument;
+export const cancelRunResponse403 = ErrorDocument;
+export const cancelRunResponse404 = ErrorDocument;
+export const cancelRunResponse409 = ErrorDocument;
+export const discardRunRequest = RunActionDocument;
+export const discardRunResponse401 = ErrorDocument;
+export const discardRunResponse403 = ErrorDocument;
+export const discardRunResponse404 = ErrorDocument;
+export const discardRunResponse409 = ErrorDocument;
+export const listRunEventsResponse200 = RunEventListDocument;
+export const listRunEventsResponse401 = ErrorDocument;
+export const listRunEventsResponse404 = ErrorDocument;
 export const getStateVersionOutputResponse200 = StateVersionOutputDocument;
 export const getStateVersionOutputResponse401 = ErrorDocument;
 export const getStateVersionOutputResponse404 = ErrorDocument;
@@ -4901,6 +7425,11 @@ export const uploadStateVersionResponse422 = ErrorDocument;
 export const getWorkspaceResponse200 = WorkspaceDocument;
 export const getWorkspaceResponse401 = ErrorDocument;
 export const getWorkspaceResponse404 = ErrorDocument;
+export const updateWorkspaceRequest = WorkspaceUpdateDocument;
+export const updateWorkspaceResponse200 = WorkspaceDocument;
+export const updateWorkspaceResponse401 = ErrorDocument;
+export const updateWorkspaceResponse403 = ErrorDocument;
+export const updateWorkspaceResponse404 = ErrorDocument;
 export const forceUnlockWorkspaceResponse200 = WorkspaceDocument;
 export const forceUnlockWorkspaceResponse401 = ErrorDocument;
 export const forceUnlockWorkspaceResponse403 = ErrorDocument;
@@ -4918,12 +7447,21 @@ export const unlockWorkspaceResponse401 = ErrorDocument;
 export const unlockWorkspaceResponse403 = ErrorDocument;
 export const unlockWorkspaceResponse404 = ErrorDocument;
 export const unlockWorkspaceResponse409 = ErrorDocument;
+export const createConfigurationVersionRequest = ConfigurationVersionCreateDocument;
+export const createConfigurationVersionResponse201 = ConfigurationVersionDocument;
+export const createConfigurationVersionResponse401 = ErrorDocument;
+export const createConfigurationVersionResponse403 = ErrorDocument;
+export const createConfigurationVersionResponse404 = ErrorDocument;
+export const createConfigurationVersionResponse422 = ErrorDocument;
 export const getCurrentStateVersionResponse200 = StateVersionDocument;
 export const getCurrentStateVersionResponse401 = ErrorDocument;
 export const getCurrentStateVersionResponse404 = ErrorDocument;
 export const listCurrentStateVersionOutputsResponse200 = StateVersionOutputListDocument;
 export const listCurrentStateVersionOutputsResponse401 = ErrorDocument;
 export const listCurrentStateVersionOutputsResponse404 = ErrorDocument;
+export const listWorkspaceRunsResponse200 = RunListDocument;
+export const listWorkspaceRunsResponse401 = ErrorDocument;
+export const listWorkspaceRunsResponse404 = ErrorDocument;
 export const createStateVersionRequest = StateVersionCreateDocument;
 export const createStateVersionResponse201 = StateVersionDocument;
 export const createStateVersionResponse401 = ErrorDocument;

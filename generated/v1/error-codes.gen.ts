@@ -45,6 +45,17 @@ export const errorCodes = {
   STATE_VERSION_NOT_UPLOADED: { status: 409, title: "State version not uploaded" },
   STATE_VERSION_NOT_PENDING: { status: 409, title: "State version is not pending" },
   STATE_PUBLICATION_MISMATCH: { status: 409, title: "State publication does not match the upload" },
+  POLICY_SET_NAME_TAKEN: { status: 409, title: "Policy set name already taken" },
+  POLICY_SET_ATTACHMENT_INVALID: { status: 422, title: "Invalid policy set attachment" },
+  POLICY_SOURCE_INVALID: { status: 422, title: "Invalid policy module" },
+  POLICY_OVERRIDE_PERMISSION_REQUIRED: { status: 403, title: "Overriding a policy failure needs policy:override_soft" },
+  POLICY_OVERRIDE_HARD_FAILED: { status: 409, title: "Hard-failed or errored policy results cannot be overridden" },
+  POLICY_OVERRIDE_NOT_SOFT_FAILED: { status: 409, title: "Run is not waiting on a soft policy failure" },
+  POLICY_OVERRIDE_DIGEST_MISMATCH: { status: 409, title: "Policy result digest is not the run's current result" },
+  POLICY_OVERRIDE_REQUIRED: { status: 409, title: "A soft policy failure needs an override before approval" },
+  POLICY_OVERRIDE_EXPIRED: { status: 409, title: "The policy override expired" },
+  RUN_PLAN_CHANGES_NOT_READY: { status: 409, title: "Plan changes are not available yet" },
+  RUN_PLAN_CHANGES_UNAVAILABLE: { status: 404, title: "Plan changes were not produced" },
   INTERNAL: { status: 500, title: "Internal error" },
 } as const;
 

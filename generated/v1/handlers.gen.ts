@@ -40,6 +40,18 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getOrganization"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  listPolicySets: (input: {
+    path: NonNullable<Ops["listPolicySets"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listPolicySets"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  createPolicySet: (input: {
+    path: NonNullable<Ops["createPolicySet"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["createPolicySet"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<201, Ops["createPolicySet"]["responses"][201]["content"]["application/vnd.api+json"]>>;
   listProjects: (input: {
     path: NonNullable<Ops["listProjects"]["parameters"]["path"]>;
     query: Record<string, never>;
@@ -76,6 +88,12 @@ export type Handlers<Ctx> = {
     body: NonNullable<Ops["createWorkspace"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<201, Ops["createWorkspace"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  createPolicySetVersion: (input: {
+    path: NonNullable<Ops["createPolicySetVersion"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["createPolicySetVersion"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<201, Ops["createPolicySetVersion"]["responses"][201]["content"]["application/vnd.api+json"]>>;
   getRun: (input: {
     path: NonNullable<Ops["getRun"]["parameters"]["path"]>;
     query: Record<string, never>;
@@ -112,6 +130,24 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getRunLog"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  getRunPlanChanges: (input: {
+    path: NonNullable<Ops["getRunPlanChanges"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getRunPlanChanges"]["responses"][200]["content"]["application/json"]>>;
+  getRunPolicyEvaluation: (input: {
+    path: NonNullable<Ops["getRunPolicyEvaluation"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getRunPolicyEvaluation"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  createPolicyOverride: (input: {
+    path: NonNullable<Ops["createPolicyOverride"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["createPolicyOverride"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<201, Ops["createPolicyOverride"]["responses"][201]["content"]["application/vnd.api+json"]>>;
   getWorkspace: (input: {
     path: NonNullable<Ops["getWorkspace"]["parameters"]["path"]>;
     query: Record<string, never>;

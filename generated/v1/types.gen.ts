@@ -95,6 +95,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/organizations/{organization_name}/policy-sets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        /** List the organization's policy sets with their current version */
+        get: operations["listPolicySets"];
+        put?: never;
+        /**
+         * Create a policy set and its first immutable version
+         * @description A policy set is either global (every workspace of the organization) or attached to projects and workspaces of the organization. Its policies are Rego modules (see policies/README.md for the contract); each carries its enforcement level. The version created is immutable and digested; runs pin the versions they were evaluated with.
+         */
+        post: operations["createPolicySet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/organizations/{organization_name}/projects": {
         parameters: {
             query?: never;
@@ -173,6 +196,28 @@ export interface paths {
         put?: never;
         /** Create a workspace */
         post: operations["createWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/policy-sets/{policy_set_id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policy_set_id: components["parameters"]["policy_set_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a new immutable version of a policy set
+         * @description Later runs evaluate the newest version; runs already evaluated keep the versions they pinned.
+         */
+        post: operations["createPolicySetVersion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -300,6 +345,72 @@ export interface paths {
         get: operations["getRunLog"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{run_id}/plan-changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The redacted plan changes of a run (stackship.plan-diff/v1)
+         * @description The run's plan-diff artifact exactly as the runner built it in the plan sandbox: per changed resource its address, provider, actions, classified action and redacted before/after values (sensitive values and values known only after apply are explicit markers), bounded to 5,000 resources and 4 MiB with an explicit `truncated` flag. The document is the artifact itself (`application/json`, schema spec/schemas/stackship.plan-diff.v1.json), not a JSON:API document; errors are JSON:API. While the plan has not finished the answer is 409 `RUN_PLAN_CHANGES_NOT_READY`; when the plan ended without producing the artifact (it failed, was canceled, or the artifact could not be built) it is 404 `RUN_PLAN_CHANGES_UNAVAILABLE`. Never an empty list standing in for a plan.
+         */
+        get: operations["getRunPlanChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{run_id}/policy-evaluation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The run's policy result, its findings and its overrides
+         * @description The persisted result of the run's policy stage: outcome, result digest, the policy set versions it pinned, the OPA build identity, the sanitized findings, and at most 256 override records newest first with an explicit `overrides_truncated` flag (the organization audit history keeps them all). Null members were not recorded.
+         */
+        get: operations["getRunPolicyEvaluation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{run_id}/policy-overrides": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Override a soft-mandatory policy failure for a limited time
+         * @description Bound to the exact persisted policy result digest. Refused (and audited) for a hard-mandatory or errored result (`POLICY_OVERRIDE_HARD_FAILED`), for a digest that is not the current result (`POLICY_OVERRIDE_DIGEST_MISMATCH`), for a run not waiting on a soft failure (`POLICY_OVERRIDE_NOT_SOFT_FAILED`), and without the permission `policy:override_soft` (`POLICY_OVERRIDE_PERMISSION_REQUIRED`). The override expires after `duration_seconds`; approving a soft-failed run requires an unexpired override for its current digest and the apply re-checks it.
+         */
+        post: operations["createPolicyOverride"];
         delete?: never;
         options?: never;
         head?: never;
@@ -456,6 +567,8 @@ export interface components {
             data: components["schemas"]["ConfigurationVersion"];
         };
         ConfigurationVersionId: string;
+        /** @enum {string} */
+        EnforcementLevel: "advisory" | "soft_mandatory" | "hard_mandatory";
         ErrorDocument: {
             errors: components["schemas"]["ErrorObject"][];
         };
@@ -518,6 +631,178 @@ export interface components {
          * @example acme
          */
         OrganizationName: string;
+        PlanDiff: components["schemas"]["stackship.plan-diff.v1"];
+        PlanDiffResource: {
+            /**
+             * @description The classification; unknown for an action array OpenTofu never emits (its detail is withheld).
+             * @enum {unknown}
+             */
+            action: "create" | "update" | "delete" | "replace" | "forget" | "forget_replace" | "unknown";
+            action_reason?: string;
+            /** @description The actions exactly as in the plan. */
+            actions: string[];
+            address: string;
+            after?: components["schemas"]["PlanDiffValue"];
+            before?: components["schemas"]["PlanDiffValue"];
+            /** @description The deposed object's key: this entry is about that old object. */
+            deposed?: string;
+            /** @constant */
+            detail_withheld?: true;
+            /** @constant */
+            importing?: true;
+            /** @description managed or data. */
+            mode: string | null;
+            module_address?: string;
+            name: string | null;
+            /** @description The address before a moved block applied. */
+            previous_address?: string;
+            /** @description The plan's provider_name. */
+            provider: string | null;
+            /** @description The attribute paths that forced the replacement, each cut at the first step inside a sensitive value. */
+            replace_paths?: (string | number)[][];
+            type: string | null;
+            /** @enum {unknown} */
+            withheld_reason?: "unresolvable_masks" | "unrecognized_actions" | "unsupported_format_version" | "size_limit";
+        };
+        /** @description A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number). */
+        PlanDiffValue: unknown;
+        PolicyEvaluationDocument: {
+            data: {
+                attributes: {
+                    /** @description Why the evaluation errored (sanitized); null otherwise. */
+                    error: string | null;
+                    evaluated_at: components["schemas"]["Timestamp"] | null;
+                    findings: components["schemas"]["PolicyFinding"][];
+                    /** @description Null when the OPA build did not record one. */
+                    opa_build_commit: string | null;
+                    /** @description Null when no OPA ran (skipped) or it was not recorded. */
+                    opa_version: string | null;
+                    /** @enum {string|null} */
+                    outcome: "skipped" | "passed" | "soft_failed" | "hard_failed" | "errored" | null;
+                    overrides: components["schemas"]["PolicyOverride"][];
+                    /** @description True when the run has more than the 256 overrides listed. */
+                    overrides_truncated: boolean;
+                    policy_set_versions: {
+                        digest: components["schemas"]["Sha256"];
+                        policy_set_id: string;
+                        version: number;
+                    }[];
+                    result_digest: components["schemas"]["Sha256"] | null;
+                };
+                id: components["schemas"]["RunId"];
+                /** @constant */
+                type: "policy-evaluations";
+            };
+        };
+        PolicyFinding: {
+            address: string | null;
+            enforcement_level: components["schemas"]["EnforcementLevel"];
+            message: string;
+            policy: string;
+            policy_set_id: string;
+            policy_set_version: number;
+            title: string;
+        };
+        PolicyInput: {
+            enforcement_level: components["schemas"]["EnforcementLevel"];
+            name: components["schemas"]["ResourceName"];
+            /** @description The Rego module text. Any package; findings come from the rule `violations`. */
+            source: string;
+        };
+        PolicyInputList: components["schemas"]["PolicyInput"][];
+        PolicyOverride: {
+            attributes: {
+                actor_id: string | null;
+                created_at: components["schemas"]["Timestamp"];
+                expires_at: components["schemas"]["Timestamp"];
+                reason: string;
+                result_digest: components["schemas"]["Sha256"];
+            };
+            id: string;
+            /** @constant */
+            type: "policy-overrides";
+        };
+        PolicyOverrideCreateDocument: {
+            data: {
+                attributes: {
+                    /** @default 3600 */
+                    duration_seconds: number;
+                    reason: string;
+                    /** @description The run's persisted policy result digest; the override is bound to it. */
+                    result_digest: components["schemas"]["Sha256"];
+                };
+                /** @constant */
+                type: "policy-overrides";
+            };
+        };
+        PolicyOverrideDocument: {
+            data: components["schemas"]["PolicyOverride"];
+        };
+        PolicySet: {
+            attributes: {
+                created_at: components["schemas"]["Timestamp"];
+                current_version: {
+                    created_at: components["schemas"]["Timestamp"];
+                    /** @description SHA-256 over the canonical encoding of the version's policies (names, levels, sources). */
+                    digest: components["schemas"]["Sha256"];
+                    id: string;
+                    policies: components["schemas"]["PolicySummary"][];
+                    version: number;
+                };
+                description: string | null;
+                global: boolean;
+                name: string;
+                project_ids: components["schemas"]["ProjectId"][];
+                workspace_ids: components["schemas"]["WorkspaceId"][];
+            };
+            id: components["schemas"]["PolicySetId"];
+            relationships: {
+                organization: components["schemas"]["Relationship"];
+            };
+            /** @constant */
+            type: "policy-sets";
+        };
+        PolicySetCreateDocument: {
+            data: {
+                attributes: {
+                    description?: string;
+                    /**
+                     * @description Applies to every workspace of the organization. Otherwise `project_ids` and `workspace_ids` say where it applies.
+                     * @default false
+                     */
+                    global: boolean;
+                    name: components["schemas"]["ResourceName"];
+                    policies: components["schemas"]["PolicyInputList"];
+                    project_ids?: components["schemas"]["ProjectId"][];
+                    workspace_ids?: components["schemas"]["WorkspaceId"][];
+                };
+                /** @constant */
+                type: "policy-sets";
+            };
+        };
+        PolicySetDocument: {
+            data: components["schemas"]["PolicySet"];
+        };
+        PolicySetId: string;
+        PolicySetListDocument: {
+            data: components["schemas"]["PolicySet"][];
+        };
+        PolicySetVersionCreateDocument: {
+            data: {
+                attributes: {
+                    policies: components["schemas"]["PolicyInputList"];
+                };
+                /** @constant */
+                type: "policy-set-versions";
+            };
+        };
+        PolicySummary: {
+            enforcement_level: components["schemas"]["EnforcementLevel"];
+            name: string;
+            /** @description The Rego package the module declares. */
+            package: string;
+            source_digest: components["schemas"]["Sha256"];
+        };
         Project: {
             attributes: {
                 created_at: components["schemas"]["Timestamp"];
@@ -745,6 +1030,77 @@ export interface components {
         /** @description Lower-case hexadecimal SHA-256. */
         Sha256: string;
         /**
+         * PlanDiff
+         * @description stackship.plan-diff/v1: the redacted, bounded per-resource change list of one run's plan, built in the plan sandbox from `tofu show -json` of the saved plan (built by server/src/domain/plan-diff/plan-diff.mjs, the `stackship-plan-diff` command). Resources whose only actions are no-op or read are omitted, and a create/delete pair is one `replace`, so the totals can differ from the plan counts. Sensitive values (by the plan's own before_sensitive/after_sensitive masks; a path sensitive on either side is redacted on both) are replaced by the marker {"$stackship":"sensitive"}; values OpenTofu knows only after apply by {"$stackship":"unknown"} (with "sensitive": true when also sensitive); integers JSON cannot carry exactly by {"$stackship":"imprecise_number"}. A real object key that starts with `$` is written with one more leading `$`, so a marker is never ambiguous. A resource whose masks cannot be resolved against its values is listed with `detail_withheld` instead of values (fail closed). Bounds: at most 5,000 resources (the excess is cut from the input before redaction) and 4,194,304 bytes of UTF-8 (the detail of the largest remaining resource is withheld until it fits; only if that is not enough, trailing resources are dropped).
+         */
+        "stackship.plan-diff.v1": {
+            /** @constant */
+            format: "stackship.plan-diff/v1";
+            /** @description The plan's `terraform_version`: the OpenTofu (or Terraform) version that made it. */
+            opentofu_version: string | null;
+            /** @description OpenTofu reported planning as errored: the change list may be incomplete. */
+            plan_errored: boolean;
+            /** @description The plan JSON's `format_version`. */
+            plan_format_version: string;
+            /** @description When the plan was made, as the plan says (RFC 3339), or null. */
+            plan_timestamp: string | null;
+            resources: components["schemas"]["PlanDiffResource"][];
+            /** @description The run whose plan this is (null when built outside a run, e.g. by hand with the command). */
+            run_id: string | null;
+            /** @description True when any resource was cut, withheld for size or dropped. */
+            truncated: boolean;
+            truncation: {
+                /** @description Changed resources in the plan (no-op and read entries are not counted). */
+                changed_resources: number;
+                /** @description Resources cut from the end of the plan's list before redaction (over 5,000). */
+                cut: number;
+                /** @description Trailing resources dropped entirely because withholding every detail was not enough. */
+                dropped: number;
+                /** @description 4194304 (4 MiB of UTF-8). */
+                max_bytes: number;
+                /** @description 5000. */
+                max_resources: number;
+                /** @description Resources whose before/after detail was withheld to fit 4 MiB (withheld_reason size_limit). */
+                withheld: number;
+            };
+            $defs: {
+                PlanDiffResource: {
+                    /**
+                     * @description The classification; unknown for an action array OpenTofu never emits (its detail is withheld).
+                     * @enum {unknown}
+                     */
+                    action: "create" | "update" | "delete" | "replace" | "forget" | "forget_replace" | "unknown";
+                    action_reason?: string;
+                    /** @description The actions exactly as in the plan. */
+                    actions: string[];
+                    address: string;
+                    after?: components["schemas"]["PlanDiffValue"];
+                    before?: components["schemas"]["PlanDiffValue"];
+                    /** @description The deposed object's key: this entry is about that old object. */
+                    deposed?: string;
+                    /** @constant */
+                    detail_withheld?: true;
+                    /** @constant */
+                    importing?: true;
+                    /** @description managed or data. */
+                    mode: string | null;
+                    module_address?: string;
+                    name: string | null;
+                    /** @description The address before a moved block applied. */
+                    previous_address?: string;
+                    /** @description The plan's provider_name. */
+                    provider: string | null;
+                    /** @description The attribute paths that forced the replacement, each cut at the first step inside a sensitive value. */
+                    replace_paths?: (string | number)[][];
+                    type: string | null;
+                    /** @enum {unknown} */
+                    withheld_reason?: "unresolvable_masks" | "unrecognized_actions" | "unsupported_format_version" | "size_limit";
+                };
+                /** @description A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number). */
+                PlanDiffValue: unknown;
+            };
+        };
+        /**
          * Format: date-time
          * @description ISO 8601 UTC with milliseconds and a literal Z.
          * @example 2026-12-02T15:01:38.123Z
@@ -755,7 +1111,7 @@ export interface components {
                 attributes: {
                     description?: string;
                     /**
-                     * @description viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization.
+                     * @description viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have.
                      * @enum {string}
                      */
                     role: "viewer" | "operator" | "admin";
@@ -973,6 +1329,7 @@ export interface components {
     parameters: {
         configuration_version_id: components["schemas"]["ConfigurationVersionId"];
         organization_name: components["schemas"]["OrganizationName"];
+        policy_set_id: components["schemas"]["PolicySetId"];
         run_id: components["schemas"]["RunId"];
         variable_id: string;
         workspace_id: components["schemas"]["WorkspaceId"];
@@ -1112,6 +1469,63 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             404: components["responses"]["NotFound"];
+        };
+    };
+    listPolicySets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy sets, by name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["PolicySetListDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    createPolicySet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["PolicySetCreateDocument"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["PolicySetDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
         };
     };
     listProjects: {
@@ -1284,6 +1698,37 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    createPolicySetVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policy_set_id: components["parameters"]["policy_set_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["PolicySetVersionCreateDocument"];
+            };
+        };
+        responses: {
+            /** @description Created; the policy set with its new current version. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["PolicySetDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["Unprocessable"];
         };
     };
@@ -1467,6 +1912,107 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             404: components["responses"]["NotFound"];
+        };
+    };
+    getRunPlanChanges: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The artifact. `ETag` is its SHA-256; responses are `Cache-Control: private, no-store`. */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanDiff"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            /** @description No such run, or the caller may not see it (`NOT_FOUND`); or the plan produced no artifact (`RUN_PLAN_CHANGES_UNAVAILABLE`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+            /** @description The plan has not finished yet (`RUN_PLAN_CHANGES_NOT_READY`); try again later. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+                };
+            };
+        };
+    };
+    getRunPolicyEvaluation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy evaluation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["PolicyEvaluationDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    createPolicyOverride: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["PolicyOverrideCreateDocument"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["PolicyOverrideDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
         };
     };
     getWorkspace: {

@@ -79,10 +79,10 @@ function resultType(op: Operation): string {
   if (success.length === 0) throw new Error(`${op.operationId} has no 2xx response`);
   return success
     .map((r) => {
-      // Raw bytes go out as they are (the server sends a Uint8Array body unchanged).
+      // Raw bytes (any non-JSON content type) go out as they are (the server sends a Uint8Array body unchanged).
       const body = !r.contentType
         ? "undefined"
-        : r.contentType === "application/octet-stream"
+        : !r.contentType.endsWith("json")
           ? "Uint8Array"
           : `Ops[${JSON.stringify(op.operationId)}]["responses"][${r.status}]["content"][${JSON.stringify(r.contentType)}]`;
       return `HandlerResult<${r.status}, ${body}>`;

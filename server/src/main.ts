@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
+import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import { join } from "node:path";
 import { loadConfig, type Config } from "./config.ts";
+import { ensureLocalTls, httpsPortFrom } from "./http/tls.ts";
 import { RunnerEngine } from "./runner/engine.ts";
 import { createStackShip } from "./server.ts";
 
@@ -39,6 +41,7 @@ async function main() {
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.httpPort;
   const url = `http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${port}`;
+  const https = await startHttps(config, stackship.app.callback());
   // The embedded default runs the job loop in this process; sandboxes reach the API on loopback.
   const runner = new RunnerEngine({
     services: stackship.services,
@@ -57,15 +60,55 @@ async function main() {
   const tokenExpr = bootstrap.file ? `$(cat ${bootstrap.file})` : "$STACKSHIP_BOOTSTRAP_TOKEN";
   say(`  curl -s -X POST ${url}/v1/organizations -H "Authorization: Bearer ${tokenExpr}" -H 'Content-Type: application/vnd.api+json' -d '{"data":{"type":"organizations","attributes":{"name":"acme"}}}'`);
   say(`  curl -s -X POST ${url}/v1/organizations/acme/tokens -H "Authorization: Bearer ${tokenExpr}" -H 'Content-Type: application/vnd.api+json' -d '{"data":{"type":"tokens","attributes":{"role":"admin"}}}'`);
+  if (https) printCloudInstructions(https.port, https.bundleFile, tokenExpr);
   const stop = async (signal: string) => {
     say(`${signal}: shutting down`);
     await runner.stop({ interrupt: true });
+    https?.server.close();
     server.close();
     await stackship.close();
     process.exit(0);
   };
   process.once("SIGINT", () => void stop("SIGINT"));
   process.once("SIGTERM", () => void stop("SIGTERM"));
+}
+
+/**
+ * HTTPS beside HTTP (STACKSHIP_HTTPS_PORT, default 8443, `off` to disable) with a local CA and a
+ * certificate for localhost/127.0.0.1 from the data directory, so `tofu`'s HTTPS-only service
+ * discovery works. Without `openssl` StackShip still starts, HTTP only.
+ */
+async function startHttps(config: Config, callback: Parameters<typeof createHttpsServer>[1]): Promise<{ server: HttpsServer; port: number; bundleFile: string } | null> {
+  const httpsPort = httpsPortFrom(process.env);
+  if (httpsPort === null) return null;
+  let tls;
+  try {
+    tls = ensureLocalTls(config.dataDir);
+  } catch (error) {
+    say(`HTTPS is off: could not create the local CA with openssl (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`);
+    return null;
+  }
+  if (tls.created) say(`created a local CA (${tls.caFile}) and a server certificate for localhost and 127.0.0.1`);
+  const server = createHttpsServer({ cert: tls.cert, key: tls.key }, callback);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(httpsPort, config.host, resolve);
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : httpsPort;
+  say(`HTTPS on https://localhost:${port}  (certificate from the local CA ${tls.caFile})`);
+  return { server, port, bundleFile: tls.bundleFile };
+}
+
+/** How to point the tofu CLI at this server through a `cloud` block. */
+function printCloudInstructions(port: number, bundleFile: string, tokenExpr: string) {
+  say("use StackShip from the tofu CLI (OpenTofu Cloud compatibility):");
+  say(`  1. trust the local CA (Linux; the bundle is the system CAs plus StackShip's):  export SSL_CERT_FILE=${bundleFile}`);
+  say(`  2. give tofu an organization token, e.g. in the file TF_CLI_CONFIG_FILE names (or ~/.terraformrc):`);
+  say(`       credentials "localhost:${port}" { token = "<the admin token's secret>" }`);
+  say(`  3. add to the configuration:`);
+  say(`       terraform { cloud { hostname = "localhost:${port}"  organization = "acme"  workspaces { name = "app" } } }`);
+  say(`  then: tofu init && tofu plan && tofu apply   (create the token with the curl commands above; bootstrap token: ${tokenExpr})`);
 }
 
 main().catch((error) => {

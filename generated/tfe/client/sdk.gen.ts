@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { CreateRunData, CreateRunErrors, CreateRunResponses, CreateStateVersionData, CreateStateVersionErrors, CreateStateVersionResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DownloadStateVersionData, DownloadStateVersionErrors, DownloadStateVersionResponses, ForceUnlockWorkspaceData, ForceUnlockWorkspaceErrors, ForceUnlockWorkspaceResponses, GetCurrentStateVersionData, GetCurrentStateVersionErrors, GetCurrentStateVersionResponses, GetDiscoveryData, GetDiscoveryResponses, GetEntitlementSetData, GetEntitlementSetErrors, GetEntitlementSetResponses, GetStateVersionData, GetStateVersionErrors, GetStateVersionOutputData, GetStateVersionOutputErrors, GetStateVersionOutputResponses, GetStateVersionResponses, GetWorkspaceByNameData, GetWorkspaceByNameErrors, GetWorkspaceByNameResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListCurrentStateVersionOutputsData, ListCurrentStateVersionOutputsErrors, ListCurrentStateVersionOutputsResponses, LockWorkspaceData, LockWorkspaceErrors, LockWorkspaceResponses, PingData, PingResponses, UnlockWorkspaceData, UnlockWorkspaceErrors, UnlockWorkspaceResponses, UploadStateVersionData, UploadStateVersionErrors, UploadStateVersionJsonData, UploadStateVersionJsonErrors, UploadStateVersionJsonResponses, UploadStateVersionResponses } from './types.gen.ts';
+import type { ApplyRunData, ApplyRunErrors, ApplyRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateStateVersionData, CreateStateVersionErrors, CreateStateVersionResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, DownloadStateVersionData, DownloadStateVersionErrors, DownloadStateVersionResponses, ForceUnlockWorkspaceData, ForceUnlockWorkspaceErrors, ForceUnlockWorkspaceResponses, GetApplyData, GetApplyErrors, GetApplyResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetCurrentStateVersionData, GetCurrentStateVersionErrors, GetCurrentStateVersionResponses, GetDiscoveryData, GetDiscoveryResponses, GetEntitlementSetData, GetEntitlementSetErrors, GetEntitlementSetResponses, GetPlanData, GetPlanErrors, GetPlanResponses, GetRunData, GetRunErrors, GetRunResponses, GetStateVersionData, GetStateVersionErrors, GetStateVersionOutputData, GetStateVersionOutputErrors, GetStateVersionOutputResponses, GetStateVersionResponses, GetWorkspaceByNameData, GetWorkspaceByNameErrors, GetWorkspaceByNameResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListCurrentStateVersionOutputsData, ListCurrentStateVersionOutputsErrors, ListCurrentStateVersionOutputsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunEventsData, ListRunEventsErrors, ListRunEventsResponses, ListRunQueueData, ListRunQueueErrors, ListRunQueueResponses, ListWorkspaceRunsData, ListWorkspaceRunsErrors, ListWorkspaceRunsResponses, LockWorkspaceData, LockWorkspaceErrors, LockWorkspaceResponses, PingData, PingResponses, ReadLogData, ReadLogErrors, ReadLogResponses, UnlockWorkspaceData, UnlockWorkspaceErrors, UnlockWorkspaceResponses, UpdateWorkspaceData, UpdateWorkspaceErrors, UpdateWorkspaceResponses, UploadStateVersionData, UploadStateVersionErrors, UploadStateVersionJsonData, UploadStateVersionJsonErrors, UploadStateVersionJsonResponses, UploadStateVersionResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -38,6 +38,30 @@ export const getEntitlementSet = <ThrowOnError extends boolean = false>(options:
 });
 
 /**
+ * The organization's projects, optionally only those with the given names
+ *
+ * The CLI resolves the `project` of a `cloud` block here (an error here makes it fail, a 404 makes it panic).
+ */
+export const listProjects = <ThrowOnError extends boolean = false>(options: Options<ListProjectsData, ThrowOnError>) => (options.client ?? client).get<ListProjectsResponses, ListProjectsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/organizations/{organization_name}/projects',
+    ...options
+});
+
+/**
+ * Create a project (the CLI does when the `cloud` block names a missing one)
+ */
+export const createProject = <ThrowOnError extends boolean = false>(options: Options<CreateProjectData, ThrowOnError>) => (options.client ?? client).post<CreateProjectResponses, CreateProjectErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/organizations/{organization_name}/projects',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
  * Create a workspace by name
  */
 export const createWorkspace = <ThrowOnError extends boolean = false>(options: Options<CreateWorkspaceData, ThrowOnError>) => (options.client ?? client).post<CreateWorkspaceResponses, CreateWorkspaceErrors, ThrowOnError>({
@@ -68,6 +92,21 @@ export const getWorkspace = <ThrowOnError extends boolean = false>(options: Opti
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v2/workspaces/{workspace_id}',
     ...options
+});
+
+/**
+ * Update a workspace (the CLI sets `terraform-version` right after creating one)
+ *
+ * Only `terraform-version` is read: a version this deployment provides (exact, `x.y` or `latest`) becomes the workspace's pin; anything else keeps the workspace's version and still answers 200, because the CLI only warns about a failure here. Other attributes are ignored.
+ */
+export const updateWorkspace = <ThrowOnError extends boolean = false>(options: Options<UpdateWorkspaceData, ThrowOnError>) => (options.client ?? client).patch<UpdateWorkspaceResponses, UpdateWorkspaceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
 });
 
 /**
@@ -206,9 +245,141 @@ export const uploadStateVersionJson = <ThrowOnError extends boolean = false>(opt
 });
 
 /**
+ * Create a configuration version and get its absolute upload URL
+ *
+ * `speculative: true` (from `tofu plan` without `-out`) makes the run created on it a speculative (plan-only) run. The `upload-url` is absolute, signed and expiring; PUT the `.tar.gz` there without Authorization, and the version is `uploaded` when the PUT returns.
+ */
+export const createConfigurationVersion = <ThrowOnError extends boolean = false>(options: Options<CreateConfigurationVersionData, ThrowOnError>) => (options.client ?? client).post<CreateConfigurationVersionResponses, CreateConfigurationVersionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}/configuration-versions',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Show a configuration version (the CLI polls it until `uploaded`)
+ */
+export const getConfigurationVersion = <ThrowOnError extends boolean = false>(options: Options<GetConfigurationVersionData, ThrowOnError>) => (options.client ?? client).get<GetConfigurationVersionResponses, GetConfigurationVersionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/configuration-versions/{configuration_version_id}',
+    ...options
+});
+
+/**
+ * The workspace's runs, newest first
+ */
+export const listWorkspaceRuns = <ThrowOnError extends boolean = false>(options: Options<ListWorkspaceRunsData, ThrowOnError>) => (options.client ?? client).get<ListWorkspaceRunsResponses, ListWorkspaceRunsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}/runs',
+    ...options
+});
+
+/**
+ * The organization's runs waiting to start, oldest first, with `position-in-queue`
+ *
+ * Looks at the organization's most recent runs only (the CLI prints the queue position while its run is pending).
+ */
+export const listRunQueue = <ThrowOnError extends boolean = false>(options: Options<ListRunQueueData, ThrowOnError>) => (options.client ?? client).get<ListRunQueueResponses, ListRunQueueErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/organizations/{organization_name}/runs/queue',
+    ...options
+});
+
+/**
+ * Show a run in TFE statuses
+ */
+export const getRun = <ThrowOnError extends boolean = false>(options: Options<GetRunData, ThrowOnError>) => (options.client ?? client).get<GetRunResponses, GetRunErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/runs/{run_id}',
+    ...options
+});
+
+/**
+ * The run's events (always empty; the CLI aborts a plan when this is missing)
+ */
+export const listRunEvents = <ThrowOnError extends boolean = false>(options: Options<ListRunEventsData, ThrowOnError>) => (options.client ?? client).get<ListRunEventsResponses, ListRunEventsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/runs/{run_id}/run-events',
+    ...options
+});
+
+/**
+ * Approve the run's plan (the CLI's "yes")
+ *
+ * Recorded as the run's review decision, bound to the evidence the run holds: the run's current plan digest (the plan the CLI just streamed), its policy result, the workspace's current state and the dependency bundle, exactly as the v1 approval; the same refusals apply. The body (`{}` or `{"comment":…}`, any content type) is optional; a comment is recorded as the reason.
+ */
+export const applyRun = <ThrowOnError extends boolean = false>(options: Options<ApplyRunData, ThrowOnError>) => (options.client ?? client).post<ApplyRunResponses, ApplyRunErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/runs/{run_id}/actions/apply',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Discard the run's plan (the CLI's answer other than "yes")
+ */
+export const discardRun = <ThrowOnError extends boolean = false>(options: Options<DiscardRunData, ThrowOnError>) => (options.client ?? client).post<DiscardRunResponses, DiscardRunErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/runs/{run_id}/actions/discard',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Cancel the run (Ctrl-C in the CLI)
+ */
+export const cancelRun = <ThrowOnError extends boolean = false>(options: Options<CancelRunData, ThrowOnError>) => (options.client ?? client).post<CancelRunResponses, CancelRunErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/runs/{run_id}/actions/cancel',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * A run's plan phase, with its absolute signed `log-read-url`
+ *
+ * `finished` only once the run has left the policy stage, so a CLI that sees the plan finished also sees the run's final plan-phase status (`planned`, `planned_and_finished`, …).
+ */
+export const getPlan = <ThrowOnError extends boolean = false>(options: Options<GetPlanData, ThrowOnError>) => (options.client ?? client).get<GetPlanResponses, GetPlanErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/plans/{plan_id}',
+    ...options
+});
+
+/**
+ * A run's apply phase, with its absolute signed `log-read-url`
+ *
+ * `unreachable` when the run ended without an apply.
+ */
+export const getApply = <ThrowOnError extends boolean = false>(options: Options<GetApplyData, ThrowOnError>) => (options.client ?? client).get<GetApplyResponses, GetApplyErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/applies/{apply_id}',
+    ...options
+});
+
+/**
+ * Read a phase log (the `log-read-url`)
+ *
+ * No Authorization header. The bytes `[offset, offset+limit)` of the stream STX (0x02), the phase's UTF-8 log, and ETX (0x03) once the log is complete. Past the end (or before the log exists) the answer is 200 with an empty body, never 404. The apply log starts with three header lines, which the CLI skips.
+ */
+export const readLog = <ThrowOnError extends boolean = false>(options: Options<ReadLogData, ThrowOnError>) => (options.client ?? client).get<ReadLogResponses, ReadLogErrors, ThrowOnError>({ url: '/api/v2/logs/{log_token}', ...options });
+
+/**
  * Create a run
  *
- * `auto-apply: true` (from `tofu apply -auto-approve`) and `is-destroy: true` (from `tofu destroy`) are refused with 422 `invalid_document` before anything is written.
+ * `auto-apply: true` (from `tofu apply -auto-approve`) and `is-destroy: true` (from `tofu destroy`) are refused with 422 `invalid_document` before anything is written, and so are options StackShip cannot honour yet rather than silently dropping them (non-empty `variables`, `target-addrs`, `replace-addrs`; `refresh-only: true`; `refresh: false`). The run is speculative (plan-only) when `plan-only` is true or its configuration version is `speculative` (the CLI's only signal, from `tofu plan`); otherwise it plans, waits in `planned` for the CLI's apply action, and applies.
  */
 export const createRun = <ThrowOnError extends boolean = false>(options: Options<CreateRunData, ThrowOnError>) => (options.client ?? client).post<CreateRunResponses, CreateRunErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

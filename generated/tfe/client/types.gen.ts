@@ -39,6 +39,8 @@ export type ErrorDocument = {
     }>;
 };
 
+export type Timestamp = string;
+
 export type TypedId = {
     type: string;
     id: string;
@@ -46,6 +48,47 @@ export type TypedId = {
 
 export type ToOne = {
     data: TypedId | null;
+};
+
+export type Project = {
+    type: 'projects';
+    id: string;
+    attributes: {
+        name: string;
+        'created-at': Timestamp;
+    };
+    relationships?: {
+        organization?: ToOne;
+    };
+};
+
+export type Pagination = {
+    'current-page': number;
+    'next-page': number | null;
+    'prev-page': number | null;
+    'total-count': number;
+    'total-pages': number;
+};
+
+export type ProjectListDocument = {
+    data: Array<Project>;
+    meta: {
+        pagination: Pagination;
+    };
+};
+
+export type ProjectCreateDocument = {
+    data: {
+        type?: 'projects';
+        attributes: {
+            name: string;
+            description?: string;
+        };
+    };
+};
+
+export type ProjectDocument = {
+    data: Project;
 };
 
 export type WorkspaceCreateDocument = {
@@ -62,8 +105,6 @@ export type WorkspaceCreateDocument = {
         };
     };
 };
-
-export type Timestamp = string;
 
 export type Workspace = {
     type: 'workspaces';
@@ -110,6 +151,15 @@ export type Workspace = {
 
 export type WorkspaceDocument = {
     data: Workspace;
+};
+
+export type WorkspaceUpdateDocument = {
+    data?: {
+        type?: 'workspaces';
+        attributes?: {
+            'terraform-version'?: string;
+        };
+    };
 };
 
 /**
@@ -190,14 +240,6 @@ export type StateVersionOutput = {
     };
 };
 
-export type Pagination = {
-    'current-page': number;
-    'next-page': number | null;
-    'prev-page': number | null;
-    'total-count': number;
-    'total-pages': number;
-};
-
 export type StateVersionOutputListDocument = {
     data: Array<StateVersionOutput>;
     meta: {
@@ -235,29 +277,37 @@ export type StateVersionOutputDocument = {
     data: StateVersionOutput;
 };
 
-export type RunCreateDocument = {
-    data: {
-        type?: 'runs';
+export type ConfigurationVersionCreateDocument = {
+    data?: {
+        type?: 'configuration-versions';
         attributes?: {
-            'auto-apply'?: boolean;
-            'is-destroy'?: boolean;
-            refresh?: boolean;
-            'refresh-only'?: boolean;
-            'save-plan'?: boolean;
-            'plan-only'?: boolean;
-            message?: string;
-            'target-addrs'?: Array<string>;
-            'replace-addrs'?: Array<string>;
-            variables?: Array<{
-                key: string;
-                value: string;
-            }>;
-        };
-        relationships: {
-            workspace: ToOne;
-            'configuration-version'?: ToOne;
+            'auto-queue-runs'?: boolean;
+            speculative?: boolean;
+            provisional?: boolean;
         };
     };
+};
+
+export type ConfigurationVersion = {
+    type: 'configuration-versions';
+    id: string;
+    attributes: {
+        status: 'pending' | 'uploaded' | 'errored';
+        speculative: boolean;
+        provisional: false;
+        'auto-queue-runs': false;
+        source: string;
+        /**
+         * Absolute, signed and expiring; only while pending and only for callers who may queue runs.
+         */
+        'upload-url': string | null;
+        error?: null;
+        'error-message'?: null;
+    };
+};
+
+export type ConfigurationVersionDocument = {
+    data: ConfigurationVersion;
 };
 
 export type Run = {
@@ -282,6 +332,10 @@ export type Run = {
         'status-timestamps': {
             [key: string]: string;
         };
+        /**
+         * Only in the queue listing; 0 is the next run to start.
+         */
+        'position-in-queue'?: number;
         actions: {
             'is-cancelable': boolean;
             'is-confirmable': boolean;
@@ -311,13 +365,118 @@ export type Run = {
     };
 };
 
+export type RunListDocument = {
+    data: Array<Run>;
+    meta: {
+        pagination: Pagination;
+    };
+};
+
+/**
+ * The phase as the CLI reads it; only `finished`, `errored`, `canceled` and `unreachable` end its log polling.
+ */
+export type PhaseStatus = 'pending' | 'queued' | 'running' | 'finished' | 'errored' | 'canceled' | 'unreachable';
+
+export type Plan = {
+    type: 'plans';
+    id: string;
+    attributes: {
+        status: PhaseStatus;
+        'has-changes': boolean;
+        /**
+         * Absolute, signed in the path, expiring; no Authorization needed.
+         */
+        'log-read-url': string;
+        'resource-additions': number;
+        'resource-changes': number;
+        'resource-destructions': number;
+        'resource-imports': number;
+        'status-timestamps': {
+            [key: string]: string;
+        };
+    };
+};
+
 export type RunDocument = {
     data: Run;
+    /**
+     * The resources `?include=` asked for (`workspace`, `plan`); other names are ignored.
+     */
+    included?: Array<Workspace | Plan>;
+};
+
+export type RunEventListDocument = {
+    data: Array<unknown>;
+};
+
+/**
+ * The body of a run action: the CLI sends plain JSON `{}` or `{"comment":"…"}` (with a JSON:API content type); an empty body is accepted too.
+ */
+export type RunActionDocument = {
+    comment?: string;
+};
+
+export type PlanDocument = {
+    data: Plan;
+};
+
+export type Apply = {
+    type: 'applies';
+    id: string;
+    attributes: {
+        status: PhaseStatus;
+        /**
+         * Absolute, signed in the path, expiring; no Authorization needed.
+         */
+        'log-read-url': string;
+        'resource-additions': number;
+        'resource-changes': number;
+        'resource-destructions': number;
+        'resource-imports': number;
+        'status-timestamps': {
+            [key: string]: string;
+        };
+    };
+};
+
+export type ApplyDocument = {
+    data: Apply;
+};
+
+export type RunCreateDocument = {
+    data: {
+        type?: 'runs';
+        attributes?: {
+            'auto-apply'?: boolean;
+            'is-destroy'?: boolean;
+            refresh?: boolean;
+            'refresh-only'?: boolean;
+            'save-plan'?: boolean;
+            'plan-only'?: boolean;
+            message?: string;
+            'target-addrs'?: Array<string>;
+            'replace-addrs'?: Array<string>;
+            variables?: Array<{
+                key: string;
+                value: string;
+            }>;
+        };
+        relationships: {
+            workspace: ToOne;
+            'configuration-version'?: ToOne;
+        };
+    };
 };
 
 export type WorkspaceId = string;
 
 export type StateVersionId = string;
+
+export type RunId = string;
+
+export type PageNumber = number;
+
+export type PageSize = number;
 
 /**
  * The signed token from the upload URL; it names the state version and expires.
@@ -386,6 +545,87 @@ export type GetEntitlementSetResponses = {
 };
 
 export type GetEntitlementSetResponse = GetEntitlementSetResponses[keyof GetEntitlementSetResponses];
+
+export type ListProjectsData = {
+    body?: never;
+    path: {
+        organization_name: string;
+    };
+    query?: {
+        /**
+         * Comma-separated exact names.
+         */
+        'filter[names]'?: string;
+        'page[number]'?: number;
+        'page[size]'?: number;
+    };
+    url: '/api/v2/organizations/{organization_name}/projects';
+};
+
+export type ListProjectsErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type ListProjectsError = ListProjectsErrors[keyof ListProjectsErrors];
+
+export type ListProjectsResponses = {
+    /**
+     * One page of projects, by name.
+     */
+    200: ProjectListDocument;
+};
+
+export type ListProjectsResponse = ListProjectsResponses[keyof ListProjectsResponses];
+
+export type CreateProjectData = {
+    body: ProjectCreateDocument;
+    path: {
+        organization_name: string;
+    };
+    query?: never;
+    url: '/api/v2/organizations/{organization_name}/projects';
+};
+
+export type CreateProjectErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    422: ErrorDocument;
+};
+
+export type CreateProjectError = CreateProjectErrors[keyof CreateProjectErrors];
+
+export type CreateProjectResponses = {
+    /**
+     * Created.
+     */
+    201: ProjectDocument;
+};
+
+export type CreateProjectResponse = CreateProjectResponses[keyof CreateProjectResponses];
 
 export type CreateWorkspaceData = {
     body: WorkspaceCreateDocument;
@@ -492,6 +732,41 @@ export type GetWorkspaceResponses = {
 };
 
 export type GetWorkspaceResponse = GetWorkspaceResponses[keyof GetWorkspaceResponses];
+
+export type UpdateWorkspaceData = {
+    body?: WorkspaceUpdateDocument;
+    path: {
+        workspace_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}';
+};
+
+export type UpdateWorkspaceErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type UpdateWorkspaceError = UpdateWorkspaceErrors[keyof UpdateWorkspaceErrors];
+
+export type UpdateWorkspaceResponses = {
+    /**
+     * The workspace.
+     */
+    200: WorkspaceDocument;
+};
+
+export type UpdateWorkspaceResponse = UpdateWorkspaceResponses[keyof UpdateWorkspaceResponses];
 
 export type LockWorkspaceData = {
     body?: WorkspaceLockDocument;
@@ -891,6 +1166,421 @@ export type UploadStateVersionJsonResponses = {
 };
 
 export type UploadStateVersionJsonResponse = UploadStateVersionJsonResponses[keyof UploadStateVersionJsonResponses];
+
+export type CreateConfigurationVersionData = {
+    body?: ConfigurationVersionCreateDocument;
+    path: {
+        workspace_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/configuration-versions';
+};
+
+export type CreateConfigurationVersionErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    422: ErrorDocument;
+};
+
+export type CreateConfigurationVersionError = CreateConfigurationVersionErrors[keyof CreateConfigurationVersionErrors];
+
+export type CreateConfigurationVersionResponses = {
+    /**
+     * Created, pending, with the upload URL.
+     */
+    201: ConfigurationVersionDocument;
+};
+
+export type CreateConfigurationVersionResponse = CreateConfigurationVersionResponses[keyof CreateConfigurationVersionResponses];
+
+export type GetConfigurationVersionData = {
+    body?: never;
+    path: {
+        configuration_version_id: string;
+    };
+    query?: never;
+    url: '/api/v2/configuration-versions/{configuration_version_id}';
+};
+
+export type GetConfigurationVersionErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type GetConfigurationVersionError = GetConfigurationVersionErrors[keyof GetConfigurationVersionErrors];
+
+export type GetConfigurationVersionResponses = {
+    /**
+     * The configuration version; `upload-url` only while pending and only for callers who may queue runs.
+     */
+    200: ConfigurationVersionDocument;
+};
+
+export type GetConfigurationVersionResponse = GetConfigurationVersionResponses[keyof GetConfigurationVersionResponses];
+
+export type ListWorkspaceRunsData = {
+    body?: never;
+    path: {
+        workspace_id: string;
+    };
+    query?: {
+        'page[number]'?: number;
+        'page[size]'?: number;
+    };
+    url: '/api/v2/workspaces/{workspace_id}/runs';
+};
+
+export type ListWorkspaceRunsErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type ListWorkspaceRunsError = ListWorkspaceRunsErrors[keyof ListWorkspaceRunsErrors];
+
+export type ListWorkspaceRunsResponses = {
+    /**
+     * One page of runs.
+     */
+    200: RunListDocument;
+};
+
+export type ListWorkspaceRunsResponse = ListWorkspaceRunsResponses[keyof ListWorkspaceRunsResponses];
+
+export type ListRunQueueData = {
+    body?: never;
+    path: {
+        organization_name: string;
+    };
+    query?: {
+        'page[number]'?: number;
+        'page[size]'?: number;
+    };
+    url: '/api/v2/organizations/{organization_name}/runs/queue';
+};
+
+export type ListRunQueueErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type ListRunQueueError = ListRunQueueErrors[keyof ListRunQueueErrors];
+
+export type ListRunQueueResponses = {
+    /**
+     * One page of queued runs.
+     */
+    200: RunListDocument;
+};
+
+export type ListRunQueueResponse = ListRunQueueResponses[keyof ListRunQueueResponses];
+
+export type GetRunData = {
+    body?: never;
+    path: {
+        run_id: string;
+    };
+    query?: {
+        /**
+         * Comma-separated; `workspace` and `plan` are included, anything else (`task_stages`, …) is accepted and ignored.
+         */
+        include?: string;
+    };
+    url: '/api/v2/runs/{run_id}';
+};
+
+export type GetRunErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type GetRunError = GetRunErrors[keyof GetRunErrors];
+
+export type GetRunResponses = {
+    /**
+     * The run (and the included resources asked for).
+     */
+    200: RunDocument;
+};
+
+export type GetRunResponse = GetRunResponses[keyof GetRunResponses];
+
+export type ListRunEventsData = {
+    body?: never;
+    path: {
+        run_id: string;
+    };
+    query?: never;
+    url: '/api/v2/runs/{run_id}/run-events';
+};
+
+export type ListRunEventsErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type ListRunEventsError = ListRunEventsErrors[keyof ListRunEventsErrors];
+
+export type ListRunEventsResponses = {
+    /**
+     * An empty list of run events.
+     */
+    200: RunEventListDocument;
+};
+
+export type ListRunEventsResponse = ListRunEventsResponses[keyof ListRunEventsResponses];
+
+export type ApplyRunData = {
+    body?: RunActionDocument;
+    path: {
+        run_id: string;
+    };
+    query?: never;
+    url: '/api/v2/runs/{run_id}/actions/apply';
+};
+
+export type ApplyRunErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    422: ErrorDocument;
+};
+
+export type ApplyRunError = ApplyRunErrors[keyof ApplyRunErrors];
+
+export type ApplyRunResponses = {
+    /**
+     * Approved; the apply is queued.
+     */
+    202: unknown;
+};
+
+export type DiscardRunData = {
+    body?: RunActionDocument;
+    path: {
+        run_id: string;
+    };
+    query?: never;
+    url: '/api/v2/runs/{run_id}/actions/discard';
+};
+
+export type DiscardRunErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+};
+
+export type DiscardRunError = DiscardRunErrors[keyof DiscardRunErrors];
+
+export type DiscardRunResponses = {
+    /**
+     * Discarded.
+     */
+    202: unknown;
+};
+
+export type CancelRunData = {
+    body?: RunActionDocument;
+    path: {
+        run_id: string;
+    };
+    query?: never;
+    url: '/api/v2/runs/{run_id}/actions/cancel';
+};
+
+export type CancelRunErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+};
+
+export type CancelRunError = CancelRunErrors[keyof CancelRunErrors];
+
+export type CancelRunResponses = {
+    /**
+     * Canceled (during an apply, the interrupt is requested).
+     */
+    202: unknown;
+};
+
+export type GetPlanData = {
+    body?: never;
+    path: {
+        plan_id: string;
+    };
+    query?: never;
+    url: '/api/v2/plans/{plan_id}';
+};
+
+export type GetPlanErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type GetPlanError = GetPlanErrors[keyof GetPlanErrors];
+
+export type GetPlanResponses = {
+    /**
+     * The plan.
+     */
+    200: PlanDocument;
+};
+
+export type GetPlanResponse = GetPlanResponses[keyof GetPlanResponses];
+
+export type GetApplyData = {
+    body?: never;
+    path: {
+        apply_id: string;
+    };
+    query?: never;
+    url: '/api/v2/applies/{apply_id}';
+};
+
+export type GetApplyErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type GetApplyError = GetApplyErrors[keyof GetApplyErrors];
+
+export type GetApplyResponses = {
+    /**
+     * The apply.
+     */
+    200: ApplyDocument;
+};
+
+export type GetApplyResponse = GetApplyResponses[keyof GetApplyResponses];
+
+export type ReadLogData = {
+    body?: never;
+    path: {
+        /**
+         * The signed, expiring token from `log-read-url`; it names the run and the phase. The CLI replaces the query string, so the proof lives in the path.
+         */
+        log_token: string;
+    };
+    query?: {
+        offset?: number;
+        limit?: number;
+    };
+    url: '/api/v2/logs/{log_token}';
+};
+
+export type ReadLogErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type ReadLogError = ReadLogErrors[keyof ReadLogErrors];
+
+export type ReadLogResponses = {
+    /**
+     * The requested window of the framed log (possibly empty).
+     */
+    200: Blob | File;
+};
+
+export type ReadLogResponse = ReadLogResponses[keyof ReadLogResponses];
 
 export type CreateRunData = {
     body: RunCreateDocument;

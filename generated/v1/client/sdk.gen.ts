@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { ApproveRunData, ApproveRunErrors, ApproveRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateOrganizationTokenData, CreateOrganizationTokenErrors, CreateOrganizationTokenResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateVariableData, CreateVariableErrors, CreateVariableResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteVariableData, DeleteVariableErrors, DeleteVariableResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetHealthData, GetHealthResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetRunData, GetRunErrors, GetRunLogData, GetRunLogErrors, GetRunLogResponses, GetRunResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListOrganizationRunsData, ListOrganizationRunsErrors, ListOrganizationRunsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListVariablesData, ListVariablesErrors, ListVariablesResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, ResolveRunRecoveryData, ResolveRunRecoveryErrors, ResolveRunRecoveryResponses, UpdateVariableData, UpdateVariableErrors, UpdateVariableResponses, UploadConfigurationData, UploadConfigurationErrors, UploadConfigurationResponses } from './types.gen.ts';
+import type { ApproveRunData, ApproveRunErrors, ApproveRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateOrganizationTokenData, CreateOrganizationTokenErrors, CreateOrganizationTokenResponses, CreatePolicyOverrideData, CreatePolicyOverrideErrors, CreatePolicyOverrideResponses, CreatePolicySetData, CreatePolicySetErrors, CreatePolicySetResponses, CreatePolicySetVersionData, CreatePolicySetVersionErrors, CreatePolicySetVersionResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateVariableData, CreateVariableErrors, CreateVariableResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteVariableData, DeleteVariableErrors, DeleteVariableResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetHealthData, GetHealthResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetRunData, GetRunErrors, GetRunLogData, GetRunLogErrors, GetRunLogResponses, GetRunPlanChangesData, GetRunPlanChangesErrors, GetRunPlanChangesResponses, GetRunPolicyEvaluationData, GetRunPolicyEvaluationErrors, GetRunPolicyEvaluationResponses, GetRunResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListOrganizationRunsData, ListOrganizationRunsErrors, ListOrganizationRunsResponses, ListPolicySetsData, ListPolicySetsErrors, ListPolicySetsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListVariablesData, ListVariablesErrors, ListVariablesResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, ResolveRunRecoveryData, ResolveRunRecoveryErrors, ResolveRunRecoveryResponses, UpdateVariableData, UpdateVariableErrors, UpdateVariableResponses, UploadConfigurationData, UploadConfigurationErrors, UploadConfigurationResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -302,4 +302,80 @@ export const getRunLog = <ThrowOnError extends boolean = false>(options: Options
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/runs/{run_id}/logs/{phase}',
     ...options
+});
+
+/**
+ * The redacted plan changes of a run (stackship.plan-diff/v1)
+ *
+ * The run's plan-diff artifact exactly as the runner built it in the plan sandbox: per changed resource its address, provider, actions, classified action and redacted before/after values (sensitive values and values known only after apply are explicit markers), bounded to 5,000 resources and 4 MiB with an explicit `truncated` flag. The document is the artifact itself (`application/json`, schema spec/schemas/stackship.plan-diff.v1.json), not a JSON:API document; errors are JSON:API. While the plan has not finished the answer is 409 `RUN_PLAN_CHANGES_NOT_READY`; when the plan ended without producing the artifact (it failed, was canceled, or the artifact could not be built) it is 404 `RUN_PLAN_CHANGES_UNAVAILABLE`. Never an empty list standing in for a plan.
+ */
+export const getRunPlanChanges = <ThrowOnError extends boolean = false>(options: Options<GetRunPlanChangesData, ThrowOnError>) => (options.client ?? client).get<GetRunPlanChangesResponses, GetRunPlanChangesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/runs/{run_id}/plan-changes',
+    ...options
+});
+
+/**
+ * List the organization's policy sets with their current version
+ */
+export const listPolicySets = <ThrowOnError extends boolean = false>(options: Options<ListPolicySetsData, ThrowOnError>) => (options.client ?? client).get<ListPolicySetsResponses, ListPolicySetsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/organizations/{organization_name}/policy-sets',
+    ...options
+});
+
+/**
+ * Create a policy set and its first immutable version
+ *
+ * A policy set is either global (every workspace of the organization) or attached to projects and workspaces of the organization. Its policies are Rego modules (see policies/README.md for the contract); each carries its enforcement level. The version created is immutable and digested; runs pin the versions they were evaluated with.
+ */
+export const createPolicySet = <ThrowOnError extends boolean = false>(options: Options<CreatePolicySetData, ThrowOnError>) => (options.client ?? client).post<CreatePolicySetResponses, CreatePolicySetErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/organizations/{organization_name}/policy-sets',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Publish a new immutable version of a policy set
+ *
+ * Later runs evaluate the newest version; runs already evaluated keep the versions they pinned.
+ */
+export const createPolicySetVersion = <ThrowOnError extends boolean = false>(options: Options<CreatePolicySetVersionData, ThrowOnError>) => (options.client ?? client).post<CreatePolicySetVersionResponses, CreatePolicySetVersionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/policy-sets/{policy_set_id}/versions',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * The run's policy result, its findings and its overrides
+ *
+ * The persisted result of the run's policy stage: outcome, result digest, the policy set versions it pinned, the OPA build identity, the sanitized findings, and at most 256 override records newest first with an explicit `overrides_truncated` flag (the organization audit history keeps them all). Null members were not recorded.
+ */
+export const getRunPolicyEvaluation = <ThrowOnError extends boolean = false>(options: Options<GetRunPolicyEvaluationData, ThrowOnError>) => (options.client ?? client).get<GetRunPolicyEvaluationResponses, GetRunPolicyEvaluationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/runs/{run_id}/policy-evaluation',
+    ...options
+});
+
+/**
+ * Override a soft-mandatory policy failure for a limited time
+ *
+ * Bound to the exact persisted policy result digest. Refused (and audited) for a hard-mandatory or errored result (`POLICY_OVERRIDE_HARD_FAILED`), for a digest that is not the current result (`POLICY_OVERRIDE_DIGEST_MISMATCH`), for a run not waiting on a soft failure (`POLICY_OVERRIDE_NOT_SOFT_FAILED`), and without the permission `policy:override_soft` (`POLICY_OVERRIDE_PERMISSION_REQUIRED`). The override expires after `duration_seconds`; approving a soft-failed run requires an unexpired override for its current digest and the apply re-checks it.
+ */
+export const createPolicyOverride = <ThrowOnError extends boolean = false>(options: Options<CreatePolicyOverrideData, ThrowOnError>) => (options.client ?? client).post<CreatePolicyOverrideResponses, CreatePolicyOverrideErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/runs/{run_id}/policy-overrides',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
 });

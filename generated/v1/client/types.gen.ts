@@ -87,7 +87,7 @@ export type TokenCreateDocument = {
         type: 'tokens';
         attributes: {
             /**
-             * viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization.
+             * viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have.
              */
             role: 'viewer' | 'operator' | 'admin';
             description?: string;
@@ -536,6 +536,274 @@ export type RunLogDocument = {
     };
 };
 
+/**
+ * A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number).
+ */
+export type PlanDiffValue = unknown;
+
+export type PlanDiffResource = {
+    address: string;
+    /**
+     * The plan's provider_name.
+     */
+    provider: string | null;
+    /**
+     * managed or data.
+     */
+    mode: string | null;
+    type: string | null;
+    name: string | null;
+    module_address?: string;
+    /**
+     * The deposed object's key: this entry is about that old object.
+     */
+    deposed?: string;
+    /**
+     * The address before a moved block applied.
+     */
+    previous_address?: string;
+    /**
+     * The actions exactly as in the plan.
+     */
+    actions: Array<string>;
+    /**
+     * The classification; unknown for an action array OpenTofu never emits (its detail is withheld).
+     */
+    action: 'create' | 'update' | 'delete' | 'replace' | 'forget' | 'forget_replace' | 'unknown';
+    action_reason?: string;
+    importing?: true;
+    before?: PlanDiffValue;
+    after?: PlanDiffValue;
+    /**
+     * The attribute paths that forced the replacement, each cut at the first step inside a sensitive value.
+     */
+    replace_paths?: Array<Array<string | number>>;
+    detail_withheld?: true;
+    withheld_reason?: 'unresolvable_masks' | 'unrecognized_actions' | 'unsupported_format_version' | 'size_limit';
+};
+
+/**
+ * PlanDiff
+ *
+ * stackship.plan-diff/v1: the redacted, bounded per-resource change list of one run's plan, built in the plan sandbox from `tofu show -json` of the saved plan (built by server/src/domain/plan-diff/plan-diff.mjs, the `stackship-plan-diff` command). Resources whose only actions are no-op or read are omitted, and a create/delete pair is one `replace`, so the totals can differ from the plan counts. Sensitive values (by the plan's own before_sensitive/after_sensitive masks; a path sensitive on either side is redacted on both) are replaced by the marker {"$stackship":"sensitive"}; values OpenTofu knows only after apply by {"$stackship":"unknown"} (with "sensitive": true when also sensitive); integers JSON cannot carry exactly by {"$stackship":"imprecise_number"}. A real object key that starts with `$` is written with one more leading `$`, so a marker is never ambiguous. A resource whose masks cannot be resolved against its values is listed with `detail_withheld` instead of values (fail closed). Bounds: at most 5,000 resources (the excess is cut from the input before redaction) and 4,194,304 bytes of UTF-8 (the detail of the largest remaining resource is withheld until it fits; only if that is not enough, trailing resources are dropped).
+ */
+export type StackshipPlanDiffV1 = {
+    format: 'stackship.plan-diff/v1';
+    /**
+     * The run whose plan this is (null when built outside a run, e.g. by hand with the command).
+     */
+    run_id: string | null;
+    /**
+     * The plan's `terraform_version`: the OpenTofu (or Terraform) version that made it.
+     */
+    opentofu_version: string | null;
+    /**
+     * The plan JSON's `format_version`.
+     */
+    plan_format_version: string;
+    /**
+     * When the plan was made, as the plan says (RFC 3339), or null.
+     */
+    plan_timestamp: string | null;
+    /**
+     * OpenTofu reported planning as errored: the change list may be incomplete.
+     */
+    plan_errored: boolean;
+    /**
+     * True when any resource was cut, withheld for size or dropped.
+     */
+    truncated: boolean;
+    truncation: {
+        /**
+         * 5000.
+         */
+        max_resources: number;
+        /**
+         * 4194304 (4 MiB of UTF-8).
+         */
+        max_bytes: number;
+        /**
+         * Changed resources in the plan (no-op and read entries are not counted).
+         */
+        changed_resources: number;
+        /**
+         * Resources cut from the end of the plan's list before redaction (over 5,000).
+         */
+        cut: number;
+        /**
+         * Resources whose before/after detail was withheld to fit 4 MiB (withheld_reason size_limit).
+         */
+        withheld: number;
+        /**
+         * Trailing resources dropped entirely because withholding every detail was not enough.
+         */
+        dropped: number;
+    };
+    resources: Array<PlanDiffResource>;
+};
+
+export type PlanDiff = StackshipPlanDiffV1;
+
+export type PolicySetId = string;
+
+export type EnforcementLevel = 'advisory' | 'soft_mandatory' | 'hard_mandatory';
+
+export type PolicySummary = {
+    name: string;
+    enforcement_level: EnforcementLevel;
+    /**
+     * The Rego package the module declares.
+     */
+    package: string;
+    source_digest: Sha256;
+};
+
+export type PolicySet = {
+    type: 'policy-sets';
+    id: PolicySetId;
+    attributes: {
+        name: string;
+        description: string | null;
+        global: boolean;
+        project_ids: Array<ProjectId>;
+        workspace_ids: Array<WorkspaceId>;
+        current_version: {
+            id: string;
+            version: number;
+            /**
+             * SHA-256 over the canonical encoding of the version's policies (names, levels, sources).
+             */
+            digest: Sha256;
+            policies: Array<PolicySummary>;
+            created_at: Timestamp;
+        };
+        created_at: Timestamp;
+    };
+    relationships: {
+        organization: Relationship;
+    };
+};
+
+export type PolicySetListDocument = {
+    data: Array<PolicySet>;
+};
+
+export type PolicyInput = {
+    name: ResourceName;
+    enforcement_level: EnforcementLevel;
+    /**
+     * The Rego module text. Any package; findings come from the rule `violations`.
+     */
+    source: string;
+};
+
+export type PolicyInputList = Array<PolicyInput>;
+
+export type PolicySetCreateDocument = {
+    data: {
+        type: 'policy-sets';
+        attributes: {
+            name: ResourceName;
+            description?: string;
+            /**
+             * Applies to every workspace of the organization. Otherwise `project_ids` and `workspace_ids` say where it applies.
+             */
+            global?: boolean;
+            project_ids?: Array<ProjectId>;
+            workspace_ids?: Array<WorkspaceId>;
+            policies: PolicyInputList;
+        };
+    };
+};
+
+export type PolicySetDocument = {
+    data: PolicySet;
+};
+
+export type PolicySetVersionCreateDocument = {
+    data: {
+        type: 'policy-set-versions';
+        attributes: {
+            policies: PolicyInputList;
+        };
+    };
+};
+
+export type PolicyFinding = {
+    policy_set_id: string;
+    policy_set_version: number;
+    policy: string;
+    enforcement_level: EnforcementLevel;
+    title: string;
+    message: string;
+    address: string | null;
+};
+
+export type PolicyOverride = {
+    type: 'policy-overrides';
+    id: string;
+    attributes: {
+        result_digest: Sha256;
+        reason: string;
+        actor_id: string | null;
+        created_at: Timestamp;
+        expires_at: Timestamp;
+    };
+};
+
+export type PolicyEvaluationDocument = {
+    data: {
+        type: 'policy-evaluations';
+        id: RunId;
+        attributes: {
+            outcome: 'skipped' | 'passed' | 'soft_failed' | 'hard_failed' | 'errored' | null;
+            result_digest: Sha256 | null;
+            /**
+             * Null when no OPA ran (skipped) or it was not recorded.
+             */
+            opa_version: string | null;
+            /**
+             * Null when the OPA build did not record one.
+             */
+            opa_build_commit: string | null;
+            policy_set_versions: Array<{
+                policy_set_id: string;
+                version: number;
+                digest: Sha256;
+            }>;
+            findings: Array<PolicyFinding>;
+            /**
+             * Why the evaluation errored (sanitized); null otherwise.
+             */
+            error: string | null;
+            overrides: Array<PolicyOverride>;
+            /**
+             * True when the run has more than the 256 overrides listed.
+             */
+            overrides_truncated: boolean;
+            evaluated_at: Timestamp | null;
+        };
+    };
+};
+
+export type PolicyOverrideCreateDocument = {
+    data: {
+        type: 'policy-overrides';
+        attributes: {
+            /**
+             * The run's persisted policy result digest; the override is bound to it.
+             */
+            result_digest: Sha256;
+            reason: string;
+            duration_seconds?: number;
+        };
+    };
+};
+
+export type PolicyOverrideDocument = {
+    data: PolicyOverride;
+};
+
 export type OrganizationName2 = OrganizationName;
 
 export type WorkspaceId2 = WorkspaceId;
@@ -545,6 +813,8 @@ export type VariableId = string;
 export type ConfigurationVersionId2 = ConfigurationVersionId;
 
 export type RunId2 = RunId;
+
+export type PolicySetId2 = PolicySetId;
 
 export type GetHealthData = {
     body?: never;
@@ -1520,3 +1790,249 @@ export type GetRunLogResponses = {
 };
 
 export type GetRunLogResponse = GetRunLogResponses[keyof GetRunLogResponses];
+
+export type GetRunPlanChangesData = {
+    body?: never;
+    path: {
+        run_id: RunId;
+    };
+    query?: never;
+    url: '/v1/runs/{run_id}/plan-changes';
+};
+
+export type GetRunPlanChangesErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * No such run, or the caller may not see it (`NOT_FOUND`); or the plan produced no artifact (`RUN_PLAN_CHANGES_UNAVAILABLE`).
+     */
+    404: ErrorDocument;
+    /**
+     * The plan has not finished yet (`RUN_PLAN_CHANGES_NOT_READY`); try again later.
+     */
+    409: ErrorDocument;
+};
+
+export type GetRunPlanChangesError = GetRunPlanChangesErrors[keyof GetRunPlanChangesErrors];
+
+export type GetRunPlanChangesResponses = {
+    /**
+     * The artifact. `ETag` is its SHA-256; responses are `Cache-Control: private, no-store`.
+     */
+    200: PlanDiff;
+};
+
+export type GetRunPlanChangesResponse = GetRunPlanChangesResponses[keyof GetRunPlanChangesResponses];
+
+export type ListPolicySetsData = {
+    body?: never;
+    path: {
+        organization_name: OrganizationName;
+    };
+    query?: never;
+    url: '/v1/organizations/{organization_name}/policy-sets';
+};
+
+export type ListPolicySetsErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type ListPolicySetsError = ListPolicySetsErrors[keyof ListPolicySetsErrors];
+
+export type ListPolicySetsResponses = {
+    /**
+     * The policy sets, by name.
+     */
+    200: PolicySetListDocument;
+};
+
+export type ListPolicySetsResponse = ListPolicySetsResponses[keyof ListPolicySetsResponses];
+
+export type CreatePolicySetData = {
+    body: PolicySetCreateDocument;
+    path: {
+        organization_name: OrganizationName;
+    };
+    query?: never;
+    url: '/v1/organizations/{organization_name}/policy-sets';
+};
+
+export type CreatePolicySetErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type CreatePolicySetError = CreatePolicySetErrors[keyof CreatePolicySetErrors];
+
+export type CreatePolicySetResponses = {
+    /**
+     * Created.
+     */
+    201: PolicySetDocument;
+};
+
+export type CreatePolicySetResponse = CreatePolicySetResponses[keyof CreatePolicySetResponses];
+
+export type CreatePolicySetVersionData = {
+    body: PolicySetVersionCreateDocument;
+    path: {
+        policy_set_id: PolicySetId;
+    };
+    query?: never;
+    url: '/v1/policy-sets/{policy_set_id}/versions';
+};
+
+export type CreatePolicySetVersionErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type CreatePolicySetVersionError = CreatePolicySetVersionErrors[keyof CreatePolicySetVersionErrors];
+
+export type CreatePolicySetVersionResponses = {
+    /**
+     * Created; the policy set with its new current version.
+     */
+    201: PolicySetDocument;
+};
+
+export type CreatePolicySetVersionResponse = CreatePolicySetVersionResponses[keyof CreatePolicySetVersionResponses];
+
+export type GetRunPolicyEvaluationData = {
+    body?: never;
+    path: {
+        run_id: RunId;
+    };
+    query?: never;
+    url: '/v1/runs/{run_id}/policy-evaluation';
+};
+
+export type GetRunPolicyEvaluationErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type GetRunPolicyEvaluationError = GetRunPolicyEvaluationErrors[keyof GetRunPolicyEvaluationErrors];
+
+export type GetRunPolicyEvaluationResponses = {
+    /**
+     * The policy evaluation.
+     */
+    200: PolicyEvaluationDocument;
+};
+
+export type GetRunPolicyEvaluationResponse = GetRunPolicyEvaluationResponses[keyof GetRunPolicyEvaluationResponses];
+
+export type CreatePolicyOverrideData = {
+    body: PolicyOverrideCreateDocument;
+    path: {
+        run_id: RunId;
+    };
+    query?: never;
+    url: '/v1/runs/{run_id}/policy-overrides';
+};
+
+export type CreatePolicyOverrideErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type CreatePolicyOverrideError = CreatePolicyOverrideErrors[keyof CreatePolicyOverrideErrors];
+
+export type CreatePolicyOverrideResponses = {
+    /**
+     * Created.
+     */
+    201: PolicyOverrideDocument;
+};
+
+export type CreatePolicyOverrideResponse = CreatePolicyOverrideResponses[keyof CreatePolicyOverrideResponses];

@@ -1,5 +1,5 @@
 /** Every permission a grant can carry. */
-export const PERMISSIONS = ['org:admin', 'workspace:write', 'workspace:read', 'run:create', 'run:read', 'run:approve', 'run:cancel', 'run:recover'] as const;
+export const PERMISSIONS = ['org:admin', 'workspace:write', 'workspace:read', 'run:create', 'run:read', 'run:approve', 'run:cancel', 'run:recover', 'policy:override_soft'] as const;
 /** A permission. */
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -17,7 +17,9 @@ const VIEWER: readonly Permission[] = ['workspace:read', 'run:read'];
 const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
   viewer: VIEWER,
   operator: [...VIEWER, 'run:create', 'workspace:write', 'run:approve', 'run:cancel'],
-  // run:recover (resolving an uncertain apply) is kept to organization admins.
+  // run:recover (resolving an uncertain apply) is kept to organization admins, and so is
+  // policy:override_soft (overriding a soft-mandatory policy failure): an operator may approve a
+  // plan, but waiving the organization's own policy is an admin's decision.
   // org:admin implies every permission inside the organization (see isAllowed).
   admin: ['org:admin'],
 };

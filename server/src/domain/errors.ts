@@ -58,6 +58,17 @@ export const ERROR_CODES = {
   STATE_VERSION_NOT_UPLOADED: { kind: 'conflict', title: 'State version not uploaded' },
   STATE_VERSION_NOT_PENDING: { kind: 'conflict', title: 'State version is not pending' },
   STATE_PUBLICATION_MISMATCH: { kind: 'conflict', title: 'State publication does not match the upload' },
+  POLICY_SET_NAME_TAKEN: { kind: 'conflict', title: 'Policy set name already taken' },
+  POLICY_SET_ATTACHMENT_INVALID: { kind: 'invalid', title: 'Invalid policy set attachment' },
+  POLICY_SOURCE_INVALID: { kind: 'invalid', title: 'Invalid policy module' },
+  POLICY_OVERRIDE_PERMISSION_REQUIRED: { kind: 'forbidden', title: 'Overriding a policy failure needs policy:override_soft' },
+  POLICY_OVERRIDE_HARD_FAILED: { kind: 'conflict', title: 'Hard-failed or errored policy results cannot be overridden' },
+  POLICY_OVERRIDE_NOT_SOFT_FAILED: { kind: 'conflict', title: 'Run is not waiting on a soft policy failure' },
+  POLICY_OVERRIDE_DIGEST_MISMATCH: { kind: 'conflict', title: "Policy result digest is not the run's current result" },
+  POLICY_OVERRIDE_REQUIRED: { kind: 'conflict', title: 'A soft policy failure needs an override before approval' },
+  POLICY_OVERRIDE_EXPIRED: { kind: 'conflict', title: 'The policy override expired' },
+  RUN_PLAN_CHANGES_NOT_READY: { kind: 'conflict', title: 'Plan changes are not available yet' },
+  RUN_PLAN_CHANGES_UNAVAILABLE: { kind: 'not_found', title: 'Plan changes were not produced' },
   INTERNAL: { kind: 'unavailable', title: 'Internal error' },
 } as const satisfies Record<string, { readonly kind: ErrorKind; readonly title: string }>;
 

@@ -17,6 +17,10 @@ export const ID_PREFIXES = {
   attempt: 'att',
   review: 'rev',
   job: 'job',
+  policySet: 'pset',
+  policySetVersion: 'psv',
+  policyFinding: 'pfnd',
+  policyOverride: 'povr',
 } as const;
 
 /** An entity kind that has prefixed ids. */

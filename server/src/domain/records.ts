@@ -159,6 +159,10 @@ export interface RunExecution {
   planJsonDigest: string | null;
   planJsonSizeBytes: number | null;
   planJsonArtifactKey: string | null;
+  /** The redacted plan-diff artifact (stackship.plan-diff/v1); null when the plan produced none. */
+  planDiffDigest: string | null;
+  planDiffSizeBytes: number | null;
+  planDiffArtifactKey: string | null;
   dependencyBundleDigest: string | null;
   dependencyLockFile: string | null;
   policyOutcome: PolicyOutcome | null;

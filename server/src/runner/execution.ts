@@ -1,3 +1,4 @@
+import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalize, sha256Hex } from "../domain/canonical-json.ts";
 import type { InputSnapshotDocument } from "../domain/input-snapshot.ts";
@@ -14,9 +15,12 @@ import type { Services } from "../services.ts";
 import { inTransaction, type Stores } from "../store/index.ts";
 import type { ApiTarget } from "./api-channel.ts";
 import { LogSanitizer, stripAnsi } from "./log-sanitizer.ts";
+import { evaluateRunPolicies, sanitizeText, type PolicyStageResult } from "./policy-stage.ts";
+import { policyResultDigest } from "../domain/policy/index.ts";
 import { dependencyBundleDigest, summarizePlan } from "./plan-analysis.ts";
 import { newSandboxId, runInSandbox, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, type SandboxResult } from "./sandbox.ts";
-import { CLOUD_OVERRIDE_FILE, cliConfig, cloudOverride, phaseScript, tfvars, type MaterializedVariable } from "./tofu-files.ts";
+import { CLOUD_OVERRIDE_FILE, cliConfig, cloudOverride, phaseScript, planDiffBinds, tfvars, type MaterializedVariable } from "./tofu-files.ts";
+import { isPlanDiffArtifactOf } from "../domain/plan-diff/index.ts";
 
 /** Everything a phase execution needs besides the run. */
 export interface ExecutionContext {
@@ -161,7 +165,21 @@ async function runPhaseSandbox(
   await ctx.services.stores.attempts.recordSandbox(attempt.id, sandboxId, name);
   const result = await runInSandbox({
     sandboxId,
-    argv: ["sh", "-c", phaseScript({ phase, workingDirectory: workspace?.workingDirectory ?? "", speculative: run.kind === "speculative" })],
+    argv: [
+      "sh",
+      "-c",
+      phaseScript({
+        phase,
+        workingDirectory: workspace?.workingDirectory ?? "",
+        speculative: run.kind === "speculative",
+        // The sandbox runs the plan-diff command with the node that runs its launcher (runInSandbox's
+        // default); the sensitive variables' values stay redacted even where the plan's masks miss them.
+        planDiff:
+          phase === "plan"
+            ? { nodePath: realpathSync(process.execPath), runId: run.id, secretEnv: Object.keys(inputs.env).filter((name) => inputs.secrets.includes(inputs.env[name])) }
+            : undefined,
+      }),
+    ],
     name,
     files,
     env: {
@@ -176,7 +194,7 @@ async function runPhaseSandbox(
       CHECKPOINT_DISABLE: "1",
     },
     api: ctx.api,
-    readOnlyBinds: [{ source: ctx.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR }],
+    readOnlyBinds: [{ source: ctx.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR }, ...(phase === "plan" ? planDiffBinds() : [])],
     timeoutMs: ctx.phaseTimeoutMs,
     signal,
     collect,
@@ -234,7 +252,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   let result: SandboxResult;
   try {
     const files = await sandboxFiles(services, run, secret, inputs);
-    result = await runPhaseSandbox(ctx, run, attempt, "plan", files, inputs, log, signal, ["plan.tfplan", "plan.json", "lock.hcl", "modules.json"]);
+    result = await runPhaseSandbox(ctx, run, attempt, "plan", files, inputs, log, signal, ["plan.tfplan", "plan.json", "lock.hcl", "modules.json", "plan-diff.json"]);
   } catch (error) {
     log.write(`\nStackShip could not run the plan: ${(error as Error).message}\n`);
     await log.close();
@@ -263,6 +281,9 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   await log.close();
   const planArtifact = await services.artifacts.put(`runs/${run.id}/plan.tfplan`, planFile);
   const planJsonArtifact = await services.artifacts.put(`runs/${run.id}/plan.json`, planJsonBytes);
+  // The redacted plan changes, built in the sandbox; without a valid one they stay unavailable.
+  const planDiffBytes = result.files["plan-diff.json"];
+  const planDiffArtifact = planDiffBytes && isPlanDiffArtifactOf(planDiffBytes, run.id, inputs.secrets) ? await services.artifacts.put(`runs/${run.id}/plan-diff.json`, planDiffBytes) : null;
   await services.stores.attempts.finish(attempt.id, "succeeded", classification, services.clock());
 
   const planned = await moveRun(services, run, { type: "plan_finished", hasChanges: summary.hasChanges }, {
@@ -275,6 +296,9 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     planJsonDigest: planJsonArtifact.sha256,
     planJsonSizeBytes: planJsonArtifact.sizeBytes,
     planJsonArtifactKey: planJsonArtifact.key,
+    planDiffDigest: planDiffArtifact?.sha256 ?? null,
+    planDiffSizeBytes: planDiffArtifact?.sizeBytes ?? null,
+    planDiffArtifactKey: planDiffArtifact?.key ?? null,
     dependencyBundleDigest: dependencyBundleDigest(result.files["lock.hcl"], result.files["modules.json"]),
     // The lock file travels with the plan: the apply must use exactly these providers.
     dependencyLockFile: result.files["lock.hcl"]?.toString("utf8") ?? null,
@@ -283,7 +307,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     await releaseRun(services, run);
     return "done";
   }
-  await policyStage(services, planned);
+  await policyStage(ctx, planned);
   return "done";
 }
 
@@ -292,21 +316,68 @@ async function failPlan(services: Services, run: Run): Promise<void> {
   await releaseRun(services, failed ?? run);
 }
 
-/** The policy stage. No policy set applies yet in this release, so it is recorded as skipped. */
-async function policyStage(services: Services, run: Run): Promise<void> {
-  const log = new PhaseLog(services.stores, run.id, "policy", services.clock, []);
-  log.write("No policy set applies to this workspace; the policy stage is skipped.\n");
+/**
+ * The policy stage (policy-stage.ts): the applicable policies evaluated by OPA in a fresh
+ * sandbox against the plan JSON, or `skipped` when no policy set applies. The result, its
+ * sanitized findings and the run's move happen in one transaction.
+ */
+async function policyStage(ctx: ExecutionContext, run: Run): Promise<void> {
+  const { services } = ctx;
+  const secrets = (await materializeInputs(services, run)).secrets;
+  const log = new PhaseLog(services.stores, run.id, "policy", services.clock, secrets);
+  let result: PolicyStageResult | null;
+  try {
+    const x = run.execution;
+    const planJson = await services.artifacts.get(x.planJsonArtifactKey!, { sizeBytes: x.planJsonSizeBytes!, sha256: x.planJsonDigest! });
+    result = await evaluateRunPolicies({ stores: services.stores, run, planJson, secrets, log: (text) => log.write(text), toolsDir: ctx.toolsDir, timeoutMs: ctx.phaseTimeoutMs });
+  } catch (error) {
+    const message = sanitizeText(secrets, `the policy stage could not run: ${(error as Error).message}`);
+    log.write(`\n${message}\n`);
+    const failed = { outcome: "errored" as const, policySetVersions: [], findings: [], opaVersion: null };
+    result = { ...failed, resultDigest: policyResultDigest(failed), opaBuildCommit: null, error: message };
+  }
+  if (result === null) log.write("No policy set applies to this workspace; the policy stage is skipped.\n");
   await log.close();
+  const outcome = result?.outcome ?? "skipped";
+  const digest = result?.resultDigest ?? skippedPolicyDigest();
   const workspace = await services.stores.workspaces.getById(run.workspaceId);
   const ttlSeconds = workspace?.approvalTtlSeconds ?? 86_400;
   const now = services.clock();
-  const next = await moveRun(services, run, { type: "policy_evaluated", outcome: "skipped" }, {
-    policyOutcome: "skipped",
-    policyResultDigest: skippedPolicyDigest(),
-    approvalExpiresAt: new Date(now.getTime() + ttlSeconds * 1000).toISOString(),
-  });
+  const blocked = outcome === "hard_failed" || outcome === "errored";
+  let next: Run | undefined;
+  try {
+    next = await inTransaction(services.db, async (stores) => {
+      const current = await stores.runs.getById(run.id);
+      if (!current) return undefined;
+      await stores.policyResults.record(
+        {
+          runId: run.id,
+          outcome,
+          resultDigest: digest,
+          opaVersion: result?.opaVersion ?? null,
+          opaBuildCommit: result?.opaBuildCommit ?? null,
+          policySetVersions: result?.policySetVersions ?? [],
+          error: result?.error ?? null,
+          evaluatedAt: now.toISOString(),
+        },
+        result?.findings ?? [],
+      );
+      return applyRunEvent(stores, current, { type: "policy_evaluated", outcome }, now, {
+        policyOutcome: outcome,
+        policyResultDigest: digest,
+        approvalExpiresAt: blocked ? undefined : new Date(now.getTime() + ttlSeconds * 1000).toISOString(),
+        finishedAt: blocked ? now.toISOString() : undefined,
+      });
+    });
+  } catch (error) {
+    // The run moved on concurrently (canceled, discarded): this result no longer applies.
+    if ((error as { code?: string }).code === "RUN_TRANSITION_INVALID") return;
+    throw error;
+  }
   if (next && next.status === "planned_and_finished") {
     await services.stores.runs.update(next.id, next.status, { approvalExpiresAt: null, finishedAt: now.toISOString(), updatedAt: now });
+    await releaseRun(services, next);
+  } else if (next && next.status === "errored") {
     await releaseRun(services, next);
   }
 }
@@ -325,7 +396,13 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
   const x = run.execution;
   const fence = await lockForRun(services, run);
   const state = await currentStateEvidence(services.stores, run.workspaceId);
+  // A soft policy failure is applied only while an override of exactly this result is unexpired.
+  const policyHolds =
+    x.policyOutcome === "skipped" ||
+    x.policyOutcome === "passed" ||
+    (x.policyOutcome === "soft_failed" && x.policyResultDigest !== null && (await services.stores.policyResults.findActiveOverride(run.id, x.policyResultDigest, services.clock())) !== undefined);
   const stale =
+    !policyHolds ||
     !review ||
     review.decision !== "approved" ||
     review.planDigest !== x.planDigest ||
@@ -336,7 +413,11 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     fence !== x.workspaceLockFence;
   const log = new PhaseLog(services.stores, run.id, "apply", services.clock, []);
   if (stale) {
-    log.write("The approval no longer matches the workspace (its lock, state or evidence changed); nothing was applied.\n");
+    log.write(
+      policyHolds
+        ? "The approval no longer matches the workspace (its lock, state or evidence changed); nothing was applied.\n"
+        : "The policy result no longer allows an apply (the override of its soft failure expired, or the result is not passing); nothing was applied.\n",
+    );
     await log.close();
     const failed = await moveRun(services, run, { type: "apply_failed" }, { applyStatus: "errored", finishedAt: services.clock().toISOString() });
     await releaseRun(services, failed ?? run);

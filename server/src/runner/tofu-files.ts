@@ -1,5 +1,20 @@
+import { fileURLToPath } from "node:url";
 import { SANDBOX_API_URL } from "./api-channel.ts";
-import { SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR } from "./sandbox.ts";
+import { SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, type ReadOnlyBind } from "./sandbox.ts";
+
+/** Where the plan-diff command is mounted read-only inside the sandbox (the server package's layout below it). */
+export const SANDBOX_PLAN_DIFF_DIR = "/opt/stackship/plan-diff";
+const PLAN_DIFF_BIN = "bin/stackship-plan-diff.mjs";
+const PLAN_DIFF_BUILDER = "src/domain/plan-diff/plan-diff.mjs";
+
+/**
+ * The read-only mounts that make the `stackship-plan-diff` command (the server package's bin and
+ * the dependency-free builder it imports) runnable inside the sandbox, exactly as on the host.
+ */
+export function planDiffBinds(): ReadOnlyBind[] {
+  const server = new URL("../../", import.meta.url);
+  return [PLAN_DIFF_BIN, PLAN_DIFF_BUILDER].map((file) => ({ source: fileURLToPath(new URL(file, server)), target: `${SANDBOX_PLAN_DIFF_DIR}/${file}` }));
+}
 
 /** The hostname tofu inside the sandbox knows StackShip by (mapped by the CLI config's host block). */
 export const SANDBOX_STACKSHIP_HOSTNAME = "stackship.internal";
@@ -65,7 +80,13 @@ export function tfvars(variables: readonly MaterializedVariable[]): string {
 }
 
 /** The script a phase runs inside the sandbox (POSIX sh; every step's output is the phase log). */
-export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory: string; speculative: boolean }): string {
+export function phaseScript(options: {
+  phase: "plan" | "apply";
+  workingDirectory: string;
+  speculative: boolean;
+  /** Build the redacted plan-diff artifact (/work/plan-diff.json) with this node binary after `tofu show`. */
+  planDiff?: { nodePath: string; runId: string; secretEnv: readonly string[] };
+}): string {
   const dir = options.workingDirectory.replace(/^\/+|\/+$/g, "");
   const cd = dir ? `cd ${shellQuote(dir)}` : ":";
   const common = [
@@ -84,6 +105,7 @@ export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory
       "tofu init -input=false -no-color",
       `tofu plan -input=false -no-color ${options.speculative ? "-lock=false " : ""}-out=${SANDBOX_WORK_DIR}/plan.tfplan`,
       `tofu show -json ${SANDBOX_WORK_DIR}/plan.tfplan > ${SANDBOX_WORK_DIR}/plan.json`,
+      ...(options.planDiff ? [planDiffStep(options.planDiff)] : []),
       `if [ -f .terraform.lock.hcl ]; then cp .terraform.lock.hcl ${SANDBOX_WORK_DIR}/lock.hcl; fi`,
       `if [ -f .terraform/modules/modules.json ]; then cp .terraform/modules/modules.json ${SANDBOX_WORK_DIR}/modules.json; fi`,
     ].join("\n");
@@ -101,3 +123,14 @@ function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
+/**
+ * Builds the redacted plan-diff from the plan JSON; only its output leaves the sandbox as
+ * plan-diff.json. A failure leaves no artifact (the run's plan changes are then unavailable) but
+ * does not fail the plan; the command's message never quotes the plan.
+ */
+function planDiffStep(options: { nodePath: string; runId: string; secretEnv: readonly string[] }): string {
+  const out = `${SANDBOX_WORK_DIR}/plan-diff.json`;
+  const secrets = options.secretEnv.map((name) => ` --secret-env ${shellQuote(name)}`).join("");
+  const command = `${shellQuote(options.nodePath)} ${SANDBOX_PLAN_DIFF_DIR}/${PLAN_DIFF_BIN} --run-id ${shellQuote(options.runId)}${secrets}`;
+  return `if ${command} < ${SANDBOX_WORK_DIR}/plan.json > ${out}.partial; then mv ${out}.partial ${out}; else rm -f ${out}.partial; echo "StackShip could not build the redacted plan changes of this plan; they are unavailable for this run."; fi`;
+}

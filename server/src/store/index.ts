@@ -14,6 +14,8 @@ import { WorkspaceRepository } from './workspace-repository.ts';
 import { RunTokenRepository } from './run-token-repository.ts';
 import { StateVersionRepository } from './state-version-repository.ts';
 import { WorkspaceLockRepository } from './workspace-lock-repository.ts';
+import { PolicySetRepository } from './policy-set-repository.ts';
+import { PolicyResultRepository } from './policy-result-repository.ts';
 
 export { migrateDown, migrateLatest, openDatabase, rollbackAll } from './db.ts';
 export type { Database } from './db.ts';
@@ -33,6 +35,8 @@ export type { CreateRunInput, ListRunsOptions, RunPage } from './run-repository.
 export type { RecordAuditEventInput } from './audit-repository.ts';
 export { RUN_TOKEN_PHASES, RunTokenRepository, type CreateRunTokenInput, type FoundRunToken, type RunToken, type RunTokenPhase } from './run-token-repository.ts';
 export { StateVersionRepository, type CreateStateVersionInput, type StateVersion, type StateVersionOutput, type StateVersionStatus, type UploadedState } from './state-version-repository.ts';
+export { PolicySetRepository, type CreatePolicySetInput, type PolicySet, type PolicySetVersion } from './policy-set-repository.ts';
+export { PolicyResultRepository, type PolicyEvaluation, type PolicyOverride } from './policy-result-repository.ts';
 export { WorkspaceLockRepository, type AcquireResult, type LockHolder, type LockHolderKind, type WorkspaceLock } from './workspace-lock-repository.ts';
 export {
   AuditRepository,
@@ -68,6 +72,8 @@ export interface Stores {
   logs: LogRepository;
   reviews: ReviewRepository;
   jobs: JobRepository;
+  policySets: PolicySetRepository;
+  policyResults: PolicyResultRepository;
 }
 
 /** Every repository running on the given database or transaction. */
@@ -91,6 +97,8 @@ export function createStores(executor: Executor, dialect: Dialect): Stores {
     logs: new LogRepository(executor, dialect),
     reviews: new ReviewRepository(executor, dialect),
     jobs: new JobRepository(executor, dialect),
+    policySets: new PolicySetRepository(executor, dialect),
+    policyResults: new PolicyResultRepository(executor, dialect),
   };
 }
 

@@ -149,6 +149,9 @@ export interface RunRow {
   plan_json_digest?: string | null;
   plan_json_size_bytes?: number | string | null;
   plan_json_artifact_key?: string | null;
+  plan_diff_digest?: string | null;
+  plan_diff_size_bytes?: number | string | null;
+  plan_diff_artifact_key?: string | null;
   dependency_bundle_digest?: string | null;
   dependency_lock_file?: string | null;
   policy_outcome?: string | null;

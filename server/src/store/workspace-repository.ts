@@ -78,6 +78,15 @@ export class WorkspaceRepository {
     });
   }
 
+  /** Pins the workspace to another OpenTofu version (already resolved to a provided one). */
+  async updateOpentofuVersion(id: string, opentofuVersion: string, now: Date | string): Promise<Workspace | undefined> {
+    return translating(this.dialect, async () => {
+      await this.db<WorkspaceRow>('workspaces').where({ id }).update({ opentofu_version: opentofuVersion, updated_at: isoForWrite(now) });
+      const row = await this.db<WorkspaceRow>('workspaces').where({ id }).first();
+      return row && toWorkspace(row);
+    });
+  }
+
   /** The organization's workspaces, by name. */
   async listByOrganization(organizationId: string): Promise<Workspace[]> {
     return translating(this.dialect, async () => {

@@ -118,10 +118,13 @@ testEachServer(authentication, "fails 401 without a token on every authenticated
     workspace_name: "networking",
     run_id: fixture.run.id,
     configuration_version_id: fixture.configurationVersion.id,
+    plan_id: `plan-${fixture.run.id.slice("run-".length)}`,
+    apply_id: `apply-${fixture.run.id.slice("run-".length)}`,
     variable_id: "var-0000000000000000",
     phase: "plan",
     state_version_id: "sv-0000000000000000",
     state_version_output_id: "wsout-0000000000000000",
+    policy_set_id: "pset-0000000000000000",
   };
   const surfaces = [
     { name: "v1", table: v1Operations, client: server.v1(), check: (result: SdkResult) => expectV1Error(result, 401, "UNAUTHENTICATED") },

@@ -186,15 +186,16 @@ testEachServer(invariant, "approveRun: a run without a recorded plan cannot be a
   assert.is(shown.attributes.status, "pending");
 });
 
-testEachServer(invariant, "there is no apply action besides approval: POST …/actions/apply is 404 on both surfaces and the run stays pending", async (server) => {
+testEachServer(invariant, "there is no apply action besides approval: v1 has none (404); the tfe apply action is the bound approval, so a run without a plan gets 409; the run stays pending", async (server) => {
   const r = await seedRunnable(server);
-  for (const [client, url] of [
-    [server.tfe(r.token), `/api/v2/runs/${r.acceptedRun.id}/actions/apply`],
-    [server.v1(r.token), `/v1/runs/${r.acceptedRun.id}/actions/apply`],
-    [server.v1(r.token), `/v1/runs/${r.acceptedRun.id}/apply`],
+  for (const [client, url, status] of [
+    // The CLI's "yes" (contract §7.1) is recorded as the approval of the run's own plan: with no plan there is nothing to approve.
+    [server.tfe(r.token), `/api/v2/runs/${r.acceptedRun.id}/actions/apply`, 409],
+    [server.v1(r.token), `/v1/runs/${r.acceptedRun.id}/actions/apply`, 404],
+    [server.v1(r.token), `/v1/runs/${r.acceptedRun.id}/apply`, 404],
   ] as const) {
-    const result = (await expectNothingWritten(server, () => client.post({ url: url as any, body: {} }), RUN_TABLES)) as SdkResult;
-    assert.is(result.response.status, 404, url);
+    const result = (await expectNothingWritten(server, () => client.post({ url: url as any, body: {}, headers: { Authorization: `Bearer ${r.token}` } }), RUN_TABLES)) as SdkResult;
+    assert.is(result.response.status, status, url);
   }
   const shown = expectStatus(await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }), 200)!.data;
   assert.is(shown.attributes.status, "pending");

@@ -4,6 +4,7 @@ import { isCancelable, transition, type RunEvent } from "../../domain/run-lifecy
 import type { AuthenticatedPrincipal } from "../../http/principal.ts";
 import type { Services } from "../../services.ts";
 import { inTransaction, type Stores } from "../../store/index.ts";
+import { requireActiveOverride } from "./policies.ts";
 import { revokeRunTokens } from "./run-tokens.ts";
 import { currentStateEvidence } from "./state-evidence.ts";
 import { unlockWorkspaceForRun } from "./workspace-locks.ts";
@@ -57,6 +58,8 @@ export async function approveRun(services: Services, actor: AuthenticatedPrincip
     if (x.policyOutcome === null || (x.policyOutcome !== "skipped" && x.policyOutcome !== "passed" && x.policyOutcome !== "soft_failed")) {
       throw new DomainError("RUN_POLICY_RESULT_CHANGED", `Run ${run.id} has no passing policy result to bind the approval to.`);
     }
+    // A soft failure is approvable only under an unexpired override of exactly this result.
+    const policyOverride = x.policyOutcome === "soft_failed" ? await requireActiveOverride(stores, current, now) : undefined;
     const state = await currentStateEvidence(stores, current.workspaceId);
     if ((state?.digest ?? null) !== x.predecessorStateDigest) {
       throw new DomainError(
@@ -91,7 +94,13 @@ export async function approveRun(services: Services, actor: AuthenticatedPrincip
       targetType: "runs",
       targetId: run.id,
       reason: input.reason ?? null,
-      data: { plan_digest: x.planDigest, policy_result_digest: x.policyResultDigest, predecessor_state_digest: x.predecessorStateDigest, dependency_bundle_digest: x.dependencyBundleDigest },
+      data: {
+        plan_digest: x.planDigest,
+        policy_result_digest: x.policyResultDigest,
+        predecessor_state_digest: x.predecessorStateDigest,
+        dependency_bundle_digest: x.dependencyBundleDigest,
+        ...(policyOverride ? { policy_override_id: policyOverride.id, policy_override_expires_at: policyOverride.expiresAt } : {}),
+      },
       createdAt: now,
     });
     return approved;

@@ -6,9 +6,12 @@ import type { RequestContext, SurfaceBinding } from "../../http/app.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
 import { DEFAULT_PROJECT_NAME } from "../commands/organizations.ts";
 import { createRun } from "../commands/runs.ts";
-import { createWorkspace } from "../commands/workspaces.ts";
+import { createWorkspace, resolveOpenTofuVersion } from "../commands/workspaces.ts";
+import { inTransaction } from "../../store/index.ts";
+import { projectHandlers } from "./projects.ts";
+import { runHandlers } from "./runs.ts";
 import { loadOrganization, loadWorkspace } from "../lookup.ts";
-import { loadOrganizationForCli, runMaySee } from "./access.ts";
+import { loadOrganizationForCli, organizationOf, runMaySee } from "./access.ts";
 import { renderTfeError } from "./errors.ts";
 import { presentRun, presentWorkspace } from "./presenters.ts";
 import { stateHandlers } from "./state.ts";
@@ -78,19 +81,80 @@ export const tfeHandlers = {
     const a = body.data.attributes ?? {};
     // `tofu destroy -auto-approve` sends both flags; the destroy refusal is the one that helps.
     if (a["is-destroy"] !== undefined && a["is-destroy"] !== false) throw new DomainError("RUN_DESTROY_FORBIDDEN", DESTROY_FORBIDDEN_DETAIL);
+    refuseUnsupportedRunOptions(a);
+    // The CLI never sends plan-only: a speculative configuration version (`tofu plan` without
+    // -out) is its only signal of a plan-only run. createRun checks the version itself.
+    const configurationVersionId = body.data.relationships["configuration-version"]?.data?.id;
+    const configurationVersion = configurationVersionId ? await ctx.services.stores.configurationVersions.getById(configurationVersionId) : undefined;
+    const speculative = a["plan-only"] === true || (configurationVersion?.workspaceId === workspace.id && configurationVersion.speculative);
     const run = await createRun(ctx.services, principalOf(ctx), workspace, {
-      kind: a["plan-only"] === true ? "speculative" : "plan_and_apply",
+      kind: speculative ? "speculative" : "plan_and_apply",
       message: a.message,
       autoApply: a["auto-apply"],
       isDestroy: a["is-destroy"],
-      configurationVersionId: body.data.relationships["configuration-version"]?.data?.id,
+      configurationVersionId,
       source: "tfe-api",
     });
-    return { status: 201, body: { data: presentRun(run) } };
+    return { status: 201, body: { data: presentRun(run, principalOf(ctx)) } };
   },
 
+  async updateWorkspace({ path, body, ctx }) {
+    let workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
+    const requested = body?.data?.attributes?.["terraform-version"];
+    if (requested !== undefined) {
+      // The CLI PATCHes its own version right after creating a workspace and only warns on a
+      // failure: a version this deployment provides becomes the pin, anything else keeps it.
+      let resolved: string | undefined;
+      try {
+        resolved = resolveOpenTofuVersion(requested, ctx.services.opentofuVersions);
+      } catch {
+        resolved = undefined;
+      }
+      if (resolved !== undefined && resolved !== workspace.opentofuVersion) {
+        const now = ctx.services.clock();
+        const actor = principalOf(ctx);
+        const before = workspace.opentofuVersion;
+        workspace = await inTransaction(ctx.services.db, async (stores) => {
+          const updated = await stores.workspaces.updateOpentofuVersion(workspace.id, resolved, now);
+          if (!updated) throw notFound(`Workspace ${workspace.id}`);
+          await stores.audit.record({
+            organizationId: workspace.organizationId,
+            actorId: actor.id,
+            action: "workspace.opentofu_version_changed",
+            targetType: "workspaces",
+            targetId: workspace.id,
+            data: { from: before, to: resolved, requested },
+            createdAt: now,
+          });
+          return updated;
+        });
+      }
+    }
+    const organization = await organizationOf(ctx, workspace);
+    const lock = await ctx.services.stores.workspaceLocks.current(workspace.id);
+    return { status: 200, body: { data: presentWorkspace(workspace, organization.name, principalOf(ctx), lock) } };
+  },
+
+  ...runHandlers,
+  ...projectHandlers,
   ...stateHandlers,
 } satisfies Handlers<RequestContext>;
+
+/**
+ * Run options StackShip cannot honour yet are refused rather than silently dropped: a plan
+ * without the user's -var values, targets or replacements would not be the plan they asked for.
+ */
+function refuseUnsupportedRunOptions(a: { variables?: unknown[]; "target-addrs"?: unknown[]; "replace-addrs"?: unknown[]; "refresh-only"?: boolean; refresh?: boolean }): void {
+  const refuse = (what: string, pointer: string) =>
+    new DomainError("DOCUMENT_INVALID", `StackShip does not support ${what} on runs from the CLI yet. Set the values as workspace variables (or in *.auto.tfvars in the configuration) and run the command again without it.`, {
+      source: { pointer: `/data/attributes/${pointer}` },
+    });
+  if (a.variables !== undefined && a.variables.length > 0) throw refuse("-var / -var-file / TF_VAR_ values", "variables");
+  if (a["target-addrs"] !== undefined && a["target-addrs"].length > 0) throw refuse("-target", "target-addrs");
+  if (a["replace-addrs"] !== undefined && a["replace-addrs"].length > 0) throw refuse("-replace", "replace-addrs");
+  if (a["refresh-only"] === true) throw refuse("-refresh-only", "refresh-only");
+  if (a.refresh === false) throw refuse("-refresh=false", "refresh");
+}
 
 /** The compatibility surface as the app binds it. */
 export const tfeSurface: SurfaceBinding = {

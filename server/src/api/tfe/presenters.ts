@@ -1,13 +1,16 @@
 import type { components } from "../../../../generated/tfe/types.gen.ts";
 import { isAllowed } from "../../domain/authorization.ts";
-import type { Run, Workspace } from "../../domain/records.ts";
-import type { RunStatus } from "../../domain/run.ts";
+import type { ConfigurationVersion, Run, Workspace } from "../../domain/records.ts";
+import { isTerminalRunStatus, type RunStatus } from "../../domain/run.ts";
 import { isRunPrincipal, type AuthenticatedPrincipal } from "../../http/principal.ts";
 import type { StateVersion, StateVersionOutput, WorkspaceLock } from "../../store/index.ts";
 
 type S = components["schemas"];
 
-/** The TFE status the CLI understands for each native run status. */
+/**
+ * The TFE status the CLI understands for each native run status. The CLI keeps polling only in
+ * `pending`/`confirmed`, prompts only when `is-confirmable`, and exits 1 on `errored`/`canceled`.
+ */
 const TFE_RUN_STATUS: Record<RunStatus, string> = {
   pending: "pending",
   planning: "planning",
@@ -24,6 +27,40 @@ const TFE_RUN_STATUS: Record<RunStatus, string> = {
   plan_credentials_required: "errored",
   needs_recovery: "errored",
 };
+
+/** The run's TFE status; an approved run whose apply has not started yet is `apply_queued`. */
+export function tfeRunStatus(run: Run): string {
+  if (run.status === "applying" && run.execution.applyStatus === "pending") return "apply_queued";
+  return TFE_RUN_STATUS[run.status];
+}
+
+const CANCELABLE = new Set<RunStatus>(["pending", "planning", "policy_checking", "applying"]);
+const DISCARDABLE = new Set<RunStatus>(["awaiting_approval", "policy_soft_failed"]);
+
+/** The TFE status of a run's plan phase; `finished` only once the run left the policy stage. */
+export function tfePlanStatus(run: Run): S["PhaseStatus"] {
+  const x = run.execution;
+  if (x.planStatus === "finished") return run.status === "policy_checking" ? "running" : "finished";
+  if (x.planStatus === "pending") {
+    if (run.status === "canceled") return "canceled";
+    if (run.status === "errored" || run.status === "plan_credentials_required") return "errored";
+    return "pending";
+  }
+  return x.planStatus;
+}
+
+/** The TFE status of a run's apply phase; `unreachable` when the run ended without one. */
+export function tfeApplyStatus(run: Run): S["PhaseStatus"] {
+  switch (run.execution.applyStatus) {
+    case "pending":
+      if (run.status === "applying") return "queued";
+      return isTerminalRunStatus(run.status) || run.status === "needs_recovery" ? "unreachable" : "pending";
+    case "interrupted":
+      return "errored";
+    default:
+      return run.execution.applyStatus;
+  }
+}
 
 /** A run's plan and apply share its suffix, as in TFE (`run-X` → `plan-X`, `apply-X`). */
 export function phaseId(runId: string, phase: "plan" | "apply"): string {
@@ -79,14 +116,18 @@ export function presentWorkspace(workspace: Workspace, organizationName: string,
   };
 }
 
-/** The compatibility run document. */
-export function presentRun(run: Run): S["Run"] {
+/** The compatibility run document; the actions are exactly what the CLI needs to prompt, discard or cancel. */
+export function presentRun(run: Run, principal: AuthenticatedPrincipal | null = null): S["Run"] {
+  const target = { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId };
+  const may = (permission: Parameters<typeof isAllowed>[1]) => principal !== null && isAllowed(principal, permission, target);
+  const timestamps: Record<string, string> = {};
+  if (run.execution.finishedAt) timestamps[`${tfeRunStatus(run)}-at`] = run.execution.finishedAt;
   return {
     type: "runs",
     id: run.id,
     attributes: {
-      status: TFE_RUN_STATUS[run.status],
-      "has-changes": false,
+      status: tfeRunStatus(run),
+      "has-changes": run.execution.hasChanges ?? false,
       "is-destroy": false,
       "auto-apply": false,
       "plan-only": run.kind === "speculative",
@@ -94,9 +135,20 @@ export function presentRun(run: Run): S["Run"] {
       source: run.source,
       "terraform-version": run.opentofuVersion,
       "created-at": run.createdAt,
-      "status-timestamps": {},
-      actions: { "is-cancelable": false, "is-confirmable": false, "is-discardable": false, "is-force-cancelable": false },
-      permissions: { "can-apply": false, "can-cancel": false, "can-discard": false, "can-force-cancel": false, "can-override-policy": false },
+      "status-timestamps": timestamps,
+      actions: {
+        "is-cancelable": CANCELABLE.has(run.status),
+        "is-confirmable": run.status === "awaiting_approval",
+        "is-discardable": DISCARDABLE.has(run.status),
+        "is-force-cancelable": false,
+      },
+      permissions: {
+        "can-apply": may("run:approve"),
+        "can-cancel": may("run:cancel"),
+        "can-discard": may("run:approve"),
+        "can-force-cancel": false,
+        "can-override-policy": false,
+      },
     },
     relationships: {
       workspace: { data: { type: "workspaces", id: run.workspaceId } },
@@ -106,6 +158,61 @@ export function presentRun(run: Run): S["Run"] {
       "cost-estimate": { data: null },
       "policy-checks": { data: [] },
       "task-stages": { data: [] },
+    },
+  };
+}
+
+/** A run's plan phase, with the absolute signed log URL. */
+export function presentPlan(run: Run, logReadUrl: string): S["Plan"] {
+  const counts = run.execution.planCounts;
+  return {
+    type: "plans",
+    id: phaseId(run.id, "plan"),
+    attributes: {
+      status: tfePlanStatus(run),
+      "has-changes": run.execution.hasChanges ?? false,
+      "log-read-url": logReadUrl,
+      "resource-additions": counts?.create ?? 0,
+      "resource-changes": counts?.change ?? 0,
+      "resource-destructions": counts?.destroy ?? 0,
+      "resource-imports": 0,
+      "status-timestamps": {},
+    },
+  };
+}
+
+/** A run's apply phase, with the absolute signed log URL (the counts are the approved plan's). */
+export function presentApply(run: Run, logReadUrl: string): S["Apply"] {
+  const counts = run.execution.applyStatus === "finished" ? run.execution.planCounts : null;
+  return {
+    type: "applies",
+    id: phaseId(run.id, "apply"),
+    attributes: {
+      status: tfeApplyStatus(run),
+      "log-read-url": logReadUrl,
+      "resource-additions": counts?.create ?? 0,
+      "resource-changes": counts?.change ?? 0,
+      "resource-destructions": counts?.destroy ?? 0,
+      "resource-imports": 0,
+      "status-timestamps": {},
+    },
+  };
+}
+
+/** A configuration version; the upload URL only while pending and only for those who may queue runs. */
+export function presentConfigurationVersion(configurationVersion: ConfigurationVersion, uploadUrl: string | null): S["ConfigurationVersion"] {
+  return {
+    type: "configuration-versions",
+    id: configurationVersion.id,
+    attributes: {
+      status: configurationVersion.status,
+      speculative: configurationVersion.speculative,
+      provisional: false,
+      "auto-queue-runs": false,
+      source: configurationVersion.source,
+      "upload-url": uploadUrl,
+      error: null,
+      "error-message": null,
     },
   };
 }

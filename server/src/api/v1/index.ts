@@ -5,6 +5,7 @@ import { renderV1Error } from "../../http/middleware/errors.ts";
 import { configurationVersionHandlers } from "./configuration-versions.ts";
 import { healthHandlers } from "./health.ts";
 import { organizationHandlers } from "./organizations.ts";
+import { policyHandlers } from "./policies.ts";
 import { runHandlers } from "./runs.ts";
 import { workspaceHandlers } from "./workspaces.ts";
 
@@ -15,6 +16,7 @@ export const v1Handlers = {
   ...workspaceHandlers,
   ...configurationVersionHandlers,
   ...runHandlers,
+  ...policyHandlers,
 } satisfies Handlers<RequestContext>;
 
 /** The v1 surface as the app binds it. */

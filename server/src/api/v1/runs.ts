@@ -7,6 +7,7 @@ import { recoveryEvidence, resolveRecovery } from "../commands/recovery.ts";
 import { createRun } from "../commands/runs.ts";
 import { loadOrganization, loadRun, loadWorkspace } from "../lookup.ts";
 import { presentRun } from "./presenters.ts";
+import { DomainError } from "../../domain/errors.ts";
 
 type H = Handlers<RequestContext>;
 
@@ -87,6 +88,23 @@ export const runHandlers = {
           attributes: { phase: path.phase, offset, text: window.text, next_offset: window.nextOffset, complete: window.complete },
         },
       },
+    };
+  },
+
+  async getRunPlanChanges({ path, ctx }) {
+    const run = await loadRun(ctx, path.run_id, "run:read");
+    const x = run.execution;
+    if (x.planDiffArtifactKey === null || x.planDiffDigest === null || x.planDiffSizeBytes === null) {
+      if (x.planStatus === "pending" || x.planStatus === "running") {
+        throw new DomainError("RUN_PLAN_CHANGES_NOT_READY", `The plan of run ${run.id} has not finished yet (plan status ${x.planStatus}); its changes are available once it has.`);
+      }
+      throw new DomainError("RUN_PLAN_CHANGES_UNAVAILABLE", `The plan of run ${run.id} ended (plan status ${x.planStatus}) without producing redacted plan changes.`);
+    }
+    const bytes = await ctx.services.artifacts.get(x.planDiffArtifactKey, { sizeBytes: x.planDiffSizeBytes, sha256: x.planDiffDigest });
+    return {
+      status: 200,
+      body: JSON.parse(bytes.toString("utf8")),
+      headers: { ETag: `"${x.planDiffDigest}"`, "Cache-Control": "private, no-store" },
     };
   },
 } satisfies Partial<H>;

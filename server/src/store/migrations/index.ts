@@ -2,6 +2,8 @@ import type { Knex } from 'knex';
 import * as createFoundation from './20261202000000_create_foundation.ts';
 import * as createRunExecution from './20261202010000_create_run_execution.ts';
 import * as createStateAndLocks from './20261202020000_create_state_and_locks.ts';
+import * as addPlanDiff from './20261202040000_add_plan_diff.ts';
+import * as createPolicies from './20261202050000_create_policies.ts';
 
 /** A migration as the migration source serves it. */
 export interface NamedMigration {
@@ -15,4 +17,6 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261202000000_create_foundation', up: createFoundation.up, down: createFoundation.down },
   { name: '20261202010000_create_run_execution', up: createRunExecution.up, down: createRunExecution.down },
   { name: '20261202020000_create_state_and_locks', up: createStateAndLocks.up, down: createStateAndLocks.down },
+  { name: '20261202040000_add_plan_diff', up: addPlanDiff.up, down: addPlanDiff.down },
+  { name: '20261202050000_create_policies', up: createPolicies.up, down: createPolicies.down },
 ];

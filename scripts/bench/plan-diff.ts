@@ -1,0 +1,110 @@
+/**
+ * `npm run bench plan-diff` / `task bench`: building the stackship.plan-diff/v1 artifact from a
+ * synthetic 5,000-resource plan JSON (about 870 bytes per resource change, shaped like real
+ * OpenTofu output: compact, sorted keys, masks, unknowns, module addresses, Go's \u003c escapes)
+ * against `JSON.parse` of the same bytes, measured in the same run. Target: ≤ 2× the parse.
+ * Prints medians and ratios; asserts nothing (benchmarks never do).
+ */
+import { buildPlanDiff } from "../../server/src/domain/plan-diff/plan-diff.mjs";
+
+const RESOURCES = Number(process.env.BENCH_PLAN_RESOURCES ?? 5_000);
+const REPEATS = Number(process.env.BENCH_PLAN_REPEATS ?? 30);
+
+function goJson(value: unknown): string {
+  // Go's encoder escapes <, > and & inside strings.
+  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/>/g, "\\u003e").replace(/&/g, "\\u0026");
+}
+
+function change(i: number): Record<string, unknown> {
+  const module = i % 3 === 0 ? `module.svc_${i % 17}.` : "";
+  const kind = i % 20;
+  const name = `res_${i}`;
+  const values = {
+    arn: `arn:aws:iam::111122223333:role/${name}`,
+    assume_role_policy: `{"Statement":[{"Action":"sts:AssumeRole","Effect":"Allow","Principal":{"Service":"ecs.amazonaws.com"}}],"Version":"2012-10-17"}`,
+    description: `<${i}>&`,
+    force_detach_policies: false,
+    max_session_duration: 3600,
+    name,
+    path: "/",
+    tags: { env: "prod", service: `svc-${i % 17}` },
+  };
+  const address = `${module}aws_iam_role.${name}`;
+  const base = { address, ...(module ? { module_address: module.slice(0, -1) } : {}), mode: "managed", type: "aws_iam_role", name, provider_name: "registry.opentofu.org/hashicorp/aws" };
+  if (kind < 12) {
+    // create: unknown computed attributes, a sensitive-free after.
+    const { arn: _arn, ...after } = values;
+    return { ...base, change: { actions: ["create"], before: null, after, after_unknown: { arn: true, create_date: true, id: true, tags: {}, unique_id: true }, before_sensitive: false, after_sensitive: { tags: {} } } };
+  }
+  if (kind < 17) {
+    // update with a sensitive value in a nested block.
+    const before = { ...values, inline_policy: [{ name: "p", policy: `secret-${i}` }] };
+    const after = { ...values, max_session_duration: 7200, inline_policy: [{ name: "p", policy: `secret-${i}-2` }] };
+    return { ...base, change: { actions: ["update"], before, after, after_unknown: { inline_policy: [{}], tags: {} }, before_sensitive: { inline_policy: [{ policy: true }], tags: {} }, after_sensitive: { inline_policy: [{ policy: true }], tags: {} } } };
+  }
+  if (kind < 19) {
+    const { arn: _arn, ...after } = values;
+    return { ...base, change: { actions: ["delete", "create"], before: values, after: { ...after, name: `${name}-2` }, after_unknown: { arn: true, tags: {} }, before_sensitive: { tags: {} }, after_sensitive: { tags: {} }, replace_paths: [["name"]] }, action_reason: "replace_because_cannot_update" };
+  }
+  return { ...base, change: { actions: ["delete"], before: values, after: null, after_unknown: {}, before_sensitive: { tags: {} }, after_sensitive: false } };
+}
+
+function synthesize(withRest: boolean): Buffer {
+  const resourceChanges = Array.from({ length: RESOURCES }, (_, i) => change(i));
+  const plan: Record<string, unknown> = { format_version: "1.2", terraform_version: "1.12.6" };
+  if (withRest) {
+    // The sections the builder drops, at their usual share (about 3.2× resource_changes in all).
+    plan.planned_values = { root_module: { resources: resourceChanges.map((r: any) => ({ address: r.address, values: r.change.after, sensitive_values: r.change.after_sensitive })) } };
+    plan.prior_state = { values: { root_module: { resources: resourceChanges.map((r: any) => ({ address: r.address, values: r.change.before })) } } };
+    plan.configuration = { root_module: { resources: resourceChanges.map((r: any) => ({ address: r.address, expressions: { name: { constant_value: r.name }, description: { constant_value: "x".repeat(300) } } })) } };
+  }
+  plan.resource_changes = resourceChanges;
+  plan.timestamp = "2026-12-02T10:00:00Z";
+  plan.errored = false;
+  return Buffer.from(`${goJson(plan)}\n`);
+}
+
+function median(samples: number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+function time(fn: () => void): number {
+  const start = performance.now();
+  fn();
+  return performance.now() - start;
+}
+
+function measure(label: string, bytes: Buffer) {
+  const text = bytes.toString("utf8");
+  const changes = (JSON.parse(text).resource_changes as unknown[]).map((c) => JSON.stringify(c).length);
+  const perChange = Math.round(changes.reduce((a, b) => a + b, 0) / changes.length);
+  // Warm up both paths.
+  for (let i = 0; i < 3; i++) {
+    JSON.parse(text);
+    buildPlanDiff(JSON.parse(text), { consume: true });
+  }
+  const parse: number[] = [];
+  const build: number[] = [];
+  const endToEnd: number[] = [];
+  let artifactBytes = 0;
+  const sample = buildPlanDiff(JSON.parse(text), { consume: true }).artifact;
+  const withheld = sample.resources.filter((r) => r.detail_withheld).length;
+  for (let i = 0; i < REPEATS; i++) {
+    parse.push(time(() => JSON.parse(bytes.toString("utf8"))));
+    // A fresh parse each time: the command redacts the parsed plan in place.
+    const plan = JSON.parse(text);
+    build.push(time(() => (artifactBytes = buildPlanDiff(plan, { consume: true }).bytes)));
+    endToEnd.push(time(() => buildPlanDiff(JSON.parse(bytes.toString("utf8")), { consume: true })));
+  }
+  const p = median(parse);
+  const b = median(build);
+  const e = median(endToEnd);
+  console.log(`plan-diff [${label}]: ${RESOURCES} resource changes, ${(bytes.length / 1e6).toFixed(2)} MB plan JSON (${perChange} B per change), artifact ${(artifactBytes / 1e6).toFixed(2)} MB, ${withheld} withheld, truncated ${sample.truncated}`);
+  console.log(`  JSON.parse of the plan bytes (baseline)   ${p.toFixed(1)} ms`);
+  console.log(`  build from the parsed plan                ${b.toFixed(1)} ms  ${(b / p).toFixed(2)}× the parse`);
+  console.log(`  parse + build (the command's whole work)  ${e.toFixed(1)} ms  ${(e / p).toFixed(2)}× the parse (target for build: ≤ 2×)`);
+}
+
+measure("resource_changes only", synthesize(false));
+measure("with planned_values, prior_state, configuration", synthesize(true));

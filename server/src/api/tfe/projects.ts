@@ -1,0 +1,70 @@
+import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
+import type { components } from "../../../../generated/tfe/types.gen.ts";
+import type { Project } from "../../domain/records.ts";
+import type { RequestContext } from "../../http/app.ts";
+import { inTransaction } from "../../store/index.ts";
+import { principalOf } from "../authorize.ts";
+import { loadOrganization } from "../lookup.ts";
+
+type H = Handlers<RequestContext>;
+type S = components["schemas"];
+
+function presentProject(project: Project, organizationName: string): S["Project"] {
+  return {
+    type: "projects",
+    id: project.id,
+    attributes: { name: project.name, "created-at": project.createdAt },
+    relationships: { organization: { data: { type: "organizations", id: organizationName } } },
+  };
+}
+
+/** Projects, enough for a `project` in the `cloud` block (contract §5.2). */
+export const projectHandlers = {
+  async listProjects({ path, query, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "workspace:read");
+    const names = query["filter[names]"]
+      ?.split(",")
+      .map((name) => name.trim())
+      .filter((name) => name.length > 0);
+    const all = await ctx.services.stores.projects.listByOrganization(organization.id);
+    const matching = names && names.length > 0 ? all.filter((project) => names.includes(project.name)) : all;
+    const size = query["page[size]"] ?? 20;
+    const totalPages = Math.max(1, Math.ceil(matching.length / size));
+    const current = Math.min(Math.max(1, query["page[number]"] ?? 1), totalPages);
+    return {
+      status: 200,
+      body: {
+        data: matching.slice((current - 1) * size, current * size).map((project) => presentProject(project, organization.name)),
+        meta: {
+          pagination: {
+            "current-page": current,
+            "next-page": current < totalPages ? current + 1 : null,
+            "prev-page": current > 1 ? current - 1 : null,
+            "total-count": matching.length,
+            "total-pages": totalPages,
+          },
+        },
+      },
+    };
+  },
+
+  async createProject({ path, body, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
+    const actor = principalOf(ctx);
+    const now = ctx.services.clock();
+    const project = await inTransaction(ctx.services.db, async (stores) => {
+      const created = await stores.projects.create({ organizationId: organization.id, name: body.data.attributes.name, createdAt: now });
+      await stores.audit.record({
+        organizationId: organization.id,
+        actorId: actor.id,
+        action: "project.created",
+        targetType: "projects",
+        targetId: created.id,
+        data: { name: created.name },
+        createdAt: now,
+      });
+      return created;
+    });
+    return { status: 201, body: { data: presentProject(project, organization.name) } };
+  },
+} satisfies Partial<H>;

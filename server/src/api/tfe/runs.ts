@@ -1,0 +1,183 @@
+import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
+import type { components } from "../../../../generated/tfe/types.gen.ts";
+import { isAllowed } from "../../domain/authorization.ts";
+import { DomainError } from "../../domain/errors.ts";
+import type { Run } from "../../domain/records.ts";
+import type { RequestContext } from "../../http/app.ts";
+import { notFound, principalOf } from "../authorize.ts";
+import { createConfigurationVersion, uploadUrl } from "../commands/configuration-versions.ts";
+import { approveRun, cancelRun, discardRun } from "../commands/run-decisions.ts";
+import { loadConfigurationVersion, loadOrganization, loadRun, loadWorkspace } from "../lookup.ts";
+import { organizationOf } from "./access.ts";
+import { logReadUrl, readFramedLog, verifyLogToken } from "./logs.ts";
+import { presentApply, presentConfigurationVersion, presentPlan, presentRun, presentWorkspace } from "./presenters.ts";
+
+type H = Handlers<RequestContext>;
+type S = components["schemas"];
+
+/** How many of the newest runs the queue and the workspace run list look at. */
+const RUN_SCAN_LIMIT = 500;
+
+/** The run a `plan-X`/`apply-X` id belongs to (`run-X`), checked for `run:read`. */
+async function loadPhaseRun(ctx: RequestContext, id: string, prefix: "plan" | "apply"): Promise<Run> {
+  const match = new RegExp(`^${prefix}-([0-9a-z]{16})$`).exec(id);
+  if (!match) throw notFound(`${prefix === "plan" ? "Plan" : "Apply"} ${id}`);
+  return loadRun(ctx, `run-${match[1]}`, "run:read");
+}
+
+/** Up to RUN_SCAN_LIMIT newest runs of a workspace or organization. */
+async function scanRuns(list: (options: { limit: number; after?: { createdAt: string; id: string } }) => Promise<{ runs: Run[]; hasMore: boolean }>): Promise<Run[]> {
+  const runs: Run[] = [];
+  let after: { createdAt: string; id: string } | undefined;
+  while (runs.length < RUN_SCAN_LIMIT) {
+    const page = await list({ limit: 100, after });
+    runs.push(...page.runs);
+    const last = page.runs[page.runs.length - 1];
+    if (!page.hasMore || !last) break;
+    after = { createdAt: last.createdAt, id: last.id };
+  }
+  return runs.slice(0, RUN_SCAN_LIMIT);
+}
+
+/** One page of a list in the TFE pagination shape (never a next page past the last one). */
+function paginate<T>(items: T[], pageNumber: number | undefined, pageSize: number | undefined): { data: T[]; meta: { pagination: S["Pagination"] } } {
+  const size = pageSize ?? 20;
+  const totalPages = Math.max(1, Math.ceil(items.length / size));
+  const current = Math.min(Math.max(1, pageNumber ?? 1), totalPages);
+  return {
+    data: items.slice((current - 1) * size, current * size),
+    meta: {
+      pagination: {
+        "current-page": current,
+        "next-page": current < totalPages ? current + 1 : null,
+        "prev-page": current > 1 ? current - 1 : null,
+        "total-count": items.length,
+        "total-pages": totalPages,
+      },
+    },
+  };
+}
+
+/** A run action's optional `comment` (the body may be `{}`, a comment, or nothing). */
+function commentOf(body: { comment?: string } | undefined): string | null {
+  const comment = body?.comment?.trim();
+  return comment ? comment : null;
+}
+
+/** Configuration versions, runs, their phases and logs, and the run actions the CLI calls. */
+export const runHandlers = {
+  async createConfigurationVersion({ path, body, ctx }) {
+    const workspace = await loadWorkspace(ctx, path.workspace_id, "run:create");
+    const configurationVersion = await createConfigurationVersion(ctx.services, principalOf(ctx), workspace, {
+      speculative: body?.data?.attributes?.speculative === true,
+      source: "tfe-api",
+    });
+    return { status: 201, body: { data: presentConfigurationVersion(configurationVersion, uploadUrl(ctx.services, ctx.baseUrl, configurationVersion)) } };
+  },
+
+  async getConfigurationVersion({ path, ctx }) {
+    const configurationVersion = await loadConfigurationVersion(ctx, path.configuration_version_id, "workspace:read");
+    // The signed upload URL is a write capability: only callers who may queue runs get it.
+    const workspace = await ctx.services.stores.workspaces.getById(configurationVersion.workspaceId);
+    const mayUpload =
+      workspace !== undefined && isAllowed(principalOf(ctx), "run:create", { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id });
+    return {
+      status: 200,
+      body: { data: presentConfigurationVersion(configurationVersion, mayUpload ? uploadUrl(ctx.services, ctx.baseUrl, configurationVersion) : null) },
+    };
+  },
+
+  async getRun({ path, query, ctx }) {
+    const run = await loadRun(ctx, path.run_id, "run:read");
+    const principal = principalOf(ctx);
+    const include = new Set((query.include ?? "").split(",").map((name) => name.trim()));
+    const included: NonNullable<S["RunDocument"]["included"]> = [];
+    if (include.has("workspace")) {
+      const workspace = await ctx.services.stores.workspaces.getById(run.workspaceId);
+      if (workspace) {
+        const organization = await organizationOf(ctx, workspace);
+        const lock = await ctx.services.stores.workspaceLocks.current(workspace.id);
+        included.push(presentWorkspace(workspace, organization.name, principal, lock));
+      }
+    }
+    if (include.has("plan")) included.push(presentPlan(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "plan")));
+    return { status: 200, body: included.length > 0 ? { data: presentRun(run, principal), included } : { data: presentRun(run, principal) } };
+  },
+
+  async listRunEvents({ path, ctx }) {
+    await loadRun(ctx, path.run_id, "run:read");
+    return { status: 200, body: { data: [] } };
+  },
+
+  async listWorkspaceRuns({ path, query, ctx }) {
+    const workspace = await loadWorkspace(ctx, path.workspace_id, "run:read");
+    const runs = await scanRuns((options) => ctx.services.stores.runs.listByWorkspace(workspace.id, options));
+    const principal = principalOf(ctx);
+    const page = paginate(runs, query["page[number]"], query["page[size]"]);
+    return { status: 200, body: { data: page.data.map((run) => presentRun(run, principal)), meta: page.meta } };
+  },
+
+  async listRunQueue({ path, query, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "run:read");
+    const principal = principalOf(ctx);
+    const runs = await scanRuns((options) => ctx.services.stores.runs.listByOrganization(organization.id, options));
+    // Oldest first: position 0 starts next. Only runs the caller may read are listed.
+    const queued = runs
+      .filter((run) => run.status === "pending" && isAllowed(principal, "run:read", { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId }))
+      .reverse();
+    const page = paginate(queued, query["page[number]"], query["page[size]"]);
+    const offset = ((page.meta.pagination["current-page"] ?? 1) - 1) * (query["page[size]"] ?? 20);
+    return {
+      status: 200,
+      body: {
+        data: page.data.map((run, index) => {
+          const document = presentRun(run, principal);
+          document.attributes["position-in-queue"] = offset + index;
+          return document;
+        }),
+        meta: page.meta,
+      },
+    };
+  },
+
+  async applyRun({ path, body, ctx }) {
+    const run = await loadRun(ctx, path.run_id, "run:approve");
+    if (run.status !== "awaiting_approval" || run.execution.planDigest === null) {
+      throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} is ${run.status}; only a run whose plan awaits approval can be applied.`);
+    }
+    // The CLI approves exactly the plan it just streamed: the run's own current plan digest. The
+    // approval is still bound to the policy result, the current state and the dependency bundle.
+    await approveRun(ctx.services, principalOf(ctx), run, { planDigest: run.execution.planDigest, reason: commentOf(body) ?? "Approved with `tofu apply`" });
+    return { status: 202, body: undefined };
+  },
+
+  async discardRun({ path, body, ctx }) {
+    const run = await loadRun(ctx, path.run_id, "run:approve");
+    await discardRun(ctx.services, principalOf(ctx), run, commentOf(body) ?? "Discarded with `tofu apply`");
+    return { status: 202, body: undefined };
+  },
+
+  async cancelRun({ path, body, ctx }) {
+    const run = await loadRun(ctx, path.run_id, "run:cancel");
+    await cancelRun(ctx.services, principalOf(ctx), run, commentOf(body) ?? "Canceled from the tofu CLI");
+    return { status: 202, body: undefined };
+  },
+
+  async getPlan({ path, ctx }) {
+    const run = await loadPhaseRun(ctx, path.plan_id, "plan");
+    return { status: 200, body: { data: presentPlan(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "plan")) } };
+  },
+
+  async getApply({ path, ctx }) {
+    const run = await loadPhaseRun(ctx, path.apply_id, "apply");
+    return { status: 200, body: { data: presentApply(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "apply")) } };
+  },
+
+  async readLog({ path, query, ctx }) {
+    const { runId, phase } = verifyLogToken(ctx.services.keys.uploadUrl, path.log_token, ctx.services.clock());
+    const run = await ctx.services.stores.runs.getById(runId);
+    if (!run) throw notFound(`Run ${runId}`);
+    const bytes = await readFramedLog(ctx.services, run, phase, query.offset ?? 0, query.limit ?? 65_536);
+    return { status: 200, body: bytes, headers: { "Cache-Control": "no-store" } };
+  },
+} satisfies Partial<H>;

@@ -1,0 +1,372 @@
+import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { buildPlanDiff, classifyActions, MAX_BYTES, MAX_RESOURCES, PlanDiffInputError, type PlanDiffResource } from "./plan-diff.mjs";
+import { isPlanDiffArtifactOf } from "./index.ts";
+
+// The composed examples of plan-json.md §6, verbatim.
+const examples = JSON.parse(readFileSync(new URL("./section6-examples.json", import.meta.url), "utf8")) as Record<string, any>;
+const BIN = fileURLToPath(new URL("../../../bin/stackship-plan-diff.mjs", import.meta.url));
+
+const S = { $stackship: "sensitive" };
+const U = { $stackship: "unknown" };
+const US = { $stackship: "unknown", sensitive: true };
+
+function plan(entries: unknown[], extra: Record<string, unknown> = {}) {
+  return { format_version: "1.2", terraform_version: "1.12.6", resource_changes: entries, errored: false, ...extra };
+}
+
+function only(entry: unknown): PlanDiffResource {
+  const { artifact } = buildPlanDiff(plan([entry]));
+  assert.is(artifact.resources.length, 1);
+  return artifact.resources[0];
+}
+
+const section6 = suite("plan-diff: the composed examples of plan-json.md §6");
+
+section6("E1 create: after shown, unknown computed attributes marked, nothing guessed", () => {
+  const r = only(examples.E1);
+  const after = examples.E1.change.after;
+  assert.equal(r, {
+    address: "module.payments.aws_iam_role.app",
+    provider: "registry.opentofu.org/hashicorp/aws",
+    mode: "managed",
+    type: "aws_iam_role",
+    name: "app",
+    module_address: "module.payments",
+    actions: ["create"],
+    action: "create",
+    before: null,
+    after: { ...after, arn: U, create_date: U, id: U, inline_policy: U, managed_policy_arns: U, name_prefix: U, unique_id: U },
+  });
+});
+
+section6("E2 update: DB_PASSWORD redacted on both sides, memory_size shown, unknown list element and attributes marked", () => {
+  const r = only(examples.E2);
+  const { before, after } = examples.E2.change;
+  assert.is(r.action, "update");
+  assert.equal(r.before, { ...before, environment: [{ variables: { DB_HOST: "db.internal.example", DB_PASSWORD: S } }] });
+  assert.equal(r.after, {
+    ...after,
+    environment: [{ variables: { DB_HOST: "db.internal.example", DB_PASSWORD: S } }],
+    layers: ["arn:aws:lambda:eu-west-1:111122223333:layer:common:7", U],
+    last_modified: U,
+    qualified_arn: U,
+    version: U,
+  });
+  assert.is((r.before as any).memory_size, 256);
+  assert.is((r.after as any).memory_size, 512);
+  assert.not.match(JSON.stringify(r), "Pa55word");
+});
+
+section6("E3 replace: trigger path kept, secrets redacted on both sides (unknown and sensitive after)", () => {
+  const r = only(examples.E3);
+  assert.is(r.action, "replace");
+  assert.equal(r.actions, ["delete", "create"]);
+  assert.is(r.action_reason, "replace_because_cannot_update");
+  assert.equal(r.replace_paths, [["length"]]);
+  assert.equal(r.before, { ...examples.E3.change.before, bcrypt_hash: S, result: S });
+  assert.equal(r.after, { ...examples.E3.change.after, bcrypt_hash: US, result: US, id: U });
+  assert.is((r.before as any).length, 24);
+  assert.is((r.after as any).length, 32);
+  const json = JSON.stringify(r);
+  assert.not.match(json, "q7M");
+  assert.not.match(json, "$2a$10$");
+});
+
+section6("E4 read and E5 no-op are omitted; totals differ from the plan counts", () => {
+  const { artifact } = buildPlanDiff(plan([examples.E4, examples.E5, examples.E1]));
+  assert.equal(artifact.resources.map((r) => r.address), ["module.payments.aws_iam_role.app"]);
+  assert.is(artifact.truncation.changed_resources, 1);
+  assert.is(artifact.truncated, false);
+});
+
+section6("E6 bare true masks: address and action only, every attribute redacted", () => {
+  const r = only(examples.E6);
+  assert.equal(r, {
+    address: 'terraform_data.bootstrap["blue"]',
+    provider: "terraform.io/builtin/terraform",
+    mode: "managed",
+    type: "terraform_data",
+    name: "bootstrap",
+    actions: ["update"],
+    action: "update",
+    before: S,
+    after: S,
+  });
+});
+
+section6("E7 nested blocks and sets: labels and locations shown; client_key and all of cidr_blocks redacted", () => {
+  const r = only(examples.E7);
+  const { before, after } = examples.E7.change;
+  const auth = (side: any) => [{ ...side.master_auth[0], client_key: S }];
+  assert.equal(r.before, { ...before, master_auth: auth(before), master_authorized_networks_config: [{ cidr_blocks: S, gcp_public_cidrs_access_enabled: false }] });
+  assert.equal(r.after, { ...after, master_auth: auth(after), master_authorized_networks_config: [{ cidr_blocks: S, gcp_public_cidrs_access_enabled: false }] });
+  assert.equal((r.after as any).node_locations, ["europe-west1-b", "europe-west1-c", "europe-west1-d"]);
+  assert.equal((r.after as any).resource_labels, { env: "prod", team: "platform" });
+  assert.not.match(JSON.stringify(r), "203.0.113.7");
+});
+
+section6("E8 malformed masks: address, type and actions kept, all detail withheld (memory_size not salvaged)", () => {
+  const r = only(examples.E8);
+  assert.equal(r, {
+    address: "aws_lambda_function.broken",
+    provider: "registry.opentofu.org/hashicorp/aws",
+    mode: "managed",
+    type: "aws_lambda_function",
+    name: "broken",
+    actions: ["update"],
+    action: "update",
+    detail_withheld: true,
+    withheld_reason: "unresolvable_masks",
+  });
+  assert.not.match(JSON.stringify(r), "live-key");
+});
+
+section6("E9 delete of a deposed object", () => {
+  const r = only(examples.E9);
+  assert.equal(r, {
+    address: "aws_launch_template.web",
+    provider: "registry.opentofu.org/hashicorp/aws",
+    mode: "managed",
+    type: "aws_launch_template",
+    name: "web",
+    deposed: "4f1a9c2e",
+    actions: ["delete"],
+    action: "delete",
+    before: examples.E9.change.before,
+    after: null,
+  });
+});
+
+section6("all nine together: the top level", () => {
+  const { artifact, json, bytes } = buildPlanDiff(plan(Object.values(examples), { timestamp: "2026-12-02T10:00:00Z", variables: { pw: { value: "var-secret" } } }), { runId: "run-0123456789abcdef" });
+  assert.is(artifact.format, "stackship.plan-diff/v1");
+  assert.is(artifact.run_id, "run-0123456789abcdef");
+  assert.is(artifact.opentofu_version, "1.12.6");
+  assert.is(artifact.plan_timestamp, "2026-12-02T10:00:00Z");
+  assert.is(artifact.truncated, false);
+  assert.equal(artifact.truncation, { max_resources: 5000, max_bytes: 4194304, changed_resources: 7, cut: 0, withheld: 0, dropped: 0 });
+  assert.equal(artifact.resources.map((r) => r.action), ["create", "update", "replace", "update", "update", "update", "delete"]);
+  assert.is(json, JSON.stringify(artifact));
+  assert.is(bytes, Buffer.byteLength(json));
+  assert.not.match(json, "var-secret");
+});
+
+const rules = suite("plan-diff: classification, markers and fail-closed rules");
+
+rules("classification of every action array OpenTofu emits; anything else is unknown and withheld", () => {
+  assert.is(classifyActions(["create"]), "create");
+  assert.is(classifyActions(["update"]), "update");
+  assert.is(classifyActions(["delete"]), "delete");
+  assert.is(classifyActions(["forget"]), "forget");
+  assert.is(classifyActions(["delete", "create"]), "replace");
+  assert.is(classifyActions(["create", "delete"]), "replace");
+  assert.is(classifyActions(["forget", "create"]), "forget_replace");
+  assert.is(classifyActions(["create", "update"]), "unknown");
+  const r = only({ ...examples.E2, change: { ...examples.E2.change, actions: ["update", "teleport"] } });
+  assert.equal([r.action, r.detail_withheld, r.withheld_reason, r.before, r.after], ["unknown", true, "unrecognized_actions", undefined, undefined]);
+});
+
+rules("masks missing (Terraform 0.14, format 0.1): withheld per resource; unknown top-level keys ignored", () => {
+  const entry = { address: "aws_s3_bucket.b", mode: "managed", type: "aws_s3_bucket", name: "b", provider_name: "aws", change: { actions: ["create"], before: null, after: { bucket: "x", acl: "secret-ish" }, after_unknown: { id: true } } };
+  const { artifact } = buildPlanDiff({ format_version: "0.1", terraform_version: "0.14.0", resource_changes: [entry], applyable: true, complete: true, something_new: [1] });
+  assert.is(artifact.resources[0].withheld_reason, "unresolvable_masks");
+  assert.is(artifact.opentofu_version, "0.14.0");
+});
+
+rules("Terraform 0.15+ format 0.1/0.2 with masks is accepted; an unsupported major withholds every detail", () => {
+  assert.equal(buildPlanDiff(plan([examples.E9], { format_version: "0.2" })).artifact.resources[0].before, examples.E9.change.before);
+  const r = buildPlanDiff(plan([examples.E9], { format_version: "2.0" })).artifact.resources[0];
+  assert.equal([r.detail_withheld, r.withheld_reason, r.before], [true, "unsupported_format_version", undefined]);
+});
+
+rules("a wholly unknown after is one unknown marker (sensitive when the mask says so)", () => {
+  const change = { actions: ["create"], before: null, after_unknown: true, before_sensitive: false, after_sensitive: false };
+  assert.equal(only({ ...examples.E9, deposed: undefined, change }).after, U);
+  assert.equal(only({ ...examples.E9, deposed: undefined, change: { ...change, after_sensitive: true } }).after, US);
+  // `after` missing without a wholly unknown mask cannot be resolved.
+  assert.is(only({ ...examples.E9, deposed: undefined, change: { ...change, after_unknown: {} } }).withheld_reason, "unresolvable_masks");
+});
+
+rules("an unknown mask on a known value, or a sensitive path on either side, is never shown", () => {
+  const base = { address: "x.y", provider_name: "p", mode: "managed", type: "x", name: "y" };
+  const conflicting = { ...base, change: { actions: ["update"], before: { a: "1" }, after: { a: "2" }, after_unknown: { a: true }, before_sensitive: {}, after_sensitive: {} } };
+  assert.is(only(conflicting).withheld_reason, "unresolvable_masks");
+  // Sensitive only after: the before value is redacted too.
+  const becomes = { ...base, change: { actions: ["update"], before: { a: "old-secret" }, after: { a: "new-secret" }, after_unknown: {}, before_sensitive: {}, after_sensitive: { a: true } } };
+  assert.equal([only(becomes).before, only(becomes).after], [{ a: S }, { a: S }]);
+});
+
+rules("object keys: `$` keys are escaped so markers are unambiguous; inherited names are ordinary keys", () => {
+  const base = { address: "x.y", provider_name: "p", mode: "managed", type: "x", name: "y" };
+  const value = JSON.parse('{"tags":{"$stackship":"unknown","constructor":"c","toString":"t","__proto__":"p"}}');
+  const r = only({ ...base, change: { actions: ["create"], before: null, after: value, after_unknown: { tags: {} }, before_sensitive: false, after_sensitive: { tags: {} } } });
+  assert.is(JSON.stringify(r.after), '{"tags":{"$$stackship":"unknown","constructor":"c","toString":"t","__proto__":"p"}}');
+});
+
+rules("integers JSON cannot carry exactly are marked, not rounded", () => {
+  const base = { address: "x.y", provider_name: "p", mode: "managed", type: "x", name: "y" };
+  const after = JSON.parse('{"big":12345678901234567890,"ok":42,"f":1.5}');
+  const r = only({ ...base, change: { actions: ["create"], before: null, after, after_unknown: {}, before_sensitive: false, after_sensitive: {} } });
+  assert.equal(r.after, { big: { $stackship: "imprecise_number" }, ok: 42, f: 1.5 });
+});
+
+rules("replace_paths stop at a sensitive value and non-name steps withhold", () => {
+  const base = { address: "x.y", provider_name: "p", mode: "managed", type: "x", name: "y" };
+  const change = { actions: ["delete", "create"], before: { m: { k: "v" } }, after: { m: { k: "w" } }, after_unknown: {}, before_sensitive: { m: true }, after_sensitive: {} };
+  assert.equal(only({ ...base, change: { ...change, replace_paths: [["m", "secret-key-name"]] } }).replace_paths, [["m"]]);
+  assert.is(only({ ...base, change: { ...change, replace_paths: [["m", { k: "v" }]] } }).withheld_reason, "unresolvable_masks");
+});
+
+rules("known secrets are redacted where the masks miss them (terraform_data's before.output); in a key or path they withhold", () => {
+  const base = { address: "terraform_data.s", provider_name: "terraform.io/builtin/terraform", mode: "managed", type: "terraform_data", name: "s" };
+  const change = { actions: ["update"], before: { input: "tok-123", output: "tok-123", id: "i" }, after: { input: "tok-123-v2", id: "i" }, after_unknown: { output: true }, before_sensitive: { input: true }, after_sensitive: { input: true } };
+  const r = buildPlanDiff(plan([{ ...base, change }]), { knownSecrets: ["tok-123", ""] }).artifact.resources[0];
+  assert.equal([r.before, r.after], [{ input: S, output: S, id: "i" }, { input: S, id: "i", output: U }]);
+  assert.equal(buildPlanDiff(plan([{ ...base, change }])).artifact.resources[0].before, { input: S, output: "tok-123", id: "i" });
+  const keyed = { ...change, before: { tags: { "tok-123": "x" } }, after: { tags: {} }, after_unknown: {}, before_sensitive: {}, after_sensitive: {} };
+  assert.is(buildPlanDiff(plan([{ ...base, change: keyed }]), { knownSecrets: ["tok-123"] }).artifact.resources[0].withheld_reason, "unresolvable_masks");
+});
+
+rules("the host keeps a collected artifact only when it is this run's, in bounds and free of known secrets", () => {
+  const { json } = buildPlanDiff(plan([examples.E1]), { runId: "run-0123456789abcdef" });
+  const bytes = Buffer.from(json);
+  assert.ok(isPlanDiffArtifactOf(bytes, "run-0123456789abcdef", ["not-in-there"]));
+  assert.not.ok(isPlanDiffArtifactOf(bytes, "run-ffffffffffffffff"));
+  assert.not.ok(isPlanDiffArtifactOf(bytes, "run-0123456789abcdef", ["payments-app"]));
+  assert.not.ok(isPlanDiffArtifactOf(Buffer.from('{"format":"other"}'), "run-0123456789abcdef"));
+  assert.not.ok(isPlanDiffArtifactOf(Buffer.from("not json"), "run-0123456789abcdef"));
+  assert.not.ok(isPlanDiffArtifactOf(Buffer.alloc(0), "run-0123456789abcdef"));
+  assert.not.ok(isPlanDiffArtifactOf(Buffer.concat([bytes, Buffer.alloc(MAX_BYTES, 32)]), "run-0123456789abcdef"));
+});
+
+rules("input that is not a plan is refused with a message that does not quote it", () => {
+  for (const input of [null, [], "plan", { resource_changes: [] }, { format_version: "1.2", resource_changes: {} }, { format_version: "1.2", resource_changes: [{ address: "a", change: { actions: "create" } }] }]) {
+    assert.throws(() => buildPlanDiff(input), (e: unknown) => e instanceof PlanDiffInputError);
+  }
+  // No resource_changes at all means no changes.
+  assert.equal(buildPlanDiff({ format_version: "1.2" }).artifact.resources, []);
+});
+
+rules("the bin: plan JSON in, artifact out; non-zero exit and a message on stderr for non-plans", () => {
+  const ok = spawnSync(process.execPath, [BIN, "--run-id", "run-0123456789abcdef"], { input: JSON.stringify(plan([examples.E2])) });
+  assert.is(ok.status, 0, ok.stderr.toString());
+  const artifact = JSON.parse(ok.stdout.toString());
+  assert.is(artifact.run_id, "run-0123456789abcdef");
+  assert.equal(artifact, buildPlanDiff(plan([examples.E2]), { runId: "run-0123456789abcdef" }).artifact);
+  const bad = spawnSync(process.execPath, [BIN], { input: '{"password": "hunter2", oops' });
+  assert.is(bad.status, 1);
+  assert.is(bad.stdout.length, 0);
+  assert.match(bad.stderr.toString(), "stackship-plan-diff: standard input is not JSON");
+  assert.not.match(bad.stderr.toString(), "hunter2");
+  const secretPlan = plan([{ ...examples.E9, deposed: undefined }]);
+  const withSecret = spawnSync(process.execPath, [BIN, "--secret-env", "PD_SECRET"], { input: JSON.stringify(secretPlan), env: { ...process.env, PD_SECRET: "lt-0a1b2c3d4e5f60718" } });
+  assert.is(withSecret.status, 0);
+  assert.not.match(withSecret.stdout.toString(), "lt-0a1b2c3d4e5f60718");
+  assert.not.match(withSecret.stdout.toString(), "PD_SECRET");
+  const notPlan = spawnSync(process.execPath, [BIN], { input: '{"values": {}}' });
+  assert.is(notPlan.status, 1);
+  assert.match(notPlan.stderr.toString(), "format_version");
+});
+
+const bounds = suite("plan-diff: the bounds, exactly");
+
+function small(i: number, actions = ["create"]) {
+  return {
+    address: `terraform_data.r[${i}]`,
+    mode: "managed",
+    type: "terraform_data",
+    name: "r",
+    index: i,
+    provider_name: "terraform.io/builtin/terraform",
+    change: { actions, before: null, after: { input: `v${i}` }, after_unknown: { id: true, output: true }, before_sensitive: false, after_sensitive: {} },
+  };
+}
+
+function withPadding(entry: any, key: string, length: number) {
+  return { ...entry, change: { ...entry.change, after: { ...entry.change.after, [key]: "x".repeat(length) } } };
+}
+
+bounds("5,000 changed resources: all kept, not truncated (no-ops do not count)", () => {
+  const entries = [];
+  for (let i = 0; i < MAX_RESOURCES; i++) entries.push(small(i), small(i + 100_000, ["no-op"]));
+  const { artifact } = buildPlanDiff(plan(entries));
+  assert.is(artifact.resources.length, 5000);
+  assert.is(artifact.truncated, false);
+  assert.equal(artifact.truncation, { max_resources: 5000, max_bytes: MAX_BYTES, changed_resources: 5000, cut: 0, withheld: 0, dropped: 0 });
+});
+
+bounds("5,001 changed resources: the last is cut before redaction, the first 5,000 in plan order kept", () => {
+  const entries = [];
+  for (let i = 0; i < MAX_RESOURCES; i++) entries.push(small(i));
+  // The cut entry would fail closed if redaction ran on it; it must simply not be there.
+  entries.push({ ...small(5000), change: { ...small(5000).change, after_sensitive: "broken" } });
+  const { artifact } = buildPlanDiff(plan(entries));
+  assert.is(artifact.resources.length, 5000);
+  assert.is(artifact.resources[4999].address, "terraform_data.r[4999]");
+  assert.is(artifact.truncated, true);
+  assert.equal(artifact.truncation, { max_resources: 5000, max_bytes: MAX_BYTES, changed_resources: 5001, cut: 1, withheld: 0, dropped: 0 });
+  assert.ok(artifact.resources.every((r) => r.detail_withheld !== true));
+});
+
+/** A plan whose artifact is exactly `target` bytes: one big resource padded to size, one small one. */
+function planOfSize(target: number) {
+  const big = withPadding(small(0), "blob", 1000);
+  const probe = buildPlanDiff(plan([big, small(1)])).bytes;
+  return plan([withPadding(small(0), "blob", 1000 + target - probe), small(1)]);
+}
+
+bounds("an artifact of exactly 4 MiB (4,194,304 bytes) is kept whole", () => {
+  const { artifact, bytes } = buildPlanDiff(planOfSize(MAX_BYTES));
+  assert.is(bytes, 4_194_304);
+  assert.is(artifact.truncated, false);
+  assert.is(artifact.resources.filter((r) => r.detail_withheld).length, 0);
+});
+
+bounds("one byte over 4 MiB: the largest resource's detail is withheld, the rest kept", () => {
+  const { artifact, bytes, json } = buildPlanDiff(planOfSize(MAX_BYTES + 1));
+  assert.ok(bytes <= MAX_BYTES);
+  assert.is(bytes, Buffer.byteLength(json));
+  assert.is(artifact.truncated, true);
+  assert.equal(artifact.truncation, { max_resources: 5000, max_bytes: MAX_BYTES, changed_resources: 2, cut: 0, withheld: 1, dropped: 0 });
+  assert.equal([artifact.resources[0].detail_withheld, artifact.resources[0].withheld_reason, artifact.resources[0].after], [true, "size_limit", undefined]);
+  assert.equal([artifact.resources[0].address, artifact.resources[0].provider, artifact.resources[0].actions], ["terraform_data.r[0]", "terraform.io/builtin/terraform", ["create"]]);
+  assert.equal(artifact.resources[1].after, { input: "v1", id: U, output: U });
+});
+
+bounds("withholding goes largest first and stops as soon as the artifact fits", () => {
+  const entries = [withPadding(small(0), "blob", 1_500_000), withPadding(small(1), "blob", 2_000_000), withPadding(small(2), "blob", 1_000_000), small(3)];
+  const { artifact, bytes } = buildPlanDiff(plan(entries));
+  assert.ok(bytes <= MAX_BYTES);
+  assert.equal(artifact.resources.map((r) => r.withheld_reason ?? null), [null, "size_limit", null, null]);
+  assert.is(artifact.truncation.withheld, 1);
+});
+
+bounds("withholding every detail is still too big: trailing resources are dropped, exactly as few as needed", () => {
+  // ~1,000-byte addresses: 5,000 withheld entries alone are about 5 MB.
+  const entries: any[] = [];
+  for (let i = 0; i < MAX_RESOURCES; i++) {
+    const key = `${"k".repeat(950)}-${i}`;
+    entries.push({ ...small(i), address: `terraform_data.r["${key}"]`, index: key });
+  }
+  const { artifact, bytes, json } = buildPlanDiff(plan(entries));
+  assert.ok(bytes <= MAX_BYTES);
+  assert.is(bytes, Buffer.byteLength(json));
+  assert.is(artifact.truncated, true);
+  const { withheld, dropped, cut } = artifact.truncation;
+  assert.is(cut, 0);
+  assert.ok(dropped > 0);
+  assert.is(artifact.resources.length, 5000 - dropped);
+  assert.is(withheld, artifact.resources.length);
+  assert.ok(artifact.resources.every((r, i) => r.detail_withheld === true && r.address === entries[i].address));
+  // One more (withheld) resource would not have fit.
+  const next = JSON.stringify({ ...artifact.resources[0], address: entries[artifact.resources.length].address });
+  assert.ok(bytes + 1 + Buffer.byteLength(next) > MAX_BYTES);
+});
+
+section6.run();
+rules.run();
+bounds.run();

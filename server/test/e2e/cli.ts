@@ -1,0 +1,118 @@
+// Drives the real `tofu` binary (.tools/bin/tofu) against a test server through a `cloud` block.
+// Discovery is skipped with a CLI-config `host` block (contract §2.4 option 2), so the whole API,
+// upload and log URLs included, is plain HTTP on loopback.
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { REPO_ROOT } from "../../src/config.ts";
+import type { Run, Workspace } from "../../src/domain/records.ts";
+import { createOrganizationWithToken, type Role } from "../support/factories.ts";
+import type { TestServer } from "../support/test-server.ts";
+
+/** The pinned tofu binary. */
+export const TOFU = join(REPO_ROOT, ".tools/bin/tofu");
+
+/** The configuration every CLI scenario plans: one built-in resource, no providers to download. */
+export const CONFIGURATION = `resource "terraform_data" "greeting" {
+  input = "hello"
+}
+
+output "greeting" {
+  value = terraform_data.greeting.output
+}
+`;
+
+/** What one tofu invocation did. */
+export interface TofuResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A working directory with a `cloud` block pointed at the test server, and the CLI config to reach it. */
+export interface CliProject {
+  dir: string;
+  organizationName: string;
+  workspaceName: string;
+  token: string;
+  /** Runs `tofu <args>` there with a cleared environment; `stdin` is written and closed. */
+  tofu(args: string[], options?: { stdin?: string; timeoutMs?: number }): Promise<TofuResult>;
+  /** The workspace as stored (undefined until `tofu init` created it). */
+  workspace(): Promise<Workspace | undefined>;
+  /** The workspace's runs, newest first. */
+  runs(): Promise<Run[]>;
+  cleanup(): Promise<void>;
+}
+
+/** Sets up an organization, a token of `role` and a project directory using it. */
+export async function cliProject(
+  server: TestServer,
+  options: { role?: Role; workspaceName?: string; project?: string; configuration?: string; https?: { port: number; caBundleFile: string } } = {},
+): Promise<CliProject> {
+  const { organizationName, organizationId, token } = await createOrganizationWithToken(server, "acme", options.role ?? "admin");
+  const workspaceName = options.workspaceName ?? "app";
+  const port = options.https ? String(options.https.port) : new URL(server.baseUrl).port;
+  const host = `localhost:${port}`;
+  const root = await mkdtemp(join(tmpdir(), "ss-cli-"));
+  const dir = join(root, "project");
+  const home = join(root, "home");
+  await import("node:fs/promises").then((fs) => Promise.all([fs.mkdir(dir), fs.mkdir(home)]));
+  const cliConfig = join(root, "tofu.rc");
+  // Over HTTPS the CLI discovers the services itself (GET /.well-known/terraform.json); over
+  // HTTP a `host` block names them, because discovery is HTTPS only.
+  const hostBlock = options.https ? "" : `host "${host}" {\n  services = {\n    "tfe.v2" = "http://${host}/api/v2/"\n  }\n}\n\n`;
+  await writeFile(cliConfig, `${hostBlock}credentials "${host}" {\n  token = "${token}"\n}\n`);
+  await writeFile(
+    join(dir, "main.tf"),
+    `terraform {\n  cloud {\n    hostname     = "${host}"\n    organization = "${organizationName}"\n    workspaces {\n      name = "${workspaceName}"\n${options.project ? `      project = "${options.project}"\n` : ""}    }\n  }\n}\n\n${options.configuration ?? CONFIGURATION}`,
+  );
+  const env: Record<string, string> = {
+    PATH: "/usr/bin:/bin",
+    HOME: home,
+    TF_CLI_CONFIG_FILE: cliConfig,
+    CHECKPOINT_DISABLE: "1",
+    TF_LOG: process.env.STACKSHIP_TEST_TF_LOG ?? "",
+  };
+  // Go on Linux reads SSL_CERT_FILE instead of the system store (contract §2.4).
+  if (options.https) env.SSL_CERT_FILE = options.https.caBundleFile;
+  return {
+    dir,
+    organizationName,
+    workspaceName,
+    token,
+    tofu: (args, { stdin = "", timeoutMs = 120_000 } = {}) =>
+      new Promise<TofuResult>((resolve, reject) => {
+        const child = spawn(TOFU, [...args.slice(0, 1), "-no-color", ...args.slice(1)], { cwd: dir, env, stdio: ["pipe", "pipe", "pipe"] });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+        child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+        const timer = setTimeout(() => {
+          child.kill("SIGKILL");
+          reject(new Error(`tofu ${args.join(" ")} timed out after ${timeoutMs} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+        }, timeoutMs);
+        child.on("error", (error) => {
+          clearTimeout(timer);
+          reject(error);
+        });
+        child.on("close", (code) => {
+          clearTimeout(timer);
+          resolve({ code, stdout, stderr });
+        });
+        child.stdin.end(stdin);
+      }),
+    workspace: () => server.services.stores.workspaces.getByName(organizationId, workspaceName),
+    runs: async () => {
+      const workspace = await server.services.stores.workspaces.getByName(organizationId, workspaceName);
+      if (!workspace) return [];
+      return (await server.services.stores.runs.listByWorkspace(workspace.id, { limit: 100 })).runs;
+    },
+    cleanup: () => rm(root, { recursive: true, force: true }),
+  };
+}
+
+/** A failure message with everything tofu printed. */
+export function transcript(result: TofuResult): string {
+  return `exit ${result.code}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
+}

@@ -1,0 +1,120 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { approveRun, getRunPlanChanges } from "../../../client/src/index.ts";
+import * as v1Validators from "../../../generated/v1/validators.gen.js";
+import { createOrganizationWithToken, createVariable, createWorkspace, expectStatus, expectV1Error } from "../support/factories.ts";
+import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { testEachServer, type TestServer } from "../support/test-server.ts";
+
+const S = { $stackship: "sensitive" };
+const U = { $stackship: "unknown" };
+const US = { $stackship: "unknown", sensitive: true };
+
+async function planChanges(server: TestServer, token: string, runId: string) {
+  return getRunPlanChanges({ client: server.v1(token), path: { run_id: runId } });
+}
+
+async function artifactOf(server: TestServer, token: string, runId: string): Promise<{ artifact: any; text: string; response: Response }> {
+  const result = await planChanges(server, token, runId);
+  assert.is(result.response.status, 200, JSON.stringify(result.error));
+  assert.is(result.response.headers.get("content-type")?.split(";")[0], "application/json");
+  assert.is(result.response.headers.get("cache-control"), "private, no-store");
+  assert.ok(v1Validators.PlanDiff(result.data), JSON.stringify(v1Validators.PlanDiff.errors));
+  return { artifact: result.data, text: JSON.stringify(result.data), response: result.response };
+}
+
+const real = suite("plan-diff artifact from real tofu plans");
+
+testEachServer(
+  real,
+  "terraform_data, a sensitive variable and random_password: built in the sandbox, stored, served redacted; an update redacts both sides",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "diff" });
+    const secret = "plan-diff-canary-39151";
+    await createVariable(server, token, workspace.id, { key: "api_key", value: secret, sensitive: true });
+    const secretTf = 'variable "api_key" {\n  type      = string\n  sensitive = true\n}\nresource "terraform_data" "secret" {\n  input = var.api_key\n}\n';
+    const run = await startRun(server, token, workspace.id, { ...fixture("random"), "secret.tf": secretTf });
+    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
+    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+
+    const first = await artifactOf(server, token, run.id);
+    assert.is(first.artifact.format, "stackship.plan-diff/v1");
+    assert.is(first.artifact.run_id, run.id);
+    assert.is(first.artifact.opentofu_version, planned.attributes.opentofu_version);
+    assert.is(first.artifact.truncated, false);
+    assert.is(first.artifact.plan_errored, false);
+    const byAddress = Object.fromEntries(first.artifact.resources.map((r: any) => [r.address, r]));
+    assert.equal(Object.keys(byAddress).sort(), ["random_password.db", "terraform_data.app", "terraform_data.secret"]);
+    const password = byAddress["random_password.db"];
+    assert.equal([password.action, password.actions, password.provider, password.before], ["create", ["create"], "registry.opentofu.org/hashicorp/random", null]);
+    assert.equal([password.after.length, password.after.special, password.after.result, password.after.bcrypt_hash, password.after.id], [24, false, US, US, U]);
+    const secretResource = byAddress["terraform_data.secret"];
+    assert.equal([secretResource.provider, secretResource.after.input, secretResource.after.output, secretResource.after.id], ["terraform.io/builtin/terraform", S, U, U]);
+    // terraform_data.app's input holds the (unknown, sensitive) password.
+    assert.equal(byAddress["terraform_data.app"].after.input, { name: "app", password: US });
+    assert.not.ok(first.text.includes(secret), "the sensitive variable leaked into the plan changes");
+
+    // Stored as its own encrypted artifact, described on the run.
+    const stored = (await server.services.stores.runs.getById(run.id))!.execution;
+    assert.match(stored.planDiffDigest ?? "", /^[0-9a-f]{64}$/);
+    assert.is(first.response.headers.get("etag"), `"${stored.planDiffDigest}"`);
+    assert.is(stored.planDiffSizeBytes, Buffer.byteLength(first.text));
+    assert.is(stored.planDiffArtifactKey, `runs/${run.id}/plan-diff.json`);
+
+    expectStatus(await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }), 202);
+    const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
+    assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+
+    // An update of the sensitive value: redacted before and after; the unchanged resources are no-ops and omitted.
+    const changed = secretTf.replace("input = var.api_key", 'input = "${var.api_key}-v2"');
+    const second = await startRun(server, token, workspace.id, { ...fixture("random"), "secret.tf": changed });
+    const planned2 = await waitForStatus(server, token, second.id, ["awaiting_approval", "errored"]);
+    assert.is(planned2.attributes.status, "awaiting_approval", await readLog(server, token, second.id, "plan"));
+    const update = await artifactOf(server, token, second.id);
+    assert.equal(
+      update.artifact.resources.map((r: any) => [r.address, r.action]),
+      [["terraform_data.secret", "update"]],
+    );
+    const [entry] = update.artifact.resources;
+    // OpenTofu does not mark terraform_data's `output` in `before` although it holds the sensitive
+    // value; the run's known secrets redact it anyway.
+    assert.equal([entry.before.input, entry.after.input, entry.before.output, entry.after.output], [S, S, S, U]);
+    assert.match(entry.before.id, /^[0-9a-f-]{36}$/);
+    assert.is(update.artifact.truncation.changed_resources, 1);
+    assert.not.ok(update.text.includes(secret), "the sensitive variable leaked into the plan changes");
+  },
+  { runner: true },
+);
+
+const serving = suite("GET /v1/runs/{run_id}/plan-changes");
+
+testEachServer(serving, "not available yet while the plan is unfinished; unavailable when none was produced; invisible to other organizations", async (server) => {
+  const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+  const other = await createOrganizationWithToken(server, "other");
+  const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
+  // No runner in this server: the plan stays pending.
+  const run = await startRun(server, token, workspace.id, fixture("basic"));
+  expectV1Error(await planChanges(server, token, run.id), 409, "RUN_PLAN_CHANGES_NOT_READY");
+  assert.ok(await server.services.stores.runs.update(run.id, "pending", { status: "planning", planStatus: "running", updatedAt: new Date() }));
+  expectV1Error(await planChanges(server, token, run.id), 409, "RUN_PLAN_CHANGES_NOT_READY");
+  expectV1Error(await planChanges(server, other.token, run.id), 404, "NOT_FOUND");
+  expectV1Error(await planChanges(server, token, "run-0000000000000000"), 404, "NOT_FOUND");
+
+  // The plan ended without an artifact (errored, or built none): unavailable, never an empty list.
+  assert.ok(await server.services.stores.runs.update(run.id, "planning", { status: "errored", planStatus: "errored", updatedAt: new Date() }));
+  expectV1Error(await planChanges(server, token, run.id), 404, "RUN_PLAN_CHANGES_UNAVAILABLE");
+  assert.ok(await server.services.stores.runs.update(run.id, "errored", { planStatus: "finished", updatedAt: new Date() }));
+  expectV1Error(await planChanges(server, token, run.id), 404, "RUN_PLAN_CHANGES_UNAVAILABLE");
+
+  // A stored artifact is served as stored.
+  const text = '{"format":"stackship.plan-diff/v1","run_id":"' + run.id + '","opentofu_version":"1.12.6","plan_format_version":"1.2","plan_timestamp":null,"plan_errored":false,"truncated":false,"truncation":{"max_resources":5000,"max_bytes":4194304,"changed_resources":0,"cut":0,"withheld":0,"dropped":0},"resources":[]}';
+  const descriptor = await server.services.artifacts.put(`runs/${run.id}/plan-diff.json`, Buffer.from(text));
+  assert.ok(await server.services.stores.runs.update(run.id, "errored", { planDiffDigest: descriptor.sha256, planDiffSizeBytes: descriptor.sizeBytes, planDiffArtifactKey: descriptor.key, updatedAt: new Date() }));
+  const served = await artifactOf(server, token, run.id);
+  assert.is(served.text, text);
+  assert.is(served.response.headers.get("etag"), `"${descriptor.sha256}"`);
+});
+
+real.run();
+serving.run();

@@ -1,0 +1,302 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import {
+  approveRun,
+  createPolicyOverride,
+  createPolicySet,
+  createPolicySetVersion,
+  getRun,
+  getRunPolicyEvaluation,
+  listPolicySets,
+  type PolicyInput,
+} from "../../../client/src/index.ts";
+import { createOrganizationWithToken, createToken, createVariable, createWorkspace, databaseText, expectStatus, expectV1Error, leakForms } from "../support/factories.ts";
+import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { testEachServer, type TestServer } from "../support/test-server.ts";
+
+// Policies used below. Each flags the fixture's terraform_data resources (or nothing).
+const FLAG_EVERY_DATA = (pkg: string, title: string) =>
+  `package ${pkg}\n\nviolations contains {"title": "${title}", "message": sprintf("%s is flagged", [rc.address]), "address": rc.address} if {\n  some rc in input.resource_changes\n  rc.type == "terraform_data"\n}\n`;
+const FIND_NOTHING = `package quiet\n\nviolations contains {"title": "never", "message": "never"} if {\n  some rc in input.resource_changes\n  rc.type == "no_such_type"\n}\n`;
+
+function policy(name: string, enforcement_level: PolicyInput["enforcement_level"], source: string): PolicyInput {
+  return { name, enforcement_level, source };
+}
+
+async function newPolicySet(server: TestServer, token: string, organizationName: string, name: string, policies: PolicyInput[], attachments: { global?: boolean; workspace_ids?: string[]; project_ids?: string[] } = { global: true }) {
+  const result = await createPolicySet({
+    client: server.v1(token),
+    path: { organization_name: organizationName },
+    body: { data: { type: "policy-sets", attributes: { name, policies, ...attachments } } },
+  });
+  return result;
+}
+
+async function override(server: TestServer, token: string, runId: string, attributes: { result_digest: string; reason: string; duration_seconds?: number }) {
+  return createPolicyOverride({ client: server.v1(token), path: { run_id: runId }, body: { data: { type: "policy-overrides", attributes } } });
+}
+
+async function approve(server: TestServer, token: string, runId: string, planDigest: string) {
+  return approveRun({ client: server.v1(token), path: { run_id: runId }, body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } } });
+}
+
+async function evaluation(server: TestServer, token: string, runId: string) {
+  return expectStatus(await getRunPolicyEvaluation({ client: server.v1(token), path: { run_id: runId } }), 200).data.attributes;
+}
+
+async function auditActions(server: TestServer, runId: string): Promise<string[]> {
+  const rows = await server.db.knex("audit_events").where({ target_id: runId }).orderBy("created_at", "asc").select("action", "data");
+  return rows.filter((row) => row.action.startsWith("policy.") || row.action === "run.approved").map((row) => `${row.action}${JSON.parse(row.data).code ? `:${JSON.parse(row.data).code}` : ""}`);
+}
+
+const sets = suite("policy sets");
+
+testEachServer(sets, "create, list and version policy sets; refusals have their own codes", async (server) => {
+  const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+  const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
+  const created = expectStatus(await newPolicySet(server, token, organizationName, "baseline", [policy("quiet", "advisory", FIND_NOTHING)]), 201).data;
+  assert.match(created.id, /^pset-/);
+  assert.is(created.attributes.global, true);
+  assert.is(created.attributes.current_version.version, 1);
+  assert.match(created.attributes.current_version.digest, /^[0-9a-f]{64}$/);
+  assert.equal(created.attributes.current_version.policies.map((p) => [p.name, p.enforcement_level, p.package]), [["quiet", "advisory", "quiet"]]);
+
+  const attached = expectStatus(await newPolicySet(server, token, organizationName, "app-only", [policy("flag", "soft_mandatory", FLAG_EVERY_DATA("x.y", "t"))], { workspace_ids: [workspace.id] }), 201).data;
+  assert.equal(attached.attributes.workspace_ids, [workspace.id]);
+
+  // A new version is immutable and digested apart; the same content digests the same.
+  const v2 = expectStatus(
+    await createPolicySetVersion({ client: server.v1(token), path: { policy_set_id: created.id }, body: { data: { type: "policy-set-versions", attributes: { policies: [policy("quiet", "hard_mandatory", FIND_NOTHING)] } } } }),
+    201,
+  ).data;
+  assert.is(v2.attributes.current_version.version, 2);
+  assert.is.not(v2.attributes.current_version.digest, created.attributes.current_version.digest);
+
+  const listed = expectStatus(await listPolicySets({ client: server.v1(token), path: { organization_name: organizationName } }), 200).data;
+  assert.equal(listed.map((s) => [s.attributes.name, s.attributes.current_version.version]), [["app-only", 1], ["baseline", 2]]);
+
+  expectV1Error(await newPolicySet(server, token, organizationName, "baseline", [policy("quiet", "advisory", FIND_NOTHING)]), 409, "POLICY_SET_NAME_TAKEN");
+  expectV1Error(await newPolicySet(server, token, organizationName, "nopkg", [policy("p", "advisory", "violations := set()\n")]), 422, "POLICY_SOURCE_INVALID");
+  expectV1Error(await newPolicySet(server, token, organizationName, "both", [policy("p", "advisory", FIND_NOTHING)], { global: true, workspace_ids: [workspace.id] }), 422, "POLICY_SET_ATTACHMENT_INVALID");
+  expectV1Error(await newPolicySet(server, token, organizationName, "nowhere", [policy("p", "advisory", FIND_NOTHING)], {}), 422, "POLICY_SET_ATTACHMENT_INVALID");
+  expectV1Error(await newPolicySet(server, token, organizationName, "level", [{ name: "p", enforcement_level: "mandatory" as never, source: FIND_NOTHING }]), 422, "DOCUMENT_INVALID");
+  const { token: operator } = await createToken(server, token, organizationName, "operator");
+  expectV1Error(await newPolicySet(server, operator, organizationName, "op", [policy("p", "advisory", FIND_NOTHING)]), 403, "FORBIDDEN");
+});
+
+const evaluations = suite("policy evaluation with real tofu and real OPA");
+
+testEachServer(
+  evaluations,
+  "a passing plan with an advisory finding: passed, findings persisted, OPA identity recorded, approvable and applied",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
+    const set = expectStatus(
+      await newPolicySet(server, token, organizationName, "baseline", [policy("advice", "advisory", FLAG_EVERY_DATA("stackship.advice", "Heads up")), policy("quiet", "hard_mandatory", FIND_NOTHING)]),
+      201,
+    ).data;
+    const run = await startRun(server, token, workspace.id, fixture("basic"));
+    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored", "policy_soft_failed"]);
+    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "policy"));
+    assert.is(planned.attributes.policy_outcome, "passed");
+    assert.match(planned.attributes.policy_result_digest ?? "", /^[0-9a-f]{64}$/);
+
+    const result = await evaluation(server, token, run.id);
+    assert.is(result.outcome, "passed");
+    assert.is(result.result_digest, planned.attributes.policy_result_digest);
+    assert.is(result.opa_version, "1.22.4");
+    assert.equal(result.policy_set_versions, [{ policy_set_id: set.id, version: 1, digest: set.attributes.current_version.digest }]);
+    assert.equal(result.findings, [
+      { policy_set_id: set.id, policy_set_version: 1, policy: "advice", enforcement_level: "advisory", title: "Heads up", message: "terraform_data.greeting is flagged", address: "terraform_data.greeting" },
+    ]);
+    assert.is(result.error, null);
+    const log = await readLog(server, token, run.id, "policy");
+    assert.match(log, "OPA 1.22.4");
+    assert.match(log, "Policy outcome: passed");
+
+    expectStatus(await approve(server, token, run.id, planned.attributes.plan_digest!), 202);
+    const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
+    assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+  },
+  { runner: true },
+);
+
+testEachServer(
+  evaluations,
+  "a soft failure waits; override refusals each have their code and are audited; an override within bounds lets it be approved and applied",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
+    expectStatus(await newPolicySet(server, token, organizationName, "tags", [policy("tagged", "soft_mandatory", FLAG_EVERY_DATA("soft", "Needs tags"))], { workspace_ids: [workspace.id] }), 201);
+    const run = await startRun(server, token, workspace.id, fixture("basic"));
+    const failed = await waitForStatus(server, token, run.id, ["policy_soft_failed", "awaiting_approval", "errored"]);
+    assert.is(failed.attributes.status, "policy_soft_failed", await readLog(server, token, run.id, "policy"));
+    assert.is(failed.attributes.policy_outcome, "soft_failed");
+    const digest = failed.attributes.policy_result_digest!;
+
+    // Not approvable while it waits on the soft failure.
+    expectV1Error(await approve(server, token, run.id, failed.attributes.plan_digest!), 409, "RUN_TRANSITION_INVALID");
+
+    const { token: operator } = await createToken(server, token, organizationName, "operator");
+    expectV1Error(await override(server, operator, run.id, { result_digest: digest, reason: "ship it" }), 403, "POLICY_OVERRIDE_PERMISSION_REQUIRED");
+    expectV1Error(await override(server, token, run.id, { result_digest: "0".repeat(64), reason: "ship it" }), 409, "POLICY_OVERRIDE_DIGEST_MISMATCH");
+    expectV1Error(await override(server, token, run.id, { result_digest: digest, reason: "too long", duration_seconds: 86_401 }), 422, "DOCUMENT_INVALID");
+    expectV1Error(await override(server, token, run.id, { result_digest: digest, reason: "never", duration_seconds: 0 }), 422, "DOCUMENT_INVALID");
+    assert.is(expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data.attributes.status, "policy_soft_failed");
+
+    const created = expectStatus(await override(server, token, run.id, { result_digest: digest, reason: "tags follow in the next change", duration_seconds: 86_400 }), 201).data;
+    assert.is(created.attributes.result_digest, digest);
+    assert.is(new Date(created.attributes.expires_at).getTime() - new Date(created.attributes.created_at).getTime(), 86_400_000);
+    const waiting = expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data;
+    assert.is(waiting.attributes.status, "awaiting_approval");
+    assert.is(waiting.attributes.policy_outcome, "soft_failed");
+
+    expectStatus(await approve(server, token, run.id, waiting.attributes.plan_digest!), 202);
+    const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
+    assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+
+    assert.equal(await auditActions(server, run.id), [
+      "policy.override_refused:POLICY_OVERRIDE_PERMISSION_REQUIRED",
+      "policy.override_refused:POLICY_OVERRIDE_DIGEST_MISMATCH",
+      "policy.overridden",
+      "run.approved",
+    ]);
+    // Too late: the run no longer waits on a soft failure.
+    expectV1Error(await override(server, token, run.id, { result_digest: digest, reason: "again" }), 409, "POLICY_OVERRIDE_NOT_SOFT_FAILED");
+    const result = await evaluation(server, token, run.id);
+    assert.is(result.overrides.length, 1);
+    assert.is(result.overrides_truncated, false);
+  },
+  { runner: true },
+);
+
+let offsetMs = 0;
+testEachServer(
+  evaluations,
+  "an expired override does not allow approval; 257 overrides list 256 newest first, truncated, and the audit keeps all",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
+    expectStatus(await newPolicySet(server, token, organizationName, "tags", [policy("tagged", "soft_mandatory", FLAG_EVERY_DATA("soft", "Needs tags"))]), 201);
+    const run = await startRun(server, token, workspace.id, fixture("basic"));
+    const failed = await waitForStatus(server, token, run.id, ["policy_soft_failed", "awaiting_approval", "errored"]);
+    assert.is(failed.attributes.status, "policy_soft_failed", await readLog(server, token, run.id, "policy"));
+    const digest = failed.attributes.policy_result_digest!;
+
+    for (let i = 0; i < 257; i += 1) {
+      expectStatus(await override(server, token, run.id, { result_digest: digest, reason: `override ${i}`, duration_seconds: 60 }), 201);
+    }
+    const result = await evaluation(server, token, run.id);
+    assert.is(result.overrides.length, 256);
+    assert.is(result.overrides_truncated, true);
+    assert.is(result.overrides[0]!.attributes.reason, "override 256");
+    const audited = await server.db.knex("audit_events").where({ target_id: run.id, action: "policy.overridden" }).count({ n: "*" }).first();
+    assert.is(Number(audited!.n), 257);
+
+    offsetMs += 61_000;
+    const expired = expectV1Error(await approve(server, token, run.id, failed.attributes.plan_digest!), 409, "POLICY_OVERRIDE_EXPIRED");
+    assert.ok(expired);
+    assert.is(expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data.attributes.status, "awaiting_approval");
+  },
+  { runner: true, clock: () => new Date(Date.now() + offsetMs) },
+);
+
+let applyOffsetMs = 0;
+testEachServer(
+  evaluations,
+  "the apply re-checks the override: one that expired between approval and apply applies nothing",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
+    expectStatus(await newPolicySet(server, token, organizationName, "tags", [policy("tagged", "soft_mandatory", FLAG_EVERY_DATA("soft", "Needs tags"))]), 201);
+    const run = await startRun(server, token, workspace.id, fixture("basic"));
+    const failed = await waitForStatus(server, token, run.id, ["policy_soft_failed", "awaiting_approval", "errored"]);
+    assert.is(failed.attributes.status, "policy_soft_failed", await readLog(server, token, run.id, "policy"));
+    expectStatus(await override(server, token, run.id, { result_digest: failed.attributes.policy_result_digest!, reason: "briefly", duration_seconds: 60 }), 201);
+
+    await server.runner!.stop();
+    expectStatus(await approve(server, token, run.id, failed.attributes.plan_digest!), 202);
+    applyOffsetMs += 61_000;
+    await server.runner!.start();
+    const ended = await waitForStatus(server, token, run.id, ["errored", "applied", "needs_recovery"]);
+    assert.is(ended.attributes.status, "errored");
+    assert.is(ended.attributes.status_reason, "apply_failed");
+    assert.match(await readLog(server, token, run.id, "apply"), "the override of its soft failure expired");
+    assert.is(await server.services.stores.stateVersions.current(workspace.id), undefined);
+  },
+  { runner: true, clock: () => new Date(Date.now() + applyOffsetMs) },
+);
+
+testEachServer(
+  evaluations,
+  "a hard failure ends errored (policy_hard_failed), can never be approved or overridden, and frees the workspace",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
+    expectStatus(await newPolicySet(server, token, organizationName, "guard", [policy("never", "hard_mandatory", FLAG_EVERY_DATA("hard.guard", "Forbidden")), policy("soft", "soft_mandatory", FLAG_EVERY_DATA("soft", "Soft"))]), 201);
+    const run = await startRun(server, token, workspace.id, fixture("basic"));
+    const ended = await waitForStatus(server, token, run.id, ["errored", "policy_soft_failed", "awaiting_approval"]);
+    assert.is(ended.attributes.status, "errored", await readLog(server, token, run.id, "policy"));
+    assert.is(ended.attributes.status_reason, "policy_hard_failed");
+    assert.is(ended.attributes.policy_outcome, "hard_failed");
+    assert.ok(ended.attributes.finished_at);
+    const result = await evaluation(server, token, run.id);
+    assert.equal(result.findings.map((f) => f.enforcement_level).sort(), ["hard_mandatory", "soft_mandatory"]);
+
+    expectV1Error(await approve(server, token, run.id, ended.attributes.plan_digest!), 409, "RUN_TRANSITION_INVALID");
+    expectV1Error(await override(server, token, run.id, { result_digest: ended.attributes.policy_result_digest!, reason: "please" }), 409, "POLICY_OVERRIDE_HARD_FAILED");
+    assert.equal(await auditActions(server, run.id), ["policy.override_refused:POLICY_OVERRIDE_HARD_FAILED"]);
+    assert.is(await server.db.knex("workspace_locks").where({ workspace_id: workspace.id }).first(), undefined);
+  },
+  { runner: true },
+);
+
+testEachServer(
+  evaluations,
+  "an OPA error blocks: errored with policy_errored, never a pass",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
+    const broken = `package broken\n\nviolations contains {"title": "t", "message": "m"} if {\n  input.resource_changes[_\n`;
+    expectStatus(await newPolicySet(server, token, organizationName, "broken", [policy("broken", "advisory", broken)]), 201);
+    const run = await startRun(server, token, workspace.id, fixture("basic"));
+    const ended = await waitForStatus(server, token, run.id, ["errored", "awaiting_approval", "policy_soft_failed"]);
+    assert.is(ended.attributes.status, "errored", await readLog(server, token, run.id, "policy"));
+    assert.is(ended.attributes.status_reason, "policy_errored");
+    assert.is(ended.attributes.policy_outcome, "errored");
+    const result = await evaluation(server, token, run.id);
+    assert.match(result.error ?? "", "rego_parse_error");
+    assert.match(await readLog(server, token, run.id, "policy"), "never treated as a pass");
+    expectV1Error(await approve(server, token, run.id, ended.attributes.plan_digest!), 409, "RUN_TRANSITION_INVALID");
+  },
+  { runner: true },
+);
+
+testEachServer(
+  evaluations,
+  "a sensitive value interpolated into a policy message never reaches storage",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
+    const secret = "policy-secret-value-55120";
+    await createVariable(server, token, workspace.id, { key: "greeting", value: secret, sensitive: true });
+    const leaky = `package leaky\n\nviolations contains {"title": sprintf("title %s", [input.variables.greeting.value]), "message": sprintf("greeting is %s", [input.variables.greeting.value]), "address": sprintf("addr.%s", [input.variables.greeting.value])} if {\n  input.variables.greeting.value != ""\n}\n`;
+    expectStatus(await newPolicySet(server, token, organizationName, "leaky", [policy("leaky", "advisory", leaky)]), 201);
+    const run = await startRun(server, token, workspace.id, fixture("basic"));
+    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored", "policy_soft_failed"]);
+    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "policy"));
+    const result = await evaluation(server, token, run.id);
+    assert.is(result.findings.length, 1, "the policy saw the value");
+    assert.is(result.findings[0]!.message, "greeting is [sensitive value]");
+    assert.is(result.findings[0]!.title, "title [sensitive value]");
+    assert.is(result.findings[0]!.address, "addr.[sensitive value]");
+    const stored = await databaseText(server);
+    for (const form of leakForms(secret)) assert.not.ok(stored.includes(form), `the secret reached the database as ${form}`);
+    assert.not.ok((await readLog(server, token, run.id, "policy")).includes(secret));
+  },
+  { runner: true },
+);
+
+sets.run();
+evaluations.run();
