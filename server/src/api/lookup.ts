@@ -1,5 +1,6 @@
 import type { Permission } from "../domain/authorization.ts";
-import type { ConfigurationVersion, Organization, Run, Workspace } from "../domain/records.ts";
+import type { ConfigurationVersion, Organization, Project, Run, Workspace } from "../domain/records.ts";
+import { DEFAULT_PROJECT_NAME } from "./commands/organizations.ts";
 import type { RequestContext } from "../http/app.ts";
 import { authorize, notFound } from "./authorize.ts";
 
@@ -39,4 +40,17 @@ export async function loadRun(ctx: RequestContext, id: string, permission: Permi
   if (!run) throw notFound(what);
   authorize(ctx, permission, { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId }, what);
   return run;
+}
+
+/**
+ * The project a new workspace goes into: the named one, or the organization's Default Project;
+ * the caller needs `workspace:write` on it. Another organization's project reads as missing.
+ */
+export async function loadProjectForNewWorkspace(ctx: RequestContext, organization: Organization, projectId: string | undefined): Promise<Project> {
+  const project = projectId
+    ? await ctx.services.stores.projects.getById(projectId)
+    : await ctx.services.stores.projects.getByName(organization.id, DEFAULT_PROJECT_NAME);
+  if (!project || project.organizationId !== organization.id) throw notFound(`Project ${projectId ?? DEFAULT_PROJECT_NAME}`);
+  authorize(ctx, "workspace:write", { organizationId: organization.id, projectId: project.id }, `Project ${project.name}`);
+  return project;
 }

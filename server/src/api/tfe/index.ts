@@ -4,13 +4,12 @@ import { DomainError } from "../../domain/errors.ts";
 import { DESTROY_FORBIDDEN_DETAIL } from "../../domain/run.ts";
 import type { RequestContext, SurfaceBinding } from "../../http/app.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
-import { DEFAULT_PROJECT_NAME } from "../commands/organizations.ts";
 import { createRun } from "../commands/runs.ts";
 import { createWorkspace, resolveOpenTofuVersion } from "../commands/workspaces.ts";
 import { inTransaction } from "../../store/index.ts";
 import { projectHandlers } from "./projects.ts";
 import { runHandlers } from "./runs.ts";
-import { loadOrganization, loadWorkspace } from "../lookup.ts";
+import { loadOrganization, loadProjectForNewWorkspace, loadWorkspace } from "../lookup.ts";
 import { loadOrganizationForCli, organizationOf, runMaySee } from "./access.ts";
 import { renderTfeError } from "./errors.ts";
 import { presentRun, presentWorkspace } from "./presenters.ts";
@@ -58,12 +57,7 @@ export const tfeHandlers = {
 
   async createWorkspace({ path, body, ctx }) {
     const organization = await loadOrganization(ctx, path.organization_name, "workspace:read");
-    const projectId = body.data.relationships?.project?.data?.id;
-    const project = projectId
-      ? await ctx.services.stores.projects.getById(projectId)
-      : await ctx.services.stores.projects.getByName(organization.id, DEFAULT_PROJECT_NAME);
-    if (!project || project.organizationId !== organization.id) throw notFound(`Project ${projectId ?? DEFAULT_PROJECT_NAME}`);
-    authorize(ctx, "workspace:write", { organizationId: organization.id, projectId: project.id }, `Project ${project.name}`);
+    const project = await loadProjectForNewWorkspace(ctx, organization, body.data.relationships?.project?.data?.id);
     const a = body.data.attributes;
     const workspace = await createWorkspace(ctx.services, principalOf(ctx), organization, project, {
       name: a.name,

@@ -1,10 +1,9 @@
 import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import type { RequestContext } from "../../http/app.ts";
-import { authorize, notFound, principalOf } from "../authorize.ts";
+import { notFound, principalOf } from "../authorize.ts";
 import { createVariable, deleteVariable, updateVariable } from "../commands/variables.ts";
 import { createWorkspace } from "../commands/workspaces.ts";
-import { loadOrganization, loadWorkspace } from "../lookup.ts";
-import { DEFAULT_PROJECT_NAME } from "../commands/organizations.ts";
+import { loadOrganization, loadProjectForNewWorkspace, loadWorkspace } from "../lookup.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { presentVariable, presentWorkspace } from "./presenters.ts";
@@ -15,12 +14,7 @@ type H = Handlers<RequestContext>;
 export const workspaceHandlers = {
   async createWorkspace({ path, body, ctx }) {
     const organization = await loadOrganization(ctx, path.organization_name, "workspace:read");
-    const projectId = body.data.relationships?.project?.data.id;
-    const project = projectId
-      ? await ctx.services.stores.projects.getById(projectId)
-      : await ctx.services.stores.projects.getByName(organization.id, DEFAULT_PROJECT_NAME);
-    if (!project || project.organizationId !== organization.id) throw notFound(`Project ${projectId ?? DEFAULT_PROJECT_NAME}`);
-    authorize(ctx, "workspace:write", { organizationId: organization.id, projectId: project.id }, `Project ${project.name}`);
+    const project = await loadProjectForNewWorkspace(ctx, organization, body.data.relationships?.project?.data.id);
     const a = body.data.attributes;
     const workspace = await createWorkspace(ctx.services, principalOf(ctx), organization, project, {
       name: a.name,
