@@ -284,6 +284,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   // The redacted plan changes, built in the sandbox; without a valid one they stay unavailable.
   const planDiffBytes = result.files["plan-diff.json"];
   const planDiffArtifact = planDiffBytes && isPlanDiffArtifactOf(planDiffBytes, run.id, inputs.secrets) ? await services.artifacts.put(`runs/${run.id}/plan-diff.json`, planDiffBytes) : null;
+  if (planDiffBytes && !planDiffArtifact) services.logger.warn({ runId: run.id }, "the plan's redacted plan changes were refused (not this run's, too large, or holding a sensitive value); they are unavailable");
   await services.stores.attempts.finish(attempt.id, "succeeded", classification, services.clock());
 
   const planned = await moveRun(services, run, { type: "plan_finished", hasChanges: summary.hasChanges }, {

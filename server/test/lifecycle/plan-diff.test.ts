@@ -87,6 +87,25 @@ testEachServer(
   { runner: true },
 );
 
+testEachServer(
+  real,
+  "a sensitive workspace variable the configuration does not declare sensitive is redacted anyway (the masks miss it)",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "undeclared" });
+    const secret = "undeclared-canary-55012";
+    await createVariable(server, token, workspace.id, { key: "token", value: secret, sensitive: true });
+    const files = { "main.tf": 'variable "token" { type = string }\nresource "terraform_data" "t" {\n  input = { token = var.token, name = "x" }\n}\n' };
+    const run = await startRun(server, token, workspace.id, files);
+    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
+    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+    const { artifact, text } = await artifactOf(server, token, run.id);
+    assert.equal(artifact.resources[0].after.input, { name: "x", token: S });
+    assert.not.ok(text.includes(secret));
+  },
+  { runner: true },
+);
+
 const serving = suite("GET /v1/runs/{run_id}/plan-changes");
 
 testEachServer(serving, "not available yet while the plan is unfinished; unavailable when none was produced; invisible to other organizations", async (server) => {

@@ -19,10 +19,6 @@ const SENSITIVE = Object.freeze({ [MARKER_KEY]: "sensitive" });
 const UNKNOWN = Object.freeze({ [MARKER_KEY]: "unknown" });
 const UNKNOWN_SENSITIVE = Object.freeze({ [MARKER_KEY]: "unknown", sensitive: true });
 const IMPRECISE = Object.freeze({ [MARKER_KEY]: "imprecise_number" });
-const SENSITIVE_JSON = JSON.stringify(SENSITIVE);
-const UNKNOWN_JSON = JSON.stringify(UNKNOWN);
-const UNKNOWN_SENSITIVE_JSON = JSON.stringify(UNKNOWN_SENSITIVE);
-const IMPRECISE_JSON = JSON.stringify(IMPRECISE);
 
 /** Input that is not an OpenTofu/Terraform plan JSON document. Its message never quotes the input. */
 export class PlanDiffInputError extends Error {

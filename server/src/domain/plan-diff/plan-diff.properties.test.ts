@@ -242,6 +242,33 @@ properties("every unresolvable mask withholds the resource (and leaks nothing)",
   );
 });
 
+properties("an unknown mask that contradicts the value, or has a non-boolean leaf, withholds the resource", () => {
+  fc.assert(
+    fc.property(root, fc.nat(), fc.constantFrom("known-marked-unknown", "B4"), ({ shape, seed }, pick, defect) => {
+      const e = encode(thin(shape, seed));
+      // Positions of `after` the walk reaches: a non-null value with no sensitive mask on or above it.
+      const candidates = positions(e.after).filter(({ path, value: v }) => {
+        if (v === null || path.length === 0) return false;
+        let m: unknown = e.afterSensitive;
+        for (const step of path) {
+          if (m === true) return false;
+          m = m !== null && typeof m === "object" ? (m as any)[step] : undefined;
+        }
+        return m !== true;
+      });
+      if (candidates.length === 0) return true;
+      const target = candidates[pick % candidates.length];
+      const broken = corrupt(e.afterUnknown, target.path, defect === "B4" ? "yes" : true);
+      if (broken === undefined) return true;
+      const { json, artifact } = buildPlanDiff(planOf(e, { after_unknown: broken }));
+      assert.is(artifact.resources[0].withheld_reason, "unresolvable_masks");
+      assert.not.match(json, "CANARY");
+      return true;
+    }),
+    { numRuns: 300 },
+  );
+});
+
 properties("a missing mask beside a non-null value withholds (B5)", () => {
   fc.assert(
     fc.property(root, fc.constantFrom("before_sensitive", "after_sensitive", "after_unknown"), ({ shape, seed }, which) => {

@@ -5,6 +5,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { buildPlanDiff, classifyActions, MAX_BYTES, MAX_RESOURCES, PlanDiffInputError, type PlanDiffResource } from "./plan-diff.mjs";
 import { isPlanDiffArtifactOf } from "./index.ts";
+import Ajv2020 from "ajv/dist/2020.js";
 
 // The composed examples of plan-json.md §6, verbatim.
 const examples = JSON.parse(readFileSync(new URL("./section6-examples.json", import.meta.url), "utf8")) as Record<string, any>;
@@ -153,6 +154,21 @@ section6("all nine together: the top level", () => {
   assert.is(json, JSON.stringify(artifact));
   assert.is(bytes, Buffer.byteLength(json));
   assert.not.match(json, "var-secret");
+});
+
+section6("every artifact shape validates against spec/schemas/stackship.plan-diff.v1.json", () => {
+  const schema = JSON.parse(readFileSync(new URL("../../../../spec/schemas/stackship.plan-diff.v1.json", import.meta.url), "utf8"));
+  const validate = new Ajv2020.default({ strict: true, allErrors: true }).compile(schema);
+  const odd = { ...examples.E2, address: "x.odd", change: { ...examples.E2.change, actions: ["teleport"] } };
+  const artifacts = [
+    buildPlanDiff(plan([...Object.values(examples), odd]), { runId: "run-0123456789abcdef" }).artifact,
+    buildPlanDiff(plan(Object.values(examples)), { maxBytes: 2_000 }).artifact,
+    buildPlanDiff(plan(Object.values(examples)), { maxResources: 2, maxBytes: 1_200 }).artifact,
+    buildPlanDiff(plan([examples.E1], { format_version: "2.0" })).artifact,
+    buildPlanDiff({ format_version: "0.1" }).artifact,
+  ];
+  assert.ok(artifacts[1].truncation.withheld > 0 && artifacts[1].truncation.dropped > 0 && artifacts[2].truncation.cut > 0 && artifacts[2].truncation.withheld > 0);
+  for (const artifact of artifacts) assert.ok(validate(artifact), JSON.stringify(validate.errors));
 });
 
 const rules = suite("plan-diff: classification, markers and fail-closed rules");
