@@ -117,22 +117,6 @@ export class RunRepository {
     });
   }
 
-  /** The oldest non-terminal non-speculative run of a workspace that is ahead of `run` in creation order. */
-  async activeBefore(workspaceId: string, createdAt: string, id: string, activeStatuses: readonly RunStatus[]): Promise<Run | undefined> {
-    return translating(this.dialect, async () => {
-      const row = await this.db<RunRow>('runs')
-        .where({ workspace_id: workspaceId, kind: 'plan_and_apply' })
-        .whereIn('status', activeStatuses as RunStatus[])
-        .whereRaw('(??, ??) < (?, ?)', ['created_at', 'id', isoForWrite(createdAt), id])
-        .orderBy([
-          { column: 'created_at', order: 'asc' },
-          { column: 'id', order: 'asc' },
-        ])
-        .first();
-      return row && toRun(row);
-    });
-  }
-
   /** Runs in one of `statuses` whose approval window closed at or before `now`. */
   async listApprovalExpired(now: Date | string, statuses: readonly RunStatus[]): Promise<Run[]> {
     return translating(this.dialect, async () => {
