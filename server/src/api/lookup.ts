@@ -1,8 +1,9 @@
-import type { Permission } from "../domain/authorization.ts";
+import { isAllowed, type Permission } from "../domain/authorization.ts";
 import type { ConfigurationVersion, Organization, Project, Run, Workspace } from "../domain/records.ts";
 import { DEFAULT_PROJECT_NAME } from "./commands/organizations.ts";
 import type { RequestContext } from "../http/app.ts";
-import { authorize, notFound } from "./authorize.ts";
+import { authorize, notFound, principalOf } from "./authorize.ts";
+import { uploadUrl } from "./commands/configuration-versions.ts";
 
 /** Loads an organization by name and checks `permission` on it (hidden ones are 404). */
 export async function loadOrganization(ctx: RequestContext, name: string, permission: Permission): Promise<Organization> {
@@ -53,4 +54,15 @@ export async function loadProjectForNewWorkspace(ctx: RequestContext, organizati
   if (!project || project.organizationId !== organization.id) throw notFound(`Project ${projectId ?? DEFAULT_PROJECT_NAME}`);
   authorize(ctx, "workspace:write", { organizationId: organization.id, projectId: project.id }, `Project ${project.name}`);
   return project;
+}
+
+/**
+ * The signed upload URL of a configuration version, for a caller holding `permission` on its
+ * workspace (the URL is a write capability); null otherwise, or once uploaded.
+ */
+export async function uploadUrlFor(ctx: RequestContext, configurationVersion: ConfigurationVersion, permission: Permission): Promise<string | null> {
+  const workspace = await ctx.services.stores.workspaces.getById(configurationVersion.workspaceId);
+  const mayUpload =
+    workspace !== undefined && isAllowed(principalOf(ctx), permission, { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id });
+  return mayUpload ? uploadUrl(ctx.services, ctx.baseUrl, configurationVersion) : null;
 }

@@ -2,7 +2,7 @@ import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
 import type { components } from "../../../../generated/tfe/types.gen.ts";
 import type { Project } from "../../domain/records.ts";
 import type { RequestContext } from "../../http/app.ts";
-import { inTransaction } from "../../store/index.ts";
+import { createProject } from "../commands/projects.ts";
 import { principalOf } from "../authorize.ts";
 import { loadOrganization } from "../lookup.ts";
 
@@ -50,21 +50,7 @@ export const projectHandlers = {
 
   async createProject({ path, body, ctx }) {
     const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
-    const actor = principalOf(ctx);
-    const now = ctx.services.clock();
-    const project = await inTransaction(ctx.services.db, async (stores) => {
-      const created = await stores.projects.create({ organizationId: organization.id, name: body.data.attributes.name, createdAt: now });
-      await stores.audit.record({
-        organizationId: organization.id,
-        actorId: actor.id,
-        action: "project.created",
-        targetType: "projects",
-        targetId: created.id,
-        data: { name: created.name },
-        createdAt: now,
-      });
-      return created;
-    });
+    const project = await createProject(ctx.services, principalOf(ctx), organization, body.data.attributes.name);
     return { status: 201, body: { data: presentProject(project, organization.name) } };
   },
 } satisfies Partial<H>;

@@ -7,7 +7,7 @@ import type { RequestContext } from "../../http/app.ts";
 import { notFound, principalOf } from "../authorize.ts";
 import { createConfigurationVersion, uploadUrl } from "../commands/configuration-versions.ts";
 import { approveRun, cancelRun, discardRun } from "../commands/run-decisions.ts";
-import { loadConfigurationVersion, loadOrganization, loadRun, loadWorkspace } from "../lookup.ts";
+import { loadConfigurationVersion, loadOrganization, loadRun, loadWorkspace, uploadUrlFor } from "../lookup.ts";
 import { organizationOf } from "./access.ts";
 import { logReadUrl, readFramedLog, verifyLogToken } from "./logs.ts";
 import { presentApply, presentConfigurationVersion, presentPlan, presentRun, presentWorkspace } from "./presenters.ts";
@@ -77,14 +77,7 @@ export const runHandlers = {
 
   async getConfigurationVersion({ path, ctx }) {
     const configurationVersion = await loadConfigurationVersion(ctx, path.configuration_version_id, "workspace:read");
-    // The signed upload URL is a write capability: only callers who may queue runs get it.
-    const workspace = await ctx.services.stores.workspaces.getById(configurationVersion.workspaceId);
-    const mayUpload =
-      workspace !== undefined && isAllowed(principalOf(ctx), "run:create", { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id });
-    return {
-      status: 200,
-      body: { data: presentConfigurationVersion(configurationVersion, mayUpload ? uploadUrl(ctx.services, ctx.baseUrl, configurationVersion) : null) },
-    };
+    return { status: 200, body: { data: presentConfigurationVersion(configurationVersion, await uploadUrlFor(ctx, configurationVersion, "run:create")) } };
   },
 
   async getRun({ path, query, ctx }) {

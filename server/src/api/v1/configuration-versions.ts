@@ -1,9 +1,8 @@
 import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import type { RequestContext } from "../../http/app.ts";
-import { isAllowed } from "../../domain/authorization.ts";
 import { principalOf } from "../authorize.ts";
 import { createConfigurationVersion, uploadConfiguration, uploadUrl } from "../commands/configuration-versions.ts";
-import { loadConfigurationVersion, loadWorkspace } from "../lookup.ts";
+import { loadConfigurationVersion, loadWorkspace, uploadUrlFor } from "../lookup.ts";
 import { presentConfigurationVersion } from "./presenters.ts";
 
 type H = Handlers<RequestContext>;
@@ -21,12 +20,7 @@ export const configurationVersionHandlers = {
 
   async getConfigurationVersion({ path, ctx }) {
     const configurationVersion = await loadConfigurationVersion(ctx, path.configuration_version_id, "workspace:read");
-    // The signed upload URL is a write capability: only callers who may write the workspace get it.
-    const workspace = await ctx.services.stores.workspaces.getById(configurationVersion.workspaceId);
-    const mayWrite =
-      workspace !== undefined &&
-      isAllowed(principalOf(ctx), "workspace:write", { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id });
-    return { status: 200, body: { data: presentConfigurationVersion(configurationVersion, mayWrite ? uploadUrl(ctx.services, ctx.baseUrl, configurationVersion) : null) } };
+    return { status: 200, body: { data: presentConfigurationVersion(configurationVersion, await uploadUrlFor(ctx, configurationVersion, "workspace:write")) } };
   },
 
   async uploadConfiguration({ path, body, ctx }) {

@@ -2,8 +2,8 @@ import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { authorizeSiteAdmin, principalOf } from "../authorize.ts";
 import { createOrganization } from "../commands/organizations.ts";
+import { createProject } from "../commands/projects.ts";
 import { createOrganizationToken } from "../commands/tokens.ts";
-import { inTransaction } from "../../store/index.ts";
 import { loadOrganization } from "../lookup.ts";
 import { presentNewToken, presentOrganization, presentProject } from "./presenters.ts";
 
@@ -37,20 +37,7 @@ export const organizationHandlers = {
 
   async createProject({ path, body, ctx }) {
     const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
-    const now = ctx.services.clock();
-    const project = await inTransaction(ctx.services.db, async (stores) => {
-      const created = await stores.projects.create({ organizationId: organization.id, name: body.data.attributes.name, createdAt: now });
-      await stores.audit.record({
-        organizationId: organization.id,
-        actorId: principalOf(ctx).id,
-        action: "project.created",
-        targetType: "projects",
-        targetId: created.id,
-        data: { name: created.name },
-        createdAt: now,
-      });
-      return created;
-    });
+    const project = await createProject(ctx.services, principalOf(ctx), organization, body.data.attributes.name);
     return { status: 201, body: { data: presentProject(project) } };
   },
 } satisfies Partial<H>;

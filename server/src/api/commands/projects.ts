@@ -1,0 +1,22 @@
+import type { Organization, Project } from "../../domain/records.ts";
+import type { AuthenticatedPrincipal } from "../../http/principal.ts";
+import type { Services } from "../../services.ts";
+import { inTransaction } from "../../store/index.ts";
+
+/** Creates a project in an organization, audited, in one transaction (both API surfaces). */
+export function createProject(services: Services, actor: AuthenticatedPrincipal, organization: Organization, name: string): Promise<Project> {
+  const now = services.clock();
+  return inTransaction(services.db, async (stores) => {
+    const created = await stores.projects.create({ organizationId: organization.id, name, createdAt: now });
+    await stores.audit.record({
+      organizationId: organization.id,
+      actorId: actor.id,
+      action: "project.created",
+      targetType: "projects",
+      targetId: created.id,
+      data: { name: created.name },
+      createdAt: now,
+    });
+    return created;
+  });
+}
