@@ -56,6 +56,16 @@ export const errorCodes = {
   POLICY_OVERRIDE_EXPIRED: { status: 409, title: "The policy override expired" },
   RUN_PLAN_CHANGES_NOT_READY: { status: 409, title: "Plan changes are not available yet" },
   RUN_PLAN_CHANGES_UNAVAILABLE: { status: 404, title: "Plan changes were not produced" },
+  PLAN_JSON_UNAVAILABLE: { status: 404, title: "Plan JSON is not available" },
+  CREDENTIALS_INVALID: { status: 401, title: "Email or password is wrong" },
+  SESSION_CSRF_INVALID: { status: 403, title: "Missing or wrong CSRF token" },
+  SESSION_REQUIRED: { status: 403, title: "This needs a signed-in session" },
+  STEP_UP_REQUIRED: { status: 403, title: "Confirm your password first" },
+  STEP_UP_PASSWORD_INVALID: { status: 403, title: "Password is wrong" },
+  USER_EMAIL_TAKEN: { status: 409, title: "Email already taken" },
+  MEMBERSHIP_EXISTS: { status: 409, title: "Membership already exists" },
+  MEMBERSHIP_USER_UNKNOWN: { status: 422, title: "No user has this email" },
+  MEMBERSHIP_SCOPE_INVALID: { status: 422, title: "Membership scope is not in this organization" },
   INTERNAL: { status: 500, title: "Internal error" },
 } as const;
 

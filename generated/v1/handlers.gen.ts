@@ -22,6 +22,30 @@ export type Handlers<Ctx> = {
     body: Uint8Array;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["uploadConfiguration"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  createSession: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["createSession"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<201, Ops["createSession"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  getCurrentSession: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getCurrentSession"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  deleteCurrentSession: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
+  stepUp: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["stepUp"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["stepUp"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   getConfigurationVersion: (input: {
     path: NonNullable<Ops["getConfigurationVersion"]["parameters"]["path"]>;
     query: Record<string, never>;
@@ -40,6 +64,18 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getOrganization"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  listMemberships: (input: {
+    path: NonNullable<Ops["listMemberships"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listMemberships"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  createMembership: (input: {
+    path: NonNullable<Ops["createMembership"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["createMembership"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<201, Ops["createMembership"]["responses"][201]["content"]["application/vnd.api+json"]>>;
   listPolicySets: (input: {
     path: NonNullable<Ops["listPolicySets"]["parameters"]["path"]>;
     query: Record<string, never>;
@@ -148,6 +184,12 @@ export type Handlers<Ctx> = {
     body: NonNullable<Ops["createPolicyOverride"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<201, Ops["createPolicyOverride"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  createUser: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["createUser"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<201, Ops["createUser"]["responses"][201]["content"]["application/vnd.api+json"]>>;
   getWorkspace: (input: {
     path: NonNullable<Ops["getWorkspace"]["parameters"]["path"]>;
     query: Record<string, never>;

@@ -40,6 +40,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with email and password (sets the session cookie)
+         * @description Sets `stackship_session`, an HttpOnly, SameSite=Strict cookie (Secure over TLS). The response carries the session's CSRF token: every cookie-authenticated request that changes something (POST, PUT, PATCH, DELETE) must send it as `X-CSRF-Token`. A wrong email and a wrong password get the same 401.
+         */
+        post: operations["createSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sessions/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in session, its user and a fresh copy of its CSRF token */
+        get: operations["getCurrentSession"];
+        put?: never;
+        post?: never;
+        /** Sign out (ends the session and clears the cookie) */
+        delete: operations["deleteCurrentSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/step-up": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-check the password and stamp the session as freshly stepped up
+         * @description Sensitive downloads need a step-up no older than 15 minutes. Sessions only; an API token gets 403 SESSION_REQUIRED, a wrong password 403 STEP_UP_PASSWORD_INVALID (the session stays).
+         */
+        post: operations["stepUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/configuration-versions/{configuration_version_id}": {
         parameters: {
             query?: never;
@@ -89,6 +147,29 @@ export interface paths {
         get: operations["getOrganization"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organization_name}/memberships": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        /** The organization's memberships */
+        get: operations["listMemberships"];
+        put?: never;
+        /**
+         * Add a user to the organization with a built-in role
+         * @description The role applies to the whole organization, or to one project (`project_id`) or one workspace (`workspace_id`) of it.
+         */
+        post: operations["createMembership"];
         delete?: never;
         options?: never;
         head?: never;
@@ -417,6 +498,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a user with a password (deployment administrators only) */
+        post: operations["createUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspaces/{workspace_id}": {
         parameters: {
             query?: never;
@@ -567,6 +665,7 @@ export interface components {
             data: components["schemas"]["ConfigurationVersion"];
         };
         ConfigurationVersionId: string;
+        Email: string;
         /** @enum {string} */
         EnforcementLevel: "advisory" | "soft_mandatory" | "hard_mandatory";
         ErrorDocument: {
@@ -603,6 +702,41 @@ export interface components {
             next?: string | null;
             self?: string;
         };
+        Membership: {
+            attributes: {
+                created_at: components["schemas"]["Timestamp"];
+                display_name?: string;
+                email?: components["schemas"]["Email"];
+                role: components["schemas"]["Role"];
+                scope_id: string;
+                /** @enum {string} */
+                scope_kind: "organization" | "project" | "workspace";
+                user_id: string;
+            };
+            id: string;
+            /** @constant */
+            type: "memberships";
+        };
+        MembershipCreateDocument: {
+            data: {
+                attributes: {
+                    email: components["schemas"]["Email"];
+                    /** @description Limit the role to this project. */
+                    project_id?: string;
+                    role: components["schemas"]["Role"];
+                    /** @description Limit the role to this workspace. */
+                    workspace_id?: string;
+                };
+                /** @constant */
+                type: "memberships";
+            };
+        };
+        MembershipDocument: {
+            data: components["schemas"]["Membership"];
+        };
+        MembershipListDocument: {
+            data: components["schemas"]["Membership"][];
+        };
         Organization: {
             attributes: {
                 created_at: components["schemas"]["Timestamp"];
@@ -631,6 +765,7 @@ export interface components {
          * @example acme
          */
         OrganizationName: string;
+        Password: string;
         PlanDiff: components["schemas"]["stackship.plan-diff.v1"];
         PlanDiffResource: {
             /**
@@ -842,6 +977,8 @@ export interface components {
          * @example networking-prod
          */
         ResourceName: string;
+        /** @enum {string} */
+        Role: "viewer" | "operator" | "admin";
         Run: {
             attributes: {
                 /** @enum {string} */
@@ -1027,6 +1164,41 @@ export interface components {
                 type: "recovery-resolutions";
             };
         };
+        SessionCreateDocument: {
+            data: {
+                attributes: {
+                    email: components["schemas"]["Email"];
+                    password: components["schemas"]["Password"];
+                };
+                /** @constant */
+                type: "sessions";
+            };
+        };
+        SessionDocument: {
+            data: {
+                attributes: {
+                    created_at: components["schemas"]["Timestamp"];
+                    /** @description Send as `X-CSRF-Token` on every cookie-authenticated POST, PUT, PATCH and DELETE. */
+                    csrf_token: string;
+                    expires_at: components["schemas"]["Timestamp"];
+                    /** @description Until when sensitive downloads need no new step-up (15 minutes after it); null when never stepped up. */
+                    step_up_fresh_until: components["schemas"]["Timestamp"] | null;
+                    stepped_up_at: components["schemas"]["Timestamp"] | null;
+                    user: {
+                        display_name: string;
+                        email: components["schemas"]["Email"];
+                        id: string;
+                        site_admin: boolean;
+                    };
+                };
+                id: string;
+                relationships: {
+                    user: components["schemas"]["Relationship"];
+                };
+                /** @constant */
+                type: "sessions";
+            };
+        };
         /** @description Lower-case hexadecimal SHA-256. */
         Sha256: string;
         /**
@@ -1100,6 +1272,15 @@ export interface components {
                 PlanDiffValue: unknown;
             };
         };
+        StepUpDocument: {
+            data: {
+                attributes: {
+                    password: components["schemas"]["Password"];
+                };
+                /** @constant */
+                type: "step-ups";
+            };
+        };
         /**
          * Format: date-time
          * @description ISO 8601 UTC with milliseconds and a literal Z.
@@ -1136,6 +1317,33 @@ export interface components {
                 };
                 /** @constant */
                 type: "tokens";
+            };
+        };
+        UserCreateDocument: {
+            data: {
+                attributes: {
+                    display_name?: string;
+                    email: components["schemas"]["Email"];
+                    /** @description At least 12 characters. Stored only as an scrypt hash. */
+                    password: string;
+                    /** @default false */
+                    site_admin: boolean;
+                };
+                /** @constant */
+                type: "users";
+            };
+        };
+        UserDocument: {
+            data: {
+                attributes: {
+                    created_at: components["schemas"]["Timestamp"];
+                    display_name: string;
+                    email: components["schemas"]["Email"];
+                    site_admin: boolean;
+                };
+                id: string;
+                /** @constant */
+                type: "users";
             };
         };
         Variable: {
@@ -1392,6 +1600,109 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
         };
     };
+    createSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["SessionCreateDocument"];
+            };
+        };
+        responses: {
+            /** @description Signed in. */
+            201: {
+                headers: {
+                    /** @description The session cookie. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["SessionDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    getCurrentSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["SessionDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    deleteCurrentSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out. */
+            204: {
+                headers: {
+                    /** @description Clears the session cookie. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    stepUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["StepUpDocument"];
+            };
+        };
+        responses: {
+            /** @description Stepped up. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["SessionDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
     getConfigurationVersion: {
         parameters: {
             query?: never;
@@ -1469,6 +1780,64 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             404: components["responses"]["NotFound"];
+        };
+    };
+    listMemberships: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every membership in the organization, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["MembershipListDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    createMembership: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["MembershipCreateDocument"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["MembershipDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
         };
     };
     listPolicySets: {
@@ -2011,6 +2380,35 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    createUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["UserCreateDocument"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["UserDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
         };

@@ -21,6 +21,10 @@ export interface Config {
   runnerConcurrency: number;
   /** Wall-clock limit of one plan or apply attempt. */
   phaseTimeoutMs: number;
+  /** Origins besides this server's own that may use a session (STACKSHIP_ALLOWED_ORIGINS, comma-separated). */
+  allowedOrigins: string[];
+  /** The first deployment administrator, created on start when set (STACKSHIP_BOOTSTRAP_ADMIN_EMAIL/_PASSWORD). */
+  bootstrapAdmin: { email: string; password: string } | null;
 }
 
 function port(value: string | undefined, fallback: number, name: string): number {
@@ -35,6 +39,30 @@ function positive(value: string | undefined, fallback: number, name: string): nu
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got '${value}'`);
   return n;
+}
+
+function origins(value: string | undefined): string[] {
+  if (!value) return [];
+  return value.split(",").map((item) => item.trim()).filter(Boolean).map((item) => {
+    let url: URL;
+    try {
+      url = new URL(item);
+    } catch {
+      throw new Error(`STACKSHIP_ALLOWED_ORIGINS: '${item}' is not an origin like https://dashboard.example.com`);
+    }
+    if (url.origin !== item.replace(/\/+$/, "")) throw new Error(`STACKSHIP_ALLOWED_ORIGINS: '${item}' is not an origin (scheme, host and port only)`);
+    return url.origin;
+  });
+}
+
+function bootstrapAdmin(env: NodeJS.ProcessEnv): Config["bootstrapAdmin"] {
+  const email = env.STACKSHIP_BOOTSTRAP_ADMIN_EMAIL;
+  const password = env.STACKSHIP_BOOTSTRAP_ADMIN_PASSWORD;
+  if (!email && !password) return null;
+  if (!email || !password) throw new Error("set both STACKSHIP_BOOTSTRAP_ADMIN_EMAIL and STACKSHIP_BOOTSTRAP_ADMIN_PASSWORD, or neither");
+  if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new Error(`STACKSHIP_BOOTSTRAP_ADMIN_EMAIL: '${email}' is not an email address`);
+  if (password.length < 12) throw new Error("STACKSHIP_BOOTSTRAP_ADMIN_PASSWORD needs at least 12 characters");
+  return { email, password };
 }
 
 /** Reads the configuration from an environment (process.env by default). */
@@ -53,6 +81,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.STACKSHIP_LOG_LEVEL || "info",
     runnerConcurrency: positive(env.STACKSHIP_RUNNER_CONCURRENCY, 2, "STACKSHIP_RUNNER_CONCURRENCY"),
     phaseTimeoutMs: positive(env.STACKSHIP_PHASE_TIMEOUT_SECONDS, 3600, "STACKSHIP_PHASE_TIMEOUT_SECONDS") * 1000,
+    allowedOrigins: origins(env.STACKSHIP_ALLOWED_ORIGINS),
+    bootstrapAdmin: bootstrapAdmin(env),
   };
 }
 

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type Koa from "koa";
 import pino, { type Logger } from "pino";
 import { tfeSurface } from "./api/tfe/index.ts";
+import { ensureBootstrapAdmin } from "./api/commands/users.ts";
 import { v1Surface } from "./api/v1/index.ts";
 import { LocalArtifactStore } from "./artifacts/artifact-store.ts";
 import { deriveKeys, loadMasterKey } from "./artifacts/keys.ts";
@@ -58,7 +59,7 @@ export async function createServices(config: Config, overrides: ServerOverrides 
     logger,
     db,
     stores: createStores(db.knex, db.dialect),
-    artifacts: new LocalArtifactStore(join(config.dataDir, "artifacts"), keys.artifacts),
+    artifacts: new LocalArtifactStore(join(config.dataDir, "artifacts"), keys.artifacts, keys.artifactDataKeys),
     keys,
     clock: overrides.clock ?? (() => new Date()),
     opentofuVersions: [pinnedToolVersions().opentofu],
@@ -71,5 +72,9 @@ export async function createServices(config: Config, overrides: ServerOverrides 
 /** The services plus the Koa app serving both API surfaces. */
 export async function createStackShip(config: Config, overrides: ServerOverrides = {}, onProgress?: (message: string) => void): Promise<StackShip> {
   const { services, close } = await createServices(config, overrides, onProgress);
+  if (config.bootstrapAdmin) {
+    const { created } = await ensureBootstrapAdmin(services, config.bootstrapAdmin.email, config.bootstrapAdmin.password);
+    onProgress?.(created ? `created the deployment administrator ${config.bootstrapAdmin.email}` : `deployment administrator ${config.bootstrapAdmin.email} already exists (password unchanged)`);
+  }
   return { app: buildApp(services, [tfeSurface, v1Surface]), services, close };
 }

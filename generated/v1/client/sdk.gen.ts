@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { ApproveRunData, ApproveRunErrors, ApproveRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateOrganizationTokenData, CreateOrganizationTokenErrors, CreateOrganizationTokenResponses, CreatePolicyOverrideData, CreatePolicyOverrideErrors, CreatePolicyOverrideResponses, CreatePolicySetData, CreatePolicySetErrors, CreatePolicySetResponses, CreatePolicySetVersionData, CreatePolicySetVersionErrors, CreatePolicySetVersionResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateVariableData, CreateVariableErrors, CreateVariableResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteVariableData, DeleteVariableErrors, DeleteVariableResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetHealthData, GetHealthResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetRunData, GetRunErrors, GetRunLogData, GetRunLogErrors, GetRunLogResponses, GetRunPlanChangesData, GetRunPlanChangesErrors, GetRunPlanChangesResponses, GetRunPolicyEvaluationData, GetRunPolicyEvaluationErrors, GetRunPolicyEvaluationResponses, GetRunResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListOrganizationRunsData, ListOrganizationRunsErrors, ListOrganizationRunsResponses, ListPolicySetsData, ListPolicySetsErrors, ListPolicySetsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListVariablesData, ListVariablesErrors, ListVariablesResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, ResolveRunRecoveryData, ResolveRunRecoveryErrors, ResolveRunRecoveryResponses, UpdateVariableData, UpdateVariableErrors, UpdateVariableResponses, UploadConfigurationData, UploadConfigurationErrors, UploadConfigurationResponses } from './types.gen.ts';
+import type { ApproveRunData, ApproveRunErrors, ApproveRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateMembershipData, CreateMembershipErrors, CreateMembershipResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateOrganizationTokenData, CreateOrganizationTokenErrors, CreateOrganizationTokenResponses, CreatePolicyOverrideData, CreatePolicyOverrideErrors, CreatePolicyOverrideResponses, CreatePolicySetData, CreatePolicySetErrors, CreatePolicySetResponses, CreatePolicySetVersionData, CreatePolicySetVersionErrors, CreatePolicySetVersionResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateUserData, CreateUserErrors, CreateUserResponses, CreateVariableData, CreateVariableErrors, CreateVariableResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteCurrentSessionData, DeleteCurrentSessionErrors, DeleteCurrentSessionResponses, DeleteVariableData, DeleteVariableErrors, DeleteVariableResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetCurrentSessionData, GetCurrentSessionErrors, GetCurrentSessionResponses, GetHealthData, GetHealthResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetRunData, GetRunErrors, GetRunLogData, GetRunLogErrors, GetRunLogResponses, GetRunPlanChangesData, GetRunPlanChangesErrors, GetRunPlanChangesResponses, GetRunPolicyEvaluationData, GetRunPolicyEvaluationErrors, GetRunPolicyEvaluationResponses, GetRunResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListMembershipsData, ListMembershipsErrors, ListMembershipsResponses, ListOrganizationRunsData, ListOrganizationRunsErrors, ListOrganizationRunsResponses, ListPolicySetsData, ListPolicySetsErrors, ListPolicySetsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListVariablesData, ListVariablesErrors, ListVariablesResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, ResolveRunRecoveryData, ResolveRunRecoveryErrors, ResolveRunRecoveryResponses, StepUpData, StepUpErrors, StepUpResponses, UpdateVariableData, UpdateVariableErrors, UpdateVariableResponses, UploadConfigurationData, UploadConfigurationErrors, UploadConfigurationResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -27,7 +27,11 @@ export const getHealth = <ThrowOnError extends boolean = false>(options?: Option
  * Create an organization (deployment administrators only)
  */
 export const createOrganization = <ThrowOnError extends boolean = false>(options: Options<CreateOrganizationData, ThrowOnError>) => (options.client ?? client).post<CreateOrganizationResponses, CreateOrganizationErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/organizations',
     ...options,
     headers: {
@@ -40,7 +44,11 @@ export const createOrganization = <ThrowOnError extends boolean = false>(options
  * Show an organization
  */
 export const getOrganization = <ThrowOnError extends boolean = false>(options: Options<GetOrganizationData, ThrowOnError>) => (options.client ?? client).get<GetOrganizationResponses, GetOrganizationErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/organizations/{organization_name}',
     ...options
 });
@@ -51,7 +59,11 @@ export const getOrganization = <ThrowOnError extends boolean = false>(options: O
  * The secret is returned once, in this response; StackShip stores only its SHA-256.
  */
 export const createOrganizationToken = <ThrowOnError extends boolean = false>(options: Options<CreateOrganizationTokenData, ThrowOnError>) => (options.client ?? client).post<CreateOrganizationTokenResponses, CreateOrganizationTokenErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/organizations/{organization_name}/tokens',
     ...options,
     headers: {
@@ -64,7 +76,11 @@ export const createOrganizationToken = <ThrowOnError extends boolean = false>(op
  * List the organization's projects
  */
 export const listProjects = <ThrowOnError extends boolean = false>(options: Options<ListProjectsData, ThrowOnError>) => (options.client ?? client).get<ListProjectsResponses, ListProjectsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/organizations/{organization_name}/projects',
     ...options
 });
@@ -73,7 +89,11 @@ export const listProjects = <ThrowOnError extends boolean = false>(options: Opti
  * Create a project
  */
 export const createProject = <ThrowOnError extends boolean = false>(options: Options<CreateProjectData, ThrowOnError>) => (options.client ?? client).post<CreateProjectResponses, CreateProjectErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/organizations/{organization_name}/projects',
     ...options,
     headers: {
@@ -86,7 +106,11 @@ export const createProject = <ThrowOnError extends boolean = false>(options: Opt
  * List the organization's workspaces
  */
 export const listWorkspaces = <ThrowOnError extends boolean = false>(options: Options<ListWorkspacesData, ThrowOnError>) => (options.client ?? client).get<ListWorkspacesResponses, ListWorkspacesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/organizations/{organization_name}/workspaces',
     ...options
 });
@@ -95,7 +119,11 @@ export const listWorkspaces = <ThrowOnError extends boolean = false>(options: Op
  * Create a workspace
  */
 export const createWorkspace = <ThrowOnError extends boolean = false>(options: Options<CreateWorkspaceData, ThrowOnError>) => (options.client ?? client).post<CreateWorkspaceResponses, CreateWorkspaceErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/organizations/{organization_name}/workspaces',
     ...options,
     headers: {
@@ -110,7 +138,11 @@ export const createWorkspace = <ThrowOnError extends boolean = false>(options: O
  * Ordered by (created_at, id) descending. Opaque forward pagination: pass a non-null `meta.page.next_cursor` back as `?cursor=`. Runs created at the same instant are never skipped or repeated. Needs run:read on the whole organization.
  */
 export const listOrganizationRuns = <ThrowOnError extends boolean = false>(options: Options<ListOrganizationRunsData, ThrowOnError>) => (options.client ?? client).get<ListOrganizationRunsResponses, ListOrganizationRunsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/organizations/{organization_name}/runs',
     ...options
 });
@@ -119,7 +151,11 @@ export const listOrganizationRuns = <ThrowOnError extends boolean = false>(optio
  * Show a workspace
  */
 export const getWorkspace = <ThrowOnError extends boolean = false>(options: Options<GetWorkspaceData, ThrowOnError>) => (options.client ?? client).get<GetWorkspaceResponses, GetWorkspaceErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/workspaces/{workspace_id}',
     ...options
 });
@@ -128,7 +164,11 @@ export const getWorkspace = <ThrowOnError extends boolean = false>(options: Opti
  * List the workspace's variables (sensitive values are never returned)
  */
 export const listVariables = <ThrowOnError extends boolean = false>(options: Options<ListVariablesData, ThrowOnError>) => (options.client ?? client).get<ListVariablesResponses, ListVariablesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/workspaces/{workspace_id}/variables',
     ...options
 });
@@ -139,7 +179,11 @@ export const listVariables = <ThrowOnError extends boolean = false>(options: Opt
  * A sensitive value is stored encrypted and is never returned by any read.
  */
 export const createVariable = <ThrowOnError extends boolean = false>(options: Options<CreateVariableData, ThrowOnError>) => (options.client ?? client).post<CreateVariableResponses, CreateVariableErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/workspaces/{workspace_id}/variables',
     ...options,
     headers: {
@@ -154,7 +198,11 @@ export const createVariable = <ThrowOnError extends boolean = false>(options: Op
  * Runs created earlier keep their input snapshots; only later runs see the change.
  */
 export const deleteVariable = <ThrowOnError extends boolean = false>(options: Options<DeleteVariableData, ThrowOnError>) => (options.client ?? client).delete<DeleteVariableResponses, DeleteVariableErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/workspaces/{workspace_id}/variables/{variable_id}',
     ...options
 });
@@ -163,7 +211,11 @@ export const deleteVariable = <ThrowOnError extends boolean = false>(options: Op
  * Update a workspace variable
  */
 export const updateVariable = <ThrowOnError extends boolean = false>(options: Options<UpdateVariableData, ThrowOnError>) => (options.client ?? client).patch<UpdateVariableResponses, UpdateVariableErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/workspaces/{workspace_id}/variables/{variable_id}',
     ...options,
     headers: {
@@ -178,7 +230,11 @@ export const updateVariable = <ThrowOnError extends boolean = false>(options: Op
  * PUT the configuration `.tar.gz` to the returned `upload_url`. The upload is immutable.
  */
 export const createConfigurationVersion = <ThrowOnError extends boolean = false>(options: Options<CreateConfigurationVersionData, ThrowOnError>) => (options.client ?? client).post<CreateConfigurationVersionResponses, CreateConfigurationVersionErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/workspaces/{workspace_id}/configuration-versions',
     ...options,
     headers: {
@@ -193,7 +249,11 @@ export const createConfigurationVersion = <ThrowOnError extends boolean = false>
  * Pins the configuration digest, the input-snapshot digest, the exact OpenTofu version, the execution region and the platform before anything executes. `auto_apply: true` and `is_destroy: true` are refused (422) and nothing is written. Without a `configuration_version` relationship the workspace's newest uploaded configuration is used.
  */
 export const createRun = <ThrowOnError extends boolean = false>(options: Options<CreateRunData, ThrowOnError>) => (options.client ?? client).post<CreateRunResponses, CreateRunErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/workspaces/{workspace_id}/runs',
     ...options,
     headers: {
@@ -206,7 +266,11 @@ export const createRun = <ThrowOnError extends boolean = false>(options: Options
  * Show a configuration version
  */
 export const getConfigurationVersion = <ThrowOnError extends boolean = false>(options: Options<GetConfigurationVersionData, ThrowOnError>) => (options.client ?? client).get<GetConfigurationVersionResponses, GetConfigurationVersionErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/configuration-versions/{configuration_version_id}',
     ...options
 });
@@ -230,7 +294,11 @@ export const uploadConfiguration = <ThrowOnError extends boolean = false>(option
  * Show a run
  */
 export const getRun = <ThrowOnError extends boolean = false>(options: Options<GetRunData, ThrowOnError>) => (options.client ?? client).get<GetRunResponses, GetRunErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/runs/{run_id}',
     ...options
 });
@@ -241,7 +309,11 @@ export const getRun = <ThrowOnError extends boolean = false>(options: Options<Ge
  * Records a review bound to the plan digest the reviewer saw, the persisted policy result digest, the predecessor state digest and the dependency bundle digest, then queues the apply. Any of them differing from what is current is refused with 409 and its own code; nothing is recorded. Only one decision per run is ever recorded.
  */
 export const approveRun = <ThrowOnError extends boolean = false>(options: Options<ApproveRunData, ThrowOnError>) => (options.client ?? client).post<ApproveRunResponses, ApproveRunErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/runs/{run_id}/actions/approve',
     ...options,
     headers: {
@@ -256,7 +328,11 @@ export const approveRun = <ThrowOnError extends boolean = false>(options: Option
  * Records who discarded the run, when and why, and releases the workspace.
  */
 export const discardRun = <ThrowOnError extends boolean = false>(options: Options<DiscardRunData, ThrowOnError>) => (options.client ?? client).post<DiscardRunResponses, DiscardRunErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/runs/{run_id}/actions/discard',
     ...options,
     headers: {
@@ -271,7 +347,11 @@ export const discardRun = <ThrowOnError extends boolean = false>(options: Option
  * A queued or planning run stops (tofu is interrupted); a run awaiting a decision ends. An applying run is interrupted and then ends as what really happened: applied, failed, or needs_recovery, never guessed.
  */
 export const cancelRun = <ThrowOnError extends boolean = false>(options: Options<CancelRunData, ThrowOnError>) => (options.client ?? client).post<CancelRunResponses, CancelRunErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/runs/{run_id}/actions/cancel',
     ...options,
     headers: {
@@ -286,7 +366,11 @@ export const cancelRun = <ThrowOnError extends boolean = false>(options: Options
  * An operator with run:recover decides what an interrupted or uncertain apply left behind: commit the pending state version or keep the current state. Audited with the typed reason.
  */
 export const resolveRunRecovery = <ThrowOnError extends boolean = false>(options: Options<ResolveRunRecoveryData, ThrowOnError>) => (options.client ?? client).post<ResolveRunRecoveryResponses, ResolveRunRecoveryErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/runs/{run_id}/actions/resolve-recovery',
     ...options,
     headers: {
@@ -299,7 +383,11 @@ export const resolveRunRecovery = <ThrowOnError extends boolean = false>(options
  * A window of a phase's sanitized log
  */
 export const getRunLog = <ThrowOnError extends boolean = false>(options: Options<GetRunLogData, ThrowOnError>) => (options.client ?? client).get<GetRunLogResponses, GetRunLogErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/runs/{run_id}/logs/{phase}',
     ...options
 });
@@ -310,7 +398,11 @@ export const getRunLog = <ThrowOnError extends boolean = false>(options: Options
  * The run's plan-diff artifact exactly as the runner built it in the plan sandbox: per changed resource its address, provider, actions, classified action and redacted before/after values (sensitive values and values known only after apply are explicit markers), bounded to 5,000 resources and 4 MiB with an explicit `truncated` flag. The document is the artifact itself (`application/json`, schema spec/schemas/stackship.plan-diff.v1.json), not a JSON:API document; errors are JSON:API. While the plan has not finished the answer is 409 `RUN_PLAN_CHANGES_NOT_READY`; when the plan ended without producing the artifact (it failed, was canceled, or the artifact could not be built) it is 404 `RUN_PLAN_CHANGES_UNAVAILABLE`. Never an empty list standing in for a plan.
  */
 export const getRunPlanChanges = <ThrowOnError extends boolean = false>(options: Options<GetRunPlanChangesData, ThrowOnError>) => (options.client ?? client).get<GetRunPlanChangesResponses, GetRunPlanChangesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/runs/{run_id}/plan-changes',
     ...options
 });
@@ -319,7 +411,11 @@ export const getRunPlanChanges = <ThrowOnError extends boolean = false>(options:
  * List the organization's policy sets with their current version
  */
 export const listPolicySets = <ThrowOnError extends boolean = false>(options: Options<ListPolicySetsData, ThrowOnError>) => (options.client ?? client).get<ListPolicySetsResponses, ListPolicySetsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/organizations/{organization_name}/policy-sets',
     ...options
 });
@@ -330,7 +426,11 @@ export const listPolicySets = <ThrowOnError extends boolean = false>(options: Op
  * A policy set is either global (every workspace of the organization) or attached to projects and workspaces of the organization. Its policies are Rego modules (see policies/README.md for the contract); each carries its enforcement level. The version created is immutable and digested; runs pin the versions they were evaluated with.
  */
 export const createPolicySet = <ThrowOnError extends boolean = false>(options: Options<CreatePolicySetData, ThrowOnError>) => (options.client ?? client).post<CreatePolicySetResponses, CreatePolicySetErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/organizations/{organization_name}/policy-sets',
     ...options,
     headers: {
@@ -345,7 +445,11 @@ export const createPolicySet = <ThrowOnError extends boolean = false>(options: O
  * Later runs evaluate the newest version; runs already evaluated keep the versions they pinned.
  */
 export const createPolicySetVersion = <ThrowOnError extends boolean = false>(options: Options<CreatePolicySetVersionData, ThrowOnError>) => (options.client ?? client).post<CreatePolicySetVersionResponses, CreatePolicySetVersionErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/policy-sets/{policy_set_id}/versions',
     ...options,
     headers: {
@@ -360,7 +464,11 @@ export const createPolicySetVersion = <ThrowOnError extends boolean = false>(opt
  * The persisted result of the run's policy stage: outcome, result digest, the policy set versions it pinned, the OPA build identity, the sanitized findings, and at most 256 override records newest first with an explicit `overrides_truncated` flag (the organization audit history keeps them all). Null members were not recorded.
  */
 export const getRunPolicyEvaluation = <ThrowOnError extends boolean = false>(options: Options<GetRunPolicyEvaluationData, ThrowOnError>) => (options.client ?? client).get<GetRunPolicyEvaluationResponses, GetRunPolicyEvaluationErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/runs/{run_id}/policy-evaluation',
     ...options
 });
@@ -371,8 +479,120 @@ export const getRunPolicyEvaluation = <ThrowOnError extends boolean = false>(opt
  * Bound to the exact persisted policy result digest. Refused (and audited) for a hard-mandatory or errored result (`POLICY_OVERRIDE_HARD_FAILED`), for a digest that is not the current result (`POLICY_OVERRIDE_DIGEST_MISMATCH`), for a run not waiting on a soft failure (`POLICY_OVERRIDE_NOT_SOFT_FAILED`), and without the permission `policy:override_soft` (`POLICY_OVERRIDE_PERMISSION_REQUIRED`). The override expires after `duration_seconds`; approving a soft-failed run requires an unexpired override for its current digest and the apply re-checks it.
  */
 export const createPolicyOverride = <ThrowOnError extends boolean = false>(options: Options<CreatePolicyOverrideData, ThrowOnError>) => (options.client ?? client).post<CreatePolicyOverrideResponses, CreatePolicyOverrideErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
     url: '/v1/runs/{run_id}/policy-overrides',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Sign in with email and password (sets the session cookie)
+ *
+ * Sets `stackship_session`, an HttpOnly, SameSite=Strict cookie (Secure over TLS). The response carries the session's CSRF token: every cookie-authenticated request that changes something (POST, PUT, PATCH, DELETE) must send it as `X-CSRF-Token`. A wrong email and a wrong password get the same 401.
+ */
+export const createSession = <ThrowOnError extends boolean = false>(options: Options<CreateSessionData, ThrowOnError>) => (options.client ?? client).post<CreateSessionResponses, CreateSessionErrors, ThrowOnError>({
+    url: '/v1/auth/sessions',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Sign out (ends the session and clears the cookie)
+ */
+export const deleteCurrentSession = <ThrowOnError extends boolean = false>(options?: Options<DeleteCurrentSessionData, ThrowOnError>) => (options?.client ?? client).delete<DeleteCurrentSessionResponses, DeleteCurrentSessionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/auth/sessions/current',
+    ...options
+});
+
+/**
+ * The signed-in session, its user and a fresh copy of its CSRF token
+ */
+export const getCurrentSession = <ThrowOnError extends boolean = false>(options?: Options<GetCurrentSessionData, ThrowOnError>) => (options?.client ?? client).get<GetCurrentSessionResponses, GetCurrentSessionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/auth/sessions/current',
+    ...options
+});
+
+/**
+ * Re-check the password and stamp the session as freshly stepped up
+ *
+ * Sensitive downloads need a step-up no older than 15 minutes. Sessions only; an API token gets 403 SESSION_REQUIRED, a wrong password 403 STEP_UP_PASSWORD_INVALID (the session stays).
+ */
+export const stepUp = <ThrowOnError extends boolean = false>(options: Options<StepUpData, ThrowOnError>) => (options.client ?? client).post<StepUpResponses, StepUpErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/auth/step-up',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Create a user with a password (deployment administrators only)
+ */
+export const createUser = <ThrowOnError extends boolean = false>(options: Options<CreateUserData, ThrowOnError>) => (options.client ?? client).post<CreateUserResponses, CreateUserErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/users',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * The organization's memberships
+ */
+export const listMemberships = <ThrowOnError extends boolean = false>(options: Options<ListMembershipsData, ThrowOnError>) => (options.client ?? client).get<ListMembershipsResponses, ListMembershipsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/organizations/{organization_name}/memberships',
+    ...options
+});
+
+/**
+ * Add a user to the organization with a built-in role
+ *
+ * The role applies to the whole organization, or to one project (`project_id`) or one workspace (`workspace_id`) of it.
+ */
+export const createMembership = <ThrowOnError extends boolean = false>(options: Options<CreateMembershipData, ThrowOnError>) => (options.client ?? client).post<CreateMembershipResponses, CreateMembershipErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/organizations/{organization_name}/memberships',
     ...options,
     headers: {
         'Content-Type': 'application/vnd.api+json',

@@ -804,6 +804,157 @@ export type PolicyOverrideDocument = {
     data: PolicyOverride;
 };
 
+export type Email = string;
+
+export type Password = string;
+
+export type SessionCreateDocument = {
+    data: {
+        type: 'sessions';
+        attributes: {
+            email: Email;
+        };
+    };
+};
+
+export type SessionDocument = {
+    data: {
+        type: 'sessions';
+        id: string;
+        attributes: {
+            /**
+             * Send as `X-CSRF-Token` on every cookie-authenticated POST, PUT, PATCH and DELETE.
+             */
+            csrf_token: string;
+            created_at: Timestamp;
+            expires_at: Timestamp;
+            stepped_up_at: Timestamp | null;
+            /**
+             * Until when sensitive downloads need no new step-up (15 minutes after it); null when never stepped up.
+             */
+            step_up_fresh_until: Timestamp | null;
+            user: {
+                id: string;
+                email: Email;
+                display_name: string;
+                site_admin: boolean;
+            };
+        };
+        relationships: {
+            user: Relationship;
+        };
+    };
+};
+
+export type StepUpDocument = {
+    data: {
+        type: 'step-ups';
+        attributes: {
+            [key: string]: never;
+        };
+    };
+};
+
+export type UserCreateDocument = {
+    data: {
+        type: 'users';
+        attributes: {
+            email: Email;
+            display_name?: string;
+            site_admin?: boolean;
+        };
+    };
+};
+
+export type UserDocument = {
+    data: {
+        type: 'users';
+        id: string;
+        attributes: {
+            email: Email;
+            display_name: string;
+            site_admin: boolean;
+            created_at: Timestamp;
+        };
+    };
+};
+
+export type Role = 'viewer' | 'operator' | 'admin';
+
+export type Membership = {
+    type: 'memberships';
+    id: string;
+    attributes: {
+        user_id: string;
+        email?: Email;
+        display_name?: string;
+        role: Role;
+        scope_kind: 'organization' | 'project' | 'workspace';
+        scope_id: string;
+        created_at: Timestamp;
+    };
+};
+
+export type MembershipListDocument = {
+    data: Array<Membership>;
+};
+
+export type MembershipCreateDocument = {
+    data: {
+        type: 'memberships';
+        attributes: {
+            email: Email;
+            role: Role;
+            /**
+             * Limit the role to this project.
+             */
+            project_id?: string;
+            /**
+             * Limit the role to this workspace.
+             */
+            workspace_id?: string;
+        };
+    };
+};
+
+export type MembershipDocument = {
+    data: Membership;
+};
+
+export type SessionCreateDocumentWritable = {
+    data: {
+        type: 'sessions';
+        attributes: {
+            email: Email;
+            password: Password;
+        };
+    };
+};
+
+export type StepUpDocumentWritable = {
+    data: {
+        type: 'step-ups';
+        attributes: {
+            password: Password;
+        };
+    };
+};
+
+export type UserCreateDocumentWritable = {
+    data: {
+        type: 'users';
+        attributes: {
+            email: Email;
+            display_name?: string;
+            /**
+             * At least 12 characters. Stored only as an scrypt hash.
+             */
+            password: string;
+            site_admin?: boolean;
+        };
+    };
+};
+
 export type OrganizationName2 = OrganizationName;
 
 export type WorkspaceId2 = WorkspaceId;
@@ -2036,3 +2187,266 @@ export type CreatePolicyOverrideResponses = {
 };
 
 export type CreatePolicyOverrideResponse = CreatePolicyOverrideResponses[keyof CreatePolicyOverrideResponses];
+
+export type CreateSessionData = {
+    body: SessionCreateDocumentWritable;
+    path?: never;
+    query?: never;
+    url: '/v1/auth/sessions';
+};
+
+export type CreateSessionErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type CreateSessionError = CreateSessionErrors[keyof CreateSessionErrors];
+
+export type CreateSessionResponses = {
+    /**
+     * Signed in.
+     */
+    201: SessionDocument;
+};
+
+export type CreateSessionResponse = CreateSessionResponses[keyof CreateSessionResponses];
+
+export type DeleteCurrentSessionData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/auth/sessions/current';
+};
+
+export type DeleteCurrentSessionErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+};
+
+export type DeleteCurrentSessionError = DeleteCurrentSessionErrors[keyof DeleteCurrentSessionErrors];
+
+export type DeleteCurrentSessionResponses = {
+    /**
+     * Signed out.
+     */
+    204: void;
+};
+
+export type DeleteCurrentSessionResponse = DeleteCurrentSessionResponses[keyof DeleteCurrentSessionResponses];
+
+export type GetCurrentSessionData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/auth/sessions/current';
+};
+
+export type GetCurrentSessionErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+};
+
+export type GetCurrentSessionError = GetCurrentSessionErrors[keyof GetCurrentSessionErrors];
+
+export type GetCurrentSessionResponses = {
+    /**
+     * The session.
+     */
+    200: SessionDocument;
+};
+
+export type GetCurrentSessionResponse = GetCurrentSessionResponses[keyof GetCurrentSessionResponses];
+
+export type StepUpData = {
+    body: StepUpDocumentWritable;
+    path?: never;
+    query?: never;
+    url: '/v1/auth/step-up';
+};
+
+export type StepUpErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type StepUpError = StepUpErrors[keyof StepUpErrors];
+
+export type StepUpResponses = {
+    /**
+     * Stepped up.
+     */
+    200: SessionDocument;
+};
+
+export type StepUpResponse = StepUpResponses[keyof StepUpResponses];
+
+export type CreateUserData = {
+    body: UserCreateDocumentWritable;
+    path?: never;
+    query?: never;
+    url: '/v1/users';
+};
+
+export type CreateUserErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type CreateUserError = CreateUserErrors[keyof CreateUserErrors];
+
+export type CreateUserResponses = {
+    /**
+     * Created.
+     */
+    201: UserDocument;
+};
+
+export type CreateUserResponse = CreateUserResponses[keyof CreateUserResponses];
+
+export type ListMembershipsData = {
+    body?: never;
+    path: {
+        organization_name: OrganizationName;
+    };
+    query?: never;
+    url: '/v1/organizations/{organization_name}/memberships';
+};
+
+export type ListMembershipsErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type ListMembershipsError = ListMembershipsErrors[keyof ListMembershipsErrors];
+
+export type ListMembershipsResponses = {
+    /**
+     * Every membership in the organization, oldest first.
+     */
+    200: MembershipListDocument;
+};
+
+export type ListMembershipsResponse = ListMembershipsResponses[keyof ListMembershipsResponses];
+
+export type CreateMembershipData = {
+    body: MembershipCreateDocument;
+    path: {
+        organization_name: OrganizationName;
+    };
+    query?: never;
+    url: '/v1/organizations/{organization_name}/memberships';
+};
+
+export type CreateMembershipErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type CreateMembershipError = CreateMembershipErrors[keyof CreateMembershipErrors];
+
+export type CreateMembershipResponses = {
+    /**
+     * Created.
+     */
+    201: MembershipDocument;
+};
+
+export type CreateMembershipResponse = CreateMembershipResponses[keyof CreateMembershipResponses];

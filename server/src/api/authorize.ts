@@ -5,7 +5,7 @@ import type { AuthenticatedPrincipal } from "../http/principal.ts";
 
 /** The caller of an authenticated operation. */
 export function principalOf(ctx: RequestContext): AuthenticatedPrincipal {
-  if (!ctx.principal) throw new DomainError("UNAUTHENTICATED", "Send an API token as 'Authorization: Bearer <token>'.");
+  if (!ctx.principal) throw new DomainError("UNAUTHENTICATED", "Send an API token as 'Authorization: Bearer <token>', or sign in.");
   return ctx.principal;
 }
 
@@ -29,6 +29,6 @@ export function authorize(ctx: RequestContext, permission: Permission, target: A
 /** Deployment-wide administration (creating organizations) needs the bootstrap token. */
 export function authorizeSiteAdmin(ctx: RequestContext): void {
   if (!principalOf(ctx).siteAdmin) {
-    throw new DomainError("FORBIDDEN", "Only the deployment administrator (STACKSHIP_BOOTSTRAP_TOKEN) may do this.");
+    throw new DomainError("FORBIDDEN", "Only a deployment administrator (STACKSHIP_BOOTSTRAP_TOKEN, or a user created as site admin) may do this.");
   }
 }

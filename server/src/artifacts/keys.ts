@@ -6,8 +6,12 @@ import { dirname, join } from "node:path";
 export interface Keys {
   cursor: Buffer;
   uploadUrl: Buffer;
+  /** Derives a session's CSRF token from its cookie secret. */
+  csrf: Buffer;
   secrets: SecretBox;
   artifacts: SecretBox;
+  /** Wraps the random per-artifact data keys of framed artifacts (framed.ts). */
+  artifactDataKeys: Buffer;
 }
 
 /**
@@ -51,8 +55,10 @@ export function deriveKeys(master: Buffer): Keys {
   return {
     cursor: derive(master, "run-list-cursor"),
     uploadUrl: derive(master, "upload-url"),
+    csrf: derive(master, "session-csrf"),
     secrets: new SecretBox(derive(master, "secrets"), "secrets"),
     artifacts: new SecretBox(derive(master, "artifacts"), "artifacts"),
+    artifactDataKeys: derive(master, "artifact-data-key-wrap"),
   };
 }
 

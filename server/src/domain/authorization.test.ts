@@ -18,8 +18,8 @@ function holder(...grants: GrantLike[]): PrincipalLike {
 const roles = suite('permissionsForRole');
 
 roles('viewer reads, operator also creates, approves and cancels runs and writes workspaces, admin administers', () => {
-  assert.equal([...permissionsForRole('viewer')].sort(), ['run:read', 'workspace:read']);
-  assert.equal([...permissionsForRole('operator')].sort(), ['run:approve', 'run:cancel', 'run:create', 'run:read', 'workspace:read', 'workspace:write']);
+  assert.equal([...permissionsForRole('viewer')].sort(), ['artifact:read', 'run:read', 'workspace:read']);
+  assert.equal([...permissionsForRole('operator')].sort(), ['artifact:read', 'run:approve', 'run:cancel', 'run:create', 'run:read', 'state:read', 'workspace:read', 'workspace:write']);
   assert.equal([...permissionsForRole('admin')], ['org:admin']);
 });
 

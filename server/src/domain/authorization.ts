@@ -1,9 +1,24 @@
 /** Every permission a grant can carry. */
-export const PERMISSIONS = ['org:admin', 'workspace:write', 'workspace:read', 'run:create', 'run:read', 'run:approve', 'run:cancel', 'run:recover', 'policy:override_soft'] as const;
+export const PERMISSIONS = [
+  'org:admin',
+  'workspace:read',
+  'workspace:write',
+  'workspace:delete',
+  'run:read',
+  'run:create',
+  'run:approve',
+  'run:cancel',
+  'run:recover',
+  'policy:override_soft',
+  'artifact:read',
+  'artifact:read_sensitive',
+  'state:read',
+  'state:recover',
+] as const;
 /** A permission. */
 export type Permission = (typeof PERMISSIONS)[number];
 
-/** The roles an API token can be issued with. */
+/** The built-in roles an API token or a membership carries. */
 export const ROLES = ['viewer', 'operator', 'admin'] as const;
 /** A role: a named set of permissions. */
 export type Role = (typeof ROLES)[number];
@@ -13,10 +28,12 @@ export const SCOPE_KINDS = ['organization', 'project', 'workspace'] as const;
 /** A scope kind. */
 export type ScopeKind = (typeof SCOPE_KINDS)[number];
 
-const VIEWER: readonly Permission[] = ['workspace:read', 'run:read'];
+const VIEWER: readonly Permission[] = ['workspace:read', 'run:read', 'artifact:read'];
 const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
   viewer: VIEWER,
-  operator: [...VIEWER, 'run:create', 'workspace:write', 'run:approve', 'run:cancel'],
+  // The raw plan (artifact:read_sensitive), emergency state (state:recover) and workspace:delete
+  // are sensitive: only admins hold them, and destroy capabilities exist for nobody.
+  operator: [...VIEWER, 'run:create', 'workspace:write', 'run:approve', 'run:cancel', 'state:read'],
   // run:recover (resolving an uncertain apply) is kept to organization admins, and so is
   // policy:override_soft (overriding a soft-mandatory policy failure): an operator may approve a
   // plan, but waiving the organization's own policy is an admin's decision.
@@ -47,6 +64,11 @@ export interface AuthorizationTarget {
 /** Whether `value` is one of PERMISSIONS. */
 export function isPermission(value: unknown): value is Permission {
   return typeof value === 'string' && (PERMISSIONS as readonly string[]).includes(value);
+}
+
+/** Whether the permission hands out unredacted plan or state bytes (sessions need a fresh step-up). */
+export function isSensitivePermission(permission: Permission): boolean {
+  return permission === 'artifact:read_sensitive' || permission === 'state:recover';
 }
 
 /** Whether `value` is one of ROLES. */

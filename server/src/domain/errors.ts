@@ -69,6 +69,16 @@ export const ERROR_CODES = {
   POLICY_OVERRIDE_EXPIRED: { kind: 'conflict', title: 'The policy override expired' },
   RUN_PLAN_CHANGES_NOT_READY: { kind: 'conflict', title: 'Plan changes are not available yet' },
   RUN_PLAN_CHANGES_UNAVAILABLE: { kind: 'not_found', title: 'Plan changes were not produced' },
+  PLAN_JSON_UNAVAILABLE: { kind: 'not_found', title: 'Plan JSON is not available' },
+  CREDENTIALS_INVALID: { kind: 'unauthenticated', title: 'Email or password is wrong' },
+  SESSION_CSRF_INVALID: { kind: 'forbidden', title: 'Missing or wrong CSRF token' },
+  SESSION_REQUIRED: { kind: 'forbidden', title: 'This needs a signed-in session' },
+  STEP_UP_REQUIRED: { kind: 'forbidden', title: 'Confirm your password first' },
+  STEP_UP_PASSWORD_INVALID: { kind: 'forbidden', title: 'Password is wrong' },
+  USER_EMAIL_TAKEN: { kind: 'conflict', title: 'Email already taken' },
+  MEMBERSHIP_EXISTS: { kind: 'conflict', title: 'Membership already exists' },
+  MEMBERSHIP_USER_UNKNOWN: { kind: 'invalid', title: 'No user has this email' },
+  MEMBERSHIP_SCOPE_INVALID: { kind: 'invalid', title: 'Membership scope is not in this organization' },
   INTERNAL: { kind: 'unavailable', title: 'Internal error' },
 } as const satisfies Record<string, { readonly kind: ErrorKind; readonly title: string }>;
 

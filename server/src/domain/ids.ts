@@ -21,6 +21,9 @@ export const ID_PREFIXES = {
   policySetVersion: 'psv',
   policyFinding: 'pfnd',
   policyOverride: 'povr',
+  user: 'usr',
+  membership: 'mbr',
+  session: 'ses',
 } as const;
 
 /** An entity kind that has prefixed ids. */

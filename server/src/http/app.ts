@@ -68,7 +68,7 @@ function bindOperation(router: Router, surface: SurfaceBinding, op: OperationDes
     validateParameters(op.validatePath, path, "path");
     const query: Record<string, unknown> = { ...(ctx.query as Record<string, unknown>) };
     validateParameters(op.validateQuery, query, "query");
-    const principal = op.authenticated ? await authenticate(ctx, services.stores, services.config.bootstrapToken, services.clock()) : null;
+    const principal = op.authenticated ? await authenticate(ctx, services, { sessions: surface.name === "v1" }) : null;
     const body = await readRequestBody(ctx, op);
     const result = await handler({
       path,

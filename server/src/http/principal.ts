@@ -1,7 +1,18 @@
 import type { PrincipalLike } from "../domain/authorization.ts";
+import type { User } from "../store/index.ts";
 
-/** How the caller authenticated: the deployment's bootstrap token, an API token, or a run token. */
-export type PrincipalKind = "bootstrap" | "token" | "run";
+/** How the caller authenticated: the deployment's bootstrap token, an API token, a run token, or a dashboard session. */
+export type PrincipalKind = "bootstrap" | "token" | "run" | "user";
+
+/** The dashboard session a `user` principal signed in with. */
+export interface SessionScope {
+  id: string;
+  createdAt: string;
+  expiresAt: string;
+  steppedUpAt: string | null;
+  csrfToken: string;
+  user: User;
+}
 
 /** What a run token is scoped to: one run, one phase, the run's workspace. */
 export interface RunScope {
@@ -15,7 +26,7 @@ export interface RunScope {
 /** The caller of an authenticated request. */
 export interface AuthenticatedPrincipal extends PrincipalLike {
   kind: PrincipalKind;
-  /** A principal id; for a run token, the run's id (the run is the actor). */
+  /** A principal id; for a run token, the run's id (the run is the actor); for a session, the user's id. */
   id: string;
   /** The organization an organization token or a run belongs to; null for the bootstrap administrator. */
   organizationId: string | null;
@@ -23,6 +34,8 @@ export interface AuthenticatedPrincipal extends PrincipalLike {
   tokenId: string | null;
   /** Set exactly when `kind` is `run`. */
   run?: RunScope;
+  /** Set exactly when `kind` is `user`. */
+  session?: SessionScope;
 }
 
 /** Whether the caller authenticated with a run token. */

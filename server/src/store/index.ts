@@ -16,6 +16,7 @@ import { StateVersionRepository } from './state-version-repository.ts';
 import { WorkspaceLockRepository } from './workspace-lock-repository.ts';
 import { PolicySetRepository } from './policy-set-repository.ts';
 import { PolicyResultRepository } from './policy-result-repository.ts';
+import { UserRepository } from './user-repository.ts';
 
 export { migrateDown, migrateLatest, openDatabase, rollbackAll } from './db.ts';
 export type { Database } from './db.ts';
@@ -37,6 +38,7 @@ export { RUN_TOKEN_PHASES, RunTokenRepository, type CreateRunTokenInput, type Fo
 export { StateVersionRepository, type CreateStateVersionInput, type StateVersion, type StateVersionOutput, type StateVersionStatus, type UploadedState } from './state-version-repository.ts';
 export { PolicySetRepository, type CreatePolicySetInput, type PolicySet, type PolicySetVersion } from './policy-set-repository.ts';
 export { PolicyResultRepository, type PolicyEvaluation, type PolicyOverride } from './policy-result-repository.ts';
+export { grantsOfMemberships, UserRepository, type Membership, type Session, type User } from './user-repository.ts';
 export { WorkspaceLockRepository, type AcquireResult, type LockHolder, type LockHolderKind, type WorkspaceLock } from './workspace-lock-repository.ts';
 export {
   AuditRepository,
@@ -74,6 +76,7 @@ export interface Stores {
   jobs: JobRepository;
   policySets: PolicySetRepository;
   policyResults: PolicyResultRepository;
+  users: UserRepository;
 }
 
 /** Every repository running on the given database or transaction. */
@@ -99,6 +102,7 @@ export function createStores(executor: Executor, dialect: Dialect): Stores {
     jobs: new JobRepository(executor, dialect),
     policySets: new PolicySetRepository(executor, dialect),
     policyResults: new PolicyResultRepository(executor, dialect),
+    users: new UserRepository(executor, dialect),
   };
 }
 

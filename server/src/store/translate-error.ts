@@ -26,6 +26,8 @@ const UNIQUE_CONSTRAINTS: Record<string, Translation> = {
     code: 'VARIABLE_KEY_TAKEN',
     detail: 'The workspace already has a variable with this key in this category.',
   },
+  users_email_unique: { code: 'USER_EMAIL_TAKEN', detail: 'A user with this email already exists.' },
+  memberships_user_scope_unique: { code: 'MEMBERSHIP_EXISTS', detail: 'The user already has a role at this scope; memberships are not replaced implicitly.' },
 };
 
 // SQLite names the columns of a failed unique constraint, not the index; these are the
@@ -36,6 +38,8 @@ const SQLITE_UNIQUE_COLUMNS: Record<string, string> = {
   'workspaces.organization_id, workspaces.name': 'workspaces_organization_id_name_unique',
   'workspace_variables.workspace_id, workspace_variables.category, workspace_variables.key':
     'workspace_variables_workspace_id_category_key_unique',
+  'users.email': 'users_email_unique',
+  'memberships.user_id, memberships.scope_kind, memberships.scope_id': 'memberships_user_scope_unique',
 };
 
 const GENERIC_DETAIL = 'The change conflicts with existing data or violates a data rule.';

@@ -8,7 +8,7 @@ import pino from "pino";
 import type { Test } from "uvu";
 import { createStackShipClient, type Client } from "../../../client/src/index.ts";
 import { createClient as createTfeClient, type Client as TfeClient } from "../../../generated/tfe/client/client/index.ts";
-import { loadConfig } from "../../src/config.ts";
+import { loadConfig, type Config } from "../../src/config.ts";
 import { RunnerEngine, type RunnerOptions } from "../../src/runner/engine.ts";
 import { createStackShip } from "../../src/server.ts";
 import type { Services } from "../../src/services.ts";
@@ -41,6 +41,8 @@ export interface TestServerOptions {
   clock?: () => Date;
   /** Start the job loop in the test process (real bubblewrap and tofu). */
   runner?: Partial<RunnerOptions> | true;
+  /** Configuration to override (e.g. bootstrapAdmin, allowedOrigins, publicUrl). */
+  config?: Partial<Config>;
 }
 
 /** Starts StackShip on a fresh database of `dialect`, runs `fn`, and tears everything down. */
@@ -55,6 +57,7 @@ export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServe
       bootstrapToken,
       validateResponses: true,
       logLevel: "silent",
+      ...options.config,
     };
     const stackship = await createStackShip(config, { database: db, logger: pino({ level: "silent" }), clock: options.clock });
     const http: Server = createServer(stackship.app.callback());

@@ -7,6 +7,7 @@ import { healthHandlers } from "./health.ts";
 import { organizationHandlers } from "./organizations.ts";
 import { policyHandlers } from "./policies.ts";
 import { runHandlers } from "./runs.ts";
+import { sessionHandlers } from "./sessions.ts";
 import { workspaceHandlers } from "./workspaces.ts";
 
 /** Every v1 handler; `satisfies` makes a missing or mistyped operation a compile error. */
@@ -17,6 +18,7 @@ export const v1Handlers = {
   ...configurationVersionHandlers,
   ...runHandlers,
   ...policyHandlers,
+  ...sessionHandlers,
 } satisfies Handlers<RequestContext>;
 
 /** The v1 surface as the app binds it. */

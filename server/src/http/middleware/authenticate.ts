@@ -1,7 +1,10 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Context } from "koa";
 import { DomainError } from "../../domain/errors.ts";
-import type { Stores } from "../../store/index.ts";
+import { csrfTokenFor, hashSessionSecret } from "../../api/commands/users.ts";
+import { CSRF_HEADER, SESSION_COOKIE } from "../../domain/sessions.ts";
+import type { Services } from "../../services.ts";
+import { grantsOfMemberships, type Stores } from "../../store/index.ts";
 import type { AuthenticatedPrincipal } from "../principal.ts";
 
 /** The stored form of a token secret. Secrets are 256-bit random, so a plain SHA-256 suffices. */
@@ -15,15 +18,69 @@ export const BOOTSTRAP_PRINCIPAL_ID = "prn-bootstrap0000000";
 /** The prefix of run-token secrets (organization API tokens start `ss1.`). */
 export const RUN_TOKEN_SECRET_PREFIX = "ssr.";
 
+const UNSAFE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** Whether an `Origin` header names this server or an allow-listed dashboard origin. */
+export function isAllowedOrigin(origin: string, ownOrigin: string, config: { publicUrl: string | null; allowedOrigins: readonly string[] }): boolean {
+  const allowed = [ownOrigin, ...(config.publicUrl ? [new URL(config.publicUrl).origin] : []), ...config.allowedOrigins];
+  return allowed.includes(origin);
+}
+
+/**
+ * A dashboard session from its cookie: live, unexpired and not signed out. A change (POST, PUT,
+ * PATCH, DELETE) also needs the session's CSRF token in `X-CSRF-Token` and, when the browser
+ * sends an `Origin`, an allowed one; SameSite=Strict is the second line, not the only one.
+ */
+async function authenticateSession(ctx: Context, services: Services, secret: string, now: Date): Promise<AuthenticatedPrincipal> {
+  const refuse = (detail: string) => new DomainError("UNAUTHENTICATED", detail, { source: { header: "Cookie" } });
+  if (!/^sss\.[A-Za-z0-9_-]{43}$/.test(secret)) throw refuse("The session cookie is malformed; sign in again.");
+  const found = await services.stores.users.findSessionByTokenHash(hashSessionSecret(secret));
+  if (!found) throw refuse("The session is unknown; sign in again.");
+  const { session, user } = found;
+  if (session.revokedAt !== null) throw refuse("The session was signed out; sign in again.");
+  if (Date.parse(session.expiresAt) <= now.getTime()) throw refuse("The session has expired; sign in again.");
+  if (UNSAFE_METHODS.has(ctx.method)) {
+    const origin = ctx.get("origin");
+    if (origin && !isAllowedOrigin(origin, ctx.origin, services.config)) {
+      throw new DomainError("SESSION_CSRF_INVALID", `Requests from origin ${origin} may not use this session.`, { source: { header: "Origin" } });
+    }
+    const token = ctx.get(CSRF_HEADER);
+    const expected = Buffer.from(session.csrfTokenHash, "hex");
+    const given = Buffer.from(hashSessionSecret(token), "hex");
+    if (!token || expected.length !== given.length || !timingSafeEqual(expected, given)) {
+      throw new DomainError("SESSION_CSRF_INVALID", "Send the session's CSRF token (from POST /v1/auth/sessions or GET /v1/auth/sessions/current) as X-CSRF-Token.", {
+        source: { header: "X-CSRF-Token" },
+      });
+    }
+  }
+  return {
+    kind: "user",
+    id: user.id,
+    siteAdmin: user.siteAdmin,
+    grants: grantsOfMemberships(await services.stores.users.membershipsOf(user.id)),
+    organizationId: null,
+    tokenId: null,
+    session: { id: session.id, steppedUpAt: session.steppedUpAt, createdAt: session.createdAt, expiresAt: session.expiresAt, csrfToken: csrfTokenFor(services, secret), user },
+  };
+}
+
 const UNKNOWN_TOKEN = "The API token is unknown or has been revoked.";
 
 /**
- * Resolves `Authorization: Bearer <token>` to a principal: the deployment-wide bootstrap token
+ * Resolves the caller. `Authorization: Bearer <token>` names the deployment-wide bootstrap token
  * (STACKSHIP_BOOTSTRAP_TOKEN), a stored organization token, or a run token (scoped to one run's
- * phase and workspace, refused once expired or revoked). Anything else is 401.
+ * phase and workspace, refused once expired or revoked). Without that header, where sessions are
+ * accepted, the `stackship_session` cookie names a dashboard session. Anything else is 401.
  */
-export async function authenticate(ctx: Context, stores: Stores, bootstrapToken: string | null, now: Date = new Date()): Promise<AuthenticatedPrincipal> {
+export async function authenticate(ctx: Context, services: Services, { sessions }: { sessions: boolean }): Promise<AuthenticatedPrincipal> {
+  const { stores } = services;
+  const bootstrapToken = services.config.bootstrapToken;
+  const now = services.clock();
   const header = ctx.get("authorization");
+  if (!header && sessions) {
+    const cookie = ctx.cookies.get(SESSION_COOKIE);
+    if (cookie !== undefined) return authenticateSession(ctx, services, cookie, now);
+  }
   const match = /^Bearer\s+([A-Za-z0-9._~+/=-]{16,512})\s*$/i.exec(header);
   if (!match) {
     throw new DomainError("UNAUTHENTICATED", header ? "The Authorization header is not a valid bearer token." : "Send an API token as 'Authorization: Bearer <token>'.", {

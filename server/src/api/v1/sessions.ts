@@ -1,0 +1,119 @@
+import type { components } from "../../../../generated/v1/types.gen.ts";
+import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
+import { DomainError } from "../../domain/errors.ts";
+import { SESSION_COOKIE, SESSION_TTL_MS, stepUpFreshUntil } from "../../domain/sessions.ts";
+import type { RequestContext } from "../../http/app.ts";
+import type { AuthenticatedPrincipal, SessionScope } from "../../http/principal.ts";
+import type { Membership, User } from "../../store/index.ts";
+import { authorizeSiteAdmin, principalOf } from "../authorize.ts";
+import { addMembership, createUser, signIn, signOut, stepUp } from "../commands/users.ts";
+import { loadOrganization } from "../lookup.ts";
+
+type H = Handlers<RequestContext>;
+type S = components["schemas"];
+
+/** The session cookie: HttpOnly, SameSite=Strict, Secure when the client reached us over TLS. */
+function sessionCookie(ctx: RequestContext, value: string, maxAgeSeconds: number): string {
+  const secure = ctx.baseUrl.startsWith("https:") ? "; Secure" : "";
+  return `${SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`;
+}
+
+function presentSession(session: Omit<SessionScope, "user">, user: User): S["SessionDocument"] {
+  return {
+    data: {
+      type: "sessions",
+      id: session.id,
+      attributes: {
+        csrf_token: session.csrfToken,
+        created_at: session.createdAt,
+        expires_at: session.expiresAt,
+        stepped_up_at: session.steppedUpAt,
+        step_up_fresh_until: stepUpFreshUntil(session.steppedUpAt),
+        user: { id: user.id, email: user.email, display_name: user.displayName, site_admin: user.siteAdmin },
+      },
+      relationships: { user: { data: { type: "users", id: user.id } } },
+    },
+  };
+}
+
+function presentMembership(membership: Membership, user?: User): S["Membership"] {
+  return {
+    type: "memberships",
+    id: membership.id,
+    attributes: {
+      user_id: membership.userId,
+      ...(user ? { email: user.email, display_name: user.displayName } : {}),
+      role: membership.role,
+      scope_kind: membership.scopeKind,
+      scope_id: membership.scopeId,
+      created_at: membership.createdAt,
+    },
+  };
+}
+
+/** The caller's session; an API token or run token gets 403 SESSION_REQUIRED. */
+function sessionOf(principal: AuthenticatedPrincipal): SessionScope {
+  if (principal.kind !== "user" || !principal.session) {
+    throw new DomainError("SESSION_REQUIRED", "This needs a signed-in dashboard session (POST /v1/auth/sessions), not an API token.");
+  }
+  return principal.session;
+}
+
+/** Sign-in, sign-out, step-up, users and memberships. */
+export const sessionHandlers = {
+  async createSession({ body, ctx }) {
+    const { email, password } = body.data.attributes;
+    const { session, user, secret, csrfToken } = await signIn(ctx.services, email, password);
+    return {
+      status: 201,
+      body: presentSession({ ...session, csrfToken }, user),
+      headers: { "Set-Cookie": sessionCookie(ctx, secret, Math.floor(SESSION_TTL_MS / 1000)), "Cache-Control": "no-store" },
+    };
+  },
+
+  async getCurrentSession({ ctx }) {
+    const session = sessionOf(principalOf(ctx));
+    return { status: 200, body: presentSession(session, session.user), headers: { "Cache-Control": "no-store" } };
+  },
+
+  async deleteCurrentSession({ ctx }) {
+    const session = sessionOf(principalOf(ctx));
+    await signOut(ctx.services, session.id, session.user.id);
+    return { status: 204, body: undefined, headers: { "Set-Cookie": sessionCookie(ctx, "", 0) } };
+  },
+
+  async stepUp({ body, ctx }) {
+    const session = sessionOf(principalOf(ctx));
+    await stepUp(ctx.services, session.id, session.user, body.data.attributes.password);
+    const steppedUpAt = ctx.services.clock().toISOString();
+    return { status: 200, body: presentSession({ ...session, steppedUpAt }, session.user), headers: { "Cache-Control": "no-store" } };
+  },
+
+  async createUser({ body, ctx }) {
+    authorizeSiteAdmin(ctx);
+    const { email, display_name, password, site_admin } = body.data.attributes;
+    const user = await createUser(ctx.services, principalOf(ctx), { email, displayName: display_name ?? null, password, siteAdmin: site_admin ?? false });
+    return {
+      status: 201,
+      body: { data: { type: "users", id: user.id, attributes: { email: user.email, display_name: user.displayName, site_admin: user.siteAdmin, created_at: user.createdAt } } },
+    };
+  },
+
+  async listMemberships({ path, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
+    const memberships = await ctx.services.stores.users.membershipsIn(organization.id);
+    const users = new Map<string, User>();
+    for (const id of new Set(memberships.map((m) => m.userId))) {
+      const user = await ctx.services.stores.users.getById(id);
+      if (user) users.set(id, user);
+    }
+    return { status: 200, body: { data: memberships.map((m) => presentMembership(m, users.get(m.userId))) } };
+  },
+
+  async createMembership({ path, body, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
+    const { email, role, project_id, workspace_id } = body.data.attributes;
+    const { membership, user } = await addMembership(ctx.services, principalOf(ctx), organization, { email, role, projectId: project_id, workspaceId: workspace_id });
+    return { status: 201, body: { data: presentMembership(membership, user) } };
+  },
+} satisfies Partial<H>;

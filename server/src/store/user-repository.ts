@@ -1,0 +1,250 @@
+import { permissionsForRole, type Role, type ScopeKind } from '../domain/authorization.ts';
+import { newId } from '../domain/ids.ts';
+import type { PermissionGrant } from '../domain/records.ts';
+import type { Dialect, Executor } from './dialect.ts';
+import { translating } from './translate-error.ts';
+import type { DbBoolean } from './rows.ts';
+import { booleanFromRow, isoForWrite, isoFromRow, optionalIsoFromRow } from './values.ts';
+
+/** A person who signs in to the dashboard. The password is only ever held as its hash. */
+export interface User {
+  id: string;
+  email: string;
+  displayName: string;
+  passwordHash: string;
+  siteAdmin: boolean;
+  createdAt: string;
+}
+
+/** A user's built-in role at one scope of one organization. */
+export interface Membership {
+  id: string;
+  organizationId: string;
+  userId: string;
+  role: Role;
+  scopeKind: ScopeKind;
+  scopeId: string;
+  createdAt: string;
+}
+
+/** A dashboard session; only the hashes of its cookie and CSRF secrets are stored. */
+export interface Session {
+  id: string;
+  userId: string;
+  tokenHash: string;
+  csrfTokenHash: string;
+  createdAt: string;
+  expiresAt: string;
+  steppedUpAt: string | null;
+  revokedAt: string | null;
+}
+
+interface UserRow {
+  id: string;
+  email: string;
+  display_name: string;
+  password_hash: string;
+  site_admin: DbBoolean;
+  created_at: string | Date;
+}
+
+interface MembershipRow {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  role: string;
+  scope_kind: string;
+  scope_id: string;
+  created_at: string | Date;
+}
+
+interface SessionRow {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  csrf_token_hash: string;
+  created_at: string | Date;
+  expires_at: string | Date;
+  stepped_up_at: string | Date | null;
+  revoked_at: string | Date | null;
+}
+
+/** Users, their memberships and their sessions. */
+export class UserRepository {
+  constructor(
+    private readonly db: Executor,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /** Creates a user; an email already taken (in any case) throws CONSTRAINT_VIOLATION. */
+  async createUser(input: { email: string; displayName: string; passwordHash: string; siteAdmin: boolean; createdAt: Date | string }): Promise<User> {
+    const row: UserRow = {
+      id: newId('user'),
+      email: input.email.toLowerCase(),
+      display_name: input.displayName,
+      password_hash: input.passwordHash,
+      site_admin: input.siteAdmin,
+      created_at: isoForWrite(input.createdAt),
+    };
+    return translating(this.dialect, async () => {
+      await this.db<UserRow>('users').insert(row);
+      return toUser(row);
+    });
+  }
+
+  /** The user with this email (compared case-insensitively), if any. */
+  async findByEmail(email: string): Promise<User | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db<UserRow>('users').where({ email: email.toLowerCase() }).first();
+      return row && toUser(row);
+    });
+  }
+
+  /** The user with this id, if any. */
+  async getById(id: string): Promise<User | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db<UserRow>('users').where({ id }).first();
+      return row && toUser(row);
+    });
+  }
+
+  /** The display names of these users, by id (unknown ids are left out). */
+  async displayNames(ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    return translating(this.dialect, async () => {
+      const rows = await this.db<UserRow>('users').whereIn('id', [...new Set(ids)]).select('id', 'display_name');
+      return new Map(rows.map((row) => [row.id, row.display_name]));
+    });
+  }
+
+  /** Adds a membership; the same user at the same scope twice throws CONSTRAINT_VIOLATION. */
+  async addMembership(input: { organizationId: string; userId: string; role: Role; scopeKind: ScopeKind; scopeId: string; createdAt: Date | string }): Promise<Membership> {
+    const row: MembershipRow = {
+      id: newId('membership'),
+      organization_id: input.organizationId,
+      user_id: input.userId,
+      role: input.role,
+      scope_kind: input.scopeKind,
+      scope_id: input.scopeId,
+      created_at: isoForWrite(input.createdAt),
+    };
+    return translating(this.dialect, async () => {
+      await this.db<MembershipRow>('memberships').insert(row);
+      return toMembership(row);
+    });
+  }
+
+  /** The user's memberships in every organization, oldest first. */
+  async membershipsOf(userId: string): Promise<Membership[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db<MembershipRow>('memberships').where({ user_id: userId }).orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ]);
+      return rows.map(toMembership);
+    });
+  }
+
+  /** An organization's memberships, oldest first. */
+  async membershipsIn(organizationId: string): Promise<Membership[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db<MembershipRow>('memberships').where({ organization_id: organizationId }).orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ]);
+      return rows.map(toMembership);
+    });
+  }
+
+  /** Creates a session. */
+  async createSession(input: { userId: string; tokenHash: string; csrfTokenHash: string; createdAt: Date | string; expiresAt: Date | string; steppedUpAt: Date | string | null }): Promise<Session> {
+    const row: SessionRow = {
+      id: newId('session'),
+      user_id: input.userId,
+      token_hash: input.tokenHash,
+      csrf_token_hash: input.csrfTokenHash,
+      created_at: isoForWrite(input.createdAt),
+      expires_at: isoForWrite(input.expiresAt),
+      stepped_up_at: input.steppedUpAt === null ? null : isoForWrite(input.steppedUpAt),
+      revoked_at: null,
+    };
+    return translating(this.dialect, async () => {
+      await this.db<SessionRow>('sessions').insert(row);
+      return toSession(row);
+    });
+  }
+
+  /** The session with this cookie-secret hash, with its user, if any. */
+  async findSessionByTokenHash(tokenHash: string): Promise<{ session: Session; user: User } | undefined> {
+    return translating(this.dialect, async () => {
+      const sessionRow = await this.db<SessionRow>('sessions').where({ token_hash: tokenHash }).first();
+      if (!sessionRow) return undefined;
+      const userRow = await this.db<UserRow>('users').where({ id: sessionRow.user_id }).first();
+      return userRow && { session: toSession(sessionRow), user: toUser(userRow) };
+    });
+  }
+
+  /** Stamps a fresh step-up on a live session. */
+  async stepUp(sessionId: string, at: Date | string): Promise<void> {
+    return translating(this.dialect, async () => {
+      await this.db<SessionRow>('sessions').where({ id: sessionId }).whereNull('revoked_at').update({ stepped_up_at: isoForWrite(at) });
+    });
+  }
+
+  /** Ends a session (logout); ending it twice changes nothing. */
+  async revokeSession(sessionId: string, at: Date | string): Promise<void> {
+    return translating(this.dialect, async () => {
+      await this.db<SessionRow>('sessions').where({ id: sessionId }).whereNull('revoked_at').update({ revoked_at: isoForWrite(at) });
+    });
+  }
+}
+
+/** The grants a user's memberships carry: each membership's role, expanded at its scope. */
+export function grantsOfMemberships(memberships: readonly Membership[]): PermissionGrant[] {
+  return memberships.flatMap((membership) =>
+    permissionsForRole(membership.role).map((permission) => ({
+      id: membership.id,
+      principalId: membership.userId,
+      scopeKind: membership.scopeKind,
+      scopeId: membership.scopeId,
+      permission,
+      createdAt: membership.createdAt,
+    })),
+  );
+}
+
+function toUser(row: UserRow): User {
+  return {
+    id: row.id,
+    email: row.email,
+    displayName: row.display_name,
+    passwordHash: row.password_hash,
+    siteAdmin: booleanFromRow(row.site_admin),
+    createdAt: isoFromRow(row.created_at),
+  };
+}
+
+function toMembership(row: MembershipRow): Membership {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    userId: row.user_id,
+    role: row.role as Role,
+    scopeKind: row.scope_kind as ScopeKind,
+    scopeId: row.scope_id,
+    createdAt: isoFromRow(row.created_at),
+  };
+}
+
+function toSession(row: SessionRow): Session {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    tokenHash: row.token_hash,
+    csrfTokenHash: row.csrf_token_hash,
+    createdAt: isoFromRow(row.created_at),
+    expiresAt: isoFromRow(row.expires_at),
+    steppedUpAt: optionalIsoFromRow(row.stepped_up_at),
+    revokedAt: optionalIsoFromRow(row.revoked_at),
+  };
+}
