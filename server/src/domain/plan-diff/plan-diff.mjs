@@ -194,12 +194,12 @@ function safeReplacePaths(paths, bs, as) {
   return out;
 }
 
-/** Redacts one change (its values in place): `{ before, after, replace_paths }`, or throws Unresolvable. */
-function redactChange(change, known) {
-  const hasBefore = hasOwn.call(change, "before");
-  const hasAfter = hasOwn.call(change, "after");
-  const before = hasBefore ? change.before : null;
-  const after = hasAfter ? change.after : undefined;
+/**
+ * Redacts one change: `before` and `after` are the values to redact in place (private copies
+ * unless the caller handed the plan over); sets `r.before`, `r.after` and `r.replace_paths` (when
+ * present) on the resource `r`, or throws Unresolvable before setting anything.
+ */
+function redactChange(change, before, after, known, r) {
   const bs = own(change, "before_sensitive");
   const as = own(change, "after_sensitive");
   const au = own(change, "after_unknown");
@@ -218,7 +218,13 @@ function redactChange(change, known) {
   }
   const beforeOut = walk(before, bs, as, undefined, false, known);
   const afterOut = walk(after, as, bs, au, true, known);
-  return { before: beforeOut, after: afterOut, replace_paths: paths };
+  r.before = beforeOut;
+  r.after = afterOut;
+  if (paths !== undefined) r.replace_paths = paths;
+}
+
+function copy(x) {
+  return x === null || typeof x !== "object" ? x : structuredClone(x);
 }
 
 function stringOrNull(v) {
@@ -238,8 +244,11 @@ function identity(entry, actions, action) {
   return r;
 }
 
+/** Marks a fresh identity object (from `identity`) as withheld and returns it. */
 function withheld(base, reason) {
-  return { ...base, detail_withheld: true, withheld_reason: reason };
+  base.detail_withheld = true;
+  base.withheld_reason = reason;
+  return base;
 }
 
 /** Checks that `plan` is a plan document and returns its changed entries in plan order. */
@@ -301,29 +310,26 @@ export function buildPlanDiff(plan, options = {}) {
   const cut = changed.length - kept.length;
 
   // Values are redacted in place: a private copy unless the caller hands the plan over.
-  const copy = options.consume === true ? (x) => x : (x) => (x === null || typeof x !== "object" ? x : structuredClone(x));
-  const bases = new Array(kept.length);
+  const consume = options.consume === true;
+  // The resources are only ever serialized, so they may share the input's arrays and strings.
   const resources = new Array(kept.length);
   for (let i = 0; i < kept.length; i++) {
     const entry = kept[i];
-    const actions = entry.change.actions.slice();
+    const change = entry.change;
+    const actions = change.actions;
     const action = classifyActions(actions);
-    const base = identity(entry, actions, action);
-    bases[i] = base;
-    if (!supported) resources[i] = withheld(base, "unsupported_format_version");
-    else if (action === "unknown") resources[i] = withheld(base, "unrecognized_actions");
+    if (!supported) resources[i] = withheld(identity(entry, actions, action), "unsupported_format_version");
+    else if (action === "unknown") resources[i] = withheld(identity(entry, actions, action), "unrecognized_actions");
     else {
+      const r = identity(entry, actions, action);
       try {
-        const change = { ...entry.change, before: copy(entry.change.before), after: copy(entry.change.after) };
-        if (!hasOwn.call(entry.change, "after")) delete change.after;
-        if (!hasOwn.call(entry.change, "before")) delete change.before;
-        const { before, after, replace_paths } = redactChange(change, known);
-        const r = { ...base, before, after };
-        if (replace_paths !== undefined) r.replace_paths = replace_paths;
+        const before = hasOwn.call(change, "before") ? (consume ? change.before : copy(change.before)) : null;
+        const after = hasOwn.call(change, "after") ? (consume ? change.after : copy(change.after)) : undefined;
+        redactChange(change, before, after, known, r);
         resources[i] = r;
       } catch (error) {
         if (!(error instanceof Unresolvable)) throw error;
-        resources[i] = withheld(base, "unresolvable_masks");
+        resources[i] = withheld(identity(entry, actions, action), "unresolvable_masks");
       }
     }
   }
@@ -363,7 +369,8 @@ export function buildPlanDiff(plan, options = {}) {
   // `truncated: true` flag alone would shave the byte that was too many).
   let fits = false;
   for (const i of order) {
-    const text = JSON.stringify(withheld(bases[i], "size_limit"));
+    const entry = kept[i];
+    const text = JSON.stringify(withheld(identity(entry, entry.change.actions, resources[i].action), "size_limit"));
     const size = utf8Length(text);
     sum += size - sizes[i];
     texts[i] = text;
