@@ -41,7 +41,7 @@ async function authenticateSession(ctx: Context, services: Services, secret: str
   if (Date.parse(session.expiresAt) <= now.getTime()) throw refuse("The session has expired; sign in again.");
   if (UNSAFE_METHODS.has(ctx.method)) {
     const origin = ctx.get("origin");
-    if (origin && !isAllowedOrigin(origin, ctx.origin, services.config)) {
+    if (origin && !isAllowedOrigin(origin, `${ctx.protocol}://${ctx.host}`, services.config)) {
       throw new DomainError("SESSION_CSRF_INVALID", `Requests from origin ${origin} may not use this session.`, { source: { header: "Origin" } });
     }
     const token = ctx.get(CSRF_HEADER);
