@@ -1,73 +1,13 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { createRun } from "../../../client/src/index.ts";
-import { buildPlanDiff } from "../../src/domain/plan-diff/plan-diff.mjs";
-import { hashTokenSecret } from "../../src/http/middleware/authenticate.ts";
-import { applicationTables, createOrganizationWithToken, createWorkspace, expectNothingWritten, expectStatus, uploadConfiguration } from "../support/factories.ts";
+import { applicationTables, createOrganizationWithToken, expectNothingWritten } from "../support/factories.ts";
+import { seededRun, tokenWith } from "../support/seeded-runs.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
-
-/** An organization with a run whose plan JSON, plan-diff and an uploaded state are stored (no runner needed). */
-async function seededRun(server: TestServer) {
-  const org = await createOrganizationWithToken(server, "acme", "admin");
-  await createOrganizationWithToken(server, "other", "admin");
-  const workspace = await createWorkspace(server, org.token, "acme", { name: "app" });
-  const { configurationVersion } = await uploadConfiguration(server, org.token, workspace.id);
-  const run = expectStatus(
-    await createRun({ client: server.v1(org.token), path: { workspace_id: workspace.id }, body: { data: { type: "runs", relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersion.id } } } } } }),
-    201,
-  ).data;
-  const planJson = Buffer.from(
-    JSON.stringify({
-      format_version: "1.2",
-      terraform_version: "1.12.6",
-      resource_changes: [{ address: "x.y", mode: "managed", type: "x", name: "y", provider_name: "registry.opentofu.org/hashicorp/x", change: { actions: ["create"], before: null, after: { password: "hunter2-secret" }, after_unknown: {}, before_sensitive: false, after_sensitive: { password: true } } }],
-    }),
-  );
-  const planDiff = Buffer.from(buildPlanDiff(JSON.parse(planJson.toString()), { runId: run.id }).json);
-  const stored = await storePlanArtifacts(server, run.id, planJson, planDiff);
-  await server.db.knex("runs").where({ id: run.id }).update({ plan_status: "succeeded", ...stored });
-  const pending = await storeState(server, workspace.id, run.id, 2, "pending", Buffer.from('{"version":4,"serial":2,"lineage":"l","resources":[{"secret":"pending-state-secret"}]}'));
-  await storeState(server, workspace.id, run.id, 1, "finalized", Buffer.from('{"version":4,"serial":1,"lineage":"l","resources":[]}'));
-  return { org, workspace, run, planJson, planDiff, pending };
-}
-
-async function storePlanArtifacts(server: TestServer, runId: string, planJson: Buffer, planDiff: Buffer) {
-  const json = await server.services.artifacts.put(`runs/${runId}/plan.json`, planJson);
-  const diff = await server.services.artifacts.put(`runs/${runId}/plan-diff.json`, planDiff);
-  return {
-    plan_json_artifact_key: json.key,
-    plan_json_digest: json.sha256,
-    plan_json_size_bytes: json.sizeBytes,
-    plan_diff_artifact_key: diff.key,
-    plan_diff_digest: diff.sha256,
-    plan_diff_size_bytes: diff.sizeBytes,
-  };
-}
-
-async function storeState(server: TestServer, workspaceId: string, runId: string, serial: number, status: "pending" | "finalized", body: Buffer) {
-  const stores = server.services.stores;
-  const version = await stores.stateVersions.create({ workspaceId, runId, serial, lineage: "l", md5: createHash("md5").update(body).digest("hex"), fence: 1, outputs: null, createdAt: server.services.clock() });
-  const artifact = await server.services.artifacts.put(`state/${workspaceId}/${version.id}.tfstate`, body);
-  await stores.stateVersions.markUploaded(version.id, { sha256: artifact.sha256, sizeBytes: artifact.sizeBytes, artifactKey: artifact.key, uploadedAt: server.services.clock() });
-  if (status === "finalized") await stores.stateVersions.finalize(version.id, server.services.clock());
-  return { id: version.id, body };
-}
-
-/** A token whose principal holds exactly these permissions on the organization. */
-async function tokenWith(server: TestServer, organizationId: string, permissions: string[]): Promise<string> {
-  const stores = server.services.stores;
-  const now = server.services.clock();
-  const principal = await stores.principals.createPrincipal({ kind: "api_token", organizationId, name: permissions.join(","), createdAt: now });
-  for (const permission of permissions) await stores.grants.grant({ principalId: principal.id, scopeKind: "organization", scopeId: organizationId, permission, createdAt: now });
-  const secret = `ss1.${randomBytes(32).toString("base64url")}`;
-  await stores.tokens.createToken({ principalId: principal.id, organizationId, role: null, description: null, tokenHash: hashTokenSecret(secret), createdAt: now });
-  return secret;
-}
 
 const reasonBody = (reason: string) => ({ data: { type: "download-requests", attributes: { reason } } });
 
@@ -218,7 +158,7 @@ testEachServer(redacted, "artifact:read (a viewer) downloads the plan-diff artif
 
   await server.db.knex("runs").where({ id: run.id }).update({ plan_status: "running", plan_diff_artifact_key: null, plan_diff_digest: null, plan_diff_size_bytes: null });
   await errorOf(await viewer.session.request("GET", `/v1/runs/${run.id}/downloads/redacted-plan`), 409, "RUN_PLAN_CHANGES_NOT_READY");
-  await server.db.knex("runs").where({ id: run.id }).update({ plan_status: "failed" });
+  await server.db.knex("runs").where({ id: run.id }).update({ plan_status: "errored" });
   await errorOf(await viewer.session.request("GET", `/v1/runs/${run.id}/downloads/redacted-plan`), 404, "RUN_PLAN_CHANGES_UNAVAILABLE");
 });
 
