@@ -17,6 +17,8 @@ export interface RequestContext {
   requestId: string;
   /** The absolute base URL clients reached this server at (for upload and self links). */
   baseUrl: string;
+  /** The raw query string, without `?` ("" when there is none). */
+  querystring: string;
   services: Services;
   log: Logger;
 }
@@ -75,7 +77,7 @@ function bindOperation(router: Router, surface: SurfaceBinding, op: OperationDes
       path,
       query,
       body,
-      ctx: { principal, requestId: ctx.state.requestId, baseUrl: baseUrlOf(ctx, services), services, log: ctx.state.log },
+      ctx: { principal, requestId: ctx.state.requestId, baseUrl: baseUrlOf(ctx, services), querystring: ctx.querystring, services, log: ctx.state.log },
     });
     const response = op.responses[result.status];
     if (!response) throw new Error(`${op.operationId} returned undeclared status ${result.status}`);
