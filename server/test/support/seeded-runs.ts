@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { createRun } from "../../../client/src/index.ts";
 import { buildPlanDiff } from "../../src/domain/plan-diff/plan-diff.mjs";
 import { hashTokenSecret } from "../../src/http/middleware/authenticate.ts";
+import { storePlanJson } from "../../src/runner/plan-json.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus, uploadConfiguration } from "./factories.ts";
 import type { TestServer } from "./test-server.ts";
 
@@ -46,7 +47,7 @@ export async function seedRunIn(server: TestServer, token: string, workspaceId: 
 }
 
 export async function storePlanArtifacts(server: TestServer, runId: string, planJson: Buffer, planDiff: Buffer) {
-  const json = await server.services.artifacts.put(`runs/${runId}/plan.json`, planJson);
+  const json = await storePlanJson(server.services, (await server.services.stores.runs.getById(runId))!, planJson);
   const diff = await server.services.artifacts.put(`runs/${runId}/plan-diff.json`, planDiff);
   return {
     plan_json_artifact_key: json.key,

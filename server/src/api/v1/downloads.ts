@@ -1,9 +1,11 @@
+import { Readable } from "node:stream";
 import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { Run } from "../../domain/records.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { principalOf } from "../authorize.ts";
 import { auditDownload, checkSensitiveDownload, DOWNLOAD_PERMISSIONS, emergencyStateOf } from "../commands/downloads.ts";
+import { ArtifactDescriptorRepository } from "../../store/artifact-descriptor-repository.ts";
 import { loadRun } from "../lookup.ts";
 
 type H = Handlers<RequestContext>;
@@ -22,6 +24,26 @@ async function planDiffBytes(ctx: RequestContext, run: Run): Promise<{ bytes: Bu
     throw new DomainError("RUN_PLAN_CHANGES_UNAVAILABLE", `The plan of run ${run.id} ended (plan status ${x.planStatus}) without producing redacted plan changes.`);
   }
   return { bytes: await ctx.services.artifacts.get(x.planDiffArtifactKey, { sizeBytes: x.planDiffSizeBytes, sha256: x.planDiffDigest }), sha256: x.planDiffDigest };
+}
+
+/**
+ * The run's plan JSON: streamed and verified frame by frame when it is stored framed (checked
+ * against its descriptor before anything is sent), whole for plans stored before that format.
+ */
+async function openPlanJson(ctx: RequestContext, run: Run): Promise<Readable | Uint8Array> {
+  const x = run.execution;
+  const expected = { sizeBytes: x.planJsonSizeBytes!, sha256: x.planJsonDigest! };
+  const descriptor = await new ArtifactDescriptorRepository(ctx.services.db.knex, ctx.services.db.dialect).findByRun(run.id, "plan_json");
+  if (!descriptor || descriptor.artifactKey !== x.planJsonArtifactKey) {
+    const bytes = await ctx.services.artifacts.get(x.planJsonArtifactKey!, expected);
+    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+  if (descriptor.workspaceId !== run.workspaceId || descriptor.sizeBytes !== expected.sizeBytes || descriptor.sha256 !== expected.sha256) {
+    throw new DomainError("RAW_PLAN_UNAVAILABLE", `The stored plan JSON of run ${run.id} does not match its record; it is not served.`);
+  }
+  const stream = await ctx.services.artifacts.openFramed(descriptor.artifactKey, { kind: descriptor.kind, workspaceId: descriptor.workspaceId }, expected);
+  stream.once("error", (error) => ctx.log.warn({ runId: run.id, err: error.message }, "the raw plan download was canceled"));
+  return stream;
 }
 
 /**
@@ -45,9 +67,14 @@ export const downloadHandlers = {
     if (x.planJsonArtifactKey === null || x.planJsonDigest === null || x.planJsonSizeBytes === null) {
       throw new DomainError("RAW_PLAN_UNAVAILABLE", `Run ${run.id} has no stored plan JSON (plan status ${x.planStatus}).`);
     }
-    const bytes = await ctx.services.artifacts.get(x.planJsonArtifactKey, { sizeBytes: x.planJsonSizeBytes, sha256: x.planJsonDigest });
-    await auditDownload(ctx.services, principal, run, "raw_plan", { reason, sha256: x.planJsonDigest });
-    return { status: 200, body: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), headers: attachment(`${run.id}-plan.json`, x.planJsonDigest) };
+    const plan = await openPlanJson(ctx, run);
+    try {
+      await auditDownload(ctx.services, principal, run, "raw_plan", { reason, sha256: x.planJsonDigest });
+    } catch (error) {
+      if (plan instanceof Readable) plan.destroy();
+      throw error;
+    }
+    return { status: 200, body: plan, headers: { ...attachment(`${run.id}-plan.json`, x.planJsonDigest), "Content-Length": String(x.planJsonSizeBytes) } };
   },
 
   async downloadEmergencyState({ path, body, ctx }) {
