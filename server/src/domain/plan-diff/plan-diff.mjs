@@ -51,9 +51,24 @@ export function classifyActions(actions) {
   return ACTIONS.get(actions.join(",")) ?? "unknown";
 }
 
-/** Whether an entry's actions are only no-op/read (omitted from the artifact). */
+/** `classifyActions` of an array of strings, without joining them: a key of ACTIONS has at most one comma. */
+function classifyStrings(actions) {
+  if (actions.length === 1) return ACTIONS.get(actions[0]) ?? "unknown";
+  if (actions.length !== 2) return "unknown";
+  const a = actions[0];
+  const b = actions[1];
+  if (b === "create") {
+    if (a === "delete") return "replace";
+    if (a === "forget") return "forget_replace";
+  } else if (b === "delete" && a === "create") return "replace";
+  return "unknown";
+}
+
+/** Whether an entry's actions (strings) are only no-op/read (omitted from the artifact). */
 function isOmitted(actions) {
-  return actions.length > 0 && actions.every((a) => OMITTED.has(a));
+  if (actions.length === 0) return false;
+  for (let i = 0; i < actions.length; i++) if (!OMITTED.has(actions[i])) return false;
+  return true;
 }
 
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -276,24 +291,49 @@ function stringOrNull(v) {
   return typeof v === "string" ? v : null;
 }
 
-/** The fields of an entry that are never values: identity and actions. */
+/**
+ * The fields of an entry that are never values (identity and actions), in a resource object of
+ * one fixed shape. A member left undefined is absent from the serialization (JSON.stringify
+ * skips it), so the key order is the artifact's whatever is filled in later: before, after and
+ * replace_paths (`redactChange`) or detail_withheld and withheld_reason (`withheld`).
+ */
 function identity(entry, actions, action) {
-  const r = { address: entry.address, provider: stringOrNull(entry.provider_name), mode: stringOrNull(entry.mode), type: stringOrNull(entry.type), name: stringOrNull(entry.name) };
-  if (typeof entry.module_address === "string") r.module_address = entry.module_address;
-  if (typeof entry.deposed === "string") r.deposed = entry.deposed;
-  if (typeof entry.previous_address === "string") r.previous_address = entry.previous_address;
-  r.actions = actions;
-  r.action = action;
-  if (typeof entry.action_reason === "string") r.action_reason = entry.action_reason;
-  if (entry.change.importing !== undefined && entry.change.importing !== null) r.importing = true;
-  return r;
+  const importing = entry.change.importing;
+  return {
+    address: entry.address,
+    provider: stringOrNull(entry.provider_name),
+    mode: stringOrNull(entry.mode),
+    type: stringOrNull(entry.type),
+    name: stringOrNull(entry.name),
+    module_address: stringOrUndefined(entry.module_address),
+    deposed: stringOrUndefined(entry.deposed),
+    previous_address: stringOrUndefined(entry.previous_address),
+    actions,
+    action,
+    action_reason: stringOrUndefined(entry.action_reason),
+    importing: importing !== undefined && importing !== null ? true : undefined,
+    before: undefined,
+    after: undefined,
+    replace_paths: undefined,
+    detail_withheld: undefined,
+    withheld_reason: undefined,
+  };
 }
 
-/** Marks a fresh identity object (from `identity`) as withheld and returns it. */
+function stringOrUndefined(v) {
+  return typeof v === "string" ? v : undefined;
+}
+
+/** Marks a fresh resource object (from `identity`) as withheld and returns it. */
 function withheld(base, reason) {
   base.detail_withheld = true;
   base.withheld_reason = reason;
   return base;
+}
+
+function allStrings(list) {
+  for (let i = 0; i < list.length; i++) if (typeof list[i] !== "string") return false;
+  return true;
 }
 
 /** Checks that `plan` is a plan document and returns its changed entries in plan order. */
@@ -311,7 +351,7 @@ function changedEntries(plan) {
       throw new PlanDiffInputError(`resource_changes[${i}] is not a resource change`);
     }
     const actions = entry.change.actions;
-    if (!Array.isArray(actions) || actions.length === 0 || !actions.every((a) => typeof a === "string")) {
+    if (!Array.isArray(actions) || actions.length === 0 || !allStrings(actions)) {
       throw new PlanDiffInputError(`resource_changes[${i}].change.actions is not a list of actions`);
     }
     if (!isOmitted(actions)) changed.push(entry);
@@ -362,7 +402,7 @@ export function buildPlanDiff(plan, options = {}) {
     const entry = kept[i];
     const change = entry.change;
     const actions = change.actions;
-    const action = classifyActions(actions);
+    const action = classifyStrings(actions);
     if (!supported) resources[i] = withheld(identity(entry, actions, action), "unsupported_format_version");
     else if (action === "unknown") resources[i] = withheld(identity(entry, actions, action), "unrecognized_actions");
     else {
