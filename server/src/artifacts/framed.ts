@@ -203,9 +203,10 @@ export interface FramedOpenerOptions {
 
 /**
  * The streaming reader: frames in (everything after the header), plaintext out, with
- * backpressure. Each input chunk is decrypted as a batch of whole frames; the newest batch is held
- * back until more arrives, and the last one until the length and the digest are verified, so a
- * tampered, truncated, extended or mismatching object never comes out whole: the stream fails.
+ * backpressure. Each input chunk is decrypted as a batch of whole frames and goes out as one
+ * buffer (batched writes); the newest batch is held back until the next one is authenticated, and
+ * the last one until the length and the digest are verified, so a tampered, truncated, extended or
+ * mismatching object never comes out whole: the stream fails.
  */
 export class FramedOpener extends Transform {
   private readonly identity: Buffer;
@@ -216,7 +217,8 @@ export class FramedOpener extends Transform {
   private index = 0;
 
   constructor(private readonly options: FramedOpenerOptions) {
-    super();
+    // Room for a few batches on each side, so reading, decrypting and sending overlap.
+    super({ highWaterMark: 4 * 1024 * 1024 });
     checkFrameSize(options.frameSize);
     if (!Number.isSafeInteger(options.sizeBytes) || options.sizeBytes < 0) throw new FramedArtifactError("invalid declared size");
     this.identity = identityBytes(options.identity);
