@@ -390,7 +390,7 @@ export const readLog = <ThrowOnError extends boolean = false>(options: Options<R
 /**
  * Create a run
  *
- * `auto-apply: true` (from `tofu apply -auto-approve`) and `is-destroy: true` (from `tofu destroy`) are refused with 422 `invalid_document` before anything is written, and so are options StackShip cannot honour yet rather than silently dropping them (non-empty `variables`, `target-addrs`, `replace-addrs`; `refresh-only: true`; `refresh: false`). The run is speculative (plan-only) when `plan-only` is true or its configuration version is `speculative` (the CLI's only signal, from `tofu plan`); otherwise it plans, waits in `planned` for the CLI's apply action, and applies.
+ * `auto-apply: true` (from `tofu apply -auto-approve`) and `is-destroy: true` (from `tofu destroy`) are refused with 422 `invalid_document` before anything is written, and so are options StackShip cannot honour yet rather than silently dropping them (non-empty `target-addrs`, `replace-addrs`; `refresh-only: true`; `refresh: false`). `variables` (the CLI's -var, -var-file and TF_VAR_ values, each an HCL expression) become run variables: terraform-category values that replace workspace variables of the same key for this run, pinned in its input snapshot. The run is speculative (plan-only) when `plan-only` is true or its configuration version is `speculative` (the CLI's only signal, from `tofu plan`); otherwise it plans, waits in `planned` for the CLI's apply action, and applies.
  */
 export const createRun = <ThrowOnError extends boolean = false>(options: Options<CreateRunData, ThrowOnError>) => (options.client ?? client).post<CreateRunResponses, CreateRunErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
