@@ -91,6 +91,11 @@ function isPlainObject(v) {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
+function isEmpty(o) {
+  for (const _ in o) return false;
+  return true;
+}
+
 function escapeKey(key) {
   return key.charCodeAt(0) === 36 /* $ */ ? `$${key}` : key;
 }
@@ -99,7 +104,7 @@ function escapeKey(key) {
 function checkMaskNode(m) {
   if (m === undefined || m === true || m === false) return;
   if (Array.isArray(m)) {
-    for (const e of m) checkMaskNode(e);
+    for (let i = 0; i < m.length; i++) checkMaskNode(m[i]);
     return;
   }
   if (isPlainObject(m)) {
@@ -159,9 +164,11 @@ function walk(v, s, o, u, hasUnknown, known) {
   }
   if (s !== undefined && s !== false && !isPlainObject(s)) throw new Unresolvable("object mask shape");
   if (hasUnknown && u !== undefined && u !== false && !isPlainObject(u)) throw new Unresolvable("object unknown shape");
-  const so = isPlainObject(s) ? s : undefined;
-  const uo = hasUnknown && isPlainObject(u) ? u : undefined;
-  const oo = isPlainObject(o) ? o : undefined;
+  // An empty mask object says nothing about any member: as if there were none.
+  const so = isPlainObject(s) && !isEmpty(s) ? s : undefined;
+  const uo = hasUnknown && isPlainObject(u) && !isEmpty(u) ? u : undefined;
+  const oo = isPlainObject(o) && !isEmpty(o) ? o : undefined;
+  if (so === undefined && oo === undefined && uo === undefined) return plain(v, known);
   let dollar = false;
   for (const k in v) {
     if (k.charCodeAt(0) === 36) dollar = true;
