@@ -463,10 +463,12 @@ export function buildPlanDiff(plan, options = {}) {
   let count = texts.length;
   const headerJson = () => JSON.stringify({ ...header, resources: [] });
   const join = () => `${headerJson().slice(0, -2)}${texts.slice(0, count).join(",")}]}`;
-  const total = () => utf8Length(headerJson()) + sum + Math.max(0, count - 1);
 
   // Bound 2: withhold the largest remaining detail until it fits; then drop trailing resources.
   header.truncated = true;
+  // The header's size changes only with the decimal digits of its two counters (both 0 here).
+  const headerBase = utf8Length(headerJson()) - 2;
+  const total = () => headerBase + decimalDigits(header.truncation.withheld) + decimalDigits(header.truncation.dropped) + sum + Math.max(0, count - 1);
   const sizeLimited = new Array(texts.length).fill(false);
   const order = [];
   for (let i = 0; i < texts.length; i++) if (resources[i].detail_withheld !== true) order.push(i);
@@ -499,6 +501,16 @@ export function buildPlanDiff(plan, options = {}) {
   const bytes = utf8Length(json);
   if (bytes > maxBytes) throw new Error(`plan-diff: the artifact is ${bytes} bytes even with every resource dropped`);
   return result(json, bytes);
+}
+
+/** The length of a non-negative integer's decimal serialization. */
+function decimalDigits(n) {
+  let digits = 1;
+  while (n >= 10) {
+    n = Math.floor(n / 10);
+    digits++;
+  }
+  return digits;
 }
 
 function result(json, bytes) {
