@@ -11,7 +11,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, get } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
@@ -34,6 +34,8 @@ interface Memory {
   type: "memory";
   baseline: number;
   peak: number;
+  /** Server CPU time (user + system) spent since the reset, in ms. */
+  cpuMs: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -127,6 +129,7 @@ async function serve(): Promise<void> {
 
   let baseline = 0;
   let peak = 0;
+  let cpu = process.cpuUsage();
   const sample = () => {
     peak = Math.max(peak, process.memoryUsage.rss());
   };
@@ -136,10 +139,14 @@ async function serve(): Promise<void> {
       (globalThis as { gc?: () => void }).gc?.();
       baseline = process.memoryUsage.rss();
       peak = baseline;
+      cpu = process.cpuUsage();
       if (process.connected) process.send!({ type: "reset" });
     } else if (message.type === "report") {
       sample();
-      if (process.connected) process.send!({ type: "memory", baseline, peak } satisfies Memory);
+      if (process.connected) {
+        const used = process.cpuUsage(cpu);
+        process.send!({ type: "memory", baseline, peak, cpuMs: (used.user + used.system) / 1000 } satisfies Memory);
+      }
     }
   });
   process.send!({ type: "ready", base, token, planId: `plan-${run.id.slice("run-".length)}`, sizeBytes: stored.sizeBytes, sha256: stored.sha256 } satisfies Ready);
@@ -183,7 +190,7 @@ const MiB = 1024 * 1024;
 
 async function main(): Promise<void> {
   process.stdout.write(`[bench] json-output: ${(SIZE / MiB).toFixed(0)} MiB plan JSON, framed+encrypted vs unencrypted from disk, same server, ${REPEATS} rounds…\n`);
-  const child = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, BENCH_JSON_OUTPUT_SERVER: "1" }, execArgv: ["--import", "tsx", "--expose-gc"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const child = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, BENCH_JSON_OUTPUT_SERVER: "1" }, execArgv: ["--import", "tsx", "--expose-gc", ...(process.env.JO_TRACE ? ["--trace-gc"] : [])], stdio: ["ignore", "inherit", "inherit", "ipc"] });
   try {
     const ready = (await new Promise((resolve, reject) => {
       child.once("message", resolve);
@@ -201,6 +208,7 @@ async function main(): Promise<void> {
 
     const times = { json: [] as number[], raw: [] as number[] };
     const growth = { json: [] as number[], raw: [] as number[] };
+    const cpu = { json: [] as number[], raw: [] as number[] };
     for (let round = 0; round < REPEATS; round++) {
       for (const kind of ["raw", "json"] as const) {
         await request(child, "reset");
@@ -209,6 +217,7 @@ async function main(): Promise<void> {
         if (result.status !== 200 || result.bytes !== SIZE) throw new Error(`${kind}: ${result.status}, ${result.bytes} bytes`);
         times[kind].push(result.ms);
         growth[kind].push(memory.peak - memory.baseline);
+        cpu[kind].push(memory.cpuMs);
       }
     }
     const mbps = (ms: number) => SIZE / MiB / (ms / 1000);
@@ -218,6 +227,7 @@ async function main(): Promise<void> {
       [
         `[bench] json-output  median ${json.toFixed(0)} ms  ${mbps(json).toFixed(0)} MiB/s`,
         `[bench] unencrypted  median ${raw.toFixed(0)} ms  ${mbps(raw).toFixed(0)} MiB/s`,
+        `[bench] server CPU per request: json-output ${median(cpu.json).toFixed(0)} ms, unencrypted ${median(cpu.raw).toFixed(0)} ms (machine load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores)`,
         `[bench] throughput ratio json-output / unencrypted: ${(raw / json).toFixed(2)}×  (target ≥ 0.5×)`,
         `[bench] server peak RSS growth while streaming: json-output max ${(Math.max(...growth.json) / MiB).toFixed(1)} MiB (median ${(median(growth.json) / MiB).toFixed(1)}), unencrypted max ${(Math.max(...growth.raw) / MiB).toFixed(1)} MiB  (target ≤ 64 MiB)`,
       ].join("\n") + "\n",

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, rename, rm, writeFile, type FileHandle } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
-import { pipeline, Readable } from "node:stream";
+import { Readable } from "node:stream";
 import { pipeline as pipelineAsync } from "node:stream/promises";
 import { DEFAULT_FRAME_SIZE, FramedArtifactError, FramedOpener, FramedSealer, framedObjectSize, HEADER_SIZE, openHeader, type ArtifactIdentity } from "./framed.ts";
 import type { SecretBox } from "./keys.ts";
@@ -40,6 +40,39 @@ function* chunksOf(bytes: Uint8Array): Generator<Buffer> {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (let offset = 0; offset < buffer.length; offset += FRAMED_BATCH_BYTES) yield buffer.subarray(offset, offset + FRAMED_BATCH_BYTES);
   if (buffer.length === 0) yield buffer;
+}
+
+/**
+ * Feeds a file to a framed reader in batches read into one reused buffer: the reader decrypts each
+ * batch before its write completes and keeps no reference to it, so streaming allocates only the
+ * plaintext it sends. Waiting for each write is the backpressure. A failed read fails the reader;
+ * a destroyed reader stops the reads; the file is closed either way.
+ */
+async function pump(file: FileHandle, opener: FramedOpener, start: number): Promise<void> {
+  const buffer = Buffer.allocUnsafe(FRAMED_BATCH_BYTES);
+  let position = start;
+  try {
+    for (;;) {
+      const { bytesRead } = await file.read(buffer, 0, buffer.length, position);
+      if (bytesRead === 0 || opener.destroyed) break;
+      position += bytesRead;
+      await new Promise<void>((resolve, reject) => {
+        // A reader destroyed mid-write (the client went away) may never call back.
+        const closed = () => reject(new Error("the framed reader was closed"));
+        opener.once("close", closed);
+        opener.write(buffer.subarray(0, bytesRead), (error) => {
+          opener.off("close", closed);
+          if (error) reject(error);
+          else resolve();
+        });
+      });
+    }
+    if (!opener.destroyed) opener.end();
+  } catch (error) {
+    opener.destroy(error as Error);
+  } finally {
+    await file.close().catch(() => undefined);
+  }
 }
 
 /** Local-directory adapter: each object is sealed with AES-256-GCM and written atomically. */
@@ -108,8 +141,10 @@ export class LocalArtifactStore implements ArtifactStore {
       const { frameSize, dataKey } = openHeader(header.subarray(0, bytesRead), this.dataKeyWrap, { ...identity, key });
       if (size !== framedObjectSize(expected.sizeBytes, frameSize)) throw new FramedArtifactError(`artifact '${key}' does not match its descriptor`);
       const opener = new FramedOpener({ dataKey, frameSize, identity: { ...identity, key }, ...expected });
-      // Errors travel both ways: a failing read fails the plaintext stream, a destroyed consumer closes the file.
-      return pipeline(file.createReadStream({ start: HEADER_SIZE, highWaterMark: FRAMED_BATCH_BYTES }), opener, () => undefined);
+      // The reader may fail before its consumer listens; it is destroyed (`errored`) either way.
+      opener.on("error", () => undefined);
+      void pump(file, opener, HEADER_SIZE);
+      return opener;
     } catch (error) {
       await file.close();
       throw error;

@@ -105,8 +105,23 @@ function sendStream(ctx: Koa.Context, body: Readable): void {
   // Piped here rather than by Koa, which would report the failure as an unhandled app error
   // (the handler logs it); the socket closes without an error of its own.
   ctx.respond = false;
+  if (body.destroyed) {
+    ctx.res.destroy();
+    return;
+  }
   body.once("error", () => ctx.res.destroy());
   ctx.res.once("close", () => body.destroy());
+  // Chunks a stream produces in one go are written to the socket in one go.
+  let corked = false;
+  body.on("data", () => {
+    if (corked) return;
+    corked = true;
+    ctx.res.cork();
+    process.nextTick(() => {
+      corked = false;
+      ctx.res.uncork();
+    });
+  });
   body.pipe(ctx.res);
 }
 

@@ -58,6 +58,11 @@ export const planJsonHandlers = {
       stream.destroy();
       throw error;
     }
+    // A first batch that fails before anything was sent still gets the one unavailable answer.
+    if (stream.errored) {
+      ctx.log.warn({ runId: run.id, err: stream.errored.message }, "the plan JSON failed verification before the first byte; it is not served");
+      throw unavailable(planId);
+    }
     stream.once("error", (error) => ctx.log.warn({ runId: run.id, err: error.message }, "the plan JSON stream was canceled"));
     return {
       status: 200,
