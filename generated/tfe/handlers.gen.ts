@@ -58,6 +58,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["listRunQueue"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  listWorkspaces: (input: {
+    path: NonNullable<Ops["listWorkspaces"]["parameters"]["path"]>;
+    query: NonNullable<Ops["listWorkspaces"]["parameters"]["query"]>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listWorkspaces"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   createWorkspace: (input: {
     path: NonNullable<Ops["createWorkspace"]["parameters"]["path"]>;
     query: Record<string, never>;
@@ -202,6 +208,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["listCurrentStateVersionOutputs"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  addWorkspaceTags: (input: {
+    path: NonNullable<Ops["addWorkspaceTags"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["addWorkspaceTags"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
   listWorkspaceRuns: (input: {
     path: NonNullable<Ops["listWorkspaceRuns"]["parameters"]["path"]>;
     query: NonNullable<Ops["listWorkspaceRuns"]["parameters"]["query"]>;

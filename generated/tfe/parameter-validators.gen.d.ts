@@ -4,6 +4,8 @@ export interface Validator {
   (data: unknown): boolean;
   errors?: Array<{ instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }> | null;
 }
+export declare const addWorkspaceTagsPath: Validator;
+export declare const addWorkspaceTagsQuery: Validator;
 export declare const applyRunPath: Validator;
 export declare const applyRunQuery: Validator;
 export declare const cancelRunPath: Validator;
@@ -58,6 +60,8 @@ export declare const listRunQueuePath: Validator;
 export declare const listRunQueueQuery: Validator;
 export declare const listWorkspaceRunsPath: Validator;
 export declare const listWorkspaceRunsQuery: Validator;
+export declare const listWorkspacesPath: Validator;
+export declare const listWorkspacesQuery: Validator;
 export declare const lockWorkspacePath: Validator;
 export declare const lockWorkspaceQuery: Validator;
 export declare const pingPath: Validator;

@@ -1351,11 +1351,11 @@ return errors === 0;
 }
 validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createWorkspacePath = validate36;
-const schema47 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createWorkspace/path","type":"object","properties":{"organization_name":{"type":"string"}},"required":["organization_name"],"additionalProperties":false};
+export const listWorkspacesPath = validate36;
+const schema47 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaces/path","type":"object","properties":{"organization_name":{"type":"string"}},"required":["organization_name"],"additionalProperties":false};
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaces/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate36.evaluated;
@@ -1442,14 +1442,394 @@ return errors === 0;
 }
 validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createWorkspaceQuery = validate37;
-const schema48 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const listWorkspacesQuery = validate37;
+const schema48 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaces/query","type":"object","properties":{"search[tags]":{"type":"string","maxLength":2000},"search[name]":{"type":"string","maxLength":90},"filter[project][id]":{"type":"string","maxLength":32},"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20}},"required":[],"additionalProperties":true};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaces/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate37.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["page[number]"] === undefined){
+data["page[number]"] = 1;
+}
+if(data["page[size]"] === undefined){
+data["page[size]"] = 20;
+}
+if(data["search[tags]"] !== undefined){
+let data0 = data["search[tags]"];
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err0 = {instancePath:instancePath+"/search[tags]",schemaPath:"#/properties/search%5Btags%5D/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["search[tags]"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 2000){
+const err1 = {instancePath:instancePath+"/search[tags]",schemaPath:"#/properties/search%5Btags%5D/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+if(data["search[name]"] !== undefined){
+let data1 = data["search[name]"];
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/search[name]",schemaPath:"#/properties/search%5Bname%5D/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["search[name]"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 90){
+const err3 = {instancePath:instancePath+"/search[name]",schemaPath:"#/properties/search%5Bname%5D/maxLength",keyword:"maxLength",params:{limit: 90},message:"must NOT have more than 90 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+if(data["filter[project][id]"] !== undefined){
+let data2 = data["filter[project][id]"];
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(dataType2 == 'object' && Array.isArray(data2) && data2.length == 1){
+data2 = data2[0];
+dataType2 = typeof data2;
+if(typeof data2 === "string"){
+coerced2 = data2;
+}
+}
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err4 = {instancePath:instancePath+"/filter[project][id]",schemaPath:"#/properties/filter%5Bproject%5D%5Bid%5D/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["filter[project][id]"] = coerced2;
+}
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 32){
+const err5 = {instancePath:instancePath+"/filter[project][id]",schemaPath:"#/properties/filter%5Bproject%5D%5Bid%5D/maxLength",keyword:"maxLength",params:{limit: 32},message:"must NOT have more than 32 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+let data3 = data["page[number]"];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
+data3 = data3[0];
+dataType3 = typeof data3;
+if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+coerced3 = data3;
+}
+}
+if(!(coerced3 !== undefined)){
+if(dataType3 === "boolean" || data3 === null
+              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+coerced3 = +data3;
+}
+else {
+const err6 = {instancePath:instancePath+"/page[number]",schemaPath:"#/properties/page%5Bnumber%5D/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["page[number]"] = coerced3;
+}
+}
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err7 = {instancePath:instancePath+"/page[number]",schemaPath:"#/properties/page%5Bnumber%5D/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+let data4 = data["page[size]"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
+data4 = data4[0];
+dataType4 = typeof data4;
+if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+coerced4 = data4;
+}
+}
+if(!(coerced4 !== undefined)){
+if(dataType4 === "boolean" || data4 === null
+              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+coerced4 = +data4;
+}
+else {
+const err8 = {instancePath:instancePath+"/page[size]",schemaPath:"#/properties/page%5Bsize%5D/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["page[size]"] = coerced4;
+}
+}
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 100 || isNaN(data4)){
+const err9 = {instancePath:instancePath+"/page[size]",schemaPath:"#/properties/page%5Bsize%5D/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data4 < 1 || isNaN(data4)){
+const err10 = {instancePath:instancePath+"/page[size]",schemaPath:"#/properties/page%5Bsize%5D/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate37.errors = vErrors;
+return errors === 0;
+}
+validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const createWorkspacePath = validate38;
+const schema49 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createWorkspace/path","type":"object","properties":{"organization_name":{"type":"string"}},"required":["organization_name"],"additionalProperties":false};
+
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createWorkspace/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate38.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.organization_name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "organization_name"},message:"must have required property '"+"organization_name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "organization_name")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.organization_name !== undefined){
+let data0 = data.organization_name;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/organization_name",schemaPath:"#/properties/organization_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["organization_name"] = coerced0;
+}
+}
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate38.errors = vErrors;
+return errors === 0;
+}
+validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const createWorkspaceQuery = validate39;
+const schema50 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createWorkspace/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate39.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1468,19 +1848,19 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate37.errors = vErrors;
+validate39.errors = vErrors;
 return errors === 0;
 }
-validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getWorkspaceByNamePath = validate38;
-const schema49 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspaceByName/path","type":"object","properties":{"organization_name":{"type":"string"},"workspace_name":{"type":"string"}},"required":["organization_name","workspace_name"],"additionalProperties":false};
+export const getWorkspaceByNamePath = validate40;
+const schema51 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspaceByName/path","type":"object","properties":{"organization_name":{"type":"string"},"workspace_name":{"type":"string"}},"required":["organization_name","workspace_name"],"additionalProperties":false};
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspaceByName/path" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate38.evaluated;
+const evaluated0 = validate40.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1607,19 +1987,19 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
-validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getWorkspaceByNameQuery = validate39;
-const schema50 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspaceByName/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const getWorkspaceByNameQuery = validate41;
+const schema52 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspaceByName/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspaceByName/query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate39.evaluated;
+const evaluated0 = validate41.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1638,19 +2018,19 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const pingPath = validate40;
-const schema51 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/ping/path","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const pingPath = validate42;
+const schema53 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/ping/path","type":"object","properties":{},"required":[],"additionalProperties":false};
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/ping/path" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate40.evaluated;
+const evaluated0 = validate42.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1679,150 +2059,16 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate40.errors = vErrors;
-return errors === 0;
-}
-validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const pingQuery = validate41;
-const schema52 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/ping/query","type":"object","properties":{},"required":[],"additionalProperties":true};
-
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/ping/query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate41.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-}
-else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate41.errors = vErrors;
-return errors === 0;
-}
-validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getPlanPath = validate42;
-const schema53 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getPlan/path","type":"object","properties":{"plan_id":{"type":"string","maxLength":64}},"required":["plan_id"],"additionalProperties":false};
-
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getPlan/path" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate42.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.plan_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "plan_id"},message:"must have required property '"+"plan_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "plan_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.plan_id !== undefined){
-let data0 = data.plan_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/plan_id",schemaPath:"#/properties/plan_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["plan_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 64){
-const err3 = {instancePath:instancePath+"/plan_id",schemaPath:"#/properties/plan_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
 validate42.errors = vErrors;
 return errors === 0;
 }
 validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getPlanQuery = validate43;
-const schema54 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getPlan/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const pingQuery = validate43;
+const schema54 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/ping/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getPlan/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/ping/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate43.evaluated;
@@ -1849,11 +2095,11 @@ return errors === 0;
 }
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getPlanJsonOutputPath = validate44;
-const schema55 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getPlanJsonOutput/path","type":"object","properties":{"plan_id":{"type":"string","maxLength":64}},"required":["plan_id"],"additionalProperties":false};
+export const getPlanPath = validate44;
+const schema55 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getPlan/path","type":"object","properties":{"plan_id":{"type":"string","maxLength":64}},"required":["plan_id"],"additionalProperties":false};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getPlanJsonOutput/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getPlan/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate44.evaluated;
@@ -1952,11 +2198,11 @@ return errors === 0;
 }
 validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getPlanJsonOutputQuery = validate45;
-const schema56 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getPlanJsonOutput/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const getPlanQuery = validate45;
+const schema56 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getPlan/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getPlanJsonOutput/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getPlan/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate45.evaluated;
@@ -1983,14 +2229,148 @@ return errors === 0;
 }
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createRunPath = validate46;
-const schema57 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createRun/path","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const getPlanJsonOutputPath = validate46;
+const schema57 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getPlanJsonOutput/path","type":"object","properties":{"plan_id":{"type":"string","maxLength":64}},"required":["plan_id"],"additionalProperties":false};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getPlanJsonOutput/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate46.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.plan_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "plan_id"},message:"must have required property '"+"plan_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "plan_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.plan_id !== undefined){
+let data0 = data.plan_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/plan_id",schemaPath:"#/properties/plan_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["plan_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/plan_id",schemaPath:"#/properties/plan_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate46.errors = vErrors;
+return errors === 0;
+}
+validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const getPlanJsonOutputQuery = validate47;
+const schema58 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getPlanJsonOutput/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getPlanJsonOutput/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate47.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate47.errors = vErrors;
+return errors === 0;
+}
+validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const createRunPath = validate48;
+const schema59 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createRun/path","type":"object","properties":{},"required":[],"additionalProperties":false};
+
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createRun/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2019,19 +2399,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createRunQuery = validate47;
-const schema58 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const createRunQuery = validate49;
+const schema60 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createRun/query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2050,200 +2430,16 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate47.errors = vErrors;
-return errors === 0;
-}
-validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getRunPath = validate48;
-const schema59 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
-
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getRun/path" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate48.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.run_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "run_id"},message:"must have required property '"+"run_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "run_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.run_id !== undefined){
-let data0 = data.run_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["run_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 64){
-const err3 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate48.errors = vErrors;
-return errors === 0;
-}
-validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getRunQuery = validate49;
-const schema60 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getRun/query","type":"object","properties":{"include":{"type":"string","maxLength":500}},"required":[],"additionalProperties":true};
-
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getRun/query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate49.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.include !== undefined){
-let data0 = data.include;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["include"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 500){
-const err1 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
 validate49.errors = vErrors;
 return errors === 0;
 }
 validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const applyRunPath = validate50;
-const schema61 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
+export const getRunPath = validate50;
+const schema61 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate50.evaluated;
@@ -2342,11 +2538,11 @@ return errors === 0;
 }
 validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const applyRunQuery = validate51;
-const schema62 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const getRunQuery = validate51;
+const schema62 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getRun/query","type":"object","properties":{"include":{"type":"string","maxLength":500}},"required":[],"additionalProperties":true};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate51.evaluated;
@@ -2357,9 +2553,27 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.include !== undefined){
+let data0 = data.include;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
 }
 else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err0 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2368,16 +2582,48 @@ vErrors.push(err0);
 }
 errors++;
 }
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["include"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 500){
+const err1 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
 validate51.errors = vErrors;
 return errors === 0;
 }
 validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const cancelRunPath = validate52;
-const schema63 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
+export const applyRunPath = validate52;
+const schema63 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
 
 function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate52.evaluated;
@@ -2476,11 +2722,11 @@ return errors === 0;
 }
 validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const cancelRunQuery = validate53;
-const schema64 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const applyRunQuery = validate53;
+const schema64 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate53.evaluated;
@@ -2507,11 +2753,11 @@ return errors === 0;
 }
 validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const discardRunPath = validate54;
-const schema65 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
+export const cancelRunPath = validate54;
+const schema65 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
 
 function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate54.evaluated;
@@ -2610,11 +2856,11 @@ return errors === 0;
 }
 validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const discardRunQuery = validate55;
-const schema66 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const cancelRunQuery = validate55;
+const schema66 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate55.evaluated;
@@ -2641,11 +2887,11 @@ return errors === 0;
 }
 validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listRunEventsPath = validate56;
-const schema67 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
+export const discardRunPath = validate56;
+const schema67 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate56.evaluated;
@@ -2744,11 +2990,11 @@ return errors === 0;
 }
 validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listRunEventsQuery = validate57;
-const schema68 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const discardRunQuery = validate57;
+const schema68 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate57.evaluated;
@@ -2775,14 +3021,148 @@ return errors === 0;
 }
 validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getStateVersionOutputPath = validate58;
-const schema69 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/path","type":"object","properties":{"state_version_output_id":{"type":"string","maxLength":64}},"required":["state_version_output_id"],"additionalProperties":false};
+export const listRunEventsPath = validate58;
+const schema69 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate58.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.run_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "run_id"},message:"must have required property '"+"run_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "run_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.run_id !== undefined){
+let data0 = data.run_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["run_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate58.errors = vErrors;
+return errors === 0;
+}
+validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const listRunEventsQuery = validate59;
+const schema70 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate59.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate59.errors = vErrors;
+return errors === 0;
+}
+validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const getStateVersionOutputPath = validate60;
+const schema71 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/path","type":"object","properties":{"state_version_output_id":{"type":"string","maxLength":64}},"required":["state_version_output_id"],"additionalProperties":false};
+
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2873,150 +3253,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate58.errors = vErrors;
-return errors === 0;
-}
-validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getStateVersionOutputQuery = validate59;
-const schema70 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/query","type":"object","properties":{},"required":[],"additionalProperties":true};
-
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate59.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-}
-else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate59.errors = vErrors;
-return errors === 0;
-}
-validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getStateVersionPath = validate60;
-const schema71 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/path","type":"object","properties":{"state_version_id":{"type":"string","maxLength":64}},"required":["state_version_id"],"additionalProperties":false};
-
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/path" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate60.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.state_version_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state_version_id"},message:"must have required property '"+"state_version_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "state_version_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.state_version_id !== undefined){
-let data0 = data.state_version_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/state_version_id",schemaPath:"#/properties/state_version_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["state_version_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 64){
-const err3 = {instancePath:instancePath+"/state_version_id",schemaPath:"#/properties/state_version_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
 validate60.errors = vErrors;
 return errors === 0;
 }
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getStateVersionQuery = validate61;
-const schema72 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const getStateVersionOutputQuery = validate61;
+const schema72 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate61.evaluated;
@@ -3043,11 +3289,11 @@ return errors === 0;
 }
 validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const downloadStateVersionPath = validate62;
-const schema73 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/path","type":"object","properties":{"state_version_id":{"type":"string","maxLength":64}},"required":["state_version_id"],"additionalProperties":false};
+export const getStateVersionPath = validate62;
+const schema73 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/path","type":"object","properties":{"state_version_id":{"type":"string","maxLength":64}},"required":["state_version_id"],"additionalProperties":false};
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate62.evaluated;
@@ -3146,11 +3392,11 @@ return errors === 0;
 }
 validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const downloadStateVersionQuery = validate63;
-const schema74 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const getStateVersionQuery = validate63;
+const schema74 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate63.evaluated;
@@ -3177,11 +3423,11 @@ return errors === 0;
 }
 validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const uploadStateVersionJsonPath = validate64;
-const schema75 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/path","type":"object","properties":{"upload_token":{"type":"string","pattern":"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$","maxLength":512}},"required":["upload_token"],"additionalProperties":false};
+export const downloadStateVersionPath = validate64;
+const schema75 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/path","type":"object","properties":{"state_version_id":{"type":"string","maxLength":64}},"required":["state_version_id"],"additionalProperties":false};
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate64.evaluated;
@@ -3192,8 +3438,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.upload_token === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "upload_token"},message:"must have required property '"+"upload_token"+"'"};
+if(data.state_version_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state_version_id"},message:"must have required property '"+"state_version_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3203,7 +3449,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(key0 === "upload_token")){
+if(!(key0 === "state_version_id")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -3214,8 +3460,8 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.upload_token !== undefined){
-let data0 = data.upload_token;
+if(data.state_version_id !== undefined){
+let data0 = data.state_version_id;
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
 let coerced0 = undefined;
@@ -3234,7 +3480,7 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err2 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath:instancePath+"/state_version_id",schemaPath:"#/properties/state_version_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3247,13 +3493,13 @@ errors++;
 if(coerced0 !== undefined){
 data0 = coerced0;
 if(data !== undefined){
-data["upload_token"] = coerced0;
+data["state_version_id"] = coerced0;
 }
 }
 }
 if(typeof data0 === "string"){
-if(func1(data0) > 512){
-const err3 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/state_version_id",schemaPath:"#/properties/state_version_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3262,8 +3508,11 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern4.test(data0)){
-const err4 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"+"\""};
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3272,29 +3521,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
 validate64.errors = vErrors;
 return errors === 0;
 }
 validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const uploadStateVersionJsonQuery = validate65;
-const schema76 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const downloadStateVersionQuery = validate65;
+const schema76 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate65.evaluated;
@@ -3321,11 +3557,11 @@ return errors === 0;
 }
 validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const uploadStateVersionPath = validate66;
-const schema77 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/path","type":"object","properties":{"upload_token":{"type":"string","pattern":"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$","maxLength":512}},"required":["upload_token"],"additionalProperties":false};
+export const uploadStateVersionJsonPath = validate66;
+const schema77 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/path","type":"object","properties":{"upload_token":{"type":"string","pattern":"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$","maxLength":512}},"required":["upload_token"],"additionalProperties":false};
 
 function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate66.evaluated;
@@ -3434,11 +3670,11 @@ return errors === 0;
 }
 validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const uploadStateVersionQuery = validate67;
-const schema78 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const uploadStateVersionJsonQuery = validate67;
+const schema78 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate67.evaluated;
@@ -3465,11 +3701,11 @@ return errors === 0;
 }
 validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getWorkspacePath = validate68;
-const schema79 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const uploadStateVersionPath = validate68;
+const schema79 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/path","type":"object","properties":{"upload_token":{"type":"string","pattern":"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$","maxLength":512}},"required":["upload_token"],"additionalProperties":false};
 
 function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate68.evaluated;
@@ -3480,8 +3716,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.workspace_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(data.upload_token === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "upload_token"},message:"must have required property '"+"upload_token"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3491,7 +3727,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(key0 === "workspace_id")){
+if(!(key0 === "upload_token")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -3502,8 +3738,8 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.workspace_id !== undefined){
-let data0 = data.workspace_id;
+if(data.upload_token !== undefined){
+let data0 = data.upload_token;
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
 let coerced0 = undefined;
@@ -3522,7 +3758,7 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3535,13 +3771,13 @@ errors++;
 if(coerced0 !== undefined){
 data0 = coerced0;
 if(data !== undefined){
-data["workspace_id"] = coerced0;
+data["upload_token"] = coerced0;
 }
 }
 }
 if(typeof data0 === "string"){
-if(func1(data0) > 64){
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(func1(data0) > 512){
+const err3 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3550,11 +3786,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!pattern4.test(data0)){
+const err4 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3563,16 +3796,29 @@ vErrors.push(err4);
 }
 errors++;
 }
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
 validate68.errors = vErrors;
 return errors === 0;
 }
 validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getWorkspaceQuery = validate69;
-const schema80 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const uploadStateVersionQuery = validate69;
+const schema80 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate69.evaluated;
@@ -3599,11 +3845,11 @@ return errors === 0;
 }
 validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateWorkspacePath = validate70;
-const schema81 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const getWorkspacePath = validate70;
+const schema81 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate70.evaluated;
@@ -3702,11 +3948,11 @@ return errors === 0;
 }
 validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateWorkspaceQuery = validate71;
-const schema82 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const getWorkspaceQuery = validate71;
+const schema82 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate71.evaluated;
@@ -3733,11 +3979,11 @@ return errors === 0;
 }
 validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const forceUnlockWorkspacePath = validate72;
-const schema83 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const updateWorkspacePath = validate72;
+const schema83 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate72.evaluated;
@@ -3836,11 +4082,11 @@ return errors === 0;
 }
 validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const forceUnlockWorkspaceQuery = validate73;
-const schema84 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const updateWorkspaceQuery = validate73;
+const schema84 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate73.evaluated;
@@ -3867,11 +4113,11 @@ return errors === 0;
 }
 validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const lockWorkspacePath = validate74;
-const schema85 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const forceUnlockWorkspacePath = validate74;
+const schema85 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate74.evaluated;
@@ -3970,11 +4216,11 @@ return errors === 0;
 }
 validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const lockWorkspaceQuery = validate75;
-const schema86 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const forceUnlockWorkspaceQuery = validate75;
+const schema86 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate75.evaluated;
@@ -4001,11 +4247,11 @@ return errors === 0;
 }
 validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const unlockWorkspacePath = validate76;
-const schema87 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const lockWorkspacePath = validate76;
+const schema87 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate76.evaluated;
@@ -4104,11 +4350,11 @@ return errors === 0;
 }
 validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const unlockWorkspaceQuery = validate77;
-const schema88 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const lockWorkspaceQuery = validate77;
+const schema88 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate77.evaluated;
@@ -4135,11 +4381,11 @@ return errors === 0;
 }
 validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createConfigurationVersionPath = validate78;
-const schema89 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const unlockWorkspacePath = validate78;
+const schema89 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate78.evaluated;
@@ -4238,11 +4484,11 @@ return errors === 0;
 }
 validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createConfigurationVersionQuery = validate79;
-const schema90 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const unlockWorkspaceQuery = validate79;
+const schema90 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate79.evaluated;
@@ -4269,11 +4515,11 @@ return errors === 0;
 }
 validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getCurrentStateVersionPath = validate80;
-const schema91 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const createConfigurationVersionPath = validate80;
+const schema91 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate80.evaluated;
@@ -4372,11 +4618,11 @@ return errors === 0;
 }
 validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getCurrentStateVersionQuery = validate81;
-const schema92 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const createConfigurationVersionQuery = validate81;
+const schema92 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate81.evaluated;
@@ -4403,11 +4649,11 @@ return errors === 0;
 }
 validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listCurrentStateVersionOutputsPath = validate82;
-const schema93 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const getCurrentStateVersionPath = validate82;
+const schema93 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate82.evaluated;
@@ -4506,11 +4752,11 @@ return errors === 0;
 }
 validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listCurrentStateVersionOutputsQuery = validate83;
-const schema94 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const getCurrentStateVersionQuery = validate83;
+const schema94 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate83.evaluated;
@@ -4537,11 +4783,11 @@ return errors === 0;
 }
 validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkspaceRunsPath = validate84;
-const schema95 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const listCurrentStateVersionOutputsPath = validate84;
+const schema95 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate84.evaluated;
@@ -4640,14 +4886,282 @@ return errors === 0;
 }
 validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkspaceRunsQuery = validate85;
-const schema96 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/query","type":"object","properties":{"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20}},"required":[],"additionalProperties":true};
+export const listCurrentStateVersionOutputsQuery = validate85;
+const schema96 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate85.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate85.errors = vErrors;
+return errors === 0;
+}
+validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const addWorkspaceTagsPath = validate86;
+const schema97 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/addWorkspaceTags/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/addWorkspaceTags/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate86.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.workspace_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "workspace_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.workspace_id !== undefined){
+let data0 = data.workspace_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["workspace_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate86.errors = vErrors;
+return errors === 0;
+}
+validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const addWorkspaceTagsQuery = validate87;
+const schema98 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/addWorkspaceTags/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/addWorkspaceTags/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate87.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate87.errors = vErrors;
+return errors === 0;
+}
+validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const listWorkspaceRunsPath = validate88;
+const schema99 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate88.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.workspace_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "workspace_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.workspace_id !== undefined){
+let data0 = data.workspace_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["workspace_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate88.errors = vErrors;
+return errors === 0;
+}
+validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const listWorkspaceRunsQuery = validate89;
+const schema100 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/query","type":"object","properties":{"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20}},"required":[],"additionalProperties":true};
+
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4774,19 +5288,19 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createStateVersionPath = validate86;
-const schema97 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const createStateVersionPath = validate90;
+const schema101 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/path" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate90.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4877,19 +5391,19 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate86.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createStateVersionQuery = validate87;
-const schema98 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const createStateVersionQuery = validate91;
+const schema102 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4908,7 +5422,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate87.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

@@ -160,7 +160,11 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The organization's workspaces the caller may read, by name
+         * @description The `cloud` block's tags strategy (`workspaces { tags = [...] }`) lists here: only workspaces carrying every tag of `search[tags]` are returned.
+         */
+        get: operations["listWorkspaces"];
         put?: never;
         /** Create a workspace by name */
         post: operations["createWorkspace"];
@@ -639,6 +643,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/workspaces/{workspace_id}/relationships/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add tags to a workspace (the CLI does when a configured tag is missing) */
+        post: operations["addWorkspaceTags"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/workspaces/{workspace_id}/runs": {
         parameters: {
             query?: {
@@ -1030,6 +1053,8 @@ export interface components {
                 pagination: components["schemas"]["Pagination"];
             };
         };
+        /** @description Letters, digits, `:`, `_`, `.` and `-`, starting with a letter or digit. */
+        TagName: string;
         Timestamp: string;
         ToOne: {
             data: components["schemas"]["TypedId"] | null;
@@ -1070,6 +1095,7 @@ export interface components {
                 };
                 /** @constant */
                 "structured-run-output-enabled": false;
+                /** @description The workspace's tags, sorted. */
                 "tag-names": string[];
                 "terraform-version": string;
                 "updated-at": components["schemas"]["Timestamp"];
@@ -1096,6 +1122,7 @@ export interface components {
                 };
                 relationships?: {
                     project?: components["schemas"]["ToOne"];
+                    tags?: components["schemas"]["WorkspaceTagList"];
                 };
                 /** @constant */
                 type?: "workspaces";
@@ -1103,6 +1130,12 @@ export interface components {
         };
         WorkspaceDocument: {
             data: components["schemas"]["Workspace"];
+        };
+        WorkspaceListDocument: {
+            data: components["schemas"]["Workspace"][];
+            meta: {
+                pagination: components["schemas"]["Pagination"];
+            };
         };
         /** @description The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too. */
         WorkspaceLockDocument: {
@@ -1112,6 +1145,15 @@ export interface components {
                 };
                 type?: string;
             };
+        };
+        WorkspaceTagList: {
+            data: {
+                attributes: {
+                    name: components["schemas"]["TagName"];
+                };
+                /** @constant */
+                type?: "tags";
+            }[];
         };
         WorkspaceUpdateDocument: {
             data?: {
@@ -1349,6 +1391,39 @@ export interface operations {
                 };
                 content: {
                     "application/vnd.api+json": components["schemas"]["RunListDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    listWorkspaces: {
+        parameters: {
+            query?: {
+                /** @description Only workspaces of this project. */
+                "filter[project][id]"?: string;
+                "page[number]"?: components["parameters"]["page_number"];
+                "page[size]"?: components["parameters"]["page_size"];
+                /** @description Only workspaces whose name contains this text. */
+                "search[name]"?: string;
+                /** @description Comma-separated tag names; a workspace must carry all of them. */
+                "search[tags]"?: string;
+            };
+            header?: never;
+            path: {
+                organization_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of workspaces, by name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["WorkspaceListDocument"];
                 };
             };
             401: components["responses"]["Error"];
@@ -1989,6 +2064,34 @@ export interface operations {
             };
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
+        };
+    };
+    addWorkspaceTags: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["WorkspaceTagList"];
+            };
+        };
+        responses: {
+            /** @description Added; tags the workspace already carried are unchanged. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
         };
     };
     listWorkspaceRuns: {

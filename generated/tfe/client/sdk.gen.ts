@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { ApplyRunData, ApplyRunErrors, ApplyRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateStateVersionData, CreateStateVersionErrors, CreateStateVersionResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, DownloadStateVersionData, DownloadStateVersionErrors, DownloadStateVersionResponses, ForceUnlockWorkspaceData, ForceUnlockWorkspaceErrors, ForceUnlockWorkspaceResponses, GetApplyData, GetApplyErrors, GetApplyResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetCurrentStateVersionData, GetCurrentStateVersionErrors, GetCurrentStateVersionResponses, GetDiscoveryData, GetDiscoveryResponses, GetEntitlementSetData, GetEntitlementSetErrors, GetEntitlementSetResponses, GetPlanData, GetPlanErrors, GetPlanJsonOutputData, GetPlanJsonOutputErrors, GetPlanJsonOutputResponses, GetPlanResponses, GetRunData, GetRunErrors, GetRunResponses, GetStateVersionData, GetStateVersionErrors, GetStateVersionOutputData, GetStateVersionOutputErrors, GetStateVersionOutputResponses, GetStateVersionResponses, GetWorkspaceByNameData, GetWorkspaceByNameErrors, GetWorkspaceByNameResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListCurrentStateVersionOutputsData, ListCurrentStateVersionOutputsErrors, ListCurrentStateVersionOutputsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunEventsData, ListRunEventsErrors, ListRunEventsResponses, ListRunQueueData, ListRunQueueErrors, ListRunQueueResponses, ListWorkspaceRunsData, ListWorkspaceRunsErrors, ListWorkspaceRunsResponses, LockWorkspaceData, LockWorkspaceErrors, LockWorkspaceResponses, PingData, PingResponses, ReadLogData, ReadLogErrors, ReadLogResponses, UnlockWorkspaceData, UnlockWorkspaceErrors, UnlockWorkspaceResponses, UpdateWorkspaceData, UpdateWorkspaceErrors, UpdateWorkspaceResponses, UploadStateVersionData, UploadStateVersionErrors, UploadStateVersionJsonData, UploadStateVersionJsonErrors, UploadStateVersionJsonResponses, UploadStateVersionResponses } from './types.gen.ts';
+import type { AddWorkspaceTagsData, AddWorkspaceTagsErrors, AddWorkspaceTagsResponses, ApplyRunData, ApplyRunErrors, ApplyRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateStateVersionData, CreateStateVersionErrors, CreateStateVersionResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, DownloadStateVersionData, DownloadStateVersionErrors, DownloadStateVersionResponses, ForceUnlockWorkspaceData, ForceUnlockWorkspaceErrors, ForceUnlockWorkspaceResponses, GetApplyData, GetApplyErrors, GetApplyResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetCurrentStateVersionData, GetCurrentStateVersionErrors, GetCurrentStateVersionResponses, GetDiscoveryData, GetDiscoveryResponses, GetEntitlementSetData, GetEntitlementSetErrors, GetEntitlementSetResponses, GetPlanData, GetPlanErrors, GetPlanJsonOutputData, GetPlanJsonOutputErrors, GetPlanJsonOutputResponses, GetPlanResponses, GetRunData, GetRunErrors, GetRunResponses, GetStateVersionData, GetStateVersionErrors, GetStateVersionOutputData, GetStateVersionOutputErrors, GetStateVersionOutputResponses, GetStateVersionResponses, GetWorkspaceByNameData, GetWorkspaceByNameErrors, GetWorkspaceByNameResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListCurrentStateVersionOutputsData, ListCurrentStateVersionOutputsErrors, ListCurrentStateVersionOutputsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunEventsData, ListRunEventsErrors, ListRunEventsResponses, ListRunQueueData, ListRunQueueErrors, ListRunQueueResponses, ListWorkspaceRunsData, ListWorkspaceRunsErrors, ListWorkspaceRunsResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, LockWorkspaceData, LockWorkspaceErrors, LockWorkspaceResponses, PingData, PingResponses, ReadLogData, ReadLogErrors, ReadLogResponses, UnlockWorkspaceData, UnlockWorkspaceErrors, UnlockWorkspaceResponses, UpdateWorkspaceData, UpdateWorkspaceErrors, UpdateWorkspaceResponses, UploadStateVersionData, UploadStateVersionErrors, UploadStateVersionJsonData, UploadStateVersionJsonErrors, UploadStateVersionJsonResponses, UploadStateVersionResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -62,6 +62,17 @@ export const createProject = <ThrowOnError extends boolean = false>(options: Opt
 });
 
 /**
+ * The organization's workspaces the caller may read, by name
+ *
+ * The `cloud` block's tags strategy (`workspaces { tags = [...] }`) lists here: only workspaces carrying every tag of `search[tags]` are returned.
+ */
+export const listWorkspaces = <ThrowOnError extends boolean = false>(options: Options<ListWorkspacesData, ThrowOnError>) => (options.client ?? client).get<ListWorkspacesResponses, ListWorkspacesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/organizations/{organization_name}/workspaces',
+    ...options
+});
+
+/**
  * Create a workspace by name
  */
 export const createWorkspace = <ThrowOnError extends boolean = false>(options: Options<CreateWorkspaceData, ThrowOnError>) => (options.client ?? client).post<CreateWorkspaceResponses, CreateWorkspaceErrors, ThrowOnError>({
@@ -81,6 +92,19 @@ export const getWorkspaceByName = <ThrowOnError extends boolean = false>(options
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v2/organizations/{organization_name}/workspaces/{workspace_name}',
     ...options
+});
+
+/**
+ * Add tags to a workspace (the CLI does when a configured tag is missing)
+ */
+export const addWorkspaceTags = <ThrowOnError extends boolean = false>(options: Options<AddWorkspaceTagsData, ThrowOnError>) => (options.client ?? client).post<AddWorkspaceTagsResponses, AddWorkspaceTagsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}/relationships/tags',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
 });
 
 /**

@@ -91,21 +91,6 @@ export type ProjectDocument = {
     data: Project;
 };
 
-export type WorkspaceCreateDocument = {
-    data: {
-        type?: 'workspaces';
-        attributes: {
-            name: string;
-            'terraform-version'?: string;
-            'working-directory'?: string;
-            description?: string;
-        };
-        relationships?: {
-            project?: ToOne;
-        };
-    };
-};
-
 export type Workspace = {
     type: 'workspaces';
     id: string;
@@ -120,6 +105,9 @@ export type Workspace = {
         locked: boolean;
         'working-directory': string;
         'structured-run-output-enabled': false;
+        /**
+         * The workspace's tags, sorted.
+         */
         'tag-names': Array<string>;
         'vcs-repo': null;
         'auto-apply': false;
@@ -146,6 +134,43 @@ export type Workspace = {
         organization: ToOne;
         project: ToOne;
         'current-run': ToOne;
+    };
+};
+
+export type WorkspaceListDocument = {
+    data: Array<Workspace>;
+    meta: {
+        pagination: Pagination;
+    };
+};
+
+/**
+ * Letters, digits, `:`, `_`, `.` and `-`, starting with a letter or digit.
+ */
+export type TagName = string;
+
+export type WorkspaceTagList = {
+    data: Array<{
+        type?: 'tags';
+        attributes: {
+            name: TagName;
+        };
+    }>;
+};
+
+export type WorkspaceCreateDocument = {
+    data: {
+        type?: 'workspaces';
+        attributes: {
+            name: string;
+            'terraform-version'?: string;
+            'working-directory'?: string;
+            description?: string;
+        };
+        relationships?: {
+            project?: ToOne;
+            tags?: WorkspaceTagList;
+        };
     };
 };
 
@@ -632,6 +657,52 @@ export type CreateProjectResponses = {
 
 export type CreateProjectResponse = CreateProjectResponses[keyof CreateProjectResponses];
 
+export type ListWorkspacesData = {
+    body?: never;
+    path: {
+        organization_name: string;
+    };
+    query?: {
+        /**
+         * Comma-separated tag names; a workspace must carry all of them.
+         */
+        'search[tags]'?: string;
+        /**
+         * Only workspaces whose name contains this text.
+         */
+        'search[name]'?: string;
+        /**
+         * Only workspaces of this project.
+         */
+        'filter[project][id]'?: string;
+        'page[number]'?: number;
+        'page[size]'?: number;
+    };
+    url: '/api/v2/organizations/{organization_name}/workspaces';
+};
+
+export type ListWorkspacesErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type ListWorkspacesError = ListWorkspacesErrors[keyof ListWorkspacesErrors];
+
+export type ListWorkspacesResponses = {
+    /**
+     * One page of workspaces, by name.
+     */
+    200: WorkspaceListDocument;
+};
+
+export type ListWorkspacesResponse = ListWorkspacesResponses[keyof ListWorkspacesResponses];
+
 export type CreateWorkspaceData = {
     body: WorkspaceCreateDocument;
     path: {
@@ -706,6 +777,45 @@ export type GetWorkspaceByNameResponses = {
 };
 
 export type GetWorkspaceByNameResponse = GetWorkspaceByNameResponses[keyof GetWorkspaceByNameResponses];
+
+export type AddWorkspaceTagsData = {
+    body: WorkspaceTagList;
+    path: {
+        workspace_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/relationships/tags';
+};
+
+export type AddWorkspaceTagsErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    422: ErrorDocument;
+};
+
+export type AddWorkspaceTagsError = AddWorkspaceTagsErrors[keyof AddWorkspaceTagsErrors];
+
+export type AddWorkspaceTagsResponses = {
+    /**
+     * Added; tags the workspace already carried are unchanged.
+     */
+    204: void;
+};
+
+export type AddWorkspaceTagsResponse = AddWorkspaceTagsResponses[keyof AddWorkspaceTagsResponses];
 
 export type GetWorkspaceData = {
     body?: never;

@@ -97,6 +97,45 @@ export class WorkspaceRepository {
       return rows.map(toWorkspace);
     });
   }
+
+  /** The workspace's tags, sorted. */
+  async tagsOf(workspaceId: string): Promise<string[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db('workspace_tags').where({ workspace_id: workspaceId }).orderBy('name').select('name');
+      return rows.map((row: { name: string }) => row.name);
+    });
+  }
+
+  /** Adds tags to a workspace; tags it already carries are left as they are. */
+  async addTags(workspaceId: string, names: readonly string[], at: Date | string): Promise<void> {
+    const unique = [...new Set(names)];
+    if (unique.length === 0) return;
+    return translating(this.dialect, async () => {
+      await this.db('workspace_tags')
+        .insert(unique.map((name) => ({ workspace_id: workspaceId, name, created_at: isoForWrite(at) })))
+        .onConflict(['workspace_id', 'name'])
+        .ignore();
+    });
+  }
+
+  /** The organization's workspaces that carry every one of the tags, by name. */
+  async listByTags(organizationId: string, tags: readonly string[]): Promise<Workspace[]> {
+    const unique = [...new Set(tags)];
+    return translating(this.dialect, async () => {
+      let query = this.db<WorkspaceRow>('workspaces').where({ organization_id: organizationId });
+      if (unique.length > 0) {
+        query = query.whereIn(
+          'id',
+          this.db('workspace_tags').select('workspace_id').whereIn('name', unique).groupBy('workspace_id').havingRaw('count(*) = ?', [unique.length]),
+        );
+      }
+      const rows = await query.orderBy([
+        { column: 'name', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ]);
+      return rows.map(toWorkspace);
+    });
+  }
 }
 
 function toWorkspace(row: WorkspaceRow): Workspace {

@@ -48,7 +48,7 @@ export interface CliProject {
 /** Sets up an organization, a token of `role` and a project directory using it. */
 export async function cliProject(
   server: TestServer,
-  options: { role?: Role; workspaceName?: string; project?: string; configuration?: string; https?: { port: number; caBundleFile: string } } = {},
+  options: { role?: Role; workspaceName?: string; project?: string; configuration?: string; https?: { port: number; caBundleFile: string }; tags?: string[] } = {},
 ): Promise<CliProject> {
   const { organizationName, organizationId, token } = await createOrganizationWithToken(server, "acme", options.role ?? "admin");
   const workspaceName = options.workspaceName ?? "app";
@@ -65,7 +65,7 @@ export async function cliProject(
   await writeFile(cliConfig, `${hostBlock}credentials "${host}" {\n  token = "${token}"\n}\n`);
   await writeFile(
     join(dir, "main.tf"),
-    `terraform {\n  cloud {\n    hostname     = "${host}"\n    organization = "${organizationName}"\n    workspaces {\n      name = "${workspaceName}"\n${options.project ? `      project = "${options.project}"\n` : ""}    }\n  }\n}\n\n${options.configuration ?? CONFIGURATION}`,
+    `terraform {\n  cloud {\n    hostname     = "${host}"\n    organization = "${organizationName}"\n    workspaces {\n      ${options.tags ? `tags = ${JSON.stringify(options.tags)}` : `name = "${workspaceName}"`}\n${options.project ? `      project = "${options.project}"\n` : ""}    }\n  }\n}\n\n${options.configuration ?? CONFIGURATION}`,
   );
   const env: Record<string, string> = {
     PATH: "/usr/bin:/bin",
@@ -84,7 +84,7 @@ export async function cliProject(
     tofu: (args, { stdin = "", timeoutMs = 120_000 } = {}) =>
       new Promise<TofuResult>((resolve, reject) => {
         // -no-color goes after the (sub)command: `tofu state -no-color pull` would print usage.
-        const command = args[0] === "state" ? 2 : 1;
+        const command = args[0] === "state" || args[0] === "workspace" ? 2 : 1;
         const child = spawn(TOFU, [...args.slice(0, command), "-no-color", ...args.slice(command)], { cwd: dir, env, stdio: ["pipe", "pipe", "pipe"] });
         let stdout = "";
         let stderr = "";

@@ -37,6 +37,8 @@ export interface NewWorkspace {
   opentofuVersion?: string;
   executionRegion?: string;
   approvalTtlSeconds?: number;
+  /** Tags (the CLI's tags strategy creates workspaces with its configured tags). */
+  tags?: readonly string[];
 }
 
 /** Creates a workspace in a project, audited, in one transaction. */
@@ -57,13 +59,15 @@ export function createWorkspace(services: Services, actor: AuthenticatedPrincipa
       approvalTtlSeconds: input.approvalTtlSeconds,
       createdAt: now,
     });
+    const tags = [...new Set(input.tags ?? [])].sort();
+    await stores.workspaces.addTags(workspace.id, tags, now);
     await stores.audit.record({
       organizationId: organization.id,
       actorId: actor.id,
       action: "workspace.created",
       targetType: "workspaces",
       targetId: workspace.id,
-      data: { name: workspace.name, project_id: project.id },
+      data: { name: workspace.name, project_id: project.id, ...(tags.length > 0 ? { tags } : {}) },
       createdAt: now,
     });
     return workspace;

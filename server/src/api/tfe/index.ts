@@ -11,10 +11,11 @@ import { projectHandlers } from "./projects.ts";
 import { planJsonHandlers } from "./plan-json.ts";
 import { runHandlers } from "./runs.ts";
 import { loadOrganization, loadProjectForNewWorkspace, loadWorkspace } from "../lookup.ts";
-import { loadOrganizationForCli, organizationOf, runMaySee } from "./access.ts";
+import { loadOrganizationForCli, runMaySee } from "./access.ts";
 import { renderTfeError } from "./errors.ts";
-import { presentRun, presentWorkspace } from "./presenters.ts";
+import { presentRun } from "./presenters.ts";
 import { stateHandlers } from "./state.ts";
+import { workspaceResource, workspaceTagHandlers } from "./workspaces.ts";
 
 /** The API version the CLI requires (≥ 2.5 for the `cloud` block). */
 export const TFP_API_VERSION = "2.5";
@@ -52,8 +53,7 @@ export const tfeHandlers = {
     if (!runMaySee(ctx, workspace)) {
       authorize(ctx, "workspace:read", { organizationId: organization.id, projectId: workspace.projectId, workspaceId: workspace.id }, `Workspace '${workspace.name}'`);
     }
-    const lock = await ctx.services.stores.workspaceLocks.current(workspace.id);
-    return { status: 200, body: { data: presentWorkspace(workspace, organization.name, principalOf(ctx), lock) } };
+    return { status: 200, body: { data: await workspaceResource(ctx, workspace, organization.name) } };
   },
 
   async createWorkspace({ path, body, ctx }) {
@@ -65,8 +65,9 @@ export const tfeHandlers = {
       description: a.description,
       workingDirectory: a["working-directory"],
       opentofuVersion: a["terraform-version"],
+      tags: body.data.relationships?.tags?.data.map((tag) => tag.attributes.name),
     });
-    return { status: 201, body: { data: presentWorkspace(workspace, organization.name, principalOf(ctx), undefined) } };
+    return { status: 201, body: { data: await workspaceResource(ctx, workspace, organization.name) } };
   },
 
   async createRun({ body, ctx }) {
@@ -126,15 +127,14 @@ export const tfeHandlers = {
         });
       }
     }
-    const organization = await organizationOf(ctx, workspace);
-    const lock = await ctx.services.stores.workspaceLocks.current(workspace.id);
-    return { status: 200, body: { data: presentWorkspace(workspace, organization.name, principalOf(ctx), lock) } };
+    return { status: 200, body: { data: await workspaceResource(ctx, workspace) } };
   },
 
   ...runHandlers,
   ...planJsonHandlers,
   ...projectHandlers,
   ...stateHandlers,
+  ...workspaceTagHandlers,
 } satisfies Handlers<RequestContext>;
 
 /**

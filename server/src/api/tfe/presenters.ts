@@ -72,7 +72,7 @@ export function phaseId(runId: string, phase: "plan" | "apply"): string {
  * `locked` while anyone holds the workspace lock. A run token may lock and unlock its run's
  * workspace (re-entrantly); force-unlock is for organization administrators.
  */
-export function presentWorkspace(workspace: Workspace, organizationName: string, principal: AuthenticatedPrincipal, lock: WorkspaceLock | undefined): S["Workspace"] {
+export function presentWorkspace(workspace: Workspace, organizationName: string, principal: AuthenticatedPrincipal, lock: WorkspaceLock | undefined, tags: readonly string[]): S["Workspace"] {
   const target = { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id };
   const canWrite = isAllowed(principal, "workspace:write", target);
   const canRun = isAllowed(principal, "run:create", target);
@@ -88,7 +88,7 @@ export function presentWorkspace(workspace: Workspace, organizationName: string,
       locked: lock !== undefined,
       "working-directory": workspace.workingDirectory,
       "structured-run-output-enabled": false,
-      "tag-names": [],
+      "tag-names": [...tags],
       "vcs-repo": null,
       "auto-apply": false,
       "allow-destroy-plan": false,

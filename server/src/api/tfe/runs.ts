@@ -8,9 +8,9 @@ import { notFound, principalOf } from "../authorize.ts";
 import { createConfigurationVersion, uploadUrl } from "../commands/configuration-versions.ts";
 import { approveRun, cancelRun, discardRun } from "../commands/run-decisions.ts";
 import { loadConfigurationVersion, loadOrganization, loadRun, loadWorkspace, uploadUrlFor } from "../lookup.ts";
-import { organizationOf } from "./access.ts";
 import { logReadUrl, readFramedLog, verifyLogToken } from "./logs.ts";
-import { presentApply, presentConfigurationVersion, presentPlan, presentRun, presentWorkspace } from "./presenters.ts";
+import { workspaceResource } from "./workspaces.ts";
+import { presentApply, presentConfigurationVersion, presentPlan, presentRun } from "./presenters.ts";
 
 type H = Handlers<RequestContext>;
 type S = components["schemas"];
@@ -88,9 +88,7 @@ export const runHandlers = {
     if (include.has("workspace")) {
       const workspace = await ctx.services.stores.workspaces.getById(run.workspaceId);
       if (workspace) {
-        const organization = await organizationOf(ctx, workspace);
-        const lock = await ctx.services.stores.workspaceLocks.current(workspace.id);
-        included.push(presentWorkspace(workspace, organization.name, principal, lock));
+        included.push(await workspaceResource(ctx, workspace));
       }
     }
     if (include.has("plan")) included.push(presentPlan(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "plan")));

@@ -14,8 +14,9 @@ import {
   uploadState,
 } from "../commands/state-versions.ts";
 import { alreadyUnlocked, forceUnlockWorkspace, lockedBy, lockWorkspaceForUser, unlockWorkspaceForUser } from "../commands/workspace-locks.ts";
-import { loadWorkspaceForCli, organizationOf } from "./access.ts";
-import { parseStateVersionOutputId, presentStateVersion, presentStateVersionOutput, presentWorkspace } from "./presenters.ts";
+import { loadWorkspaceForCli } from "./access.ts";
+import { workspaceResource } from "./workspaces.ts";
+import { parseStateVersionOutputId, presentStateVersion, presentStateVersionOutput } from "./presenters.ts";
 
 type H = Handlers<RequestContext>;
 
@@ -24,9 +25,7 @@ const DEFAULT_LOCK_REASON = "Locked through the API";
 
 /** The workspace document with the lock as it is now (the body of every lock action). */
 async function workspaceDocument(ctx: RequestContext, workspace: Workspace) {
-  const organization = await organizationOf(ctx, workspace);
-  const lock = await ctx.services.stores.workspaceLocks.current(workspace.id);
-  return { data: presentWorkspace(workspace, organization.name, principalOf(ctx), lock) };
+  return { data: await workspaceResource(ctx, workspace) };
 }
 
 /** A state version the caller may see: a run token its run's workspace's, anyone else with `workspace:read`. */

@@ -6,6 +6,7 @@ import * as addPlanDiff from './20261202040000_add_plan_diff.ts';
 import * as createPolicies from './20261202050000_create_policies.ts';
 import * as createArtifactDescriptors from './20261202060000_create_artifact_descriptors.ts';
 import * as createUsersAndSessions from './20261202070000_create_users_and_sessions.ts';
+import * as createWorkspaceTags from './20261202080000_create_workspace_tags.ts';
 
 /** A migration as the migration source serves it. */
 export interface NamedMigration {
@@ -23,4 +24,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261202050000_create_policies', up: createPolicies.up, down: createPolicies.down },
   { name: '20261202060000_create_artifact_descriptors', up: createArtifactDescriptors.up, down: createArtifactDescriptors.down },
   { name: '20261202070000_create_users_and_sessions', up: createUsersAndSessions.up, down: createUsersAndSessions.down },
+  { name: '20261202080000_create_workspace_tags', up: createWorkspaceTags.up, down: createWorkspaceTags.down },
 ];

@@ -1,0 +1,82 @@
+import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
+import type { components } from "../../../../generated/tfe/types.gen.ts";
+import { isAllowed } from "../../domain/authorization.ts";
+import type { Workspace } from "../../domain/records.ts";
+import type { RequestContext } from "../../http/app.ts";
+import { principalOf } from "../authorize.ts";
+import { loadOrganization, loadWorkspace } from "../lookup.ts";
+import { organizationOf } from "./access.ts";
+import { presentWorkspace } from "./presenters.ts";
+
+type H = Handlers<RequestContext>;
+type S = components["schemas"];
+
+/** A workspace resource as it is now: its lock and its tags read alongside. */
+export async function workspaceResource(ctx: RequestContext, workspace: Workspace, organizationName?: string): Promise<S["Workspace"]> {
+  const name = organizationName ?? (await organizationOf(ctx, workspace)).name;
+  const lock = await ctx.services.stores.workspaceLocks.current(workspace.id);
+  const tags = await ctx.services.stores.workspaces.tagsOf(workspace.id);
+  return presentWorkspace(workspace, name, principalOf(ctx), lock, tags);
+}
+
+/** Tag names from a comma-separated query value (the CLI sends them URL-encoded, joined by commas). */
+function tagList(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(",")
+    .map((tag) => tag.trim())
+    .filter((tag) => tag.length > 0);
+}
+
+/** Listing workspaces (the tags strategy selects here) and adding tags. */
+export const workspaceTagHandlers = {
+  async listWorkspaces({ path, query, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "workspace:read");
+    const principal = principalOf(ctx);
+    const search = query["search[name]"];
+    const project = query["filter[project][id]"];
+    const matching = (await ctx.services.stores.workspaces.listByTags(organization.id, tagList(query["search[tags]"]))).filter(
+      (workspace) =>
+        isAllowed(principal, "workspace:read", { organizationId: organization.id, projectId: workspace.projectId, workspaceId: workspace.id }) &&
+        (search === undefined || workspace.name.includes(search)) &&
+        (project === undefined || workspace.projectId === project),
+    );
+    const size = query["page[size]"] ?? 20;
+    const totalPages = Math.max(1, Math.ceil(matching.length / size));
+    const current = Math.min(Math.max(1, query["page[number]"] ?? 1), totalPages);
+    const page = matching.slice((current - 1) * size, current * size);
+    const data = [];
+    for (const workspace of page) data.push(await workspaceResource(ctx, workspace, organization.name));
+    return {
+      status: 200,
+      body: {
+        data,
+        meta: {
+          pagination: {
+            "current-page": current,
+            "next-page": current < totalPages ? current + 1 : null,
+            "prev-page": current > 1 ? current - 1 : null,
+            "total-count": matching.length,
+            "total-pages": totalPages,
+          },
+        },
+      },
+    };
+  },
+
+  async addWorkspaceTags({ path, body, ctx }) {
+    const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
+    const names = body.data.map((tag) => tag.attributes.name);
+    const now = ctx.services.clock();
+    await ctx.services.stores.workspaces.addTags(workspace.id, names, now);
+    await ctx.services.stores.audit.record({
+      organizationId: workspace.organizationId,
+      actorId: principalOf(ctx).id,
+      action: "workspace.tags_added",
+      targetType: "workspaces",
+      targetId: workspace.id,
+      data: { tags: [...new Set(names)].sort() },
+      createdAt: now,
+    });
+    return { status: 204, body: undefined };
+  },
+} satisfies Pick<H, "listWorkspaces" | "addWorkspaceTags">;
