@@ -6,6 +6,7 @@ import { configurationVersionHandlers } from "./configuration-versions.ts";
 import { healthHandlers } from "./health.ts";
 import { organizationHandlers } from "./organizations.ts";
 import { policyHandlers } from "./policies.ts";
+import { reviewHandlers } from "./review.ts";
 import { runHandlers } from "./runs.ts";
 import { sessionHandlers } from "./sessions.ts";
 import { workspaceHandlers } from "./workspaces.ts";
@@ -18,6 +19,7 @@ export const v1Handlers = {
   ...configurationVersionHandlers,
   ...runHandlers,
   ...policyHandlers,
+  ...reviewHandlers,
   ...sessionHandlers,
 } satisfies Handlers<RequestContext>;
 
