@@ -8,6 +8,7 @@ import { createRun } from "../commands/runs.ts";
 import { createWorkspace, resolveOpenTofuVersion } from "../commands/workspaces.ts";
 import { inTransaction } from "../../store/index.ts";
 import { projectHandlers } from "./projects.ts";
+import { planJsonHandlers } from "./plan-json.ts";
 import { runHandlers } from "./runs.ts";
 import { loadOrganization, loadProjectForNewWorkspace, loadWorkspace } from "../lookup.ts";
 import { loadOrganizationForCli, organizationOf, runMaySee } from "./access.ts";
@@ -130,6 +131,7 @@ export const tfeHandlers = {
   },
 
   ...runHandlers,
+  ...planJsonHandlers,
   ...projectHandlers,
   ...stateHandlers,
 } satisfies Handlers<RequestContext>;

@@ -115,6 +115,8 @@ function walk(v, s, o, u, hasUnknown, known) {
   if (s === true || o === true) return SENSITIVE;
   if (v === null || v === undefined) return null;
   const type = typeof v;
+  // No mask anywhere below (the common case): the same walk without the mask bookkeeping.
+  if (type === "object" && (s === undefined || s === false) && (o === undefined || o === false) && (!hasUnknown || u === undefined || u === false)) return plain(v, known);
   if (type !== "object") {
     if (s !== undefined && s !== false) throw new Unresolvable("container mask on a primitive");
     if (hasUnknown && u !== undefined && u !== false) throw new Unresolvable("container unknown mask on a primitive");
@@ -158,6 +160,49 @@ function walk(v, s, o, u, hasUnknown, known) {
         if (known.length > 0 && containsKnown(k, known)) throw new Unresolvable("a known secret in an object key");
         put(v, k, own(so, k) === true || own(oo, k) === true ? UNKNOWN_SENSITIVE : UNKNOWN);
       }
+    }
+  }
+  if (!dollar) return v;
+  // Real keys starting with `$` get one more, so a marker is never ambiguous.
+  const escaped = {};
+  for (const k in v) put(escaped, escapeKey(k), v[k]);
+  return escaped;
+}
+
+/**
+ * `walk` of a container with no mask on it or anywhere below it (every mask argument undefined
+ * or false): the same result, with the primitive children handled inline.
+ */
+function plain(v, known) {
+  const check = known.length > 0;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const child = v[i];
+      if (typeof child === "string") {
+        if (check && containsKnown(child, known)) v[i] = SENSITIVE;
+      } else if (typeof child === "number") {
+        if (Number.isInteger(child) && !Number.isSafeInteger(child)) v[i] = IMPRECISE;
+      } else if (child === undefined) v[i] = null;
+      else if (child !== null && typeof child === "object") {
+        const r = plain(child, known);
+        if (r !== child) v[i] = r;
+      }
+    }
+    return v;
+  }
+  let dollar = false;
+  for (const k in v) {
+    if (k.charCodeAt(0) === 36) dollar = true;
+    if (check && containsKnown(k, known)) throw new Unresolvable("a known secret in an object key");
+    const child = v[k];
+    if (typeof child === "string") {
+      if (check && containsKnown(child, known)) v[k] = SENSITIVE;
+    } else if (typeof child === "number") {
+      if (Number.isInteger(child) && !Number.isSafeInteger(child)) v[k] = IMPRECISE;
+    } else if (child === undefined) v[k] = null;
+    else if (child !== null && typeof child === "object") {
+      const r = plain(child, known);
+      if (r !== child) v[k] = r; // an own data property, also when named __proto__
     }
   }
   if (!dollar) return v;
