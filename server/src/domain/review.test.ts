@@ -136,7 +136,11 @@ const awaiting = () =>
     planCounts: { create: 1, change: 0, destroy: 2 },
     planDigest: DIGEST,
     planJsonDigest: DIGEST,
+    planJsonSizeBytes: 10,
+    planJsonArtifactKey: 'runs/run-0000000000000001/plan.json',
     planDiffDigest: DIGEST,
+    planDiffSizeBytes: 10,
+    planDiffArtifactKey: 'runs/run-0000000000000001/plan-diff.json',
     policyOutcome: 'passed',
     policyResultDigest: POLICY_DIGEST,
     approvalExpiresAt: '2026-12-03T11:00:06.000Z',
@@ -279,7 +283,7 @@ stages('a decision status without its review record is not_recorded, not invente
 
 stages('applied: the committed state version; an applied run whose version cannot be resolved is unavailable', () => {
   const r = run('applied', { ...awaiting().execution, applyStatus: 'finished', statusReason: 'applied', finishedAt: '2026-12-02T11:10:10.000Z' });
-  const committed = { id: 'sv-1', serial: 3, sha256: STATE_DIGEST, status: 'finalized' as const, publishedAt: '2026-12-02T11:10:09.500Z' };
+  const committed = { id: 'sv-1', serial: 3, sha256: STATE_DIGEST, status: 'finalized' as const, publishedAt: '2026-12-02T11:10:09.500Z', uploaded: true };
   const review = deriveRunReview(records(r, { attempts: [attempt('plan'), attempt('apply')], stateVersions: [committed] }), caller(VIEWER), NOW);
   valid(review);
   assert.equal(review.attributes.stages.apply.state_version, { state: 'committed', id: 'sv-1', serial: 3, published_at: '2026-12-02T11:10:09.500Z', digest: STATE_DIGEST });
@@ -396,11 +400,14 @@ downloads('an admin session gets all three, the sensitive ones guarded by reason
 
 downloads('emergency state is available once the run uploaded a state version, pending or committed; run:recover alone gives none', () => {
   const r = records(run('needs_recovery', { ...awaiting().execution, applyStatus: 'interrupted' }), {
-    stateVersions: [{ id: 'sv-1', serial: 2, sha256: STATE_DIGEST, status: 'pending', publishedAt: null }],
+    stateVersions: [{ id: 'sv-1', serial: 2, sha256: STATE_DIGEST, status: 'pending', publishedAt: null, uploaded: true }],
   });
   const withState = deriveRunReview(r, caller(['run:read', 'state:recover']), NOW).attributes.downloads;
   assert.equal(withState?.state === 'permitted' && withState.items.map((i) => [i.kind, i.available, i.requires_step_up]), [['emergency_state', true, false]]);
   assert.is(deriveRunReview(r, caller(['run:read', 'run:recover']), NOW).attributes.downloads, null);
+  const announcedOnly = records(r.run, { stateVersions: [{ id: 'sv-1', serial: 2, sha256: null, status: 'pending', publishedAt: null, uploaded: false }] });
+  const none = deriveRunReview(announcedOnly, caller(['run:read', 'state:recover']), NOW).attributes.downloads;
+  assert.equal(none?.state === 'permitted' && none.items.map((i) => i.available), [false], 'a version whose bytes never arrived serves nothing');
 });
 
 downloads('a viewer gets only the redacted plan; some permission elsewhere gives one note; none at all gives nothing', () => {

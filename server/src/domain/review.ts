@@ -94,6 +94,8 @@ export interface ReviewStateVersion {
   sha256: string | null;
   status: 'pending' | 'finalized' | 'discarded';
   publishedAt: string | null;
+  /** Whether its bytes arrived (stored object, digest and size recorded). */
+  uploaded: boolean;
 }
 
 /** The commit facts of a run, when the source recorded them (none does yet). */
@@ -440,14 +442,18 @@ function downloads(records: ReviewRecords, caller: ReviewCaller): S['RunReviewDo
   const x = run.execution;
   const items: Extract<S['RunReviewDownloads'], { state: 'permitted' }>['items'] = [];
   if (caller.may('artifact:read')) {
-    items.push({ kind: 'redacted_plan', method: 'GET', href: `/v1/runs/${run.id}/downloads/redacted-plan`, requires_reason: false, requires_step_up: false, available: x.planDiffDigest !== null });
+    const available = x.planDiffArtifactKey !== null && x.planDiffDigest !== null && x.planDiffSizeBytes !== null;
+    items.push({ kind: 'redacted_plan', method: 'GET', href: `/v1/runs/${run.id}/downloads/redacted-plan`, requires_reason: false, requires_step_up: false, available });
   }
   if (caller.may('artifact:read_sensitive')) {
-    items.push({ kind: 'raw_plan', method: 'POST', href: `/v1/runs/${run.id}/downloads/raw-plan`, requires_reason: true, requires_step_up: caller.session, available: x.planJsonDigest !== null });
+    const available = x.planJsonArtifactKey !== null && x.planJsonDigest !== null && x.planJsonSizeBytes !== null;
+    items.push({ kind: 'raw_plan', method: 'POST', href: `/v1/runs/${run.id}/downloads/raw-plan`, requires_reason: true, requires_step_up: caller.session, available });
   }
   // Emergency state needs state:recover itself; run:recover alone never hands out state bytes.
   if (caller.may('state:recover')) {
-    const uploaded = records.stateVersions.some((v) => v.status !== 'discarded' && v.sha256 !== null);
+    // What the endpoint serves: any state version this run uploaded bytes for (pending first,
+    // then committed, then one a recovery discarded).
+    const uploaded = records.stateVersions.some((v) => v.uploaded);
     items.push({ kind: 'emergency_state', method: 'POST', href: `/v1/runs/${run.id}/downloads/emergency-state`, requires_reason: true, requires_step_up: caller.session, available: uploaded });
   }
   if (items.length > 0) return { state: 'permitted', items };
