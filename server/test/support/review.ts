@@ -73,6 +73,7 @@ export async function assertNoLeaks(server: TestServer, document: unknown, runId
   const configuration = await server.db.knex("configuration_versions").where({ id: run.configuration_version_id }).first();
   if (configuration?.artifact_key) storedKeys.push(configuration.artifact_key);
   for (const row of await server.db.knex("state_versions").where({ workspace_id: run.workspace_id }).select("artifact_key")) if (row.artifact_key) storedKeys.push(row.artifact_key);
+  for (const row of await server.db.knex("artifact_descriptors").select("artifact_key")) storedKeys.push(row.artifact_key);
   const handles = (await server.db.knex("snapshot_secrets").select("handle", "ciphertext")).flatMap((row: { handle: string; ciphertext: string }) => [row.handle, row.ciphertext]);
   const secretForms = secrets.flatMap(leakForms);
   const entries = walk(document);
