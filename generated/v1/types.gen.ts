@@ -2842,6 +2842,7 @@ export interface operations {
             /** @description The review document; responses are `Cache-Control: private, no-store`. */
             200: {
                 headers: {
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
