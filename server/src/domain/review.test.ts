@@ -304,6 +304,37 @@ stages('a speculative run skips approval and apply', () => {
   assert.is(s.apply.status, 'skipped');
 });
 
+stages('a hard policy failure fails the policy stage and skips approval and apply; no override control even for an admin', () => {
+  const r = run('errored', { ...awaiting().execution, policyOutcome: 'hard_failed', approvalExpiresAt: null, statusReason: 'policy_hard_failed', finishedAt: '2026-12-02T11:00:06.000Z' });
+  const review = deriveRunReview(records(r, { evaluation: { ...evaluation(), outcome: 'hard_failed' } }), caller(ADMIN), NOW);
+  valid(review);
+  const s = review.attributes.stages;
+  assert.equal([s.plan.status, s.policy.status, s.approval.status, s.apply.status], ['succeeded', 'failed', 'skipped', 'skipped']);
+  assert.is(s.approval.state, 'not_reached');
+  assert.is(s.policy.override_control, null);
+  assert.equal(review.attributes.available_actions, []);
+  const reason = review.attributes.terminal_reason;
+  assert.ok(reason?.state === 'recorded');
+  assert.equal([reason.code, reason.log_tail, reason.guidance], ['policy_hard_failed', null, null]);
+});
+
+stages('canceled before the plan started: the plan stage is skipped, not failed', () => {
+  const r = run('canceled', { planStatus: 'canceled', statusReason: 'canceled', finishedAt: '2026-12-02T11:00:00.500Z' });
+  const review = deriveRunReview(records(r), caller(VIEWER), NOW);
+  valid(review);
+  assert.equal([review.attributes.stages.plan.status, review.attributes.stages.plan.summary.state], ['skipped', 'not_produced']);
+});
+
+stages('a recovered run that kept the current state shows the apply log tail', () => {
+  const r = run('errored', { ...awaiting().execution, applyStatus: 'interrupted', statusReason: 'recovered' });
+  assert.is(failedPhase(r), 'apply');
+  const review = deriveRunReview(records(r, { logTail: { phase: 'apply', lines: ['provisioning-started'] } }), caller(VIEWER), NOW);
+  const reason = review.attributes.terminal_reason;
+  assert.ok(reason?.state === 'recorded');
+  assert.equal([reason.code, reason.log_tail?.phase, reason.log_tail?.lines], ['recovered', 'apply', ['provisioning-started']]);
+  assert.is(review.attributes.recovery, null, 'recovery evidence only while unresolved');
+});
+
 const actions = suite('available actions');
 
 actions('awaiting approval: approve and discard for an operator, nothing for a viewer, cancel too', () => {
