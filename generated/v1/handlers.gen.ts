@@ -202,6 +202,12 @@ export type Handlers<Ctx> = {
     body: NonNullable<Ops["createPolicyOverride"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<201, Ops["createPolicyOverride"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  getRunReview: (input: {
+    path: NonNullable<Ops["getRunReview"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getRunReview"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   createUser: (input: {
     path: Record<string, never>;
     query: Record<string, never>;

@@ -559,6 +559,22 @@ export const operations = [
     },
   },
   {
+    operationId: "getRunReview",
+    method: "GET",
+    path: "/v1/runs/{run_id}/review",
+    permission: "run:read",
+    authenticated: true,
+    validatePath: p.getRunReviewPath,
+    validateQuery: p.getRunReviewQuery,
+    requestBody: null,
+    responses: {
+      200: { contentType: "application/vnd.api+json", validate: v.getRunReviewResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.getRunReviewResponse400 },
+      401: { contentType: "application/vnd.api+json", validate: v.getRunReviewResponse401 },
+      404: { contentType: "application/vnd.api+json", validate: v.getRunReviewResponse404 },
+    },
+  },
+  {
     operationId: "createUser",
     method: "POST",
     path: "/v1/users",

@@ -62,6 +62,8 @@ export declare const getRunPlanChangesQuery: Validator;
 export declare const getRunPolicyEvaluationPath: Validator;
 export declare const getRunPolicyEvaluationQuery: Validator;
 export declare const getRunQuery: Validator;
+export declare const getRunReviewPath: Validator;
+export declare const getRunReviewQuery: Validator;
 export declare const getWorkspacePath: Validator;
 export declare const getWorkspaceQuery: Validator;
 export declare const listMembershipsPath: Validator;

@@ -4548,11 +4548,11 @@ return errors === 0;
 }
 validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createUserPath = validate85;
-const schema121 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createUser/path","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const getRunReviewPath = validate85;
+const schema121 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunReview/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
 
 function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createUser/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunReview/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate85.evaluated;
@@ -4563,8 +4563,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.run_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "run_id"},message:"must have required property '"+"run_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4573,9 +4573,9 @@ vErrors.push(err0);
 }
 errors++;
 }
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key0 in data){
+if(!(key0 === "run_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4584,16 +4584,78 @@ vErrors.push(err1);
 }
 errors++;
 }
+}
+if(data.run_id !== undefined){
+let data0 = data.run_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["run_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(!pattern18.test(data0)){
+const err3 = {instancePath:instancePath+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
 validate85.errors = vErrors;
 return errors === 0;
 }
 validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createUserQuery = validate86;
-const schema122 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createUser/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const getRunReviewQuery = validate86;
+const schema123 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunReview/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createUser/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunReview/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate86.evaluated;
@@ -4630,13 +4692,11 @@ return errors === 0;
 }
 validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getWorkspacePath = validate87;
-const schema123 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
-const schema124 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
-const pattern30 = new RegExp("^ws-[0-9a-z]{16}$", "u");
+export const createUserPath = validate87;
+const schema124 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createUser/path","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createUser/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate87.evaluated;
@@ -4647,8 +4707,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.workspace_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4657,9 +4717,9 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(key0 === "workspace_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4668,78 +4728,16 @@ vErrors.push(err1);
 }
 errors++;
 }
-}
-if(data.workspace_id !== undefined){
-let data0 = data.workspace_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["workspace_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(!pattern30.test(data0)){
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
 validate87.errors = vErrors;
 return errors === 0;
 }
 validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getWorkspaceQuery = validate88;
-const schema125 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createUserQuery = validate88;
+const schema125 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createUser/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createUser/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate88.evaluated;
@@ -4776,11 +4774,13 @@ return errors === 0;
 }
 validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createConfigurationVersionPath = validate89;
-const schema126 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const getWorkspacePath = validate89;
+const schema126 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+const schema127 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
+const pattern31 = new RegExp("^ws-[0-9a-z]{16}$", "u");
 
 function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate89.evaluated;
@@ -4851,7 +4851,7 @@ data["workspace_id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern30.test(data0)){
+if(!pattern31.test(data0)){
 const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -4879,11 +4879,11 @@ return errors === 0;
 }
 validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createConfigurationVersionQuery = validate90;
-const schema128 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const getWorkspaceQuery = validate90;
+const schema128 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate90.evaluated;
@@ -4920,11 +4920,11 @@ return errors === 0;
 }
 validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createRunPath = validate91;
-const schema129 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createRun/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const createConfigurationVersionPath = validate91;
+const schema129 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate91.evaluated;
@@ -4995,7 +4995,7 @@ data["workspace_id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern30.test(data0)){
+if(!pattern31.test(data0)){
 const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -5023,11 +5023,11 @@ return errors === 0;
 }
 validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createRunQuery = validate92;
-const schema131 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createRun/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createConfigurationVersionQuery = validate92;
+const schema131 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createRun/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate92.evaluated;
@@ -5064,11 +5064,11 @@ return errors === 0;
 }
 validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listVariablesPath = validate93;
-const schema132 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listVariables/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const createRunPath = validate93;
+const schema132 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createRun/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listVariables/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate93.evaluated;
@@ -5139,7 +5139,7 @@ data["workspace_id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern30.test(data0)){
+if(!pattern31.test(data0)){
 const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -5167,11 +5167,11 @@ return errors === 0;
 }
 validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listVariablesQuery = validate94;
-const schema134 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listVariables/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createRunQuery = validate94;
+const schema134 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createRun/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listVariables/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate94.evaluated;
@@ -5208,11 +5208,11 @@ return errors === 0;
 }
 validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createVariablePath = validate95;
-const schema135 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const listVariablesPath = validate95;
+const schema135 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listVariables/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createVariable/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listVariables/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate95.evaluated;
@@ -5283,7 +5283,7 @@ data["workspace_id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern30.test(data0)){
+if(!pattern31.test(data0)){
 const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -5311,11 +5311,11 @@ return errors === 0;
 }
 validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createVariableQuery = validate96;
-const schema137 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const listVariablesQuery = validate96;
+const schema137 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listVariables/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createVariable/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listVariables/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate96.evaluated;
@@ -5352,12 +5352,11 @@ return errors === 0;
 }
 validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateVariablePath = validate97;
-const schema138 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"variable_id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"}},"required":["workspace_id","variable_id"],"additionalProperties":false};
-const pattern36 = new RegExp("^var-[0-9a-z]{16}$", "u");
+export const createVariablePath = validate97;
+const schema138 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createVariable/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate97.evaluated;
@@ -5378,24 +5377,14 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.variable_id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "variable_id"},message:"must have required property '"+"variable_id"+"'"};
+for(const key0 in data){
+if(!(key0 === "workspace_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
-}
-errors++;
-}
-for(const key0 in data){
-if(!((key0 === "workspace_id") || (key0 === "variable_id"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
 }
 errors++;
 }
@@ -5420,12 +5409,12 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err3];
+vErrors = [err2];
 }
 else {
-vErrors.push(err3);
+vErrors.push(err2);
 }
 errors++;
 }
@@ -5438,8 +5427,21 @@ data["workspace_id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern30.test(data0)){
-const err4 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(!pattern31.test(data0)){
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5448,79 +5450,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-}
-if(data.variable_id !== undefined){
-let data1 = data.variable_id;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err5 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["variable_id"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(!pattern36.test(data1)){
-const err6 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
 validate97.errors = vErrors;
 return errors === 0;
 }
 validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateVariableQuery = validate98;
-const schema140 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createVariableQuery = validate98;
+const schema140 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createVariable/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate98.evaluated;
@@ -5557,11 +5496,12 @@ return errors === 0;
 }
 validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const deleteVariablePath = validate99;
-const schema141 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"variable_id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"}},"required":["workspace_id","variable_id"],"additionalProperties":false};
+export const updateVariablePath = validate99;
+const schema141 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"variable_id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"}},"required":["workspace_id","variable_id"],"additionalProperties":false};
+const pattern37 = new RegExp("^var-[0-9a-z]{16}$", "u");
 
 function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate99.evaluated;
@@ -5642,7 +5582,7 @@ data["workspace_id"] = coerced0;
 }
 }
 if(typeof data0 === "string"){
-if(!pattern30.test(data0)){
+if(!pattern31.test(data0)){
 const err4 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -5692,7 +5632,7 @@ data["variable_id"] = coerced1;
 }
 }
 if(typeof data1 === "string"){
-if(!pattern36.test(data1)){
+if(!pattern37.test(data1)){
 const err6 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -5720,11 +5660,11 @@ return errors === 0;
 }
 validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const deleteVariableQuery = validate100;
-const schema143 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const updateVariableQuery = validate100;
+const schema143 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate100.evaluated;
@@ -5760,3 +5700,207 @@ validate100.errors = vErrors;
 return errors === 0;
 }
 validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const deleteVariablePath = validate101;
+const schema144 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"variable_id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"}},"required":["workspace_id","variable_id"],"additionalProperties":false};
+
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate101.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.workspace_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.variable_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "variable_id"},message:"must have required property '"+"variable_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "workspace_id") || (key0 === "variable_id"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.workspace_id !== undefined){
+let data0 = data.workspace_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["workspace_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(!pattern31.test(data0)){
+const err4 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+if(data.variable_id !== undefined){
+let data1 = data.variable_id;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err5 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["variable_id"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(!pattern37.test(data1)){
+const err6 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate101.errors = vErrors;
+return errors === 0;
+}
+validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const deleteVariableQuery = validate102;
+const schema146 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate102.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate102.errors = vErrors;
+return errors === 0;
+}
+validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

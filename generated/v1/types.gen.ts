@@ -564,6 +564,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{run_id}/review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The review document of a run (everything the run page reads, decided server-side)
+         * @description Derived only from persisted records (runs, attempts, jobs, reviews, policy results and overrides, state versions, sanitized logs), never from a live sandbox and never invented from the top-level status: a fact that was not recorded is `null` beside an explicit `state` (`not_recorded`, `unavailable`). Carries the header facts, the actions this caller may take now (`available_actions`, already intersected with the caller's permissions and the run's state), the stage timeline (plan, policy, approval, apply), the terminal reason with one human sentence and, for a failed plan or apply, the last (at most eight) sanitized log lines of that phase, unresolved recovery evidence, execution evidence, and the downloads this caller may use. The policy override control (result digest and expiry) is present only for a caller holding `policy:override_soft`. The document never carries finding details beyond their text, raw policy input, raw plans, state bodies, artifact object keys, sandbox labels, runner capabilities or secret handles. A run the caller cannot see is 404; a store that fails is an error, never an empty run.
+         */
+        get: operations["getRunReview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/users": {
         parameters: {
             query?: never;
@@ -1239,6 +1261,257 @@ export interface components {
                 /** @constant */
                 type: "recovery-resolutions";
             };
+        };
+        RunReview: {
+            attributes: {
+                available_actions: components["schemas"]["RunReviewAction"][];
+                downloads: components["schemas"]["RunReviewDownloads"];
+                evidence: components["schemas"]["RunReviewEvidence"];
+                header: components["schemas"]["RunReviewHeader"];
+                /** @description Recovery evidence while the run needs recovery (unresolved); null otherwise. */
+                recovery: null | components["schemas"]["RunRecovery"];
+                /** @description The ordered stage timeline (plan, policy, approval, apply). */
+                stages: {
+                    apply: components["schemas"]["RunReviewApplyStage"];
+                    approval: components["schemas"]["RunReviewApprovalStage"];
+                    plan: components["schemas"]["RunReviewPlanStage"];
+                    policy: components["schemas"]["RunReviewPolicyStage"];
+                };
+                /** @description Why the run ended (or stopped for recovery); null while it is still moving. */
+                terminal_reason: null | components["schemas"]["RunReviewTerminalReason"];
+            };
+            id: components["schemas"]["RunId"];
+            links: components["schemas"]["Links"];
+            relationships: {
+                organization: components["schemas"]["Relationship"];
+                run: components["schemas"]["Relationship"];
+                workspace: components["schemas"]["Relationship"];
+            };
+            /** @constant */
+            type: "run-reviews";
+        };
+        /** @enum {string} */
+        RunReviewAction: "approve" | "discard" | "cancel" | "override" | "recover";
+        RunReviewApplyStage: {
+            finished_at: components["schemas"]["RunReviewNullableTimestamp"];
+            /** @enum {string} */
+            phase_status: "pending" | "running" | "finished" | "errored" | "canceled" | "interrupted";
+            started_at: components["schemas"]["RunReviewNullableTimestamp"];
+            /** @description The successor state version this run committed; `not_recorded` when it committed none, `unavailable` when the apply finished but the committed version's record cannot be resolved. */
+            state_version: {
+                digest: components["schemas"]["Sha256"] | null;
+                id: string;
+                published_at: components["schemas"]["Timestamp"];
+                serial: number;
+                /** @constant */
+                state: "committed";
+            } | {
+                /** @enum {string} */
+                state: "not_recorded" | "unavailable";
+            };
+            status: components["schemas"]["RunReviewStageStatus"];
+        };
+        RunReviewApprovalStage: {
+            approval_expires_at: components["schemas"]["RunReviewNullableTimestamp"];
+            decided_at: components["schemas"]["RunReviewNullableTimestamp"];
+            /** @description Who decided (the display name when one is recorded, else null; the actor id always when recorded). Null for no decision or an expiry. */
+            decided_by: null | {
+                actor_id: string;
+                display_name: string | null;
+            };
+            /** @description True when the plan under review destroys at least one resource. */
+            destroy_confirmation_required: boolean;
+            finished_at: components["schemas"]["RunReviewNullableTimestamp"];
+            /** @description The plan digest the decision was bound to, or that an approval must carry while awaiting. */
+            plan_digest: components["schemas"]["Sha256"] | null;
+            reason: string | null;
+            started_at: components["schemas"]["RunReviewNullableTimestamp"];
+            /**
+             * @description `awaiting` while a decision is outstanding; a decision state from the recorded review; `not_recorded` when the run ended by a decision that has no review record.
+             * @enum {string}
+             */
+            state: "not_reached" | "not_required" | "awaiting" | "approved" | "discarded" | "expired" | "canceled" | "not_recorded";
+            status: components["schemas"]["RunReviewStageStatus"];
+        };
+        RunReviewDocument: {
+            data: components["schemas"]["RunReview"];
+        };
+        /** @description Null for a caller who could never download anything (no artifact or state-recovery permission at all); `not_permitted` (one note) for a caller holding some download permission but none on this run; otherwise the downloads this caller may use. */
+        RunReviewDownloads: null | {
+            note: string;
+            /** @constant */
+            state: "not_permitted";
+        } | {
+            items: {
+                /** @description Whether the run recorded what this download serves. */
+                available: boolean;
+                href: string;
+                /** @enum {string} */
+                kind: "redacted_plan" | "raw_plan" | "emergency_state";
+                /** @enum {string} */
+                method: "GET" | "POST";
+                requires_reason: boolean;
+                /** @description True when this caller (a dashboard session) must step up within the last 15 minutes first. */
+                requires_step_up: boolean;
+            }[];
+            /** @constant */
+            state: "permitted";
+        };
+        RunReviewEvidence: {
+            attempts: {
+                attempt_number: number;
+                finished_at: components["schemas"]["RunReviewNullableTimestamp"];
+                id: string;
+                /** @enum {string} */
+                phase: "plan" | "apply";
+                region: string;
+                sandbox_id: string | null;
+                sandbox_name: string | null;
+                started_at: components["schemas"]["Timestamp"];
+                /** @enum {string} */
+                status: "running" | "succeeded" | "failed" | "interrupted" | "lost";
+                terminal_classification: string | null;
+            }[];
+            build_sha: components["schemas"]["RunReviewRecordedString"];
+            definition_sha: components["schemas"]["RunReviewRecordedString"];
+            job_engine_build: components["schemas"]["RunReviewRecordedString"];
+            /** @description The job (workflow) ids of the run's phases, oldest first. */
+            jobs: {
+                id: string;
+                /** @enum {string} */
+                phase: "plan" | "apply";
+            }[];
+            opa_build_commit: components["schemas"]["RunReviewRecordedString"];
+            opa_version: components["schemas"]["RunReviewRecordedString"];
+            opentofu_version: components["schemas"]["RunReviewRecordedString"];
+            protocol: components["schemas"]["RunReviewRecordedString"];
+            runner_release: components["schemas"]["RunReviewRecordedString"];
+            sandbox_base_profile: components["schemas"]["RunReviewRecordedString"];
+        };
+        RunReviewHeader: {
+            commit_author: components["schemas"]["RunReviewRecordedString"];
+            commit_message: components["schemas"]["RunReviewRecordedString"];
+            commit_sha: components["schemas"]["RunReviewRecordedString"];
+            created_at: components["schemas"]["Timestamp"];
+            /** @description When the run ended (null while it has not). */
+            finished_at: components["schemas"]["RunReviewNullableTimestamp"];
+            /** @enum {string} */
+            kind: "plan_and_apply" | "speculative";
+            run_id: components["schemas"]["RunId"];
+            /** @enum {string} */
+            source: "api" | "tfe-api" | "github";
+            source_ref: components["schemas"]["RunReviewRecordedString"];
+            /** @description When the first phase attempt started (null while none has). */
+            started_at: components["schemas"]["RunReviewNullableTimestamp"];
+            /** @enum {string} */
+            status: "pending" | "planning" | "policy_checking" | "policy_soft_failed" | "awaiting_approval" | "applying" | "applied" | "planned_and_finished" | "discarded" | "canceled" | "errored" | "expired" | "plan_credentials_required" | "needs_recovery";
+            /** @description The run's own message; server-generated (e.g. `GitHub <commit-sha>`) when the trigger recorded none. */
+            title: string;
+            /** @description True when the title was generated by the server rather than recorded as the run's message. */
+            title_generated: boolean;
+            working_directory: components["schemas"]["RunReviewRecordedString"];
+            workspace: {
+                href: string;
+                id: components["schemas"]["WorkspaceId"];
+                name: string;
+            };
+        };
+        RunReviewNullableTimestamp: components["schemas"]["Timestamp"] | null;
+        RunReviewPlanStage: {
+            finished_at: components["schemas"]["RunReviewNullableTimestamp"];
+            /** @enum {string} */
+            phase_status: "pending" | "running" | "finished" | "errored" | "canceled";
+            started_at: components["schemas"]["RunReviewNullableTimestamp"];
+            status: components["schemas"]["RunReviewStageStatus"];
+            /** @description `not_finished` while the plan runs (no counts, no attention); `recorded` with the counts of a finished plan; `change_result_not_recorded` only for a finished plan whose counts were not recorded; `not_produced` for a plan that ended without finishing (errored or canceled). */
+            summary: {
+                /** @enum {string} */
+                state: "not_finished" | "change_result_not_recorded" | "not_produced";
+            } | {
+                counts: {
+                    change: number;
+                    create: number;
+                    destroy: number;
+                };
+                has_changes: boolean | null;
+                /** @constant */
+                state: "recorded";
+            };
+        };
+        RunReviewPolicyStage: {
+            findings: {
+                address: string | null;
+                enforcement_level: components["schemas"]["EnforcementLevel"];
+                message: string;
+                title: string;
+            }[];
+            finished_at: components["schemas"]["RunReviewNullableTimestamp"];
+            /**
+             * @description The persisted outcome; null while no policy result was recorded.
+             * @enum {string|null}
+             */
+            outcome: "skipped" | "passed" | "soft_failed" | "hard_failed" | "errored" | null;
+            /** @description Present only for a caller holding `policy:override_soft` while the run waits on a soft-mandatory failure; null otherwise. The override submits exactly `result_digest`. */
+            override_control: null | {
+                /** @description When the newest unexpired override of this digest expires (null when none is active). */
+                active_override_expires_at: components["schemas"]["RunReviewNullableTimestamp"];
+                default_duration_seconds: number;
+                /** @description When the control stops being usable (the run's approval window closes); null when not recorded. */
+                expires_at: components["schemas"]["RunReviewNullableTimestamp"];
+                href: string;
+                max_duration_seconds: number;
+                result_digest: components["schemas"]["Sha256"];
+            };
+            /** @description At most 256 override records, newest first (the organization audit history keeps them all). */
+            overrides: {
+                actor_display_name: string | null;
+                actor_id: string | null;
+                created_at: components["schemas"]["Timestamp"];
+                expires_at: components["schemas"]["Timestamp"];
+                id: string;
+                reason: string;
+            }[];
+            overrides_truncated: boolean;
+            /** @description The policy stage's start is not recorded today (null); its evaluation time is `finished_at`. */
+            started_at: components["schemas"]["RunReviewNullableTimestamp"];
+            status: components["schemas"]["RunReviewStageStatus"];
+        };
+        /** @description A fact that is either recorded (`value` is a string) or explicitly not recorded (`value` is null). */
+        RunReviewRecordedString: {
+            /** @constant */
+            state: "recorded";
+            value: string;
+        } | {
+            /** @constant */
+            state: "not_recorded";
+            value: null;
+        };
+        /** @enum {string} */
+        RunReviewStageStatus: "pending" | "running" | "succeeded" | "failed" | "skipped" | "waiting";
+        RunReviewTerminalReason: {
+            /** @enum {string} */
+            code: "plan_failed" | "plan_canceled" | "no_changes" | "speculative" | "policy_hard_failed" | "policy_errored" | "discarded" | "canceled" | "approval_expired" | "applied" | "apply_failed" | "apply_interrupted" | "apply_uncertain" | "recovered" | "plan_credentials_required";
+            guidance: null | {
+                /** @enum {string} */
+                code: "plan_credentials_required" | "expired";
+                sentence: string;
+                /** @enum {string} */
+                target: "workspace_cloud_access" | "workspace_source_settings";
+                workspace_id: components["schemas"]["WorkspaceId"];
+            };
+            /** @description For a failed plan or apply phase of a terminal run, the last sanitized lines of that phase's log (at most eight); null otherwise. */
+            log_tail: null | {
+                caption: string;
+                lines: string[];
+                /** @enum {string} */
+                phase: "plan" | "apply";
+            };
+            sentence: string;
+            /** @constant */
+            state: "recorded";
+        } | {
+            /** @constant */
+            state: "not_recorded";
         };
         SessionCreateDocument: {
             data: {
@@ -2553,6 +2826,32 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
+        };
+    };
+    getRunReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The review document; responses are `Cache-Control: private, no-store`. */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["RunReviewDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
         };
     };
     createUser: {

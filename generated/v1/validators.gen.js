@@ -12064,14 +12064,7914 @@ return errors === 0;
 }
 validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SessionCreateDocument = validate85;
-const schema143 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"sessions"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
-const schema145 = {"type":"string","minLength":1,"maxLength":1024,"writeOnly":true};
+export const RunReviewDocument = validate85;
+const schema143 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReview"}}};
+const schema144 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"run-reviews"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["header","available_actions","stages","terminal_reason","recovery","evidence","downloads"],"properties":{"header":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewHeader"},"available_actions":{"type":"array","uniqueItems":true,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewAction"}},"stages":{"description":"The ordered stage timeline (plan, policy, approval, apply).","type":"object","additionalProperties":false,"required":["plan","policy","approval","apply"],"properties":{"plan":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewPlanStage"},"policy":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewPolicyStage"},"approval":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewApprovalStage"},"apply":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewApplyStage"}}},"terminal_reason":{"description":"Why the run ended (or stopped for recovery); null while it is still moving.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewTerminalReason"}]},"recovery":{"description":"Recovery evidence while the run needs recovery (unresolved); null otherwise.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"evidence":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewEvidence"},"downloads":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"run":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema157 = {"type":"string","enum":["approve","discard","cancel","override","recover"]};
+const schema186 = {"description":"Null for a caller who could never download anything (no artifact or state-recovery permission at all); `not_permitted` (one note) for a caller holding some download permission but none on this run; otherwise the downloads this caller may use.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["state","note"],"properties":{"state":{"const":"not_permitted"},"note":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["state","items"],"properties":{"state":{"const":"permitted"},"items":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["kind","method","href","requires_reason","requires_step_up","available"],"properties":{"kind":{"type":"string","enum":["redacted_plan","raw_plan","emergency_state"]},"method":{"type":"string","enum":["GET","POST"]},"href":{"type":"string"},"requires_reason":{"type":"boolean"},"requires_step_up":{"type":"boolean","description":"True when this caller (a dashboard session) must step up within the last 15 minutes first."},"available":{"type":"boolean","description":"Whether the run recorded what this download serves."}}}}}}]};
+const schema146 = {"type":"object","additionalProperties":false,"required":["title","title_generated","commit_message","status","kind","source","commit_sha","source_ref","working_directory","commit_author","created_at","started_at","finished_at","run_id","workspace"],"properties":{"title":{"type":"string","description":"The run's own message; server-generated (e.g. `GitHub <commit-sha>`) when the trigger recorded none."},"title_generated":{"type":"boolean","description":"True when the title was generated by the server rather than recorded as the run's message."},"commit_message":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"source":{"type":"string","enum":["api","tfe-api","github"]},"commit_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"source_ref":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"working_directory":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"commit_author":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"started_at":{"description":"When the first phase attempt started (null while none has).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"description":"When the run ended (null while it has not).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"workspace":{"type":"object","additionalProperties":false,"required":["id","name","href"],"properties":{"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"name":{"type":"string"},"href":{"type":"string"}}}}};
+const schema147 = {"description":"A fact that is either recorded (`value` is a string) or explicitly not recorded (`value` is null).","oneOf":[{"type":"object","additionalProperties":false,"required":["state","value"],"properties":{"state":{"const":"recorded"},"value":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["state","value"],"properties":{"state":{"const":"not_recorded"},"value":{"type":"null"}}}]};
+const schema153 = {"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]};
+
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate88.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
+if(typeof data === "string"){
+if(!pattern6.test(data)){
+const err0 = {instancePath,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!(formats0.validate(data))){
+const err1 = {instancePath,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+}
+const _errs4 = errors;
+if(data !== null){
+const err3 = {instancePath,schemaPath:"#/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs4 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+}
+}
+if(!valid0){
+const err4 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate88.errors = vErrors;
+return errors === 0;
+}
+validate88.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate87.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.title === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.title_generated === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "title_generated"},message:"must have required property '"+"title_generated"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.commit_message === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "commit_message"},message:"must have required property '"+"commit_message"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.status === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.kind === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.source === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.commit_sha === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "commit_sha"},message:"must have required property '"+"commit_sha"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.source_ref === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "source_ref"},message:"must have required property '"+"source_ref"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.working_directory === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "working_directory"},message:"must have required property '"+"working_directory"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.commit_author === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "commit_author"},message:"must have required property '"+"commit_author"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.started_at === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_at"},message:"must have required property '"+"started_at"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data.finished_at === undefined){
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_at"},message:"must have required property '"+"finished_at"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data.run_id === undefined){
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "run_id"},message:"must have required property '"+"run_id"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data.workspace === undefined){
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace"},message:"must have required property '"+"workspace"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func6.call(schema146.properties, key0))){
+const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.title !== undefined){
+if(typeof data.title !== "string"){
+const err16 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.title_generated !== undefined){
+if(typeof data.title_generated !== "boolean"){
+const err17 = {instancePath:instancePath+"/title_generated",schemaPath:"#/properties/title_generated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.commit_message !== undefined){
+let data2 = data.commit_message;
+const _errs8 = errors;
+let valid2 = false;
+let passing0 = null;
+const _errs9 = errors;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.state === undefined){
+const err18 = {instancePath:instancePath+"/commit_message",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data2.value === undefined){
+const err19 = {instancePath:instancePath+"/commit_message",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!((key1 === "state") || (key1 === "value"))){
+const err20 = {instancePath:instancePath+"/commit_message",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data2.state !== undefined){
+if("recorded" !== data2.state){
+const err21 = {instancePath:instancePath+"/commit_message/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data2.value !== undefined){
+if(typeof data2.value !== "string"){
+const err22 = {instancePath:instancePath+"/commit_message/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/commit_message",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid0 = _errs9 === errors;
+if(_valid0){
+valid2 = true;
+passing0 = 0;
+var props0 = true;
+}
+const _errs15 = errors;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.state === undefined){
+const err24 = {instancePath:instancePath+"/commit_message",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data2.value === undefined){
+const err25 = {instancePath:instancePath+"/commit_message",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+for(const key2 in data2){
+if(!((key2 === "state") || (key2 === "value"))){
+const err26 = {instancePath:instancePath+"/commit_message",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data2.state !== undefined){
+if("not_recorded" !== data2.state){
+const err27 = {instancePath:instancePath+"/commit_message/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data2.value !== undefined){
+if(data2.value !== null){
+const err28 = {instancePath:instancePath+"/commit_message/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/commit_message",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+var _valid0 = _errs15 === errors;
+if(_valid0 && valid2){
+valid2 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid2 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+if(!valid2){
+const err30 = {instancePath:instancePath+"/commit_message",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+else {
+errors = _errs8;
+if(vErrors !== null){
+if(_errs8){
+vErrors.length = _errs8;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data7 = data.status;
+if(typeof data7 !== "string"){
+const err31 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(!((((((((((((((data7 === "pending") || (data7 === "planning")) || (data7 === "policy_checking")) || (data7 === "policy_soft_failed")) || (data7 === "awaiting_approval")) || (data7 === "applying")) || (data7 === "applied")) || (data7 === "planned_and_finished")) || (data7 === "discarded")) || (data7 === "canceled")) || (data7 === "errored")) || (data7 === "expired")) || (data7 === "plan_credentials_required")) || (data7 === "needs_recovery"))){
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema146.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data.kind !== undefined){
+let data8 = data.kind;
+if(typeof data8 !== "string"){
+const err33 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(!((data8 === "plan_and_apply") || (data8 === "speculative"))){
+const err34 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema146.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data.source !== undefined){
+let data9 = data.source;
+if(typeof data9 !== "string"){
+const err35 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(!(((data9 === "api") || (data9 === "tfe-api")) || (data9 === "github"))){
+const err36 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema146.properties.source.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data.commit_sha !== undefined){
+let data10 = data.commit_sha;
+const _errs29 = errors;
+let valid6 = false;
+let passing1 = null;
+const _errs30 = errors;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.state === undefined){
+const err37 = {instancePath:instancePath+"/commit_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(data10.value === undefined){
+const err38 = {instancePath:instancePath+"/commit_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+for(const key3 in data10){
+if(!((key3 === "state") || (key3 === "value"))){
+const err39 = {instancePath:instancePath+"/commit_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data10.state !== undefined){
+if("recorded" !== data10.state){
+const err40 = {instancePath:instancePath+"/commit_sha/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data10.value !== undefined){
+if(typeof data10.value !== "string"){
+const err41 = {instancePath:instancePath+"/commit_sha/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/commit_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid1 = _errs30 === errors;
+if(_valid1){
+valid6 = true;
+passing1 = 0;
+var props1 = true;
+}
+const _errs36 = errors;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.state === undefined){
+const err43 = {instancePath:instancePath+"/commit_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if(data10.value === undefined){
+const err44 = {instancePath:instancePath+"/commit_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+for(const key4 in data10){
+if(!((key4 === "state") || (key4 === "value"))){
+const err45 = {instancePath:instancePath+"/commit_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data10.state !== undefined){
+if("not_recorded" !== data10.state){
+const err46 = {instancePath:instancePath+"/commit_sha/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data10.value !== undefined){
+if(data10.value !== null){
+const err47 = {instancePath:instancePath+"/commit_sha/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/commit_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+var _valid1 = _errs36 === errors;
+if(_valid1 && valid6){
+valid6 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid6 = true;
+passing1 = 1;
+if(props1 !== true){
+props1 = true;
+}
+}
+}
+if(!valid6){
+const err49 = {instancePath:instancePath+"/commit_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+else {
+errors = _errs29;
+if(vErrors !== null){
+if(_errs29){
+vErrors.length = _errs29;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.source_ref !== undefined){
+let data15 = data.source_ref;
+const _errs44 = errors;
+let valid10 = false;
+let passing2 = null;
+const _errs45 = errors;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.state === undefined){
+const err50 = {instancePath:instancePath+"/source_ref",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+if(data15.value === undefined){
+const err51 = {instancePath:instancePath+"/source_ref",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+for(const key5 in data15){
+if(!((key5 === "state") || (key5 === "value"))){
+const err52 = {instancePath:instancePath+"/source_ref",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+if(data15.state !== undefined){
+if("recorded" !== data15.state){
+const err53 = {instancePath:instancePath+"/source_ref/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data15.value !== undefined){
+if(typeof data15.value !== "string"){
+const err54 = {instancePath:instancePath+"/source_ref/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/source_ref",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+var _valid2 = _errs45 === errors;
+if(_valid2){
+valid10 = true;
+passing2 = 0;
+var props2 = true;
+}
+const _errs51 = errors;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.state === undefined){
+const err56 = {instancePath:instancePath+"/source_ref",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+if(data15.value === undefined){
+const err57 = {instancePath:instancePath+"/source_ref",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+for(const key6 in data15){
+if(!((key6 === "state") || (key6 === "value"))){
+const err58 = {instancePath:instancePath+"/source_ref",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+if(data15.state !== undefined){
+if("not_recorded" !== data15.state){
+const err59 = {instancePath:instancePath+"/source_ref/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data15.value !== undefined){
+if(data15.value !== null){
+const err60 = {instancePath:instancePath+"/source_ref/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+}
+else {
+const err61 = {instancePath:instancePath+"/source_ref",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+var _valid2 = _errs51 === errors;
+if(_valid2 && valid10){
+valid10 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid2){
+valid10 = true;
+passing2 = 1;
+if(props2 !== true){
+props2 = true;
+}
+}
+}
+if(!valid10){
+const err62 = {instancePath:instancePath+"/source_ref",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+else {
+errors = _errs44;
+if(vErrors !== null){
+if(_errs44){
+vErrors.length = _errs44;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.working_directory !== undefined){
+let data20 = data.working_directory;
+const _errs59 = errors;
+let valid14 = false;
+let passing3 = null;
+const _errs60 = errors;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.state === undefined){
+const err63 = {instancePath:instancePath+"/working_directory",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+if(data20.value === undefined){
+const err64 = {instancePath:instancePath+"/working_directory",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+for(const key7 in data20){
+if(!((key7 === "state") || (key7 === "value"))){
+const err65 = {instancePath:instancePath+"/working_directory",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+if(data20.state !== undefined){
+if("recorded" !== data20.state){
+const err66 = {instancePath:instancePath+"/working_directory/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+if(data20.value !== undefined){
+if(typeof data20.value !== "string"){
+const err67 = {instancePath:instancePath+"/working_directory/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+}
+else {
+const err68 = {instancePath:instancePath+"/working_directory",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+var _valid3 = _errs60 === errors;
+if(_valid3){
+valid14 = true;
+passing3 = 0;
+var props3 = true;
+}
+const _errs66 = errors;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.state === undefined){
+const err69 = {instancePath:instancePath+"/working_directory",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+if(data20.value === undefined){
+const err70 = {instancePath:instancePath+"/working_directory",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+for(const key8 in data20){
+if(!((key8 === "state") || (key8 === "value"))){
+const err71 = {instancePath:instancePath+"/working_directory",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+if(data20.state !== undefined){
+if("not_recorded" !== data20.state){
+const err72 = {instancePath:instancePath+"/working_directory/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+if(data20.value !== undefined){
+if(data20.value !== null){
+const err73 = {instancePath:instancePath+"/working_directory/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+}
+}
+else {
+const err74 = {instancePath:instancePath+"/working_directory",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+var _valid3 = _errs66 === errors;
+if(_valid3 && valid14){
+valid14 = false;
+passing3 = [passing3, 1];
+}
+else {
+if(_valid3){
+valid14 = true;
+passing3 = 1;
+if(props3 !== true){
+props3 = true;
+}
+}
+}
+if(!valid14){
+const err75 = {instancePath:instancePath+"/working_directory",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+else {
+errors = _errs59;
+if(vErrors !== null){
+if(_errs59){
+vErrors.length = _errs59;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.commit_author !== undefined){
+let data25 = data.commit_author;
+const _errs74 = errors;
+let valid18 = false;
+let passing4 = null;
+const _errs75 = errors;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.state === undefined){
+const err76 = {instancePath:instancePath+"/commit_author",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+if(data25.value === undefined){
+const err77 = {instancePath:instancePath+"/commit_author",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+for(const key9 in data25){
+if(!((key9 === "state") || (key9 === "value"))){
+const err78 = {instancePath:instancePath+"/commit_author",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+if(data25.state !== undefined){
+if("recorded" !== data25.state){
+const err79 = {instancePath:instancePath+"/commit_author/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+if(data25.value !== undefined){
+if(typeof data25.value !== "string"){
+const err80 = {instancePath:instancePath+"/commit_author/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+}
+else {
+const err81 = {instancePath:instancePath+"/commit_author",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+var _valid4 = _errs75 === errors;
+if(_valid4){
+valid18 = true;
+passing4 = 0;
+var props4 = true;
+}
+const _errs81 = errors;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.state === undefined){
+const err82 = {instancePath:instancePath+"/commit_author",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+if(data25.value === undefined){
+const err83 = {instancePath:instancePath+"/commit_author",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+for(const key10 in data25){
+if(!((key10 === "state") || (key10 === "value"))){
+const err84 = {instancePath:instancePath+"/commit_author",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+if(data25.state !== undefined){
+if("not_recorded" !== data25.state){
+const err85 = {instancePath:instancePath+"/commit_author/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+if(data25.value !== undefined){
+if(data25.value !== null){
+const err86 = {instancePath:instancePath+"/commit_author/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+}
+else {
+const err87 = {instancePath:instancePath+"/commit_author",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+var _valid4 = _errs81 === errors;
+if(_valid4 && valid18){
+valid18 = false;
+passing4 = [passing4, 1];
+}
+else {
+if(_valid4){
+valid18 = true;
+passing4 = 1;
+if(props4 !== true){
+props4 = true;
+}
+}
+}
+if(!valid18){
+const err88 = {instancePath:instancePath+"/commit_author",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+else {
+errors = _errs74;
+if(vErrors !== null){
+if(_errs74){
+vErrors.length = _errs74;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.created_at !== undefined){
+let data30 = data.created_at;
+if(typeof data30 === "string"){
+if(!pattern6.test(data30)){
+const err89 = {instancePath:instancePath+"/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+if(!(formats0.validate(data30))){
+const err90 = {instancePath:instancePath+"/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+else {
+const err91 = {instancePath:instancePath+"/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+}
+if(data.started_at !== undefined){
+if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+}
+if(data.finished_at !== undefined){
+if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+}
+if(data.run_id !== undefined){
+let data33 = data.run_id;
+if(typeof data33 === "string"){
+if(!pattern21.test(data33)){
+const err92 = {instancePath:instancePath+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+}
+else {
+const err93 = {instancePath:instancePath+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+}
+if(data.workspace !== undefined){
+let data34 = data.workspace;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(data34.id === undefined){
+const err94 = {instancePath:instancePath+"/workspace",schemaPath:"#/properties/workspace/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+if(data34.name === undefined){
+const err95 = {instancePath:instancePath+"/workspace",schemaPath:"#/properties/workspace/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+if(data34.href === undefined){
+const err96 = {instancePath:instancePath+"/workspace",schemaPath:"#/properties/workspace/required",keyword:"required",params:{missingProperty: "href"},message:"must have required property '"+"href"+"'"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+for(const key11 in data34){
+if(!(((key11 === "id") || (key11 === "name")) || (key11 === "href"))){
+const err97 = {instancePath:instancePath+"/workspace",schemaPath:"#/properties/workspace/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+}
+if(data34.id !== undefined){
+let data35 = data34.id;
+if(typeof data35 === "string"){
+if(!pattern12.test(data35)){
+const err98 = {instancePath:instancePath+"/workspace/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+}
+else {
+const err99 = {instancePath:instancePath+"/workspace/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+}
+if(data34.name !== undefined){
+if(typeof data34.name !== "string"){
+const err100 = {instancePath:instancePath+"/workspace/name",schemaPath:"#/properties/workspace/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+}
+if(data34.href !== undefined){
+if(typeof data34.href !== "string"){
+const err101 = {instancePath:instancePath+"/workspace/href",schemaPath:"#/properties/workspace/properties/href/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+}
+}
+else {
+const err102 = {instancePath:instancePath+"/workspace",schemaPath:"#/properties/workspace/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+}
+}
+else {
+const err103 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+validate87.errors = vErrors;
+return errors === 0;
+}
+validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema158 = {"type":"object","additionalProperties":false,"required":["status","phase_status","started_at","finished_at","summary"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"phase_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"summary":{"description":"`not_finished` while the plan runs (no counts, no attention); `recorded` with the counts of a finished plan; `change_result_not_recorded` only for a finished plan whose counts were not recorded; `not_produced` for a plan that ended without finishing (errored or canceled).","oneOf":[{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"type":"string","enum":["not_finished","change_result_not_recorded","not_produced"]}}},{"type":"object","additionalProperties":false,"required":["state","counts","has_changes"],"properties":{"state":{"const":"recorded"},"counts":{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}},"has_changes":{"type":["boolean","null"]}}}]}}};
+const schema159 = {"type":"string","enum":["pending","running","succeeded","failed","skipped","waiting"]};
+
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate92.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.status === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.phase_status === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phase_status"},message:"must have required property '"+"phase_status"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.started_at === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_at"},message:"must have required property '"+"started_at"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.finished_at === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_at"},message:"must have required property '"+"finished_at"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.summary === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "status") || (key0 === "phase_status")) || (key0 === "started_at")) || (key0 === "finished_at")) || (key0 === "summary"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data0 = data.status;
+if(typeof data0 !== "string"){
+const err6 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!((((((data0 === "pending") || (data0 === "running")) || (data0 === "succeeded")) || (data0 === "failed")) || (data0 === "skipped")) || (data0 === "waiting"))){
+const err7 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.phase_status !== undefined){
+let data1 = data.phase_status;
+if(typeof data1 !== "string"){
+const err8 = {instancePath:instancePath+"/phase_status",schemaPath:"#/properties/phase_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!(((((data1 === "pending") || (data1 === "running")) || (data1 === "finished")) || (data1 === "errored")) || (data1 === "canceled"))){
+const err9 = {instancePath:instancePath+"/phase_status",schemaPath:"#/properties/phase_status/enum",keyword:"enum",params:{allowedValues: schema158.properties.phase_status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.started_at !== undefined){
+if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+}
+if(data.finished_at !== undefined){
+if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+}
+if(data.summary !== undefined){
+let data4 = data.summary;
+const _errs10 = errors;
+let valid2 = false;
+let passing0 = null;
+const _errs11 = errors;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.state === undefined){
+const err10 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+for(const key1 in data4){
+if(!(key1 === "state")){
+const err11 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data4.state !== undefined){
+let data5 = data4.state;
+if(typeof data5 !== "string"){
+const err12 = {instancePath:instancePath+"/summary/state",schemaPath:"#/properties/summary/oneOf/0/properties/state/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!(((data5 === "not_finished") || (data5 === "change_result_not_recorded")) || (data5 === "not_produced"))){
+const err13 = {instancePath:instancePath+"/summary/state",schemaPath:"#/properties/summary/oneOf/0/properties/state/enum",keyword:"enum",params:{allowedValues: schema158.properties.summary.oneOf[0].properties.state.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid0 = _errs11 === errors;
+if(_valid0){
+valid2 = true;
+passing0 = 0;
+var props0 = true;
+}
+const _errs16 = errors;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.state === undefined){
+const err15 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data4.counts === undefined){
+const err16 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/oneOf/1/required",keyword:"required",params:{missingProperty: "counts"},message:"must have required property '"+"counts"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data4.has_changes === undefined){
+const err17 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/oneOf/1/required",keyword:"required",params:{missingProperty: "has_changes"},message:"must have required property '"+"has_changes"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+for(const key2 in data4){
+if(!(((key2 === "state") || (key2 === "counts")) || (key2 === "has_changes"))){
+const err18 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data4.state !== undefined){
+if("recorded" !== data4.state){
+const err19 = {instancePath:instancePath+"/summary/state",schemaPath:"#/properties/summary/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data4.counts !== undefined){
+let data7 = data4.counts;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.create === undefined){
+const err20 = {instancePath:instancePath+"/summary/counts",schemaPath:"#/properties/summary/oneOf/1/properties/counts/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data7.change === undefined){
+const err21 = {instancePath:instancePath+"/summary/counts",schemaPath:"#/properties/summary/oneOf/1/properties/counts/required",keyword:"required",params:{missingProperty: "change"},message:"must have required property '"+"change"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data7.destroy === undefined){
+const err22 = {instancePath:instancePath+"/summary/counts",schemaPath:"#/properties/summary/oneOf/1/properties/counts/required",keyword:"required",params:{missingProperty: "destroy"},message:"must have required property '"+"destroy"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+for(const key3 in data7){
+if(!(((key3 === "create") || (key3 === "change")) || (key3 === "destroy"))){
+const err23 = {instancePath:instancePath+"/summary/counts",schemaPath:"#/properties/summary/oneOf/1/properties/counts/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data7.create !== undefined){
+let data8 = data7.create;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err24 = {instancePath:instancePath+"/summary/counts/create",schemaPath:"#/properties/summary/oneOf/1/properties/counts/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
+const err25 = {instancePath:instancePath+"/summary/counts/create",schemaPath:"#/properties/summary/oneOf/1/properties/counts/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+if(data7.change !== undefined){
+let data9 = data7.change;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err26 = {instancePath:instancePath+"/summary/counts/change",schemaPath:"#/properties/summary/oneOf/1/properties/counts/properties/change/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+const err27 = {instancePath:instancePath+"/summary/counts/change",schemaPath:"#/properties/summary/oneOf/1/properties/counts/properties/change/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+if(data7.destroy !== undefined){
+let data10 = data7.destroy;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err28 = {instancePath:instancePath+"/summary/counts/destroy",schemaPath:"#/properties/summary/oneOf/1/properties/counts/properties/destroy/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 0 || isNaN(data10)){
+const err29 = {instancePath:instancePath+"/summary/counts/destroy",schemaPath:"#/properties/summary/oneOf/1/properties/counts/properties/destroy/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/summary/counts",schemaPath:"#/properties/summary/oneOf/1/properties/counts/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data4.has_changes !== undefined){
+let data11 = data4.has_changes;
+if((typeof data11 !== "boolean") && (data11 !== null)){
+const err31 = {instancePath:instancePath+"/summary/has_changes",schemaPath:"#/properties/summary/oneOf/1/properties/has_changes/type",keyword:"type",params:{type: schema158.properties.summary.oneOf[1].properties.has_changes.type},message:"must be boolean,null"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid0 = _errs16 === errors;
+if(_valid0 && valid2){
+valid2 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid2 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+if(!valid2){
+const err33 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err34 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+validate92.errors = vErrors;
+return errors === 0;
+}
+validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema160 = {"type":"object","additionalProperties":false,"required":["status","outcome","started_at","finished_at","findings","override_control","overrides","overrides_truncated"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"outcome":{"description":"The persisted outcome; null while no policy result was recorded.","type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"started_at":{"description":"The policy stage's start is not recorded today (null); its evaluation time is `finished_at`.","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"findings":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["title","message","address","enforcement_level"],"properties":{"title":{"type":"string"},"message":{"type":"string"},"address":{"type":["string","null"]},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"}}}},"override_control":{"description":"Present only for a caller holding `policy:override_soft` while the run waits on a soft-mandatory failure; null otherwise. The override submits exactly `result_digest`.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["result_digest","href","default_duration_seconds","max_duration_seconds","active_override_expires_at","expires_at"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"href":{"type":"string"},"default_duration_seconds":{"type":"integer"},"max_duration_seconds":{"type":"integer"},"active_override_expires_at":{"description":"When the newest unexpired override of this digest expires (null when none is active).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"expires_at":{"description":"When the control stops being usable (the run's approval window closes); null when not recorded.","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}}]},"overrides":{"type":"array","maxItems":256,"description":"At most 256 override records, newest first (the organization audit history keeps them all).","items":{"type":"object","additionalProperties":false,"required":["id","actor_id","actor_display_name","reason","created_at","expires_at"],"properties":{"id":{"type":"string"},"actor_id":{"type":["string","null"]},"actor_display_name":{"type":["string","null"]},"reason":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}},"overrides_truncated":{"type":"boolean"}}};
+
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate96.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.status === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.outcome === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.started_at === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_at"},message:"must have required property '"+"started_at"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.finished_at === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_at"},message:"must have required property '"+"finished_at"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.findings === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "findings"},message:"must have required property '"+"findings"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.override_control === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "override_control"},message:"must have required property '"+"override_control"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.overrides === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "overrides"},message:"must have required property '"+"overrides"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.overrides_truncated === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "overrides_truncated"},message:"must have required property '"+"overrides_truncated"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((((key0 === "status") || (key0 === "outcome")) || (key0 === "started_at")) || (key0 === "finished_at")) || (key0 === "findings")) || (key0 === "override_control")) || (key0 === "overrides")) || (key0 === "overrides_truncated"))){
+const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data0 = data.status;
+if(typeof data0 !== "string"){
+const err9 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!((((((data0 === "pending") || (data0 === "running")) || (data0 === "succeeded")) || (data0 === "failed")) || (data0 === "skipped")) || (data0 === "waiting"))){
+const err10 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.outcome !== undefined){
+let data1 = data.outcome;
+if((typeof data1 !== "string") && (data1 !== null)){
+const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: schema160.properties.outcome.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!((((((data1 === "skipped") || (data1 === "passed")) || (data1 === "soft_failed")) || (data1 === "hard_failed")) || (data1 === "errored")) || (data1 === null))){
+const err12 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema160.properties.outcome.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.started_at !== undefined){
+if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+}
+if(data.finished_at !== undefined){
+if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+}
+if(data.findings !== undefined){
+let data4 = data.findings;
+if(Array.isArray(data4)){
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.title === undefined){
+const err13 = {instancePath:instancePath+"/findings/" + i0,schemaPath:"#/properties/findings/items/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data5.message === undefined){
+const err14 = {instancePath:instancePath+"/findings/" + i0,schemaPath:"#/properties/findings/items/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data5.address === undefined){
+const err15 = {instancePath:instancePath+"/findings/" + i0,schemaPath:"#/properties/findings/items/required",keyword:"required",params:{missingProperty: "address"},message:"must have required property '"+"address"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data5.enforcement_level === undefined){
+const err16 = {instancePath:instancePath+"/findings/" + i0,schemaPath:"#/properties/findings/items/required",keyword:"required",params:{missingProperty: "enforcement_level"},message:"must have required property '"+"enforcement_level"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+for(const key1 in data5){
+if(!((((key1 === "title") || (key1 === "message")) || (key1 === "address")) || (key1 === "enforcement_level"))){
+const err17 = {instancePath:instancePath+"/findings/" + i0,schemaPath:"#/properties/findings/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data5.title !== undefined){
+if(typeof data5.title !== "string"){
+const err18 = {instancePath:instancePath+"/findings/" + i0+"/title",schemaPath:"#/properties/findings/items/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data5.message !== undefined){
+if(typeof data5.message !== "string"){
+const err19 = {instancePath:instancePath+"/findings/" + i0+"/message",schemaPath:"#/properties/findings/items/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data5.address !== undefined){
+let data8 = data5.address;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err20 = {instancePath:instancePath+"/findings/" + i0+"/address",schemaPath:"#/properties/findings/items/properties/address/type",keyword:"type",params:{type: schema160.properties.findings.items.properties.address.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data5.enforcement_level !== undefined){
+let data9 = data5.enforcement_level;
+if(typeof data9 !== "string"){
+const err21 = {instancePath:instancePath+"/findings/" + i0+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(!(((data9 === "advisory") || (data9 === "soft_mandatory")) || (data9 === "hard_mandatory"))){
+const err22 = {instancePath:instancePath+"/findings/" + i0+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema73.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/findings/" + i0,schemaPath:"#/properties/findings/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/findings",schemaPath:"#/properties/findings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data.override_control !== undefined){
+let data10 = data.override_control;
+const _errs24 = errors;
+let valid6 = false;
+let passing0 = null;
+const _errs25 = errors;
+if(data10 !== null){
+const err25 = {instancePath:instancePath+"/override_control",schemaPath:"#/properties/override_control/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+var _valid0 = _errs25 === errors;
+if(_valid0){
+valid6 = true;
+passing0 = 0;
+}
+const _errs27 = errors;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.result_digest === undefined){
+const err26 = {instancePath:instancePath+"/override_control",schemaPath:"#/properties/override_control/oneOf/1/required",keyword:"required",params:{missingProperty: "result_digest"},message:"must have required property '"+"result_digest"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(data10.href === undefined){
+const err27 = {instancePath:instancePath+"/override_control",schemaPath:"#/properties/override_control/oneOf/1/required",keyword:"required",params:{missingProperty: "href"},message:"must have required property '"+"href"+"'"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(data10.default_duration_seconds === undefined){
+const err28 = {instancePath:instancePath+"/override_control",schemaPath:"#/properties/override_control/oneOf/1/required",keyword:"required",params:{missingProperty: "default_duration_seconds"},message:"must have required property '"+"default_duration_seconds"+"'"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data10.max_duration_seconds === undefined){
+const err29 = {instancePath:instancePath+"/override_control",schemaPath:"#/properties/override_control/oneOf/1/required",keyword:"required",params:{missingProperty: "max_duration_seconds"},message:"must have required property '"+"max_duration_seconds"+"'"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(data10.active_override_expires_at === undefined){
+const err30 = {instancePath:instancePath+"/override_control",schemaPath:"#/properties/override_control/oneOf/1/required",keyword:"required",params:{missingProperty: "active_override_expires_at"},message:"must have required property '"+"active_override_expires_at"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data10.expires_at === undefined){
+const err31 = {instancePath:instancePath+"/override_control",schemaPath:"#/properties/override_control/oneOf/1/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+for(const key2 in data10){
+if(!((((((key2 === "result_digest") || (key2 === "href")) || (key2 === "default_duration_seconds")) || (key2 === "max_duration_seconds")) || (key2 === "active_override_expires_at")) || (key2 === "expires_at"))){
+const err32 = {instancePath:instancePath+"/override_control",schemaPath:"#/properties/override_control/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data10.result_digest !== undefined){
+let data11 = data10.result_digest;
+if(typeof data11 === "string"){
+if(!pattern5.test(data11)){
+const err33 = {instancePath:instancePath+"/override_control/result_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/override_control/result_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data10.href !== undefined){
+if(typeof data10.href !== "string"){
+const err35 = {instancePath:instancePath+"/override_control/href",schemaPath:"#/properties/override_control/oneOf/1/properties/href/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data10.default_duration_seconds !== undefined){
+let data13 = data10.default_duration_seconds;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err36 = {instancePath:instancePath+"/override_control/default_duration_seconds",schemaPath:"#/properties/override_control/oneOf/1/properties/default_duration_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data10.max_duration_seconds !== undefined){
+let data14 = data10.max_duration_seconds;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err37 = {instancePath:instancePath+"/override_control/max_duration_seconds",schemaPath:"#/properties/override_control/oneOf/1/properties/max_duration_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data10.active_override_expires_at !== undefined){
+if(!(validate88(data10.active_override_expires_at, {instancePath:instancePath+"/override_control/active_override_expires_at",parentData:data10,parentDataProperty:"active_override_expires_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+}
+if(data10.expires_at !== undefined){
+if(!(validate88(data10.expires_at, {instancePath:instancePath+"/override_control/expires_at",parentData:data10,parentDataProperty:"expires_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/override_control",schemaPath:"#/properties/override_control/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+var _valid0 = _errs27 === errors;
+if(_valid0 && valid6){
+valid6 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid6 = true;
+passing0 = 1;
+}
+}
+if(!valid6){
+const err39 = {instancePath:instancePath+"/override_control",schemaPath:"#/properties/override_control/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+else {
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.overrides !== undefined){
+let data17 = data.overrides;
+if(Array.isArray(data17)){
+if(data17.length > 256){
+const err40 = {instancePath:instancePath+"/overrides",schemaPath:"#/properties/overrides/maxItems",keyword:"maxItems",params:{limit: 256},message:"must NOT have more than 256 items"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+const len1 = data17.length;
+for(let i1=0; i1<len1; i1++){
+let data18 = data17[i1];
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+if(data18.id === undefined){
+const err41 = {instancePath:instancePath+"/overrides/" + i1,schemaPath:"#/properties/overrides/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if(data18.actor_id === undefined){
+const err42 = {instancePath:instancePath+"/overrides/" + i1,schemaPath:"#/properties/overrides/items/required",keyword:"required",params:{missingProperty: "actor_id"},message:"must have required property '"+"actor_id"+"'"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(data18.actor_display_name === undefined){
+const err43 = {instancePath:instancePath+"/overrides/" + i1,schemaPath:"#/properties/overrides/items/required",keyword:"required",params:{missingProperty: "actor_display_name"},message:"must have required property '"+"actor_display_name"+"'"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if(data18.reason === undefined){
+const err44 = {instancePath:instancePath+"/overrides/" + i1,schemaPath:"#/properties/overrides/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(data18.created_at === undefined){
+const err45 = {instancePath:instancePath+"/overrides/" + i1,schemaPath:"#/properties/overrides/items/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(data18.expires_at === undefined){
+const err46 = {instancePath:instancePath+"/overrides/" + i1,schemaPath:"#/properties/overrides/items/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+for(const key3 in data18){
+if(!((((((key3 === "id") || (key3 === "actor_id")) || (key3 === "actor_display_name")) || (key3 === "reason")) || (key3 === "created_at")) || (key3 === "expires_at"))){
+const err47 = {instancePath:instancePath+"/overrides/" + i1,schemaPath:"#/properties/overrides/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data18.id !== undefined){
+if(typeof data18.id !== "string"){
+const err48 = {instancePath:instancePath+"/overrides/" + i1+"/id",schemaPath:"#/properties/overrides/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data18.actor_id !== undefined){
+let data20 = data18.actor_id;
+if((typeof data20 !== "string") && (data20 !== null)){
+const err49 = {instancePath:instancePath+"/overrides/" + i1+"/actor_id",schemaPath:"#/properties/overrides/items/properties/actor_id/type",keyword:"type",params:{type: schema160.properties.overrides.items.properties.actor_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(data18.actor_display_name !== undefined){
+let data21 = data18.actor_display_name;
+if((typeof data21 !== "string") && (data21 !== null)){
+const err50 = {instancePath:instancePath+"/overrides/" + i1+"/actor_display_name",schemaPath:"#/properties/overrides/items/properties/actor_display_name/type",keyword:"type",params:{type: schema160.properties.overrides.items.properties.actor_display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+if(data18.reason !== undefined){
+if(typeof data18.reason !== "string"){
+const err51 = {instancePath:instancePath+"/overrides/" + i1+"/reason",schemaPath:"#/properties/overrides/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data18.created_at !== undefined){
+let data23 = data18.created_at;
+if(typeof data23 === "string"){
+if(!pattern6.test(data23)){
+const err52 = {instancePath:instancePath+"/overrides/" + i1+"/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(!(formats0.validate(data23))){
+const err53 = {instancePath:instancePath+"/overrides/" + i1+"/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+else {
+const err54 = {instancePath:instancePath+"/overrides/" + i1+"/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data18.expires_at !== undefined){
+let data24 = data18.expires_at;
+if(typeof data24 === "string"){
+if(!pattern6.test(data24)){
+const err55 = {instancePath:instancePath+"/overrides/" + i1+"/expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+if(!(formats0.validate(data24))){
+const err56 = {instancePath:instancePath+"/overrides/" + i1+"/expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/overrides/" + i1+"/expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+}
+else {
+const err58 = {instancePath:instancePath+"/overrides/" + i1,schemaPath:"#/properties/overrides/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/overrides",schemaPath:"#/properties/overrides/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data.overrides_truncated !== undefined){
+if(typeof data.overrides_truncated !== "boolean"){
+const err60 = {instancePath:instancePath+"/overrides_truncated",schemaPath:"#/properties/overrides_truncated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+}
+else {
+const err61 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+validate96.errors = vErrors;
+return errors === 0;
+}
+validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema166 = {"type":"object","additionalProperties":false,"required":["status","state","decided_by","decided_at","reason","approval_expires_at","plan_digest","destroy_confirmation_required","started_at","finished_at"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"state":{"type":"string","enum":["not_reached","not_required","awaiting","approved","discarded","expired","canceled","not_recorded"],"description":"`awaiting` while a decision is outstanding; a decision state from the recorded review; `not_recorded` when the run ended by a decision that has no review record."},"decided_by":{"description":"Who decided (the display name when one is recorded, else null; the actor id always when recorded). Null for no decision or an expiry.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["actor_id","display_name"],"properties":{"actor_id":{"type":"string"},"display_name":{"type":["string","null"]}}}]},"decided_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"reason":{"type":["string","null"]},"approval_expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"plan_digest":{"description":"The plan digest the decision was bound to, or that an approval must carry while awaiting.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"destroy_confirmation_required":{"type":"boolean","description":"True when the plan under review destroys at least one resource."},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}};
+
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate102.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.status === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.state === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.decided_by === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "decided_by"},message:"must have required property '"+"decided_by"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.decided_at === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "decided_at"},message:"must have required property '"+"decided_at"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.reason === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.approval_expires_at === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "approval_expires_at"},message:"must have required property '"+"approval_expires_at"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.plan_digest === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "plan_digest"},message:"must have required property '"+"plan_digest"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.destroy_confirmation_required === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "destroy_confirmation_required"},message:"must have required property '"+"destroy_confirmation_required"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.started_at === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_at"},message:"must have required property '"+"started_at"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.finished_at === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_at"},message:"must have required property '"+"finished_at"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func6.call(schema166.properties, key0))){
+const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data0 = data.status;
+if(typeof data0 !== "string"){
+const err11 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!((((((data0 === "pending") || (data0 === "running")) || (data0 === "succeeded")) || (data0 === "failed")) || (data0 === "skipped")) || (data0 === "waiting"))){
+const err12 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.state !== undefined){
+let data1 = data.state;
+if(typeof data1 !== "string"){
+const err13 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(!((((((((data1 === "not_reached") || (data1 === "not_required")) || (data1 === "awaiting")) || (data1 === "approved")) || (data1 === "discarded")) || (data1 === "expired")) || (data1 === "canceled")) || (data1 === "not_recorded"))){
+const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema166.properties.state.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.decided_by !== undefined){
+let data2 = data.decided_by;
+const _errs8 = errors;
+let valid2 = false;
+let passing0 = null;
+const _errs9 = errors;
+if(data2 !== null){
+const err15 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+var _valid0 = _errs9 === errors;
+if(_valid0){
+valid2 = true;
+passing0 = 0;
+}
+const _errs11 = errors;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.actor_id === undefined){
+const err16 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/oneOf/1/required",keyword:"required",params:{missingProperty: "actor_id"},message:"must have required property '"+"actor_id"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data2.display_name === undefined){
+const err17 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/oneOf/1/required",keyword:"required",params:{missingProperty: "display_name"},message:"must have required property '"+"display_name"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!((key1 === "actor_id") || (key1 === "display_name"))){
+const err18 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data2.actor_id !== undefined){
+if(typeof data2.actor_id !== "string"){
+const err19 = {instancePath:instancePath+"/decided_by/actor_id",schemaPath:"#/properties/decided_by/oneOf/1/properties/actor_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data2.display_name !== undefined){
+let data4 = data2.display_name;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err20 = {instancePath:instancePath+"/decided_by/display_name",schemaPath:"#/properties/decided_by/oneOf/1/properties/display_name/type",keyword:"type",params:{type: schema166.properties.decided_by.oneOf[1].properties.display_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+var _valid0 = _errs11 === errors;
+if(_valid0 && valid2){
+valid2 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid2 = true;
+passing0 = 1;
+}
+}
+if(!valid2){
+const err22 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+else {
+errors = _errs8;
+if(vErrors !== null){
+if(_errs8){
+vErrors.length = _errs8;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.decided_at !== undefined){
+if(!(validate88(data.decided_at, {instancePath:instancePath+"/decided_at",parentData:data,parentDataProperty:"decided_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+}
+if(data.reason !== undefined){
+let data6 = data.reason;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err23 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema166.properties.reason.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data.approval_expires_at !== undefined){
+if(!(validate88(data.approval_expires_at, {instancePath:instancePath+"/approval_expires_at",parentData:data,parentDataProperty:"approval_expires_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+}
+if(data.plan_digest !== undefined){
+let data8 = data.plan_digest;
+const _errs23 = errors;
+let valid4 = false;
+let passing1 = null;
+const _errs24 = errors;
+if(typeof data8 === "string"){
+if(!pattern5.test(data8)){
+const err24 = {instancePath:instancePath+"/plan_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/plan_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+var _valid1 = _errs24 === errors;
+if(_valid1){
+valid4 = true;
+passing1 = 0;
+}
+const _errs27 = errors;
+if(data8 !== null){
+const err26 = {instancePath:instancePath+"/plan_digest",schemaPath:"#/properties/plan_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+var _valid1 = _errs27 === errors;
+if(_valid1 && valid4){
+valid4 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid4 = true;
+passing1 = 1;
+}
+}
+if(!valid4){
+const err27 = {instancePath:instancePath+"/plan_digest",schemaPath:"#/properties/plan_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+else {
+errors = _errs23;
+if(vErrors !== null){
+if(_errs23){
+vErrors.length = _errs23;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.destroy_confirmation_required !== undefined){
+if(typeof data.destroy_confirmation_required !== "boolean"){
+const err28 = {instancePath:instancePath+"/destroy_confirmation_required",schemaPath:"#/properties/destroy_confirmation_required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.started_at !== undefined){
+if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+}
+if(data.finished_at !== undefined){
+if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err29 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+validate102.errors = vErrors;
+return errors === 0;
+}
+validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema169 = {"type":"object","additionalProperties":false,"required":["status","phase_status","started_at","finished_at","state_version"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"phase_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"state_version":{"description":"The successor state version this run committed; `not_recorded` when it committed none, `unavailable` when the apply finished but the committed version's record cannot be resolved.","oneOf":[{"type":"object","additionalProperties":false,"required":["state","id","serial","published_at","digest"],"properties":{"state":{"const":"committed"},"id":{"type":"string"},"serial":{"type":"integer"},"published_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}},{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"type":"string","enum":["not_recorded","unavailable"]}}}]}}};
+
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate108.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.status === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.phase_status === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phase_status"},message:"must have required property '"+"phase_status"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.started_at === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "started_at"},message:"must have required property '"+"started_at"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.finished_at === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "finished_at"},message:"must have required property '"+"finished_at"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.state_version === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state_version"},message:"must have required property '"+"state_version"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "status") || (key0 === "phase_status")) || (key0 === "started_at")) || (key0 === "finished_at")) || (key0 === "state_version"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data0 = data.status;
+if(typeof data0 !== "string"){
+const err6 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!((((((data0 === "pending") || (data0 === "running")) || (data0 === "succeeded")) || (data0 === "failed")) || (data0 === "skipped")) || (data0 === "waiting"))){
+const err7 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.phase_status !== undefined){
+let data1 = data.phase_status;
+if(typeof data1 !== "string"){
+const err8 = {instancePath:instancePath+"/phase_status",schemaPath:"#/properties/phase_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((((data1 === "pending") || (data1 === "running")) || (data1 === "finished")) || (data1 === "errored")) || (data1 === "canceled")) || (data1 === "interrupted"))){
+const err9 = {instancePath:instancePath+"/phase_status",schemaPath:"#/properties/phase_status/enum",keyword:"enum",params:{allowedValues: schema169.properties.phase_status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.started_at !== undefined){
+if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+}
+if(data.finished_at !== undefined){
+if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+}
+if(data.state_version !== undefined){
+let data4 = data.state_version;
+const _errs10 = errors;
+let valid2 = false;
+let passing0 = null;
+const _errs11 = errors;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.state === undefined){
+const err10 = {instancePath:instancePath+"/state_version",schemaPath:"#/properties/state_version/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data4.id === undefined){
+const err11 = {instancePath:instancePath+"/state_version",schemaPath:"#/properties/state_version/oneOf/0/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data4.serial === undefined){
+const err12 = {instancePath:instancePath+"/state_version",schemaPath:"#/properties/state_version/oneOf/0/required",keyword:"required",params:{missingProperty: "serial"},message:"must have required property '"+"serial"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data4.published_at === undefined){
+const err13 = {instancePath:instancePath+"/state_version",schemaPath:"#/properties/state_version/oneOf/0/required",keyword:"required",params:{missingProperty: "published_at"},message:"must have required property '"+"published_at"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data4.digest === undefined){
+const err14 = {instancePath:instancePath+"/state_version",schemaPath:"#/properties/state_version/oneOf/0/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+for(const key1 in data4){
+if(!(((((key1 === "state") || (key1 === "id")) || (key1 === "serial")) || (key1 === "published_at")) || (key1 === "digest"))){
+const err15 = {instancePath:instancePath+"/state_version",schemaPath:"#/properties/state_version/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data4.state !== undefined){
+if("committed" !== data4.state){
+const err16 = {instancePath:instancePath+"/state_version/state",schemaPath:"#/properties/state_version/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "committed"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data4.id !== undefined){
+if(typeof data4.id !== "string"){
+const err17 = {instancePath:instancePath+"/state_version/id",schemaPath:"#/properties/state_version/oneOf/0/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data4.serial !== undefined){
+let data7 = data4.serial;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err18 = {instancePath:instancePath+"/state_version/serial",schemaPath:"#/properties/state_version/oneOf/0/properties/serial/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data4.published_at !== undefined){
+let data8 = data4.published_at;
+if(typeof data8 === "string"){
+if(!pattern6.test(data8)){
+const err19 = {instancePath:instancePath+"/state_version/published_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!(formats0.validate(data8))){
+const err20 = {instancePath:instancePath+"/state_version/published_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/state_version/published_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data4.digest !== undefined){
+let data9 = data4.digest;
+const _errs23 = errors;
+let valid5 = false;
+let passing1 = null;
+const _errs24 = errors;
+if(typeof data9 === "string"){
+if(!pattern5.test(data9)){
+const err22 = {instancePath:instancePath+"/state_version/digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/state_version/digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid1 = _errs24 === errors;
+if(_valid1){
+valid5 = true;
+passing1 = 0;
+}
+const _errs27 = errors;
+if(data9 !== null){
+const err24 = {instancePath:instancePath+"/state_version/digest",schemaPath:"#/properties/state_version/oneOf/0/properties/digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid1 = _errs27 === errors;
+if(_valid1 && valid5){
+valid5 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid5 = true;
+passing1 = 1;
+}
+}
+if(!valid5){
+const err25 = {instancePath:instancePath+"/state_version/digest",schemaPath:"#/properties/state_version/oneOf/0/properties/digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+else {
+errors = _errs23;
+if(vErrors !== null){
+if(_errs23){
+vErrors.length = _errs23;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/state_version",schemaPath:"#/properties/state_version/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+var _valid0 = _errs11 === errors;
+if(_valid0){
+valid2 = true;
+passing0 = 0;
+var props0 = true;
+}
+const _errs29 = errors;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.state === undefined){
+const err27 = {instancePath:instancePath+"/state_version",schemaPath:"#/properties/state_version/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+for(const key2 in data4){
+if(!(key2 === "state")){
+const err28 = {instancePath:instancePath+"/state_version",schemaPath:"#/properties/state_version/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data4.state !== undefined){
+let data10 = data4.state;
+if(typeof data10 !== "string"){
+const err29 = {instancePath:instancePath+"/state_version/state",schemaPath:"#/properties/state_version/oneOf/1/properties/state/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(!((data10 === "not_recorded") || (data10 === "unavailable"))){
+const err30 = {instancePath:instancePath+"/state_version/state",schemaPath:"#/properties/state_version/oneOf/1/properties/state/enum",keyword:"enum",params:{allowedValues: schema169.properties.state_version.oneOf[1].properties.state.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/state_version",schemaPath:"#/properties/state_version/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid0 = _errs29 === errors;
+if(_valid0 && valid2){
+valid2 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid2 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+if(!valid2){
+const err32 = {instancePath:instancePath+"/state_version",schemaPath:"#/properties/state_version/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err33 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+validate108.errors = vErrors;
+return errors === 0;
+}
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema173 = {"oneOf":[{"type":"object","additionalProperties":false,"required":["state","code","sentence","guidance","log_tail"],"properties":{"state":{"const":"recorded"},"code":{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered","plan_credentials_required"]},"sentence":{"type":"string"},"guidance":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["code","sentence","target","workspace_id"],"properties":{"code":{"type":"string","enum":["plan_credentials_required","expired"]},"sentence":{"type":"string"},"target":{"type":"string","enum":["workspace_cloud_access","workspace_source_settings"]},"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}}}]},"log_tail":{"description":"For a failed plan or apply phase of a terminal run, the last sanitized lines of that phase's log (at most eight); null otherwise.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["phase","caption","lines"],"properties":{"phase":{"type":"string","enum":["plan","apply"]},"caption":{"type":"string"},"lines":{"type":"array","maxItems":8,"items":{"type":"string"}}}}]}}},{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"const":"not_recorded"}}}]};
+
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate112.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.state === undefined){
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.code === undefined){
+const err1 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.sentence === undefined){
+const err2 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "sentence"},message:"must have required property '"+"sentence"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.guidance === undefined){
+const err3 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "guidance"},message:"must have required property '"+"guidance"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.log_tail === undefined){
+const err4 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "log_tail"},message:"must have required property '"+"log_tail"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "state") || (key0 === "code")) || (key0 === "sentence")) || (key0 === "guidance")) || (key0 === "log_tail"))){
+const err5 = {instancePath,schemaPath:"#/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.state !== undefined){
+if("recorded" !== data.state){
+const err6 = {instancePath:instancePath+"/state",schemaPath:"#/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+let data1 = data.code;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/code",schemaPath:"#/oneOf/0/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((data1 === "plan_failed") || (data1 === "plan_canceled")) || (data1 === "no_changes")) || (data1 === "speculative")) || (data1 === "policy_hard_failed")) || (data1 === "policy_errored")) || (data1 === "discarded")) || (data1 === "canceled")) || (data1 === "approval_expired")) || (data1 === "applied")) || (data1 === "apply_failed")) || (data1 === "apply_interrupted")) || (data1 === "apply_uncertain")) || (data1 === "recovered")) || (data1 === "plan_credentials_required"))){
+const err8 = {instancePath:instancePath+"/code",schemaPath:"#/oneOf/0/properties/code/enum",keyword:"enum",params:{allowedValues: schema173.oneOf[0].properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.sentence !== undefined){
+if(typeof data.sentence !== "string"){
+const err9 = {instancePath:instancePath+"/sentence",schemaPath:"#/oneOf/0/properties/sentence/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.guidance !== undefined){
+let data3 = data.guidance;
+const _errs10 = errors;
+let valid2 = false;
+let passing1 = null;
+const _errs11 = errors;
+if(data3 !== null){
+const err10 = {instancePath:instancePath+"/guidance",schemaPath:"#/oneOf/0/properties/guidance/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+if(_valid1){
+valid2 = true;
+passing1 = 0;
+}
+const _errs13 = errors;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.code === undefined){
+const err11 = {instancePath:instancePath+"/guidance",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data3.sentence === undefined){
+const err12 = {instancePath:instancePath+"/guidance",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/required",keyword:"required",params:{missingProperty: "sentence"},message:"must have required property '"+"sentence"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data3.target === undefined){
+const err13 = {instancePath:instancePath+"/guidance",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/required",keyword:"required",params:{missingProperty: "target"},message:"must have required property '"+"target"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data3.workspace_id === undefined){
+const err14 = {instancePath:instancePath+"/guidance",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+for(const key1 in data3){
+if(!((((key1 === "code") || (key1 === "sentence")) || (key1 === "target")) || (key1 === "workspace_id"))){
+const err15 = {instancePath:instancePath+"/guidance",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data3.code !== undefined){
+let data4 = data3.code;
+if(typeof data4 !== "string"){
+const err16 = {instancePath:instancePath+"/guidance/code",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!((data4 === "plan_credentials_required") || (data4 === "expired"))){
+const err17 = {instancePath:instancePath+"/guidance/code",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/properties/code/enum",keyword:"enum",params:{allowedValues: schema173.oneOf[0].properties.guidance.oneOf[1].properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data3.sentence !== undefined){
+if(typeof data3.sentence !== "string"){
+const err18 = {instancePath:instancePath+"/guidance/sentence",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/properties/sentence/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data3.target !== undefined){
+let data6 = data3.target;
+if(typeof data6 !== "string"){
+const err19 = {instancePath:instancePath+"/guidance/target",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/properties/target/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!((data6 === "workspace_cloud_access") || (data6 === "workspace_source_settings"))){
+const err20 = {instancePath:instancePath+"/guidance/target",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/properties/target/enum",keyword:"enum",params:{allowedValues: schema173.oneOf[0].properties.guidance.oneOf[1].properties.target.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data3.workspace_id !== undefined){
+let data7 = data3.workspace_id;
+if(typeof data7 === "string"){
+if(!pattern12.test(data7)){
+const err21 = {instancePath:instancePath+"/guidance/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/guidance/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/guidance",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+if(_valid1 && valid2){
+valid2 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid2 = true;
+passing1 = 1;
+}
+}
+if(!valid2){
+const err24 = {instancePath:instancePath+"/guidance",schemaPath:"#/oneOf/0/properties/guidance/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.log_tail !== undefined){
+let data8 = data.log_tail;
+const _errs26 = errors;
+let valid5 = false;
+let passing2 = null;
+const _errs27 = errors;
+if(data8 !== null){
+const err25 = {instancePath:instancePath+"/log_tail",schemaPath:"#/oneOf/0/properties/log_tail/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+var _valid2 = _errs27 === errors;
+if(_valid2){
+valid5 = true;
+passing2 = 0;
+}
+const _errs29 = errors;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+if(data8.phase === undefined){
+const err26 = {instancePath:instancePath+"/log_tail",schemaPath:"#/oneOf/0/properties/log_tail/oneOf/1/required",keyword:"required",params:{missingProperty: "phase"},message:"must have required property '"+"phase"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(data8.caption === undefined){
+const err27 = {instancePath:instancePath+"/log_tail",schemaPath:"#/oneOf/0/properties/log_tail/oneOf/1/required",keyword:"required",params:{missingProperty: "caption"},message:"must have required property '"+"caption"+"'"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(data8.lines === undefined){
+const err28 = {instancePath:instancePath+"/log_tail",schemaPath:"#/oneOf/0/properties/log_tail/oneOf/1/required",keyword:"required",params:{missingProperty: "lines"},message:"must have required property '"+"lines"+"'"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+for(const key2 in data8){
+if(!(((key2 === "phase") || (key2 === "caption")) || (key2 === "lines"))){
+const err29 = {instancePath:instancePath+"/log_tail",schemaPath:"#/oneOf/0/properties/log_tail/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data8.phase !== undefined){
+let data9 = data8.phase;
+if(typeof data9 !== "string"){
+const err30 = {instancePath:instancePath+"/log_tail/phase",schemaPath:"#/oneOf/0/properties/log_tail/oneOf/1/properties/phase/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(!((data9 === "plan") || (data9 === "apply"))){
+const err31 = {instancePath:instancePath+"/log_tail/phase",schemaPath:"#/oneOf/0/properties/log_tail/oneOf/1/properties/phase/enum",keyword:"enum",params:{allowedValues: schema173.oneOf[0].properties.log_tail.oneOf[1].properties.phase.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data8.caption !== undefined){
+if(typeof data8.caption !== "string"){
+const err32 = {instancePath:instancePath+"/log_tail/caption",schemaPath:"#/oneOf/0/properties/log_tail/oneOf/1/properties/caption/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data8.lines !== undefined){
+let data11 = data8.lines;
+if(Array.isArray(data11)){
+if(data11.length > 8){
+const err33 = {instancePath:instancePath+"/log_tail/lines",schemaPath:"#/oneOf/0/properties/log_tail/oneOf/1/properties/lines/maxItems",keyword:"maxItems",params:{limit: 8},message:"must NOT have more than 8 items"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data11[i0] !== "string"){
+const err34 = {instancePath:instancePath+"/log_tail/lines/" + i0,schemaPath:"#/oneOf/0/properties/log_tail/oneOf/1/properties/lines/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/log_tail/lines",schemaPath:"#/oneOf/0/properties/log_tail/oneOf/1/properties/lines/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/log_tail",schemaPath:"#/oneOf/0/properties/log_tail/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid2 = _errs29 === errors;
+if(_valid2 && valid5){
+valid5 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid2){
+valid5 = true;
+passing2 = 1;
+}
+}
+if(!valid5){
+const err37 = {instancePath:instancePath+"/log_tail",schemaPath:"#/oneOf/0/properties/log_tail/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+else {
+errors = _errs26;
+if(vErrors !== null){
+if(_errs26){
+vErrors.length = _errs26;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err38 = {instancePath,schemaPath:"#/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+var props2 = true;
+}
+const _errs40 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.state === undefined){
+const err39 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+for(const key3 in data){
+if(!(key3 === "state")){
+const err40 = {instancePath,schemaPath:"#/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data.state !== undefined){
+if("not_recorded" !== data.state){
+const err41 = {instancePath:instancePath+"/state",schemaPath:"#/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+else {
+const err42 = {instancePath,schemaPath:"#/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid0 = _errs40 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+if(props2 !== true){
+props2 = true;
+}
+}
+}
+if(!valid0){
+const err43 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate112.errors = vErrors;
+evaluated0.props = props2;
+return errors === 0;
+}
+validate112.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
+const schema175 = {"type":"object","additionalProperties":false,"required":["jobs","definition_sha","build_sha","opentofu_version","runner_release","sandbox_base_profile","protocol","opa_version","opa_build_commit","job_engine_build","attempts"],"properties":{"jobs":{"description":"The job (workflow) ids of the run's phases, oldest first.","type":"array","items":{"type":"object","additionalProperties":false,"required":["id","phase"],"properties":{"id":{"type":"string"},"phase":{"type":"string","enum":["plan","apply"]}}}},"definition_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"build_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opentofu_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"runner_release":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"sandbox_base_profile":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"protocol":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_build_commit":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"job_engine_build":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"attempts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","phase","attempt_number","sandbox_id","sandbox_name","region","status","terminal_classification","started_at","finished_at"],"properties":{"id":{"type":"string"},"phase":{"type":"string","enum":["plan","apply"]},"attempt_number":{"type":"integer","minimum":1},"sandbox_id":{"type":["string","null"]},"sandbox_name":{"type":["string","null"]},"region":{"type":"string"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}}}}};
+
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate115.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.jobs === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "jobs"},message:"must have required property '"+"jobs"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.definition_sha === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "definition_sha"},message:"must have required property '"+"definition_sha"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.build_sha === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "build_sha"},message:"must have required property '"+"build_sha"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.opentofu_version === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "opentofu_version"},message:"must have required property '"+"opentofu_version"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.runner_release === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "runner_release"},message:"must have required property '"+"runner_release"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.sandbox_base_profile === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sandbox_base_profile"},message:"must have required property '"+"sandbox_base_profile"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.protocol === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.opa_version === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "opa_version"},message:"must have required property '"+"opa_version"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.opa_build_commit === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "opa_build_commit"},message:"must have required property '"+"opa_build_commit"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.job_engine_build === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_engine_build"},message:"must have required property '"+"job_engine_build"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.attempts === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempts"},message:"must have required property '"+"attempts"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func6.call(schema175.properties, key0))){
+const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.jobs !== undefined){
+let data0 = data.jobs;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.id === undefined){
+const err12 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/properties/jobs/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data1.phase === undefined){
+const err13 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/properties/jobs/items/required",keyword:"required",params:{missingProperty: "phase"},message:"must have required property '"+"phase"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+for(const key1 in data1){
+if(!((key1 === "id") || (key1 === "phase"))){
+const err14 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/properties/jobs/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err15 = {instancePath:instancePath+"/jobs/" + i0+"/id",schemaPath:"#/properties/jobs/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data1.phase !== undefined){
+let data3 = data1.phase;
+if(typeof data3 !== "string"){
+const err16 = {instancePath:instancePath+"/jobs/" + i0+"/phase",schemaPath:"#/properties/jobs/items/properties/phase/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!((data3 === "plan") || (data3 === "apply"))){
+const err17 = {instancePath:instancePath+"/jobs/" + i0+"/phase",schemaPath:"#/properties/jobs/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema175.properties.jobs.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/properties/jobs/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.definition_sha !== undefined){
+let data4 = data.definition_sha;
+const _errs13 = errors;
+let valid5 = false;
+let passing0 = null;
+const _errs14 = errors;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.state === undefined){
+const err20 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data4.value === undefined){
+const err21 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+for(const key2 in data4){
+if(!((key2 === "state") || (key2 === "value"))){
+const err22 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data4.state !== undefined){
+if("recorded" !== data4.state){
+const err23 = {instancePath:instancePath+"/definition_sha/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data4.value !== undefined){
+if(typeof data4.value !== "string"){
+const err24 = {instancePath:instancePath+"/definition_sha/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+var _valid0 = _errs14 === errors;
+if(_valid0){
+valid5 = true;
+passing0 = 0;
+var props0 = true;
+}
+const _errs20 = errors;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.state === undefined){
+const err26 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(data4.value === undefined){
+const err27 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+for(const key3 in data4){
+if(!((key3 === "state") || (key3 === "value"))){
+const err28 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data4.state !== undefined){
+if("not_recorded" !== data4.state){
+const err29 = {instancePath:instancePath+"/definition_sha/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data4.value !== undefined){
+if(data4.value !== null){
+const err30 = {instancePath:instancePath+"/definition_sha/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid0 = _errs20 === errors;
+if(_valid0 && valid5){
+valid5 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid5 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+if(!valid5){
+const err32 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+else {
+errors = _errs13;
+if(vErrors !== null){
+if(_errs13){
+vErrors.length = _errs13;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.build_sha !== undefined){
+let data9 = data.build_sha;
+const _errs28 = errors;
+let valid9 = false;
+let passing1 = null;
+const _errs29 = errors;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(data9.state === undefined){
+const err33 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(data9.value === undefined){
+const err34 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+for(const key4 in data9){
+if(!((key4 === "state") || (key4 === "value"))){
+const err35 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data9.state !== undefined){
+if("recorded" !== data9.state){
+const err36 = {instancePath:instancePath+"/build_sha/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data9.value !== undefined){
+if(typeof data9.value !== "string"){
+const err37 = {instancePath:instancePath+"/build_sha/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+var _valid1 = _errs29 === errors;
+if(_valid1){
+valid9 = true;
+passing1 = 0;
+var props1 = true;
+}
+const _errs35 = errors;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(data9.state === undefined){
+const err39 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(data9.value === undefined){
+const err40 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+for(const key5 in data9){
+if(!((key5 === "state") || (key5 === "value"))){
+const err41 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data9.state !== undefined){
+if("not_recorded" !== data9.state){
+const err42 = {instancePath:instancePath+"/build_sha/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data9.value !== undefined){
+if(data9.value !== null){
+const err43 = {instancePath:instancePath+"/build_sha/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+var _valid1 = _errs35 === errors;
+if(_valid1 && valid9){
+valid9 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid9 = true;
+passing1 = 1;
+if(props1 !== true){
+props1 = true;
+}
+}
+}
+if(!valid9){
+const err45 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.opentofu_version !== undefined){
+let data14 = data.opentofu_version;
+const _errs43 = errors;
+let valid13 = false;
+let passing2 = null;
+const _errs44 = errors;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(data14.state === undefined){
+const err46 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+if(data14.value === undefined){
+const err47 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+for(const key6 in data14){
+if(!((key6 === "state") || (key6 === "value"))){
+const err48 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data14.state !== undefined){
+if("recorded" !== data14.state){
+const err49 = {instancePath:instancePath+"/opentofu_version/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(data14.value !== undefined){
+if(typeof data14.value !== "string"){
+const err50 = {instancePath:instancePath+"/opentofu_version/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+var _valid2 = _errs44 === errors;
+if(_valid2){
+valid13 = true;
+passing2 = 0;
+var props2 = true;
+}
+const _errs50 = errors;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(data14.state === undefined){
+const err52 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(data14.value === undefined){
+const err53 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+for(const key7 in data14){
+if(!((key7 === "state") || (key7 === "value"))){
+const err54 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data14.state !== undefined){
+if("not_recorded" !== data14.state){
+const err55 = {instancePath:instancePath+"/opentofu_version/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data14.value !== undefined){
+if(data14.value !== null){
+const err56 = {instancePath:instancePath+"/opentofu_version/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+var _valid2 = _errs50 === errors;
+if(_valid2 && valid13){
+valid13 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid2){
+valid13 = true;
+passing2 = 1;
+if(props2 !== true){
+props2 = true;
+}
+}
+}
+if(!valid13){
+const err58 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+else {
+errors = _errs43;
+if(vErrors !== null){
+if(_errs43){
+vErrors.length = _errs43;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.runner_release !== undefined){
+let data19 = data.runner_release;
+const _errs58 = errors;
+let valid17 = false;
+let passing3 = null;
+const _errs59 = errors;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.state === undefined){
+const err59 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+if(data19.value === undefined){
+const err60 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+for(const key8 in data19){
+if(!((key8 === "state") || (key8 === "value"))){
+const err61 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+if(data19.state !== undefined){
+if("recorded" !== data19.state){
+const err62 = {instancePath:instancePath+"/runner_release/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+if(data19.value !== undefined){
+if(typeof data19.value !== "string"){
+const err63 = {instancePath:instancePath+"/runner_release/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+}
+else {
+const err64 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+var _valid3 = _errs59 === errors;
+if(_valid3){
+valid17 = true;
+passing3 = 0;
+var props3 = true;
+}
+const _errs65 = errors;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.state === undefined){
+const err65 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+if(data19.value === undefined){
+const err66 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+for(const key9 in data19){
+if(!((key9 === "state") || (key9 === "value"))){
+const err67 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+if(data19.state !== undefined){
+if("not_recorded" !== data19.state){
+const err68 = {instancePath:instancePath+"/runner_release/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+if(data19.value !== undefined){
+if(data19.value !== null){
+const err69 = {instancePath:instancePath+"/runner_release/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+}
+else {
+const err70 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+var _valid3 = _errs65 === errors;
+if(_valid3 && valid17){
+valid17 = false;
+passing3 = [passing3, 1];
+}
+else {
+if(_valid3){
+valid17 = true;
+passing3 = 1;
+if(props3 !== true){
+props3 = true;
+}
+}
+}
+if(!valid17){
+const err71 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+else {
+errors = _errs58;
+if(vErrors !== null){
+if(_errs58){
+vErrors.length = _errs58;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.sandbox_base_profile !== undefined){
+let data24 = data.sandbox_base_profile;
+const _errs73 = errors;
+let valid21 = false;
+let passing4 = null;
+const _errs74 = errors;
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(data24.state === undefined){
+const err72 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+if(data24.value === undefined){
+const err73 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+for(const key10 in data24){
+if(!((key10 === "state") || (key10 === "value"))){
+const err74 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+if(data24.state !== undefined){
+if("recorded" !== data24.state){
+const err75 = {instancePath:instancePath+"/sandbox_base_profile/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+if(data24.value !== undefined){
+if(typeof data24.value !== "string"){
+const err76 = {instancePath:instancePath+"/sandbox_base_profile/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+}
+}
+else {
+const err77 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+var _valid4 = _errs74 === errors;
+if(_valid4){
+valid21 = true;
+passing4 = 0;
+var props4 = true;
+}
+const _errs80 = errors;
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(data24.state === undefined){
+const err78 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+if(data24.value === undefined){
+const err79 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+for(const key11 in data24){
+if(!((key11 === "state") || (key11 === "value"))){
+const err80 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+if(data24.state !== undefined){
+if("not_recorded" !== data24.state){
+const err81 = {instancePath:instancePath+"/sandbox_base_profile/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+if(data24.value !== undefined){
+if(data24.value !== null){
+const err82 = {instancePath:instancePath+"/sandbox_base_profile/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+}
+else {
+const err83 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+var _valid4 = _errs80 === errors;
+if(_valid4 && valid21){
+valid21 = false;
+passing4 = [passing4, 1];
+}
+else {
+if(_valid4){
+valid21 = true;
+passing4 = 1;
+if(props4 !== true){
+props4 = true;
+}
+}
+}
+if(!valid21){
+const err84 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+else {
+errors = _errs73;
+if(vErrors !== null){
+if(_errs73){
+vErrors.length = _errs73;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.protocol !== undefined){
+let data29 = data.protocol;
+const _errs88 = errors;
+let valid25 = false;
+let passing5 = null;
+const _errs89 = errors;
+if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+if(data29.state === undefined){
+const err85 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+if(data29.value === undefined){
+const err86 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+for(const key12 in data29){
+if(!((key12 === "state") || (key12 === "value"))){
+const err87 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+}
+if(data29.state !== undefined){
+if("recorded" !== data29.state){
+const err88 = {instancePath:instancePath+"/protocol/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+}
+if(data29.value !== undefined){
+if(typeof data29.value !== "string"){
+const err89 = {instancePath:instancePath+"/protocol/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+}
+}
+else {
+const err90 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+var _valid5 = _errs89 === errors;
+if(_valid5){
+valid25 = true;
+passing5 = 0;
+var props5 = true;
+}
+const _errs95 = errors;
+if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+if(data29.state === undefined){
+const err91 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+if(data29.value === undefined){
+const err92 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+for(const key13 in data29){
+if(!((key13 === "state") || (key13 === "value"))){
+const err93 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+}
+if(data29.state !== undefined){
+if("not_recorded" !== data29.state){
+const err94 = {instancePath:instancePath+"/protocol/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+}
+if(data29.value !== undefined){
+if(data29.value !== null){
+const err95 = {instancePath:instancePath+"/protocol/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+}
+}
+else {
+const err96 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+var _valid5 = _errs95 === errors;
+if(_valid5 && valid25){
+valid25 = false;
+passing5 = [passing5, 1];
+}
+else {
+if(_valid5){
+valid25 = true;
+passing5 = 1;
+if(props5 !== true){
+props5 = true;
+}
+}
+}
+if(!valid25){
+const err97 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+else {
+errors = _errs88;
+if(vErrors !== null){
+if(_errs88){
+vErrors.length = _errs88;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.opa_version !== undefined){
+let data34 = data.opa_version;
+const _errs103 = errors;
+let valid29 = false;
+let passing6 = null;
+const _errs104 = errors;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(data34.state === undefined){
+const err98 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+if(data34.value === undefined){
+const err99 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+for(const key14 in data34){
+if(!((key14 === "state") || (key14 === "value"))){
+const err100 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+}
+if(data34.state !== undefined){
+if("recorded" !== data34.state){
+const err101 = {instancePath:instancePath+"/opa_version/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+}
+if(data34.value !== undefined){
+if(typeof data34.value !== "string"){
+const err102 = {instancePath:instancePath+"/opa_version/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+}
+}
+else {
+const err103 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+var _valid6 = _errs104 === errors;
+if(_valid6){
+valid29 = true;
+passing6 = 0;
+var props6 = true;
+}
+const _errs110 = errors;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(data34.state === undefined){
+const err104 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+if(data34.value === undefined){
+const err105 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+}
+for(const key15 in data34){
+if(!((key15 === "state") || (key15 === "value"))){
+const err106 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
+}
+errors++;
+}
+}
+if(data34.state !== undefined){
+if("not_recorded" !== data34.state){
+const err107 = {instancePath:instancePath+"/opa_version/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err107];
+}
+else {
+vErrors.push(err107);
+}
+errors++;
+}
+}
+if(data34.value !== undefined){
+if(data34.value !== null){
+const err108 = {instancePath:instancePath+"/opa_version/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
+}
+errors++;
+}
+}
+}
+else {
+const err109 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
+}
+errors++;
+}
+var _valid6 = _errs110 === errors;
+if(_valid6 && valid29){
+valid29 = false;
+passing6 = [passing6, 1];
+}
+else {
+if(_valid6){
+valid29 = true;
+passing6 = 1;
+if(props6 !== true){
+props6 = true;
+}
+}
+}
+if(!valid29){
+const err110 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing6},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+else {
+errors = _errs103;
+if(vErrors !== null){
+if(_errs103){
+vErrors.length = _errs103;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.opa_build_commit !== undefined){
+let data39 = data.opa_build_commit;
+const _errs118 = errors;
+let valid33 = false;
+let passing7 = null;
+const _errs119 = errors;
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+if(data39.state === undefined){
+const err111 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
+}
+errors++;
+}
+if(data39.value === undefined){
+const err112 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
+}
+errors++;
+}
+for(const key16 in data39){
+if(!((key16 === "state") || (key16 === "value"))){
+const err113 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+}
+if(data39.state !== undefined){
+if("recorded" !== data39.state){
+const err114 = {instancePath:instancePath+"/opa_build_commit/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+}
+if(data39.value !== undefined){
+if(typeof data39.value !== "string"){
+const err115 = {instancePath:instancePath+"/opa_build_commit/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
+}
+errors++;
+}
+}
+}
+else {
+const err116 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
+}
+errors++;
+}
+var _valid7 = _errs119 === errors;
+if(_valid7){
+valid33 = true;
+passing7 = 0;
+var props7 = true;
+}
+const _errs125 = errors;
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+if(data39.state === undefined){
+const err117 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err117];
+}
+else {
+vErrors.push(err117);
+}
+errors++;
+}
+if(data39.value === undefined){
+const err118 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+for(const key17 in data39){
+if(!((key17 === "state") || (key17 === "value"))){
+const err119 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+}
+if(data39.state !== undefined){
+if("not_recorded" !== data39.state){
+const err120 = {instancePath:instancePath+"/opa_build_commit/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
+}
+errors++;
+}
+}
+if(data39.value !== undefined){
+if(data39.value !== null){
+const err121 = {instancePath:instancePath+"/opa_build_commit/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
+}
+errors++;
+}
+}
+}
+else {
+const err122 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+var _valid7 = _errs125 === errors;
+if(_valid7 && valid33){
+valid33 = false;
+passing7 = [passing7, 1];
+}
+else {
+if(_valid7){
+valid33 = true;
+passing7 = 1;
+if(props7 !== true){
+props7 = true;
+}
+}
+}
+if(!valid33){
+const err123 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing7},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+else {
+errors = _errs118;
+if(vErrors !== null){
+if(_errs118){
+vErrors.length = _errs118;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.job_engine_build !== undefined){
+let data44 = data.job_engine_build;
+const _errs133 = errors;
+let valid37 = false;
+let passing8 = null;
+const _errs134 = errors;
+if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
+if(data44.state === undefined){
+const err124 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+if(data44.value === undefined){
+const err125 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+for(const key18 in data44){
+if(!((key18 === "state") || (key18 === "value"))){
+const err126 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+}
+if(data44.state !== undefined){
+if("recorded" !== data44.state){
+const err127 = {instancePath:instancePath+"/job_engine_build/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err127];
+}
+else {
+vErrors.push(err127);
+}
+errors++;
+}
+}
+if(data44.value !== undefined){
+if(typeof data44.value !== "string"){
+const err128 = {instancePath:instancePath+"/job_engine_build/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+}
+}
+else {
+const err129 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+var _valid8 = _errs134 === errors;
+if(_valid8){
+valid37 = true;
+passing8 = 0;
+var props8 = true;
+}
+const _errs140 = errors;
+if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
+if(data44.state === undefined){
+const err130 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
+}
+errors++;
+}
+if(data44.value === undefined){
+const err131 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+for(const key19 in data44){
+if(!((key19 === "state") || (key19 === "value"))){
+const err132 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+}
+if(data44.state !== undefined){
+if("not_recorded" !== data44.state){
+const err133 = {instancePath:instancePath+"/job_engine_build/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err133];
+}
+else {
+vErrors.push(err133);
+}
+errors++;
+}
+}
+if(data44.value !== undefined){
+if(data44.value !== null){
+const err134 = {instancePath:instancePath+"/job_engine_build/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
+}
+errors++;
+}
+}
+}
+else {
+const err135 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+}
+var _valid8 = _errs140 === errors;
+if(_valid8 && valid37){
+valid37 = false;
+passing8 = [passing8, 1];
+}
+else {
+if(_valid8){
+valid37 = true;
+passing8 = 1;
+if(props8 !== true){
+props8 = true;
+}
+}
+}
+if(!valid37){
+const err136 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing8},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err136];
+}
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+else {
+errors = _errs133;
+if(vErrors !== null){
+if(_errs133){
+vErrors.length = _errs133;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.attempts !== undefined){
+let data49 = data.attempts;
+if(Array.isArray(data49)){
+const len1 = data49.length;
+for(let i1=0; i1<len1; i1++){
+let data50 = data49[i1];
+if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
+if(data50.id === undefined){
+const err137 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+}
+if(data50.phase === undefined){
+const err138 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "phase"},message:"must have required property '"+"phase"+"'"};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
+}
+errors++;
+}
+if(data50.attempt_number === undefined){
+const err139 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "attempt_number"},message:"must have required property '"+"attempt_number"+"'"};
+if(vErrors === null){
+vErrors = [err139];
+}
+else {
+vErrors.push(err139);
+}
+errors++;
+}
+if(data50.sandbox_id === undefined){
+const err140 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "sandbox_id"},message:"must have required property '"+"sandbox_id"+"'"};
+if(vErrors === null){
+vErrors = [err140];
+}
+else {
+vErrors.push(err140);
+}
+errors++;
+}
+if(data50.sandbox_name === undefined){
+const err141 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "sandbox_name"},message:"must have required property '"+"sandbox_name"+"'"};
+if(vErrors === null){
+vErrors = [err141];
+}
+else {
+vErrors.push(err141);
+}
+errors++;
+}
+if(data50.region === undefined){
+const err142 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "region"},message:"must have required property '"+"region"+"'"};
+if(vErrors === null){
+vErrors = [err142];
+}
+else {
+vErrors.push(err142);
+}
+errors++;
+}
+if(data50.status === undefined){
+const err143 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err143];
+}
+else {
+vErrors.push(err143);
+}
+errors++;
+}
+if(data50.terminal_classification === undefined){
+const err144 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "terminal_classification"},message:"must have required property '"+"terminal_classification"+"'"};
+if(vErrors === null){
+vErrors = [err144];
+}
+else {
+vErrors.push(err144);
+}
+errors++;
+}
+if(data50.started_at === undefined){
+const err145 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "started_at"},message:"must have required property '"+"started_at"+"'"};
+if(vErrors === null){
+vErrors = [err145];
+}
+else {
+vErrors.push(err145);
+}
+errors++;
+}
+if(data50.finished_at === undefined){
+const err146 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "finished_at"},message:"must have required property '"+"finished_at"+"'"};
+if(vErrors === null){
+vErrors = [err146];
+}
+else {
+vErrors.push(err146);
+}
+errors++;
+}
+for(const key20 in data50){
+if(!(func6.call(schema175.properties.attempts.items.properties, key20))){
+const err147 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err147];
+}
+else {
+vErrors.push(err147);
+}
+errors++;
+}
+}
+if(data50.id !== undefined){
+if(typeof data50.id !== "string"){
+const err148 = {instancePath:instancePath+"/attempts/" + i1+"/id",schemaPath:"#/properties/attempts/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
+}
+errors++;
+}
+}
+if(data50.phase !== undefined){
+let data52 = data50.phase;
+if(typeof data52 !== "string"){
+const err149 = {instancePath:instancePath+"/attempts/" + i1+"/phase",schemaPath:"#/properties/attempts/items/properties/phase/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err149];
+}
+else {
+vErrors.push(err149);
+}
+errors++;
+}
+if(!((data52 === "plan") || (data52 === "apply"))){
+const err150 = {instancePath:instancePath+"/attempts/" + i1+"/phase",schemaPath:"#/properties/attempts/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema175.properties.attempts.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err150];
+}
+else {
+vErrors.push(err150);
+}
+errors++;
+}
+}
+if(data50.attempt_number !== undefined){
+let data53 = data50.attempt_number;
+if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
+const err151 = {instancePath:instancePath+"/attempts/" + i1+"/attempt_number",schemaPath:"#/properties/attempts/items/properties/attempt_number/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err151];
+}
+else {
+vErrors.push(err151);
+}
+errors++;
+}
+if((typeof data53 == "number") && (isFinite(data53))){
+if(data53 < 1 || isNaN(data53)){
+const err152 = {instancePath:instancePath+"/attempts/" + i1+"/attempt_number",schemaPath:"#/properties/attempts/items/properties/attempt_number/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err152];
+}
+else {
+vErrors.push(err152);
+}
+errors++;
+}
+}
+}
+if(data50.sandbox_id !== undefined){
+let data54 = data50.sandbox_id;
+if((typeof data54 !== "string") && (data54 !== null)){
+const err153 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_id",schemaPath:"#/properties/attempts/items/properties/sandbox_id/type",keyword:"type",params:{type: schema175.properties.attempts.items.properties.sandbox_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err153];
+}
+else {
+vErrors.push(err153);
+}
+errors++;
+}
+}
+if(data50.sandbox_name !== undefined){
+let data55 = data50.sandbox_name;
+if((typeof data55 !== "string") && (data55 !== null)){
+const err154 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_name",schemaPath:"#/properties/attempts/items/properties/sandbox_name/type",keyword:"type",params:{type: schema175.properties.attempts.items.properties.sandbox_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err154];
+}
+else {
+vErrors.push(err154);
+}
+errors++;
+}
+}
+if(data50.region !== undefined){
+if(typeof data50.region !== "string"){
+const err155 = {instancePath:instancePath+"/attempts/" + i1+"/region",schemaPath:"#/properties/attempts/items/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err155];
+}
+else {
+vErrors.push(err155);
+}
+errors++;
+}
+}
+if(data50.status !== undefined){
+let data57 = data50.status;
+if(typeof data57 !== "string"){
+const err156 = {instancePath:instancePath+"/attempts/" + i1+"/status",schemaPath:"#/properties/attempts/items/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err156];
+}
+else {
+vErrors.push(err156);
+}
+errors++;
+}
+if(!(((((data57 === "running") || (data57 === "succeeded")) || (data57 === "failed")) || (data57 === "interrupted")) || (data57 === "lost"))){
+const err157 = {instancePath:instancePath+"/attempts/" + i1+"/status",schemaPath:"#/properties/attempts/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema175.properties.attempts.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err157];
+}
+else {
+vErrors.push(err157);
+}
+errors++;
+}
+}
+if(data50.terminal_classification !== undefined){
+let data58 = data50.terminal_classification;
+if((typeof data58 !== "string") && (data58 !== null)){
+const err158 = {instancePath:instancePath+"/attempts/" + i1+"/terminal_classification",schemaPath:"#/properties/attempts/items/properties/terminal_classification/type",keyword:"type",params:{type: schema175.properties.attempts.items.properties.terminal_classification.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err158];
+}
+else {
+vErrors.push(err158);
+}
+errors++;
+}
+}
+if(data50.started_at !== undefined){
+let data59 = data50.started_at;
+if(typeof data59 === "string"){
+if(!pattern6.test(data59)){
+const err159 = {instancePath:instancePath+"/attempts/" + i1+"/started_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err159];
+}
+else {
+vErrors.push(err159);
+}
+errors++;
+}
+if(!(formats0.validate(data59))){
+const err160 = {instancePath:instancePath+"/attempts/" + i1+"/started_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err160];
+}
+else {
+vErrors.push(err160);
+}
+errors++;
+}
+}
+else {
+const err161 = {instancePath:instancePath+"/attempts/" + i1+"/started_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err161];
+}
+else {
+vErrors.push(err161);
+}
+errors++;
+}
+}
+if(data50.finished_at !== undefined){
+if(!(validate88(data50.finished_at, {instancePath:instancePath+"/attempts/" + i1+"/finished_at",parentData:data50,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err162 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err162];
+}
+else {
+vErrors.push(err162);
+}
+errors++;
+}
+}
+}
+else {
+const err163 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err163];
+}
+else {
+vErrors.push(err163);
+}
+errors++;
+}
+}
+}
+else {
+const err164 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err164];
+}
+else {
+vErrors.push(err164);
+}
+errors++;
+}
+validate115.errors = vErrors;
+return errors === 0;
+}
+validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const func0 = require("ajv/dist/runtime/equal").default;
+
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate86.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.attributes === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.relationships === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "relationships"},message:"must have required property '"+"relationships"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.links === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "links"},message:"must have required property '"+"links"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "id")) || (key0 === "attributes")) || (key0 === "relationships")) || (key0 === "links"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("run-reviews" !== data.type){
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "run-reviews"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(!pattern21.test(data1)){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.attributes !== undefined){
+let data2 = data.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.header === undefined){
+const err9 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "header"},message:"must have required property '"+"header"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data2.available_actions === undefined){
+const err10 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "available_actions"},message:"must have required property '"+"available_actions"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data2.stages === undefined){
+const err11 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "stages"},message:"must have required property '"+"stages"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data2.terminal_reason === undefined){
+const err12 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "terminal_reason"},message:"must have required property '"+"terminal_reason"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data2.recovery === undefined){
+const err13 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "recovery"},message:"must have required property '"+"recovery"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data2.evidence === undefined){
+const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "evidence"},message:"must have required property '"+"evidence"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data2.downloads === undefined){
+const err15 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "downloads"},message:"must have required property '"+"downloads"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!(((((((key1 === "header") || (key1 === "available_actions")) || (key1 === "stages")) || (key1 === "terminal_reason")) || (key1 === "recovery")) || (key1 === "evidence")) || (key1 === "downloads"))){
+const err16 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data2.header !== undefined){
+if(!(validate87(data2.header, {instancePath:instancePath+"/attributes/header",parentData:data2,parentDataProperty:"header",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+errors = vErrors.length;
+}
+}
+if(data2.available_actions !== undefined){
+let data4 = data2.available_actions;
+if(Array.isArray(data4)){
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+if(typeof data5 !== "string"){
+const err17 = {instancePath:instancePath+"/attributes/available_actions/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewAction/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(!(((((data5 === "approve") || (data5 === "discard")) || (data5 === "cancel")) || (data5 === "override")) || (data5 === "recover"))){
+const err18 = {instancePath:instancePath+"/attributes/available_actions/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewAction/enum",keyword:"enum",params:{allowedValues: schema157.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+let i1 = data4.length;
+let j0;
+if(i1 > 1){
+outer0:
+for(;i1--;){
+for(j0 = i1; j0--;){
+if(func0(data4[i1], data4[j0])){
+const err19 = {instancePath:instancePath+"/attributes/available_actions",schemaPath:"#/properties/attributes/properties/available_actions/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+break outer0;
+}
+}
+}
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/attributes/available_actions",schemaPath:"#/properties/attributes/properties/available_actions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data2.stages !== undefined){
+let data6 = data2.stages;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(data6.plan === undefined){
+const err21 = {instancePath:instancePath+"/attributes/stages",schemaPath:"#/properties/attributes/properties/stages/required",keyword:"required",params:{missingProperty: "plan"},message:"must have required property '"+"plan"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data6.policy === undefined){
+const err22 = {instancePath:instancePath+"/attributes/stages",schemaPath:"#/properties/attributes/properties/stages/required",keyword:"required",params:{missingProperty: "policy"},message:"must have required property '"+"policy"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data6.approval === undefined){
+const err23 = {instancePath:instancePath+"/attributes/stages",schemaPath:"#/properties/attributes/properties/stages/required",keyword:"required",params:{missingProperty: "approval"},message:"must have required property '"+"approval"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data6.apply === undefined){
+const err24 = {instancePath:instancePath+"/attributes/stages",schemaPath:"#/properties/attributes/properties/stages/required",keyword:"required",params:{missingProperty: "apply"},message:"must have required property '"+"apply"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+for(const key2 in data6){
+if(!((((key2 === "plan") || (key2 === "policy")) || (key2 === "approval")) || (key2 === "apply"))){
+const err25 = {instancePath:instancePath+"/attributes/stages",schemaPath:"#/properties/attributes/properties/stages/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data6.plan !== undefined){
+if(!(validate92(data6.plan, {instancePath:instancePath+"/attributes/stages/plan",parentData:data6,parentDataProperty:"plan",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+errors = vErrors.length;
+}
+}
+if(data6.policy !== undefined){
+if(!(validate96(data6.policy, {instancePath:instancePath+"/attributes/stages/policy",parentData:data6,parentDataProperty:"policy",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+errors = vErrors.length;
+}
+}
+if(data6.approval !== undefined){
+if(!(validate102(data6.approval, {instancePath:instancePath+"/attributes/stages/approval",parentData:data6,parentDataProperty:"approval",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+errors = vErrors.length;
+}
+}
+if(data6.apply !== undefined){
+if(!(validate108(data6.apply, {instancePath:instancePath+"/attributes/stages/apply",parentData:data6,parentDataProperty:"apply",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/attributes/stages",schemaPath:"#/properties/attributes/properties/stages/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data2.terminal_reason !== undefined){
+let data11 = data2.terminal_reason;
+const _errs23 = errors;
+let valid8 = false;
+let passing0 = null;
+const _errs24 = errors;
+if(data11 !== null){
+const err27 = {instancePath:instancePath+"/attributes/terminal_reason",schemaPath:"#/properties/attributes/properties/terminal_reason/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+var _valid0 = _errs24 === errors;
+if(_valid0){
+valid8 = true;
+passing0 = 0;
+}
+const _errs26 = errors;
+if(!(validate112(data11, {instancePath:instancePath+"/attributes/terminal_reason",parentData:data2,parentDataProperty:"terminal_reason",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs26 === errors;
+if(_valid0 && valid8){
+valid8 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid8 = true;
+passing0 = 1;
+}
+}
+if(!valid8){
+const err28 = {instancePath:instancePath+"/attributes/terminal_reason",schemaPath:"#/properties/attributes/properties/terminal_reason/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+else {
+errors = _errs23;
+if(vErrors !== null){
+if(_errs23){
+vErrors.length = _errs23;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data2.recovery !== undefined){
+let data12 = data2.recovery;
+const _errs28 = errors;
+let valid9 = false;
+let passing1 = null;
+const _errs29 = errors;
+if(data12 !== null){
+const err29 = {instancePath:instancePath+"/attributes/recovery",schemaPath:"#/properties/attributes/properties/recovery/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+var _valid1 = _errs29 === errors;
+if(_valid1){
+valid9 = true;
+passing1 = 0;
+}
+const _errs31 = errors;
+if(!(validate78(data12, {instancePath:instancePath+"/attributes/recovery",parentData:data2,parentDataProperty:"recovery",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+errors = vErrors.length;
+}
+var _valid1 = _errs31 === errors;
+if(_valid1 && valid9){
+valid9 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid9 = true;
+passing1 = 1;
+}
+}
+if(!valid9){
+const err30 = {instancePath:instancePath+"/attributes/recovery",schemaPath:"#/properties/attributes/properties/recovery/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data2.evidence !== undefined){
+if(!(validate115(data2.evidence, {instancePath:instancePath+"/attributes/evidence",parentData:data2,parentDataProperty:"evidence",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+errors = vErrors.length;
+}
+}
+if(data2.downloads !== undefined){
+let data14 = data2.downloads;
+const _errs35 = errors;
+let valid11 = false;
+let passing2 = null;
+const _errs36 = errors;
+if(data14 !== null){
+const err31 = {instancePath:instancePath+"/attributes/downloads",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid2 = _errs36 === errors;
+if(_valid2){
+valid11 = true;
+passing2 = 0;
+}
+const _errs38 = errors;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(data14.state === undefined){
+const err32 = {instancePath:instancePath+"/attributes/downloads",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(data14.note === undefined){
+const err33 = {instancePath:instancePath+"/attributes/downloads",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/1/required",keyword:"required",params:{missingProperty: "note"},message:"must have required property '"+"note"+"'"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+for(const key3 in data14){
+if(!((key3 === "state") || (key3 === "note"))){
+const err34 = {instancePath:instancePath+"/attributes/downloads",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data14.state !== undefined){
+if("not_permitted" !== data14.state){
+const err35 = {instancePath:instancePath+"/attributes/downloads/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_permitted"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data14.note !== undefined){
+if(typeof data14.note !== "string"){
+const err36 = {instancePath:instancePath+"/attributes/downloads/note",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/1/properties/note/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/attributes/downloads",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid2 = _errs38 === errors;
+if(_valid2 && valid11){
+valid11 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid2){
+valid11 = true;
+passing2 = 1;
+var props2 = true;
+}
+const _errs44 = errors;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(data14.state === undefined){
+const err38 = {instancePath:instancePath+"/attributes/downloads",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(data14.items === undefined){
+const err39 = {instancePath:instancePath+"/attributes/downloads",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/required",keyword:"required",params:{missingProperty: "items"},message:"must have required property '"+"items"+"'"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+for(const key4 in data14){
+if(!((key4 === "state") || (key4 === "items"))){
+const err40 = {instancePath:instancePath+"/attributes/downloads",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data14.state !== undefined){
+if("permitted" !== data14.state){
+const err41 = {instancePath:instancePath+"/attributes/downloads/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/state/const",keyword:"const",params:{allowedValue: "permitted"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data14.items !== undefined){
+let data18 = data14.items;
+if(Array.isArray(data18)){
+if(data18.length < 1){
+const err42 = {instancePath:instancePath+"/attributes/downloads/items",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+const len1 = data18.length;
+for(let i2=0; i2<len1; i2++){
+let data19 = data18[i2];
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.kind === undefined){
+const err43 = {instancePath:instancePath+"/attributes/downloads/items/" + i2,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if(data19.method === undefined){
+const err44 = {instancePath:instancePath+"/attributes/downloads/items/" + i2,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(data19.href === undefined){
+const err45 = {instancePath:instancePath+"/attributes/downloads/items/" + i2,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/required",keyword:"required",params:{missingProperty: "href"},message:"must have required property '"+"href"+"'"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(data19.requires_reason === undefined){
+const err46 = {instancePath:instancePath+"/attributes/downloads/items/" + i2,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/required",keyword:"required",params:{missingProperty: "requires_reason"},message:"must have required property '"+"requires_reason"+"'"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+if(data19.requires_step_up === undefined){
+const err47 = {instancePath:instancePath+"/attributes/downloads/items/" + i2,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/required",keyword:"required",params:{missingProperty: "requires_step_up"},message:"must have required property '"+"requires_step_up"+"'"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(data19.available === undefined){
+const err48 = {instancePath:instancePath+"/attributes/downloads/items/" + i2,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/required",keyword:"required",params:{missingProperty: "available"},message:"must have required property '"+"available"+"'"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+for(const key5 in data19){
+if(!((((((key5 === "kind") || (key5 === "method")) || (key5 === "href")) || (key5 === "requires_reason")) || (key5 === "requires_step_up")) || (key5 === "available"))){
+const err49 = {instancePath:instancePath+"/attributes/downloads/items/" + i2,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(data19.kind !== undefined){
+let data20 = data19.kind;
+if(typeof data20 !== "string"){
+const err50 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/kind",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+if(!(((data20 === "redacted_plan") || (data20 === "raw_plan")) || (data20 === "emergency_state"))){
+const err51 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/kind",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema186.oneOf[2].properties.items.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data19.method !== undefined){
+let data21 = data19.method;
+if(typeof data21 !== "string"){
+const err52 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/method",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/method/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(!((data21 === "GET") || (data21 === "POST"))){
+const err53 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/method",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/method/enum",keyword:"enum",params:{allowedValues: schema186.oneOf[2].properties.items.items.properties.method.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data19.href !== undefined){
+if(typeof data19.href !== "string"){
+const err54 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/href",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/href/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data19.requires_reason !== undefined){
+if(typeof data19.requires_reason !== "boolean"){
+const err55 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/requires_reason",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/requires_reason/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data19.requires_step_up !== undefined){
+if(typeof data19.requires_step_up !== "boolean"){
+const err56 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/requires_step_up",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/requires_step_up/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data19.available !== undefined){
+if(typeof data19.available !== "boolean"){
+const err57 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/available",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/available/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+}
+else {
+const err58 = {instancePath:instancePath+"/attributes/downloads/items/" + i2,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/attributes/downloads/items",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/attributes/downloads",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+var _valid2 = _errs44 === errors;
+if(_valid2 && valid11){
+valid11 = false;
+passing2 = [passing2, 2];
+}
+else {
+if(_valid2){
+valid11 = true;
+passing2 = 2;
+if(props2 !== true){
+props2 = true;
+}
+}
+}
+}
+if(!valid11){
+const err61 = {instancePath:instancePath+"/attributes/downloads",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+else {
+errors = _errs35;
+if(vErrors !== null){
+if(_errs35){
+vErrors.length = _errs35;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+if(data.relationships !== undefined){
+let data26 = data.relationships;
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+if(data26.organization === undefined){
+const err63 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+if(data26.workspace === undefined){
+const err64 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "workspace"},message:"must have required property '"+"workspace"+"'"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+if(data26.run === undefined){
+const err65 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "run"},message:"must have required property '"+"run"+"'"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+for(const key6 in data26){
+if(!(((key6 === "organization") || (key6 === "workspace")) || (key6 === "run"))){
+const err66 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+if(data26.organization !== undefined){
+let data27 = data26.organization;
+if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
+if(data27.data === undefined){
+const err67 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+for(const key7 in data27){
+if(!(key7 === "data")){
+const err68 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+if(data27.data !== undefined){
+let data28 = data27.data;
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+if(data28.type === undefined){
+const err69 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+if(data28.id === undefined){
+const err70 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+for(const key8 in data28){
+if(!((key8 === "type") || (key8 === "id"))){
+const err71 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+if(data28.type !== undefined){
+if(typeof data28.type !== "string"){
+const err72 = {instancePath:instancePath+"/relationships/organization/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+if(data28.id !== undefined){
+if(typeof data28.id !== "string"){
+const err73 = {instancePath:instancePath+"/relationships/organization/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+}
+}
+else {
+const err74 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+}
+else {
+const err75 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+if(data26.workspace !== undefined){
+let data31 = data26.workspace;
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+if(data31.data === undefined){
+const err76 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+for(const key9 in data31){
+if(!(key9 === "data")){
+const err77 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+if(data31.data !== undefined){
+let data32 = data31.data;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.type === undefined){
+const err78 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+if(data32.id === undefined){
+const err79 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+for(const key10 in data32){
+if(!((key10 === "type") || (key10 === "id"))){
+const err80 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+if(data32.type !== undefined){
+if(typeof data32.type !== "string"){
+const err81 = {instancePath:instancePath+"/relationships/workspace/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+if(data32.id !== undefined){
+if(typeof data32.id !== "string"){
+const err82 = {instancePath:instancePath+"/relationships/workspace/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+}
+else {
+const err83 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+}
+else {
+const err84 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+if(data26.run !== undefined){
+let data35 = data26.run;
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+if(data35.data === undefined){
+const err85 = {instancePath:instancePath+"/relationships/run",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+for(const key11 in data35){
+if(!(key11 === "data")){
+const err86 = {instancePath:instancePath+"/relationships/run",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+if(data35.data !== undefined){
+let data36 = data35.data;
+if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+if(data36.type === undefined){
+const err87 = {instancePath:instancePath+"/relationships/run/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+if(data36.id === undefined){
+const err88 = {instancePath:instancePath+"/relationships/run/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+for(const key12 in data36){
+if(!((key12 === "type") || (key12 === "id"))){
+const err89 = {instancePath:instancePath+"/relationships/run/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+}
+if(data36.type !== undefined){
+if(typeof data36.type !== "string"){
+const err90 = {instancePath:instancePath+"/relationships/run/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+if(data36.id !== undefined){
+if(typeof data36.id !== "string"){
+const err91 = {instancePath:instancePath+"/relationships/run/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+}
+}
+else {
+const err92 = {instancePath:instancePath+"/relationships/run/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+}
+}
+else {
+const err93 = {instancePath:instancePath+"/relationships/run",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+}
+}
+else {
+const err94 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+}
+if(data.links !== undefined){
+let data39 = data.links;
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+for(const key13 in data39){
+if(!((key13 === "self") || (key13 === "next"))){
+const err95 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+}
+if(data39.self !== undefined){
+if(typeof data39.self !== "string"){
+const err96 = {instancePath:instancePath+"/links/self",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/self/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+}
+if(data39.next !== undefined){
+let data41 = data39.next;
+if((typeof data41 !== "string") && (data41 !== null)){
+const err97 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema62.properties.next.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+}
+}
+else {
+const err98 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+}
+}
+else {
+const err99 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+validate86.errors = vErrors;
+return errors === 0;
+}
+validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate85.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate86(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate85.errors = vErrors;
+return errors === 0;
+}
+validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const SessionCreateDocument = validate119;
+const schema191 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"sessions"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
+const schema193 = {"type":"string","minLength":1,"maxLength":1024,"writeOnly":true};
+
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate119.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12298,19 +20198,19 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate119.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SessionDocument = validate86;
-const schema146 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"sessions"},"id":{"type":"string","pattern":"^ses-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["csrf_token","created_at","expires_at","stepped_up_at","step_up_fresh_until","user"],"properties":{"csrf_token":{"type":"string","description":"Send as `X-CSRF-Token` on every cookie-authenticated POST, PUT, PATCH and DELETE."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"stepped_up_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"step_up_fresh_until":{"description":"Until when sensitive downloads need no new step-up (15 minutes after it); null when never stepped up.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"user":{"type":"object","additionalProperties":false,"required":["id","email","display_name","site_admin"],"properties":{"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["user"],"properties":{"user":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
-const pattern63 = new RegExp("^ses-[0-9a-z]{16}$", "u");
+export const SessionDocument = validate120;
+const schema194 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"sessions"},"id":{"type":"string","pattern":"^ses-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["csrf_token","created_at","expires_at","stepped_up_at","step_up_fresh_until","user"],"properties":{"csrf_token":{"type":"string","description":"Send as `X-CSRF-Token` on every cookie-authenticated POST, PUT, PATCH and DELETE."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"stepped_up_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"step_up_fresh_until":{"description":"Until when sensitive downloads need no new step-up (15 minutes after it); null when never stepped up.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"user":{"type":"object","additionalProperties":false,"required":["id","email","display_name","site_admin"],"properties":{"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["user"],"properties":{"user":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
+const pattern76 = new RegExp("^ses-[0-9a-z]{16}$", "u");
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate120.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12410,7 +20310,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern63.test(data2)){
+if(!pattern76.test(data2)){
 const err8 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^ses-[0-9a-z]{16}$"},message:"must match pattern \""+"^ses-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -13104,18 +21004,18 @@ vErrors.push(err62);
 }
 errors++;
 }
-validate86.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StepUpDocument = validate87;
-const schema153 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"step-ups"},"attributes":{"type":"object","additionalProperties":false,"required":["password"],"properties":{"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
+export const StepUpDocument = validate121;
+const schema201 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"step-ups"},"attributes":{"type":"object","additionalProperties":false,"required":["password"],"properties":{"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate121.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13287,18 +21187,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate87.errors = vErrors;
+validate121.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TokenCreateDocument = validate88;
-const schema155 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"tokens"},"attributes":{"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"],"description":"viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have."},"description":{"type":"string","maxLength":200}}}}}}};
+export const TokenCreateDocument = validate122;
+const schema203 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"tokens"},"attributes":{"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"],"description":"viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have."},"description":{"type":"string","maxLength":200}}}}}}};
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13413,7 +21313,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((data3 === "viewer") || (data3 === "operator")) || (data3 === "admin"))){
-const err9 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema155.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema203.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -13483,19 +21383,19 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate88.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TokenDocument = validate89;
-const schema156 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","secret"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"secret":{"type":"string","description":"The bearer token. Returned only in this response; StackShip stores only its hash."}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
-const pattern70 = new RegExp("^at-[0-9a-z]{16}$", "u");
+export const TokenDocument = validate123;
+const schema204 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","secret"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"secret":{"type":"string","description":"The bearer token. Returned only in this response; StackShip stores only its hash."}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
+const pattern83 = new RegExp("^at-[0-9a-z]{16}$", "u");
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13595,7 +21495,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern70.test(data2)){
+if(!pattern83.test(data2)){
 const err8 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^at-[0-9a-z]{16}$"},message:"must match pattern \""+"^at-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -13685,7 +21585,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((data4 === "viewer") || (data4 === "operator")) || (data4 === "admin"))){
-const err16 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema156.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema204.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -13698,7 +21598,7 @@ errors++;
 if(data3.description !== undefined){
 let data5 = data3.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema156.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema204.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13935,18 +21835,18 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate89.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UserCreateDocument = validate90;
-const schema159 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string","minLength":1,"maxLength":255},"password":{"type":"string","minLength":12,"maxLength":1024,"writeOnly":true,"description":"At least 12 characters. Stored only as an scrypt hash."},"site_admin":{"type":"boolean","default":false}}}}}}};
+export const UserCreateDocument = validate124;
+const schema207 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string","minLength":1,"maxLength":255},"password":{"type":"string","minLength":12,"maxLength":1024,"writeOnly":true,"description":"At least 12 characters. Stored only as an scrypt hash."},"site_admin":{"type":"boolean","default":false}}}}}}};
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate90.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14220,18 +22120,18 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate90.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UserDocument = validate91;
-const schema161 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"users"},"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["email","display_name","site_admin","created_at"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}}}};
+export const UserDocument = validate125;
+const schema209 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"users"},"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["email","display_name","site_admin","created_at"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}}}};
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
+const evaluated0 = validate125.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14537,19 +22437,19 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate91.errors = vErrors;
+validate125.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableCreateDocument = validate92;
-const schema164 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"variables"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value"],"properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"],"default":"terraform"},"hcl":{"type":"boolean","default":false},"sensitive":{"type":"boolean","default":false},"description":{"type":"string","maxLength":500}}}}}}};
-const pattern76 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
+export const VariableCreateDocument = validate126;
+const schema212 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"variables"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value"],"properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"],"default":"terraform"},"hcl":{"type":"boolean","default":false},"sensitive":{"type":"boolean","default":false},"description":{"type":"string","maxLength":500}}}}}}};
+const pattern89 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate126.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14664,7 +22564,7 @@ errors++;
 if(data2.key !== undefined){
 let data3 = data2.key;
 if(typeof data3 === "string"){
-if(!pattern76.test(data3)){
+if(!pattern89.test(data3)){
 const err9 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"#/properties/data/properties/attributes/properties/key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -14724,7 +22624,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err14 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema164.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema212.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -14818,20 +22718,20 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate92.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableDocument = validate93;
-const schema165 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}};
-const schema166 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","category","hcl","sensitive","description","created_at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"],"description":"Always null for a sensitive variable."},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
-const pattern77 = new RegExp("^var-[0-9a-z]{16}$", "u");
+export const VariableDocument = validate127;
+const schema213 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}};
+const schema214 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","category","hcl","sensitive","description","created_at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"],"description":"Always null for a sensitive variable."},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
+const pattern90 = new RegExp("^var-[0-9a-z]{16}$", "u");
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate128.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14906,7 +22806,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern77.test(data1)){
+if(!pattern90.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -15028,7 +22928,7 @@ errors++;
 if(data2.value !== undefined){
 let data4 = data2.value;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema166.properties.attributes.properties.value.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema214.properties.attributes.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -15051,7 +22951,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err19 = {instancePath:instancePath+"/attributes/category",schemaPath:"#/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema166.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attributes/category",schemaPath:"#/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema214.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -15088,7 +22988,7 @@ errors++;
 if(data2.description !== undefined){
 let data8 = data2.description;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema166.properties.attributes.properties.description.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema214.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15301,16 +23201,16 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate128.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate127.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15341,8 +23241,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate94(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+if(!(validate128(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
 errors = vErrors.length;
 }
 }
@@ -15357,18 +23257,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate93.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableListDocument = validate96;
-const schema169 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}}};
+export const VariableListDocument = validate130;
+const schema217 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}}};
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15403,8 +23303,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate94(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+if(!(validate128(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
 errors = vErrors.length;
 }
 }
@@ -15431,18 +23331,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate96.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableUpdateDocument = validate98;
-const schema170 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was.","properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
+export const VariableUpdateDocument = validate132;
+const schema218 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was.","properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate98.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15512,7 +23412,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern77.test(data2)){
+if(!pattern90.test(data2)){
 const err5 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -15552,7 +23452,7 @@ errors++;
 if(data3.key !== undefined){
 let data4 = data3.key;
 if(typeof data4 === "string"){
-if(!pattern76.test(data4)){
+if(!pattern89.test(data4)){
 const err8 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"#/properties/data/properties/attributes/properties/key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -15612,7 +23512,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data6 === "terraform") || (data6 === "env"))){
-const err13 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema170.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema218.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -15706,19 +23606,19 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate98.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceCreateDocument = validate99;
-const schema171 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."},"approval_ttl_seconds":{"type":"integer","minimum":60,"maximum":604800,"default":86400,"description":"How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours)."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
-const pattern82 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
+export const WorkspaceCreateDocument = validate133;
+const schema219 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."},"approval_ttl_seconds":{"type":"integer","minimum":60,"maximum":604800,"default":86400,"description":"How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours)."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
+const pattern95 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate99.evaluated;
+const evaluated0 = validate133.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15918,7 +23818,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern82.test(data6)){
+if(!pattern95.test(data6)){
 const err16 = {instancePath:instancePath+"/data/attributes/working_directory",schemaPath:"#/properties/data/properties/attributes/properties/working_directory/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*\\.\\.).*$"},message:"must match pattern \""+"^(?!/)(?!.*\\.\\.).*$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -16218,19 +24118,19 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate99.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
-validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceDocument = validate100;
-const schema174 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}};
-const schema175 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+export const WorkspaceDocument = validate134;
+const schema222 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}};
+const schema223 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16431,7 +24331,7 @@ vErrors.push(err17);
 errors++;
 }
 for(const key1 in data2){
-if(!(func6.call(schema175.properties.attributes.properties, key1))){
+if(!(func6.call(schema223.properties.attributes.properties, key1))){
 const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err18];
@@ -16457,7 +24357,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err20 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema175.properties.attributes.properties.description.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema223.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -16936,16 +24836,16 @@ vErrors.push(err59);
 }
 errors++;
 }
-validate101.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate100.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16976,8 +24876,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate101(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
+if(!(validate135(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
 errors = vErrors.length;
 }
 }
@@ -16992,18 +24892,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate100.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceListDocument = validate103;
-const schema182 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}}};
+export const WorkspaceListDocument = validate137;
+const schema230 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}}};
 
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate103.evaluated;
+const evaluated0 = validate137.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17038,8 +24938,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate101(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
+if(!(validate135(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
 errors = vErrors.length;
 }
 }
@@ -17066,10 +24966,10 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate103.errors = vErrors;
+validate137.errors = vErrors;
 return errors === 0;
 }
-validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const getHealthResponse200 = Health;
 export const uploadConfigurationResponse200 = ConfigurationVersionDocument;
@@ -17253,6 +25153,10 @@ export const createPolicyOverrideResponse403 = ErrorDocument;
 export const createPolicyOverrideResponse404 = ErrorDocument;
 export const createPolicyOverrideResponse409 = ErrorDocument;
 export const createPolicyOverrideResponse422 = ErrorDocument;
+export const getRunReviewResponse200 = RunReviewDocument;
+export const getRunReviewResponse400 = ErrorDocument;
+export const getRunReviewResponse401 = ErrorDocument;
+export const getRunReviewResponse404 = ErrorDocument;
 export const createUserRequest = UserCreateDocument;
 export const createUserResponse201 = UserDocument;
 export const createUserResponse400 = ErrorDocument;

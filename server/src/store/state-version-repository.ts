@@ -170,6 +170,17 @@ export class StateVersionRepository {
     });
   }
 
+  /** Every state version a run created (pending, finalized or discarded), oldest first. */
+  async listByRun(runId: string): Promise<StateVersion[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db<StateVersionRow>('state_versions').where({ run_id: runId }).orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ]);
+      return rows.map(toStateVersion);
+    });
+  }
+
   /** The workspace's state versions, newest serial first. */
   async listByWorkspace(workspaceId: string): Promise<StateVersion[]> {
     return translating(this.dialect, async () => {

@@ -58,6 +58,7 @@ const EXPECTED: Record<string, Row> = {
   getRunLog: READ,
   getRunPlanChanges: READ,
   getRunPolicyEvaluation: READ,
+  getRunReview: READ,
   // The seeded run is not awaiting approval: callers allowed to decide reach the state check (409).
   approveRun: row(401, 404, 403, 409, 409),
   discardRun: row(401, 404, 403, 409, 409),
@@ -161,6 +162,7 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
     case "getRun":
     case "getRunPlanChanges":
     case "getRunPolicyEvaluation":
+    case "getRunReview":
     case "downloadRedactedPlan":
       return { path: await run() };
     case "getRunLog":

@@ -7,6 +7,7 @@ import { downloadHandlers } from "./downloads.ts";
 import { healthHandlers } from "./health.ts";
 import { organizationHandlers } from "./organizations.ts";
 import { policyHandlers } from "./policies.ts";
+import { reviewHandlers } from "./review.ts";
 import { runHandlers } from "./runs.ts";
 import { sessionHandlers } from "./sessions.ts";
 import { workspaceHandlers } from "./workspaces.ts";
@@ -19,6 +20,7 @@ export const v1Handlers = {
   ...configurationVersionHandlers,
   ...runHandlers,
   ...policyHandlers,
+  ...reviewHandlers,
   ...sessionHandlers,
   ...downloadHandlers,
 } satisfies Handlers<RequestContext>;

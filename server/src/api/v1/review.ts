@@ -1,0 +1,83 @@
+import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
+import { isAllowed } from "../../domain/authorization.ts";
+import { REVIEW_OVERRIDE_LIMIT } from "../../domain/policy/index.ts";
+import type { Run } from "../../domain/records.ts";
+import { deriveRunReview, failedPhase, holdsAnyDownloadPermission, TERMINAL_LOG_TAIL_LINES, type ReviewRecords } from "../../domain/review.ts";
+import type { RequestContext } from "../../http/app.ts";
+import type { Services } from "../../services.ts";
+import { principalOf } from "../authorize.ts";
+import { recoveryEvidence } from "../commands/recovery.ts";
+import { loadRun } from "../lookup.ts";
+
+type H = Handlers<RequestContext>;
+
+/**
+ * Reads every record the review of `run` is derived from. Any store failure propagates (the
+ * caller gets an error response, never a review of an empty run); the failed phase's log is read
+ * only for a run that ended because its plan or apply failed, and recovery evidence only while
+ * the run needs recovery.
+ */
+async function reviewRecords(services: Services, run: Run): Promise<ReviewRecords> {
+  const stores = services.stores;
+  const [workspace, attempts, jobs, decision, evaluation, findings, overridePage, stateVersions] = await Promise.all([
+    stores.workspaces.getById(run.workspaceId),
+    stores.attempts.listByRun(run.id),
+    stores.jobs.listByRun(run.id),
+    stores.reviews.getByRun(run.id),
+    stores.policyResults.getEvaluation(run.id),
+    stores.policyResults.listFindings(run.id),
+    stores.policyResults.listOverrides(run.id, REVIEW_OVERRIDE_LIMIT),
+    stores.stateVersions.listByRun(run.id),
+  ]);
+  const phase = failedPhase(run);
+  const actors = [decision?.actorId ?? null, ...overridePage.overrides.map((o) => o.actorId)].filter((id): id is string => id !== null);
+  const [displayNames, tail, recovery] = await Promise.all([
+    stores.users.displayNames(actors),
+    phase === null ? Promise.resolve(null) : stores.logs.tail(run.id, phase, TERMINAL_LOG_TAIL_LINES),
+    run.status === "needs_recovery" ? recoveryEvidence(services, run) : Promise.resolve(null),
+  ]);
+  return {
+    run,
+    workspace: workspace ? { id: workspace.id, name: workspace.name, workingDirectory: workspace.workingDirectory } : null,
+    // No source records commit facts yet (the GitHub pipeline will); they read as not recorded.
+    commit: null,
+    attempts: [...attempts].sort((a, b) => (a.startedAt < b.startedAt ? -1 : a.startedAt > b.startedAt ? 1 : a.attemptNumber - b.attemptNumber)),
+    jobs,
+    decision: decision ?? null,
+    evaluation: evaluation ?? null,
+    findings,
+    overrides: overridePage.overrides,
+    overridesTruncated: overridePage.truncated,
+    stateVersions: stateVersions.map((v) => ({
+      id: v.id,
+      serial: v.serial,
+      sha256: v.sha256,
+      status: v.status,
+      publishedAt: v.publishedAt,
+      uploaded: v.artifactKey !== null && v.sha256 !== null && v.sizeBytes !== null,
+    })),
+    displayNames,
+    logTail: phase === null || tail === null ? null : { phase, lines: tail },
+    recovery,
+  };
+}
+
+/** The run review document. */
+export const reviewHandlers = {
+  async getRunReview({ path, ctx }) {
+    const run = await loadRun(ctx, path.run_id, "run:read");
+    const principal = principalOf(ctx);
+    const target = { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId };
+    const records = await reviewRecords(ctx.services, run);
+    const review = deriveRunReview(
+      records,
+      {
+        may: (permission) => isAllowed(principal, permission, target),
+        mayDownloadSomewhere: holdsAnyDownloadPermission(principal),
+        session: principal.kind === "user",
+      },
+      ctx.services.clock(),
+    );
+    return { status: 200, body: { data: review }, headers: { "Cache-Control": "private, no-store" } };
+  },
+} satisfies Partial<H>;

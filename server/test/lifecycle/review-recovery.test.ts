@@ -1,0 +1,97 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { approveRun } from "../../../client/src/index.ts";
+import { REPO_ROOT } from "../../src/config.ts";
+import { RunnerEngine } from "../../src/runner/engine.ts";
+import { createOrganizationWithToken, createToken, createWorkspace, expectStatus } from "../support/factories.ts";
+import { assertNoLeaks, review } from "../support/review.ts";
+import { readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { testEachServer, type TestServer } from "../support/test-server.ts";
+
+const recovery = suite("run review of an interrupted apply");
+
+function startRunnerProcess(server: TestServer): ChildProcess {
+  return spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "server/src/runner-main.ts")], {
+    cwd: REPO_ROOT,
+    env: {
+      PATH: process.env.PATH,
+      STACKSHIP_DATABASE_URL: server.databaseUrl,
+      STACKSHIP_DATA_DIR: server.dataDir,
+      STACKSHIP_API_URL: server.baseUrl,
+      STACKSHIP_RUNNER_CONCURRENCY: "1",
+      STACKSHIP_RUNNER_HEARTBEAT_MS: "200",
+      STACKSHIP_LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+}
+
+const slow = {
+  "main.tf": 'resource "terraform_data" "slow" {\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 60"\n  }\n}\n',
+};
+
+testEachServer(recovery, "apply interrupted (runner killed): unresolved recovery evidence, the reason, recover only for run:recover", async (server) => {
+  const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+  const workspace = await createWorkspace(server, token, organizationName, { name: "fragile" });
+  const run = await startRun(server, token, workspace.id, slow);
+  const runner = startRunnerProcess(server);
+  try {
+    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
+    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+    expectStatus(await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }), 202);
+    const deadline = Date.now() + 60_000;
+    while (!(await readLog(server, token, run.id, "apply")).includes("provisioning-started")) {
+      assert.ok(Date.now() < deadline, "the apply never reached the provisioner");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    // While applying: the review shows the running apply and offers cancel (an interrupt request).
+    const applying = await review(server.v1(token), run.id);
+    assert.equal([applying.attributes.stages.apply.status, applying.attributes.stages.apply.phase_status], ["running", "running"]);
+    assert.equal(applying.attributes.available_actions, ["cancel"]);
+    runner.kill("SIGKILL");
+    await new Promise((resolve) => runner.once("exit", resolve));
+  } finally {
+    if (runner.exitCode === null && runner.signalCode === null) runner.kill("SIGKILL");
+  }
+
+  const survivor = new RunnerEngine({ services: server.services, api: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) }, phaseTimeoutMs: 60_000 }, { staleAfterMs: 1_000, heartbeatIntervalMs: 200, pollIntervalMs: 50 });
+  await survivor.start();
+  try {
+    const stuck = await waitForStatus(server, token, run.id, ["needs_recovery", "applied", "errored"], 30_000);
+    assert.is(stuck.attributes.status, "needs_recovery");
+
+    const data = await review(server.v1(token), run.id);
+    assert.is(data.attributes.header.status, "needs_recovery");
+    const evidence = data.attributes.recovery;
+    assert.ok(evidence, "unresolved recovery evidence is present");
+    assert.is(evidence.attempt?.status, "lost");
+    assert.is(evidence.attempt?.terminal_classification, "runner_lost");
+    assert.ok(evidence.last_log_lines.some((line) => line.includes("provisioning-started")), JSON.stringify(evidence.last_log_lines));
+    assert.is(evidence.lock?.holder_id, run.id, "the workspace stays locked by the run");
+    const reason = data.attributes.terminal_reason;
+    assert.ok(reason?.state === "recorded");
+    assert.is(reason.code, "apply_interrupted");
+    assert.is(reason.sentence, "The apply was interrupted; an operator must decide whether the infrastructure changed.");
+    assert.is(reason.log_tail, null, "not a terminal failure: the recovery evidence carries the log lines");
+    const apply = data.attributes.stages.apply;
+    assert.equal([apply.status, apply.phase_status], ["failed", "interrupted"]);
+    assert.equal(apply.state_version, { state: "not_recorded" }, "nothing committed, and nothing guessed");
+    assert.equal(data.attributes.stages.approval.state, "approved");
+    const attempts = data.attributes.evidence.attempts.map((a) => [a.phase, a.status, a.terminal_classification]);
+    assert.equal(attempts, [
+      ["plan", "succeeded", "exit_zero"],
+      ["apply", "lost", "runner_lost"],
+    ]);
+    assert.match(data.attributes.evidence.attempts[1].sandbox_id ?? "", /^sbx-/);
+    assert.equal(data.attributes.available_actions, ["recover"]);
+    const operator = await createToken(server, token, organizationName, "operator");
+    assert.equal((await review(server.v1(operator.token), run.id)).attributes.available_actions, [], "run:recover is an admin's");
+    await assertNoLeaks(server, data, run.id);
+  } finally {
+    await survivor.stop({ interrupt: true });
+  }
+});
+
+recovery.run();
