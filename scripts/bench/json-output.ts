@@ -190,7 +190,7 @@ const MiB = 1024 * 1024;
 
 async function main(): Promise<void> {
   process.stdout.write(`[bench] json-output: ${(SIZE / MiB).toFixed(0)} MiB plan JSON, framed+encrypted vs unencrypted from disk, same server, ${REPEATS} rounds…\n`);
-  const child = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, BENCH_JSON_OUTPUT_SERVER: "1" }, execArgv: ["--import", "tsx", "--expose-gc", ...(process.env.JO_TRACE ? ["--trace-gc"] : [])], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const child = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, BENCH_JSON_OUTPUT_SERVER: "1" }, execArgv: ["--import", "tsx", "--expose-gc"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
   try {
     const ready = (await new Promise((resolve, reject) => {
       child.once("message", resolve);
