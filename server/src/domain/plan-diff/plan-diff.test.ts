@@ -383,6 +383,39 @@ bounds("withholding every detail is still too big: trailing resources are droppe
   assert.ok(bytes + 1 + Buffer.byteLength(next) > MAX_BYTES);
 });
 
+bounds("every bound from all-withheld to whole: the fewest details withheld, counters' digits included (9 → 10)", () => {
+  // Twelve resources of the same size (two-digit indices), so withholding goes in plan order.
+  const entries = Array.from({ length: 12 }, (_, i) => withPadding(small(10 + i), "blob", 200));
+  const whole = buildPlanDiff(plan(entries));
+  const allWithheld = 12 * Buffer.byteLength(JSON.stringify({ ...whole.artifact.resources[0], before: undefined, after: undefined, detail_withheld: true, withheld_reason: "size_limit" }));
+  let sawTenWithheld = false;
+  for (let maxBytes = allWithheld; maxBytes <= whole.bytes; maxBytes++) {
+    const { artifact, bytes, json } = buildPlanDiff(plan(entries), { maxBytes });
+    assert.is(bytes, Buffer.byteLength(json));
+    assert.ok(bytes <= maxBytes);
+    const { withheld, dropped } = artifact.truncation;
+    if (!artifact.truncated) {
+      // Whole (a few bytes below `whole.bytes`: the header's max_bytes has fewer digits here).
+      assert.ok(maxBytes > whole.bytes - 7);
+      assert.equal(artifact.resources, whole.artifact.resources);
+      continue;
+    }
+    if (dropped > 0) {
+      // Below what twelve withheld resources need: all withheld, the fewest dropped.
+      assert.is(withheld, artifact.resources.length);
+      continue;
+    }
+    assert.ok(withheld >= 1);
+    if (withheld >= 10) sawTenWithheld = true;
+    assert.ok(artifact.resources.every((r, i) => (r.withheld_reason === "size_limit") === i < withheld));
+    if (withheld === 1) continue;
+    // One detail fewer withheld (the header's counter one smaller too) would not have fitted.
+    const fewer = { ...artifact, truncation: { ...artifact.truncation, withheld: withheld - 1 }, resources: artifact.resources.map((r, i) => (i === withheld - 1 ? whole.artifact.resources[i] : r)) };
+    assert.ok(Buffer.byteLength(JSON.stringify(fewer)) > maxBytes, `at ${maxBytes}`);
+  }
+  assert.ok(sawTenWithheld);
+});
+
 section6.run();
 rules.run();
 bounds.run();
