@@ -8,7 +8,7 @@ import { connectLive, disconnect, openLive, type LiveClient } from "../support/l
 import { createOrganizationWithToken, createWorkspace, DEFAULT_CONFIGURATION } from "../support/factories.ts";
 import { readLog, startRun } from "../support/runs.ts";
 import { signedInMember } from "../support/sessions.ts";
-import { testDialects, } from "../support/databases.ts";
+import { testDialects } from "../support/databases.ts";
 import { testEachServer, withTestServer, type TestServer } from "../support/test-server.ts";
 
 /** An organization, a pending run in it, and a signed-in viewer of the organization. */
@@ -173,6 +173,7 @@ testEachServer(events, "stage and status changes are sent; the socket closes nor
   assert.is(last.run.status, "canceled");
   assert.is(last.run.terminal, true);
   assert.is(client.logs("plan").length, 5, "every chunk stored before the run ended went out before the terminal status");
+  await disconnect(client);
 });
 
 testEachServer(

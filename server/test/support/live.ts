@@ -1,11 +1,20 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import Ajv2020 from "ajv/dist/2020.js";
 import { WebSocket } from "ws";
+import { REPO_ROOT } from "../../src/config.ts";
 import type { LiveLogMessage, LiveMessage } from "../../src/live/messages.ts";
 import type { TestServer } from "./test-server.ts";
+
+/** Every message is checked against spec/schemas/stackship.live.v1.json as it arrives. */
+const validateMessage = new Ajv2020.default({ strict: true, allErrors: true }).compile(JSON.parse(readFileSync(join(REPO_ROOT, "spec/schemas/stackship.live.v1.json"), "utf8")));
 
 /** A connected live socket and everything it received. */
 export interface LiveClient {
   ws: WebSocket;
   messages: LiveMessage[];
+  /** Messages that did not match the JSON Schema, with the validator's complaint. */
+  invalid: string[];
   /** Resolves with the first message (already received or not) that matches, after `index` if given. */
   waitFor<T extends LiveMessage = LiveMessage>(predicate: (message: LiveMessage) => boolean, timeoutMs?: number): Promise<T>;
   /** The log messages received so far, in arrival order. */
@@ -36,9 +45,12 @@ export function openLive(
   const origin = options.origin === undefined ? server.baseUrl : options.origin;
   const ws = new WebSocket(liveUrl(server, runId), { headers, ...(origin === null ? {} : { origin }) });
   const messages: LiveMessage[] = [];
+  const invalid: string[] = [];
   const waiters = new Set<() => void>();
   ws.on("message", (data) => {
-    messages.push(JSON.parse(String(data)) as LiveMessage);
+    const message = JSON.parse(String(data)) as LiveMessage;
+    if (!validateMessage(message)) invalid.push(`${String(data).slice(0, 200)}: ${JSON.stringify(validateMessage.errors)}`);
+    messages.push(message);
     for (const wake of waiters) wake();
   });
   const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on("close", (code, reason) => resolve({ code, reason: String(reason) })));
@@ -48,6 +60,7 @@ export function openLive(
   const client: LiveClient = {
     ws,
     messages,
+    invalid,
     closed,
     logs: (phase) => messages.filter((m): m is LiveLogMessage => m.type === "log" && (phase === undefined || m.phase === phase)),
     waitFor(predicate, timeoutMs = 15_000) {
@@ -101,8 +114,9 @@ export async function connectLive(server: TestServer, runId: string, options: { 
   return opened.client;
 }
 
-/** Closes a live socket from the client side and waits for the close. */
+/** Closes a live socket from the client side and waits for the close; every message it got must have matched the schema. */
 export async function disconnect(client: LiveClient): Promise<void> {
+  if (client.invalid.length > 0) throw new Error(`live messages that violate spec/schemas/stackship.live.v1.json:\n${client.invalid.join("\n")}`);
   if (client.ws.readyState !== client.ws.CLOSED) client.ws.close(1000, "bye");
   await client.closed;
 }
