@@ -18,8 +18,6 @@ import { LIVE_CLOSE } from "./messages.ts";
 
 /** The path of a run's live socket. */
 const LIVE_PATH = /^\/live\/runs\/([^/]+)$/;
-/** How often open sockets are pinged (a socket that missed the previous pong is dropped) and their sessions re-checked. */
-const HEARTBEAT_MS = 30_000;
 
 /** The value of one cookie in a Cookie header (the first of that name), if present. */
 function cookieValue(header: string | undefined, name: string): string | undefined {
@@ -46,6 +44,7 @@ export class LiveGateway {
   private readonly sessions = new WeakMap<object, { secret: string; alive: boolean }>();
   private readonly heartbeat: NodeJS.Timeout;
   private closing: Promise<void> | null = null;
+  private beating = false;
   private readonly servers = new Set<HttpServer | HttpsServer>();
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head);
 
@@ -54,7 +53,7 @@ export class LiveGateway {
     options: LiveHubOptions = {},
   ) {
     this.hub = new LiveHub(services, openRunChangeFeed(services.db, services.logger), options);
-    this.heartbeat = setInterval(() => void this.beat(), HEARTBEAT_MS);
+    this.heartbeat = setInterval(() => void this.beat(), options.heartbeatMs ?? 30_000);
     this.heartbeat.unref();
   }
 
@@ -129,6 +128,16 @@ export class LiveGateway {
 
   /** Pings every socket, drops the ones that did not answer the last ping, closes those whose session ended. */
   private async beat(): Promise<void> {
+    if (this.beating) return;
+    this.beating = true;
+    try {
+      await this.checkSockets();
+    } finally {
+      this.beating = false;
+    }
+  }
+
+  private async checkSockets(): Promise<void> {
     const now = this.services.clock();
     const verdicts = new Map<string, Promise<boolean>>();
     const sessionLive = (secret: string) => {

@@ -18,6 +18,11 @@ export interface LiveHubOptions {
   maxBufferedBytes?: number;
   /** How long a dropped viewer gets to take its close frame before the socket is destroyed. */
   closeGraceMs?: number;
+  /**
+   * How often sockets are pinged (one that missed the previous ping is dropped) and their
+   * sessions re-checked (a signed-out or expired session is closed with 1008). Default 30 s.
+   */
+  heartbeatMs?: number;
 }
 
 function stateOf(run: Run): LiveRunState {

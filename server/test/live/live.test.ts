@@ -205,6 +205,21 @@ testEachServer(
   { live: { maxBufferedBytes: 256 * 1024, closeGraceMs: 200 } },
 );
 
+testEachServer(
+  events,
+  "a socket whose session is signed out is closed (1008)",
+  async (server) => {
+    const { run, viewer } = await setUp(server);
+    const client = await connectLive(server, run.id, { cookie: viewer.session.cookie });
+    await hello(client);
+    assert.is((await viewer.session.request("DELETE", "/v1/auth/sessions/current")).status, 204);
+    const closed = await client.closed;
+    assert.is(closed.code, 1008);
+    assert.match(closed.reason, /session/);
+  },
+  { live: { heartbeatMs: 100 } },
+);
+
 // ---------------------------------------------------------------------------------------------
 const postgres = suite("live: PostgreSQL LISTEN/NOTIFY");
 
@@ -242,6 +257,30 @@ if (testDialects().includes("postgres")) {
       } finally {
         await runnerKnex.destroy();
       }
+      await disconnect(client);
+    }),
+  );
+
+  postgres("a lost LISTEN connection is reopened and what was written meanwhile is read from the database [postgres]", () =>
+    withTestServer("postgres", async (server) => {
+      const { run, viewer } = await setUp(server);
+      const client = await connectLive(server, run.id, { cookie: viewer.session.cookie });
+      await hello(client);
+      await append(server, run.id, "plan", "before\n");
+      await client.waitFor((m) => m.type === "log" && m.seq === 0);
+      const listeners = async () =>
+        (await server.db.knex.raw("select pid from pg_stat_activity where datname = current_database() and query ilike 'LISTEN%'")).rows.map((r: { pid: number }) => r.pid);
+      const [listener, ...others] = await listeners();
+      assert.ok(listener && others.length === 0, "one LISTEN connection per process");
+      await server.db.knex.raw("select pg_terminate_backend(?)", [listener]);
+      for (let i = 1; i <= 3; i++) await append(server, run.id, "plan", `while reconnecting ${i}\n`);
+      await client.waitFor((m) => m.type === "log" && m.seq === 3, 10_000);
+      await append(server, run.id, "plan", "after\n", true);
+      await client.waitFor((m) => m.type === "log" && m.final, 10_000);
+      const [relistened] = await listeners();
+      assert.ok(relistened !== undefined && relistened !== listener, "LISTEN is back on a new connection");
+      assertContiguous(client.logs("plan"), 0, 0);
+      assert.equal(client.logs("plan").map((m) => m.text), ["before\n", "while reconnecting 1\n", "while reconnecting 2\n", "while reconnecting 3\n", "after\n"]);
       await disconnect(client);
     }),
   );
