@@ -1,4 +1,8 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { join } from "node:path";
 import knex from "knex";
+import { REPO_ROOT } from "../../src/config.ts";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { applyRunEvent } from "../../src/api/commands/run-decisions.ts";
@@ -257,6 +261,20 @@ if (testDialects().includes("postgres")) {
       } finally {
         await runnerKnex.destroy();
       }
+      await disconnect(client);
+    }),
+  );
+
+  postgres("chunks appended by another process reach the client [postgres]", () =>
+    withTestServer("postgres", async (server) => {
+      const { run, viewer } = await setUp(server);
+      const client = await connectLive(server, run.id, { cookie: viewer.session.cookie });
+      await hello(client);
+      // Asynchronously: this process keeps serving the socket while the other one writes.
+      await promisify(execFile)(process.execPath, ["--import", "tsx", join(REPO_ROOT, "server/test/support/live-publisher.ts"), server.databaseUrl, run.id, "20"], { cwd: REPO_ROOT });
+      await client.waitFor((m) => m.type === "log" && m.final, 10_000);
+      assertContiguous(client.logs("policy"), 0, 0);
+      assert.equal(client.logs("policy").map((m) => m.text), Array.from({ length: 20 }, (_, i) => `from another process ${i}\n`));
       await disconnect(client);
     }),
   );
