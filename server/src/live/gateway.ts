@@ -89,7 +89,12 @@ export class LiveGateway {
     const url = new URL(req.url ?? "/", "http://x");
     const match = LIVE_PATH.exec(url.pathname);
     if (!match) throw new DomainError("NOT_FOUND", `No WebSocket at ${url.pathname}; live run events are at /live/runs/{run_id}.`);
-    const runId = decodeURIComponent(match[1]);
+    let runId: string;
+    try {
+      runId = decodeURIComponent(match[1]);
+    } catch {
+      throw new DomainError("NOT_FOUND", `Run ${match[1]} does not exist, or this token may not see it.`);
+    }
     const origin = req.headers.origin;
     const ownOrigin = `${(socket as { encrypted?: boolean }).encrypted ? "https" : "http"}://${req.headers.host ?? ""}`;
     if (!origin) throw new DomainError("FORBIDDEN", "The live WebSocket needs an Origin header naming this server or an allowed dashboard origin.", { source: { header: "Origin" } });

@@ -229,8 +229,8 @@ class RunChannel {
 
   /**
    * Re-reads the run (the notice may be older than what is stored) and reports what changed.
-   * Before a terminal status goes out, every phase's log is caught up, so the chunks written
-   * before the run ended precede it.
+   * Every phase's log is caught up first, so the chunks stored before a change (above all,
+   * before the run ended) go out before it.
    */
   private async refreshRun(): Promise<void> {
     if (this.ended || !this.state) return;
@@ -239,7 +239,7 @@ class RunChannel {
     const next = stateOf(run);
     const changed = FACTS.filter((fact) => next[fact] !== this.state![fact]);
     if (changed.length === 0) return;
-    if (next.terminal) for (const phase of PHASES) await this.catchUp(phase);
+    for (const phase of PHASES) await this.catchUp(phase);
     this.state = next;
     this.broadcast(JSON.stringify({ type: "run", run_id: this.runId, run: next, changed } satisfies LiveRunMessage));
     if (next.terminal) this.end(LIVE_CLOSE.RUN_ENDED, `run ${next.status}`);
