@@ -246,16 +246,18 @@ class RunChannel {
   }
 
   private broadcast(data: string): void {
-    for (const ws of this.ready) this.sendTo(ws, data);
+    // Encoded once for every socket (ws would otherwise convert the string per socket).
+    const bytes = Buffer.from(data, "utf8");
+    for (const ws of this.ready) this.sendTo(ws, bytes);
   }
 
-  private sendTo(ws: WebSocket, data: string): void {
+  private sendTo(ws: WebSocket, data: string | Buffer): void {
     if (ws.readyState !== ws.OPEN) return;
     if (ws.bufferedAmount > this.hub.maxBufferedBytes) {
       this.drop(ws);
       return;
     }
-    ws.send(data);
+    ws.send(data, { binary: false });
   }
 
   /** A viewer that cannot keep up: it must re-read the HTTP log route. Its buffer is freed either way. */
