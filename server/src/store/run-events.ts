@@ -102,8 +102,9 @@ export async function announce(executor: Executor, dialect: Dialect, notice: Run
     return;
   }
   const trx = executor as Knex.Transaction;
-  if (trx.isTransaction) {
-    outermost(trx).executionPromise.then(
+  const committed = trx.isTransaction ? (outermost(trx).executionPromise as Promise<unknown> | undefined) : undefined;
+  if (committed) {
+    committed.then(
       () => localBus.emit(LOCAL_EVENT, notice),
       () => undefined,
     );
