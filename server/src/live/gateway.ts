@@ -4,11 +4,13 @@ import type { Server as HttpsServer } from "node:https";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import { loadRun } from "../api/lookup.ts";
+import { isAllowed, type AuthorizationTarget } from "../domain/authorization.ts";
 import { DomainError } from "../domain/errors.ts";
 import { isTerminalRunStatus } from "../domain/run.ts";
 import { SESSION_COOKIE } from "../domain/sessions.ts";
 import type { RequestContext } from "../http/app.ts";
 import { JSON_API } from "../http/jsonapi.ts";
+import type { AuthenticatedPrincipal } from "../http/principal.ts";
 import { isAllowedOrigin, sessionPrincipal } from "../http/middleware/authenticate.ts";
 import { renderV1Error } from "../http/middleware/errors.ts";
 import type { Services } from "../services.ts";
@@ -41,7 +43,7 @@ function cookieValue(header: string | undefined, name: string): string | undefin
 export class LiveGateway {
   readonly hub: LiveHub;
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 4096, clientTracking: true });
-  private readonly sessions = new WeakMap<object, { secret: string; alive: boolean }>();
+  private readonly sessions = new WeakMap<object, { secret: string; alive: boolean; target: AuthorizationTarget }>();
   private readonly heartbeat: NodeJS.Timeout;
   private closing: Promise<void> | null = null;
   private beating = false;
@@ -67,10 +69,10 @@ export class LiveGateway {
     socket.on("error", () => socket.destroy());
     const requestId = randomUUID();
     try {
-      const { runId, secret } = await this.admit(req, socket);
+      const { runId, secret, target } = await this.admit(req, socket);
       if (socket.destroyed) return;
       this.wss.handleUpgrade(req, socket, head, (ws) => {
-        this.sessions.set(ws, { secret, alive: true });
+        this.sessions.set(ws, { secret, alive: true, target });
         ws.on("pong", () => {
           const entry = this.sessions.get(ws);
           if (entry) entry.alive = true;
@@ -85,7 +87,7 @@ export class LiveGateway {
   }
 
   /** The checks of the handshake, in order: path, Origin, session, the run and its status. */
-  private async admit(req: IncomingMessage, socket: Duplex): Promise<{ runId: string; secret: string }> {
+  private async admit(req: IncomingMessage, socket: Duplex): Promise<{ runId: string; secret: string; target: AuthorizationTarget }> {
     const url = new URL(req.url ?? "/", "http://x");
     const match = LIVE_PATH.exec(url.pathname);
     if (!match) throw new DomainError("NOT_FOUND", `No WebSocket at ${url.pathname}; live run events are at /live/runs/{run_id}.`);
@@ -113,7 +115,7 @@ export class LiveGateway {
         meta: { status: run.status },
       });
     }
-    return { runId: run.id, secret };
+    return { runId: run.id, secret, target: { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId } };
   }
 
   /** An HTTP error response on the not-yet-upgraded socket, then the socket is closed. */
@@ -131,7 +133,10 @@ export class LiveGateway {
     setTimeout(() => socket.destroy(), 1000).unref();
   }
 
-  /** Pings every socket, drops the ones that did not answer the last ping, closes those whose session ended. */
+  /**
+   * Pings every socket and drops the ones that did not answer the last ping; closes (1008) those
+   * whose session was signed out or expired, or whose user lost `run:read` on the run.
+   */
   private async beat(): Promise<void> {
     if (this.beating) return;
     this.beating = true;
@@ -144,17 +149,21 @@ export class LiveGateway {
 
   private async checkSockets(): Promise<void> {
     const now = this.services.clock();
-    const verdicts = new Map<string, Promise<boolean>>();
-    const sessionLive = (secret: string) => {
-      let verdict = verdicts.get(secret);
-      if (!verdict) {
-        verdict = sessionPrincipal(this.services, secret, now).then(
-          () => true,
-          (error: unknown) => !(error instanceof DomainError && error.code === "UNAUTHENTICATED"),
+    // One session check per session, however many sockets it has open.
+    const principals = new Map<string, Promise<AuthenticatedPrincipal | null>>();
+    const principalOf = (secret: string) => {
+      let principal = principals.get(secret);
+      if (!principal) {
+        principal = sessionPrincipal(this.services, secret, now).then(
+          (found) => found,
+          (error: unknown) => {
+            if (error instanceof DomainError && error.code === "UNAUTHENTICATED") return null;
+            throw error;
+          },
         );
-        verdicts.set(secret, verdict);
+        principals.set(secret, principal);
       }
-      return verdict;
+      return principal;
     };
     for (const ws of this.wss.clients) {
       const entry = this.sessions.get(ws);
@@ -165,7 +174,16 @@ export class LiveGateway {
       }
       entry.alive = false;
       ws.ping();
-      if (!(await sessionLive(entry.secret))) ws.close(LIVE_CLOSE.SESSION_ENDED, "the session ended; sign in again");
+      let principal: AuthenticatedPrincipal | null;
+      try {
+        principal = await principalOf(entry.secret);
+      } catch (error) {
+        // The store failed: keep the socket, check again on the next beat.
+        this.services.logger.warn({ err: error }, "live: could not re-check a session");
+        continue;
+      }
+      if (!principal) ws.close(LIVE_CLOSE.SESSION_ENDED, "the session ended; sign in again");
+      else if (!isAllowed(principal, "run:read", entry.target)) ws.close(LIVE_CLOSE.SESSION_ENDED, "this session may no longer read the run");
     }
   }
 

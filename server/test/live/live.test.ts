@@ -211,7 +211,7 @@ testEachServer(
 
 testEachServer(
   events,
-  "a socket whose session is signed out is closed (1008)",
+  "a socket whose session is signed out, or whose user lost run:read, is closed (1008)",
   async (server) => {
     const { run, viewer } = await setUp(server);
     const client = await connectLive(server, run.id, { cookie: viewer.session.cookie });
@@ -220,6 +220,15 @@ testEachServer(
     const closed = await client.closed;
     assert.is(closed.code, 1008);
     assert.match(closed.reason, /session/);
+
+    // A user who loses access to the run (no membership left) is cut off too.
+    const other = await signedInMember(server, "acme", "viewer");
+    const watching = await connectLive(server, run.id, { cookie: other.session.cookie });
+    await hello(watching);
+    await server.db.knex("memberships").where({ user_id: other.userId }).del();
+    const cut = await watching.closed;
+    assert.is(cut.code, 1008);
+    assert.match(cut.reason, /may no longer read/);
   },
   { live: { heartbeatMs: 100 } },
 );
