@@ -82,6 +82,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getPlan"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  getPlanJsonOutput: (input: {
+    path: NonNullable<Ops["getPlanJsonOutput"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getPlanJsonOutput"]["responses"][200]["content"]["application/json"]>>;
   createRun: (input: {
     path: Record<string, never>;
     query: Record<string, never>;

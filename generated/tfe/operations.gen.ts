@@ -187,6 +187,21 @@ export const operations = [
     },
   },
   {
+    operationId: "getPlanJsonOutput",
+    method: "GET",
+    path: "/api/v2/plans/{plan_id}/json-output",
+    permission: "run:read",
+    authenticated: true,
+    validatePath: p.getPlanJsonOutputPath,
+    validateQuery: p.getPlanJsonOutputQuery,
+    requestBody: null,
+    responses: {
+      200: { contentType: "application/json", validate: v.getPlanJsonOutputResponse200 },
+      401: { contentType: "application/vnd.api+json", validate: v.getPlanJsonOutputResponse401 },
+      404: { contentType: "application/vnd.api+json", validate: v.getPlanJsonOutputResponse404 },
+    },
+  },
+  {
     operationId: "createRun",
     method: "POST",
     path: "/api/v2/runs",

@@ -34,6 +34,8 @@ export declare const getDiscoveryPath: Validator;
 export declare const getDiscoveryQuery: Validator;
 export declare const getEntitlementSetPath: Validator;
 export declare const getEntitlementSetQuery: Validator;
+export declare const getPlanJsonOutputPath: Validator;
+export declare const getPlanJsonOutputQuery: Validator;
 export declare const getPlanPath: Validator;
 export declare const getPlanQuery: Validator;
 export declare const getRunPath: Validator;

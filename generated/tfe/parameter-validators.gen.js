@@ -1849,14 +1849,148 @@ return errors === 0;
 }
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createRunPath = validate44;
-const schema55 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createRun/path","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const getPlanJsonOutputPath = validate44;
+const schema55 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getPlanJsonOutput/path","type":"object","properties":{"plan_id":{"type":"string","maxLength":64}},"required":["plan_id"],"additionalProperties":false};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getPlanJsonOutput/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate44.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.plan_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "plan_id"},message:"must have required property '"+"plan_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "plan_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.plan_id !== undefined){
+let data0 = data.plan_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/plan_id",schemaPath:"#/properties/plan_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["plan_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/plan_id",schemaPath:"#/properties/plan_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate44.errors = vErrors;
+return errors === 0;
+}
+validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const getPlanJsonOutputQuery = validate45;
+const schema56 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getPlanJsonOutput/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getPlanJsonOutput/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate45.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate45.errors = vErrors;
+return errors === 0;
+}
+validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const createRunPath = validate46;
+const schema57 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createRun/path","type":"object","properties":{},"required":[],"additionalProperties":false};
+
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createRun/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate46.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1885,19 +2019,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createRunQuery = validate45;
-const schema56 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const createRunQuery = validate47;
+const schema58 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createRun/query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate47.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1916,200 +2050,16 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate45.errors = vErrors;
-return errors === 0;
-}
-validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getRunPath = validate46;
-const schema57 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
-
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getRun/path" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate46.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.run_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "run_id"},message:"must have required property '"+"run_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "run_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.run_id !== undefined){
-let data0 = data.run_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["run_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 64){
-const err3 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate46.errors = vErrors;
-return errors === 0;
-}
-validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getRunQuery = validate47;
-const schema58 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getRun/query","type":"object","properties":{"include":{"type":"string","maxLength":500}},"required":[],"additionalProperties":true};
-
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getRun/query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate47.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.include !== undefined){
-let data0 = data.include;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["include"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 500){
-const err1 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
 validate47.errors = vErrors;
 return errors === 0;
 }
 validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const applyRunPath = validate48;
-const schema59 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
+export const getRunPath = validate48;
+const schema59 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate48.evaluated;
@@ -2208,11 +2158,11 @@ return errors === 0;
 }
 validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const applyRunQuery = validate49;
-const schema60 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const getRunQuery = validate49;
+const schema60 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getRun/query","type":"object","properties":{"include":{"type":"string","maxLength":500}},"required":[],"additionalProperties":true};
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate49.evaluated;
@@ -2223,9 +2173,27 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.include !== undefined){
+let data0 = data.include;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
 }
 else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err0 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2234,16 +2202,48 @@ vErrors.push(err0);
 }
 errors++;
 }
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["include"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 500){
+const err1 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
 validate49.errors = vErrors;
 return errors === 0;
 }
 validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const cancelRunPath = validate50;
-const schema61 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
+export const applyRunPath = validate50;
+const schema61 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate50.evaluated;
@@ -2342,11 +2342,11 @@ return errors === 0;
 }
 validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const cancelRunQuery = validate51;
-const schema62 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const applyRunQuery = validate51;
+const schema62 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate51.evaluated;
@@ -2373,11 +2373,11 @@ return errors === 0;
 }
 validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const discardRunPath = validate52;
-const schema63 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
+export const cancelRunPath = validate52;
+const schema63 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
 
 function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate52.evaluated;
@@ -2476,11 +2476,11 @@ return errors === 0;
 }
 validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const discardRunQuery = validate53;
-const schema64 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const cancelRunQuery = validate53;
+const schema64 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate53.evaluated;
@@ -2507,11 +2507,11 @@ return errors === 0;
 }
 validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listRunEventsPath = validate54;
-const schema65 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
+export const discardRunPath = validate54;
+const schema65 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
 
 function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate54.evaluated;
@@ -2610,11 +2610,11 @@ return errors === 0;
 }
 validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listRunEventsQuery = validate55;
-const schema66 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const discardRunQuery = validate55;
+const schema66 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate55.evaluated;
@@ -2641,14 +2641,148 @@ return errors === 0;
 }
 validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getStateVersionOutputPath = validate56;
-const schema67 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/path","type":"object","properties":{"state_version_output_id":{"type":"string","maxLength":64}},"required":["state_version_output_id"],"additionalProperties":false};
+export const listRunEventsPath = validate56;
+const schema67 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate56.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.run_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "run_id"},message:"must have required property '"+"run_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "run_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.run_id !== undefined){
+let data0 = data.run_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["run_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate56.errors = vErrors;
+return errors === 0;
+}
+validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const listRunEventsQuery = validate57;
+const schema68 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate57.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate57.errors = vErrors;
+return errors === 0;
+}
+validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const getStateVersionOutputPath = validate58;
+const schema69 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/path","type":"object","properties":{"state_version_output_id":{"type":"string","maxLength":64}},"required":["state_version_output_id"],"additionalProperties":false};
+
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2739,150 +2873,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate56.errors = vErrors;
-return errors === 0;
-}
-validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getStateVersionOutputQuery = validate57;
-const schema68 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/query","type":"object","properties":{},"required":[],"additionalProperties":true};
-
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate57.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-}
-else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate57.errors = vErrors;
-return errors === 0;
-}
-validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getStateVersionPath = validate58;
-const schema69 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/path","type":"object","properties":{"state_version_id":{"type":"string","maxLength":64}},"required":["state_version_id"],"additionalProperties":false};
-
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/path" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate58.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.state_version_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state_version_id"},message:"must have required property '"+"state_version_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "state_version_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.state_version_id !== undefined){
-let data0 = data.state_version_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/state_version_id",schemaPath:"#/properties/state_version_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["state_version_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 64){
-const err3 = {instancePath:instancePath+"/state_version_id",schemaPath:"#/properties/state_version_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
 validate58.errors = vErrors;
 return errors === 0;
 }
 validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getStateVersionQuery = validate59;
-const schema70 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const getStateVersionOutputQuery = validate59;
+const schema70 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate59.evaluated;
@@ -2909,11 +2909,11 @@ return errors === 0;
 }
 validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const downloadStateVersionPath = validate60;
-const schema71 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/path","type":"object","properties":{"state_version_id":{"type":"string","maxLength":64}},"required":["state_version_id"],"additionalProperties":false};
+export const getStateVersionPath = validate60;
+const schema71 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/path","type":"object","properties":{"state_version_id":{"type":"string","maxLength":64}},"required":["state_version_id"],"additionalProperties":false};
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate60.evaluated;
@@ -3012,11 +3012,11 @@ return errors === 0;
 }
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const downloadStateVersionQuery = validate61;
-const schema72 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const getStateVersionQuery = validate61;
+const schema72 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate61.evaluated;
@@ -3043,11 +3043,11 @@ return errors === 0;
 }
 validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const uploadStateVersionJsonPath = validate62;
-const schema73 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/path","type":"object","properties":{"upload_token":{"type":"string","pattern":"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$","maxLength":512}},"required":["upload_token"],"additionalProperties":false};
+export const downloadStateVersionPath = validate62;
+const schema73 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/path","type":"object","properties":{"state_version_id":{"type":"string","maxLength":64}},"required":["state_version_id"],"additionalProperties":false};
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate62.evaluated;
@@ -3058,8 +3058,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.upload_token === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "upload_token"},message:"must have required property '"+"upload_token"+"'"};
+if(data.state_version_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state_version_id"},message:"must have required property '"+"state_version_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3069,7 +3069,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(key0 === "upload_token")){
+if(!(key0 === "state_version_id")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -3080,8 +3080,8 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.upload_token !== undefined){
-let data0 = data.upload_token;
+if(data.state_version_id !== undefined){
+let data0 = data.state_version_id;
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
 let coerced0 = undefined;
@@ -3100,7 +3100,7 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err2 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath:instancePath+"/state_version_id",schemaPath:"#/properties/state_version_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3113,13 +3113,13 @@ errors++;
 if(coerced0 !== undefined){
 data0 = coerced0;
 if(data !== undefined){
-data["upload_token"] = coerced0;
+data["state_version_id"] = coerced0;
 }
 }
 }
 if(typeof data0 === "string"){
-if(func1(data0) > 512){
-const err3 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/state_version_id",schemaPath:"#/properties/state_version_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3128,8 +3128,11 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern4.test(data0)){
-const err4 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"+"\""};
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3138,29 +3141,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
 validate62.errors = vErrors;
 return errors === 0;
 }
 validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const uploadStateVersionJsonQuery = validate63;
-const schema74 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const downloadStateVersionQuery = validate63;
+const schema74 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate63.evaluated;
@@ -3187,11 +3177,11 @@ return errors === 0;
 }
 validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const uploadStateVersionPath = validate64;
-const schema75 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/path","type":"object","properties":{"upload_token":{"type":"string","pattern":"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$","maxLength":512}},"required":["upload_token"],"additionalProperties":false};
+export const uploadStateVersionJsonPath = validate64;
+const schema75 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/path","type":"object","properties":{"upload_token":{"type":"string","pattern":"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$","maxLength":512}},"required":["upload_token"],"additionalProperties":false};
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate64.evaluated;
@@ -3300,11 +3290,11 @@ return errors === 0;
 }
 validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const uploadStateVersionQuery = validate65;
-const schema76 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const uploadStateVersionJsonQuery = validate65;
+const schema76 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate65.evaluated;
@@ -3331,11 +3321,11 @@ return errors === 0;
 }
 validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getWorkspacePath = validate66;
-const schema77 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const uploadStateVersionPath = validate66;
+const schema77 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/path","type":"object","properties":{"upload_token":{"type":"string","pattern":"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$","maxLength":512}},"required":["upload_token"],"additionalProperties":false};
 
 function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate66.evaluated;
@@ -3346,8 +3336,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.workspace_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(data.upload_token === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "upload_token"},message:"must have required property '"+"upload_token"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3357,7 +3347,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(key0 === "workspace_id")){
+if(!(key0 === "upload_token")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -3368,8 +3358,8 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.workspace_id !== undefined){
-let data0 = data.workspace_id;
+if(data.upload_token !== undefined){
+let data0 = data.upload_token;
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
 let coerced0 = undefined;
@@ -3388,7 +3378,7 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3401,13 +3391,13 @@ errors++;
 if(coerced0 !== undefined){
 data0 = coerced0;
 if(data !== undefined){
-data["workspace_id"] = coerced0;
+data["upload_token"] = coerced0;
 }
 }
 }
 if(typeof data0 === "string"){
-if(func1(data0) > 64){
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(func1(data0) > 512){
+const err3 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3416,11 +3406,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!pattern4.test(data0)){
+const err4 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3429,16 +3416,29 @@ vErrors.push(err4);
 }
 errors++;
 }
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
 validate66.errors = vErrors;
 return errors === 0;
 }
 validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getWorkspaceQuery = validate67;
-const schema78 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const uploadStateVersionQuery = validate67;
+const schema78 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate67.evaluated;
@@ -3465,11 +3465,11 @@ return errors === 0;
 }
 validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateWorkspacePath = validate68;
-const schema79 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const getWorkspacePath = validate68;
+const schema79 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate68.evaluated;
@@ -3568,11 +3568,11 @@ return errors === 0;
 }
 validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateWorkspaceQuery = validate69;
-const schema80 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const getWorkspaceQuery = validate69;
+const schema80 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate69.evaluated;
@@ -3599,11 +3599,11 @@ return errors === 0;
 }
 validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const forceUnlockWorkspacePath = validate70;
-const schema81 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const updateWorkspacePath = validate70;
+const schema81 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate70.evaluated;
@@ -3702,11 +3702,11 @@ return errors === 0;
 }
 validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const forceUnlockWorkspaceQuery = validate71;
-const schema82 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const updateWorkspaceQuery = validate71;
+const schema82 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate71.evaluated;
@@ -3733,11 +3733,11 @@ return errors === 0;
 }
 validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const lockWorkspacePath = validate72;
-const schema83 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const forceUnlockWorkspacePath = validate72;
+const schema83 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate72.evaluated;
@@ -3836,11 +3836,11 @@ return errors === 0;
 }
 validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const lockWorkspaceQuery = validate73;
-const schema84 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const forceUnlockWorkspaceQuery = validate73;
+const schema84 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate73.evaluated;
@@ -3867,11 +3867,11 @@ return errors === 0;
 }
 validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const unlockWorkspacePath = validate74;
-const schema85 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const lockWorkspacePath = validate74;
+const schema85 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate74.evaluated;
@@ -3970,11 +3970,11 @@ return errors === 0;
 }
 validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const unlockWorkspaceQuery = validate75;
-const schema86 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const lockWorkspaceQuery = validate75;
+const schema86 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate75.evaluated;
@@ -4001,11 +4001,11 @@ return errors === 0;
 }
 validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createConfigurationVersionPath = validate76;
-const schema87 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const unlockWorkspacePath = validate76;
+const schema87 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate76.evaluated;
@@ -4104,11 +4104,11 @@ return errors === 0;
 }
 validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createConfigurationVersionQuery = validate77;
-const schema88 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const unlockWorkspaceQuery = validate77;
+const schema88 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate77.evaluated;
@@ -4135,11 +4135,11 @@ return errors === 0;
 }
 validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getCurrentStateVersionPath = validate78;
-const schema89 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const createConfigurationVersionPath = validate78;
+const schema89 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate78.evaluated;
@@ -4238,11 +4238,11 @@ return errors === 0;
 }
 validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getCurrentStateVersionQuery = validate79;
-const schema90 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const createConfigurationVersionQuery = validate79;
+const schema90 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate79.evaluated;
@@ -4269,11 +4269,11 @@ return errors === 0;
 }
 validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listCurrentStateVersionOutputsPath = validate80;
-const schema91 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const getCurrentStateVersionPath = validate80;
+const schema91 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate80.evaluated;
@@ -4372,11 +4372,11 @@ return errors === 0;
 }
 validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listCurrentStateVersionOutputsQuery = validate81;
-const schema92 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const getCurrentStateVersionQuery = validate81;
+const schema92 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate81.evaluated;
@@ -4403,11 +4403,11 @@ return errors === 0;
 }
 validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkspaceRunsPath = validate82;
-const schema93 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const listCurrentStateVersionOutputsPath = validate82;
+const schema93 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate82.evaluated;
@@ -4506,14 +4506,148 @@ return errors === 0;
 }
 validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkspaceRunsQuery = validate83;
-const schema94 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/query","type":"object","properties":{"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20}},"required":[],"additionalProperties":true};
+export const listCurrentStateVersionOutputsQuery = validate83;
+const schema94 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate83.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate83.errors = vErrors;
+return errors === 0;
+}
+validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const listWorkspaceRunsPath = validate84;
+const schema95 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate84.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.workspace_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "workspace_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.workspace_id !== undefined){
+let data0 = data.workspace_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["workspace_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate84.errors = vErrors;
+return errors === 0;
+}
+validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const listWorkspaceRunsQuery = validate85;
+const schema96 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/query","type":"object","properties":{"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20}},"required":[],"additionalProperties":true};
+
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4640,19 +4774,19 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createStateVersionPath = validate84;
-const schema95 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const createStateVersionPath = validate86;
+const schema97 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/path" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4743,19 +4877,19 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createStateVersionQuery = validate85;
-const schema96 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const createStateVersionQuery = validate87;
+const schema98 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4774,7 +4908,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

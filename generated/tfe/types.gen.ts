@@ -229,6 +229,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/plans/{plan_id}/json-output": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                plan_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The plan's JSON (`tofu show -json`), streamed, for automation
+         * @description Needs `run:read` inside the run's exact organization, project and workspace boundary. The runner stores the plan JSON encrypted in authenticated 64 KiB frames with a descriptor (workspace, kind, plaintext size, SHA-256); the server streams it with backpressure, never holding it in memory, up to 100 MiB. The descriptor and the stored object must agree before the first byte; the stream releases exactly the declared number of bytes and verifies the SHA-256 at the end. An invalid frame, a length or digest mismatch cancels the stream: the connection is closed before the body is complete (`Content-Length` is the declared size), so a client never sees a complete-looking document. A missing plan JSON, one this token may not read, an oversized one and one whose descriptor does not match the object all get the same 404 `PLAN_JSON_UNAVAILABLE`.
+         */
+        get: operations["getPlanJsonOutput"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/runs": {
         parameters: {
             query?: never;
@@ -240,7 +262,7 @@ export interface paths {
         put?: never;
         /**
          * Create a run
-         * @description `auto-apply: true` (from `tofu apply -auto-approve`) and `is-destroy: true` (from `tofu destroy`) are refused with 422 `invalid_document` before anything is written, and so are options StackShip cannot honour yet rather than silently dropping them (non-empty `variables`, `target-addrs`, `replace-addrs`; `refresh-only: true`; `refresh: false`). The run is speculative (plan-only) when `plan-only` is true or its configuration version is `speculative` (the CLI's only signal, from `tofu plan`); otherwise it plans, waits in `planned` for the CLI's apply action, and applies.
+         * @description `auto-apply: true` (from `tofu apply -auto-approve`) and `is-destroy: true` (from `tofu destroy`) are refused with 422 `invalid_document` before anything is written, and so are options StackShip cannot honour yet rather than silently dropping them (non-empty `target-addrs`, `replace-addrs`; `refresh-only: true`; `refresh: false`). `variables` (the CLI's -var, -var-file and TF_VAR_ values, each an HCL expression) become run variables: terraform-category values that replace workspace variables of the same key for this run, pinned in its input snapshot. The run is speculative (plan-only) when `plan-only` is true or its configuration version is `speculative` (the CLI's only signal, from `tofu plan`); otherwise it plans, waits in `planned` for the CLI's apply action, and applies.
          */
         post: operations["createRun"];
         delete?: never;
@@ -793,6 +815,8 @@ export interface components {
         PlanDocument: {
             data: components["schemas"]["Plan"];
         };
+        /** @description The plan's JSON representation (`tofu show -json`), byte for byte as OpenTofu wrote it. Any JSON document (an object): its shape is OpenTofu's, not StackShip's, so it is not described here. */
+        PlanJsonOutput: unknown;
         Project: {
             attributes: {
                 "created-at": components["schemas"]["Timestamp"];
@@ -1424,6 +1448,34 @@ export interface operations {
                 };
                 content: {
                     "application/vnd.api+json": components["schemas"]["PlanDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    getPlanJsonOutput: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                plan_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plan JSON exactly as OpenTofu wrote it. */
+            200: {
+                headers: {
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description The declared plaintext size. */
+                    "Content-Length"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanJsonOutput"];
                 };
             };
             401: components["responses"]["Error"];

@@ -1826,15 +1826,24 @@ return errors === 0;
 }
 validate29.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectCreateDocument = validate32;
-const schema44 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"projects"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},"description":{"type":"string","maxLength":1000}}}}}}};
+export const PlanJsonOutput = validate32;
+const schema44 = {"description":"The plan's JSON representation (`tofu show -json`), byte for byte as OpenTofu wrote it. Any JSON document (an object): its shape is OpenTofu's, not StackShip's, so it is not described here."};
+
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+validate32.errors = null;
+return true;
+}
+validate32.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const ProjectCreateDocument = validate33;
+const schema45 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"projects"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},"description":{"type":"string","maxLength":1000}}}}}}};
 const pattern8 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$", "u");
 const func1 = require("ajv/dist/runtime/ucs2length").default;
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate32.evaluated;
+const evaluated0 = validate33.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1975,24 +1984,24 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate32.errors = vErrors;
+validate33.errors = vErrors;
 return errors === 0;
 }
-validate32.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate33.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectDocument = validate33;
-const schema45 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Project"}}};
-const schema46 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"projects"},"id":{"type":"string","pattern":"^prj-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created-at"],"properties":{"name":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
-const schema47 = {"type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"};
+export const ProjectDocument = validate34;
+const schema46 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Project"}}};
+const schema47 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"projects"},"id":{"type":"string","pattern":"^prj-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created-at"],"properties":{"name":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+const schema48 = {"type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"};
 const pattern9 = new RegExp("^prj-[0-9a-z]{16}$", "u");
 const pattern10 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$", "u");
-const schema48 = {"type":"object","required":["data"],"properties":{"data":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId"},{"type":"null"}]}}};
-const schema49 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string"},"id":{"type":"string"}}};
+const schema49 = {"type":"object","required":["data"],"properties":{"data":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId"},{"type":"null"}]}}};
+const schema50 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string"},"id":{"type":"string"}}};
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate35.evaluated;
+const evaluated0 = validate36.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2135,16 +2144,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate36.errors = vErrors;
 return errors === 0;
 }
-validate35.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate36.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate34.evaluated;
+const evaluated0 = validate35.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2331,8 +2340,8 @@ errors++;
 }
 }
 if(data5.organization !== undefined){
-if(!(validate35(data5.organization, {instancePath:instancePath+"/relationships/organization",parentData:data5,parentDataProperty:"organization",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate36(data5.organization, {instancePath:instancePath+"/relationships/organization",parentData:data5,parentDataProperty:"organization",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
@@ -2359,16 +2368,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate34.errors = vErrors;
+validate35.errors = vErrors;
 return errors === 0;
 }
-validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate33.evaluated;
+const evaluated0 = validate34.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2387,8 +2396,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate34(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+if(!(validate35(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
 }
@@ -2403,19 +2412,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate33.errors = vErrors;
+validate34.errors = vErrors;
 return errors === 0;
 }
-validate33.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate34.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectListDocument = validate38;
-const schema50 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Project"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
-const schema51 = {"type":"object","required":["current-page","next-page","prev-page","total-count","total-pages"],"properties":{"current-page":{"type":"integer"},"next-page":{"type":["integer","null"]},"prev-page":{"type":["integer","null"]},"total-count":{"type":"integer"},"total-pages":{"type":"integer"}}};
+export const ProjectListDocument = validate39;
+const schema51 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Project"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+const schema52 = {"type":"object","required":["current-page","next-page","prev-page","total-count","total-pages"],"properties":{"current-page":{"type":"integer"},"next-page":{"type":["integer","null"]},"prev-page":{"type":["integer","null"]},"total-count":{"type":"integer"},"total-pages":{"type":"integer"}}};
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate38.evaluated;
+const evaluated0 = validate39.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2448,8 +2457,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate34(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+if(!(validate35(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
 }
@@ -2547,7 +2556,7 @@ errors++;
 if(data3["next-page"] !== undefined){
 let data5 = data3["next-page"];
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
+const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema52.properties["next-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2560,7 +2569,7 @@ errors++;
 if(data3["prev-page"] !== undefined){
 let data6 = data3["prev-page"];
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
+const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema52.properties["prev-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2631,18 +2640,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate39.errors = vErrors;
 return errors === 0;
 }
-validate38.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate39.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunActionDocument = validate40;
-const schema52 = {"description":"The body of a run action: the CLI sends plain JSON `{}` or `{\"comment\":\"…\"}` (with a JSON:API content type); an empty body is accepted too.","type":"object","properties":{"comment":{"type":"string","maxLength":2000}}};
+export const RunActionDocument = validate41;
+const schema53 = {"description":"The body of a run action: the CLI sends plain JSON `{}` or `{\"comment\":\"…\"}` (with a JSON:API content type); an empty body is accepted too.","type":"object","properties":{"comment":{"type":"string","maxLength":2000}}};
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate40.evaluated;
+const evaluated0 = validate41.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2686,18 +2695,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate40.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":{"comment":true},"dynamicProps":false,"dynamicItems":false};
+validate41.evaluated = {"props":{"comment":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunCreateDocument = validate41;
-const schema53 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["relationships"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","properties":{"auto-apply":{"type":"boolean"},"is-destroy":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"plan-only":{"type":"boolean"},"message":{"type":"string","maxLength":2000},"target-addrs":{"type":"array","items":{"type":"string"}},"replace-addrs":{"type":"array","items":{"type":"string"}},"variables":{"type":"array","items":{"type":"object","required":["key","value"],"properties":{"key":{"type":"string"},"value":{"type":"string"}}}}}},"relationships":{"type":"object","required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
+export const RunCreateDocument = validate42;
+const schema54 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["relationships"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","properties":{"auto-apply":{"type":"boolean"},"is-destroy":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"plan-only":{"type":"boolean"},"message":{"type":"string","maxLength":2000},"target-addrs":{"type":"array","items":{"type":"string"}},"replace-addrs":{"type":"array","items":{"type":"string"}},"variables":{"type":"array","items":{"type":"object","required":["key","value"],"properties":{"key":{"type":"string"},"value":{"type":"string"}}}}}},"relationships":{"type":"object","required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
+const evaluated0 = validate42.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2997,14 +3006,14 @@ vErrors.push(err22);
 errors++;
 }
 if(data18.workspace !== undefined){
-if(!(validate35(data18.workspace, {instancePath:instancePath+"/data/relationships/workspace",parentData:data18,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate36(data18.workspace, {instancePath:instancePath+"/data/relationships/workspace",parentData:data18,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
 if(data18["configuration-version"] !== undefined){
-if(!(validate35(data18["configuration-version"], {instancePath:instancePath+"/data/relationships/configuration-version",parentData:data18,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate36(data18["configuration-version"], {instancePath:instancePath+"/data/relationships/configuration-version",parentData:data18,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
@@ -3043,21 +3052,21 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate42.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunDocument = validate44;
-const schema54 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"},"included":{"description":"The resources `?include=` asked for (`workspace`, `plan`); other names are ignored.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Plan"}]}}}};
-const schema55 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"runs"},"id":{"type":"string","pattern":"^run-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","is-destroy","auto-apply","plan-only","message","source","created-at","status-timestamps","actions","permissions"],"properties":{"status":{"type":"string"},"has-changes":{"type":"boolean"},"is-destroy":{"const":false},"auto-apply":{"const":false},"plan-only":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"message":{"type":"string"},"source":{"type":"string"},"terraform-version":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"status-timestamps":{"type":"object","additionalProperties":{"type":"string"}},"position-in-queue":{"description":"Only in the queue listing; 0 is the next run to start.","type":"integer","minimum":0},"actions":{"type":"object","additionalProperties":false,"required":["is-cancelable","is-confirmable","is-discardable","is-force-cancelable"],"properties":{"is-cancelable":{"type":"boolean"},"is-confirmable":{"type":"boolean"},"is-discardable":{"type":"boolean"},"is-force-cancelable":{"type":"boolean"}}},"permissions":{"type":"object","additionalProperties":false,"required":["can-apply","can-cancel","can-discard","can-force-cancel","can-override-policy"],"properties":{"can-apply":{"type":"boolean"},"can-cancel":{"type":"boolean"},"can-discard":{"type":"boolean"},"can-force-cancel":{"type":"boolean"},"can-override-policy":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace","plan","apply","configuration-version","cost-estimate","policy-checks","task-stages"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"cost-estimate":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"policy-checks":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}},"task-stages":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}}}}}};
+export const RunDocument = validate45;
+const schema55 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"},"included":{"description":"The resources `?include=` asked for (`workspace`, `plan`); other names are ignored.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Plan"}]}}}};
+const schema56 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"runs"},"id":{"type":"string","pattern":"^run-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","is-destroy","auto-apply","plan-only","message","source","created-at","status-timestamps","actions","permissions"],"properties":{"status":{"type":"string"},"has-changes":{"type":"boolean"},"is-destroy":{"const":false},"auto-apply":{"const":false},"plan-only":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"message":{"type":"string"},"source":{"type":"string"},"terraform-version":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"status-timestamps":{"type":"object","additionalProperties":{"type":"string"}},"position-in-queue":{"description":"Only in the queue listing; 0 is the next run to start.","type":"integer","minimum":0},"actions":{"type":"object","additionalProperties":false,"required":["is-cancelable","is-confirmable","is-discardable","is-force-cancelable"],"properties":{"is-cancelable":{"type":"boolean"},"is-confirmable":{"type":"boolean"},"is-discardable":{"type":"boolean"},"is-force-cancelable":{"type":"boolean"}}},"permissions":{"type":"object","additionalProperties":false,"required":["can-apply","can-cancel","can-discard","can-force-cancel","can-override-policy"],"properties":{"can-apply":{"type":"boolean"},"can-cancel":{"type":"boolean"},"can-discard":{"type":"boolean"},"can-force-cancel":{"type":"boolean"},"can-override-policy":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace","plan","apply","configuration-version","cost-estimate","policy-checks","task-stages"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"cost-estimate":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"policy-checks":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}},"task-stages":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}}}}}};
 const pattern11 = new RegExp("^run-[0-9a-z]{16}$", "u");
 const func4 = Object.prototype.hasOwnProperty;
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate46.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3281,7 +3290,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key1 in data3){
-if(!(func4.call(schema55.properties.attributes.properties, key1))){
+if(!(func4.call(schema56.properties.attributes.properties, key1))){
 const err20 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -3851,32 +3860,32 @@ errors++;
 }
 }
 if(data30.workspace !== undefined){
-if(!(validate35(data30.workspace, {instancePath:instancePath+"/relationships/workspace",parentData:data30,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate36(data30.workspace, {instancePath:instancePath+"/relationships/workspace",parentData:data30,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
 if(data30.plan !== undefined){
-if(!(validate35(data30.plan, {instancePath:instancePath+"/relationships/plan",parentData:data30,parentDataProperty:"plan",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate36(data30.plan, {instancePath:instancePath+"/relationships/plan",parentData:data30,parentDataProperty:"plan",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
 if(data30.apply !== undefined){
-if(!(validate35(data30.apply, {instancePath:instancePath+"/relationships/apply",parentData:data30,parentDataProperty:"apply",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate36(data30.apply, {instancePath:instancePath+"/relationships/apply",parentData:data30,parentDataProperty:"apply",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
 if(data30["configuration-version"] !== undefined){
-if(!(validate35(data30["configuration-version"], {instancePath:instancePath+"/relationships/configuration-version",parentData:data30,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate36(data30["configuration-version"], {instancePath:instancePath+"/relationships/configuration-version",parentData:data30,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
 if(data30["cost-estimate"] !== undefined){
-if(!(validate35(data30["cost-estimate"], {instancePath:instancePath+"/relationships/cost-estimate",parentData:data30,parentDataProperty:"cost-estimate",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate36(data30["cost-estimate"], {instancePath:instancePath+"/relationships/cost-estimate",parentData:data30,parentDataProperty:"cost-estimate",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
@@ -4003,18 +4012,18 @@ vErrors.push(err78);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema57 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"workspaces"},"id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["name","execution-mode","terraform-version","locked","working-directory","structured-run-output-enabled","tag-names","vcs-repo","auto-apply","allow-destroy-plan","operations","created-at","updated-at","permissions","actions"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"execution-mode":{"const":"remote"},"terraform-version":{"type":"string"},"locked":{"type":"boolean"},"working-directory":{"type":"string"},"structured-run-output-enabled":{"const":false},"tag-names":{"type":"array","items":{"type":"string"}},"vcs-repo":{"type":"null"},"auto-apply":{"const":false},"allow-destroy-plan":{"const":false},"operations":{"const":true},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"updated-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"permissions":{"type":"object","additionalProperties":false,"required":["can-queue-run","can-queue-apply","can-queue-destroy","can-update","can-destroy","can-lock","can-unlock","can-force-unlock","can-read-state-versions"],"properties":{"can-queue-run":{"type":"boolean"},"can-queue-apply":{"type":"boolean"},"can-queue-destroy":{"const":false},"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-lock":{"type":"boolean"},"can-unlock":{"type":"boolean"},"can-force-unlock":{"type":"boolean"},"can-read-state-versions":{"type":"boolean"}}},"actions":{"type":"object","additionalProperties":false,"required":["is-destroyable"],"properties":{"is-destroyable":{"const":false}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project","current-run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"current-run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+const schema58 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"workspaces"},"id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["name","execution-mode","terraform-version","locked","working-directory","structured-run-output-enabled","tag-names","vcs-repo","auto-apply","allow-destroy-plan","operations","created-at","updated-at","permissions","actions"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"execution-mode":{"const":"remote"},"terraform-version":{"type":"string"},"locked":{"type":"boolean"},"working-directory":{"type":"string"},"structured-run-output-enabled":{"const":false},"tag-names":{"type":"array","items":{"type":"string"}},"vcs-repo":{"type":"null"},"auto-apply":{"const":false},"allow-destroy-plan":{"const":false},"operations":{"const":true},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"updated-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"permissions":{"type":"object","additionalProperties":false,"required":["can-queue-run","can-queue-apply","can-queue-destroy","can-update","can-destroy","can-lock","can-unlock","can-force-unlock","can-read-state-versions"],"properties":{"can-queue-run":{"type":"boolean"},"can-queue-apply":{"type":"boolean"},"can-queue-destroy":{"const":false},"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-lock":{"type":"boolean"},"can-unlock":{"type":"boolean"},"can-force-unlock":{"type":"boolean"},"can-read-state-versions":{"type":"boolean"}}},"actions":{"type":"object","additionalProperties":false,"required":["is-destroyable"],"properties":{"is-destroyable":{"const":false}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project","current-run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"current-run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
 const pattern13 = new RegExp("^ws-[0-9a-z]{16}$", "u");
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4278,7 +4287,7 @@ vErrors.push(err23);
 errors++;
 }
 for(const key1 in data3){
-if(!(func4.call(schema57.properties.attributes.properties, key1))){
+if(!(func4.call(schema58.properties.attributes.properties, key1))){
 const err24 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err24];
@@ -4304,7 +4313,7 @@ errors++;
 if(data3.description !== undefined){
 let data5 = data3.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err26 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema57.properties.attributes.properties.description.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema58.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4594,7 +4603,7 @@ vErrors.push(err50);
 errors++;
 }
 for(const key2 in data19){
-if(!(func4.call(schema57.properties.attributes.properties.permissions.properties, key2))){
+if(!(func4.call(schema58.properties.attributes.properties.permissions.properties, key2))){
 const err51 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err51];
@@ -4832,20 +4841,20 @@ errors++;
 }
 }
 if(data31.organization !== undefined){
-if(!(validate35(data31.organization, {instancePath:instancePath+"/relationships/organization",parentData:data31,parentDataProperty:"organization",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate36(data31.organization, {instancePath:instancePath+"/relationships/organization",parentData:data31,parentDataProperty:"organization",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
 if(data31.project !== undefined){
-if(!(validate35(data31.project, {instancePath:instancePath+"/relationships/project",parentData:data31,parentDataProperty:"project",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate36(data31.project, {instancePath:instancePath+"/relationships/project",parentData:data31,parentDataProperty:"project",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
 if(data31["current-run"] !== undefined){
-if(!(validate35(data31["current-run"], {instancePath:instancePath+"/relationships/current-run",parentData:data31,parentDataProperty:"current-run",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate36(data31["current-run"], {instancePath:instancePath+"/relationships/current-run",parentData:data31,parentDataProperty:"current-run",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
@@ -4872,16 +4881,16 @@ vErrors.push(err72);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate44.evaluated;
+const evaluated0 = validate45.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4900,8 +4909,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate45(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate46(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
 errors = vErrors.length;
 }
 }
@@ -4915,8 +4924,8 @@ const _errs5 = errors;
 let valid3 = false;
 let passing0 = null;
 const _errs6 = errors;
-if(!(validate52(data2, {instancePath:instancePath+"/included/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate53(data2, {instancePath:instancePath+"/included/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs6 === errors;
@@ -4989,18 +4998,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
+validate45.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunEventListDocument = validate58;
-const schema60 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}};
+export const RunEventListDocument = validate59;
+const schema61 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}};
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5054,18 +5063,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate59.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunListDocument = validate59;
-const schema61 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const RunListDocument = validate60;
+const schema62 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5098,8 +5107,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate45(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate46(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
 errors = vErrors.length;
 }
 }
@@ -5197,7 +5206,7 @@ errors++;
 if(data3["next-page"] !== undefined){
 let data5 = data3["next-page"];
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
+const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema52.properties["next-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -5210,7 +5219,7 @@ errors++;
 if(data3["prev-page"] !== undefined){
 let data6 = data3["prev-page"];
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
+const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema52.properties["prev-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5281,20 +5290,20 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionCreateDocument = validate61;
-const schema63 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"state-versions"},"attributes":{"type":"object","required":["serial","md5","lineage"],"properties":{"serial":{"type":"integer","minimum":0,"maximum":9007199254740991},"md5":{"type":"string","pattern":"^[0-9a-fA-F]{32}$"},"lineage":{"type":"string","minLength":1,"maxLength":255},"force":{"type":"boolean"},"json-state-outputs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Base64JsonOutputs"}}},"relationships":{"type":"object","properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
-const schema64 = {"description":"Base64 of a JSON object `{\"<name>\": {\"sensitive\": bool, \"type\": <cty type JSON>, \"value\": <JSON>}}` (`e30=` is `{}`; base64 of `null` is accepted too).","type":"string","maxLength":16777216};
+export const StateVersionCreateDocument = validate62;
+const schema64 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"state-versions"},"attributes":{"type":"object","required":["serial","md5","lineage"],"properties":{"serial":{"type":"integer","minimum":0,"maximum":9007199254740991},"md5":{"type":"string","pattern":"^[0-9a-fA-F]{32}$"},"lineage":{"type":"string","minLength":1,"maxLength":255},"force":{"type":"boolean"},"json-state-outputs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Base64JsonOutputs"}}},"relationships":{"type":"object","properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
+const schema65 = {"description":"Base64 of a JSON object `{\"<name>\": {\"sensitive\": bool, \"type\": <cty type JSON>, \"value\": <JSON>}}` (`e30=` is `{}`; base64 of `null` is accepted too).","type":"string","maxLength":16777216};
 const pattern16 = new RegExp("^[0-9a-fA-F]{32}$", "u");
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate61.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5518,8 +5527,8 @@ if(data0.relationships !== undefined){
 let data8 = data0.relationships;
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 if(data8.run !== undefined){
-if(!(validate35(data8.run, {instancePath:instancePath+"/data/relationships/run",parentData:data8,parentDataProperty:"run",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate36(data8.run, {instancePath:instancePath+"/data/relationships/run",parentData:data8,parentDataProperty:"run",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
@@ -5558,20 +5567,20 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate61.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionDocument = validate63;
-const schema65 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersion"}}};
-const schema66 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"state-versions"},"id":{"type":"string","pattern":"^sv-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["serial","lineage","md5","status","created-at","hosted-state-download-url"],"properties":{"serial":{"type":"integer","minimum":0},"lineage":{"type":"string"},"md5":{"type":"string"},"status":{"description":"`pending` until the runner confirms the publication after a successful apply; `finalized` once published (only a finalized version can be the current one).","enum":["pending","finalized","discarded"]},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"hosted-state-download-url":{"description":"A path relative to the server (the CLI resolves it and sends its Authorization header).","type":"string"},"hosted-state-upload-url":{"description":"Absolute, signed and expiring; PUT the raw state there without Authorization. Only in the create response.","type":"string","format":"uri"},"hosted-json-state-upload-url":{"description":"Absolute, signed and expiring; the JSON state PUT is accepted and discarded. Only in the create response.","type":"string","format":"uri"},"sha256":{"description":"SHA-256 of the uploaded state bytes; null until uploaded.","type":["string","null"]},"size-bytes":{"type":["integer","null"]},"fence":{"description":"The workspace-lock fencing token the state version was accepted under.","type":"integer"},"uploaded-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"published-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]}}},"relationships":{"type":"object","additionalProperties":false,"required":["run"],"properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+export const StateVersionDocument = validate64;
+const schema66 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersion"}}};
+const schema67 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"state-versions"},"id":{"type":"string","pattern":"^sv-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["serial","lineage","md5","status","created-at","hosted-state-download-url"],"properties":{"serial":{"type":"integer","minimum":0},"lineage":{"type":"string"},"md5":{"type":"string"},"status":{"description":"`pending` until the runner confirms the publication after a successful apply; `finalized` once published (only a finalized version can be the current one).","enum":["pending","finalized","discarded"]},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"hosted-state-download-url":{"description":"A path relative to the server (the CLI resolves it and sends its Authorization header).","type":"string"},"hosted-state-upload-url":{"description":"Absolute, signed and expiring; PUT the raw state there without Authorization. Only in the create response.","type":"string","format":"uri"},"hosted-json-state-upload-url":{"description":"Absolute, signed and expiring; the JSON state PUT is accepted and discarded. Only in the create response.","type":"string","format":"uri"},"sha256":{"description":"SHA-256 of the uploaded state bytes; null until uploaded.","type":["string","null"]},"size-bytes":{"type":["integer","null"]},"fence":{"description":"The workspace-lock fencing token the state version was accepted under.","type":"integer"},"uploaded-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"published-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]}}},"relationships":{"type":"object","additionalProperties":false,"required":["run"],"properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
 const pattern17 = new RegExp("^sv-[0-9a-z]{16}$", "u");
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5732,7 +5741,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key1 in data2){
-if(!(func4.call(schema66.properties.attributes.properties, key1))){
+if(!(func4.call(schema67.properties.attributes.properties, key1))){
 const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -5795,7 +5804,7 @@ errors++;
 if(data2.status !== undefined){
 let data6 = data2.status;
 if(!(((data6 === "pending") || (data6 === "finalized")) || (data6 === "discarded"))){
-const err19 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema66.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema67.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -5895,7 +5904,7 @@ errors++;
 if(data2.sha256 !== undefined){
 let data11 = data2.sha256;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err27 = {instancePath:instancePath+"/attributes/sha256",schemaPath:"#/properties/attributes/properties/sha256/type",keyword:"type",params:{type: schema66.properties.attributes.properties.sha256.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/attributes/sha256",schemaPath:"#/properties/attributes/properties/sha256/type",keyword:"type",params:{type: schema67.properties.attributes.properties.sha256.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -5908,7 +5917,7 @@ errors++;
 if(data2["size-bytes"] !== undefined){
 let data12 = data2["size-bytes"];
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/attributes/size-bytes",schemaPath:"#/properties/attributes/properties/size-bytes/type",keyword:"type",params:{type: schema66.properties.attributes.properties["size-bytes"].type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/attributes/size-bytes",schemaPath:"#/properties/attributes/properties/size-bytes/type",keyword:"type",params:{type: schema67.properties.attributes.properties["size-bytes"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6123,8 +6132,8 @@ errors++;
 }
 }
 if(data16.run !== undefined){
-if(!(validate35(data16.run, {instancePath:instancePath+"/relationships/run",parentData:data16,parentDataProperty:"run",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate36(data16.run, {instancePath:instancePath+"/relationships/run",parentData:data16,parentDataProperty:"run",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
@@ -6151,16 +6160,16 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate64.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6179,8 +6188,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate64(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+if(!(validate65(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
 errors = vErrors.length;
 }
 }
@@ -6195,20 +6204,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate64.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionOutputDocument = validate67;
-const schema70 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}}};
-const schema71 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"state-version-outputs"},"id":{"type":"string","pattern":"^svo-[0-9a-z]{16}-[0-9]{1,6}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","sensitive","type","value","detailed-type"],"properties":{"name":{"type":"string"},"sensitive":{"type":"boolean"},"type":{"description":"The kind of the value (`string`, `number`, `bool`, `list`, `object`, …); the CLI decodes it but does not use it.","type":"string"},"value":{"description":"The output's value; always null when the output is sensitive (StackShip never stores sensitive output values)."},"detailed-type":{"description":"The cty type as JSON, e.g. `\"string\"` or `[\"list\",\"string\"]`."}}}}};
+export const StateVersionOutputDocument = validate68;
+const schema71 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}}};
+const schema72 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"state-version-outputs"},"id":{"type":"string","pattern":"^svo-[0-9a-z]{16}-[0-9]{1,6}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","sensitive","type","value","detailed-type"],"properties":{"name":{"type":"string"},"sensitive":{"type":"boolean"},"type":{"description":"The kind of the value (`string`, `number`, `bool`, `list`, `object`, …); the CLI decodes it but does not use it.","type":"string"},"value":{"description":"The output's value; always null when the output is sensitive (StackShip never stores sensitive output values)."},"detailed-type":{"description":"The cty type as JSON, e.g. `\"string\"` or `[\"list\",\"string\"]`."}}}}};
 const pattern21 = new RegExp("^svo-[0-9a-z]{16}-[0-9]{1,6}$", "u");
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate68.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6444,18 +6453,18 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate68.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionOutputListDocument = validate68;
-const schema72 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const StateVersionOutputListDocument = validate69;
+const schema73 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6788,7 +6797,7 @@ errors++;
 if(data9["next-page"] !== undefined){
 let data11 = data9["next-page"];
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err28 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema52.properties["next-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6801,7 +6810,7 @@ errors++;
 if(data9["prev-page"] !== undefined){
 let data12 = data9["prev-page"];
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err29 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
+const err29 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema52.properties["prev-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -6872,18 +6881,18 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate69.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceCreateDocument = validate69;
-const schema75 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},"terraform-version":{"type":"string","maxLength":40},"working-directory":{"type":"string","maxLength":1000},"description":{"type":"string","maxLength":1000}}},"relationships":{"type":"object","properties":{"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
+export const WorkspaceCreateDocument = validate70;
+const schema76 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},"terraform-version":{"type":"string","maxLength":40},"working-directory":{"type":"string","maxLength":1000},"description":{"type":"string","maxLength":1000}}},"relationships":{"type":"object","properties":{"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7055,8 +7064,8 @@ if(data0.relationships !== undefined){
 let data7 = data0.relationships;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.project !== undefined){
-if(!(validate35(data7.project, {instancePath:instancePath+"/data/relationships/project",parentData:data7,parentDataProperty:"project",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate36(data7.project, {instancePath:instancePath+"/data/relationships/project",parentData:data7,parentDataProperty:"project",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
@@ -7095,18 +7104,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate70.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceDocument = validate71;
-const schema76 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"}}};
+export const WorkspaceDocument = validate72;
+const schema77 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"}}};
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7125,8 +7134,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate52(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate53(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 }
@@ -7141,18 +7150,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate72.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceLockDocument = validate73;
-const schema77 = {"description":"The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too.","type":"object","properties":{"data":{"type":"object","properties":{"type":{"type":"string"},"attributes":{"type":"object","properties":{"reason":{"type":"string","maxLength":1000}}}}}}};
+export const WorkspaceLockDocument = validate74;
+const schema78 = {"description":"The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too.","type":"object","properties":{"data":{"type":"object","properties":{"type":{"type":"string"},"attributes":{"type":"object","properties":{"reason":{"type":"string","maxLength":1000}}}}}}};
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7238,18 +7247,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate74.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceUpdateDocument = validate74;
-const schema78 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","properties":{"terraform-version":{"type":"string","maxLength":40}}}}}}};
+export const WorkspaceUpdateDocument = validate75;
+const schema79 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","properties":{"terraform-version":{"type":"string","maxLength":40}}}}}}};
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7335,10 +7344,10 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate74.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 export const getDiscoveryResponse200 = Discovery;
 export const getApplyResponse200 = ApplyDocument;
@@ -7377,6 +7386,9 @@ export const getWorkspaceByNameResponse404 = ErrorDocument;
 export const getPlanResponse200 = PlanDocument;
 export const getPlanResponse401 = ErrorDocument;
 export const getPlanResponse404 = ErrorDocument;
+export const getPlanJsonOutputResponse200 = PlanJsonOutput;
+export const getPlanJsonOutputResponse401 = ErrorDocument;
+export const getPlanJsonOutputResponse404 = ErrorDocument;
 export const createRunRequest = RunCreateDocument;
 export const createRunResponse201 = RunDocument;
 export const createRunResponse401 = ErrorDocument;

@@ -66,6 +66,10 @@ export const errorCodes = {
   MEMBERSHIP_EXISTS: { status: 409, title: "Membership already exists" },
   MEMBERSHIP_USER_UNKNOWN: { status: 422, title: "No user has this email" },
   MEMBERSHIP_SCOPE_INVALID: { status: 422, title: "Membership scope is not in this organization" },
+  DOWNLOAD_QUERY_FORBIDDEN: { status: 400, title: "Downloads take no query string" },
+  DOWNLOAD_REASON_REQUIRED: { status: 422, title: "A reason is required" },
+  RAW_PLAN_UNAVAILABLE: { status: 404, title: "Raw plan is not available" },
+  EMERGENCY_STATE_UNAVAILABLE: { status: 404, title: "No state was uploaded by this run" },
   INTERNAL: { status: 500, title: "Internal error" },
 } as const;
 

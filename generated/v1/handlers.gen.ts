@@ -160,6 +160,24 @@ export type Handlers<Ctx> = {
     body: NonNullable<Ops["resolveRunRecovery"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<202, Ops["resolveRunRecovery"]["responses"][202]["content"]["application/vnd.api+json"]>>;
+  downloadEmergencyState: (input: {
+    path: NonNullable<Ops["downloadEmergencyState"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["downloadEmergencyState"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["downloadEmergencyState"]["responses"][200]["content"]["application/json"]>>;
+  downloadRawPlan: (input: {
+    path: NonNullable<Ops["downloadRawPlan"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["downloadRawPlan"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["downloadRawPlan"]["responses"][200]["content"]["application/json"]>>;
+  downloadRedactedPlan: (input: {
+    path: NonNullable<Ops["downloadRedactedPlan"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["downloadRedactedPlan"]["responses"][200]["content"]["application/json"]>>;
   getRunLog: (input: {
     path: NonNullable<Ops["getRunLog"]["parameters"]["path"]>;
     query: NonNullable<Ops["getRunLog"]["parameters"]["query"]>;

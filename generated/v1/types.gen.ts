@@ -412,6 +412,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{run_id}/downloads/emergency-state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Download the state the run's apply uploaded (emergency recovery)
+         * @description The state body the run's apply uploaded: its pending version when the publication was never confirmed (the recovery case), otherwise the version it published. Needs `state:recover` (`run:recover` alone is not enough), a typed `reason`, and for a dashboard session a fresh step-up; any query string is refused. Audited with the reason before the first byte. 404 `EMERGENCY_STATE_UNAVAILABLE` when the run uploaded no state.
+         */
+        post: operations["downloadEmergencyState"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{run_id}/downloads/raw-plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Download the run's unredacted plan JSON (sensitive access)
+         * @description The plan exactly as `tofu show -json` printed it in the sandbox, sensitive values included. Needs `artifact:read_sensitive`, a typed `reason`, and for a dashboard session a step-up no older than 15 minutes (403 `STEP_UP_REQUIRED`); any query string is refused (400 `DOWNLOAD_QUERY_FORBIDDEN`), so the request carries nothing a proxy log could keep. The audit event, with the reason, is committed before the first byte is sent.
+         */
+        post: operations["downloadRawPlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{run_id}/downloads/redacted-plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download the run's redacted plan changes (stackship.plan-diff/v1) as a file
+         * @description The same artifact as `GET /v1/runs/{run_id}/plan-changes`, for callers holding `artifact:read`, as an attachment. The download is audited. 409 `RUN_PLAN_CHANGES_NOT_READY` while the plan runs; 404 `RUN_PLAN_CHANGES_UNAVAILABLE` when the plan produced none.
+         */
+        get: operations["downloadRedactedPlan"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/{run_id}/logs/{phase}": {
         parameters: {
             query?: never;
@@ -665,6 +731,16 @@ export interface components {
             data: components["schemas"]["ConfigurationVersion"];
         };
         ConfigurationVersionId: string;
+        DownloadRequestDocument: {
+            data: {
+                attributes: {
+                    /** @description Why the sensitive bytes are needed; recorded in the audit trail. Not blank. */
+                    reason: string;
+                };
+                /** @constant */
+                type: "download-requests";
+            };
+        };
         Email: string;
         /** @enum {string} */
         EnforcementLevel: "advisory" | "soft_mandatory" | "hard_mandatory";
@@ -2252,6 +2328,101 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
+        };
+    };
+    downloadEmergencyState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["DownloadRequestDocument"];
+            };
+        };
+        responses: {
+            /** @description The state file; `Content-Disposition: attachment`, `Cache-Control: private, no-store`. */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    downloadRawPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["DownloadRequestDocument"];
+            };
+        };
+        responses: {
+            /** @description The plan JSON; `Content-Disposition: attachment`, `Cache-Control: private, no-store`. */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    downloadRedactedPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The artifact; `Content-Disposition: attachment`, `Cache-Control: private, no-store`. */
+            200: {
+                headers: {
+                    "Cache-Control"?: string;
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanDiff"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     getRunLog: {

@@ -862,16 +862,210 @@ return errors === 0;
 }
 validate22.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ErrorDocument = validate25;
-const schema40 = {"type":"object","additionalProperties":false,"required":["errors"],"properties":{"errors":{"type":"array","minItems":1,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ErrorObject"}}}};
-const schema41 = {"type":"object","additionalProperties":false,"required":["status","code","title"],"properties":{"status":{"type":"string","pattern":"^[1-5][0-9]{2}$","description":"The HTTP status, as a string."},"code":{"type":"string","pattern":"^[A-Z][A-Z0-9_]*$","description":"Stable machine-readable code from error-codes.yaml."},"title":{"type":"string","description":"Fixed per code."},"detail":{"type":"string","description":"This occurrence, and what to do next."},"source":{"type":"object","additionalProperties":false,"properties":{"pointer":{"type":"string"},"parameter":{"type":"string"},"header":{"type":"string"}}},"meta":{"type":"object","additionalProperties":true,"properties":{"request_id":{"type":"string"}}}}};
+export const downloadEmergencyStateResponse200 = validate25;
+const schema40 = {"description":"An OpenTofu state file, unredacted.","$id":"https://stackship.dev/schemas/v1/openapi/inline/0"};
+
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/inline/0" */;
+validate25.errors = null;
+return true;
+}
+validate25.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const downloadRawPlanResponse200 = validate26;
+const schema41 = {"description":"OpenTofu's plan JSON, unredacted.","$id":"https://stackship.dev/schemas/v1/openapi/inline/1"};
+
+function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/inline/1" */;
+validate26.errors = null;
+return true;
+}
+validate26.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const DownloadRequestDocument = validate27;
+const schema42 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"download-requests"},"attributes":{"type":"object","additionalProperties":false,"required":["reason"],"properties":{"reason":{"type":"string","maxLength":1000,"description":"Why the sensitive bytes are needed; recorded in the audit trail. Not blank."}}}}}}};
+const func1 = require("ajv/dist/runtime/ucs2length").default;
+
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate27.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.type === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.attributes === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((key1 === "type") || (key1 === "attributes"))){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data0.type !== undefined){
+if("download-requests" !== data0.type){
+const err5 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "download-requests"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data2 = data0.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.reason === undefined){
+const err6 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key2 in data2){
+if(!(key2 === "reason")){
+const err7 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data2.reason !== undefined){
+let data3 = data2.reason;
+if(typeof data3 === "string"){
+if(func1(data3) > 1000){
+const err8 = {instancePath:instancePath+"/data/attributes/reason",schemaPath:"#/properties/data/properties/attributes/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/data/attributes/reason",schemaPath:"#/properties/data/properties/attributes/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+validate27.errors = vErrors;
+return errors === 0;
+}
+validate27.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const ErrorDocument = validate28;
+const schema43 = {"type":"object","additionalProperties":false,"required":["errors"],"properties":{"errors":{"type":"array","minItems":1,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ErrorObject"}}}};
+const schema44 = {"type":"object","additionalProperties":false,"required":["status","code","title"],"properties":{"status":{"type":"string","pattern":"^[1-5][0-9]{2}$","description":"The HTTP status, as a string."},"code":{"type":"string","pattern":"^[A-Z][A-Z0-9_]*$","description":"Stable machine-readable code from error-codes.yaml."},"title":{"type":"string","description":"Fixed per code."},"detail":{"type":"string","description":"This occurrence, and what to do next."},"source":{"type":"object","additionalProperties":false,"properties":{"pointer":{"type":"string"},"parameter":{"type":"string"},"header":{"type":"string"}}},"meta":{"type":"object","additionalProperties":true,"properties":{"request_id":{"type":"string"}}}}};
 const pattern8 = new RegExp("^[1-5][0-9]{2}$", "u");
 const pattern9 = new RegExp("^[A-Z][A-Z0-9_]*$", "u");
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate25.evaluated;
+const evaluated0 = validate28.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1159,18 +1353,18 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate25.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
-validate25.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate28.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Health = validate26;
-const schema42 = {"type":"object","additionalProperties":false,"required":["status","database","version"],"properties":{"status":{"type":"string","enum":["ok"]},"database":{"type":"string","enum":["ok"]},"version":{"type":"string"}}};
+export const Health = validate29;
+const schema45 = {"type":"object","additionalProperties":false,"required":["status","database","version"],"properties":{"status":{"type":"string","enum":["ok"]},"database":{"type":"string","enum":["ok"]},"version":{"type":"string"}}};
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate26.evaluated;
+const evaluated0 = validate29.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1233,7 +1427,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!(data0 === "ok")){
-const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema42.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema45.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1256,7 +1450,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(data1 === "ok")){
-const err7 = {instancePath:instancePath+"/database",schemaPath:"#/properties/database/enum",keyword:"enum",params:{allowedValues: schema42.properties.database.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/database",schemaPath:"#/properties/database/enum",keyword:"enum",params:{allowedValues: schema45.properties.database.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1289,24 +1483,23 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate26.errors = vErrors;
+validate29.errors = vErrors;
 return errors === 0;
 }
-validate26.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate29.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const MembershipCreateDocument = validate27;
-const schema43 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"memberships"},"attributes":{"type":"object","additionalProperties":false,"required":["email","role"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"role":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Role"},"project_id":{"type":"string","pattern":"^prj-[0-9a-z]{16}$","description":"Limit the role to this project."},"workspace_id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$","description":"Limit the role to this workspace."}}}}}}};
-const schema44 = {"type":"string","minLength":3,"maxLength":254,"pattern":"^[^\\s@]+@[^\\s@]+$"};
-const schema45 = {"type":"string","enum":["viewer","operator","admin"]};
-const func1 = require("ajv/dist/runtime/ucs2length").default;
+export const MembershipCreateDocument = validate30;
+const schema46 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"memberships"},"attributes":{"type":"object","additionalProperties":false,"required":["email","role"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"role":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Role"},"project_id":{"type":"string","pattern":"^prj-[0-9a-z]{16}$","description":"Limit the role to this project."},"workspace_id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$","description":"Limit the role to this workspace."}}}}}}};
+const schema47 = {"type":"string","minLength":3,"maxLength":254,"pattern":"^[^\\s@]+@[^\\s@]+$"};
+const schema48 = {"type":"string","enum":["viewer","operator","admin"]};
 const pattern10 = new RegExp("^[^\\s@]+@[^\\s@]+$", "u");
 const pattern11 = new RegExp("^prj-[0-9a-z]{16}$", "u");
 const pattern12 = new RegExp("^ws-[0-9a-z]{16}$", "u");
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate27.evaluated;
+const evaluated0 = validate30.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1476,7 +1669,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!(((data4 === "viewer") || (data4 === "operator")) || (data4 === "admin"))){
-const err14 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema48.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1571,21 +1764,21 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate27.errors = vErrors;
+validate30.errors = vErrors;
 return errors === 0;
 }
-validate27.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const MembershipDocument = validate28;
-const schema46 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Membership"}}};
-const schema47 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"memberships"},"id":{"type":"string","pattern":"^mbr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["user_id","role","scope_kind","scope_id","created_at"],"properties":{"user_id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"role":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Role"},"scope_kind":{"type":"string","enum":["organization","project","workspace"]},"scope_id":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}};
+export const MembershipDocument = validate31;
+const schema49 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Membership"}}};
+const schema50 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"memberships"},"id":{"type":"string","pattern":"^mbr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["user_id","role","scope_kind","scope_id","created_at"],"properties":{"user_id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"role":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Role"},"scope_kind":{"type":"string","enum":["organization","project","workspace"]},"scope_id":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}};
 const pattern13 = new RegExp("^mbr-[0-9a-z]{16}$", "u");
 const pattern14 = new RegExp("^usr-[0-9a-z]{16}$", "u");
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate29.evaluated;
+const evaluated0 = validate32.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1832,7 +2025,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(((data6 === "viewer") || (data6 === "operator")) || (data6 === "admin"))){
-const err21 = {instancePath:instancePath+"/attributes/role",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/attributes/role",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema48.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1855,7 +2048,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((data7 === "organization") || (data7 === "project")) || (data7 === "workspace"))){
-const err23 = {instancePath:instancePath+"/attributes/scope_kind",schemaPath:"#/properties/attributes/properties/scope_kind/enum",keyword:"enum",params:{allowedValues: schema47.properties.attributes.properties.scope_kind.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/attributes/scope_kind",schemaPath:"#/properties/attributes/properties/scope_kind/enum",keyword:"enum",params:{allowedValues: schema50.properties.attributes.properties.scope_kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1935,69 +2128,11 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate29.errors = vErrors;
+validate32.errors = vErrors;
 return errors === 0;
 }
-validate29.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate28.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-if(!(validate29(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate28.errors = vErrors;
-return errors === 0;
-}
-validate28.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const MembershipListDocument = validate31;
-const schema51 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Membership"}}}};
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2033,12 +2168,70 @@ errors++;
 }
 }
 if(data.data !== undefined){
+if(!(validate32(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate31.errors = vErrors;
+return errors === 0;
+}
+validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const MembershipListDocument = validate34;
+const schema54 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Membership"}}}};
+
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate34.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
 let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate29(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+if(!(validate32(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
 }
@@ -2065,20 +2258,20 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate31.errors = vErrors;
+validate34.errors = vErrors;
 return errors === 0;
 }
-validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OrganizationCreateDocument = validate33;
-const schema52 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"organizations"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}}}}}}};
-const schema53 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$","description":"1 to 40 characters of letters, digits, `-` and `_`, starting with a letter or digit."};
+export const OrganizationCreateDocument = validate36;
+const schema55 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"organizations"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}}}}}}};
+const schema56 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$","description":"1 to 40 characters of letters, digits, `-` and `_`, starting with a letter or digit."};
 const pattern17 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$", "u");
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate33.evaluated;
+const evaluated0 = validate36.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2240,22 +2433,22 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate33.errors = vErrors;
+validate36.errors = vErrors;
 return errors === 0;
 }
-validate33.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OrganizationDocument = validate34;
-const schema54 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Organization"}}};
-const schema55 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","links"],"properties":{"type":{"const":"organizations"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created_at"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
-const schema56 = {"type":"string","pattern":"^org-[0-9a-z]{16}$"};
-const schema59 = {"type":"object","additionalProperties":false,"properties":{"self":{"type":"string"},"next":{"type":["string","null"]}}};
+export const OrganizationDocument = validate37;
+const schema57 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Organization"}}};
+const schema58 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","links"],"properties":{"type":{"const":"organizations"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created_at"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema59 = {"type":"string","pattern":"^org-[0-9a-z]{16}$"};
+const schema62 = {"type":"object","additionalProperties":false,"properties":{"self":{"type":"string"},"next":{"type":["string","null"]}}};
 const pattern18 = new RegExp("^org-[0-9a-z]{16}$", "u");
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate35.evaluated;
+const evaluated0 = validate38.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2489,7 +2682,7 @@ errors++;
 if(data5.next !== undefined){
 let data7 = data5.next;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema59.properties.next.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema62.properties.next.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2522,16 +2715,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate38.errors = vErrors;
 return errors === 0;
 }
-validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate34.evaluated;
+const evaluated0 = validate37.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2562,8 +2755,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate35(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate38(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 }
@@ -2578,22 +2771,22 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate34.errors = vErrors;
+validate37.errors = vErrors;
 return errors === 0;
 }
-validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PlanDiff = validate37;
-const schema60 = {"allOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/stackship.plan-diff.v1"}]};
-const schema61 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"PlanDiff","description":"stackship.plan-diff/v1: the redacted, bounded per-resource change list of one run's plan, built in the plan sandbox from `tofu show -json` of the saved plan (built by server/src/domain/plan-diff/plan-diff.mjs, the `stackship-plan-diff` command). Resources whose only actions are no-op or read are omitted, and a create/delete pair is one `replace`, so the totals can differ from the plan counts. Sensitive values (by the plan's own before_sensitive/after_sensitive masks; a path sensitive on either side is redacted on both) are replaced by the marker {\"$stackship\":\"sensitive\"}; values OpenTofu knows only after apply by {\"$stackship\":\"unknown\"} (with \"sensitive\": true when also sensitive); integers JSON cannot carry exactly by {\"$stackship\":\"imprecise_number\"}. A real object key that starts with `$` is written with one more leading `$`, so a marker is never ambiguous. A resource whose masks cannot be resolved against its values is listed with `detail_withheld` instead of values (fail closed). Bounds: at most 5,000 resources (the excess is cut from the input before redaction) and 4,194,304 bytes of UTF-8 (the detail of the largest remaining resource is withheld until it fits; only if that is not enough, trailing resources are dropped).","type":"object","required":["format","run_id","opentofu_version","plan_format_version","plan_timestamp","plan_errored","truncated","truncation","resources"],"additionalProperties":false,"properties":{"format":{"const":"stackship.plan-diff/v1"},"run_id":{"type":["string","null"],"description":"The run whose plan this is (null when built outside a run, e.g. by hand with the command)."},"opentofu_version":{"type":["string","null"],"description":"The plan's `terraform_version`: the OpenTofu (or Terraform) version that made it."},"plan_format_version":{"type":"string","description":"The plan JSON's `format_version`."},"plan_timestamp":{"type":["string","null"],"description":"When the plan was made, as the plan says (RFC 3339), or null."},"plan_errored":{"type":"boolean","description":"OpenTofu reported planning as errored: the change list may be incomplete."},"truncated":{"type":"boolean","description":"True when any resource was cut, withheld for size or dropped."},"truncation":{"type":"object","required":["max_resources","max_bytes","changed_resources","cut","withheld","dropped"],"additionalProperties":false,"properties":{"max_resources":{"type":"integer","minimum":0,"description":"5000."},"max_bytes":{"type":"integer","minimum":0,"description":"4194304 (4 MiB of UTF-8)."},"changed_resources":{"type":"integer","minimum":0,"description":"Changed resources in the plan (no-op and read entries are not counted)."},"cut":{"type":"integer","minimum":0,"description":"Resources cut from the end of the plan's list before redaction (over 5,000)."},"withheld":{"type":"integer","minimum":0,"description":"Resources whose before/after detail was withheld to fit 4 MiB (withheld_reason size_limit)."},"dropped":{"type":"integer","minimum":0,"description":"Trailing resources dropped entirely because withholding every detail was not enough."}}},"resources":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffResource"}}},"$defs":{"PlanDiffResource":{"type":"object","required":["address","provider","mode","type","name","actions","action"],"additionalProperties":false,"properties":{"address":{"type":"string"},"provider":{"type":["string","null"],"description":"The plan's provider_name."},"mode":{"type":["string","null"],"description":"managed or data."},"type":{"type":["string","null"]},"name":{"type":["string","null"]},"module_address":{"type":"string"},"deposed":{"type":"string","description":"The deposed object's key: this entry is about that old object."},"previous_address":{"type":"string","description":"The address before a moved block applied."},"actions":{"type":"array","items":{"type":"string"},"description":"The actions exactly as in the plan."},"action":{"enum":["create","update","delete","replace","forget","forget_replace","unknown"],"description":"The classification; unknown for an action array OpenTofu never emits (its detail is withheld)."},"action_reason":{"type":"string"},"importing":{"const":true},"before":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"after":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"replace_paths":{"type":"array","items":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"description":"The attribute paths that forced the replacement, each cut at the first step inside a sensitive value."},"detail_withheld":{"const":true},"withheld_reason":{"enum":["unresolvable_masks","unrecognized_actions","unsupported_format_version","size_limit"]}},"dependentRequired":{"detail_withheld":["withheld_reason"],"withheld_reason":["detail_withheld"]}},"PlanDiffValue":{"description":"A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number)."}}};
-const func5 = Object.prototype.hasOwnProperty;
-const schema62 = {"type":"object","required":["address","provider","mode","type","name","actions","action"],"additionalProperties":false,"properties":{"address":{"type":"string"},"provider":{"type":["string","null"],"description":"The plan's provider_name."},"mode":{"type":["string","null"],"description":"managed or data."},"type":{"type":["string","null"]},"name":{"type":["string","null"]},"module_address":{"type":"string"},"deposed":{"type":"string","description":"The deposed object's key: this entry is about that old object."},"previous_address":{"type":"string","description":"The address before a moved block applied."},"actions":{"type":"array","items":{"type":"string"},"description":"The actions exactly as in the plan."},"action":{"enum":["create","update","delete","replace","forget","forget_replace","unknown"],"description":"The classification; unknown for an action array OpenTofu never emits (its detail is withheld)."},"action_reason":{"type":"string"},"importing":{"const":true},"before":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"after":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"replace_paths":{"type":"array","items":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"description":"The attribute paths that forced the replacement, each cut at the first step inside a sensitive value."},"detail_withheld":{"const":true},"withheld_reason":{"enum":["unresolvable_masks","unrecognized_actions","unsupported_format_version","size_limit"]}},"dependentRequired":{"detail_withheld":["withheld_reason"],"withheld_reason":["detail_withheld"]}};
-const schema63 = {"description":"A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number)."};
+export const PlanDiff = validate40;
+const schema63 = {"allOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/stackship.plan-diff.v1"}]};
+const schema64 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"PlanDiff","description":"stackship.plan-diff/v1: the redacted, bounded per-resource change list of one run's plan, built in the plan sandbox from `tofu show -json` of the saved plan (built by server/src/domain/plan-diff/plan-diff.mjs, the `stackship-plan-diff` command). Resources whose only actions are no-op or read are omitted, and a create/delete pair is one `replace`, so the totals can differ from the plan counts. Sensitive values (by the plan's own before_sensitive/after_sensitive masks; a path sensitive on either side is redacted on both) are replaced by the marker {\"$stackship\":\"sensitive\"}; values OpenTofu knows only after apply by {\"$stackship\":\"unknown\"} (with \"sensitive\": true when also sensitive); integers JSON cannot carry exactly by {\"$stackship\":\"imprecise_number\"}. A real object key that starts with `$` is written with one more leading `$`, so a marker is never ambiguous. A resource whose masks cannot be resolved against its values is listed with `detail_withheld` instead of values (fail closed). Bounds: at most 5,000 resources (the excess is cut from the input before redaction) and 4,194,304 bytes of UTF-8 (the detail of the largest remaining resource is withheld until it fits; only if that is not enough, trailing resources are dropped).","type":"object","required":["format","run_id","opentofu_version","plan_format_version","plan_timestamp","plan_errored","truncated","truncation","resources"],"additionalProperties":false,"properties":{"format":{"const":"stackship.plan-diff/v1"},"run_id":{"type":["string","null"],"description":"The run whose plan this is (null when built outside a run, e.g. by hand with the command)."},"opentofu_version":{"type":["string","null"],"description":"The plan's `terraform_version`: the OpenTofu (or Terraform) version that made it."},"plan_format_version":{"type":"string","description":"The plan JSON's `format_version`."},"plan_timestamp":{"type":["string","null"],"description":"When the plan was made, as the plan says (RFC 3339), or null."},"plan_errored":{"type":"boolean","description":"OpenTofu reported planning as errored: the change list may be incomplete."},"truncated":{"type":"boolean","description":"True when any resource was cut, withheld for size or dropped."},"truncation":{"type":"object","required":["max_resources","max_bytes","changed_resources","cut","withheld","dropped"],"additionalProperties":false,"properties":{"max_resources":{"type":"integer","minimum":0,"description":"5000."},"max_bytes":{"type":"integer","minimum":0,"description":"4194304 (4 MiB of UTF-8)."},"changed_resources":{"type":"integer","minimum":0,"description":"Changed resources in the plan (no-op and read entries are not counted)."},"cut":{"type":"integer","minimum":0,"description":"Resources cut from the end of the plan's list before redaction (over 5,000)."},"withheld":{"type":"integer","minimum":0,"description":"Resources whose before/after detail was withheld to fit 4 MiB (withheld_reason size_limit)."},"dropped":{"type":"integer","minimum":0,"description":"Trailing resources dropped entirely because withholding every detail was not enough."}}},"resources":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffResource"}}},"$defs":{"PlanDiffResource":{"type":"object","required":["address","provider","mode","type","name","actions","action"],"additionalProperties":false,"properties":{"address":{"type":"string"},"provider":{"type":["string","null"],"description":"The plan's provider_name."},"mode":{"type":["string","null"],"description":"managed or data."},"type":{"type":["string","null"]},"name":{"type":["string","null"]},"module_address":{"type":"string"},"deposed":{"type":"string","description":"The deposed object's key: this entry is about that old object."},"previous_address":{"type":"string","description":"The address before a moved block applied."},"actions":{"type":"array","items":{"type":"string"},"description":"The actions exactly as in the plan."},"action":{"enum":["create","update","delete","replace","forget","forget_replace","unknown"],"description":"The classification; unknown for an action array OpenTofu never emits (its detail is withheld)."},"action_reason":{"type":"string"},"importing":{"const":true},"before":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"after":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"replace_paths":{"type":"array","items":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"description":"The attribute paths that forced the replacement, each cut at the first step inside a sensitive value."},"detail_withheld":{"const":true},"withheld_reason":{"enum":["unresolvable_masks","unrecognized_actions","unsupported_format_version","size_limit"]}},"dependentRequired":{"detail_withheld":["withheld_reason"],"withheld_reason":["detail_withheld"]}},"PlanDiffValue":{"description":"A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number)."}}};
+const func6 = Object.prototype.hasOwnProperty;
+const schema65 = {"type":"object","required":["address","provider","mode","type","name","actions","action"],"additionalProperties":false,"properties":{"address":{"type":"string"},"provider":{"type":["string","null"],"description":"The plan's provider_name."},"mode":{"type":["string","null"],"description":"managed or data."},"type":{"type":["string","null"]},"name":{"type":["string","null"]},"module_address":{"type":"string"},"deposed":{"type":"string","description":"The deposed object's key: this entry is about that old object."},"previous_address":{"type":"string","description":"The address before a moved block applied."},"actions":{"type":"array","items":{"type":"string"},"description":"The actions exactly as in the plan."},"action":{"enum":["create","update","delete","replace","forget","forget_replace","unknown"],"description":"The classification; unknown for an action array OpenTofu never emits (its detail is withheld)."},"action_reason":{"type":"string"},"importing":{"const":true},"before":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"after":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"replace_paths":{"type":"array","items":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"description":"The attribute paths that forced the replacement, each cut at the first step inside a sensitive value."},"detail_withheld":{"const":true},"withheld_reason":{"enum":["unresolvable_masks","unrecognized_actions","unsupported_format_version","size_limit"]}},"dependentRequired":{"detail_withheld":["withheld_reason"],"withheld_reason":["detail_withheld"]}};
+const schema66 = {"description":"A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number)."};
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate39.evaluated;
+const evaluated0 = validate42.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2672,7 +2865,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema62.properties, key0))){
+if(!(func6.call(schema65.properties, key0))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -2698,7 +2891,7 @@ errors++;
 if(data.provider !== undefined){
 let data1 = data.provider;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err9 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema62.properties.provider.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema65.properties.provider.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2711,7 +2904,7 @@ errors++;
 if(data.mode !== undefined){
 let data2 = data.mode;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err10 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: schema62.properties.mode.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: schema65.properties.mode.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2724,7 +2917,7 @@ errors++;
 if(data.type !== undefined){
 let data3 = data.type;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema62.properties.type.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema65.properties.type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2737,7 +2930,7 @@ errors++;
 if(data.name !== undefined){
 let data4 = data.name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema62.properties.name.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema65.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2814,7 +3007,7 @@ errors++;
 if(data.action !== undefined){
 let data10 = data.action;
 if(!(((((((data10 === "create") || (data10 === "update")) || (data10 === "delete")) || (data10 === "replace")) || (data10 === "forget")) || (data10 === "forget_replace")) || (data10 === "unknown"))){
-const err18 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema62.properties.action.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema65.properties.action.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -2947,7 +3140,7 @@ errors++;
 if(data.withheld_reason !== undefined){
 let data19 = data.withheld_reason;
 if(!((((data19 === "unresolvable_masks") || (data19 === "unrecognized_actions")) || (data19 === "unsupported_format_version")) || (data19 === "size_limit"))){
-const err27 = {instancePath:instancePath+"/withheld_reason",schemaPath:"#/properties/withheld_reason/enum",keyword:"enum",params:{allowedValues: schema62.properties.withheld_reason.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/withheld_reason",schemaPath:"#/properties/withheld_reason/enum",keyword:"enum",params:{allowedValues: schema65.properties.withheld_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -2998,16 +3191,16 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate38.evaluated;
+const evaluated0 = validate41.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3106,7 +3299,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema61.properties, key0))){
+if(!(func6.call(schema64.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -3132,7 +3325,7 @@ errors++;
 if(data.run_id !== undefined){
 let data1 = data.run_id;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err11 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/type",keyword:"type",params:{type: schema61.properties.run_id.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/type",keyword:"type",params:{type: schema64.properties.run_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3145,7 +3338,7 @@ errors++;
 if(data.opentofu_version !== undefined){
 let data2 = data.opentofu_version;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err12 = {instancePath:instancePath+"/opentofu_version",schemaPath:"#/properties/opentofu_version/type",keyword:"type",params:{type: schema61.properties.opentofu_version.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/opentofu_version",schemaPath:"#/properties/opentofu_version/type",keyword:"type",params:{type: schema64.properties.opentofu_version.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3170,7 +3363,7 @@ errors++;
 if(data.plan_timestamp !== undefined){
 let data4 = data.plan_timestamp;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/plan_timestamp",schemaPath:"#/properties/plan_timestamp/type",keyword:"type",params:{type: schema61.properties.plan_timestamp.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/plan_timestamp",schemaPath:"#/properties/plan_timestamp/type",keyword:"type",params:{type: schema64.properties.plan_timestamp.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3446,8 +3639,8 @@ let data14 = data.resources;
 if(Array.isArray(data14)){
 const len0 = data14.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate39(data14[i0], {instancePath:instancePath+"/resources/" + i0,parentData:data14,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+if(!(validate42(data14[i0], {instancePath:instancePath+"/resources/" + i0,parentData:data14,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
 errors = vErrors.length;
 }
 }
@@ -3474,42 +3667,42 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
-validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate37.evaluated;
+const evaluated0 = validate40.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
 errors = vErrors.length;
 }
-validate37.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
-validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicyEvaluationDocument = validate42;
-const schema65 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"policy-evaluations"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["outcome","result_digest","opa_version","opa_build_commit","policy_set_versions","findings","error","overrides","overrides_truncated","evaluated_at"],"properties":{"outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"opa_version":{"type":["string","null"],"description":"Null when no OPA ran (skipped) or it was not recorded."},"opa_build_commit":{"type":["string","null"],"description":"Null when the OPA build did not record one."},"policy_set_versions":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["policy_set_id","version","digest"],"properties":{"policy_set_id":{"type":"string"},"version":{"type":"integer"},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"}}}},"findings":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyFinding"}},"error":{"type":["string","null"],"description":"Why the evaluation errored (sanitized); null otherwise."},"overrides":{"type":"array","maxItems":256,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyOverride"}},"overrides_truncated":{"type":"boolean","description":"True when the run has more than the 256 overrides listed."},"evaluated_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}}}}};
-const schema66 = {"type":"string","pattern":"^run-[0-9a-z]{16}$"};
+export const PolicyEvaluationDocument = validate45;
+const schema68 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"policy-evaluations"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["outcome","result_digest","opa_version","opa_build_commit","policy_set_versions","findings","error","overrides","overrides_truncated","evaluated_at"],"properties":{"outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"opa_version":{"type":["string","null"],"description":"Null when no OPA ran (skipped) or it was not recorded."},"opa_build_commit":{"type":["string","null"],"description":"Null when the OPA build did not record one."},"policy_set_versions":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["policy_set_id","version","digest"],"properties":{"policy_set_id":{"type":"string"},"version":{"type":"integer"},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"}}}},"findings":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyFinding"}},"error":{"type":["string","null"],"description":"Why the evaluation errored (sanitized); null otherwise."},"overrides":{"type":"array","maxItems":256,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyOverride"}},"overrides_truncated":{"type":"boolean","description":"True when the run has more than the 256 overrides listed."},"evaluated_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}}}}};
+const schema69 = {"type":"string","pattern":"^run-[0-9a-z]{16}$"};
 const pattern21 = new RegExp("^run-[0-9a-z]{16}$", "u");
-const schema69 = {"type":"object","additionalProperties":false,"required":["policy_set_id","policy_set_version","policy","enforcement_level","title","message","address"],"properties":{"policy_set_id":{"type":"string"},"policy_set_version":{"type":"integer"},"policy":{"type":"string"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"title":{"type":"string"},"message":{"type":"string"},"address":{"type":["string","null"]}}};
-const schema70 = {"type":"string","enum":["advisory","soft_mandatory","hard_mandatory"]};
+const schema72 = {"type":"object","additionalProperties":false,"required":["policy_set_id","policy_set_version","policy","enforcement_level","title","message","address"],"properties":{"policy_set_id":{"type":"string"},"policy_set_version":{"type":"integer"},"policy":{"type":"string"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"title":{"type":"string"},"message":{"type":"string"},"address":{"type":["string","null"]}}};
+const schema73 = {"type":"string","enum":["advisory","soft_mandatory","hard_mandatory"]};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate43.evaluated;
+const evaluated0 = validate46.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3649,7 +3842,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data3 === "advisory") || (data3 === "soft_mandatory")) || (data3 === "hard_mandatory"))){
-const err12 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema70.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema73.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3686,7 +3879,7 @@ errors++;
 if(data.address !== undefined){
 let data6 = data.address;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err15 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema69.properties.address.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema72.properties.address.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3707,17 +3900,17 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema71 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"policy-overrides"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["result_digest","reason","actor_id","created_at","expires_at"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"reason":{"type":"string"},"actor_id":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}};
+const schema74 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"policy-overrides"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["result_digest","reason","actor_id","created_at","expires_at"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"reason":{"type":"string"},"actor_id":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}};
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3896,7 +4089,7 @@ errors++;
 if(data2.actor_id !== undefined){
 let data5 = data2.actor_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err15 = {instancePath:instancePath+"/attributes/actor_id",schemaPath:"#/properties/attributes/properties/actor_id/type",keyword:"type",params:{type: schema71.properties.attributes.properties.actor_id.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/attributes/actor_id",schemaPath:"#/properties/attributes/properties/actor_id/type",keyword:"type",params:{type: schema74.properties.attributes.properties.actor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3999,16 +4192,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate45.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4224,7 +4417,7 @@ vErrors.push(err18);
 errors++;
 }
 for(const key2 in data3){
-if(!(func5.call(schema65.properties.data.properties.attributes.properties, key2))){
+if(!(func6.call(schema68.properties.data.properties.attributes.properties, key2))){
 const err19 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
@@ -4238,7 +4431,7 @@ errors++;
 if(data3.outcome !== undefined){
 let data4 = data3.outcome;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err20 = {instancePath:instancePath+"/data/attributes/outcome",schemaPath:"#/properties/data/properties/attributes/properties/outcome/type",keyword:"type",params:{type: schema65.properties.data.properties.attributes.properties.outcome.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/attributes/outcome",schemaPath:"#/properties/data/properties/attributes/properties/outcome/type",keyword:"type",params:{type: schema68.properties.data.properties.attributes.properties.outcome.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4248,7 +4441,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((((data4 === "skipped") || (data4 === "passed")) || (data4 === "soft_failed")) || (data4 === "hard_failed")) || (data4 === "errored")) || (data4 === null))){
-const err21 = {instancePath:instancePath+"/data/attributes/outcome",schemaPath:"#/properties/data/properties/attributes/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema65.properties.data.properties.attributes.properties.outcome.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/data/attributes/outcome",schemaPath:"#/properties/data/properties/attributes/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema68.properties.data.properties.attributes.properties.outcome.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4338,7 +4531,7 @@ vErrors = null;
 if(data3.opa_version !== undefined){
 let data6 = data3.opa_version;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err26 = {instancePath:instancePath+"/data/attributes/opa_version",schemaPath:"#/properties/data/properties/attributes/properties/opa_version/type",keyword:"type",params:{type: schema65.properties.data.properties.attributes.properties.opa_version.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/attributes/opa_version",schemaPath:"#/properties/data/properties/attributes/properties/opa_version/type",keyword:"type",params:{type: schema68.properties.data.properties.attributes.properties.opa_version.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4351,7 +4544,7 @@ errors++;
 if(data3.opa_build_commit !== undefined){
 let data7 = data3.opa_build_commit;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err27 = {instancePath:instancePath+"/data/attributes/opa_build_commit",schemaPath:"#/properties/data/properties/attributes/properties/opa_build_commit/type",keyword:"type",params:{type: schema65.properties.data.properties.attributes.properties.opa_build_commit.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/attributes/opa_build_commit",schemaPath:"#/properties/data/properties/attributes/properties/opa_build_commit/type",keyword:"type",params:{type: schema68.properties.data.properties.attributes.properties.opa_build_commit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -4489,8 +4682,8 @@ let data13 = data3.findings;
 if(Array.isArray(data13)){
 const len1 = data13.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate43(data13[i1], {instancePath:instancePath+"/data/attributes/findings/" + i1,parentData:data13,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+if(!(validate46(data13[i1], {instancePath:instancePath+"/data/attributes/findings/" + i1,parentData:data13,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
 errors = vErrors.length;
 }
 }
@@ -4509,7 +4702,7 @@ errors++;
 if(data3.error !== undefined){
 let data15 = data3.error;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err39 = {instancePath:instancePath+"/data/attributes/error",schemaPath:"#/properties/data/properties/attributes/properties/error/type",keyword:"type",params:{type: schema65.properties.data.properties.attributes.properties.error.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/data/attributes/error",schemaPath:"#/properties/data/properties/attributes/properties/error/type",keyword:"type",params:{type: schema68.properties.data.properties.attributes.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -4534,8 +4727,8 @@ errors++;
 }
 const len2 = data16.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate45(data16[i2], {instancePath:instancePath+"/data/attributes/overrides/" + i2,parentData:data16,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate48(data16[i2], {instancePath:instancePath+"/data/attributes/overrides/" + i2,parentData:data16,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
 errors = vErrors.length;
 }
 }
@@ -4685,19 +4878,19 @@ vErrors.push(err50);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicyOverrideCreateDocument = validate47;
-const schema76 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-overrides"},"attributes":{"type":"object","additionalProperties":false,"required":["result_digest","reason"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"The run's persisted policy result digest; the override is bound to it."},"reason":{"type":"string","minLength":1,"maxLength":2000,"pattern":"\\S"},"duration_seconds":{"type":"integer","minimum":1,"maximum":86400,"default":3600}}}}}}};
+export const PolicyOverrideCreateDocument = validate50;
+const schema79 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-overrides"},"attributes":{"type":"object","additionalProperties":false,"required":["result_digest","reason"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"The run's persisted policy result digest; the override is bound to it."},"reason":{"type":"string","minLength":1,"maxLength":2000,"pattern":"\\S"},"duration_seconds":{"type":"integer","minimum":1,"maximum":86400,"default":3600}}}}}}};
 const pattern29 = new RegExp("\\S", "u");
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4949,18 +5142,18 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicyOverrideDocument = validate48;
-const schema78 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyOverride"}}};
+export const PolicyOverrideDocument = validate51;
+const schema81 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyOverride"}}};
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4991,8 +5184,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate45(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate48(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
 errors = vErrors.length;
 }
 }
@@ -5007,24 +5200,24 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicySetCreateDocument = validate50;
-const schema79 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-sets"},"attributes":{"type":"object","additionalProperties":false,"required":["name","policies"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"global":{"type":"boolean","default":false,"description":"Applies to every workspace of the organization. Otherwise `project_ids` and `workspace_ids` say where it applies."},"project_ids":{"type":"array","maxItems":100,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}},"workspace_ids":{"type":"array","maxItems":100,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"policies":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInputList"}}}}}}};
-const schema80 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"1 to 90 characters of letters, digits, `-`, `_` and `.`, starting with a letter or digit."};
-const schema81 = {"type":"string","pattern":"^prj-[0-9a-z]{16}$"};
-const schema82 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
+export const PolicySetCreateDocument = validate53;
+const schema82 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-sets"},"attributes":{"type":"object","additionalProperties":false,"required":["name","policies"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"global":{"type":"boolean","default":false,"description":"Applies to every workspace of the organization. Otherwise `project_ids` and `workspace_ids` say where it applies."},"project_ids":{"type":"array","maxItems":100,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}},"workspace_ids":{"type":"array","maxItems":100,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"policies":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInputList"}}}}}}};
+const schema83 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"1 to 90 characters of letters, digits, `-`, `_` and `.`, starting with a letter or digit."};
+const schema84 = {"type":"string","pattern":"^prj-[0-9a-z]{16}$"};
+const schema85 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
 const pattern30 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$", "u");
-const schema83 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInput"}};
-const schema84 = {"type":"object","additionalProperties":false,"required":["name","enforcement_level","source"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"source":{"type":"string","minLength":1,"maxLength":262144,"description":"The Rego module text. Any package; findings come from the rule `violations`."}}};
+const schema86 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInput"}};
+const schema87 = {"type":"object","additionalProperties":false,"required":["name","enforcement_level","source"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"source":{"type":"string","minLength":1,"maxLength":262144,"description":"The Rego module text. Any package; findings come from the rule `violations`."}}};
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate55.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5112,7 +5305,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((data1 === "advisory") || (data1 === "soft_mandatory")) || (data1 === "hard_mandatory"))){
-const err7 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema70.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema73.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5168,16 +5361,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5207,8 +5400,8 @@ errors++;
 }
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate52(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate55(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
 errors = vErrors.length;
 }
 }
@@ -5223,16 +5416,16 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate54.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5509,8 +5702,8 @@ errors++;
 }
 }
 if(data2.policies !== undefined){
-if(!(validate51(data2.policies, {instancePath:instancePath+"/data/attributes/policies",parentData:data2,parentDataProperty:"policies",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate54(data2.policies, {instancePath:instancePath+"/data/attributes/policies",parentData:data2,parentDataProperty:"policies",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 }
@@ -5549,22 +5742,22 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicySetDocument = validate55;
-const schema87 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySet"}}};
-const schema88 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"policy-sets"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySetId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","global","project_ids","workspace_ids","current_version","created_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"global":{"type":"boolean"},"project_ids":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}},"workspace_ids":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"current_version":{"type":"object","additionalProperties":false,"required":["id","version","digest","policies","created_at"],"properties":{"id":{"type":"string"},"version":{"type":"integer","minimum":1},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"SHA-256 over the canonical encoding of the version's policies (names, levels, sources)."},"policies":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySummary"}},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
-const schema89 = {"type":"string","pattern":"^pset-[0-9a-z]{16}$"};
+export const PolicySetDocument = validate58;
+const schema90 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySet"}}};
+const schema91 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"policy-sets"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySetId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","global","project_ids","workspace_ids","current_version","created_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"global":{"type":"boolean"},"project_ids":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}},"workspace_ids":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"current_version":{"type":"object","additionalProperties":false,"required":["id","version","digest","policies","created_at"],"properties":{"id":{"type":"string"},"version":{"type":"integer","minimum":1},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"SHA-256 over the canonical encoding of the version's policies (names, levels, sources)."},"policies":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySummary"}},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
+const schema92 = {"type":"string","pattern":"^pset-[0-9a-z]{16}$"};
 const pattern34 = new RegExp("^pset-[0-9a-z]{16}$", "u");
-const schema93 = {"type":"object","additionalProperties":false,"required":["name","enforcement_level","package","source_digest"],"properties":{"name":{"type":"string"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"package":{"type":"string","description":"The Rego package the module declares."},"source_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"}}};
+const schema96 = {"type":"object","additionalProperties":false,"required":["name","enforcement_level","package","source_digest"],"properties":{"name":{"type":"string"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"package":{"type":"string","description":"The Rego package the module declares."},"source_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"}}};
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5649,7 +5842,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((data1 === "advisory") || (data1 === "soft_mandatory")) || (data1 === "hard_mandatory"))){
-const err7 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema70.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema73.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5707,16 +5900,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5913,7 +6106,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err17 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema88.properties.attributes.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema91.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6149,8 +6342,8 @@ let data14 = data10.policies;
 if(Array.isArray(data14)){
 const len2 = data14.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate57(data14[i2], {instancePath:instancePath+"/attributes/current_version/policies/" + i2,parentData:data14,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate60(data14[i2], {instancePath:instancePath+"/attributes/current_version/policies/" + i2,parentData:data14,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 }
@@ -6416,16 +6609,16 @@ vErrors.push(err57);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6456,8 +6649,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate56(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+if(!(validate59(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 }
@@ -6472,18 +6665,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicySetListDocument = validate60;
-const schema99 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySet"}}}};
+export const PolicySetListDocument = validate63;
+const schema102 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySet"}}}};
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6518,8 +6711,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate56(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+if(!(validate59(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 }
@@ -6546,18 +6739,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicySetVersionCreateDocument = validate62;
-const schema100 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-set-versions"},"attributes":{"type":"object","additionalProperties":false,"required":["policies"],"properties":{"policies":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInputList"}}}}}}};
+export const PolicySetVersionCreateDocument = validate65;
+const schema103 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-set-versions"},"attributes":{"type":"object","additionalProperties":false,"required":["policies"],"properties":{"policies":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInputList"}}}}}}};
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6660,8 +6853,8 @@ errors++;
 }
 }
 if(data2.policies !== undefined){
-if(!(validate51(data2.policies, {instancePath:instancePath+"/data/attributes/policies",parentData:data2,parentDataProperty:"policies",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate54(data2.policies, {instancePath:instancePath+"/data/attributes/policies",parentData:data2,parentDataProperty:"policies",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 }
@@ -6700,18 +6893,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectCreateDocument = validate64;
-const schema101 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"projects"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"}}}}}}};
+export const ProjectCreateDocument = validate67;
+const schema104 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"projects"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"}}}}}}};
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6873,19 +7066,19 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectDocument = validate65;
-const schema103 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Project"}}};
-const schema104 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created_at"],"properties":{"name":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
+export const ProjectDocument = validate68;
+const schema106 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Project"}}};
+const schema107 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created_at"],"properties":{"name":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate66.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7232,69 +7425,11 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate65.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-if(!(validate66(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate65.errors = vErrors;
-return errors === 0;
-}
-validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const ProjectListDocument = validate68;
-const schema108 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Project"}}}};
 
 function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7330,12 +7465,70 @@ errors++;
 }
 }
 if(data.data !== undefined){
+if(!(validate69(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate68.errors = vErrors;
+return errors === 0;
+}
+validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const ProjectListDocument = validate71;
+const schema111 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Project"}}}};
+
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate71.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
 let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate66(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+if(!(validate69(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
 }
 }
@@ -7362,18 +7555,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunApprovalDocument = validate70;
-const schema109 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"approvals"},"attributes":{"type":"object","additionalProperties":false,"required":["plan_digest"],"properties":{"plan_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"The plan digest the reviewer saw; the approval is bound to it."},"reason":{"type":"string","maxLength":2000}}}}}}};
+export const RunApprovalDocument = validate73;
+const schema112 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"approvals"},"attributes":{"type":"object","additionalProperties":false,"required":["plan_digest"],"properties":{"plan_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"The plan digest the reviewer saw; the approval is bound to it."},"reason":{"type":"string","maxLength":2000}}}}}}};
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7560,18 +7753,18 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunCreateDocument = validate71;
-const schema111 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","additionalProperties":false,"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"],"default":"plan_and_apply"},"message":{"type":"string","maxLength":2000},"auto_apply":{"type":"boolean","description":"Accepted only as false. true is refused with 422 RUN_AUTO_APPLY_FORBIDDEN."},"is_destroy":{"type":"boolean","description":"Accepted only as false. true is refused with 422 RUN_DESTROY_FORBIDDEN."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"configuration_version":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"configuration-versions"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ConfigurationVersionId"}}}}}}}}}}};
+export const RunCreateDocument = validate74;
+const schema114 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","additionalProperties":false,"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"],"default":"plan_and_apply"},"message":{"type":"string","maxLength":2000},"auto_apply":{"type":"boolean","description":"Accepted only as false. true is refused with 422 RUN_AUTO_APPLY_FORBIDDEN."},"is_destroy":{"type":"boolean","description":"Accepted only as false. true is refused with 422 RUN_DESTROY_FORBIDDEN."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"configuration_version":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"configuration-versions"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ConfigurationVersionId"}}}}}}}}}}};
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7666,7 +7859,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((data3 === "plan_and_apply") || (data3 === "speculative"))){
-const err7 = {instancePath:instancePath+"/data/attributes/kind",schemaPath:"#/properties/data/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema111.properties.data.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/data/attributes/kind",schemaPath:"#/properties/data/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema114.properties.data.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7908,18 +8101,18 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunDecisionDocument = validate72;
-const schema113 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"decisions"},"attributes":{"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":2000}}}}}}};
+export const RunDecisionDocument = validate75;
+const schema116 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"decisions"},"attributes":{"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":2000}}}}}}};
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8061,21 +8254,21 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunDocument = validate73;
-const schema114 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}}};
-const schema115 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"runs"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["kind","status","status_reason","recovery","message","source","auto_apply","is_destroy","config_digest","input_digest","opentofu_version","execution_region","platform","plan_status","apply_status","has_changes","plan_counts","plan_digest","dependency_bundle_digest","policy_outcome","policy_result_digest","predecessor_state_digest","approval_expires_at","finished_at","created_at","updated_at"],"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"message":{"type":"string"},"source":{"type":"string","enum":["api","tfe-api","github"]},"auto_apply":{"const":false},"is_destroy":{"const":false},"config_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"input_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"opentofu_version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},"execution_region":{"type":"string"},"platform":{"type":"string"},"status_reason":{"description":"Why the run ended where it did (null while it is still moving).","oneOf":[{"type":"null"},{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered"]}]},"plan_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"apply_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"has_changes":{"type":["boolean","null"],"description":"Null until the plan finished."},"plan_counts":{"description":"Resource counts of the finished plan; a replace counts as a create and a destroy. Null until the plan finished.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}}]},"plan_digest":{"description":"SHA-256 of the saved plan file; an approval must carry it.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"dependency_bundle_digest":{"description":"SHA-256 over the dependency lock file and module manifest the plan used.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"policy_outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"policy_result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"predecessor_state_digest":{"description":"SHA-256 of the workspace state the plan was made against (null when there was none, or before the plan).","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"approval_expires_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"recovery":{"description":"The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","configuration_version"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"configuration_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+export const RunDocument = validate76;
+const schema117 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}}};
+const schema118 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"runs"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["kind","status","status_reason","recovery","message","source","auto_apply","is_destroy","config_digest","input_digest","opentofu_version","execution_region","platform","plan_status","apply_status","has_changes","plan_counts","plan_digest","dependency_bundle_digest","policy_outcome","policy_result_digest","predecessor_state_digest","approval_expires_at","finished_at","created_at","updated_at"],"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"message":{"type":"string"},"source":{"type":"string","enum":["api","tfe-api","github"]},"auto_apply":{"const":false},"is_destroy":{"const":false},"config_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"input_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"opentofu_version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},"execution_region":{"type":"string"},"platform":{"type":"string"},"status_reason":{"description":"Why the run ended where it did (null while it is still moving).","oneOf":[{"type":"null"},{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered"]}]},"plan_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"apply_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"has_changes":{"type":["boolean","null"],"description":"Null until the plan finished."},"plan_counts":{"description":"Resource counts of the finished plan; a replace counts as a create and a destroy. Null until the plan finished.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}}]},"plan_digest":{"description":"SHA-256 of the saved plan file; an approval must carry it.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"dependency_bundle_digest":{"description":"SHA-256 over the dependency lock file and module manifest the plan used.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"policy_outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"policy_result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"predecessor_state_digest":{"description":"SHA-256 of the workspace state the plan was made against (null when there was none, or before the plan).","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"approval_expires_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"recovery":{"description":"The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","configuration_version"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"configuration_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 const pattern49 = new RegExp("^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$", "u");
-const schema125 = {"type":"object","additionalProperties":false,"required":["attempt","last_log_lines","pending_state_version","lock","predecessor_state_digest"],"properties":{"attempt":{"description":"The apply attempt that did not end cleanly (null when none was recorded).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","attempt_number","status","terminal_classification","sandbox_id","runner_id","started_at","finished_at"],"properties":{"id":{"type":"string"},"attempt_number":{"type":"integer"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"]},"sandbox_id":{"type":["string","null"]},"runner_id":{"type":"string"},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}]},"last_log_lines":{"type":"array","maxItems":8,"items":{"type":"string"},"description":"The last sanitized lines of the apply log (at most eight)."},"pending_state_version":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","serial","lineage","sha256"],"properties":{"id":{"type":"string"},"serial":{"type":"integer"},"lineage":{"type":"string"},"sha256":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}}]},"lock":{"description":"The workspace lock as it is now (it stays held until the recovery is resolved).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["holder_kind","holder_id","fence"],"properties":{"holder_kind":{"type":"string","enum":["run","user"]},"holder_id":{"type":"string"},"fence":{"type":"integer"}}}]},"predecessor_state_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}};
+const schema128 = {"type":"object","additionalProperties":false,"required":["attempt","last_log_lines","pending_state_version","lock","predecessor_state_digest"],"properties":{"attempt":{"description":"The apply attempt that did not end cleanly (null when none was recorded).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","attempt_number","status","terminal_classification","sandbox_id","runner_id","started_at","finished_at"],"properties":{"id":{"type":"string"},"attempt_number":{"type":"integer"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"]},"sandbox_id":{"type":["string","null"]},"runner_id":{"type":"string"},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}]},"last_log_lines":{"type":"array","maxItems":8,"items":{"type":"string"},"description":"The last sanitized lines of the apply log (at most eight)."},"pending_state_version":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","serial","lineage","sha256"],"properties":{"id":{"type":"string"},"serial":{"type":"integer"},"lineage":{"type":"string"},"sha256":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}}]},"lock":{"description":"The workspace lock as it is now (it stays held until the recovery is resolved).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["holder_kind","holder_id","fence"],"properties":{"holder_kind":{"type":"string","enum":["run","user"]},"holder_id":{"type":"string"},"fence":{"type":"integer"}}}]},"predecessor_state_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}};
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8298,7 +8491,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(((((data3 === "running") || (data3 === "succeeded")) || (data3 === "failed")) || (data3 === "interrupted")) || (data3 === "lost"))){
-const err19 = {instancePath:instancePath+"/attempt/status",schemaPath:"#/properties/attempt/oneOf/1/properties/status/enum",keyword:"enum",params:{allowedValues: schema125.properties.attempt.oneOf[1].properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attempt/status",schemaPath:"#/properties/attempt/oneOf/1/properties/status/enum",keyword:"enum",params:{allowedValues: schema128.properties.attempt.oneOf[1].properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8311,7 +8504,7 @@ errors++;
 if(data0.terminal_classification !== undefined){
 let data4 = data0.terminal_classification;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err20 = {instancePath:instancePath+"/attempt/terminal_classification",schemaPath:"#/properties/attempt/oneOf/1/properties/terminal_classification/type",keyword:"type",params:{type: schema125.properties.attempt.oneOf[1].properties.terminal_classification.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/attempt/terminal_classification",schemaPath:"#/properties/attempt/oneOf/1/properties/terminal_classification/type",keyword:"type",params:{type: schema128.properties.attempt.oneOf[1].properties.terminal_classification.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8324,7 +8517,7 @@ errors++;
 if(data0.sandbox_id !== undefined){
 let data5 = data0.sandbox_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/attempt/sandbox_id",schemaPath:"#/properties/attempt/oneOf/1/properties/sandbox_id/type",keyword:"type",params:{type: schema125.properties.attempt.oneOf[1].properties.sandbox_id.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/attempt/sandbox_id",schemaPath:"#/properties/attempt/oneOf/1/properties/sandbox_id/type",keyword:"type",params:{type: schema128.properties.attempt.oneOf[1].properties.sandbox_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8861,7 +9054,7 @@ vErrors.push(err56);
 errors++;
 }
 if(!((data17 === "run") || (data17 === "user"))){
-const err57 = {instancePath:instancePath+"/lock/holder_kind",schemaPath:"#/properties/lock/oneOf/1/properties/holder_kind/enum",keyword:"enum",params:{allowedValues: schema125.properties.lock.oneOf[1].properties.holder_kind.enum},message:"must be equal to one of the allowed values"};
+const err57 = {instancePath:instancePath+"/lock/holder_kind",schemaPath:"#/properties/lock/oneOf/1/properties/holder_kind/enum",keyword:"enum",params:{allowedValues: schema128.properties.lock.oneOf[1].properties.holder_kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -9028,16 +9221,16 @@ vErrors.push(err66);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9408,7 +9601,7 @@ vErrors.push(err34);
 errors++;
 }
 for(const key1 in data2){
-if(!(func5.call(schema115.properties.attributes.properties, key1))){
+if(!(func6.call(schema118.properties.attributes.properties, key1))){
 const err35 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err35];
@@ -9432,7 +9625,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!((data3 === "plan_and_apply") || (data3 === "speculative"))){
-const err37 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema115.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9455,7 +9648,7 @@ vErrors.push(err38);
 errors++;
 }
 if(!((((((((((((((data4 === "pending") || (data4 === "planning")) || (data4 === "policy_checking")) || (data4 === "policy_soft_failed")) || (data4 === "awaiting_approval")) || (data4 === "applying")) || (data4 === "applied")) || (data4 === "planned_and_finished")) || (data4 === "discarded")) || (data4 === "canceled")) || (data4 === "errored")) || (data4 === "expired")) || (data4 === "plan_credentials_required")) || (data4 === "needs_recovery"))){
-const err39 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema115.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err39 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9490,7 +9683,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!(((data6 === "api") || (data6 === "tfe-api")) || (data6 === "github"))){
-const err42 = {instancePath:instancePath+"/attributes/source",schemaPath:"#/properties/attributes/properties/source/enum",keyword:"enum",params:{allowedValues: schema115.properties.attributes.properties.source.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/attributes/source",schemaPath:"#/properties/attributes/properties/source/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.source.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9656,7 +9849,7 @@ vErrors.push(err54);
 errors++;
 }
 if(!((((((((((((((data14 === "plan_failed") || (data14 === "plan_canceled")) || (data14 === "no_changes")) || (data14 === "speculative")) || (data14 === "policy_hard_failed")) || (data14 === "policy_errored")) || (data14 === "discarded")) || (data14 === "canceled")) || (data14 === "approval_expired")) || (data14 === "applied")) || (data14 === "apply_failed")) || (data14 === "apply_interrupted")) || (data14 === "apply_uncertain")) || (data14 === "recovered"))){
-const err55 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/enum",keyword:"enum",params:{allowedValues: schema115.properties.attributes.properties.status_reason.oneOf[1].enum},message:"must be equal to one of the allowed values"};
+const err55 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.status_reason.oneOf[1].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -9711,7 +9904,7 @@ vErrors.push(err57);
 errors++;
 }
 if(!(((((data15 === "pending") || (data15 === "running")) || (data15 === "finished")) || (data15 === "errored")) || (data15 === "canceled"))){
-const err58 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/enum",keyword:"enum",params:{allowedValues: schema115.properties.attributes.properties.plan_status.enum},message:"must be equal to one of the allowed values"};
+const err58 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.plan_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -9734,7 +9927,7 @@ vErrors.push(err59);
 errors++;
 }
 if(!((((((data16 === "pending") || (data16 === "running")) || (data16 === "finished")) || (data16 === "errored")) || (data16 === "canceled")) || (data16 === "interrupted"))){
-const err60 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/enum",keyword:"enum",params:{allowedValues: schema115.properties.attributes.properties.apply_status.enum},message:"must be equal to one of the allowed values"};
+const err60 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.apply_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -9747,7 +9940,7 @@ errors++;
 if(data2.has_changes !== undefined){
 let data17 = data2.has_changes;
 if((typeof data17 !== "boolean") && (data17 !== null)){
-const err61 = {instancePath:instancePath+"/attributes/has_changes",schemaPath:"#/properties/attributes/properties/has_changes/type",keyword:"type",params:{type: schema115.properties.attributes.properties.has_changes.type},message:"must be boolean,null"};
+const err61 = {instancePath:instancePath+"/attributes/has_changes",schemaPath:"#/properties/attributes/properties/has_changes/type",keyword:"type",params:{type: schema118.properties.attributes.properties.has_changes.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -10098,7 +10291,7 @@ vErrors = null;
 if(data2.policy_outcome !== undefined){
 let data24 = data2.policy_outcome;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err83 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/type",keyword:"type",params:{type: schema115.properties.attributes.properties.policy_outcome.type},message:"must be string,null"};
+const err83 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/type",keyword:"type",params:{type: schema118.properties.attributes.properties.policy_outcome.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -10108,7 +10301,7 @@ vErrors.push(err83);
 errors++;
 }
 if(!((((((data24 === "skipped") || (data24 === "passed")) || (data24 === "soft_failed")) || (data24 === "hard_failed")) || (data24 === "errored")) || (data24 === null))){
-const err84 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/enum",keyword:"enum",params:{allowedValues: schema115.properties.attributes.properties.policy_outcome.enum},message:"must be equal to one of the allowed values"};
+const err84 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.policy_outcome.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -10468,8 +10661,8 @@ valid20 = true;
 passing8 = 0;
 }
 const _errs104 = errors;
-if(!(validate75(data29, {instancePath:instancePath+"/attributes/recovery",parentData:data2,parentDataProperty:"recovery",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+if(!(validate78(data29, {instancePath:instancePath+"/attributes/recovery",parentData:data2,parentDataProperty:"recovery",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 var _valid8 = _errs104 === errors;
@@ -10998,7 +11191,7 @@ errors++;
 if(data45.next !== undefined){
 let data47 = data45.next;
 if((typeof data47 !== "string") && (data47 !== null)){
-const err146 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema59.properties.next.type},message:"must be string,null"};
+const err146 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema62.properties.next.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -11031,16 +11224,16 @@ vErrors.push(err148);
 }
 errors++;
 }
-validate74.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11071,8 +11264,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate74(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+if(!(validate77(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
 errors = vErrors.length;
 }
 }
@@ -11087,18 +11280,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunListDocument = validate78;
-const schema136 = {"type":"object","additionalProperties":false,"required":["data","meta","links"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}},"meta":{"type":"object","additionalProperties":false,"required":["page"],"properties":{"page":{"type":"object","additionalProperties":false,"required":["limit","next_cursor"],"properties":{"limit":{"type":"integer"},"next_cursor":{"type":["string","null"],"description":"Opaque continuation token; pass it back as `?cursor=`. Null on the last page."}}}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+export const RunListDocument = validate81;
+const schema139 = {"type":"object","additionalProperties":false,"required":["data","meta","links"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}},"meta":{"type":"object","additionalProperties":false,"required":["page"],"properties":{"page":{"type":"object","additionalProperties":false,"required":["limit","next_cursor"],"properties":{"limit":{"type":"integer"},"next_cursor":{"type":["string","null"],"description":"Opaque continuation token; pass it back as `?cursor=`. Null on the last page."}}}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate81.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11153,8 +11346,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate74(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+if(!(validate77(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
 errors = vErrors.length;
 }
 }
@@ -11246,7 +11439,7 @@ errors++;
 if(data3.next_cursor !== undefined){
 let data5 = data3.next_cursor;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err11 = {instancePath:instancePath+"/meta/page/next_cursor",schemaPath:"#/properties/meta/properties/page/properties/next_cursor/type",keyword:"type",params:{type: schema136.properties.meta.properties.page.properties.next_cursor.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/meta/page/next_cursor",schemaPath:"#/properties/meta/properties/page/properties/next_cursor/type",keyword:"type",params:{type: schema139.properties.meta.properties.page.properties.next_cursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11310,7 +11503,7 @@ errors++;
 if(data6.next !== undefined){
 let data8 = data6.next;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err16 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema59.properties.next.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema62.properties.next.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -11343,18 +11536,18 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate78.errors = vErrors;
+validate81.errors = vErrors;
 return errors === 0;
 }
-validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunLogDocument = validate80;
-const schema138 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"run-logs"},"id":{"type":"string","description":"`<run id>/<phase>`"},"attributes":{"type":"object","additionalProperties":false,"required":["phase","offset","text","next_offset","complete"],"properties":{"phase":{"type":"string","enum":["plan","policy","apply"]},"offset":{"type":"integer","minimum":0},"text":{"type":"string","description":"Sanitized log text from `offset`."},"next_offset":{"type":"integer","minimum":0,"description":"Pass it back as `offset` to continue."},"complete":{"type":"boolean","description":"Whether the phase's log has ended and `next_offset` is its end."}}}}}}};
+export const RunLogDocument = validate83;
+const schema141 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"run-logs"},"id":{"type":"string","description":"`<run id>/<phase>`"},"attributes":{"type":"object","additionalProperties":false,"required":["phase","offset","text","next_offset","complete"],"properties":{"phase":{"type":"string","enum":["plan","policy","apply"]},"offset":{"type":"integer","minimum":0},"text":{"type":"string","description":"Sanitized log text from `offset`."},"next_offset":{"type":"integer","minimum":0,"description":"Pass it back as `offset` to continue."},"complete":{"type":"boolean","description":"Whether the phase's log has ended and `next_offset` is its end."}}}}}}};
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11531,7 +11724,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data4 === "plan") || (data4 === "policy")) || (data4 === "apply"))){
-const err15 = {instancePath:instancePath+"/data/attributes/phase",schemaPath:"#/properties/data/properties/attributes/properties/phase/enum",keyword:"enum",params:{allowedValues: schema138.properties.data.properties.attributes.properties.phase.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/data/attributes/phase",schemaPath:"#/properties/data/properties/attributes/properties/phase/enum",keyword:"enum",params:{allowedValues: schema141.properties.data.properties.attributes.properties.phase.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -11650,18 +11843,18 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate80.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunRecoveryResolutionDocument = validate81;
-const schema139 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"recovery-resolutions"},"attributes":{"type":"object","additionalProperties":false,"required":["resolution","reason"],"properties":{"resolution":{"type":"string","enum":["commit_pending_state","keep_current_state"],"description":"commit_pending_state publishes the state version the interrupted apply uploaded (the run ends applied); keep_current_state discards it and keeps the current state (the run ends errored). Either way the reason is recovered and the lock is released."},"reason":{"type":"string","minLength":10,"maxLength":2000,"description":"Why, for the audit trail."}}}}}}};
+export const RunRecoveryResolutionDocument = validate84;
+const schema142 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"recovery-resolutions"},"attributes":{"type":"object","additionalProperties":false,"required":["resolution","reason"],"properties":{"resolution":{"type":"string","enum":["commit_pending_state","keep_current_state"],"description":"commit_pending_state publishes the state version the interrupted apply uploaded (the run ends applied); keep_current_state discards it and keeps the current state (the run ends errored). Either way the reason is recovered and the lock is released."},"reason":{"type":"string","minLength":10,"maxLength":2000,"description":"Why, for the audit trail."}}}}}}};
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate84.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11786,7 +11979,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((data3 === "commit_pending_state") || (data3 === "keep_current_state"))){
-const err10 = {instancePath:instancePath+"/data/attributes/resolution",schemaPath:"#/properties/data/properties/attributes/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema139.properties.data.properties.attributes.properties.resolution.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/data/attributes/resolution",schemaPath:"#/properties/data/properties/attributes/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema142.properties.data.properties.attributes.properties.resolution.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -11866,19 +12059,19 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate84.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SessionCreateDocument = validate82;
-const schema140 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"sessions"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
-const schema142 = {"type":"string","minLength":1,"maxLength":1024,"writeOnly":true};
+export const SessionCreateDocument = validate85;
+const schema143 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"sessions"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
+const schema145 = {"type":"string","minLength":1,"maxLength":1024,"writeOnly":true};
 
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate82.evaluated;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12105,19 +12298,19 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SessionDocument = validate83;
-const schema143 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"sessions"},"id":{"type":"string","pattern":"^ses-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["csrf_token","created_at","expires_at","stepped_up_at","step_up_fresh_until","user"],"properties":{"csrf_token":{"type":"string","description":"Send as `X-CSRF-Token` on every cookie-authenticated POST, PUT, PATCH and DELETE."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"stepped_up_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"step_up_fresh_until":{"description":"Until when sensitive downloads need no new step-up (15 minutes after it); null when never stepped up.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"user":{"type":"object","additionalProperties":false,"required":["id","email","display_name","site_admin"],"properties":{"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["user"],"properties":{"user":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
+export const SessionDocument = validate86;
+const schema146 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"sessions"},"id":{"type":"string","pattern":"^ses-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["csrf_token","created_at","expires_at","stepped_up_at","step_up_fresh_until","user"],"properties":{"csrf_token":{"type":"string","description":"Send as `X-CSRF-Token` on every cookie-authenticated POST, PUT, PATCH and DELETE."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"stepped_up_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"step_up_fresh_until":{"description":"Until when sensitive downloads need no new step-up (15 minutes after it); null when never stepped up.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"user":{"type":"object","additionalProperties":false,"required":["id","email","display_name","site_admin"],"properties":{"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["user"],"properties":{"user":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
 const pattern63 = new RegExp("^ses-[0-9a-z]{16}$", "u");
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12911,18 +13104,18 @@ vErrors.push(err62);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StepUpDocument = validate84;
-const schema150 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"step-ups"},"attributes":{"type":"object","additionalProperties":false,"required":["password"],"properties":{"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
+export const StepUpDocument = validate87;
+const schema153 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"step-ups"},"attributes":{"type":"object","additionalProperties":false,"required":["password"],"properties":{"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13094,18 +13287,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TokenCreateDocument = validate85;
-const schema152 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"tokens"},"attributes":{"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"],"description":"viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have."},"description":{"type":"string","maxLength":200}}}}}}};
+export const TokenCreateDocument = validate88;
+const schema155 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"tokens"},"attributes":{"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"],"description":"viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have."},"description":{"type":"string","maxLength":200}}}}}}};
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13220,7 +13413,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((data3 === "viewer") || (data3 === "operator")) || (data3 === "admin"))){
-const err9 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema152.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema155.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -13290,19 +13483,19 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TokenDocument = validate86;
-const schema153 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","secret"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"secret":{"type":"string","description":"The bearer token. Returned only in this response; StackShip stores only its hash."}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
+export const TokenDocument = validate89;
+const schema156 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","secret"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"secret":{"type":"string","description":"The bearer token. Returned only in this response; StackShip stores only its hash."}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
 const pattern70 = new RegExp("^at-[0-9a-z]{16}$", "u");
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13492,7 +13685,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((data4 === "viewer") || (data4 === "operator")) || (data4 === "admin"))){
-const err16 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema153.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema156.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -13505,7 +13698,7 @@ errors++;
 if(data3.description !== undefined){
 let data5 = data3.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema153.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema156.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13742,18 +13935,18 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate86.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UserCreateDocument = validate87;
-const schema156 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string","minLength":1,"maxLength":255},"password":{"type":"string","minLength":12,"maxLength":1024,"writeOnly":true,"description":"At least 12 characters. Stored only as an scrypt hash."},"site_admin":{"type":"boolean","default":false}}}}}}};
+export const UserCreateDocument = validate90;
+const schema159 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string","minLength":1,"maxLength":255},"password":{"type":"string","minLength":12,"maxLength":1024,"writeOnly":true,"description":"At least 12 characters. Stored only as an scrypt hash."},"site_admin":{"type":"boolean","default":false}}}}}}};
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate90.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14027,18 +14220,18 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate87.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UserDocument = validate88;
-const schema158 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"users"},"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["email","display_name","site_admin","created_at"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}}}};
+export const UserDocument = validate91;
+const schema161 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"users"},"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["email","display_name","site_admin","created_at"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}}}};
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14344,19 +14537,19 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate88.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableCreateDocument = validate89;
-const schema161 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"variables"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value"],"properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"],"default":"terraform"},"hcl":{"type":"boolean","default":false},"sensitive":{"type":"boolean","default":false},"description":{"type":"string","maxLength":500}}}}}}};
+export const VariableCreateDocument = validate92;
+const schema164 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"variables"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value"],"properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"],"default":"terraform"},"hcl":{"type":"boolean","default":false},"sensitive":{"type":"boolean","default":false},"description":{"type":"string","maxLength":500}}}}}}};
 const pattern76 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14531,7 +14724,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err14 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema161.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema164.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -14625,20 +14818,20 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate89.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableDocument = validate90;
-const schema162 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}};
-const schema163 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","category","hcl","sensitive","description","created_at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"],"description":"Always null for a sensitive variable."},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
+export const VariableDocument = validate93;
+const schema165 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}};
+const schema166 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","category","hcl","sensitive","description","created_at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"],"description":"Always null for a sensitive variable."},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
 const pattern77 = new RegExp("^var-[0-9a-z]{16}$", "u");
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14835,7 +15028,7 @@ errors++;
 if(data2.value !== undefined){
 let data4 = data2.value;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema163.properties.attributes.properties.value.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema166.properties.attributes.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14858,7 +15051,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err19 = {instancePath:instancePath+"/attributes/category",schemaPath:"#/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema163.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attributes/category",schemaPath:"#/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema166.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -14895,7 +15088,7 @@ errors++;
 if(data2.description !== undefined){
 let data8 = data2.description;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema163.properties.attributes.properties.description.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema166.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15108,69 +15301,11 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate91.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate90.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-if(!(validate91(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate90.errors = vErrors;
-return errors === 0;
-}
-validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const VariableListDocument = validate93;
-const schema166 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}}};
 
 function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15206,12 +15341,70 @@ errors++;
 }
 }
 if(data.data !== undefined){
+if(!(validate94(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate93.errors = vErrors;
+return errors === 0;
+}
+validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const VariableListDocument = validate96;
+const schema169 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}}};
+
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate96.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
 let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate91(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+if(!(validate94(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
 errors = vErrors.length;
 }
 }
@@ -15238,18 +15431,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate93.errors = vErrors;
+validate96.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableUpdateDocument = validate95;
-const schema167 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was.","properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
+export const VariableUpdateDocument = validate98;
+const schema170 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was.","properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate98.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15419,7 +15612,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data6 === "terraform") || (data6 === "env"))){
-const err13 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema167.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema170.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -15513,19 +15706,19 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate95.errors = vErrors;
+validate98.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceCreateDocument = validate96;
-const schema168 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."},"approval_ttl_seconds":{"type":"integer","minimum":60,"maximum":604800,"default":86400,"description":"How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours)."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
+export const WorkspaceCreateDocument = validate99;
+const schema171 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."},"approval_ttl_seconds":{"type":"integer","minimum":60,"maximum":604800,"default":86400,"description":"How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours)."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
 const pattern82 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate99.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16025,19 +16218,19 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate96.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceDocument = validate97;
-const schema171 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}};
-const schema172 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+export const WorkspaceDocument = validate100;
+const schema174 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}};
+const schema175 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate98.evaluated;
+const evaluated0 = validate101.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16238,7 +16431,7 @@ vErrors.push(err17);
 errors++;
 }
 for(const key1 in data2){
-if(!(func5.call(schema172.properties.attributes.properties, key1))){
+if(!(func6.call(schema175.properties.attributes.properties, key1))){
 const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err18];
@@ -16264,7 +16457,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err20 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema172.properties.attributes.properties.description.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema175.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -16710,7 +16903,7 @@ errors++;
 if(data21.next !== undefined){
 let data23 = data21.next;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err57 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema59.properties.next.type},message:"must be string,null"};
+const err57 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema62.properties.next.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -16743,69 +16936,11 @@ vErrors.push(err59);
 }
 errors++;
 }
-validate98.errors = vErrors;
+validate101.errors = vErrors;
 return errors === 0;
 }
-validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate97.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-if(!(validate98(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate97.errors = vErrors;
-return errors === 0;
-}
-validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const WorkspaceListDocument = validate100;
-const schema179 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}}};
 
 function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -16841,12 +16976,70 @@ errors++;
 }
 }
 if(data.data !== undefined){
+if(!(validate101(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate100.errors = vErrors;
+return errors === 0;
+}
+validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const WorkspaceListDocument = validate103;
+const schema182 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}}};
+
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate103.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
 let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate98(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+if(!(validate101(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
 errors = vErrors.length;
 }
 }
@@ -16873,10 +17066,10 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate100.errors = vErrors;
+validate103.errors = vErrors;
 return errors === 0;
 }
-validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const getHealthResponse200 = Health;
 export const uploadConfigurationResponse200 = ConfigurationVersionDocument;
@@ -17021,6 +17214,24 @@ export const resolveRunRecoveryResponse403 = ErrorDocument;
 export const resolveRunRecoveryResponse404 = ErrorDocument;
 export const resolveRunRecoveryResponse409 = ErrorDocument;
 export const resolveRunRecoveryResponse422 = ErrorDocument;
+export const downloadEmergencyStateRequest = DownloadRequestDocument;
+export const downloadEmergencyStateResponse400 = ErrorDocument;
+export const downloadEmergencyStateResponse401 = ErrorDocument;
+export const downloadEmergencyStateResponse403 = ErrorDocument;
+export const downloadEmergencyStateResponse404 = ErrorDocument;
+export const downloadEmergencyStateResponse422 = ErrorDocument;
+export const downloadRawPlanRequest = DownloadRequestDocument;
+export const downloadRawPlanResponse400 = ErrorDocument;
+export const downloadRawPlanResponse401 = ErrorDocument;
+export const downloadRawPlanResponse403 = ErrorDocument;
+export const downloadRawPlanResponse404 = ErrorDocument;
+export const downloadRawPlanResponse422 = ErrorDocument;
+export const downloadRedactedPlanResponse200 = PlanDiff;
+export const downloadRedactedPlanResponse400 = ErrorDocument;
+export const downloadRedactedPlanResponse401 = ErrorDocument;
+export const downloadRedactedPlanResponse403 = ErrorDocument;
+export const downloadRedactedPlanResponse404 = ErrorDocument;
+export const downloadRedactedPlanResponse409 = ErrorDocument;
 export const getRunLogResponse200 = RunLogDocument;
 export const getRunLogResponse400 = ErrorDocument;
 export const getRunLogResponse401 = ErrorDocument;

@@ -420,6 +420,11 @@ export type PlanDocument = {
     data: Plan;
 };
 
+/**
+ * The plan's JSON representation (`tofu show -json`), byte for byte as OpenTofu wrote it. Any JSON document (an object): its shape is OpenTofu's, not StackShip's, so it is not described here.
+ */
+export type PlanJsonOutput = unknown;
+
 export type Apply = {
     type: 'applies';
     id: string;
@@ -1517,6 +1522,37 @@ export type GetPlanResponses = {
 };
 
 export type GetPlanResponse = GetPlanResponses[keyof GetPlanResponses];
+
+export type GetPlanJsonOutputData = {
+    body?: never;
+    path: {
+        plan_id: string;
+    };
+    query?: never;
+    url: '/api/v2/plans/{plan_id}/json-output';
+};
+
+export type GetPlanJsonOutputErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type GetPlanJsonOutputError = GetPlanJsonOutputErrors[keyof GetPlanJsonOutputErrors];
+
+export type GetPlanJsonOutputResponses = {
+    /**
+     * The plan JSON exactly as OpenTofu wrote it.
+     */
+    200: PlanJsonOutput;
+};
+
+export type GetPlanJsonOutputResponse = GetPlanJsonOutputResponses[keyof GetPlanJsonOutputResponses];
 
 export type GetApplyData = {
     body?: never;

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { ApproveRunData, ApproveRunErrors, ApproveRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateMembershipData, CreateMembershipErrors, CreateMembershipResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateOrganizationTokenData, CreateOrganizationTokenErrors, CreateOrganizationTokenResponses, CreatePolicyOverrideData, CreatePolicyOverrideErrors, CreatePolicyOverrideResponses, CreatePolicySetData, CreatePolicySetErrors, CreatePolicySetResponses, CreatePolicySetVersionData, CreatePolicySetVersionErrors, CreatePolicySetVersionResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateUserData, CreateUserErrors, CreateUserResponses, CreateVariableData, CreateVariableErrors, CreateVariableResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteCurrentSessionData, DeleteCurrentSessionErrors, DeleteCurrentSessionResponses, DeleteVariableData, DeleteVariableErrors, DeleteVariableResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetCurrentSessionData, GetCurrentSessionErrors, GetCurrentSessionResponses, GetHealthData, GetHealthResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetRunData, GetRunErrors, GetRunLogData, GetRunLogErrors, GetRunLogResponses, GetRunPlanChangesData, GetRunPlanChangesErrors, GetRunPlanChangesResponses, GetRunPolicyEvaluationData, GetRunPolicyEvaluationErrors, GetRunPolicyEvaluationResponses, GetRunResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListMembershipsData, ListMembershipsErrors, ListMembershipsResponses, ListOrganizationRunsData, ListOrganizationRunsErrors, ListOrganizationRunsResponses, ListPolicySetsData, ListPolicySetsErrors, ListPolicySetsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListVariablesData, ListVariablesErrors, ListVariablesResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, ResolveRunRecoveryData, ResolveRunRecoveryErrors, ResolveRunRecoveryResponses, StepUpData, StepUpErrors, StepUpResponses, UpdateVariableData, UpdateVariableErrors, UpdateVariableResponses, UploadConfigurationData, UploadConfigurationErrors, UploadConfigurationResponses } from './types.gen.ts';
+import type { ApproveRunData, ApproveRunErrors, ApproveRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateMembershipData, CreateMembershipErrors, CreateMembershipResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateOrganizationTokenData, CreateOrganizationTokenErrors, CreateOrganizationTokenResponses, CreatePolicyOverrideData, CreatePolicyOverrideErrors, CreatePolicyOverrideResponses, CreatePolicySetData, CreatePolicySetErrors, CreatePolicySetResponses, CreatePolicySetVersionData, CreatePolicySetVersionErrors, CreatePolicySetVersionResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateUserData, CreateUserErrors, CreateUserResponses, CreateVariableData, CreateVariableErrors, CreateVariableResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteCurrentSessionData, DeleteCurrentSessionErrors, DeleteCurrentSessionResponses, DeleteVariableData, DeleteVariableErrors, DeleteVariableResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, DownloadEmergencyStateData, DownloadEmergencyStateErrors, DownloadEmergencyStateResponses, DownloadRawPlanData, DownloadRawPlanErrors, DownloadRawPlanResponses, DownloadRedactedPlanData, DownloadRedactedPlanErrors, DownloadRedactedPlanResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetCurrentSessionData, GetCurrentSessionErrors, GetCurrentSessionResponses, GetHealthData, GetHealthResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetRunData, GetRunErrors, GetRunLogData, GetRunLogErrors, GetRunLogResponses, GetRunPlanChangesData, GetRunPlanChangesErrors, GetRunPlanChangesResponses, GetRunPolicyEvaluationData, GetRunPolicyEvaluationErrors, GetRunPolicyEvaluationResponses, GetRunResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListMembershipsData, ListMembershipsErrors, ListMembershipsResponses, ListOrganizationRunsData, ListOrganizationRunsErrors, ListOrganizationRunsResponses, ListPolicySetsData, ListPolicySetsErrors, ListPolicySetsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListVariablesData, ListVariablesErrors, ListVariablesResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, ResolveRunRecoveryData, ResolveRunRecoveryErrors, ResolveRunRecoveryResponses, StepUpData, StepUpErrors, StepUpResponses, UpdateVariableData, UpdateVariableErrors, UpdateVariableResponses, UploadConfigurationData, UploadConfigurationErrors, UploadConfigurationResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -593,6 +593,59 @@ export const createMembership = <ThrowOnError extends boolean = false>(options: 
             type: 'apiKey'
         }],
     url: '/v1/organizations/{organization_name}/memberships',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Download the run's redacted plan changes (stackship.plan-diff/v1) as a file
+ *
+ * The same artifact as `GET /v1/runs/{run_id}/plan-changes`, for callers holding `artifact:read`, as an attachment. The download is audited. 409 `RUN_PLAN_CHANGES_NOT_READY` while the plan runs; 404 `RUN_PLAN_CHANGES_UNAVAILABLE` when the plan produced none.
+ */
+export const downloadRedactedPlan = <ThrowOnError extends boolean = false>(options: Options<DownloadRedactedPlanData, ThrowOnError>) => (options.client ?? client).get<DownloadRedactedPlanResponses, DownloadRedactedPlanErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/runs/{run_id}/downloads/redacted-plan',
+    ...options
+});
+
+/**
+ * Download the run's unredacted plan JSON (sensitive access)
+ *
+ * The plan exactly as `tofu show -json` printed it in the sandbox, sensitive values included. Needs `artifact:read_sensitive`, a typed `reason`, and for a dashboard session a step-up no older than 15 minutes (403 `STEP_UP_REQUIRED`); any query string is refused (400 `DOWNLOAD_QUERY_FORBIDDEN`), so the request carries nothing a proxy log could keep. The audit event, with the reason, is committed before the first byte is sent.
+ */
+export const downloadRawPlan = <ThrowOnError extends boolean = false>(options: Options<DownloadRawPlanData, ThrowOnError>) => (options.client ?? client).post<DownloadRawPlanResponses, DownloadRawPlanErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/runs/{run_id}/downloads/raw-plan',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Download the state the run's apply uploaded (emergency recovery)
+ *
+ * The state body the run's apply uploaded: its pending version when the publication was never confirmed (the recovery case), otherwise the version it published. Needs `state:recover` (`run:recover` alone is not enough), a typed `reason`, and for a dashboard session a fresh step-up; any query string is refused. Audited with the reason before the first byte. 404 `EMERGENCY_STATE_UNAVAILABLE` when the run uploaded no state.
+ */
+export const downloadEmergencyState = <ThrowOnError extends boolean = false>(options: Options<DownloadEmergencyStateData, ThrowOnError>) => (options.client ?? client).post<DownloadEmergencyStateResponses, DownloadEmergencyStateErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/runs/{run_id}/downloads/emergency-state',
     ...options,
     headers: {
         'Content-Type': 'application/vnd.api+json',

@@ -921,6 +921,18 @@ export type MembershipDocument = {
     data: Membership;
 };
 
+export type DownloadRequestDocument = {
+    data: {
+        type: 'download-requests';
+        attributes: {
+            /**
+             * Why the sensitive bytes are needed; recorded in the audit trail. Not blank.
+             */
+            reason: string;
+        };
+    };
+};
+
 export type SessionCreateDocumentWritable = {
     data: {
         type: 'sessions';
@@ -2450,3 +2462,128 @@ export type CreateMembershipResponses = {
 };
 
 export type CreateMembershipResponse = CreateMembershipResponses[keyof CreateMembershipResponses];
+
+export type DownloadRedactedPlanData = {
+    body?: never;
+    path: {
+        run_id: RunId;
+    };
+    query?: never;
+    url: '/v1/runs/{run_id}/downloads/redacted-plan';
+};
+
+export type DownloadRedactedPlanErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+};
+
+export type DownloadRedactedPlanError = DownloadRedactedPlanErrors[keyof DownloadRedactedPlanErrors];
+
+export type DownloadRedactedPlanResponses = {
+    /**
+     * The artifact; `Content-Disposition: attachment`, `Cache-Control: private, no-store`.
+     */
+    200: PlanDiff;
+};
+
+export type DownloadRedactedPlanResponse = DownloadRedactedPlanResponses[keyof DownloadRedactedPlanResponses];
+
+export type DownloadRawPlanData = {
+    body: DownloadRequestDocument;
+    path: {
+        run_id: RunId;
+    };
+    query?: never;
+    url: '/v1/runs/{run_id}/downloads/raw-plan';
+};
+
+export type DownloadRawPlanErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type DownloadRawPlanError = DownloadRawPlanErrors[keyof DownloadRawPlanErrors];
+
+export type DownloadRawPlanResponses = {
+    /**
+     * OpenTofu's plan JSON, unredacted.
+     */
+    200: unknown;
+};
+
+export type DownloadEmergencyStateData = {
+    body: DownloadRequestDocument;
+    path: {
+        run_id: RunId;
+    };
+    query?: never;
+    url: '/v1/runs/{run_id}/downloads/emergency-state';
+};
+
+export type DownloadEmergencyStateErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type DownloadEmergencyStateError = DownloadEmergencyStateErrors[keyof DownloadEmergencyStateErrors];
+
+export type DownloadEmergencyStateResponses = {
+    /**
+     * An OpenTofu state file, unredacted.
+     */
+    200: unknown;
+};

@@ -1,7 +1,14 @@
 import { createHash } from "node:crypto";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import { mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
+import { pipeline, Readable } from "node:stream";
+import { pipeline as pipelineAsync } from "node:stream/promises";
+import { DEFAULT_FRAME_SIZE, FramedArtifactError, FramedOpener, FramedSealer, framedObjectSize, HEADER_SIZE, openHeader, type ArtifactIdentity } from "./framed.ts";
 import type { SecretBox } from "./keys.ts";
+
+/** How much of a framed object one read (and one decrypted batch) covers: 16 frames of 64 KiB. */
+const FRAMED_BATCH_BYTES = 16 * (DEFAULT_FRAME_SIZE + 16);
 
 /** What is recorded about a stored artifact: its plaintext size and SHA-256. */
 export interface ArtifactDescriptor {
@@ -15,13 +22,36 @@ export interface ArtifactStore {
   put(key: string, plaintext: Buffer): Promise<ArtifactDescriptor>;
   get(key: string, expected: { sizeBytes: number; sha256: string }): Promise<Buffer>;
   delete(key: string): Promise<void>;
+  /** Stores a streamed artifact in the framed format (framed.ts); nothing is held whole in memory. */
+  putFramed(key: string, identity: Omit<ArtifactIdentity, "key">, source: Uint8Array | AsyncIterable<Uint8Array>): Promise<ArtifactDescriptor>;
+  /**
+   * Opens a framed artifact as a plaintext stream. Before anything is returned, the object's
+   * header must unwrap for this identity and its size must be exactly what the declared plaintext
+   * size implies (else FramedArtifactError); the stream then fails on any invalid frame, a length
+   * other than the declared one, or a digest mismatch at the end.
+   */
+  openFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }): Promise<Readable>;
+  /** The whole plaintext of a framed artifact, verified (for callers that need it in memory anyway). */
+  getFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }): Promise<Buffer>;
+}
+
+/** A buffer as a sequence of batch-sized chunks, so a writer never sees it as one giant chunk. */
+function* chunksOf(bytes: Uint8Array): Generator<Buffer> {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let offset = 0; offset < buffer.length; offset += FRAMED_BATCH_BYTES) yield buffer.subarray(offset, offset + FRAMED_BATCH_BYTES);
+  if (buffer.length === 0) yield buffer;
 }
 
 /** Local-directory adapter: each object is sealed with AES-256-GCM and written atomically. */
 export class LocalArtifactStore implements ArtifactStore {
   private readonly root: string;
 
-  constructor(directory: string, private readonly box: SecretBox) {
+  constructor(
+    directory: string,
+    private readonly box: SecretBox,
+    /** The server key that wraps framed artifacts' data keys. */
+    private readonly dataKeyWrap: Buffer,
+  ) {
     this.root = resolve(directory);
   }
 
@@ -51,5 +81,44 @@ export class LocalArtifactStore implements ArtifactStore {
 
   async delete(key: string): Promise<void> {
     await rm(this.path(key), { force: true });
+  }
+
+  async putFramed(key: string, identity: Omit<ArtifactIdentity, "key">, source: Uint8Array | AsyncIterable<Uint8Array>): Promise<ArtifactDescriptor> {
+    const path = this.path(key);
+    await mkdir(dirname(path), { recursive: true });
+    const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
+    const sealer = new FramedSealer({ wrappingKey: this.dataKeyWrap, identity: { ...identity, key } });
+    try {
+      const input = source instanceof Uint8Array ? Readable.from(chunksOf(source)) : Readable.from(source);
+      await pipelineAsync(input, sealer, createWriteStream(temporary, { mode: 0o600, highWaterMark: FRAMED_BATCH_BYTES }));
+      await rename(temporary, path);
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw error;
+    }
+    return { key, ...sealer.result() };
+  }
+
+  async openFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }): Promise<Readable> {
+    const file = await open(this.path(key), "r");
+    try {
+      const { size } = await file.stat();
+      const header = Buffer.alloc(HEADER_SIZE);
+      const { bytesRead } = await file.read(header, 0, HEADER_SIZE, 0);
+      const { frameSize, dataKey } = openHeader(header.subarray(0, bytesRead), this.dataKeyWrap, { ...identity, key });
+      if (size !== framedObjectSize(expected.sizeBytes, frameSize)) throw new FramedArtifactError(`artifact '${key}' does not match its descriptor`);
+      const opener = new FramedOpener({ dataKey, frameSize, identity: { ...identity, key }, ...expected });
+      // Errors travel both ways: a failing read fails the plaintext stream, a destroyed consumer closes the file.
+      return pipeline(file.createReadStream({ start: HEADER_SIZE, highWaterMark: FRAMED_BATCH_BYTES }), opener, () => undefined);
+    } catch (error) {
+      await file.close();
+      throw error;
+    }
+  }
+
+  async getFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.openFramed(key, identity, expected)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
   }
 }

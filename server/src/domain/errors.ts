@@ -79,6 +79,10 @@ export const ERROR_CODES = {
   MEMBERSHIP_EXISTS: { kind: 'conflict', title: 'Membership already exists' },
   MEMBERSHIP_USER_UNKNOWN: { kind: 'invalid', title: 'No user has this email' },
   MEMBERSHIP_SCOPE_INVALID: { kind: 'invalid', title: 'Membership scope is not in this organization' },
+  DOWNLOAD_QUERY_FORBIDDEN: { kind: 'invalid', title: 'Downloads take no query string' },
+  DOWNLOAD_REASON_REQUIRED: { kind: 'invalid', title: 'A reason is required' },
+  RAW_PLAN_UNAVAILABLE: { kind: 'not_found', title: 'Raw plan is not available' },
+  EMERGENCY_STATE_UNAVAILABLE: { kind: 'not_found', title: 'No state was uploaded by this run' },
   INTERNAL: { kind: 'unavailable', title: 'Internal error' },
 } as const satisfies Record<string, { readonly kind: ErrorKind; readonly title: string }>;
 

@@ -1,5 +1,6 @@
 import Router from "@koa/router";
 import Koa from "koa";
+import { Readable } from "node:stream";
 import type { Logger } from "pino";
 import type { OperationDescriptor, OperationTable } from "../../../generated/operation-table.ts";
 import { DomainError } from "../domain/errors.ts";
@@ -16,6 +17,8 @@ export interface RequestContext {
   requestId: string;
   /** The absolute base URL clients reached this server at (for upload and self links). */
   baseUrl: string;
+  /** The raw query string, without `?` ("" when there is none). */
+  querystring: string;
   services: Services;
   log: Logger;
 }
@@ -74,7 +77,7 @@ function bindOperation(router: Router, surface: SurfaceBinding, op: OperationDes
       path,
       query,
       body,
-      ctx: { principal, requestId: ctx.state.requestId, baseUrl: baseUrlOf(ctx, services), services, log: ctx.state.log },
+      ctx: { principal, requestId: ctx.state.requestId, baseUrl: baseUrlOf(ctx, services), querystring: ctx.querystring, services, log: ctx.state.log },
     });
     const response = op.responses[result.status];
     if (!response) throw new Error(`${op.operationId} returned undeclared status ${result.status}`);
@@ -87,9 +90,24 @@ function bindOperation(router: Router, surface: SurfaceBinding, op: OperationDes
     if (response.contentType && result.body !== undefined) {
       ctx.type = response.contentType;
       // Raw bytes (an application/octet-stream response) are sent exactly as they are.
-      ctx.body = result.body instanceof Uint8Array ? Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength) : JSON.stringify(result.body);
+      if (result.body instanceof Readable) sendStream(ctx, result.body);
+      else ctx.body = result.body instanceof Uint8Array ? Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength) : JSON.stringify(result.body);
     }
   });
+}
+
+/**
+ * A streamed body that fails after the headers went out can no longer become an error document:
+ * the connection is destroyed, so the client sees a failed, truncated response, never a
+ * complete-looking one.
+ */
+function sendStream(ctx: Koa.Context, body: Readable): void {
+  // Piped here rather than by Koa, which would report the failure as an unhandled app error
+  // (the handler logs it); the socket closes without an error of its own.
+  ctx.respond = false;
+  body.once("error", () => ctx.res.destroy());
+  ctx.res.once("close", () => body.destroy());
+  body.pipe(ctx.res);
 }
 
 /** Builds the Koa application: request id → errors → the generated routes of every surface. */

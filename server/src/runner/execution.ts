@@ -16,6 +16,7 @@ import { inTransaction, type Stores } from "../store/index.ts";
 import type { ApiTarget } from "./api-channel.ts";
 import { LogSanitizer, stripAnsi } from "./log-sanitizer.ts";
 import { evaluateRunPolicies, sanitizeText, type PolicyStageResult } from "./policy-stage.ts";
+import { readPlanJson, storePlanJson } from "./plan-json.ts";
 import { policyResultDigest } from "../domain/policy/index.ts";
 import { dependencyBundleDigest, summarizePlan } from "./plan-analysis.ts";
 import { newSandboxId, runInSandbox, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, type SandboxResult } from "./sandbox.ts";
@@ -280,7 +281,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   }
   await log.close();
   const planArtifact = await services.artifacts.put(`runs/${run.id}/plan.tfplan`, planFile);
-  const planJsonArtifact = await services.artifacts.put(`runs/${run.id}/plan.json`, planJsonBytes);
+  const planJsonArtifact = await storePlanJson(services, run, planJsonBytes);
   // The redacted plan changes, built in the sandbox; without a valid one they stay unavailable.
   const planDiffBytes = result.files["plan-diff.json"];
   const planDiffArtifact = planDiffBytes && isPlanDiffArtifactOf(planDiffBytes, run.id, inputs.secrets) ? await services.artifacts.put(`runs/${run.id}/plan-diff.json`, planDiffBytes) : null;
@@ -328,8 +329,7 @@ async function policyStage(ctx: ExecutionContext, run: Run): Promise<void> {
   const log = new PhaseLog(services.stores, run.id, "policy", services.clock, secrets);
   let result: PolicyStageResult | null;
   try {
-    const x = run.execution;
-    const planJson = await services.artifacts.get(x.planJsonArtifactKey!, { sizeBytes: x.planJsonSizeBytes!, sha256: x.planJsonDigest! });
+    const planJson = await readPlanJson(services, run);
     result = await evaluateRunPolicies({ stores: services.stores, run, planJson, secrets, log: (text) => log.write(text), toolsDir: ctx.toolsDir, timeoutMs: ctx.phaseTimeoutMs });
   } catch (error) {
     const message = sanitizeText(secrets, `the policy stage could not run: ${(error as Error).message}`);

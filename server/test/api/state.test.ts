@@ -522,6 +522,9 @@ testEachServer(publishing, "create → 201 with absolute signed upload URLs; PUT
   assert.ok(own.bytes?.equals(bytes));
   const { secret: otherRunSecret } = await mintRunToken(server.services, await newRun(server, f), "plan", MINUTE);
   expectTfeError((await downloadBytes(server, otherRunSecret, sv.id)).result, 403, "Permission denied");
+  // A person never reads an unpublished upload through this route, even with state:read.
+  const unpublished = expectTfeError((await downloadBytes(server, f.token, sv.id)).result, 403, "Permission denied");
+  assert.match(unpublished.detail!, /emergency-state/);
   assert.equal((await listPendingStateVersions(server.services, run.id)).map((v) => v.id), [sv.id]);
 
   // The runner confirms after a successful apply.
@@ -542,9 +545,15 @@ testEachServer(publishing, "create → 201 with absolute signed upload URLs; PUT
   const download = await fetch(`${server.baseUrl}/api/v2/state-versions/${sv.id}/download`, { headers: { Authorization: `Bearer ${otherRunSecret}`, Accept: "application/json" } });
   assert.is(download.status, 200);
   assert.ok(Buffer.from(await download.arrayBuffer()).equals(bytes), "the exact uploaded bytes");
-  // People do not get raw state (it holds sensitive values) through this route.
-  const person = expectTfeError((await downloadBytes(server, f.token, sv.id)).result, 403, "Permission denied");
-  assert.match(person.detail!, /emergency-state/);
+  // People read published state (`tofu state pull`) with state:read, audited; a viewer has no state:read.
+  const person = await downloadBytes(server, f.token, sv.id);
+  assert.is(person.result.response.status, 200);
+  assert.ok(person.bytes?.equals(bytes));
+  const audit = await server.db.knex("audit_events").where({ action: "state_version.downloaded", target_id: sv.id });
+  assert.is(audit.length, 1);
+  const viewer = await createToken(server, f.token, f.organizationName, "viewer");
+  const refused = expectTfeError((await downloadBytes(server, viewer.token, sv.id)).result, 403, "Permission denied");
+  assert.match(refused.detail!, /state:read/);
   expectTfeError((await downloadBytes(server, undefined, sv.id)).result, 401, "unauthorized");
 
   const listed = expectStatus(await listCurrentStateVersionOutputs({ client: server.tfe(f.token), path }), 200)!;
@@ -565,7 +574,7 @@ testEachServer(publishing, "create → 201 with absolute signed upload URLs; PUT
   assert.not.ok((await databaseText(server)).includes("s3cr3t-out-put"), "a sensitive output value is never stored");
 
   const events = (await server.services.stores.audit.listByOrganization(f.organizationId)).map((e) => e.action).filter((a) => a.startsWith("state_version."));
-  assert.equal(events, ["state_version.created", "state_version.uploaded", "state_version.published"]);
+  assert.equal(events, ["state_version.created", "state_version.uploaded", "state_version.published", "state_version.downloaded"]);
   const again = await rejection(confirmStatePublication(server.services, publication(run, sv.id, bytes, 1, lineage, fence)));
   assert.ok(isDomainError(again, "STATE_VERSION_NOT_PENDING"), String(again));
 });

@@ -59,11 +59,12 @@ testEachServer(cv, "creates a speculative version with an absolute upload URL; u
   assert.is((await server.services.stores.runs.getById(run.json.data.id))?.kind, "speculative");
 });
 
-testEachServer(cv, "refuses -var values, -target and -refresh-only with 422 invalid_document instead of dropping them, and writes no run", async (server) => {
+testEachServer(cv, "refuses -target, -refresh-only and malformed variables with 422 invalid_document instead of dropping them, and writes no run", async (server) => {
   const { token, workspace } = await setUp(server);
   const created = await api(server, token, "POST", `/workspaces/${workspace.id}/configuration-versions`, JSON.stringify({ data: { type: "configuration-versions", attributes: { speculative: true } } }));
   await putUpload(created.json.data.attributes["upload-url"], makeConfigurationTarball());
-  for (const attributes of [{ variables: [{ key: "greeting", value: '"hi"' }] }, { "target-addrs": ["terraform_data.x"] }, { "refresh-only": true }]) {
+  const invalidVariables = [{ variables: [{ key: "a b", value: '"hi"' }] }, { variables: [{ key: "x", value: "1" }, { key: "x", value: "2" }] }];
+  for (const attributes of [...invalidVariables, { "target-addrs": ["terraform_data.x"] }, { "refresh-only": true }]) {
     const run = await api(server, token, "POST", "/runs", JSON.stringify({
       data: { type: "runs", attributes, relationships: { workspace: { data: { type: "workspaces", id: workspace.id } }, "configuration-version": { data: { type: "configuration-versions", id: created.json.data.id } } } },
     }));
@@ -72,6 +73,32 @@ testEachServer(cv, "refuses -var values, -target and -refresh-only with 422 inva
     assert.is(run.json.errors[0].status, "422");
   }
   assert.equal((await server.services.stores.runs.listByWorkspace(workspace.id, { limit: 10 })).runs, []);
+});
+
+testEachServer(cv, "-var values become run variables in the input snapshot, replacing workspace terraform variables of the same key only", async (server) => {
+  const { token, workspace } = await setUp(server);
+  for (const [key, value, category] of [["greeting", "from-workspace", "terraform"], ["greeting", "env-kept", "env"], ["other", "kept", "terraform"]]) {
+    await server.services.stores.variables.create({ workspaceId: workspace.id, key, value, category: category as "terraform" | "env", hcl: false, sensitive: false, description: null, createdAt: new Date() });
+  }
+  const created = await api(server, token, "POST", `/workspaces/${workspace.id}/configuration-versions`, JSON.stringify({ data: { type: "configuration-versions", attributes: { speculative: true } } }));
+  await putUpload(created.json.data.attributes["upload-url"], makeConfigurationTarball());
+  const run = await api(server, token, "POST", "/runs", JSON.stringify({
+    data: {
+      type: "runs",
+      attributes: { variables: [{ key: "greeting", value: '"from-cli"' }, { key: "count", value: "3" }] },
+      relationships: { workspace: { data: { type: "workspaces", id: workspace.id } }, "configuration-version": { data: { type: "configuration-versions", id: created.json.data.id } } },
+    },
+  }));
+  assert.is(run.status, 201, JSON.stringify(run.json));
+  const stored = await server.services.stores.runs.getById(run.json.data.id);
+  const snapshot = await server.services.stores.snapshots.getById(stored!.inputSnapshotId);
+  const variables = snapshot!.document.variables.map((v) => ({ key: v.key, category: v.category, hcl: v.hcl, value: "value" in v ? v.value : null }));
+  assert.equal(variables, [
+    { key: "greeting", category: "env", hcl: false, value: "env-kept" },
+    { key: "count", category: "terraform", hcl: true, value: "3" },
+    { key: "greeting", category: "terraform", hcl: true, value: '"from-cli"' },
+    { key: "other", category: "terraform", hcl: false, value: "kept" },
+  ]);
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -36,6 +36,16 @@ testEachServer(
       const output = await project.tofu(["output", "-raw", "greeting"]);
       assert.is(output.code, 0, transcript(output));
       assert.is(output.stdout, "hello");
+      // `tofu state pull` and `tofu state list` read the published state (the token has state:read).
+      const pulled = await project.tofu(["state", "pull"]);
+      assert.is(pulled.code, 0, transcript(pulled));
+      const pulledState = JSON.parse(pulled.stdout) as { serial: number; lineage: string; resources: Array<{ type: string; name: string }> };
+      assert.is(pulledState.serial, 1);
+      assert.is(pulledState.lineage, state!.lineage);
+      assert.equal(pulledState.resources.map((r) => `${r.type}.${r.name}`), ["terraform_data.greeting"]);
+      const listed = await project.tofu(["state", "list"]);
+      assert.is(listed.code, 0, transcript(listed));
+      assert.is(listed.stdout.trim(), "terraform_data.greeting");
 
       // The lock went with the run.
       assert.is(await server.services.stores.workspaceLocks.current(workspace!.id), undefined);

@@ -83,7 +83,9 @@ export async function cliProject(
     token,
     tofu: (args, { stdin = "", timeoutMs = 120_000 } = {}) =>
       new Promise<TofuResult>((resolve, reject) => {
-        const child = spawn(TOFU, [...args.slice(0, 1), "-no-color", ...args.slice(1)], { cwd: dir, env, stdio: ["pipe", "pipe", "pipe"] });
+        // -no-color goes after the (sub)command: `tofu state -no-color pull` would print usage.
+        const command = args[0] === "state" ? 2 : 1;
+        const child = spawn(TOFU, [...args.slice(0, command), "-no-color", ...args.slice(command)], { cwd: dir, env, stdio: ["pipe", "pipe", "pipe"] });
         let stdout = "";
         let stderr = "";
         child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));

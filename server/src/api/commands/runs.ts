@@ -16,6 +16,24 @@ export interface NewRun {
   isDestroy?: unknown;
   configurationVersionId?: string;
   source: "api" | "tfe-api";
+  /**
+   * Run variables (the CLI's -var, -var-file and TF_VAR_ values): terraform-category HCL
+   * expressions that take the place of workspace variables with the same key, for this run only.
+   */
+  runVariables?: ReadonlyArray<{ key: string; value: string }>;
+}
+
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+/** Checks run variables: OpenTofu variable names, each once. */
+function checkRunVariables(runVariables: ReadonlyArray<{ key: string; value: string }>): void {
+  const seen = new Set<string>();
+  runVariables.forEach(({ key }, index) => {
+    const source = { pointer: `/data/attributes/variables/${index}/key` };
+    if (!VARIABLE_NAME.test(key)) throw new DomainError("DOCUMENT_INVALID", `'${key}' is not an OpenTofu variable name.`, { source });
+    if (seen.has(key)) throw new DomainError("DOCUMENT_INVALID", `The variable '${key}' is given twice.`, { source });
+    seen.add(key);
+  });
 }
 
 /**
@@ -27,6 +45,8 @@ export interface NewRun {
  */
 export async function createRun(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, input: NewRun): Promise<Run> {
   assertRunCreationAllowed({ kind: input.kind, autoApply: input.autoApply, isDestroy: input.isDestroy });
+  const runVariables = input.runVariables ?? [];
+  checkRunVariables(runVariables);
   const kind = input.kind as RunKind;
   const opentofuVersion = resolveOpenTofuVersion(workspace.opentofuVersion, services.opentofuVersions);
   if (opentofuVersion !== workspace.opentofuVersion) {
@@ -62,7 +82,8 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
       throw new DomainError("CONFIGURATION_VERSION_NOT_UPLOADED", `Configuration version ${configurationVersion.id} is ${configurationVersion.status}; PUT the .tar.gz to its upload_url first.`);
     }
 
-    const variables = await stores.variables.listByWorkspace(workspace.id);
+    const overridden = new Set(runVariables.map((v) => v.key));
+    const variables = (await stores.variables.listByWorkspace(workspace.id)).filter((v) => !(v.category === "terraform" && overridden.has(v.key)));
     const secrets: Array<{ handle: string; ciphertext: string }> = [];
     const { document, inputDigest } = buildInputSnapshot(
       {
@@ -79,7 +100,7 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
           sensitive: v.sensitive,
           // Unsealed only to be resealed under this snapshot's own handle.
           value: v.sensitive ? services.keys.secrets.openText(v.valueCiphertext) : v.value,
-        })),
+        })).concat(runVariables.map((v) => ({ key: v.key, category: "terraform" as const, hcl: true, sensitive: false, value: v.value }))),
       },
       (plaintext) => {
         const handle = newId("snapshotSecret");

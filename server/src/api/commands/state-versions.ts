@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { Workspace } from "../../domain/records.ts";
 import { isRunPrincipal, type AuthenticatedPrincipal } from "../../http/principal.ts";
@@ -359,8 +360,12 @@ export function currentStateVersion(services: Services, workspaceId: string): Pr
  * (ARCHITECTURE invariant 6), so only a run token of the workspace may: a published version, or a
  * pending one its own run uploaded. People get the guarded emergency-state download instead.
  */
-export function mayReadRawState(principal: AuthenticatedPrincipal, stateVersion: StateVersion): boolean {
-  if (!isRunPrincipal(principal) || principal.run.workspaceId !== stateVersion.workspaceId) return false;
+export function mayReadRawState(principal: AuthenticatedPrincipal, stateVersion: StateVersion, workspace?: { organizationId: string; projectId: string; id: string }): boolean {
+  if (!isRunPrincipal(principal)) {
+    // `tofu state pull` and `tofu output` for people and automation: published state only, with state:read.
+    return workspace !== undefined && stateVersion.status === "finalized" && isAllowed(principal, "state:read", { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id });
+  }
+  if (principal.run.workspaceId !== stateVersion.workspaceId) return false;
   return stateVersion.status === "finalized" || (stateVersion.status === "pending" && stateVersion.runId === principal.run.runId);
 }
 

@@ -8,6 +8,7 @@ import { createRun } from "../commands/runs.ts";
 import { createWorkspace, resolveOpenTofuVersion } from "../commands/workspaces.ts";
 import { inTransaction } from "../../store/index.ts";
 import { projectHandlers } from "./projects.ts";
+import { planJsonHandlers } from "./plan-json.ts";
 import { runHandlers } from "./runs.ts";
 import { loadOrganization, loadProjectForNewWorkspace, loadWorkspace } from "../lookup.ts";
 import { loadOrganizationForCli, organizationOf, runMaySee } from "./access.ts";
@@ -88,6 +89,7 @@ export const tfeHandlers = {
       isDestroy: a["is-destroy"],
       configurationVersionId,
       source: "tfe-api",
+      runVariables: a.variables,
     });
     return { status: 201, body: { data: presentRun(run, principalOf(ctx)) } };
   },
@@ -130,20 +132,20 @@ export const tfeHandlers = {
   },
 
   ...runHandlers,
+  ...planJsonHandlers,
   ...projectHandlers,
   ...stateHandlers,
 } satisfies Handlers<RequestContext>;
 
 /**
  * Run options StackShip cannot honour yet are refused rather than silently dropped: a plan
- * without the user's -var values, targets or replacements would not be the plan they asked for.
+ * without the user's targets or replacements would not be the plan they asked for.
  */
-function refuseUnsupportedRunOptions(a: { variables?: unknown[]; "target-addrs"?: unknown[]; "replace-addrs"?: unknown[]; "refresh-only"?: boolean; refresh?: boolean }): void {
+function refuseUnsupportedRunOptions(a: { "target-addrs"?: unknown[]; "replace-addrs"?: unknown[]; "refresh-only"?: boolean; refresh?: boolean }): void {
   const refuse = (what: string, pointer: string) =>
-    new DomainError("DOCUMENT_INVALID", `StackShip does not support ${what} on runs from the CLI yet. Set the values as workspace variables (or in *.auto.tfvars in the configuration) and run the command again without it.`, {
+    new DomainError("DOCUMENT_INVALID", `StackShip does not support ${what} on runs from the CLI yet. Run the command again without it.`, {
       source: { pointer: `/data/attributes/${pointer}` },
     });
-  if (a.variables !== undefined && a.variables.length > 0) throw refuse("-var / -var-file / TF_VAR_ values", "variables");
   if (a["target-addrs"] !== undefined && a["target-addrs"].length > 0) throw refuse("-target", "target-addrs");
   if (a["replace-addrs"] !== undefined && a["replace-addrs"].length > 0) throw refuse("-replace", "replace-addrs");
   if (a["refresh-only"] === true) throw refuse("-refresh-only", "refresh-only");

@@ -142,15 +142,31 @@ export const stateHandlers = {
 
   async downloadStateVersion({ path, ctx }) {
     const stateVersion = await loadStateVersion(ctx, path.state_version_id);
-    if (!mayReadRawState(principalOf(ctx), stateVersion)) {
+    const principal = principalOf(ctx);
+    const workspace = await ctx.services.stores.workspaces.getById(stateVersion.workspaceId);
+    if (!mayReadRawState(principal, stateVersion, workspace)) {
       throw new DomainError(
         "FORBIDDEN",
-        isRunPrincipal(principalOf(ctx))
+        isRunPrincipal(principal)
           ? `State version ${stateVersion.id} is ${stateVersion.status} and not this run's; only published state or the run's own pending upload can be read.`
-          : "Raw state holds sensitive values, so it is released only to the runs of this workspace. Use the guarded emergency-state download to read it.",
+          : stateVersion.status === "finalized"
+            ? "Reading raw state needs the 'state:read' permission on this workspace."
+            : `State version ${stateVersion.id} is ${stateVersion.status}, not published; an unpublished upload is read only through the guarded emergency-state download.`,
       );
     }
-    return { status: 200, body: new Uint8Array(await readStateBytes(ctx.services, stateVersion)) };
+    const bytes = await readStateBytes(ctx.services, stateVersion);
+    if (!isRunPrincipal(principal) && workspace) {
+      await ctx.services.stores.audit.record({
+        organizationId: workspace.organizationId,
+        actorId: principal.id,
+        action: "state_version.downloaded",
+        targetType: "state-versions",
+        targetId: stateVersion.id,
+        data: { workspace_id: workspace.id, serial: stateVersion.serial, sha256: stateVersion.sha256 },
+        createdAt: ctx.services.clock(),
+      });
+    }
+    return { status: 200, body: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
   },
 
   async getStateVersionOutput({ path, ctx }) {

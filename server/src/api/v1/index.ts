@@ -3,6 +3,7 @@ import { operations } from "../../../../generated/v1/operations.gen.ts";
 import type { RequestContext, SurfaceBinding } from "../../http/app.ts";
 import { renderV1Error } from "../../http/middleware/errors.ts";
 import { configurationVersionHandlers } from "./configuration-versions.ts";
+import { downloadHandlers } from "./downloads.ts";
 import { healthHandlers } from "./health.ts";
 import { organizationHandlers } from "./organizations.ts";
 import { policyHandlers } from "./policies.ts";
@@ -19,6 +20,7 @@ export const v1Handlers = {
   ...runHandlers,
   ...policyHandlers,
   ...sessionHandlers,
+  ...downloadHandlers,
 } satisfies Handlers<RequestContext>;
 
 /** The v1 surface as the app binds it. */

@@ -51,9 +51,24 @@ export function classifyActions(actions) {
   return ACTIONS.get(actions.join(",")) ?? "unknown";
 }
 
-/** Whether an entry's actions are only no-op/read (omitted from the artifact). */
+/** `classifyActions` of an array of strings, without joining them: a key of ACTIONS has at most one comma. */
+function classifyStrings(actions) {
+  if (actions.length === 1) return ACTIONS.get(actions[0]) ?? "unknown";
+  if (actions.length !== 2) return "unknown";
+  const a = actions[0];
+  const b = actions[1];
+  if (b === "create") {
+    if (a === "delete") return "replace";
+    if (a === "forget") return "forget_replace";
+  } else if (b === "delete" && a === "create") return "replace";
+  return "unknown";
+}
+
+/** Whether an entry's actions (strings) are only no-op/read (omitted from the artifact). */
 function isOmitted(actions) {
-  return actions.length > 0 && actions.every((a) => OMITTED.has(a));
+  if (actions.length === 0) return false;
+  for (let i = 0; i < actions.length; i++) if (!OMITTED.has(actions[i])) return false;
+  return true;
 }
 
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -76,6 +91,11 @@ function isPlainObject(v) {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
+function isEmpty(o) {
+  for (const _ in o) return false;
+  return true;
+}
+
 function escapeKey(key) {
   return key.charCodeAt(0) === 36 /* $ */ ? `$${key}` : key;
 }
@@ -84,7 +104,7 @@ function escapeKey(key) {
 function checkMaskNode(m) {
   if (m === undefined || m === true || m === false) return;
   if (Array.isArray(m)) {
-    for (const e of m) checkMaskNode(e);
+    for (let i = 0; i < m.length; i++) checkMaskNode(m[i]);
     return;
   }
   if (isPlainObject(m)) {
@@ -115,6 +135,8 @@ function walk(v, s, o, u, hasUnknown, known) {
   if (s === true || o === true) return SENSITIVE;
   if (v === null || v === undefined) return null;
   const type = typeof v;
+  // No mask anywhere below (the common case): the same walk without the mask bookkeeping.
+  if (type === "object" && (s === undefined || s === false) && (o === undefined || o === false) && (!hasUnknown || u === undefined || u === false)) return plain(v, known);
   if (type !== "object") {
     if (s !== undefined && s !== false) throw new Unresolvable("container mask on a primitive");
     if (hasUnknown && u !== undefined && u !== false) throw new Unresolvable("container unknown mask on a primitive");
@@ -132,22 +154,30 @@ function walk(v, s, o, u, hasUnknown, known) {
     const oa = Array.isArray(o) ? o : undefined;
     for (let i = 0; i < v.length; i++) {
       const child = v[i];
-      const r = walk(child, sa && sa[i], oa && oa[i], ua && ua[i], hasUnknown, known);
+      const cs = sa && sa[i];
+      const co = oa && oa[i];
+      const cu = ua && ua[i];
+      const r = (cs === undefined || cs === false) && (co === undefined || co === false) && (cu === undefined || cu === false) ? plainValue(child, known) : walk(child, cs, co, cu, hasUnknown, known);
       if (r !== child) v[i] = r;
     }
     return v;
   }
   if (s !== undefined && s !== false && !isPlainObject(s)) throw new Unresolvable("object mask shape");
   if (hasUnknown && u !== undefined && u !== false && !isPlainObject(u)) throw new Unresolvable("object unknown shape");
-  const so = isPlainObject(s) ? s : undefined;
-  const uo = hasUnknown && isPlainObject(u) ? u : undefined;
-  const oo = isPlainObject(o) ? o : undefined;
+  // An empty mask object says nothing about any member: as if there were none.
+  const so = isPlainObject(s) && !isEmpty(s) ? s : undefined;
+  const uo = hasUnknown && isPlainObject(u) && !isEmpty(u) ? u : undefined;
+  const oo = isPlainObject(o) && !isEmpty(o) ? o : undefined;
+  if (so === undefined && oo === undefined && uo === undefined) return plain(v, known);
   let dollar = false;
   for (const k in v) {
     if (k.charCodeAt(0) === 36) dollar = true;
     if (known.length > 0 && containsKnown(k, known)) throw new Unresolvable("a known secret in an object key");
     const child = v[k];
-    const r = walk(child, own(so, k), own(oo, k), own(uo, k), hasUnknown, known);
+    const cs = own(so, k);
+    const co = own(oo, k);
+    const cu = own(uo, k);
+    const r = (cs === undefined || cs === false) && (co === undefined || co === false) && (cu === undefined || cu === false) ? plainValue(child, known) : walk(child, cs, co, cu, hasUnknown, known);
     if (r !== child) v[k] = r; // an own data property, also when named __proto__
   }
   if (uo) {
@@ -165,6 +195,57 @@ function walk(v, s, o, u, hasUnknown, known) {
   const escaped = {};
   for (const k in v) put(escaped, escapeKey(k), v[k]);
   return escaped;
+}
+
+/**
+ * `walk` of a container with no mask on it or anywhere below it (every mask argument undefined
+ * or false): the same result, with the primitive children handled inline.
+ */
+function plain(v, known) {
+  const check = known.length > 0;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const child = v[i];
+      if (typeof child === "string") {
+        if (check && containsKnown(child, known)) v[i] = SENSITIVE;
+      } else if (typeof child === "number") {
+        if (Number.isInteger(child) && !Number.isSafeInteger(child)) v[i] = IMPRECISE;
+      } else if (child === undefined) v[i] = null;
+      else if (child !== null && typeof child === "object") {
+        const r = plain(child, known);
+        if (r !== child) v[i] = r;
+      }
+    }
+    return v;
+  }
+  let dollar = false;
+  for (const k in v) {
+    if (k.charCodeAt(0) === 36) dollar = true;
+    if (check && containsKnown(k, known)) throw new Unresolvable("a known secret in an object key");
+    const child = v[k];
+    if (typeof child === "string") {
+      if (check && containsKnown(child, known)) v[k] = SENSITIVE;
+    } else if (typeof child === "number") {
+      if (Number.isInteger(child) && !Number.isSafeInteger(child)) v[k] = IMPRECISE;
+    } else if (child === undefined) v[k] = null;
+    else if (child !== null && typeof child === "object") {
+      const r = plain(child, known);
+      if (r !== child) v[k] = r; // an own data property, also when named __proto__
+    }
+  }
+  if (!dollar) return v;
+  // Real keys starting with `$` get one more, so a marker is never ambiguous.
+  const escaped = {};
+  for (const k in v) put(escaped, escapeKey(k), v[k]);
+  return escaped;
+}
+
+/** `walk` of any value with every mask argument undefined or false. */
+function plainValue(v, known) {
+  if (typeof v === "string") return known.length > 0 && containsKnown(v, known) ? SENSITIVE : v;
+  if (typeof v === "number") return Number.isInteger(v) && !Number.isSafeInteger(v) ? IMPRECISE : v;
+  if (v === null || v === undefined) return null;
+  return typeof v === "object" ? plain(v, known) : v;
 }
 
 function containsKnown(text, known) {
@@ -231,24 +312,49 @@ function stringOrNull(v) {
   return typeof v === "string" ? v : null;
 }
 
-/** The fields of an entry that are never values: identity and actions. */
+/**
+ * The fields of an entry that are never values (identity and actions), in a resource object of
+ * one fixed shape. A member left undefined is absent from the serialization (JSON.stringify
+ * skips it), so the key order is the artifact's whatever is filled in later: before, after and
+ * replace_paths (`redactChange`) or detail_withheld and withheld_reason (`withheld`).
+ */
 function identity(entry, actions, action) {
-  const r = { address: entry.address, provider: stringOrNull(entry.provider_name), mode: stringOrNull(entry.mode), type: stringOrNull(entry.type), name: stringOrNull(entry.name) };
-  if (typeof entry.module_address === "string") r.module_address = entry.module_address;
-  if (typeof entry.deposed === "string") r.deposed = entry.deposed;
-  if (typeof entry.previous_address === "string") r.previous_address = entry.previous_address;
-  r.actions = actions;
-  r.action = action;
-  if (typeof entry.action_reason === "string") r.action_reason = entry.action_reason;
-  if (entry.change.importing !== undefined && entry.change.importing !== null) r.importing = true;
-  return r;
+  const importing = entry.change.importing;
+  return {
+    address: entry.address,
+    provider: stringOrNull(entry.provider_name),
+    mode: stringOrNull(entry.mode),
+    type: stringOrNull(entry.type),
+    name: stringOrNull(entry.name),
+    module_address: stringOrUndefined(entry.module_address),
+    deposed: stringOrUndefined(entry.deposed),
+    previous_address: stringOrUndefined(entry.previous_address),
+    actions,
+    action,
+    action_reason: stringOrUndefined(entry.action_reason),
+    importing: importing !== undefined && importing !== null ? true : undefined,
+    before: undefined,
+    after: undefined,
+    replace_paths: undefined,
+    detail_withheld: undefined,
+    withheld_reason: undefined,
+  };
 }
 
-/** Marks a fresh identity object (from `identity`) as withheld and returns it. */
+function stringOrUndefined(v) {
+  return typeof v === "string" ? v : undefined;
+}
+
+/** Marks a fresh resource object (from `identity`) as withheld and returns it. */
 function withheld(base, reason) {
   base.detail_withheld = true;
   base.withheld_reason = reason;
   return base;
+}
+
+function allStrings(list) {
+  for (let i = 0; i < list.length; i++) if (typeof list[i] !== "string") return false;
+  return true;
 }
 
 /** Checks that `plan` is a plan document and returns its changed entries in plan order. */
@@ -266,7 +372,7 @@ function changedEntries(plan) {
       throw new PlanDiffInputError(`resource_changes[${i}] is not a resource change`);
     }
     const actions = entry.change.actions;
-    if (!Array.isArray(actions) || actions.length === 0 || !actions.every((a) => typeof a === "string")) {
+    if (!Array.isArray(actions) || actions.length === 0 || !allStrings(actions)) {
       throw new PlanDiffInputError(`resource_changes[${i}].change.actions is not a list of actions`);
     }
     if (!isOmitted(actions)) changed.push(entry);
@@ -317,7 +423,7 @@ export function buildPlanDiff(plan, options = {}) {
     const entry = kept[i];
     const change = entry.change;
     const actions = change.actions;
-    const action = classifyActions(actions);
+    const action = classifyStrings(actions);
     if (!supported) resources[i] = withheld(identity(entry, actions, action), "unsupported_format_version");
     else if (action === "unknown") resources[i] = withheld(identity(entry, actions, action), "unrecognized_actions");
     else {
@@ -357,10 +463,12 @@ export function buildPlanDiff(plan, options = {}) {
   let count = texts.length;
   const headerJson = () => JSON.stringify({ ...header, resources: [] });
   const join = () => `${headerJson().slice(0, -2)}${texts.slice(0, count).join(",")}]}`;
-  const total = () => utf8Length(headerJson()) + sum + Math.max(0, count - 1);
 
   // Bound 2: withhold the largest remaining detail until it fits; then drop trailing resources.
   header.truncated = true;
+  // The header's size changes only with the decimal digits of its two counters (both 0 here).
+  const headerBase = utf8Length(headerJson()) - 2;
+  const total = () => headerBase + decimalDigits(header.truncation.withheld) + decimalDigits(header.truncation.dropped) + sum + Math.max(0, count - 1);
   const sizeLimited = new Array(texts.length).fill(false);
   const order = [];
   for (let i = 0; i < texts.length; i++) if (resources[i].detail_withheld !== true) order.push(i);
@@ -393,6 +501,16 @@ export function buildPlanDiff(plan, options = {}) {
   const bytes = utf8Length(json);
   if (bytes > maxBytes) throw new Error(`plan-diff: the artifact is ${bytes} bytes even with every resource dropped`);
   return result(json, bytes);
+}
+
+/** The length of a non-negative integer's decimal serialization. */
+function decimalDigits(n) {
+  let digits = 1;
+  while (n >= 10) {
+    n = Math.floor(n / 10);
+    digits++;
+  }
+  return digits;
 }
 
 function result(json, bytes) {

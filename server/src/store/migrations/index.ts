@@ -4,6 +4,7 @@ import * as createRunExecution from './20261202010000_create_run_execution.ts';
 import * as createStateAndLocks from './20261202020000_create_state_and_locks.ts';
 import * as addPlanDiff from './20261202040000_add_plan_diff.ts';
 import * as createPolicies from './20261202050000_create_policies.ts';
+import * as createArtifactDescriptors from './20261202060000_create_artifact_descriptors.ts';
 import * as createUsersAndSessions from './20261202070000_create_users_and_sessions.ts';
 
 /** A migration as the migration source serves it. */
@@ -20,5 +21,6 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261202020000_create_state_and_locks', up: createStateAndLocks.up, down: createStateAndLocks.down },
   { name: '20261202040000_add_plan_diff', up: addPlanDiff.up, down: addPlanDiff.down },
   { name: '20261202050000_create_policies', up: createPolicies.up, down: createPolicies.down },
+  { name: '20261202060000_create_artifact_descriptors', up: createArtifactDescriptors.up, down: createArtifactDescriptors.down },
   { name: '20261202070000_create_users_and_sessions', up: createUsersAndSessions.up, down: createUsersAndSessions.down },
 ];

@@ -1,0 +1,68 @@
+import type { Readable } from "node:stream";
+import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
+import { FRAMED_FORMAT } from "../../artifacts/framed.ts";
+import { isAllowed } from "../../domain/authorization.ts";
+import { DomainError } from "../../domain/errors.ts";
+import type { RequestContext } from "../../http/app.ts";
+import { ArtifactDescriptorRepository } from "../../store/artifact-descriptor-repository.ts";
+import { principalOf } from "../authorize.ts";
+
+type H = Handlers<RequestContext>;
+
+/** The largest plan JSON served (100 MiB). */
+export const PLAN_JSON_LIMIT_BYTES = 100 * 1024 * 1024;
+
+/**
+ * One answer for every reason (no such plan, not visible to this token, no descriptor, too large,
+ * descriptor and object disagree), so the response tells a caller nothing about which it was.
+ */
+function unavailable(planId: string): DomainError {
+  return new DomainError("PLAN_JSON_UNAVAILABLE", `The JSON of plan ${planId} is not available: it does not exist, this token may not read it, or it cannot be served.`);
+}
+
+/** GET /api/v2/plans/{plan_id}/json-output: the stored plan JSON, streamed and verified on the way out. */
+export const planJsonHandlers = {
+  async getPlanJsonOutput({ path, ctx }) {
+    const principal = principalOf(ctx);
+    const planId = path.plan_id;
+    const match = /^plan-([0-9a-z]{16})$/.exec(planId);
+    const run = match ? await ctx.services.stores.runs.getById(`run-${match[1]}`) : undefined;
+    if (!run) throw unavailable(planId);
+    // run:read inside the run's exact organization, project and workspace.
+    if (!isAllowed(principal, "run:read", { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId })) throw unavailable(planId);
+    const workspace = await ctx.services.stores.workspaces.getById(run.workspaceId);
+    if (!workspace || workspace.organizationId !== run.organizationId) throw unavailable(planId);
+    const descriptor = await new ArtifactDescriptorRepository(ctx.services.db.knex, ctx.services.db.dialect).findByRun(run.id, "plan_json");
+    if (!descriptor || descriptor.kind !== "plan_json" || descriptor.workspaceId !== run.workspaceId || descriptor.format !== FRAMED_FORMAT || descriptor.sizeBytes > PLAN_JSON_LIMIT_BYTES) {
+      throw unavailable(planId);
+    }
+    let stream: Readable;
+    try {
+      // Checks the object's header and size against the descriptor before anything is sent.
+      stream = await ctx.services.artifacts.openFramed(descriptor.artifactKey, { kind: descriptor.kind, workspaceId: descriptor.workspaceId }, { sizeBytes: descriptor.sizeBytes, sha256: descriptor.sha256 });
+    } catch (error) {
+      ctx.log.warn({ runId: run.id, err: (error as Error).message }, "the plan JSON does not match its descriptor; it is not served");
+      throw unavailable(planId);
+    }
+    try {
+      await ctx.services.stores.audit.record({
+        organizationId: run.organizationId,
+        actorId: principal.id,
+        action: "plan.json_output_read",
+        targetType: "runs",
+        targetId: run.id,
+        data: { size_bytes: descriptor.sizeBytes, sha256: descriptor.sha256 },
+        createdAt: ctx.services.clock(),
+      });
+    } catch (error) {
+      stream.destroy();
+      throw error;
+    }
+    stream.once("error", (error) => ctx.log.warn({ runId: run.id, err: error.message }, "the plan JSON stream was canceled"));
+    return {
+      status: 200,
+      body: stream,
+      headers: { "Cache-Control": "private, no-store", "Content-Length": String(descriptor.sizeBytes) },
+    };
+  },
+} satisfies Pick<H, "getPlanJsonOutput">;

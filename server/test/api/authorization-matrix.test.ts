@@ -1,0 +1,250 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { operations } from "../../../generated/v1/operations.gen.ts";
+import { createPendingConfiguration, createVariable, makeConfigurationTarball } from "../support/factories.ts";
+import { seededOrganization, seedRunIn } from "../support/seeded-runs.ts";
+import { createUser, signIn, signedInMember, type TestSession } from "../support/sessions.ts";
+import { testEachServer, type TestServer } from "../support/test-server.ts";
+
+// Every v1 operation × caller → the status it must get. The rows are checked against the
+// generated operation table in both directions, so a new operation without a row (or a row for
+// an operation that is gone) fails this test.
+//
+// Callers: anonymous (no credentials), other (an admin of another organization), and viewer,
+// operator, admin of organization acme, all as signed-in dashboard sessions.
+
+const CALLERS = ["anonymous", "other", "viewer", "operator", "admin"] as const;
+type Caller = (typeof CALLERS)[number];
+type Row = Record<Caller, number>;
+
+const row = (anonymous: number, other: number, viewer: number, operator: number, admin: number): Row => ({ anonymous, other, viewer, operator, admin });
+const READ = row(401, 404, 200, 200, 200);
+const WRITE = row(401, 404, 403, 201, 201);
+const ADMIN_CREATE = row(401, 404, 403, 403, 201);
+const SITE_ADMIN = row(401, 403, 403, 403, 403);
+const SESSION = row(401, 200, 200, 200, 200);
+
+const EXPECTED: Record<string, Row> = {
+  getHealth: row(200, 200, 200, 200, 200),
+  // Authorized by its signed URL, not by the caller; each call gets a fresh pending version.
+  uploadConfiguration: row(200, 200, 200, 200, 200),
+  createSession: row(201, 201, 201, 201, 201),
+  getCurrentSession: SESSION,
+  deleteCurrentSession: row(401, 204, 204, 204, 204),
+  stepUp: SESSION,
+  createUser: SITE_ADMIN,
+  createOrganization: SITE_ADMIN,
+  getOrganization: READ,
+  listMemberships: row(401, 404, 403, 403, 200),
+  createMembership: ADMIN_CREATE,
+  listPolicySets: READ,
+  createPolicySet: ADMIN_CREATE,
+  createPolicySetVersion: ADMIN_CREATE,
+  listProjects: READ,
+  createProject: ADMIN_CREATE,
+  listOrganizationRuns: READ,
+  createOrganizationToken: ADMIN_CREATE,
+  listWorkspaces: READ,
+  createWorkspace: WRITE,
+  getWorkspace: READ,
+  listVariables: READ,
+  createVariable: WRITE,
+  updateVariable: row(401, 404, 403, 200, 200),
+  deleteVariable: row(401, 404, 403, 204, 204),
+  createConfigurationVersion: WRITE,
+  getConfigurationVersion: READ,
+  createRun: WRITE,
+  getRun: READ,
+  getRunLog: READ,
+  getRunPlanChanges: READ,
+  getRunPolicyEvaluation: READ,
+  // The seeded run is not awaiting approval: callers allowed to decide reach the state check (409).
+  approveRun: row(401, 404, 403, 409, 409),
+  discardRun: row(401, 404, 403, 409, 409),
+  cancelRun: row(401, 404, 403, 202, 202),
+  resolveRunRecovery: row(401, 404, 403, 403, 409),
+  createPolicyOverride: row(401, 404, 403, 403, 409),
+  downloadRedactedPlan: READ,
+  downloadRawPlan: row(401, 404, 403, 403, 200),
+  downloadEmergencyState: row(401, 404, 403, 403, 200),
+};
+
+const POLICY = { name: "p", enforcement_level: "advisory", source: 'package p\n\nviolations contains {"title": "t", "message": "m"} if {\n  false\n}\n' };
+
+interface World {
+  server: TestServer;
+  organizationName: string;
+  adminToken: string;
+  workspaceId: string;
+  projectId: string;
+  policySetId: string;
+  sessions: Record<Exclude<Caller, "anonymous">, { session: TestSession; email: string; password: string }>;
+}
+
+interface Call {
+  path: Record<string, string>;
+  body?: unknown;
+  rawBody?: Uint8Array;
+  /** Credentials other than the caller's own session (e.g. a throwaway session to sign out). */
+  session?: TestSession | null;
+}
+
+let counter = 0;
+const unique = (prefix: string) => `${prefix}-${(counter += 1)}`;
+
+/** A valid request for each operation, as the caller would send it; fresh objects where a call consumes one. */
+async function callFor(operationId: string, caller: Caller, world: World): Promise<Call> {
+  const { server } = world;
+  const org = { organization_name: world.organizationName };
+  const ws = { workspace_id: world.workspaceId };
+  const run = async () => ({ run_id: (await seedRunIn(server, world.adminToken, world.workspaceId)).run.id });
+  const caller_ = caller === "anonymous" ? null : world.sessions[caller];
+  const reason = { data: { type: "download-requests", attributes: { reason: "authorization matrix" } } };
+  switch (operationId) {
+    case "getHealth":
+      return { path: {} };
+    case "uploadConfiguration": {
+      const pending = await createPendingConfiguration(server, world.adminToken, world.workspaceId);
+      return { path: { upload_token: new URL(pending.attributes.upload_url!).pathname.split("/").pop()! }, rawBody: makeConfigurationTarball() };
+    }
+    case "createSession": {
+      const user = await createUser(server);
+      return { path: {}, body: { data: { type: "sessions", attributes: { email: user.email, password: user.password } } } };
+    }
+    case "getCurrentSession":
+      return { path: {} };
+    case "deleteCurrentSession":
+      return { path: {}, session: caller_ ? await signIn(server, caller_.email, caller_.password) : null };
+    case "stepUp":
+      return { path: {}, body: { data: { type: "step-ups", attributes: { password: caller_?.password ?? "not a session at all" } } } };
+    case "createUser":
+      return { path: {}, body: { data: { type: "users", attributes: { email: `${unique("u")}@example.com`, password: "long enough password" } } } };
+    case "createOrganization":
+      return { path: {}, body: { data: { type: "organizations", attributes: { name: unique("org") } } } };
+    case "getOrganization":
+    case "listMemberships":
+    case "listPolicySets":
+    case "listProjects":
+    case "listOrganizationRuns":
+    case "listWorkspaces":
+      return { path: org };
+    case "createMembership": {
+      const user = await createUser(server);
+      return { path: org, body: { data: { type: "memberships", attributes: { email: user.email, role: "viewer" } } } };
+    }
+    case "createPolicySet":
+      return { path: org, body: { data: { type: "policy-sets", attributes: { name: unique("set"), global: true, policies: [POLICY] } } } };
+    case "createPolicySetVersion":
+      return { path: { policy_set_id: world.policySetId }, body: { data: { type: "policy-set-versions", attributes: { policies: [POLICY] } } } };
+    case "createProject":
+      return { path: org, body: { data: { type: "projects", attributes: { name: unique("project") } } } };
+    case "createOrganizationToken":
+      return { path: org, body: { data: { type: "tokens", attributes: { role: "viewer" } } } };
+    case "createWorkspace":
+      return { path: org, body: { data: { type: "workspaces", attributes: { name: unique("ws") } } } };
+    case "getWorkspace":
+    case "listVariables":
+      return { path: ws };
+    case "createVariable":
+      return { path: ws, body: { data: { type: "variables", attributes: { key: unique("key").replace("-", "_"), value: "v" } } } };
+    case "updateVariable":
+    case "deleteVariable": {
+      const variable = await createVariable(server, world.adminToken, world.workspaceId, { key: unique("key").replace("-", "_"), value: "v" });
+      return { path: { ...ws, variable_id: variable.id }, body: operationId === "updateVariable" ? { data: { type: "variables", attributes: { value: "w" } } } : undefined };
+    }
+    case "createConfigurationVersion":
+      return { path: ws, body: { data: { type: "configuration-versions" } } };
+    case "getConfigurationVersion":
+      return { path: { configuration_version_id: (await createPendingConfiguration(server, world.adminToken, world.workspaceId)).id } };
+    case "createRun":
+      return { path: ws, body: { data: { type: "runs" } } };
+    case "getRun":
+    case "getRunPlanChanges":
+    case "getRunPolicyEvaluation":
+    case "downloadRedactedPlan":
+      return { path: await run() };
+    case "getRunLog":
+      return { path: { ...(await run()), phase: "plan" } };
+    case "approveRun":
+      return { path: await run(), body: { data: { type: "approvals", attributes: { plan_digest: "0".repeat(64) } } } };
+    case "discardRun":
+    case "cancelRun":
+      return { path: await run(), body: { data: { type: "decisions", attributes: {} } } };
+    case "resolveRunRecovery":
+      return { path: await run(), body: { data: { type: "recovery-resolutions", attributes: { resolution: "keep_current_state", reason: "authorization matrix" } } } };
+    case "createPolicyOverride":
+      return { path: await run(), body: { data: { type: "policy-overrides", attributes: { result_digest: "0".repeat(64), reason: "authorization matrix" } } } };
+    case "downloadRawPlan":
+    case "downloadEmergencyState":
+      return { path: await run(), body: reason };
+    default:
+      throw new Error(`no request for ${operationId}: add it to callFor and a row to EXPECTED`);
+  }
+}
+
+async function send(world: World, operation: (typeof operations)[number], caller: Caller, call: Call): Promise<Response> {
+  const url = operation.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
+    if (!(name in call.path)) throw new Error(`${operation.operationId}: no value for ${name}`);
+    return encodeURIComponent(call.path[name]);
+  });
+  const session = call.session !== undefined ? call.session : caller === "anonymous" ? null : world.sessions[caller].session;
+  const headers: Record<string, string> = {};
+  let body: BodyInit | undefined;
+  if (call.rawBody) {
+    headers["Content-Type"] = "application/octet-stream";
+    body = Buffer.from(call.rawBody) as unknown as BodyInit;
+  } else if (call.body !== undefined) {
+    headers["Content-Type"] = "application/vnd.api+json";
+    body = JSON.stringify(call.body);
+  }
+  if (session) {
+    headers.Cookie = session.cookie;
+    if (operation.method !== "GET") headers["X-CSRF-Token"] = session.csrfToken;
+  }
+  return fetch(`${world.server.baseUrl}${url}`, { method: operation.method, headers, body });
+}
+
+const matrix = suite("authorization matrix");
+
+matrix("has exactly one row per v1 operation of the spec", () => {
+  const specIds = operations.map((op) => op.operationId).sort();
+  assert.equal(Object.keys(EXPECTED).sort(), specIds);
+});
+
+testEachServer(matrix, "every v1 operation × anonymous/other-org/viewer/operator/admin answers the expected status", async (server) => {
+  const { org, workspace } = await seededOrganization(server);
+  const project = await server.services.stores.projects.getByName(org.organizationId, "Default Project");
+  const policySet = await fetch(`${server.baseUrl}/v1/organizations/acme/policy-sets`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${org.token}`, "Content-Type": "application/vnd.api+json" },
+    body: JSON.stringify({ data: { type: "policy-sets", attributes: { name: "baseline", global: true, policies: [POLICY] } } }),
+  });
+  assert.is(policySet.status, 201, await policySet.clone().text());
+  const sessions = {
+    other: await signedInMember(server, "other", "admin"),
+    viewer: await signedInMember(server, "acme", "viewer"),
+    operator: await signedInMember(server, "acme", "operator"),
+    admin: await signedInMember(server, "acme", "admin"),
+  };
+  const world: World = {
+    server,
+    organizationName: "acme",
+    adminToken: org.token,
+    workspaceId: workspace.id,
+    projectId: project!.id,
+    policySetId: ((await policySet.json()) as { data: { id: string } }).data.id,
+    sessions,
+  };
+  const mismatches: string[] = [];
+  for (const operation of operations) {
+    for (const caller of CALLERS) {
+      const call = await callFor(operation.operationId, caller, world);
+      const response = await send(world, operation, caller, call);
+      const expected = EXPECTED[operation.operationId][caller];
+      if (response.status !== expected) mismatches.push(`${operation.operationId} as ${caller}: ${response.status} (expected ${expected}) ${(await response.text()).slice(0, 300)}`);
+    }
+  }
+  assert.equal(mismatches, []);
+});
+
+matrix.run();

@@ -1,0 +1,235 @@
+// GET /api/v2/plans/{plan_id}/json-output: the plan JSON stored framed and encrypted by the
+// runner, streamed with backpressure and verified on the way out (issue 4). Artifacts are written
+// through the same writer the runner uses; one case runs a real plan.
+import { createHash, randomBytes } from "node:crypto";
+import { appendFile, open, stat, truncate } from "node:fs/promises";
+import { join } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { phaseId } from "../../src/api/tfe/presenters.ts";
+import { PLAN_JSON_LIMIT_BYTES } from "../../src/api/tfe/plan-json.ts";
+import { HEADER_SIZE } from "../../src/artifacts/framed.ts";
+import { hashTokenSecret } from "../../src/http/middleware/authenticate.ts";
+import { storePlanJson } from "../../src/runner/plan-json.ts";
+import { createOrganizationWithToken, createToken, createWorkspace, sha256 } from "../support/factories.ts";
+import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { testEachServer, type TestServer } from "../support/test-server.ts";
+
+const FRAME = 64 * 1024 + 16;
+
+/** A plan-JSON-shaped document of about `bytes` bytes. */
+function planJsonOf(bytes: number): Buffer {
+  const changes: string[] = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const change = JSON.stringify({ address: `terraform_data.r${i}`, mode: "managed", type: "terraform_data", name: `r${i}`, change: { actions: ["create"], before: null, after: { input: randomBytes(48).toString("hex"), n: i } } });
+    changes.push(change);
+    size += change.length + 1;
+  }
+  return Buffer.from(`{"format_version":"1.2","terraform_version":"1.9.0","resource_changes":[${changes.join(",")}],"errored":false}`);
+}
+
+async function setUp(server: TestServer) {
+  const { organizationName, token } = await createOrganizationWithToken(server, "acme", "viewer");
+  const { token: admin } = await createToken(server, server.bootstrapToken, organizationName, "admin");
+  const workspace = await createWorkspace(server, admin, organizationName, { name: "app" });
+  return { organizationName, token, admin, workspace };
+}
+
+/** A run (left pending: no runner) whose plan JSON is stored exactly as the runner stores it. */
+async function runWithPlanJson(server: TestServer, admin: string, workspaceId: string, planJson: Uint8Array | AsyncIterable<Uint8Array>) {
+  const created = await startRun(server, admin, workspaceId, { "main.tf": "\n" }, "speculative");
+  const run = (await server.services.stores.runs.getById(created.id))!;
+  const stored = await storePlanJson(server.services, run, planJson);
+  await server.services.stores.runs.update(run.id, run.status, { planJsonDigest: stored.sha256, planJsonSizeBytes: stored.sizeBytes, planJsonArtifactKey: stored.key, updatedAt: new Date() });
+  return { runId: run.id, planId: phaseId(run.id, "plan"), stored, file: join(server.dataDir, "artifacts", stored.key) };
+}
+
+function get(server: TestServer, token: string | null, planId: string): Promise<Response> {
+  return fetch(`${server.baseUrl}/api/v2/plans/${planId}/json-output`, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
+}
+
+/** The body as far as it came, and whether it ended cleanly. */
+async function drain(response: Response): Promise<{ bytes: Buffer; failed: boolean }> {
+  const chunks: Buffer[] = [];
+  const reader = response.body!.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return { bytes: Buffer.concat(chunks), failed: false };
+      chunks.push(Buffer.from(value));
+    }
+  } catch {
+    return { bytes: Buffer.concat(chunks), failed: true };
+  }
+}
+
+/** The single unavailable answer, with the plan id taken out so answers for different plans compare equal. */
+async function expectUnavailable(response: Response, planId: string): Promise<unknown> {
+  assert.is(response.status, 404);
+  assert.match(response.headers.get("content-type") ?? "", /^application\/vnd\.api\+json/);
+  const document = (await response.json()) as any;
+  assert.is(document.errors.length, 1);
+  assert.is(document.errors[0].status, "404");
+  assert.is(document.errors[0].code, "PLAN_JSON_UNAVAILABLE");
+  return JSON.parse(JSON.stringify(document).split(planId).join("<plan>"));
+}
+
+/** Flips one byte of the object on disk. */
+async function flipByte(file: string, position: number): Promise<void> {
+  const handle = await open(file, "r+");
+  try {
+    const byte = Buffer.alloc(1);
+    await handle.read(byte, 0, 1, position);
+    byte[0]! ^= 0x20;
+    await handle.write(byte, 0, 1, position);
+  } finally {
+    await handle.close();
+  }
+}
+
+const test = suite("plan json-output (tfe)");
+
+testEachServer(test, "byte-exact round trip of a large plan JSON: application/json, private no-store, the declared length, audited", async (server) => {
+  const { token, admin, workspace } = await setUp(server);
+  const planJson = planJsonOf(24 * 1024 * 1024 + 12345);
+  const { planId, runId, stored } = await runWithPlanJson(server, admin, workspace.id, planJson);
+  assert.is(stored.sizeBytes, planJson.length);
+  assert.is(stored.sha256, sha256(planJson));
+  const response = await get(server, token, planId);
+  assert.is(response.status, 200);
+  assert.is(response.headers.get("content-type"), "application/json; charset=utf-8");
+  assert.is(response.headers.get("cache-control"), "private, no-store");
+  assert.is(response.headers.get("content-length"), String(planJson.length));
+  const { bytes, failed } = await drain(response);
+  assert.not.ok(failed);
+  assert.ok(bytes.equals(planJson), "the served bytes differ from the stored plan JSON");
+  const events = await server.services.stores.audit.listByOrganization((await server.services.stores.runs.getById(runId))!.organizationId);
+  assert.ok(events.some((event) => event.action === "plan.json_output_read" && event.targetId === runId));
+});
+
+testEachServer(test, "a tampered frame cancels the stream: the response never completes, the tampered frame never comes out", async (server) => {
+  const { token, admin, workspace } = await setUp(server);
+  const planJson = planJsonOf(4 * 1024 * 1024);
+  for (const frame of [0, 40]) {
+    const { planId, file } = await runWithPlanJson(server, admin, workspace.id, planJson);
+    await flipByte(file, HEADER_SIZE + frame * FRAME + 100);
+    // Failing before anything was released, the request fails outright; later, the body does.
+    const response = await get(server, token, planId).catch(() => null);
+    if (response) assert.is(response.status, 200);
+    const { bytes, failed } = response ? await drain(response) : { bytes: Buffer.alloc(0), failed: true };
+    assert.ok(failed, `tampering frame ${frame} did not fail the response`);
+    assert.ok(bytes.length <= frame * (FRAME - 16), `bytes of or after the tampered frame ${frame} came out`);
+    assert.ok(bytes.equals(planJson.subarray(0, bytes.length)));
+  }
+});
+
+testEachServer(test, "a truncated object and a trailing byte are refused before the first byte; truncation while streaming cancels it", async (server) => {
+  const { token, admin, workspace } = await setUp(server);
+  const planJson = planJsonOf(3 * 1024 * 1024);
+  const truncated = await runWithPlanJson(server, admin, workspace.id, planJson);
+  await truncate(truncated.file, (await stat(truncated.file)).size - FRAME);
+  const a = await expectUnavailable(await get(server, token, truncated.planId), truncated.planId);
+
+  const trailing = await runWithPlanJson(server, admin, workspace.id, planJson);
+  await appendFile(trailing.file, "}");
+  const b = await expectUnavailable(await get(server, token, trailing.planId), trailing.planId);
+  assert.equal(a, b);
+
+  // The object shrinks after the checks: the stream ends early and the response with it.
+  const big = planJsonOf(32 * 1024 * 1024);
+  const racing = await runWithPlanJson(server, admin, workspace.id, big);
+  const response = await get(server, token, racing.planId);
+  assert.is(response.status, 200);
+  await truncate(racing.file, HEADER_SIZE + 10 * FRAME);
+  const { bytes, failed } = await drain(response);
+  assert.ok(failed, "a truncated object produced a complete-looking response");
+  assert.ok(bytes.length < big.length);
+});
+
+testEachServer(test, "a descriptor size mismatch is refused before the first byte; a digest mismatch cancels the stream at the end", async (server) => {
+  const { token, admin, workspace } = await setUp(server);
+  const planJson = planJsonOf(2 * 1024 * 1024 + 7);
+  const sized = await runWithPlanJson(server, admin, workspace.id, planJson);
+  for (const delta of [-1, 1]) {
+    await server.db.knex("artifact_descriptors").where({ artifact_key: sized.stored.key }).update({ size_bytes: planJson.length + delta });
+    await expectUnavailable(await get(server, token, sized.planId), sized.planId);
+  }
+
+  const digested = await runWithPlanJson(server, admin, workspace.id, planJson);
+  await server.db.knex("artifact_descriptors").where({ artifact_key: digested.stored.key }).update({ sha256: sha256("something else") });
+  const response = await get(server, token, digested.planId);
+  assert.is(response.status, 200);
+  const { bytes, failed } = await drain(response);
+  assert.ok(failed, "a digest mismatch produced a complete-looking response");
+  assert.ok(bytes.length < planJson.length);
+
+  // Another workspace's or kind's descriptor does not open this object (its identity is bound).
+  const moved = await runWithPlanJson(server, admin, workspace.id, planJson);
+  const other = await createWorkspace(server, admin, "acme", { name: "other" });
+  await server.db.knex("artifact_descriptors").where({ artifact_key: moved.stored.key }).update({ workspace_id: other.id });
+  await expectUnavailable(await get(server, token, moved.planId), moved.planId);
+});
+
+testEachServer(test, "missing, another workspace's token, another organization's token and an oversized plan all get the same answer", async (server) => {
+  const { admin, workspace, organizationName } = await setUp(server);
+  const other = await createWorkspace(server, admin, organizationName, { name: "other" });
+  const planJson = planJsonOf(256 * 1024);
+  const mine = await runWithPlanJson(server, admin, workspace.id, planJson);
+  const theirs = await runWithPlanJson(server, admin, other.id, planJson);
+
+  // A token with run:read on the other workspace only.
+  const principal = await server.services.stores.principals.createPrincipal({ kind: "api_token", organizationId: (await server.services.stores.organizations.getByName(organizationName))!.id, name: "other-ws", createdAt: new Date() });
+  const secret = `ss1.${randomBytes(32).toString("base64url")}`;
+  await server.services.stores.tokens.createToken({ principalId: principal.id, organizationId: principal.organizationId, role: null, description: null, tokenHash: hashTokenSecret(secret), createdAt: new Date() });
+  await server.services.stores.grants.grant({ principalId: principal.id, scopeKind: "workspace", scopeId: other.id, permission: "run:read", createdAt: new Date() });
+  const theirsResponse = await get(server, secret, theirs.planId);
+  assert.is(theirsResponse.status, 200, "the workspace token reads its own workspace's plan JSON");
+  assert.ok((await drain(theirsResponse)).bytes.equals(planJson));
+
+  const answers = [await expectUnavailable(await get(server, secret, mine.planId), mine.planId)];
+  const stranger = await createOrganizationWithToken(server, "globex", "admin");
+  answers.push(await expectUnavailable(await get(server, stranger.token, mine.planId), mine.planId));
+  answers.push(await expectUnavailable(await get(server, admin, "plan-0000000000000000"), "plan-0000000000000000"));
+  answers.push(await expectUnavailable(await get(server, admin, "nonsense"), "nonsense"));
+  // A run without a plan JSON.
+  const bare = await startRun(server, admin, workspace.id, { "main.tf": "\n" }, "speculative");
+  answers.push(await expectUnavailable(await get(server, admin, phaseId(bare.id, "plan")), phaseId(bare.id, "plan")));
+
+  // Over the limit: stored whole and consistent, still never served.
+  async function* oversized() {
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    for (let sent = 0; sent < PLAN_JSON_LIMIT_BYTES; sent += chunk.length) yield chunk;
+    yield Buffer.from("1");
+  }
+  const huge = await runWithPlanJson(server, admin, workspace.id, oversized());
+  assert.is(huge.stored.sizeBytes, PLAN_JSON_LIMIT_BYTES + 1);
+  answers.push(await expectUnavailable(await get(server, admin, huge.planId), huge.planId));
+  for (const answer of answers) assert.equal(answer, answers[0]);
+
+  const anonymous = await get(server, null, mine.planId);
+  assert.is(anonymous.status, 401);
+});
+
+testEachServer(
+  test,
+  "a real plan: the runner stores its JSON framed; json-output serves exactly the bytes the policy stage read",
+  async (server) => {
+    const { token, admin, workspace } = await setUp(server);
+    const run = await startRun(server, admin, workspace.id, fixture("random"));
+    const planned = await waitForStatus(server, admin, run.id, ["awaiting_approval", "planned_and_finished", "errored"]);
+    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, admin, run.id, "plan"));
+    const record = (await server.services.stores.runs.getById(run.id))!;
+    const response = await get(server, token, phaseId(run.id, "plan"));
+    assert.is(response.status, 200);
+    const { bytes, failed } = await drain(response);
+    assert.not.ok(failed);
+    assert.is(bytes.length, record.execution.planJsonSizeBytes);
+    assert.is(createHash("sha256").update(bytes).digest("hex"), record.execution.planJsonDigest);
+    const document = JSON.parse(bytes.toString("utf8"));
+    assert.ok(Array.isArray(document.resource_changes) && document.resource_changes.length > 0);
+  },
+  { runner: true },
+);
+
+test.run();
