@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { STATUS_CODES, type IncomingMessage, type Server as HttpServer } from "node:http";
+import { ServerResponse, STATUS_CODES, type IncomingMessage, type Server as HttpServer } from "node:http";
+import type { Socket } from "node:net";
 import type { Server as HttpsServer } from "node:https";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
@@ -33,6 +34,29 @@ function cookieValue(header: string | undefined, name: string): string | undefin
 }
 
 /**
+ * Serves a request that asked for a protocol upgrade other than WebSocket through the server's
+ * ordinary request handler, ignoring the upgrade (as Node does when nobody listens for upgrades).
+ * The connection closes after the response. A request body is not supported here (Node stopped
+ * parsing the connection at the upgrade): such a request is answered 400.
+ */
+function serveAsPlainRequest(server: HttpServer | HttpsServer, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  socket.on("error", () => socket.destroy());
+  const hasBody = head.length > 0 || Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
+  if (hasBody) {
+    socket.end("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    return;
+  }
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket as Socket);
+  res.once("finish", () => {
+    res.detachSocket(socket as Socket);
+    socket.end();
+  });
+  server.emit("request", req, res);
+}
+
+/**
  * `GET /live/runs/{run_id}` upgraded to a WebSocket: the run's log chunks, stage and status
  * changes while it is not terminal. Everything is decided before the handshake completes, and a
  * refusal is an HTTP error with a JSON:API error document: a wrong or missing Origin (403), no
@@ -47,8 +71,7 @@ export class LiveGateway {
   private readonly heartbeat: NodeJS.Timeout;
   private closing: Promise<void> | null = null;
   private beating = false;
-  private readonly servers = new Set<HttpServer | HttpsServer>();
-  private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head);
+  private readonly servers = new Map<HttpServer | HttpsServer, (req: IncomingMessage, socket: Duplex, head: Buffer) => void>();
 
   constructor(
     private readonly services: Services,
@@ -61,8 +84,14 @@ export class LiveGateway {
 
   /** Serves live sockets on an HTTP or HTTPS server (its `upgrade` event). */
   attach(server: HttpServer | HttpsServer): void {
-    this.servers.add(server);
-    server.on("upgrade", this.onUpgrade);
+    const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      // With an `upgrade` listener, Node hands every Upgrade request here (`Upgrade: h2c` from
+      // `curl --http2` too); anything but a WebSocket is served as the ordinary request it is.
+      if ((req.headers.upgrade ?? "").toLowerCase() !== "websocket") serveAsPlainRequest(server, req, socket, head);
+      else void this.upgrade(req, socket, head);
+    };
+    this.servers.set(server, onUpgrade);
+    server.on("upgrade", onUpgrade);
   }
 
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
@@ -195,7 +224,7 @@ export class LiveGateway {
 
   private async shutDown(): Promise<void> {
     clearInterval(this.heartbeat);
-    for (const server of this.servers) server.off("upgrade", this.onUpgrade);
+    for (const [server, onUpgrade] of this.servers) server.off("upgrade", onUpgrade);
     await this.hub.close();
     for (const ws of this.wss.clients) ws.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { get as httpGet } from "node:http";
 import { promisify } from "node:util";
 import { join } from "node:path";
 import knex from "knex";
@@ -82,6 +83,22 @@ testEachServer(refusals, "wrong or missing Origin 403, no or bad cookie 401, API
   assert.is(terminal.refusal?.body?.errors[0].code, "RUN_TRANSITION_INVALID");
   assert.match(terminal.refusal?.body?.errors[0].detail ?? "", /canceled/);
   assert.match(terminal.refusal?.body?.errors[0].detail ?? "", /\/logs\/\{phase\}/);
+});
+
+testEachServer(refusals, "requests upgrading to anything but a WebSocket (curl --http2's h2c) are served as ordinary requests; a WebSocket elsewhere is 404", async (server) => {
+  const h2c = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const request = httpGet(`${server.baseUrl}/healthz`, { headers: { Connection: "Upgrade, HTTP2-Settings", Upgrade: "h2c", "HTTP2-Settings": "AAMAAABkAAQCAAAAAAIAAAAA" } }, (res) => {
+      let body = "";
+      res.on("data", (chunk) => (body += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    request.on("upgrade", () => reject(new Error("upgraded")));
+    request.on("error", reject);
+  });
+  assert.is(h2c.status, 200, h2c.body);
+  assert.match(h2c.body, /"status"/);
+  const elsewhere = await openLive(server, "x/../../v1/organizations");
+  assert.is(elsewhere.refusal?.status, 404);
 });
 
 testEachServer(
