@@ -34,6 +34,7 @@ async function main() {
   say(`database: ${config.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")}`);
   const stackship = await createStackShip({ ...config, bootstrapToken: bootstrap.token }, {}, (m) => say(`migrations: ${m}`));
   const server = createServer(stackship.app.callback());
+  stackship.live.attach(server);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.httpPort, config.host, resolve);
@@ -42,6 +43,7 @@ async function main() {
   const port = typeof address === "object" && address ? address.port : config.httpPort;
   const url = `http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${port}`;
   const https = await startHttps(config, stackship.app.callback());
+  if (https) stackship.live.attach(https.server);
   // The embedded default runs the job loop in this process; sandboxes reach the API on loopback.
   const runner = new RunnerEngine({
     services: stackship.services,

@@ -9,6 +9,8 @@ import { LocalArtifactStore } from "./artifacts/artifact-store.ts";
 import { deriveKeys, loadMasterKey } from "./artifacts/keys.ts";
 import { REPO_ROOT, pinnedToolVersions, type Config } from "./config.ts";
 import { buildApp } from "./http/app.ts";
+import { LiveGateway } from "./live/gateway.ts";
+import type { LiveHubOptions } from "./live/hub.ts";
 import { migrateGraphileWorker } from "./runner/graphile.ts";
 import { hostPlatform, type Services } from "./services.ts";
 import { createStores, migrateLatest, openDatabase, type Database } from "./store/index.ts";
@@ -19,12 +21,16 @@ export interface ServerOverrides {
   logger?: Logger;
   /** Used instead of opening `config.databaseUrl`; the caller keeps ownership and closes it. */
   database?: Database;
+  /** Limits of the live WebSocket hub (e.g. a small buffer bound to test slow clients). */
+  live?: LiveHubOptions;
 }
 
 /** A ready StackShip: migrated database, services and the Koa app (not yet listening). */
 export interface StackShip {
   app: Koa;
   services: Services;
+  /** The live run WebSocket (`/live/runs/{run_id}`): attach it to every HTTP and HTTPS server. */
+  live: LiveGateway;
   close(): Promise<void>;
 }
 
@@ -76,5 +82,14 @@ export async function createStackShip(config: Config, overrides: ServerOverrides
     const { created } = await ensureBootstrapAdmin(services, config.bootstrapAdmin.email, config.bootstrapAdmin.password);
     onProgress?.(created ? `created the deployment administrator ${config.bootstrapAdmin.email}` : `deployment administrator ${config.bootstrapAdmin.email} already exists (password unchanged)`);
   }
-  return { app: buildApp(services, [tfeSurface, v1Surface]), services, close };
+  const live = new LiveGateway(services, overrides.live);
+  return {
+    app: buildApp(services, [tfeSurface, v1Surface]),
+    services,
+    live,
+    close: async () => {
+      await live.close();
+      await close();
+    },
+  };
 }

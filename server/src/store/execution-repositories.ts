@@ -1,6 +1,7 @@
 import { newId } from '../domain/ids.ts';
 import type { AttemptStatus, ExecutionPhase, RunAttempt, RunJob, RunReview } from '../domain/records.ts';
 import type { Dialect, Executor } from './dialect.ts';
+import { announce, atomically } from './run-events.ts';
 import { translating } from './translate-error.ts';
 import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from './values.ts';
 
@@ -96,6 +97,20 @@ export class AttemptRepository {
 /** The phases whose logs are stored. */
 export type LogPhase = 'plan' | 'policy' | 'apply';
 
+/** One stored log chunk. */
+export interface LogChunk {
+  seq: number;
+  text: string;
+  final: boolean;
+}
+
+/** Where a phase's stored log ends. */
+export interface LogPosition {
+  nextSeq: number;
+  nextOffset: number;
+  complete: boolean;
+}
+
 /** A window of one phase's log. */
 export interface LogWindow {
   text: string;
@@ -110,13 +125,56 @@ export class LogRepository {
     private readonly dialect: Dialect,
   ) {}
 
-  /** Appends a chunk; `final` marks the phase's log complete. Returns its sequence number. */
+  /**
+   * Appends a chunk; `final` marks the phase's log complete. Returns its sequence number. The
+   * chunk is announced on the run change feed (the live WebSocket) in the same transaction.
+   */
   async append(runId: string, phase: LogPhase, text: string, final: boolean, now: Date | string): Promise<number> {
+    return translating(this.dialect, () =>
+      atomically(this.db, this.dialect, async (db) => {
+        const last = await db('run_log_chunks').where({ run_id: runId, phase }).max({ n: 'seq' }).first();
+        const seq = last?.n === null || last?.n === undefined ? 0 : numberFromRow(last.n) + 1;
+        await db('run_log_chunks').insert({ run_id: runId, phase, seq, text, final, created_at: isoForWrite(now) });
+        await announce(db, this.dialect, { kind: 'log', runId, phase, seq, final, text });
+        return seq;
+      }),
+    );
+  }
+
+  /** The phase's chunks from sequence number `fromSeq` on, in order, at most `limit`. */
+  async chunksFrom(runId: string, phase: LogPhase, fromSeq: number, limit: number): Promise<LogChunk[]> {
+    return translating(this.dialect, async () =>
+      (
+        await this.db('run_log_chunks')
+          .where({ run_id: runId, phase })
+          .where('seq', '>=', fromSeq)
+          .orderBy('seq', 'asc')
+          .limit(limit)
+          .select('seq', 'text', 'final')
+      ).map((r) => ({ seq: numberFromRow(r.seq), text: r.text as string, final: booleanFromRow(r.final) })),
+    );
+  }
+
+  /**
+   * Where each phase's log ends: the next sequence number, the next offset of the HTTP log
+   * route (in the same units: JavaScript string length), and whether the log is complete.
+   */
+  async positions(runId: string): Promise<Record<LogPhase, LogPosition>> {
     return translating(this.dialect, async () => {
-      const last = await this.db('run_log_chunks').where({ run_id: runId, phase }).max({ n: 'seq' }).first();
-      const seq = last?.n === null || last?.n === undefined ? 0 : numberFromRow(last.n) + 1;
-      await this.db('run_log_chunks').insert({ run_id: runId, phase, seq, text, final, created_at: isoForWrite(now) });
-      return seq;
+      const out: Record<LogPhase, LogPosition> = {
+        plan: { nextSeq: 0, nextOffset: 0, complete: false },
+        policy: { nextSeq: 0, nextOffset: 0, complete: false },
+        apply: { nextSeq: 0, nextOffset: 0, complete: false },
+      };
+      const rows = await this.db('run_log_chunks').where({ run_id: runId }).orderBy([{ column: 'phase' }, { column: 'seq' }]).select('phase', 'seq', 'text', 'final');
+      for (const row of rows) {
+        const position = out[row.phase as LogPhase];
+        if (!position) continue;
+        position.nextSeq = numberFromRow(row.seq) + 1;
+        position.nextOffset += (row.text as string).length;
+        position.complete ||= booleanFromRow(row.final);
+      }
+      return out;
     });
   }
 

@@ -20,7 +20,8 @@ import { UserRepository } from './user-repository.ts';
 
 export { migrateDown, migrateLatest, openDatabase, rollbackAll } from './db.ts';
 export type { Database } from './db.ts';
-export { AttemptRepository, JobRepository, LogRepository, ReviewRepository, type LogPhase, type LogWindow } from './execution-repositories.ts';
+export { AttemptRepository, JobRepository, LogRepository, ReviewRepository, type LogChunk, type LogPhase, type LogPosition, type LogWindow } from './execution-repositories.ts';
+export { announce, openRunChangeFeed, RUN_CHANGE_CHANNEL, type RunChangeFeed, type RunChangeListener, type RunChangeNotice, type LogChunkNotice, type RunStateNotice } from './run-events.ts';
 import { AttemptRepository, JobRepository, LogRepository, ReviewRepository } from './execution-repositories.ts';
 export type { Dialect, Executor } from './dialect.ts';
 export type { CreateOrganizationInput } from './organization-repository.ts';

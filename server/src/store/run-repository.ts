@@ -5,6 +5,7 @@ import type { PolicyOutcome, RunReason } from '../domain/run-lifecycle.ts';
 import { APPLY_PHASE_STATUSES, PLAN_PHASE_STATUSES, assertRunCreationAllowed, isRunStatus, type ApplyPhaseStatus, type PlanPhaseStatus, type RunKind, type RunStatus } from '../domain/run.ts';
 import type { Dialect, Executor } from './dialect.ts';
 import type { RunRow } from './rows.ts';
+import { announce, atomically } from './run-events.ts';
 import { translating } from './translate-error.ts';
 import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from './values.ts';
 
@@ -109,12 +110,27 @@ export class RunRepository {
    */
   async update(id: string, expectedStatus: RunStatus, patch: RunPatch): Promise<Run | undefined> {
     const row = patchToRow(patch);
-    return translating(this.dialect, async () => {
-      const changed = await this.db<RunRow>('runs').where({ id, status: expectedStatus }).update(row);
-      if (changed === 0) return undefined;
-      const updated = await this.db<RunRow>('runs').where({ id }).first();
-      return updated && toRun(updated);
-    });
+    return translating(this.dialect, () =>
+      atomically(this.db, this.dialect, async (db) => {
+        const changed = await db<RunRow>('runs').where({ id, status: expectedStatus }).update(row);
+        if (changed === 0) return undefined;
+        const updated = await db<RunRow>('runs').where({ id }).first();
+        if (!updated) return undefined;
+        const run = toRun(updated);
+        // Announced in the same transaction: the live WebSocket reports stage and status changes.
+        const x = run.execution;
+        await announce(db, this.dialect, {
+          kind: 'run',
+          runId: run.id,
+          status: run.status,
+          statusReason: x.statusReason,
+          planStatus: x.planStatus,
+          policyOutcome: x.policyOutcome,
+          applyStatus: x.applyStatus,
+        });
+        return run;
+      }),
+    );
   }
 
   /** Runs in one of `statuses` whose approval window closed at or before `now`. */

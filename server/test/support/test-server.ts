@@ -10,7 +10,8 @@ import { createStackShipClient, type Client } from "../../../client/src/index.ts
 import { createClient as createTfeClient, type Client as TfeClient } from "../../../generated/tfe/client/client/index.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { RunnerEngine, type RunnerOptions } from "../../src/runner/engine.ts";
-import { createStackShip } from "../../src/server.ts";
+import type { LiveHubOptions } from "../../src/live/hub.ts";
+import { createStackShip, type StackShip } from "../../src/server.ts";
 import type { Services } from "../../src/services.ts";
 import type { Database, Dialect } from "../../src/store/index.ts";
 import { testDialects, withDatabase } from "./databases.ts";
@@ -34,6 +35,8 @@ export interface TestServer {
   tfe(token?: string): TfeClient;
   /** The in-process runner, when the options asked for one. */
   runner: RunnerEngine | null;
+  /** The live run WebSocket gateway serving this server's `/live/runs/{run_id}`. */
+  live: StackShip["live"];
 }
 
 /** Options of a test server: an injectable clock, an in-process runner. */
@@ -43,6 +46,8 @@ export interface TestServerOptions {
   runner?: Partial<RunnerOptions> | true;
   /** Configuration to override (e.g. bootstrapAdmin, allowedOrigins, publicUrl). */
   config?: Partial<Config>;
+  /** Limits of the live WebSocket hub. */
+  live?: LiveHubOptions;
 }
 
 /** Starts StackShip on a fresh database of `dialect`, runs `fn`, and tears everything down. */
@@ -59,8 +64,9 @@ export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServe
       logLevel: "silent",
       ...options.config,
     };
-    const stackship = await createStackShip(config, { database: db, logger: pino({ level: "silent" }), clock: options.clock });
+    const stackship = await createStackShip(config, { database: db, logger: pino({ level: "silent" }), clock: options.clock, live: options.live });
     const http: Server = createServer(stackship.app.callback());
+    stackship.live.attach(http);
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
     const baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
     const runner = options.runner
@@ -73,9 +79,11 @@ export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServe
     const v1 = (token?: string) => createStackShipClient({ baseUrl, token });
     const tfe = (token?: string) => createTfeClient({ baseUrl, headers: { Accept: "application/vnd.api+json" }, auth: token });
     try {
-      return await fn({ baseUrl, dataDir, databaseUrl: db.url, dialect, db, services: stackship.services, bootstrapToken, admin: v1(bootstrapToken), v1, tfe, runner });
+      return await fn({ baseUrl, dataDir, databaseUrl: db.url, dialect, db, services: stackship.services, bootstrapToken, admin: v1(bootstrapToken), v1, tfe, runner, live: stackship.live });
     } finally {
       await runner?.stop({ interrupt: true });
+      // Live sockets first: an open WebSocket would keep http.close() waiting.
+      await stackship.live.close();
       await new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeAllConnections();
       await stackship.close();

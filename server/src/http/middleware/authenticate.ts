@@ -4,7 +4,7 @@ import { DomainError } from "../../domain/errors.ts";
 import { csrfTokenFor, hashSessionSecret } from "../../api/commands/users.ts";
 import { CSRF_HEADER, SESSION_COOKIE } from "../../domain/sessions.ts";
 import type { Services } from "../../services.ts";
-import { grantsOfMemberships, type Stores } from "../../store/index.ts";
+import { grantsOfMemberships, type Session, type Stores, type User } from "../../store/index.ts";
 import type { AuthenticatedPrincipal } from "../principal.ts";
 
 /** The stored form of a token secret. Secrets are 256-bit random, so a plain SHA-256 suffices. */
@@ -26,12 +26,8 @@ export function isAllowedOrigin(origin: string, ownOrigin: string, config: { pub
   return allowed.includes(origin);
 }
 
-/**
- * A dashboard session from its cookie: live, unexpired and not signed out. A change (POST, PUT,
- * PATCH, DELETE) also needs the session's CSRF token in `X-CSRF-Token` and, when the browser
- * sends an `Origin`, an allowed one; SameSite=Strict is the second line, not the only one.
- */
-async function authenticateSession(ctx: Context, services: Services, secret: string, now: Date): Promise<AuthenticatedPrincipal> {
+/** The dashboard session a `stackship_session` cookie value names: live, unexpired and not signed out; else 401. */
+async function liveSession(services: Services, secret: string, now: Date): Promise<{ session: Session; user: User }> {
   const refuse = (detail: string) => new DomainError("UNAUTHENTICATED", detail, { source: { header: "Cookie" } });
   if (!/^sss\.[A-Za-z0-9_-]{43}$/.test(secret)) throw refuse("The session cookie is malformed; sign in again.");
   const found = await services.stores.users.findSessionByTokenHash(hashSessionSecret(secret));
@@ -39,6 +35,38 @@ async function authenticateSession(ctx: Context, services: Services, secret: str
   const { session, user } = found;
   if (session.revokedAt !== null) throw refuse("The session was signed out; sign in again.");
   if (Date.parse(session.expiresAt) <= now.getTime()) throw refuse("The session has expired; sign in again.");
+  return found;
+}
+
+async function principalOfSession(services: Services, secret: string, { session, user }: { session: Session; user: User }): Promise<AuthenticatedPrincipal> {
+  return {
+    kind: "user",
+    id: user.id,
+    siteAdmin: user.siteAdmin,
+    grants: grantsOfMemberships(await services.stores.users.membershipsOf(user.id)),
+    organizationId: null,
+    tokenId: null,
+    session: { id: session.id, steppedUpAt: session.steppedUpAt, createdAt: session.createdAt, expiresAt: session.expiresAt, csrfToken: csrfTokenFor(services, secret), user },
+  };
+}
+
+/**
+ * The `user` principal of a session cookie value under the same rules as every cookie request
+ * (live, unexpired, not signed out; 401 otherwise), for callers outside Koa such as the live
+ * WebSocket upgrade. It checks no CSRF token: use it only where nothing changes.
+ */
+export async function sessionPrincipal(services: Services, secret: string, now: Date): Promise<AuthenticatedPrincipal> {
+  return principalOfSession(services, secret, await liveSession(services, secret, now));
+}
+
+/**
+ * A dashboard session from its cookie: live, unexpired and not signed out. A change (POST, PUT,
+ * PATCH, DELETE) also needs the session's CSRF token in `X-CSRF-Token` and, when the browser
+ * sends an `Origin`, an allowed one; SameSite=Strict is the second line, not the only one.
+ */
+async function authenticateSession(ctx: Context, services: Services, secret: string, now: Date): Promise<AuthenticatedPrincipal> {
+  const found = await liveSession(services, secret, now);
+  const { session } = found;
   if (UNSAFE_METHODS.has(ctx.method)) {
     const origin = ctx.get("origin");
     if (origin && !isAllowedOrigin(origin, `${ctx.protocol}://${ctx.host}`, services.config)) {
@@ -53,15 +81,7 @@ async function authenticateSession(ctx: Context, services: Services, secret: str
       });
     }
   }
-  return {
-    kind: "user",
-    id: user.id,
-    siteAdmin: user.siteAdmin,
-    grants: grantsOfMemberships(await services.stores.users.membershipsOf(user.id)),
-    organizationId: null,
-    tokenId: null,
-    session: { id: session.id, steppedUpAt: session.steppedUpAt, createdAt: session.createdAt, expiresAt: session.expiresAt, csrfToken: csrfTokenFor(services, secret), user },
-  };
+  return principalOfSession(services, secret, found);
 }
 
 const UNKNOWN_TOKEN = "The API token is unknown or has been revoked.";
