@@ -109,6 +109,11 @@ function sendStream(ctx: Koa.Context, body: Readable): void {
     ctx.res.destroy();
     return;
   }
+  if (ctx.method === "HEAD") {
+    body.destroy();
+    ctx.res.end();
+    return;
+  }
   body.once("error", () => ctx.res.destroy());
   ctx.res.once("close", () => body.destroy());
   // Chunks a stream produces in one go are written to the socket in one go.

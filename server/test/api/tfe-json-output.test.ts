@@ -105,6 +105,10 @@ testEachServer(test, "byte-exact round trip of a large plan JSON: application/js
   const { bytes, failed } = await drain(response);
   assert.not.ok(failed);
   assert.ok(bytes.equals(planJson), "the served bytes differ from the stored plan JSON");
+  const head = await fetch(`${server.baseUrl}/api/v2/plans/${planId}/json-output`, { method: "HEAD", headers: { Authorization: `Bearer ${token}` } });
+  assert.is(head.status, 200);
+  assert.is(head.headers.get("content-length"), String(planJson.length));
+  assert.is((await head.arrayBuffer()).byteLength, 0);
   const events = await server.services.stores.audit.listByOrganization((await server.services.stores.runs.getById(runId))!.organizationId);
   assert.ok(events.some((event) => event.action === "plan.json_output_read" && event.targetId === runId));
 });
@@ -190,7 +194,8 @@ testEachServer(test, "a client that goes away mid-stream: the server stops readi
 
 testEachServer(test, "a descriptor size mismatch is refused before the first byte; a digest mismatch cancels the stream at the end", async (server) => {
   const { token, admin, workspace } = await setUp(server);
-  const planJson = planJsonOf(2 * 1024 * 1024 + 7);
+  // Larger than the read-ahead (a few MiB), so the digest is checked after the answer started.
+  const planJson = planJsonOf(16 * 1024 * 1024 + 7);
   const sized = await runWithPlanJson(server, admin, workspace.id, planJson);
   for (const delta of [-1, 1]) {
     await server.db.knex("artifact_descriptors").where({ artifact_key: sized.stored.key }).update({ size_bytes: planJson.length + delta });
