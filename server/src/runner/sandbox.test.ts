@@ -304,12 +304,14 @@ test('abort: SIGINT to the command, reported as interrupted', async () => {
 
 test('abort: a command that ignores SIGINT gets SIGTERM after the interrupt grace', async () => {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), 200);
+  // Aborted once the sandbox surely runs (a loaded machine can take a while to start it).
+  const timer = setTimeout(() => controller.abort(), 1500);
   const result = await run({ argv: ['sh', '-c', 'trap "" INT; sleep 30'], signal: controller.signal, interruptGraceMs: 300 });
   clearTimeout(timer);
   assert.ok(result.interrupted);
   assert.is(result.signal, 'SIGTERM');
-  assert.ok(result.durationMs < 2500, `took ${result.durationMs} ms`);
+  // Not a speed target: it proves SIGTERM ended the 30 s sleep early.
+  assert.ok(result.durationMs < 20_000, `took ${result.durationMs} ms`);
 });
 
 test('abort before start: nothing runs', async () => {
