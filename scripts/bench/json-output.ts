@@ -36,6 +36,9 @@ interface Memory {
   peak: number;
   /** Server CPU time (user + system) spent since the reset, in ms. */
   cpuMs: number;
+  /** RSS once set up, before the first streamed request, and the highest RSS seen since. */
+  initial: number;
+  overallPeak: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -130,8 +133,12 @@ async function serve(): Promise<void> {
   let baseline = 0;
   let peak = 0;
   let cpu = process.cpuUsage();
+  (globalThis as { gc?: () => void }).gc?.();
+  const initial = process.memoryUsage.rss();
+  let overallPeak = initial;
   const sample = () => {
     peak = Math.max(peak, process.memoryUsage.rss());
+    overallPeak = Math.max(overallPeak, peak);
   };
   setInterval(sample, 5).unref();
   process.on("message", (message: { type: string }) => {
@@ -145,7 +152,7 @@ async function serve(): Promise<void> {
       sample();
       if (process.connected) {
         const used = process.cpuUsage(cpu);
-        process.send!({ type: "memory", baseline, peak, cpuMs: (used.user + used.system) / 1000 } satisfies Memory);
+        process.send!({ type: "memory", baseline, peak, cpuMs: (used.user + used.system) / 1000, initial, overallPeak } satisfies Memory);
       }
     }
   });
@@ -209,6 +216,7 @@ async function main(): Promise<void> {
     const times = { json: [] as number[], raw: [] as number[] };
     const growth = { json: [] as number[], raw: [] as number[] };
     const cpu = { json: [] as number[], raw: [] as number[] };
+    let last: Memory | null = null;
     for (let round = 0; round < REPEATS; round++) {
       for (const kind of ["raw", "json"] as const) {
         await request(child, "reset");
@@ -218,6 +226,7 @@ async function main(): Promise<void> {
         times[kind].push(result.ms);
         growth[kind].push(memory.peak - memory.baseline);
         cpu[kind].push(memory.cpuMs);
+        last = memory;
       }
     }
     const mbps = (ms: number) => SIZE / MiB / (ms / 1000);
@@ -230,6 +239,7 @@ async function main(): Promise<void> {
         `[bench] server CPU per request: json-output ${median(cpu.json).toFixed(0)} ms, unencrypted ${median(cpu.raw).toFixed(0)} ms (machine load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores)`,
         `[bench] throughput ratio json-output / unencrypted: ${(raw / json).toFixed(2)}×  (target ≥ 0.5×)`,
         `[bench] server peak RSS growth while streaming: json-output max ${(Math.max(...growth.json) / MiB).toFixed(1)} MiB (median ${(median(growth.json) / MiB).toFixed(1)}), unencrypted max ${(Math.max(...growth.raw) / MiB).toFixed(1)} MiB  (target ≤ 64 MiB)`,
+        `[bench] server RSS: ${(last!.initial / MiB).toFixed(0)} MiB before the first streamed request, peak ${(last!.overallPeak / MiB).toFixed(0)} MiB over all ${2 * (REPEATS + 1)} streamed 100 MiB responses (+${((last!.overallPeak - last!.initial) / MiB).toFixed(1)} MiB)`,
       ].join("\n") + "\n",
     );
   } finally {
