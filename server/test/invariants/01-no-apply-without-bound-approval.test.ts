@@ -20,6 +20,7 @@ import {
   refusedWithoutWrites,
   seedRunnable,
 } from "./doors.ts";
+import { signedInMember } from "../support/sessions.ts";
 
 const CODE = "RUN_AUTO_APPLY_FORBIDDEN";
 
@@ -37,6 +38,16 @@ testEachServer(invariant, "v1 createRun: auto_apply true fails 422 RUN_AUTO_APPL
   for (const body of bodies) {
     const result = await expectNothingWritten(server, () => createRun({ client: server.v1(r.token), path: { workspace_id: r.workspaceId }, body }), RUN_TABLES);
     expectV1Error(result, 422, CODE);
+  }
+});
+
+testEachServer(invariant, "v1 createRun through a dashboard session (cookie and CSRF token): auto_apply true fails 422 RUN_AUTO_APPLY_FORBIDDEN, and writes nothing", async (server) => {
+  const r = await seedRunnable(server);
+  const admin = await signedInMember(server, r.organizationName, "admin");
+  for (const attributes of [{ auto_apply: true }, { auto_apply: true, kind: "speculative" }]) {
+    const response = await expectNothingWritten(server, () => admin.session.request("POST", `/v1/workspaces/${r.workspaceId}/runs`, { body: { data: { type: "runs", attributes } } }), RUN_TABLES);
+    assert.is(response.status, 422);
+    assert.is(((await response.json()) as { errors: Array<{ code: string }> }).errors[0].code, CODE);
   }
 });
 

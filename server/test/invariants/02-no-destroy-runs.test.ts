@@ -20,6 +20,7 @@ import {
   refusedWithoutWrites,
   seedRunnable,
 } from "./doors.ts";
+import { signedInMember } from "../support/sessions.ts";
 
 const CODE = "RUN_DESTROY_FORBIDDEN";
 
@@ -38,6 +39,14 @@ testEachServer(invariant, "v1 createRun: is_destroy true fails 422 RUN_DESTROY_F
     const result = await expectNothingWritten(server, () => createRun({ client: server.v1(r.token), path: { workspace_id: r.workspaceId }, body }), RUN_TABLES);
     expectV1Error(result, 422, CODE);
   }
+});
+
+testEachServer(invariant, "v1 createRun through a dashboard session (cookie and CSRF token): is_destroy true fails 422 RUN_DESTROY_FORBIDDEN, and writes nothing", async (server) => {
+  const r = await seedRunnable(server);
+  const admin = await signedInMember(server, r.organizationName, "admin");
+  const response = await expectNothingWritten(server, () => admin.session.request("POST", `/v1/workspaces/${r.workspaceId}/runs`, { body: { data: { type: "runs", attributes: { is_destroy: true } } } }), RUN_TABLES);
+  assert.is(response.status, 422);
+  assert.is(((await response.json()) as { errors: Array<{ code: string }> }).errors[0].code, "RUN_DESTROY_FORBIDDEN");
 });
 
 testEachServer(invariant, "v1 createRun: non-boolean and misspelled destroy flags fail 422 DOCUMENT_INVALID, and write nothing", async (server) => {
