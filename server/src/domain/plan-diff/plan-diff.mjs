@@ -154,10 +154,7 @@ function walk(v, s, o, u, hasUnknown, known) {
     const oa = Array.isArray(o) ? o : undefined;
     for (let i = 0; i < v.length; i++) {
       const child = v[i];
-      const cs = sa && sa[i];
-      const co = oa && oa[i];
-      const cu = ua && ua[i];
-      const r = (cs === undefined || cs === false) && (co === undefined || co === false) && (cu === undefined || cu === false) ? plainValue(child, known) : walk(child, cs, co, cu, hasUnknown, known);
+      const r = walk(child, sa && sa[i], oa && oa[i], ua && ua[i], hasUnknown, known);
       if (r !== child) v[i] = r;
     }
     return v;
@@ -174,10 +171,7 @@ function walk(v, s, o, u, hasUnknown, known) {
     if (k.charCodeAt(0) === 36) dollar = true;
     if (known.length > 0 && containsKnown(k, known)) throw new Unresolvable("a known secret in an object key");
     const child = v[k];
-    const cs = own(so, k);
-    const co = own(oo, k);
-    const cu = own(uo, k);
-    const r = (cs === undefined || cs === false) && (co === undefined || co === false) && (cu === undefined || cu === false) ? plainValue(child, known) : walk(child, cs, co, cu, hasUnknown, known);
+    const r = walk(child, own(so, k), own(oo, k), own(uo, k), hasUnknown, known);
     if (r !== child) v[k] = r; // an own data property, also when named __proto__
   }
   if (uo) {
@@ -238,14 +232,6 @@ function plain(v, known) {
   const escaped = {};
   for (const k in v) put(escaped, escapeKey(k), v[k]);
   return escaped;
-}
-
-/** `walk` of any value with every mask argument undefined or false. */
-function plainValue(v, known) {
-  if (typeof v === "string") return known.length > 0 && containsKnown(v, known) ? SENSITIVE : v;
-  if (typeof v === "number") return Number.isInteger(v) && !Number.isSafeInteger(v) ? IMPRECISE : v;
-  if (v === null || v === undefined) return null;
-  return typeof v === "object" ? plain(v, known) : v;
 }
 
 function containsKnown(text, known) {
