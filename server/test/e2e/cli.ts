@@ -6,10 +6,11 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO_ROOT } from "../../src/config.ts";
-import type { Run, Workspace } from "../../src/domain/records.ts";
 import type { Test } from "uvu";
+import type { Run, Workspace } from "../../src/domain/records.ts";
 import { createOrganizationWithToken, type Role } from "../support/factories.ts";
-import { testEachServer, withTestServer, type TestServer, type TestServerOptions } from "../support/test-server.ts";
+import { testDialects } from "../support/databases.ts";
+import { withTestServer, type TestServer, type TestServerOptions } from "../support/test-server.ts";
 import { describeViolations, startContractProxy, type ContractProxy } from "./contract-proxy.ts";
 
 /** A test server, possibly in contract mode: every CLI project then talks to it through prism. */
@@ -22,10 +23,27 @@ export type CliServer = TestServer & { contract?: ContractProxy[] };
  * `prism proxy --errors` on the bundled spec/tfe (see contract-proxy.ts for which paths are
  * validated). A response prism refuses fails the case with prism's explanation, even if the
  * scenario's own assertions passed.
+ *
+ * STACKSHIP_TEST_PRISM=skip leaves the prism pass out, =only runs nothing else;
+ * STACKSHIP_TEST_PRISM_TRACE=1 prints each case's duration and what went through prism.
  */
 export function testEachCliServer<T>(test: Test<T>, title: string, fn: (server: CliServer) => Promise<void>, options: TestServerOptions = {}): void {
-  testEachServer(test, title, fn, options);
-  test(`${title} [sqlite, through prism]`, () =>
+  const mode = process.env.STACKSHIP_TEST_PRISM ?? "";
+  const trace = Boolean(process.env.STACKSHIP_TEST_PRISM_TRACE);
+  const timed = (name: string, body: () => Promise<void>) =>
+    test(name, async () => {
+      const started = Date.now();
+      try {
+        await body();
+      } finally {
+        if (trace) console.error(`${name}: ${Date.now() - started} ms`);
+      }
+    });
+  if (mode !== "only") {
+    for (const dialect of testDialects()) timed(`${title} [${dialect}]`, () => withTestServer(dialect, fn, options));
+  }
+  if (mode === "skip") return;
+  timed(`${title} [sqlite, through prism]`, () =>
     withTestServer(
       "sqlite",
       async (server) => {
@@ -38,7 +56,7 @@ export function testEachCliServer<T>(test: Test<T>, title: string, fn: (server: 
         } finally {
           await Promise.all(contract.map((proxy) => proxy.close()));
         }
-        if (process.env.STACKSHIP_TEST_PRISM_TRACE) {
+        if (trace) {
           for (const proxy of contract) console.error(`through prism:\n  ${proxy.validated.join("\n  ")}\ndirect:\n  ${proxy.direct.join("\n  ")}\n${proxy.output()}`);
         }
         const refused = contract.filter((proxy) => proxy.violations.length > 0);
