@@ -16,6 +16,10 @@ test("prism refuses a response that violates spec/tfe and the front records why;
     } else if (req.url === "/api/v2/organizations/bad/entitlement-set") {
       res.writeHead(200, { "content-type": "application/vnd.api+json" });
       res.end(JSON.stringify({ data: { id: 42, type: "nope" } }));
+    } else if (req.url === "/api/v2/organizations/conflict/entitlement-set") {
+      // 409 is not among the operation's responses: prism passes it, with a warning.
+      res.writeHead(409, { "content-type": "application/vnd.api+json" });
+      res.end(JSON.stringify({ errors: [{ status: "409", title: "conflict", detail: "undeclared" }] }));
     } else {
       res.writeHead(200, { "content-type": "text/plain" });
       res.end("direct");
@@ -35,14 +39,24 @@ test("prism refuses a response that violates spec/tfe and the front records why;
     assert.match(bad.headers.get("content-type") ?? "", "application/problem+json");
     await bad.text();
 
+    const conflict = await fetch(`${base}/api/v2/organizations/conflict/entitlement-set`, { headers });
+    assert.is(conflict.status, 409);
+    await conflict.text();
+
     const upload = await fetch(`${base}/uploads/configuration-versions/abc`, { method: "PUT", body: new Uint8Array([0x1f, 0x8b, 0xff, 0x00]) });
     assert.is(await upload.text(), "direct");
 
-    assert.equal(proxy.validated, ["GET /api/v2/organizations/good/entitlement-set 200", "GET /api/v2/organizations/bad/entitlement-set 500"]);
+    assert.equal(proxy.validated, [
+      "GET /api/v2/organizations/good/entitlement-set 200",
+      "GET /api/v2/organizations/bad/entitlement-set 500",
+      "GET /api/v2/organizations/conflict/entitlement-set 409",
+    ]);
     assert.equal(proxy.direct, ["PUT /uploads/configuration-versions/abc 200"]);
-    assert.is(proxy.violations.length, 1);
+    assert.is(proxy.violations.length, 2);
     const message = describeViolations(proxy);
-    assert.match(message, "GET /api/v2/organizations/bad/entitlement-set → prism 500");
+    assert.match(message, "GET /api/v2/organizations/conflict/entitlement-set → 409: Violations prism let through");
+    assert.match(message, "[Warning] response: Unable to match the returned status code");
+    assert.match(message, "GET /api/v2/organizations/bad/entitlement-set → 500 prism VIOLATIONS");
     assert.match(message, "VIOLATIONS");
     assert.match(message, "response.body.data");
     // The server sees the front's host, so the absolute URLs it builds lead back through the front.

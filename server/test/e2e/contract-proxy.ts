@@ -23,7 +23,10 @@
 // Every error prism produces itself (a response violation, a request violation, an unknown path,
 // a failed upstream call) is an `application/problem+json` response with a
 // `https://stoplight.io/prism/errors#…` type; the server never answers with that media type. The
-// front records them, so the scenario can fail with prism's own explanation.
+// front records them, so the scenario can fail with prism's own explanation. Findings prism only
+// warns about and passes through (notably a status code the operation does not declare, which
+// prism rates an error only for 2xx) come back in its `sl-violations` header; the front records
+// those too, so they fail the scenario as well.
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -94,6 +97,14 @@ async function freePort(): Promise<number> {
   const port = await listen(probe);
   await closeServer(probe);
   return port;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 /** Plain log lines: FORCE_COLOR=0 alone (node warns when NO_COLOR is set too). */
@@ -172,14 +183,13 @@ export async function startContractProxy(options: ContractProxyOptions): Promise
         undefined,
         (status, headers, body) => {
           validated.push(`${method} ${path} ${status}`);
-          if (body === null) return;
-          let problem: unknown = body.toString("utf8");
-          try {
-            problem = JSON.parse(body.toString("utf8"));
-          } catch {
-            // kept as text
+          // Findings prism let through (warnings, e.g. an undeclared 4xx status) are in this header.
+          const header = headers["sl-violations"];
+          if (body === null) {
+            if (header) violations.push({ method, path, status, problem: { title: "Violations prism let through (sl-violations)", validation: parseJson(String(header)) } });
+            return;
           }
-          violations.push({ method, path, status, problem });
+          violations.push({ method, path, status, problem: parseJson(body.toString("utf8")) });
         },
         (headers) => String(headers["content-type"] ?? "").startsWith("application/problem+json"),
       );
@@ -250,12 +260,12 @@ export async function startContractProxy(options: ContractProxyOptions): Promise
 /** A readable account of what prism refused, with the tail of its log. */
 export function describeViolations(proxy: ContractProxy): string {
   const lines = proxy.violations.map((v) => {
-    const problem = v.problem as { type?: string; title?: string; detail?: string; validation?: { location?: string[]; message?: string }[] } | string;
+    const problem = v.problem as { type?: string; title?: string; detail?: string; validation?: { location?: string[]; severity?: string; message?: string }[] } | string;
     if (typeof problem !== "object" || problem === null) return `- ${v.method} ${v.path} → prism ${v.status}: ${String(problem)}`;
     const type = (problem.type ?? "").replace("https://stoplight.io/prism/errors#", "");
-    const details = (problem.validation ?? []).map((item) => `\n    ${(item.location ?? []).join(".")}: ${item.message ?? ""}`).join("");
-    return `- ${v.method} ${v.path} → prism ${v.status} ${type}: ${problem.title ?? ""}${details || (problem.detail ? `\n    ${problem.detail}` : "")}`;
+    const details = (problem.validation ?? []).map((item) => `\n    ${item.severity ? `[${item.severity}] ` : ""}${(item.location ?? []).join(".")}: ${item.message ?? ""}`).join("");
+    return `- ${v.method} ${v.path} → ${v.status}${type ? ` prism ${type}` : ""}: ${problem.title ?? ""}${details || (problem.detail ? `\n    ${problem.detail}` : "")}`;
   });
   const log = proxy.output().trim().split("\n").slice(-40).join("\n");
-  return `prism proxy --errors (spec/tfe) refused ${proxy.violations.length} response(s):\n${lines.join("\n")}${log ? `\n--- prism log (tail) ---\n${log}` : ""}`;
+  return `prism proxy --errors (spec/tfe) found ${proxy.violations.length} non-conforming response(s):\n${lines.join("\n")}${log ? `\n--- prism log (tail) ---\n${log}` : ""}`;
 }
