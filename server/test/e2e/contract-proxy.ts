@@ -76,6 +76,12 @@ export interface ContractProxyOptions {
 
 const PRISM_READY_TIMEOUT_MS = 60_000;
 
+/** Prism processes still running: killed if the test process exits without closing them. */
+const running = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
 async function listen(server: Server): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -222,6 +228,8 @@ export async function startContractProxy(options: ContractProxyOptions): Promise
       ["proxy", TFE_DOCUMENT, `http://127.0.0.1:${relayPort}`, "--errors", "--host", "127.0.0.1", "--port", String(prismPort), "--verboseLevel", "warn", "--cors", "false"],
       { cwd: REPO_ROOT, env: { ...withoutColorSettings(process.env), FORCE_COLOR: "0" }, stdio: ["ignore", "pipe", "pipe"] },
     );
+    running.add(prism);
+    prism.once("exit", () => running.delete(prism!));
     prism.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
     prism.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
     const exited = new Promise<never>((_, reject) =>
