@@ -128,6 +128,7 @@ function forward(
   ca: string | undefined,
   onResponse?: (status: number, headers: IncomingMessage["headers"], body: Buffer | null) => void,
   inspect?: (headers: IncomingMessage["headers"]) => boolean,
+  onError?: (error: Error) => void,
 ): void {
   const request = target.protocol === "https:" ? httpsRequest : httpRequest;
   const upstream = request(
@@ -158,6 +159,7 @@ function forward(
     },
   );
   upstream.on("error", (error) => {
+    onError?.(error);
     if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
     res.end(`contract proxy: ${target.origin}: ${error.message}`);
   });
@@ -198,6 +200,7 @@ export async function startContractProxy(options: ContractProxyOptions): Promise
           violations.push({ method, path, status, problem: parseJson(body.toString("utf8")) });
         },
         (headers) => String(headers["content-type"] ?? "").startsWith("application/problem+json"),
+        (error) => violations.push({ method, path, status: 502, problem: { title: `prism could not be reached: ${error.message}` } }),
       );
     } else {
       forward(req, res, upstream, frontHost, ca, (status) => direct.push(`${method} ${path} ${status}`));
