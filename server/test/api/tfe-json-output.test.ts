@@ -14,7 +14,8 @@ import { hashTokenSecret } from "../../src/http/middleware/authenticate.ts";
 import { storePlanJson } from "../../src/runner/plan-json.ts";
 import { createOrganizationWithToken, createToken, createWorkspace, sha256 } from "../support/factories.ts";
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
-import { testEachServer, type TestServer } from "../support/test-server.ts";
+import { testEachServer, withTestServer, type TestServer } from "../support/test-server.ts";
+import { describeViolations, startContractProxy } from "../e2e/contract-proxy.ts";
 
 const FRAME = 64 * 1024 + 16;
 
@@ -276,6 +277,36 @@ testEachServer(
     assert.ok(Array.isArray(document.resource_changes) && document.resource_changes.length > 0);
   },
   { runner: true },
+);
+
+// The contract pass (issue 4: every scenario also through `prism proxy --errors` on spec/tfe),
+// SQLite only like the CLI scenarios'. Only the answers themselves are checked here: prism buffers
+// and re-serializes JSON bodies and turns a cut-off upstream body into its own error, so the
+// byte-exact, backpressure and cancellation cases above cannot run through it.
+test("through prism: a plan JSON and the unavailable answer conform to spec/tfe [sqlite, through prism]", () =>
+  withTestServer("sqlite", async (server) => {
+    const { token, admin, workspace } = await setUp(server);
+    const planJson = planJsonOf(256 * 1024);
+    const { planId } = await runWithPlanJson(server, admin, workspace.id, planJson);
+    const proxy = await startContractProxy({ upstream: server.baseUrl });
+    let failure: unknown = null;
+    try {
+      const via = { ...server, baseUrl: `http://127.0.0.1:${proxy.port}` };
+      const response = await get(via, token, planId);
+      const body = await response.text();
+      assert.is(response.status, 200, body);
+      assert.is(response.headers.get("cache-control"), "private, no-store");
+      assert.equal(JSON.parse(body), JSON.parse(planJson.toString("utf8")));
+      await expectUnavailable(await get(via, admin, "plan-0000000000000000"), "plan-0000000000000000");
+      assert.equal(proxy.validated, [`GET /api/v2/plans/${planId}/json-output 200`, "GET /api/v2/plans/plan-0000000000000000/json-output 404"]);
+    } catch (error) {
+      failure = error;
+    } finally {
+      await proxy.close();
+    }
+    if (proxy.violations.length > 0) throw new Error(`${describeViolations(proxy)}${failure instanceof Error ? `\n--- the case's own failure ---\n${failure.message}` : ""}`);
+    if (failure) throw failure;
+  }),
 );
 
 test.run();

@@ -1,11 +1,10 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { testEachServer } from "../support/test-server.ts";
-import { cliProject, transcript } from "./cli.ts";
+import { cliProject, testEachCliServer, transcript } from "./cli.ts";
 
 const autoApprove = suite("tofu apply -auto-approve against StackShip");
 
-testEachServer(
+testEachCliServer(
   autoApprove,
   "is refused with the instruction to rerun without -auto-approve, exit 1, and no run is created",
   async (server) => {

@@ -1,11 +1,10 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { testEachServer } from "../support/test-server.ts";
-import { cliProject, transcript } from "./cli.ts";
+import { cliProject, testEachCliServer, transcript } from "./cli.ts";
 
 const apply = suite("tofu apply against StackShip, answering no");
 
-testEachServer(
+testEachCliServer(
   apply,
   "plans, prompts, and discards the run on any answer but yes; nothing is applied",
   async (server) => {

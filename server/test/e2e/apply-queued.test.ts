@@ -3,12 +3,11 @@ import * as assert from "uvu/assert";
 import { discardRun } from "../../../client/src/index.ts";
 import { expectStatus } from "../support/factories.ts";
 import { fixture, startRun, waitForStatus } from "../support/runs.ts";
-import { testEachServer } from "../support/test-server.ts";
-import { cliProject, transcript } from "./cli.ts";
+import { cliProject, testEachCliServer, transcript } from "./cli.ts";
 
 const queued = suite("tofu apply while another run holds the workspace");
 
-testEachServer(
+testEachCliServer(
   queued,
   "the CLI's run waits pending (queue polled) until the holder is discarded, then plans and prompts",
   async (server) => {

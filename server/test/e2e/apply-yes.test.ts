@@ -1,11 +1,10 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { testEachServer } from "../support/test-server.ts";
-import { cliProject, transcript } from "./cli.ts";
+import { cliProject, testEachCliServer, transcript } from "./cli.ts";
 
 const apply = suite("tofu apply against StackShip, answering yes");
 
-testEachServer(
+testEachCliServer(
   apply,
   "plans, prompts, records the CLI's yes as the approval bound to the run's plan, applies and publishes state serial 1",
   async (server) => {

@@ -6,9 +6,73 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO_ROOT } from "../../src/config.ts";
+import type { Test } from "uvu";
 import type { Run, Workspace } from "../../src/domain/records.ts";
 import { createOrganizationWithToken, type Role } from "../support/factories.ts";
-import type { TestServer } from "../support/test-server.ts";
+import { testDialects } from "../support/databases.ts";
+import { withTestServer, type TestServer, type TestServerOptions } from "../support/test-server.ts";
+import { describeViolations, startContractProxy, type ContractProxy } from "./contract-proxy.ts";
+
+/** A test server, possibly in contract mode: every CLI project then talks to it through prism. */
+export type CliServer = TestServer & { contract?: ContractProxy[] };
+
+/**
+ * Registers a CLI scenario: once per test dialect against the server directly, and once more
+ * (SQLite only, to bound CI time: prism is an extra process and an extra hop per request, and the
+ * contract does not depend on the database) with the CLI talking to the server through
+ * `prism proxy --errors` on the bundled spec/tfe (see contract-proxy.ts for which paths are
+ * validated). A response prism refuses fails the case with prism's explanation, even if the
+ * scenario's own assertions passed.
+ *
+ * STACKSHIP_TEST_PRISM=skip leaves the prism pass out, =only runs nothing else;
+ * STACKSHIP_TEST_PRISM_TRACE=1 prints each case's duration and what went through prism.
+ */
+export function testEachCliServer<T>(test: Test<T>, title: string, fn: (server: CliServer) => Promise<void>, options: TestServerOptions = {}): void {
+  const mode = process.env.STACKSHIP_TEST_PRISM ?? "";
+  const trace = Boolean(process.env.STACKSHIP_TEST_PRISM_TRACE);
+  const timed = (name: string, body: () => Promise<void>) =>
+    test(name, async () => {
+      const started = Date.now();
+      try {
+        await body();
+      } finally {
+        if (trace) console.error(`${name}: ${Date.now() - started} ms`);
+      }
+    });
+  if (mode !== "only") {
+    for (const dialect of testDialects()) timed(`${title} [${dialect}]`, () => withTestServer(dialect, fn, options));
+  }
+  if (mode === "skip") return;
+  timed(`${title} [sqlite, through prism]`, () =>
+    withTestServer(
+      "sqlite",
+      async (server) => {
+        const contract: ContractProxy[] = [];
+        let failure: unknown = null;
+        try {
+          await fn({ ...server, contract });
+        } catch (error) {
+          failure = error;
+        } finally {
+          await Promise.all(contract.map((proxy) => proxy.close()));
+        }
+        if (trace) {
+          for (const proxy of contract) console.error(`through prism:\n  ${proxy.validated.join("\n  ")}\ndirect:\n  ${proxy.direct.join("\n  ")}\n${proxy.output()}`);
+        }
+        const refused = contract.filter((proxy) => proxy.violations.length > 0);
+        if (refused.length > 0) {
+          const scenario = failure instanceof Error ? `\n--- the scenario's own failure ---\n${failure.message}` : "";
+          throw new Error(`${refused.map(describeViolations).join("\n")}${scenario}`);
+        }
+        if (failure) throw failure;
+        if (contract.length > 0 && contract.every((proxy) => proxy.validated.length === 0)) {
+          throw new Error("contract mode: no request went through prism");
+        }
+      },
+      options,
+    ),
+  );
+}
 
 /** The pinned tofu binary. */
 export const TOFU = join(REPO_ROOT, ".tools/bin/tofu");
@@ -47,12 +111,30 @@ export interface CliProject {
 
 /** Sets up an organization, a token of `role` and a project directory using it. */
 export async function cliProject(
-  server: TestServer,
-  options: { role?: Role; workspaceName?: string; project?: string; configuration?: string; https?: { port: number; caBundleFile: string }; tags?: string[] } = {},
+  server: CliServer,
+  options: {
+    role?: Role;
+    workspaceName?: string;
+    project?: string;
+    configuration?: string;
+    /** An HTTPS listener of the server; `cert` and `key` let the contract mode serve the same certificate in front of prism. */
+    https?: { port: number; caBundleFile: string; cert?: string | Buffer; key?: string | Buffer };
+    /** Select workspaces by these tags (the tags strategy) instead of by name. */
+    tags?: string[];
+  } = {},
 ): Promise<CliProject> {
   const { organizationName, organizationId, token } = await createOrganizationWithToken(server, "acme", options.role ?? "admin");
   const workspaceName = options.workspaceName ?? "app";
-  const port = options.https ? String(options.https.port) : new URL(server.baseUrl).port;
+  let port = options.https ? String(options.https.port) : new URL(server.baseUrl).port;
+  if (server.contract) {
+    const { https } = options;
+    if (https && (!https.cert || !https.key)) throw new Error("cliProject: contract mode over HTTPS needs the listener's cert and key");
+    const proxy = await startContractProxy(
+      https ? { upstream: `https://127.0.0.1:${https.port}`, tls: { cert: https.cert!, key: https.key!, caBundleFile: https.caBundleFile } } : { upstream: server.baseUrl },
+    );
+    server.contract.push(proxy);
+    port = String(proxy.port);
+  }
   const host = `localhost:${port}`;
   const root = await mkdtemp(join(tmpdir(), "ss-cli-"));
   const dir = join(root, "project");

@@ -1,11 +1,10 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { testEachServer } from "../support/test-server.ts";
-import { cliProject, transcript } from "./cli.ts";
+import { cliProject, testEachCliServer, transcript } from "./cli.ts";
 
 const destroy = suite("tofu destroy against StackShip");
 
-testEachServer(
+testEachCliServer(
   destroy,
   "is refused before anything starts (with and without -auto-approve), exit 1, and no run is created",
   async (server) => {

@@ -1,11 +1,10 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { testEachServer } from "../support/test-server.ts";
-import { cliProject, transcript } from "./cli.ts";
+import { cliProject, testEachCliServer, transcript } from "./cli.ts";
 
 const forceUnlock = suite("tofu force-unlock against StackShip");
 
-testEachServer(forceUnlock, "releases a lock someone else took (organization admin), and is refused when nothing is locked", async (server) => {
+testEachCliServer(forceUnlock, "releases a lock someone else took (organization admin), and is refused when nothing is locked", async (server) => {
   const project = await cliProject(server);
   try {
     const init = await project.tofu(["init"]);

@@ -6,12 +6,11 @@ import { tfeSurface } from "../../src/api/tfe/index.ts";
 import { v1Surface } from "../../src/api/v1/index.ts";
 import { buildApp } from "../../src/http/app.ts";
 import { ensureLocalTls } from "../../src/http/tls.ts";
-import { testEachServer } from "../support/test-server.ts";
-import { cliProject, transcript } from "./cli.ts";
+import { cliProject, testEachCliServer, transcript } from "./cli.ts";
 
 const https = suite("tofu over HTTPS service discovery, trusting the generated local CA");
 
-testEachServer(
+testEachCliServer(
   https,
   "discovers the API at https://localhost:<port>, creates the workspace at init and plans with https upload and log URLs",
   async (server) => {
@@ -21,7 +20,7 @@ testEachServer(
     const listener: Server = createServer({ cert: tls.cert, key: tls.key }, buildApp(server.services, [tfeSurface, v1Surface]).callback());
     await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
     const port = (listener.address() as AddressInfo).port;
-    const project = await cliProject(server, { https: { port, caBundleFile: tls.bundleFile } });
+    const project = await cliProject(server, { https: { port, caBundleFile: tls.bundleFile, cert: tls.cert, key: tls.key } });
     try {
       const init = await project.tofu(["init"]);
       assert.is(init.code, 0, transcript(init));

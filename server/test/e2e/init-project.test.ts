@@ -1,11 +1,10 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { testEachServer } from "../support/test-server.ts";
-import { cliProject, transcript } from "./cli.ts";
+import { cliProject, testEachCliServer, transcript } from "./cli.ts";
 
 const init = suite("tofu init with a project in the cloud block");
 
-testEachServer(init, "creates the missing project, then the workspace inside it; a second init finds both", async (server) => {
+testEachCliServer(init, "creates the missing project, then the workspace inside it; a second init finds both", async (server) => {
   const project = await cliProject(server, { project: "platform" });
   try {
     const first = await project.tofu(["init"]);

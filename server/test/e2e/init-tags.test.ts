@@ -1,11 +1,10 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { testEachServer } from "../support/test-server.ts";
-import { cliProject, transcript } from "./cli.ts";
+import { cliProject, testEachCliServer, transcript } from "./cli.ts";
 
 const initTags = suite("tofu init with the tags strategy against StackShip");
 
-testEachServer(
+testEachCliServer(
   initTags,
   "selects the one workspace carrying every configured tag, plans in it, and `workspace new` creates a workspace with the tags",
   async (server) => {

@@ -1,12 +1,11 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { pinnedOpenTofuVersion } from "../support/factories.ts";
-import { testEachServer } from "../support/test-server.ts";
-import { cliProject, transcript } from "./cli.ts";
+import { cliProject, testEachCliServer, transcript } from "./cli.ts";
 
 const init = suite("tofu init against StackShip (cloud block, CLI-config host block over HTTP)");
 
-testEachServer(init, "creates the workspace on the first init and finds it on the second", async (server) => {
+testEachCliServer(init, "creates the workspace on the first init and finds it on the second", async (server) => {
   const project = await cliProject(server);
   try {
     assert.is(await project.workspace(), undefined);

@@ -1,11 +1,10 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { testEachServer } from "../support/test-server.ts";
-import { cliProject, transcript } from "./cli.ts";
+import { cliProject, testEachCliServer, transcript } from "./cli.ts";
 
 const plan = suite("tofu plan of a configuration that fails to plan");
 
-testEachServer(
+testEachCliServer(
   plan,
   "streams the error from the run's log and exits 1; the run is errored",
   async (server) => {

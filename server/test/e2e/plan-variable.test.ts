@@ -1,7 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { testEachServer } from "../support/test-server.ts";
-import { cliProject, transcript } from "./cli.ts";
+import { cliProject, testEachCliServer, transcript } from "./cli.ts";
 
 const planVariable = suite("tofu plan -var against StackShip");
 
@@ -19,7 +18,7 @@ resource "terraform_data" "greeting" {
 }
 `;
 
-testEachServer(
+testEachCliServer(
   planVariable,
   "-var values reach the remote plan as run variables (strings stay strings, lists stay lists)",
   async (server) => {

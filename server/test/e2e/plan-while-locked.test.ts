@@ -1,12 +1,11 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { fixture, startRun, waitForStatus } from "../support/runs.ts";
-import { testEachServer } from "../support/test-server.ts";
-import { cliProject, transcript } from "./cli.ts";
+import { cliProject, testEachCliServer, transcript } from "./cli.ts";
 
 const plan = suite("tofu plan while another run holds the workspace");
 
-testEachServer(
+testEachCliServer(
   plan,
   "a speculative plan runs alongside a run awaiting approval, which keeps the workspace lock",
   async (server) => {

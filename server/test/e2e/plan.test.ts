@@ -1,11 +1,10 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { testEachServer } from "../support/test-server.ts";
-import { cliProject, transcript } from "./cli.ts";
+import { cliProject, testEachCliServer, transcript } from "./cli.ts";
 
 const plan = suite("tofu plan against StackShip");
 
-testEachServer(
+testEachCliServer(
   plan,
   "runs a speculative plan remotely, streams its log and exits 0 (2 with -detailed-exitcode)",
   async (server) => {
