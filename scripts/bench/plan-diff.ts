@@ -4,6 +4,11 @@
  * OpenTofu output: compact, sorted keys, masks, unknowns, module addresses, Go's \u003c escapes)
  * against `JSON.parse` of the same bytes, measured in the same run. Target: ≤ 2× the parse.
  * Prints medians and ratios; asserts nothing (benchmarks never do).
+ *
+ * The three measurements share one loop and so one young generation: a scavenge lands in
+ * whichever measurement happens to be allocating when the space fills, and a scavenge during
+ * "parse + build" copies the whole live plan. A change in how much the build allocates can
+ * therefore move GC time into or out of the baseline; compare absolute times as well as ratios.
  */
 import { buildPlanDiff } from "../../server/src/domain/plan-diff/plan-diff.mjs";
 
