@@ -43,7 +43,10 @@ function koaPath(path: string): string {
   return path.replace(/\{([a-z_]+)\}/g, ":$1");
 }
 
-function baseUrlOf(ctx: Koa.Context, services: Services): string {
+function baseUrlOf(ctx: Koa.Context, services: Services, principal: AuthenticatedPrincipal | null): string {
+  // A run's sandboxed tofu reaches the API only through its loopback channel, so the URLs it is
+  // handed (state uploads) must name the address it called, never STACKSHIP_PUBLIC_URL.
+  if (principal?.kind === "run") return `${ctx.protocol}://${ctx.host}`;
   return services.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`;
 }
 
@@ -77,7 +80,7 @@ function bindOperation(router: Router, surface: SurfaceBinding, op: OperationDes
       path,
       query,
       body,
-      ctx: { principal, requestId: ctx.state.requestId, baseUrl: baseUrlOf(ctx, services), querystring: ctx.querystring, services, log: ctx.state.log },
+      ctx: { principal, requestId: ctx.state.requestId, baseUrl: baseUrlOf(ctx, services, principal), querystring: ctx.querystring, services, log: ctx.state.log },
     });
     const response = op.responses[result.status];
     if (!response) throw new Error(`${op.operationId} returned undeclared status ${result.status}`);
