@@ -30,6 +30,21 @@ export function checkSensitiveDownload(services: Services, principal: Authentica
   return trimmed;
 }
 
+/**
+ * The run's redacted plan-diff artifact (verified against its record), or why it has none:
+ * RUN_PLAN_CHANGES_NOT_READY while the plan runs, RUN_PLAN_CHANGES_UNAVAILABLE once it ended without one.
+ */
+export async function readPlanChanges(services: Services, run: Run): Promise<{ bytes: Buffer; sha256: string }> {
+  const x = run.execution;
+  if (x.planDiffArtifactKey === null || x.planDiffDigest === null || x.planDiffSizeBytes === null) {
+    if (x.planStatus === "pending" || x.planStatus === "running") {
+      throw new DomainError("RUN_PLAN_CHANGES_NOT_READY", `The plan of run ${run.id} has not finished yet (plan status ${x.planStatus}); its changes are available once it has.`);
+    }
+    throw new DomainError("RUN_PLAN_CHANGES_UNAVAILABLE", `The plan of run ${run.id} ended (plan status ${x.planStatus}) without producing redacted plan changes.`);
+  }
+  return { bytes: await services.artifacts.get(x.planDiffArtifactKey, { sizeBytes: x.planDiffSizeBytes, sha256: x.planDiffDigest }), sha256: x.planDiffDigest };
+}
+
 /** Commits the audit event of a download, with its reason, before anything is sent. */
 export async function auditDownload(services: Services, actor: AuthenticatedPrincipal, run: Run, download: SensitiveDownload | "redacted_plan", data: Record<string, unknown>): Promise<void> {
   await services.stores.audit.record({

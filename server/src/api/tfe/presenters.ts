@@ -281,3 +281,22 @@ export function presentStateVersionOutput(stateVersion: StateVersion, output: St
     },
   };
 }
+
+/** One page of a list in the TFE pagination shape (never a next page past the last one). */
+export function paginate<T>(items: T[], pageNumber: number | undefined, pageSize: number | undefined): { data: T[]; meta: { pagination: S["Pagination"] } } {
+  const size = pageSize ?? 20;
+  const totalPages = Math.max(1, Math.ceil(items.length / size));
+  const current = Math.min(Math.max(1, pageNumber ?? 1), totalPages);
+  return {
+    data: items.slice((current - 1) * size, current * size),
+    meta: {
+      pagination: {
+        "current-page": current,
+        "next-page": current < totalPages ? current + 1 : null,
+        "prev-page": current > 1 ? current - 1 : null,
+        "total-count": items.length,
+        "total-pages": totalPages,
+      },
+    },
+  };
+}

@@ -5,6 +5,7 @@ import type { RequestContext } from "../../http/app.ts";
 import { createProject } from "../commands/projects.ts";
 import { principalOf } from "../authorize.ts";
 import { loadOrganization } from "../lookup.ts";
+import { paginate } from "./presenters.ts";
 
 type H = Handlers<RequestContext>;
 type S = components["schemas"];
@@ -28,24 +29,8 @@ export const projectHandlers = {
       .filter((name) => name.length > 0);
     const all = await ctx.services.stores.projects.listByOrganization(organization.id);
     const matching = names && names.length > 0 ? all.filter((project) => names.includes(project.name)) : all;
-    const size = query["page[size]"] ?? 20;
-    const totalPages = Math.max(1, Math.ceil(matching.length / size));
-    const current = Math.min(Math.max(1, query["page[number]"] ?? 1), totalPages);
-    return {
-      status: 200,
-      body: {
-        data: matching.slice((current - 1) * size, current * size).map((project) => presentProject(project, organization.name)),
-        meta: {
-          pagination: {
-            "current-page": current,
-            "next-page": current < totalPages ? current + 1 : null,
-            "prev-page": current > 1 ? current - 1 : null,
-            "total-count": matching.length,
-            "total-pages": totalPages,
-          },
-        },
-      },
-    };
+    const { data, meta } = paginate(matching, query["page[number]"], query["page[size]"]);
+    return { status: 200, body: { data: data.map((project) => presentProject(project, organization.name)), meta } };
   },
 
   async createProject({ path, body, ctx }) {

@@ -10,7 +10,7 @@ import { approveRun, cancelRun, discardRun } from "../commands/run-decisions.ts"
 import { loadConfigurationVersion, loadOrganization, loadRun, loadWorkspace, uploadUrlFor } from "../lookup.ts";
 import { logReadUrl, readFramedLog, verifyLogToken } from "./logs.ts";
 import { workspaceResource } from "./workspaces.ts";
-import { presentApply, presentConfigurationVersion, presentPlan, presentRun } from "./presenters.ts";
+import { paginate, presentApply, presentConfigurationVersion, presentPlan, presentRun } from "./presenters.ts";
 
 type H = Handlers<RequestContext>;
 type S = components["schemas"];
@@ -37,25 +37,6 @@ async function scanRuns(list: (options: { limit: number; after?: { createdAt: st
     after = { createdAt: last.createdAt, id: last.id };
   }
   return runs.slice(0, RUN_SCAN_LIMIT);
-}
-
-/** One page of a list in the TFE pagination shape (never a next page past the last one). */
-function paginate<T>(items: T[], pageNumber: number | undefined, pageSize: number | undefined): { data: T[]; meta: { pagination: S["Pagination"] } } {
-  const size = pageSize ?? 20;
-  const totalPages = Math.max(1, Math.ceil(items.length / size));
-  const current = Math.min(Math.max(1, pageNumber ?? 1), totalPages);
-  return {
-    data: items.slice((current - 1) * size, current * size),
-    meta: {
-      pagination: {
-        "current-page": current,
-        "next-page": current < totalPages ? current + 1 : null,
-        "prev-page": current > 1 ? current - 1 : null,
-        "total-count": items.length,
-        "total-pages": totalPages,
-      },
-    },
-  };
 }
 
 /** A run action's optional `comment` (the body may be `{}`, a comment, or nothing). */

@@ -6,7 +6,7 @@ import type { RequestContext } from "../../http/app.ts";
 import { principalOf } from "../authorize.ts";
 import { loadOrganization, loadWorkspace } from "../lookup.ts";
 import { organizationOf } from "./access.ts";
-import { presentWorkspace } from "./presenters.ts";
+import { paginate, presentWorkspace } from "./presenters.ts";
 
 type H = Handlers<RequestContext>;
 type S = components["schemas"];
@@ -40,27 +40,10 @@ export const workspaceTagHandlers = {
         (search === undefined || workspace.name.includes(search)) &&
         (project === undefined || workspace.projectId === project),
     );
-    const size = query["page[size]"] ?? 20;
-    const totalPages = Math.max(1, Math.ceil(matching.length / size));
-    const current = Math.min(Math.max(1, query["page[number]"] ?? 1), totalPages);
-    const page = matching.slice((current - 1) * size, current * size);
+    const { data: page, meta } = paginate(matching, query["page[number]"], query["page[size]"]);
     const data = [];
     for (const workspace of page) data.push(await workspaceResource(ctx, workspace, organization.name));
-    return {
-      status: 200,
-      body: {
-        data,
-        meta: {
-          pagination: {
-            "current-page": current,
-            "next-page": current < totalPages ? current + 1 : null,
-            "prev-page": current > 1 ? current - 1 : null,
-            "total-count": matching.length,
-            "total-pages": totalPages,
-          },
-        },
-      },
-    };
+    return { status: 200, body: { data, meta } };
   },
 
   async addWorkspaceTags({ path, body, ctx }) {

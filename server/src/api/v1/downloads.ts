@@ -4,7 +4,7 @@ import { DomainError } from "../../domain/errors.ts";
 import type { Run } from "../../domain/records.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { principalOf } from "../authorize.ts";
-import { auditDownload, checkSensitiveDownload, DOWNLOAD_PERMISSIONS, emergencyStateOf } from "../commands/downloads.ts";
+import { auditDownload, checkSensitiveDownload, DOWNLOAD_PERMISSIONS, emergencyStateOf, readPlanChanges } from "../commands/downloads.ts";
 import { ArtifactDescriptorRepository } from "../../store/artifact-descriptor-repository.ts";
 import { loadRun } from "../lookup.ts";
 
@@ -12,18 +12,6 @@ type H = Handlers<RequestContext>;
 
 function attachment(filename: string, sha256: string): Record<string, string> {
   return { "Content-Disposition": `attachment; filename="${filename}"`, "Cache-Control": "private, no-store", ETag: `"${sha256}"` };
-}
-
-/** The run's redacted plan-diff artifact, or the reason it has none (not ready / unavailable). */
-async function planDiffBytes(ctx: RequestContext, run: Run): Promise<{ bytes: Buffer; sha256: string }> {
-  const x = run.execution;
-  if (x.planDiffArtifactKey === null || x.planDiffDigest === null || x.planDiffSizeBytes === null) {
-    if (x.planStatus === "pending" || x.planStatus === "running") {
-      throw new DomainError("RUN_PLAN_CHANGES_NOT_READY", `The plan of run ${run.id} has not finished yet (plan status ${x.planStatus}); its changes are available once it has.`);
-    }
-    throw new DomainError("RUN_PLAN_CHANGES_UNAVAILABLE", `The plan of run ${run.id} ended (plan status ${x.planStatus}) without producing redacted plan changes.`);
-  }
-  return { bytes: await ctx.services.artifacts.get(x.planDiffArtifactKey, { sizeBytes: x.planDiffSizeBytes, sha256: x.planDiffDigest }), sha256: x.planDiffDigest };
 }
 
 /**
@@ -54,7 +42,7 @@ async function openPlanJson(ctx: RequestContext, run: Run): Promise<Readable | U
 export const downloadHandlers = {
   async downloadRedactedPlan({ path, ctx }) {
     const run = await loadRun(ctx, path.run_id, DOWNLOAD_PERMISSIONS.redacted_plan);
-    const { bytes, sha256 } = await planDiffBytes(ctx, run);
+    const { bytes, sha256 } = await readPlanChanges(ctx.services, run);
     await auditDownload(ctx.services, principalOf(ctx), run, "redacted_plan", { sha256 });
     return { status: 200, body: JSON.parse(bytes.toString("utf8")), headers: attachment(`${run.id}-plan-changes.json`, sha256) };
   },

@@ -4,10 +4,10 @@ import type { RequestContext } from "../../http/app.ts";
 import { principalOf } from "../authorize.ts";
 import { approveRun, cancelRun, discardRun } from "../commands/run-decisions.ts";
 import { recoveryEvidence, resolveRecovery } from "../commands/recovery.ts";
+import { readPlanChanges } from "../commands/downloads.ts";
 import { createRun } from "../commands/runs.ts";
 import { loadOrganization, loadRun, loadWorkspace } from "../lookup.ts";
 import { presentRun } from "./presenters.ts";
-import { DomainError } from "../../domain/errors.ts";
 
 type H = Handlers<RequestContext>;
 
@@ -93,18 +93,11 @@ export const runHandlers = {
 
   async getRunPlanChanges({ path, ctx }) {
     const run = await loadRun(ctx, path.run_id, "run:read");
-    const x = run.execution;
-    if (x.planDiffArtifactKey === null || x.planDiffDigest === null || x.planDiffSizeBytes === null) {
-      if (x.planStatus === "pending" || x.planStatus === "running") {
-        throw new DomainError("RUN_PLAN_CHANGES_NOT_READY", `The plan of run ${run.id} has not finished yet (plan status ${x.planStatus}); its changes are available once it has.`);
-      }
-      throw new DomainError("RUN_PLAN_CHANGES_UNAVAILABLE", `The plan of run ${run.id} ended (plan status ${x.planStatus}) without producing redacted plan changes.`);
-    }
-    const bytes = await ctx.services.artifacts.get(x.planDiffArtifactKey, { sizeBytes: x.planDiffSizeBytes, sha256: x.planDiffDigest });
+    const { bytes, sha256 } = await readPlanChanges(ctx.services, run);
     return {
       status: 200,
       body: JSON.parse(bytes.toString("utf8")),
-      headers: { ETag: `"${x.planDiffDigest}"`, "Cache-Control": "private, no-store" },
+      headers: { ETag: `"${sha256}"`, "Cache-Control": "private, no-store" },
     };
   },
 } satisfies Partial<H>;
