@@ -1,33 +1,13 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { approveRun, getRun, resolveRunRecovery } from "../../../client/src/index.ts";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
-import { REPO_ROOT } from "../../src/config.ts";
 import { RunnerEngine } from "../../src/runner/engine.ts";
 import { createOrganizationWithToken, createToken, createWorkspace, expectStatus, expectV1Error } from "../support/factories.ts";
-import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { fixture, readLog, startRunnerProcess, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const recovery = suite("recovery after an interrupted apply");
-
-function startRunnerProcess(server: TestServer): ChildProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "server/src/runner-main.ts")], {
-    cwd: REPO_ROOT,
-    env: {
-      PATH: process.env.PATH,
-      STACKSHIP_DATABASE_URL: server.databaseUrl,
-      STACKSHIP_DATA_DIR: server.dataDir,
-      STACKSHIP_API_URL: server.baseUrl,
-      STACKSHIP_RUNNER_CONCURRENCY: "1",
-      STACKSHIP_RUNNER_HEARTBEAT_MS: "200",
-      STACKSHIP_LOG_LEVEL: "warn",
-    },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  return child;
-}
 
 async function approve(server: TestServer, token: string, runId: string, planDigest: string) {
   expectStatus(await approveRun({ client: server.v1(token), path: { run_id: runId }, body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } } }), 202);

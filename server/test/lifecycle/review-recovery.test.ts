@@ -1,32 +1,13 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { approveRun } from "../../../client/src/index.ts";
-import { REPO_ROOT } from "../../src/config.ts";
 import { RunnerEngine } from "../../src/runner/engine.ts";
 import { createOrganizationWithToken, createToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { assertNoLeaks, review } from "../support/review.ts";
-import { readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { readLog, startRunnerProcess, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const recovery = suite("run review of an interrupted apply");
-
-function startRunnerProcess(server: TestServer): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "server/src/runner-main.ts")], {
-    cwd: REPO_ROOT,
-    env: {
-      PATH: process.env.PATH,
-      STACKSHIP_DATABASE_URL: server.databaseUrl,
-      STACKSHIP_DATA_DIR: server.dataDir,
-      STACKSHIP_API_URL: server.baseUrl,
-      STACKSHIP_RUNNER_CONCURRENCY: "1",
-      STACKSHIP_RUNNER_HEARTBEAT_MS: "200",
-      STACKSHIP_LOG_LEVEL: "warn",
-    },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-}
 
 const slow = {
   "main.tf": 'resource "terraform_data" "slow" {\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 60"\n  }\n}\n',

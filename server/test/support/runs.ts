@@ -1,4 +1,5 @@
 // Helpers for tests that execute runs for real (bubblewrap, tofu) through the in-process runner.
+import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import * as assert from "uvu/assert";
@@ -48,4 +49,21 @@ export async function readLog(server: TestServer, token: string, runId: string, 
     if (window.next_offset === offset) return text;
     offset = window.next_offset;
   }
+}
+
+/** A runner-only process (`npm run runner`'s entry point) against the test server, as a second host would run it. */
+export function startRunnerProcess(server: TestServer): ChildProcess {
+  return spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "server/src/runner-main.ts")], {
+    cwd: REPO_ROOT,
+    env: {
+      PATH: process.env.PATH,
+      STACKSHIP_DATABASE_URL: server.databaseUrl,
+      STACKSHIP_DATA_DIR: server.dataDir,
+      STACKSHIP_API_URL: server.baseUrl,
+      STACKSHIP_RUNNER_CONCURRENCY: "1",
+      STACKSHIP_RUNNER_HEARTBEAT_MS: "200",
+      STACKSHIP_LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
 }
