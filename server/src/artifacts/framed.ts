@@ -255,10 +255,11 @@ export class FramedOpener extends Transform {
     }
     if (this.index >= this.frames && offset < data.length) return callback(new FramedArtifactError("bytes after the final frame"));
     this.pending = Buffer.from(data.subarray(offset));
-    // Each frame goes out as its own buffer (no copy, no 1 MiB allocation per batch); the newest waits.
-    for (const plaintext of out) {
+    // One buffer per read batch (fewer, larger writes to the socket); the newest batch waits, so
+    // the final frame is never released before the length and digest are checked.
+    if (out.length > 0) {
       if (this.held) this.push(this.held);
-      this.held = plaintext;
+      this.held = out.length === 1 ? out[0] : Buffer.concat(out);
     }
     callback();
   }
