@@ -108,6 +108,8 @@ export interface LogChunk {
 export interface LogPosition {
   nextSeq: number;
   nextOffset: number;
+  /** The log's length in UTF-8 bytes. */
+  byteLength: number;
   complete: boolean;
 }
 
@@ -132,9 +134,22 @@ export class LogRepository {
   async append(runId: string, phase: LogPhase, text: string, final: boolean, now: Date | string): Promise<number> {
     return translating(this.dialect, () =>
       atomically(this.db, this.dialect, async (db) => {
-        const last = await db('run_log_chunks').where({ run_id: runId, phase }).max({ n: 'seq' }).first();
-        const seq = last?.n === null || last?.n === undefined ? 0 : numberFromRow(last.n) + 1;
-        await db('run_log_chunks').insert({ run_id: runId, phase, seq, text, final, created_at: isoForWrite(now) });
+        const last = await db('run_log_chunks').where({ run_id: runId, phase }).orderBy('seq', 'desc').first('seq', 'char_end', 'byte_end');
+        const seq = last === undefined ? 0 : numberFromRow(last.seq) + 1;
+        const charStart = last === undefined ? 0 : numberFromRow(last.char_end);
+        const byteStart = last === undefined ? 0 : numberFromRow(last.byte_end);
+        await db('run_log_chunks').insert({
+          run_id: runId,
+          phase,
+          seq,
+          text,
+          final,
+          char_start: charStart,
+          char_end: charStart + text.length,
+          byte_start: byteStart,
+          byte_end: byteStart + Buffer.byteLength(text, 'utf8'),
+          created_at: isoForWrite(now),
+        });
         await announce(db, this.dialect, { kind: 'log', runId, phase, seq, final, text });
         return seq;
       }),
@@ -157,44 +172,89 @@ export class LogRepository {
 
   /**
    * Where each phase's log ends: the next sequence number, the next offset of the HTTP log
-   * route (in the same units: JavaScript string length), and whether the log is complete.
+   * route (in the same units: JavaScript string length), its length in UTF-8 bytes, and whether
+   * the log is complete. Reads no log text.
    */
   async positions(runId: string): Promise<Record<LogPhase, LogPosition>> {
     return translating(this.dialect, async () => {
       const out: Record<LogPhase, LogPosition> = {
-        plan: { nextSeq: 0, nextOffset: 0, complete: false },
-        policy: { nextSeq: 0, nextOffset: 0, complete: false },
-        apply: { nextSeq: 0, nextOffset: 0, complete: false },
+        plan: { nextSeq: 0, nextOffset: 0, byteLength: 0, complete: false },
+        policy: { nextSeq: 0, nextOffset: 0, byteLength: 0, complete: false },
+        apply: { nextSeq: 0, nextOffset: 0, byteLength: 0, complete: false },
       };
-      const rows = await this.db('run_log_chunks').where({ run_id: runId }).orderBy([{ column: 'phase' }, { column: 'seq' }]).select('phase', 'seq', 'text', 'final');
+      const rows: Row[] = await this.db('run_log_chunks')
+        .where({ run_id: runId })
+        .groupBy('phase')
+        .select('phase')
+        .max({ seq: 'seq', char_end: 'char_end', byte_end: 'byte_end' })
+        .select(this.db.raw('max(case when ?? then 1 else 0 end) as ??', ['final', 'final']));
       for (const row of rows) {
         const position = out[row.phase as LogPhase];
         if (!position) continue;
         position.nextSeq = numberFromRow(row.seq) + 1;
-        position.nextOffset += (row.text as string).length;
-        position.complete ||= booleanFromRow(row.final);
+        position.nextOffset = numberFromRow(row.char_end);
+        position.byteLength = numberFromRow(row.byte_end);
+        position.complete = numberFromRow(row.final) === 1;
       }
       return out;
     });
   }
 
-  /** The phase's text from character `offset`, at most `limit` characters. */
+  /** The phase's text from character `offset`, at most `limit` characters; reads only the chunks the window overlaps. */
   async read(runId: string, phase: LogPhase, offset: number, limit: number): Promise<LogWindow> {
+    const position = (await this.positions(runId))[phase];
+    const end = Math.min(position.nextOffset, offset + limit);
+    if (offset >= end) return { text: '', nextOffset: Math.min(offset, position.nextOffset), complete: position.complete && offset >= position.nextOffset };
+    const rows = await this.overlapping(runId, phase, 'char', offset, end);
+    const first = rows.length === 0 ? offset : numberFromRow(rows[0].char_start);
+    const text = rows.map((r) => r.text as string).join('').slice(offset - first, end - first);
+    return { text, nextOffset: offset + text.length, complete: position.complete && offset + text.length >= position.nextOffset };
+  }
+
+  /** The UTF-8 bytes `[start, end)` of the phase's log (a window may cut a character; the log-read protocol counts bytes). */
+  async readBytes(runId: string, phase: LogPhase, start: number, end: number): Promise<Buffer> {
+    if (start >= end) return Buffer.alloc(0);
+    const rows = await this.overlapping(runId, phase, 'byte', start, end);
+    if (rows.length === 0) return Buffer.alloc(0);
+    const first = numberFromRow(rows[0].byte_start);
+    const bytes = Buffer.from(rows.map((r) => r.text as string).join(''), 'utf8');
+    return bytes.subarray(start - first, end - first);
+  }
+
+  /** The last `lines` non-empty lines of a phase's log, read from the end backwards. */
+  async tail(runId: string, phase: LogPhase, lines: number): Promise<string[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db('run_log_chunks').where({ run_id: runId, phase }).orderBy('seq', 'asc').select('text', 'final');
-      const all = rows.map((r) => r.text as string).join('');
-      const complete = rows.some((r) => booleanFromRow(r.final));
-      const text = all.slice(offset, offset + limit);
-      return { text, nextOffset: Math.min(all.length, offset + text.length), complete: complete && offset + text.length >= all.length };
+      let text = '';
+      let beforeSeq: number | undefined;
+      for (;;) {
+        const query = this.db('run_log_chunks').where({ run_id: runId, phase });
+        if (beforeSeq !== undefined) query.where('seq', '<', beforeSeq);
+        const rows = await query.orderBy('seq', 'desc').limit(TAIL_BATCH).select('seq', 'text');
+        if (rows.length === 0) break;
+        text = rows.map((r) => r.text as string).reverse().join('') + text;
+        beforeSeq = numberFromRow(rows[rows.length - 1].seq);
+        // One line more than asked, so the first of the kept ones is whole.
+        if (text.split('\n').filter((line) => line.length > 0).length > lines) break;
+      }
+      return text.split('\n').filter((line) => line.length > 0).slice(-lines);
     });
   }
 
-  /** The last `lines` lines of a phase's log. */
-  async tail(runId: string, phase: LogPhase, lines: number): Promise<string[]> {
-    const window = await this.read(runId, phase, 0, Number.MAX_SAFE_INTEGER);
-    return window.text.split('\n').filter((line) => line.length > 0).slice(-lines);
+  /** The chunks of a phase that overlap `[start, end)` in the given units, in order. */
+  private async overlapping(runId: string, phase: LogPhase, unit: 'char' | 'byte', start: number, end: number): Promise<Row[]> {
+    return translating(this.dialect, async () =>
+      this.db('run_log_chunks')
+        .where({ run_id: runId, phase })
+        .where(`${unit}_end`, '>', start)
+        .where(`${unit}_start`, '<', end)
+        .orderBy('seq', 'asc')
+        .select('text', 'char_start', 'byte_start'),
+    );
   }
 }
+
+/** How many chunks `tail` reads per step backwards. */
+const TAIL_BATCH = 64;
 
 function toReview(row: Row): RunReview {
   return {

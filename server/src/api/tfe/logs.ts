@@ -64,22 +64,41 @@ export function applyLogHeader(run: Run): string {
 /** Run statuses in which the policy stage may still write its log. */
 const BEFORE_POLICY_DECISION = new Set<Run["status"]>(["pending", "planning", "policy_checking"]);
 
+/** One piece of the framed stream: its length in bytes and how to read a range of it. */
+interface Segment {
+  length: number;
+  read(start: number, end: number): Promise<Buffer> | Buffer;
+}
+
+function fixed(bytes: Buffer): Segment {
+  return { length: bytes.length, read: (start, end) => bytes.subarray(start, end) };
+}
+
 /**
- * The text the CLI streams for a phase and whether it is complete. The plan stream carries the
- * plan log and, once that is complete, the policy stage's log (the CLI shows no policy checks of
- * its own, so this is where users see findings); it is complete when the policy stage is over.
- * Both logs only ever grow at the end, so byte offsets stay valid between reads.
+ * The pieces of the stream the CLI reads for a phase: STX, the phase's log (the apply log after
+ * the header the CLI drops) and, once complete, ETX. The plan stream carries the plan log and,
+ * once that is complete, the policy stage's log (the CLI shows no policy checks of its own, so
+ * this is where users see findings); it is complete when the policy stage is over. Every log only
+ * grows at the end, so byte offsets stay valid between reads. Only log lengths are read here; the
+ * text of the chunks a window overlaps is read by `readFramedLog`.
  */
-async function phaseText(services: Services, run: Run, phase: TfeLogPhase): Promise<{ text: string; complete: boolean }> {
-  const window = await services.stores.logs.read(run.id, phase, 0, Number.MAX_SAFE_INTEGER);
-  if (phase === "apply") return { text: applyLogHeader(run) + window.text, complete: window.complete };
-  if (!window.complete) return { text: window.text, complete: false };
-  // The run is read before the policy log: the runner closes that log before the run leaves the policy stage.
-  const policy = await services.stores.logs.read(run.id, "policy", 0, Number.MAX_SAFE_INTEGER);
-  return {
-    text: policy.text.length > 0 ? `${window.text}\n${policy.text}` : window.text,
-    complete: policy.complete || !BEFORE_POLICY_DECISION.has(run.status),
-  };
+async function segments(services: Services, run: Run, phase: TfeLogPhase): Promise<Segment[]> {
+  const logs = services.stores.logs;
+  // The run is read before the log positions: the runner closes the policy log before the run leaves the policy stage.
+  const positions = await logs.positions(run.id);
+  const log = (of: "plan" | "policy" | "apply"): Segment => ({ length: positions[of].byteLength, read: (start, end) => logs.readBytes(run.id, of, start, end) });
+  const out: Segment[] = [fixed(Buffer.from([STX]))];
+  let complete: boolean;
+  if (phase === "apply") {
+    out.push(fixed(Buffer.from(applyLogHeader(run), "utf8")), log("apply"));
+    complete = positions.apply.complete;
+  } else {
+    out.push(log("plan"));
+    complete = positions.plan.complete && (positions.policy.complete || !BEFORE_POLICY_DECISION.has(run.status));
+    if (positions.plan.complete && positions.policy.byteLength > 0) out.push(fixed(Buffer.from("\n")), log("policy"));
+  }
+  if (complete) out.push(fixed(Buffer.from([ETX])));
+  return out;
 }
 
 /**
@@ -87,8 +106,15 @@ async function phaseText(services: Services, run: Run, phase: TfeLogPhase): Prom
  * ETX. Empty past the end or before anything was written.
  */
 export async function readFramedLog(services: Services, run: Run, phase: TfeLogPhase, offset: number, limit: number): Promise<Uint8Array> {
-  const { text, complete } = await phaseText(services, run, phase);
-  const framed = Buffer.concat([Buffer.from([STX]), Buffer.from(text, "utf8"), complete ? Buffer.from([ETX]) : Buffer.alloc(0)]);
-  if (offset >= framed.length) return new Uint8Array(0);
-  return new Uint8Array(framed.subarray(offset, Math.min(framed.length, offset + limit)));
+  const end = offset + limit;
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (const segment of await segments(services, run, phase)) {
+    const from = Math.max(offset, at);
+    const to = Math.min(end, at + segment.length);
+    if (from < to) parts.push(await segment.read(from - at, to - at));
+    at += segment.length;
+    if (at >= end) break;
+  }
+  return new Uint8Array(Buffer.concat(parts));
 }

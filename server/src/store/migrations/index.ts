@@ -7,6 +7,7 @@ import * as createPolicies from './20261202050000_create_policies.ts';
 import * as createArtifactDescriptors from './20261202060000_create_artifact_descriptors.ts';
 import * as createUsersAndSessions from './20261202070000_create_users_and_sessions.ts';
 import * as createWorkspaceTags from './20261202080000_create_workspace_tags.ts';
+import * as addLogChunkOffsets from './20261203000000_add_log_chunk_offsets.ts';
 
 /** A migration as the migration source serves it. */
 export interface NamedMigration {
@@ -25,4 +26,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261202060000_create_artifact_descriptors', up: createArtifactDescriptors.up, down: createArtifactDescriptors.down },
   { name: '20261202070000_create_users_and_sessions', up: createUsersAndSessions.up, down: createUsersAndSessions.down },
   { name: '20261202080000_create_workspace_tags', up: createWorkspaceTags.up, down: createWorkspaceTags.down },
+  { name: '20261203000000_add_log_chunk_offsets', up: addLogChunkOffsets.up, down: addLogChunkOffsets.down },
 ];
