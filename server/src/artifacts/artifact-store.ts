@@ -35,9 +35,11 @@ export interface ArtifactStore {
    * header must unwrap for this identity and its size must be exactly what the declared plaintext
    * size implies (else FramedArtifactError); the stream then fails on any invalid frame, a length
    * other than the declared one, or a digest mismatch at the end. Objects over
-   * MAIN_THREAD_MAX_BYTES are read, verified and decrypted in the store's read worker.
+   * MAIN_THREAD_MAX_BYTES are read, verified and decrypted in the store's read worker. With
+   * `lend`, the stream may lend its chunks (http/lent-chunks.ts): only for a body that goes
+   * straight to the HTTP writer, which gives them back.
    */
-  openFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }): Promise<Readable>;
+  openFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }, options?: { lend?: boolean }): Promise<Readable>;
   /** The whole plaintext of a framed artifact, verified (for callers that need it in memory anyway). */
   getFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }): Promise<Buffer>;
   /** Ends the streams under way and releases what the store holds (its read worker). */
@@ -143,7 +145,7 @@ export class LocalArtifactStore implements ArtifactStore {
     return { key, ...sealer.result() };
   }
 
-  async openFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }): Promise<Readable> {
+  async openFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }, { lend = false }: { lend?: boolean } = {}): Promise<Readable> {
     const file = await open(this.path(key), "r");
     try {
       const { size } = await file.stat();
@@ -154,7 +156,7 @@ export class LocalArtifactStore implements ArtifactStore {
       const options = { dataKey, frameSize, identity: { ...identity, key }, ...expected };
       // Whole frames per read (16 of the default size); the worker hands them over in slots of that size.
       const readBytes = Math.ceil(FRAMED_BATCH_BYTES / (frameSize + 16)) * (frameSize + 16);
-      const stream = expected.sizeBytes > MAIN_THREAD_MAX_BYTES ? this.reader.open(file, HEADER_SIZE, options, readBytes) : this.openHere(file, options);
+      const stream = expected.sizeBytes > MAIN_THREAD_MAX_BYTES ? this.reader.open(file, HEADER_SIZE, options, readBytes, lend) : this.openHere(file, options);
       // The reader may fail before its consumer listens; it is destroyed (`errored`) either way.
       stream.on("error", () => undefined);
       return stream;

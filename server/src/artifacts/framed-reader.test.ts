@@ -11,6 +11,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { LocalArtifactStore, MAIN_THREAD_MAX_BYTES } from "./artifact-store.ts";
 import { FramedArtifactError, HEADER_SIZE, openHeader, sealFramed, type ArtifactIdentity } from "./framed.ts";
+import { lenderOf } from "../http/lent-chunks.ts";
 import { FramedReadWorker, WINDOW } from "./framed-reader.ts";
 import { SecretBox } from "./keys.ts";
 
@@ -180,6 +181,54 @@ test("a slow consumer bounds what is buffered; a consumer that goes away stops t
   const again = await drain(await context.store.openFramed(o.descriptor.key, KIND, o.expected));
   assert.is(again.error, null);
   assert.ok(again.bytes.equals(o.plaintext));
+});
+
+test("lending: chunks are views that stay intact until given back; at most WINDOW slots are out; split or joined give-backs count", async (context) => {
+  const o = await stored(context, "runs/l/plan.json", 9 * MiB + 77);
+  // Without `lend` the chunks are the stream's to give: nothing to give back.
+  assert.is(lenderOf(await context.store.openFramed(o.descriptor.key, KIND, o.expected).then((s) => (s.destroy(), s))), null);
+  const stream = await context.store.openFramed(o.descriptor.key, KIND, o.expected, { lend: true });
+  const giveBack = lenderOf(stream)!;
+  assert.type(giveBack, "function");
+  const out: Buffer[] = [];
+  const held: Buffer[] = [];
+  let most = 0;
+  stream.on("data", (chunk: Buffer) => {
+    held.push(chunk);
+    most = Math.max(most, held.length);
+  });
+  const ended = new Promise((resolve, reject) => (stream.once("end", resolve), stream.once("error", reject)));
+  let round = 0;
+  for (let done = false; !done; round++) {
+    await Promise.race([ended.then(() => (done = true)), new Promise((resolve) => setTimeout(resolve, 5))]);
+    if (held.length === 0) continue;
+    // Still intact while lent, however long it is held.
+    const taken = held.splice(0, held.length);
+    for (const chunk of taken) out.push(Buffer.from(chunk));
+    const verified = Buffer.concat(out);
+    assert.ok(verified.equals(o.plaintext.subarray(0, verified.length)), "a lent chunk changed before it was given back");
+    // Given back whole, joined, or in pieces.
+    if (round % 3 === 0) for (const chunk of taken) giveBack(chunk);
+    else if (round % 3 === 1) giveBack(Buffer.concat(taken));
+    else for (const chunk of taken) (giveBack(chunk.subarray(0, 1000)), giveBack(chunk.subarray(1000)));
+  }
+  assert.ok(Buffer.concat(out).equals(o.plaintext));
+  assert.ok(most <= WINDOW, `${most} chunks were out at once`);
+  assert.is(context.store.reader.active, 0);
+});
+
+test("lending: chunks never given back stall only their own stream, which a destroy releases", async (context) => {
+  const o = await stored(context, "runs/n/plan.json", 8 * MiB);
+  const stream = await context.store.openFramed(o.descriptor.key, KIND, o.expected, { lend: true });
+  let chunks = 0;
+  stream.on("data", () => (chunks += 1));
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  assert.is(chunks, WINDOW, "the worker sent more than its slots while none came back");
+  const other = await stored(context, "runs/m/plan.json", 3 * MiB);
+  const again = await drain(await context.store.openFramed(other.descriptor.key, KIND, other.expected));
+  assert.ok(again.bytes.equals(other.plaintext));
+  stream.destroy();
+  await until(() => context.store.reader.active === 0 && openDescriptors(o.file) === 0, "a stalled stream stayed open after destroy");
 });
 
 test("close() fails the streams under way, closes their objects and refuses new ones", async (context) => {

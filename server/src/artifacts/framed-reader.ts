@@ -3,18 +3,23 @@ import { createRequire } from "node:module";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import { lendChunks } from "../http/lent-chunks.ts";
 import { FramedArtifactError, type FramedOpenerOptions } from "./framed.ts";
 
-// Reading, verifying, decrypting and hashing a framed object off the main thread (framed-read-worker.ts).
-// One worker serves every stream: started on first use, reused, unref'd while idle, terminated by
-// close(). The main thread opens the object and checks its header and size (artifact-store.ts),
-// hands the worker the open descriptor, and only copies out and writes what comes back.
+// Reading, verifying, decrypting and hashing a framed object off the main thread
+// (framed-read-worker.ts). One worker serves every stream: started on first use, reused, unref'd
+// while idle, terminated by close(). The main thread opens the object and checks its header and
+// size (artifact-store.ts), hands the worker the open descriptor, and only passes on what comes
+// back.
 //
 // The plaintext crosses in shared slots, WINDOW of them per stream: the worker fills a free slot
-// and says so; the main thread copies it into a buffer of its own (so the memory it sends is
-// allocated, accounted and collected on the main thread, and nothing is transferred) and
-// acknowledges it once its consumer takes that buffer (push() under the stream's high-water
-// mark, or the next _read()), which frees the slot. A slow client thus stops the reads.
+// and says so; the main thread acknowledges it once the slot is free again, which lets the worker
+// fill it anew, so a slow client stops the reads. By default the main thread copies each slot
+// into a buffer of its own (memory allocated, accounted and collected on the main thread; nothing
+// is transferred) and acknowledges once its consumer takes that buffer (push() under the stream's
+// high-water mark, or the next _read()). A stream opened to lend its chunks (lent-chunks.ts: the
+// HTTP writer gives each chunk back once the socket has written it) pushes views of the slots
+// themselves, copies nothing, and acknowledges a slot when its chunk comes back.
 
 /** Slots per stream: batches the worker may have sent and not had acknowledged. */
 export const WINDOW = 3;
@@ -65,26 +70,63 @@ require(workerData.entry).serveFramedReads(parentPort);
 
 /** The plaintext of one stream, as the worker sends it. */
 class WorkerStream extends Readable {
-  /** Batches pushed past the high-water mark: acknowledged on the next _read(). */
+  /** Batches pushed past the high-water mark: acknowledged on the next _read() (when copying). */
   private owed = 0;
+  /**
+   * When lending: the bytes of each lent slot not given back yet, oldest first. Counted in bytes,
+   * in order (a socket completes its writes in order), so a chunk the stream machinery split or
+   * joined on the way still gives back exactly the slots it covered.
+   */
+  private readonly lent: number[] = [];
   /** The worker sent `done`. */
   settled = false;
+  /** Whether the slots may serve another stream once settled and every lent chunk is back. */
+  reusable = true;
+  /** Present when lending (lent-chunks.ts). */
+  [lendChunks]?: () => (chunk: Buffer) => void;
 
   constructor(
     private readonly reader: FramedReadWorker,
     readonly id: number,
     readonly file: FileHandle,
     readonly slots: SharedArrayBuffer[],
+    lend: boolean,
   ) {
     super({ highWaterMark: slots[0]!.byteLength });
+    if (lend) this[lendChunks] = () => (chunk) => this.giveBack(chunk);
   }
 
   deliver(slot: number, length: number): void {
     if (this.destroyed) return;
+    if (this[lendChunks]) {
+      this.lent.push(length);
+      this.push(Buffer.from(this.slots[slot]!, 0, length));
+      return;
+    }
     const chunk = Buffer.allocUnsafe(length);
     chunk.set(new Uint8Array(this.slots[slot]!, 0, length));
     if (this.push(chunk)) this.reader.send({ type: "ack", id: this.id });
     else this.owed += 1;
+  }
+
+  /** Every lent chunk is back: the slots may serve another stream. */
+  get allBack(): boolean {
+    return this.lent.length === 0;
+  }
+
+  /** A lent chunk is back: each slot wholly given back is acknowledged, in the order sent. */
+  private giveBack(chunk: Buffer): void {
+    let bytes = chunk.length;
+    while (bytes > 0 && this.lent.length > 0) {
+      const taken = Math.min(bytes, this.lent[0]!);
+      bytes -= taken;
+      this.lent[0]! -= taken;
+      if (this.lent[0] === 0) {
+        this.lent.shift();
+        if (!this.settled) this.reader.send({ type: "ack", id: this.id });
+      }
+    }
+    if (this.allBack && this.settled && this.reusable) this.reader.reuse(this);
   }
 
   override _read(): void {
@@ -111,7 +153,7 @@ export class FramedReadWorker {
    * The stream fails on anything FramedOpener would fail on; `file` is closed once the worker is
    * done with it (at the end, on failure, or after the stream is destroyed).
    */
-  open(file: FileHandle, start: number, options: FramedOpenerOptions, readBytes: number): Readable {
+  open(file: FileHandle, start: number, options: FramedOpenerOptions, readBytes: number, lend = false): Readable {
     if (this.closed) throw new Error("the artifact store is closed");
     const worker = this.start();
     const id = this.nextId++;
@@ -119,7 +161,7 @@ export class FramedReadWorker {
     const slotBytes = Math.floor(readBytes / (options.frameSize + 16)) * options.frameSize;
     const spare = this.spare.findIndex((set) => set[0]!.byteLength === slotBytes);
     const slots = spare >= 0 ? this.spare.splice(spare, 1)[0]! : Array.from({ length: WINDOW }, () => new SharedArrayBuffer(slotBytes));
-    const stream = new WorkerStream(this, id, file, slots);
+    const stream = new WorkerStream(this, id, file, slots, lend);
     this.streams.set(id, stream);
     if (this.streams.size === 1) worker.ref();
     this.send({ type: "open", id, fd: file.fd, start, readBytes, slots, options });
@@ -163,11 +205,18 @@ export class FramedReadWorker {
 
   private settle(stream: WorkerStream, reuse = true): void {
     stream.settled = true;
+    stream.reusable = reuse;
     this.streams.delete(stream.id);
-    // The worker no longer writes them; the stream only read them (it copied what it pushed).
-    if (reuse && this.spare.length < SPARE_SLOT_SETS) this.spare.push(stream.slots);
+    // The worker no longer writes them; they serve another stream once no chunk lent from them
+    // is out (one never given back keeps them from reuse: they are left to the collector).
+    if (reuse && stream.allBack) this.reuse(stream);
     if (this.streams.size === 0) this.worker?.unref();
     void stream.file.close().catch(() => undefined);
+  }
+
+  /** Keeps a finished stream's slots for a later stream. */
+  reuse(stream: WorkerStream): void {
+    if (this.spare.length < SPARE_SLOT_SETS && !this.spare.includes(stream.slots)) this.spare.push(stream.slots);
   }
 
   private failAll(error: Error): void {
