@@ -72,7 +72,13 @@ export async function createServices(config: Config, overrides: ServerOverrides 
     platform: hostPlatform(),
     version: packageVersion(),
   };
-  return { services, close: async () => (owned ? db.close() : undefined) };
+  return {
+    services,
+    close: async () => {
+      await services.artifacts.close();
+      if (owned) await db.close();
+    },
+  };
 }
 
 /** The services plus the Koa app serving both API surfaces. */

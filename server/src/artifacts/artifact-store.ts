@@ -4,11 +4,17 @@ import { mkdir, open, readFile, rename, rm, writeFile, type FileHandle } from "n
 import { dirname, join, resolve, sep } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline as pipelineAsync } from "node:stream/promises";
-import { DEFAULT_FRAME_SIZE, FramedArtifactError, FramedOpener, FramedSealer, framedObjectSize, HEADER_SIZE, openHeader, type ArtifactIdentity } from "./framed.ts";
+import { DEFAULT_FRAME_SIZE, FramedArtifactError, FramedOpener, FramedSealer, framedObjectSize, HEADER_SIZE, openHeader, type ArtifactIdentity, type FramedOpenerOptions } from "./framed.ts";
+import { FramedReadWorker } from "./framed-reader.ts";
 import type { SecretBox } from "./keys.ts";
 
 /** How much of a framed object one read (and one decrypted batch) covers: 16 frames of 64 KiB. */
 const FRAMED_BATCH_BYTES = 16 * (DEFAULT_FRAME_SIZE + 16);
+/**
+ * Framed objects up to this plaintext size are opened on the main thread; larger ones are read,
+ * verified, decrypted and hashed in the store's read worker (framed-reader.ts).
+ */
+export const MAIN_THREAD_MAX_BYTES = 1024 * 1024;
 
 /** What is recorded about a stored artifact: its plaintext size and SHA-256. */
 export interface ArtifactDescriptor {
@@ -28,11 +34,16 @@ export interface ArtifactStore {
    * Opens a framed artifact as a plaintext stream. Before anything is returned, the object's
    * header must unwrap for this identity and its size must be exactly what the declared plaintext
    * size implies (else FramedArtifactError); the stream then fails on any invalid frame, a length
-   * other than the declared one, or a digest mismatch at the end.
+   * other than the declared one, or a digest mismatch at the end. Objects over
+   * MAIN_THREAD_MAX_BYTES are read, verified and decrypted in the store's read worker. With
+   * `lend`, the stream may lend its chunks (http/lent-chunks.ts): only for a body that goes
+   * straight to the HTTP writer, which gives them back.
    */
-  openFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }): Promise<Readable>;
+  openFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }, options?: { lend?: boolean }): Promise<Readable>;
   /** The whole plaintext of a framed artifact, verified (for callers that need it in memory anyway). */
   getFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }): Promise<Buffer>;
+  /** Ends the streams under way and releases what the store holds (its read worker). */
+  close(): Promise<void>;
 }
 
 /** A buffer as a sequence of batch-sized chunks, so a writer never sees it as one giant chunk. */
@@ -78,6 +89,8 @@ async function pump(file: FileHandle, opener: FramedOpener, start: number): Prom
 /** Local-directory adapter: each object is sealed with AES-256-GCM and written atomically. */
 export class LocalArtifactStore implements ArtifactStore {
   private readonly root: string;
+  /** Where large framed objects are read and verified (started on first use). */
+  readonly reader = new FramedReadWorker();
 
   constructor(
     directory: string,
@@ -132,7 +145,7 @@ export class LocalArtifactStore implements ArtifactStore {
     return { key, ...sealer.result() };
   }
 
-  async openFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }): Promise<Readable> {
+  async openFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }, { lend = false }: { lend?: boolean } = {}): Promise<Readable> {
     const file = await open(this.path(key), "r");
     try {
       const { size } = await file.stat();
@@ -140,20 +153,33 @@ export class LocalArtifactStore implements ArtifactStore {
       const { bytesRead } = await file.read(header, 0, HEADER_SIZE, 0);
       const { frameSize, dataKey } = openHeader(header.subarray(0, bytesRead), this.dataKeyWrap, { ...identity, key });
       if (size !== framedObjectSize(expected.sizeBytes, frameSize)) throw new FramedArtifactError(`artifact '${key}' does not match its descriptor`);
-      const opener = new FramedOpener({ dataKey, frameSize, identity: { ...identity, key }, ...expected });
+      const options = { dataKey, frameSize, identity: { ...identity, key }, ...expected };
+      // Whole frames per read (16 of the default size); the worker hands them over in slots of that size.
+      const readBytes = Math.ceil(FRAMED_BATCH_BYTES / (frameSize + 16)) * (frameSize + 16);
+      const stream = expected.sizeBytes > MAIN_THREAD_MAX_BYTES ? this.reader.open(file, HEADER_SIZE, options, readBytes, lend) : this.openHere(file, options);
       // The reader may fail before its consumer listens; it is destroyed (`errored`) either way.
-      opener.on("error", () => undefined);
-      void pump(file, opener, HEADER_SIZE);
-      return opener;
+      stream.on("error", () => undefined);
+      return stream;
     } catch (error) {
       await file.close();
       throw error;
     }
   }
 
+  /** A small object: read, verified and decrypted on the main thread (no round trips to the worker). */
+  private openHere(file: FileHandle, options: FramedOpenerOptions): Readable {
+    const opener = new FramedOpener(options);
+    void pump(file, opener, HEADER_SIZE);
+    return opener;
+  }
+
   async getFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }): Promise<Buffer> {
     const chunks: Buffer[] = [];
     for await (const chunk of await this.openFramed(key, identity, expected)) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks);
+  }
+
+  async close(): Promise<void> {
+    await this.reader.close();
   }
 }

@@ -202,24 +202,24 @@ export interface FramedOpenerOptions {
 }
 
 /**
- * The streaming reader: frames in (everything after the header), plaintext out, with
- * backpressure. Each input chunk is decrypted as a batch of whole frames, pushed frame by frame in
- * one go (no copy: a consumer that corks its writes sends the batch as one); the newest frame is
- * held back until another one is authenticated, and the last one until the length and the digest
- * are verified, so a tampered, truncated, extended or mismatching object never comes out whole:
- * the stream fails.
+ * The reader's core, without a stream around it (FramedOpener, and the read worker): whole frames
+ * in, verified plaintext batches out, a batch being the plaintexts of the frames one `update`
+ * decrypted (not concatenated: the caller copies them where it needs them). The newest batch is
+ * held back until another one is authenticated, and the last one until `finish` has verified the
+ * length and the digest, so a tampered, truncated, extended or mismatching object never comes out
+ * whole. Anything invalid throws FramedArtifactError, and the verifier then refuses to go on.
  */
-export class FramedOpener extends Transform {
+export class FramedVerifier {
   private readonly identity: Buffer;
   private readonly frames: number;
   private readonly hash: Hash = createHash("sha256");
   private pending: Buffer = Buffer.alloc(0);
-  private held: Buffer | null = null;
+  private held: Buffer[] | null = null;
   private index = 0;
+  /** Failed or finished: nothing more is accepted. */
+  private ended = false;
 
   constructor(private readonly options: FramedOpenerOptions) {
-    // Room for a few batches on each side, so reading, decrypting and sending overlap.
-    super({ highWaterMark: 4 * 1024 * 1024 });
     checkFrameSize(options.frameSize);
     if (!Number.isSafeInteger(options.sizeBytes) || options.sizeBytes < 0) throw new FramedArtifactError("invalid declared size");
     this.identity = identityBytes(options.identity);
@@ -230,8 +230,20 @@ export class FramedOpener extends Transform {
     return index === this.frames - 1 ? this.options.sizeBytes - (this.frames - 1) * this.options.frameSize : this.options.frameSize;
   }
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    if (this.index >= this.frames) return callback(new FramedArtifactError("bytes after the final frame"));
+  private fail(message: string): never {
+    this.ended = true;
+    this.held = null;
+    this.pending = Buffer.alloc(0);
+    throw new FramedArtifactError(message);
+  }
+
+  /**
+   * Takes the next bytes of the object (after its header); returns the batch this releases, if
+   * any. `chunk` is not kept: the caller may reuse it once this returns.
+   */
+  update(chunk: Buffer): Buffer[] | null {
+    if (this.ended) throw new FramedArtifactError("the object was already failed or finished");
+    if (this.index >= this.frames) return this.fail("bytes after the final frame");
     const data = this.pending.length > 0 ? Buffer.concat([this.pending, chunk]) : chunk;
     const out: Buffer[] = [];
     let offset = 0;
@@ -248,27 +260,73 @@ export class FramedOpener extends Transform {
         out.push(plaintext);
         this.hash.update(plaintext);
       } catch {
-        return callback(new FramedArtifactError(`frame ${this.index} failed authentication`));
+        return this.fail(`frame ${this.index} failed authentication`);
       }
       offset += length + TAG_BYTES;
       this.index += 1;
     }
-    if (this.index >= this.frames && offset < data.length) return callback(new FramedArtifactError("bytes after the final frame"));
+    if (this.index >= this.frames && offset < data.length) return this.fail("bytes after the final frame");
     this.pending = Buffer.from(data.subarray(offset));
-    // One buffer per read batch (fewer, larger writes to the socket); the newest batch waits, so
-    // the final frame is never released before the length and digest are checked.
-    if (out.length > 0) {
-      if (this.held) this.push(this.held);
-      this.held = out.length === 1 ? out[0] : Buffer.concat(out);
+    // The newest batch waits, so the final frame is never released before the length and digest
+    // are checked.
+    if (out.length === 0) return null;
+    const released = this.held;
+    this.held = out;
+    return released;
+  }
+
+  /** At the end of the object: verifies the length and the digest; returns the last batch. */
+  finish(): Buffer[] | null {
+    if (this.ended) throw new FramedArtifactError("the object was already failed or finished");
+    if (this.index < this.frames || this.pending.length > 0) return this.fail("the object ends before its final frame");
+    if (this.hash.digest("hex") !== this.options.sha256) return this.fail("the plaintext does not match the declared SHA-256");
+    const released = this.held;
+    this.held = null;
+    this.ended = true;
+    return released;
+  }
+}
+
+function batchOf(plaintexts: Buffer[]): Buffer {
+  return plaintexts.length === 1 ? plaintexts[0] : Buffer.concat(plaintexts);
+}
+
+/**
+ * The streaming reader: frames in (everything after the header), plaintext out, with
+ * backpressure; a FramedVerifier inside. Each input chunk is decrypted as a batch of whole frames
+ * and pushed as one buffer (fewer, larger writes to the socket); the newest batch is held back
+ * until another one is authenticated, and the last one until the length and the digest are
+ * verified, so a tampered, truncated, extended or mismatching object never comes out whole: the
+ * stream fails.
+ */
+export class FramedOpener extends Transform {
+  private readonly verifier: FramedVerifier;
+
+  constructor(options: FramedOpenerOptions) {
+    // Room for a few batches on each side, so reading, decrypting and sending overlap.
+    super({ highWaterMark: 4 * 1024 * 1024 });
+    this.verifier = new FramedVerifier(options);
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    let released: Buffer[] | null;
+    try {
+      released = this.verifier.update(chunk);
+    } catch (error) {
+      return callback(error as Error);
     }
+    if (released) this.push(batchOf(released));
     callback();
   }
 
   override _flush(callback: TransformCallback): void {
-    if (this.index < this.frames || this.pending.length > 0) return callback(new FramedArtifactError("the object ends before its final frame"));
-    if (this.hash.digest("hex") !== this.options.sha256) return callback(new FramedArtifactError("the plaintext does not match the declared SHA-256"));
-    if (this.held) this.push(this.held);
-    this.held = null;
+    let released: Buffer[] | null;
+    try {
+      released = this.verifier.finish();
+    } catch (error) {
+      return callback(error as Error);
+    }
+    if (released) this.push(batchOf(released));
     callback();
   }
 }

@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { OperationDescriptor, OperationTable } from "../../../generated/operation-table.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Services } from "../services.ts";
+import { lenderOf } from "./lent-chunks.ts";
 import { authenticate } from "./middleware/authenticate.ts";
 import { errors, renderV1Error, type ErrorRenderer } from "./middleware/errors.ts";
 import { requestId } from "./middleware/request-id.ts";
@@ -130,7 +131,19 @@ function sendStream(ctx: Koa.Context, body: Readable): void {
       ctx.res.uncork();
     });
   });
-  body.pipe(ctx.res);
+  const release = lenderOf(body);
+  if (!release) {
+    body.pipe(ctx.res);
+    return;
+  }
+  // Lent chunks (lent-chunks.ts): each one goes back to the body once the socket has written it.
+  // The body bounds how many it lends, which is the backpressure; pausing on a full socket too
+  // keeps its buffer small.
+  body.on("data", (chunk: Buffer) => {
+    if (!ctx.res.write(chunk, () => release(chunk))) body.pause();
+  });
+  ctx.res.on("drain", () => body.resume());
+  body.once("end", () => ctx.res.end());
 }
 
 /** Builds the Koa application: request id → errors → the generated routes of every surface. */

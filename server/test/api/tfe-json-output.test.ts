@@ -9,6 +9,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { phaseId } from "../../src/api/tfe/presenters.ts";
 import { PLAN_JSON_LIMIT_BYTES } from "../../src/api/tfe/plan-json.ts";
+import type { LocalArtifactStore } from "../../src/artifacts/artifact-store.ts";
 import { HEADER_SIZE } from "../../src/artifacts/framed.ts";
 import { hashTokenSecret } from "../../src/http/middleware/authenticate.ts";
 import { storePlanJson } from "../../src/runner/plan-json.ts";
@@ -191,6 +192,76 @@ testEachServer(test, "a client that goes away mid-stream: the server stops readi
   const again = await get(server, token, planId);
   assert.is(again.status, 200);
   assert.ok((await drain(again)).bytes.equals(planJson));
+});
+
+/** Streams under way in the server's read worker. */
+function workerStreams(server: TestServer): number {
+  return (server.services.artifacts as LocalArtifactStore).reader.active;
+}
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.ok(condition(), what);
+}
+
+testEachServer(test, "concurrent downloads are each byte-exact; a tampered one among them fails alone", async (server) => {
+  const { token, admin, workspace } = await setUp(server);
+  const plans = [planJsonOf(8 * 1024 * 1024), planJsonOf(12 * 1024 * 1024 + 3), planJsonOf(2 * 1024 * 1024), planJsonOf(300 * 1024)];
+  const runs = [];
+  for (const planJson of plans) runs.push(await runWithPlanJson(server, admin, workspace.id, planJson));
+  const tamperedPlan = planJsonOf(10 * 1024 * 1024);
+  const tampered = await runWithPlanJson(server, admin, workspace.id, tamperedPlan);
+  // Frame 100 is in the seventh batch: the answer has started when it fails.
+  await flipByte(tampered.file, HEADER_SIZE + 100 * FRAME + 5);
+  const requests = [...runs, tampered, ...runs].map((run) => get(server, token, run.planId));
+  const results = await Promise.all(
+    requests.map(async (request) => {
+      const response = await request;
+      assert.is(response.status, 200);
+      return drain(response);
+    }),
+  );
+  results.forEach(({ bytes, failed }, i) => {
+    if (i === runs.length) {
+      assert.ok(failed, "the tampered download completed");
+      assert.ok(bytes.length <= 100 * (FRAME - 16), `bytes of or after the tampered frame came out`);
+      assert.ok(bytes.equals(tamperedPlan.subarray(0, bytes.length)));
+      return;
+    }
+    const planJson = plans[i < runs.length ? i : i - runs.length - 1]!;
+    assert.not.ok(failed, `download ${i} failed`);
+    assert.ok(bytes.equals(planJson), `download ${i} differs from its plan JSON`);
+  });
+  await until(() => workerStreams(server) === 0, "a stream stayed open in the read worker");
+});
+
+testEachServer(test, "clients that disconnect mid-stream release the read worker: no stream stays open, the next downloads succeed", async (server) => {
+  const { token, admin, workspace } = await setUp(server);
+  const planJson = planJsonOf(32 * 1024 * 1024);
+  const { planId, file } = await runWithPlanJson(server, admin, workspace.id, planJson);
+  const aborts = [new AbortController(), new AbortController(), new AbortController()];
+  const readers = await Promise.all(
+    aborts.map(async (abort) => {
+      const response = await fetch(`${server.baseUrl}/api/v2/plans/${planId}/json-output`, { headers: { Authorization: `Bearer ${token}` }, signal: abort.signal });
+      assert.is(response.status, 200);
+      const reader = response.body!.getReader();
+      await reader.read();
+      return reader;
+    }),
+  );
+  assert.is(workerStreams(server), 3);
+  for (const abort of aborts) abort.abort();
+  await Promise.all(readers.map((reader) => reader.read().catch(() => undefined)));
+  await until(() => workerStreams(server) === 0, "a stream stayed open in the read worker after its client went away");
+  await until(() => openDescriptors(file) === 0, "the object stayed open after its clients went away");
+  const again = await Promise.all([get(server, token, planId), get(server, token, planId)]);
+  for (const response of again) {
+    assert.is(response.status, 200);
+    const { bytes, failed } = await drain(response);
+    assert.not.ok(failed);
+    assert.ok(bytes.equals(planJson));
+  }
+  assert.is(workerStreams(server), 0);
 });
 
 testEachServer(test, "a descriptor size mismatch is refused before the first byte; a digest mismatch cancels the stream at the end", async (server) => {

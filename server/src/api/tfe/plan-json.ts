@@ -38,8 +38,14 @@ export const planJsonHandlers = {
     }
     let stream: Readable;
     try {
-      // Checks the object's header and size against the descriptor before anything is sent.
-      stream = await ctx.services.artifacts.openFramed(descriptor.artifactKey, { kind: descriptor.kind, workspaceId: descriptor.workspaceId }, { sizeBytes: descriptor.sizeBytes, sha256: descriptor.sha256 });
+      // Checks the object's header and size against the descriptor before anything is sent. The
+      // stream goes straight to the HTTP writer, which gives lent chunks back.
+      stream = await ctx.services.artifacts.openFramed(
+        descriptor.artifactKey,
+        { kind: descriptor.kind, workspaceId: descriptor.workspaceId },
+        { sizeBytes: descriptor.sizeBytes, sha256: descriptor.sha256 },
+        { lend: true },
+      );
     } catch (error) {
       ctx.log.warn({ runId: run.id, err: (error as Error).message }, "the plan JSON does not match its descriptor; it is not served");
       throw unavailable(planId);
