@@ -19,8 +19,9 @@ import { evaluateRunPolicies, sanitizeText, type PolicyStageResult } from "./pol
 import { readPlanJson, storePlanJson } from "./plan-json.ts";
 import { policyResultDigest } from "../domain/policy/index.ts";
 import { dependencyBundleDigest, summarizePlan } from "./plan-analysis.ts";
-import { newSandboxId, runInSandbox, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, type SandboxResult } from "./sandbox.ts";
-import { CLOUD_OVERRIDE_FILE, cliConfig, cloudOverride, phaseScript, planDiffBinds, tfvars, type MaterializedVariable } from "./tofu-files.ts";
+import { newSandboxId, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, startSandbox, type Sandbox, type SandboxResult, type SandboxShape, type SandboxTimings } from "./sandbox.ts";
+import { CLOUD_OVERRIDE_FILE, cliConfig, cloudOverride, phaseScript, planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER, tfvars, type MaterializedVariable } from "./tofu-files.ts";
+import type { WarmSandboxPool } from "./warm-sandboxes.ts";
 import { isPlanDiffArtifactOf } from "../domain/plan-diff/index.ts";
 
 /** Everything a phase execution needs besides the run. */
@@ -33,6 +34,38 @@ export interface ExecutionContext {
   phaseTimeoutMs: number;
   /** The `.tools` directory with tofu and the provider mirror. */
   toolsDir?: string;
+  /** Pre-started plan sandboxes (see warm-sandboxes.ts); without one each plan starts its own. */
+  warmPlanSandboxes?: WarmSandboxPool;
+  /** Called with where the time of each plan attempt that produced a plan went (benchmarks, diagnostics). */
+  onAttemptTimings?: (timings: AttemptTimings) => void;
+}
+
+/** Where one plan attempt's time went, as wall-clock milliseconds. */
+export interface AttemptTimings {
+  runId: string;
+  phase: ExecutionPhase;
+  /** The sandbox was pre-started (warm) rather than started for this attempt. */
+  warm: boolean;
+  /** The phase began executing (job claimed). */
+  phaseStartedAt: number;
+  /** The attempt was recorded. */
+  attemptStartedAt: number;
+  sandbox: SandboxTimings;
+  /** The plan, its JSON and the plan-diff were stored. */
+  storedAt: number;
+  /** The run moved on (plan finished, after the policy stage). */
+  finishedAt: number;
+}
+
+const now = () => performance.timeOrigin + performance.now();
+
+/** What every plan sandbox is made of: tofu and the provider mirror, the plan-diff builder, the API channel. */
+export function planSandboxShape(ctx: Pick<ExecutionContext, "api" | "toolsDir">): SandboxShape {
+  return {
+    api: ctx.api,
+    readOnlyBinds: [{ source: ctx.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR }, ...planDiffBinds()],
+    planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER,
+  };
 }
 
 /** What a phase execution asks of the job queue afterwards. */
@@ -153,55 +186,69 @@ async function runPhaseSandbox(
   run: Run,
   attempt: RunAttempt,
   phase: ExecutionPhase,
-  files: Record<string, string | Uint8Array>,
+  files: Promise<Record<string, string | Uint8Array>>,
   inputs: Materialized,
   log: PhaseLog,
   signal: AbortSignal,
   collect: string[],
-): Promise<SandboxResult> {
+): Promise<{ result: SandboxResult; warm: boolean }> {
   const workspace = await ctx.services.stores.workspaces.getById(run.workspaceId);
-  const name = `${run.id}-${phase}-${attempt.attemptNumber}`.slice(0, 63);
-  // Recorded before the sandbox starts, so a runner that dies mid-phase leaves its identity behind.
-  const sandboxId = newSandboxId();
-  await ctx.services.stores.attempts.recordSandbox(attempt.id, sandboxId, name);
-  const result = await runInSandbox({
-    sandboxId,
-    argv: [
-      "sh",
-      "-c",
-      phaseScript({
-        phase,
-        workingDirectory: workspace?.workingDirectory ?? "",
-        speculative: run.kind === "speculative",
-        // The sandbox runs the plan-diff command with the node that runs its launcher (runInSandbox's
-        // default); the sensitive variables' values stay redacted even where the plan's masks miss them.
-        planDiff:
-          phase === "plan"
-            ? { nodePath: realpathSync(process.execPath), runId: run.id, secretEnv: Object.keys(inputs.env).filter((name) => inputs.secrets.includes(inputs.env[name])) }
-            : undefined,
-      }),
-    ],
-    name,
-    files,
-    env: {
-      ...inputs.env,
-      PATH: `${SANDBOX_TOOLS_DIR}/bin:/usr/local/bin:/usr/bin:/bin`,
-      HOME: SANDBOX_WORK_DIR,
-      TF_CLI_CONFIG_FILE: `${SANDBOX_WORK_DIR}/cli.tfrc`,
-      TF_FORCE_LOCAL_BACKEND: "1",
-      TFE_RUN_ID: run.id,
-      TF_IN_AUTOMATION: "1",
-      TF_INPUT: "0",
-      CHECKPOINT_DISABLE: "1",
+  // A pre-started plan sandbox when one is ready; its name is its id (fixed before the run was known).
+  let sandbox: Sandbox | undefined = phase === "plan" ? await ctx.warmPlanSandboxes?.take() : undefined;
+  const warm = sandbox !== undefined;
+  try {
+    if (sandbox === undefined) {
+      const name = `${run.id}-${phase}-${attempt.attemptNumber}`.slice(0, 63);
+      // Recorded before the sandbox starts, so a runner that dies mid-phase leaves its identity behind.
+      const sandboxId = newSandboxId();
+      await ctx.services.stores.attempts.recordSandbox(attempt.id, sandboxId, name);
+      const shape: SandboxShape =
+        phase === "plan" ? planSandboxShape(ctx) : { api: ctx.api, readOnlyBinds: [{ source: ctx.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR }] };
+      sandbox = await startSandbox({ ...shape, sandboxId, name });
+    } else {
+      // Recorded before the handoff: nothing of the run is in the sandbox yet.
+      await ctx.services.stores.attempts.recordSandbox(attempt.id, sandbox.sandboxId, sandbox.name);
+    }
+  } catch (error) {
+    await sandbox?.destroy();
+    throw error;
+  }
+  let handedOver: Record<string, string | Uint8Array>;
+  try {
+    handedOver = await files;
+  } catch (error) {
+    await sandbox.destroy();
+    throw error;
+  }
+  const result = await sandbox.run(
+    {
+      argv: ["sh", "-c", phaseScript({ phase, workingDirectory: workspace?.workingDirectory ?? "", speculative: run.kind === "speculative" })],
+      files: handedOver,
+      env: {
+        ...inputs.env,
+        PATH: `${SANDBOX_TOOLS_DIR}/bin:/usr/local/bin:/usr/bin:/bin`,
+        HOME: SANDBOX_WORK_DIR,
+        TF_CLI_CONFIG_FILE: `${SANDBOX_WORK_DIR}/cli.tfrc`,
+        TF_FORCE_LOCAL_BACKEND: "1",
+        TFE_RUN_ID: run.id,
+        TF_IN_AUTOMATION: "1",
+        TF_INPUT: "0",
+        CHECKPOINT_DISABLE: "1",
+      },
+      // The redacted plan changes, built by the launcher inside the sandbox after the script; the
+      // sensitive variables' values stay redacted even where the plan's masks miss them.
+      planDiff:
+        phase === "plan"
+          ? planDiffRequest(run.id, Object.keys(inputs.env).filter((name) => inputs.secrets.includes(inputs.env[name])))
+          : undefined,
+      timeoutMs: ctx.phaseTimeoutMs,
+      signal,
+      collect,
+      onOutput: (chunk) => log.write(chunk.toString("utf8")),
     },
-    api: ctx.api,
-    readOnlyBinds: [{ source: ctx.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR }, ...(phase === "plan" ? planDiffBinds() : [])],
-    timeoutMs: ctx.phaseTimeoutMs,
-    signal,
-    collect,
-    onOutput: (chunk) => log.write(chunk.toString("utf8")),
-  });
-  return result;
+    { startedForThisRun: !warm },
+  );
+  return { result, warm };
 }
 
 async function moveRun(services: Services, run: Run, event: RunEvent, extra: Parameters<typeof applyRunEvent>[4] = {}): Promise<Run | undefined> {
@@ -224,6 +271,7 @@ async function moveRun(services: Services, run: Run, event: RunEvent, extra: Par
  * wait for a human decision.
  */
 export async function executePlan(ctx: ExecutionContext, runId: string, signal: AbortSignal): Promise<PhaseOutcome> {
+  const phaseStartedAt = now();
   const { services } = ctx;
   let run = await services.stores.runs.getById(runId);
   if (!run || run.status !== "pending") return "done";
@@ -249,11 +297,15 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   const inputs = await materializeInputs(services, run);
   const log = new PhaseLog(services.stores, run.id, "plan", services.clock, inputs.secrets);
   const attempt = await services.stores.attempts.start({ runId: run.id, phase: "plan", runnerId: ctx.runnerId, region: run.executionRegion, baseProfile: SANDBOX_BASE_PROFILE, now: services.clock() });
+  const attemptStartedAt = now();
   const { secret } = await mintRunToken(services, run, "plan", ctx.phaseTimeoutMs + 60_000);
   let result: SandboxResult;
+  let warm: boolean;
   try {
-    const files = await sandboxFiles(services, run, secret, inputs);
-    result = await runPhaseSandbox(ctx, run, attempt, "plan", files, inputs, log, signal, ["plan.tfplan", "plan.json", "lock.hcl", "modules.json", "plan-diff.json"]);
+    // Read while the sandbox is taken (or starts).
+    const files = sandboxFiles(services, run, secret, inputs);
+    files.catch(() => {});
+    ({ result, warm } = await runPhaseSandbox(ctx, run, attempt, "plan", files, inputs, log, signal, ["plan.tfplan", "plan.json", "lock.hcl", "modules.json", "plan-diff.json"]));
   } catch (error) {
     log.write(`\nStackShip could not run the plan: ${(error as Error).message}\n`);
     await log.close();
@@ -286,6 +338,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   const planDiffBytes = result.files["plan-diff.json"];
   const planDiffArtifact = planDiffBytes && isPlanDiffArtifactOf(planDiffBytes, run.id, inputs.secrets) ? await services.artifacts.put(`runs/${run.id}/plan-diff.json`, planDiffBytes) : null;
   if (planDiffBytes && !planDiffArtifact) services.logger.warn({ runId: run.id }, "the plan's redacted plan changes were refused (not this run's, too large, or holding a sensitive value); they are unavailable");
+  const storedAt = now();
   await services.stores.attempts.finish(attempt.id, "succeeded", classification, services.clock());
 
   const planned = await moveRun(services, run, { type: "plan_finished", hasChanges: summary.hasChanges }, {
@@ -310,6 +363,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     return "done";
   }
   await policyStage(ctx, planned);
+  ctx.onAttemptTimings?.({ runId: run.id, phase: "plan", warm, phaseStartedAt, attemptStartedAt, sandbox: result.timings, storedAt, finishedAt: now() });
   return "done";
 }
 
@@ -433,10 +487,14 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
   const { secret } = await mintRunToken(services, run, "apply", ctx.phaseTimeoutMs + 60_000);
   let result: SandboxResult;
   try {
-    const files = await sandboxFiles(services, run, secret, inputs);
-    files["plan.tfplan"] = await services.artifacts.get(x.planArtifactKey!, { sizeBytes: x.planSizeBytes!, sha256: x.planDigest! });
-    if (x.dependencyLockFile !== null) files["lock.hcl"] = x.dependencyLockFile;
-    result = await runPhaseSandbox(ctx, run, attempt, "apply", files, inputs, sanitizedLog, signal, []);
+    const files = (async () => {
+      const files = await sandboxFiles(services, run, secret, inputs);
+      files["plan.tfplan"] = await services.artifacts.get(x.planArtifactKey!, { sizeBytes: x.planSizeBytes!, sha256: x.planDigest! });
+      if (x.dependencyLockFile !== null) files["lock.hcl"] = x.dependencyLockFile;
+      return files;
+    })();
+    files.catch(() => {});
+    ({ result } = await runPhaseSandbox(ctx, run, attempt, "apply", files, inputs, sanitizedLog, signal, []));
   } catch (error) {
     sanitizedLog.write(`\nStackShip could not start the apply: ${(error as Error).message}\n`);
     await sanitizedLog.close();
