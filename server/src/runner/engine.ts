@@ -54,6 +54,13 @@ export class RunnerEngine {
   private lastSweep = 0;
   private graphile: Awaited<ReturnType<typeof startGraphileRunner>> | null = null;
   private warm: WarmSandboxPool | null = null;
+  /** A wake-up that arrived during a tick: tick once more right after it. */
+  private tickAgain = false;
+  private readonly wake = () => {
+    if (this.graphile || this.stopped) return;
+    if (this.ticking) this.tickAgain = true;
+    else void this.tick();
+  };
 
   constructor(
     private readonly context: Omit<ExecutionContext, "runnerId">,
@@ -78,6 +85,8 @@ export class RunnerEngine {
     this.services.interruptRun = (runId) => {
       for (const { job, abort } of this.running.values()) if (job.runId === runId) abort.abort();
     };
+    // On SQLite a job queued in this process is claimed now rather than at the next poll.
+    this.services.jobQueued = this.wake;
     if (this.options.warmSandboxes) {
       this.warm = new WarmSandboxPool({
         size: this.options.concurrency,
@@ -129,6 +138,7 @@ export class RunnerEngine {
     while (this.running.size > 0 || this.ticking) await new Promise((resolve) => setTimeout(resolve, 20));
     await this.warm?.stop();
     this.warm = null;
+    if (this.services.jobQueued === this.wake) this.services.jobQueued = undefined;
     if (this.graphile) {
       await this.graphile.runner.stop();
       await this.graphile.pool.end();
@@ -140,6 +150,7 @@ export class RunnerEngine {
   async tick(): Promise<void> {
     if (this.ticking || this.stopped) return;
     this.ticking = true;
+    this.tickAgain = false;
     try {
       const now = this.services.clock();
       if (now.getTime() - this.lastSweep >= Math.min(this.options.heartbeatIntervalMs, 1_000)) {
@@ -152,12 +163,17 @@ export class RunnerEngine {
         if (!job) break;
         const abort = new AbortController();
         this.running.set(job.id, { job, abort });
-        void this.execute(job, abort.signal).finally(() => this.running.delete(job.id));
+        void this.execute(job, abort.signal).finally(() => {
+          this.running.delete(job.id);
+          // A slot is free (and the next serial phase of the workspace may be claimable).
+          this.wake();
+        });
       }
     } catch (error) {
       this.services.logger.error({ err: error, runner: this.runnerId }, "runner tick failed");
     } finally {
       this.ticking = false;
+      if (this.tickAgain) void this.tick();
     }
   }
 
