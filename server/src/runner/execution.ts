@@ -16,7 +16,7 @@ import { inTransaction, type Stores } from "../store/index.ts";
 import type { ApiTarget } from "./api-channel.ts";
 import { LogSanitizer, stripAnsi } from "./log-sanitizer.ts";
 import { evaluateRunPolicies, sanitizeText, type PolicyStageResult } from "./policy-stage.ts";
-import { readPlanJson, storePlanJson } from "./plan-json.ts";
+import { storePlanJson } from "./plan-json.ts";
 import { policyResultDigest } from "../domain/policy/index.ts";
 import { dependencyBundleDigest, summarizePlan } from "./plan-analysis.ts";
 import { newSandboxId, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, startSandbox, type Sandbox, type SandboxResult, type SandboxShape, type SandboxTimings } from "./sandbox.ts";
@@ -323,7 +323,8 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     await failPlan(services, run);
     return "done";
   }
-  const summary = summarizePlan(JSON.parse(planJsonBytes.toString("utf8")));
+  const planJson = JSON.parse(planJsonBytes.toString("utf8"));
+  const summary = summarizePlan(planJson);
   if (summary.errored) {
     log.write("\nOpenTofu reported the plan as errored; it cannot be applied.\n");
     await log.close();
@@ -331,13 +332,17 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     await failPlan(services, run);
     return "done";
   }
-  await log.close();
-  const planArtifact = await services.artifacts.put(`runs/${run.id}/plan.tfplan`, planFile);
-  const planJsonArtifact = await storePlanJson(services, run, planJsonBytes);
   // The redacted plan changes, built in the sandbox; without a valid one they stay unavailable.
   const planDiffBytes = result.files["plan-diff.json"];
-  const planDiffArtifact = planDiffBytes && isPlanDiffArtifactOf(planDiffBytes, run.id, inputs.secrets) ? await services.artifacts.put(`runs/${run.id}/plan-diff.json`, planDiffBytes) : null;
-  if (planDiffBytes && !planDiffArtifact) services.logger.warn({ runId: run.id }, "the plan's redacted plan changes were refused (not this run's, too large, or holding a sensitive value); they are unavailable");
+  const planDiffValid = planDiffBytes !== null && isPlanDiffArtifactOf(planDiffBytes, run.id, inputs.secrets);
+  if (planDiffBytes && !planDiffValid) services.logger.warn({ runId: run.id }, "the plan's redacted plan changes were refused (not this run's, too large, or holding a sensitive value); they are unavailable");
+  // Independent objects: written concurrently.
+  const [planArtifact, planJsonArtifact, planDiffArtifact] = await Promise.all([
+    services.artifacts.put(`runs/${run.id}/plan.tfplan`, planFile),
+    storePlanJson(services, run, planJsonBytes),
+    planDiffValid ? services.artifacts.put(`runs/${run.id}/plan-diff.json`, planDiffBytes!) : null,
+    log.close(),
+  ]);
   const storedAt = now();
   await services.stores.attempts.finish(attempt.id, "succeeded", classification, services.clock());
 
@@ -362,7 +367,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     await releaseRun(services, run);
     return "done";
   }
-  await policyStage(ctx, planned);
+  await policyStage(ctx, planned, planJsonBytes);
   ctx.onAttemptTimings?.({ runId: run.id, phase: "plan", warm, phaseStartedAt, attemptStartedAt, sandbox: result.timings, storedAt, finishedAt: now() });
   return "done";
 }
@@ -377,13 +382,14 @@ async function failPlan(services: Services, run: Run): Promise<void> {
  * sandbox against the plan JSON, or `skipped` when no policy set applies. The result, its
  * sanitized findings and the run's move happen in one transaction.
  */
-async function policyStage(ctx: ExecutionContext, run: Run): Promise<void> {
+async function policyStage(ctx: ExecutionContext, run: Run, storedPlanJson: Buffer): Promise<void> {
   const { services } = ctx;
   const secrets = (await materializeInputs(services, run)).secrets;
   const log = new PhaseLog(services.stores, run.id, "policy", services.clock, secrets);
   let result: PolicyStageResult | null;
   try {
-    const planJson = await readPlanJson(services, run);
+    // The plan JSON exactly as stored (its digest is the run's), without reading it back.
+    const planJson = storedPlanJson;
     result = await evaluateRunPolicies({ stores: services.stores, run, planJson, secrets, log: (text) => log.write(text), toolsDir: ctx.toolsDir, timeoutMs: ctx.phaseTimeoutMs });
   } catch (error) {
     const message = sanitizeText(secrets, `the policy stage could not run: ${(error as Error).message}`);
