@@ -23,6 +23,7 @@ import {
 import { buildPlanDiff } from '../domain/plan-diff/plan-diff.mjs';
 import { planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER } from './tofu-files.ts';
 import { WarmSandboxPool } from './warm-sandboxes.ts';
+import { alive, environOf, ourBwraps, ourSandboxes, processTree } from '../../test/support/processes.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const toolsDir = path.join(repoRoot, '.tools');
@@ -394,70 +395,6 @@ test('an onOutput callback that throws fails the run after cleanup', async () =>
   }).catch((error: Error) => (message = error.message));
   assert.is(message, 'consumer broke');
 });
-
-/** Host processes whose parent chain leads to `root` (itself included). */
-function processTree(root: number): number[] {
-  const parents = new Map<number, number>();
-  for (const pid of readdirSync('/proc').filter((p) => /^[0-9]+$/.test(p))) {
-    try {
-      // The command name is in parentheses and may hold spaces; the fields after it are fixed.
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      parents.set(Number(pid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  const tree = [root].filter((pid) => parents.has(pid));
-  for (let i = 0; i < tree.length; i++) for (const [pid, parent] of parents) if (parent === tree[i]) tree.push(pid);
-  return tree;
-}
-
-/**
- * Whether a process still runs. A zombie does not: bwrap's inner init can end after its outer
- * bwrap, and then waits (dead) for the host's init to reap it.
- */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-function environOf(pid: number): string[] {
-  try {
-    return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
-  } catch {
-    return [];
-  }
-}
-
-function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Running bwrap processes under this test process: each sandbox's bwrap and its inner init. */
-function ourBwraps(): number[] {
-  return processTree(process.pid).filter((pid) => {
-    if (!alive(pid)) return false;
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('/usr/bin/bwrap');
-    } catch {
-      return false;
-    }
-  });
-}
-
-/** This test process's running sandboxes (their outer bwrap). */
-function ourSandboxes(): number[] {
-  return ourBwraps().filter((pid) => parentOf(pid) === process.pid);
-}
 
 test('warm: boots without the attempt, gets its env only at the handoff, serves one attempt, leaves nothing behind', async () => {
   const canary = `warm-canary-${Date.now()}`;
