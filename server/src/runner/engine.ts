@@ -197,8 +197,8 @@ export class RunnerEngine {
       await this.services.stores.jobs.finish(job.id, this.services.clock()).catch(() => undefined);
       await this.handleLost(job, "runner_error");
     } finally {
-      // This slot's next warm sandbox boots now that its attempt is over.
-      this.warm?.refill();
+      // This slot's next warm sandbox boots now that its attempt is over (not while stopping).
+      if (!this.stopped) this.warm?.refill();
     }
   }
 
