@@ -20,7 +20,7 @@ import { storePlanJson } from "./plan-json.ts";
 import { policyResultDigest } from "../domain/policy/index.ts";
 import { dependencyBundleDigest, summarizePlan } from "./plan-analysis.ts";
 import { newSandboxId, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, startSandbox, type Sandbox, type SandboxResult, type SandboxShape, type SandboxTimings } from "./sandbox.ts";
-import { CLOUD_OVERRIDE_FILE, cliConfig, cloudOverride, phaseScript, planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER, tfvars, type MaterializedVariable } from "./tofu-files.ts";
+import { CLOUD_OVERRIDE_FILE, STAGED_DIR, TFVARS_FILE, cliConfig, cloudOverride, phaseScript, planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER, tfvars, type MaterializedVariable } from "./tofu-files.ts";
 import type { WarmSandboxPool } from "./warm-sandboxes.ts";
 import { isPlanDiffArtifactOf } from "../domain/plan-diff/index.ts";
 
@@ -168,8 +168,8 @@ async function sandboxFiles(services: Services, run: Run, token: string, inputs:
   return {
     "config.tar.gz": tarball,
     "cli.tfrc": cliConfig(token),
-    [CLOUD_OVERRIDE_FILE]: cloudOverride(organization.name, workspace.name),
-    "stackship.auto.tfvars": tfvars(inputs.terraform),
+    [`${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`]: cloudOverride(organization.name, workspace.name),
+    [`${STAGED_DIR}/${TFVARS_FILE}`]: tfvars(inputs.terraform),
   };
 }
 

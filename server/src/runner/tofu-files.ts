@@ -31,6 +31,10 @@ export const SANDBOX_STACKSHIP_HOSTNAME = "stackship.internal";
 
 /** The override file name; `zzzz` sorts it after the configuration's own override files. */
 export const CLOUD_OVERRIDE_FILE = "zzzz_stackship_override.tf";
+/** The tfvars file name in the configuration directory; `zzzz` sorts it after the configuration's own. */
+export const TFVARS_FILE = "zzzz_stackship.auto.tfvars";
+/** Where the runner puts the files the script copies into the configuration directory, under their final names. */
+export const STAGED_DIR = "stackship";
 
 function hclString(value: string): string {
   // JSON string escapes are valid HCL; `${` and `%{` would start a template, so they are doubled.
@@ -106,8 +110,8 @@ export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory
     `tar -xzf ${SANDBOX_WORK_DIR}/config.tar.gz -C ${SANDBOX_WORK_DIR}/cfg --no-same-owner --no-same-permissions`,
     `cd ${SANDBOX_WORK_DIR}/cfg`,
     cd,
-    `cp ${SANDBOX_WORK_DIR}/${CLOUD_OVERRIDE_FILE} ./${CLOUD_OVERRIDE_FILE}`,
-    `cp ${SANDBOX_WORK_DIR}/stackship.auto.tfvars ./zzzz_stackship.auto.tfvars`,
+    // Both in one cp (a process less), after the configuration's own files so that these win.
+    `cp ${SANDBOX_WORK_DIR}/${STAGED_DIR}/${CLOUD_OVERRIDE_FILE} ${SANDBOX_WORK_DIR}/${STAGED_DIR}/${TFVARS_FILE} ./`,
   ];
   if (options.phase === "plan") {
     return [
