@@ -1,4 +1,3 @@
-import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalize, sha256Hex } from "../domain/canonical-json.ts";
 import type { InputSnapshotDocument } from "../domain/input-snapshot.ts";
