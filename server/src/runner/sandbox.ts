@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { constants as fsConstants, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { constants as fsConstants, lstatSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, open, realpath, rm, writeFile } from 'node:fs/promises';
 import type net from 'node:net';
 import os from 'node:os';
@@ -357,6 +357,35 @@ function checkRun(options: SandboxRun) {
   };
 }
 
+/** A process as pid and start time (pids are reused), of bwrap's first child. */
+function processIdentity(bwrapPid: number | undefined): { pid: number; startTime: string } | undefined {
+  if (bwrapPid === undefined) return undefined;
+  try {
+    const [child] = readFileSync(`/proc/${bwrapPid}/task/${bwrapPid}/children`, 'utf8').trim().split(/\s+/).map(Number);
+    if (!Number.isInteger(child)) return undefined;
+    const fields = statFields(child);
+    return fields === undefined ? undefined : { pid: child, startTime: fields[19] };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The fields of /proc/<pid>/stat after the command name (state first), or undefined if gone. */
+function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether this very process still runs (a zombie has exited). */
+function isRunning(process: { pid: number; startTime: string }): boolean {
+  const fields = statFields(process.pid);
+  return fields !== undefined && fields[19] === process.startTime && fields[0] !== 'Z';
+}
+
 type ControlMessage = { type?: unknown; code?: unknown; signal?: unknown; message?: unknown; name?: unknown; at?: unknown };
 
 /**
@@ -377,6 +406,8 @@ export class Sandbox {
   private startedAt: number | null = null;
   private exitedAt: number | null = null;
   private readonly marks: { name: string; at: number }[] = [];
+  /** The namespace's init process on the host (bwrap's child), learnt once the launcher is up. */
+  private innerInit: { pid: number; startTime: string } | undefined;
   private report: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   private launcherError: string | undefined;
   private onOutput: ((chunk: Buffer, stream: OutputStream) => void) | undefined;
@@ -409,7 +440,8 @@ export class Sandbox {
         resolve([null, null]);
       });
       this.child.once('close', (code, signal) => resolve([code, signal]));
-    }).then((status) => {
+    }).then(async (status) => {
+      await this.innerInitGone();
       this.ended = true;
       markReady(false);
       return status as [number | null, NodeJS.Signals | null];
@@ -432,6 +464,7 @@ export class Sandbox {
         const at = typeof message.at === 'number' ? message.at : now();
         if (message.type === 'ready') {
           this.readyAt = at;
+          this.innerInit = processIdentity(this.child.pid);
           markReady(true);
         } else if (message.type === 'started') this.startedAt = at;
         else if (message.type === 'mark' && typeof message.name === 'string') this.marks.push({ name: message.name, at });
@@ -449,6 +482,18 @@ export class Sandbox {
   /** Resolves once bwrap ended (its whole PID namespace with it). */
   get whenEnded(): Promise<void> {
     return this.closed.then(() => undefined);
+  }
+
+  /**
+   * bwrap can end before its inner init (the PID namespace's pid 1, which reaps everything in the
+   * namespace) has finished exiting: wait for that too, so that nothing of the sandbox runs once it
+   * counts as ended. Bounded; a zombie (dead, waiting for the host's init to reap it) counts as gone.
+   */
+  private async innerInitGone(): Promise<void> {
+    const inner = this.innerInit;
+    if (inner === undefined) return;
+    const deadline = performance.now() + 2_000;
+    while (isRunning(inner) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
   }
 
   /** Whether the sandbox is still running and has not been handed an attempt. */
