@@ -5,7 +5,7 @@
 // Usage: stackship-plan-diff [--run-id <run id>] [--secret-env <NAME>]...
 // --secret-env names an environment variable whose value is secret whatever the plan's masks say
 // (the value itself never appears on a command line).
-// The plan sandbox runs exactly this file (bound read-only with the builder beside it).
+// The plan sandbox runs the same builder, loaded by its launcher (server/src/runner/README.md).
 import { buildPlanDiff, PlanDiffInputError } from "../src/domain/plan-diff/plan-diff.mjs";
 
 function fail(message) {

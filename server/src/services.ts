@@ -22,6 +22,8 @@ export interface Services {
   version: string;
   /** Asks the runner executing a run in this process to interrupt it. Set by the runner. */
   interruptRun?: (runId: string) => void;
+  /** Tells the runner in this process that a job was queued (committed), so it need not wait for its next poll. Set by the runner. */
+  jobQueued?: () => void;
 }
 
 /** The OpenTofu-style platform name of this host. */

@@ -4,8 +4,9 @@ import type { RunJob } from "../domain/records.ts";
 import type { Services } from "../services.ts";
 import { inTransaction } from "../store/index.ts";
 import { applyRunEvent, releaseRun } from "../api/commands/run-decisions.ts";
-import { executeApply, executePlan, type ExecutionContext } from "./execution.ts";
+import { executeApply, executePlan, planSandboxShape, type ExecutionContext } from "./execution.ts";
 import { startGraphileRunner } from "./graphile.ts";
+import { WarmSandboxPool } from "./warm-sandboxes.ts";
 
 /** Tuning of a runner process. */
 export interface RunnerOptions {
@@ -19,6 +20,10 @@ export interface RunnerOptions {
   staleAfterMs: number;
   /** How long a job waits before it is tried again when its workspace is busy. */
   busyRetryMs: number;
+  /** Keep one plan sandbox pre-started per slot (see warm-sandboxes.ts). */
+  warmSandboxes: boolean;
+  /** A pre-started sandbox idle this long is replaced by a new one. */
+  warmSandboxIdleMs: number;
 }
 
 /** Defaults: a stopped runner is detected within 30 s (staleAfter), its work is then handled by any runner. */
@@ -28,6 +33,8 @@ export const DEFAULT_RUNNER_OPTIONS: RunnerOptions = {
   heartbeatIntervalMs: 5_000,
   staleAfterMs: 30_000,
   busyRetryMs: 2_000,
+  warmSandboxes: true,
+  warmSandboxIdleMs: 10 * 60_000,
 };
 
 /**
@@ -46,6 +53,14 @@ export class RunnerEngine {
   private ticking = false;
   private lastSweep = 0;
   private graphile: Awaited<ReturnType<typeof startGraphileRunner>> | null = null;
+  private warm: WarmSandboxPool | null = null;
+  /** A wake-up that arrived during a tick: tick once more right after it. */
+  private tickAgain = false;
+  private readonly wake = () => {
+    if (this.graphile || this.stopped) return;
+    if (this.ticking) this.tickAgain = true;
+    else void this.tick();
+  };
 
   constructor(
     private readonly context: Omit<ExecutionContext, "runnerId">,
@@ -70,6 +85,17 @@ export class RunnerEngine {
     this.services.interruptRun = (runId) => {
       for (const { job, abort } of this.running.values()) if (job.runId === runId) abort.abort();
     };
+    // On SQLite a job queued in this process is claimed now rather than at the next poll.
+    this.services.jobQueued = this.wake;
+    if (this.options.warmSandboxes) {
+      this.warm = new WarmSandboxPool({
+        size: this.options.concurrency,
+        shape: () => planSandboxShape(this.context),
+        idleMs: this.options.warmSandboxIdleMs,
+        onError: (error) => this.services.logger.warn({ err: error, runner: this.runnerId }, "a warm sandbox could not be started; plans start their own"),
+      });
+      this.warm.start();
+    }
     if (this.services.db.dialect === "postgres") {
       this.graphile = await startGraphileRunner(this.services.db, {
         concurrency: this.options.concurrency,
@@ -110,6 +136,9 @@ export class RunnerEngine {
     this.timer = this.heartbeatTimer = null;
     if (interrupt) for (const { abort } of this.running.values()) abort.abort();
     while (this.running.size > 0 || this.ticking) await new Promise((resolve) => setTimeout(resolve, 20));
+    await this.warm?.stop();
+    this.warm = null;
+    if (this.services.jobQueued === this.wake) this.services.jobQueued = undefined;
     if (this.graphile) {
       await this.graphile.runner.stop();
       await this.graphile.pool.end();
@@ -121,6 +150,7 @@ export class RunnerEngine {
   async tick(): Promise<void> {
     if (this.ticking || this.stopped) return;
     this.ticking = true;
+    this.tickAgain = false;
     try {
       const now = this.services.clock();
       if (now.getTime() - this.lastSweep >= Math.min(this.options.heartbeatIntervalMs, 1_000)) {
@@ -133,18 +163,23 @@ export class RunnerEngine {
         if (!job) break;
         const abort = new AbortController();
         this.running.set(job.id, { job, abort });
-        void this.execute(job, abort.signal).finally(() => this.running.delete(job.id));
+        void this.execute(job, abort.signal).finally(() => {
+          this.running.delete(job.id);
+          // A slot is free (and the next serial phase of the workspace may be claimable).
+          this.wake();
+        });
       }
     } catch (error) {
       this.services.logger.error({ err: error, runner: this.runnerId }, "runner tick failed");
     } finally {
       this.ticking = false;
+      if (this.tickAgain) void this.tick();
     }
   }
 
   private async execute(job: RunJob, signal: AbortSignal): Promise<void> {
     const log = this.services.logger.child({ runner: this.runnerId, run_id: job.runId, phase: job.phase, job_id: job.id });
-    const context: ExecutionContext = { ...this.context, runnerId: this.runnerId };
+    const context: ExecutionContext = { ...this.context, runnerId: this.runnerId, warmPlanSandboxes: this.warm ?? undefined };
     try {
       log.info("phase started");
       const outcome = job.phase === "plan" ? await executePlan(context, job.runId, signal) : await executeApply(context, job.runId, signal);
@@ -161,7 +196,15 @@ export class RunnerEngine {
       this.running.delete(job.id);
       await this.services.stores.jobs.finish(job.id, this.services.clock()).catch(() => undefined);
       await this.handleLost(job, "runner_error");
+    } finally {
+      // This slot's next warm sandbox boots now that its attempt is over (not while stopping).
+      if (!this.stopped) this.warm?.refill();
     }
+  }
+
+  /** Resolves once this runner's warm sandboxes (if any) have booted. */
+  async warmSandboxesSettled(): Promise<void> {
+    await this.warm?.settled();
   }
 
   private async heartbeat(): Promise<void> {

@@ -1,4 +1,3 @@
-import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalize, sha256Hex } from "../domain/canonical-json.ts";
 import type { InputSnapshotDocument } from "../domain/input-snapshot.ts";
@@ -16,11 +15,12 @@ import { inTransaction, type Stores } from "../store/index.ts";
 import type { ApiTarget } from "./api-channel.ts";
 import { LogSanitizer, stripAnsi } from "./log-sanitizer.ts";
 import { evaluateRunPolicies, sanitizeText, type PolicyStageResult } from "./policy-stage.ts";
-import { readPlanJson, storePlanJson } from "./plan-json.ts";
+import { storePlanJson } from "./plan-json.ts";
 import { policyResultDigest } from "../domain/policy/index.ts";
 import { dependencyBundleDigest, summarizePlan } from "./plan-analysis.ts";
-import { newSandboxId, runInSandbox, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, type SandboxResult } from "./sandbox.ts";
-import { CLOUD_OVERRIDE_FILE, cliConfig, cloudOverride, phaseScript, planDiffBinds, tfvars, type MaterializedVariable } from "./tofu-files.ts";
+import { newSandboxId, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, startSandbox, type Sandbox, type SandboxResult, type SandboxShape, type SandboxTimings } from "./sandbox.ts";
+import { CLOUD_OVERRIDE_FILE, STAGED_DIR, TFVARS_FILE, cliConfig, cloudOverride, phaseScript, planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER, tfvars, type MaterializedVariable } from "./tofu-files.ts";
+import type { WarmSandboxPool } from "./warm-sandboxes.ts";
 import { isPlanDiffArtifactOf } from "../domain/plan-diff/index.ts";
 
 /** Everything a phase execution needs besides the run. */
@@ -33,6 +33,38 @@ export interface ExecutionContext {
   phaseTimeoutMs: number;
   /** The `.tools` directory with tofu and the provider mirror. */
   toolsDir?: string;
+  /** Pre-started plan sandboxes (see warm-sandboxes.ts); without one each plan starts its own. */
+  warmPlanSandboxes?: WarmSandboxPool;
+  /** Called with where the time of each plan attempt that produced a plan went (benchmarks, diagnostics). */
+  onAttemptTimings?: (timings: AttemptTimings) => void;
+}
+
+/** Where one plan attempt's time went, as wall-clock milliseconds. */
+export interface AttemptTimings {
+  runId: string;
+  phase: ExecutionPhase;
+  /** The sandbox was pre-started (warm) rather than started for this attempt. */
+  warm: boolean;
+  /** The phase began executing (job claimed). */
+  phaseStartedAt: number;
+  /** The attempt was recorded. */
+  attemptStartedAt: number;
+  sandbox: SandboxTimings;
+  /** The plan, its JSON and the plan-diff were stored. */
+  storedAt: number;
+  /** The run moved on (plan finished, after the policy stage). */
+  finishedAt: number;
+}
+
+const now = () => performance.timeOrigin + performance.now();
+
+/** What every plan sandbox is made of: tofu and the provider mirror, the plan-diff builder, the API channel. */
+export function planSandboxShape(ctx: Pick<ExecutionContext, "api" | "toolsDir">): SandboxShape {
+  return {
+    api: ctx.api,
+    readOnlyBinds: [{ source: ctx.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR }, ...planDiffBinds()],
+    planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER,
+  };
 }
 
 /** What a phase execution asks of the job queue afterwards. */
@@ -135,8 +167,8 @@ async function sandboxFiles(services: Services, run: Run, token: string, inputs:
   return {
     "config.tar.gz": tarball,
     "cli.tfrc": cliConfig(token),
-    [CLOUD_OVERRIDE_FILE]: cloudOverride(organization.name, workspace.name),
-    "stackship.auto.tfvars": tfvars(inputs.terraform),
+    [`${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`]: cloudOverride(organization.name, workspace.name),
+    [`${STAGED_DIR}/${TFVARS_FILE}`]: tfvars(inputs.terraform),
   };
 }
 
@@ -153,55 +185,69 @@ async function runPhaseSandbox(
   run: Run,
   attempt: RunAttempt,
   phase: ExecutionPhase,
-  files: Record<string, string | Uint8Array>,
+  files: Promise<Record<string, string | Uint8Array>>,
   inputs: Materialized,
   log: PhaseLog,
   signal: AbortSignal,
   collect: string[],
-): Promise<SandboxResult> {
+): Promise<{ result: SandboxResult; warm: boolean }> {
   const workspace = await ctx.services.stores.workspaces.getById(run.workspaceId);
-  const name = `${run.id}-${phase}-${attempt.attemptNumber}`.slice(0, 63);
-  // Recorded before the sandbox starts, so a runner that dies mid-phase leaves its identity behind.
-  const sandboxId = newSandboxId();
-  await ctx.services.stores.attempts.recordSandbox(attempt.id, sandboxId, name);
-  const result = await runInSandbox({
-    sandboxId,
-    argv: [
-      "sh",
-      "-c",
-      phaseScript({
-        phase,
-        workingDirectory: workspace?.workingDirectory ?? "",
-        speculative: run.kind === "speculative",
-        // The sandbox runs the plan-diff command with the node that runs its launcher (runInSandbox's
-        // default); the sensitive variables' values stay redacted even where the plan's masks miss them.
-        planDiff:
-          phase === "plan"
-            ? { nodePath: realpathSync(process.execPath), runId: run.id, secretEnv: Object.keys(inputs.env).filter((name) => inputs.secrets.includes(inputs.env[name])) }
-            : undefined,
-      }),
-    ],
-    name,
-    files,
-    env: {
-      ...inputs.env,
-      PATH: `${SANDBOX_TOOLS_DIR}/bin:/usr/local/bin:/usr/bin:/bin`,
-      HOME: SANDBOX_WORK_DIR,
-      TF_CLI_CONFIG_FILE: `${SANDBOX_WORK_DIR}/cli.tfrc`,
-      TF_FORCE_LOCAL_BACKEND: "1",
-      TFE_RUN_ID: run.id,
-      TF_IN_AUTOMATION: "1",
-      TF_INPUT: "0",
-      CHECKPOINT_DISABLE: "1",
+  // A pre-started plan sandbox when one is ready; its name is its id (fixed before the run was known).
+  let sandbox: Sandbox | undefined = phase === "plan" ? await ctx.warmPlanSandboxes?.take() : undefined;
+  const warm = sandbox !== undefined;
+  try {
+    if (sandbox === undefined) {
+      const name = `${run.id}-${phase}-${attempt.attemptNumber}`.slice(0, 63);
+      // Recorded before the sandbox starts, so a runner that dies mid-phase leaves its identity behind.
+      const sandboxId = newSandboxId();
+      await ctx.services.stores.attempts.recordSandbox(attempt.id, sandboxId, name);
+      const shape: SandboxShape =
+        phase === "plan" ? planSandboxShape(ctx) : { api: ctx.api, readOnlyBinds: [{ source: ctx.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR }] };
+      sandbox = await startSandbox({ ...shape, sandboxId, name });
+    } else {
+      // Recorded before the handoff: nothing of the run is in the sandbox yet.
+      await ctx.services.stores.attempts.recordSandbox(attempt.id, sandbox.sandboxId, sandbox.name);
+    }
+  } catch (error) {
+    await sandbox?.destroy();
+    throw error;
+  }
+  let handedOver: Record<string, string | Uint8Array>;
+  try {
+    handedOver = await files;
+  } catch (error) {
+    await sandbox.destroy();
+    throw error;
+  }
+  const result = await sandbox.run(
+    {
+      argv: ["sh", "-c", phaseScript({ phase, workingDirectory: workspace?.workingDirectory ?? "", speculative: run.kind === "speculative" })],
+      files: handedOver,
+      env: {
+        ...inputs.env,
+        PATH: `${SANDBOX_TOOLS_DIR}/bin:/usr/local/bin:/usr/bin:/bin`,
+        HOME: SANDBOX_WORK_DIR,
+        TF_CLI_CONFIG_FILE: `${SANDBOX_WORK_DIR}/cli.tfrc`,
+        TF_FORCE_LOCAL_BACKEND: "1",
+        TFE_RUN_ID: run.id,
+        TF_IN_AUTOMATION: "1",
+        TF_INPUT: "0",
+        CHECKPOINT_DISABLE: "1",
+      },
+      // The redacted plan changes, built by the launcher inside the sandbox after the script; the
+      // sensitive variables' values stay redacted even where the plan's masks miss them.
+      planDiff:
+        phase === "plan"
+          ? planDiffRequest(run.id, Object.keys(inputs.env).filter((name) => inputs.secrets.includes(inputs.env[name])))
+          : undefined,
+      timeoutMs: ctx.phaseTimeoutMs,
+      signal,
+      collect,
+      onOutput: (chunk) => log.write(chunk.toString("utf8")),
     },
-    api: ctx.api,
-    readOnlyBinds: [{ source: ctx.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR }, ...(phase === "plan" ? planDiffBinds() : [])],
-    timeoutMs: ctx.phaseTimeoutMs,
-    signal,
-    collect,
-    onOutput: (chunk) => log.write(chunk.toString("utf8")),
-  });
-  return result;
+    { startedForThisRun: !warm },
+  );
+  return { result, warm };
 }
 
 async function moveRun(services: Services, run: Run, event: RunEvent, extra: Parameters<typeof applyRunEvent>[4] = {}): Promise<Run | undefined> {
@@ -224,6 +270,7 @@ async function moveRun(services: Services, run: Run, event: RunEvent, extra: Par
  * wait for a human decision.
  */
 export async function executePlan(ctx: ExecutionContext, runId: string, signal: AbortSignal): Promise<PhaseOutcome> {
+  const phaseStartedAt = now();
   const { services } = ctx;
   let run = await services.stores.runs.getById(runId);
   if (!run || run.status !== "pending") return "done";
@@ -249,11 +296,15 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   const inputs = await materializeInputs(services, run);
   const log = new PhaseLog(services.stores, run.id, "plan", services.clock, inputs.secrets);
   const attempt = await services.stores.attempts.start({ runId: run.id, phase: "plan", runnerId: ctx.runnerId, region: run.executionRegion, baseProfile: SANDBOX_BASE_PROFILE, now: services.clock() });
+  const attemptStartedAt = now();
   const { secret } = await mintRunToken(services, run, "plan", ctx.phaseTimeoutMs + 60_000);
   let result: SandboxResult;
+  let warm: boolean;
   try {
-    const files = await sandboxFiles(services, run, secret, inputs);
-    result = await runPhaseSandbox(ctx, run, attempt, "plan", files, inputs, log, signal, ["plan.tfplan", "plan.json", "lock.hcl", "modules.json", "plan-diff.json"]);
+    // Read while the sandbox is taken (or starts).
+    const files = sandboxFiles(services, run, secret, inputs);
+    files.catch(() => {});
+    ({ result, warm } = await runPhaseSandbox(ctx, run, attempt, "plan", files, inputs, log, signal, ["plan.tfplan", "plan.json", "lock.hcl", "modules.json", "plan-diff.json"]));
   } catch (error) {
     log.write(`\nStackShip could not run the plan: ${(error as Error).message}\n`);
     await log.close();
@@ -271,7 +322,8 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     await failPlan(services, run);
     return "done";
   }
-  const summary = summarizePlan(JSON.parse(planJsonBytes.toString("utf8")));
+  const planJson = JSON.parse(planJsonBytes.toString("utf8"));
+  const summary = summarizePlan(planJson);
   if (summary.errored) {
     log.write("\nOpenTofu reported the plan as errored; it cannot be applied.\n");
     await log.close();
@@ -279,13 +331,18 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     await failPlan(services, run);
     return "done";
   }
-  await log.close();
-  const planArtifact = await services.artifacts.put(`runs/${run.id}/plan.tfplan`, planFile);
-  const planJsonArtifact = await storePlanJson(services, run, planJsonBytes);
   // The redacted plan changes, built in the sandbox; without a valid one they stay unavailable.
   const planDiffBytes = result.files["plan-diff.json"];
-  const planDiffArtifact = planDiffBytes && isPlanDiffArtifactOf(planDiffBytes, run.id, inputs.secrets) ? await services.artifacts.put(`runs/${run.id}/plan-diff.json`, planDiffBytes) : null;
-  if (planDiffBytes && !planDiffArtifact) services.logger.warn({ runId: run.id }, "the plan's redacted plan changes were refused (not this run's, too large, or holding a sensitive value); they are unavailable");
+  const planDiffValid = planDiffBytes !== null && isPlanDiffArtifactOf(planDiffBytes, run.id, inputs.secrets);
+  if (planDiffBytes && !planDiffValid) services.logger.warn({ runId: run.id }, "the plan's redacted plan changes were refused (not this run's, too large, or holding a sensitive value); they are unavailable");
+  // Independent objects: written concurrently.
+  const [planArtifact, planJsonArtifact, planDiffArtifact] = await Promise.all([
+    services.artifacts.put(`runs/${run.id}/plan.tfplan`, planFile),
+    storePlanJson(services, run, planJsonBytes),
+    planDiffValid ? services.artifacts.put(`runs/${run.id}/plan-diff.json`, planDiffBytes!) : null,
+    log.close(),
+  ]);
+  const storedAt = now();
   await services.stores.attempts.finish(attempt.id, "succeeded", classification, services.clock());
 
   const planned = await moveRun(services, run, { type: "plan_finished", hasChanges: summary.hasChanges }, {
@@ -309,7 +366,8 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     await releaseRun(services, run);
     return "done";
   }
-  await policyStage(ctx, planned);
+  await policyStage(ctx, planned, planJsonBytes);
+  ctx.onAttemptTimings?.({ runId: run.id, phase: "plan", warm, phaseStartedAt, attemptStartedAt, sandbox: result.timings, storedAt, finishedAt: now() });
   return "done";
 }
 
@@ -323,13 +381,14 @@ async function failPlan(services: Services, run: Run): Promise<void> {
  * sandbox against the plan JSON, or `skipped` when no policy set applies. The result, its
  * sanitized findings and the run's move happen in one transaction.
  */
-async function policyStage(ctx: ExecutionContext, run: Run): Promise<void> {
+async function policyStage(ctx: ExecutionContext, run: Run, storedPlanJson: Buffer): Promise<void> {
   const { services } = ctx;
   const secrets = (await materializeInputs(services, run)).secrets;
   const log = new PhaseLog(services.stores, run.id, "policy", services.clock, secrets);
   let result: PolicyStageResult | null;
   try {
-    const planJson = await readPlanJson(services, run);
+    // The plan JSON exactly as stored (its digest is the run's), without reading it back.
+    const planJson = storedPlanJson;
     result = await evaluateRunPolicies({ stores: services.stores, run, planJson, secrets, log: (text) => log.write(text), toolsDir: ctx.toolsDir, timeoutMs: ctx.phaseTimeoutMs });
   } catch (error) {
     const message = sanitizeText(secrets, `the policy stage could not run: ${(error as Error).message}`);
@@ -433,10 +492,14 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
   const { secret } = await mintRunToken(services, run, "apply", ctx.phaseTimeoutMs + 60_000);
   let result: SandboxResult;
   try {
-    const files = await sandboxFiles(services, run, secret, inputs);
-    files["plan.tfplan"] = await services.artifacts.get(x.planArtifactKey!, { sizeBytes: x.planSizeBytes!, sha256: x.planDigest! });
-    if (x.dependencyLockFile !== null) files["lock.hcl"] = x.dependencyLockFile;
-    result = await runPhaseSandbox(ctx, run, attempt, "apply", files, inputs, sanitizedLog, signal, []);
+    const files = (async () => {
+      const files = await sandboxFiles(services, run, secret, inputs);
+      files["plan.tfplan"] = await services.artifacts.get(x.planArtifactKey!, { sizeBytes: x.planSizeBytes!, sha256: x.planDigest! });
+      if (x.dependencyLockFile !== null) files["lock.hcl"] = x.dependencyLockFile;
+      return files;
+    })();
+    files.catch(() => {});
+    ({ result } = await runPhaseSandbox(ctx, run, attempt, "apply", files, inputs, sanitizedLog, signal, []));
   } catch (error) {
     sanitizedLog.write(`\nStackShip could not start the apply: ${(error as Error).message}\n`);
     await sanitizedLog.close();

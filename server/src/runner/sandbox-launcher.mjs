@@ -1,33 +1,58 @@
 // The first process inside every StackShip sandbox, run with the host's node binary (plain ESM,
 // no tsx: nothing but node's own modules exists in the sandbox).
 //
-//   node sandbox-launcher.mjs [--api-socket PATH --api-port PORT]
+//   node sandbox-launcher.mjs [--api-socket PATH --api-port PORT] [--plan-diff-builder PATH]
 //
 // It talks to the runner over fd 3 (a socketpair the runner passed through bwrap), one JSON
 // object per line:
-//   runner -> launcher  {"type":"start","argv":[...],"env":{...},"cwd":"/work"}
+//   runner -> launcher  {"type":"start","argv":[...],"env":{...},"cwd":"/work","planDiff":{...}?}
 //                       {"type":"signal","signal":"SIGINT"}        (sent to the command's process group)
-//   launcher -> runner  {"type":"started","pid":N}
-//                       {"type":"exit","code":N|null,"signal":"SIGx"|null}
+//   launcher -> runner  {"type":"ready","at":T}                    (booted: forwarder listening, builder loaded)
+//                       {"type":"started","pid":N,"at":T}
+//                       {"type":"mark","name":"...","at":T}         (a step boundary, see below)
+//                       {"type":"exit","code":N|null,"signal":"SIGx"|null,"at":T}
 //                       {"type":"error","message":"..."}
+// T is wall-clock milliseconds (the host's clock: the sandbox shares it), for the attempt's timings.
 // The command and its environment arrive over the channel rather than on bwrap's argv so that
-// secrets in them never show up in the host's process list.
+// secrets in them never show up in the host's process list. A sandbox can be started ahead of
+// its attempt ("warm"): it boots, reports ready and waits; nothing of the attempt (files, env,
+// command) exists in it before the start message. It serves exactly one start.
 //
 // With --api-socket it is also the loopback forwarder: it listens on 127.0.0.1:PORT and pipes every
-// connection to the API channel's Unix socket, and it starts the command only once it listens.
+// connection to the API channel's Unix socket, from boot on (so before the command starts).
+//
+// The command gets a pipe as its fd 3: every line written to it is a step name, reported as a
+// mark with the time it arrived (the phase scripts mark their steps with a shell builtin, no fork).
+//
+// With --plan-diff-builder the launcher loads that builder (`plan-diff.mjs`, the same file the
+// `stackship-plan-diff` command imports) into a worker thread at boot. A start message with
+// `planDiff: {input, output, runId, secretEnv}` then has it build the redacted plan changes from
+// `input` after the command exited 0, inside this sandbox, before the exit is reported: the
+// result goes to `output`, a failure only leaves `output` out and says so in the log (never
+// quoting the plan). The worker has its own heap limit, so a plan too big for it fails the
+// artifact, not the attempt.
 import { spawn } from 'node:child_process';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 
 const CONTROL_FD = 3;
+/** The plan-diff worker's heap: about what a separate node process would get by default. */
+const PLAN_DIFF_HEAP_MB = 4096;
+const PLAN_DIFF_UNAVAILABLE = 'StackShip could not build the redacted plan changes of this plan; they are unavailable for this run.';
+
+const now = () => performance.timeOrigin + performance.now();
 
 function parseArgs(args) {
-  const options = { apiSocket: undefined, apiPort: undefined };
+  const options = { apiSocket: undefined, apiPort: undefined, planDiffBuilder: undefined };
   for (let i = 0; i < args.length; i += 2) {
     const [flag, value] = [args[i], args[i + 1]];
     if (value === undefined) throw new Error(`missing value for ${flag}`);
     if (flag === '--api-socket') options.apiSocket = value;
     else if (flag === '--api-port') options.apiPort = Number(value);
+    else if (flag === '--plan-diff-builder') options.planDiffBuilder = value;
     else throw new Error(`unknown option ${flag}`);
   }
   if ((options.apiSocket === undefined) !== (options.apiPort === undefined)) {
@@ -36,8 +61,8 @@ function parseArgs(args) {
   return options;
 }
 
-const control = new net.Socket({ fd: CONTROL_FD, readable: true, writable: true });
-control.on('error', () => {});
+/** The control channel, opened by `main`. */
+let control;
 
 function send(message) {
   control.write(`${JSON.stringify(message)}\n`);
@@ -73,6 +98,95 @@ function startForwarder(socketPath, port) {
   });
 }
 
+// The worker's whole program: load the builder once, then build from one input file on request.
+// Errors other than the builder's own input errors are reported without their message, which
+// could quote the plan.
+const PLAN_DIFF_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { readFile } = require('node:fs/promises');
+const loaded = import(workerData.builder);
+loaded.then(() => parentPort.postMessage({ type: 'loaded' }), () => parentPort.postMessage({ type: 'load-failed' }));
+parentPort.on('message', async ({ input, runId, knownSecrets }) => {
+  let builder;
+  try {
+    builder = await loaded;
+  } catch {
+    parentPort.postMessage({ error: 'the builder could not be loaded' });
+    return;
+  }
+  let plan;
+  try {
+    plan = JSON.parse(await readFile(input, 'utf8'));
+  } catch {
+    parentPort.postMessage({ error: 'the plan JSON could not be read' });
+    return;
+  }
+  try {
+    const { json } = builder.buildPlanDiff(plan, { runId, knownSecrets, consume: true });
+    parentPort.postMessage({ json });
+  } catch (error) {
+    parentPort.postMessage({ error: error instanceof builder.PlanDiffInputError ? error.message : 'could not build the artifact' });
+  }
+});
+`;
+
+/** The plan-diff worker, started at boot; resolves once the builder is loaded (or failed to). */
+function startPlanDiffWorker(builder) {
+  const worker = new Worker(PLAN_DIFF_WORKER, { eval: true, workerData: { builder }, resourceLimits: { maxOldGenerationSizeMb: PLAN_DIFF_HEAP_MB }});
+  worker.unref();
+  const state = { worker, loaded: undefined, exited: false };
+  state.loaded = new Promise((resolve) => {
+    worker.once('message', resolve);
+    worker.once('error', resolve);
+    worker.once('exit', () => {
+      state.exited = true;
+      resolve();
+    });
+  });
+  return state;
+}
+
+/** Builds `output` from `input` in the worker; the log gets a line (never quoting the plan) when it cannot. */
+async function buildPlanDiff(planDiffWorker, request, env) {
+  const secretEnv = Array.isArray(request.secretEnv) ? request.secretEnv : [];
+  const knownSecrets = secretEnv.map((name) => env[name]).filter((value) => typeof value === 'string' && value !== '');
+  const output = String(request.output);
+  let outcome;
+  if (!planDiffWorker) outcome = { error: 'this sandbox has no plan-diff builder' };
+  else await planDiffWorker.loaded;
+  if (planDiffWorker?.exited) outcome = { error: 'the builder is not running' };
+  if (!outcome) {
+    outcome = await new Promise((resolve) => {
+      const { worker } = planDiffWorker;
+      const onMessage = (message) => done(message);
+      const onError = () => done({ error: 'could not build the artifact' });
+      const onExit = () => done({ error: 'could not build the artifact' });
+      function done(message) {
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+        worker.off('exit', onExit);
+        resolve(message);
+      }
+      worker.on('message', onMessage);
+      worker.once('error', onError);
+      worker.once('exit', onExit);
+      worker.postMessage({ input: String(request.input), runId: typeof request.runId === 'string' ? request.runId : null, knownSecrets });
+    });
+  }
+  if (typeof outcome?.json === 'string') {
+    try {
+      await writeFile(`${output}.partial`, outcome.json, { mode: 0o600 });
+      await rename(`${output}.partial`, output);
+      return;
+    } catch {
+      await rm(`${output}.partial`, { force: true }).catch(() => {});
+      outcome = { error: 'could not write the artifact' };
+    }
+  }
+  const reason = typeof outcome?.error === 'string' ? outcome.error : 'could not build the artifact';
+  process.stdout.write(`stackship-plan-diff: ${reason}\n${PLAN_DIFF_UNAVAILABLE}\n`);
+}
+
 let child;
 let pending = '';
 let started = false;
@@ -87,52 +201,74 @@ function killGroup(signal) {
   }
 }
 
-async function start(message, options) {
+/** Step marks: each line the command writes to its fd 3. */
+function readMarks(stream) {
+  let buffered = '';
+  stream.setEncoding('utf8');
+  stream.on('error', () => {});
+  stream.on('data', (data) => {
+    const at = now();
+    buffered += data;
+    let newline;
+    while ((newline = buffered.indexOf('\n')) >= 0) {
+      const name = buffered.slice(0, newline).trim().slice(0, 64);
+      buffered = buffered.slice(newline + 1);
+      if (name) send({ type: 'mark', name, at });
+    }
+  });
+}
+
+function start(message, booted) {
   const argv = Array.isArray(message.argv) ? message.argv : [];
   if (argv.length === 0 || !argv.every((a) => typeof a === 'string')) {
     finish(127, { type: 'error', message: 'start: argv must be a non-empty list of strings' });
     return;
   }
-  if (options.apiSocket !== undefined) {
-    try {
-      await startForwarder(options.apiSocket, options.apiPort);
-    } catch (error) {
-      finish(126, { type: 'error', message: `API forwarder: ${error.message}` });
-      return;
-    }
+  if (booted.forwarderError !== undefined) {
+    finish(126, { type: 'error', message: `API forwarder: ${booted.forwarderError.message}` });
+    return;
   }
+  const env = message.env && typeof message.env === 'object' ? message.env : {};
   try {
     child = spawn(argv[0], argv.slice(1), {
       cwd: typeof message.cwd === 'string' ? message.cwd : process.cwd(),
-      env: message.env && typeof message.env === 'object' ? message.env : {},
-      stdio: ['ignore', 'inherit', 'inherit'],
+      env,
+      stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
       detached: true,
     });
   } catch (error) {
     finish(127, { type: 'error', message: `${argv[0]}: ${error.message}` });
     return;
   }
-  child.once('spawn', () => send({ type: 'started', pid: child.pid }));
+  if (child.stdio[3]) readMarks(child.stdio[3]);
+  child.once('spawn', () => send({ type: 'started', pid: child.pid, at: now() }));
   child.once('error', (error) => {
     if (child.pid === undefined) finish(127, { type: 'error', message: `${argv[0]}: ${error.message}` });
   });
-  child.once('exit', (code, signal) => {
+  child.once('exit', async (code, signal) => {
+    if (code === 0 && message.planDiff && typeof message.planDiff === 'object') {
+      send({ type: 'mark', name: 'plan-diff', at: now() });
+      await buildPlanDiff(booted.planDiff, message.planDiff, env);
+    }
     // The shell convention, so bwrap's own exit status still says what happened.
     const status = code ?? 128 + (os.constants.signals[signal] ?? 0);
-    finish(status, { type: 'exit', code, signal });
+    finish(status, { type: 'exit', code, signal, at: now() });
   });
 }
 
-function handle(message, options) {
+function handle(message, booted) {
   if (message.type === 'start' && !started) {
     started = true;
-    void start(message, options);
+    // The command needs the forwarder; the plan-diff builder is awaited only after the command.
+    void booted.forwarder.then(() => start(message, booted));
   } else if (message.type === 'signal' && typeof message.signal === 'string') {
     killGroup(message.signal);
   }
 }
 
 function main() {
+  control = new net.Socket({ fd: CONTROL_FD, readable: true, writable: true });
+  control.on('error', () => {});
   let options;
   try {
     options = parseArgs(process.argv.slice(2));
@@ -140,6 +276,15 @@ function main() {
     finish(125, { type: 'error', message: `launcher: ${error.message}` });
     return;
   }
+  const booted = { forwarderError: undefined, planDiff: undefined, forwarder: Promise.resolve() };
+  if (options.apiSocket !== undefined) {
+    booted.forwarder = startForwarder(options.apiSocket, options.apiPort).then(
+      () => {},
+      (error) => (booted.forwarderError = error),
+    );
+  }
+  if (options.planDiffBuilder !== undefined) booted.planDiff = startPlanDiffWorker(options.planDiffBuilder);
+  void Promise.all([booted.forwarder, booted.planDiff?.loaded]).then(() => send({ type: 'ready', at: now() }));
   control.setEncoding('utf8');
   control.on('data', (data) => {
     pending += data;
@@ -149,7 +294,7 @@ function main() {
       pending = pending.slice(newline + 1);
       if (!line.trim()) continue;
       try {
-        handle(JSON.parse(line), options);
+        handle(JSON.parse(line), booted);
       } catch {
         // Ignore garbage; the runner only sends well-formed lines.
       }
@@ -162,4 +307,5 @@ function main() {
   });
 }
 
-main();
+// Only as a program (in the sandbox): a test runner that loads every file of this folder must not start it.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) main();

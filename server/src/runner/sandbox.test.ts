@@ -16,9 +16,14 @@ import {
   runInSandbox,
   SANDBOX_BASE_PROFILE,
   SANDBOX_TOOLS_DIR,
+  startSandbox,
   type SandboxOptions,
   type SandboxResult,
 } from './sandbox.ts';
+import { buildPlanDiff } from '../domain/plan-diff/plan-diff.mjs';
+import { planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER } from './tofu-files.ts';
+import { WarmSandboxPool } from './warm-sandboxes.ts';
+import { alive, environOf, ourBwraps, ourSandboxes, processTree } from '../../test/support/processes.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const toolsDir = path.join(repoRoot, '.tools');
@@ -389,6 +394,179 @@ test('an onOutput callback that throws fails the run after cleanup', async () =>
     },
   }).catch((error: Error) => (message = error.message));
   assert.is(message, 'consumer broke');
+});
+
+test('warm: boots without the attempt, gets its env only at the handoff, serves one attempt, leaves nothing behind', async () => {
+  const canary = `warm-canary-${Date.now()}`;
+  const sandbox = await startSandbox({ tmpDir });
+  assert.ok(await sandbox.ready, 'the launcher reports ready');
+  assert.ok(sandbox.available);
+  assert.is(sandbox.name, sandbox.sandboxId, 'a sandbox started ahead is named by its id');
+  const idle = processTree(sandbox.pid!);
+  assert.ok(idle.length >= 2, `bwrap and the launcher run: ${idle}`);
+  let launchers = 0;
+  for (const pid of idle) {
+    const env = environOf(pid);
+    assert.not.ok(env.some((entry) => entry.includes(canary)), 'nothing of the run before the handoff');
+    const launcher = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[1] === '/run/stackship/launcher.mjs';
+    // bwrap itself runs with an empty environment, the launcher with only what bwrap sets.
+    assert.equal(env.sort(), launcher ? ['HOME=/work', 'PATH=/usr/local/bin:/usr/bin:/bin', 'PWD=/work'] : []);
+    launchers += launcher ? 1 : 0;
+  }
+  assert.is(launchers, 1);
+  let stdout = '';
+  const result = await sandbox.run({
+    argv: ['sh', '-c', 'echo "$RUN_SECRET"; cat in.txt; hostname'],
+    env: { RUN_SECRET: canary },
+    files: { 'in.txt': 'handed over\n' },
+    onOutput: (chunk) => (stdout += chunk.toString()),
+  });
+  assert.is(result.exitCode, 0, result.error);
+  assert.is(stdout, `${canary}\nhanded over\n${sandbox.sandboxId}\n`);
+  assert.ok(result.timings.readyAt! <= result.timings.handedOverAt && result.timings.handedOverAt <= result.timings.startedAt!);
+  // One attempt only; afterwards the whole process tree is gone (tmpDir emptiness: test.after.each).
+  let message = '';
+  await sandbox.run({ argv: ['true'] }).catch((error: Error) => (message = error.message));
+  assert.match(message, /already served an attempt/);
+  assert.not.ok(sandbox.available);
+  assert.equal(idle.filter(alive), []);
+});
+
+test('warm: the wall-clock limit counts from the handoff, not from the boot', async () => {
+  const sandbox = await startSandbox({ tmpDir });
+  assert.ok(await sandbox.ready);
+  await new Promise((resolve) => setTimeout(resolve, 800));
+  const result = await sandbox.run({ argv: ['sh', '-c', 'sleep 0.3; echo done'], timeoutMs: 600 });
+  assert.not.ok(result.timedOut, 'the idle time before the handoff does not count');
+  assert.is(result.exitCode, 0);
+  assert.ok(result.durationMs < 800, `duration ${result.durationMs} ms counts from the handoff`);
+});
+
+test('warm: destroyed unused, or aborted before the handoff, nothing runs and nothing is left', async () => {
+  const unused = await startSandbox({ tmpDir });
+  assert.ok(await unused.ready);
+  const tree = processTree(unused.pid!);
+  await unused.destroy();
+  assert.equal(tree.filter(alive), []);
+  const aborted = await startSandbox({ tmpDir });
+  const controller = new AbortController();
+  controller.abort();
+  const result = await aborted.run({ argv: ['true'], signal: controller.signal });
+  assert.ok(result.interrupted);
+  assert.not.ok(result.started);
+});
+
+test('steps the command marks on its fd 3 come back as timings', async () => {
+  const result = await run({ argv: ['sh', '-c', 'echo one >&3; sleep 0.05; echo two >&3; echo out'] });
+  assert.is(result.exitCode, 0);
+  assert.equal(result.timings.marks.map((m) => m.name), ['one', 'two']);
+  const [one, two] = result.timings.marks;
+  assert.ok(two.at - one.at >= 40, `${two.at - one.at} ms between the marks`);
+  assert.ok(result.timings.startedAt! <= one.at && two.at <= result.timings.exitedAt!);
+});
+
+test('plan-diff: the launcher builds it inside the sandbox after the command, with the builder loaded at boot', async () => {
+  const secret = 'lt-sandbox-secret-0451';
+  const plan = {
+    format_version: '1.2',
+    terraform_version: '1.12.6',
+    errored: false,
+    resource_changes: [
+      {
+        address: 'terraform_data.a',
+        mode: 'managed',
+        type: 'terraform_data',
+        name: 'a',
+        provider_name: 'terraform.io/builtin/terraform',
+        change: { actions: ['create'], before: null, after: { input: secret }, after_unknown: { id: true }, before_sensitive: false, after_sensitive: {} },
+      },
+    ],
+  };
+  const shape = { tmpDir, readOnlyBinds: planDiffBinds(), planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER };
+  const request = planDiffRequest('run-0123456789abcdef', ['PD_SECRET']);
+  const sandbox = await startSandbox(shape);
+  assert.ok(await sandbox.ready, 'ready once the builder is loaded');
+  const withFile = await sandbox.run({
+    argv: ['true'],
+    files: { 'plan.json': JSON.stringify(plan) },
+    env: { PD_SECRET: secret },
+    planDiff: request,
+    collect: ['plan-diff.json', 'plan-diff.json.partial'],
+  });
+  assert.is(withFile.exitCode, 0, withFile.error);
+  assert.equal(withFile.timings.marks.map((m) => m.name), ['plan-diff']);
+  const text = withFile.files['plan-diff.json']!.toString('utf8');
+  assert.not.match(text, secret, 'a value named by secretEnv stays redacted');
+  assert.equal(JSON.parse(text), buildPlanDiff(plan, { runId: 'run-0123456789abcdef', knownSecrets: [secret] }).artifact);
+  assert.is(withFile.files['plan-diff.json.partial'], null);
+
+  // Not a plan: no artifact, a line in the log that does not quote the input, and the attempt still succeeds.
+  let log = '';
+  const refused = await runInSandbox({
+    ...shape,
+    argv: ['true'],
+    files: { 'plan.json': '{"password": "hunter2", oops' },
+    planDiff: request,
+    collect: ['plan-diff.json'],
+    onOutput: (chunk) => (log += chunk.toString()),
+  });
+  assert.is(refused.exitCode, 0);
+  assert.is(refused.files['plan-diff.json'], null);
+  assert.match(log, /could not build the redacted plan changes/);
+  assert.not.match(log, 'hunter2');
+
+  // A failed command: no plan-diff at all.
+  const failed = await runInSandbox({ ...shape, argv: ['sh', '-c', 'exit 4'], files: { 'plan.json': JSON.stringify(plan) }, planDiff: request, collect: ['plan-diff.json'] });
+  assert.is(failed.exitCode, 4);
+  assert.is(failed.files['plan-diff.json'], null);
+});
+
+test('warm pool: one sandbox per slot, each taken once, replaced on refill, none left after stop', async () => {
+  const pool = new WarmSandboxPool({ size: 1, shape: () => ({ tmpDir }), idleMs: 60_000 });
+  pool.start();
+  try {
+    const first = await pool.take();
+    assert.ok(first?.available, 'take waits for the sandbox that is booting');
+    assert.is(await pool.take(), undefined, 'nothing else is ready or starting');
+    const result = await first!.run({ argv: ['true'] });
+    assert.is(result.exitCode, 0);
+    pool.refill();
+    await pool.settled();
+    const second = await pool.take();
+    assert.ok(second?.available);
+    assert.is.not(second!.sandboxId, first!.sandboxId);
+    await second!.destroy();
+    pool.refill();
+    await pool.settled();
+    assert.is(ourSandboxes().length, 1, 'one warm sandbox waits');
+  } finally {
+    await pool.stop();
+  }
+  assert.equal(ourBwraps(), [], 'stop leaves no bwrap behind');
+  assert.is(await pool.take(), undefined);
+});
+
+test('warm pool: a sandbox idle longer than idleMs is replaced by a new one', async () => {
+  const pool = new WarmSandboxPool({ size: 1, shape: () => ({ tmpDir }), idleMs: 300 });
+  pool.start();
+  try {
+    await pool.settled();
+    const [before] = ourSandboxes();
+    // Replaced within a few idle periods, by exactly one new sandbox.
+    const deadline = Date.now() + 10_000;
+    let after = ourSandboxes();
+    while ((after.length !== 1 || after[0] === before) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await pool.settled();
+      after = ourSandboxes();
+    }
+    assert.is(after.length, 1);
+    assert.is.not(after[0], before);
+    assert.not.ok(alive(before));
+  } finally {
+    await pool.stop();
+  }
+  assert.equal(ourBwraps(), []);
 });
 
 test('tofu: offline init from the provider mirror, plan -out, show -json', async () => {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { constants as fsConstants, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { constants as fsConstants, lstatSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, open, realpath, rm, writeFile } from 'node:fs/promises';
 import type net from 'node:net';
 import os from 'node:os';
@@ -55,24 +55,50 @@ export interface ReadOnlyBind {
   target?: string;
 }
 
-export interface SandboxOptions {
-  /** The command, run with the working directory /work; argv[0] is looked up in the sandbox's PATH. */
-  argv: readonly string[];
+/**
+ * What a sandbox is made of, fixed when it starts: for a warm sandbox (`startSandbox`) that is
+ * before its attempt is known, so none of it may depend on the attempt.
+ */
+export interface SandboxShape {
   /** Hostname inside and the recorded sandbox name; a DNS label. Default: the sandbox id. */
   name?: string;
   /** Preassigned id (`sbx-` + 16 of [0-9a-z]), e.g. one already recorded on the attempt. Default: a new one. */
   sandboxId?: string;
-  /** Files to create in /work before start: relative path → contents. Applied after `copyDir`. */
+  /** Open an API channel for this sandbox to this host:port; inside, it is SANDBOX_API_URL. Closed when the sandbox ends. */
+  api?: ApiTarget;
+  /** Alternatively, an API channel socket the caller manages (see `openApiChannel`). */
+  apiSocketPath?: string;
+  /** Host paths to mount read-only, e.g. `{ source: '<repo>/.tools', target: SANDBOX_TOOLS_DIR }`. */
+  readOnlyBinds?: ReadonlyArray<string | ReadOnlyBind>;
+  /**
+   * The plan-diff builder (`plan-diff.mjs`) as seen inside the sandbox (it must be under one of
+   * `readOnlyBinds`): the launcher loads it into a worker at boot, for a run's `planDiff`.
+   */
+  planDiffBuilder?: string;
+  /** Parent directory of the sandbox's private host directory. Default: os.tmpdir(). */
+  tmpDir?: string;
+  /** Default /usr/bin/bwrap. */
+  bwrapPath?: string;
+  /** The node binary that runs the launcher inside. Default: the one running this process. */
+  nodePath?: string;
+}
+
+/** What one attempt hands its sandbox: the command, its files and environment, its limits. */
+export interface SandboxRun {
+  /** The command, run with the working directory /work; argv[0] is looked up in the sandbox's PATH. */
+  argv: readonly string[];
+  /** Files to create in /work before the command starts: relative path → contents. Applied after `copyDir`. */
   files?: Readonly<Record<string, string | Uint8Array>>;
-  /** A host directory whose contents are copied into /work before start (e.g. an unpacked configuration). */
+  /** A host directory whose contents are copied into /work before the command starts (e.g. an unpacked configuration). */
   copyDir?: string;
   /**
    * The command's whole environment; nothing of the runner's leaks in. PATH defaults to
    * SANDBOX_DEFAULT_PATH and HOME to /work. Passed over the launcher's control channel, never on a
-   * command line, so values do not appear in the host's process list.
+   * command line, so values do not appear in the host's process list; a warm sandbox gets it only
+   * at the handoff.
    */
   env?: Readonly<Record<string, string>>;
-  /** Wall-clock limit: then SIGTERM to the command's process group, SIGKILL of the sandbox after `killGraceMs`. */
+  /** Wall-clock limit from the handoff: then SIGTERM to the command's process group, SIGKILL of the sandbox after `killGraceMs`. */
   timeoutMs?: number;
   /** Grace between SIGTERM and SIGKILL. Default 5 s. */
   killGraceMs?: number;
@@ -82,22 +108,38 @@ export interface SandboxOptions {
   signal?: AbortSignal;
   /** Called with every chunk the command writes, in order per stream. Must not throw (a throw stops the calls and rejects the run afterwards). */
   onOutput?: (chunk: Buffer, stream: OutputStream) => void;
-  /** Open an API channel for this attempt to this host:port; inside, it is SANDBOX_API_URL. Closed when the attempt ends. */
-  api?: ApiTarget;
-  /** Alternatively, an API channel socket the caller manages (see `openApiChannel`). */
-  apiSocketPath?: string;
-  /** Host paths to mount read-only, e.g. `{ source: '<repo>/.tools', target: SANDBOX_TOOLS_DIR }`. */
-  readOnlyBinds?: ReadonlyArray<string | ReadOnlyBind>;
   /** Relative paths in /work to read back after the command ended; missing (or non-regular) files come back as null. */
   collect?: readonly string[];
   /** Largest file `collect` reads back. Default 256 MiB; a larger file is an error. */
   collectMaxBytes?: number;
-  /** Parent directory of the attempt's private host directory. Default: os.tmpdir(). */
-  tmpDir?: string;
-  /** Default /usr/bin/bwrap. */
-  bwrapPath?: string;
-  /** The node binary that runs the launcher inside. Default: the one running this process. */
-  nodePath?: string;
+  /**
+   * After the command exited 0, build the redacted plan changes of `input` (plan JSON) into
+   * `output` with the sandbox's `planDiffBuilder`, inside the sandbox; paths inside the sandbox.
+   * `secretEnv` names entries of `env` whose values are secret whatever the plan's masks say.
+   */
+  planDiff?: { input: string; output: string; runId: string; secretEnv: readonly string[] };
+}
+
+export type SandboxOptions = SandboxShape & SandboxRun;
+
+/** When things happened in one sandbox, as wall-clock milliseconds (`performance.timeOrigin` based). */
+export interface SandboxTimings {
+  /** bwrap was spawned. */
+  spawnedAt: number;
+  /** The launcher reported it booted (null if it never did). */
+  readyAt: number | null;
+  /** The attempt's files were in place and its start message was sent. */
+  handedOverAt: number;
+  /** The command was spawned inside (null if it never was). */
+  startedAt: number | null;
+  /** Step boundaries the command marked (its fd 3), and `plan-diff` when the launcher built it. */
+  marks: { name: string; at: number }[];
+  /** The launcher reported the exit (after the plan-diff, if any). */
+  exitedAt: number | null;
+  /** bwrap ended. */
+  endedAt: number;
+  /** The collected files were read back. */
+  collectedAt: number;
 }
 
 export interface SandboxResult {
@@ -121,6 +163,7 @@ export interface SandboxResult {
   files: Record<string, Buffer | null>;
   /** A sandbox-level failure (bwrap or the launcher), not the command's own. */
   error?: string;
+  timings: SandboxTimings;
 }
 
 /** A fresh sandbox id: `sbx-` and 16 characters of [0-9a-z]. */
@@ -154,6 +197,8 @@ export interface BwrapLayout {
   /** A caller-managed API channel socket, if the attempt uses one. */
   apiSocketPath?: string;
   readOnlyBinds: ReadonlyArray<Required<ReadOnlyBind>>;
+  /** The plan-diff builder's path inside, for the launcher to load at boot. */
+  planDiffBuilder?: string;
 }
 
 /**
@@ -217,6 +262,7 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
   if (layout.apiSocketDir !== undefined || layout.apiSocketPath !== undefined) {
     add('--api-socket', SANDBOX_API_SOCKET_PATH, '--api-port', String(SANDBOX_API_PORT));
   }
+  if (layout.planDiffBuilder !== undefined) add('--plan-diff-builder', layout.planDiffBuilder);
   return args;
 }
 
@@ -295,9 +341,346 @@ async function readCollected(workDir: string, relative: string, maxBytes: number
   }
 }
 
-/** Runs `options.argv` in a fresh sandbox, streams its output, and cleans everything up afterwards. */
-export async function runInSandbox(options: SandboxOptions): Promise<SandboxResult> {
+const now = () => performance.timeOrigin + performance.now();
+
+/** The run options checked and normalised; throws before anything starts. */
+function checkRun(options: SandboxRun) {
   if (options.argv.length === 0) throw new Error('runInSandbox: argv is empty');
+  for (const [key, value] of Object.entries(options.env ?? {})) {
+    if (!/^[^=\0]+$/.test(key) || typeof value !== 'string' || value.includes('\0')) {
+      throw new Error(`runInSandbox: env ${JSON.stringify(key)} is not a valid environment entry`);
+    }
+  }
+  return {
+    files: Object.entries(options.files ?? {}).map(([p, contents]) => [workRelative(p, 'files'), contents] as const),
+    collect: (options.collect ?? []).map((p) => [p, workRelative(p, 'collect')] as const),
+  };
+}
+
+/** A process as pid and start time (pids are reused), of bwrap's first child. */
+function processIdentity(bwrapPid: number | undefined): { pid: number; startTime: string } | undefined {
+  if (bwrapPid === undefined) return undefined;
+  try {
+    const [child] = readFileSync(`/proc/${bwrapPid}/task/${bwrapPid}/children`, 'utf8').trim().split(/\s+/).map(Number);
+    if (!Number.isInteger(child)) return undefined;
+    const fields = statFields(child);
+    return fields === undefined ? undefined : { pid: child, startTime: fields[19] };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The fields of /proc/<pid>/stat after the command name (state first), or undefined if gone. */
+function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether this very process still runs (a zombie has exited). */
+function isRunning(process: { pid: number; startTime: string }): boolean {
+  const fields = statFields(process.pid);
+  return fields !== undefined && fields[19] === process.startTime && fields[0] !== 'Z';
+}
+
+type ControlMessage = { type?: unknown; code?: unknown; signal?: unknown; message?: unknown; name?: unknown; at?: unknown };
+
+/**
+ * One started sandbox: bwrap and its launcher, booted and waiting for exactly one attempt
+ * (`run`), or to be destroyed. Nothing of the attempt is in it before `run`.
+ */
+export class Sandbox {
+  /** Resolves true once the launcher reported it booted, false if the sandbox ended before. */
+  readonly ready: Promise<boolean>;
+  private readonly child: ReturnType<typeof spawn>;
+  private readonly control: net.Socket;
+  private readonly closed: Promise<[number | null, NodeJS.Signals | null]>;
+  private ended = false;
+  private used = false;
+  private cleanup: Promise<void> | undefined;
+  private readonly spawnedAt = now();
+  private readyAt: number | null = null;
+  private startedAt: number | null = null;
+  private exitedAt: number | null = null;
+  private readonly marks: { name: string; at: number }[] = [];
+  /** The namespace's init process on the host (bwrap's child), learnt once the launcher is up. */
+  private innerInit: { pid: number; startTime: string } | undefined;
+  private report: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  private launcherError: string | undefined;
+  private onOutput: ((chunk: Buffer, stream: OutputStream) => void) | undefined;
+  /** Output before the handoff (the launcher prints none; kept for the attempt's log should it). */
+  private early: [Buffer, OutputStream][] = [];
+
+  /** @internal use `startSandbox`. */
+  constructor(
+    readonly sandboxId: string,
+    readonly name: string,
+    private readonly hostDir: string,
+    private readonly workDir: string,
+    private readonly channel: ApiChannel | undefined,
+    args: string[],
+    bwrapPath: string,
+  ) {
+    this.child = spawn(bwrapPath, args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], env: {} });
+    this.control = this.child.stdio[CONTROL_FD] as net.Socket;
+    const deliver = (stream: OutputStream) => (chunk: Buffer) => {
+      if (this.onOutput) this.onOutput(chunk, stream);
+      else if (!this.used) this.early.push([chunk, stream]);
+    };
+    this.child.stdout!.on('data', deliver('stdout'));
+    this.child.stderr!.on('data', deliver('stderr'));
+    let markReady: (ready: boolean) => void = () => {};
+    this.ready = new Promise((resolve) => (markReady = resolve));
+    this.closed = new Promise((resolve) => {
+      this.child.once('error', (error) => {
+        this.launcherError ??= `bwrap: ${error.message}`;
+        resolve([null, null]);
+      });
+      this.child.once('close', (code, signal) => resolve([code, signal]));
+    }).then(async (status) => {
+      await this.innerInitGone();
+      this.ended = true;
+      markReady(false);
+      return status as [number | null, NodeJS.Signals | null];
+    });
+    let pending = '';
+    this.control.setEncoding('utf8');
+    this.control.on('error', () => {});
+    this.control.on('data', (data: string) => {
+      pending += data;
+      let newline: number;
+      while ((newline = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, newline);
+        pending = pending.slice(newline + 1);
+        let message: ControlMessage;
+        try {
+          message = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        const at = typeof message.at === 'number' ? message.at : now();
+        if (message.type === 'ready') {
+          this.readyAt = at;
+          this.innerInit = processIdentity(this.child.pid);
+          markReady(true);
+        } else if (message.type === 'started') this.startedAt = at;
+        else if (message.type === 'mark' && typeof message.name === 'string') this.marks.push({ name: message.name, at });
+        else if (message.type === 'exit') {
+          this.exitedAt = at;
+          this.report = {
+            code: typeof message.code === 'number' ? message.code : null,
+            signal: typeof message.signal === 'string' ? (message.signal as NodeJS.Signals) : null,
+          };
+        } else if (message.type === 'error') this.launcherError = String(message.message);
+      }
+    });
+  }
+
+  /** Resolves once bwrap ended (its whole PID namespace with it). */
+  get whenEnded(): Promise<void> {
+    return this.closed.then(() => undefined);
+  }
+
+  /**
+   * bwrap can end before its inner init (the PID namespace's pid 1, which reaps everything in the
+   * namespace) has finished exiting: wait for that too, so that nothing of the sandbox runs once it
+   * counts as ended. Bounded; a zombie (dead, waiting for the host's init to reap it) counts as gone.
+   */
+  private async innerInitGone(): Promise<void> {
+    const inner = this.innerInit;
+    if (inner === undefined) return;
+    const deadline = performance.now() + 2_000;
+    while (isRunning(inner) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+
+  /** Whether the sandbox is still running and has not been handed an attempt. */
+  get available(): boolean {
+    return !this.ended && !this.used;
+  }
+
+  /** bwrap's process id on the host (undefined if it could not be spawned). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  private send(message: object): void {
+    if (!this.control.destroyed && this.control.writable) this.control.write(`${JSON.stringify(message)}\n`);
+  }
+
+  /** Ends the sandbox (if still running) and removes its host side. Idempotent. */
+  async destroy(): Promise<void> {
+    this.used = true;
+    await this.end();
+    await this.release();
+  }
+
+  /**
+   * Ends a sandbox that is still running: closing the control channel makes the launcher kill
+   * its command's process group and exit, so bwrap reaps the whole PID namespace before it ends
+   * (a SIGKILL of bwrap would leave its inner init to be reaped by the host's); SIGKILL only if
+   * that does not happen within a second.
+   */
+  private async end(): Promise<void> {
+    if (this.ended) return;
+    this.control.end();
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 1_000);
+    await this.closed;
+    clearTimeout(timer);
+  }
+
+  private release(): Promise<void> {
+    this.cleanup ??= (async () => {
+      this.control.destroy();
+      await this.channel?.close();
+      await rm(this.hostDir, { recursive: true, force: true });
+    })();
+    return this.cleanup;
+  }
+
+  /**
+   * Hands the attempt over: its files into /work, then its command and environment over the
+   * control channel. The wall-clock limit counts from here. A sandbox serves one attempt only and
+   * is gone (process tree and host directory) when this returns.
+   */
+  async run(options: SandboxRun, { startedForThisRun = false } = {}): Promise<SandboxResult> {
+    if (this.used) throw new Error(`sandbox ${this.sandboxId} already served an attempt`);
+    this.used = true;
+    let checked: ReturnType<typeof checkRun>;
+    try {
+      checked = checkRun(options);
+    } catch (error) {
+      await this.destroy();
+      throw error;
+    }
+    const { files, collect } = checked;
+    const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+    const interruptGraceMs = options.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS;
+    const collectMaxBytes = options.collectMaxBytes ?? DEFAULT_COLLECT_MAX_BYTES;
+    let handedOverAt = now();
+    const result: SandboxResult = {
+      sandboxId: this.sandboxId,
+      name: this.name,
+      baseProfile: SANDBOX_BASE_PROFILE,
+      started: false,
+      exitCode: null,
+      signal: null,
+      timedOut: false,
+      interrupted: false,
+      killed: false,
+      durationMs: 0,
+      files: Object.fromEntries(collect.map(([p]) => [p, null])),
+      timings: { spawnedAt: this.spawnedAt, readyAt: null, handedOverAt, startedAt: null, marks: this.marks, exitedAt: null, endedAt: handedOverAt, collectedAt: handedOverAt },
+    };
+    if (options.signal?.aborted) {
+      result.interrupted = true;
+      await this.destroy();
+      return result;
+    }
+
+    let outputError: unknown;
+    const timers = new Set<NodeJS.Timeout>();
+    let finished = false;
+    try {
+      if (options.copyDir !== undefined) {
+        await cp(options.copyDir, this.workDir, { recursive: true, verbatimSymlinks: true, errorOnExist: false, force: true });
+      }
+      await Promise.all(
+        files.map(async ([relative, contents]) => {
+          await mkdir(path.dirname(path.join(this.workDir, relative)), { recursive: true });
+          await writeFile(path.join(this.workDir, relative), contents);
+        }),
+      );
+
+      const onOutput = options.onOutput;
+      this.onOutput = (chunk, stream) => {
+        if (outputError !== undefined || onOutput === undefined) return;
+        try {
+          onOutput(chunk, stream);
+        } catch (error) {
+          outputError = error;
+        }
+      };
+      for (const [chunk, stream] of this.early.splice(0)) this.onOutput(chunk, stream);
+
+      const later = (ms: number, fn: () => void) => {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          if (!finished) fn();
+        }, ms);
+        timers.add(timer);
+      };
+      let terminating = false;
+      const terminate = () => {
+        if (terminating) return;
+        terminating = true;
+        this.send({ type: 'signal', signal: 'SIGTERM' });
+        later(killGraceMs, () => {
+          result.killed = true;
+          this.child.kill('SIGKILL');
+        });
+      };
+      const onAbort = () => {
+        result.interrupted = true;
+        this.send({ type: 'signal', signal: 'SIGINT' });
+        later(interruptGraceMs, terminate);
+      };
+
+      const env = { PATH: SANDBOX_DEFAULT_PATH, HOME: SANDBOX_WORK_DIR, ...options.env };
+      handedOverAt = result.timings.handedOverAt = now();
+      this.send({ type: 'start', argv: options.argv, env, cwd: SANDBOX_WORK_DIR, ...(options.planDiff ? { planDiff: options.planDiff } : {}) });
+      if (options.timeoutMs !== undefined) {
+        later(options.timeoutMs, () => {
+          result.timedOut = true;
+          terminate();
+        });
+      }
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      // An abort that landed while the files were being written.
+      if (options.signal?.aborted && !result.interrupted) onAbort();
+
+      const [bwrapCode, bwrapSignal] = await this.closed;
+      finished = true;
+      options.signal?.removeEventListener('abort', onAbort);
+      result.timings.endedAt = now();
+      result.durationMs = Math.round(result.timings.endedAt - (startedForThisRun ? this.spawnedAt : handedOverAt));
+      result.started = this.startedAt !== null;
+
+      if (this.report !== undefined) {
+        result.exitCode = this.report.code;
+        result.signal = this.report.signal;
+      } else if (bwrapSignal !== null) {
+        result.signal = bwrapSignal;
+      } else {
+        result.exitCode = bwrapCode;
+        result.error = this.launcherError ?? `the sandbox ended before the command reported an exit (bwrap status ${bwrapCode})`;
+      }
+      if (this.launcherError !== undefined) result.error = this.launcherError;
+      Object.assign(result.timings, { readyAt: this.readyAt, startedAt: this.startedAt, exitedAt: this.exitedAt });
+
+      const read = await Promise.all(collect.map(([, relative]) => readCollected(this.workDir, relative, collectMaxBytes)));
+      collect.forEach(([original], index) => (result.files[original] = read[index]));
+      result.timings.collectedAt = now();
+    } finally {
+      finished = true;
+      for (const timer of timers) clearTimeout(timer);
+      // Only after a failure above is the sandbox still running here.
+      await this.end();
+      await this.release();
+    }
+    if (outputError !== undefined) throw outputError;
+    return result;
+  }
+}
+
+/**
+ * Starts a sandbox (bwrap and its launcher, plus its API channel) that waits for one attempt:
+ * `run` hands the attempt over, `destroy` ends it unused. A `readOnlyBinds` or `name` is part of
+ * the sandbox, not of the attempt, since both are fixed when bwrap starts.
+ */
+export async function startSandbox(options: SandboxShape): Promise<Sandbox> {
   const sandboxId = options.sandboxId ?? newSandboxId();
   if (!isSandboxId(sandboxId)) throw new Error(`runInSandbox: '${sandboxId}' is not a sandbox id`);
   const name = options.name ?? sandboxId;
@@ -305,59 +688,25 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxResu
   if (options.api !== undefined && options.apiSocketPath !== undefined) {
     throw new Error('runInSandbox: give either api or apiSocketPath, not both');
   }
-  for (const [key, value] of Object.entries(options.env ?? {})) {
-    if (!/^[^=\0]+$/.test(key) || typeof value !== 'string' || value.includes('\0')) {
-      throw new Error(`runInSandbox: env ${JSON.stringify(key)} is not a valid environment entry`);
-    }
-  }
   const readOnlyBinds = resolveBinds(options.readOnlyBinds);
-  const files = Object.entries(options.files ?? {}).map(([p, contents]) => [workRelative(p, 'files'), contents] as const);
-  const collect = (options.collect ?? []).map((p) => [p, workRelative(p, 'collect')] as const);
-  const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
-  const interruptGraceMs = options.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS;
-  const collectMaxBytes = options.collectMaxBytes ?? DEFAULT_COLLECT_MAX_BYTES;
-  const nodePath = realpathSync(options.nodePath ?? process.execPath);
-
-  const result: SandboxResult = {
-    sandboxId,
-    name,
-    baseProfile: SANDBOX_BASE_PROFILE,
-    started: false,
-    exitCode: null,
-    signal: null,
-    timedOut: false,
-    interrupted: false,
-    killed: false,
-    durationMs: 0,
-    files: Object.fromEntries(collect.map(([p]) => [p, null])),
-  };
-  if (options.signal?.aborted) {
-    result.interrupted = true;
-    return result;
+  if (options.planDiffBuilder !== undefined && !readOnlyBinds.some((bind) => bind.target === options.planDiffBuilder || isUnder(options.planDiffBuilder!, bind.target))) {
+    throw new Error(`runInSandbox: the plan-diff builder '${options.planDiffBuilder}' is not under a read-only bind`);
   }
+  const nodePath = realpathSync(options.nodePath ?? process.execPath);
 
   const hostDir = await realpath(await mkdtemp(path.join(options.tmpDir ?? os.tmpdir(), `stackship-${sandboxId}-`)));
   let channel: ApiChannel | undefined;
-  let outputError: unknown;
   try {
     const workDir = path.join(hostDir, 'work');
     const etcDir = path.join(hostDir, 'etc');
     const channelDir = path.join(hostDir, 'channel');
     await mkdir(workDir, { mode: 0o700 });
     await mkdir(etcDir, { mode: 0o700 });
-    for (const [file, contents] of Object.entries(etcFiles(name))) await writeFile(path.join(etcDir, file), contents);
-    if (options.copyDir !== undefined) {
-      await cp(options.copyDir, workDir, { recursive: true, verbatimSymlinks: true, errorOnExist: false, force: true });
-    }
-    for (const [relative, contents] of files) {
-      await mkdir(path.dirname(path.join(workDir, relative)), { recursive: true });
-      await writeFile(path.join(workDir, relative), contents);
-    }
+    await Promise.all(Object.entries(etcFiles(name)).map(([file, contents]) => writeFile(path.join(etcDir, file), contents)));
     if (options.api !== undefined) {
       await mkdir(channelDir, { mode: 0o700 });
       channel = await openApiChannel({ socketPath: path.join(channelDir, API_SOCKET_NAME), target: options.api });
     }
-
     const args = bwrapArgs({
       name,
       workDir,
@@ -367,124 +716,38 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxResu
       apiSocketDir: channel !== undefined ? channelDir : undefined,
       apiSocketPath: options.apiSocketPath,
       readOnlyBinds,
+      planDiffBuilder: options.planDiffBuilder,
     });
-    const env = { PATH: SANDBOX_DEFAULT_PATH, HOME: SANDBOX_WORK_DIR, ...options.env };
-
-    const startedAt = performance.now();
-    const child = spawn(options.bwrapPath ?? '/usr/bin/bwrap', args, {
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-      env: {},
-    });
-    const control = child.stdio[CONTROL_FD] as net.Socket;
-    let report: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    let launcherError: string | undefined;
-    let finished = false;
-    const timers = new Set<NodeJS.Timeout>();
-    const later = (ms: number, fn: () => void) => {
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        if (!finished) fn();
-      }, ms);
-      timers.add(timer);
-    };
-
-    const send = (message: object) => {
-      if (!control.destroyed && control.writable) control.write(`${JSON.stringify(message)}\n`);
-    };
-    let terminating = false;
-    const terminate = () => {
-      if (terminating) return;
-      terminating = true;
-      send({ type: 'signal', signal: 'SIGTERM' });
-      later(killGraceMs, () => {
-        result.killed = true;
-        child.kill('SIGKILL');
-      });
-    };
-    const onAbort = () => {
-      result.interrupted = true;
-      send({ type: 'signal', signal: 'SIGINT' });
-      later(interruptGraceMs, terminate);
-    };
-
-    const deliver = (stream: OutputStream) => (chunk: Buffer) => {
-      if (outputError !== undefined || options.onOutput === undefined) return;
-      try {
-        options.onOutput(chunk, stream);
-      } catch (error) {
-        outputError = error;
-      }
-    };
-    child.stdout!.on('data', deliver('stdout'));
-    child.stderr!.on('data', deliver('stderr'));
-
-    let pending = '';
-    control.setEncoding('utf8');
-    control.on('error', () => {});
-    control.on('data', (data: string) => {
-      pending += data;
-      let newline: number;
-      while ((newline = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
-        let message: { type?: unknown; code?: unknown; signal?: unknown; message?: unknown };
-        try {
-          message = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        if (message.type === 'started') result.started = true;
-        else if (message.type === 'exit') {
-          report = {
-            code: typeof message.code === 'number' ? message.code : null,
-            signal: typeof message.signal === 'string' ? (message.signal as NodeJS.Signals) : null,
-          };
-        } else if (message.type === 'error') launcherError = String(message.message);
-      }
-    });
-    send({ type: 'start', argv: options.argv, env, cwd: SANDBOX_WORK_DIR });
-
-    if (options.timeoutMs !== undefined) {
-      later(options.timeoutMs, () => {
-        result.timedOut = true;
-        terminate();
-      });
-    }
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    // An abort that landed while the sandbox was being prepared.
-    if (options.signal?.aborted && !result.interrupted) onAbort();
-
-    const [bwrapCode, bwrapSignal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
-      child.once('error', (error) => {
-        launcherError ??= `bwrap: ${error.message}`;
-        resolve([null, null]);
-      });
-      child.once('close', (code, signal) => resolve([code, signal]));
-    });
-    finished = true;
-    for (const timer of timers) clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onAbort);
-    control.destroy();
-    result.durationMs = Math.round(performance.now() - startedAt);
-
-    if (report !== undefined) {
-      result.exitCode = report.code;
-      result.signal = report.signal;
-    } else if (bwrapSignal !== null) {
-      result.signal = bwrapSignal;
-    } else {
-      result.exitCode = bwrapCode;
-      result.error = launcherError ?? `the sandbox ended before the command reported an exit (bwrap status ${bwrapCode})`;
-    }
-    if (launcherError !== undefined) result.error = launcherError;
-
-    for (const [original, relative] of collect) {
-      result.files[original] = await readCollected(workDir, relative, collectMaxBytes);
-    }
-  } finally {
+    return new Sandbox(sandboxId, name, hostDir, workDir, channel, args, options.bwrapPath ?? '/usr/bin/bwrap');
+  } catch (error) {
     await channel?.close();
     await rm(hostDir, { recursive: true, force: true });
+    throw error;
   }
-  if (outputError !== undefined) throw outputError;
-  return result;
+}
+
+/** Runs `options.argv` in a fresh sandbox, streams its output, and cleans everything up afterwards. */
+export async function runInSandbox(options: SandboxOptions): Promise<SandboxResult> {
+  checkRun(options);
+  if (options.signal?.aborted) {
+    const sandboxId = options.sandboxId ?? newSandboxId();
+    const at = now();
+    return {
+      sandboxId,
+      name: options.name ?? sandboxId,
+      baseProfile: SANDBOX_BASE_PROFILE,
+      started: false,
+      exitCode: null,
+      signal: null,
+      timedOut: false,
+      interrupted: true,
+      killed: false,
+      durationMs: 0,
+      files: Object.fromEntries((options.collect ?? []).map((p) => [p, null])),
+      timings: { spawnedAt: at, readyAt: null, handedOverAt: at, startedAt: null, marks: [], exitedAt: null, endedAt: at, collectedAt: at },
+    };
+  }
+  // The files are written while bwrap and the launcher boot; the launcher waits for the start message.
+  const sandbox = await startSandbox(options);
+  return sandbox.run(options, { startedForThisRun: true });
 }

@@ -2,18 +2,28 @@ import { fileURLToPath } from "node:url";
 import { SANDBOX_API_URL } from "./api-channel.ts";
 import { SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, type ReadOnlyBind } from "./sandbox.ts";
 
-/** Where the plan-diff command is mounted read-only inside the sandbox (the server package's layout below it). */
+/** Where the plan-diff builder is mounted read-only inside the sandbox (the server package's layout below it). */
 export const SANDBOX_PLAN_DIFF_DIR = "/opt/stackship/plan-diff";
-const PLAN_DIFF_BIN = "bin/stackship-plan-diff.mjs";
 const PLAN_DIFF_BUILDER = "src/domain/plan-diff/plan-diff.mjs";
+/** The builder's path inside the sandbox, which the launcher loads (`SandboxShape.planDiffBuilder`). */
+export const SANDBOX_PLAN_DIFF_BUILDER = `${SANDBOX_PLAN_DIFF_DIR}/${PLAN_DIFF_BUILDER}`;
 
 /**
- * The read-only mounts that make the `stackship-plan-diff` command (the server package's bin and
- * the dependency-free builder it imports) runnable inside the sandbox, exactly as on the host.
+ * The read-only mount of the dependency-free plan-diff builder, the file the
+ * `stackship-plan-diff` command imports on the host: the plan sandbox's launcher runs it.
  */
 export function planDiffBinds(): ReadOnlyBind[] {
   const server = new URL("../../", import.meta.url);
-  return [PLAN_DIFF_BIN, PLAN_DIFF_BUILDER].map((file) => ({ source: fileURLToPath(new URL(file, server)), target: `${SANDBOX_PLAN_DIFF_DIR}/${file}` }));
+  return [{ source: fileURLToPath(new URL(PLAN_DIFF_BUILDER, server)), target: SANDBOX_PLAN_DIFF_BUILDER }];
+}
+
+/**
+ * What the plan sandbox's launcher builds after the plan script succeeded: the redacted plan
+ * changes of /work/plan.json into /work/plan-diff.json (a failure only leaves the artifact out
+ * and says so in the log; the message never quotes the plan).
+ */
+export function planDiffRequest(runId: string, secretEnv: readonly string[]) {
+  return { input: `${SANDBOX_WORK_DIR}/plan.json`, output: `${SANDBOX_WORK_DIR}/plan-diff.json`, runId, secretEnv };
 }
 
 /** The hostname tofu inside the sandbox knows StackShip by (mapped by the CLI config's host block). */
@@ -21,6 +31,10 @@ export const SANDBOX_STACKSHIP_HOSTNAME = "stackship.internal";
 
 /** The override file name; `zzzz` sorts it after the configuration's own override files. */
 export const CLOUD_OVERRIDE_FILE = "zzzz_stackship_override.tf";
+/** The tfvars file name in the configuration directory; `zzzz` sorts it after the configuration's own. */
+export const TFVARS_FILE = "zzzz_stackship.auto.tfvars";
+/** Where the runner puts the files the script copies into the configuration directory, under their final names. */
+export const STAGED_DIR = "stackship";
 
 function hclString(value: string): string {
   // JSON string escapes are valid HCL; `${` and `%{` would start a template, so they are doubled.
@@ -79,33 +93,36 @@ export function tfvars(variables: readonly MaterializedVariable[]): string {
   return variables.map((v) => `${v.key} = ${v.hcl ? v.value : hclString(v.value)}\n`).join("");
 }
 
-/** The script a phase runs inside the sandbox (POSIX sh; every step's output is the phase log). */
-export function phaseScript(options: {
-  phase: "plan" | "apply";
-  workingDirectory: string;
-  speculative: boolean;
-  /** Build the redacted plan-diff artifact (/work/plan-diff.json) with this node binary after `tofu show`. */
-  planDiff?: { nodePath: string; runId: string; secretEnv: readonly string[] };
-}): string {
+/**
+ * The script a phase runs inside the sandbox (POSIX sh; every step's output is the phase log).
+ * `mark` names each step on fd 3 (the launcher's step pipe, a shell builtin write, no fork) for
+ * the attempt's timings; tofu itself does not get that descriptor.
+ */
+export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory: string; speculative: boolean }): string {
   const dir = options.workingDirectory.replace(/^\/+|\/+$/g, "");
   const cd = dir ? `cd ${shellQuote(dir)}` : ":";
   const common = [
     "set -eu",
     "umask 077",
+    "mark() { echo \"$1\" 2>/dev/null >&3 || :; }",
+    "mark unpack",
     `mkdir -p ${SANDBOX_WORK_DIR}/cfg`,
     `tar -xzf ${SANDBOX_WORK_DIR}/config.tar.gz -C ${SANDBOX_WORK_DIR}/cfg --no-same-owner --no-same-permissions`,
     `cd ${SANDBOX_WORK_DIR}/cfg`,
     cd,
-    `cp ${SANDBOX_WORK_DIR}/${CLOUD_OVERRIDE_FILE} ./${CLOUD_OVERRIDE_FILE}`,
-    `cp ${SANDBOX_WORK_DIR}/stackship.auto.tfvars ./zzzz_stackship.auto.tfvars`,
+    // Both in one cp (a process less), after the configuration's own files so that these win.
+    `cp ${SANDBOX_WORK_DIR}/${STAGED_DIR}/${CLOUD_OVERRIDE_FILE} ${SANDBOX_WORK_DIR}/${STAGED_DIR}/${TFVARS_FILE} ./`,
   ];
   if (options.phase === "plan") {
     return [
       ...common,
-      "tofu init -input=false -no-color",
-      `tofu plan -input=false -no-color ${options.speculative ? "-lock=false " : ""}-out=${SANDBOX_WORK_DIR}/plan.tfplan`,
-      `tofu show -json ${SANDBOX_WORK_DIR}/plan.tfplan > ${SANDBOX_WORK_DIR}/plan.json`,
-      ...(options.planDiff ? [planDiffStep(options.planDiff)] : []),
+      "mark init",
+      "tofu init -input=false -no-color 3>&-",
+      "mark plan",
+      `tofu plan -input=false -no-color ${options.speculative ? "-lock=false " : ""}-out=${SANDBOX_WORK_DIR}/plan.tfplan 3>&-`,
+      "mark show",
+      `tofu show -json ${SANDBOX_WORK_DIR}/plan.tfplan > ${SANDBOX_WORK_DIR}/plan.json 3>&-`,
+      "mark copy",
       `if [ -f .terraform.lock.hcl ]; then cp .terraform.lock.hcl ${SANDBOX_WORK_DIR}/lock.hcl; fi`,
       `if [ -f .terraform/modules/modules.json ]; then cp .terraform/modules/modules.json ${SANDBOX_WORK_DIR}/modules.json; fi`,
     ].join("\n");
@@ -114,23 +131,13 @@ export function phaseScript(options: {
     ...common,
     // The plan's own dependency lock file; -lockfile=readonly refuses any provider it does not pin.
     `if [ -f ${SANDBOX_WORK_DIR}/lock.hcl ]; then cp ${SANDBOX_WORK_DIR}/lock.hcl .terraform.lock.hcl; fi`,
-    "tofu init -input=false -no-color -lockfile=readonly",
-    `tofu apply -input=false -no-color ${SANDBOX_WORK_DIR}/plan.tfplan`,
+    "mark init",
+    "tofu init -input=false -no-color -lockfile=readonly 3>&-",
+    "mark apply",
+    `tofu apply -input=false -no-color ${SANDBOX_WORK_DIR}/plan.tfplan 3>&-`,
   ].join("\n");
 }
 
 function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
-}
-
-/**
- * Builds the redacted plan-diff from the plan JSON; only its output leaves the sandbox as
- * plan-diff.json. A failure leaves no artifact (the run's plan changes are then unavailable) but
- * does not fail the plan; the command's message never quotes the plan.
- */
-function planDiffStep(options: { nodePath: string; runId: string; secretEnv: readonly string[] }): string {
-  const out = `${SANDBOX_WORK_DIR}/plan-diff.json`;
-  const secrets = options.secretEnv.map((name) => ` --secret-env ${shellQuote(name)}`).join("");
-  const command = `${shellQuote(options.nodePath)} ${SANDBOX_PLAN_DIFF_DIR}/${PLAN_DIFF_BIN} --run-id ${shellQuote(options.runId)}${secrets}`;
-  return `if ${command} < ${SANDBOX_WORK_DIR}/plan.json > ${out}.partial; then mv ${out}.partial ${out}; else rm -f ${out}.partial; echo "StackShip could not build the redacted plan changes of this plan; they are unavailable for this run."; fi`;
 }

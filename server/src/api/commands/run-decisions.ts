@@ -43,7 +43,7 @@ async function recordDecision(stores: Stores, review: Omit<RunReview, "id" | "de
  */
 export async function approveRun(services: Services, actor: AuthenticatedPrincipal, run: Run, input: { planDigest: string; reason?: string }): Promise<Run> {
   const now = services.clock();
-  return inTransaction(services.db, async (stores) => {
+  const decided = await inTransaction(services.db, async (stores) => {
     const current = await stores.runs.getById(run.id);
     if (!current) throw new DomainError("NOT_FOUND", `Run ${run.id} does not exist.`);
     if (current.status !== "awaiting_approval") {
@@ -105,6 +105,8 @@ export async function approveRun(services: Services, actor: AuthenticatedPrincip
     });
     return approved;
   });
+  services.jobQueued?.();
+  return decided;
 }
 
 /** Discards a run awaiting a decision, recording who, when and why. */

@@ -56,7 +56,7 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
     throw new DomainError("EXECUTION_REGION_UNAVAILABLE", `Workspace ${workspace.name} runs in '${workspace.executionRegion}', which this deployment does not serve.`);
   }
   const now = services.clock();
-  return inTransaction(services.db, async (stores) => {
+  const created = await inTransaction(services.db, async (stores) => {
     const configurationVersion = input.configurationVersionId
       ? await stores.configurationVersions.getById(input.configurationVersionId)
       : await stores.configurationVersions.latestUploaded(workspace.id);
@@ -141,4 +141,6 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
     });
     return run;
   });
+  services.jobQueued?.();
+  return created;
 }

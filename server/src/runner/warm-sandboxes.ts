@@ -1,0 +1,118 @@
+import { startSandbox, type Sandbox, type SandboxShape } from "./sandbox.ts";
+
+/**
+ * Pre-started ("warm") sandboxes: bwrap and the launcher already booted (the node startup,
+ * the API forwarder, the plan-diff builder), waiting for one attempt. An attempt takes one and
+ * hands it its files, environment and command (`Sandbox.run`); the sandbox serves that attempt
+ * only and is destroyed after it, and a replacement starts once the attempt is over (`refill`). Nothing of an attempt
+ * is in a sandbox before its handoff, so every attempt still runs in a fresh sandbox.
+ *
+ * A warm sandbox's name is its id: the hostname is fixed when bwrap starts, before the run is
+ * known. One that idles longer than `idleMs` is replaced; `stop` destroys all of them (and
+ * bwrap's --die-with-parent ends them with the runner process in any case).
+ */
+export interface WarmSandboxPoolOptions {
+  /** How many sandboxes to keep ready (one per runner slot). */
+  size: number;
+  /** What every sandbox is made of; called once per sandbox. */
+  shape: () => SandboxShape;
+  /** A sandbox idle this long is destroyed and replaced. */
+  idleMs: number;
+  /** A sandbox that failed to start (the attempt then starts its own). */
+  onError?: (error: unknown) => void;
+}
+
+export class WarmSandboxPool {
+  private readonly idle = new Map<Sandbox, NodeJS.Timeout>();
+  private readonly warming = new Set<Promise<void>>();
+  private stopped = false;
+
+  constructor(private readonly options: WarmSandboxPoolOptions) {}
+
+  /** Starts filling the pool. */
+  start(): void {
+    this.stopped = false;
+    this.fill();
+  }
+
+  /** How many sandboxes are ready or starting. */
+  get size(): number {
+    return this.idle.size + this.warming.size;
+  }
+
+  /** Starts replacements for the sandboxes taken (call it once the attempt that took one is over, so the boot does not compete with it). */
+  refill(): void {
+    this.fill();
+  }
+
+  /** Resolves once no sandbox is starting (the pool is full unless a start failed). */
+  async settled(): Promise<void> {
+    while (this.warming.size > 0) await Promise.allSettled([...this.warming]);
+  }
+
+  private fill(): void {
+    while (!this.stopped && this.idle.size + this.warming.size < this.options.size) {
+      const warming: Promise<void> = this.warm()
+        .catch((error) => this.options.onError?.(error))
+        .finally(() => this.warming.delete(warming));
+      this.warming.add(warming);
+    }
+  }
+
+  private async warm(): Promise<void> {
+    const sandbox = await startSandbox(this.options.shape());
+    if (!(await sandbox.ready) || this.stopped) {
+      await sandbox.destroy();
+      if (!this.stopped) throw new Error(`warm sandbox ${sandbox.sandboxId} ended before it was ready`);
+      return;
+    }
+    const expire = setTimeout(() => {
+      if (!this.idle.delete(sandbox)) return;
+      void sandbox.destroy().finally(() => this.fill());
+    }, this.options.idleMs);
+    expire.unref();
+    this.idle.set(sandbox, expire);
+    // One that died while idle (killed from outside) is dropped and replaced.
+    void sandbox.whenEnded.then(() => {
+      const timer = this.idle.get(sandbox);
+      if (timer === undefined) return;
+      clearTimeout(timer);
+      this.idle.delete(sandbox);
+      void sandbox.destroy().finally(() => this.fill());
+    });
+  }
+
+  /**
+   * A ready sandbox for one attempt, now yours to `run` (or `destroy`); undefined when none is
+   * ready or starting (the caller starts its own). Its replacement starts at `refill`.
+   */
+  async take(): Promise<Sandbox | undefined> {
+    for (;;) {
+      if (this.stopped) return undefined;
+      for (const [sandbox, timer] of this.idle) {
+        clearTimeout(timer);
+        this.idle.delete(sandbox);
+        if (!sandbox.available) {
+          void sandbox.destroy();
+          continue;
+        }
+        return sandbox;
+      }
+      if (this.warming.size === 0) return undefined;
+      await Promise.race(this.warming);
+    }
+  }
+
+  /** Destroys every sandbox not yet taken and stops replacing them. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.settled();
+    await Promise.all(
+      [...this.idle].map(([sandbox, timer]) => {
+        clearTimeout(timer);
+        this.idle.delete(sandbox);
+        return sandbox.destroy();
+      }),
+    );
+  }
+}
