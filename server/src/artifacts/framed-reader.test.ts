@@ -1,7 +1,7 @@
 // The read worker (framed-reader.ts, framed-read-worker.ts): objects over MAIN_THREAD_MAX_BYTES
 // are read, verified, decrypted and hashed off the main thread; the checks are FramedOpener's.
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { appendFile, open, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +9,7 @@ import type { Readable } from "node:stream";
 import fc from "fast-check";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { openDescriptors } from "../../test/support/processes.ts";
 import { LocalArtifactStore, MAIN_THREAD_MAX_BYTES } from "./artifact-store.ts";
 import { FramedArtifactError, HEADER_SIZE, openHeader, sealFramed, type ArtifactIdentity } from "./framed.ts";
 import { lenderOf } from "../http/lent-chunks.ts";
@@ -48,19 +49,6 @@ async function drain(stream: Readable): Promise<{ bytes: Buffer; error: Error | 
   } catch (error) {
     return { bytes: Buffer.concat(chunks), error: error as Error };
   }
-}
-
-/** Open descriptors of this process that point at `file`. */
-function openDescriptors(file: string): number {
-  let count = 0;
-  for (const fd of readdirSync("/proc/self/fd")) {
-    try {
-      if (readlinkSync(`/proc/self/fd/${fd}`) === file) count += 1;
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return count;
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -150,13 +138,16 @@ test("a digest mismatch never releases the last batch; truncation and extension 
   assert.ok(digest.bytes.length <= 4 * MiB, `${digest.bytes.length} bytes came out`);
   assert.ok(digest.bytes.equals(o.plaintext.subarray(0, digest.bytes.length)));
 
-  const shrunk = await context.store.openFramed(o.descriptor.key, KIND, o.expected);
-  await truncate(o.file, HEADER_SIZE + 20 * FRAME);
+  // Large enough that the worker, held back by its unacknowledged slots, cannot have read to the
+  // end before the object changes (a small one may be read whole at once and succeed).
+  const q = await stored(context, "runs/t/plan.json", 16 * MiB);
+  const shrunk = await context.store.openFramed(q.descriptor.key, KIND, q.expected);
+  await truncate(q.file, HEADER_SIZE + 20 * FRAME);
   const truncated = await drain(shrunk);
   assert.instance(truncated.error, FramedArtifactError);
-  assert.ok(truncated.bytes.length < o.plaintext.length);
+  assert.ok(truncated.bytes.length < q.plaintext.length);
 
-  const p = await stored(context, "runs/e/plan.json", 2 * MiB);
+  const p = await stored(context, "runs/e/plan.json", 16 * MiB);
   const grown = await context.store.openFramed(p.descriptor.key, KIND, p.expected);
   await appendFile(p.file, "}");
   const extended = await drain(grown);

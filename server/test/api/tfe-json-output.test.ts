@@ -2,11 +2,11 @@
 // runner, streamed with backpressure and verified on the way out (issue 4). Artifacts are written
 // through the same writer the runner uses; one case runs a real plan.
 import { createHash, randomBytes } from "node:crypto";
-import { readdirSync, readlinkSync } from "node:fs";
 import { appendFile, open, stat, truncate } from "node:fs/promises";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { openDescriptors } from "../support/processes.ts";
 import { phaseId } from "../../src/api/tfe/presenters.ts";
 import { PLAN_JSON_LIMIT_BYTES } from "../../src/api/tfe/plan-json.ts";
 import type { LocalArtifactStore } from "../../src/artifacts/artifact-store.ts";
@@ -160,19 +160,6 @@ testEachServer(test, "a truncated object and a trailing byte are refused before 
   assert.ok(failed, "a truncated object produced a complete-looking response");
   assert.ok(bytes.length < big.length);
 });
-
-/** Open descriptors of this process that point at `file`. */
-function openDescriptors(file: string): number {
-  let count = 0;
-  for (const fd of readdirSync("/proc/self/fd")) {
-    try {
-      if (readlinkSync(`/proc/self/fd/${fd}`) === file) count += 1;
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return count;
-}
 
 testEachServer(test, "a client that goes away mid-stream: the server stops reading and closes the object", async (server) => {
   const { token, admin, workspace } = await setUp(server);

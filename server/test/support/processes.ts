@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 // Host processes as /proc shows them, to prove sandboxes leave nothing running.
 
@@ -90,4 +90,17 @@ export function runningSandboxProcesses(names: ReadonlySet<string>): number[] {
       const name = sandboxNameOf(pid);
       return name !== undefined && names.has(name) && alive(pid);
     });
+}
+
+/** Open descriptors of this process that point at `file`. */
+export function openDescriptors(file: string): number {
+  let count = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`) === file) count += 1;
+    } catch {
+      // Closed meanwhile.
+    }
+  }
+  return count;
 }
