@@ -146,9 +146,19 @@ function sendStream(ctx: Koa.Context, body: Readable): void {
   body.once("end", () => ctx.res.end());
 }
 
+/** Socket errors that only mean the client closed the connection early. */
+const CLIENT_WENT_AWAY = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED", "ERR_STREAM_PREMATURE_CLOSE"]);
+
 /** Builds the Koa application: request id → errors → the generated routes of every surface. */
 export function buildApp(services: Services, surfaces: SurfaceBinding[]): Koa {
   const app = new Koa({ proxy: false });
+  // Koa reports the socket errors of a response already under way (a client that went away
+  // mid-stream) on the app; its default prints them to stderr. They go to the log instead.
+  app.on("error", (error: NodeJS.ErrnoException, ctx?: Koa.Context) => {
+    const log = ctx?.log ?? services.logger;
+    if (CLIENT_WENT_AWAY.has(error.code ?? "")) log.debug({ err: error.message }, "the client went away before the response was complete");
+    else log.error({ err: error }, "response failed");
+  });
   app.use(requestId(services.logger));
   app.use(errors());
   const router = new Router();
