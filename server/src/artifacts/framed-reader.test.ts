@@ -9,6 +9,7 @@ import type { Readable } from "node:stream";
 import fc from "fast-check";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { flipByte } from "../../test/support/files.ts";
 import { openDescriptors } from "../../test/support/processes.ts";
 import { LocalArtifactStore, MAIN_THREAD_MAX_BYTES } from "./artifact-store.ts";
 import { FramedArtifactError, HEADER_SIZE, openHeader, sealFramed, type ArtifactIdentity } from "./framed.ts";
@@ -60,18 +61,6 @@ async function stored(context: Context, key: string, size: number) {
   const plaintext = randomBytes(size);
   const descriptor = await context.store.putFramed(key, KIND, plaintext);
   return { plaintext, descriptor, file: join(context.dir, key), expected: { sizeBytes: descriptor.sizeBytes, sha256: descriptor.sha256 } };
-}
-
-async function flipByte(file: string, position: number): Promise<void> {
-  const handle = await open(file, "r+");
-  try {
-    const byte = Buffer.alloc(1);
-    await handle.read(byte, 0, 1, position);
-    byte[0]! ^= 0x20;
-    await handle.write(byte, 0, 1, position);
-  } finally {
-    await handle.close();
-  }
 }
 
 test("concurrent streams through the worker are each byte-exact; sizes around batch and frame boundaries", async (context) => {

@@ -2,10 +2,11 @@
 // runner, streamed with backpressure and verified on the way out (issue 4). Artifacts are written
 // through the same writer the runner uses; one case runs a real plan.
 import { createHash, randomBytes } from "node:crypto";
-import { appendFile, open, stat, truncate } from "node:fs/promises";
+import { appendFile, stat, truncate } from "node:fs/promises";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { flipByte } from "../support/files.ts";
 import { openDescriptors } from "../support/processes.ts";
 import { phaseId } from "../../src/api/tfe/presenters.ts";
 import { PLAN_JSON_LIMIT_BYTES } from "../../src/api/tfe/plan-json.ts";
@@ -76,19 +77,6 @@ async function expectUnavailable(response: Response, planId: string): Promise<un
   assert.is(document.errors[0].status, "404");
   assert.is(document.errors[0].code, "PLAN_JSON_UNAVAILABLE");
   return JSON.parse(JSON.stringify(document).split(planId).join("<plan>"));
-}
-
-/** Flips one byte of the object on disk. */
-async function flipByte(file: string, position: number): Promise<void> {
-  const handle = await open(file, "r+");
-  try {
-    const byte = Buffer.alloc(1);
-    await handle.read(byte, 0, 1, position);
-    byte[0]! ^= 0x20;
-    await handle.write(byte, 0, 1, position);
-  } finally {
-    await handle.close();
-  }
 }
 
 const test = suite("plan json-output (tfe)");
