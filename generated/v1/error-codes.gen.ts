@@ -3,6 +3,7 @@
 export const errorCodes = {
   REQUEST_INVALID: { status: 400, title: "Invalid request parameter" },
   DOCUMENT_INVALID: { status: 422, title: "Invalid request document" },
+  REQUEST_ENCODING_INVALID: { status: 400, title: "Request body is not valid UTF-8" },
   UNAUTHENTICATED: { status: 401, title: "Authentication required" },
   FORBIDDEN: { status: 403, title: "Permission denied" },
   NOT_FOUND: { status: 404, title: "Not found" },
@@ -20,6 +21,7 @@ export const errorCodes = {
   CONFIGURATION_VERSION_WORKSPACE_MISMATCH: { status: 422, title: "Configuration version belongs to another workspace" },
   CONFIGURATION_UPLOAD_INVALID: { status: 422, title: "Invalid configuration upload" },
   CONFIGURATION_UPLOAD_TOO_LARGE: { status: 413, title: "Configuration upload too large" },
+  CONFIGURATION_UPLOAD_BUSY: { status: 503, title: "Too many configuration uploads are being checked" },
   OPENTOFU_VERSION_UNAVAILABLE: { status: 422, title: "OpenTofu version unavailable" },
   EXECUTION_REGION_UNAVAILABLE: { status: 422, title: "Execution region unavailable" },
   RUN_TRANSITION_INVALID: { status: 409, title: "Run cannot do that now" },

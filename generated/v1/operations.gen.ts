@@ -34,6 +34,7 @@ export const operations = [
       409: { contentType: "application/vnd.api+json", validate: v.uploadConfigurationResponse409 },
       413: { contentType: "application/vnd.api+json", validate: v.uploadConfigurationResponse413 },
       422: { contentType: "application/vnd.api+json", validate: v.uploadConfigurationResponse422 },
+      503: { contentType: "application/vnd.api+json", validate: v.uploadConfigurationResponse503 },
     },
   },
   {

@@ -30,7 +30,7 @@ export interface paths {
         get?: never;
         /**
          * Upload the configuration `.tar.gz` (the signed upload URL)
-         * @description No Authorization header: the signed token is the proof. At most 64 MiB of gzip. On success the configuration version is `uploaded` and its `config_digest` is the SHA-256 of the bytes.
+         * @description No Authorization header: the signed token is the proof. At most 64 MiB of gzip (413 `CONFIGURATION_UPLOAD_TOO_LARGE`). The archive is inflated and checked off the event loop before anything is stored; 422 `CONFIGURATION_UPLOAD_INVALID` for data that is not a `.tar.gz`, a truncated archive, more than 512 MiB unpacked, more than 100 times its compressed size once over 1 MiB unpacked (a compression bomb), more than 100000 entries, absolute paths, `..` segments, symlinks leaving the archive root, entries inside a symlink, hard links to anything but an earlier regular file, and device files or FIFOs. At most a few uploads are inspected at once and a few more wait; beyond that 503 `CONFIGURATION_UPLOAD_BUSY`. On success the configuration version is `uploaded` and its `config_digest` is the SHA-256 of the bytes.
          */
         put: operations["uploadConfiguration"];
         post?: never;
@@ -1819,7 +1819,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`). */
+        /** @description A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -1875,6 +1875,15 @@ export interface components {
         };
         /** @description The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code). */
         Unprocessable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+            };
+        };
+        /** @description Every configuration inspection is taken and the queue is full (`CONFIGURATION_UPLOAD_BUSY`); upload again to the same URL later. */
+        UploadBusy: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1947,6 +1956,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
             422: components["responses"]["Unprocessable"];
+            503: components["responses"]["UploadBusy"];
         };
     };
     createSession: {

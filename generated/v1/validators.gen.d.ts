@@ -285,3 +285,4 @@ export declare const uploadConfigurationResponse404: Validator;
 export declare const uploadConfigurationResponse409: Validator;
 export declare const uploadConfigurationResponse413: Validator;
 export declare const uploadConfigurationResponse422: Validator;
+export declare const uploadConfigurationResponse503: Validator;

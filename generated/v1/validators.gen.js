@@ -24978,6 +24978,7 @@ export const uploadConfigurationResponse404 = ErrorDocument;
 export const uploadConfigurationResponse409 = ErrorDocument;
 export const uploadConfigurationResponse413 = ErrorDocument;
 export const uploadConfigurationResponse422 = ErrorDocument;
+export const uploadConfigurationResponse503 = ErrorDocument;
 export const createSessionRequest = SessionCreateDocument;
 export const createSessionResponse201 = SessionDocument;
 export const createSessionResponse400 = ErrorDocument;

@@ -25,6 +25,10 @@ export interface Config {
   allowedOrigins: string[];
   /** The first deployment administrator, created on start when set (STACKSHIP_BOOTSTRAP_ADMIN_EMAIL/_PASSWORD). */
   bootstrapAdmin: { email: string; password: string } | null;
+  /** Configuration uploads inflated and checked at once, each on a worker thread (STACKSHIP_UPLOAD_INSPECTIONS). */
+  uploadInspections: number;
+  /** Uploads that may wait for a free inspection before one is refused as busy (STACKSHIP_UPLOAD_INSPECTION_QUEUE). */
+  uploadInspectionQueue: number;
 }
 
 function port(value: string | undefined, fallback: number, name: string): number {
@@ -38,6 +42,13 @@ function positive(value: string | undefined, fallback: number, name: string): nu
   if (value === undefined || value === "") return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got '${value}'`);
+  return n;
+}
+
+function nonNegative(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === "") return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got '${value}'`);
   return n;
 }
 
@@ -83,6 +94,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     phaseTimeoutMs: positive(env.STACKSHIP_PHASE_TIMEOUT_SECONDS, 3600, "STACKSHIP_PHASE_TIMEOUT_SECONDS") * 1000,
     allowedOrigins: origins(env.STACKSHIP_ALLOWED_ORIGINS),
     bootstrapAdmin: bootstrapAdmin(env),
+    uploadInspections: positive(env.STACKSHIP_UPLOAD_INSPECTIONS, 2, "STACKSHIP_UPLOAD_INSPECTIONS"),
+    uploadInspectionQueue: nonNegative(env.STACKSHIP_UPLOAD_INSPECTION_QUEUE, 8, "STACKSHIP_UPLOAD_INSPECTION_QUEUE"),
   };
 }
 

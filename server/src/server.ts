@@ -7,6 +7,7 @@ import { ensureBootstrapAdmin } from "./api/commands/users.ts";
 import { v1Surface } from "./api/v1/index.ts";
 import { LocalArtifactStore } from "./artifacts/artifact-store.ts";
 import { deriveKeys, loadMasterKey } from "./artifacts/keys.ts";
+import { UploadInspector } from "./artifacts/upload-inspection.ts";
 import { REPO_ROOT, pinnedToolVersions, type Config } from "./config.ts";
 import { buildApp } from "./http/app.ts";
 import { LiveGateway } from "./live/gateway.ts";
@@ -66,6 +67,7 @@ export async function createServices(config: Config, overrides: ServerOverrides 
     db,
     stores: createStores(db.knex, db.dialect),
     artifacts: new LocalArtifactStore(join(config.dataDir, "artifacts"), keys.artifacts, keys.artifactDataKeys),
+    uploadInspector: new UploadInspector({ concurrency: config.uploadInspections, maxWaiting: config.uploadInspectionQueue }),
     keys,
     clock: overrides.clock ?? (() => new Date()),
     opentofuVersions: [pinnedToolVersions().opentofu],
@@ -75,6 +77,7 @@ export async function createServices(config: Config, overrides: ServerOverrides 
   return {
     services,
     close: async () => {
+      await services.uploadInspector.close();
       await services.artifacts.close();
       if (owned) await db.close();
     },

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { ArtifactStore } from "./artifacts/artifact-store.ts";
 import type { Keys } from "./artifacts/keys.ts";
+import type { UploadInspector } from "./artifacts/upload-inspection.ts";
 import type { Config } from "./config.ts";
 import type { Database, Stores } from "./store/index.ts";
 
@@ -12,6 +13,8 @@ export interface Services {
   /** Repositories outside any transaction (reads). Writes go through `inTransaction`. */
   stores: Stores;
   artifacts: ArtifactStore;
+  /** Inflates and checks configuration uploads on worker threads, a bounded number at once. */
+  uploadInspector: UploadInspector;
   keys: Keys;
   clock: () => Date;
   /** The exact OpenTofu versions this deployment's `.tools` provides, newest first. */

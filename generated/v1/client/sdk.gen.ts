@@ -278,7 +278,7 @@ export const getConfigurationVersion = <ThrowOnError extends boolean = false>(op
 /**
  * Upload the configuration `.tar.gz` (the signed upload URL)
  *
- * No Authorization header: the signed token is the proof. At most 64 MiB of gzip. On success the configuration version is `uploaded` and its `config_digest` is the SHA-256 of the bytes.
+ * No Authorization header: the signed token is the proof. At most 64 MiB of gzip (413 `CONFIGURATION_UPLOAD_TOO_LARGE`). The archive is inflated and checked off the event loop before anything is stored; 422 `CONFIGURATION_UPLOAD_INVALID` for data that is not a `.tar.gz`, a truncated archive, more than 512 MiB unpacked, more than 100 times its compressed size once over 1 MiB unpacked (a compression bomb), more than 100000 entries, absolute paths, `..` segments, symlinks leaving the archive root, entries inside a symlink, hard links to anything but an earlier regular file, and device files or FIFOs. At most a few uploads are inspected at once and a few more wait; beyond that 503 `CONFIGURATION_UPLOAD_BUSY`. On success the configuration version is `uploaded` and its `config_digest` is the SHA-256 of the bytes.
  */
 export const uploadConfiguration = <ThrowOnError extends boolean = false>(options: Options<UploadConfigurationData, ThrowOnError>) => (options.client ?? client).put<UploadConfigurationResponses, UploadConfigurationErrors, ThrowOnError>({
     bodySerializer: null,

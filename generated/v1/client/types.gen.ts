@@ -1288,7 +1288,7 @@ export type CreateOrganizationData = {
 
 export type CreateOrganizationErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -1331,7 +1331,7 @@ export type GetOrganizationData = {
 
 export type GetOrganizationErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -1366,7 +1366,7 @@ export type CreateOrganizationTokenData = {
 
 export type CreateOrganizationTokenErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -1409,7 +1409,7 @@ export type ListProjectsData = {
 
 export type ListProjectsErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -1444,7 +1444,7 @@ export type CreateProjectData = {
 
 export type CreateProjectErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -1491,7 +1491,7 @@ export type ListWorkspacesData = {
 
 export type ListWorkspacesErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -1526,7 +1526,7 @@ export type CreateWorkspaceData = {
 
 export type CreateWorkspaceErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -1576,7 +1576,7 @@ export type ListOrganizationRunsData = {
 
 export type ListOrganizationRunsErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -1611,7 +1611,7 @@ export type GetWorkspaceData = {
 
 export type GetWorkspaceErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -1646,7 +1646,7 @@ export type ListVariablesData = {
 
 export type ListVariablesErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -1681,7 +1681,7 @@ export type CreateVariableData = {
 
 export type CreateVariableErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -1729,7 +1729,7 @@ export type DeleteVariableData = {
 
 export type DeleteVariableErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -1769,7 +1769,7 @@ export type UpdateVariableData = {
 
 export type UpdateVariableErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -1816,7 +1816,7 @@ export type CreateConfigurationVersionData = {
 
 export type CreateConfigurationVersionErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -1859,7 +1859,7 @@ export type CreateRunData = {
 
 export type CreateRunErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -1906,7 +1906,7 @@ export type GetConfigurationVersionData = {
 
 export type GetConfigurationVersionErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -1944,7 +1944,7 @@ export type UploadConfigurationData = {
 
 export type UploadConfigurationErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -1963,6 +1963,10 @@ export type UploadConfigurationErrors = {
      * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
      */
     422: ErrorDocument;
+    /**
+     * Every configuration inspection is taken and the queue is full (`CONFIGURATION_UPLOAD_BUSY`); upload again to the same URL later.
+     */
+    503: ErrorDocument;
 };
 
 export type UploadConfigurationError = UploadConfigurationErrors[keyof UploadConfigurationErrors];
@@ -1987,7 +1991,7 @@ export type GetRunData = {
 
 export type GetRunErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2022,7 +2026,7 @@ export type ApproveRunData = {
 
 export type ApproveRunErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2069,7 +2073,7 @@ export type DiscardRunData = {
 
 export type DiscardRunErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2116,7 +2120,7 @@ export type CancelRunData = {
 
 export type CancelRunErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2163,7 +2167,7 @@ export type ResolveRunRecoveryData = {
 
 export type ResolveRunRecoveryErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2214,7 +2218,7 @@ export type GetRunLogData = {
 
 export type GetRunLogErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2249,7 +2253,7 @@ export type GetRunPlanChangesData = {
 
 export type GetRunPlanChangesErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2288,7 +2292,7 @@ export type GetRunReviewData = {
 
 export type GetRunReviewErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2323,7 +2327,7 @@ export type ListPolicySetsData = {
 
 export type ListPolicySetsErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2358,7 +2362,7 @@ export type CreatePolicySetData = {
 
 export type CreatePolicySetErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2405,7 +2409,7 @@ export type CreatePolicySetVersionData = {
 
 export type CreatePolicySetVersionErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2448,7 +2452,7 @@ export type GetRunPolicyEvaluationData = {
 
 export type GetRunPolicyEvaluationErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2483,7 +2487,7 @@ export type CreatePolicyOverrideData = {
 
 export type CreatePolicyOverrideErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2528,7 +2532,7 @@ export type CreateSessionData = {
 
 export type CreateSessionErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2561,7 +2565,7 @@ export type DeleteCurrentSessionData = {
 
 export type DeleteCurrentSessionErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2594,7 +2598,7 @@ export type GetCurrentSessionData = {
 
 export type GetCurrentSessionErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2627,7 +2631,7 @@ export type StepUpData = {
 
 export type StepUpErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2664,7 +2668,7 @@ export type CreateUserData = {
 
 export type CreateUserErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2707,7 +2711,7 @@ export type ListMembershipsData = {
 
 export type ListMembershipsErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2746,7 +2750,7 @@ export type CreateMembershipData = {
 
 export type CreateMembershipErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2793,7 +2797,7 @@ export type DownloadRedactedPlanData = {
 
 export type DownloadRedactedPlanErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2836,7 +2840,7 @@ export type DownloadRawPlanData = {
 
 export type DownloadRawPlanErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2877,7 +2881,7 @@ export type DownloadEmergencyStateData = {
 
 export type DownloadEmergencyStateErrors = {
     /**
-     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**

@@ -16,6 +16,7 @@ export type ErrorKind =
 export const ERROR_CODES = {
   REQUEST_INVALID: { kind: 'invalid', title: 'Invalid request parameter' },
   DOCUMENT_INVALID: { kind: 'invalid', title: 'Invalid request document' },
+  REQUEST_ENCODING_INVALID: { kind: 'invalid', title: 'Request body is not valid UTF-8' },
   UNAUTHENTICATED: { kind: 'unauthenticated', title: 'Authentication required' },
   FORBIDDEN: { kind: 'forbidden', title: 'Permission denied' },
   NOT_FOUND: { kind: 'not_found', title: 'Not found' },
@@ -33,6 +34,7 @@ export const ERROR_CODES = {
   CONFIGURATION_VERSION_WORKSPACE_MISMATCH: { kind: 'invalid', title: 'Configuration version belongs to another workspace' },
   CONFIGURATION_UPLOAD_INVALID: { kind: 'invalid', title: 'Invalid configuration upload' },
   CONFIGURATION_UPLOAD_TOO_LARGE: { kind: 'too_large', title: 'Configuration upload too large' },
+  CONFIGURATION_UPLOAD_BUSY: { kind: 'unavailable', title: 'Too many configuration uploads are being checked' },
   OPENTOFU_VERSION_UNAVAILABLE: { kind: 'invalid', title: 'OpenTofu version unavailable' },
   EXECUTION_REGION_UNAVAILABLE: { kind: 'invalid', title: 'Execution region unavailable' },
   RUN_TRANSITION_INVALID: { kind: 'conflict', title: 'Run cannot do that now' },

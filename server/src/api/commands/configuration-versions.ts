@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { gunzipSync } from "node:zlib";
+import { sharedBytes } from "../../artifacts/upload-inspection.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { ConfigurationVersion, Workspace } from "../../domain/records.ts";
 import type { AuthenticatedPrincipal } from "../../http/principal.ts";
@@ -8,8 +8,6 @@ import { inTransaction } from "../../store/index.ts";
 
 /** How long an upload URL stays valid. */
 export const UPLOAD_URL_TTL_SECONDS = 3600;
-/** The most a configuration may unpack to (guards against gzip bombs). */
-const MAX_UNPACKED_BYTES = 512 * 1024 * 1024;
 
 function mac(key: Buffer, payload: string): string {
   return createHmac("sha256", key).update(payload).digest().subarray(0, 16).toString("base64url");
@@ -75,20 +73,15 @@ export function createConfigurationVersion(
   });
 }
 
-/** Refuses anything that is not a gzip-compressed tar archive. */
-function assertTarGz(bytes: Buffer): void {
+/**
+ * Refuses anything that is not a gzip-compressed tar archive a sandbox may unpack: inflated and
+ * checked streaming on a worker thread (artifacts/upload-inspection.ts), never on the event loop.
+ */
+async function assertTarGz(services: Services, bytes: Uint8Array): Promise<void> {
   const invalid = (why: string) => new DomainError("CONFIGURATION_UPLOAD_INVALID", `The upload must be a .tar.gz of the configuration: ${why}.`);
   if (bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) throw invalid("it is not gzip-compressed");
-  let tar: Buffer;
-  try {
-    tar = gunzipSync(bytes, { maxOutputLength: MAX_UNPACKED_BYTES });
-  } catch {
-    throw invalid("it does not decompress (or unpacks to more than 512 MiB)");
-  }
-  // A tar archive is a sequence of 512-byte blocks; an empty archive is all zero blocks.
-  if (tar.length === 0 || tar.length % 512 !== 0) throw invalid("the decompressed data is not a tar archive");
-  const empty = tar.subarray(0, 512).every((b) => b === 0);
-  if (!empty && tar.subarray(257, 262).toString("latin1") !== "ustar") throw invalid("the decompressed data is not a tar archive");
+  const result = await services.uploadInspector.inspect(bytes);
+  if (!result.ok) throw invalid(result.refusal);
 }
 
 /**
@@ -103,8 +96,10 @@ export async function uploadConfiguration(services: Services, token: string, bod
   if (current.status !== "pending") {
     throw new DomainError("CONFIGURATION_VERSION_ALREADY_UPLOADED", `Configuration version ${id} is already uploaded and immutable. Create a new configuration version instead.`);
   }
-  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  assertTarGz(bytes);
+  // Shared with the inspection worker as they are (no copy crosses threads).
+  const shared = sharedBytes(body);
+  await assertTarGz(services, shared);
+  const bytes = Buffer.from(shared.buffer, shared.byteOffset, shared.byteLength);
   // Keyed by content, so a concurrent second upload never overwrites the winner's bytes.
   const key = `configuration-versions/${id}/${createHash("sha256").update(bytes).digest("hex")}.tar.gz`;
   const descriptor = await services.artifacts.put(key, bytes);

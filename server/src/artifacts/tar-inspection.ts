@@ -1,0 +1,278 @@
+// Streaming inspection of an uncompressed tar archive (a configuration upload): it sees each
+// block once, keeps no file contents, and refuses what the runner's `tar -x` must never be
+// handed. Pure; the upload inspection worker feeds it the inflated bytes.
+
+/** Why an upload is refused; the message completes "The upload must be a .tar.gz of the configuration: …". */
+export class UploadRefusal extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UploadRefusal";
+  }
+}
+
+const BLOCK = 512;
+/** The largest pax or GNU long-name header data kept (a name, a link target, a size). */
+const MAX_EXTENDED_HEADER_BYTES = 1024 * 1024;
+/** How many symlinks a link target may go through before it counts as a loop. */
+const MAX_LINK_HOPS = 40;
+
+/** What an accepted archive held. */
+export interface TarSummary {
+  entries: number;
+  /** Uncompressed bytes seen, the end-of-archive blocks included. */
+  tarBytes: number;
+}
+
+function quote(path: string): string {
+  return JSON.stringify(path.length > 200 ? `${path.slice(0, 200)}…` : path);
+}
+
+function cString(block: Uint8Array, start: number, length: number): string {
+  let end = start;
+  while (end < start + length && block[end] !== 0) end += 1;
+  return Buffer.from(block.buffer, block.byteOffset + start, end - start).toString("utf8");
+}
+
+/** A numeric header field: octal text (space or NUL terminated), or GNU base-256 when the top bit is set. */
+function number(block: Uint8Array, start: number, length: number): number {
+  if (block[start]! & 0x80) {
+    if (block[start] === 0xff) return NaN; // negative
+    let value = block[start]! & 0x7f;
+    for (let i = start + 1; i < start + length; i += 1) value = value * 256 + block[i]!;
+    return Number.isSafeInteger(value) ? value : NaN;
+  }
+  const text = cString(block, start, length).trim();
+  if (text === "") return 0;
+  return /^[0-7]+$/.test(text) ? parseInt(text, 8) : NaN;
+}
+
+function checksumMatches(block: Uint8Array): boolean {
+  const recorded = number(block, 148, 8);
+  let unsigned = 0;
+  let signed = 0;
+  for (let i = 0; i < BLOCK; i += 1) {
+    const byte = i >= 148 && i < 156 ? 0x20 : block[i]!;
+    unsigned += byte;
+    signed += byte > 127 ? byte - 256 : byte;
+  }
+  return recorded === unsigned || recorded === signed;
+}
+
+/**
+ * The segments of an archive member path relative to the archive root ("./a//b" → ["a", "b"]);
+ * refuses absolute paths and any `..` segment, which `tar -x` would otherwise resolve.
+ */
+function segmentsOf(path: string, what: string): string[] {
+  if (path.includes("\0")) throw new UploadRefusal(`${what} ${quote(path)} contains a NUL byte`);
+  if (path.startsWith("/")) throw new UploadRefusal(`${what} ${quote(path)} is an absolute path`);
+  const segments = path.split("/").filter((s) => s !== "" && s !== ".");
+  if (segments.includes("..")) throw new UploadRefusal(`${what} ${quote(path)} contains '..' (path traversal)`);
+  return segments;
+}
+
+/** pax extended header records: `<length> <key>=<value>\n`. */
+function paxRecords(data: Buffer): Map<string, string> {
+  const records = new Map<string, string>();
+  let offset = 0;
+  while (offset < data.length) {
+    const space = data.indexOf(0x20, offset);
+    if (space < 0) break;
+    const length = Number(data.subarray(offset, space).toString("latin1"));
+    if (!Number.isInteger(length) || length <= space - offset || offset + length > data.length) {
+      throw new UploadRefusal("the decompressed data is not a tar archive (a malformed pax header)");
+    }
+    const record = data.subarray(space + 1, offset + length - 1).toString("utf8");
+    const equals = record.indexOf("=");
+    if (equals > 0) records.set(record.slice(0, equals), record.slice(equals + 1));
+    offset += length;
+  }
+  return records;
+}
+
+type Extended = "x" | "g" | "L" | "K";
+
+/**
+ * Feed the inflated bytes in order with push(), then call finish(). Each throws UploadRefusal
+ * for an archive that is not a tar, is truncated, or has an entry that is absolute, contains
+ * `..`, is a device or FIFO, writes through a symlink of the archive, or is a hard link to
+ * anything but an earlier regular file of the archive; finish() also refuses symlinks whose
+ * target (followed through the archive's other symlinks) leaves the archive root.
+ */
+export class TarInspector {
+  private readonly header = new Uint8Array(BLOCK);
+  private headerFill = 0;
+  /** Bytes of the current entry's data (and padding) still to pass over. */
+  private skip = 0;
+  /** Extended header data being collected (pax or GNU long name). */
+  private extended: { type: Extended; size: number; chunks: Buffer[]; have: number } | null = null;
+  /** Overrides for the next entry from pax (`x`) or GNU long-name (`L`, `K`) headers. */
+  private next: { path?: string; linkpath?: string; size?: number } = {};
+  private ended = false;
+  private tarBytes = 0;
+  private entries = 0;
+  /** Symlinks of the archive: normalized path → [directory segments, target]. */
+  private readonly symlinks = new Map<string, { dir: string[]; target: string }>();
+  /** Regular files of the archive (normalized paths), the only hard link targets allowed. */
+  private readonly files = new Set<string>();
+
+  constructor(private readonly maxEntries: number) {}
+
+  push(chunk: Uint8Array): void {
+    this.tarBytes += chunk.length;
+    let offset = 0;
+    while (offset < chunk.length) {
+      if (this.ended) return;
+      if (this.skip > 0 || this.extended) {
+        const take = Math.min(this.skip, chunk.length - offset);
+        if (this.extended && this.extended.have < this.extended.size) {
+          const keep = Math.min(take, this.extended.size - this.extended.have);
+          this.extended.chunks.push(Buffer.from(chunk.subarray(offset, offset + keep)));
+          this.extended.have += keep;
+        }
+        this.skip -= take;
+        offset += take;
+        if (this.skip === 0 && this.extended) this.endExtended();
+        continue;
+      }
+      const take = Math.min(BLOCK - this.headerFill, chunk.length - offset);
+      this.header.set(chunk.subarray(offset, offset + take), this.headerFill);
+      this.headerFill += take;
+      offset += take;
+      if (this.headerFill === BLOCK) {
+        this.headerFill = 0;
+        this.readHeader();
+      }
+    }
+  }
+
+  finish(): TarSummary {
+    if (this.tarBytes === 0 || this.tarBytes % BLOCK !== 0) throw new UploadRefusal("the decompressed data is not a tar archive");
+    if (!this.ended && (this.skip > 0 || this.extended || this.headerFill > 0)) throw new UploadRefusal("the tar archive is truncated");
+    for (const [path, link] of this.symlinks) {
+      if (this.escapes(link.dir, link.target)) throw new UploadRefusal(`the symlink ${quote(path)} points outside the configuration (to ${quote(link.target)})`);
+    }
+    return { entries: this.entries, tarBytes: this.tarBytes };
+  }
+
+  private readHeader(): void {
+    const block = this.header;
+    if (block.every((b) => b === 0)) {
+      // GNU tar stops at the first zero block: nothing after it is extracted.
+      this.ended = true;
+      return;
+    }
+    // "ustar\0" (POSIX) or "ustar " (GNU).
+    const magic = Buffer.from(block.buffer, block.byteOffset + 257, 5).toString("latin1");
+    if (magic !== "ustar" || !checksumMatches(block)) throw new UploadRefusal("the decompressed data is not a tar archive");
+    const size = number(block, 124, 12);
+    if (!Number.isFinite(size) || size < 0) throw new UploadRefusal("the decompressed data is not a tar archive (an entry has no valid size)");
+    const type = String.fromCharCode(block[156]!);
+    if (type === "x" || type === "g" || type === "L" || type === "K") {
+      if (size > MAX_EXTENDED_HEADER_BYTES) throw new UploadRefusal(`an extended tar header is larger than ${MAX_EXTENDED_HEADER_BYTES} bytes`);
+      this.extended = { type, size, chunks: [], have: 0 };
+      this.skip = Math.ceil(size / BLOCK) * BLOCK;
+      if (this.skip === 0) this.endExtended();
+      return;
+    }
+    // POSIX ustar ("ustar\0" "00") splits long names into prefix/name; GNU ("ustar " " \0") does not.
+    const posix = block[262] === 0 && block[263] === 0x30 && block[264] === 0x30;
+    const prefix = posix ? cString(block, 345, 155) : "";
+    const name = this.next.path ?? (prefix ? `${prefix}/${cString(block, 0, 100)}` : cString(block, 0, 100));
+    const linkname = this.next.linkpath ?? cString(block, 157, 100);
+    const dataSize = this.next.size ?? size;
+    this.next = {};
+    this.entries += 1;
+    if (this.entries > this.maxEntries) throw new UploadRefusal(`the archive has more than ${this.maxEntries} entries`);
+    this.checkEntry(type, name, linkname);
+    // Links, directories and devices carry no data whatever their size field says.
+    this.skip = type === "0" || type === "\0" || type === "7" ? Math.ceil(dataSize / BLOCK) * BLOCK : 0;
+  }
+
+  private endExtended(): void {
+    const extended = this.extended!;
+    this.extended = null;
+    const data = Buffer.concat(extended.chunks);
+    if (extended.type === "L") this.next.path = cString(data, 0, data.length);
+    else if (extended.type === "K") this.next.linkpath = cString(data, 0, data.length);
+    else if (extended.type === "x") {
+      const records = paxRecords(data);
+      const path = records.get("path");
+      const linkpath = records.get("linkpath");
+      const size = records.get("size");
+      if (path !== undefined) this.next.path = path;
+      if (linkpath !== undefined) this.next.linkpath = linkpath;
+      if (size !== undefined) {
+        if (!/^[0-9]+$/.test(size) || !Number.isSafeInteger(Number(size))) throw new UploadRefusal("the decompressed data is not a tar archive (a malformed pax size)");
+        this.next.size = Number(size);
+      }
+    }
+    // Global pax headers (`g`) change nothing an extraction would write where.
+  }
+
+  private checkEntry(type: string, name: string, linkname: string): void {
+    if (name === "") throw new UploadRefusal("an entry of the archive has no name");
+    const segments = segmentsOf(name, "the entry");
+    const path = segments.join("/");
+    // Writing under a symlink the archive made earlier would write wherever it points.
+    for (let i = 1; i <= segments.length; i += 1) {
+      const ancestor = segments.slice(0, i).join("/");
+      if (i < segments.length && this.symlinks.has(ancestor)) throw new UploadRefusal(`the entry ${quote(name)} is inside the symlink ${quote(ancestor)}`);
+    }
+    if (type !== "2" && this.symlinks.has(path)) throw new UploadRefusal(`the entry ${quote(name)} replaces a symlink of the archive`);
+    switch (type) {
+      case "0":
+      case "\0":
+      case "7":
+        this.files.add(path);
+        return;
+      case "5":
+        return;
+      case "2": {
+        if (linkname === "") throw new UploadRefusal(`the symlink ${quote(name)} has no target`);
+        if (linkname.startsWith("/")) throw new UploadRefusal(`the symlink ${quote(name)} points to the absolute path ${quote(linkname)}`);
+        if (segments.length === 0) throw new UploadRefusal(`the symlink ${quote(name)} would replace the configuration directory`);
+        this.symlinks.set(path, { dir: segments.slice(0, -1), target: linkname });
+        this.files.delete(path);
+        return;
+      }
+      case "1": {
+        const target = segmentsOf(linkname, "the hard link target").join("/");
+        if (!this.files.has(target)) throw new UploadRefusal(`the hard link ${quote(name)} points to ${quote(linkname)}, which is not a regular file earlier in the archive`);
+        this.files.add(path);
+        return;
+      }
+      case "3":
+      case "4":
+        throw new UploadRefusal(`the entry ${quote(name)} is a device file`);
+      case "6":
+        throw new UploadRefusal(`the entry ${quote(name)} is a FIFO`);
+      default:
+        throw new UploadRefusal(`the entry ${quote(name)} has an unsupported tar type ${JSON.stringify(type)}`);
+    }
+  }
+
+  /** Whether `target`, read from directory `dir` and followed through the archive's symlinks, leaves the root. */
+  private escapes(dir: string[], target: string): boolean {
+    const resolved = [...dir];
+    const pending = target.split("/").reverse();
+    let hops = 0;
+    while (pending.length > 0) {
+      const segment = pending.pop()!;
+      if (segment === "" || segment === ".") continue;
+      if (segment === "..") {
+        if (resolved.length === 0) return true;
+        resolved.pop();
+        continue;
+      }
+      resolved.push(segment);
+      const link = this.symlinks.get(resolved.join("/"));
+      if (!link) continue;
+      hops += 1;
+      if (hops > MAX_LINK_HOPS) return true; // a loop: refused like an escape
+      if (link.target.startsWith("/")) return true;
+      resolved.pop();
+      pending.push(...link.target.split("/").reverse());
+    }
+    return false;
+  }
+}
