@@ -34,18 +34,26 @@ export async function inspectUpload(bytes: Uint8Array, limits: InspectionLimits)
   const tar = new TarInspector(limits.maxEntries);
   let unpacked = 0;
   const gunzip = createGunzip({ chunkSize: SLICE });
+  // Kept aside: the pipeline may reject with the premature close its destroyed streams report.
+  let refusal: UploadRefusal | null = null;
   try {
     await pipeline(Readable.from(slices(bytes)), gunzip, async (source: AsyncIterable<Buffer>) => {
       for await (const chunk of source) {
         unpacked += chunk.length;
-        if (unpacked > limit.bytes) throw new UploadRefusal(limit.why);
-        tar.push(chunk);
+        try {
+          if (unpacked > limit.bytes) throw new UploadRefusal(limit.why);
+          tar.push(chunk);
+        } catch (error) {
+          if (error instanceof UploadRefusal) refusal = error;
+          throw error;
+        }
       }
     });
     const summary = tar.finish();
     return { ok: true, unpackedBytes: unpacked, entries: summary.entries };
   } catch (error) {
-    if (error instanceof UploadRefusal) return { ok: false, refusal: error.message, unpackedBytes: unpacked };
+    const refused = refusal ?? (error instanceof UploadRefusal ? error : null);
+    if (refused) return { ok: false, refusal: refused.message, unpackedBytes: unpacked };
     return { ok: false, refusal: "it does not decompress (not valid gzip, or truncated)", unpackedBytes: unpacked };
   }
 }
