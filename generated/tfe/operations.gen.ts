@@ -29,6 +29,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.getApplyResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.getApplyResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.getApplyResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.getApplyResponse404 },
     },
@@ -44,6 +45,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.getConfigurationVersionResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.getConfigurationVersionResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.getConfigurationVersionResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.getConfigurationVersionResponse404 },
     },
@@ -59,6 +61,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "text/plain", validate: null },
+      400: { contentType: "application/vnd.api+json", validate: v.readLogResponse400 },
       404: { contentType: "application/vnd.api+json", validate: v.readLogResponse404 },
     },
   },
@@ -88,6 +91,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.listProjectsResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.listProjectsResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.listProjectsResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.listProjectsResponse404 },
     },
@@ -103,6 +107,7 @@ export const operations = [
     requestBody: { contentType: "application/vnd.api+json", required: true, validate: v.createProjectRequest },
     responses: {
       201: { contentType: "application/vnd.api+json", validate: v.createProjectResponse201 },
+      400: { contentType: "application/vnd.api+json", validate: v.createProjectResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.createProjectResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.createProjectResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.createProjectResponse404 },
@@ -121,6 +126,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.listRunQueueResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.listRunQueueResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.listRunQueueResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.listRunQueueResponse404 },
     },
@@ -136,6 +142,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.listWorkspacesResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.listWorkspacesResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.listWorkspacesResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.listWorkspacesResponse404 },
     },
@@ -151,6 +158,7 @@ export const operations = [
     requestBody: { contentType: "application/vnd.api+json", required: true, validate: v.createWorkspaceRequest },
     responses: {
       201: { contentType: "application/vnd.api+json", validate: v.createWorkspaceResponse201 },
+      400: { contentType: "application/vnd.api+json", validate: v.createWorkspaceResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.createWorkspaceResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.createWorkspaceResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.createWorkspaceResponse404 },
@@ -197,6 +205,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.getPlanResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.getPlanResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.getPlanResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.getPlanResponse404 },
     },
@@ -212,6 +221,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/json", validate: v.getPlanJsonOutputResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.getPlanJsonOutputResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.getPlanJsonOutputResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.getPlanJsonOutputResponse404 },
     },
@@ -227,6 +237,7 @@ export const operations = [
     requestBody: { contentType: "application/vnd.api+json", required: true, validate: v.createRunRequest },
     responses: {
       201: { contentType: "application/vnd.api+json", validate: v.createRunResponse201 },
+      400: { contentType: "application/vnd.api+json", validate: v.createRunResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.createRunResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.createRunResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.createRunResponse404 },
@@ -245,6 +256,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.getRunResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.getRunResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.getRunResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.getRunResponse404 },
     },
@@ -260,6 +272,7 @@ export const operations = [
     requestBody: { contentType: "application/vnd.api+json", required: false, validate: v.applyRunRequest },
     responses: {
       202: { contentType: null, validate: null },
+      400: { contentType: "application/vnd.api+json", validate: v.applyRunResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.applyRunResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.applyRunResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.applyRunResponse404 },
@@ -278,6 +291,7 @@ export const operations = [
     requestBody: { contentType: "application/vnd.api+json", required: false, validate: v.cancelRunRequest },
     responses: {
       202: { contentType: null, validate: null },
+      400: { contentType: "application/vnd.api+json", validate: v.cancelRunResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.cancelRunResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.cancelRunResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.cancelRunResponse404 },
@@ -295,6 +309,7 @@ export const operations = [
     requestBody: { contentType: "application/vnd.api+json", required: false, validate: v.discardRunRequest },
     responses: {
       202: { contentType: null, validate: null },
+      400: { contentType: "application/vnd.api+json", validate: v.discardRunResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.discardRunResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.discardRunResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.discardRunResponse404 },
@@ -312,6 +327,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.listRunEventsResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.listRunEventsResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.listRunEventsResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.listRunEventsResponse404 },
     },
@@ -327,6 +343,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.getStateVersionOutputResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.getStateVersionOutputResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.getStateVersionOutputResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.getStateVersionOutputResponse404 },
     },
@@ -342,6 +359,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.getStateVersionResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.getStateVersionResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.getStateVersionResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.getStateVersionResponse404 },
     },
@@ -357,6 +375,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/octet-stream", validate: null },
+      400: { contentType: "application/vnd.api+json", validate: v.downloadStateVersionResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.downloadStateVersionResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.downloadStateVersionResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.downloadStateVersionResponse404 },
@@ -374,6 +393,7 @@ export const operations = [
     requestBody: { contentType: "application/octet-stream", required: true, validate: null },
     responses: {
       204: { contentType: null, validate: null },
+      400: { contentType: "application/vnd.api+json", validate: v.uploadStateVersionJsonResponse400 },
       404: { contentType: "application/vnd.api+json", validate: v.uploadStateVersionJsonResponse404 },
       413: { contentType: "application/vnd.api+json", validate: v.uploadStateVersionJsonResponse413 },
     },
@@ -389,6 +409,7 @@ export const operations = [
     requestBody: { contentType: "application/octet-stream", required: true, validate: null },
     responses: {
       204: { contentType: null, validate: null },
+      400: { contentType: "application/vnd.api+json", validate: v.uploadStateVersionResponse400 },
       404: { contentType: "application/vnd.api+json", validate: v.uploadStateVersionResponse404 },
       409: { contentType: "application/vnd.api+json", validate: v.uploadStateVersionResponse409 },
       413: { contentType: "application/vnd.api+json", validate: v.uploadStateVersionResponse413 },
@@ -406,6 +427,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.getWorkspaceResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.getWorkspaceResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.getWorkspaceResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.getWorkspaceResponse404 },
     },
@@ -421,6 +443,7 @@ export const operations = [
     requestBody: { contentType: "application/vnd.api+json", required: false, validate: v.updateWorkspaceRequest },
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.updateWorkspaceResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.updateWorkspaceResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.updateWorkspaceResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.updateWorkspaceResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.updateWorkspaceResponse404 },
@@ -437,6 +460,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.forceUnlockWorkspaceResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.forceUnlockWorkspaceResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.forceUnlockWorkspaceResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.forceUnlockWorkspaceResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.forceUnlockWorkspaceResponse404 },
@@ -454,6 +478,7 @@ export const operations = [
     requestBody: { contentType: "application/vnd.api+json", required: false, validate: v.lockWorkspaceRequest },
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.lockWorkspaceResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.lockWorkspaceResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.lockWorkspaceResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.lockWorkspaceResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.lockWorkspaceResponse404 },
@@ -472,6 +497,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.unlockWorkspaceResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.unlockWorkspaceResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.unlockWorkspaceResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.unlockWorkspaceResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.unlockWorkspaceResponse404 },
@@ -489,6 +515,7 @@ export const operations = [
     requestBody: { contentType: "application/vnd.api+json", required: false, validate: v.createConfigurationVersionRequest },
     responses: {
       201: { contentType: "application/vnd.api+json", validate: v.createConfigurationVersionResponse201 },
+      400: { contentType: "application/vnd.api+json", validate: v.createConfigurationVersionResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.createConfigurationVersionResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.createConfigurationVersionResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.createConfigurationVersionResponse404 },
@@ -506,6 +533,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.getCurrentStateVersionResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.getCurrentStateVersionResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.getCurrentStateVersionResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.getCurrentStateVersionResponse404 },
     },
@@ -521,6 +549,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.listCurrentStateVersionOutputsResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.listCurrentStateVersionOutputsResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.listCurrentStateVersionOutputsResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.listCurrentStateVersionOutputsResponse404 },
     },
@@ -536,6 +565,7 @@ export const operations = [
     requestBody: { contentType: "application/vnd.api+json", required: true, validate: v.addWorkspaceTagsRequest },
     responses: {
       204: { contentType: null, validate: null },
+      400: { contentType: "application/vnd.api+json", validate: v.addWorkspaceTagsResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.addWorkspaceTagsResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.addWorkspaceTagsResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.addWorkspaceTagsResponse404 },
@@ -553,6 +583,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.listWorkspaceRunsResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.listWorkspaceRunsResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.listWorkspaceRunsResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.listWorkspaceRunsResponse404 },
     },
@@ -568,6 +599,7 @@ export const operations = [
     requestBody: { contentType: "application/vnd.api+json", required: true, validate: v.createStateVersionRequest },
     responses: {
       201: { contentType: "application/vnd.api+json", validate: v.createStateVersionResponse201 },
+      400: { contentType: "application/vnd.api+json", validate: v.createStateVersionResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.createStateVersionResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.createStateVersionResponse404 },
       409: { contentType: "application/vnd.api+json", validate: v.createStateVersionResponse409 },

@@ -1166,6 +1166,15 @@ export interface components {
         };
     };
     responses: {
+        /** @description The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`. */
+        BadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+            };
+        };
         /** @description A JSON:API error document; the CLI shows `title` and `detail`. */
         Error: {
             headers: {
@@ -1231,6 +1240,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["ApplyDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
@@ -1255,6 +1265,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["ConfigurationVersionDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
@@ -1283,6 +1294,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
             404: components["responses"]["Error"];
         };
     };
@@ -1335,6 +1347,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["ProjectListDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
@@ -1363,6 +1376,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["ProjectDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
@@ -1393,6 +1407,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["RunListDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
@@ -1426,6 +1441,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["WorkspaceListDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
@@ -1454,6 +1470,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["WorkspaceDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
@@ -1525,6 +1542,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["PlanDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
@@ -1553,6 +1571,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlanJsonOutput"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
@@ -1579,6 +1598,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["RunDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
@@ -1609,6 +1629,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["RunDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
@@ -1635,6 +1656,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
@@ -1664,6 +1686,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
@@ -1692,6 +1715,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
@@ -1718,6 +1742,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["RunEventListDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
@@ -1742,6 +1767,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["StateVersionOutputDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
@@ -1766,6 +1792,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["StateVersionDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
@@ -1790,6 +1817,7 @@ export interface operations {
                     "application/octet-stream": components["schemas"]["StateBytes"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
@@ -1819,6 +1847,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             404: components["responses"]["Error"];
             413: components["responses"]["Error"];
         };
@@ -1846,6 +1875,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
@@ -1872,6 +1902,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["WorkspaceDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
@@ -1900,6 +1931,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["WorkspaceDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
@@ -1925,6 +1957,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["WorkspaceDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
@@ -1955,6 +1988,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["WorkspaceDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
@@ -1982,6 +2016,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["WorkspaceDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
@@ -2012,6 +2047,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["ConfigurationVersionDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
@@ -2038,6 +2074,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["StateVersionDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
@@ -2062,6 +2099,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["StateVersionOutputListDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
@@ -2088,6 +2126,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
@@ -2117,6 +2156,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["RunListDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };
@@ -2145,6 +2185,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["StateVersionDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];

@@ -358,6 +358,7 @@ export const operations = [
       200: { contentType: "application/vnd.api+json", validate: v.getRunResponse200 },
       400: { contentType: "application/vnd.api+json", validate: v.getRunResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.getRunResponse401 },
+      403: { contentType: "application/vnd.api+json", validate: v.getRunResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.getRunResponse404 },
     },
   },

@@ -223,6 +223,7 @@ export declare const getRunPolicyEvaluationResponse404: Validator;
 export declare const getRunResponse200: Validator;
 export declare const getRunResponse400: Validator;
 export declare const getRunResponse401: Validator;
+export declare const getRunResponse403: Validator;
 export declare const getRunResponse404: Validator;
 export declare const getRunReviewResponse200: Validator;
 export declare const getRunReviewResponse400: Validator;

@@ -25082,6 +25082,7 @@ export const createPolicySetVersionResponse422 = ErrorDocument;
 export const getRunResponse200 = RunDocument;
 export const getRunResponse400 = ErrorDocument;
 export const getRunResponse401 = ErrorDocument;
+export const getRunResponse403 = ErrorDocument;
 export const getRunResponse404 = ErrorDocument;
 export const approveRunRequest = RunApprovalDocument;
 export const approveRunResponse202 = RunDocument;

@@ -594,6 +594,10 @@ export type ListProjectsData = {
 
 export type ListProjectsErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
@@ -624,6 +628,10 @@ export type CreateProjectData = {
 };
 
 export type CreateProjectErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
@@ -683,6 +691,10 @@ export type ListWorkspacesData = {
 
 export type ListWorkspacesErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
@@ -713,6 +725,10 @@ export type CreateWorkspaceData = {
 };
 
 export type CreateWorkspaceErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
@@ -789,6 +805,10 @@ export type AddWorkspaceTagsData = {
 
 export type AddWorkspaceTagsErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
@@ -828,6 +848,10 @@ export type GetWorkspaceData = {
 
 export type GetWorkspaceErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
@@ -858,6 +882,10 @@ export type UpdateWorkspaceData = {
 };
 
 export type UpdateWorkspaceErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
@@ -893,6 +921,10 @@ export type LockWorkspaceData = {
 };
 
 export type LockWorkspaceErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
@@ -937,6 +969,10 @@ export type UnlockWorkspaceData = {
 
 export type UnlockWorkspaceErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
@@ -975,6 +1011,10 @@ export type ForceUnlockWorkspaceData = {
 };
 
 export type ForceUnlockWorkspaceErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
@@ -1015,6 +1055,10 @@ export type GetCurrentStateVersionData = {
 
 export type GetCurrentStateVersionErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
@@ -1046,6 +1090,10 @@ export type ListCurrentStateVersionOutputsData = {
 
 export type ListCurrentStateVersionOutputsErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
@@ -1076,6 +1124,10 @@ export type CreateStateVersionData = {
 };
 
 export type CreateStateVersionErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
@@ -1116,6 +1168,10 @@ export type GetStateVersionData = {
 
 export type GetStateVersionErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
@@ -1146,6 +1202,10 @@ export type DownloadStateVersionData = {
 };
 
 export type DownloadStateVersionErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
@@ -1186,6 +1246,10 @@ export type GetStateVersionOutputData = {
 
 export type GetStateVersionOutputErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
@@ -1219,6 +1283,10 @@ export type UploadStateVersionData = {
 };
 
 export type UploadStateVersionErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
@@ -1262,6 +1330,10 @@ export type UploadStateVersionJsonData = {
 
 export type UploadStateVersionJsonErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     404: ErrorDocument;
@@ -1292,6 +1364,10 @@ export type CreateConfigurationVersionData = {
 };
 
 export type CreateConfigurationVersionErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
@@ -1332,6 +1408,10 @@ export type GetConfigurationVersionData = {
 
 export type GetConfigurationVersionErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
@@ -1366,6 +1446,10 @@ export type ListWorkspaceRunsData = {
 
 export type ListWorkspaceRunsErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
@@ -1399,6 +1483,10 @@ export type ListRunQueueData = {
 };
 
 export type ListRunQueueErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
@@ -1436,6 +1524,10 @@ export type GetRunData = {
 
 export type GetRunErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
@@ -1467,6 +1559,10 @@ export type ListRunEventsData = {
 
 export type ListRunEventsErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
@@ -1497,6 +1593,10 @@ export type ApplyRunData = {
 };
 
 export type ApplyRunErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
@@ -1539,6 +1639,10 @@ export type DiscardRunData = {
 
 export type DiscardRunErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
@@ -1575,6 +1679,10 @@ export type CancelRunData = {
 };
 
 export type CancelRunErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
@@ -1613,6 +1721,10 @@ export type GetPlanData = {
 
 export type GetPlanErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
@@ -1644,6 +1756,10 @@ export type GetPlanJsonOutputData = {
 
 export type GetPlanJsonOutputErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
@@ -1674,6 +1790,10 @@ export type GetApplyData = {
 };
 
 export type GetApplyErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
@@ -1712,6 +1832,10 @@ export type ReadLogData = {
 
 export type ReadLogErrors = {
     /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     404: ErrorDocument;
@@ -1736,6 +1860,10 @@ export type CreateRunData = {
 };
 
 export type CreateRunErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */

@@ -1999,6 +1999,10 @@ export type GetRunErrors = {
      */
     401: ErrorDocument;
     /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
      * No such object, or the caller may not see it (`NOT_FOUND`).
      */
     404: ErrorDocument;

@@ -71,6 +71,8 @@ function bindOperation(router: Router, surface: SurfaceBinding, op: OperationDes
   if (!handler) throw new Error(`no handler for ${surface.name} operation ${op.operationId}`);
   router.register(koaPath(op.path), [op.method], async (ctx) => {
     ctx.state.renderError = surface.renderError;
+    // The error middleware checks error responses against this operation's declared ones.
+    ctx.state.operation = op;
     const path: Record<string, unknown> = { ...ctx.params };
     validateParameters(op.validatePath, path, "path");
     const query: Record<string, unknown> = { ...(ctx.query as Record<string, unknown>) };
@@ -160,7 +162,7 @@ export function buildApp(services: Services, surfaces: SurfaceBinding[]): Koa {
     else log.error({ err: error }, "response failed");
   });
   app.use(requestId(services.logger));
-  app.use(errors());
+  app.use(errors({ validateResponses: services.config.validateResponses }));
   const router = new Router();
   for (const surface of surfaces) for (const op of surface.operations) bindOperation(router, surface, op, services);
   app.use(router.routes());

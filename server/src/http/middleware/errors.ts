@@ -1,4 +1,5 @@
 import type { Middleware } from "koa";
+import type { OperationDescriptor } from "../../../../generated/operation-table.ts";
 import { DomainError, isDomainError } from "../../domain/errors.ts";
 import { JSON_API, errorObject, statusOf } from "../jsonapi.ts";
 
@@ -11,21 +12,48 @@ export const renderV1Error: ErrorRenderer = (error, requestId) => ({
   body: { errors: [errorObject(error, requestId)] },
 });
 
+/** Options of the error middleware. */
+export interface ErrorsOptions {
+  /**
+   * Check every error response of a bound operation against the operation's declared responses
+   * (STACKSHIP_VALIDATE_RESPONSES), whether it came from a handler or from the binding before it
+   * (parameters, authentication, body reading and validation).
+   */
+  validateResponses: boolean;
+}
+
+/** Why an error response breaks its operation's contract, or null when it keeps it. */
+function contractViolation(operation: OperationDescriptor, status: number, body: unknown): string | null {
+  const declared = operation.responses[status];
+  if (!declared) return `${operation.operationId} answered undeclared status ${status}`;
+  if (declared.validate && !declared.validate(body)) return `${operation.operationId} ${status} response violates the spec: ${JSON.stringify(declared.validate.errors)}`;
+  return null;
+}
+
 /**
  * The only place errors become responses. Domain errors keep their code; anything else is a
- * 500 with the request id, logged, and its message never reaches the client.
+ * 500 with the request id, logged, and its message never reaches the client. With response
+ * validation on, an error response its operation does not declare (or whose document breaks the
+ * declared schema) is itself an internal error: logged, and answered 500 so that tests fail.
  */
-export function errors(): Middleware {
+export function errors(options: ErrorsOptions = { validateResponses: false }): Middleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (caught) {
-      const error = isDomainError(caught)
-        ? caught
-        : new DomainError("INTERNAL", `An unexpected error occurred. Quote request id ${ctx.state.requestId} when reporting it.`);
+      const internal = () => new DomainError("INTERNAL", `An unexpected error occurred. Quote request id ${ctx.state.requestId} when reporting it.`);
+      const error = isDomainError(caught) ? caught : internal();
       if (!isDomainError(caught)) ctx.state.log.error({ err: caught }, "unhandled error");
       const render: ErrorRenderer = ctx.state.renderError ?? renderV1Error;
-      const { status, body } = render(error, ctx.state.requestId);
+      let { status, body } = render(error, ctx.state.requestId);
+      const operation = ctx.state.operation as OperationDescriptor | undefined;
+      if (options.validateResponses && operation && error.code !== "INTERNAL") {
+        const violation = contractViolation(operation, status, body);
+        if (violation) {
+          ctx.state.log.error({ operationId: operation.operationId, code: error.code, status }, `error response violates the spec: ${violation}`);
+          ({ status, body } = render(internal(), ctx.state.requestId));
+        }
+      }
       ctx.status = status;
       ctx.type = JSON_API;
       ctx.body = body;
