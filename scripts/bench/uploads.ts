@@ -107,6 +107,8 @@ async function round(child: ReturnType<typeof fork>, ready: Ready, urls: string[
     }
   })();
   const started = performance.now();
+  // The idle baseline: the same polling for a second with no upload (the machine's own noise).
+  if (urls.length === 0) await new Promise((resolve) => setTimeout(resolve, 1000));
   const refusals = await Promise.all(
     urls.map(async (url) => {
       const response = await fetch(url, { method: "PUT", headers: { "Content-Type": "application/octet-stream" }, body: bomb });
@@ -119,10 +121,10 @@ async function round(child: ReturnType<typeof fork>, ready: Ready, urls: string[
   const stats = await request<Stats>(child, "stop", "stats");
   latencies.sort((a, b) => a - b);
   console.log(`[bench uploads] ${label}`);
-  console.log(`  refusals: ${refusals.map((r) => `${r.status} ${r.code} after ${r.ms.toFixed(0)} ms`).join("; ")}`);
+  if (refusals.length > 0) console.log(`  refusals: ${refusals.map((r) => `${r.status} ${r.code} after ${r.ms.toFixed(0)} ms`).join("; ")}`);
   console.log(`  server RSS ${mib(stats.rssBefore)} → peak ${mib(stats.rssPeak)} (+${mib(stats.rssPeak - stats.rssBefore)})`);
   console.log(`  event-loop delay max ${stats.loopDelayMaxMs.toFixed(1)} ms, p99 ${stats.loopDelayP99Ms.toFixed(1)} ms`);
-  console.log(`  /healthz while inspecting: ${latencies.length} answers, max ${latencies.at(-1)?.toFixed(1)} ms, median ${latencies[Math.floor(latencies.length / 2)]?.toFixed(1)} ms (target: within 50 ms)`);
+  console.log(`  /healthz meanwhile: ${latencies.length} answers, max ${latencies.at(-1)?.toFixed(1)} ms, median ${latencies[Math.floor(latencies.length / 2)]?.toFixed(1)} ms (target: within 50 ms)`);
 }
 
 if (process.env.BENCH_UPLOADS_SERVER) {
@@ -133,6 +135,7 @@ if (process.env.BENCH_UPLOADS_SERVER) {
   const child = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, BENCH_UPLOADS_SERVER: "1" }, execArgv: ["--import", "tsx", "--expose-gc"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const ready = await new Promise<Ready>((resolve) => child.once("message", (message: Ready) => resolve(message)));
   try {
+    await round(child, ready, [], bomb, "idle (no upload, for comparison)");
     await round(child, ready, ready.uploadUrls.slice(0, 1), bomb, "one bomb");
     await round(child, ready, ready.uploadUrls.slice(1), bomb, `${PARALLEL} bombs in parallel`);
   } finally {
