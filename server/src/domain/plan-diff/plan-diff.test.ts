@@ -242,7 +242,10 @@ rules("known secrets are redacted where the masks miss them (terraform_data's be
   const change = { actions: ["update"], before: { input: "tok-123", output: "tok-123", id: "i" }, after: { input: "tok-123-v2", id: "i" }, after_unknown: { output: true }, before_sensitive: { input: true }, after_sensitive: { input: true } };
   const r = buildPlanDiff(plan([{ ...base, change }]), { knownSecrets: ["tok-123", ""] }).artifact.resources[0];
   assert.equal([r.before, r.after], [{ input: S, output: S, id: "i" }, { input: S, id: "i", output: U }]);
-  assert.equal(buildPlanDiff(plan([{ ...base, change }])).artifact.resources[0].before, { input: S, output: "tok-123", id: "i" });
+  // Without being told: the plan marks `input` sensitive, so its value is redacted in `output` too.
+  assert.equal(buildPlanDiff(plan([{ ...base, change }])).artifact.resources[0].before, { input: S, output: S, id: "i" });
+  // Masks alone (what the builder did before redaction by value) miss it.
+  assert.equal(buildPlanDiff(plan([{ ...base, change }]), { planSensitiveValues: false }).artifact.resources[0].before, { input: S, output: "tok-123", id: "i" });
   const keyed = { ...change, before: { tags: { "tok-123": "x" } }, after: { tags: {} }, after_unknown: {}, before_sensitive: {}, after_sensitive: {} };
   assert.is(buildPlanDiff(plan([{ ...base, change: keyed }]), { knownSecrets: ["tok-123"] }).artifact.resources[0].withheld_reason, "unresolvable_masks");
 });
