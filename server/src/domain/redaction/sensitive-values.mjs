@@ -234,7 +234,7 @@ export function spellingsOf(value) {
   const json = JSON.stringify(value).slice(1, -1);
   out.add(json);
   out.add(json.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`));
-  if (value.includes("${") || value.includes("%{")) out.add(value.replace(/\$\{/g, "$${").replace(/%\{/g, "%%{"));
+  if (value.includes("${") || value.includes("%{")) out.add(value.replace(/\$\{/g, () => "$${").replace(/%\{/g, () => "%%{"));
   if (value.includes("\n")) {
     for (const line of value.split("\n")) {
       const l = line.endsWith("\r") ? line.slice(0, -1) : line;
