@@ -36,7 +36,15 @@ const secret: fc.Arbitrary<Secret> = fc.record({
   places: fc.array(fc.record({ place: fc.constantFrom<Place>("attr", "other", "nested", "key", "output", "state"), embed: fc.boolean(), target: fc.nat(5) }), { minLength: 1, maxLength: 4 }),
 });
 
-const scenario = fc.record({
+interface Scenario {
+  secrets: Secret[];
+  resources: number;
+  fillers: string[];
+  cuts: number[];
+  quoted: boolean[];
+}
+
+const scenario: fc.Arbitrary<Scenario> = fc.record({
   secrets: fc.array(secret, { minLength: 1, maxLength: 4 }),
   resources: fc.integer({ min: 1, max: 4 }),
   fillers: fc.array(fc.stringMatching(/^[a-z =\n]{0,12}$/), { minLength: 1, maxLength: 8 }),
@@ -47,7 +55,7 @@ const scenario = fc.record({
 const NAMES = ["a", "b", "c", "d"];
 
 /** The plan JSON, prior state and snapshot secrets of a scenario. */
-function build(s: fc.Infer<typeof scenario>) {
+function build(s: Scenario) {
   const resources = Array.from({ length: s.resources }, (_, i) => ({
     address: `res.${NAMES[i]}`,
     mode: "managed",
