@@ -128,7 +128,14 @@ class PhaseLog {
     this.sanitizer = new LogSanitizer(secrets);
     const held = this.held.join("");
     this.held = [];
-    if (held.length > 0) this.write(held);
+    // In pieces, so the stored chunks (and live messages) stay the size they are while streaming.
+    for (let at = 0; at < held.length; ) {
+      let end = Math.min(held.length, at + 16 * 1024);
+      const last = held.charCodeAt(end - 1);
+      if (end < held.length && last >= 0xd800 && last <= 0xdbff) end--; // never split a surrogate pair
+      this.write(held.slice(at, end));
+      at = end;
+    }
   }
 
   private flush(final: boolean): void {
