@@ -40,7 +40,8 @@ export const STAGED_DIR = "stackship";
 
 function hclString(value: string): string {
   // JSON string escapes are valid HCL; `${` and `%{` would start a template, so they are doubled.
-  return JSON.stringify(value).replace(/\$\{/g, "$${").replace(/%\{/g, "%%{");
+  // Function replacements: in a replacement string `$$` is one `$`, which would undo the escape.
+  return JSON.stringify(value).replace(/\$\{/g, () => "$${").replace(/%\{/g, () => "%%{");
 }
 
 /**
