@@ -328,10 +328,14 @@ export class ValueMatcher {
   /** Whether `text` contains any of the values (in any spelling). */
   contains(text) {
     if (this.size === 0) return false;
+    const rootNext = this.rootNext;
+    const out = this.out;
     let state = 0;
     for (let i = 0; i < text.length; i++) {
-      state = this.step(state, text.charCodeAt(i));
-      if (this.out[state] !== 0) return true;
+      const c = text.charCodeAt(i);
+      // At the root (most of any text) the next state is one table read.
+      state = state === 0 ? rootNext[c] : this.step(state, c);
+      if (state !== 0 && out[state] !== 0) return true;
     }
     return false;
   }
@@ -367,9 +371,13 @@ export class StreamRedactor {
     if (m.size === 0) return chunk;
     let state = this.state;
     const base = this.position;
+    const rootNext = m.rootNext;
+    const out = m.out;
     for (let i = 0; i < chunk.length; i++) {
-      state = m.step(state, chunk.charCodeAt(i));
-      const length = m.out[state];
+      const c = chunk.charCodeAt(i);
+      state = state === 0 ? rootNext[c] : m.step(state, c);
+      if (state === 0) continue;
+      const length = out[state];
       if (length !== 0) this.cover(base + i + 1 - length, base + i + 1);
     }
     this.state = state;
