@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { isSpecific, MIN_SENSITIVE_VALUE_LENGTH, REDACTED, sensitiveValueSet, sensitiveValuesOfPlan, sensitiveValuesOfState, spellingsOf, StreamRedactor, ValueMatcher } from "./index.ts";
@@ -200,6 +201,49 @@ text("a stream's output is the redaction of the whole text, at every split point
       assert.is(s.push(whole.slice(0, i)) + s.push(whole.slice(i, j)) + s.push(whole.slice(j)) + s.flush(), expected, `split at ${i}, ${j}`);
     }
   }
+});
+
+/** The reference: every position covered by any occurrence of any spelling; each run of covered positions one marker. */
+function naive(values: string[], text: string): string {
+  const covered = new Array<boolean>(text.length).fill(false);
+  for (const v of values) {
+    for (const needle of spellingsOf(v)) {
+      for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + 1)) covered.fill(true, at, at + needle.length);
+    }
+  }
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    if (!covered[i]) out += text[i];
+    else if (i === 0 || !covered[i - 1]) out += R;
+  }
+  return out;
+}
+
+text("property: over overlapping values from a tiny alphabet, any chunking gives the reference redaction", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.stringMatching(/^[ab"\\]{1,5}$/), { minLength: 1, maxLength: 4 }),
+      fc.stringMatching(/^[abc"\\]{0,40}$/),
+      fc.array(fc.nat(8), { maxLength: 8 }),
+      (values, whole, cuts) => {
+        const m = new ValueMatcher(values);
+        const expected = naive(values, whole);
+        assert.is(m.redact(whole), expected);
+        const stream = new StreamRedactor(m);
+        let out = "";
+        let at = 0;
+        for (const cut of cuts) {
+          const end = Math.min(whole.length, at + cut);
+          out += stream.push(whole.slice(at, end));
+          at = end;
+        }
+        out += stream.push(whole.slice(at)) + stream.flush();
+        assert.is(out, expected, JSON.stringify({ values, whole, cuts }));
+        assert.is(m.contains(whole), expected !== whole);
+      },
+    ),
+    { numRuns: 1000 },
+  );
 });
 
 text("thousands of long values in a megabyte of text", () => {
