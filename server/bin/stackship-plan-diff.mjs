@@ -3,8 +3,12 @@
 // `stackship.plan-diff/v1` artifact on standard output. Exit 1 with a message on standard error
 // for input that is not plan JSON; messages never quote the input (it holds secrets in cleartext).
 // Usage: stackship-plan-diff [--run-id <run id>] [--secret-env <NAME>]...
-// --secret-env names an environment variable whose value is secret whatever the plan's masks say
-// (the value itself never appears on a command line).
+// Besides the masks, every value the plan itself marks sensitive anywhere (another resource's
+// masks, sensitive outputs, variables declared sensitive, the prior state's masks) is redacted by
+// value wherever else it appears, when it is at least 6 characters long
+// (src/domain/redaction/sensitive-values.mjs).
+// --secret-env names an environment variable whose value is secret whatever the plan's masks say,
+// at any length (the value itself never appears on a command line).
 // The plan sandbox runs the same builder, loaded by its launcher (server/src/runner/README.md).
 import { buildPlanDiff, PlanDiffInputError } from "../src/domain/plan-diff/plan-diff.mjs";
 

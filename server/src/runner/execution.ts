@@ -22,6 +22,9 @@ import { newSandboxId, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR
 import { CLOUD_OVERRIDE_FILE, STAGED_DIR, TFVARS_FILE, cliConfig, cloudOverride, phaseScript, planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER, tfvars, type MaterializedVariable } from "./tofu-files.ts";
 import type { WarmSandboxPool } from "./warm-sandboxes.ts";
 import { isPlanDiffArtifactOf } from "../domain/plan-diff/index.ts";
+import { sensitiveValueSet, ValueMatcher } from "../domain/redaction/index.ts";
+import { readStateBytes } from "../api/commands/state-versions.ts";
+import { readPlanJson } from "./plan-json.ts";
 
 /** Everything a phase execution needs besides the run. */
 export interface ExecutionContext {
@@ -85,40 +88,69 @@ function skippedPolicyDigest(): string {
   return sha256Hex(canonicalize({ format: "stackship.policy-result/v1", outcome: "skipped", policy_set_versions: [], findings: [] }));
 }
 
-/** Appends sanitized phase output to the run's log in batches. */
+/**
+ * Appends sanitized phase output to the run's log in batches. A held log (the plan's) keeps its
+ * text in memory until `release` names the phase's whole set of sensitive values: the values the
+ * plan itself marks are only known once the plan exists, and nothing is stored (or streamed)
+ * before they are redacted too.
+ */
 class PhaseLog {
   private buffer = "";
   private writes: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
-  private readonly sanitizer: LogSanitizer;
+  private sanitizer: LogSanitizer | null = null;
+  private held: string[] = [];
 
   constructor(
     private readonly stores: Stores,
     private readonly runId: string,
     private readonly phase: "plan" | "policy" | "apply",
     private readonly clock: () => Date,
-    secrets: readonly string[],
+    private readonly secrets: readonly string[] | ValueMatcher,
+    options: { hold?: boolean } = {},
   ) {
-    this.sanitizer = new LogSanitizer(secrets);
+    if (!options.hold) this.sanitizer = new LogSanitizer(secrets);
   }
 
   write(text: string): void {
+    if (this.sanitizer === null) {
+      this.held.push(stripAnsi(text));
+      return;
+    }
     this.buffer += this.sanitizer.push(stripAnsi(text));
     if (this.buffer.length >= 16 * 1024) this.flush(false);
     else if (!this.timer) this.timer = setTimeout(() => this.flush(false), 200);
   }
 
+  /** A held log: sanitizes what was held with these values (and everything after), and starts storing. */
+  release(secrets: readonly string[] | ValueMatcher): void {
+    if (this.sanitizer !== null) return;
+    this.sanitizer = new LogSanitizer(secrets);
+    const held = this.held.join("");
+    this.held = [];
+    // In pieces, so the stored chunks (and live messages) stay the size they are while streaming.
+    for (let at = 0; at < held.length; ) {
+      let end = Math.min(held.length, at + 16 * 1024);
+      const last = held.charCodeAt(end - 1);
+      if (end < held.length && last >= 0xd800 && last <= 0xdbff) end--; // never split a surrogate pair
+      this.write(held.slice(at, end));
+      at = end;
+    }
+  }
+
   private flush(final: boolean): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    const text = this.buffer + (final ? this.sanitizer.flush() : "");
+    if (this.sanitizer === null) this.release(this.secrets);
+    const text = this.buffer + (final ? this.sanitizer!.flush() : "");
     this.buffer = "";
     if (text.length === 0 && !final) return;
     this.writes = this.writes.then(() => this.stores.logs.append(this.runId, this.phase, text, final, this.clock()));
   }
 
-  /** Writes what is left and marks the phase's log complete. */
+  /** Writes what is left and marks the phase's log complete (a held log not released yet: with the values it was created with). */
   async close(): Promise<void> {
+    if (this.sanitizer === null) this.release(this.secrets);
     this.flush(true);
     await this.writes;
   }
@@ -153,6 +185,14 @@ async function materializeInputs(services: Services, run: Run): Promise<Material
     else out.terraform.push({ key: variable.key, value, hcl: variable.hcl });
   }
   return out;
+}
+
+/** The parsed state of a state version (a phase's prior state), or undefined when there is none. */
+async function readPriorState(services: Services, stateVersionId: string | null | undefined): Promise<unknown> {
+  if (!stateVersionId) return undefined;
+  const version = await services.stores.stateVersions.getById(stateVersionId);
+  if (!version) throw new Error(`state version ${stateVersionId} is missing`);
+  return JSON.parse((await readStateBytes(services, version)).toString("utf8"));
 }
 
 async function sandboxFiles(services: Services, run: Run, token: string, inputs: Materialized): Promise<Record<string, string | Uint8Array>> {
@@ -294,7 +334,21 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   run = started;
 
   const inputs = await materializeInputs(services, run);
-  const log = new PhaseLog(services.stores, run.id, "plan", services.clock, inputs.secrets);
+  // The sensitive values known before the plan: the snapshot's and the prior state's. The plan's
+  // own are added once it exists; the log is held until then (PhaseLog).
+  let priorState: unknown;
+  try {
+    priorState = await readPriorState(services, state?.stateVersionId);
+  } catch (error) {
+    const log = new PhaseLog(services.stores, run.id, "plan", services.clock, inputs.secrets);
+    log.write("StackShip could not read the workspace's current state, so it cannot tell which of its values are sensitive; the plan did not run.\n");
+    await log.close();
+    services.logger.warn({ runId: run.id, err: error }, "the prior state could not be read for redaction");
+    await failPlan(services, run);
+    return "done";
+  }
+  const knownBeforePlan = sensitiveValueSet({ variables: inputs.secrets, priorState });
+  const log = new PhaseLog(services.stores, run.id, "plan", services.clock, knownBeforePlan, { hold: true });
   const attempt = await services.stores.attempts.start({ runId: run.id, phase: "plan", runnerId: ctx.runnerId, region: run.executionRegion, baseProfile: SANDBOX_BASE_PROFILE, now: services.clock() });
   const attemptStartedAt = now();
   const { secret } = await mintRunToken(services, run, "plan", ctx.phaseTimeoutMs + 60_000);
@@ -315,15 +369,25 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   const classification = classify(result);
   const planFile = result.files["plan.tfplan"];
   const planJsonBytes = result.files["plan.json"];
-  if (classification !== "exit_zero" || !planFile || !planJsonBytes) {
+  // The phase's whole set of sensitive values, now that the plan exists; the held log goes out
+  // redacted with it (without a plan: with the values known before it).
+  let planJson: unknown;
+  try {
+    planJson = planJsonBytes ? JSON.parse(planJsonBytes.toString("utf8")) : undefined;
+  } catch {
+    planJson = undefined;
+  }
+  const secrets = planJson === undefined ? knownBeforePlan : sensitiveValueSet({ variables: inputs.secrets, priorState, plan: planJson });
+  const matcher = new ValueMatcher(secrets);
+  log.release(matcher);
+  if (classification !== "exit_zero" || !planFile || !planJsonBytes || planJson === undefined) {
     if (result.error) log.write(`\n${result.error}\n`);
     await log.close();
     await services.stores.attempts.finish(attempt.id, result.interrupted ? "interrupted" : "failed", classification, services.clock());
     await failPlan(services, run);
     return "done";
   }
-  const planJson = JSON.parse(planJsonBytes.toString("utf8"));
-  const summary = summarizePlan(planJson);
+  const summary = summarizePlan(planJson as Parameters<typeof summarizePlan>[0]);
   if (summary.errored) {
     log.write("\nOpenTofu reported the plan as errored; it cannot be applied.\n");
     await log.close();
@@ -333,7 +397,9 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   }
   // The redacted plan changes, built in the sandbox; without a valid one they stay unavailable.
   const planDiffBytes = result.files["plan-diff.json"];
-  const planDiffValid = planDiffBytes !== null && isPlanDiffArtifactOf(planDiffBytes, run.id, inputs.secrets);
+  // Checked against the whole set: the builder in the sandbox could not know the values only the
+  // stored prior state marks.
+  const planDiffValid = planDiffBytes !== null && isPlanDiffArtifactOf(planDiffBytes, run.id, matcher);
   if (planDiffBytes && !planDiffValid) services.logger.warn({ runId: run.id }, "the plan's redacted plan changes were refused (not this run's, too large, or holding a sensitive value); they are unavailable");
   // Independent objects: written concurrently.
   const [planArtifact, planJsonArtifact, planDiffArtifact] = await Promise.all([
@@ -366,7 +432,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     await releaseRun(services, run);
     return "done";
   }
-  await policyStage(ctx, planned, planJsonBytes);
+  await policyStage(ctx, planned, planJsonBytes, matcher);
   ctx.onAttemptTimings?.({ runId: run.id, phase: "plan", warm, phaseStartedAt, attemptStartedAt, sandbox: result.timings, storedAt, finishedAt: now() });
   return "done";
 }
@@ -381,9 +447,8 @@ async function failPlan(services: Services, run: Run): Promise<void> {
  * sandbox against the plan JSON, or `skipped` when no policy set applies. The result, its
  * sanitized findings and the run's move happen in one transaction.
  */
-async function policyStage(ctx: ExecutionContext, run: Run, storedPlanJson: Buffer): Promise<void> {
+async function policyStage(ctx: ExecutionContext, run: Run, storedPlanJson: Buffer, secrets: ValueMatcher): Promise<void> {
   const { services } = ctx;
-  const secrets = (await materializeInputs(services, run)).secrets;
   const log = new PhaseLog(services.stores, run.id, "policy", services.clock, secrets);
   let result: PolicyStageResult | null;
   try {
@@ -485,7 +550,20 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
   }
 
   const inputs = await materializeInputs(services, run);
-  const sanitizedLog = new PhaseLog(services.stores, run.id, "apply", services.clock, inputs.secrets);
+  // The apply's sensitive values: the snapshot's, the prior state's and everything the plan marks.
+  let secrets: ValueMatcher;
+  try {
+    const [priorState, planJson] = await Promise.all([readPriorState(services, state?.stateVersionId), readPlanJson(services, run)]);
+    secrets = new ValueMatcher(sensitiveValueSet({ variables: inputs.secrets, priorState, plan: JSON.parse(planJson.toString("utf8")) }));
+  } catch (error) {
+    services.logger.warn({ runId: run.id, err: error }, "the apply's sensitive values could not be determined");
+    log.write("StackShip could not read the plan or the workspace's current state, so it cannot tell which values are sensitive; nothing was applied.\n");
+    await log.close();
+    const failed = await moveRun(services, run, { type: "apply_failed" }, { applyStatus: "errored", finishedAt: services.clock().toISOString() });
+    await releaseRun(services, failed ?? run);
+    return "done";
+  }
+  const sanitizedLog = new PhaseLog(services.stores, run.id, "apply", services.clock, secrets);
   const attempt = await services.stores.attempts.start({ runId: run.id, phase: "apply", runnerId: ctx.runnerId, region: run.executionRegion, baseProfile: SANDBOX_BASE_PROFILE, now: services.clock() });
   const started = await services.stores.runs.update(run.id, "applying", { applyStatus: "running", updatedAt: services.clock() });
   if (!started) return "done";

@@ -1,54 +1,29 @@
-/** What a sensitive value becomes in stored logs. */
-export const REDACTED = "[sensitive value]";
+import { REDACTED, StreamRedactor, ValueMatcher } from "../domain/redaction/index.ts";
 
-/** The spellings a value can take in tofu's output: as is, and JSON-escaped (inside quotes). */
-function spellings(secret: string): string[] {
-  const escaped = JSON.stringify(secret).slice(1, -1);
-  return [...new Set([secret, escaped])].filter((s) => s.length > 0);
-}
+/** What a sensitive value becomes in stored logs. */
+export { REDACTED };
 
 /**
- * Replaces every sensitive value in a stream of log text before it is stored. Chunks can split a
- * value anywhere, so the last (longest value − 1) characters are held back until the next chunk
- * or the end.
+ * Replaces every sensitive value (as is, JSON-escaped and the other spellings of
+ * domain/redaction) in a stream of log text before it is stored. Chunks can split a value
+ * anywhere, so a tail that could be the start of a value is held back until the next chunk or
+ * the end; the output of any chunking is the redaction of the whole text.
  */
 export class LogSanitizer {
-  private readonly needles: string[];
-  private readonly holdBack: number;
-  private pending = "";
+  private readonly stream: StreamRedactor;
 
-  constructor(secrets: readonly string[]) {
-    // Longest first, so a value containing another is replaced whole.
-    this.needles = [...new Set(secrets.flatMap(spellings))].sort((a, b) => b.length - a.length);
-    this.holdBack = this.needles.reduce((max, n) => Math.max(max, n.length - 1), 0);
-  }
-
-  private redact(text: string): string {
-    let out = text;
-    for (const needle of this.needles) out = out.split(needle).join(REDACTED);
-    return out;
+  constructor(secrets: readonly string[] | ValueMatcher) {
+    this.stream = new StreamRedactor(secrets instanceof ValueMatcher ? secrets : new ValueMatcher(secrets));
   }
 
   /** Sanitized text that is safe to store now. */
   push(chunk: string): string {
-    const text = this.redact(this.pending + chunk);
-    if (this.holdBack === 0) {
-      this.pending = "";
-      return text;
-    }
-    // Hold back a tail that could be the start of a value; never split a redaction marker.
-    let cut = Math.max(0, text.length - this.holdBack);
-    const marker = text.lastIndexOf(REDACTED, cut);
-    if (marker !== -1 && marker + REDACTED.length > cut) cut = marker + REDACTED.length;
-    this.pending = text.slice(cut);
-    return text.slice(0, cut);
+    return this.stream.push(chunk);
   }
 
   /** Whatever is held back, sanitized; call once at the end. */
   flush(): string {
-    const text = this.redact(this.pending);
-    this.pending = "";
-    return text;
+    return this.stream.flush();
   }
 }
 

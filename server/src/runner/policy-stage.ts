@@ -13,6 +13,7 @@ import type { PolicyOutcome } from "../domain/run-lifecycle.ts";
 import type { Run } from "../domain/records.ts";
 import type { Stores } from "../store/index.ts";
 import { LogSanitizer, stripAnsi } from "./log-sanitizer.ts";
+import { ValueMatcher } from "../domain/redaction/index.ts";
 import { newSandboxId, runInSandbox, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR } from "./sandbox.ts";
 
 /**
@@ -41,8 +42,8 @@ export interface PolicyStageOptions {
   run: Run;
   /** The plan JSON bytes, exactly as tofu printed them. */
   planJson: Uint8Array;
-  /** The run's sensitive values: none of them may reach a finding, an error or the log. */
-  secrets: readonly string[];
+  /** The run's sensitive values (domain/redaction's set of the plan phase): none of them may reach a finding, an error or the log. */
+  secrets: readonly string[] | ValueMatcher;
   /** Writes to the run's `policy` phase log (which sanitizes on its own). */
   log: (text: string) => void;
   toolsDir?: string;
@@ -51,7 +52,7 @@ export interface PolicyStageOptions {
 }
 
 /** Redacts every sensitive value from one piece of text. */
-export function sanitizeText(secrets: readonly string[], text: string): string {
+export function sanitizeText(secrets: readonly string[] | ValueMatcher, text: string): string {
   const sanitizer = new LogSanitizer(secrets);
   return sanitizer.push(stripAnsi(text)) + sanitizer.flush();
 }
@@ -106,7 +107,8 @@ function opaErrorText(stdout: string, stderr: string): string {
   } catch {
     // not JSON: use stderr
   }
-  return (stderr.trim() || stdout.trim() || "OPA failed without a message").slice(0, 2000);
+  // Not cut here: the caller redacts first and then clips (a cut could split a sensitive value).
+  return stderr.trim() || stdout.trim() || "OPA failed without a message";
 }
 
 /**
@@ -115,7 +117,9 @@ function opaErrorText(stdout: string, stderr: string): string {
  * the outcome `errored`, which blocks the run.
  */
 export async function evaluateRunPolicies(options: PolicyStageOptions): Promise<PolicyStageResult | null> {
-  const { stores, run, secrets, log } = options;
+  const { stores, run, log } = options;
+  // One matcher for every finding and error of the evaluation.
+  const secrets = options.secrets instanceof ValueMatcher ? options.secrets : new ValueMatcher(options.secrets);
   const applicable = await stores.policySets.applicableVersions({ organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId });
   if (applicable.length === 0) return null;
 
@@ -189,7 +193,8 @@ export async function evaluateRunPolicies(options: PolicyStageOptions): Promise<
       const parsed = JSON.parse(stdout) as { result?: Array<{ expressions?: Array<{ value?: unknown }> }> };
       const value = parsed.result?.[0]?.expressions?.[0]?.value;
       if (value === undefined) throw new Error(`it defines no rule \`violations\` in package ${p.package}`);
-      violations = parseViolations(value);
+      // Redacted before the texts are clipped (a clip could cut a value in two).
+      violations = parseViolations(value, (text) => sanitizeText(secrets, text));
     } catch (error) {
       return errored(opa, `${label} breaks the policy contract: ${(error as Error).message}`);
     }
@@ -200,9 +205,9 @@ export async function evaluateRunPolicies(options: PolicyStageOptions): Promise<
         policySetVersion: p.version,
         policy: p.name,
         enforcementLevel: p.enforcementLevel,
-        title: sanitizeText(secrets, v.title),
-        message: sanitizeText(secrets, v.message),
-        address: v.address === null ? null : sanitizeText(secrets, v.address),
+        title: v.title,
+        message: v.message,
+        address: v.address,
       });
     }
   }

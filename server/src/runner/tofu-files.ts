@@ -5,16 +5,18 @@ import { SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, type ReadOnlyBind } from "./sandbo
 /** Where the plan-diff builder is mounted read-only inside the sandbox (the server package's layout below it). */
 export const SANDBOX_PLAN_DIFF_DIR = "/opt/stackship/plan-diff";
 const PLAN_DIFF_BUILDER = "src/domain/plan-diff/plan-diff.mjs";
+/** The one module the builder imports (redaction by value). */
+const PLAN_DIFF_IMPORTS = ["src/domain/redaction/sensitive-values.mjs"];
 /** The builder's path inside the sandbox, which the launcher loads (`SandboxShape.planDiffBuilder`). */
 export const SANDBOX_PLAN_DIFF_BUILDER = `${SANDBOX_PLAN_DIFF_DIR}/${PLAN_DIFF_BUILDER}`;
 
 /**
- * The read-only mount of the dependency-free plan-diff builder, the file the
- * `stackship-plan-diff` command imports on the host: the plan sandbox's launcher runs it.
+ * The read-only mounts of the dependency-free plan-diff builder (and the one module it imports),
+ * the file the `stackship-plan-diff` command imports on the host: the plan sandbox's launcher runs it.
  */
 export function planDiffBinds(): ReadOnlyBind[] {
   const server = new URL("../../", import.meta.url);
-  return [{ source: fileURLToPath(new URL(PLAN_DIFF_BUILDER, server)), target: SANDBOX_PLAN_DIFF_BUILDER }];
+  return [PLAN_DIFF_BUILDER, ...PLAN_DIFF_IMPORTS].map((file) => ({ source: fileURLToPath(new URL(file, server)), target: `${SANDBOX_PLAN_DIFF_DIR}/${file}` }));
 }
 
 /**
@@ -38,7 +40,8 @@ export const STAGED_DIR = "stackship";
 
 function hclString(value: string): string {
   // JSON string escapes are valid HCL; `${` and `%{` would start a template, so they are doubled.
-  return JSON.stringify(value).replace(/\$\{/g, "$${").replace(/%\{/g, "%%{");
+  // Function replacements: in a replacement string `$$` is one `$`, which would undo the escape.
+  return JSON.stringify(value).replace(/\$\{/g, () => "$${").replace(/%\{/g, () => "%%{");
 }
 
 /**

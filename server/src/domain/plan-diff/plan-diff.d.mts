@@ -61,8 +61,10 @@ export interface PlanDiff {
 
 export interface BuildOptions {
   runId?: string | null;
-  /** Values that are secret whatever the masks say (e.g. the run's sensitive variables): strings containing one are redacted. */
+  /** Values that are secret whatever the masks say (e.g. the run's sensitive variables), at any length: values whose text contains one are redacted. */
   knownSecrets?: readonly string[];
+  /** false: do not also redact by value what the plan marks sensitive (tests only; default true). */
+  planSensitiveValues?: boolean;
   /** Redact the plan's own value objects in place instead of private copies (the command does: it parsed the plan itself). */
   consume?: boolean;
   /** Tests only. */

@@ -6,6 +6,12 @@
 //
 // Fail closed everywhere: a value is shown only when the plan's own masks prove it is not
 // sensitive. A mask that cannot be resolved against its value withholds the whole resource.
+// The masks are not enough on their own (a provider copies a value into an attribute its masks
+// do not mark): every value the plan marks sensitive anywhere, and every value the caller knows
+// is secret, is also redacted by value wherever else it shows up (../redaction/sensitive-values.mjs,
+// the only module this file imports; the plan sandbox mounts both).
+
+import { sensitiveValuesOfPlan, ValueMatcher } from "../redaction/sensitive-values.mjs";
 
 export const PLAN_DIFF_FORMAT = "stackship.plan-diff/v1";
 /** More changed resources than this: the excess is cut from the input before redaction. */
@@ -140,10 +146,15 @@ function walk(v, s, o, u, hasUnknown, known) {
   if (type !== "object") {
     if (s !== undefined && s !== false) throw new Unresolvable("container mask on a primitive");
     if (hasUnknown && u !== undefined && u !== false) throw new Unresolvable("container unknown mask on a primitive");
-    // A value the masks missed but the caller knows is secret (e.g. terraform_data's `output` in
-    // `before`, which OpenTofu does not mark even when its input came from a sensitive variable).
-    if (type === "string") return known.length > 0 && containsKnown(v, known) ? SENSITIVE : v;
-    if (type === "number" && Number.isInteger(v) && !Number.isSafeInteger(v)) return IMPRECISE;
+    // A value the masks missed but that is sensitive elsewhere or known secret (e.g.
+    // terraform_data's `output` in `before`, which OpenTofu does not mark even when its input is).
+    if (type === "string") return !known.empty && known.contains(v) ? SENSITIVE : v;
+    if (type === "number") {
+      if (!known.empty && known.contains(String(v))) return SENSITIVE;
+      if (Number.isInteger(v) && !Number.isSafeInteger(v)) return IMPRECISE;
+      return v;
+    }
+    if (type === "boolean" && !known.empty && known.contains(String(v))) return SENSITIVE;
     return v;
   }
   if (Array.isArray(v)) {
@@ -169,7 +180,7 @@ function walk(v, s, o, u, hasUnknown, known) {
   let dollar = false;
   for (const k in v) {
     if (k.charCodeAt(0) === 36) dollar = true;
-    if (known.length > 0 && containsKnown(k, known)) throw new Unresolvable("a known secret in an object key");
+    if (!known.empty && known.contains(k)) throw new Unresolvable("a known secret in an object key");
     const child = v[k];
     const r = walk(child, own(so, k), own(oo, k), own(uo, k), hasUnknown, known);
     if (r !== child) v[k] = r; // an own data property, also when named __proto__
@@ -179,7 +190,7 @@ function walk(v, s, o, u, hasUnknown, known) {
     for (const k in uo) {
       if (uo[k] === true && !hasOwn.call(v, k)) {
         if (k.charCodeAt(0) === 36) dollar = true;
-        if (known.length > 0 && containsKnown(k, known)) throw new Unresolvable("a known secret in an object key");
+        if (!known.empty && known.contains(k)) throw new Unresolvable("a known secret in an object key");
         put(v, k, own(so, k) === true || own(oo, k) === true ? UNKNOWN_SENSITIVE : UNKNOWN);
       }
     }
@@ -196,14 +207,17 @@ function walk(v, s, o, u, hasUnknown, known) {
  * or false): the same result, with the primitive children handled inline.
  */
 function plain(v, known) {
-  const check = known.length > 0;
+  const check = !known.empty;
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const child = v[i];
       if (typeof child === "string") {
-        if (check && containsKnown(child, known)) v[i] = SENSITIVE;
+        if (check && known.contains(child)) v[i] = SENSITIVE;
       } else if (typeof child === "number") {
-        if (Number.isInteger(child) && !Number.isSafeInteger(child)) v[i] = IMPRECISE;
+        if (check && known.contains(String(child))) v[i] = SENSITIVE;
+        else if (Number.isInteger(child) && !Number.isSafeInteger(child)) v[i] = IMPRECISE;
+      } else if (typeof child === "boolean") {
+        if (check && known.contains(String(child))) v[i] = SENSITIVE;
       } else if (child === undefined) v[i] = null;
       else if (child !== null && typeof child === "object") {
         const r = plain(child, known);
@@ -215,12 +229,15 @@ function plain(v, known) {
   let dollar = false;
   for (const k in v) {
     if (k.charCodeAt(0) === 36) dollar = true;
-    if (check && containsKnown(k, known)) throw new Unresolvable("a known secret in an object key");
+    if (check && known.contains(k)) throw new Unresolvable("a known secret in an object key");
     const child = v[k];
     if (typeof child === "string") {
-      if (check && containsKnown(child, known)) v[k] = SENSITIVE;
+      if (check && known.contains(child)) v[k] = SENSITIVE;
     } else if (typeof child === "number") {
-      if (Number.isInteger(child) && !Number.isSafeInteger(child)) v[k] = IMPRECISE;
+      if (check && known.contains(String(child))) v[k] = SENSITIVE;
+      else if (Number.isInteger(child) && !Number.isSafeInteger(child)) v[k] = IMPRECISE;
+    } else if (typeof child === "boolean") {
+      if (check && known.contains(String(child))) v[k] = SENSITIVE;
     } else if (child === undefined) v[k] = null;
     else if (child !== null && typeof child === "object") {
       const r = plain(child, known);
@@ -232,11 +249,6 @@ function plain(v, known) {
   const escaped = {};
   for (const k in v) put(escaped, escapeKey(k), v[k]);
   return escaped;
-}
-
-function containsKnown(text, known) {
-  for (let i = 0; i < known.length; i++) if (text.includes(known[i])) return true;
-  return false;
 }
 
 /** The replace paths, each cut at the first step that lies inside a sensitive value. Null when any step is not a name or an index. */
@@ -281,7 +293,7 @@ function redactChange(change, before, after, known, r) {
   const paths = safeReplacePaths(change.replace_paths, bs, as);
   if (paths === null) throw new Unresolvable("replace_paths");
   if (paths !== undefined) {
-    for (const path of paths) for (const step of path) if (typeof step === "string" && containsKnown(step, known)) throw new Unresolvable("a known secret in a path");
+    for (const path of paths) for (const step of path) if (typeof step === "string" && known.contains(step)) throw new Unresolvable("a known secret in a path");
   }
   const beforeOut = walk(before, bs, as, undefined, false, known);
   const afterOut = walk(after, as, bs, au, true, known);
@@ -384,16 +396,20 @@ function utf8Length(s) {
 
 /**
  * Builds the artifact from a parsed plan. Options: `runId` (string or null), `knownSecrets`
- * (values that are secret whatever the masks say: any string containing one is redacted, an
- * object key or replace path containing one withholds the resource), `maxResources`,
+ * (values that are secret whatever the masks say, at any length), `planSensitiveValues` (false:
+ * do not add the values the plan marks sensitive; tests only). Any string, number or boolean whose
+ * text contains one of those values or one the plan marks sensitive is redacted; an object key or
+ * replace path containing one withholds the resource. Then `maxResources`,
  * `maxBytes` (tests only). Returns `{ artifact, json, bytes }` where `json` is the exact
  * serialization (no trailing newline) and `bytes` its UTF-8 length (≤ maxBytes).
  */
 export function buildPlanDiff(plan, options = {}) {
   const maxResources = options.maxResources ?? MAX_RESOURCES;
   const maxBytes = options.maxBytes ?? MAX_BYTES;
-  const known = Array.isArray(options.knownSecrets) ? options.knownSecrets.filter((k) => typeof k === "string" && k.length > 0) : [];
   const changed = changedEntries(plan);
+  // Redacted by value: what the caller knows is secret (any length) and what the plan marks sensitive anywhere.
+  const given = Array.isArray(options.knownSecrets) ? options.knownSecrets.filter((k) => typeof k === "string" && k.length > 0) : [];
+  const known = new ValueMatcher(options.planSensitiveValues === false ? given : given.concat(sensitiveValuesOfPlan(plan)));
   const major = Number(plan.format_version.split(".")[0]);
   // Format 0.x is Terraform 0.12-1.0 (masks from 0.15 on, checked per entry); 1.x is every OpenTofu.
   const supported = major === 0 || major === 1;

@@ -242,7 +242,10 @@ rules("known secrets are redacted where the masks miss them (terraform_data's be
   const change = { actions: ["update"], before: { input: "tok-123", output: "tok-123", id: "i" }, after: { input: "tok-123-v2", id: "i" }, after_unknown: { output: true }, before_sensitive: { input: true }, after_sensitive: { input: true } };
   const r = buildPlanDiff(plan([{ ...base, change }]), { knownSecrets: ["tok-123", ""] }).artifact.resources[0];
   assert.equal([r.before, r.after], [{ input: S, output: S, id: "i" }, { input: S, id: "i", output: U }]);
-  assert.equal(buildPlanDiff(plan([{ ...base, change }])).artifact.resources[0].before, { input: S, output: "tok-123", id: "i" });
+  // Without being told: the plan marks `input` sensitive, so its value is redacted in `output` too.
+  assert.equal(buildPlanDiff(plan([{ ...base, change }])).artifact.resources[0].before, { input: S, output: S, id: "i" });
+  // Masks alone (what the builder did before redaction by value) miss it.
+  assert.equal(buildPlanDiff(plan([{ ...base, change }]), { planSensitiveValues: false }).artifact.resources[0].before, { input: S, output: "tok-123", id: "i" });
   const keyed = { ...change, before: { tags: { "tok-123": "x" } }, after: { tags: {} }, after_unknown: {}, before_sensitive: {}, after_sensitive: {} };
   assert.is(buildPlanDiff(plan([{ ...base, change: keyed }]), { knownSecrets: ["tok-123"] }).artifact.resources[0].withheld_reason, "unresolvable_masks");
 });
@@ -257,6 +260,17 @@ rules("the host keeps a collected artifact only when it is this run's, in bounds
   assert.not.ok(isPlanDiffArtifactOf(Buffer.from("not json"), "run-0123456789abcdef"));
   assert.not.ok(isPlanDiffArtifactOf(Buffer.alloc(0), "run-0123456789abcdef"));
   assert.not.ok(isPlanDiffArtifactOf(Buffer.concat([bytes, Buffer.alloc(MAX_BYTES, 32)]), "run-0123456789abcdef"));
+});
+
+rules("the host's check looks at what came from the plan, not at the artifact's own words", () => {
+  const entry = { address: 'x.y["tenant-a"]', provider_name: "p", mode: "managed", type: "x", name: "y", change: { actions: ["update"], before: { m: { "key-value": "before-value" }, s: "sv" }, after: { m: { "key-value": "after-value" }, s: "sv" }, after_unknown: { u: true }, before_sensitive: { s: true }, after_sensitive: { s: true } } };
+  const bytes = Buffer.from(buildPlanDiff(plan([entry]), { runId: "run-0123456789abcdef" }).json);
+  // Member names, actions, markers: a sensitive value that happens to spell one withholds nothing.
+  for (const word of ["sensitive", "unknown", "update", "resources", "address", "stackship.plan-diff/v1", "truncation", "max_bytes"]) {
+    assert.ok(isPlanDiffArtifactOf(bytes, "run-0123456789abcdef", [word]), word);
+  }
+  // Addresses, values and keys inside before/after do.
+  for (const value of ["tenant-a", "before-value", "after-value", "key-value", "1.12.6"]) assert.not.ok(isPlanDiffArtifactOf(bytes, "run-0123456789abcdef", [value]), value);
 });
 
 rules("input that is not a plan is refused with a message that does not quote it", () => {
@@ -286,6 +300,38 @@ rules("the bin: plan JSON in, artifact out; non-zero exit and a message on stder
   const notPlan = spawnSync(process.execPath, [BIN], { input: '{"values": {}}' });
   assert.is(notPlan.status, 1);
   assert.match(notPlan.stderr.toString(), "format_version");
+});
+
+rules("the bin redacts by value what the plan itself marks: a copy in terraform_data's output, a sensitive variable mirrored in an update and a delete", () => {
+  const copy = {
+    address: "terraform_data.copy", mode: "managed", type: "terraform_data", name: "copy", provider_name: "terraform.io/builtin/terraform",
+    change: {
+      actions: ["update"],
+      before: { id: "i", input: { gen: "g1", pass: "s3cret-value", user: "u" }, output: { gen: "g1", pass: "s3cret-value", user: "u" } },
+      after: { id: "i", input: { gen: "g2", pass: "s3cret-value", user: "u" } },
+      after_unknown: { input: {}, output: true }, before_sensitive: { input: { pass: true }, output: {} }, after_sensitive: { input: { pass: true }, output: {} },
+    },
+  };
+  // Terraform-style plans: the variable is marked only by the configuration; its value is mirrored unmasked.
+  const mirrored = (address: string, actions: string[], after: unknown) => ({
+    address, mode: "managed", type: "null_resource", name: address.split(".")[1], provider_name: "registry.terraform.io/hashicorp/null",
+    change: { actions, before: { id: "1", triggers: { conn: "postgres://app:db-password-9@db/app", n: "3" } }, after, after_unknown: after === null ? false : {}, before_sensitive: {}, after_sensitive: after === null ? false : {} },
+  });
+  const input = plan([copy, mirrored("null_resource.upd", ["update"], { id: "1", triggers: { conn: "db-password-9", n: "4" } }), mirrored("null_resource.del", ["delete"], null)], {
+    format_version: "1.2",
+    terraform_version: "1.9.8",
+    variables: { db_password: { value: "db-password-9" } },
+    configuration: { root_module: { variables: { db_password: { sensitive: true } } } },
+  });
+  const out = spawnSync(process.execPath, [BIN], { input: JSON.stringify(input) });
+  assert.is(out.status, 0, out.stderr.toString());
+  const text = out.stdout.toString();
+  assert.not.match(text, "s3cret-value");
+  assert.not.match(text, "db-password-9");
+  const [c, u, d] = JSON.parse(text).resources;
+  assert.equal(c.before.output, { gen: "g1", pass: S, user: "u" });
+  assert.equal([u.before.triggers, u.after.triggers], [{ conn: S, n: "3" }, { conn: S, n: "4" }]);
+  assert.equal([d.action, d.before.triggers, d.after], ["delete", { conn: S, n: "3" }, null]);
 });
 
 const bounds = suite("plan-diff: the bounds, exactly");

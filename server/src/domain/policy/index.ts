@@ -115,8 +115,10 @@ function clip(text: string): string {
 /**
  * The violations of one policy from the value OPA printed for `data.<package>.violations`
  * (a set, which OPA prints as a JSON array). Anything else breaks the contract and throws.
+ * `redact` runs on each text before it is clipped, so a sensitive value the clip would cut in two
+ * is still replaced whole.
  */
-export function parseViolations(value: unknown): RawViolation[] {
+export function parseViolations(value: unknown, redact: (text: string) => string = (text) => text): RawViolation[] {
   if (!Array.isArray(value)) throw new Error('the `violations` rule is not a set');
   if (value.length > MAX_FINDINGS_PER_POLICY) throw new Error(`the policy reported ${value.length} violations (at most ${MAX_FINDINGS_PER_POLICY})`);
   return value.map((item, index) => {
@@ -124,7 +126,7 @@ export function parseViolations(value: unknown): RawViolation[] {
     const { title, message, address } = item as Record<string, unknown>;
     if (typeof title !== 'string' || typeof message !== 'string') throw new Error(`violation ${index} needs string \`title\` and \`message\``);
     if (address !== undefined && address !== null && typeof address !== 'string') throw new Error(`violation ${index} has a non-string \`address\``);
-    return { title: clip(title), message: clip(message), address: typeof address === 'string' ? clip(address) : null };
+    return { title: clip(redact(title)), message: clip(redact(message)), address: typeof address === 'string' ? clip(redact(address)) : null };
   });
 }
 

@@ -1,0 +1,17 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { planDiffBinds, SANDBOX_PLAN_DIFF_BUILDER, tfvars } from "./tofu-files.ts";
+
+const files = suite("tofu files");
+
+files("tfvars: template sequences in a string value are escaped, so tofu reads the value literally", () => {
+  assert.is(tfvars([{ key: "k", value: 'a${b}%{c}"\\', hcl: false }]), 'k = "a$${b}%%{c}\\"\\\\"\n');
+  assert.is(tfvars([{ key: "h", value: '{ x = "${y}" }', hcl: true }]), 'h = { x = "${y}" }\n');
+});
+
+files("the plan sandbox mounts the plan-diff builder and the one module it imports", () => {
+  const binds = planDiffBinds();
+  assert.equal(binds.map((b) => b.target), [SANDBOX_PLAN_DIFF_BUILDER, SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff/plan-diff.mjs", "redaction/sensitive-values.mjs")]);
+});
+
+files.run();
