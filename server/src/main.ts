@@ -52,6 +52,11 @@ async function main() {
   }, { concurrency: config.runnerConcurrency });
   await runner.start();
   say(`runner ${runner.runnerId} started (concurrency ${config.runnerConcurrency})`);
+  say(
+    config.github.state === "on"
+      ? `GitHub App pipeline: on (App ${config.github.appId}, API ${config.github.apiUrl}); webhook URL ${config.publicUrl ?? url}/v1/github/webhooks`
+      : `GitHub App pipeline: off. ${config.github.detail.replace(/^The GitHub App pipeline is off: /, "To turn it on, ")}`,
+  );
   say(`StackShip is listening on ${url}  (health: ${url}/healthz)`);
   say(
     bootstrap.file
