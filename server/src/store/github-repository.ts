@@ -379,24 +379,29 @@ export class GitHubRepository {
     });
   }
 
-  /** Check runs that may need a call now: not yet completed on GitHub, or whose run changed since, and due. */
+  /**
+   * Check runs that may need a call now (due, and never sent or their run changed since the
+   * version last synced). `updated_at` holds the run's `updated_at` that was last synced.
+   */
   async dueCheckRuns(now: Date | string, limit: number): Promise<GitHubCheckRun[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<CheckRunRow>('github_check_runs')
-        .where('next_attempt_at', '<=', isoForWrite(now))
-        .andWhere((q) => q.whereNull('sent_state').orWhere('sent_state', 'not like', 'completed:%'))
-        .orderBy('next_attempt_at')
+      const rows = await this.db<CheckRunRow>('github_check_runs as c')
+        .join('runs as r', 'r.id', 'c.run_id')
+        .select('c.*')
+        .where('c.next_attempt_at', '<=', isoForWrite(now))
+        .andWhere((q) => q.whereNull('c.sent_state').orWhereRaw('?? > ??', ['r.updated_at', 'c.updated_at']))
+        .orderBy('c.next_attempt_at')
         .limit(limit);
       return rows.map(toCheckRun);
     });
   }
 
-  /** Records a successful call: what GitHub now shows. */
-  async checkRunSent(runId: string, input: { checkRunId: number; sentState: string; nextAttemptAt: Date | string; now: Date | string }): Promise<void> {
+  /** Records what GitHub now shows for the run as it was at `runUpdatedAt`. */
+  async checkRunSent(runId: string, input: { checkRunId: number; sentState: string; runUpdatedAt: Date | string }): Promise<void> {
     await translating(this.dialect, () =>
       this.db('github_check_runs')
         .where({ run_id: runId })
-        .update({ check_run_id: input.checkRunId, sent_state: input.sentState, attempts: 0, last_error: null, next_attempt_at: isoForWrite(input.nextAttemptAt), updated_at: isoForWrite(input.now) }),
+        .update({ check_run_id: input.checkRunId, sent_state: input.sentState, attempts: 0, last_error: null, updated_at: isoForWrite(input.runUpdatedAt) }),
     );
   }
 
@@ -405,12 +410,9 @@ export class GitHubRepository {
     await translating(this.dialect, () =>
       this.db('github_check_runs')
         .where({ run_id: runId })
-        .update({ attempts: this.db.raw('attempts + 1') as unknown as number, last_error: input.error.slice(0, 2000), next_attempt_at: isoForWrite(input.nextAttemptAt), updated_at: isoForWrite(input.now) }),
+        // updated_at stays: it is the run version last synced, and the run is still to be synced.
+        .update({ attempts: this.db.raw('attempts + 1') as unknown as number, last_error: input.error.slice(0, 2000), next_attempt_at: isoForWrite(input.nextAttemptAt) }),
     );
   }
 
-  /** Makes a check run due now (its run changed). */
-  async checkRunDue(runId: string, now: Date | string): Promise<void> {
-    await translating(this.dialect, () => this.db('github_check_runs').where({ run_id: runId }).andWhere('attempts', 0).update({ next_attempt_at: isoForWrite(now) }));
-  }
 }

@@ -146,6 +146,26 @@ export class RunRepository {
     );
   }
 
+  /** The run a GitHub delivery created in a workspace, if any (a retried delivery creates no second one). */
+  async runOfDelivery(deliveryId: string, workspaceId: string): Promise<Run | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db<RunRow>('runs').where({ github_delivery_id: deliveryId, workspace_id: workspaceId }).first();
+      return row && toRun(row);
+    });
+  }
+
+  /** The speculative runs of a pull request in these workspaces that have not started (pending), oldest first. */
+  async queuedPullRequestRuns(workspaceIds: readonly string[], pullRequestNumber: number, exceptDeliveryId: string): Promise<Run[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db<RunRow>('runs')
+        .whereIn('workspace_id', workspaceIds as string[])
+        .andWhere({ source: 'github_pull_request', kind: 'speculative', status: 'pending', pull_request_number: pullRequestNumber })
+        .andWhere((q) => q.whereNull('github_delivery_id').orWhereNot('github_delivery_id', exceptDeliveryId))
+        .orderBy([{ column: 'created_at' }, { column: 'id' }]);
+      return rows.map(toRun);
+    });
+  }
+
   /** Runs in one of `statuses` whose approval window closed at or before `now`. */
   async listApprovalExpired(now: Date | string, statuses: readonly RunStatus[]): Promise<Run[]> {
     return translating(this.dialect, async () => {
