@@ -180,13 +180,13 @@ export async function configurationFromGitHubTarball(bytes: Buffer, workingDirec
     throw new TarballRefused("tarball_invalid", "The commit's tarball is not gzip-compressed.");
   }
   const entries = readTar(tar);
+  for (const entry of entries) checkInside(entry.name, entry.type);
   const top = entries[0]?.name.split("/")[0];
   if (!top) throw new TarballRefused("tarball_invalid", "The commit's tarball is empty.");
   const out: Buffer[] = [];
   const dir = workingDirectory.replace(/^\/+|\/+$/g, "");
   let workingDirectoryFound = dir === "";
   for (const entry of entries) {
-    checkInside(entry.name, entry.type);
     const [first, ...rest] = entry.name.split("/");
     if (first !== top) throw new TarballRefused("tarball_invalid", `The tarball's entries are not all under one top-level folder ('${entry.name}').`);
     const name = rest.join("/").replace(/\/+$/, "");
