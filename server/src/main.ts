@@ -54,7 +54,7 @@ async function main() {
   await runner.start();
   say(`runner ${runner.runnerId} started (concurrency ${config.runnerConcurrency})`);
   const githubWorker = new GitHubWorker(stackship.services);
-  githubWorker.start();
+  await githubWorker.start();
   say(
     config.github.state === "on"
       ? `GitHub App pipeline: on (App ${config.github.appId}, API ${config.github.apiUrl}); webhook URL ${config.publicUrl ?? url}/v1/github/webhooks`

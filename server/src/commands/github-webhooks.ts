@@ -104,6 +104,9 @@ export async function receiveWebhook(services: Services, headers: Readonly<Recor
     return recorded;
   }
   await services.stores.audit.record({ organizationId: null, actorId: GITHUB_ACTOR_ID, action: "github.delivery.received", targetType: "github-deliveries", targetId: deliveryId, data: { event, action, status: recorded.delivery.status }, createdAt: now });
-  if (queued) services.githubDeliveryQueued?.();
+  if (queued) {
+    await services.stores.github.dispatchDelivery(deliveryId, now);
+    services.githubDeliveryQueued?.();
+  }
   return recorded;
 }

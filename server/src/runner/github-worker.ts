@@ -4,7 +4,8 @@ import { finishDelivery, isRetryable, processDelivery } from "../commands/github
 import { syncCheckRun } from "../commands/github-check-runs.ts";
 import { GITHUB_ACTOR_ID } from "../commands/github-webhooks.ts";
 import type { Services } from "../services.ts";
-import type { GitHubDelivery } from "../store/index.ts";
+import { GITHUB_DELIVERY_TASK, type GitHubDelivery } from "../store/index.ts";
+import { startGraphileTasks } from "./graphile.ts";
 
 /** Tuning of the GitHub pipeline's job loop. */
 export interface GitHubWorkerOptions {
@@ -33,6 +34,7 @@ export class GitHubWorker {
   private ticking: Promise<void> | null = null;
   private again = false;
   private stopped = true;
+  private graphile: Awaited<ReturnType<typeof startGraphileTasks>> | null = null;
   private readonly wake = () => {
     if (this.stopped) return;
     if (this.ticking) this.again = true;
@@ -46,10 +48,23 @@ export class GitHubWorker {
     this.options = { ...DEFAULT_GITHUB_WORKER_OPTIONS, ...options };
   }
 
-  start(): void {
+  async start(): Promise<void> {
     if (!this.stopped || !this.services.github) return;
     this.stopped = false;
     this.services.githubDeliveryQueued = this.wake;
+    // On PostgreSQL a delivery queued by any API process wakes this one through graphile-worker.
+    if (this.services.db.dialect === "postgres") {
+      this.graphile = await startGraphileTasks(this.services.db, {
+        concurrency: 1,
+        tasks: {
+          [GITHUB_DELIVERY_TASK]: async () => {
+            this.wake();
+            while (this.ticking) await this.ticking;
+          },
+        },
+        log: (message, meta) => this.services.logger.warn({ worker: this.workerId, meta }, message),
+      });
+    }
     this.timer = setInterval(this.wake, this.options.pollIntervalMs);
     this.wake();
   }
@@ -60,6 +75,11 @@ export class GitHubWorker {
     this.timer = null;
     if (this.services.githubDeliveryQueued === this.wake) this.services.githubDeliveryQueued = undefined;
     while (this.ticking) await this.ticking;
+    if (this.graphile) {
+      await this.graphile.runner.stop();
+      await this.graphile.pool.end();
+      this.graphile = null;
+    }
   }
 
   /** One pass: every due delivery, then every due check run. */
@@ -113,7 +133,9 @@ export class GitHubWorker {
         return;
       }
       const wait = Math.min(10 * 60_000, this.options.backoffBaseMs * 2 ** (delivery.attempts - 1));
-      await this.services.stores.github.retryDelivery(delivery.id, { detail: `Attempt ${delivery.attempts} failed (${message.slice(0, 300)}); retrying in ${Math.round(wait / 1000)} s.`, runAfter: new Date(now.getTime() + wait), now });
+      const runAfter = new Date(now.getTime() + wait);
+      await this.services.stores.github.retryDelivery(delivery.id, { detail: `Attempt ${delivery.attempts} failed (${message.slice(0, 300)}); retrying in ${Math.round(wait / 1000)} s.`, runAfter, now });
+      await this.services.stores.github.dispatchDelivery(delivery.id, runAfter);
       log.warn({ err: message, retry_in_ms: wait }, "GitHub delivery failed; retrying later");
     }
   }

@@ -107,6 +107,9 @@ interface CheckRunRow {
   updated_at: DbTimestamp;
 }
 
+/** The graphile-worker task a queued delivery is dispatched as (PostgreSQL). */
+export const GITHUB_DELIVERY_TASK = 'stackship_github_delivery';
+
 const repositoryKey = (repository: string) => repository.toLowerCase();
 
 function toConnection(row: ConnectionRow): SourceConnection {
@@ -245,6 +248,16 @@ export class GitHubRepository {
       throw error;
     }
     return { delivery: toDelivery(row), created: true };
+  }
+
+  /**
+   * On PostgreSQL a queued delivery is also handed to graphile-worker, which wakes a GitHub worker
+   * in any API process through LISTEN/NOTIFY; the github_deliveries row stays the record that
+   * claims and retries work on (SQLite: the in-process loop polls it).
+   */
+  async dispatchDelivery(id: string, runAt: Date | string): Promise<void> {
+    if (this.dialect !== 'postgres') return;
+    await this.db.raw("select graphile_worker.add_job(?::text, json_build_object('delivery_id', ?::text), run_at => ?::timestamptz, max_attempts => 1)", [GITHUB_DELIVERY_TASK, id, isoForWrite(runAt)]);
   }
 
   async getDelivery(id: string): Promise<GitHubDelivery | undefined> {

@@ -18,7 +18,7 @@ import { PolicySetRepository } from './policy-set-repository.ts';
 import { PolicyResultRepository } from './policy-result-repository.ts';
 import { UserRepository } from './user-repository.ts';
 import { GitHubRepository } from './github-repository.ts';
-export { GitHubRepository, type DeliveryStatus, type GitHubCheckRun, type GitHubDelivery, type GitHubInstallation, type SourceConnection } from './github-repository.ts';
+export { GITHUB_DELIVERY_TASK, GitHubRepository, type DeliveryStatus, type GitHubCheckRun, type GitHubDelivery, type GitHubInstallation, type SourceConnection } from './github-repository.ts';
 
 export { migrateDown, migrateLatest, openDatabase, rollbackAll } from './db.ts';
 export type { Database } from './db.ts';

@@ -82,7 +82,7 @@ export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServe
       : null;
     await runner?.start();
     const githubWorker = options.githubWorker ? new GitHubWorker(stackship.services, { pollIntervalMs: 50, backoffBaseMs: 200, ...(options.githubWorker === true ? {} : options.githubWorker) }) : null;
-    githubWorker?.start();
+    await githubWorker?.start();
     const v1 = (token?: string) => createStackShipClient({ baseUrl, token });
     const tfe = (token?: string) => createTfeClient({ baseUrl, headers: { Accept: "application/vnd.api+json" }, auth: token });
     try {
