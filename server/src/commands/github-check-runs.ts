@@ -4,6 +4,8 @@ import type { Services } from "../services.ts";
 import type { GitHubCheckRun } from "../store/index.ts";
 import { GITHUB_ACTOR_ID } from "./github-webhooks.ts";
 
+/** How long one sync holds a check run (longer than a GitHub call may take). */
+const LEASE_MS = 60_000;
 /** The longest wait between two tries of a check run update. */
 const MAX_BACKOFF_MS = 5 * 60_000;
 
@@ -26,9 +28,10 @@ export async function syncCheckRun(services: Services, check: GitHubCheckRun): P
   if (!run) return;
   const state = checkRunStateOf(run);
   const key = checkRunStateKey(state);
+  if (!(await services.stores.github.leaseCheckRun(run.id, check.nextAttemptAt, new Date(services.clock().getTime() + LEASE_MS)))) return;
   try {
     if (check.sentState === key && check.checkRunId !== null) {
-      await services.stores.github.checkRunSent(run.id, { checkRunId: check.checkRunId, sentState: key, runUpdatedAt: run.updatedAt });
+      await services.stores.github.checkRunSent(run.id, { checkRunId: check.checkRunId, sentState: key, runUpdatedAt: run.updatedAt, now: services.clock() });
       return;
     }
     const workspace = await services.stores.workspaces.getById(run.workspaceId);
@@ -45,7 +48,7 @@ export async function syncCheckRun(services: Services, check: GitHubCheckRun): P
     let checkRunId = check.checkRunId;
     if (checkRunId === null) checkRunId = await github.createCheckRun(check.installationId, check.repository, body);
     else await github.updateCheckRun(check.installationId, check.repository, checkRunId, { ...body, name: undefined, head_sha: undefined });
-    await services.stores.github.checkRunSent(run.id, { checkRunId, sentState: key, runUpdatedAt: run.updatedAt });
+    await services.stores.github.checkRunSent(run.id, { checkRunId, sentState: key, runUpdatedAt: run.updatedAt, now: services.clock() });
   } catch (error) {
     const now = services.clock();
     const wait = Math.min(MAX_BACKOFF_MS, 1_000 * 2 ** Math.min(check.attempts, 16));

@@ -53,6 +53,9 @@ async function targetsOf(services: Services, repository: string, installationId:
   if (installationId === null || through.length === 0 || installation?.deleted || installation?.suspended) {
     return done("refused", "installation_unknown", `No workspace connects ${repository} through installation ${installationId ?? "(none)"}${installation?.deleted ? " (it was uninstalled)" : installation?.suspended ? " (it is suspended)" : ""}.`);
   }
+  if (installation && installation.repositorySelection === "selected" && !installation.repositories.includes(repository.toLowerCase())) {
+    return done("refused", "repository_not_granted", `Installation ${installationId} may not read ${repository} (the App's repository access does not include it).`);
+  }
   const targets: Target[] = [];
   for (const connection of through) {
     const workspace = await services.stores.workspaces.getById(connection.workspaceId);

@@ -15,6 +15,10 @@ export const HANDLED_EVENTS: Readonly<Record<string, readonly string[] | null>> 
 /** The audit actor of everything the pipeline does. */
 export const GITHUB_ACTOR_ID = "github-app";
 
+/** GitHub's delivery ids are GUIDs; anything of this shape is kept as the idempotency key. */
+const DELIVERY_ID = /^[A-Za-z0-9-]{1,100}$/;
+const EVENT_NAME = /^[a-z_]{1,100}$/;
+
 const verifiers = new Map<string, Webhooks>();
 
 function verifierFor(secret: string): Webhooks {
@@ -69,9 +73,11 @@ export async function receiveWebhook(services: Services, headers: Readonly<Recor
     await auditRefusal(services, "signature_invalid", { delivery_id: deliveryId ?? null, event: event ?? null });
     throw new DomainError("GITHUB_WEBHOOK_SIGNATURE_INVALID", "The X-Hub-Signature-256 does not match the body and the webhook secret.", { source: { header: "X-Hub-Signature-256" } });
   }
-  if (!deliveryId || !event) {
-    await auditRefusal(services, "headers_missing", { delivery_id: deliveryId ?? null, event: event ?? null });
-    throw new DomainError("GITHUB_WEBHOOK_INVALID", "A delivery needs the X-GitHub-Event and X-GitHub-Delivery headers.", { source: { header: deliveryId ? "X-GitHub-Event" : "X-GitHub-Delivery" } });
+  if (!deliveryId || !event || !DELIVERY_ID.test(deliveryId) || !EVENT_NAME.test(event)) {
+    await auditRefusal(services, "headers_invalid", { delivery_id: deliveryId?.slice(0, 100) ?? null, event: event?.slice(0, 100) ?? null });
+    throw new DomainError("GITHUB_WEBHOOK_INVALID", "A delivery needs an X-GitHub-Event (an event name) and an X-GitHub-Delivery (its GUID) header.", {
+      source: { header: deliveryId && DELIVERY_ID.test(deliveryId) ? "X-GitHub-Event" : "X-GitHub-Delivery" },
+    });
   }
   let payload: Record<string, unknown>;
   try {

@@ -409,12 +409,20 @@ export class GitHubRepository {
     });
   }
 
-  /** Records what GitHub now shows for the run as it was at `runUpdatedAt`. */
-  async checkRunSent(runId: string, input: { checkRunId: number; sentState: string; runUpdatedAt: Date | string }): Promise<void> {
+  /**
+   * Takes a due check run for one sync (compare and set on its due time, pushed to `leaseUntil`),
+   * so that two API processes never both create it on GitHub. Whether this caller got it.
+   */
+  async leaseCheckRun(runId: string, dueAt: string, leaseUntil: Date | string): Promise<boolean> {
+    return translating(this.dialect, async () => (await this.db('github_check_runs').where({ run_id: runId, next_attempt_at: isoForWrite(dueAt) }).update({ next_attempt_at: isoForWrite(leaseUntil) })) > 0);
+  }
+
+  /** Records what GitHub now shows for the run as it was at `runUpdatedAt`; due again whenever the run changes. */
+  async checkRunSent(runId: string, input: { checkRunId: number; sentState: string; runUpdatedAt: Date | string; now: Date | string }): Promise<void> {
     await translating(this.dialect, () =>
       this.db('github_check_runs')
         .where({ run_id: runId })
-        .update({ check_run_id: input.checkRunId, sent_state: input.sentState, attempts: 0, last_error: null, updated_at: isoForWrite(input.runUpdatedAt) }),
+        .update({ check_run_id: input.checkRunId, sent_state: input.sentState, attempts: 0, last_error: null, updated_at: isoForWrite(input.runUpdatedAt), next_attempt_at: isoForWrite(input.now) }),
     );
   }
 

@@ -137,6 +137,12 @@ testEachServer(
     assert.equal(await countRows(server, tables), before);
     assert.ok((await auditOf(server, exact.deliveryId)).some((e) => e.action === "github.delivery.replayed"));
 
+    before = await countRows(server, tables);
+    const badId = await deliver(server, double, "ping", ping, { deliveryId: "x".repeat(101) });
+    assert.is(badId.response.status, 400);
+    assert.is(badId.body.errors[0].code, "GITHUB_WEBHOOK_INVALID");
+    assert.equal(await countRows(server, tables), before);
+
     const unknown = await deliver(server, double, "star", { action: "created" });
     assert.is(unknown.response.status, 202);
     assert.is(unknown.body.data.attributes.status, "ignored");
@@ -299,6 +305,38 @@ testEachServer(
   GITHUB,
 );
 
+testEachServer(
+  push,
+  "check runs failing on GitHub are retried and audited, and never block or change the run",
+  async (server) => {
+    const connected = await connectWorkspace(server);
+    double.installations.set(connected.installationId, [connected.repository]);
+    const sha = newSha();
+    double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }));
+    double.checkRunsDown = true;
+    try {
+      const sent = await deliver(server, double, "push", pushPayload(connected.repository, connected.installationId, sha));
+      const result = await settled(server, sent.deliveryId);
+      assert.is(result.status, "processed", "the delivery does not wait for the check run");
+      const runId = result.run_ids[0];
+      await eventually("the failed check run audit", async () => (await auditOf(server, runId)).some((e) => e.action === "github.check_run.failed"));
+      const run = await runOf(server, connected.token, runId);
+      assert.is(run.attributes.status, "pending");
+      const record = await server.db.knex("github_check_runs").where({ run_id: runId }).first();
+      assert.ok(Number(record.attempts) >= 1);
+      assert.is(record.check_run_id, null);
+      assert.match(record.last_error, "502");
+      double.checkRunsDown = false;
+      const created = await eventually("the check run once GitHub is back", () => double.checkRuns.find((c) => c.body.external_id === runId), 15_000);
+      assert.is(created.body.status, "queued");
+      assert.is((await runOf(server, connected.token, runId)).attributes.updated_at, run.attributes.updated_at, "the run itself never changed");
+    } finally {
+      double.checkRunsDown = false;
+    }
+  },
+  GITHUB,
+);
+
 // ---------------------------------------------------------------------------------------------
 const pulls = suite("pull requests → speculative runs");
 
@@ -393,6 +431,8 @@ testEachServer(
     removed.repositories_added = [];
     assert.is((await settled(server, (await deliver(server, double, "installation_repositories", removed)).deliveryId)).status, "processed");
     assert.is((await sourceOf(server, connected.workspaceId, connected.token)).body.data.attributes.repository_access, "not_granted");
+    const notGranted = await deliver(server, double, "push", pushPayload(connected.repository, installationId, newSha()));
+    assert.equal(await settled(server, notGranted.deliveryId).then((r) => [r.status, r.outcome]), ["refused", "repository_not_granted"]);
     const deleted = (await import("../support/github-double.ts")).webhookExample("installation", (p) => p.action === "deleted");
     deleted.installation.id = installationId;
     assert.is((await settled(server, (await deliver(server, double, "installation", deleted)).deliveryId)).status, "processed");

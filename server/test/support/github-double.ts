@@ -38,6 +38,8 @@ export class GitHubDouble {
   /** Whether any tarball download carried an Authorization header (it must not). */
   downloadSawAuthorization = false;
   down = false;
+  /** Check run calls answer 502 (the rest of the API works). */
+  checkRunsDown = false;
   private nextCheckRunId = 1000;
   private readonly webhooks: Webhooks;
 
@@ -139,6 +141,7 @@ export class GitHubDouble {
     }
     if ((m = /^\/repos\/([^/]+\/[^/]+)\/check-runs(?:\/(\d+))?$/.exec(url.pathname)) && (req.method === "POST" || req.method === "PATCH")) {
       if (this.installationOf(req) === undefined) return this.json(res, 401, { message: "Bad credentials" });
+      if (this.checkRunsDown) return this.json(res, 502, { message: "Server Error" });
       const body = await this.body(req);
       if (req.method === "POST") {
         if (!body.name || !body.head_sha) return this.json(res, 422, { message: "Invalid request: name and head_sha are required" });
