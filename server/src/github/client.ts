@@ -52,7 +52,12 @@ export class GitHubAppClient {
     private readonly clock: () => Date = () => new Date(),
   ) {
     // GitHub hands out PKCS#1 keys; node reads both PKCS#1 and PKCS#8.
-    this.key = createPrivateKey(settings.privateKey);
+    try {
+      this.key = createPrivateKey(settings.privateKey);
+    } catch (error) {
+      throw new Error(`STACKSHIP_GITHUB_PRIVATE_KEY is not a readable PEM private key (${error instanceof Error ? error.message : String(error)}); use the .pem file GitHub generated for the App`);
+    }
+    if (this.key.asymmetricKeyType !== "rsa") throw new Error("STACKSHIP_GITHUB_PRIVATE_KEY must be the App's RSA private key (GitHub signs App JWTs with RS256)");
   }
 
   /** The App's own JWT: iss = App id, issued a minute in the past against clock drift, 9 minutes long. */
