@@ -74,6 +74,7 @@ export const errorCodes = {
   GITHUB_WEBHOOK_TOO_LARGE: { status: 413, title: "Webhook body too large" },
   GITHUB_WEBHOOK_INVALID: { status: 400, title: "Invalid webhook delivery" },
   GITHUB_APP_NOT_CONFIGURED: { status: 503, title: "The GitHub App is not configured" },
+  SOURCE_INSTALLATION_IN_USE: { status: 409, title: "The installation is connected to another organization" },
   INTERNAL: { status: 500, title: "Internal error" },
 } as const;
 

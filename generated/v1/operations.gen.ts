@@ -694,6 +694,7 @@ export const operations = [
       401: { contentType: "application/vnd.api+json", validate: v.putWorkspaceSourceResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.putWorkspaceSourceResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.putWorkspaceSourceResponse404 },
+      409: { contentType: "application/vnd.api+json", validate: v.putWorkspaceSourceResponse409 },
       422: { contentType: "application/vnd.api+json", validate: v.putWorkspaceSourceResponse422 },
     },
   },

@@ -702,7 +702,7 @@ export interface paths {
         get: operations["getWorkspaceSource"];
         /**
          * Connect the workspace to a GitHub repository (or change the connection)
-         * @description Creates or replaces the connection. `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs.
+         * @description Creates or replaces the connection. `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs. An installation serves one organization: one already used by another organization's workspace is refused (409 `SOURCE_INSTALLATION_IN_USE`), so nobody can point a workspace at a repository through someone else's installation.
          */
         put: operations["putWorkspaceSource"];
         post?: never;
@@ -3241,6 +3241,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
         };
     };

@@ -274,6 +274,7 @@ export declare const putWorkspaceSourceResponse400: Validator;
 export declare const putWorkspaceSourceResponse401: Validator;
 export declare const putWorkspaceSourceResponse403: Validator;
 export declare const putWorkspaceSourceResponse404: Validator;
+export declare const putWorkspaceSourceResponse409: Validator;
 export declare const putWorkspaceSourceResponse422: Validator;
 export declare const receiveGithubWebhookResponse200: Validator;
 export declare const receiveGithubWebhookResponse202: Validator;

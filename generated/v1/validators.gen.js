@@ -27346,6 +27346,7 @@ export const putWorkspaceSourceResponse400 = ErrorDocument;
 export const putWorkspaceSourceResponse401 = ErrorDocument;
 export const putWorkspaceSourceResponse403 = ErrorDocument;
 export const putWorkspaceSourceResponse404 = ErrorDocument;
+export const putWorkspaceSourceResponse409 = ErrorDocument;
 export const putWorkspaceSourceResponse422 = ErrorDocument;
 export const deleteWorkspaceSourceResponse400 = ErrorDocument;
 export const deleteWorkspaceSourceResponse401 = ErrorDocument;

@@ -295,7 +295,7 @@ export const getWorkspaceSource = <ThrowOnError extends boolean = false>(options
 /**
  * Connect the workspace to a GitHub repository (or change the connection)
  *
- * Creates or replaces the connection. `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs.
+ * Creates or replaces the connection. `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs. An installation serves one organization: one already used by another organization's workspace is refused (409 `SOURCE_INSTALLATION_IN_USE`), so nobody can point a workspace at a repository through someone else's installation.
  */
 export const putWorkspaceSource = <ThrowOnError extends boolean = false>(options: Options<PutWorkspaceSourceData, ThrowOnError>) => (options.client ?? client).put<PutWorkspaceSourceResponses, PutWorkspaceSourceErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, {

@@ -2153,6 +2153,10 @@ export type PutWorkspaceSourceErrors = {
      */
     404: ErrorDocument;
     /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+    /**
      * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
      */
     422: ErrorDocument;

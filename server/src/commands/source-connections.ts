@@ -24,6 +24,12 @@ export async function putSourceConnection(services: Services, actor: Authenticat
   const triggerPaths = [...new Set(input.triggerPaths ?? [])];
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
+    const claimed = await stores.github.organizationsOfInstallation(input.installationId);
+    if (claimed.some((organizationId) => organizationId !== workspace.organizationId)) {
+      throw new DomainError("SOURCE_INSTALLATION_IN_USE", `Installation ${input.installationId} is connected to workspaces of another organization; an installation serves one organization. Install the GitHub App on your own account or organization and use that installation.`, {
+        source: { pointer: "/data/attributes/installation_id" },
+      });
+    }
     const before = await stores.github.getConnection(workspace.id);
     const connection = await stores.github.putConnection({ workspaceId: workspace.id, organizationId: workspace.organizationId, installationId: input.installationId, repository: input.repository, triggerPaths, now });
     const updated = await stores.workspaces.updateSource(workspace.id, { trackedBranch, workingDirectory }, now);

@@ -87,6 +87,7 @@ export const ERROR_CODES = {
   GITHUB_WEBHOOK_TOO_LARGE: { kind: 'too_large', title: 'Webhook body too large' },
   GITHUB_WEBHOOK_INVALID: { kind: 'invalid', title: 'Invalid webhook delivery' },
   GITHUB_APP_NOT_CONFIGURED: { kind: 'unavailable', title: 'The GitHub App is not configured' },
+  SOURCE_INSTALLATION_IN_USE: { kind: 'conflict', title: 'The installation is connected to another organization' },
   INTERNAL: { kind: 'unavailable', title: 'Internal error' },
 } as const satisfies Record<string, { readonly kind: ErrorKind; readonly title: string }>;
 

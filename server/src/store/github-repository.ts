@@ -201,6 +201,14 @@ export class GitHubRepository {
     return translating(this.dialect, async () => (await this.db('source_connections').where({ workspace_id: workspaceId }).delete()) > 0);
   }
 
+  /** The organizations whose workspaces connect through `installationId`. */
+  async organizationsOfInstallation(installationId: number): Promise<string[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db('source_connections').distinct<{ organization_id: string }[]>('organization_id').where({ installation_id: installationId });
+      return rows.map((r) => r.organization_id);
+    });
+  }
+
   /** Every connection to `repository` (any case), oldest first. */
   async connectionsOf(repository: string): Promise<SourceConnection[]> {
     return translating(this.dialect, async () => {

@@ -307,6 +307,37 @@ testEachServer(
 
 testEachServer(
   push,
+  "one repository backs several workspaces: a push runs exactly the workspaces whose directory it changed",
+  async (server) => {
+    const network = await connectWorkspace(server, { workingDirectory: "network" });
+    const app = await connectWorkspace(server, { workingDirectory: "app", repository: network.repository, installationId: network.installationId, organization: network });
+    // Another organization cannot connect through this installation (nor reach the repository).
+    const { token: otherToken, organizationName: other } = await createOrganizationWithToken(server, "intruder", "admin");
+    const otherWorkspace = await createWorkspace(server, otherToken, other);
+    const before = await countRows(server, ["source_connections", "audit_events"]);
+    const refused = await fetch(`${server.baseUrl}/v1/workspaces/${otherWorkspace.id}/source`, {
+      method: "PUT",
+      headers: { Authorization: `Bearer ${otherToken}`, "Content-Type": "application/vnd.api+json" },
+      body: JSON.stringify({ data: { type: "source-connections", attributes: { installation_id: network.installationId, repository: network.repository } } }),
+    });
+    assert.is(refused.status, 409);
+    assert.is(((await refused.json()) as any).errors[0].code, "SOURCE_INSTALLATION_IN_USE");
+    assert.equal(await countRows(server, ["source_connections", "audit_events"]), before);
+    double.installations.set(network.installationId, [network.repository]);
+    const sha = newSha();
+    double.setTarball(network.repository, sha, await commitTarball(network.repository, sha, { "network/main.tf": MAIN_TF, "app/main.tf": MAIN_TF }));
+    const one = await settled(server, (await deliver(server, double, "push", pushPayload(network.repository, network.installationId, sha, { changed: ["app/main.tf"] }))).deliveryId);
+    assert.is(one.run_ids.length, 1);
+    assert.is((await server.db.knex("runs").where({ id: one.run_ids[0] }).first()).workspace_id, app.workspaceId);
+    const both = await settled(server, (await deliver(server, double, "push", pushPayload(network.repository, network.installationId, sha, { changed: ["app/main.tf", "network/main.tf"] }))).deliveryId);
+    const workspaces = (await server.db.knex("runs").whereIn("id", both.run_ids).select("workspace_id")).map((r) => r.workspace_id).sort();
+    assert.equal(workspaces, [network.workspaceId, app.workspaceId].sort());
+  },
+  GITHUB,
+);
+
+testEachServer(
+  push,
   "check runs failing on GitHub are retried and audited, and never block or change the run",
   async (server) => {
     const connected = await connectWorkspace(server);

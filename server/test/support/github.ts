@@ -38,10 +38,9 @@ export interface Connected {
 /** Creates an organization and a workspace and connects it (PUT /v1/workspaces/{id}/source). */
 export async function connectWorkspace(
   server: TestServer,
-  options: { repository?: string; installationId?: number; trackedBranch?: string; workingDirectory?: string; triggerPaths?: string[]; organizationName?: string } = {},
+  options: { repository?: string; installationId?: number; trackedBranch?: string; workingDirectory?: string; triggerPaths?: string[]; organization?: { organizationName: string; token: string } } = {},
 ): Promise<Connected> {
-  const organizationName = options.organizationName ?? `gh-${randomBytes(4).toString("hex")}`;
-  const { token } = await createOrganizationWithToken(server, organizationName, "admin");
+  const { organizationName, token } = options.organization ?? (await createOrganizationWithToken(server, `gh-${randomBytes(4).toString("hex")}`, "admin"));
   const workspace = await createWorkspace(server, token, organizationName);
   const repository = options.repository ?? newRepository();
   const installationId = options.installationId ?? newInstallationId();
