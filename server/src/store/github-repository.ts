@@ -232,7 +232,8 @@ export class GitHubRepository {
       installation_id: input.installationId,
       repository: input.repository,
       repository_key: input.repository === null ? null : repositoryKey(input.repository),
-      payload: input.payload,
+      // Kept only while the job needs it.
+      payload: input.status === 'queued' ? input.payload : '',
       status: input.status,
       outcome: input.outcome ?? null,
       detail: input.detail ?? null,
@@ -293,13 +294,13 @@ export class GitHubRepository {
     );
   }
 
-  /** Ends a processing delivery: processed, ignored, refused or failed, with its outcome. */
+  /** Ends a processing delivery: processed, ignored, refused or failed, with its outcome (its payload, up to 5 MiB, is no longer kept). */
   async finishDelivery(id: string, input: { status: Exclude<DeliveryStatus, 'queued' | 'processing'>; outcome: string; detail: string; runIds?: string[]; now: Date | string }): Promise<void> {
     const at = isoForWrite(input.now);
     await translating(this.dialect, () =>
       this.db('github_deliveries')
         .where({ id })
-        .update({ status: input.status, outcome: input.outcome, detail: input.detail, run_ids: JSON.stringify(input.runIds ?? []), processed_at: at, locked_by: null, locked_at: null, updated_at: at }),
+        .update({ status: input.status, outcome: input.outcome, detail: input.detail, run_ids: JSON.stringify(input.runIds ?? []), payload: '', processed_at: at, locked_by: null, locked_at: null, updated_at: at }),
     );
   }
 
