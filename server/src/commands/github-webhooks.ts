@@ -1,4 +1,4 @@
-import { Webhooks } from "@octokit/webhooks";
+import type { Webhooks } from "@octokit/webhooks";
 import { DomainError } from "../domain/errors.ts";
 import type { Services } from "../services.ts";
 import type { GitHubDelivery } from "../store/index.ts";
@@ -21,10 +21,13 @@ const EVENT_NAME = /^[a-z_]{1,100}$/;
 
 const verifiers = new Map<string, Webhooks>();
 
-function verifierFor(secret: string): Webhooks {
+async function verifierFor(secret: string): Promise<Webhooks> {
   let verifier = verifiers.get(secret);
   if (!verifier) {
-    verifier = new Webhooks({ secret });
+    // Imported dynamically: the package is ESM-only (its exports offer no `require` condition),
+    // and the test runner loads this module through a CommonJS hook.
+    const { Webhooks: WebhooksClass } = await import("@octokit/webhooks");
+    verifier = new WebhooksClass({ secret });
     verifiers.set(secret, verifier);
   }
   return verifier;
@@ -65,7 +68,7 @@ export async function receiveWebhook(services: Services, headers: Readonly<Recor
   const raw = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8");
   let valid = false;
   try {
-    valid = await verifierFor(settings.webhookSecret).verify(raw, signature);
+    valid = await (await verifierFor(settings.webhookSecret)).verify(raw, signature);
   } catch {
     valid = false;
   }

@@ -10,7 +10,8 @@ import { testEachServer, type TestServer } from "../support/test-server.ts";
 // is what the queue-related cases need). The end-to-end case with real tofu is in
 // test/lifecycle/github-push.test.ts.
 
-const double = await new GitHubDouble().start();
+// Started before the first suite and stopped after the last (uvu's -r tsx hook has no top-level await).
+const double = new GitHubDouble();
 /** The tarball limit of these servers: small, so that both sides of it are cheap to test. */
 const TARBALL_LIMIT = 64 * 1024;
 const GITHUB = { config: { github: double.config(TARBALL_LIMIT) }, githubWorker: { backoffBaseMs: 100 } } as const;
@@ -33,6 +34,9 @@ async function runOf(server: TestServer, token: string, runId: string) {
 
 // ---------------------------------------------------------------------------------------------
 const source = suite("workspace source connection");
+source.before(async () => {
+  await double.start();
+});
 
 testEachServer(source, "without the GitHub variables the pipeline is off: the source document says so and the webhook answers 503, writing nothing", async (server) => {
   const { token, organizationName } = await createOrganizationWithToken(server, "nogh", "admin");

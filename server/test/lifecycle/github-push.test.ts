@@ -10,7 +10,7 @@ import { testEachServer } from "../support/test-server.ts";
 // End to end with real tofu in the sandbox: a push and a pull request through the GitHub App
 // pipeline, against the local GitHub API double.
 
-const double = await new GitHubDouble().start();
+const double = new GitHubDouble();
 const FILES = {
   "infra/main.tf": 'module "greet" {\n  source = "../modules/greet"\n}\n\noutput "greeting" {\n  value = module.greet.greeting\n}\n',
   "modules/greet/main.tf": 'resource "terraform_data" "greeting" {\n  input = "hello"\n}\n\noutput "greeting" {\n  value = terraform_data.greeting.output\n}\n',
@@ -18,6 +18,9 @@ const FILES = {
 };
 
 const github = suite("GitHub pipeline with real tofu");
+github.before(async () => {
+  await double.start();
+});
 github.after(() => double.stop());
 
 testEachServer(

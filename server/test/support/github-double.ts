@@ -2,7 +2,7 @@ import { createPublicKey, generateKeyPairSync, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
-import { Webhooks } from "@octokit/webhooks";
+import type { Webhooks } from "@octokit/webhooks";
 import { jwtVerify } from "jose";
 import type { Config } from "../../src/config.ts";
 
@@ -41,14 +41,13 @@ export class GitHubDouble {
   /** Check run calls answer 502 (the rest of the API works). */
   checkRunsDown = false;
   private nextCheckRunId = 1000;
-  private readonly webhooks: Webhooks;
+  private webhooks: Webhooks | null = null;
 
   constructor() {
     const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
     // GitHub hands Apps PKCS#1 keys ("BEGIN RSA PRIVATE KEY").
     this.privateKeyPem = privateKey.export({ type: "pkcs1", format: "pem" }).toString();
     this.publicKey = createPublicKey(publicKey.export({ type: "spki", format: "pem" }));
-    this.webhooks = new Webhooks({ secret: this.webhookSecret });
   }
 
   async start(): Promise<this> {
@@ -63,9 +62,20 @@ export class GitHubDouble {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
-  /** StackShip's configuration for this double (the pipeline on). */
+  /** StackShip's configuration for this double (the pipeline on); its API URL is read when used, so it may be taken before start(). */
   config(tarballMaxBytes = 64 * 1024 * 1024): Config["github"] {
-    return { state: "on", appId: this.appId, privateKey: this.privateKeyPem, webhookSecret: this.webhookSecret, apiUrl: this.url, tarballMaxBytes };
+    const double = this;
+    return {
+      state: "on",
+      appId: this.appId,
+      privateKey: this.privateKeyPem,
+      webhookSecret: this.webhookSecret,
+      get apiUrl() {
+        if (!double.url) throw new Error("the GitHub double is not started");
+        return double.url;
+      },
+      tarballMaxBytes,
+    };
   }
 
   /** Serves `bytes` as the tarball of `repository` at `sha`. */
@@ -74,7 +84,9 @@ export class GitHubDouble {
   }
 
   /** Signs a body as GitHub does with the webhook secret (`sha256=…`). */
-  sign(body: string): Promise<string> {
+  async sign(body: string): Promise<string> {
+    // ESM-only package, imported dynamically (the test runner's CommonJS hook cannot require it).
+    this.webhooks ??= new (await import("@octokit/webhooks")).Webhooks({ secret: this.webhookSecret });
     return this.webhooks.sign(body);
   }
 
