@@ -33,6 +33,7 @@ export class GitHubWorker {
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
   private again = false;
+  private lastStaleSweep = 0;
   private stopped = true;
   private graphile: Awaited<ReturnType<typeof startGraphileTasks>> | null = null;
   private readonly wake = () => {
@@ -89,7 +90,10 @@ export class GitHubWorker {
     this.ticking = (async () => {
       try {
         const now = this.services.clock();
-        await this.services.stores.github.releaseStaleDeliveries(new Date(now.getTime() - this.options.staleAfterMs), now);
+        if (now.getTime() - this.lastStaleSweep >= 30_000) {
+          this.lastStaleSweep = now.getTime();
+          await this.services.stores.github.releaseStaleDeliveries(new Date(now.getTime() - this.options.staleAfterMs), now);
+        }
         for (;;) {
           if (this.stopped) break;
           const delivery = await this.services.stores.github.claimDelivery(this.workerId, this.services.clock());
