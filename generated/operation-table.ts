@@ -10,7 +10,8 @@ export interface OperationDescriptor {
   authenticated: boolean;
   validatePath: Validator;
   validateQuery: Validator;
-  requestBody: { contentType: string; required: boolean; validate: Validator | null } | null;
+  /** With raw, the handler receives the unparsed bytes (at most maxBytes, else tooLargeCode) and nothing is validated before it. */
+  requestBody: { contentType: string; required: boolean; validate: Validator | null; raw?: { maxBytes: number; tooLargeCode: string } } | null;
   responses: Record<number, { contentType: string | null; validate: Validator | null }>;
 }
 

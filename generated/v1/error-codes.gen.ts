@@ -72,6 +72,11 @@ export const errorCodes = {
   DOWNLOAD_REASON_REQUIRED: { status: 422, title: "A reason is required" },
   RAW_PLAN_UNAVAILABLE: { status: 404, title: "Raw plan is not available" },
   EMERGENCY_STATE_UNAVAILABLE: { status: 404, title: "No state was uploaded by this run" },
+  GITHUB_WEBHOOK_SIGNATURE_INVALID: { status: 401, title: "Webhook signature missing or wrong" },
+  GITHUB_WEBHOOK_TOO_LARGE: { status: 413, title: "Webhook body too large" },
+  GITHUB_WEBHOOK_INVALID: { status: 400, title: "Invalid webhook delivery" },
+  GITHUB_APP_NOT_CONFIGURED: { status: 503, title: "The GitHub App is not configured" },
+  SOURCE_INSTALLATION_IN_USE: { status: 409, title: "The installation is connected to another organization" },
   INTERNAL: { status: 500, title: "Internal error" },
 } as const;
 

@@ -52,6 +52,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getConfigurationVersion"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  receiveGithubWebhook: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: Uint8Array;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["receiveGithubWebhook"]["responses"][200]["content"]["application/vnd.api+json"]> | HandlerResult<202, Ops["receiveGithubWebhook"]["responses"][202]["content"]["application/vnd.api+json"]>>;
   createOrganization: (input: {
     path: Record<string, never>;
     query: Record<string, never>;
@@ -232,6 +238,24 @@ export type Handlers<Ctx> = {
     body: NonNullable<Ops["createRun"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<201, Ops["createRun"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  getWorkspaceSource: (input: {
+    path: NonNullable<Ops["getWorkspaceSource"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getWorkspaceSource"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  putWorkspaceSource: (input: {
+    path: NonNullable<Ops["putWorkspaceSource"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["putWorkspaceSource"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["putWorkspaceSource"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  deleteWorkspaceSource: (input: {
+    path: NonNullable<Ops["deleteWorkspaceSource"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
   listVariables: (input: {
     path: NonNullable<Ops["listVariables"]["parameters"]["path"]>;
     query: Record<string, never>;

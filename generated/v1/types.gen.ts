@@ -117,6 +117,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/github/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a GitHub App webhook delivery
+         * @description No bearer token: the `X-Hub-Signature-256` HMAC (SHA-256 over the raw body with the App's webhook secret, `STACKSHIP_GITHUB_WEBHOOK_SECRET`) is the proof, checked in constant time before the body is parsed or anything is written; a missing or wrong signature is 401 `GITHUB_WEBHOOK_SIGNATURE_INVALID` and only audited. At most 5 MiB of body (413 `GITHUB_WEBHOOK_TOO_LARGE`). A verified delivery is recorded and answered 202 at once; the work (runs, configuration versions, installation updates) happens in a job that is retried with backoff. A delivery id seen before (a redelivery) creates nothing and answers 200 with the recorded delivery. Events acted on: `push`, `pull_request` (opened, synchronize, reopened, closed), `installation`, `installation_repositories`, `ping`; any other verified event is recorded as ignored. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off.
+         */
+        post: operations["receiveGithubWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/organizations": {
         parameters: {
             query?: never;
@@ -666,6 +686,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workspaces/{workspace_id}/source": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The workspace's source connection, the pipeline's state and the last deliveries
+         * @description Always 200 for a workspace the caller can read: `data` is the connection (null when the workspace has none), `meta.pipeline` says whether the GitHub App pipeline is configured on this deployment (and which variables are missing when it is not), `meta.deliveries` lists the last 20 webhook deliveries about the connected repository, newest first.
+         */
+        get: operations["getWorkspaceSource"];
+        /**
+         * Connect the workspace to a GitHub repository (or change the connection)
+         * @description Creates or replaces the connection. `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs. An installation serves one organization: one already used by another organization's workspace is refused (409 `SOURCE_INSTALLATION_IN_USE`), so nobody can point a workspace at a repository through someone else's installation.
+         */
+        put: operations["putWorkspaceSource"];
+        post?: never;
+        /**
+         * Disconnect the workspace from its repository
+         * @description Runs already created stay as they are; later deliveries no longer reach this workspace. 404 when it has no connection.
+         */
+        delete: operations["deleteWorkspaceSource"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspaces/{workspace_id}/variables": {
         parameters: {
             query?: never;
@@ -788,6 +838,36 @@ export interface components {
             status: string;
             /** @description Fixed per code. */
             title: string;
+        };
+        GitHubDelivery: {
+            attributes: {
+                action: string | null;
+                attempts: number;
+                /** @description One sentence for a human. */
+                detail: string | null;
+                /** @description `X-GitHub-Event`: push, pull_request, installation, installation_repositories, ping, … */
+                event: string;
+                installation_id: number | null;
+                /** @description A stable code for how it ended (e.g. `run_created`, `branch_not_tracked`, `tarball_path_escapes`); null while queued. */
+                outcome: string | null;
+                processed_at: components["schemas"]["Timestamp"] | null;
+                received_at: components["schemas"]["Timestamp"];
+                /** @description `owner/name` of the repository the event is about, when it names one. */
+                repository: string | null;
+                run_ids: components["schemas"]["RunId"][];
+                /**
+                 * @description `queued` until the job takes it (and between retries), `processed` when it did what the event asks, `ignored` when it asks nothing of StackShip (e.g. a push to an untracked branch), `refused` when it may not be acted on (unknown installation, a tarball with an escaping path, …; nothing written but the audit), `failed` after its last retry.
+                 * @enum {string}
+                 */
+                status: "queued" | "processing" | "processed" | "ignored" | "refused" | "failed";
+            };
+            /** @description GitHub's `X-GitHub-Delivery` (a GUID). */
+            id: string;
+            /** @constant */
+            type: "github-deliveries";
+        };
+        GitHubDeliveryDocument: {
+            data: components["schemas"]["GitHubDelivery"];
         };
         Health: {
             /** @enum {string} */
@@ -1084,6 +1164,8 @@ export interface components {
                 approval_expires_at: components["schemas"]["Timestamp"] | null;
                 /** @constant */
                 auto_apply: false;
+                /** @description The commit the run was made from, when its source recorded one (GitHub runs); null otherwise. */
+                commit: null | components["schemas"]["RunCommit"];
                 config_digest: components["schemas"]["Sha256"];
                 created_at: components["schemas"]["Timestamp"];
                 /** @description SHA-256 over the dependency lock file and module manifest the plan used. */
@@ -1118,8 +1200,7 @@ export interface components {
                 predecessor_state_digest: components["schemas"]["Sha256"] | null;
                 /** @description The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed. */
                 recovery: null | components["schemas"]["RunRecovery"];
-                /** @enum {string} */
-                source: "api" | "tfe-api" | "github";
+                source: components["schemas"]["RunSource"];
                 /** @enum {string} */
                 status: "pending" | "planning" | "policy_checking" | "policy_soft_failed" | "awaiting_approval" | "applying" | "applied" | "planned_and_finished" | "discarded" | "canceled" | "errored" | "expired" | "plan_credentials_required" | "needs_recovery";
                 /** @description Why the run ended where it did (null while it is still moving). */
@@ -1146,6 +1227,20 @@ export interface components {
                 /** @constant */
                 type: "approvals";
             };
+        };
+        RunCommit: {
+            /** @description The commit author: the GitHub login when known, else the name. */
+            author: string | null;
+            /** @description True for a pull request from a fork (its head repository differs from the base). Such a run never receives a cloud credential or a sensitive variable. */
+            fork: boolean;
+            /** @description The commit message (null when GitHub did not say). */
+            message: string | null;
+            /** @description The Git ref: `refs/heads/<branch>` for a push, `refs/pull/<number>/head` for a pull request. */
+            ref: string;
+            /** @description The repository the commit comes from (`owner/name`; for a fork pull request the fork). */
+            repository: string;
+            /** @description The full commit SHA the configuration was made from. */
+            sha: string;
         };
         RunCreateDocument: {
             data: {
@@ -1398,8 +1493,7 @@ export interface components {
             /** @enum {string} */
             kind: "plan_and_apply" | "speculative";
             run_id: components["schemas"]["RunId"];
-            /** @enum {string} */
-            source: "api" | "tfe-api" | "github";
+            source: components["schemas"]["RunSource"];
             source_ref: components["schemas"]["RunReviewRecordedString"];
             /** @description When the first phase attempt started (null while none has). */
             started_at: components["schemas"]["RunReviewNullableTimestamp"];
@@ -1513,6 +1607,11 @@ export interface components {
             /** @constant */
             state: "not_recorded";
         };
+        /**
+         * @description What created the run: the native API (`api`), the `tofu` CLI through the OpenTofu Cloud compatibility API (`cli`), or the GitHub App on a push to the tracked branch (`github_push`) or on a pull request targeting it (`github_pull_request`).
+         * @enum {string}
+         */
+        RunSource: "api" | "cli" | "github_push" | "github_pull_request";
         SessionCreateDocument: {
             data: {
                 attributes: {
@@ -1550,6 +1649,71 @@ export interface components {
         };
         /** @description Lower-case hexadecimal SHA-256. */
         Sha256: string;
+        SourceConnection: {
+            attributes: {
+                created_at: components["schemas"]["Timestamp"];
+                installation_id: number;
+                /** @constant */
+                provider: "github";
+                repository: components["schemas"]["SourceRepository"];
+                /**
+                 * @description Whether the installation can see the repository, from the installation and installation_repositories events StackShip received (`unknown` before any arrived).
+                 * @enum {string}
+                 */
+                repository_access: "granted" | "not_granted" | "unknown";
+                tracked_branch: string;
+                trigger_paths: string[];
+                updated_at: components["schemas"]["Timestamp"];
+                working_directory: string;
+            };
+            id: components["schemas"]["WorkspaceId"];
+            links: components["schemas"]["Links"];
+            relationships: {
+                workspace: components["schemas"]["Relationship"];
+            };
+            /** @constant */
+            type: "source-connections";
+        };
+        SourceConnectionDocument: {
+            /** @description The workspace's connection; null when it has none. */
+            data: null | components["schemas"]["SourceConnection"];
+            meta: {
+                /** @description The last (at most 20) deliveries about the connected repository, newest first; empty when not connected. */
+                deliveries: components["schemas"]["GitHubDelivery"][];
+                pipeline: components["schemas"]["SourcePipeline"];
+            };
+        };
+        SourceConnectionWriteDocument: {
+            data: {
+                attributes: {
+                    /** @description The GitHub App installation that can see the repository. */
+                    installation_id: number;
+                    repository: components["schemas"]["SourceRepository"];
+                    /** @description Defaults to the workspace's tracked branch. */
+                    tracked_branch?: string;
+                    trigger_paths?: components["schemas"]["SourceTriggerPaths"];
+                    /** @description The configuration's directory inside the repository; the root ("") by default. */
+                    working_directory?: string;
+                };
+                /** @constant */
+                type: "source-connections";
+            };
+        };
+        SourcePipeline: {
+            /** @description One sentence: what is configured, or which variables are missing. */
+            detail: string;
+            /** @enum {string} */
+            state: "on" | "off";
+            /** @description Where the GitHub App must send its webhooks. */
+            webhook_url: string;
+        };
+        /**
+         * @description `owner/name`
+         * @example acme/networking
+         */
+        SourceRepository: string;
+        /** @description Globs relative to the repository root (`*` within a path segment, `**` across segments, `?` one character). A push creates a run only when it changes a file under the working directory or matching one of these. */
+        SourceTriggerPaths: string[];
         /**
          * PlanDiff
          * @description stackship.plan-diff/v1: the redacted, bounded per-resource change list of one run's plan, built in the plan sandbox from `tofu show -json` of the saved plan (built by server/src/domain/plan-diff/plan-diff.mjs, the `stackship-plan-diff` command). Resources whose only actions are no-op or read are omitted, and a create/delete pair is one `replace`, so the totals can differ from the plan counts. Sensitive values (by the plan's own before_sensitive/after_sensitive masks; a path sensitive on either side is redacted on both) are replaced by the marker {"$stackship":"sensitive"}; values OpenTofu knows only after apply by {"$stackship":"unknown"} (with "sensitive": true when also sensitive); integers JSON cannot carry exactly by {"$stackship":"imprecise_number"}. A real object key that starts with `$` is written with one more leading `$`, so a marker is never ambiguous. A resource whose masks cannot be resolved against its values is listed with `detail_withheld` instead of values (fail closed). Bounds: at most 5,000 resources (the excess is cut from the input before redaction) and 4,194,304 bytes of UTF-8 (the detail of the largest remaining resource is withheld until it fits; only if that is not enough, trailing resources are dropped).
@@ -1855,7 +2019,7 @@ export interface components {
                 "application/vnd.api+json": components["schemas"]["ErrorDocument"];
             };
         };
-        /** @description The upload exceeds the limit (`CONFIGURATION_UPLOAD_TOO_LARGE`). */
+        /** @description The body exceeds the limit (`CONFIGURATION_UPLOAD_TOO_LARGE`, `GITHUB_WEBHOOK_TOO_LARGE`). */
         TooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -1866,6 +2030,15 @@ export interface components {
         };
         /** @description No valid bearer token (`UNAUTHENTICATED`). */
         Unauthenticated: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+            };
+        };
+        /** @description The feature is not configured on this deployment (see the code). */
+        Unavailable: {
             headers: {
                 [name: string]: unknown;
             };
@@ -2085,6 +2258,50 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             404: components["responses"]["NotFound"];
+        };
+    };
+    receiveGithubWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The delivery GUID, the idempotency key (400 `GITHUB_WEBHOOK_INVALID` when missing). */
+                "X-GitHub-Delivery"?: string;
+                /** @description The event name (400 `GITHUB_WEBHOOK_INVALID` when missing). */
+                "X-GitHub-Event"?: string;
+                /** @description `sha256=<hex HMAC>`; missing or wrong is 401. */
+                "X-Hub-Signature-256"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description A redelivery of a delivery already recorded; nothing new was created. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["GitHubDeliveryDocument"];
+                };
+            };
+            /** @description Verified and recorded; the work is queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["GitHubDeliveryDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            413: components["responses"]["TooLarge"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createOrganization: {
@@ -2980,6 +3197,87 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
+        };
+    };
+    getWorkspaceSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection (or null) with the pipeline state and recent deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["SourceConnectionDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    putWorkspaceSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["SourceConnectionWriteDocument"];
+            };
+        };
+        responses: {
+            /** @description The connection as stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["SourceConnectionDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    deleteWorkspaceSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Disconnected. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     listVariables: {

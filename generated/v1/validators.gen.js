@@ -1358,13 +1358,594 @@ return errors === 0;
 }
 validate28.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Health = validate29;
-const schema45 = {"type":"object","additionalProperties":false,"required":["status","database","version"],"properties":{"status":{"type":"string","enum":["ok"]},"database":{"type":"string","enum":["ok"]},"version":{"type":"string"}}};
+export const GitHubDeliveryDocument = validate29;
+const schema45 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/GitHubDelivery"}}};
+const schema46 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"github-deliveries"},"id":{"type":"string","description":"GitHub's `X-GitHub-Delivery` (a GUID)."},"attributes":{"type":"object","additionalProperties":false,"required":["event","action","repository","installation_id","status","outcome","detail","attempts","run_ids","received_at","processed_at"],"properties":{"event":{"type":"string","description":"`X-GitHub-Event`: push, pull_request, installation, installation_repositories, ping, …"},"action":{"type":["string","null"]},"repository":{"type":["string","null"],"description":"`owner/name` of the repository the event is about, when it names one."},"installation_id":{"type":["integer","null"]},"status":{"type":"string","enum":["queued","processing","processed","ignored","refused","failed"],"description":"`queued` until the job takes it (and between retries), `processed` when it did what the event asks, `ignored` when it asks nothing of StackShip (e.g. a push to an untracked branch), `refused` when it may not be acted on (unknown installation, a tarball with an escaping path, …; nothing written but the audit), `failed` after its last retry."},"outcome":{"type":["string","null"],"description":"A stable code for how it ended (e.g. `run_created`, `branch_not_tracked`, `tarball_path_escapes`); null while queued."},"detail":{"type":["string","null"],"description":"One sentence for a human."},"attempts":{"type":"integer","minimum":0},"run_ids":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"received_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"processed_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}}};
+const schema47 = {"type":"string","pattern":"^run-[0-9a-z]{16}$"};
+const func2 = Object.prototype.hasOwnProperty;
+const pattern10 = new RegExp("^run-[0-9a-z]{16}$", "u");
+
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate30.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.attributes === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "id")) || (key0 === "attributes"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("github-deliveries" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "github-deliveries"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.attributes !== undefined){
+let data2 = data.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.event === undefined){
+const err6 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "event"},message:"must have required property '"+"event"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data2.action === undefined){
+const err7 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data2.repository === undefined){
+const err8 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data2.installation_id === undefined){
+const err9 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "installation_id"},message:"must have required property '"+"installation_id"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data2.status === undefined){
+const err10 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data2.outcome === undefined){
+const err11 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data2.detail === undefined){
+const err12 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "detail"},message:"must have required property '"+"detail"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data2.attempts === undefined){
+const err13 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "attempts"},message:"must have required property '"+"attempts"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data2.run_ids === undefined){
+const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "run_ids"},message:"must have required property '"+"run_ids"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data2.received_at === undefined){
+const err15 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "received_at"},message:"must have required property '"+"received_at"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data2.processed_at === undefined){
+const err16 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "processed_at"},message:"must have required property '"+"processed_at"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!(func2.call(schema46.properties.attributes.properties, key1))){
+const err17 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data2.event !== undefined){
+if(typeof data2.event !== "string"){
+const err18 = {instancePath:instancePath+"/attributes/event",schemaPath:"#/properties/attributes/properties/event/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data2.action !== undefined){
+let data4 = data2.action;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err19 = {instancePath:instancePath+"/attributes/action",schemaPath:"#/properties/attributes/properties/action/type",keyword:"type",params:{type: schema46.properties.attributes.properties.action.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data2.repository !== undefined){
+let data5 = data2.repository;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err20 = {instancePath:instancePath+"/attributes/repository",schemaPath:"#/properties/attributes/properties/repository/type",keyword:"type",params:{type: schema46.properties.attributes.properties.repository.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data2.installation_id !== undefined){
+let data6 = data2.installation_id;
+if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
+const err21 = {instancePath:instancePath+"/attributes/installation_id",schemaPath:"#/properties/attributes/properties/installation_id/type",keyword:"type",params:{type: schema46.properties.attributes.properties.installation_id.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data2.status !== undefined){
+let data7 = data2.status;
+if(typeof data7 !== "string"){
+const err22 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(!((((((data7 === "queued") || (data7 === "processing")) || (data7 === "processed")) || (data7 === "ignored")) || (data7 === "refused")) || (data7 === "failed"))){
+const err23 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema46.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data2.outcome !== undefined){
+let data8 = data2.outcome;
+if((typeof data8 !== "string") && (data8 !== null)){
+const err24 = {instancePath:instancePath+"/attributes/outcome",schemaPath:"#/properties/attributes/properties/outcome/type",keyword:"type",params:{type: schema46.properties.attributes.properties.outcome.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data2.detail !== undefined){
+let data9 = data2.detail;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err25 = {instancePath:instancePath+"/attributes/detail",schemaPath:"#/properties/attributes/properties/detail/type",keyword:"type",params:{type: schema46.properties.attributes.properties.detail.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data2.attempts !== undefined){
+let data10 = data2.attempts;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err26 = {instancePath:instancePath+"/attributes/attempts",schemaPath:"#/properties/attributes/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 0 || isNaN(data10)){
+const err27 = {instancePath:instancePath+"/attributes/attempts",schemaPath:"#/properties/attributes/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+if(data2.run_ids !== undefined){
+let data11 = data2.run_ids;
+if(Array.isArray(data11)){
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+let data12 = data11[i0];
+if(typeof data12 === "string"){
+if(!pattern10.test(data12)){
+const err28 = {instancePath:instancePath+"/attributes/run_ids/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/attributes/run_ids/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/attributes/run_ids",schemaPath:"#/properties/attributes/properties/run_ids/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data2.received_at !== undefined){
+let data13 = data2.received_at;
+if(typeof data13 === "string"){
+if(!pattern6.test(data13)){
+const err31 = {instancePath:instancePath+"/attributes/received_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(!(formats0.validate(data13))){
+const err32 = {instancePath:instancePath+"/attributes/received_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/attributes/received_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data2.processed_at !== undefined){
+let data14 = data2.processed_at;
+const _errs33 = errors;
+let valid6 = false;
+let passing0 = null;
+const _errs34 = errors;
+if(typeof data14 === "string"){
+if(!pattern6.test(data14)){
+const err34 = {instancePath:instancePath+"/attributes/processed_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(!(formats0.validate(data14))){
+const err35 = {instancePath:instancePath+"/attributes/processed_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/attributes/processed_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid0 = _errs34 === errors;
+if(_valid0){
+valid6 = true;
+passing0 = 0;
+}
+const _errs37 = errors;
+if(data14 !== null){
+const err37 = {instancePath:instancePath+"/attributes/processed_at",schemaPath:"#/properties/attributes/properties/processed_at/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid0 = _errs37 === errors;
+if(_valid0 && valid6){
+valid6 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid6 = true;
+passing0 = 1;
+}
+}
+if(!valid6){
+const err38 = {instancePath:instancePath+"/attributes/processed_at",schemaPath:"#/properties/attributes/properties/processed_at/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs33;
+if(vErrors !== null){
+if(_errs33){
+vErrors.length = _errs33;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+validate30.errors = vErrors;
+return errors === 0;
+}
+validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate29.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate30(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate29.errors = vErrors;
+return errors === 0;
+}
+validate29.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const Health = validate32;
+const schema50 = {"type":"object","additionalProperties":false,"required":["status","database","version"],"properties":{"status":{"type":"string","enum":["ok"]},"database":{"type":"string","enum":["ok"]},"version":{"type":"string"}}};
+
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate32.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1427,7 +2008,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!(data0 === "ok")){
-const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema45.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema50.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1450,7 +2031,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(data1 === "ok")){
-const err7 = {instancePath:instancePath+"/database",schemaPath:"#/properties/database/enum",keyword:"enum",params:{allowedValues: schema45.properties.database.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/database",schemaPath:"#/properties/database/enum",keyword:"enum",params:{allowedValues: schema50.properties.database.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1483,23 +2064,23 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate29.errors = vErrors;
+validate32.errors = vErrors;
 return errors === 0;
 }
-validate29.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const MembershipCreateDocument = validate30;
-const schema46 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"memberships"},"attributes":{"type":"object","additionalProperties":false,"required":["email","role"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"role":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Role"},"project_id":{"type":"string","pattern":"^prj-[0-9a-z]{16}$","description":"Limit the role to this project."},"workspace_id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$","description":"Limit the role to this workspace."}}}}}}};
-const schema47 = {"type":"string","minLength":3,"maxLength":254,"pattern":"^[^\\s@]+@[^\\s@]+$"};
-const schema48 = {"type":"string","enum":["viewer","operator","admin"]};
-const pattern10 = new RegExp("^[^\\s@]+@[^\\s@]+$", "u");
-const pattern11 = new RegExp("^prj-[0-9a-z]{16}$", "u");
-const pattern12 = new RegExp("^ws-[0-9a-z]{16}$", "u");
+export const MembershipCreateDocument = validate33;
+const schema51 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"memberships"},"attributes":{"type":"object","additionalProperties":false,"required":["email","role"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"role":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Role"},"project_id":{"type":"string","pattern":"^prj-[0-9a-z]{16}$","description":"Limit the role to this project."},"workspace_id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$","description":"Limit the role to this workspace."}}}}}}};
+const schema52 = {"type":"string","minLength":3,"maxLength":254,"pattern":"^[^\\s@]+@[^\\s@]+$"};
+const schema53 = {"type":"string","enum":["viewer","operator","admin"]};
+const pattern13 = new RegExp("^[^\\s@]+@[^\\s@]+$", "u");
+const pattern14 = new RegExp("^prj-[0-9a-z]{16}$", "u");
+const pattern15 = new RegExp("^ws-[0-9a-z]{16}$", "u");
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate30.evaluated;
+const evaluated0 = validate33.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1634,7 +2215,7 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!pattern10.test(data3)){
+if(!pattern13.test(data3)){
 const err11 = {instancePath:instancePath+"/data/attributes/email",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Email/pattern",keyword:"pattern",params:{pattern: "^[^\\s@]+@[^\\s@]+$"},message:"must match pattern \""+"^[^\\s@]+@[^\\s@]+$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -1669,7 +2250,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!(((data4 === "viewer") || (data4 === "operator")) || (data4 === "admin"))){
-const err14 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema48.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema53.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1682,7 +2263,7 @@ errors++;
 if(data2.project_id !== undefined){
 let data5 = data2.project_id;
 if(typeof data5 === "string"){
-if(!pattern11.test(data5)){
+if(!pattern14.test(data5)){
 const err15 = {instancePath:instancePath+"/data/attributes/project_id",schemaPath:"#/properties/data/properties/attributes/properties/project_id/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -1707,7 +2288,7 @@ errors++;
 if(data2.workspace_id !== undefined){
 let data6 = data2.workspace_id;
 if(typeof data6 === "string"){
-if(!pattern12.test(data6)){
+if(!pattern15.test(data6)){
 const err17 = {instancePath:instancePath+"/data/attributes/workspace_id",schemaPath:"#/properties/data/properties/attributes/properties/workspace_id/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -1764,21 +2345,21 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate30.errors = vErrors;
+validate33.errors = vErrors;
 return errors === 0;
 }
-validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate33.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const MembershipDocument = validate31;
-const schema49 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Membership"}}};
-const schema50 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"memberships"},"id":{"type":"string","pattern":"^mbr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["user_id","role","scope_kind","scope_id","created_at"],"properties":{"user_id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"role":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Role"},"scope_kind":{"type":"string","enum":["organization","project","workspace"]},"scope_id":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}};
-const pattern13 = new RegExp("^mbr-[0-9a-z]{16}$", "u");
-const pattern14 = new RegExp("^usr-[0-9a-z]{16}$", "u");
+export const MembershipDocument = validate34;
+const schema54 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Membership"}}};
+const schema55 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"memberships"},"id":{"type":"string","pattern":"^mbr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["user_id","role","scope_kind","scope_id","created_at"],"properties":{"user_id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"role":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Role"},"scope_kind":{"type":"string","enum":["organization","project","workspace"]},"scope_id":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}};
+const pattern16 = new RegExp("^mbr-[0-9a-z]{16}$", "u");
+const pattern17 = new RegExp("^usr-[0-9a-z]{16}$", "u");
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate32.evaluated;
+const evaluated0 = validate35.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1843,7 +2424,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern13.test(data1)){
+if(!pattern16.test(data1)){
 const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^mbr-[0-9a-z]{16}$"},message:"must match pattern \""+"^mbr-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -1933,7 +2514,7 @@ errors++;
 if(data2.user_id !== undefined){
 let data3 = data2.user_id;
 if(typeof data3 === "string"){
-if(!pattern14.test(data3)){
+if(!pattern17.test(data3)){
 const err13 = {instancePath:instancePath+"/attributes/user_id",schemaPath:"#/properties/attributes/properties/user_id/pattern",keyword:"pattern",params:{pattern: "^usr-[0-9a-z]{16}$"},message:"must match pattern \""+"^usr-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -1978,7 +2559,7 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!pattern10.test(data4)){
+if(!pattern13.test(data4)){
 const err17 = {instancePath:instancePath+"/attributes/email",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Email/pattern",keyword:"pattern",params:{pattern: "^[^\\s@]+@[^\\s@]+$"},message:"must match pattern \""+"^[^\\s@]+@[^\\s@]+$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -2025,7 +2606,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(((data6 === "viewer") || (data6 === "operator")) || (data6 === "admin"))){
-const err21 = {instancePath:instancePath+"/attributes/role",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema48.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/attributes/role",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema53.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2048,7 +2629,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((data7 === "organization") || (data7 === "project")) || (data7 === "workspace"))){
-const err23 = {instancePath:instancePath+"/attributes/scope_kind",schemaPath:"#/properties/attributes/properties/scope_kind/enum",keyword:"enum",params:{allowedValues: schema50.properties.attributes.properties.scope_kind.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/attributes/scope_kind",schemaPath:"#/properties/attributes/properties/scope_kind/enum",keyword:"enum",params:{allowedValues: schema55.properties.attributes.properties.scope_kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -2128,69 +2709,11 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate32.errors = vErrors;
+validate35.errors = vErrors;
 return errors === 0;
 }
-validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate31.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-if(!(validate32(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate31.errors = vErrors;
-return errors === 0;
-}
-validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const MembershipListDocument = validate34;
-const schema54 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Membership"}}}};
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2226,12 +2749,70 @@ errors++;
 }
 }
 if(data.data !== undefined){
+if(!(validate35(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate34.errors = vErrors;
+return errors === 0;
+}
+validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const MembershipListDocument = validate37;
+const schema59 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Membership"}}}};
+
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate37.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
 let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate32(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate35(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
 }
@@ -2258,20 +2839,20 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate34.errors = vErrors;
+validate37.errors = vErrors;
 return errors === 0;
 }
-validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OrganizationCreateDocument = validate36;
-const schema55 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"organizations"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}}}}}}};
-const schema56 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$","description":"1 to 40 characters of letters, digits, `-` and `_`, starting with a letter or digit."};
-const pattern17 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$", "u");
+export const OrganizationCreateDocument = validate39;
+const schema60 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"organizations"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}}}}}}};
+const schema61 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$","description":"1 to 40 characters of letters, digits, `-` and `_`, starting with a letter or digit."};
+const pattern20 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$", "u");
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate36.evaluated;
+const evaluated0 = validate39.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2376,7 +2957,7 @@ errors++;
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern17.test(data3)){
+if(!pattern20.test(data3)){
 const err8 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -2433,22 +3014,22 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate39.errors = vErrors;
 return errors === 0;
 }
-validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OrganizationDocument = validate37;
-const schema57 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Organization"}}};
-const schema58 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","links"],"properties":{"type":{"const":"organizations"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created_at"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
-const schema59 = {"type":"string","pattern":"^org-[0-9a-z]{16}$"};
-const schema62 = {"type":"object","additionalProperties":false,"properties":{"self":{"type":"string"},"next":{"type":["string","null"]}}};
-const pattern18 = new RegExp("^org-[0-9a-z]{16}$", "u");
+export const OrganizationDocument = validate40;
+const schema62 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Organization"}}};
+const schema63 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","links"],"properties":{"type":{"const":"organizations"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created_at"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema64 = {"type":"string","pattern":"^org-[0-9a-z]{16}$"};
+const schema67 = {"type":"object","additionalProperties":false,"properties":{"self":{"type":"string"},"next":{"type":["string","null"]}}};
+const pattern21 = new RegExp("^org-[0-9a-z]{16}$", "u");
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate38.evaluated;
+const evaluated0 = validate41.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2523,7 +3104,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern18.test(data1)){
+if(!pattern21.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationId/pattern",keyword:"pattern",params:{pattern: "^org-[0-9a-z]{16}$"},message:"must match pattern \""+"^org-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -2583,7 +3164,7 @@ errors++;
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern17.test(data3)){
+if(!pattern20.test(data3)){
 const err11 = {instancePath:instancePath+"/attributes/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -2682,7 +3263,7 @@ errors++;
 if(data5.next !== undefined){
 let data7 = data5.next;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema62.properties.next.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema67.properties.next.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2715,16 +3296,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
-validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate37.evaluated;
+const evaluated0 = validate40.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2755,8 +3336,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate38(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate41(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
 errors = vErrors.length;
 }
 }
@@ -2771,22 +3352,21 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate37.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
-validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PlanDiff = validate40;
-const schema63 = {"allOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/stackship.plan-diff.v1"}]};
-const schema64 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"PlanDiff","description":"stackship.plan-diff/v1: the redacted, bounded per-resource change list of one run's plan, built in the plan sandbox from `tofu show -json` of the saved plan (built by server/src/domain/plan-diff/plan-diff.mjs, the `stackship-plan-diff` command). Resources whose only actions are no-op or read are omitted, and a create/delete pair is one `replace`, so the totals can differ from the plan counts. Sensitive values (by the plan's own before_sensitive/after_sensitive masks; a path sensitive on either side is redacted on both) are replaced by the marker {\"$stackship\":\"sensitive\"}; values OpenTofu knows only after apply by {\"$stackship\":\"unknown\"} (with \"sensitive\": true when also sensitive); integers JSON cannot carry exactly by {\"$stackship\":\"imprecise_number\"}. A real object key that starts with `$` is written with one more leading `$`, so a marker is never ambiguous. A resource whose masks cannot be resolved against its values is listed with `detail_withheld` instead of values (fail closed). Bounds: at most 5,000 resources (the excess is cut from the input before redaction) and 4,194,304 bytes of UTF-8 (the detail of the largest remaining resource is withheld until it fits; only if that is not enough, trailing resources are dropped).","type":"object","required":["format","run_id","opentofu_version","plan_format_version","plan_timestamp","plan_errored","truncated","truncation","resources"],"additionalProperties":false,"properties":{"format":{"const":"stackship.plan-diff/v1"},"run_id":{"type":["string","null"],"description":"The run whose plan this is (null when built outside a run, e.g. by hand with the command)."},"opentofu_version":{"type":["string","null"],"description":"The plan's `terraform_version`: the OpenTofu (or Terraform) version that made it."},"plan_format_version":{"type":"string","description":"The plan JSON's `format_version`."},"plan_timestamp":{"type":["string","null"],"description":"When the plan was made, as the plan says (RFC 3339), or null."},"plan_errored":{"type":"boolean","description":"OpenTofu reported planning as errored: the change list may be incomplete."},"truncated":{"type":"boolean","description":"True when any resource was cut, withheld for size or dropped."},"truncation":{"type":"object","required":["max_resources","max_bytes","changed_resources","cut","withheld","dropped"],"additionalProperties":false,"properties":{"max_resources":{"type":"integer","minimum":0,"description":"5000."},"max_bytes":{"type":"integer","minimum":0,"description":"4194304 (4 MiB of UTF-8)."},"changed_resources":{"type":"integer","minimum":0,"description":"Changed resources in the plan (no-op and read entries are not counted)."},"cut":{"type":"integer","minimum":0,"description":"Resources cut from the end of the plan's list before redaction (over 5,000)."},"withheld":{"type":"integer","minimum":0,"description":"Resources whose before/after detail was withheld to fit 4 MiB (withheld_reason size_limit)."},"dropped":{"type":"integer","minimum":0,"description":"Trailing resources dropped entirely because withholding every detail was not enough."}}},"resources":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffResource"}}},"$defs":{"PlanDiffResource":{"type":"object","required":["address","provider","mode","type","name","actions","action"],"additionalProperties":false,"properties":{"address":{"type":"string"},"provider":{"type":["string","null"],"description":"The plan's provider_name."},"mode":{"type":["string","null"],"description":"managed or data."},"type":{"type":["string","null"]},"name":{"type":["string","null"]},"module_address":{"type":"string"},"deposed":{"type":"string","description":"The deposed object's key: this entry is about that old object."},"previous_address":{"type":"string","description":"The address before a moved block applied."},"actions":{"type":"array","items":{"type":"string"},"description":"The actions exactly as in the plan."},"action":{"enum":["create","update","delete","replace","forget","forget_replace","unknown"],"description":"The classification; unknown for an action array OpenTofu never emits (its detail is withheld)."},"action_reason":{"type":"string"},"importing":{"const":true},"before":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"after":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"replace_paths":{"type":"array","items":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"description":"The attribute paths that forced the replacement, each cut at the first step inside a sensitive value."},"detail_withheld":{"const":true},"withheld_reason":{"enum":["unresolvable_masks","unrecognized_actions","unsupported_format_version","size_limit"]}},"dependentRequired":{"detail_withheld":["withheld_reason"],"withheld_reason":["detail_withheld"]}},"PlanDiffValue":{"description":"A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number)."}}};
-const func6 = Object.prototype.hasOwnProperty;
-const schema65 = {"type":"object","required":["address","provider","mode","type","name","actions","action"],"additionalProperties":false,"properties":{"address":{"type":"string"},"provider":{"type":["string","null"],"description":"The plan's provider_name."},"mode":{"type":["string","null"],"description":"managed or data."},"type":{"type":["string","null"]},"name":{"type":["string","null"]},"module_address":{"type":"string"},"deposed":{"type":"string","description":"The deposed object's key: this entry is about that old object."},"previous_address":{"type":"string","description":"The address before a moved block applied."},"actions":{"type":"array","items":{"type":"string"},"description":"The actions exactly as in the plan."},"action":{"enum":["create","update","delete","replace","forget","forget_replace","unknown"],"description":"The classification; unknown for an action array OpenTofu never emits (its detail is withheld)."},"action_reason":{"type":"string"},"importing":{"const":true},"before":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"after":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"replace_paths":{"type":"array","items":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"description":"The attribute paths that forced the replacement, each cut at the first step inside a sensitive value."},"detail_withheld":{"const":true},"withheld_reason":{"enum":["unresolvable_masks","unrecognized_actions","unsupported_format_version","size_limit"]}},"dependentRequired":{"detail_withheld":["withheld_reason"],"withheld_reason":["detail_withheld"]}};
-const schema66 = {"description":"A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number)."};
+export const PlanDiff = validate43;
+const schema68 = {"allOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/stackship.plan-diff.v1"}]};
+const schema69 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"PlanDiff","description":"stackship.plan-diff/v1: the redacted, bounded per-resource change list of one run's plan, built in the plan sandbox from `tofu show -json` of the saved plan (built by server/src/domain/plan-diff/plan-diff.mjs, the `stackship-plan-diff` command). Resources whose only actions are no-op or read are omitted, and a create/delete pair is one `replace`, so the totals can differ from the plan counts. Sensitive values (by the plan's own before_sensitive/after_sensitive masks; a path sensitive on either side is redacted on both) are replaced by the marker {\"$stackship\":\"sensitive\"}; values OpenTofu knows only after apply by {\"$stackship\":\"unknown\"} (with \"sensitive\": true when also sensitive); integers JSON cannot carry exactly by {\"$stackship\":\"imprecise_number\"}. A real object key that starts with `$` is written with one more leading `$`, so a marker is never ambiguous. A resource whose masks cannot be resolved against its values is listed with `detail_withheld` instead of values (fail closed). Bounds: at most 5,000 resources (the excess is cut from the input before redaction) and 4,194,304 bytes of UTF-8 (the detail of the largest remaining resource is withheld until it fits; only if that is not enough, trailing resources are dropped).","type":"object","required":["format","run_id","opentofu_version","plan_format_version","plan_timestamp","plan_errored","truncated","truncation","resources"],"additionalProperties":false,"properties":{"format":{"const":"stackship.plan-diff/v1"},"run_id":{"type":["string","null"],"description":"The run whose plan this is (null when built outside a run, e.g. by hand with the command)."},"opentofu_version":{"type":["string","null"],"description":"The plan's `terraform_version`: the OpenTofu (or Terraform) version that made it."},"plan_format_version":{"type":"string","description":"The plan JSON's `format_version`."},"plan_timestamp":{"type":["string","null"],"description":"When the plan was made, as the plan says (RFC 3339), or null."},"plan_errored":{"type":"boolean","description":"OpenTofu reported planning as errored: the change list may be incomplete."},"truncated":{"type":"boolean","description":"True when any resource was cut, withheld for size or dropped."},"truncation":{"type":"object","required":["max_resources","max_bytes","changed_resources","cut","withheld","dropped"],"additionalProperties":false,"properties":{"max_resources":{"type":"integer","minimum":0,"description":"5000."},"max_bytes":{"type":"integer","minimum":0,"description":"4194304 (4 MiB of UTF-8)."},"changed_resources":{"type":"integer","minimum":0,"description":"Changed resources in the plan (no-op and read entries are not counted)."},"cut":{"type":"integer","minimum":0,"description":"Resources cut from the end of the plan's list before redaction (over 5,000)."},"withheld":{"type":"integer","minimum":0,"description":"Resources whose before/after detail was withheld to fit 4 MiB (withheld_reason size_limit)."},"dropped":{"type":"integer","minimum":0,"description":"Trailing resources dropped entirely because withholding every detail was not enough."}}},"resources":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffResource"}}},"$defs":{"PlanDiffResource":{"type":"object","required":["address","provider","mode","type","name","actions","action"],"additionalProperties":false,"properties":{"address":{"type":"string"},"provider":{"type":["string","null"],"description":"The plan's provider_name."},"mode":{"type":["string","null"],"description":"managed or data."},"type":{"type":["string","null"]},"name":{"type":["string","null"]},"module_address":{"type":"string"},"deposed":{"type":"string","description":"The deposed object's key: this entry is about that old object."},"previous_address":{"type":"string","description":"The address before a moved block applied."},"actions":{"type":"array","items":{"type":"string"},"description":"The actions exactly as in the plan."},"action":{"enum":["create","update","delete","replace","forget","forget_replace","unknown"],"description":"The classification; unknown for an action array OpenTofu never emits (its detail is withheld)."},"action_reason":{"type":"string"},"importing":{"const":true},"before":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"after":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"replace_paths":{"type":"array","items":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"description":"The attribute paths that forced the replacement, each cut at the first step inside a sensitive value."},"detail_withheld":{"const":true},"withheld_reason":{"enum":["unresolvable_masks","unrecognized_actions","unsupported_format_version","size_limit"]}},"dependentRequired":{"detail_withheld":["withheld_reason"],"withheld_reason":["detail_withheld"]}},"PlanDiffValue":{"description":"A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number)."}}};
+const schema70 = {"type":"object","required":["address","provider","mode","type","name","actions","action"],"additionalProperties":false,"properties":{"address":{"type":"string"},"provider":{"type":["string","null"],"description":"The plan's provider_name."},"mode":{"type":["string","null"],"description":"managed or data."},"type":{"type":["string","null"]},"name":{"type":["string","null"]},"module_address":{"type":"string"},"deposed":{"type":"string","description":"The deposed object's key: this entry is about that old object."},"previous_address":{"type":"string","description":"The address before a moved block applied."},"actions":{"type":"array","items":{"type":"string"},"description":"The actions exactly as in the plan."},"action":{"enum":["create","update","delete","replace","forget","forget_replace","unknown"],"description":"The classification; unknown for an action array OpenTofu never emits (its detail is withheld)."},"action_reason":{"type":"string"},"importing":{"const":true},"before":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"after":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"replace_paths":{"type":"array","items":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"description":"The attribute paths that forced the replacement, each cut at the first step inside a sensitive value."},"detail_withheld":{"const":true},"withheld_reason":{"enum":["unresolvable_masks","unrecognized_actions","unsupported_format_version","size_limit"]}},"dependentRequired":{"detail_withheld":["withheld_reason"],"withheld_reason":["detail_withheld"]}};
+const schema71 = {"description":"A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number)."};
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate45.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2865,7 +3445,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func6.call(schema65.properties, key0))){
+if(!(func2.call(schema70.properties, key0))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -2891,7 +3471,7 @@ errors++;
 if(data.provider !== undefined){
 let data1 = data.provider;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err9 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema65.properties.provider.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema70.properties.provider.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2904,7 +3484,7 @@ errors++;
 if(data.mode !== undefined){
 let data2 = data.mode;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err10 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: schema65.properties.mode.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: schema70.properties.mode.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2917,7 +3497,7 @@ errors++;
 if(data.type !== undefined){
 let data3 = data.type;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema65.properties.type.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema70.properties.type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2930,7 +3510,7 @@ errors++;
 if(data.name !== undefined){
 let data4 = data.name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema65.properties.name.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema70.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3007,7 +3587,7 @@ errors++;
 if(data.action !== undefined){
 let data10 = data.action;
 if(!(((((((data10 === "create") || (data10 === "update")) || (data10 === "delete")) || (data10 === "replace")) || (data10 === "forget")) || (data10 === "forget_replace")) || (data10 === "unknown"))){
-const err18 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema65.properties.action.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema70.properties.action.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3140,7 +3720,7 @@ errors++;
 if(data.withheld_reason !== undefined){
 let data19 = data.withheld_reason;
 if(!((((data19 === "unresolvable_masks") || (data19 === "unrecognized_actions")) || (data19 === "unsupported_format_version")) || (data19 === "size_limit"))){
-const err27 = {instancePath:instancePath+"/withheld_reason",schemaPath:"#/properties/withheld_reason/enum",keyword:"enum",params:{allowedValues: schema65.properties.withheld_reason.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/withheld_reason",schemaPath:"#/properties/withheld_reason/enum",keyword:"enum",params:{allowedValues: schema70.properties.withheld_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -3191,16 +3771,16 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
+const evaluated0 = validate44.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3299,7 +3879,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func6.call(schema64.properties, key0))){
+if(!(func2.call(schema69.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -3325,7 +3905,7 @@ errors++;
 if(data.run_id !== undefined){
 let data1 = data.run_id;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err11 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/type",keyword:"type",params:{type: schema64.properties.run_id.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/type",keyword:"type",params:{type: schema69.properties.run_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3338,7 +3918,7 @@ errors++;
 if(data.opentofu_version !== undefined){
 let data2 = data.opentofu_version;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err12 = {instancePath:instancePath+"/opentofu_version",schemaPath:"#/properties/opentofu_version/type",keyword:"type",params:{type: schema64.properties.opentofu_version.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/opentofu_version",schemaPath:"#/properties/opentofu_version/type",keyword:"type",params:{type: schema69.properties.opentofu_version.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3363,7 +3943,7 @@ errors++;
 if(data.plan_timestamp !== undefined){
 let data4 = data.plan_timestamp;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/plan_timestamp",schemaPath:"#/properties/plan_timestamp/type",keyword:"type",params:{type: schema64.properties.plan_timestamp.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/plan_timestamp",schemaPath:"#/properties/plan_timestamp/type",keyword:"type",params:{type: schema69.properties.plan_timestamp.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3639,8 +4219,8 @@ let data14 = data.resources;
 if(Array.isArray(data14)){
 const len0 = data14.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate42(data14[i0], {instancePath:instancePath+"/resources/" + i0,parentData:data14,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+if(!(validate45(data14[i0], {instancePath:instancePath+"/resources/" + i0,parentData:data14,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
 }
@@ -3667,42 +4247,40 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate40.evaluated;
+const evaluated0 = validate43.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+if(!(validate44(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
 errors = vErrors.length;
 }
-validate40.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicyEvaluationDocument = validate45;
-const schema68 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"policy-evaluations"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["outcome","result_digest","opa_version","opa_build_commit","policy_set_versions","findings","error","overrides","overrides_truncated","evaluated_at"],"properties":{"outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"opa_version":{"type":["string","null"],"description":"Null when no OPA ran (skipped) or it was not recorded."},"opa_build_commit":{"type":["string","null"],"description":"Null when the OPA build did not record one."},"policy_set_versions":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["policy_set_id","version","digest"],"properties":{"policy_set_id":{"type":"string"},"version":{"type":"integer"},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"}}}},"findings":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyFinding"}},"error":{"type":["string","null"],"description":"Why the evaluation errored (sanitized); null otherwise."},"overrides":{"type":"array","maxItems":256,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyOverride"}},"overrides_truncated":{"type":"boolean","description":"True when the run has more than the 256 overrides listed."},"evaluated_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}}}}};
-const schema69 = {"type":"string","pattern":"^run-[0-9a-z]{16}$"};
-const pattern21 = new RegExp("^run-[0-9a-z]{16}$", "u");
-const schema72 = {"type":"object","additionalProperties":false,"required":["policy_set_id","policy_set_version","policy","enforcement_level","title","message","address"],"properties":{"policy_set_id":{"type":"string"},"policy_set_version":{"type":"integer"},"policy":{"type":"string"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"title":{"type":"string"},"message":{"type":"string"},"address":{"type":["string","null"]}}};
-const schema73 = {"type":"string","enum":["advisory","soft_mandatory","hard_mandatory"]};
+export const PolicyEvaluationDocument = validate48;
+const schema73 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"policy-evaluations"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["outcome","result_digest","opa_version","opa_build_commit","policy_set_versions","findings","error","overrides","overrides_truncated","evaluated_at"],"properties":{"outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"opa_version":{"type":["string","null"],"description":"Null when no OPA ran (skipped) or it was not recorded."},"opa_build_commit":{"type":["string","null"],"description":"Null when the OPA build did not record one."},"policy_set_versions":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["policy_set_id","version","digest"],"properties":{"policy_set_id":{"type":"string"},"version":{"type":"integer"},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"}}}},"findings":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyFinding"}},"error":{"type":["string","null"],"description":"Why the evaluation errored (sanitized); null otherwise."},"overrides":{"type":"array","maxItems":256,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyOverride"}},"overrides_truncated":{"type":"boolean","description":"True when the run has more than the 256 overrides listed."},"evaluated_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}}}}};
+const schema77 = {"type":"object","additionalProperties":false,"required":["policy_set_id","policy_set_version","policy","enforcement_level","title","message","address"],"properties":{"policy_set_id":{"type":"string"},"policy_set_version":{"type":"integer"},"policy":{"type":"string"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"title":{"type":"string"},"message":{"type":"string"},"address":{"type":["string","null"]}}};
+const schema78 = {"type":"string","enum":["advisory","soft_mandatory","hard_mandatory"]};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3842,7 +4420,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data3 === "advisory") || (data3 === "soft_mandatory")) || (data3 === "hard_mandatory"))){
-const err12 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema73.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3879,7 +4457,7 @@ errors++;
 if(data.address !== undefined){
 let data6 = data.address;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err15 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema72.properties.address.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema77.properties.address.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3900,17 +4478,17 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema74 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"policy-overrides"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["result_digest","reason","actor_id","created_at","expires_at"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"reason":{"type":"string"},"actor_id":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}};
+const schema79 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"policy-overrides"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["result_digest","reason","actor_id","created_at","expires_at"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"reason":{"type":"string"},"actor_id":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}};
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4089,7 +4667,7 @@ errors++;
 if(data2.actor_id !== undefined){
 let data5 = data2.actor_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err15 = {instancePath:instancePath+"/attributes/actor_id",schemaPath:"#/properties/attributes/properties/actor_id/type",keyword:"type",params:{type: schema74.properties.attributes.properties.actor_id.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/attributes/actor_id",schemaPath:"#/properties/attributes/properties/actor_id/type",keyword:"type",params:{type: schema79.properties.attributes.properties.actor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4192,16 +4770,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4291,7 +4869,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern21.test(data2)){
+if(!pattern10.test(data2)){
 const err7 = {instancePath:instancePath+"/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -4417,7 +4995,7 @@ vErrors.push(err18);
 errors++;
 }
 for(const key2 in data3){
-if(!(func6.call(schema68.properties.data.properties.attributes.properties, key2))){
+if(!(func2.call(schema73.properties.data.properties.attributes.properties, key2))){
 const err19 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
@@ -4431,7 +5009,7 @@ errors++;
 if(data3.outcome !== undefined){
 let data4 = data3.outcome;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err20 = {instancePath:instancePath+"/data/attributes/outcome",schemaPath:"#/properties/data/properties/attributes/properties/outcome/type",keyword:"type",params:{type: schema68.properties.data.properties.attributes.properties.outcome.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/attributes/outcome",schemaPath:"#/properties/data/properties/attributes/properties/outcome/type",keyword:"type",params:{type: schema73.properties.data.properties.attributes.properties.outcome.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4441,7 +5019,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((((data4 === "skipped") || (data4 === "passed")) || (data4 === "soft_failed")) || (data4 === "hard_failed")) || (data4 === "errored")) || (data4 === null))){
-const err21 = {instancePath:instancePath+"/data/attributes/outcome",schemaPath:"#/properties/data/properties/attributes/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema68.properties.data.properties.attributes.properties.outcome.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/data/attributes/outcome",schemaPath:"#/properties/data/properties/attributes/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema73.properties.data.properties.attributes.properties.outcome.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4531,7 +5109,7 @@ vErrors = null;
 if(data3.opa_version !== undefined){
 let data6 = data3.opa_version;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err26 = {instancePath:instancePath+"/data/attributes/opa_version",schemaPath:"#/properties/data/properties/attributes/properties/opa_version/type",keyword:"type",params:{type: schema68.properties.data.properties.attributes.properties.opa_version.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/attributes/opa_version",schemaPath:"#/properties/data/properties/attributes/properties/opa_version/type",keyword:"type",params:{type: schema73.properties.data.properties.attributes.properties.opa_version.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4544,7 +5122,7 @@ errors++;
 if(data3.opa_build_commit !== undefined){
 let data7 = data3.opa_build_commit;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err27 = {instancePath:instancePath+"/data/attributes/opa_build_commit",schemaPath:"#/properties/data/properties/attributes/properties/opa_build_commit/type",keyword:"type",params:{type: schema68.properties.data.properties.attributes.properties.opa_build_commit.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/attributes/opa_build_commit",schemaPath:"#/properties/data/properties/attributes/properties/opa_build_commit/type",keyword:"type",params:{type: schema73.properties.data.properties.attributes.properties.opa_build_commit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -4682,8 +5260,8 @@ let data13 = data3.findings;
 if(Array.isArray(data13)){
 const len1 = data13.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate46(data13[i1], {instancePath:instancePath+"/data/attributes/findings/" + i1,parentData:data13,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate49(data13[i1], {instancePath:instancePath+"/data/attributes/findings/" + i1,parentData:data13,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 }
@@ -4702,7 +5280,7 @@ errors++;
 if(data3.error !== undefined){
 let data15 = data3.error;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err39 = {instancePath:instancePath+"/data/attributes/error",schemaPath:"#/properties/data/properties/attributes/properties/error/type",keyword:"type",params:{type: schema68.properties.data.properties.attributes.properties.error.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/data/attributes/error",schemaPath:"#/properties/data/properties/attributes/properties/error/type",keyword:"type",params:{type: schema73.properties.data.properties.attributes.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -4727,8 +5305,8 @@ errors++;
 }
 const len2 = data16.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate48(data16[i2], {instancePath:instancePath+"/data/attributes/overrides/" + i2,parentData:data16,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate51(data16[i2], {instancePath:instancePath+"/data/attributes/overrides/" + i2,parentData:data16,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
 }
 }
@@ -4878,19 +5456,19 @@ vErrors.push(err50);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicyOverrideCreateDocument = validate50;
-const schema79 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-overrides"},"attributes":{"type":"object","additionalProperties":false,"required":["result_digest","reason"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"The run's persisted policy result digest; the override is bound to it."},"reason":{"type":"string","minLength":1,"maxLength":2000,"pattern":"\\S"},"duration_seconds":{"type":"integer","minimum":1,"maximum":86400,"default":3600}}}}}}};
-const pattern29 = new RegExp("\\S", "u");
+export const PolicyOverrideCreateDocument = validate53;
+const schema84 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-overrides"},"attributes":{"type":"object","additionalProperties":false,"required":["result_digest","reason"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"The run's persisted policy result digest; the override is bound to it."},"reason":{"type":"string","minLength":1,"maxLength":2000,"pattern":"\\S"},"duration_seconds":{"type":"integer","minimum":1,"maximum":86400,"default":3600}}}}}}};
+const pattern32 = new RegExp("\\S", "u");
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5050,7 +5628,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern29.test(data4)){
+if(!pattern32.test(data4)){
 const err13 = {instancePath:instancePath+"/data/attributes/reason",schemaPath:"#/properties/data/properties/attributes/properties/reason/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -5142,18 +5720,18 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicyOverrideDocument = validate51;
-const schema81 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyOverride"}}};
+export const PolicyOverrideDocument = validate54;
+const schema86 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyOverride"}}};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5184,8 +5762,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate48(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate51(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
 }
 }
@@ -5200,24 +5778,24 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicySetCreateDocument = validate53;
-const schema82 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-sets"},"attributes":{"type":"object","additionalProperties":false,"required":["name","policies"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"global":{"type":"boolean","default":false,"description":"Applies to every workspace of the organization. Otherwise `project_ids` and `workspace_ids` say where it applies."},"project_ids":{"type":"array","maxItems":100,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}},"workspace_ids":{"type":"array","maxItems":100,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"policies":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInputList"}}}}}}};
-const schema83 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"1 to 90 characters of letters, digits, `-`, `_` and `.`, starting with a letter or digit."};
-const schema84 = {"type":"string","pattern":"^prj-[0-9a-z]{16}$"};
-const schema85 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
-const pattern30 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$", "u");
-const schema86 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInput"}};
-const schema87 = {"type":"object","additionalProperties":false,"required":["name","enforcement_level","source"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"source":{"type":"string","minLength":1,"maxLength":262144,"description":"The Rego module text. Any package; findings come from the rule `violations`."}}};
+export const PolicySetCreateDocument = validate56;
+const schema87 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-sets"},"attributes":{"type":"object","additionalProperties":false,"required":["name","policies"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"global":{"type":"boolean","default":false,"description":"Applies to every workspace of the organization. Otherwise `project_ids` and `workspace_ids` say where it applies."},"project_ids":{"type":"array","maxItems":100,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}},"workspace_ids":{"type":"array","maxItems":100,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"policies":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInputList"}}}}}}};
+const schema88 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"1 to 90 characters of letters, digits, `-`, `_` and `.`, starting with a letter or digit."};
+const schema89 = {"type":"string","pattern":"^prj-[0-9a-z]{16}$"};
+const schema90 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
+const pattern33 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$", "u");
+const schema91 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInput"}};
+const schema92 = {"type":"object","additionalProperties":false,"required":["name","enforcement_level","source"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"source":{"type":"string","minLength":1,"maxLength":262144,"description":"The Rego module text. Any package; findings come from the rule `violations`."}}};
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5270,7 +5848,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern30.test(data0)){
+if(!pattern33.test(data0)){
 const err4 = {instancePath:instancePath+"/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -5305,7 +5883,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((data1 === "advisory") || (data1 === "soft_mandatory")) || (data1 === "hard_mandatory"))){
-const err7 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema73.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5361,16 +5939,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5400,8 +5978,8 @@ errors++;
 }
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate55(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+if(!(validate58(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
 errors = vErrors.length;
 }
 }
@@ -5416,16 +5994,16 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate57.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5540,7 +6118,7 @@ errors++;
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern30.test(data3)){
+if(!pattern33.test(data3)){
 const err9 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -5616,7 +6194,7 @@ const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
 let data7 = data6[i0];
 if(typeof data7 === "string"){
-if(!pattern11.test(data7)){
+if(!pattern14.test(data7)){
 const err15 = {instancePath:instancePath+"/data/attributes/project_ids/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -5667,7 +6245,7 @@ const len1 = data8.length;
 for(let i1=0; i1<len1; i1++){
 let data9 = data8[i1];
 if(typeof data9 === "string"){
-if(!pattern12.test(data9)){
+if(!pattern15.test(data9)){
 const err19 = {instancePath:instancePath+"/data/attributes/workspace_ids/" + i1,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -5702,8 +6280,8 @@ errors++;
 }
 }
 if(data2.policies !== undefined){
-if(!(validate54(data2.policies, {instancePath:instancePath+"/data/attributes/policies",parentData:data2,parentDataProperty:"policies",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate57(data2.policies, {instancePath:instancePath+"/data/attributes/policies",parentData:data2,parentDataProperty:"policies",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
 errors = vErrors.length;
 }
 }
@@ -5742,22 +6320,22 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicySetDocument = validate58;
-const schema90 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySet"}}};
-const schema91 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"policy-sets"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySetId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","global","project_ids","workspace_ids","current_version","created_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"global":{"type":"boolean"},"project_ids":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}},"workspace_ids":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"current_version":{"type":"object","additionalProperties":false,"required":["id","version","digest","policies","created_at"],"properties":{"id":{"type":"string"},"version":{"type":"integer","minimum":1},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"SHA-256 over the canonical encoding of the version's policies (names, levels, sources)."},"policies":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySummary"}},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
-const schema92 = {"type":"string","pattern":"^pset-[0-9a-z]{16}$"};
-const pattern34 = new RegExp("^pset-[0-9a-z]{16}$", "u");
-const schema96 = {"type":"object","additionalProperties":false,"required":["name","enforcement_level","package","source_digest"],"properties":{"name":{"type":"string"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"package":{"type":"string","description":"The Rego package the module declares."},"source_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"}}};
+export const PolicySetDocument = validate61;
+const schema95 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySet"}}};
+const schema96 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"policy-sets"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySetId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","global","project_ids","workspace_ids","current_version","created_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"global":{"type":"boolean"},"project_ids":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}},"workspace_ids":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"current_version":{"type":"object","additionalProperties":false,"required":["id","version","digest","policies","created_at"],"properties":{"id":{"type":"string"},"version":{"type":"integer","minimum":1},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"SHA-256 over the canonical encoding of the version's policies (names, levels, sources)."},"policies":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySummary"}},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
+const schema97 = {"type":"string","pattern":"^pset-[0-9a-z]{16}$"};
+const pattern37 = new RegExp("^pset-[0-9a-z]{16}$", "u");
+const schema101 = {"type":"object","additionalProperties":false,"required":["name","enforcement_level","package","source_digest"],"properties":{"name":{"type":"string"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"package":{"type":"string","description":"The Rego package the module declares."},"source_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"}}};
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5842,7 +6420,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((data1 === "advisory") || (data1 === "soft_mandatory")) || (data1 === "hard_mandatory"))){
-const err7 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema73.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5900,16 +6478,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5984,7 +6562,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern34.test(data1)){
+if(!pattern37.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySetId/pattern",keyword:"pattern",params:{pattern: "^pset-[0-9a-z]{16}$"},message:"must match pattern \""+"^pset-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -6106,7 +6684,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err17 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema91.properties.attributes.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema96.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6135,7 +6713,7 @@ const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
 let data7 = data6[i0];
 if(typeof data7 === "string"){
-if(!pattern11.test(data7)){
+if(!pattern14.test(data7)){
 const err19 = {instancePath:instancePath+"/attributes/project_ids/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -6176,7 +6754,7 @@ const len1 = data8.length;
 for(let i1=0; i1<len1; i1++){
 let data9 = data8[i1];
 if(typeof data9 === "string"){
-if(!pattern12.test(data9)){
+if(!pattern15.test(data9)){
 const err22 = {instancePath:instancePath+"/attributes/workspace_ids/" + i1,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err22];
@@ -6342,8 +6920,8 @@ let data14 = data10.policies;
 if(Array.isArray(data14)){
 const len2 = data14.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate60(data14[i2], {instancePath:instancePath+"/attributes/current_version/policies/" + i2,parentData:data14,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate63(data14[i2], {instancePath:instancePath+"/attributes/current_version/policies/" + i2,parentData:data14,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
 errors = vErrors.length;
 }
 }
@@ -6609,16 +7187,16 @@ vErrors.push(err57);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6649,8 +7227,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate59(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate62(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
 errors = vErrors.length;
 }
 }
@@ -6665,18 +7243,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate61.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicySetListDocument = validate63;
-const schema102 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySet"}}}};
+export const PolicySetListDocument = validate66;
+const schema107 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySet"}}}};
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6711,8 +7289,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate59(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate62(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
 errors = vErrors.length;
 }
 }
@@ -6739,18 +7317,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicySetVersionCreateDocument = validate65;
-const schema103 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-set-versions"},"attributes":{"type":"object","additionalProperties":false,"required":["policies"],"properties":{"policies":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInputList"}}}}}}};
+export const PolicySetVersionCreateDocument = validate68;
+const schema108 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-set-versions"},"attributes":{"type":"object","additionalProperties":false,"required":["policies"],"properties":{"policies":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInputList"}}}}}}};
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate68.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6853,8 +7431,8 @@ errors++;
 }
 }
 if(data2.policies !== undefined){
-if(!(validate54(data2.policies, {instancePath:instancePath+"/data/attributes/policies",parentData:data2,parentDataProperty:"policies",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate57(data2.policies, {instancePath:instancePath+"/data/attributes/policies",parentData:data2,parentDataProperty:"policies",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
 errors = vErrors.length;
 }
 }
@@ -6893,18 +7471,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectCreateDocument = validate67;
-const schema104 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"projects"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"}}}}}}};
+export const ProjectCreateDocument = validate70;
+const schema109 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"projects"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"}}}}}}};
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7009,7 +7587,7 @@ errors++;
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern30.test(data3)){
+if(!pattern33.test(data3)){
 const err8 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -7066,19 +7644,19 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectDocument = validate68;
-const schema106 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Project"}}};
-const schema107 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created_at"],"properties":{"name":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
+export const ProjectDocument = validate71;
+const schema111 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Project"}}};
+const schema112 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created_at"],"properties":{"name":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7153,7 +7731,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern11.test(data1)){
+if(!pattern14.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -7425,69 +8003,11 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate68.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-if(!(validate69(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate68.errors = vErrors;
-return errors === 0;
-}
-validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const ProjectListDocument = validate71;
-const schema111 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Project"}}}};
 
 function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7523,12 +8043,70 @@ errors++;
 }
 }
 if(data.data !== undefined){
+if(!(validate72(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate71.errors = vErrors;
+return errors === 0;
+}
+validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const ProjectListDocument = validate74;
+const schema116 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Project"}}}};
+
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate74.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
 let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate69(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate72(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
 errors = vErrors.length;
 }
 }
@@ -7555,18 +8133,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunApprovalDocument = validate73;
-const schema112 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"approvals"},"attributes":{"type":"object","additionalProperties":false,"required":["plan_digest"],"properties":{"plan_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"The plan digest the reviewer saw; the approval is bound to it."},"reason":{"type":"string","maxLength":2000}}}}}}};
+export const RunApprovalDocument = validate76;
+const schema117 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"approvals"},"attributes":{"type":"object","additionalProperties":false,"required":["plan_digest"],"properties":{"plan_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"The plan digest the reviewer saw; the approval is bound to it."},"reason":{"type":"string","maxLength":2000}}}}}}};
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7753,18 +8331,18 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunCreateDocument = validate74;
-const schema114 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","additionalProperties":false,"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"],"default":"plan_and_apply"},"message":{"type":"string","maxLength":2000},"auto_apply":{"type":"boolean","description":"Accepted only as false. true is refused with 422 RUN_AUTO_APPLY_FORBIDDEN."},"is_destroy":{"type":"boolean","description":"Accepted only as false. true is refused with 422 RUN_DESTROY_FORBIDDEN."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"configuration_version":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"configuration-versions"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ConfigurationVersionId"}}}}}}}}}}};
+export const RunCreateDocument = validate77;
+const schema119 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","additionalProperties":false,"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"],"default":"plan_and_apply"},"message":{"type":"string","maxLength":2000},"auto_apply":{"type":"boolean","description":"Accepted only as false. true is refused with 422 RUN_AUTO_APPLY_FORBIDDEN."},"is_destroy":{"type":"boolean","description":"Accepted only as false. true is refused with 422 RUN_DESTROY_FORBIDDEN."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"configuration_version":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"configuration-versions"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ConfigurationVersionId"}}}}}}}}}}};
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7859,7 +8437,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((data3 === "plan_and_apply") || (data3 === "speculative"))){
-const err7 = {instancePath:instancePath+"/data/attributes/kind",schemaPath:"#/properties/data/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema114.properties.data.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/data/attributes/kind",schemaPath:"#/properties/data/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema119.properties.data.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8101,18 +8679,18 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate74.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunDecisionDocument = validate75;
-const schema116 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"decisions"},"attributes":{"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":2000}}}}}}};
+export const RunDecisionDocument = validate78;
+const schema121 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"decisions"},"attributes":{"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":2000}}}}}}};
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8254,21 +8832,25 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunDocument = validate76;
-const schema117 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}}};
-const schema118 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"runs"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["kind","status","status_reason","recovery","message","source","auto_apply","is_destroy","config_digest","input_digest","opentofu_version","execution_region","platform","plan_status","apply_status","has_changes","plan_counts","plan_digest","dependency_bundle_digest","policy_outcome","policy_result_digest","predecessor_state_digest","approval_expires_at","finished_at","created_at","updated_at"],"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"message":{"type":"string"},"source":{"type":"string","enum":["api","tfe-api","github"]},"auto_apply":{"const":false},"is_destroy":{"const":false},"config_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"input_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"opentofu_version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},"execution_region":{"type":"string"},"platform":{"type":"string"},"status_reason":{"description":"Why the run ended where it did (null while it is still moving).","oneOf":[{"type":"null"},{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered"]}]},"plan_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"apply_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"has_changes":{"type":["boolean","null"],"description":"Null until the plan finished."},"plan_counts":{"description":"Resource counts of the finished plan; a replace counts as a create and a destroy. Null until the plan finished.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}}]},"plan_digest":{"description":"SHA-256 of the saved plan file; an approval must carry it.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"dependency_bundle_digest":{"description":"SHA-256 over the dependency lock file and module manifest the plan used.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"policy_outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"policy_result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"predecessor_state_digest":{"description":"SHA-256 of the workspace state the plan was made against (null when there was none, or before the plan).","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"approval_expires_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"recovery":{"description":"The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","configuration_version"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"configuration_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
-const pattern49 = new RegExp("^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$", "u");
-const schema128 = {"type":"object","additionalProperties":false,"required":["attempt","last_log_lines","pending_state_version","lock","predecessor_state_digest"],"properties":{"attempt":{"description":"The apply attempt that did not end cleanly (null when none was recorded).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","attempt_number","status","terminal_classification","sandbox_id","runner_id","started_at","finished_at"],"properties":{"id":{"type":"string"},"attempt_number":{"type":"integer"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"]},"sandbox_id":{"type":["string","null"]},"runner_id":{"type":"string"},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}]},"last_log_lines":{"type":"array","maxItems":8,"items":{"type":"string"},"description":"The last sanitized lines of the apply log (at most eight)."},"pending_state_version":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","serial","lineage","sha256"],"properties":{"id":{"type":"string"},"serial":{"type":"integer"},"lineage":{"type":"string"},"sha256":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}}]},"lock":{"description":"The workspace lock as it is now (it stays held until the recovery is resolved).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["holder_kind","holder_id","fence"],"properties":{"holder_kind":{"type":"string","enum":["run","user"]},"holder_id":{"type":"string"},"fence":{"type":"integer"}}}]},"predecessor_state_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}};
+export const RunDocument = validate79;
+const schema122 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}}};
+const schema123 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"runs"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["kind","status","status_reason","recovery","message","source","commit","auto_apply","is_destroy","config_digest","input_digest","opentofu_version","execution_region","platform","plan_status","apply_status","has_changes","plan_counts","plan_digest","dependency_bundle_digest","policy_outcome","policy_result_digest","predecessor_state_digest","approval_expires_at","finished_at","created_at","updated_at"],"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"message":{"type":"string"},"source":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunSource"},"commit":{"description":"The commit the run was made from, when its source recorded one (GitHub runs); null otherwise.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit"}]},"auto_apply":{"const":false},"is_destroy":{"const":false},"config_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"input_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"opentofu_version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},"execution_region":{"type":"string"},"platform":{"type":"string"},"status_reason":{"description":"Why the run ended where it did (null while it is still moving).","oneOf":[{"type":"null"},{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered"]}]},"plan_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"apply_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"has_changes":{"type":["boolean","null"],"description":"Null until the plan finished."},"plan_counts":{"description":"Resource counts of the finished plan; a replace counts as a create and a destroy. Null until the plan finished.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}}]},"plan_digest":{"description":"SHA-256 of the saved plan file; an approval must carry it.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"dependency_bundle_digest":{"description":"SHA-256 over the dependency lock file and module manifest the plan used.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"policy_outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"policy_result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"predecessor_state_digest":{"description":"SHA-256 of the workspace state the plan was made against (null when there was none, or before the plan).","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"approval_expires_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"recovery":{"description":"The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","configuration_version"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"configuration_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema125 = {"type":"string","enum":["api","cli","github_push","github_pull_request"],"description":"What created the run: the native API (`api`), the `tofu` CLI through the OpenTofu Cloud compatibility API (`cli`), or the GitHub App on a push to the tracked branch (`github_push`) or on a pull request targeting it (`github_pull_request`)."};
+const schema126 = {"type":"object","additionalProperties":false,"required":["sha","message","author","ref","repository","fork"],"properties":{"sha":{"type":"string","pattern":"^[0-9a-f]{40}$","description":"The full commit SHA the configuration was made from."},"message":{"type":["string","null"],"description":"The commit message (null when GitHub did not say)."},"author":{"type":["string","null"],"description":"The commit author: the GitHub login when known, else the name."},"ref":{"type":"string","description":"The Git ref: `refs/heads/<branch>` for a push, `refs/pull/<number>/head` for a pull request."},"repository":{"type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$","description":"The repository the commit comes from (`owner/name`; for a fork pull request the fork)."},"fork":{"type":"boolean","description":"True for a pull request from a fork (its head repository differs from the base). Such a run never receives a cloud credential or a sensitive variable."}}};
+const pattern50 = new RegExp("^[0-9a-f]{40}$", "u");
+const pattern51 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
+const pattern54 = new RegExp("^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$", "u");
+const schema135 = {"type":"object","additionalProperties":false,"required":["attempt","last_log_lines","pending_state_version","lock","predecessor_state_digest"],"properties":{"attempt":{"description":"The apply attempt that did not end cleanly (null when none was recorded).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","attempt_number","status","terminal_classification","sandbox_id","runner_id","started_at","finished_at"],"properties":{"id":{"type":"string"},"attempt_number":{"type":"integer"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"]},"sandbox_id":{"type":["string","null"]},"runner_id":{"type":"string"},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}]},"last_log_lines":{"type":"array","maxItems":8,"items":{"type":"string"},"description":"The last sanitized lines of the apply log (at most eight)."},"pending_state_version":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","serial","lineage","sha256"],"properties":{"id":{"type":"string"},"serial":{"type":"integer"},"lineage":{"type":"string"},"sha256":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}}]},"lock":{"description":"The workspace lock as it is now (it stays held until the recovery is resolved).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["holder_kind","holder_id","fence"],"properties":{"holder_kind":{"type":"string","enum":["run","user"]},"holder_id":{"type":"string"},"fence":{"type":"integer"}}}]},"predecessor_state_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}};
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate81.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8491,7 +9073,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(((((data3 === "running") || (data3 === "succeeded")) || (data3 === "failed")) || (data3 === "interrupted")) || (data3 === "lost"))){
-const err19 = {instancePath:instancePath+"/attempt/status",schemaPath:"#/properties/attempt/oneOf/1/properties/status/enum",keyword:"enum",params:{allowedValues: schema128.properties.attempt.oneOf[1].properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attempt/status",schemaPath:"#/properties/attempt/oneOf/1/properties/status/enum",keyword:"enum",params:{allowedValues: schema135.properties.attempt.oneOf[1].properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8504,7 +9086,7 @@ errors++;
 if(data0.terminal_classification !== undefined){
 let data4 = data0.terminal_classification;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err20 = {instancePath:instancePath+"/attempt/terminal_classification",schemaPath:"#/properties/attempt/oneOf/1/properties/terminal_classification/type",keyword:"type",params:{type: schema128.properties.attempt.oneOf[1].properties.terminal_classification.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/attempt/terminal_classification",schemaPath:"#/properties/attempt/oneOf/1/properties/terminal_classification/type",keyword:"type",params:{type: schema135.properties.attempt.oneOf[1].properties.terminal_classification.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8517,7 +9099,7 @@ errors++;
 if(data0.sandbox_id !== undefined){
 let data5 = data0.sandbox_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/attempt/sandbox_id",schemaPath:"#/properties/attempt/oneOf/1/properties/sandbox_id/type",keyword:"type",params:{type: schema128.properties.attempt.oneOf[1].properties.sandbox_id.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/attempt/sandbox_id",schemaPath:"#/properties/attempt/oneOf/1/properties/sandbox_id/type",keyword:"type",params:{type: schema135.properties.attempt.oneOf[1].properties.sandbox_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9054,7 +9636,7 @@ vErrors.push(err56);
 errors++;
 }
 if(!((data17 === "run") || (data17 === "user"))){
-const err57 = {instancePath:instancePath+"/lock/holder_kind",schemaPath:"#/properties/lock/oneOf/1/properties/holder_kind/enum",keyword:"enum",params:{allowedValues: schema128.properties.lock.oneOf[1].properties.holder_kind.enum},message:"must be equal to one of the allowed values"};
+const err57 = {instancePath:instancePath+"/lock/holder_kind",schemaPath:"#/properties/lock/oneOf/1/properties/holder_kind/enum",keyword:"enum",params:{allowedValues: schema135.properties.lock.oneOf[1].properties.holder_kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -9221,16 +9803,16 @@ vErrors.push(err66);
 }
 errors++;
 }
-validate78.errors = vErrors;
+validate81.errors = vErrors;
 return errors === 0;
 }
-validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9315,7 +9897,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern21.test(data1)){
+if(!pattern10.test(data1)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -9400,8 +9982,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data2.auto_apply === undefined){
-const err15 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "auto_apply"},message:"must have required property '"+"auto_apply"+"'"};
+if(data2.commit === undefined){
+const err15 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "commit"},message:"must have required property '"+"commit"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9410,8 +9992,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(data2.is_destroy === undefined){
-const err16 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "is_destroy"},message:"must have required property '"+"is_destroy"+"'"};
+if(data2.auto_apply === undefined){
+const err16 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "auto_apply"},message:"must have required property '"+"auto_apply"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9420,8 +10002,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data2.config_digest === undefined){
-const err17 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "config_digest"},message:"must have required property '"+"config_digest"+"'"};
+if(data2.is_destroy === undefined){
+const err17 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "is_destroy"},message:"must have required property '"+"is_destroy"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9430,8 +10012,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data2.input_digest === undefined){
-const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "input_digest"},message:"must have required property '"+"input_digest"+"'"};
+if(data2.config_digest === undefined){
+const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "config_digest"},message:"must have required property '"+"config_digest"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9440,8 +10022,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(data2.opentofu_version === undefined){
-const err19 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "opentofu_version"},message:"must have required property '"+"opentofu_version"+"'"};
+if(data2.input_digest === undefined){
+const err19 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "input_digest"},message:"must have required property '"+"input_digest"+"'"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9450,8 +10032,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(data2.execution_region === undefined){
-const err20 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "execution_region"},message:"must have required property '"+"execution_region"+"'"};
+if(data2.opentofu_version === undefined){
+const err20 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "opentofu_version"},message:"must have required property '"+"opentofu_version"+"'"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9460,8 +10042,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(data2.platform === undefined){
-const err21 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "platform"},message:"must have required property '"+"platform"+"'"};
+if(data2.execution_region === undefined){
+const err21 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "execution_region"},message:"must have required property '"+"execution_region"+"'"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9470,8 +10052,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(data2.plan_status === undefined){
-const err22 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "plan_status"},message:"must have required property '"+"plan_status"+"'"};
+if(data2.platform === undefined){
+const err22 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "platform"},message:"must have required property '"+"platform"+"'"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9480,8 +10062,8 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(data2.apply_status === undefined){
-const err23 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "apply_status"},message:"must have required property '"+"apply_status"+"'"};
+if(data2.plan_status === undefined){
+const err23 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "plan_status"},message:"must have required property '"+"plan_status"+"'"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9490,8 +10072,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(data2.has_changes === undefined){
-const err24 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "has_changes"},message:"must have required property '"+"has_changes"+"'"};
+if(data2.apply_status === undefined){
+const err24 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "apply_status"},message:"must have required property '"+"apply_status"+"'"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9500,8 +10082,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(data2.plan_counts === undefined){
-const err25 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "plan_counts"},message:"must have required property '"+"plan_counts"+"'"};
+if(data2.has_changes === undefined){
+const err25 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "has_changes"},message:"must have required property '"+"has_changes"+"'"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9510,8 +10092,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(data2.plan_digest === undefined){
-const err26 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "plan_digest"},message:"must have required property '"+"plan_digest"+"'"};
+if(data2.plan_counts === undefined){
+const err26 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "plan_counts"},message:"must have required property '"+"plan_counts"+"'"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9520,8 +10102,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(data2.dependency_bundle_digest === undefined){
-const err27 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "dependency_bundle_digest"},message:"must have required property '"+"dependency_bundle_digest"+"'"};
+if(data2.plan_digest === undefined){
+const err27 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "plan_digest"},message:"must have required property '"+"plan_digest"+"'"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9530,8 +10112,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(data2.policy_outcome === undefined){
-const err28 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "policy_outcome"},message:"must have required property '"+"policy_outcome"+"'"};
+if(data2.dependency_bundle_digest === undefined){
+const err28 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "dependency_bundle_digest"},message:"must have required property '"+"dependency_bundle_digest"+"'"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9540,8 +10122,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(data2.policy_result_digest === undefined){
-const err29 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "policy_result_digest"},message:"must have required property '"+"policy_result_digest"+"'"};
+if(data2.policy_outcome === undefined){
+const err29 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "policy_outcome"},message:"must have required property '"+"policy_outcome"+"'"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9550,8 +10132,8 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(data2.predecessor_state_digest === undefined){
-const err30 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "predecessor_state_digest"},message:"must have required property '"+"predecessor_state_digest"+"'"};
+if(data2.policy_result_digest === undefined){
+const err30 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "policy_result_digest"},message:"must have required property '"+"policy_result_digest"+"'"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9560,8 +10142,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(data2.approval_expires_at === undefined){
-const err31 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "approval_expires_at"},message:"must have required property '"+"approval_expires_at"+"'"};
+if(data2.predecessor_state_digest === undefined){
+const err31 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "predecessor_state_digest"},message:"must have required property '"+"predecessor_state_digest"+"'"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9570,8 +10152,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(data2.finished_at === undefined){
-const err32 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "finished_at"},message:"must have required property '"+"finished_at"+"'"};
+if(data2.approval_expires_at === undefined){
+const err32 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "approval_expires_at"},message:"must have required property '"+"approval_expires_at"+"'"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9580,8 +10162,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(data2.created_at === undefined){
-const err33 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(data2.finished_at === undefined){
+const err33 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "finished_at"},message:"must have required property '"+"finished_at"+"'"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9590,8 +10172,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(data2.updated_at === undefined){
-const err34 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(data2.created_at === undefined){
+const err34 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9600,9 +10182,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-for(const key1 in data2){
-if(!(func6.call(schema118.properties.attributes.properties, key1))){
-const err35 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data2.updated_at === undefined){
+const err35 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9611,11 +10192,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-if(data2.kind !== undefined){
-let data3 = data2.kind;
-if(typeof data3 !== "string"){
-const err36 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key1 in data2){
+if(!(func2.call(schema123.properties.attributes.properties, key1))){
+const err36 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9624,8 +10203,11 @@ vErrors.push(err36);
 }
 errors++;
 }
-if(!((data3 === "plan_and_apply") || (data3 === "speculative"))){
-const err37 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
+}
+if(data2.kind !== undefined){
+let data3 = data2.kind;
+if(typeof data3 !== "string"){
+const err37 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9634,11 +10216,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-if(data2.status !== undefined){
-let data4 = data2.status;
-if(typeof data4 !== "string"){
-const err38 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((data3 === "plan_and_apply") || (data3 === "speculative"))){
+const err38 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema123.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9647,8 +10226,11 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(!((((((((((((((data4 === "pending") || (data4 === "planning")) || (data4 === "policy_checking")) || (data4 === "policy_soft_failed")) || (data4 === "awaiting_approval")) || (data4 === "applying")) || (data4 === "applied")) || (data4 === "planned_and_finished")) || (data4 === "discarded")) || (data4 === "canceled")) || (data4 === "errored")) || (data4 === "expired")) || (data4 === "plan_credentials_required")) || (data4 === "needs_recovery"))){
-const err39 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
+}
+if(data2.status !== undefined){
+let data4 = data2.status;
+if(typeof data4 !== "string"){
+const err39 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9657,10 +10239,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-if(data2.message !== undefined){
-if(typeof data2.message !== "string"){
-const err40 = {instancePath:instancePath+"/attributes/message",schemaPath:"#/properties/attributes/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((((((((((data4 === "pending") || (data4 === "planning")) || (data4 === "policy_checking")) || (data4 === "policy_soft_failed")) || (data4 === "awaiting_approval")) || (data4 === "applying")) || (data4 === "applied")) || (data4 === "planned_and_finished")) || (data4 === "discarded")) || (data4 === "canceled")) || (data4 === "errored")) || (data4 === "expired")) || (data4 === "plan_credentials_required")) || (data4 === "needs_recovery"))){
+const err40 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema123.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9670,10 +10250,9 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data2.source !== undefined){
-let data6 = data2.source;
-if(typeof data6 !== "string"){
-const err41 = {instancePath:instancePath+"/attributes/source",schemaPath:"#/properties/attributes/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.message !== undefined){
+if(typeof data2.message !== "string"){
+const err41 = {instancePath:instancePath+"/attributes/message",schemaPath:"#/properties/attributes/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9682,8 +10261,11 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(!(((data6 === "api") || (data6 === "tfe-api")) || (data6 === "github"))){
-const err42 = {instancePath:instancePath+"/attributes/source",schemaPath:"#/properties/attributes/properties/source/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.source.enum},message:"must be equal to one of the allowed values"};
+}
+if(data2.source !== undefined){
+let data6 = data2.source;
+if(typeof data6 !== "string"){
+const err42 = {instancePath:instancePath+"/attributes/source",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunSource/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9692,10 +10274,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-if(data2.auto_apply !== undefined){
-if(false !== data2.auto_apply){
-const err43 = {instancePath:instancePath+"/attributes/auto_apply",schemaPath:"#/properties/attributes/properties/auto_apply/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(!((((data6 === "api") || (data6 === "cli")) || (data6 === "github_push")) || (data6 === "github_pull_request"))){
+const err43 = {instancePath:instancePath+"/attributes/source",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunSource/enum",keyword:"enum",params:{allowedValues: schema125.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9705,9 +10285,14 @@ vErrors.push(err43);
 errors++;
 }
 }
-if(data2.is_destroy !== undefined){
-if(false !== data2.is_destroy){
-const err44 = {instancePath:instancePath+"/attributes/is_destroy",schemaPath:"#/properties/attributes/properties/is_destroy/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(data2.commit !== undefined){
+let data7 = data2.commit;
+const _errs19 = errors;
+let valid4 = false;
+let passing0 = null;
+const _errs20 = errors;
+if(data7 !== null){
+const err44 = {instancePath:instancePath+"/attributes/commit",schemaPath:"#/properties/attributes/properties/commit/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -9716,12 +10301,15 @@ vErrors.push(err44);
 }
 errors++;
 }
+var _valid0 = _errs20 === errors;
+if(_valid0){
+valid4 = true;
+passing0 = 0;
 }
-if(data2.config_digest !== undefined){
-let data9 = data2.config_digest;
-if(typeof data9 === "string"){
-if(!pattern5.test(data9)){
-const err45 = {instancePath:instancePath+"/attributes/config_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+const _errs22 = errors;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.sha === undefined){
+const err45 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "sha"},message:"must have required property '"+"sha"+"'"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -9730,9 +10318,8 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-else {
-const err46 = {instancePath:instancePath+"/attributes/config_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data7.message === undefined){
+const err46 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -9741,12 +10328,8 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-if(data2.input_digest !== undefined){
-let data10 = data2.input_digest;
-if(typeof data10 === "string"){
-if(!pattern5.test(data10)){
-const err47 = {instancePath:instancePath+"/attributes/input_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+if(data7.author === undefined){
+const err47 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "author"},message:"must have required property '"+"author"+"'"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -9755,9 +10338,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-else {
-const err48 = {instancePath:instancePath+"/attributes/input_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data7.ref === undefined){
+const err48 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "ref"},message:"must have required property '"+"ref"+"'"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -9766,12 +10348,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-if(data2.opentofu_version !== undefined){
-let data11 = data2.opentofu_version;
-if(typeof data11 === "string"){
-if(!pattern49.test(data11)){
-const err49 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/pattern",keyword:"pattern",params:{pattern: "^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},message:"must match pattern \""+"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"+"\""};
+if(data7.repository === undefined){
+const err49 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -9780,9 +10358,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-else {
-const err50 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data7.fork === undefined){
+const err50 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "fork"},message:"must have required property '"+"fork"+"'"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -9791,10 +10368,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-}
-if(data2.execution_region !== undefined){
-if(typeof data2.execution_region !== "string"){
-const err51 = {instancePath:instancePath+"/attributes/execution_region",schemaPath:"#/properties/attributes/properties/execution_region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key2 in data7){
+if(!((((((key2 === "sha") || (key2 === "message")) || (key2 === "author")) || (key2 === "ref")) || (key2 === "repository")) || (key2 === "fork"))){
+const err51 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -9804,9 +10380,11 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data2.platform !== undefined){
-if(typeof data2.platform !== "string"){
-const err52 = {instancePath:instancePath+"/attributes/platform",schemaPath:"#/properties/attributes/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data7.sha !== undefined){
+let data8 = data7.sha;
+if(typeof data8 === "string"){
+if(!pattern50.test(data8)){
+const err52 = {instancePath:instancePath+"/attributes/commit/sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/sha/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\""};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -9816,14 +10394,8 @@ vErrors.push(err52);
 errors++;
 }
 }
-if(data2.status_reason !== undefined){
-let data14 = data2.status_reason;
-const _errs32 = errors;
-let valid5 = false;
-let passing0 = null;
-const _errs33 = errors;
-if(data14 !== null){
-const err53 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+else {
+const err53 = {instancePath:instancePath+"/attributes/commit/sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/sha/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -9832,14 +10404,11 @@ vErrors.push(err53);
 }
 errors++;
 }
-var _valid0 = _errs33 === errors;
-if(_valid0){
-valid5 = true;
-passing0 = 0;
 }
-const _errs35 = errors;
-if(typeof data14 !== "string"){
-const err54 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data7.message !== undefined){
+let data9 = data7.message;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err54 = {instancePath:instancePath+"/attributes/commit/message",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/message/type",keyword:"type",params:{type: schema126.properties.message.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -9848,8 +10417,11 @@ vErrors.push(err54);
 }
 errors++;
 }
-if(!((((((((((((((data14 === "plan_failed") || (data14 === "plan_canceled")) || (data14 === "no_changes")) || (data14 === "speculative")) || (data14 === "policy_hard_failed")) || (data14 === "policy_errored")) || (data14 === "discarded")) || (data14 === "canceled")) || (data14 === "approval_expired")) || (data14 === "applied")) || (data14 === "apply_failed")) || (data14 === "apply_interrupted")) || (data14 === "apply_uncertain")) || (data14 === "recovered"))){
-const err55 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.status_reason.oneOf[1].enum},message:"must be equal to one of the allowed values"};
+}
+if(data7.author !== undefined){
+let data10 = data7.author;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err55 = {instancePath:instancePath+"/attributes/commit/author",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/author/type",keyword:"type",params:{type: schema126.properties.author.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -9858,19 +10430,10 @@ vErrors.push(err55);
 }
 errors++;
 }
-var _valid0 = _errs35 === errors;
-if(_valid0 && valid5){
-valid5 = false;
-passing0 = [passing0, 1];
 }
-else {
-if(_valid0){
-valid5 = true;
-passing0 = 1;
-}
-}
-if(!valid5){
-const err56 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(data7.ref !== undefined){
+if(typeof data7.ref !== "string"){
+const err56 = {instancePath:instancePath+"/attributes/commit/ref",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/ref/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -9879,22 +10442,12 @@ vErrors.push(err56);
 }
 errors++;
 }
-else {
-errors = _errs32;
-if(vErrors !== null){
-if(_errs32){
-vErrors.length = _errs32;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data2.plan_status !== undefined){
-let data15 = data2.plan_status;
-if(typeof data15 !== "string"){
-const err57 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data7.repository !== undefined){
+let data12 = data7.repository;
+if(typeof data12 === "string"){
+if(!pattern51.test(data12)){
+const err57 = {instancePath:instancePath+"/attributes/commit/repository",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -9903,8 +10456,9 @@ vErrors.push(err57);
 }
 errors++;
 }
-if(!(((((data15 === "pending") || (data15 === "running")) || (data15 === "finished")) || (data15 === "errored")) || (data15 === "canceled"))){
-const err58 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.plan_status.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err58 = {instancePath:instancePath+"/attributes/commit/repository",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -9914,10 +10468,9 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data2.apply_status !== undefined){
-let data16 = data2.apply_status;
-if(typeof data16 !== "string"){
-const err59 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data7.fork !== undefined){
+if(typeof data7.fork !== "boolean"){
+const err59 = {instancePath:instancePath+"/attributes/commit/fork",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/fork/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -9926,8 +10479,10 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(!((((((data16 === "pending") || (data16 === "running")) || (data16 === "finished")) || (data16 === "errored")) || (data16 === "canceled")) || (data16 === "interrupted"))){
-const err60 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.apply_status.enum},message:"must be equal to one of the allowed values"};
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -9936,11 +10491,19 @@ vErrors.push(err60);
 }
 errors++;
 }
+var _valid0 = _errs22 === errors;
+if(_valid0 && valid4){
+valid4 = false;
+passing0 = [passing0, 1];
 }
-if(data2.has_changes !== undefined){
-let data17 = data2.has_changes;
-if((typeof data17 !== "boolean") && (data17 !== null)){
-const err61 = {instancePath:instancePath+"/attributes/has_changes",schemaPath:"#/properties/attributes/properties/has_changes/type",keyword:"type",params:{type: schema118.properties.attributes.properties.has_changes.type},message:"must be boolean,null"};
+else {
+if(_valid0){
+valid4 = true;
+passing0 = 1;
+}
+}
+if(!valid4){
+const err61 = {instancePath:instancePath+"/attributes/commit",schemaPath:"#/properties/attributes/properties/commit/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -9949,15 +10512,21 @@ vErrors.push(err61);
 }
 errors++;
 }
+else {
+errors = _errs19;
+if(vErrors !== null){
+if(_errs19){
+vErrors.length = _errs19;
 }
-if(data2.plan_counts !== undefined){
-let data18 = data2.plan_counts;
-const _errs44 = errors;
-let valid6 = false;
-let passing1 = null;
-const _errs45 = errors;
-if(data18 !== null){
-const err62 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data2.auto_apply !== undefined){
+if(false !== data2.auto_apply){
+const err62 = {instancePath:instancePath+"/attributes/auto_apply",schemaPath:"#/properties/attributes/properties/auto_apply/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -9966,15 +10535,10 @@ vErrors.push(err62);
 }
 errors++;
 }
-var _valid1 = _errs45 === errors;
-if(_valid1){
-valid6 = true;
-passing1 = 0;
 }
-const _errs47 = errors;
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-if(data18.create === undefined){
-const err63 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'"};
+if(data2.is_destroy !== undefined){
+if(false !== data2.is_destroy){
+const err63 = {instancePath:instancePath+"/attributes/is_destroy",schemaPath:"#/properties/attributes/properties/is_destroy/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -9983,8 +10547,12 @@ vErrors.push(err63);
 }
 errors++;
 }
-if(data18.change === undefined){
-const err64 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "change"},message:"must have required property '"+"change"+"'"};
+}
+if(data2.config_digest !== undefined){
+let data16 = data2.config_digest;
+if(typeof data16 === "string"){
+if(!pattern5.test(data16)){
+const err64 = {instancePath:instancePath+"/attributes/config_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -9993,8 +10561,9 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data18.destroy === undefined){
-const err65 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "destroy"},message:"must have required property '"+"destroy"+"'"};
+}
+else {
+const err65 = {instancePath:instancePath+"/attributes/config_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -10003,9 +10572,12 @@ vErrors.push(err65);
 }
 errors++;
 }
-for(const key2 in data18){
-if(!(((key2 === "create") || (key2 === "change")) || (key2 === "destroy"))){
-const err66 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+}
+if(data2.input_digest !== undefined){
+let data17 = data2.input_digest;
+if(typeof data17 === "string"){
+if(!pattern5.test(data17)){
+const err66 = {instancePath:instancePath+"/attributes/input_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -10015,10 +10587,8 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data18.create !== undefined){
-let data19 = data18.create;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err67 = {instancePath:instancePath+"/attributes/plan_counts/create",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err67 = {instancePath:instancePath+"/attributes/input_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -10027,9 +10597,12 @@ vErrors.push(err67);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 < 0 || isNaN(data19)){
-const err68 = {instancePath:instancePath+"/attributes/plan_counts/create",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data2.opentofu_version !== undefined){
+let data18 = data2.opentofu_version;
+if(typeof data18 === "string"){
+if(!pattern54.test(data18)){
+const err68 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/pattern",keyword:"pattern",params:{pattern: "^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},message:"must match pattern \""+"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"+"\""};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -10039,11 +10612,8 @@ vErrors.push(err68);
 errors++;
 }
 }
-}
-if(data18.change !== undefined){
-let data20 = data18.change;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err69 = {instancePath:instancePath+"/attributes/plan_counts/change",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/change/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err69 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -10052,9 +10622,10 @@ vErrors.push(err69);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 < 0 || isNaN(data20)){
-const err70 = {instancePath:instancePath+"/attributes/plan_counts/change",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/change/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data2.execution_region !== undefined){
+if(typeof data2.execution_region !== "string"){
+const err70 = {instancePath:instancePath+"/attributes/execution_region",schemaPath:"#/properties/attributes/properties/execution_region/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -10064,11 +10635,9 @@ vErrors.push(err70);
 errors++;
 }
 }
-}
-if(data18.destroy !== undefined){
-let data21 = data18.destroy;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err71 = {instancePath:instancePath+"/attributes/plan_counts/destroy",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/destroy/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data2.platform !== undefined){
+if(typeof data2.platform !== "string"){
+const err71 = {instancePath:instancePath+"/attributes/platform",schemaPath:"#/properties/attributes/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -10077,9 +10646,15 @@ vErrors.push(err71);
 }
 errors++;
 }
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 < 0 || isNaN(data21)){
-const err72 = {instancePath:instancePath+"/attributes/plan_counts/destroy",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/destroy/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data2.status_reason !== undefined){
+let data21 = data2.status_reason;
+const _errs53 = errors;
+let valid9 = false;
+let passing1 = null;
+const _errs54 = errors;
+if(data21 !== null){
+const err72 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -10088,11 +10663,14 @@ vErrors.push(err72);
 }
 errors++;
 }
+var _valid1 = _errs54 === errors;
+if(_valid1){
+valid9 = true;
+passing1 = 0;
 }
-}
-}
-else {
-const err73 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs56 = errors;
+if(typeof data21 !== "string"){
+const err73 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -10101,19 +10679,8 @@ vErrors.push(err73);
 }
 errors++;
 }
-var _valid1 = _errs47 === errors;
-if(_valid1 && valid6){
-valid6 = false;
-passing1 = [passing1, 1];
-}
-else {
-if(_valid1){
-valid6 = true;
-passing1 = 1;
-}
-}
-if(!valid6){
-const err74 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(!((((((((((((((data21 === "plan_failed") || (data21 === "plan_canceled")) || (data21 === "no_changes")) || (data21 === "speculative")) || (data21 === "policy_hard_failed")) || (data21 === "policy_errored")) || (data21 === "discarded")) || (data21 === "canceled")) || (data21 === "approval_expired")) || (data21 === "applied")) || (data21 === "apply_failed")) || (data21 === "apply_interrupted")) || (data21 === "apply_uncertain")) || (data21 === "recovered"))){
+const err74 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/enum",keyword:"enum",params:{allowedValues: schema123.properties.attributes.properties.status_reason.oneOf[1].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -10122,27 +10689,19 @@ vErrors.push(err74);
 }
 errors++;
 }
-else {
-errors = _errs44;
-if(vErrors !== null){
-if(_errs44){
-vErrors.length = _errs44;
+var _valid1 = _errs56 === errors;
+if(_valid1 && valid9){
+valid9 = false;
+passing1 = [passing1, 1];
 }
 else {
-vErrors = null;
+if(_valid1){
+valid9 = true;
+passing1 = 1;
 }
 }
-}
-}
-if(data2.plan_digest !== undefined){
-let data22 = data2.plan_digest;
-const _errs57 = errors;
-let valid8 = false;
-let passing2 = null;
-const _errs58 = errors;
-if(typeof data22 === "string"){
-if(!pattern5.test(data22)){
-const err75 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+if(!valid9){
+const err75 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -10151,9 +10710,22 @@ vErrors.push(err75);
 }
 errors++;
 }
+else {
+errors = _errs53;
+if(vErrors !== null){
+if(_errs53){
+vErrors.length = _errs53;
 }
 else {
-const err76 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors = null;
+}
+}
+}
+}
+if(data2.plan_status !== undefined){
+let data22 = data2.plan_status;
+if(typeof data22 !== "string"){
+const err76 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -10162,14 +10734,8 @@ vErrors.push(err76);
 }
 errors++;
 }
-var _valid2 = _errs58 === errors;
-if(_valid2){
-valid8 = true;
-passing2 = 0;
-}
-const _errs61 = errors;
-if(data22 !== null){
-const err77 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"#/properties/attributes/properties/plan_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(!(((((data22 === "pending") || (data22 === "running")) || (data22 === "finished")) || (data22 === "errored")) || (data22 === "canceled"))){
+const err77 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/enum",keyword:"enum",params:{allowedValues: schema123.properties.attributes.properties.plan_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -10178,19 +10744,11 @@ vErrors.push(err77);
 }
 errors++;
 }
-var _valid2 = _errs61 === errors;
-if(_valid2 && valid8){
-valid8 = false;
-passing2 = [passing2, 1];
 }
-else {
-if(_valid2){
-valid8 = true;
-passing2 = 1;
-}
-}
-if(!valid8){
-const err78 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"#/properties/attributes/properties/plan_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(data2.apply_status !== undefined){
+let data23 = data2.apply_status;
+if(typeof data23 !== "string"){
+const err78 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -10199,27 +10757,8 @@ vErrors.push(err78);
 }
 errors++;
 }
-else {
-errors = _errs57;
-if(vErrors !== null){
-if(_errs57){
-vErrors.length = _errs57;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data2.dependency_bundle_digest !== undefined){
-let data23 = data2.dependency_bundle_digest;
-const _errs64 = errors;
-let valid10 = false;
-let passing3 = null;
-const _errs65 = errors;
-if(typeof data23 === "string"){
-if(!pattern5.test(data23)){
-const err79 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+if(!((((((data23 === "pending") || (data23 === "running")) || (data23 === "finished")) || (data23 === "errored")) || (data23 === "canceled")) || (data23 === "interrupted"))){
+const err79 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/enum",keyword:"enum",params:{allowedValues: schema123.properties.attributes.properties.apply_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -10229,8 +10768,10 @@ vErrors.push(err79);
 errors++;
 }
 }
-else {
-const err80 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.has_changes !== undefined){
+let data24 = data2.has_changes;
+if((typeof data24 !== "boolean") && (data24 !== null)){
+const err80 = {instancePath:instancePath+"/attributes/has_changes",schemaPath:"#/properties/attributes/properties/has_changes/type",keyword:"type",params:{type: schema123.properties.attributes.properties.has_changes.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -10239,14 +10780,15 @@ vErrors.push(err80);
 }
 errors++;
 }
-var _valid3 = _errs65 === errors;
-if(_valid3){
-valid10 = true;
-passing3 = 0;
 }
-const _errs68 = errors;
-if(data23 !== null){
-const err81 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"#/properties/attributes/properties/dependency_bundle_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data2.plan_counts !== undefined){
+let data25 = data2.plan_counts;
+const _errs65 = errors;
+let valid10 = false;
+let passing2 = null;
+const _errs66 = errors;
+if(data25 !== null){
+const err81 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -10255,19 +10797,15 @@ vErrors.push(err81);
 }
 errors++;
 }
-var _valid3 = _errs68 === errors;
-if(_valid3 && valid10){
-valid10 = false;
-passing3 = [passing3, 1];
-}
-else {
-if(_valid3){
+var _valid2 = _errs66 === errors;
+if(_valid2){
 valid10 = true;
-passing3 = 1;
+passing2 = 0;
 }
-}
-if(!valid10){
-const err82 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"#/properties/attributes/properties/dependency_bundle_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+const _errs68 = errors;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.create === undefined){
+const err82 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -10276,22 +10814,8 @@ vErrors.push(err82);
 }
 errors++;
 }
-else {
-errors = _errs64;
-if(vErrors !== null){
-if(_errs64){
-vErrors.length = _errs64;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data2.policy_outcome !== undefined){
-let data24 = data2.policy_outcome;
-if((typeof data24 !== "string") && (data24 !== null)){
-const err83 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/type",keyword:"type",params:{type: schema118.properties.attributes.properties.policy_outcome.type},message:"must be string,null"};
+if(data25.change === undefined){
+const err83 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "change"},message:"must have required property '"+"change"+"'"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -10300,8 +10824,8 @@ vErrors.push(err83);
 }
 errors++;
 }
-if(!((((((data24 === "skipped") || (data24 === "passed")) || (data24 === "soft_failed")) || (data24 === "hard_failed")) || (data24 === "errored")) || (data24 === null))){
-const err84 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.policy_outcome.enum},message:"must be equal to one of the allowed values"};
+if(data25.destroy === undefined){
+const err84 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "destroy"},message:"must have required property '"+"destroy"+"'"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -10310,16 +10834,9 @@ vErrors.push(err84);
 }
 errors++;
 }
-}
-if(data2.policy_result_digest !== undefined){
-let data25 = data2.policy_result_digest;
-const _errs73 = errors;
-let valid12 = false;
-let passing4 = null;
-const _errs74 = errors;
-if(typeof data25 === "string"){
-if(!pattern5.test(data25)){
-const err85 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+for(const key3 in data25){
+if(!(((key3 === "create") || (key3 === "change")) || (key3 === "destroy"))){
+const err85 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -10329,8 +10846,10 @@ vErrors.push(err85);
 errors++;
 }
 }
-else {
-const err86 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data25.create !== undefined){
+let data26 = data25.create;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err86 = {instancePath:instancePath+"/attributes/plan_counts/create",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -10339,14 +10858,9 @@ vErrors.push(err86);
 }
 errors++;
 }
-var _valid4 = _errs74 === errors;
-if(_valid4){
-valid12 = true;
-passing4 = 0;
-}
-const _errs77 = errors;
-if(data25 !== null){
-const err87 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"#/properties/attributes/properties/policy_result_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 0 || isNaN(data26)){
+const err87 = {instancePath:instancePath+"/attributes/plan_counts/create",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -10355,19 +10869,12 @@ vErrors.push(err87);
 }
 errors++;
 }
-var _valid4 = _errs77 === errors;
-if(_valid4 && valid12){
-valid12 = false;
-passing4 = [passing4, 1];
-}
-else {
-if(_valid4){
-valid12 = true;
-passing4 = 1;
 }
 }
-if(!valid12){
-const err88 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"#/properties/attributes/properties/policy_result_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
+if(data25.change !== undefined){
+let data27 = data25.change;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err88 = {instancePath:instancePath+"/attributes/plan_counts/change",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/change/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -10376,27 +10883,9 @@ vErrors.push(err88);
 }
 errors++;
 }
-else {
-errors = _errs73;
-if(vErrors !== null){
-if(_errs73){
-vErrors.length = _errs73;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data2.predecessor_state_digest !== undefined){
-let data26 = data2.predecessor_state_digest;
-const _errs80 = errors;
-let valid14 = false;
-let passing5 = null;
-const _errs81 = errors;
-if(typeof data26 === "string"){
-if(!pattern5.test(data26)){
-const err89 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 0 || isNaN(data27)){
+const err89 = {instancePath:instancePath+"/attributes/plan_counts/change",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/change/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -10406,8 +10895,11 @@ vErrors.push(err89);
 errors++;
 }
 }
-else {
-const err90 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data25.destroy !== undefined){
+let data28 = data25.destroy;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err90 = {instancePath:instancePath+"/attributes/plan_counts/destroy",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/destroy/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -10416,14 +10908,9 @@ vErrors.push(err90);
 }
 errors++;
 }
-var _valid5 = _errs81 === errors;
-if(_valid5){
-valid14 = true;
-passing5 = 0;
-}
-const _errs84 = errors;
-if(data26 !== null){
-const err91 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"#/properties/attributes/properties/predecessor_state_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 < 0 || isNaN(data28)){
+const err91 = {instancePath:instancePath+"/attributes/plan_counts/destroy",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/destroy/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -10432,19 +10919,11 @@ vErrors.push(err91);
 }
 errors++;
 }
-var _valid5 = _errs84 === errors;
-if(_valid5 && valid14){
-valid14 = false;
-passing5 = [passing5, 1];
+}
+}
 }
 else {
-if(_valid5){
-valid14 = true;
-passing5 = 1;
-}
-}
-if(!valid14){
-const err92 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"#/properties/attributes/properties/predecessor_state_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
+const err92 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -10453,27 +10932,19 @@ vErrors.push(err92);
 }
 errors++;
 }
-else {
-errors = _errs80;
-if(vErrors !== null){
-if(_errs80){
-vErrors.length = _errs80;
+var _valid2 = _errs68 === errors;
+if(_valid2 && valid10){
+valid10 = false;
+passing2 = [passing2, 1];
 }
 else {
-vErrors = null;
+if(_valid2){
+valid10 = true;
+passing2 = 1;
 }
 }
-}
-}
-if(data2.approval_expires_at !== undefined){
-let data27 = data2.approval_expires_at;
-const _errs87 = errors;
-let valid16 = false;
-let passing6 = null;
-const _errs88 = errors;
-if(typeof data27 === "string"){
-if(!pattern6.test(data27)){
-const err93 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(!valid10){
+const err93 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -10482,8 +10953,27 @@ vErrors.push(err93);
 }
 errors++;
 }
-if(!(formats0.validate(data27))){
-const err94 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+else {
+errors = _errs65;
+if(vErrors !== null){
+if(_errs65){
+vErrors.length = _errs65;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data2.plan_digest !== undefined){
+let data29 = data2.plan_digest;
+const _errs78 = errors;
+let valid12 = false;
+let passing3 = null;
+const _errs79 = errors;
+if(typeof data29 === "string"){
+if(!pattern5.test(data29)){
+const err94 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -10494,7 +10984,7 @@ errors++;
 }
 }
 else {
-const err95 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err95 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -10503,14 +10993,14 @@ vErrors.push(err95);
 }
 errors++;
 }
-var _valid6 = _errs88 === errors;
-if(_valid6){
-valid16 = true;
-passing6 = 0;
+var _valid3 = _errs79 === errors;
+if(_valid3){
+valid12 = true;
+passing3 = 0;
 }
-const _errs91 = errors;
-if(data27 !== null){
-const err96 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"#/properties/attributes/properties/approval_expires_at/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const _errs82 = errors;
+if(data29 !== null){
+const err96 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"#/properties/attributes/properties/plan_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -10519,19 +11009,19 @@ vErrors.push(err96);
 }
 errors++;
 }
-var _valid6 = _errs91 === errors;
-if(_valid6 && valid16){
-valid16 = false;
-passing6 = [passing6, 1];
+var _valid3 = _errs82 === errors;
+if(_valid3 && valid12){
+valid12 = false;
+passing3 = [passing3, 1];
 }
 else {
-if(_valid6){
-valid16 = true;
-passing6 = 1;
+if(_valid3){
+valid12 = true;
+passing3 = 1;
 }
 }
-if(!valid16){
-const err97 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"#/properties/attributes/properties/approval_expires_at/oneOf",keyword:"oneOf",params:{passingSchemas: passing6},message:"must match exactly one schema in oneOf"};
+if(!valid12){
+const err97 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"#/properties/attributes/properties/plan_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -10541,10 +11031,10 @@ vErrors.push(err97);
 errors++;
 }
 else {
-errors = _errs87;
+errors = _errs78;
 if(vErrors !== null){
-if(_errs87){
-vErrors.length = _errs87;
+if(_errs78){
+vErrors.length = _errs78;
 }
 else {
 vErrors = null;
@@ -10552,15 +11042,15 @@ vErrors = null;
 }
 }
 }
-if(data2.finished_at !== undefined){
-let data28 = data2.finished_at;
-const _errs94 = errors;
-let valid18 = false;
-let passing7 = null;
-const _errs95 = errors;
-if(typeof data28 === "string"){
-if(!pattern6.test(data28)){
-const err98 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(data2.dependency_bundle_digest !== undefined){
+let data30 = data2.dependency_bundle_digest;
+const _errs85 = errors;
+let valid14 = false;
+let passing4 = null;
+const _errs86 = errors;
+if(typeof data30 === "string"){
+if(!pattern5.test(data30)){
+const err98 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -10569,8 +11059,9 @@ vErrors.push(err98);
 }
 errors++;
 }
-if(!(formats0.validate(data28))){
-const err99 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+else {
+const err99 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -10579,9 +11070,14 @@ vErrors.push(err99);
 }
 errors++;
 }
+var _valid4 = _errs86 === errors;
+if(_valid4){
+valid14 = true;
+passing4 = 0;
 }
-else {
-const err100 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs89 = errors;
+if(data30 !== null){
+const err100 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"#/properties/attributes/properties/dependency_bundle_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -10590,14 +11086,19 @@ vErrors.push(err100);
 }
 errors++;
 }
-var _valid7 = _errs95 === errors;
-if(_valid7){
-valid18 = true;
-passing7 = 0;
+var _valid4 = _errs89 === errors;
+if(_valid4 && valid14){
+valid14 = false;
+passing4 = [passing4, 1];
 }
-const _errs98 = errors;
-if(data28 !== null){
-const err101 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"#/properties/attributes/properties/finished_at/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+else {
+if(_valid4){
+valid14 = true;
+passing4 = 1;
+}
+}
+if(!valid14){
+const err101 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"#/properties/attributes/properties/dependency_bundle_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -10606,24 +11107,103 @@ vErrors.push(err101);
 }
 errors++;
 }
-var _valid7 = _errs98 === errors;
-if(_valid7 && valid18){
-valid18 = false;
-passing7 = [passing7, 1];
+else {
+errors = _errs85;
+if(vErrors !== null){
+if(_errs85){
+vErrors.length = _errs85;
 }
 else {
-if(_valid7){
-valid18 = true;
-passing7 = 1;
+vErrors = null;
 }
 }
-if(!valid18){
-const err102 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"#/properties/attributes/properties/finished_at/oneOf",keyword:"oneOf",params:{passingSchemas: passing7},message:"must match exactly one schema in oneOf"};
+}
+}
+if(data2.policy_outcome !== undefined){
+let data31 = data2.policy_outcome;
+if((typeof data31 !== "string") && (data31 !== null)){
+const err102 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/type",keyword:"type",params:{type: schema123.properties.attributes.properties.policy_outcome.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err102];
 }
 else {
 vErrors.push(err102);
+}
+errors++;
+}
+if(!((((((data31 === "skipped") || (data31 === "passed")) || (data31 === "soft_failed")) || (data31 === "hard_failed")) || (data31 === "errored")) || (data31 === null))){
+const err103 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/enum",keyword:"enum",params:{allowedValues: schema123.properties.attributes.properties.policy_outcome.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+}
+if(data2.policy_result_digest !== undefined){
+let data32 = data2.policy_result_digest;
+const _errs94 = errors;
+let valid16 = false;
+let passing5 = null;
+const _errs95 = errors;
+if(typeof data32 === "string"){
+if(!pattern5.test(data32)){
+const err104 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+}
+else {
+const err105 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+}
+var _valid5 = _errs95 === errors;
+if(_valid5){
+valid16 = true;
+passing5 = 0;
+}
+const _errs98 = errors;
+if(data32 !== null){
+const err106 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"#/properties/attributes/properties/policy_result_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
+}
+errors++;
+}
+var _valid5 = _errs98 === errors;
+if(_valid5 && valid16){
+valid16 = false;
+passing5 = [passing5, 1];
+}
+else {
+if(_valid5){
+valid16 = true;
+passing5 = 1;
+}
+}
+if(!valid16){
+const err107 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"#/properties/attributes/properties/policy_result_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err107];
+}
+else {
+vErrors.push(err107);
 }
 errors++;
 }
@@ -10639,50 +11219,68 @@ vErrors = null;
 }
 }
 }
-if(data2.recovery !== undefined){
-let data29 = data2.recovery;
+if(data2.predecessor_state_digest !== undefined){
+let data33 = data2.predecessor_state_digest;
 const _errs101 = errors;
-let valid20 = false;
-let passing8 = null;
+let valid18 = false;
+let passing6 = null;
 const _errs102 = errors;
-if(data29 !== null){
-const err103 = {instancePath:instancePath+"/attributes/recovery",schemaPath:"#/properties/attributes/properties/recovery/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(typeof data33 === "string"){
+if(!pattern5.test(data33)){
+const err108 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
-vErrors = [err103];
+vErrors = [err108];
 }
 else {
-vErrors.push(err103);
+vErrors.push(err108);
 }
 errors++;
 }
-var _valid8 = _errs102 === errors;
-if(_valid8){
-valid20 = true;
-passing8 = 0;
-}
-const _errs104 = errors;
-if(!(validate78(data29, {instancePath:instancePath+"/attributes/recovery",parentData:data2,parentDataProperty:"recovery",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
-errors = vErrors.length;
-}
-var _valid8 = _errs104 === errors;
-if(_valid8 && valid20){
-valid20 = false;
-passing8 = [passing8, 1];
 }
 else {
-if(_valid8){
-valid20 = true;
-passing8 = 1;
-}
-}
-if(!valid20){
-const err104 = {instancePath:instancePath+"/attributes/recovery",schemaPath:"#/properties/attributes/properties/recovery/oneOf",keyword:"oneOf",params:{passingSchemas: passing8},message:"must match exactly one schema in oneOf"};
+const err109 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err104];
+vErrors = [err109];
 }
 else {
-vErrors.push(err104);
+vErrors.push(err109);
+}
+errors++;
+}
+var _valid6 = _errs102 === errors;
+if(_valid6){
+valid18 = true;
+passing6 = 0;
+}
+const _errs105 = errors;
+if(data33 !== null){
+const err110 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"#/properties/attributes/properties/predecessor_state_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+var _valid6 = _errs105 === errors;
+if(_valid6 && valid18){
+valid18 = false;
+passing6 = [passing6, 1];
+}
+else {
+if(_valid6){
+valid18 = true;
+passing6 = 1;
+}
+}
+if(!valid18){
+const err111 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"#/properties/attributes/properties/predecessor_state_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing6},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
 }
 errors++;
 }
@@ -10698,93 +11296,15 @@ vErrors = null;
 }
 }
 }
-if(data2.created_at !== undefined){
-let data30 = data2.created_at;
-if(typeof data30 === "string"){
-if(!pattern6.test(data30)){
-const err105 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
-if(vErrors === null){
-vErrors = [err105];
-}
-else {
-vErrors.push(err105);
-}
-errors++;
-}
-if(!(formats0.validate(data30))){
-const err106 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err106];
-}
-else {
-vErrors.push(err106);
-}
-errors++;
-}
-}
-else {
-const err107 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err107];
-}
-else {
-vErrors.push(err107);
-}
-errors++;
-}
-}
-if(data2.updated_at !== undefined){
-let data31 = data2.updated_at;
-if(typeof data31 === "string"){
-if(!pattern6.test(data31)){
-const err108 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
-if(vErrors === null){
-vErrors = [err108];
-}
-else {
-vErrors.push(err108);
-}
-errors++;
-}
-if(!(formats0.validate(data31))){
-const err109 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err109];
-}
-else {
-vErrors.push(err109);
-}
-errors++;
-}
-}
-else {
-const err110 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err110];
-}
-else {
-vErrors.push(err110);
-}
-errors++;
-}
-}
-}
-else {
-const err111 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err111];
-}
-else {
-vErrors.push(err111);
-}
-errors++;
-}
-}
-if(data.relationships !== undefined){
-let data32 = data.relationships;
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.organization === undefined){
-const err112 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
+if(data2.approval_expires_at !== undefined){
+let data34 = data2.approval_expires_at;
+const _errs108 = errors;
+let valid20 = false;
+let passing7 = null;
+const _errs109 = errors;
+if(typeof data34 === "string"){
+if(!pattern6.test(data34)){
+const err112 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -10793,8 +11313,8 @@ vErrors.push(err112);
 }
 errors++;
 }
-if(data32.workspace === undefined){
-const err113 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "workspace"},message:"must have required property '"+"workspace"+"'"};
+if(!(formats0.validate(data34))){
+const err113 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -10803,8 +11323,9 @@ vErrors.push(err113);
 }
 errors++;
 }
-if(data32.configuration_version === undefined){
-const err114 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "configuration_version"},message:"must have required property '"+"configuration_version"+"'"};
+}
+else {
+const err114 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -10813,9 +11334,14 @@ vErrors.push(err114);
 }
 errors++;
 }
-for(const key3 in data32){
-if(!(((key3 === "organization") || (key3 === "workspace")) || (key3 === "configuration_version"))){
-const err115 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+var _valid7 = _errs109 === errors;
+if(_valid7){
+valid20 = true;
+passing7 = 0;
+}
+const _errs112 = errors;
+if(data34 !== null){
+const err115 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"#/properties/attributes/properties/approval_expires_at/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -10824,12 +11350,19 @@ vErrors.push(err115);
 }
 errors++;
 }
+var _valid7 = _errs112 === errors;
+if(_valid7 && valid20){
+valid20 = false;
+passing7 = [passing7, 1];
 }
-if(data32.organization !== undefined){
-let data33 = data32.organization;
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-if(data33.data === undefined){
-const err116 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+else {
+if(_valid7){
+valid20 = true;
+passing7 = 1;
+}
+}
+if(!valid20){
+const err116 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"#/properties/attributes/properties/approval_expires_at/oneOf",keyword:"oneOf",params:{passingSchemas: passing7},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -10838,9 +11371,27 @@ vErrors.push(err116);
 }
 errors++;
 }
-for(const key4 in data33){
-if(!(key4 === "data")){
-const err117 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+else {
+errors = _errs108;
+if(vErrors !== null){
+if(_errs108){
+vErrors.length = _errs108;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data2.finished_at !== undefined){
+let data35 = data2.finished_at;
+const _errs115 = errors;
+let valid22 = false;
+let passing8 = null;
+const _errs116 = errors;
+if(typeof data35 === "string"){
+if(!pattern6.test(data35)){
+const err117 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -10849,12 +11400,8 @@ vErrors.push(err117);
 }
 errors++;
 }
-}
-if(data33.data !== undefined){
-let data34 = data33.data;
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-if(data34.type === undefined){
-const err118 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(!(formats0.validate(data35))){
+const err118 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -10863,8 +11410,9 @@ vErrors.push(err118);
 }
 errors++;
 }
-if(data34.id === undefined){
-const err119 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+else {
+const err119 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -10873,9 +11421,14 @@ vErrors.push(err119);
 }
 errors++;
 }
-for(const key5 in data34){
-if(!((key5 === "type") || (key5 === "id"))){
-const err120 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+var _valid8 = _errs116 === errors;
+if(_valid8){
+valid22 = true;
+passing8 = 0;
+}
+const _errs119 = errors;
+if(data35 !== null){
+const err120 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"#/properties/attributes/properties/finished_at/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -10884,10 +11437,19 @@ vErrors.push(err120);
 }
 errors++;
 }
+var _valid8 = _errs119 === errors;
+if(_valid8 && valid22){
+valid22 = false;
+passing8 = [passing8, 1];
 }
-if(data34.type !== undefined){
-if(typeof data34.type !== "string"){
-const err121 = {instancePath:instancePath+"/relationships/organization/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+if(_valid8){
+valid22 = true;
+passing8 = 1;
+}
+}
+if(!valid22){
+const err121 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"#/properties/attributes/properties/finished_at/oneOf",keyword:"oneOf",params:{passingSchemas: passing8},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -10896,10 +11458,26 @@ vErrors.push(err121);
 }
 errors++;
 }
+else {
+errors = _errs115;
+if(vErrors !== null){
+if(_errs115){
+vErrors.length = _errs115;
 }
-if(data34.id !== undefined){
-if(typeof data34.id !== "string"){
-const err122 = {instancePath:instancePath+"/relationships/organization/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data2.recovery !== undefined){
+let data36 = data2.recovery;
+const _errs122 = errors;
+let valid24 = false;
+let passing9 = null;
+const _errs123 = errors;
+if(data36 !== null){
+const err122 = {instancePath:instancePath+"/attributes/recovery",schemaPath:"#/properties/attributes/properties/recovery/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -10908,10 +11486,29 @@ vErrors.push(err122);
 }
 errors++;
 }
+var _valid9 = _errs123 === errors;
+if(_valid9){
+valid24 = true;
+passing9 = 0;
 }
+const _errs125 = errors;
+if(!(validate81(data36, {instancePath:instancePath+"/attributes/recovery",parentData:data2,parentDataProperty:"recovery",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+errors = vErrors.length;
+}
+var _valid9 = _errs125 === errors;
+if(_valid9 && valid24){
+valid24 = false;
+passing9 = [passing9, 1];
 }
 else {
-const err123 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_valid9){
+valid24 = true;
+passing9 = 1;
+}
+}
+if(!valid24){
+const err123 = {instancePath:instancePath+"/attributes/recovery",schemaPath:"#/properties/attributes/properties/recovery/oneOf",keyword:"oneOf",params:{passingSchemas: passing9},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -10920,10 +11517,23 @@ vErrors.push(err123);
 }
 errors++;
 }
-}
+else {
+errors = _errs122;
+if(vErrors !== null){
+if(_errs122){
+vErrors.length = _errs122;
 }
 else {
-const err124 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors = null;
+}
+}
+}
+}
+if(data2.created_at !== undefined){
+let data37 = data2.created_at;
+if(typeof data37 === "string"){
+if(!pattern6.test(data37)){
+const err124 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -10932,12 +11542,8 @@ vErrors.push(err124);
 }
 errors++;
 }
-}
-if(data32.workspace !== undefined){
-let data37 = data32.workspace;
-if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
-if(data37.data === undefined){
-const err125 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(!(formats0.validate(data37))){
+const err125 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -10946,9 +11552,9 @@ vErrors.push(err125);
 }
 errors++;
 }
-for(const key6 in data37){
-if(!(key6 === "data")){
-const err126 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+else {
+const err126 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -10958,11 +11564,11 @@ vErrors.push(err126);
 errors++;
 }
 }
-if(data37.data !== undefined){
-let data38 = data37.data;
-if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
-if(data38.type === undefined){
-const err127 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data2.updated_at !== undefined){
+let data38 = data2.updated_at;
+if(typeof data38 === "string"){
+if(!pattern6.test(data38)){
+const err127 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -10971,8 +11577,8 @@ vErrors.push(err127);
 }
 errors++;
 }
-if(data38.id === undefined){
-const err128 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(!(formats0.validate(data38))){
+const err128 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -10981,9 +11587,9 @@ vErrors.push(err128);
 }
 errors++;
 }
-for(const key7 in data38){
-if(!((key7 === "type") || (key7 === "id"))){
-const err129 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+}
+else {
+const err129 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -10993,9 +11599,9 @@ vErrors.push(err129);
 errors++;
 }
 }
-if(data38.type !== undefined){
-if(typeof data38.type !== "string"){
-const err130 = {instancePath:instancePath+"/relationships/workspace/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err130 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -11005,9 +11611,11 @@ vErrors.push(err130);
 errors++;
 }
 }
-if(data38.id !== undefined){
-if(typeof data38.id !== "string"){
-const err131 = {instancePath:instancePath+"/relationships/workspace/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.relationships !== undefined){
+let data39 = data.relationships;
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+if(data39.organization === undefined){
+const err131 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -11016,10 +11624,8 @@ vErrors.push(err131);
 }
 errors++;
 }
-}
-}
-else {
-const err132 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data39.workspace === undefined){
+const err132 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "workspace"},message:"must have required property '"+"workspace"+"'"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -11028,10 +11634,8 @@ vErrors.push(err132);
 }
 errors++;
 }
-}
-}
-else {
-const err133 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data39.configuration_version === undefined){
+const err133 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "configuration_version"},message:"must have required property '"+"configuration_version"+"'"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -11040,12 +11644,9 @@ vErrors.push(err133);
 }
 errors++;
 }
-}
-if(data32.configuration_version !== undefined){
-let data41 = data32.configuration_version;
-if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
-if(data41.data === undefined){
-const err134 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+for(const key4 in data39){
+if(!(((key4 === "organization") || (key4 === "workspace")) || (key4 === "configuration_version"))){
+const err134 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -11054,9 +11655,12 @@ vErrors.push(err134);
 }
 errors++;
 }
-for(const key8 in data41){
-if(!(key8 === "data")){
-const err135 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+}
+if(data39.organization !== undefined){
+let data40 = data39.organization;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.data === undefined){
+const err135 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -11065,12 +11669,9 @@ vErrors.push(err135);
 }
 errors++;
 }
-}
-if(data41.data !== undefined){
-let data42 = data41.data;
-if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
-if(data42.type === undefined){
-const err136 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+for(const key5 in data40){
+if(!(key5 === "data")){
+const err136 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -11079,8 +11680,12 @@ vErrors.push(err136);
 }
 errors++;
 }
-if(data42.id === undefined){
-const err137 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data40.data !== undefined){
+let data41 = data40.data;
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+if(data41.type === undefined){
+const err137 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -11089,9 +11694,8 @@ vErrors.push(err137);
 }
 errors++;
 }
-for(const key9 in data42){
-if(!((key9 === "type") || (key9 === "id"))){
-const err138 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+if(data41.id === undefined){
+const err138 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -11100,10 +11704,9 @@ vErrors.push(err138);
 }
 errors++;
 }
-}
-if(data42.type !== undefined){
-if(typeof data42.type !== "string"){
-const err139 = {instancePath:instancePath+"/relationships/configuration_version/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key6 in data41){
+if(!((key6 === "type") || (key6 === "id"))){
+const err139 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -11113,9 +11716,9 @@ vErrors.push(err139);
 errors++;
 }
 }
-if(data42.id !== undefined){
-if(typeof data42.id !== "string"){
-const err140 = {instancePath:instancePath+"/relationships/configuration_version/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data41.type !== undefined){
+if(typeof data41.type !== "string"){
+const err140 = {instancePath:instancePath+"/relationships/organization/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -11125,9 +11728,9 @@ vErrors.push(err140);
 errors++;
 }
 }
-}
-else {
-const err141 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data41.id !== undefined){
+if(typeof data41.id !== "string"){
+const err141 = {instancePath:instancePath+"/relationships/organization/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -11139,7 +11742,7 @@ errors++;
 }
 }
 else {
-const err142 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err142 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -11151,7 +11754,7 @@ errors++;
 }
 }
 else {
-const err143 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err143 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -11161,12 +11764,11 @@ vErrors.push(err143);
 errors++;
 }
 }
-if(data.links !== undefined){
-let data45 = data.links;
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
-for(const key10 in data45){
-if(!((key10 === "self") || (key10 === "next"))){
-const err144 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+if(data39.workspace !== undefined){
+let data44 = data39.workspace;
+if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
+if(data44.data === undefined){
+const err144 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -11175,10 +11777,9 @@ vErrors.push(err144);
 }
 errors++;
 }
-}
-if(data45.self !== undefined){
-if(typeof data45.self !== "string"){
-const err145 = {instancePath:instancePath+"/links/self",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/self/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key7 in data44){
+if(!(key7 === "data")){
+const err145 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -11188,10 +11789,11 @@ vErrors.push(err145);
 errors++;
 }
 }
-if(data45.next !== undefined){
-let data47 = data45.next;
-if((typeof data47 !== "string") && (data47 !== null)){
-const err146 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema62.properties.next.type},message:"must be string,null"};
+if(data44.data !== undefined){
+let data45 = data44.data;
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+if(data45.type === undefined){
+const err146 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -11200,10 +11802,8 @@ vErrors.push(err146);
 }
 errors++;
 }
-}
-}
-else {
-const err147 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data45.id === undefined){
+const err147 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -11212,10 +11812,9 @@ vErrors.push(err147);
 }
 errors++;
 }
-}
-}
-else {
-const err148 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key8 in data45){
+if(!((key8 === "type") || (key8 === "id"))){
+const err148 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -11224,16 +11823,248 @@ vErrors.push(err148);
 }
 errors++;
 }
-validate77.errors = vErrors;
+}
+if(data45.type !== undefined){
+if(typeof data45.type !== "string"){
+const err149 = {instancePath:instancePath+"/relationships/workspace/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err149];
+}
+else {
+vErrors.push(err149);
+}
+errors++;
+}
+}
+if(data45.id !== undefined){
+if(typeof data45.id !== "string"){
+const err150 = {instancePath:instancePath+"/relationships/workspace/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err150];
+}
+else {
+vErrors.push(err150);
+}
+errors++;
+}
+}
+}
+else {
+const err151 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err151];
+}
+else {
+vErrors.push(err151);
+}
+errors++;
+}
+}
+}
+else {
+const err152 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err152];
+}
+else {
+vErrors.push(err152);
+}
+errors++;
+}
+}
+if(data39.configuration_version !== undefined){
+let data48 = data39.configuration_version;
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+if(data48.data === undefined){
+const err153 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err153];
+}
+else {
+vErrors.push(err153);
+}
+errors++;
+}
+for(const key9 in data48){
+if(!(key9 === "data")){
+const err154 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err154];
+}
+else {
+vErrors.push(err154);
+}
+errors++;
+}
+}
+if(data48.data !== undefined){
+let data49 = data48.data;
+if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+if(data49.type === undefined){
+const err155 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err155];
+}
+else {
+vErrors.push(err155);
+}
+errors++;
+}
+if(data49.id === undefined){
+const err156 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err156];
+}
+else {
+vErrors.push(err156);
+}
+errors++;
+}
+for(const key10 in data49){
+if(!((key10 === "type") || (key10 === "id"))){
+const err157 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err157];
+}
+else {
+vErrors.push(err157);
+}
+errors++;
+}
+}
+if(data49.type !== undefined){
+if(typeof data49.type !== "string"){
+const err158 = {instancePath:instancePath+"/relationships/configuration_version/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err158];
+}
+else {
+vErrors.push(err158);
+}
+errors++;
+}
+}
+if(data49.id !== undefined){
+if(typeof data49.id !== "string"){
+const err159 = {instancePath:instancePath+"/relationships/configuration_version/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err159];
+}
+else {
+vErrors.push(err159);
+}
+errors++;
+}
+}
+}
+else {
+const err160 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err160];
+}
+else {
+vErrors.push(err160);
+}
+errors++;
+}
+}
+}
+else {
+const err161 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err161];
+}
+else {
+vErrors.push(err161);
+}
+errors++;
+}
+}
+}
+else {
+const err162 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err162];
+}
+else {
+vErrors.push(err162);
+}
+errors++;
+}
+}
+if(data.links !== undefined){
+let data52 = data.links;
+if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
+for(const key11 in data52){
+if(!((key11 === "self") || (key11 === "next"))){
+const err163 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err163];
+}
+else {
+vErrors.push(err163);
+}
+errors++;
+}
+}
+if(data52.self !== undefined){
+if(typeof data52.self !== "string"){
+const err164 = {instancePath:instancePath+"/links/self",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/self/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err164];
+}
+else {
+vErrors.push(err164);
+}
+errors++;
+}
+}
+if(data52.next !== undefined){
+let data54 = data52.next;
+if((typeof data54 !== "string") && (data54 !== null)){
+const err165 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema67.properties.next.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err165];
+}
+else {
+vErrors.push(err165);
+}
+errors++;
+}
+}
+}
+else {
+const err166 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err166];
+}
+else {
+vErrors.push(err166);
+}
+errors++;
+}
+}
+}
+else {
+const err167 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err167];
+}
+else {
+vErrors.push(err167);
+}
+errors++;
+}
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11264,8 +12095,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate77(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+if(!(validate80(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 }
@@ -11280,18 +12111,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate76.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunListDocument = validate81;
-const schema139 = {"type":"object","additionalProperties":false,"required":["data","meta","links"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}},"meta":{"type":"object","additionalProperties":false,"required":["page"],"properties":{"page":{"type":"object","additionalProperties":false,"required":["limit","next_cursor"],"properties":{"limit":{"type":"integer"},"next_cursor":{"type":["string","null"],"description":"Opaque continuation token; pass it back as `?cursor=`. Null on the last page."}}}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+export const RunListDocument = validate84;
+const schema146 = {"type":"object","additionalProperties":false,"required":["data","meta","links"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}},"meta":{"type":"object","additionalProperties":false,"required":["page"],"properties":{"page":{"type":"object","additionalProperties":false,"required":["limit","next_cursor"],"properties":{"limit":{"type":"integer"},"next_cursor":{"type":["string","null"],"description":"Opaque continuation token; pass it back as `?cursor=`. Null on the last page."}}}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate84.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11346,8 +12177,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate77(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+if(!(validate80(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 }
@@ -11439,7 +12270,7 @@ errors++;
 if(data3.next_cursor !== undefined){
 let data5 = data3.next_cursor;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err11 = {instancePath:instancePath+"/meta/page/next_cursor",schemaPath:"#/properties/meta/properties/page/properties/next_cursor/type",keyword:"type",params:{type: schema139.properties.meta.properties.page.properties.next_cursor.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/meta/page/next_cursor",schemaPath:"#/properties/meta/properties/page/properties/next_cursor/type",keyword:"type",params:{type: schema146.properties.meta.properties.page.properties.next_cursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11503,7 +12334,7 @@ errors++;
 if(data6.next !== undefined){
 let data8 = data6.next;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err16 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema62.properties.next.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema67.properties.next.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -11536,18 +12367,18 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate84.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunLogDocument = validate83;
-const schema141 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"run-logs"},"id":{"type":"string","description":"`<run id>/<phase>`"},"attributes":{"type":"object","additionalProperties":false,"required":["phase","offset","text","next_offset","complete"],"properties":{"phase":{"type":"string","enum":["plan","policy","apply"]},"offset":{"type":"integer","minimum":0},"text":{"type":"string","description":"Sanitized log text from `offset`."},"next_offset":{"type":"integer","minimum":0,"description":"Pass it back as `offset` to continue."},"complete":{"type":"boolean","description":"Whether the phase's log has ended and `next_offset` is its end."}}}}}}};
+export const RunLogDocument = validate86;
+const schema148 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"run-logs"},"id":{"type":"string","description":"`<run id>/<phase>`"},"attributes":{"type":"object","additionalProperties":false,"required":["phase","offset","text","next_offset","complete"],"properties":{"phase":{"type":"string","enum":["plan","policy","apply"]},"offset":{"type":"integer","minimum":0},"text":{"type":"string","description":"Sanitized log text from `offset`."},"next_offset":{"type":"integer","minimum":0,"description":"Pass it back as `offset` to continue."},"complete":{"type":"boolean","description":"Whether the phase's log has ended and `next_offset` is its end."}}}}}}};
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11724,7 +12555,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data4 === "plan") || (data4 === "policy")) || (data4 === "apply"))){
-const err15 = {instancePath:instancePath+"/data/attributes/phase",schemaPath:"#/properties/data/properties/attributes/properties/phase/enum",keyword:"enum",params:{allowedValues: schema141.properties.data.properties.attributes.properties.phase.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/data/attributes/phase",schemaPath:"#/properties/data/properties/attributes/properties/phase/enum",keyword:"enum",params:{allowedValues: schema148.properties.data.properties.attributes.properties.phase.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -11843,18 +12674,18 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunRecoveryResolutionDocument = validate84;
-const schema142 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"recovery-resolutions"},"attributes":{"type":"object","additionalProperties":false,"required":["resolution","reason"],"properties":{"resolution":{"type":"string","enum":["commit_pending_state","keep_current_state"],"description":"commit_pending_state publishes the state version the interrupted apply uploaded (the run ends applied); keep_current_state discards it and keeps the current state (the run ends errored). Either way the reason is recovered and the lock is released."},"reason":{"type":"string","minLength":10,"maxLength":2000,"description":"Why, for the audit trail."}}}}}}};
+export const RunRecoveryResolutionDocument = validate87;
+const schema149 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"recovery-resolutions"},"attributes":{"type":"object","additionalProperties":false,"required":["resolution","reason"],"properties":{"resolution":{"type":"string","enum":["commit_pending_state","keep_current_state"],"description":"commit_pending_state publishes the state version the interrupted apply uploaded (the run ends applied); keep_current_state discards it and keeps the current state (the run ends errored). Either way the reason is recovered and the lock is released."},"reason":{"type":"string","minLength":10,"maxLength":2000,"description":"Why, for the audit trail."}}}}}}};
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11979,7 +12810,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((data3 === "commit_pending_state") || (data3 === "keep_current_state"))){
-const err10 = {instancePath:instancePath+"/data/attributes/resolution",schemaPath:"#/properties/data/properties/attributes/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema142.properties.data.properties.attributes.properties.resolution.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/data/attributes/resolution",schemaPath:"#/properties/data/properties/attributes/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema149.properties.data.properties.attributes.properties.resolution.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -12059,24 +12890,24 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunReviewDocument = validate85;
-const schema143 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReview"}}};
-const schema144 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"run-reviews"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["header","available_actions","stages","terminal_reason","recovery","evidence","downloads"],"properties":{"header":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewHeader"},"available_actions":{"type":"array","uniqueItems":true,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewAction"}},"stages":{"description":"The ordered stage timeline (plan, policy, approval, apply).","type":"object","additionalProperties":false,"required":["plan","policy","approval","apply"],"properties":{"plan":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewPlanStage"},"policy":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewPolicyStage"},"approval":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewApprovalStage"},"apply":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewApplyStage"}}},"terminal_reason":{"description":"Why the run ended (or stopped for recovery); null while it is still moving.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewTerminalReason"}]},"recovery":{"description":"Recovery evidence while the run needs recovery (unresolved); null otherwise.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"evidence":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewEvidence"},"downloads":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"run":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
-const schema157 = {"type":"string","enum":["approve","discard","cancel","override","recover"]};
-const schema186 = {"description":"Null for a caller who could never download anything (no artifact or state-recovery permission at all); `not_permitted` (one note) for a caller holding some download permission but none on this run; otherwise the downloads this caller may use.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["state","note"],"properties":{"state":{"const":"not_permitted"},"note":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["state","items"],"properties":{"state":{"const":"permitted"},"items":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["kind","method","href","requires_reason","requires_step_up","available"],"properties":{"kind":{"type":"string","enum":["redacted_plan","raw_plan","emergency_state"]},"method":{"type":"string","enum":["GET","POST"]},"href":{"type":"string"},"requires_reason":{"type":"boolean"},"requires_step_up":{"type":"boolean","description":"True when this caller (a dashboard session) must step up within the last 15 minutes first."},"available":{"type":"boolean","description":"Whether the run recorded what this download serves."}}}}}}]};
-const schema146 = {"type":"object","additionalProperties":false,"required":["title","title_generated","commit_message","status","kind","source","commit_sha","source_ref","working_directory","commit_author","created_at","started_at","finished_at","run_id","workspace"],"properties":{"title":{"type":"string","description":"The run's own message; server-generated (e.g. `GitHub <commit-sha>`) when the trigger recorded none."},"title_generated":{"type":"boolean","description":"True when the title was generated by the server rather than recorded as the run's message."},"commit_message":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"source":{"type":"string","enum":["api","tfe-api","github"]},"commit_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"source_ref":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"working_directory":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"commit_author":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"started_at":{"description":"When the first phase attempt started (null while none has).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"description":"When the run ended (null while it has not).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"workspace":{"type":"object","additionalProperties":false,"required":["id","name","href"],"properties":{"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"name":{"type":"string"},"href":{"type":"string"}}}}};
-const schema147 = {"description":"A fact that is either recorded (`value` is a string) or explicitly not recorded (`value` is null).","oneOf":[{"type":"object","additionalProperties":false,"required":["state","value"],"properties":{"state":{"const":"recorded"},"value":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["state","value"],"properties":{"state":{"const":"not_recorded"},"value":{"type":"null"}}}]};
-const schema153 = {"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]};
+export const RunReviewDocument = validate88;
+const schema150 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReview"}}};
+const schema151 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"run-reviews"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["header","available_actions","stages","terminal_reason","recovery","evidence","downloads"],"properties":{"header":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewHeader"},"available_actions":{"type":"array","uniqueItems":true,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewAction"}},"stages":{"description":"The ordered stage timeline (plan, policy, approval, apply).","type":"object","additionalProperties":false,"required":["plan","policy","approval","apply"],"properties":{"plan":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewPlanStage"},"policy":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewPolicyStage"},"approval":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewApprovalStage"},"apply":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewApplyStage"}}},"terminal_reason":{"description":"Why the run ended (or stopped for recovery); null while it is still moving.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewTerminalReason"}]},"recovery":{"description":"Recovery evidence while the run needs recovery (unresolved); null otherwise.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"evidence":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewEvidence"},"downloads":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"run":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema165 = {"type":"string","enum":["approve","discard","cancel","override","recover"]};
+const schema194 = {"description":"Null for a caller who could never download anything (no artifact or state-recovery permission at all); `not_permitted` (one note) for a caller holding some download permission but none on this run; otherwise the downloads this caller may use.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["state","note"],"properties":{"state":{"const":"not_permitted"},"note":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["state","items"],"properties":{"state":{"const":"permitted"},"items":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["kind","method","href","requires_reason","requires_step_up","available"],"properties":{"kind":{"type":"string","enum":["redacted_plan","raw_plan","emergency_state"]},"method":{"type":"string","enum":["GET","POST"]},"href":{"type":"string"},"requires_reason":{"type":"boolean"},"requires_step_up":{"type":"boolean","description":"True when this caller (a dashboard session) must step up within the last 15 minutes first."},"available":{"type":"boolean","description":"Whether the run recorded what this download serves."}}}}}}]};
+const schema153 = {"type":"object","additionalProperties":false,"required":["title","title_generated","commit_message","status","kind","source","commit_sha","source_ref","working_directory","commit_author","created_at","started_at","finished_at","run_id","workspace"],"properties":{"title":{"type":"string","description":"The run's own message; server-generated (e.g. `GitHub <commit-sha>`) when the trigger recorded none."},"title_generated":{"type":"boolean","description":"True when the title was generated by the server rather than recorded as the run's message."},"commit_message":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"source":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunSource"},"commit_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"source_ref":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"working_directory":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"commit_author":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"started_at":{"description":"When the first phase attempt started (null while none has).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"description":"When the run ended (null while it has not).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"workspace":{"type":"object","additionalProperties":false,"required":["id","name","href"],"properties":{"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"name":{"type":"string"},"href":{"type":"string"}}}}};
+const schema154 = {"description":"A fact that is either recorded (`value` is a string) or explicitly not recorded (`value` is null).","oneOf":[{"type":"object","additionalProperties":false,"required":["state","value"],"properties":{"state":{"const":"recorded"},"value":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["state","value"],"properties":{"state":{"const":"not_recorded"},"value":{"type":"null"}}}]};
+const schema161 = {"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]};
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12167,16 +12998,16 @@ vErrors = null;
 }
 }
 }
-validate88.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate90.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12335,7 +13166,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func6.call(schema146.properties, key0))){
+if(!(func2.call(schema153.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -12568,7 +13399,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((((((((((((data7 === "pending") || (data7 === "planning")) || (data7 === "policy_checking")) || (data7 === "policy_soft_failed")) || (data7 === "awaiting_approval")) || (data7 === "applying")) || (data7 === "applied")) || (data7 === "planned_and_finished")) || (data7 === "discarded")) || (data7 === "canceled")) || (data7 === "errored")) || (data7 === "expired")) || (data7 === "plan_credentials_required")) || (data7 === "needs_recovery"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema146.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema153.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -12591,7 +13422,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!((data8 === "plan_and_apply") || (data8 === "speculative"))){
-const err34 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema146.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema153.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -12604,7 +13435,7 @@ errors++;
 if(data.source !== undefined){
 let data9 = data.source;
 if(typeof data9 !== "string"){
-const err35 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err35 = {instancePath:instancePath+"/source",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunSource/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -12613,8 +13444,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(!(((data9 === "api") || (data9 === "tfe-api")) || (data9 === "github"))){
-const err36 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema146.properties.source.enum},message:"must be equal to one of the allowed values"};
+if(!((((data9 === "api") || (data9 === "cli")) || (data9 === "github_push")) || (data9 === "github_pull_request"))){
+const err36 = {instancePath:instancePath+"/source",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunSource/enum",keyword:"enum",params:{allowedValues: schema125.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -12626,10 +13457,10 @@ errors++;
 }
 if(data.commit_sha !== undefined){
 let data10 = data.commit_sha;
-const _errs29 = errors;
-let valid6 = false;
-let passing1 = null;
 const _errs30 = errors;
+let valid7 = false;
+let passing1 = null;
+const _errs31 = errors;
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 if(data10.state === undefined){
 const err37 = {instancePath:instancePath+"/commit_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
@@ -12698,13 +13529,13 @@ vErrors.push(err42);
 }
 errors++;
 }
-var _valid1 = _errs30 === errors;
+var _valid1 = _errs31 === errors;
 if(_valid1){
-valid6 = true;
+valid7 = true;
 passing1 = 0;
 var props1 = true;
 }
-const _errs36 = errors;
+const _errs37 = errors;
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 if(data10.state === undefined){
 const err43 = {instancePath:instancePath+"/commit_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
@@ -12773,21 +13604,21 @@ vErrors.push(err48);
 }
 errors++;
 }
-var _valid1 = _errs36 === errors;
-if(_valid1 && valid6){
-valid6 = false;
+var _valid1 = _errs37 === errors;
+if(_valid1 && valid7){
+valid7 = false;
 passing1 = [passing1, 1];
 }
 else {
 if(_valid1){
-valid6 = true;
+valid7 = true;
 passing1 = 1;
 if(props1 !== true){
 props1 = true;
 }
 }
 }
-if(!valid6){
+if(!valid7){
 const err49 = {instancePath:instancePath+"/commit_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err49];
@@ -12798,10 +13629,10 @@ vErrors.push(err49);
 errors++;
 }
 else {
-errors = _errs29;
+errors = _errs30;
 if(vErrors !== null){
-if(_errs29){
-vErrors.length = _errs29;
+if(_errs30){
+vErrors.length = _errs30;
 }
 else {
 vErrors = null;
@@ -12811,10 +13642,10 @@ vErrors = null;
 }
 if(data.source_ref !== undefined){
 let data15 = data.source_ref;
-const _errs44 = errors;
-let valid10 = false;
-let passing2 = null;
 const _errs45 = errors;
+let valid11 = false;
+let passing2 = null;
+const _errs46 = errors;
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(data15.state === undefined){
 const err50 = {instancePath:instancePath+"/source_ref",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
@@ -12883,13 +13714,13 @@ vErrors.push(err55);
 }
 errors++;
 }
-var _valid2 = _errs45 === errors;
+var _valid2 = _errs46 === errors;
 if(_valid2){
-valid10 = true;
+valid11 = true;
 passing2 = 0;
 var props2 = true;
 }
-const _errs51 = errors;
+const _errs52 = errors;
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(data15.state === undefined){
 const err56 = {instancePath:instancePath+"/source_ref",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
@@ -12958,21 +13789,21 @@ vErrors.push(err61);
 }
 errors++;
 }
-var _valid2 = _errs51 === errors;
-if(_valid2 && valid10){
-valid10 = false;
+var _valid2 = _errs52 === errors;
+if(_valid2 && valid11){
+valid11 = false;
 passing2 = [passing2, 1];
 }
 else {
 if(_valid2){
-valid10 = true;
+valid11 = true;
 passing2 = 1;
 if(props2 !== true){
 props2 = true;
 }
 }
 }
-if(!valid10){
+if(!valid11){
 const err62 = {instancePath:instancePath+"/source_ref",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err62];
@@ -12983,10 +13814,10 @@ vErrors.push(err62);
 errors++;
 }
 else {
-errors = _errs44;
+errors = _errs45;
 if(vErrors !== null){
-if(_errs44){
-vErrors.length = _errs44;
+if(_errs45){
+vErrors.length = _errs45;
 }
 else {
 vErrors = null;
@@ -12996,10 +13827,10 @@ vErrors = null;
 }
 if(data.working_directory !== undefined){
 let data20 = data.working_directory;
-const _errs59 = errors;
-let valid14 = false;
-let passing3 = null;
 const _errs60 = errors;
+let valid15 = false;
+let passing3 = null;
+const _errs61 = errors;
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 if(data20.state === undefined){
 const err63 = {instancePath:instancePath+"/working_directory",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
@@ -13068,13 +13899,13 @@ vErrors.push(err68);
 }
 errors++;
 }
-var _valid3 = _errs60 === errors;
+var _valid3 = _errs61 === errors;
 if(_valid3){
-valid14 = true;
+valid15 = true;
 passing3 = 0;
 var props3 = true;
 }
-const _errs66 = errors;
+const _errs67 = errors;
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 if(data20.state === undefined){
 const err69 = {instancePath:instancePath+"/working_directory",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
@@ -13143,21 +13974,21 @@ vErrors.push(err74);
 }
 errors++;
 }
-var _valid3 = _errs66 === errors;
-if(_valid3 && valid14){
-valid14 = false;
+var _valid3 = _errs67 === errors;
+if(_valid3 && valid15){
+valid15 = false;
 passing3 = [passing3, 1];
 }
 else {
 if(_valid3){
-valid14 = true;
+valid15 = true;
 passing3 = 1;
 if(props3 !== true){
 props3 = true;
 }
 }
 }
-if(!valid14){
+if(!valid15){
 const err75 = {instancePath:instancePath+"/working_directory",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err75];
@@ -13168,10 +13999,10 @@ vErrors.push(err75);
 errors++;
 }
 else {
-errors = _errs59;
+errors = _errs60;
 if(vErrors !== null){
-if(_errs59){
-vErrors.length = _errs59;
+if(_errs60){
+vErrors.length = _errs60;
 }
 else {
 vErrors = null;
@@ -13181,10 +14012,10 @@ vErrors = null;
 }
 if(data.commit_author !== undefined){
 let data25 = data.commit_author;
-const _errs74 = errors;
-let valid18 = false;
-let passing4 = null;
 const _errs75 = errors;
+let valid19 = false;
+let passing4 = null;
+const _errs76 = errors;
 if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
 if(data25.state === undefined){
 const err76 = {instancePath:instancePath+"/commit_author",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
@@ -13253,13 +14084,13 @@ vErrors.push(err81);
 }
 errors++;
 }
-var _valid4 = _errs75 === errors;
+var _valid4 = _errs76 === errors;
 if(_valid4){
-valid18 = true;
+valid19 = true;
 passing4 = 0;
 var props4 = true;
 }
-const _errs81 = errors;
+const _errs82 = errors;
 if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
 if(data25.state === undefined){
 const err82 = {instancePath:instancePath+"/commit_author",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
@@ -13328,21 +14159,21 @@ vErrors.push(err87);
 }
 errors++;
 }
-var _valid4 = _errs81 === errors;
-if(_valid4 && valid18){
-valid18 = false;
+var _valid4 = _errs82 === errors;
+if(_valid4 && valid19){
+valid19 = false;
 passing4 = [passing4, 1];
 }
 else {
 if(_valid4){
-valid18 = true;
+valid19 = true;
 passing4 = 1;
 if(props4 !== true){
 props4 = true;
 }
 }
 }
-if(!valid18){
+if(!valid19){
 const err88 = {instancePath:instancePath+"/commit_author",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err88];
@@ -13353,10 +14184,10 @@ vErrors.push(err88);
 errors++;
 }
 else {
-errors = _errs74;
+errors = _errs75;
 if(vErrors !== null){
-if(_errs74){
-vErrors.length = _errs74;
+if(_errs75){
+vErrors.length = _errs75;
 }
 else {
 vErrors = null;
@@ -13400,21 +14231,21 @@ errors++;
 }
 }
 if(data.started_at !== undefined){
-if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate91(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
 if(data.finished_at !== undefined){
-if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate91(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
 if(data.run_id !== undefined){
 let data33 = data.run_id;
 if(typeof data33 === "string"){
-if(!pattern21.test(data33)){
+if(!pattern10.test(data33)){
 const err92 = {instancePath:instancePath+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err92];
@@ -13484,7 +14315,7 @@ errors++;
 if(data34.id !== undefined){
 let data35 = data34.id;
 if(typeof data35 === "string"){
-if(!pattern12.test(data35)){
+if(!pattern15.test(data35)){
 const err98 = {instancePath:instancePath+"/workspace/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err98];
@@ -13553,18 +14384,18 @@ vErrors.push(err103);
 }
 errors++;
 }
-validate87.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema158 = {"type":"object","additionalProperties":false,"required":["status","phase_status","started_at","finished_at","summary"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"phase_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"summary":{"description":"`not_finished` while the plan runs (no counts, no attention); `recorded` with the counts of a finished plan; `change_result_not_recorded` only for a finished plan whose counts were not recorded; `not_produced` for a plan that ended without finishing (errored or canceled).","oneOf":[{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"type":"string","enum":["not_finished","change_result_not_recorded","not_produced"]}}},{"type":"object","additionalProperties":false,"required":["state","counts","has_changes"],"properties":{"state":{"const":"recorded"},"counts":{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}},"has_changes":{"type":["boolean","null"]}}}]}}};
-const schema159 = {"type":"string","enum":["pending","running","succeeded","failed","skipped","waiting"]};
+const schema166 = {"type":"object","additionalProperties":false,"required":["status","phase_status","started_at","finished_at","summary"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"phase_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"summary":{"description":"`not_finished` while the plan runs (no counts, no attention); `recorded` with the counts of a finished plan; `change_result_not_recorded` only for a finished plan whose counts were not recorded; `not_produced` for a plan that ended without finishing (errored or canceled).","oneOf":[{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"type":"string","enum":["not_finished","change_result_not_recorded","not_produced"]}}},{"type":"object","additionalProperties":false,"required":["state","counts","has_changes"],"properties":{"state":{"const":"recorded"},"counts":{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}},"has_changes":{"type":["boolean","null"]}}}]}}};
+const schema167 = {"type":"string","enum":["pending","running","succeeded","failed","skipped","waiting"]};
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13647,7 +14478,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((data0 === "pending") || (data0 === "running")) || (data0 === "succeeded")) || (data0 === "failed")) || (data0 === "skipped")) || (data0 === "waiting"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema167.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -13670,7 +14501,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((((data1 === "pending") || (data1 === "running")) || (data1 === "finished")) || (data1 === "errored")) || (data1 === "canceled"))){
-const err9 = {instancePath:instancePath+"/phase_status",schemaPath:"#/properties/phase_status/enum",keyword:"enum",params:{allowedValues: schema158.properties.phase_status.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/phase_status",schemaPath:"#/properties/phase_status/enum",keyword:"enum",params:{allowedValues: schema166.properties.phase_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -13681,14 +14512,14 @@ errors++;
 }
 }
 if(data.started_at !== undefined){
-if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate91(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
 if(data.finished_at !== undefined){
-if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate91(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
@@ -13734,7 +14565,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((data5 === "not_finished") || (data5 === "change_result_not_recorded")) || (data5 === "not_produced"))){
-const err13 = {instancePath:instancePath+"/summary/state",schemaPath:"#/properties/summary/oneOf/0/properties/state/enum",keyword:"enum",params:{allowedValues: schema158.properties.summary.oneOf[0].properties.state.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/summary/state",schemaPath:"#/properties/summary/oneOf/0/properties/state/enum",keyword:"enum",params:{allowedValues: schema166.properties.summary.oneOf[0].properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13952,7 +14783,7 @@ errors++;
 if(data4.has_changes !== undefined){
 let data11 = data4.has_changes;
 if((typeof data11 !== "boolean") && (data11 !== null)){
-const err31 = {instancePath:instancePath+"/summary/has_changes",schemaPath:"#/properties/summary/oneOf/1/properties/has_changes/type",keyword:"type",params:{type: schema158.properties.summary.oneOf[1].properties.has_changes.type},message:"must be boolean,null"};
+const err31 = {instancePath:instancePath+"/summary/has_changes",schemaPath:"#/properties/summary/oneOf/1/properties/has_changes/type",keyword:"type",params:{type: schema166.properties.summary.oneOf[1].properties.has_changes.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -14020,17 +14851,17 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate92.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema160 = {"type":"object","additionalProperties":false,"required":["status","outcome","started_at","finished_at","findings","override_control","overrides","overrides_truncated"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"outcome":{"description":"The persisted outcome; null while no policy result was recorded.","type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"started_at":{"description":"The policy stage's start is not recorded today (null); its evaluation time is `finished_at`.","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"findings":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["title","message","address","enforcement_level"],"properties":{"title":{"type":"string"},"message":{"type":"string"},"address":{"type":["string","null"]},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"}}}},"override_control":{"description":"Present only for a caller holding `policy:override_soft` while the run waits on a soft-mandatory failure; null otherwise. The override submits exactly `result_digest`.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["result_digest","href","default_duration_seconds","max_duration_seconds","active_override_expires_at","expires_at"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"href":{"type":"string"},"default_duration_seconds":{"type":"integer"},"max_duration_seconds":{"type":"integer"},"active_override_expires_at":{"description":"When the newest unexpired override of this digest expires (null when none is active).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"expires_at":{"description":"When the control stops being usable (the run's approval window closes); null when not recorded.","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}}]},"overrides":{"type":"array","maxItems":256,"description":"At most 256 override records, newest first (the organization audit history keeps them all).","items":{"type":"object","additionalProperties":false,"required":["id","actor_id","actor_display_name","reason","created_at","expires_at"],"properties":{"id":{"type":"string"},"actor_id":{"type":["string","null"]},"actor_display_name":{"type":["string","null"]},"reason":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}},"overrides_truncated":{"type":"boolean"}}};
+const schema168 = {"type":"object","additionalProperties":false,"required":["status","outcome","started_at","finished_at","findings","override_control","overrides","overrides_truncated"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"outcome":{"description":"The persisted outcome; null while no policy result was recorded.","type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"started_at":{"description":"The policy stage's start is not recorded today (null); its evaluation time is `finished_at`.","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"findings":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["title","message","address","enforcement_level"],"properties":{"title":{"type":"string"},"message":{"type":"string"},"address":{"type":["string","null"]},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"}}}},"override_control":{"description":"Present only for a caller holding `policy:override_soft` while the run waits on a soft-mandatory failure; null otherwise. The override submits exactly `result_digest`.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["result_digest","href","default_duration_seconds","max_duration_seconds","active_override_expires_at","expires_at"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"href":{"type":"string"},"default_duration_seconds":{"type":"integer"},"max_duration_seconds":{"type":"integer"},"active_override_expires_at":{"description":"When the newest unexpired override of this digest expires (null when none is active).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"expires_at":{"description":"When the control stops being usable (the run's approval window closes); null when not recorded.","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}}]},"overrides":{"type":"array","maxItems":256,"description":"At most 256 override records, newest first (the organization audit history keeps them all).","items":{"type":"object","additionalProperties":false,"required":["id","actor_id","actor_display_name","reason","created_at","expires_at"],"properties":{"id":{"type":"string"},"actor_id":{"type":["string","null"]},"actor_display_name":{"type":["string","null"]},"reason":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}},"overrides_truncated":{"type":"boolean"}}};
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate99.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14143,7 +14974,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((data0 === "pending") || (data0 === "running")) || (data0 === "succeeded")) || (data0 === "failed")) || (data0 === "skipped")) || (data0 === "waiting"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema167.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -14156,7 +14987,7 @@ errors++;
 if(data.outcome !== undefined){
 let data1 = data.outcome;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: schema160.properties.outcome.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: schema168.properties.outcome.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14166,7 +14997,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((((((data1 === "skipped") || (data1 === "passed")) || (data1 === "soft_failed")) || (data1 === "hard_failed")) || (data1 === "errored")) || (data1 === null))){
-const err12 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema160.properties.outcome.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema168.properties.outcome.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14177,14 +15008,14 @@ errors++;
 }
 }
 if(data.started_at !== undefined){
-if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate91(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
 if(data.finished_at !== undefined){
-if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate91(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
@@ -14274,7 +15105,7 @@ errors++;
 if(data5.address !== undefined){
 let data8 = data5.address;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err20 = {instancePath:instancePath+"/findings/" + i0+"/address",schemaPath:"#/properties/findings/items/properties/address/type",keyword:"type",params:{type: schema160.properties.findings.items.properties.address.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/findings/" + i0+"/address",schemaPath:"#/properties/findings/items/properties/address/type",keyword:"type",params:{type: schema168.properties.findings.items.properties.address.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -14297,7 +15128,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!(((data9 === "advisory") || (data9 === "soft_mandatory")) || (data9 === "hard_mandatory"))){
-const err22 = {instancePath:instancePath+"/findings/" + i0+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema73.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/findings/" + i0+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14490,14 +15321,14 @@ errors++;
 }
 }
 if(data10.active_override_expires_at !== undefined){
-if(!(validate88(data10.active_override_expires_at, {instancePath:instancePath+"/override_control/active_override_expires_at",parentData:data10,parentDataProperty:"active_override_expires_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate91(data10.active_override_expires_at, {instancePath:instancePath+"/override_control/active_override_expires_at",parentData:data10,parentDataProperty:"active_override_expires_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
 if(data10.expires_at !== undefined){
-if(!(validate88(data10.expires_at, {instancePath:instancePath+"/override_control/expires_at",parentData:data10,parentDataProperty:"expires_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate91(data10.expires_at, {instancePath:instancePath+"/override_control/expires_at",parentData:data10,parentDataProperty:"expires_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
@@ -14649,7 +15480,7 @@ errors++;
 if(data18.actor_id !== undefined){
 let data20 = data18.actor_id;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err49 = {instancePath:instancePath+"/overrides/" + i1+"/actor_id",schemaPath:"#/properties/overrides/items/properties/actor_id/type",keyword:"type",params:{type: schema160.properties.overrides.items.properties.actor_id.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/overrides/" + i1+"/actor_id",schemaPath:"#/properties/overrides/items/properties/actor_id/type",keyword:"type",params:{type: schema168.properties.overrides.items.properties.actor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -14662,7 +15493,7 @@ errors++;
 if(data18.actor_display_name !== undefined){
 let data21 = data18.actor_display_name;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err50 = {instancePath:instancePath+"/overrides/" + i1+"/actor_display_name",schemaPath:"#/properties/overrides/items/properties/actor_display_name/type",keyword:"type",params:{type: schema160.properties.overrides.items.properties.actor_display_name.type},message:"must be string,null"};
+const err50 = {instancePath:instancePath+"/overrides/" + i1+"/actor_display_name",schemaPath:"#/properties/overrides/items/properties/actor_display_name/type",keyword:"type",params:{type: schema168.properties.overrides.items.properties.actor_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -14801,17 +15632,17 @@ vErrors.push(err61);
 }
 errors++;
 }
-validate96.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema166 = {"type":"object","additionalProperties":false,"required":["status","state","decided_by","decided_at","reason","approval_expires_at","plan_digest","destroy_confirmation_required","started_at","finished_at"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"state":{"type":"string","enum":["not_reached","not_required","awaiting","approved","discarded","expired","canceled","not_recorded"],"description":"`awaiting` while a decision is outstanding; a decision state from the recorded review; `not_recorded` when the run ended by a decision that has no review record."},"decided_by":{"description":"Who decided (the display name when one is recorded, else null; the actor id always when recorded). Null for no decision or an expiry.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["actor_id","display_name"],"properties":{"actor_id":{"type":"string"},"display_name":{"type":["string","null"]}}}]},"decided_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"reason":{"type":["string","null"]},"approval_expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"plan_digest":{"description":"The plan digest the decision was bound to, or that an approval must carry while awaiting.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"destroy_confirmation_required":{"type":"boolean","description":"True when the plan under review destroys at least one resource."},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}};
+const schema174 = {"type":"object","additionalProperties":false,"required":["status","state","decided_by","decided_at","reason","approval_expires_at","plan_digest","destroy_confirmation_required","started_at","finished_at"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"state":{"type":"string","enum":["not_reached","not_required","awaiting","approved","discarded","expired","canceled","not_recorded"],"description":"`awaiting` while a decision is outstanding; a decision state from the recorded review; `not_recorded` when the run ended by a decision that has no review record."},"decided_by":{"description":"Who decided (the display name when one is recorded, else null; the actor id always when recorded). Null for no decision or an expiry.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["actor_id","display_name"],"properties":{"actor_id":{"type":"string"},"display_name":{"type":["string","null"]}}}]},"decided_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"reason":{"type":["string","null"]},"approval_expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"plan_digest":{"description":"The plan digest the decision was bound to, or that an approval must carry while awaiting.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"destroy_confirmation_required":{"type":"boolean","description":"True when the plan under review destroys at least one resource."},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}};
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14920,7 +15751,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func6.call(schema166.properties, key0))){
+if(!(func2.call(schema174.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -14944,7 +15775,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((((((data0 === "pending") || (data0 === "running")) || (data0 === "succeeded")) || (data0 === "failed")) || (data0 === "skipped")) || (data0 === "waiting"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema167.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14967,7 +15798,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((((((data1 === "not_reached") || (data1 === "not_required")) || (data1 === "awaiting")) || (data1 === "approved")) || (data1 === "discarded")) || (data1 === "expired")) || (data1 === "canceled")) || (data1 === "not_recorded"))){
-const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema166.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema174.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -15047,7 +15878,7 @@ errors++;
 if(data2.display_name !== undefined){
 let data4 = data2.display_name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err20 = {instancePath:instancePath+"/decided_by/display_name",schemaPath:"#/properties/decided_by/oneOf/1/properties/display_name/type",keyword:"type",params:{type: schema166.properties.decided_by.oneOf[1].properties.display_name.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/decided_by/display_name",schemaPath:"#/properties/decided_by/oneOf/1/properties/display_name/type",keyword:"type",params:{type: schema174.properties.decided_by.oneOf[1].properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15102,15 +15933,15 @@ vErrors = null;
 }
 }
 if(data.decided_at !== undefined){
-if(!(validate88(data.decided_at, {instancePath:instancePath+"/decided_at",parentData:data,parentDataProperty:"decided_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate91(data.decided_at, {instancePath:instancePath+"/decided_at",parentData:data,parentDataProperty:"decided_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
 if(data.reason !== undefined){
 let data6 = data.reason;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err23 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema166.properties.reason.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema174.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -15121,8 +15952,8 @@ errors++;
 }
 }
 if(data.approval_expires_at !== undefined){
-if(!(validate88(data.approval_expires_at, {instancePath:instancePath+"/approval_expires_at",parentData:data,parentDataProperty:"approval_expires_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate91(data.approval_expires_at, {instancePath:instancePath+"/approval_expires_at",parentData:data,parentDataProperty:"approval_expires_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
@@ -15216,14 +16047,14 @@ errors++;
 }
 }
 if(data.started_at !== undefined){
-if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate91(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
 if(data.finished_at !== undefined){
-if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate91(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
@@ -15238,17 +16069,17 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate102.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema169 = {"type":"object","additionalProperties":false,"required":["status","phase_status","started_at","finished_at","state_version"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"phase_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"state_version":{"description":"The successor state version this run committed; `not_recorded` when it committed none, `unavailable` when the apply finished but the committed version's record cannot be resolved.","oneOf":[{"type":"object","additionalProperties":false,"required":["state","id","serial","published_at","digest"],"properties":{"state":{"const":"committed"},"id":{"type":"string"},"serial":{"type":"integer"},"published_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}},{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"type":"string","enum":["not_recorded","unavailable"]}}}]}}};
+const schema177 = {"type":"object","additionalProperties":false,"required":["status","phase_status","started_at","finished_at","state_version"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"phase_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"state_version":{"description":"The successor state version this run committed; `not_recorded` when it committed none, `unavailable` when the apply finished but the committed version's record cannot be resolved.","oneOf":[{"type":"object","additionalProperties":false,"required":["state","id","serial","published_at","digest"],"properties":{"state":{"const":"committed"},"id":{"type":"string"},"serial":{"type":"integer"},"published_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}},{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"type":"string","enum":["not_recorded","unavailable"]}}}]}}};
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate111.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15331,7 +16162,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((data0 === "pending") || (data0 === "running")) || (data0 === "succeeded")) || (data0 === "failed")) || (data0 === "skipped")) || (data0 === "waiting"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema167.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -15354,7 +16185,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((((((data1 === "pending") || (data1 === "running")) || (data1 === "finished")) || (data1 === "errored")) || (data1 === "canceled")) || (data1 === "interrupted"))){
-const err9 = {instancePath:instancePath+"/phase_status",schemaPath:"#/properties/phase_status/enum",keyword:"enum",params:{allowedValues: schema169.properties.phase_status.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/phase_status",schemaPath:"#/properties/phase_status/enum",keyword:"enum",params:{allowedValues: schema177.properties.phase_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -15365,14 +16196,14 @@ errors++;
 }
 }
 if(data.started_at !== undefined){
-if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate91(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
 if(data.finished_at !== undefined){
-if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate91(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
@@ -15648,7 +16479,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((data10 === "not_recorded") || (data10 === "unavailable"))){
-const err30 = {instancePath:instancePath+"/state_version/state",schemaPath:"#/properties/state_version/oneOf/1/properties/state/enum",keyword:"enum",params:{allowedValues: schema169.properties.state_version.oneOf[1].properties.state.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/state_version/state",schemaPath:"#/properties/state_version/oneOf/1/properties/state/enum",keyword:"enum",params:{allowedValues: schema177.properties.state_version.oneOf[1].properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -15716,17 +16547,17 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate108.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema173 = {"oneOf":[{"type":"object","additionalProperties":false,"required":["state","code","sentence","guidance","log_tail"],"properties":{"state":{"const":"recorded"},"code":{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered","plan_credentials_required"]},"sentence":{"type":"string"},"guidance":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["code","sentence","target","workspace_id"],"properties":{"code":{"type":"string","enum":["plan_credentials_required","expired"]},"sentence":{"type":"string"},"target":{"type":"string","enum":["workspace_cloud_access","workspace_source_settings"]},"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}}}]},"log_tail":{"description":"For a failed plan or apply phase of a terminal run, the last sanitized lines of that phase's log (at most eight); null otherwise.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["phase","caption","lines"],"properties":{"phase":{"type":"string","enum":["plan","apply"]},"caption":{"type":"string"},"lines":{"type":"array","maxItems":8,"items":{"type":"string"}}}}]}}},{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"const":"not_recorded"}}}]};
+const schema181 = {"oneOf":[{"type":"object","additionalProperties":false,"required":["state","code","sentence","guidance","log_tail"],"properties":{"state":{"const":"recorded"},"code":{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered","plan_credentials_required"]},"sentence":{"type":"string"},"guidance":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["code","sentence","target","workspace_id"],"properties":{"code":{"type":"string","enum":["plan_credentials_required","expired"]},"sentence":{"type":"string"},"target":{"type":"string","enum":["workspace_cloud_access","workspace_source_settings"]},"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}}}]},"log_tail":{"description":"For a failed plan or apply phase of a terminal run, the last sanitized lines of that phase's log (at most eight); null otherwise.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["phase","caption","lines"],"properties":{"phase":{"type":"string","enum":["plan","apply"]},"caption":{"type":"string"},"lines":{"type":"array","maxItems":8,"items":{"type":"string"}}}}]}}},{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"const":"not_recorded"}}}]};
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate112.evaluated;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15825,7 +16656,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(((((((((((((((data1 === "plan_failed") || (data1 === "plan_canceled")) || (data1 === "no_changes")) || (data1 === "speculative")) || (data1 === "policy_hard_failed")) || (data1 === "policy_errored")) || (data1 === "discarded")) || (data1 === "canceled")) || (data1 === "approval_expired")) || (data1 === "applied")) || (data1 === "apply_failed")) || (data1 === "apply_interrupted")) || (data1 === "apply_uncertain")) || (data1 === "recovered")) || (data1 === "plan_credentials_required"))){
-const err8 = {instancePath:instancePath+"/code",schemaPath:"#/oneOf/0/properties/code/enum",keyword:"enum",params:{allowedValues: schema173.oneOf[0].properties.code.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/code",schemaPath:"#/oneOf/0/properties/code/enum",keyword:"enum",params:{allowedValues: schema181.oneOf[0].properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -15935,7 +16766,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data4 === "plan_credentials_required") || (data4 === "expired"))){
-const err17 = {instancePath:instancePath+"/guidance/code",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/properties/code/enum",keyword:"enum",params:{allowedValues: schema173.oneOf[0].properties.guidance.oneOf[1].properties.code.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/guidance/code",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/properties/code/enum",keyword:"enum",params:{allowedValues: schema181.oneOf[0].properties.guidance.oneOf[1].properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -15970,7 +16801,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data6 === "workspace_cloud_access") || (data6 === "workspace_source_settings"))){
-const err20 = {instancePath:instancePath+"/guidance/target",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/properties/target/enum",keyword:"enum",params:{allowedValues: schema173.oneOf[0].properties.guidance.oneOf[1].properties.target.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/guidance/target",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/properties/target/enum",keyword:"enum",params:{allowedValues: schema181.oneOf[0].properties.guidance.oneOf[1].properties.target.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15983,7 +16814,7 @@ errors++;
 if(data3.workspace_id !== undefined){
 let data7 = data3.workspace_id;
 if(typeof data7 === "string"){
-if(!pattern12.test(data7)){
+if(!pattern15.test(data7)){
 const err21 = {instancePath:instancePath+"/guidance/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -16127,7 +16958,7 @@ vErrors.push(err30);
 errors++;
 }
 if(!((data9 === "plan") || (data9 === "apply"))){
-const err31 = {instancePath:instancePath+"/log_tail/phase",schemaPath:"#/oneOf/0/properties/log_tail/oneOf/1/properties/phase/enum",keyword:"enum",params:{allowedValues: schema173.oneOf[0].properties.log_tail.oneOf[1].properties.phase.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/log_tail/phase",schemaPath:"#/oneOf/0/properties/log_tail/oneOf/1/properties/phase/enum",keyword:"enum",params:{allowedValues: schema181.oneOf[0].properties.log_tail.oneOf[1].properties.phase.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -16330,18 +17161,18 @@ vErrors = null;
 }
 }
 }
-validate112.errors = vErrors;
+validate115.errors = vErrors;
 evaluated0.props = props2;
 return errors === 0;
 }
-validate112.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate115.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema175 = {"type":"object","additionalProperties":false,"required":["jobs","definition_sha","build_sha","opentofu_version","runner_release","sandbox_base_profile","protocol","opa_version","opa_build_commit","job_engine_build","attempts"],"properties":{"jobs":{"description":"The job (workflow) ids of the run's phases, oldest first.","type":"array","items":{"type":"object","additionalProperties":false,"required":["id","phase"],"properties":{"id":{"type":"string"},"phase":{"type":"string","enum":["plan","apply"]}}}},"definition_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"build_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opentofu_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"runner_release":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"sandbox_base_profile":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"protocol":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_build_commit":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"job_engine_build":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"attempts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","phase","attempt_number","sandbox_id","sandbox_name","region","status","terminal_classification","started_at","finished_at"],"properties":{"id":{"type":"string"},"phase":{"type":"string","enum":["plan","apply"]},"attempt_number":{"type":"integer","minimum":1},"sandbox_id":{"type":["string","null"]},"sandbox_name":{"type":["string","null"]},"region":{"type":"string"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}}}}};
+const schema183 = {"type":"object","additionalProperties":false,"required":["jobs","definition_sha","build_sha","opentofu_version","runner_release","sandbox_base_profile","protocol","opa_version","opa_build_commit","job_engine_build","attempts"],"properties":{"jobs":{"description":"The job (workflow) ids of the run's phases, oldest first.","type":"array","items":{"type":"object","additionalProperties":false,"required":["id","phase"],"properties":{"id":{"type":"string"},"phase":{"type":"string","enum":["plan","apply"]}}}},"definition_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"build_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opentofu_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"runner_release":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"sandbox_base_profile":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"protocol":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_build_commit":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"job_engine_build":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"attempts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","phase","attempt_number","sandbox_id","sandbox_name","region","status","terminal_classification","started_at","finished_at"],"properties":{"id":{"type":"string"},"phase":{"type":"string","enum":["plan","apply"]},"attempt_number":{"type":"integer","minimum":1},"sandbox_id":{"type":["string","null"]},"sandbox_name":{"type":["string","null"]},"region":{"type":"string"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}}}}};
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16460,7 +17291,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func6.call(schema175.properties, key0))){
+if(!(func2.call(schema183.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -16535,7 +17366,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data3 === "plan") || (data3 === "apply"))){
-const err17 = {instancePath:instancePath+"/jobs/" + i0+"/phase",schemaPath:"#/properties/jobs/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema175.properties.jobs.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/jobs/" + i0+"/phase",schemaPath:"#/properties/jobs/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema183.properties.jobs.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -18342,7 +19173,7 @@ vErrors.push(err146);
 errors++;
 }
 for(const key20 in data50){
-if(!(func6.call(schema175.properties.attempts.items.properties, key20))){
+if(!(func2.call(schema183.properties.attempts.items.properties, key20))){
 const err147 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err147];
@@ -18378,7 +19209,7 @@ vErrors.push(err149);
 errors++;
 }
 if(!((data52 === "plan") || (data52 === "apply"))){
-const err150 = {instancePath:instancePath+"/attempts/" + i1+"/phase",schemaPath:"#/properties/attempts/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema175.properties.attempts.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
+const err150 = {instancePath:instancePath+"/attempts/" + i1+"/phase",schemaPath:"#/properties/attempts/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema183.properties.attempts.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -18416,7 +19247,7 @@ errors++;
 if(data50.sandbox_id !== undefined){
 let data54 = data50.sandbox_id;
 if((typeof data54 !== "string") && (data54 !== null)){
-const err153 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_id",schemaPath:"#/properties/attempts/items/properties/sandbox_id/type",keyword:"type",params:{type: schema175.properties.attempts.items.properties.sandbox_id.type},message:"must be string,null"};
+const err153 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_id",schemaPath:"#/properties/attempts/items/properties/sandbox_id/type",keyword:"type",params:{type: schema183.properties.attempts.items.properties.sandbox_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -18429,7 +19260,7 @@ errors++;
 if(data50.sandbox_name !== undefined){
 let data55 = data50.sandbox_name;
 if((typeof data55 !== "string") && (data55 !== null)){
-const err154 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_name",schemaPath:"#/properties/attempts/items/properties/sandbox_name/type",keyword:"type",params:{type: schema175.properties.attempts.items.properties.sandbox_name.type},message:"must be string,null"};
+const err154 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_name",schemaPath:"#/properties/attempts/items/properties/sandbox_name/type",keyword:"type",params:{type: schema183.properties.attempts.items.properties.sandbox_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -18464,7 +19295,7 @@ vErrors.push(err156);
 errors++;
 }
 if(!(((((data57 === "running") || (data57 === "succeeded")) || (data57 === "failed")) || (data57 === "interrupted")) || (data57 === "lost"))){
-const err157 = {instancePath:instancePath+"/attempts/" + i1+"/status",schemaPath:"#/properties/attempts/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema175.properties.attempts.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err157 = {instancePath:instancePath+"/attempts/" + i1+"/status",schemaPath:"#/properties/attempts/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema183.properties.attempts.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -18477,7 +19308,7 @@ errors++;
 if(data50.terminal_classification !== undefined){
 let data58 = data50.terminal_classification;
 if((typeof data58 !== "string") && (data58 !== null)){
-const err158 = {instancePath:instancePath+"/attempts/" + i1+"/terminal_classification",schemaPath:"#/properties/attempts/items/properties/terminal_classification/type",keyword:"type",params:{type: schema175.properties.attempts.items.properties.terminal_classification.type},message:"must be string,null"};
+const err158 = {instancePath:instancePath+"/attempts/" + i1+"/terminal_classification",schemaPath:"#/properties/attempts/items/properties/terminal_classification/type",keyword:"type",params:{type: schema183.properties.attempts.items.properties.terminal_classification.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -18523,8 +19354,8 @@ errors++;
 }
 }
 if(data50.finished_at !== undefined){
-if(!(validate88(data50.finished_at, {instancePath:instancePath+"/attempts/" + i1+"/finished_at",parentData:data50,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate91(data50.finished_at, {instancePath:instancePath+"/attempts/" + i1+"/finished_at",parentData:data50,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
@@ -18563,17 +19394,17 @@ vErrors.push(err164);
 }
 errors++;
 }
-validate115.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const func0 = require("ajv/dist/runtime/equal").default;
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18658,7 +19489,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern21.test(data1)){
+if(!pattern10.test(data1)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -18766,8 +19597,8 @@ errors++;
 }
 }
 if(data2.header !== undefined){
-if(!(validate87(data2.header, {instancePath:instancePath+"/attributes/header",parentData:data2,parentDataProperty:"header",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+if(!(validate90(data2.header, {instancePath:instancePath+"/attributes/header",parentData:data2,parentDataProperty:"header",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
@@ -18788,7 +19619,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((((data5 === "approve") || (data5 === "discard")) || (data5 === "cancel")) || (data5 === "override")) || (data5 === "recover"))){
-const err18 = {instancePath:instancePath+"/attributes/available_actions/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewAction/enum",keyword:"enum",params:{allowedValues: schema157.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/attributes/available_actions/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewAction/enum",keyword:"enum",params:{allowedValues: schema165.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -18886,26 +19717,26 @@ errors++;
 }
 }
 if(data6.plan !== undefined){
-if(!(validate92(data6.plan, {instancePath:instancePath+"/attributes/stages/plan",parentData:data6,parentDataProperty:"plan",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+if(!(validate95(data6.plan, {instancePath:instancePath+"/attributes/stages/plan",parentData:data6,parentDataProperty:"plan",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
 }
 }
 if(data6.policy !== undefined){
-if(!(validate96(data6.policy, {instancePath:instancePath+"/attributes/stages/policy",parentData:data6,parentDataProperty:"policy",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+if(!(validate99(data6.policy, {instancePath:instancePath+"/attributes/stages/policy",parentData:data6,parentDataProperty:"policy",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
 errors = vErrors.length;
 }
 }
 if(data6.approval !== undefined){
-if(!(validate102(data6.approval, {instancePath:instancePath+"/attributes/stages/approval",parentData:data6,parentDataProperty:"approval",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+if(!(validate105(data6.approval, {instancePath:instancePath+"/attributes/stages/approval",parentData:data6,parentDataProperty:"approval",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
 errors = vErrors.length;
 }
 }
 if(data6.apply !== undefined){
-if(!(validate108(data6.apply, {instancePath:instancePath+"/attributes/stages/apply",parentData:data6,parentDataProperty:"apply",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+if(!(validate111(data6.apply, {instancePath:instancePath+"/attributes/stages/apply",parentData:data6,parentDataProperty:"apply",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
 errors = vErrors.length;
 }
 }
@@ -18943,8 +19774,8 @@ valid8 = true;
 passing0 = 0;
 }
 const _errs26 = errors;
-if(!(validate112(data11, {instancePath:instancePath+"/attributes/terminal_reason",parentData:data2,parentDataProperty:"terminal_reason",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate115(data11, {instancePath:instancePath+"/attributes/terminal_reason",parentData:data2,parentDataProperty:"terminal_reason",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs26 === errors;
@@ -19002,8 +19833,8 @@ valid9 = true;
 passing1 = 0;
 }
 const _errs31 = errors;
-if(!(validate78(data12, {instancePath:instancePath+"/attributes/recovery",parentData:data2,parentDataProperty:"recovery",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate81(data12, {instancePath:instancePath+"/attributes/recovery",parentData:data2,parentDataProperty:"recovery",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
 var _valid1 = _errs31 === errors;
@@ -19040,8 +19871,8 @@ vErrors = null;
 }
 }
 if(data2.evidence !== undefined){
-if(!(validate115(data2.evidence, {instancePath:instancePath+"/attributes/evidence",parentData:data2,parentDataProperty:"evidence",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate118(data2.evidence, {instancePath:instancePath+"/attributes/evidence",parentData:data2,parentDataProperty:"evidence",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
 }
@@ -19294,7 +20125,7 @@ vErrors.push(err50);
 errors++;
 }
 if(!(((data20 === "redacted_plan") || (data20 === "raw_plan")) || (data20 === "emergency_state"))){
-const err51 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/kind",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema186.oneOf[2].properties.items.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err51 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/kind",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema194.oneOf[2].properties.items.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -19317,7 +20148,7 @@ vErrors.push(err52);
 errors++;
 }
 if(!((data21 === "GET") || (data21 === "POST"))){
-const err53 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/method",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/method/enum",keyword:"enum",params:{allowedValues: schema186.oneOf[2].properties.items.items.properties.method.enum},message:"must be equal to one of the allowed values"};
+const err53 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/method",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/method/enum",keyword:"enum",params:{allowedValues: schema194.oneOf[2].properties.items.items.properties.method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -19870,7 +20701,7 @@ errors++;
 if(data39.next !== undefined){
 let data41 = data39.next;
 if((typeof data41 !== "string") && (data41 !== null)){
-const err97 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema62.properties.next.type},message:"must be string,null"};
+const err97 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema67.properties.next.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -19903,16 +20734,16 @@ vErrors.push(err99);
 }
 errors++;
 }
-validate86.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19943,8 +20774,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate86(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+if(!(validate89(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
 errors = vErrors.length;
 }
 }
@@ -19959,19 +20790,19 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SessionCreateDocument = validate119;
-const schema191 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"sessions"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
-const schema193 = {"type":"string","minLength":1,"maxLength":1024,"writeOnly":true};
+export const SessionCreateDocument = validate122;
+const schema199 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"sessions"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
+const schema201 = {"type":"string","minLength":1,"maxLength":1024,"writeOnly":true};
 
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate119.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20106,7 +20937,7 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!pattern10.test(data3)){
+if(!pattern13.test(data3)){
 const err11 = {instancePath:instancePath+"/data/attributes/email",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Email/pattern",keyword:"pattern",params:{pattern: "^[^\\s@]+@[^\\s@]+$"},message:"must match pattern \""+"^[^\\s@]+@[^\\s@]+$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -20198,19 +21029,19 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate119.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SessionDocument = validate120;
-const schema194 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"sessions"},"id":{"type":"string","pattern":"^ses-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["csrf_token","created_at","expires_at","stepped_up_at","step_up_fresh_until","user"],"properties":{"csrf_token":{"type":"string","description":"Send as `X-CSRF-Token` on every cookie-authenticated POST, PUT, PATCH and DELETE."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"stepped_up_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"step_up_fresh_until":{"description":"Until when sensitive downloads need no new step-up (15 minutes after it); null when never stepped up.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"user":{"type":"object","additionalProperties":false,"required":["id","email","display_name","site_admin"],"properties":{"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["user"],"properties":{"user":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
-const pattern76 = new RegExp("^ses-[0-9a-z]{16}$", "u");
+export const SessionDocument = validate123;
+const schema202 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"sessions"},"id":{"type":"string","pattern":"^ses-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["csrf_token","created_at","expires_at","stepped_up_at","step_up_fresh_until","user"],"properties":{"csrf_token":{"type":"string","description":"Send as `X-CSRF-Token` on every cookie-authenticated POST, PUT, PATCH and DELETE."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"stepped_up_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"step_up_fresh_until":{"description":"Until when sensitive downloads need no new step-up (15 minutes after it); null when never stepped up.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"user":{"type":"object","additionalProperties":false,"required":["id","email","display_name","site_admin"],"properties":{"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["user"],"properties":{"user":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
+const pattern81 = new RegExp("^ses-[0-9a-z]{16}$", "u");
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20310,7 +21141,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern76.test(data2)){
+if(!pattern81.test(data2)){
 const err8 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^ses-[0-9a-z]{16}$"},message:"must match pattern \""+"^ses-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -20721,7 +21552,7 @@ errors++;
 if(data9.id !== undefined){
 let data10 = data9.id;
 if(typeof data10 === "string"){
-if(!pattern14.test(data10)){
+if(!pattern17.test(data10)){
 const err39 = {instancePath:instancePath+"/data/attributes/user/id",schemaPath:"#/properties/data/properties/attributes/properties/user/properties/id/pattern",keyword:"pattern",params:{pattern: "^usr-[0-9a-z]{16}$"},message:"must match pattern \""+"^usr-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -20766,7 +21597,7 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(!pattern10.test(data11)){
+if(!pattern13.test(data11)){
 const err43 = {instancePath:instancePath+"/data/attributes/user/email",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Email/pattern",keyword:"pattern",params:{pattern: "^[^\\s@]+@[^\\s@]+$"},message:"must match pattern \""+"^[^\\s@]+@[^\\s@]+$"+"\""};
 if(vErrors === null){
 vErrors = [err43];
@@ -21004,18 +21835,1334 @@ vErrors.push(err62);
 }
 errors++;
 }
-validate120.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StepUpDocument = validate121;
-const schema201 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"step-ups"},"attributes":{"type":"object","additionalProperties":false,"required":["password"],"properties":{"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
+export const SourceConnectionDocument = validate124;
+const schema209 = {"type":"object","additionalProperties":false,"required":["data","meta"],"properties":{"data":{"description":"The workspace's connection; null when it has none.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceConnection"}]},"meta":{"type":"object","additionalProperties":false,"required":["pipeline","deliveries"],"properties":{"pipeline":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline"},"deliveries":{"type":"array","maxItems":20,"description":"The last (at most 20) deliveries about the connected repository, newest first; empty when not connected.","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/GitHubDelivery"}}}}}};
+const schema217 = {"type":"object","additionalProperties":false,"required":["state","detail","webhook_url"],"properties":{"state":{"type":"string","enum":["on","off"]},"detail":{"type":"string","description":"One sentence: what is configured, or which variables are missing."},"webhook_url":{"type":"string","description":"Where the GitHub App must send its webhooks."}}};
+const schema210 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"source-connections"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["provider","installation_id","repository","tracked_branch","working_directory","trigger_paths","repository_access","created_at","updated_at"],"properties":{"provider":{"const":"github"},"installation_id":{"type":"integer"},"repository":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceRepository"},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"trigger_paths":{"type":"array","items":{"type":"string"}},"repository_access":{"type":"string","enum":["granted","not_granted","unknown"],"description":"Whether the installation can see the repository, from the installation and installation_repositories events StackShip received (`unknown` before any arrived)."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema212 = {"type":"string","pattern":"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$","description":"`owner/name`"};
+const pattern89 = new RegExp("^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$", "u");
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate121.evaluated;
+const evaluated0 = validate125.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.attributes === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.relationships === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "relationships"},message:"must have required property '"+"relationships"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.links === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "links"},message:"must have required property '"+"links"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "id")) || (key0 === "attributes")) || (key0 === "relationships")) || (key0 === "links"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("source-connections" !== data.type){
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "source-connections"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(!pattern15.test(data1)){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.attributes !== undefined){
+let data2 = data.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.provider === undefined){
+const err9 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data2.installation_id === undefined){
+const err10 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "installation_id"},message:"must have required property '"+"installation_id"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data2.repository === undefined){
+const err11 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data2.tracked_branch === undefined){
+const err12 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "tracked_branch"},message:"must have required property '"+"tracked_branch"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data2.working_directory === undefined){
+const err13 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "working_directory"},message:"must have required property '"+"working_directory"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data2.trigger_paths === undefined){
+const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "trigger_paths"},message:"must have required property '"+"trigger_paths"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data2.repository_access === undefined){
+const err15 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "repository_access"},message:"must have required property '"+"repository_access"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data2.created_at === undefined){
+const err16 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data2.updated_at === undefined){
+const err17 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!(func2.call(schema210.properties.attributes.properties, key1))){
+const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data2.provider !== undefined){
+if("github" !== data2.provider){
+const err19 = {instancePath:instancePath+"/attributes/provider",schemaPath:"#/properties/attributes/properties/provider/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data2.installation_id !== undefined){
+let data4 = data2.installation_id;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err20 = {instancePath:instancePath+"/attributes/installation_id",schemaPath:"#/properties/attributes/properties/installation_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data2.repository !== undefined){
+let data5 = data2.repository;
+if(typeof data5 === "string"){
+if(!pattern89.test(data5)){
+const err21 = {instancePath:instancePath+"/attributes/repository",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourceRepository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$"+"\""};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/attributes/repository",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourceRepository/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data2.tracked_branch !== undefined){
+if(typeof data2.tracked_branch !== "string"){
+const err23 = {instancePath:instancePath+"/attributes/tracked_branch",schemaPath:"#/properties/attributes/properties/tracked_branch/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data2.working_directory !== undefined){
+if(typeof data2.working_directory !== "string"){
+const err24 = {instancePath:instancePath+"/attributes/working_directory",schemaPath:"#/properties/attributes/properties/working_directory/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data2.trigger_paths !== undefined){
+let data8 = data2.trigger_paths;
+if(Array.isArray(data8)){
+const len0 = data8.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data8[i0] !== "string"){
+const err25 = {instancePath:instancePath+"/attributes/trigger_paths/" + i0,schemaPath:"#/properties/attributes/properties/trigger_paths/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/attributes/trigger_paths",schemaPath:"#/properties/attributes/properties/trigger_paths/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data2.repository_access !== undefined){
+let data10 = data2.repository_access;
+if(typeof data10 !== "string"){
+const err27 = {instancePath:instancePath+"/attributes/repository_access",schemaPath:"#/properties/attributes/properties/repository_access/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(!(((data10 === "granted") || (data10 === "not_granted")) || (data10 === "unknown"))){
+const err28 = {instancePath:instancePath+"/attributes/repository_access",schemaPath:"#/properties/attributes/properties/repository_access/enum",keyword:"enum",params:{allowedValues: schema210.properties.attributes.properties.repository_access.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data2.created_at !== undefined){
+let data11 = data2.created_at;
+if(typeof data11 === "string"){
+if(!pattern6.test(data11)){
+const err29 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(!(formats0.validate(data11))){
+const err30 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data2.updated_at !== undefined){
+let data12 = data2.updated_at;
+if(typeof data12 === "string"){
+if(!pattern6.test(data12)){
+const err32 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(!(formats0.validate(data12))){
+const err33 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data.relationships !== undefined){
+let data13 = data.relationships;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.workspace === undefined){
+const err36 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "workspace"},message:"must have required property '"+"workspace"+"'"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+for(const key2 in data13){
+if(!(key2 === "workspace")){
+const err37 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data13.workspace !== undefined){
+let data14 = data13.workspace;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(data14.data === undefined){
+const err38 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+for(const key3 in data14){
+if(!(key3 === "data")){
+const err39 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data14.data !== undefined){
+let data15 = data14.data;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.type === undefined){
+const err40 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(data15.id === undefined){
+const err41 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+for(const key4 in data15){
+if(!((key4 === "type") || (key4 === "id"))){
+const err42 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data15.type !== undefined){
+if(typeof data15.type !== "string"){
+const err43 = {instancePath:instancePath+"/relationships/workspace/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data15.id !== undefined){
+if(typeof data15.id !== "string"){
+const err44 = {instancePath:instancePath+"/relationships/workspace/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data.links !== undefined){
+let data18 = data.links;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+for(const key5 in data18){
+if(!((key5 === "self") || (key5 === "next"))){
+const err48 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data18.self !== undefined){
+if(typeof data18.self !== "string"){
+const err49 = {instancePath:instancePath+"/links/self",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/self/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(data18.next !== undefined){
+let data20 = data18.next;
+if((typeof data20 !== "string") && (data20 !== null)){
+const err50 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema67.properties.next.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+}
+else {
+const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+validate125.errors = vErrors;
+return errors === 0;
+}
+validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate124.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "data") || (key0 === "meta"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+const _errs3 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs4 = errors;
+if(data0 !== null){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs4 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs6 = errors;
+if(!(validate125(data0, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs6 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+else {
+errors = _errs3;
+if(vErrors !== null){
+if(_errs3){
+vErrors.length = _errs3;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.meta !== undefined){
+let data1 = data.meta;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.pipeline === undefined){
+const err5 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/required",keyword:"required",params:{missingProperty: "pipeline"},message:"must have required property '"+"pipeline"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1.deliveries === undefined){
+const err6 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/required",keyword:"required",params:{missingProperty: "deliveries"},message:"must have required property '"+"deliveries"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key1 in data1){
+if(!((key1 === "pipeline") || (key1 === "deliveries"))){
+const err7 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data1.pipeline !== undefined){
+let data2 = data1.pipeline;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.state === undefined){
+const err8 = {instancePath:instancePath+"/meta/pipeline",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data2.detail === undefined){
+const err9 = {instancePath:instancePath+"/meta/pipeline",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/required",keyword:"required",params:{missingProperty: "detail"},message:"must have required property '"+"detail"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data2.webhook_url === undefined){
+const err10 = {instancePath:instancePath+"/meta/pipeline",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/required",keyword:"required",params:{missingProperty: "webhook_url"},message:"must have required property '"+"webhook_url"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+for(const key2 in data2){
+if(!(((key2 === "state") || (key2 === "detail")) || (key2 === "webhook_url"))){
+const err11 = {instancePath:instancePath+"/meta/pipeline",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data2.state !== undefined){
+let data3 = data2.state;
+if(typeof data3 !== "string"){
+const err12 = {instancePath:instancePath+"/meta/pipeline/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/properties/state/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!((data3 === "on") || (data3 === "off"))){
+const err13 = {instancePath:instancePath+"/meta/pipeline/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/properties/state/enum",keyword:"enum",params:{allowedValues: schema217.properties.state.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data2.detail !== undefined){
+if(typeof data2.detail !== "string"){
+const err14 = {instancePath:instancePath+"/meta/pipeline/detail",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/properties/detail/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data2.webhook_url !== undefined){
+if(typeof data2.webhook_url !== "string"){
+const err15 = {instancePath:instancePath+"/meta/pipeline/webhook_url",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/meta/pipeline",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data1.deliveries !== undefined){
+let data6 = data1.deliveries;
+if(Array.isArray(data6)){
+if(data6.length > 20){
+const err17 = {instancePath:instancePath+"/meta/deliveries",schemaPath:"#/properties/meta/properties/deliveries/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+const len0 = data6.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate30(data6[i0], {instancePath:instancePath+"/meta/deliveries/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/meta/deliveries",schemaPath:"#/properties/meta/properties/deliveries/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+validate124.errors = vErrors;
+return errors === 0;
+}
+validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const SourceConnectionWriteDocument = validate128;
+const schema218 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"source-connections"},"attributes":{"type":"object","additionalProperties":false,"required":["installation_id","repository"],"properties":{"installation_id":{"type":"integer","minimum":1,"maximum":9007199254740991,"description":"The GitHub App installation that can see the repository."},"repository":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceRepository"},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\s~^:?*\\[\\\\]+$","description":"Defaults to the workspace's tracked branch."},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$","description":"The configuration's directory inside the repository; the root (\"\") by default."},"trigger_paths":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceTriggerPaths"}}}}}}};
+const schema220 = {"type":"array","maxItems":50,"items":{"type":"string","minLength":1,"maxLength":500,"pattern":"^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$"},"description":"Globs relative to the repository root (`*` within a path segment, `**` across segments, `?` one character). A push creates a run only when it changes a file under the working directory or matching one of these."};
+const pattern93 = new RegExp("^[^\\s~^:?*\\[\\\\]+$", "u");
+const pattern94 = new RegExp("^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$", "u");
+
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate128.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.type === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.attributes === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((key1 === "type") || (key1 === "attributes"))){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data0.type !== undefined){
+if("source-connections" !== data0.type){
+const err5 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "source-connections"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data2 = data0.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.installation_id === undefined){
+const err6 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "installation_id"},message:"must have required property '"+"installation_id"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data2.repository === undefined){
+const err7 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key2 in data2){
+if(!(((((key2 === "installation_id") || (key2 === "repository")) || (key2 === "tracked_branch")) || (key2 === "working_directory")) || (key2 === "trigger_paths"))){
+const err8 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data2.installation_id !== undefined){
+let data3 = data2.installation_id;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err9 = {instancePath:instancePath+"/data/attributes/installation_id",schemaPath:"#/properties/data/properties/attributes/properties/installation_id/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/data/attributes/installation_id",schemaPath:"#/properties/data/properties/attributes/properties/installation_id/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 1 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/data/attributes/installation_id",schemaPath:"#/properties/data/properties/attributes/properties/installation_id/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data2.repository !== undefined){
+let data4 = data2.repository;
+if(typeof data4 === "string"){
+if(!pattern89.test(data4)){
+const err12 = {instancePath:instancePath+"/data/attributes/repository",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourceRepository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/data/attributes/repository",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourceRepository/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data2.tracked_branch !== undefined){
+let data5 = data2.tracked_branch;
+if(typeof data5 === "string"){
+if(func1(data5) > 255){
+const err14 = {instancePath:instancePath+"/data/attributes/tracked_branch",schemaPath:"#/properties/data/properties/attributes/properties/tracked_branch/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(func1(data5) < 1){
+const err15 = {instancePath:instancePath+"/data/attributes/tracked_branch",schemaPath:"#/properties/data/properties/attributes/properties/tracked_branch/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!pattern93.test(data5)){
+const err16 = {instancePath:instancePath+"/data/attributes/tracked_branch",schemaPath:"#/properties/data/properties/attributes/properties/tracked_branch/pattern",keyword:"pattern",params:{pattern: "^[^\\s~^:?*\\[\\\\]+$"},message:"must match pattern \""+"^[^\\s~^:?*\\[\\\\]+$"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/data/attributes/tracked_branch",schemaPath:"#/properties/data/properties/attributes/properties/tracked_branch/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data2.working_directory !== undefined){
+let data6 = data2.working_directory;
+if(typeof data6 === "string"){
+if(func1(data6) > 1000){
+const err18 = {instancePath:instancePath+"/data/attributes/working_directory",schemaPath:"#/properties/data/properties/attributes/properties/working_directory/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!pattern94.test(data6)){
+const err19 = {instancePath:instancePath+"/data/attributes/working_directory",schemaPath:"#/properties/data/properties/attributes/properties/working_directory/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$"},message:"must match pattern \""+"^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$"+"\""};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/data/attributes/working_directory",schemaPath:"#/properties/data/properties/attributes/properties/working_directory/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data2.trigger_paths !== undefined){
+let data7 = data2.trigger_paths;
+if(Array.isArray(data7)){
+if(data7.length > 50){
+const err21 = {instancePath:instancePath+"/data/attributes/trigger_paths",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourceTriggerPaths/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+const len0 = data7.length;
+for(let i0=0; i0<len0; i0++){
+let data8 = data7[i0];
+if(typeof data8 === "string"){
+if(func1(data8) > 500){
+const err22 = {instancePath:instancePath+"/data/attributes/trigger_paths/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourceTriggerPaths/items/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(func1(data8) < 1){
+const err23 = {instancePath:instancePath+"/data/attributes/trigger_paths/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourceTriggerPaths/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!pattern94.test(data8)){
+const err24 = {instancePath:instancePath+"/data/attributes/trigger_paths/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourceTriggerPaths/items/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$"},message:"must match pattern \""+"^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/data/attributes/trigger_paths/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourceTriggerPaths/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/data/attributes/trigger_paths",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourceTriggerPaths/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+validate128.errors = vErrors;
+return errors === 0;
+}
+validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const StepUpDocument = validate129;
+const schema221 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"step-ups"},"attributes":{"type":"object","additionalProperties":false,"required":["password"],"properties":{"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
+
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21187,18 +23334,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate121.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TokenCreateDocument = validate122;
-const schema203 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"tokens"},"attributes":{"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"],"description":"viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have."},"description":{"type":"string","maxLength":200}}}}}}};
+export const TokenCreateDocument = validate130;
+const schema223 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"tokens"},"attributes":{"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"],"description":"viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have."},"description":{"type":"string","maxLength":200}}}}}}};
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate122.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21313,7 +23460,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((data3 === "viewer") || (data3 === "operator")) || (data3 === "admin"))){
-const err9 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema203.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema223.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -21383,19 +23530,19 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate122.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TokenDocument = validate123;
-const schema204 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","secret"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"secret":{"type":"string","description":"The bearer token. Returned only in this response; StackShip stores only its hash."}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
-const pattern83 = new RegExp("^at-[0-9a-z]{16}$", "u");
+export const TokenDocument = validate131;
+const schema224 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","secret"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"secret":{"type":"string","description":"The bearer token. Returned only in this response; StackShip stores only its hash."}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
+const pattern96 = new RegExp("^at-[0-9a-z]{16}$", "u");
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21495,7 +23642,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern83.test(data2)){
+if(!pattern96.test(data2)){
 const err8 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^at-[0-9a-z]{16}$"},message:"must match pattern \""+"^at-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -21585,7 +23732,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((data4 === "viewer") || (data4 === "operator")) || (data4 === "admin"))){
-const err16 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema204.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema224.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -21598,7 +23745,7 @@ errors++;
 if(data3.description !== undefined){
 let data5 = data3.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema204.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema224.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -21835,18 +23982,18 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate123.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UserCreateDocument = validate124;
-const schema207 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string","minLength":1,"maxLength":255},"password":{"type":"string","minLength":12,"maxLength":1024,"writeOnly":true,"description":"At least 12 characters. Stored only as an scrypt hash."},"site_admin":{"type":"boolean","default":false}}}}}}};
+export const UserCreateDocument = validate132;
+const schema227 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string","minLength":1,"maxLength":255},"password":{"type":"string","minLength":12,"maxLength":1024,"writeOnly":true,"description":"At least 12 characters. Stored only as an scrypt hash."},"site_admin":{"type":"boolean","default":false}}}}}}};
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21981,7 +24128,7 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!pattern10.test(data3)){
+if(!pattern13.test(data3)){
 const err11 = {instancePath:instancePath+"/data/attributes/email",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Email/pattern",keyword:"pattern",params:{pattern: "^[^\\s@]+@[^\\s@]+$"},message:"must match pattern \""+"^[^\\s@]+@[^\\s@]+$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -22120,18 +24267,18 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate124.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UserDocument = validate125;
-const schema209 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"users"},"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["email","display_name","site_admin","created_at"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}}}};
+export const UserDocument = validate133;
+const schema229 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"users"},"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["email","display_name","site_admin","created_at"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}}}};
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate133.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22221,7 +24368,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern14.test(data2)){
+if(!pattern17.test(data2)){
 const err7 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^usr-[0-9a-z]{16}$"},message:"must match pattern \""+"^usr-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -22321,7 +24468,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern10.test(data4)){
+if(!pattern13.test(data4)){
 const err16 = {instancePath:instancePath+"/data/attributes/email",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Email/pattern",keyword:"pattern",params:{pattern: "^[^\\s@]+@[^\\s@]+$"},message:"must match pattern \""+"^[^\\s@]+@[^\\s@]+$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -22437,19 +24584,19 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate125.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableCreateDocument = validate126;
-const schema212 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"variables"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value"],"properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"],"default":"terraform"},"hcl":{"type":"boolean","default":false},"sensitive":{"type":"boolean","default":false},"description":{"type":"string","maxLength":500}}}}}}};
-const pattern89 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
+export const VariableCreateDocument = validate134;
+const schema232 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"variables"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value"],"properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"],"default":"terraform"},"hcl":{"type":"boolean","default":false},"sensitive":{"type":"boolean","default":false},"description":{"type":"string","maxLength":500}}}}}}};
+const pattern102 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate126.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22564,7 +24711,7 @@ errors++;
 if(data2.key !== undefined){
 let data3 = data2.key;
 if(typeof data3 === "string"){
-if(!pattern89.test(data3)){
+if(!pattern102.test(data3)){
 const err9 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"#/properties/data/properties/attributes/properties/key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -22624,7 +24771,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err14 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema212.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema232.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -22718,20 +24865,20 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate126.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableDocument = validate127;
-const schema213 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}};
-const schema214 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","category","hcl","sensitive","description","created_at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"],"description":"Always null for a sensitive variable."},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
-const pattern90 = new RegExp("^var-[0-9a-z]{16}$", "u");
+export const VariableDocument = validate135;
+const schema233 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}};
+const schema234 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","category","hcl","sensitive","description","created_at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"],"description":"Always null for a sensitive variable."},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
+const pattern103 = new RegExp("^var-[0-9a-z]{16}$", "u");
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate128.evaluated;
+const evaluated0 = validate136.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22806,7 +24953,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern90.test(data1)){
+if(!pattern103.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -22928,7 +25075,7 @@ errors++;
 if(data2.value !== undefined){
 let data4 = data2.value;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema214.properties.attributes.properties.value.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema234.properties.attributes.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -22951,7 +25098,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err19 = {instancePath:instancePath+"/attributes/category",schemaPath:"#/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema214.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attributes/category",schemaPath:"#/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema234.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -22988,7 +25135,7 @@ errors++;
 if(data2.description !== undefined){
 let data8 = data2.description;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema214.properties.attributes.properties.description.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema234.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -23201,16 +25348,16 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate128.errors = vErrors;
+validate136.errors = vErrors;
 return errors === 0;
 }
-validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23241,8 +25388,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate128(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+if(!(validate136(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 }
@@ -23257,18 +25404,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate127.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableListDocument = validate130;
-const schema217 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}}};
+export const VariableListDocument = validate138;
+const schema237 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}}};
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23303,8 +25450,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate128(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+if(!(validate136(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 }
@@ -23331,18 +25478,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate130.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableUpdateDocument = validate132;
-const schema218 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was.","properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
+export const VariableUpdateDocument = validate140;
+const schema238 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was.","properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate140.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23412,7 +25559,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern90.test(data2)){
+if(!pattern103.test(data2)){
 const err5 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -23452,7 +25599,7 @@ errors++;
 if(data3.key !== undefined){
 let data4 = data3.key;
 if(typeof data4 === "string"){
-if(!pattern89.test(data4)){
+if(!pattern102.test(data4)){
 const err8 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"#/properties/data/properties/attributes/properties/key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -23512,7 +25659,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data6 === "terraform") || (data6 === "env"))){
-const err13 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema218.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema238.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -23606,19 +25753,19 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate132.errors = vErrors;
+validate140.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceCreateDocument = validate133;
-const schema219 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."},"approval_ttl_seconds":{"type":"integer","minimum":60,"maximum":604800,"default":86400,"description":"How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours)."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
-const pattern95 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
+export const WorkspaceCreateDocument = validate141;
+const schema239 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."},"approval_ttl_seconds":{"type":"integer","minimum":60,"maximum":604800,"default":86400,"description":"How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours)."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
+const pattern108 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
+const evaluated0 = validate141.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23723,7 +25870,7 @@ errors++;
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern30.test(data3)){
+if(!pattern33.test(data3)){
 const err8 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -23818,7 +25965,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern95.test(data6)){
+if(!pattern108.test(data6)){
 const err16 = {instancePath:instancePath+"/data/attributes/working_directory",schemaPath:"#/properties/data/properties/attributes/properties/working_directory/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*\\.\\.).*$"},message:"must match pattern \""+"^(?!/)(?!.*\\.\\.).*$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -24037,7 +26184,7 @@ errors++;
 if(data12.id !== undefined){
 let data14 = data12.id;
 if(typeof data14 === "string"){
-if(!pattern11.test(data14)){
+if(!pattern14.test(data14)){
 const err34 = {instancePath:instancePath+"/data/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -24118,19 +26265,19 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate133.errors = vErrors;
+validate141.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceDocument = validate134;
-const schema222 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}};
-const schema223 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+export const WorkspaceDocument = validate142;
+const schema242 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}};
+const schema243 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate135.evaluated;
+const evaluated0 = validate143.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24215,7 +26362,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern12.test(data1)){
+if(!pattern15.test(data1)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -24331,7 +26478,7 @@ vErrors.push(err17);
 errors++;
 }
 for(const key1 in data2){
-if(!(func6.call(schema223.properties.attributes.properties, key1))){
+if(!(func2.call(schema243.properties.attributes.properties, key1))){
 const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err18];
@@ -24357,7 +26504,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err20 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema223.properties.attributes.properties.description.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema243.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -24803,7 +26950,7 @@ errors++;
 if(data21.next !== undefined){
 let data23 = data21.next;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err57 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema62.properties.next.type},message:"must be string,null"};
+const err57 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema67.properties.next.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -24836,16 +26983,16 @@ vErrors.push(err59);
 }
 errors++;
 }
-validate135.errors = vErrors;
+validate143.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate134.evaluated;
+const evaluated0 = validate142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24876,8 +27023,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate135(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
+if(!(validate143(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 }
@@ -24892,18 +27039,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate134.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
-validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceListDocument = validate137;
-const schema230 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}}};
+export const WorkspaceListDocument = validate145;
+const schema250 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}}};
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate137.evaluated;
+const evaluated0 = validate145.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24938,8 +27085,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate135(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
+if(!(validate143(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
 errors = vErrors.length;
 }
 }
@@ -24966,10 +27113,10 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate137.errors = vErrors;
+validate145.errors = vErrors;
 return errors === 0;
 }
-validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const getHealthResponse200 = Health;
 export const uploadConfigurationResponse200 = ConfigurationVersionDocument;
@@ -25001,6 +27148,12 @@ export const getConfigurationVersionResponse200 = ConfigurationVersionDocument;
 export const getConfigurationVersionResponse400 = ErrorDocument;
 export const getConfigurationVersionResponse401 = ErrorDocument;
 export const getConfigurationVersionResponse404 = ErrorDocument;
+export const receiveGithubWebhookResponse200 = GitHubDeliveryDocument;
+export const receiveGithubWebhookResponse202 = GitHubDeliveryDocument;
+export const receiveGithubWebhookResponse400 = ErrorDocument;
+export const receiveGithubWebhookResponse401 = ErrorDocument;
+export const receiveGithubWebhookResponse413 = ErrorDocument;
+export const receiveGithubWebhookResponse503 = ErrorDocument;
 export const createOrganizationRequest = OrganizationCreateDocument;
 export const createOrganizationResponse201 = OrganizationDocument;
 export const createOrganizationResponse400 = ErrorDocument;
@@ -25185,6 +27338,22 @@ export const createRunResponse403 = ErrorDocument;
 export const createRunResponse404 = ErrorDocument;
 export const createRunResponse409 = ErrorDocument;
 export const createRunResponse422 = ErrorDocument;
+export const getWorkspaceSourceResponse200 = SourceConnectionDocument;
+export const getWorkspaceSourceResponse400 = ErrorDocument;
+export const getWorkspaceSourceResponse401 = ErrorDocument;
+export const getWorkspaceSourceResponse404 = ErrorDocument;
+export const putWorkspaceSourceRequest = SourceConnectionWriteDocument;
+export const putWorkspaceSourceResponse200 = SourceConnectionDocument;
+export const putWorkspaceSourceResponse400 = ErrorDocument;
+export const putWorkspaceSourceResponse401 = ErrorDocument;
+export const putWorkspaceSourceResponse403 = ErrorDocument;
+export const putWorkspaceSourceResponse404 = ErrorDocument;
+export const putWorkspaceSourceResponse409 = ErrorDocument;
+export const putWorkspaceSourceResponse422 = ErrorDocument;
+export const deleteWorkspaceSourceResponse400 = ErrorDocument;
+export const deleteWorkspaceSourceResponse401 = ErrorDocument;
+export const deleteWorkspaceSourceResponse403 = ErrorDocument;
+export const deleteWorkspaceSourceResponse404 = ErrorDocument;
 export const listVariablesResponse200 = VariableListDocument;
 export const listVariablesResponse400 = ErrorDocument;
 export const listVariablesResponse401 = ErrorDocument;

@@ -9,3 +9,4 @@ if (!which || which === "plan-diff") await import("./plan-diff.ts");
 if (!which || which === "json-output") await import("./json-output.ts");
 if (!which || which === "live") await import("./live.ts");
 if (!which || which === "uploads") await import("./uploads.ts");
+if (!which || which === "github") await import("./github.ts");

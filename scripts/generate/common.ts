@@ -22,7 +22,8 @@ export interface Operation {
   permission: string;
   authenticated: boolean;
   parameters: Parameter[];
-  requestBody?: { contentType: string; required: boolean; schema: Record<string, unknown> };
+  /** `raw`: the handler gets the body's bytes unparsed (`x-stackship-raw-body`), e.g. to check a signature over them first. */
+  requestBody?: { contentType: string; required: boolean; schema: Record<string, unknown>; raw?: { maxBytes: number; tooLargeCode: string } };
   responses: Array<{ status: number; contentType?: string; schema?: Record<string, unknown> }>;
 }
 

@@ -32,6 +32,8 @@ export function readOperations(spec: Record<string, any>): Operation[] {
         const body = deref(spec, op.requestBody);
         const [contentType] = Object.keys(body.content);
         requestBody = { contentType, required: body.required === true, schema: body.content[contentType].schema };
+        const raw = body["x-stackship-raw-body"];
+        if (raw) requestBody.raw = { maxBytes: raw.max_bytes, tooLargeCode: raw.too_large_code };
       }
       const responses = Object.keys(op.responses)
         .sort()
@@ -63,7 +65,7 @@ export function readOperations(spec: Record<string, any>): Operation[] {
 
 function bodyType(op: Operation): string {
   if (!op.requestBody) return "undefined";
-  if (op.requestBody.contentType === "application/octet-stream") return "Uint8Array";
+  if (op.requestBody.contentType === "application/octet-stream" || op.requestBody.raw) return "Uint8Array";
   const base = `NonNullable<Ops[${JSON.stringify(op.operationId)}]["requestBody"]>["content"][${JSON.stringify(op.requestBody.contentType)}]`;
   return op.requestBody.required ? base : `${base} | undefined`;
 }
@@ -102,8 +104,8 @@ export function emitOperationTable(surface: Surface, operations: Operation[], di
       .join("\n");
     const body = op.requestBody
       ? `{ contentType: ${JSON.stringify(op.requestBody.contentType)}, required: ${op.requestBody.required}, validate: ${
-          op.requestBody.contentType === JSON_API || op.requestBody.contentType === "application/json" ? `v.${exportName(op.operationId, "Request")}` : "null"
-        } }`
+          !op.requestBody.raw && (op.requestBody.contentType === JSON_API || op.requestBody.contentType === "application/json") ? `v.${exportName(op.operationId, "Request")}` : "null"
+        }${op.requestBody.raw ? `, raw: ${JSON.stringify(op.requestBody.raw)}` : ""} }`
       : "null";
     return `  {
     operationId: ${JSON.stringify(op.operationId)},

@@ -88,7 +88,7 @@ export function emitValidators(surface: Surface, spec: Record<string, any>, oper
   };
   for (const op of operations) {
     const body = op.requestBody;
-    if (body && (body.contentType.endsWith("json"))) addDocument(exportName(op.operationId, "Request"), body.schema);
+    if (body && !body.raw && body.contentType.endsWith("json")) addDocument(exportName(op.operationId, "Request"), body.schema);
     for (const r of op.responses) if (r.schema && r.contentType?.endsWith("json")) addDocument(exportName(op.operationId, `Response${r.status}`), r.schema);
   }
   const sortedExports = Object.fromEntries(Object.entries(exportsByName).sort(([a], [b]) => a.localeCompare(b)));

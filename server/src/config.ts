@@ -29,6 +29,49 @@ export interface Config {
   uploadInspections: number;
   /** Uploads that may wait for a free inspection before one is refused as busy (STACKSHIP_UPLOAD_INSPECTION_QUEUE). */
   uploadInspectionQueue: number;
+  /** The GitHub App source pipeline: `on` with the App's settings, or `off` with the reason. */
+  github: GitHubAppSettings;
+}
+
+/** The GitHub App's settings (STACKSHIP_GITHUB_*); the pipeline is off unless all are set. */
+export type GitHubAppSettings =
+  | { state: "on"; appId: string; privateKey: string; webhookSecret: string; apiUrl: string; tarballMaxBytes: number }
+  | { state: "off"; detail: string; apiUrl: string };
+
+/** The variables the pipeline needs (the private key may come from a file instead). */
+const GITHUB_VARIABLES = ["STACKSHIP_GITHUB_APP_ID", "STACKSHIP_GITHUB_PRIVATE_KEY", "STACKSHIP_GITHUB_WEBHOOK_SECRET"] as const;
+
+function githubSettings(env: NodeJS.ProcessEnv): GitHubAppSettings {
+  const apiUrl = (env.STACKSHIP_GITHUB_API_URL || "https://api.github.com").replace(/\/+$/, "");
+  try {
+    new URL(apiUrl);
+  } catch {
+    throw new Error(`STACKSHIP_GITHUB_API_URL: '${apiUrl}' is not a URL`);
+  }
+  let privateKey = env.STACKSHIP_GITHUB_PRIVATE_KEY || "";
+  if (!privateKey && env.STACKSHIP_GITHUB_PRIVATE_KEY_FILE) {
+    try {
+      privateKey = readFileSync(env.STACKSHIP_GITHUB_PRIVATE_KEY_FILE, "utf8");
+    } catch (error) {
+      throw new Error(`STACKSHIP_GITHUB_PRIVATE_KEY_FILE: cannot read ${env.STACKSHIP_GITHUB_PRIVATE_KEY_FILE} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    }
+  }
+  const values = { STACKSHIP_GITHUB_APP_ID: env.STACKSHIP_GITHUB_APP_ID || "", STACKSHIP_GITHUB_PRIVATE_KEY: privateKey, STACKSHIP_GITHUB_WEBHOOK_SECRET: env.STACKSHIP_GITHUB_WEBHOOK_SECRET || "" };
+  const missing = GITHUB_VARIABLES.filter((name) => values[name].trim() === "").map((name) => (name === "STACKSHIP_GITHUB_PRIVATE_KEY" ? "STACKSHIP_GITHUB_PRIVATE_KEY (or _FILE)" : name));
+  if (missing.length > 0) {
+    return { state: "off", apiUrl, detail: `The GitHub App pipeline is off: set ${missing.join(", ")}.` };
+  }
+  if (!/^[1-9][0-9]*$/.test(values.STACKSHIP_GITHUB_APP_ID.trim())) throw new Error(`STACKSHIP_GITHUB_APP_ID must be the App's numeric id, got '${values.STACKSHIP_GITHUB_APP_ID}'`);
+  if (!/-----BEGIN (RSA )?PRIVATE KEY-----/.test(privateKey)) throw new Error("STACKSHIP_GITHUB_PRIVATE_KEY must be the App's PEM private key (-----BEGIN RSA PRIVATE KEY----- …)");
+  return {
+    state: "on",
+    appId: values.STACKSHIP_GITHUB_APP_ID.trim(),
+    // A key pasted into one line with literal \n separators is read as the PEM it stands for.
+    privateKey: privateKey.replace(/\\n/g, "\n"),
+    webhookSecret: values.STACKSHIP_GITHUB_WEBHOOK_SECRET,
+    apiUrl,
+    tarballMaxBytes: positive(env.STACKSHIP_GITHUB_TARBALL_MAX_BYTES, 64 * 1024 * 1024, "STACKSHIP_GITHUB_TARBALL_MAX_BYTES"),
+  };
 }
 
 function port(value: string | undefined, fallback: number, name: string): number {
@@ -96,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bootstrapAdmin: bootstrapAdmin(env),
     uploadInspections: positive(env.STACKSHIP_UPLOAD_INSPECTIONS, 2, "STACKSHIP_UPLOAD_INSPECTIONS"),
     uploadInspectionQueue: nonNegative(env.STACKSHIP_UPLOAD_INSPECTION_QUEUE, 8, "STACKSHIP_UPLOAD_INSPECTION_QUEUE"),
+    github: githubSettings(env),
   };
 }
 

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { loadConfig, type Config } from "./config.ts";
 import { ensureLocalTls, httpsPortFrom } from "./http/tls.ts";
 import { RunnerEngine } from "./runner/engine.ts";
+import { GitHubWorker } from "./runner/github-worker.ts";
 import { createStackShip } from "./server.ts";
 
 function say(message: string) {
@@ -52,6 +53,13 @@ async function main() {
   }, { concurrency: config.runnerConcurrency });
   await runner.start();
   say(`runner ${runner.runnerId} started (concurrency ${config.runnerConcurrency})`);
+  const githubWorker = new GitHubWorker(stackship.services);
+  await githubWorker.start();
+  say(
+    config.github.state === "on"
+      ? `GitHub App pipeline: on (App ${config.github.appId}, API ${config.github.apiUrl}); webhook URL ${config.publicUrl ?? url}/v1/github/webhooks`
+      : `GitHub App pipeline: off. ${config.github.detail.replace(/^The GitHub App pipeline is off: /, "To turn it on, ")}`,
+  );
   say(`StackShip is listening on ${url}  (health: ${url}/healthz)`);
   say(
     bootstrap.file
@@ -67,6 +75,7 @@ async function main() {
   if (https) printCloudInstructions(https.port, https.bundleFile, tokenExpr);
   const stop = async (signal: string) => {
     say(`${signal}: shutting down`);
+    await githubWorker.stop();
     await runner.stop({ interrupt: true });
     https?.server.close();
     server.close();

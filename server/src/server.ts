@@ -12,6 +12,7 @@ import { REPO_ROOT, pinnedToolVersions, type Config } from "./config.ts";
 import { buildApp } from "./http/app.ts";
 import { LiveGateway } from "./live/gateway.ts";
 import type { LiveHubOptions } from "./live/hub.ts";
+import { GitHubAppClient } from "./github/client.ts";
 import { migrateGraphileWorker } from "./runner/graphile.ts";
 import { hostPlatform, type Services } from "./services.ts";
 import { createStores, migrateLatest, openDatabase, type Database } from "./store/index.ts";
@@ -73,6 +74,7 @@ export async function createServices(config: Config, overrides: ServerOverrides 
     opentofuVersions: [pinnedToolVersions().opentofu],
     platform: hostPlatform(),
     version: packageVersion(),
+    github: config.github.state === "on" ? new GitHubAppClient(config.github, overrides.clock) : null,
   };
   return {
     services,

@@ -3,6 +3,7 @@ import type { ArtifactStore } from "./artifacts/artifact-store.ts";
 import type { Keys } from "./artifacts/keys.ts";
 import type { UploadInspector } from "./artifacts/upload-inspection.ts";
 import type { Config } from "./config.ts";
+import type { GitHubAppClient } from "./github/client.ts";
 import type { Database, Stores } from "./store/index.ts";
 
 /** Everything handlers and commands share; built once by the composition root. */
@@ -27,6 +28,10 @@ export interface Services {
   interruptRun?: (runId: string) => void;
   /** Tells the runner in this process that a job was queued (committed), so it need not wait for its next poll. Set by the runner. */
   jobQueued?: () => void;
+  /** The GitHub App client; null while the pipeline is off (config.github). */
+  github: GitHubAppClient | null;
+  /** Tells the GitHub worker in this process that a delivery was queued. Set by the worker. */
+  githubDeliveryQueued?: () => void;
 }
 
 /** The OpenTofu-style platform name of this host. */

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { ApproveRunData, ApproveRunErrors, ApproveRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateMembershipData, CreateMembershipErrors, CreateMembershipResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateOrganizationTokenData, CreateOrganizationTokenErrors, CreateOrganizationTokenResponses, CreatePolicyOverrideData, CreatePolicyOverrideErrors, CreatePolicyOverrideResponses, CreatePolicySetData, CreatePolicySetErrors, CreatePolicySetResponses, CreatePolicySetVersionData, CreatePolicySetVersionErrors, CreatePolicySetVersionResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateUserData, CreateUserErrors, CreateUserResponses, CreateVariableData, CreateVariableErrors, CreateVariableResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteCurrentSessionData, DeleteCurrentSessionErrors, DeleteCurrentSessionResponses, DeleteVariableData, DeleteVariableErrors, DeleteVariableResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, DownloadEmergencyStateData, DownloadEmergencyStateErrors, DownloadEmergencyStateResponses, DownloadRawPlanData, DownloadRawPlanErrors, DownloadRawPlanResponses, DownloadRedactedPlanData, DownloadRedactedPlanErrors, DownloadRedactedPlanResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetCurrentSessionData, GetCurrentSessionErrors, GetCurrentSessionResponses, GetHealthData, GetHealthResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetRunData, GetRunErrors, GetRunLogData, GetRunLogErrors, GetRunLogResponses, GetRunPlanChangesData, GetRunPlanChangesErrors, GetRunPlanChangesResponses, GetRunPolicyEvaluationData, GetRunPolicyEvaluationErrors, GetRunPolicyEvaluationResponses, GetRunResponses, GetRunReviewData, GetRunReviewErrors, GetRunReviewResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListMembershipsData, ListMembershipsErrors, ListMembershipsResponses, ListOrganizationRunsData, ListOrganizationRunsErrors, ListOrganizationRunsResponses, ListPolicySetsData, ListPolicySetsErrors, ListPolicySetsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListVariablesData, ListVariablesErrors, ListVariablesResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, ResolveRunRecoveryData, ResolveRunRecoveryErrors, ResolveRunRecoveryResponses, StepUpData, StepUpErrors, StepUpResponses, UpdateVariableData, UpdateVariableErrors, UpdateVariableResponses, UploadConfigurationData, UploadConfigurationErrors, UploadConfigurationResponses } from './types.gen.ts';
+import type { ApproveRunData, ApproveRunErrors, ApproveRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateMembershipData, CreateMembershipErrors, CreateMembershipResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateOrganizationTokenData, CreateOrganizationTokenErrors, CreateOrganizationTokenResponses, CreatePolicyOverrideData, CreatePolicyOverrideErrors, CreatePolicyOverrideResponses, CreatePolicySetData, CreatePolicySetErrors, CreatePolicySetResponses, CreatePolicySetVersionData, CreatePolicySetVersionErrors, CreatePolicySetVersionResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateUserData, CreateUserErrors, CreateUserResponses, CreateVariableData, CreateVariableErrors, CreateVariableResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteCurrentSessionData, DeleteCurrentSessionErrors, DeleteCurrentSessionResponses, DeleteVariableData, DeleteVariableErrors, DeleteVariableResponses, DeleteWorkspaceSourceData, DeleteWorkspaceSourceErrors, DeleteWorkspaceSourceResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, DownloadEmergencyStateData, DownloadEmergencyStateErrors, DownloadEmergencyStateResponses, DownloadRawPlanData, DownloadRawPlanErrors, DownloadRawPlanResponses, DownloadRedactedPlanData, DownloadRedactedPlanErrors, DownloadRedactedPlanResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetCurrentSessionData, GetCurrentSessionErrors, GetCurrentSessionResponses, GetHealthData, GetHealthResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetRunData, GetRunErrors, GetRunLogData, GetRunLogErrors, GetRunLogResponses, GetRunPlanChangesData, GetRunPlanChangesErrors, GetRunPlanChangesResponses, GetRunPolicyEvaluationData, GetRunPolicyEvaluationErrors, GetRunPolicyEvaluationResponses, GetRunResponses, GetRunReviewData, GetRunReviewErrors, GetRunReviewResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, GetWorkspaceSourceData, GetWorkspaceSourceErrors, GetWorkspaceSourceResponses, ListMembershipsData, ListMembershipsErrors, ListMembershipsResponses, ListOrganizationRunsData, ListOrganizationRunsErrors, ListOrganizationRunsResponses, ListPolicySetsData, ListPolicySetsErrors, ListPolicySetsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListVariablesData, ListVariablesErrors, ListVariablesResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, PutWorkspaceSourceData, PutWorkspaceSourceErrors, PutWorkspaceSourceResponses, ReceiveGithubWebhookData, ReceiveGithubWebhookErrors, ReceiveGithubWebhookResponses, ResolveRunRecoveryData, ResolveRunRecoveryErrors, ResolveRunRecoveryResponses, StepUpData, StepUpErrors, StepUpResponses, UpdateVariableData, UpdateVariableErrors, UpdateVariableResponses, UploadConfigurationData, UploadConfigurationErrors, UploadConfigurationResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -258,6 +258,69 @@ export const createRun = <ThrowOnError extends boolean = false>(options: Options
     ...options,
     headers: {
         'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Disconnect the workspace from its repository
+ *
+ * Runs already created stay as they are; later deliveries no longer reach this workspace. 404 when it has no connection.
+ */
+export const deleteWorkspaceSource = <ThrowOnError extends boolean = false>(options: Options<DeleteWorkspaceSourceData, ThrowOnError>) => (options.client ?? client).delete<DeleteWorkspaceSourceResponses, DeleteWorkspaceSourceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/workspaces/{workspace_id}/source',
+    ...options
+});
+
+/**
+ * The workspace's source connection, the pipeline's state and the last deliveries
+ *
+ * Always 200 for a workspace the caller can read: `data` is the connection (null when the workspace has none), `meta.pipeline` says whether the GitHub App pipeline is configured on this deployment (and which variables are missing when it is not), `meta.deliveries` lists the last 20 webhook deliveries about the connected repository, newest first.
+ */
+export const getWorkspaceSource = <ThrowOnError extends boolean = false>(options: Options<GetWorkspaceSourceData, ThrowOnError>) => (options.client ?? client).get<GetWorkspaceSourceResponses, GetWorkspaceSourceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/workspaces/{workspace_id}/source',
+    ...options
+});
+
+/**
+ * Connect the workspace to a GitHub repository (or change the connection)
+ *
+ * Creates or replaces the connection. `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs. An installation serves one organization: one already used by another organization's workspace is refused (409 `SOURCE_INSTALLATION_IN_USE`), so nobody can point a workspace at a repository through someone else's installation.
+ */
+export const putWorkspaceSource = <ThrowOnError extends boolean = false>(options: Options<PutWorkspaceSourceData, ThrowOnError>) => (options.client ?? client).put<PutWorkspaceSourceResponses, PutWorkspaceSourceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/workspaces/{workspace_id}/source',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Receive a GitHub App webhook delivery
+ *
+ * No bearer token: the `X-Hub-Signature-256` HMAC (SHA-256 over the raw body with the App's webhook secret, `STACKSHIP_GITHUB_WEBHOOK_SECRET`) is the proof, checked in constant time before the body is parsed or anything is written; a missing or wrong signature is 401 `GITHUB_WEBHOOK_SIGNATURE_INVALID` and only audited. At most 5 MiB of body (413 `GITHUB_WEBHOOK_TOO_LARGE`). A verified delivery is recorded and answered 202 at once; the work (runs, configuration versions, installation updates) happens in a job that is retried with backoff. A delivery id seen before (a redelivery) creates nothing and answers 200 with the recorded delivery. Events acted on: `push`, `pull_request` (opened, synchronize, reopened, closed), `installation`, `installation_repositories`, `ping`; any other verified event is recorded as ignored. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off.
+ */
+export const receiveGithubWebhook = <ThrowOnError extends boolean = false>(options: Options<ReceiveGithubWebhookData, ThrowOnError>) => (options.client ?? client).post<ReceiveGithubWebhookResponses, ReceiveGithubWebhookErrors, ThrowOnError>({
+    url: '/v1/github/webhooks',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
         ...options.headers
     }
 });

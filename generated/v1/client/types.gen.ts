@@ -226,6 +226,38 @@ export type WorkspaceDocument = {
 export type RunId = string;
 
 /**
+ * What created the run: the native API (`api`), the `tofu` CLI through the OpenTofu Cloud compatibility API (`cli`), or the GitHub App on a push to the tracked branch (`github_push`) or on a pull request targeting it (`github_pull_request`).
+ */
+export type RunSource = 'api' | 'cli' | 'github_push' | 'github_pull_request';
+
+export type RunCommit = {
+    /**
+     * The full commit SHA the configuration was made from.
+     */
+    sha: string;
+    /**
+     * The commit message (null when GitHub did not say).
+     */
+    message: string | null;
+    /**
+     * The commit author: the GitHub login when known, else the name.
+     */
+    author: string | null;
+    /**
+     * The Git ref: `refs/heads/<branch>` for a push, `refs/pull/<number>/head` for a pull request.
+     */
+    ref: string;
+    /**
+     * The repository the commit comes from (`owner/name`; for a fork pull request the fork).
+     */
+    repository: string;
+    /**
+     * True for a pull request from a fork (its head repository differs from the base). Such a run never receives a cloud credential or a sensitive variable.
+     */
+    fork: boolean;
+};
+
+/**
  * Lower-case hexadecimal SHA-256.
  */
 export type Sha256 = string;
@@ -272,7 +304,11 @@ export type Run = {
         kind: 'plan_and_apply' | 'speculative';
         status: 'pending' | 'planning' | 'policy_checking' | 'policy_soft_failed' | 'awaiting_approval' | 'applying' | 'applied' | 'planned_and_finished' | 'discarded' | 'canceled' | 'errored' | 'expired' | 'plan_credentials_required' | 'needs_recovery';
         message: string;
-        source: 'api' | 'tfe-api' | 'github';
+        source: RunSource;
+        /**
+         * The commit the run was made from, when its source recorded one (GitHub runs); null otherwise.
+         */
+        commit: null | RunCommit;
         auto_apply: false;
         is_destroy: false;
         config_digest: Sha256;
@@ -472,6 +508,127 @@ export type RunDocument = {
     data: Run;
 };
 
+/**
+ * `owner/name`
+ */
+export type SourceRepository = string;
+
+export type SourceConnection = {
+    type: 'source-connections';
+    id: WorkspaceId;
+    attributes: {
+        provider: 'github';
+        installation_id: number;
+        repository: SourceRepository;
+        tracked_branch: string;
+        working_directory: string;
+        trigger_paths: Array<string>;
+        /**
+         * Whether the installation can see the repository, from the installation and installation_repositories events StackShip received (`unknown` before any arrived).
+         */
+        repository_access: 'granted' | 'not_granted' | 'unknown';
+        created_at: Timestamp;
+        updated_at: Timestamp;
+    };
+    relationships: {
+        workspace: Relationship;
+    };
+    links: Links;
+};
+
+export type SourcePipeline = {
+    state: 'on' | 'off';
+    /**
+     * One sentence: what is configured, or which variables are missing.
+     */
+    detail: string;
+    /**
+     * Where the GitHub App must send its webhooks.
+     */
+    webhook_url: string;
+};
+
+export type GitHubDelivery = {
+    type: 'github-deliveries';
+    /**
+     * GitHub's `X-GitHub-Delivery` (a GUID).
+     */
+    id: string;
+    attributes: {
+        /**
+         * `X-GitHub-Event`: push, pull_request, installation, installation_repositories, ping, …
+         */
+        event: string;
+        action: string | null;
+        /**
+         * `owner/name` of the repository the event is about, when it names one.
+         */
+        repository: string | null;
+        installation_id: number | null;
+        /**
+         * `queued` until the job takes it (and between retries), `processed` when it did what the event asks, `ignored` when it asks nothing of StackShip (e.g. a push to an untracked branch), `refused` when it may not be acted on (unknown installation, a tarball with an escaping path, …; nothing written but the audit), `failed` after its last retry.
+         */
+        status: 'queued' | 'processing' | 'processed' | 'ignored' | 'refused' | 'failed';
+        /**
+         * A stable code for how it ended (e.g. `run_created`, `branch_not_tracked`, `tarball_path_escapes`); null while queued.
+         */
+        outcome: string | null;
+        /**
+         * One sentence for a human.
+         */
+        detail: string | null;
+        attempts: number;
+        run_ids: Array<RunId>;
+        received_at: Timestamp;
+        processed_at: Timestamp | null;
+    };
+};
+
+export type SourceConnectionDocument = {
+    /**
+     * The workspace's connection; null when it has none.
+     */
+    data: null | SourceConnection;
+    meta: {
+        pipeline: SourcePipeline;
+        /**
+         * The last (at most 20) deliveries about the connected repository, newest first; empty when not connected.
+         */
+        deliveries: Array<GitHubDelivery>;
+    };
+};
+
+/**
+ * Globs relative to the repository root (`*` within a path segment, `**` across segments, `?` one character). A push creates a run only when it changes a file under the working directory or matching one of these.
+ */
+export type SourceTriggerPaths = Array<string>;
+
+export type SourceConnectionWriteDocument = {
+    data: {
+        type: 'source-connections';
+        attributes: {
+            /**
+             * The GitHub App installation that can see the repository.
+             */
+            installation_id: number;
+            repository: SourceRepository;
+            /**
+             * Defaults to the workspace's tracked branch.
+             */
+            tracked_branch?: string;
+            /**
+             * The configuration's directory inside the repository; the root ("") by default.
+             */
+            working_directory?: string;
+            trigger_paths?: SourceTriggerPaths;
+        };
+    };
+};
+
+export type GitHubDeliveryDocument = {
+    data: GitHubDelivery;
+};
+
 export type RunApprovalDocument = {
     data: {
         type: 'approvals';
@@ -669,7 +826,7 @@ export type RunReviewHeader = {
     commit_message: RunReviewRecordedString;
     status: 'pending' | 'planning' | 'policy_checking' | 'policy_soft_failed' | 'awaiting_approval' | 'applying' | 'applied' | 'planned_and_finished' | 'discarded' | 'canceled' | 'errored' | 'expired' | 'plan_credentials_required' | 'needs_recovery';
     kind: 'plan_and_apply' | 'speculative';
-    source: 'api' | 'tfe-api' | 'github';
+    source: RunSource;
     commit_sha: RunReviewRecordedString;
     source_ref: RunReviewRecordedString;
     working_directory: RunReviewRecordedString;
@@ -1895,6 +2052,187 @@ export type CreateRunResponses = {
 
 export type CreateRunResponse = CreateRunResponses[keyof CreateRunResponses];
 
+export type DeleteWorkspaceSourceData = {
+    body?: never;
+    path: {
+        workspace_id: WorkspaceId;
+    };
+    query?: never;
+    url: '/v1/workspaces/{workspace_id}/source';
+};
+
+export type DeleteWorkspaceSourceErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type DeleteWorkspaceSourceError = DeleteWorkspaceSourceErrors[keyof DeleteWorkspaceSourceErrors];
+
+export type DeleteWorkspaceSourceResponses = {
+    /**
+     * Disconnected.
+     */
+    204: void;
+};
+
+export type DeleteWorkspaceSourceResponse = DeleteWorkspaceSourceResponses[keyof DeleteWorkspaceSourceResponses];
+
+export type GetWorkspaceSourceData = {
+    body?: never;
+    path: {
+        workspace_id: WorkspaceId;
+    };
+    query?: never;
+    url: '/v1/workspaces/{workspace_id}/source';
+};
+
+export type GetWorkspaceSourceErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type GetWorkspaceSourceError = GetWorkspaceSourceErrors[keyof GetWorkspaceSourceErrors];
+
+export type GetWorkspaceSourceResponses = {
+    /**
+     * The connection (or null) with the pipeline state and recent deliveries.
+     */
+    200: SourceConnectionDocument;
+};
+
+export type GetWorkspaceSourceResponse = GetWorkspaceSourceResponses[keyof GetWorkspaceSourceResponses];
+
+export type PutWorkspaceSourceData = {
+    body: SourceConnectionWriteDocument;
+    path: {
+        workspace_id: WorkspaceId;
+    };
+    query?: never;
+    url: '/v1/workspaces/{workspace_id}/source';
+};
+
+export type PutWorkspaceSourceErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type PutWorkspaceSourceError = PutWorkspaceSourceErrors[keyof PutWorkspaceSourceErrors];
+
+export type PutWorkspaceSourceResponses = {
+    /**
+     * The connection as stored.
+     */
+    200: SourceConnectionDocument;
+};
+
+export type PutWorkspaceSourceResponse = PutWorkspaceSourceResponses[keyof PutWorkspaceSourceResponses];
+
+export type ReceiveGithubWebhookData = {
+    /**
+     * The event payload as GitHub documents it (read only after the signature checks).
+     */
+    body: {
+        [key: string]: unknown;
+    };
+    headers?: {
+        /**
+         * The event name (400 `GITHUB_WEBHOOK_INVALID` when missing).
+         */
+        'X-GitHub-Event'?: string;
+        /**
+         * The delivery GUID, the idempotency key (400 `GITHUB_WEBHOOK_INVALID` when missing).
+         */
+        'X-GitHub-Delivery'?: string;
+        /**
+         * `sha256=<hex HMAC>`; missing or wrong is 401.
+         */
+        'X-Hub-Signature-256'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/v1/github/webhooks';
+};
+
+export type ReceiveGithubWebhookErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The body exceeds the limit (`CONFIGURATION_UPLOAD_TOO_LARGE`, `GITHUB_WEBHOOK_TOO_LARGE`).
+     */
+    413: ErrorDocument;
+    /**
+     * The feature is not configured on this deployment (see the code).
+     */
+    503: ErrorDocument;
+};
+
+export type ReceiveGithubWebhookError = ReceiveGithubWebhookErrors[keyof ReceiveGithubWebhookErrors];
+
+export type ReceiveGithubWebhookResponses = {
+    /**
+     * A redelivery of a delivery already recorded; nothing new was created.
+     */
+    200: GitHubDeliveryDocument;
+    /**
+     * Verified and recorded; the work is queued.
+     */
+    202: GitHubDeliveryDocument;
+};
+
+export type ReceiveGithubWebhookResponse = ReceiveGithubWebhookResponses[keyof ReceiveGithubWebhookResponses];
+
 export type GetConfigurationVersionData = {
     body?: never;
     path: {
@@ -1956,7 +2294,7 @@ export type UploadConfigurationErrors = {
      */
     409: ErrorDocument;
     /**
-     * The upload exceeds the limit (`CONFIGURATION_UPLOAD_TOO_LARGE`).
+     * The body exceeds the limit (`CONFIGURATION_UPLOAD_TOO_LARGE`, `GITHUB_WEBHOOK_TOO_LARGE`).
      */
     413: ErrorDocument;
     /**

@@ -85,6 +85,11 @@ export const ERROR_CODES = {
   DOWNLOAD_REASON_REQUIRED: { kind: 'invalid', title: 'A reason is required' },
   RAW_PLAN_UNAVAILABLE: { kind: 'not_found', title: 'Raw plan is not available' },
   EMERGENCY_STATE_UNAVAILABLE: { kind: 'not_found', title: 'No state was uploaded by this run' },
+  GITHUB_WEBHOOK_SIGNATURE_INVALID: { kind: 'unauthenticated', title: 'Webhook signature missing or wrong' },
+  GITHUB_WEBHOOK_TOO_LARGE: { kind: 'too_large', title: 'Webhook body too large' },
+  GITHUB_WEBHOOK_INVALID: { kind: 'invalid', title: 'Invalid webhook delivery' },
+  GITHUB_APP_NOT_CONFIGURED: { kind: 'unavailable', title: 'The GitHub App is not configured' },
+  SOURCE_INSTALLATION_IN_USE: { kind: 'conflict', title: 'The installation is connected to another organization' },
   INTERNAL: { kind: 'unavailable', title: 'Internal error' },
 } as const satisfies Record<string, { readonly kind: ErrorKind; readonly title: string }>;
 

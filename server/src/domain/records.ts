@@ -135,8 +135,30 @@ export interface Run {
   createdBy: string | null;
   createdAt: string;
   updatedAt: string;
+  /** The commit the run was made from, when its source recorded one (GitHub runs); null otherwise. */
+  commit: RunCommit | null;
+  /** The working directory recorded when the run was created from a source connection; null for other runs. */
+  sourceWorkingDirectory: string | null;
+  /** The pull request a `github_pull_request` run plans; null otherwise. */
+  pullRequestNumber: number | null;
   /** What execution recorded; every member is null (or pending) until it happened. */
   execution: RunExecution;
+}
+
+/** The sources a run can come from (the run document's `source`). */
+export const RUN_SOURCES = ['api', 'cli', 'github_push', 'github_pull_request'] as const;
+export type RunSource = (typeof RUN_SOURCES)[number];
+
+/** The commit a run was made from. */
+export interface RunCommit {
+  sha: string;
+  message: string | null;
+  author: string | null;
+  ref: string;
+  /** `owner/name`; for a fork pull request, the fork. */
+  repository: string;
+  /** A pull request from a fork: never a cloud credential, never a sensitive variable. */
+  fork: boolean;
 }
 
 /** The plan's resource counts; a replace counts as both a create and a destroy. */

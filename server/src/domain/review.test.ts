@@ -62,6 +62,9 @@ function run(status: Run['status'], x: Partial<RunExecution> = {}, extra: Partia
     status,
     message: 'Add the bucket',
     source: 'api',
+    commit: null,
+    sourceWorkingDirectory: null,
+    pullRequestNumber: null,
     autoApply: false,
     isDestroy: false,
     configDigest: DIGEST,
@@ -204,8 +207,10 @@ const header = suite('header');
 
 header('the title is the run message, generated for a trigger that recorded none', () => {
   assert.equal(reviewTitle({ message: 'Add the bucket', source: 'api' }, null), { title: 'Add the bucket', generated: false });
-  assert.equal(reviewTitle({ message: '', source: 'github' }, '0123456789abcdef0123456789abcdef01234567'), { title: 'GitHub 0123456789abcdef0123456789abcdef01234567', generated: true });
-  assert.equal(reviewTitle({ message: '  ', source: 'tfe-api' }, null), { title: 'OpenTofu CLI run', generated: true });
+  assert.equal(reviewTitle({ message: '', source: 'github_push' }, '0123456789abcdef0123456789abcdef01234567'), { title: 'GitHub 0123456789abcdef0123456789abcdef01234567', generated: true });
+  assert.equal(reviewTitle({ message: 'GitHub 0123456789abcdef0123456789abcdef01234567', source: 'github_pull_request' }, '0123456789abcdef0123456789abcdef01234567'), { title: 'GitHub 0123456789abcdef0123456789abcdef01234567', generated: true });
+  assert.equal(reviewTitle({ message: 'GitHub something else', source: 'github_push' }, '0123456789abcdef0123456789abcdef01234567'), { title: 'GitHub something else', generated: false });
+  assert.equal(reviewTitle({ message: '  ', source: 'cli' }, null), { title: 'OpenTofu CLI run', generated: true });
 });
 
 header('commit facts that were not recorded are explicit, never invented', () => {

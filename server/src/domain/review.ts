@@ -1,7 +1,7 @@
 import type { components } from '../../../generated/v1/types.gen.ts';
 import type { Permission, PrincipalLike } from './authorization.ts';
 import { OVERRIDE_DEFAULT_SECONDS, OVERRIDE_MAX_SECONDS, type EnforcementLevel } from './policy/index.ts';
-import type { RunAttempt, RunJob, RunReview as ReviewDecision, Run } from './records.ts';
+import type { RunAttempt, RunJob, RunReview as ReviewDecision, Run, RunSource } from './records.ts';
 import { awaitsDecision, isCancelable, type PolicyOutcome, type RunReason } from './run-lifecycle.ts';
 import { isTerminalRunStatus } from './run.ts';
 
@@ -98,7 +98,7 @@ export interface ReviewStateVersion {
   uploaded: boolean;
 }
 
-/** The commit facts of a run, when the source recorded them (none does yet). */
+/** The commit facts of a run, when its source recorded them (GitHub runs). */
 export interface ReviewCommit {
   sha: string | null;
   ref: string | null;
@@ -158,13 +158,18 @@ export function failedPhase(run: Run): 'plan' | 'apply' | null {
   return null;
 }
 
-/** The run's title: its own message, or a server-generated one for a trigger that recorded none. */
+/**
+ * The run's title: its own message, or a server-generated one for a trigger that recorded none.
+ * A GitHub run's message is the one the pipeline generated (`GitHub <commit-sha>`), so it counts as generated.
+ */
 export function reviewTitle(run: Pick<Run, 'message' | 'source'>, commitSha: string | null): { title: string; generated: boolean } {
-  if (run.message.trim() !== '') return { title: run.message, generated: false };
+  const github = run.source === 'github_push' || run.source === 'github_pull_request';
+  if (run.message.trim() !== '') return { title: run.message, generated: github && commitSha !== null && run.message === `GitHub ${commitSha}` };
   switch (run.source) {
-    case 'github':
+    case 'github_push':
+    case 'github_pull_request':
       return { title: commitSha ? `GitHub ${commitSha}` : 'GitHub', generated: true };
-    case 'tfe-api':
+    case 'cli':
       return { title: 'OpenTofu CLI run', generated: true };
     default:
       return { title: 'API run', generated: true };
@@ -477,10 +482,10 @@ export function deriveRunReview(records: ReviewRecords, caller: ReviewCaller, no
         commit_message: recorded(commit?.message),
         status: run.status,
         kind: run.kind,
-        source: run.source as 'api' | 'tfe-api' | 'github',
+        source: run.source as RunSource,
         commit_sha: recorded(commit?.sha),
         source_ref: recorded(commit?.ref),
-        working_directory: recorded(records.workspace?.workingDirectory),
+        working_directory: recorded(run.sourceWorkingDirectory ?? records.workspace?.workingDirectory),
         commit_author: recorded(commit?.author),
         created_at: run.createdAt,
         started_at: earliest(records.attempts.map((a) => a.startedAt)),

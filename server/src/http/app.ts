@@ -20,6 +20,8 @@ export interface RequestContext {
   baseUrl: string;
   /** The raw query string, without `?` ("" when there is none). */
   querystring: string;
+  /** The request headers (lower-case names), for the operations that read one (the GitHub webhook's signature). */
+  headers: Readonly<Record<string, string | string[] | undefined>>;
   services: Services;
   log: Logger;
 }
@@ -34,6 +36,8 @@ export interface SurfaceBinding {
   renderError: ErrorRenderer;
   /** Where unmatched requests under this prefix get this surface's error shape. */
   prefix: string;
+  /** Told when a raw body (x-stackship-raw-body) was refused as too large, before the error goes out (e.g. to audit it). */
+  rawBodyRefused?: (operationId: string, headers: Readonly<Record<string, string | string[] | undefined>>, services: Services, limit: number) => Promise<void>;
 }
 
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -51,8 +55,21 @@ function baseUrlOf(ctx: Koa.Context, services: Services, principal: Authenticate
   return services.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`;
 }
 
-async function readRequestBody(ctx: Koa.Context, op: OperationDescriptor): Promise<unknown> {
+async function readRequestBody(ctx: Koa.Context, op: OperationDescriptor, surface: SurfaceBinding, services: Services): Promise<unknown> {
   if (!op.requestBody) return undefined;
+  const rawBody = op.requestBody.raw;
+  if (rawBody) {
+    // Handed over unparsed: the handler authenticates the bytes (a signature) before reading them.
+    let tooLarge = false;
+    const bytes = await readBody(ctx, rawBody.maxBytes, () => {
+      tooLarge = true;
+      return new DomainError(rawBody.tooLargeCode as DomainError["code"], `The request body exceeds the limit of ${rawBody.maxBytes} bytes.`);
+    }).catch(async (error: unknown) => {
+      if (tooLarge) await surface.rawBodyRefused?.(op.operationId, ctx.headers, services, rawBody.maxBytes);
+      throw error;
+    });
+    return new Uint8Array(bytes);
+  }
   if (op.requestBody.contentType === "application/octet-stream") {
     const raw = await readBody(ctx, UPLOAD_LIMIT, () => new DomainError("CONFIGURATION_UPLOAD_TOO_LARGE", `The upload exceeds the limit of ${UPLOAD_LIMIT} bytes (64 MiB).`));
     return new Uint8Array(raw);
@@ -78,12 +95,12 @@ function bindOperation(router: Router, surface: SurfaceBinding, op: OperationDes
     const query: Record<string, unknown> = { ...(ctx.query as Record<string, unknown>) };
     validateParameters(op.validateQuery, query, "query");
     const principal = op.authenticated ? await authenticate(ctx, services, { sessions: surface.name === "v1" }) : null;
-    const body = await readRequestBody(ctx, op);
+    const body = await readRequestBody(ctx, op, surface, services);
     const result = await handler({
       path,
       query,
       body,
-      ctx: { principal, requestId: ctx.state.requestId, baseUrl: baseUrlOf(ctx, services, principal), querystring: ctx.querystring, services, log: ctx.state.log },
+      ctx: { principal, requestId: ctx.state.requestId, baseUrl: baseUrlOf(ctx, services, principal), querystring: ctx.querystring, headers: ctx.headers, services, log: ctx.state.log },
     });
     const response = op.responses[result.status];
     if (!response) throw new Error(`${op.operationId} returned undeclared status ${result.status}`);

@@ -1,8 +1,8 @@
 import type { PrincipalLike } from "../domain/authorization.ts";
 import type { User } from "../store/index.ts";
 
-/** How the caller authenticated: the deployment's bootstrap token, an API token, a run token, or a dashboard session. */
-export type PrincipalKind = "bootstrap" | "token" | "run" | "user";
+/** How the caller authenticated: the deployment's bootstrap token, an API token, a run token, a dashboard session, or (no request: a verified webhook) the GitHub App. */
+export type PrincipalKind = "bootstrap" | "token" | "run" | "user" | "github_app";
 
 /** The dashboard session a `user` principal signed in with. */
 export interface SessionScope {

@@ -137,7 +137,7 @@ export class LiveGateway {
       throw new DomainError("UNAUTHENTICATED", "The live WebSocket needs a dashboard session: sign in (POST /v1/auth/sessions) and send its cookie.", { source: { header: "Cookie" } });
     }
     const principal = await sessionPrincipal(this.services, secret, this.services.clock());
-    const ctx: RequestContext = { principal, requestId: "", baseUrl: "", querystring: "", services: this.services, log: this.services.logger };
+    const ctx: RequestContext = { principal, requestId: "", baseUrl: "", querystring: "", headers: {}, services: this.services, log: this.services.logger };
     const run = await loadRun(ctx, runId, "run:read");
     if (isTerminalRunStatus(run.status)) {
       throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} is ${run.status}: it has ended and no live events will follow. Read it through GET /v1/runs/${run.id}/review and its logs through GET /v1/runs/${run.id}/logs/{phase}.`, {

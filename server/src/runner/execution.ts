@@ -261,7 +261,7 @@ async function runPhaseSandbox(
   }
   const result = await sandbox.run(
     {
-      argv: ["sh", "-c", phaseScript({ phase, workingDirectory: workspace?.workingDirectory ?? "", speculative: run.kind === "speculative" })],
+      argv: ["sh", "-c", phaseScript({ phase, workingDirectory: run.sourceWorkingDirectory ?? workspace?.workingDirectory ?? "", speculative: run.kind === "speculative" })],
       files: handedOver,
       env: {
         ...inputs.env,

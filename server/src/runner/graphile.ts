@@ -52,3 +52,17 @@ export async function startGraphileRunner(db: Database, options: { concurrency: 
   });
   return { runner, pool };
 }
+
+/** Starts a graphile-worker runner for other tasks than run phases (it takes only the jobs of `tasks`). */
+export async function startGraphileTasks(db: Database, options: { concurrency: number; tasks: Record<string, (payload: unknown) => Promise<void>>; log: (message: string, meta?: unknown) => void }): Promise<{ runner: Runner; pool: pg.Pool }> {
+  const pool = poolFor(db, options.concurrency + 2);
+  const runner = await run({
+    pgPool: pool,
+    concurrency: options.concurrency,
+    noHandleSignals: true,
+    pollInterval: 2_000,
+    logger: graphileLogger(options.log),
+    taskList: Object.fromEntries(Object.entries(options.tasks).map(([name, fn]) => [name, (async (payload) => fn(payload)) as Task])),
+  });
+  return { runner, pool };
+}

@@ -136,6 +136,15 @@ export interface RunRow {
   created_by: string | null;
   created_at: DbTimestamp;
   updated_at: DbTimestamp;
+  commit_sha?: string | null;
+  commit_message?: string | null;
+  commit_author?: string | null;
+  commit_ref?: string | null;
+  commit_repository?: string | null;
+  commit_fork?: DbBoolean | null;
+  working_directory?: string | null;
+  pull_request_number?: number | string | null;
+  github_delivery_id?: string | null;
   plan_status?: string;
   apply_status?: string;
   status_reason?: string | null;

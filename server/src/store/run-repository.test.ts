@@ -103,6 +103,9 @@ testEachDatabase(runs, 'create and getById round-trip with exact timestamps; the
     createdBy: 'prn-0000000000000001',
     createdAt: '2026-12-02T10:11:12.345Z',
     updatedAt: '2026-12-02T10:11:12.345Z',
+    commit: null,
+    sourceWorkingDirectory: null,
+    pullRequestNumber: null,
     execution: NOTHING_EXECUTED,
   });
   assert.equal(await stores.runs.getById(run.id), run);

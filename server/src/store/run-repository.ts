@@ -1,6 +1,6 @@
 import type { RunCursorKey } from '../domain/cursor.ts';
 import { newId } from '../domain/ids.ts';
-import type { PlanCounts, Run, RunExecution } from '../domain/records.ts';
+import type { PlanCounts, Run, RunCommit, RunExecution } from '../domain/records.ts';
 import type { PolicyOutcome, RunReason } from '../domain/run-lifecycle.ts';
 import { APPLY_PHASE_STATUSES, PLAN_PHASE_STATUSES, assertRunCreationAllowed, isRunStatus, type ApplyPhaseStatus, type PlanPhaseStatus, type RunKind, type RunStatus } from '../domain/run.ts';
 import type { Dialect, Executor } from './dialect.ts';
@@ -31,6 +31,10 @@ export interface CreateRunInput {
   createdAt: Date | string;
   autoApply?: false;
   isDestroy?: false;
+  commit?: RunCommit | null;
+  sourceWorkingDirectory?: string | null;
+  pullRequestNumber?: number | null;
+  githubDeliveryId?: string | null;
 }
 
 /** Options of a run list page; `after` is the key of the last run of the previous page. */
@@ -88,6 +92,15 @@ export class RunRepository {
       created_by: input.createdBy,
       created_at: createdAt,
       updated_at: createdAt,
+      commit_sha: input.commit?.sha ?? null,
+      commit_message: input.commit?.message ?? null,
+      commit_author: input.commit?.author ?? null,
+      commit_ref: input.commit?.ref ?? null,
+      commit_repository: input.commit?.repository ?? null,
+      commit_fork: input.commit ? input.commit.fork : null,
+      working_directory: input.sourceWorkingDirectory ?? null,
+      pull_request_number: input.pullRequestNumber ?? null,
+      github_delivery_id: input.githubDeliveryId ?? null,
     };
     return translating(this.dialect, async () => {
       await this.db<RunRow>('runs').insert(row);
@@ -131,6 +144,26 @@ export class RunRepository {
         return run;
       }),
     );
+  }
+
+  /** The run a GitHub delivery created in a workspace, if any (a retried delivery creates no second one). */
+  async runOfDelivery(deliveryId: string, workspaceId: string): Promise<Run | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db<RunRow>('runs').where({ github_delivery_id: deliveryId, workspace_id: workspaceId }).first();
+      return row && toRun(row);
+    });
+  }
+
+  /** The speculative runs of a pull request in these workspaces that have not started (pending), oldest first. */
+  async queuedPullRequestRuns(workspaceIds: readonly string[], pullRequestNumber: number, exceptDeliveryId: string): Promise<Run[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db<RunRow>('runs')
+        .whereIn('workspace_id', workspaceIds as string[])
+        .andWhere({ source: 'github_pull_request', kind: 'speculative', status: 'pending', pull_request_number: pullRequestNumber })
+        .andWhere((q) => q.whereNull('github_delivery_id').orWhereNot('github_delivery_id', exceptDeliveryId))
+        .orderBy([{ column: 'created_at' }, { column: 'id' }]);
+      return rows.map(toRun);
+    });
   }
 
   /** Runs in one of `statuses` whose approval window closed at or before `now`. */
@@ -255,6 +288,19 @@ function toRun(row: RunRow): Run {
     createdBy: row.created_by,
     createdAt: isoFromRow(row.created_at),
     updatedAt: isoFromRow(row.updated_at),
+    commit:
+      row.commit_sha === null || row.commit_sha === undefined
+        ? null
+        : {
+            sha: row.commit_sha,
+            message: row.commit_message ?? null,
+            author: row.commit_author ?? null,
+            ref: row.commit_ref ?? '',
+            repository: row.commit_repository ?? '',
+            fork: row.commit_fork === null || row.commit_fork === undefined ? false : booleanFromRow(row.commit_fork),
+          },
+    sourceWorkingDirectory: row.working_directory ?? null,
+    pullRequestNumber: row.pull_request_number === null || row.pull_request_number === undefined ? null : numberFromRow(row.pull_request_number),
     execution: {
       planStatus: (row.plan_status ?? 'pending') as PlanPhaseStatus,
       applyStatus: (row.apply_status ?? 'pending') as ApplyPhaseStatus,

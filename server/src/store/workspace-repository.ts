@@ -87,6 +87,15 @@ export class WorkspaceRepository {
     });
   }
 
+  /** Sets the tracked branch and working directory (what a source connection says). */
+  async updateSource(id: string, input: { trackedBranch: string; workingDirectory: string }, now: Date | string): Promise<Workspace | undefined> {
+    return translating(this.dialect, async () => {
+      await this.db<WorkspaceRow>('workspaces').where({ id }).update({ tracked_branch: input.trackedBranch, working_directory: input.workingDirectory, updated_at: isoForWrite(now) });
+      const row = await this.db<WorkspaceRow>('workspaces').where({ id }).first();
+      return row && toWorkspace(row);
+    });
+  }
+
   /** The organization's workspaces, by name. */
   async listByOrganization(organizationId: string): Promise<Workspace[]> {
     return translating(this.dialect, async () => {

@@ -68,6 +68,11 @@ const EXPECTED: Record<string, Row> = {
   downloadRedactedPlan: READ,
   downloadRawPlan: row(401, 404, 403, 403, 200),
   downloadEmergencyState: row(401, 404, 403, 403, 200),
+  // Authorized by its signature, not by the caller; this server has no GitHub App configured.
+  receiveGithubWebhook: row(503, 503, 503, 503, 503),
+  getWorkspaceSource: READ,
+  putWorkspaceSource: row(401, 404, 403, 200, 200),
+  deleteWorkspaceSource: row(401, 404, 403, 204, 204),
 };
 
 const POLICY = { name: "p", enforcement_level: "advisory", source: 'package p\n\nviolations contains {"title": "t", "message": "m"} if {\n  false\n}\n' };
@@ -89,6 +94,8 @@ interface Call {
   /** Credentials other than the caller's own session (e.g. a throwaway session to sign out). */
   session?: TestSession | null;
 }
+
+const sourceConnection = { data: { type: "source-connections", attributes: { installation_id: 1, repository: "acme/infra" } } };
 
 let counter = 0;
 const unique = (prefix: string) => `${prefix}-${(counter += 1)}`;
@@ -179,6 +186,18 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
     case "downloadRawPlan":
     case "downloadEmergencyState":
       return { path: await run(), body: reason };
+    case "receiveGithubWebhook":
+      return { path: {}, rawBody: Buffer.from(JSON.stringify({ zen: "hi" })) };
+    case "getWorkspaceSource":
+      return { path: ws };
+    case "putWorkspaceSource":
+      return { path: ws, body: sourceConnection };
+    case "deleteWorkspaceSource": {
+      // Each caller gets a connection to remove.
+      const put = await fetch(`${server.baseUrl}/v1/workspaces/${world.workspaceId}/source`, { method: "PUT", headers: { Authorization: `Bearer ${world.adminToken}`, "Content-Type": "application/vnd.api+json" }, body: JSON.stringify(sourceConnection) });
+      assert.is(put.status, 200);
+      return { path: ws };
+    }
     default:
       throw new Error(`no request for ${operationId}: add it to callFor and a row to EXPECTED`);
   }

@@ -213,7 +213,8 @@ testEachServer(runs, "creates a run with auto-apply false: 201, plan and apply r
   assert.ok(run.attributes["created-at"].endsWith("Z"));
 
   const v1 = expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200)!.data;
-  assert.is(v1.attributes.source, "tfe-api");
+  assert.is(v1.attributes.source, "cli");
+  assert.is(v1.attributes.commit, null);
   assert.is(v1.attributes.message, "from the CLI");
   assert.is(v1.attributes.kind, "plan_and_apply");
   assert.is(v1.attributes.auto_apply, false);

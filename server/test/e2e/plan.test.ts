@@ -21,7 +21,7 @@ testEachCliServer(
 
       const [run] = await project.runs();
       assert.is(run.kind, "speculative");
-      assert.is(run.source, "tfe-api");
+      assert.is(run.source, "cli");
       assert.is(run.status, "planned_and_finished");
       assert.match(result.stdout, run.id);
       // The policy stage's log follows the plan's in the stream the CLI shows.

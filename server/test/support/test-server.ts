@@ -10,6 +10,7 @@ import { createStackShipClient, type Client } from "../../../client/src/index.ts
 import { createClient as createTfeClient, type Client as TfeClient } from "../../../generated/tfe/client/client/index.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { RunnerEngine, type RunnerOptions } from "../../src/runner/engine.ts";
+import { GitHubWorker, type GitHubWorkerOptions } from "../../src/runner/github-worker.ts";
 import type { LiveHubOptions } from "../../src/live/hub.ts";
 import { createStackShip, type StackShip } from "../../src/server.ts";
 import type { Services } from "../../src/services.ts";
@@ -35,6 +36,8 @@ export interface TestServer {
   tfe(token?: string): TfeClient;
   /** The in-process runner, when the options asked for one. */
   runner: RunnerEngine | null;
+  /** The GitHub pipeline's job loop, when the options asked for one. */
+  githubWorker: GitHubWorker | null;
   /** The live run WebSocket gateway serving this server's `/live/runs/{run_id}`. */
   live: StackShip["live"];
 }
@@ -48,6 +51,8 @@ export interface TestServerOptions {
   config?: Partial<Config>;
   /** Limits of the live WebSocket hub. */
   live?: LiveHubOptions;
+  /** Start the GitHub pipeline's job loop (needs config.github on). */
+  githubWorker?: Partial<GitHubWorkerOptions> | true;
 }
 
 /** Starts StackShip on a fresh database of `dialect`, runs `fn`, and tears everything down. */
@@ -76,11 +81,14 @@ export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServe
         )
       : null;
     await runner?.start();
+    const githubWorker = options.githubWorker ? new GitHubWorker(stackship.services, { pollIntervalMs: 50, backoffBaseMs: 200, ...(options.githubWorker === true ? {} : options.githubWorker) }) : null;
+    await githubWorker?.start();
     const v1 = (token?: string) => createStackShipClient({ baseUrl, token });
     const tfe = (token?: string) => createTfeClient({ baseUrl, headers: { Accept: "application/vnd.api+json" }, auth: token });
     try {
-      return await fn({ baseUrl, dataDir, databaseUrl: db.url, dialect, db, services: stackship.services, bootstrapToken, admin: v1(bootstrapToken), v1, tfe, runner, live: stackship.live });
+      return await fn({ baseUrl, dataDir, databaseUrl: db.url, dialect, db, services: stackship.services, bootstrapToken, admin: v1(bootstrapToken), v1, tfe, runner, githubWorker, live: stackship.live });
     } finally {
+      await githubWorker?.stop();
       await runner?.stop({ interrupt: true });
       // Live sockets first: an open WebSocket would keep http.close() waiting.
       await stackship.live.close();

@@ -49,7 +49,7 @@ export function createConfigurationVersion(
   services: Services,
   actor: AuthenticatedPrincipal,
   workspace: Workspace,
-  input: { speculative: boolean; source: "api" | "tfe-api" },
+  input: { speculative: boolean; source: "api" | "tfe-api" | "github" },
 ): Promise<ConfigurationVersion> {
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {

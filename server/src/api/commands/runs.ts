@@ -1,7 +1,7 @@
 import { DomainError } from "../../domain/errors.ts";
 import { buildInputSnapshot } from "../../domain/input-snapshot.ts";
 import { newId } from "../../domain/ids.ts";
-import type { Run, Workspace } from "../../domain/records.ts";
+import type { Run, RunCommit, RunSource, Workspace } from "../../domain/records.ts";
 import { assertRunCreationAllowed, type RunKind } from "../../domain/run.ts";
 import type { AuthenticatedPrincipal } from "../../http/principal.ts";
 import type { Services } from "../../services.ts";
@@ -15,7 +15,13 @@ export interface NewRun {
   autoApply?: unknown;
   isDestroy?: unknown;
   configurationVersionId?: string;
-  source: "api" | "tfe-api";
+  source: RunSource;
+  /** The commit, for a run a source connection creates (GitHub). */
+  commit?: RunCommit | null;
+  /** The source connection's working directory, recorded on the run. */
+  sourceWorkingDirectory?: string | null;
+  pullRequestNumber?: number | null;
+  githubDeliveryId?: string | null;
   /**
    * Run variables (the CLI's -var, -var-file and TF_VAR_ values): terraform-category HCL
    * expressions that take the place of workspace variables with the same key, for this run only.
@@ -127,6 +133,10 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
       createdAt: now,
       autoApply: input.autoApply as false | undefined,
       isDestroy: input.isDestroy as false | undefined,
+      commit: input.commit ?? null,
+      sourceWorkingDirectory: input.sourceWorkingDirectory ?? null,
+      pullRequestNumber: input.pullRequestNumber ?? null,
+      githubDeliveryId: input.githubDeliveryId ?? null,
     });
     // Queued with the run, atomically: plan_and_apply runs of a workspace go one at a time.
     await stores.jobs.enqueue({ runId: run.id, workspaceId: workspace.id, phase: "plan", serial: kind === "plan_and_apply", now });

@@ -89,7 +89,7 @@ export const tfeHandlers = {
       autoApply: a["auto-apply"],
       isDestroy: a["is-destroy"],
       configurationVersionId,
-      source: "tfe-api",
+      source: "cli",
       runVariables: a.variables,
     });
     return { status: 201, body: { data: presentRun(run, principalOf(ctx)) } };

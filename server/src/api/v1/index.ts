@@ -4,6 +4,8 @@ import type { RequestContext, SurfaceBinding } from "../../http/app.ts";
 import { renderV1Error } from "../../http/middleware/errors.ts";
 import { configurationVersionHandlers } from "./configuration-versions.ts";
 import { downloadHandlers } from "./downloads.ts";
+import { githubHandlers } from "./github.ts";
+import { auditOversizedWebhook } from "../../commands/github-webhooks.ts";
 import { healthHandlers } from "./health.ts";
 import { organizationHandlers } from "./organizations.ts";
 import { policyHandlers } from "./policies.ts";
@@ -23,6 +25,7 @@ export const v1Handlers = {
   ...reviewHandlers,
   ...sessionHandlers,
   ...downloadHandlers,
+  ...githubHandlers,
 } satisfies Handlers<RequestContext>;
 
 /** The v1 surface as the app binds it. */
@@ -32,4 +35,7 @@ export const v1Surface: SurfaceBinding = {
   handlers: v1Handlers,
   renderError: renderV1Error,
   prefix: "/",
+  rawBodyRefused: async (operationId, headers, services, limit) => {
+    if (operationId === "receiveGithubWebhook") await auditOversizedWebhook(services, headers, limit);
+  },
 };

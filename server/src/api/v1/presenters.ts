@@ -1,5 +1,5 @@
 import type { components } from "../../../../generated/v1/types.gen.ts";
-import type { ApiToken, ConfigurationVersion, Organization, Project, Run, Workspace, WorkspaceVariable } from "../../domain/records.ts";
+import type { ApiToken, ConfigurationVersion, Organization, Project, Run, RunSource, Workspace, WorkspaceVariable } from "../../domain/records.ts";
 
 type S = components["schemas"];
 
@@ -92,7 +92,8 @@ export function presentRun(run: Run, recovery: S["RunRecovery"] | null = null): 
       kind: run.kind,
       status: run.status,
       message: run.message,
-      source: run.source as "api" | "tfe-api" | "github",
+      source: run.source as RunSource,
+      commit: run.commit,
       auto_apply: false,
       is_destroy: false,
       config_digest: run.configDigest,

@@ -39,8 +39,8 @@ async function reviewRecords(services: Services, run: Run): Promise<ReviewRecord
   return {
     run,
     workspace: workspace ? { id: workspace.id, name: workspace.name, workingDirectory: workspace.workingDirectory } : null,
-    // No source records commit facts yet (the GitHub pipeline will); they read as not recorded.
-    commit: null,
+    // Recorded by the source that created the run (the GitHub pipeline); not recorded for API and CLI runs.
+    commit: run.commit ? { sha: run.commit.sha, ref: run.commit.ref, message: run.commit.message, author: run.commit.author } : null,
     attempts: [...attempts].sort((a, b) => (a.startedAt < b.startedAt ? -1 : a.startedAt > b.startedAt ? 1 : a.attemptNumber - b.attemptNumber)),
     jobs,
     decision: decision ?? null,

@@ -1,0 +1,313 @@
+import { createRun } from "../api/commands/runs.ts";
+import { cancelRun } from "../api/commands/run-decisions.ts";
+import { createConfigurationVersion, signUploadToken, uploadConfiguration } from "../api/commands/configuration-versions.ts";
+import { branchOfRef, changedPathsOfPush, isForkPullRequest, pushConcernsWorkspace } from "../domain/github.ts";
+import { isDomainError } from "../domain/errors.ts";
+import type { RunCommit, Workspace } from "../domain/records.ts";
+import { GitHubApiError, GitHubTarballTooLarge } from "../github/client.ts";
+import { configurationFromGitHubTarball, TarballRefused } from "../github/tarball.ts";
+import type { AuthenticatedPrincipal } from "../http/principal.ts";
+import type { Services } from "../services.ts";
+import type { DeliveryStatus, GitHubDelivery, SourceConnection } from "../store/index.ts";
+import { GITHUB_ACTOR_ID } from "./github-webhooks.ts";
+
+/** What the configuration may unpack to (as for uploads: 512 MiB). */
+const MAX_UNPACKED_BYTES = 512 * 1024 * 1024;
+
+/** How a delivery ended (the job records it on the delivery). */
+export interface DeliveryResult {
+  status: Exclude<DeliveryStatus, "queued" | "processing">;
+  outcome: string;
+  detail: string;
+  runIds: string[];
+}
+
+/** A failure worth another try later (GitHub unreachable or answering 5xx / 429). */
+export function isRetryable(error: unknown): boolean {
+  if (error instanceof GitHubApiError) return error.status === 0 || error.status === 429 || error.status >= 500;
+  return !isDomainError(error) && !(error instanceof TarballRefused);
+}
+
+/** The actor the pipeline's runs and configuration versions are created by. */
+function githubActor(organizationId: string): AuthenticatedPrincipal {
+  return { kind: "github_app", id: GITHUB_ACTOR_ID, organizationId, tokenId: null, siteAdmin: false, grants: [] };
+}
+
+const done = (status: DeliveryResult["status"], outcome: string, detail: string, runIds: string[] = []): DeliveryResult => ({ status, outcome, detail, runIds });
+
+interface Target {
+  connection: SourceConnection;
+  workspace: Workspace;
+}
+
+/**
+ * The workspaces a delivery about `repository` through `installationId` may reach, or the
+ * refusal: no workspace connects the repository, or none through this installation (or the
+ * installation was removed or suspended).
+ */
+async function targetsOf(services: Services, repository: string, installationId: number | null): Promise<Target[] | DeliveryResult> {
+  const connections = await services.stores.github.connectionsOf(repository);
+  if (connections.length === 0) return done("refused", "repository_not_connected", `No workspace is connected to ${repository}.`);
+  const installation = installationId === null ? undefined : await services.stores.github.getInstallation(installationId);
+  const through = connections.filter((c) => c.installationId === installationId);
+  if (installationId === null || through.length === 0 || installation?.deleted || installation?.suspended) {
+    return done("refused", "installation_unknown", `No workspace connects ${repository} through installation ${installationId ?? "(none)"}${installation?.deleted ? " (it was uninstalled)" : installation?.suspended ? " (it is suspended)" : ""}.`);
+  }
+  if (installation && installation.repositorySelection === "selected" && !installation.repositories.includes(repository.toLowerCase())) {
+    return done("refused", "repository_not_granted", `Installation ${installationId} may not read ${repository} (the App's repository access does not include it).`);
+  }
+  const targets: Target[] = [];
+  for (const connection of through) {
+    const workspace = await services.stores.workspaces.getById(connection.workspaceId);
+    if (workspace) targets.push({ connection, workspace });
+  }
+  return targets;
+}
+
+/** The configuration `.tar.gz` of each target (all checked before anything is written), or a refusal. */
+async function configurations(services: Services, installationId: number, repository: string, sha: string, targets: readonly Target[]): Promise<Map<string, Buffer> | DeliveryResult> {
+  const github = services.github;
+  const settings = services.config.github;
+  if (!github || settings.state !== "on") throw new Error("the GitHub App pipeline is off");
+  let tarball: Buffer;
+  try {
+    tarball = await github.tarball(installationId, repository, sha, settings.tarballMaxBytes);
+  } catch (error) {
+    if (error instanceof GitHubTarballTooLarge) return done("refused", "tarball_too_large", `The tarball of ${sha} is larger than ${settings.tarballMaxBytes} bytes.`);
+    throw error;
+  }
+  const out = new Map<string, Buffer>();
+  for (const { workspace } of targets) {
+    try {
+      out.set(workspace.id, await configurationFromGitHubTarball(tarball, workspace.workingDirectory, { maxBytes: settings.tarballMaxBytes, maxUnpackedBytes: MAX_UNPACKED_BYTES }));
+    } catch (error) {
+      if (error instanceof TarballRefused) return done("refused", error.outcome, error.detail);
+      throw error;
+    }
+  }
+  return out;
+}
+
+/**
+ * Creates the run of one workspace: a configuration version through the same upload path (and
+ * inspection) as an API upload, then the run with its commit recorded, then the check run to
+ * keep in step. A retried delivery finds the run it already created and creates nothing.
+ */
+async function createSourceRun(
+  services: Services,
+  delivery: GitHubDelivery,
+  target: Target,
+  configuration: Buffer,
+  input: { kind: "plan_and_apply" | "speculative"; source: "github_push" | "github_pull_request"; commit: RunCommit; pullRequestNumber: number | null; installationId: number; baseRepository: string },
+): Promise<string> {
+  const existing = await services.stores.runs.runOfDelivery(delivery.id, target.workspace.id);
+  if (existing) return existing.id;
+  const actor = githubActor(target.workspace.organizationId);
+  const configurationVersion = await createConfigurationVersion(services, actor, target.workspace, { speculative: input.kind === "speculative", source: "github" });
+  const token = signUploadToken(services.keys.uploadUrl, configurationVersion.id, new Date(services.clock().getTime() + 60_000));
+  await uploadConfiguration(services, token, configuration);
+  const run = await createRun(services, actor, target.workspace, {
+    kind: input.kind,
+    message: `GitHub ${input.commit.sha}`,
+    configurationVersionId: configurationVersion.id,
+    source: input.source,
+    commit: input.commit,
+    sourceWorkingDirectory: target.workspace.workingDirectory,
+    pullRequestNumber: input.pullRequestNumber,
+    githubDeliveryId: delivery.id,
+  });
+  const now = services.clock();
+  await services.stores.github.trackCheckRun({ runId: run.id, installationId: input.installationId, repository: input.baseRepository, headSha: input.commit.sha, now });
+  await services.stores.audit.record({
+    organizationId: run.organizationId,
+    actorId: GITHUB_ACTOR_ID,
+    action: "github.run_created",
+    targetType: "runs",
+    targetId: run.id,
+    // A fork pull request's record says why it gets less: no cloud credential, no sensitive variable.
+    data: {
+      delivery_id: delivery.id,
+      source: input.source,
+      commit_sha: input.commit.sha,
+      ref: input.commit.ref,
+      repository: input.commit.repository,
+      fork: input.commit.fork,
+      ...(input.kind === "speculative" ? { sensitive_variables: "omitted: speculative runs never receive sensitive variables" } : {}),
+      ...(input.commit.fork ? { cloud_credentials: "withheld: pull request from a fork" } : {}),
+    },
+    createdAt: now,
+  });
+  return run.id;
+}
+
+interface PushPayload {
+  ref: string;
+  after: string;
+  deleted?: boolean;
+  created?: boolean;
+  forced?: boolean;
+  repository: { full_name: string };
+  installation?: { id: number };
+  head_commit?: { id: string; message?: string; author?: { name?: string; username?: string } } | null;
+  commits?: Array<{ added?: string[]; removed?: string[]; modified?: string[] }>;
+}
+
+async function handlePush(services: Services, delivery: GitHubDelivery, payload: PushPayload): Promise<DeliveryResult> {
+  const repository = payload.repository.full_name;
+  const branch = branchOfRef(payload.ref);
+  const found = await targetsOf(services, repository, payload.installation?.id ?? null);
+  if (!Array.isArray(found)) return found;
+  if (payload.deleted || !branch) return done("ignored", "ref_not_a_branch_push", `The push ${payload.deleted ? "deleted" : "is not to a branch:"} ${payload.ref}.`);
+  const tracking = found.filter((t) => t.workspace.trackedBranch === branch);
+  if (tracking.length === 0) return done("ignored", "branch_not_tracked", `No workspace connected to ${repository} tracks the branch ${branch}.`);
+  const changed = changedPathsOfPush(payload);
+  const concerned = tracking.filter((t) => pushConcernsWorkspace(changed, t.workspace.workingDirectory, t.connection.triggerPaths));
+  if (concerned.length === 0) return done("ignored", "no_relevant_changes", `The push to ${branch} changes nothing under the working directory or trigger paths of the workspaces tracking it.`);
+  const sha = payload.after;
+  const built = await configurations(services, payload.installation!.id, repository, sha, concerned);
+  if (!(built instanceof Map)) return built;
+  const head = payload.head_commit;
+  const commit: RunCommit = {
+    sha,
+    message: head?.message ?? null,
+    author: head?.author?.username ?? head?.author?.name ?? null,
+    ref: payload.ref,
+    repository,
+    fork: false,
+  };
+  const runIds: string[] = [];
+  for (const target of concerned) {
+    runIds.push(await createSourceRun(services, delivery, target, built.get(target.workspace.id)!, { kind: "plan_and_apply", source: "github_push", commit, pullRequestNumber: null, installationId: payload.installation!.id, baseRepository: repository }));
+  }
+  return done("processed", "run_created", `${runIds.length} plan_and_apply run${runIds.length === 1 ? "" : "s"} for ${sha.slice(0, 12)} on ${branch}.`, runIds);
+}
+
+interface PullRequestPayload {
+  action: string;
+  number: number;
+  repository: { full_name: string };
+  installation?: { id: number };
+  pull_request: {
+    number: number;
+    title?: string;
+    user?: { login?: string } | null;
+    head: { sha: string; ref: string; repo: { full_name: string } | null };
+    base: { ref: string; repo: { full_name: string } };
+  };
+}
+
+/** Cancels the pull request's speculative runs that are still queued (pending) in these workspaces. */
+async function cancelQueuedSpeculativeRuns(services: Services, delivery: GitHubDelivery, workspaceIds: readonly string[], pullRequestNumber: number, reason: string): Promise<string[]> {
+  const canceled: string[] = [];
+  for (const run of await services.stores.runs.queuedPullRequestRuns(workspaceIds, pullRequestNumber, delivery.id)) {
+    try {
+      await cancelRun(services, githubActor(run.organizationId), run, reason);
+      canceled.push(run.id);
+    } catch (error) {
+      // It started meanwhile: a run already planning is left to finish.
+      if (!isDomainError(error, "RUN_TRANSITION_INVALID")) throw error;
+    }
+  }
+  return canceled;
+}
+
+async function handlePullRequest(services: Services, delivery: GitHubDelivery, payload: PullRequestPayload): Promise<DeliveryResult> {
+  const repository = payload.repository.full_name;
+  const pr = payload.pull_request;
+  const found = await targetsOf(services, repository, payload.installation?.id ?? null);
+  if (!Array.isArray(found)) return found;
+  const tracking = found.filter((t) => t.workspace.trackedBranch === pr.base.ref);
+  if (tracking.length === 0) return done("ignored", "branch_not_tracked", `Pull request #${pr.number} targets ${pr.base.ref}, which no workspace connected to ${repository} tracks.`);
+  const workspaceIds = tracking.map((t) => t.workspace.id);
+  if (payload.action === "closed") {
+    const canceled = await cancelQueuedSpeculativeRuns(services, delivery, workspaceIds, pr.number, `Pull request #${pr.number} was closed.`);
+    return done("processed", "pull_request_closed", `Pull request #${pr.number} closed; ${canceled.length} queued speculative run${canceled.length === 1 ? "" : "s"} canceled.`, canceled);
+  }
+  const built = await configurations(services, payload.installation!.id, repository, pr.head.sha, tracking);
+  if (!(built instanceof Map)) return built;
+  const fork = isForkPullRequest(pr);
+  const commit: RunCommit = {
+    sha: pr.head.sha,
+    message: pr.title ?? null,
+    author: pr.user?.login ?? null,
+    ref: `refs/pull/${pr.number}/head`,
+    repository: pr.head.repo?.full_name ?? repository,
+    fork,
+  };
+  // The older speculative runs of this pull request that have not started yet are superseded.
+  await cancelQueuedSpeculativeRuns(services, delivery, workspaceIds, pr.number, `Superseded by ${pr.head.sha.slice(0, 12)}, a newer push to pull request #${pr.number}.`);
+  const runIds: string[] = [];
+  for (const target of tracking) {
+    runIds.push(await createSourceRun(services, delivery, target, built.get(target.workspace.id)!, { kind: "speculative", source: "github_pull_request", commit, pullRequestNumber: pr.number, installationId: payload.installation!.id, baseRepository: repository }));
+  }
+  return done("processed", "run_created", `${runIds.length} speculative run${runIds.length === 1 ? "" : "s"} for pull request #${pr.number} at ${pr.head.sha.slice(0, 12)}${fork ? " (from a fork: no cloud credential, no sensitive variable)" : ""}.`, runIds);
+}
+
+interface InstallationPayload {
+  action: string;
+  installation: { id: number; account?: { login?: string } | null; repository_selection?: string; suspended_at?: string | null };
+  repositories?: Array<{ full_name: string }>;
+  repositories_added?: Array<{ full_name: string }>;
+  repositories_removed?: Array<{ full_name: string }>;
+  repository_selection?: string;
+}
+
+async function handleInstallation(services: Services, delivery: GitHubDelivery, payload: InstallationPayload): Promise<DeliveryResult> {
+  const i = payload.installation;
+  const now = services.clock();
+  const selection = (payload.repository_selection ?? i.repository_selection) === "all" ? "all" : "selected";
+  if (delivery.event === "installation_repositories") {
+    if (!(await services.stores.github.getInstallation(i.id))) {
+      await services.stores.github.putInstallation({ id: i.id, account: i.account?.login ?? null, repositorySelection: selection, suspended: false, deleted: false, repositories: [], now });
+    }
+    const added = (payload.repositories_added ?? []).map((r) => r.full_name);
+    const removed = (payload.repositories_removed ?? []).map((r) => r.full_name);
+    await services.stores.github.changeInstallationRepositories({ id: i.id, added, removed, repositorySelection: selection, now });
+    return done("processed", "installation_repositories_changed", `Installation ${i.id}: ${added.length} repositor${added.length === 1 ? "y" : "ies"} added, ${removed.length} removed.`);
+  }
+  await services.stores.github.putInstallation({
+    id: i.id,
+    account: i.account?.login ?? null,
+    repositorySelection: selection,
+    suspended: payload.action === "suspend" || (payload.action !== "unsuspend" && Boolean(i.suspended_at)),
+    deleted: payload.action === "deleted",
+    repositories: payload.repositories?.map((r) => r.full_name),
+    now,
+  });
+  return done("processed", `installation_${payload.action}`, `Installation ${i.id} (${i.account?.login ?? "unknown account"}): ${payload.action}.`);
+}
+
+/**
+ * Acts on one verified delivery (the delivery job's body). Refusals and ignored deliveries are
+ * results; a failure worth retrying (GitHub unreachable) throws.
+ */
+export async function processDelivery(services: Services, delivery: GitHubDelivery): Promise<DeliveryResult> {
+  const payload = JSON.parse(delivery.payload) as Record<string, unknown>;
+  switch (delivery.event) {
+    case "push":
+      return handlePush(services, delivery, payload as unknown as PushPayload);
+    case "pull_request":
+      return handlePullRequest(services, delivery, payload as unknown as PullRequestPayload);
+    case "installation":
+    case "installation_repositories":
+      return handleInstallation(services, delivery, payload as unknown as InstallationPayload);
+    default:
+      return done("ignored", "event_not_handled", `StackShip does not act on ${delivery.event}.`);
+  }
+}
+
+/** Records how a delivery ended, with its audit event (refusals and ignored deliveries included). */
+export async function finishDelivery(services: Services, delivery: GitHubDelivery, result: DeliveryResult): Promise<void> {
+  const now = services.clock();
+  await services.stores.github.finishDelivery(delivery.id, { ...result, now });
+  await services.stores.audit.record({
+    organizationId: null,
+    actorId: GITHUB_ACTOR_ID,
+    action: `github.delivery.${result.status}`,
+    targetType: "github-deliveries",
+    targetId: delivery.id,
+    reason: result.outcome,
+    data: { event: delivery.event, action: delivery.action, repository: delivery.repository, detail: result.detail, run_ids: result.runIds, attempts: delivery.attempts },
+    createdAt: now,
+  });
+}

@@ -1,0 +1,62 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { changedPathsOfPush, checkRunStateKey, checkRunStateOf, globToRegExp, isForkPullRequest, pushConcernsWorkspace, PUSH_PAYLOAD_COMMIT_LIMIT } from "./github.ts";
+import { RUN_STATUSES } from "./run.ts";
+
+const rules = suite("GitHub pipeline rules");
+
+rules("globs: * within a segment, ** across segments, ? one character", () => {
+  assert.ok(globToRegExp("modules/**").test("modules/a/b/c.tf"));
+  assert.ok(globToRegExp("modules/**/*.tf").test("modules/x.tf"));
+  assert.ok(globToRegExp("modules/**/*.tf").test("modules/a/b/x.tf"));
+  assert.not.ok(globToRegExp("modules/*.tf").test("modules/a/x.tf"));
+  assert.ok(globToRegExp("v?.tf").test("v1.tf"));
+  assert.not.ok(globToRegExp("v?.tf").test("v10.tf"));
+  assert.not.ok(globToRegExp("a.tf").test("aXtf"), "a dot is literal");
+});
+
+rules("a push concerns a workspace when it changes something under its working directory or a trigger path", () => {
+  assert.ok(pushConcernsWorkspace(["infra/main.tf"], "infra", []));
+  assert.not.ok(pushConcernsWorkspace(["infra2/main.tf", "README.md"], "infra", []), "a sibling with the same prefix is not under it");
+  assert.ok(pushConcernsWorkspace(["modules/net/main.tf"], "infra", ["modules/**"]));
+  assert.ok(pushConcernsWorkspace(["README.md"], "", []), "the root working directory sees everything");
+  assert.ok(pushConcernsWorkspace(null, "infra", []), "a push the payload cannot describe is taken as relevant");
+});
+
+rules("changed paths come from the payload's commits, unless it cannot tell", () => {
+  const commit = { added: ["a.tf"], removed: ["b.tf"], modified: ["c.tf"] };
+  assert.equal(changedPathsOfPush({ commits: [commit, { modified: ["a.tf"] }] })?.sort(), ["a.tf", "b.tf", "c.tf"]);
+  assert.is(changedPathsOfPush({ created: true, commits: [commit] }), null);
+  assert.is(changedPathsOfPush({ forced: true, commits: [commit] }), null);
+  assert.is(changedPathsOfPush({ commits: Array.from({ length: PUSH_PAYLOAD_COMMIT_LIMIT - 1 }, () => commit) })?.length, 3);
+  assert.is(changedPathsOfPush({ commits: Array.from({ length: PUSH_PAYLOAD_COMMIT_LIMIT }, () => commit) }), null);
+});
+
+rules("a fork pull request is one whose head repository is not the base (or is gone)", () => {
+  const base = { repo: { full_name: "acme/infra" } };
+  assert.not.ok(isForkPullRequest({ head: { repo: { full_name: "ACME/infra" } }, base }));
+  assert.ok(isForkPullRequest({ head: { repo: { full_name: "mallory/infra" } }, base }));
+  assert.ok(isForkPullRequest({ head: { repo: null }, base }));
+});
+
+rules("check run states: every run status maps, with the conclusions of the issue", () => {
+  const expected: Record<string, string> = {
+    pending: "queued",
+    planning: "in_progress",
+    policy_checking: "in_progress",
+    applying: "in_progress",
+    awaiting_approval: "completed:action_required",
+    policy_soft_failed: "completed:action_required",
+    needs_recovery: "completed:action_required",
+    planned_and_finished: "completed:success",
+    applied: "completed:success",
+    errored: "completed:failure",
+    plan_credentials_required: "completed:failure",
+    discarded: "completed:neutral",
+    canceled: "completed:neutral",
+    expired: "completed:neutral",
+  };
+  for (const status of RUN_STATUSES) assert.is(checkRunStateKey(checkRunStateOf({ status })), expected[status], status);
+});
+
+rules.run();

@@ -1,0 +1,136 @@
+import type { Run } from './records.ts';
+
+/**
+ * Pure rules of the GitHub App source pipeline: which pushes change a workspace, what a pull
+ * request is, and what the check run on GitHub says about a run. No I/O.
+ */
+
+/** GitHub puts at most this many commits in a push payload; a push with more may change anything. */
+export const PUSH_PAYLOAD_COMMIT_LIMIT = 20;
+
+/** A glob (`*` within a segment, `**` across segments, `?` one character) as an anchored RegExp. */
+export function globToRegExp(glob: string): RegExp {
+  let out = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i];
+    if (c === '*') {
+      if (glob[i + 1] === '*') {
+        // `**/` matches any number of whole segments (including none); a trailing `**` anything.
+        if (glob[i + 2] === '/') {
+          out += '(?:.*/)?';
+          i += 2;
+        } else {
+          out += '.*';
+          i += 1;
+        }
+      } else {
+        out += '[^/]*';
+      }
+    } else if (c === '?') {
+      out += '[^/]';
+    } else {
+      out += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+    }
+  }
+  return new RegExp(`^${out}$`);
+}
+
+/** The working directory as a path prefix: "" for the root, else `dir/`. */
+function directoryPrefix(workingDirectory: string): string {
+  const trimmed = workingDirectory.replace(/^\/+|\/+$/g, '');
+  return trimmed === '' ? '' : `${trimmed}/`;
+}
+
+/** Whether a changed file (repository-relative) concerns a workspace: under its working directory or matching a trigger path. */
+export function pathTriggers(path: string, workingDirectory: string, triggerPaths: readonly string[]): boolean {
+  const prefix = directoryPrefix(workingDirectory);
+  if (path.startsWith(prefix)) return true;
+  return triggerPaths.some((glob) => globToRegExp(glob).test(path));
+}
+
+/** The files a push payload says changed, or null when the payload cannot tell (too many commits, a new or deleted branch). */
+export function changedPathsOfPush(payload: {
+  created?: boolean;
+  deleted?: boolean;
+  forced?: boolean;
+  commits?: ReadonlyArray<{ added?: readonly string[]; removed?: readonly string[]; modified?: readonly string[] }>;
+}): string[] | null {
+  const commits = payload.commits ?? [];
+  if (payload.created || payload.forced || commits.length === 0 || commits.length >= PUSH_PAYLOAD_COMMIT_LIMIT) return null;
+  const paths = new Set<string>();
+  for (const commit of commits) for (const path of [...(commit.added ?? []), ...(commit.removed ?? []), ...(commit.modified ?? [])]) paths.add(path);
+  return [...paths];
+}
+
+/** Whether a push changed anything a workspace reads (true when the payload cannot tell). */
+export function pushConcernsWorkspace(changed: readonly string[] | null, workingDirectory: string, triggerPaths: readonly string[]): boolean {
+  if (changed === null) return true;
+  return changed.some((path) => pathTriggers(path, workingDirectory, triggerPaths));
+}
+
+/** The branch a `refs/heads/<branch>` ref names, or null for tags and anything else. */
+export function branchOfRef(ref: string): string | null {
+  return ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null;
+}
+
+/** A pull request from a fork: its head repository is not its base repository (or is gone). */
+export function isForkPullRequest(pullRequest: { head: { repo: { full_name: string } | null }; base: { repo: { full_name: string } } }): boolean {
+  const head = pullRequest.head.repo?.full_name;
+  return head === undefined || head.toLowerCase() !== pullRequest.base.repo.full_name.toLowerCase();
+}
+
+/** What the check run on GitHub says: its status and, once completed, its conclusion. */
+export type CheckRunState =
+  | { status: 'queued' | 'in_progress' }
+  | { status: 'completed'; conclusion: 'success' | 'action_required' | 'failure' | 'neutral' };
+
+/**
+ * The check run state of a run: queued before anything ran, in progress while it plans, checks
+ * policy or applies; completed with success for a finished plan (or an applied one),
+ * action_required while it waits on a person (approval, a soft policy failure, a recovery),
+ * failure for errors and policy failures, neutral for discarded, canceled and expired runs.
+ */
+export function checkRunStateOf(run: Pick<Run, 'status'>): CheckRunState {
+  switch (run.status) {
+    case 'pending':
+      return { status: 'queued' };
+    case 'planning':
+    case 'policy_checking':
+    case 'applying':
+      return { status: 'in_progress' };
+    case 'awaiting_approval':
+    case 'policy_soft_failed':
+    case 'needs_recovery':
+      return { status: 'completed', conclusion: 'action_required' };
+    case 'planned_and_finished':
+    case 'applied':
+      return { status: 'completed', conclusion: 'success' };
+    case 'errored':
+    case 'plan_credentials_required':
+      return { status: 'completed', conclusion: 'failure' };
+    case 'discarded':
+    case 'canceled':
+    case 'expired':
+      return { status: 'completed', conclusion: 'neutral' };
+  }
+}
+
+/** The state as one string (what the check-run record keeps as sent). */
+export function checkRunStateKey(state: CheckRunState): string {
+  return state.status === 'completed' ? `completed:${state.conclusion}` : state.status;
+}
+
+/** The check run's title and summary (Markdown): the run's status, plan counts and policy outcome. */
+export function checkRunOutput(run: Pick<Run, 'id' | 'kind' | 'status' | 'execution'>): { title: string; summary: string } {
+  const x = run.execution;
+  const counts = x.planCounts ? `${x.planCounts.create} to add, ${x.planCounts.change} to change, ${x.planCounts.destroy} to destroy` : 'plan not finished';
+  const policy = x.policyOutcome === null ? 'not evaluated yet' : x.policyOutcome.replace(/_/g, ' ');
+  const title = x.planCounts ? `${run.status.replace(/_/g, ' ')}: ${counts}` : run.status.replace(/_/g, ' ');
+  const summary = [
+    `**Run** \`${run.id}\` (${run.kind.replace(/_/g, ' ')}): **${run.status.replace(/_/g, ' ')}**${x.statusReason ? ` (${x.statusReason})` : ''}`,
+    '',
+    `- Plan: ${counts}`,
+    `- Policy: ${policy}`,
+  ].join('\n');
+  return { title, summary };
+}

@@ -1,0 +1,184 @@
+import { createPublicKey, generateKeyPairSync, randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createRequire } from "node:module";
+import type { Webhooks } from "@octokit/webhooks";
+import { jwtVerify } from "jose";
+import type { Config } from "../../src/config.ts";
+
+/**
+ * A local stand-in for the GitHub REST API, on loopback, speaking the shapes StackShip uses: the
+ * App's JWT (RS256, verified with the App's public key) exchanged for an installation token;
+ * `GET /repos/{owner}/{repo}/tarball/{sha}` answering 302 to a pre-signed download URL (which
+ * must be fetched without the token); check runs created and updated; the repositories an
+ * installation can see (`GET /installation/repositories`). `down` makes every call answer 503.
+ */
+export interface CheckRunCall {
+  method: "POST" | "PATCH";
+  id: number;
+  repository: string;
+  body: Record<string, any>;
+}
+
+export class GitHubDouble {
+  readonly appId = "424242";
+  readonly webhookSecret = `whsec-${randomBytes(8).toString("hex")}`;
+  readonly privateKeyPem: string;
+  private readonly publicKey;
+  private server: Server | null = null;
+  url = "";
+  /** Installation id → repositories it can see (`owner/name`). */
+  readonly installations = new Map<number, string[]>();
+  private readonly tokens = new Map<string, number>();
+  private readonly tarballs = new Map<string, Buffer>();
+  private readonly downloads = new Map<string, string>();
+  readonly checkRuns: CheckRunCall[] = [];
+  /** Every request as `METHOD path`, in order. */
+  readonly requests: string[] = [];
+  /** Whether any tarball download carried an Authorization header (it must not). */
+  downloadSawAuthorization = false;
+  down = false;
+  /** Check run calls answer 502 (the rest of the API works). */
+  checkRunsDown = false;
+  private nextCheckRunId = 1000;
+  private webhooks: Webhooks | null = null;
+
+  constructor() {
+    const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    // GitHub hands Apps PKCS#1 keys ("BEGIN RSA PRIVATE KEY").
+    this.privateKeyPem = privateKey.export({ type: "pkcs1", format: "pem" }).toString();
+    this.publicKey = createPublicKey(publicKey.export({ type: "spki", format: "pem" }));
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => void this.handle(req, res).catch((error) => this.json(res, 500, { message: String(error) })));
+    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  /** StackShip's configuration for this double (the pipeline on); its API URL is read when used, so it may be taken before start(). */
+  config(tarballMaxBytes = 64 * 1024 * 1024): Config["github"] {
+    const double = this;
+    return {
+      state: "on",
+      appId: this.appId,
+      privateKey: this.privateKeyPem,
+      webhookSecret: this.webhookSecret,
+      get apiUrl() {
+        if (!double.url) throw new Error("the GitHub double is not started");
+        return double.url;
+      },
+      tarballMaxBytes,
+    };
+  }
+
+  /** Serves `bytes` as the tarball of `repository` at `sha`. */
+  setTarball(repository: string, sha: string, bytes: Buffer): void {
+    this.tarballs.set(`${repository.toLowerCase()}@${sha}`, bytes);
+  }
+
+  /** Signs a body as GitHub does with the webhook secret (`sha256=…`). */
+  async sign(body: string): Promise<string> {
+    // ESM-only package, imported dynamically (the test runner's CommonJS hook cannot require it).
+    this.webhooks ??= new (await import("@octokit/webhooks")).Webhooks({ secret: this.webhookSecret });
+    return this.webhooks.sign(body);
+  }
+
+  private json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    res.writeHead(status, { "Content-Type": "application/json; charset=utf-8", ...headers });
+    res.end(JSON.stringify(body));
+  }
+
+  private async body(req: IncomingMessage): Promise<any> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString("utf8");
+    return text ? JSON.parse(text) : {};
+  }
+
+  private installationOf(req: IncomingMessage): number | undefined {
+    const match = /^(?:Bearer|token) (.+)$/.exec(req.headers.authorization ?? "");
+    return match ? this.tokens.get(match[1]) : undefined;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", this.url);
+    this.requests.push(`${req.method} ${url.pathname}`);
+    if (this.down) return this.json(res, 503, { message: "Service Unavailable (the double is down)" });
+    let m: RegExpExecArray | null;
+    if (req.method === "POST" && (m = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(url.pathname))) {
+      const jwt = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
+      if (!jwt) return this.json(res, 401, { message: "A JSON web token could not be decoded" });
+      try {
+        await jwtVerify(jwt, this.publicKey, { issuer: this.appId, algorithms: ["RS256"] });
+      } catch (error) {
+        return this.json(res, 401, { message: `'Issued at' claim or signature invalid: ${(error as Error).message}` });
+      }
+      const installation = Number(m[1]);
+      if (!this.installations.has(installation)) return this.json(res, 404, { message: "Not Found" });
+      const token = `ghs_${randomBytes(18).toString("base64url")}`;
+      this.tokens.set(token, installation);
+      return this.json(res, 201, { token, expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: { contents: "read", checks: "write" }, repository_selection: "selected" });
+    }
+    if (req.method === "GET" && url.pathname === "/installation/repositories") {
+      const installation = this.installationOf(req);
+      if (installation === undefined) return this.json(res, 401, { message: "Bad credentials" });
+      const repositories = this.installations.get(installation) ?? [];
+      return this.json(res, 200, { total_count: repositories.length, repositories: repositories.map((full_name) => ({ full_name, name: full_name.split("/")[1], owner: { login: full_name.split("/")[0] } })) });
+    }
+    if (req.method === "GET" && (m = /^\/repos\/([^/]+\/[^/]+)\/tarball\/([0-9a-f]{40})$/.exec(url.pathname))) {
+      const installation = this.installationOf(req);
+      if (installation === undefined) return this.json(res, 401, { message: "Bad credentials" });
+      const repository = m[1];
+      if (!(this.installations.get(installation) ?? []).some((r) => r.toLowerCase() === repository.toLowerCase())) return this.json(res, 404, { message: "Not Found" });
+      if (!this.tarballs.has(`${repository.toLowerCase()}@${m[2]}`)) return this.json(res, 404, { message: "Not Found" });
+      const key = randomBytes(12).toString("hex");
+      this.downloads.set(key, `${repository.toLowerCase()}@${m[2]}`);
+      res.writeHead(302, { Location: `${this.url}/_codeload/${key}?token=${key}` });
+      return void res.end();
+    }
+    if (req.method === "GET" && (m = /^\/_codeload\/([0-9a-f]+)$/.exec(url.pathname))) {
+      if (req.headers.authorization) this.downloadSawAuthorization = true;
+      const target = this.downloads.get(m[1]);
+      if (!target || url.searchParams.get("token") !== m[1]) return this.json(res, 404, { message: "Not Found" });
+      const bytes = this.tarballs.get(target)!;
+      res.writeHead(200, { "Content-Type": "application/x-gzip", "Content-Length": String(bytes.length) });
+      return void res.end(bytes);
+    }
+    if ((m = /^\/repos\/([^/]+\/[^/]+)\/check-runs(?:\/(\d+))?$/.exec(url.pathname)) && (req.method === "POST" || req.method === "PATCH")) {
+      if (this.installationOf(req) === undefined) return this.json(res, 401, { message: "Bad credentials" });
+      if (this.checkRunsDown) return this.json(res, 502, { message: "Server Error" });
+      const body = await this.body(req);
+      if (req.method === "POST") {
+        if (!body.name || !body.head_sha) return this.json(res, 422, { message: "Invalid request: name and head_sha are required" });
+        const id = this.nextCheckRunId++;
+        this.checkRuns.push({ method: "POST", id, repository: m[1], body });
+        return this.json(res, 201, { id, head_sha: body.head_sha, status: body.status ?? "queued", conclusion: body.conclusion ?? null, details_url: body.details_url ?? null });
+      }
+      const id = Number(m[2]);
+      if (!this.checkRuns.some((c) => c.id === id)) return this.json(res, 404, { message: "Not Found" });
+      this.checkRuns.push({ method: "PATCH", id, repository: m[1], body });
+      return this.json(res, 200, { id, status: body.status, conclusion: body.conclusion ?? null });
+    }
+    return this.json(res, 404, { message: "Not Found", documentation_url: "https://docs.github.com/rest" });
+  }
+
+  /** The states a check run went through, as `status` or `completed:<conclusion>`. */
+  statesOf(checkRunId: number): string[] {
+    return this.checkRuns.filter((c) => c.id === checkRunId).map((c) => (c.body.status === "completed" ? `completed:${c.body.conclusion}` : c.body.status));
+  }
+}
+
+/** Webhook payload examples from @octokit/webhooks-examples (real GitHub shapes). */
+export function webhookExample(event: string, pick: (example: any) => boolean = () => true): any {
+  const examples = createRequire(import.meta.url)("@octokit/webhooks-examples") as Array<{ name: string; examples: any[] }>;
+  const found = examples.find((e) => e.name === event)?.examples.find(pick);
+  if (!found) throw new Error(`no ${event} example`);
+  return structuredClone(found);
+}
