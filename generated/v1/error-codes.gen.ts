@@ -70,6 +70,9 @@ export const errorCodes = {
   DOWNLOAD_REASON_REQUIRED: { status: 422, title: "A reason is required" },
   RAW_PLAN_UNAVAILABLE: { status: 404, title: "Raw plan is not available" },
   EMERGENCY_STATE_UNAVAILABLE: { status: 404, title: "No state was uploaded by this run" },
+  WORKLOAD_IDENTITY_UNAVAILABLE: { status: 404, title: "Workload identity is not configured on this deployment" },
+  FEDERATION_PROFILE_NAME_TAKEN: { status: 409, title: "Federation profile name already taken" },
+  FEDERATION_PROFILE_INVALID: { status: 422, title: "Invalid federation profile" },
   INTERNAL: { status: 500, title: "Internal error" },
 } as const;
 

@@ -1358,13 +1358,1957 @@ return errors === 0;
 }
 validate28.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const Health = validate29;
-const schema45 = {"type":"object","additionalProperties":false,"required":["status","database","version"],"properties":{"status":{"type":"string","enum":["ok"]},"database":{"type":"string","enum":["ok"]},"version":{"type":"string"}}};
+export const FederationProfileCreateDocument = validate29;
+const schema45 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"federation-profiles"},"attributes":{"type":"object","additionalProperties":false,"required":["name","provider","target","phases"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"provider":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProvider"},"audience":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationAudience"},"target":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget"},"phases":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationPhases"}}}}}}};
+const schema46 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"1 to 90 characters of letters, digits, `-`, `_` and `.`, starting with a letter or digit."};
+const schema47 = {"type":"string","enum":["aws","gcp","azure","generic"],"description":"Which cloud consumes the token, and so which files and variables the sandbox gets."};
+const schema48 = {"type":"string","minLength":1,"maxLength":255,"pattern":"^[\\x21-\\x7e]+$","description":"The token's `aud`. Defaults: aws `sts.amazonaws.com`; gcp `//iam.googleapis.com/<workload_identity_provider>`; azure `api://AzureADTokenExchange`; generic has none and must name one."};
+const schema49 = {"type":"object","additionalProperties":false,"description":"What the token is exchanged for, per provider: aws `role_arn`; gcp `workload_identity_provider` (`projects/<number>/locations/global/workloadIdentityPools/<pool>/providers/<provider>`) and `service_account` (an email); azure `client_id` and `tenant_id` (UUIDs); generic nothing (an empty object). Members of another provider are refused (422 FEDERATION_PROFILE_INVALID).","properties":{"role_arn":{"type":"string","pattern":"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$"},"workload_identity_provider":{"type":"string","pattern":"^projects/[0-9]{1,20}/locations/global/workloadIdentityPools/[a-z0-9-]{4,32}/providers/[a-z0-9-]{4,32}$"},"service_account":{"type":"string","pattern":"^[a-z0-9-]{6,30}@[a-z0-9.-]+\\.iam\\.gserviceaccount\\.com$"},"client_id":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"tenant_id":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"}}};
+const pattern10 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$", "u");
+const pattern11 = new RegExp("^[\\x21-\\x7e]+$", "u");
+const pattern12 = new RegExp("^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$", "u");
+const pattern13 = new RegExp("^projects/[0-9]{1,20}/locations/global/workloadIdentityPools/[a-z0-9-]{4,32}/providers/[a-z0-9-]{4,32}$", "u");
+const pattern14 = new RegExp("^[a-z0-9-]{6,30}@[a-z0-9.-]+\\.iam\\.gserviceaccount\\.com$", "u");
+const pattern15 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", "u");
+const schema50 = {"type":"array","minItems":1,"maxItems":3,"uniqueItems":true,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationPhase"}};
+const schema51 = {"type":"string","enum":["plan","apply","speculative_plan"],"description":"`plan`: the plan of a plan_and_apply run; `apply`: its apply; `speculative_plan`: the plan of a same-repository speculative run (only while the profile is verified). Fork pull requests never get a token."};
+const func0 = require("ajv/dist/runtime/equal").default;
+
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate30.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(Array.isArray(data)){
+if(data.length > 3){
+const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 3},message:"must NOT have more than 3 items"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.length < 1){
+const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
+if(typeof data0 !== "string"){
+const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationPhase/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(!(((data0 === "plan") || (data0 === "apply")) || (data0 === "speculative_plan"))){
+const err3 = {instancePath:instancePath+"/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationPhase/enum",keyword:"enum",params:{allowedValues: schema51.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+let i1 = data.length;
+let j0;
+if(i1 > 1){
+outer0:
+for(;i1--;){
+for(j0 = i1; j0--;){
+if(func0(data[i1], data[j0])){
+const err4 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+break outer0;
+}
+}
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate30.errors = vErrors;
+return errors === 0;
+}
+validate30.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate29.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.type === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.attributes === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((key1 === "type") || (key1 === "attributes"))){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data0.type !== undefined){
+if("federation-profiles" !== data0.type){
+const err5 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "federation-profiles"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data2 = data0.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.name === undefined){
+const err6 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data2.provider === undefined){
+const err7 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data2.target === undefined){
+const err8 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "target"},message:"must have required property '"+"target"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data2.phases === undefined){
+const err9 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "phases"},message:"must have required property '"+"phases"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+for(const key2 in data2){
+if(!(((((key2 === "name") || (key2 === "provider")) || (key2 === "audience")) || (key2 === "target")) || (key2 === "phases"))){
+const err10 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data2.name !== undefined){
+let data3 = data2.name;
+if(typeof data3 === "string"){
+if(!pattern10.test(data3)){
+const err11 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data2.provider !== undefined){
+let data4 = data2.provider;
+if(typeof data4 !== "string"){
+const err13 = {instancePath:instancePath+"/data/attributes/provider",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProvider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(!((((data4 === "aws") || (data4 === "gcp")) || (data4 === "azure")) || (data4 === "generic"))){
+const err14 = {instancePath:instancePath+"/data/attributes/provider",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProvider/enum",keyword:"enum",params:{allowedValues: schema47.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data2.audience !== undefined){
+let data5 = data2.audience;
+if(typeof data5 === "string"){
+if(func1(data5) > 255){
+const err15 = {instancePath:instancePath+"/data/attributes/audience",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationAudience/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(func1(data5) < 1){
+const err16 = {instancePath:instancePath+"/data/attributes/audience",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationAudience/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!pattern11.test(data5)){
+const err17 = {instancePath:instancePath+"/data/attributes/audience",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationAudience/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/data/attributes/audience",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationAudience/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data2.target !== undefined){
+let data6 = data2.target;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+for(const key3 in data6){
+if(!(((((key3 === "role_arn") || (key3 === "workload_identity_provider")) || (key3 === "service_account")) || (key3 === "client_id")) || (key3 === "tenant_id"))){
+const err19 = {instancePath:instancePath+"/data/attributes/target",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data6.role_arn !== undefined){
+let data7 = data6.role_arn;
+if(typeof data7 === "string"){
+if(!pattern12.test(data7)){
+const err20 = {instancePath:instancePath+"/data/attributes/target/role_arn",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/role_arn/pattern",keyword:"pattern",params:{pattern: "^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$"},message:"must match pattern \""+"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$"+"\""};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/data/attributes/target/role_arn",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/role_arn/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data6.workload_identity_provider !== undefined){
+let data8 = data6.workload_identity_provider;
+if(typeof data8 === "string"){
+if(!pattern13.test(data8)){
+const err22 = {instancePath:instancePath+"/data/attributes/target/workload_identity_provider",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/workload_identity_provider/pattern",keyword:"pattern",params:{pattern: "^projects/[0-9]{1,20}/locations/global/workloadIdentityPools/[a-z0-9-]{4,32}/providers/[a-z0-9-]{4,32}$"},message:"must match pattern \""+"^projects/[0-9]{1,20}/locations/global/workloadIdentityPools/[a-z0-9-]{4,32}/providers/[a-z0-9-]{4,32}$"+"\""};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/data/attributes/target/workload_identity_provider",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/workload_identity_provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data6.service_account !== undefined){
+let data9 = data6.service_account;
+if(typeof data9 === "string"){
+if(!pattern14.test(data9)){
+const err24 = {instancePath:instancePath+"/data/attributes/target/service_account",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/service_account/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{6,30}@[a-z0-9.-]+\\.iam\\.gserviceaccount\\.com$"},message:"must match pattern \""+"^[a-z0-9-]{6,30}@[a-z0-9.-]+\\.iam\\.gserviceaccount\\.com$"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/data/attributes/target/service_account",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/service_account/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data6.client_id !== undefined){
+let data10 = data6.client_id;
+if(typeof data10 === "string"){
+if(!pattern15.test(data10)){
+const err26 = {instancePath:instancePath+"/data/attributes/target/client_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/client_id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/data/attributes/target/client_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data6.tenant_id !== undefined){
+let data11 = data6.tenant_id;
+if(typeof data11 === "string"){
+if(!pattern15.test(data11)){
+const err28 = {instancePath:instancePath+"/data/attributes/target/tenant_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/tenant_id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/data/attributes/target/tenant_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/tenant_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/data/attributes/target",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data2.phases !== undefined){
+if(!(validate30(data2.phases, {instancePath:instancePath+"/data/attributes/phases",parentData:data2,parentDataProperty:"phases",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+else {
+const err33 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+validate29.errors = vErrors;
+return errors === 0;
+}
+validate29.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const FederationProfileDocument = validate32;
+const schema52 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfile"}}};
+const schema53 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"federation-profiles"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","provider","audience","target","phases","verified_at","verified_by","created_at","updated_at"],"properties":{"name":{"type":"string"},"provider":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProvider"},"audience":{"type":"string"},"target":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget"},"phases":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationPhase"}},"verified_at":{"oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}],"description":"When an organization admin verified the profile as it is now; null when unverified (never, or changed since)."},"verified_by":{"type":["string","null"],"description":"Who verified it: a user's email, or an API token's id; null when unverified."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema54 = {"type":"string","pattern":"^fp-[0-9a-z]{16}$"};
+const schema62 = {"type":"object","additionalProperties":false,"properties":{"self":{"type":"string"},"next":{"type":["string","null"]}}};
+const pattern17 = new RegExp("^fp-[0-9a-z]{16}$", "u");
+const func5 = Object.prototype.hasOwnProperty;
+
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate33.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.attributes === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.relationships === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "relationships"},message:"must have required property '"+"relationships"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.links === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "links"},message:"must have required property '"+"links"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "id")) || (key0 === "attributes")) || (key0 === "relationships")) || (key0 === "links"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("federation-profiles" !== data.type){
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "federation-profiles"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(!pattern17.test(data1)){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId/pattern",keyword:"pattern",params:{pattern: "^fp-[0-9a-z]{16}$"},message:"must match pattern \""+"^fp-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.attributes !== undefined){
+let data2 = data.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.name === undefined){
+const err9 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data2.provider === undefined){
+const err10 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data2.audience === undefined){
+const err11 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "audience"},message:"must have required property '"+"audience"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data2.target === undefined){
+const err12 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "target"},message:"must have required property '"+"target"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data2.phases === undefined){
+const err13 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "phases"},message:"must have required property '"+"phases"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data2.verified_at === undefined){
+const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "verified_at"},message:"must have required property '"+"verified_at"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data2.verified_by === undefined){
+const err15 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "verified_by"},message:"must have required property '"+"verified_by"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data2.created_at === undefined){
+const err16 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data2.updated_at === undefined){
+const err17 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!(func5.call(schema53.properties.attributes.properties, key1))){
+const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data2.name !== undefined){
+if(typeof data2.name !== "string"){
+const err19 = {instancePath:instancePath+"/attributes/name",schemaPath:"#/properties/attributes/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data2.provider !== undefined){
+let data4 = data2.provider;
+if(typeof data4 !== "string"){
+const err20 = {instancePath:instancePath+"/attributes/provider",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProvider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(!((((data4 === "aws") || (data4 === "gcp")) || (data4 === "azure")) || (data4 === "generic"))){
+const err21 = {instancePath:instancePath+"/attributes/provider",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProvider/enum",keyword:"enum",params:{allowedValues: schema47.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data2.audience !== undefined){
+if(typeof data2.audience !== "string"){
+const err22 = {instancePath:instancePath+"/attributes/audience",schemaPath:"#/properties/attributes/properties/audience/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data2.target !== undefined){
+let data6 = data2.target;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+for(const key2 in data6){
+if(!(((((key2 === "role_arn") || (key2 === "workload_identity_provider")) || (key2 === "service_account")) || (key2 === "client_id")) || (key2 === "tenant_id"))){
+const err23 = {instancePath:instancePath+"/attributes/target",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data6.role_arn !== undefined){
+let data7 = data6.role_arn;
+if(typeof data7 === "string"){
+if(!pattern12.test(data7)){
+const err24 = {instancePath:instancePath+"/attributes/target/role_arn",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/role_arn/pattern",keyword:"pattern",params:{pattern: "^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$"},message:"must match pattern \""+"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/attributes/target/role_arn",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/role_arn/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data6.workload_identity_provider !== undefined){
+let data8 = data6.workload_identity_provider;
+if(typeof data8 === "string"){
+if(!pattern13.test(data8)){
+const err26 = {instancePath:instancePath+"/attributes/target/workload_identity_provider",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/workload_identity_provider/pattern",keyword:"pattern",params:{pattern: "^projects/[0-9]{1,20}/locations/global/workloadIdentityPools/[a-z0-9-]{4,32}/providers/[a-z0-9-]{4,32}$"},message:"must match pattern \""+"^projects/[0-9]{1,20}/locations/global/workloadIdentityPools/[a-z0-9-]{4,32}/providers/[a-z0-9-]{4,32}$"+"\""};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/attributes/target/workload_identity_provider",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/workload_identity_provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data6.service_account !== undefined){
+let data9 = data6.service_account;
+if(typeof data9 === "string"){
+if(!pattern14.test(data9)){
+const err28 = {instancePath:instancePath+"/attributes/target/service_account",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/service_account/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{6,30}@[a-z0-9.-]+\\.iam\\.gserviceaccount\\.com$"},message:"must match pattern \""+"^[a-z0-9-]{6,30}@[a-z0-9.-]+\\.iam\\.gserviceaccount\\.com$"+"\""};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/attributes/target/service_account",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/service_account/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data6.client_id !== undefined){
+let data10 = data6.client_id;
+if(typeof data10 === "string"){
+if(!pattern15.test(data10)){
+const err30 = {instancePath:instancePath+"/attributes/target/client_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/client_id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/attributes/target/client_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data6.tenant_id !== undefined){
+let data11 = data6.tenant_id;
+if(typeof data11 === "string"){
+if(!pattern15.test(data11)){
+const err32 = {instancePath:instancePath+"/attributes/target/tenant_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/tenant_id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/attributes/target/tenant_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/tenant_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/attributes/target",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data2.phases !== undefined){
+let data12 = data2.phases;
+if(Array.isArray(data12)){
+const len0 = data12.length;
+for(let i0=0; i0<len0; i0++){
+let data13 = data12[i0];
+if(typeof data13 !== "string"){
+const err35 = {instancePath:instancePath+"/attributes/phases/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationPhase/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(!(((data13 === "plan") || (data13 === "apply")) || (data13 === "speculative_plan"))){
+const err36 = {instancePath:instancePath+"/attributes/phases/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationPhase/enum",keyword:"enum",params:{allowedValues: schema51.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/attributes/phases",schemaPath:"#/properties/attributes/properties/phases/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data2.verified_at !== undefined){
+let data14 = data2.verified_at;
+const _errs36 = errors;
+let valid9 = false;
+let passing0 = null;
+const _errs37 = errors;
+if(data14 !== null){
+const err38 = {instancePath:instancePath+"/attributes/verified_at",schemaPath:"#/properties/attributes/properties/verified_at/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+var _valid0 = _errs37 === errors;
+if(_valid0){
+valid9 = true;
+passing0 = 0;
+}
+const _errs39 = errors;
+if(typeof data14 === "string"){
+if(!pattern6.test(data14)){
+const err39 = {instancePath:instancePath+"/attributes/verified_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(!(formats0.validate(data14))){
+const err40 = {instancePath:instancePath+"/attributes/verified_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/attributes/verified_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid0 = _errs39 === errors;
+if(_valid0 && valid9){
+valid9 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid9 = true;
+passing0 = 1;
+}
+}
+if(!valid9){
+const err42 = {instancePath:instancePath+"/attributes/verified_at",schemaPath:"#/properties/attributes/properties/verified_at/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data2.verified_by !== undefined){
+let data15 = data2.verified_by;
+if((typeof data15 !== "string") && (data15 !== null)){
+const err43 = {instancePath:instancePath+"/attributes/verified_by",schemaPath:"#/properties/attributes/properties/verified_by/type",keyword:"type",params:{type: schema53.properties.attributes.properties.verified_by.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data2.created_at !== undefined){
+let data16 = data2.created_at;
+if(typeof data16 === "string"){
+if(!pattern6.test(data16)){
+const err44 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(!(formats0.validate(data16))){
+const err45 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data2.updated_at !== undefined){
+let data17 = data2.updated_at;
+if(typeof data17 === "string"){
+if(!pattern6.test(data17)){
+const err47 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(!(formats0.validate(data17))){
+const err48 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+if(data.relationships !== undefined){
+let data18 = data.relationships;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+if(data18.workspace === undefined){
+const err51 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "workspace"},message:"must have required property '"+"workspace"+"'"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+for(const key3 in data18){
+if(!(key3 === "workspace")){
+const err52 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+if(data18.workspace !== undefined){
+let data19 = data18.workspace;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.data === undefined){
+const err53 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+for(const key4 in data19){
+if(!(key4 === "data")){
+const err54 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data19.data !== undefined){
+let data20 = data19.data;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.type === undefined){
+const err55 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+if(data20.id === undefined){
+const err56 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+for(const key5 in data20){
+if(!((key5 === "type") || (key5 === "id"))){
+const err57 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+if(data20.type !== undefined){
+if(typeof data20.type !== "string"){
+const err58 = {instancePath:instancePath+"/relationships/workspace/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+if(data20.id !== undefined){
+if(typeof data20.id !== "string"){
+const err59 = {instancePath:instancePath+"/relationships/workspace/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+}
+else {
+const err61 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+if(data.links !== undefined){
+let data23 = data.links;
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+for(const key6 in data23){
+if(!((key6 === "self") || (key6 === "next"))){
+const err63 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+if(data23.self !== undefined){
+if(typeof data23.self !== "string"){
+const err64 = {instancePath:instancePath+"/links/self",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/self/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+if(data23.next !== undefined){
+let data25 = data23.next;
+if((typeof data25 !== "string") && (data25 !== null)){
+const err65 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema62.properties.next.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+}
+else {
+const err66 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+}
+else {
+const err67 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+validate33.errors = vErrors;
+return errors === 0;
+}
+validate33.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate32.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+if(!(validate33(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate32.errors = vErrors;
+return errors === 0;
+}
+validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const FederationProfileListDocument = validate35;
+const schema63 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfile"}}}};
+
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate35.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate33(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate35.errors = vErrors;
+return errors === 0;
+}
+validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const FederationProfileUpdateDocument = validate37;
+const schema64 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"federation-profiles"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId"},"attributes":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"provider":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProvider"},"audience":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationAudience"},"target":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget"},"phases":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationPhases"}}}}}}};
+
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate37.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.type === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.attributes === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!(((key1 === "type") || (key1 === "id")) || (key1 === "attributes"))){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data0.type !== undefined){
+if("federation-profiles" !== data0.type){
+const err5 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "federation-profiles"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.id !== undefined){
+let data2 = data0.id;
+if(typeof data2 === "string"){
+if(!pattern17.test(data2)){
+const err6 = {instancePath:instancePath+"/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId/pattern",keyword:"pattern",params:{pattern: "^fp-[0-9a-z]{16}$"},message:"must match pattern \""+"^fp-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data3 = data0.attributes;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(Object.keys(data3).length < 1){
+const err8 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+for(const key2 in data3){
+if(!(((((key2 === "name") || (key2 === "provider")) || (key2 === "audience")) || (key2 === "target")) || (key2 === "phases"))){
+const err9 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data3.name !== undefined){
+let data4 = data3.name;
+if(typeof data4 === "string"){
+if(!pattern10.test(data4)){
+const err10 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data3.provider !== undefined){
+let data5 = data3.provider;
+if(typeof data5 !== "string"){
+const err12 = {instancePath:instancePath+"/data/attributes/provider",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProvider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!((((data5 === "aws") || (data5 === "gcp")) || (data5 === "azure")) || (data5 === "generic"))){
+const err13 = {instancePath:instancePath+"/data/attributes/provider",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProvider/enum",keyword:"enum",params:{allowedValues: schema47.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data3.audience !== undefined){
+let data6 = data3.audience;
+if(typeof data6 === "string"){
+if(func1(data6) > 255){
+const err14 = {instancePath:instancePath+"/data/attributes/audience",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationAudience/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(func1(data6) < 1){
+const err15 = {instancePath:instancePath+"/data/attributes/audience",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationAudience/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!pattern11.test(data6)){
+const err16 = {instancePath:instancePath+"/data/attributes/audience",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationAudience/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]+$"},message:"must match pattern \""+"^[\\x21-\\x7e]+$"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/data/attributes/audience",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationAudience/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data3.target !== undefined){
+let data7 = data3.target;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key3 in data7){
+if(!(((((key3 === "role_arn") || (key3 === "workload_identity_provider")) || (key3 === "service_account")) || (key3 === "client_id")) || (key3 === "tenant_id"))){
+const err18 = {instancePath:instancePath+"/data/attributes/target",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data7.role_arn !== undefined){
+let data8 = data7.role_arn;
+if(typeof data8 === "string"){
+if(!pattern12.test(data8)){
+const err19 = {instancePath:instancePath+"/data/attributes/target/role_arn",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/role_arn/pattern",keyword:"pattern",params:{pattern: "^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$"},message:"must match pattern \""+"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$"+"\""};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/data/attributes/target/role_arn",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/role_arn/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data7.workload_identity_provider !== undefined){
+let data9 = data7.workload_identity_provider;
+if(typeof data9 === "string"){
+if(!pattern13.test(data9)){
+const err21 = {instancePath:instancePath+"/data/attributes/target/workload_identity_provider",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/workload_identity_provider/pattern",keyword:"pattern",params:{pattern: "^projects/[0-9]{1,20}/locations/global/workloadIdentityPools/[a-z0-9-]{4,32}/providers/[a-z0-9-]{4,32}$"},message:"must match pattern \""+"^projects/[0-9]{1,20}/locations/global/workloadIdentityPools/[a-z0-9-]{4,32}/providers/[a-z0-9-]{4,32}$"+"\""};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/data/attributes/target/workload_identity_provider",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/workload_identity_provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data7.service_account !== undefined){
+let data10 = data7.service_account;
+if(typeof data10 === "string"){
+if(!pattern14.test(data10)){
+const err23 = {instancePath:instancePath+"/data/attributes/target/service_account",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/service_account/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{6,30}@[a-z0-9.-]+\\.iam\\.gserviceaccount\\.com$"},message:"must match pattern \""+"^[a-z0-9-]{6,30}@[a-z0-9.-]+\\.iam\\.gserviceaccount\\.com$"+"\""};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/data/attributes/target/service_account",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/service_account/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data7.client_id !== undefined){
+let data11 = data7.client_id;
+if(typeof data11 === "string"){
+if(!pattern15.test(data11)){
+const err25 = {instancePath:instancePath+"/data/attributes/target/client_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/client_id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/data/attributes/target/client_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data7.tenant_id !== undefined){
+let data12 = data7.tenant_id;
+if(typeof data12 === "string"){
+if(!pattern15.test(data12)){
+const err27 = {instancePath:instancePath+"/data/attributes/target/tenant_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/tenant_id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/data/attributes/target/tenant_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/properties/tenant_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/data/attributes/target",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationTarget/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data3.phases !== undefined){
+if(!(validate30(data3.phases, {instancePath:instancePath+"/data/attributes/phases",parentData:data3,parentDataProperty:"phases",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+validate37.errors = vErrors;
+return errors === 0;
+}
+validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const Health = validate39;
+const schema70 = {"type":"object","additionalProperties":false,"required":["status","database","version"],"properties":{"status":{"type":"string","enum":["ok"]},"database":{"type":"string","enum":["ok"]},"version":{"type":"string"}}};
+
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate39.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1427,7 +3371,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!(data0 === "ok")){
-const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema45.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema70.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1450,7 +3394,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(data1 === "ok")){
-const err7 = {instancePath:instancePath+"/database",schemaPath:"#/properties/database/enum",keyword:"enum",params:{allowedValues: schema45.properties.database.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/database",schemaPath:"#/properties/database/enum",keyword:"enum",params:{allowedValues: schema70.properties.database.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1483,23 +3427,250 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate29.errors = vErrors;
+validate39.errors = vErrors;
 return errors === 0;
 }
-validate29.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const MembershipCreateDocument = validate30;
-const schema46 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"memberships"},"attributes":{"type":"object","additionalProperties":false,"required":["email","role"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"role":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Role"},"project_id":{"type":"string","pattern":"^prj-[0-9a-z]{16}$","description":"Limit the role to this project."},"workspace_id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$","description":"Limit the role to this workspace."}}}}}}};
-const schema47 = {"type":"string","minLength":3,"maxLength":254,"pattern":"^[^\\s@]+@[^\\s@]+$"};
-const schema48 = {"type":"string","enum":["viewer","operator","admin"]};
-const pattern10 = new RegExp("^[^\\s@]+@[^\\s@]+$", "u");
-const pattern11 = new RegExp("^prj-[0-9a-z]{16}$", "u");
-const pattern12 = new RegExp("^ws-[0-9a-z]{16}$", "u");
+export const JsonWebKeySet = validate40;
+const schema71 = {"type":"object","additionalProperties":false,"required":["keys"],"properties":{"keys":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["kty","kid","use","alg","n","e"],"properties":{"kty":{"const":"RSA"},"kid":{"type":"string"},"use":{"const":"sig"},"alg":{"const":"RS256"},"n":{"type":"string"},"e":{"type":"string"}}}}}};
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate30.evaluated;
+const evaluated0 = validate40.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.keys === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "keys"},message:"must have required property '"+"keys"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "keys")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.keys !== undefined){
+let data0 = data.keys;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.kty === undefined){
+const err2 = {instancePath:instancePath+"/keys/" + i0,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "kty"},message:"must have required property '"+"kty"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data1.kid === undefined){
+const err3 = {instancePath:instancePath+"/keys/" + i0,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "kid"},message:"must have required property '"+"kid"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data1.use === undefined){
+const err4 = {instancePath:instancePath+"/keys/" + i0,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "use"},message:"must have required property '"+"use"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1.alg === undefined){
+const err5 = {instancePath:instancePath+"/keys/" + i0,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "alg"},message:"must have required property '"+"alg"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data1.n === undefined){
+const err6 = {instancePath:instancePath+"/keys/" + i0,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "n"},message:"must have required property '"+"n"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data1.e === undefined){
+const err7 = {instancePath:instancePath+"/keys/" + i0,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "e"},message:"must have required property '"+"e"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key1 in data1){
+if(!((((((key1 === "kty") || (key1 === "kid")) || (key1 === "use")) || (key1 === "alg")) || (key1 === "n")) || (key1 === "e"))){
+const err8 = {instancePath:instancePath+"/keys/" + i0,schemaPath:"#/properties/keys/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data1.kty !== undefined){
+if("RSA" !== data1.kty){
+const err9 = {instancePath:instancePath+"/keys/" + i0+"/kty",schemaPath:"#/properties/keys/items/properties/kty/const",keyword:"const",params:{allowedValue: "RSA"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data1.kid !== undefined){
+if(typeof data1.kid !== "string"){
+const err10 = {instancePath:instancePath+"/keys/" + i0+"/kid",schemaPath:"#/properties/keys/items/properties/kid/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data1.use !== undefined){
+if("sig" !== data1.use){
+const err11 = {instancePath:instancePath+"/keys/" + i0+"/use",schemaPath:"#/properties/keys/items/properties/use/const",keyword:"const",params:{allowedValue: "sig"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data1.alg !== undefined){
+if("RS256" !== data1.alg){
+const err12 = {instancePath:instancePath+"/keys/" + i0+"/alg",schemaPath:"#/properties/keys/items/properties/alg/const",keyword:"const",params:{allowedValue: "RS256"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data1.n !== undefined){
+if(typeof data1.n !== "string"){
+const err13 = {instancePath:instancePath+"/keys/" + i0+"/n",schemaPath:"#/properties/keys/items/properties/n/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data1.e !== undefined){
+if(typeof data1.e !== "string"){
+const err14 = {instancePath:instancePath+"/keys/" + i0+"/e",schemaPath:"#/properties/keys/items/properties/e/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/keys/" + i0,schemaPath:"#/properties/keys/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+validate40.errors = vErrors;
+return errors === 0;
+}
+validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const MembershipCreateDocument = validate41;
+const schema72 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"memberships"},"attributes":{"type":"object","additionalProperties":false,"required":["email","role"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"role":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Role"},"project_id":{"type":"string","pattern":"^prj-[0-9a-z]{16}$","description":"Limit the role to this project."},"workspace_id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$","description":"Limit the role to this workspace."}}}}}}};
+const schema73 = {"type":"string","minLength":3,"maxLength":254,"pattern":"^[^\\s@]+@[^\\s@]+$"};
+const schema74 = {"type":"string","enum":["viewer","operator","admin"]};
+const pattern34 = new RegExp("^[^\\s@]+@[^\\s@]+$", "u");
+const pattern35 = new RegExp("^prj-[0-9a-z]{16}$", "u");
+const pattern36 = new RegExp("^ws-[0-9a-z]{16}$", "u");
+
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate41.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1634,7 +3805,7 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!pattern10.test(data3)){
+if(!pattern34.test(data3)){
 const err11 = {instancePath:instancePath+"/data/attributes/email",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Email/pattern",keyword:"pattern",params:{pattern: "^[^\\s@]+@[^\\s@]+$"},message:"must match pattern \""+"^[^\\s@]+@[^\\s@]+$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -1669,7 +3840,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!(((data4 === "viewer") || (data4 === "operator")) || (data4 === "admin"))){
-const err14 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema48.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema74.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1682,7 +3853,7 @@ errors++;
 if(data2.project_id !== undefined){
 let data5 = data2.project_id;
 if(typeof data5 === "string"){
-if(!pattern11.test(data5)){
+if(!pattern35.test(data5)){
 const err15 = {instancePath:instancePath+"/data/attributes/project_id",schemaPath:"#/properties/data/properties/attributes/properties/project_id/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -1707,7 +3878,7 @@ errors++;
 if(data2.workspace_id !== undefined){
 let data6 = data2.workspace_id;
 if(typeof data6 === "string"){
-if(!pattern12.test(data6)){
+if(!pattern36.test(data6)){
 const err17 = {instancePath:instancePath+"/data/attributes/workspace_id",schemaPath:"#/properties/data/properties/attributes/properties/workspace_id/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -1764,21 +3935,21 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate30.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
-validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const MembershipDocument = validate31;
-const schema49 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Membership"}}};
-const schema50 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"memberships"},"id":{"type":"string","pattern":"^mbr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["user_id","role","scope_kind","scope_id","created_at"],"properties":{"user_id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"role":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Role"},"scope_kind":{"type":"string","enum":["organization","project","workspace"]},"scope_id":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}};
-const pattern13 = new RegExp("^mbr-[0-9a-z]{16}$", "u");
-const pattern14 = new RegExp("^usr-[0-9a-z]{16}$", "u");
+export const MembershipDocument = validate42;
+const schema75 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Membership"}}};
+const schema76 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"memberships"},"id":{"type":"string","pattern":"^mbr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["user_id","role","scope_kind","scope_id","created_at"],"properties":{"user_id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"role":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Role"},"scope_kind":{"type":"string","enum":["organization","project","workspace"]},"scope_id":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}};
+const pattern37 = new RegExp("^mbr-[0-9a-z]{16}$", "u");
+const pattern38 = new RegExp("^usr-[0-9a-z]{16}$", "u");
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate32.evaluated;
+const evaluated0 = validate43.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1843,7 +4014,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern13.test(data1)){
+if(!pattern37.test(data1)){
 const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^mbr-[0-9a-z]{16}$"},message:"must match pattern \""+"^mbr-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -1933,7 +4104,7 @@ errors++;
 if(data2.user_id !== undefined){
 let data3 = data2.user_id;
 if(typeof data3 === "string"){
-if(!pattern14.test(data3)){
+if(!pattern38.test(data3)){
 const err13 = {instancePath:instancePath+"/attributes/user_id",schemaPath:"#/properties/attributes/properties/user_id/pattern",keyword:"pattern",params:{pattern: "^usr-[0-9a-z]{16}$"},message:"must match pattern \""+"^usr-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -1978,7 +4149,7 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!pattern10.test(data4)){
+if(!pattern34.test(data4)){
 const err17 = {instancePath:instancePath+"/attributes/email",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Email/pattern",keyword:"pattern",params:{pattern: "^[^\\s@]+@[^\\s@]+$"},message:"must match pattern \""+"^[^\\s@]+@[^\\s@]+$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -2025,7 +4196,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(((data6 === "viewer") || (data6 === "operator")) || (data6 === "admin"))){
-const err21 = {instancePath:instancePath+"/attributes/role",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema48.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/attributes/role",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema74.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2048,7 +4219,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((data7 === "organization") || (data7 === "project")) || (data7 === "workspace"))){
-const err23 = {instancePath:instancePath+"/attributes/scope_kind",schemaPath:"#/properties/attributes/properties/scope_kind/enum",keyword:"enum",params:{allowedValues: schema50.properties.attributes.properties.scope_kind.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/attributes/scope_kind",schemaPath:"#/properties/attributes/properties/scope_kind/enum",keyword:"enum",params:{allowedValues: schema76.properties.attributes.properties.scope_kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -2128,16 +4299,16 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate32.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
-validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate31.evaluated;
+const evaluated0 = validate42.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2168,8 +4339,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate32(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate43(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 }
@@ -2184,18 +4355,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate31.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
-validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const MembershipListDocument = validate34;
-const schema54 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Membership"}}}};
+export const MembershipListDocument = validate45;
+const schema80 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Membership"}}}};
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate34.evaluated;
+const evaluated0 = validate45.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2230,8 +4401,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate32(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate43(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
 }
@@ -2258,20 +4429,286 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate34.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
-validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OrganizationCreateDocument = validate36;
-const schema55 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"organizations"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}}}}}}};
-const schema56 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$","description":"1 to 40 characters of letters, digits, `-` and `_`, starting with a letter or digit."};
-const pattern17 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$", "u");
+export const OpenIdConfiguration = validate47;
+const schema81 = {"type":"object","additionalProperties":false,"required":["issuer","jwks_uri","response_types_supported","subject_types_supported","id_token_signing_alg_values_supported","claims_supported"],"properties":{"issuer":{"type":"string","description":"Exactly STACKSHIP_PUBLIC_URL."},"jwks_uri":{"type":"string"},"response_types_supported":{"type":"array","items":{"type":"string"}},"subject_types_supported":{"type":"array","items":{"type":"string"}},"id_token_signing_alg_values_supported":{"type":"array","items":{"type":"string"}},"scopes_supported":{"type":"array","items":{"type":"string"}},"claims_supported":{"type":"array","items":{"type":"string"}}}};
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate36.evaluated;
+const evaluated0 = validate47.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.issuer === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "issuer"},message:"must have required property '"+"issuer"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.jwks_uri === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "jwks_uri"},message:"must have required property '"+"jwks_uri"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.response_types_supported === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "response_types_supported"},message:"must have required property '"+"response_types_supported"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.subject_types_supported === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "subject_types_supported"},message:"must have required property '"+"subject_types_supported"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.id_token_signing_alg_values_supported === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id_token_signing_alg_values_supported"},message:"must have required property '"+"id_token_signing_alg_values_supported"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.claims_supported === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "claims_supported"},message:"must have required property '"+"claims_supported"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((((key0 === "issuer") || (key0 === "jwks_uri")) || (key0 === "response_types_supported")) || (key0 === "subject_types_supported")) || (key0 === "id_token_signing_alg_values_supported")) || (key0 === "scopes_supported")) || (key0 === "claims_supported"))){
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.issuer !== undefined){
+if(typeof data.issuer !== "string"){
+const err7 = {instancePath:instancePath+"/issuer",schemaPath:"#/properties/issuer/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.jwks_uri !== undefined){
+if(typeof data.jwks_uri !== "string"){
+const err8 = {instancePath:instancePath+"/jwks_uri",schemaPath:"#/properties/jwks_uri/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.response_types_supported !== undefined){
+let data2 = data.response_types_supported;
+if(Array.isArray(data2)){
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data2[i0] !== "string"){
+const err9 = {instancePath:instancePath+"/response_types_supported/" + i0,schemaPath:"#/properties/response_types_supported/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/response_types_supported",schemaPath:"#/properties/response_types_supported/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.subject_types_supported !== undefined){
+let data4 = data.subject_types_supported;
+if(Array.isArray(data4)){
+const len1 = data4.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data4[i1] !== "string"){
+const err11 = {instancePath:instancePath+"/subject_types_supported/" + i1,schemaPath:"#/properties/subject_types_supported/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/subject_types_supported",schemaPath:"#/properties/subject_types_supported/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.id_token_signing_alg_values_supported !== undefined){
+let data6 = data.id_token_signing_alg_values_supported;
+if(Array.isArray(data6)){
+const len2 = data6.length;
+for(let i2=0; i2<len2; i2++){
+if(typeof data6[i2] !== "string"){
+const err13 = {instancePath:instancePath+"/id_token_signing_alg_values_supported/" + i2,schemaPath:"#/properties/id_token_signing_alg_values_supported/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/id_token_signing_alg_values_supported",schemaPath:"#/properties/id_token_signing_alg_values_supported/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.scopes_supported !== undefined){
+let data8 = data.scopes_supported;
+if(Array.isArray(data8)){
+const len3 = data8.length;
+for(let i3=0; i3<len3; i3++){
+if(typeof data8[i3] !== "string"){
+const err15 = {instancePath:instancePath+"/scopes_supported/" + i3,schemaPath:"#/properties/scopes_supported/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/scopes_supported",schemaPath:"#/properties/scopes_supported/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.claims_supported !== undefined){
+let data10 = data.claims_supported;
+if(Array.isArray(data10)){
+const len4 = data10.length;
+for(let i4=0; i4<len4; i4++){
+if(typeof data10[i4] !== "string"){
+const err17 = {instancePath:instancePath+"/claims_supported/" + i4,schemaPath:"#/properties/claims_supported/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/claims_supported",schemaPath:"#/properties/claims_supported/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate47.errors = vErrors;
+return errors === 0;
+}
+validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const OrganizationCreateDocument = validate48;
+const schema82 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"organizations"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}}}}}}};
+const schema83 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$","description":"1 to 40 characters of letters, digits, `-` and `_`, starting with a letter or digit."};
+const pattern41 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$", "u");
+
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2376,7 +4813,7 @@ errors++;
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern17.test(data3)){
+if(!pattern41.test(data3)){
 const err8 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -2433,22 +4870,21 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const OrganizationDocument = validate37;
-const schema57 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Organization"}}};
-const schema58 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","links"],"properties":{"type":{"const":"organizations"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created_at"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
-const schema59 = {"type":"string","pattern":"^org-[0-9a-z]{16}$"};
-const schema62 = {"type":"object","additionalProperties":false,"properties":{"self":{"type":"string"},"next":{"type":["string","null"]}}};
-const pattern18 = new RegExp("^org-[0-9a-z]{16}$", "u");
+export const OrganizationDocument = validate49;
+const schema84 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Organization"}}};
+const schema85 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","links"],"properties":{"type":{"const":"organizations"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created_at"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema86 = {"type":"string","pattern":"^org-[0-9a-z]{16}$"};
+const pattern42 = new RegExp("^org-[0-9a-z]{16}$", "u");
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate38.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2523,7 +4959,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern18.test(data1)){
+if(!pattern42.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationId/pattern",keyword:"pattern",params:{pattern: "^org-[0-9a-z]{16}$"},message:"must match pattern \""+"^org-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -2583,7 +5019,7 @@ errors++;
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern17.test(data3)){
+if(!pattern41.test(data3)){
 const err11 = {instancePath:instancePath+"/attributes/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -2715,16 +5151,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate37.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2755,8 +5191,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate38(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate50(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
 errors = vErrors.length;
 }
 }
@@ -2771,22 +5207,21 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate37.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PlanDiff = validate40;
-const schema63 = {"allOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/stackship.plan-diff.v1"}]};
-const schema64 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"PlanDiff","description":"stackship.plan-diff/v1: the redacted, bounded per-resource change list of one run's plan, built in the plan sandbox from `tofu show -json` of the saved plan (built by server/src/domain/plan-diff/plan-diff.mjs, the `stackship-plan-diff` command). Resources whose only actions are no-op or read are omitted, and a create/delete pair is one `replace`, so the totals can differ from the plan counts. Sensitive values (by the plan's own before_sensitive/after_sensitive masks; a path sensitive on either side is redacted on both) are replaced by the marker {\"$stackship\":\"sensitive\"}; values OpenTofu knows only after apply by {\"$stackship\":\"unknown\"} (with \"sensitive\": true when also sensitive); integers JSON cannot carry exactly by {\"$stackship\":\"imprecise_number\"}. A real object key that starts with `$` is written with one more leading `$`, so a marker is never ambiguous. A resource whose masks cannot be resolved against its values is listed with `detail_withheld` instead of values (fail closed). Bounds: at most 5,000 resources (the excess is cut from the input before redaction) and 4,194,304 bytes of UTF-8 (the detail of the largest remaining resource is withheld until it fits; only if that is not enough, trailing resources are dropped).","type":"object","required":["format","run_id","opentofu_version","plan_format_version","plan_timestamp","plan_errored","truncated","truncation","resources"],"additionalProperties":false,"properties":{"format":{"const":"stackship.plan-diff/v1"},"run_id":{"type":["string","null"],"description":"The run whose plan this is (null when built outside a run, e.g. by hand with the command)."},"opentofu_version":{"type":["string","null"],"description":"The plan's `terraform_version`: the OpenTofu (or Terraform) version that made it."},"plan_format_version":{"type":"string","description":"The plan JSON's `format_version`."},"plan_timestamp":{"type":["string","null"],"description":"When the plan was made, as the plan says (RFC 3339), or null."},"plan_errored":{"type":"boolean","description":"OpenTofu reported planning as errored: the change list may be incomplete."},"truncated":{"type":"boolean","description":"True when any resource was cut, withheld for size or dropped."},"truncation":{"type":"object","required":["max_resources","max_bytes","changed_resources","cut","withheld","dropped"],"additionalProperties":false,"properties":{"max_resources":{"type":"integer","minimum":0,"description":"5000."},"max_bytes":{"type":"integer","minimum":0,"description":"4194304 (4 MiB of UTF-8)."},"changed_resources":{"type":"integer","minimum":0,"description":"Changed resources in the plan (no-op and read entries are not counted)."},"cut":{"type":"integer","minimum":0,"description":"Resources cut from the end of the plan's list before redaction (over 5,000)."},"withheld":{"type":"integer","minimum":0,"description":"Resources whose before/after detail was withheld to fit 4 MiB (withheld_reason size_limit)."},"dropped":{"type":"integer","minimum":0,"description":"Trailing resources dropped entirely because withholding every detail was not enough."}}},"resources":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffResource"}}},"$defs":{"PlanDiffResource":{"type":"object","required":["address","provider","mode","type","name","actions","action"],"additionalProperties":false,"properties":{"address":{"type":"string"},"provider":{"type":["string","null"],"description":"The plan's provider_name."},"mode":{"type":["string","null"],"description":"managed or data."},"type":{"type":["string","null"]},"name":{"type":["string","null"]},"module_address":{"type":"string"},"deposed":{"type":"string","description":"The deposed object's key: this entry is about that old object."},"previous_address":{"type":"string","description":"The address before a moved block applied."},"actions":{"type":"array","items":{"type":"string"},"description":"The actions exactly as in the plan."},"action":{"enum":["create","update","delete","replace","forget","forget_replace","unknown"],"description":"The classification; unknown for an action array OpenTofu never emits (its detail is withheld)."},"action_reason":{"type":"string"},"importing":{"const":true},"before":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"after":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"replace_paths":{"type":"array","items":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"description":"The attribute paths that forced the replacement, each cut at the first step inside a sensitive value."},"detail_withheld":{"const":true},"withheld_reason":{"enum":["unresolvable_masks","unrecognized_actions","unsupported_format_version","size_limit"]}},"dependentRequired":{"detail_withheld":["withheld_reason"],"withheld_reason":["detail_withheld"]}},"PlanDiffValue":{"description":"A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number)."}}};
-const func6 = Object.prototype.hasOwnProperty;
-const schema65 = {"type":"object","required":["address","provider","mode","type","name","actions","action"],"additionalProperties":false,"properties":{"address":{"type":"string"},"provider":{"type":["string","null"],"description":"The plan's provider_name."},"mode":{"type":["string","null"],"description":"managed or data."},"type":{"type":["string","null"]},"name":{"type":["string","null"]},"module_address":{"type":"string"},"deposed":{"type":"string","description":"The deposed object's key: this entry is about that old object."},"previous_address":{"type":"string","description":"The address before a moved block applied."},"actions":{"type":"array","items":{"type":"string"},"description":"The actions exactly as in the plan."},"action":{"enum":["create","update","delete","replace","forget","forget_replace","unknown"],"description":"The classification; unknown for an action array OpenTofu never emits (its detail is withheld)."},"action_reason":{"type":"string"},"importing":{"const":true},"before":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"after":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"replace_paths":{"type":"array","items":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"description":"The attribute paths that forced the replacement, each cut at the first step inside a sensitive value."},"detail_withheld":{"const":true},"withheld_reason":{"enum":["unresolvable_masks","unrecognized_actions","unsupported_format_version","size_limit"]}},"dependentRequired":{"detail_withheld":["withheld_reason"],"withheld_reason":["detail_withheld"]}};
-const schema66 = {"description":"A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number)."};
+export const PlanDiff = validate52;
+const schema90 = {"allOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/stackship.plan-diff.v1"}]};
+const schema91 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"PlanDiff","description":"stackship.plan-diff/v1: the redacted, bounded per-resource change list of one run's plan, built in the plan sandbox from `tofu show -json` of the saved plan (built by server/src/domain/plan-diff/plan-diff.mjs, the `stackship-plan-diff` command). Resources whose only actions are no-op or read are omitted, and a create/delete pair is one `replace`, so the totals can differ from the plan counts. Sensitive values (by the plan's own before_sensitive/after_sensitive masks; a path sensitive on either side is redacted on both) are replaced by the marker {\"$stackship\":\"sensitive\"}; values OpenTofu knows only after apply by {\"$stackship\":\"unknown\"} (with \"sensitive\": true when also sensitive); integers JSON cannot carry exactly by {\"$stackship\":\"imprecise_number\"}. A real object key that starts with `$` is written with one more leading `$`, so a marker is never ambiguous. A resource whose masks cannot be resolved against its values is listed with `detail_withheld` instead of values (fail closed). Bounds: at most 5,000 resources (the excess is cut from the input before redaction) and 4,194,304 bytes of UTF-8 (the detail of the largest remaining resource is withheld until it fits; only if that is not enough, trailing resources are dropped).","type":"object","required":["format","run_id","opentofu_version","plan_format_version","plan_timestamp","plan_errored","truncated","truncation","resources"],"additionalProperties":false,"properties":{"format":{"const":"stackship.plan-diff/v1"},"run_id":{"type":["string","null"],"description":"The run whose plan this is (null when built outside a run, e.g. by hand with the command)."},"opentofu_version":{"type":["string","null"],"description":"The plan's `terraform_version`: the OpenTofu (or Terraform) version that made it."},"plan_format_version":{"type":"string","description":"The plan JSON's `format_version`."},"plan_timestamp":{"type":["string","null"],"description":"When the plan was made, as the plan says (RFC 3339), or null."},"plan_errored":{"type":"boolean","description":"OpenTofu reported planning as errored: the change list may be incomplete."},"truncated":{"type":"boolean","description":"True when any resource was cut, withheld for size or dropped."},"truncation":{"type":"object","required":["max_resources","max_bytes","changed_resources","cut","withheld","dropped"],"additionalProperties":false,"properties":{"max_resources":{"type":"integer","minimum":0,"description":"5000."},"max_bytes":{"type":"integer","minimum":0,"description":"4194304 (4 MiB of UTF-8)."},"changed_resources":{"type":"integer","minimum":0,"description":"Changed resources in the plan (no-op and read entries are not counted)."},"cut":{"type":"integer","minimum":0,"description":"Resources cut from the end of the plan's list before redaction (over 5,000)."},"withheld":{"type":"integer","minimum":0,"description":"Resources whose before/after detail was withheld to fit 4 MiB (withheld_reason size_limit)."},"dropped":{"type":"integer","minimum":0,"description":"Trailing resources dropped entirely because withholding every detail was not enough."}}},"resources":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffResource"}}},"$defs":{"PlanDiffResource":{"type":"object","required":["address","provider","mode","type","name","actions","action"],"additionalProperties":false,"properties":{"address":{"type":"string"},"provider":{"type":["string","null"],"description":"The plan's provider_name."},"mode":{"type":["string","null"],"description":"managed or data."},"type":{"type":["string","null"]},"name":{"type":["string","null"]},"module_address":{"type":"string"},"deposed":{"type":"string","description":"The deposed object's key: this entry is about that old object."},"previous_address":{"type":"string","description":"The address before a moved block applied."},"actions":{"type":"array","items":{"type":"string"},"description":"The actions exactly as in the plan."},"action":{"enum":["create","update","delete","replace","forget","forget_replace","unknown"],"description":"The classification; unknown for an action array OpenTofu never emits (its detail is withheld)."},"action_reason":{"type":"string"},"importing":{"const":true},"before":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"after":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"replace_paths":{"type":"array","items":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"description":"The attribute paths that forced the replacement, each cut at the first step inside a sensitive value."},"detail_withheld":{"const":true},"withheld_reason":{"enum":["unresolvable_masks","unrecognized_actions","unsupported_format_version","size_limit"]}},"dependentRequired":{"detail_withheld":["withheld_reason"],"withheld_reason":["detail_withheld"]}},"PlanDiffValue":{"description":"A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number)."}}};
+const schema92 = {"type":"object","required":["address","provider","mode","type","name","actions","action"],"additionalProperties":false,"properties":{"address":{"type":"string"},"provider":{"type":["string","null"],"description":"The plan's provider_name."},"mode":{"type":["string","null"],"description":"managed or data."},"type":{"type":["string","null"]},"name":{"type":["string","null"]},"module_address":{"type":"string"},"deposed":{"type":"string","description":"The deposed object's key: this entry is about that old object."},"previous_address":{"type":"string","description":"The address before a moved block applied."},"actions":{"type":"array","items":{"type":"string"},"description":"The actions exactly as in the plan."},"action":{"enum":["create","update","delete","replace","forget","forget_replace","unknown"],"description":"The classification; unknown for an action array OpenTofu never emits (its detail is withheld)."},"action_reason":{"type":"string"},"importing":{"const":true},"before":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"after":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"replace_paths":{"type":"array","items":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"description":"The attribute paths that forced the replacement, each cut at the first step inside a sensitive value."},"detail_withheld":{"const":true},"withheld_reason":{"enum":["unresolvable_masks","unrecognized_actions","unsupported_format_version","size_limit"]}},"dependentRequired":{"detail_withheld":["withheld_reason"],"withheld_reason":["detail_withheld"]}};
+const schema93 = {"description":"A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number)."};
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2865,7 +5300,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func6.call(schema65.properties, key0))){
+if(!(func5.call(schema92.properties, key0))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -2891,7 +5326,7 @@ errors++;
 if(data.provider !== undefined){
 let data1 = data.provider;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err9 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema65.properties.provider.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema92.properties.provider.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2904,7 +5339,7 @@ errors++;
 if(data.mode !== undefined){
 let data2 = data.mode;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err10 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: schema65.properties.mode.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: schema92.properties.mode.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2917,7 +5352,7 @@ errors++;
 if(data.type !== undefined){
 let data3 = data.type;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema65.properties.type.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema92.properties.type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2930,7 +5365,7 @@ errors++;
 if(data.name !== undefined){
 let data4 = data.name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema65.properties.name.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema92.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3007,7 +5442,7 @@ errors++;
 if(data.action !== undefined){
 let data10 = data.action;
 if(!(((((((data10 === "create") || (data10 === "update")) || (data10 === "delete")) || (data10 === "replace")) || (data10 === "forget")) || (data10 === "forget_replace")) || (data10 === "unknown"))){
-const err18 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema65.properties.action.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema92.properties.action.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3140,7 +5575,7 @@ errors++;
 if(data.withheld_reason !== undefined){
 let data19 = data.withheld_reason;
 if(!((((data19 === "unresolvable_masks") || (data19 === "unrecognized_actions")) || (data19 === "unsupported_format_version")) || (data19 === "size_limit"))){
-const err27 = {instancePath:instancePath+"/withheld_reason",schemaPath:"#/properties/withheld_reason/enum",keyword:"enum",params:{allowedValues: schema65.properties.withheld_reason.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/withheld_reason",schemaPath:"#/properties/withheld_reason/enum",keyword:"enum",params:{allowedValues: schema92.properties.withheld_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -3191,16 +5626,16 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3299,7 +5734,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func6.call(schema64.properties, key0))){
+if(!(func5.call(schema91.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -3325,7 +5760,7 @@ errors++;
 if(data.run_id !== undefined){
 let data1 = data.run_id;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err11 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/type",keyword:"type",params:{type: schema64.properties.run_id.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/type",keyword:"type",params:{type: schema91.properties.run_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3338,7 +5773,7 @@ errors++;
 if(data.opentofu_version !== undefined){
 let data2 = data.opentofu_version;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err12 = {instancePath:instancePath+"/opentofu_version",schemaPath:"#/properties/opentofu_version/type",keyword:"type",params:{type: schema64.properties.opentofu_version.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/opentofu_version",schemaPath:"#/properties/opentofu_version/type",keyword:"type",params:{type: schema91.properties.opentofu_version.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3363,7 +5798,7 @@ errors++;
 if(data.plan_timestamp !== undefined){
 let data4 = data.plan_timestamp;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/plan_timestamp",schemaPath:"#/properties/plan_timestamp/type",keyword:"type",params:{type: schema64.properties.plan_timestamp.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/plan_timestamp",schemaPath:"#/properties/plan_timestamp/type",keyword:"type",params:{type: schema91.properties.plan_timestamp.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3639,8 +6074,8 @@ let data14 = data.resources;
 if(Array.isArray(data14)){
 const len0 = data14.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate42(data14[i0], {instancePath:instancePath+"/resources/" + i0,parentData:data14,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+if(!(validate54(data14[i0], {instancePath:instancePath+"/resources/" + i0,parentData:data14,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 }
@@ -3667,42 +6102,42 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate40.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+if(!(validate53(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
-validate40.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicyEvaluationDocument = validate45;
-const schema68 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"policy-evaluations"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["outcome","result_digest","opa_version","opa_build_commit","policy_set_versions","findings","error","overrides","overrides_truncated","evaluated_at"],"properties":{"outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"opa_version":{"type":["string","null"],"description":"Null when no OPA ran (skipped) or it was not recorded."},"opa_build_commit":{"type":["string","null"],"description":"Null when the OPA build did not record one."},"policy_set_versions":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["policy_set_id","version","digest"],"properties":{"policy_set_id":{"type":"string"},"version":{"type":"integer"},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"}}}},"findings":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyFinding"}},"error":{"type":["string","null"],"description":"Why the evaluation errored (sanitized); null otherwise."},"overrides":{"type":"array","maxItems":256,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyOverride"}},"overrides_truncated":{"type":"boolean","description":"True when the run has more than the 256 overrides listed."},"evaluated_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}}}}};
-const schema69 = {"type":"string","pattern":"^run-[0-9a-z]{16}$"};
-const pattern21 = new RegExp("^run-[0-9a-z]{16}$", "u");
-const schema72 = {"type":"object","additionalProperties":false,"required":["policy_set_id","policy_set_version","policy","enforcement_level","title","message","address"],"properties":{"policy_set_id":{"type":"string"},"policy_set_version":{"type":"integer"},"policy":{"type":"string"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"title":{"type":"string"},"message":{"type":"string"},"address":{"type":["string","null"]}}};
-const schema73 = {"type":"string","enum":["advisory","soft_mandatory","hard_mandatory"]};
+export const PolicyEvaluationDocument = validate57;
+const schema95 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"policy-evaluations"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["outcome","result_digest","opa_version","opa_build_commit","policy_set_versions","findings","error","overrides","overrides_truncated","evaluated_at"],"properties":{"outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"opa_version":{"type":["string","null"],"description":"Null when no OPA ran (skipped) or it was not recorded."},"opa_build_commit":{"type":["string","null"],"description":"Null when the OPA build did not record one."},"policy_set_versions":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["policy_set_id","version","digest"],"properties":{"policy_set_id":{"type":"string"},"version":{"type":"integer"},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"}}}},"findings":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyFinding"}},"error":{"type":["string","null"],"description":"Why the evaluation errored (sanitized); null otherwise."},"overrides":{"type":"array","maxItems":256,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyOverride"}},"overrides_truncated":{"type":"boolean","description":"True when the run has more than the 256 overrides listed."},"evaluated_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}}}}};
+const schema96 = {"type":"string","pattern":"^run-[0-9a-z]{16}$"};
+const pattern45 = new RegExp("^run-[0-9a-z]{16}$", "u");
+const schema99 = {"type":"object","additionalProperties":false,"required":["policy_set_id","policy_set_version","policy","enforcement_level","title","message","address"],"properties":{"policy_set_id":{"type":"string"},"policy_set_version":{"type":"integer"},"policy":{"type":"string"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"title":{"type":"string"},"message":{"type":"string"},"address":{"type":["string","null"]}}};
+const schema100 = {"type":"string","enum":["advisory","soft_mandatory","hard_mandatory"]};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3842,7 +6277,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data3 === "advisory") || (data3 === "soft_mandatory")) || (data3 === "hard_mandatory"))){
-const err12 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema73.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3879,7 +6314,7 @@ errors++;
 if(data.address !== undefined){
 let data6 = data.address;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err15 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema72.properties.address.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema99.properties.address.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3900,17 +6335,17 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema74 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"policy-overrides"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["result_digest","reason","actor_id","created_at","expires_at"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"reason":{"type":"string"},"actor_id":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}};
+const schema101 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"policy-overrides"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["result_digest","reason","actor_id","created_at","expires_at"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"reason":{"type":"string"},"actor_id":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}};
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4089,7 +6524,7 @@ errors++;
 if(data2.actor_id !== undefined){
 let data5 = data2.actor_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err15 = {instancePath:instancePath+"/attributes/actor_id",schemaPath:"#/properties/attributes/properties/actor_id/type",keyword:"type",params:{type: schema74.properties.attributes.properties.actor_id.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/attributes/actor_id",schemaPath:"#/properties/attributes/properties/actor_id/type",keyword:"type",params:{type: schema101.properties.attributes.properties.actor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4192,16 +6627,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4291,7 +6726,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern21.test(data2)){
+if(!pattern45.test(data2)){
 const err7 = {instancePath:instancePath+"/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -4417,7 +6852,7 @@ vErrors.push(err18);
 errors++;
 }
 for(const key2 in data3){
-if(!(func6.call(schema68.properties.data.properties.attributes.properties, key2))){
+if(!(func5.call(schema95.properties.data.properties.attributes.properties, key2))){
 const err19 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
@@ -4431,7 +6866,7 @@ errors++;
 if(data3.outcome !== undefined){
 let data4 = data3.outcome;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err20 = {instancePath:instancePath+"/data/attributes/outcome",schemaPath:"#/properties/data/properties/attributes/properties/outcome/type",keyword:"type",params:{type: schema68.properties.data.properties.attributes.properties.outcome.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/attributes/outcome",schemaPath:"#/properties/data/properties/attributes/properties/outcome/type",keyword:"type",params:{type: schema95.properties.data.properties.attributes.properties.outcome.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4441,7 +6876,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((((data4 === "skipped") || (data4 === "passed")) || (data4 === "soft_failed")) || (data4 === "hard_failed")) || (data4 === "errored")) || (data4 === null))){
-const err21 = {instancePath:instancePath+"/data/attributes/outcome",schemaPath:"#/properties/data/properties/attributes/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema68.properties.data.properties.attributes.properties.outcome.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/data/attributes/outcome",schemaPath:"#/properties/data/properties/attributes/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema95.properties.data.properties.attributes.properties.outcome.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4531,7 +6966,7 @@ vErrors = null;
 if(data3.opa_version !== undefined){
 let data6 = data3.opa_version;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err26 = {instancePath:instancePath+"/data/attributes/opa_version",schemaPath:"#/properties/data/properties/attributes/properties/opa_version/type",keyword:"type",params:{type: schema68.properties.data.properties.attributes.properties.opa_version.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/attributes/opa_version",schemaPath:"#/properties/data/properties/attributes/properties/opa_version/type",keyword:"type",params:{type: schema95.properties.data.properties.attributes.properties.opa_version.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4544,7 +6979,7 @@ errors++;
 if(data3.opa_build_commit !== undefined){
 let data7 = data3.opa_build_commit;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err27 = {instancePath:instancePath+"/data/attributes/opa_build_commit",schemaPath:"#/properties/data/properties/attributes/properties/opa_build_commit/type",keyword:"type",params:{type: schema68.properties.data.properties.attributes.properties.opa_build_commit.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/attributes/opa_build_commit",schemaPath:"#/properties/data/properties/attributes/properties/opa_build_commit/type",keyword:"type",params:{type: schema95.properties.data.properties.attributes.properties.opa_build_commit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -4682,8 +7117,8 @@ let data13 = data3.findings;
 if(Array.isArray(data13)){
 const len1 = data13.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate46(data13[i1], {instancePath:instancePath+"/data/attributes/findings/" + i1,parentData:data13,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate58(data13[i1], {instancePath:instancePath+"/data/attributes/findings/" + i1,parentData:data13,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
 errors = vErrors.length;
 }
 }
@@ -4702,7 +7137,7 @@ errors++;
 if(data3.error !== undefined){
 let data15 = data3.error;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err39 = {instancePath:instancePath+"/data/attributes/error",schemaPath:"#/properties/data/properties/attributes/properties/error/type",keyword:"type",params:{type: schema68.properties.data.properties.attributes.properties.error.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/data/attributes/error",schemaPath:"#/properties/data/properties/attributes/properties/error/type",keyword:"type",params:{type: schema95.properties.data.properties.attributes.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -4727,8 +7162,8 @@ errors++;
 }
 const len2 = data16.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate48(data16[i2], {instancePath:instancePath+"/data/attributes/overrides/" + i2,parentData:data16,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate60(data16[i2], {instancePath:instancePath+"/data/attributes/overrides/" + i2,parentData:data16,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 }
@@ -4878,19 +7313,19 @@ vErrors.push(err50);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicyOverrideCreateDocument = validate50;
-const schema79 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-overrides"},"attributes":{"type":"object","additionalProperties":false,"required":["result_digest","reason"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"The run's persisted policy result digest; the override is bound to it."},"reason":{"type":"string","minLength":1,"maxLength":2000,"pattern":"\\S"},"duration_seconds":{"type":"integer","minimum":1,"maximum":86400,"default":3600}}}}}}};
-const pattern29 = new RegExp("\\S", "u");
+export const PolicyOverrideCreateDocument = validate62;
+const schema106 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-overrides"},"attributes":{"type":"object","additionalProperties":false,"required":["result_digest","reason"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"The run's persisted policy result digest; the override is bound to it."},"reason":{"type":"string","minLength":1,"maxLength":2000,"pattern":"\\S"},"duration_seconds":{"type":"integer","minimum":1,"maximum":86400,"default":3600}}}}}}};
+const pattern53 = new RegExp("\\S", "u");
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5050,7 +7485,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!pattern29.test(data4)){
+if(!pattern53.test(data4)){
 const err13 = {instancePath:instancePath+"/data/attributes/reason",schemaPath:"#/properties/data/properties/attributes/properties/reason/pattern",keyword:"pattern",params:{pattern: "\\S"},message:"must match pattern \""+"\\S"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -5142,18 +7577,18 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicyOverrideDocument = validate51;
-const schema81 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyOverride"}}};
+export const PolicyOverrideDocument = validate63;
+const schema108 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyOverride"}}};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5184,8 +7619,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate48(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate60(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 }
@@ -5200,24 +7635,22 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicySetCreateDocument = validate53;
-const schema82 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-sets"},"attributes":{"type":"object","additionalProperties":false,"required":["name","policies"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"global":{"type":"boolean","default":false,"description":"Applies to every workspace of the organization. Otherwise `project_ids` and `workspace_ids` say where it applies."},"project_ids":{"type":"array","maxItems":100,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}},"workspace_ids":{"type":"array","maxItems":100,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"policies":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInputList"}}}}}}};
-const schema83 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"1 to 90 characters of letters, digits, `-`, `_` and `.`, starting with a letter or digit."};
-const schema84 = {"type":"string","pattern":"^prj-[0-9a-z]{16}$"};
-const schema85 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
-const pattern30 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$", "u");
-const schema86 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInput"}};
-const schema87 = {"type":"object","additionalProperties":false,"required":["name","enforcement_level","source"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"source":{"type":"string","minLength":1,"maxLength":262144,"description":"The Rego module text. Any package; findings come from the rule `violations`."}}};
+export const PolicySetCreateDocument = validate65;
+const schema109 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-sets"},"attributes":{"type":"object","additionalProperties":false,"required":["name","policies"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"global":{"type":"boolean","default":false,"description":"Applies to every workspace of the organization. Otherwise `project_ids` and `workspace_ids` say where it applies."},"project_ids":{"type":"array","maxItems":100,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}},"workspace_ids":{"type":"array","maxItems":100,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"policies":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInputList"}}}}}}};
+const schema111 = {"type":"string","pattern":"^prj-[0-9a-z]{16}$"};
+const schema112 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
+const schema113 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInput"}};
+const schema114 = {"type":"object","additionalProperties":false,"required":["name","enforcement_level","source"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"source":{"type":"string","minLength":1,"maxLength":262144,"description":"The Rego module text. Any package; findings come from the rule `violations`."}}};
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5270,7 +7703,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern30.test(data0)){
+if(!pattern10.test(data0)){
 const err4 = {instancePath:instancePath+"/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -5305,7 +7738,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((data1 === "advisory") || (data1 === "soft_mandatory")) || (data1 === "hard_mandatory"))){
-const err7 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema73.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5361,16 +7794,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5400,8 +7833,8 @@ errors++;
 }
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate55(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+if(!(validate67(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
 }
 }
@@ -5416,16 +7849,16 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate66.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5540,7 +7973,7 @@ errors++;
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern30.test(data3)){
+if(!pattern10.test(data3)){
 const err9 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -5616,7 +8049,7 @@ const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
 let data7 = data6[i0];
 if(typeof data7 === "string"){
-if(!pattern11.test(data7)){
+if(!pattern35.test(data7)){
 const err15 = {instancePath:instancePath+"/data/attributes/project_ids/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -5667,7 +8100,7 @@ const len1 = data8.length;
 for(let i1=0; i1<len1; i1++){
 let data9 = data8[i1];
 if(typeof data9 === "string"){
-if(!pattern12.test(data9)){
+if(!pattern36.test(data9)){
 const err19 = {instancePath:instancePath+"/data/attributes/workspace_ids/" + i1,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -5702,8 +8135,8 @@ errors++;
 }
 }
 if(data2.policies !== undefined){
-if(!(validate54(data2.policies, {instancePath:instancePath+"/data/attributes/policies",parentData:data2,parentDataProperty:"policies",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate66(data2.policies, {instancePath:instancePath+"/data/attributes/policies",parentData:data2,parentDataProperty:"policies",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
 errors = vErrors.length;
 }
 }
@@ -5742,22 +8175,22 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicySetDocument = validate58;
-const schema90 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySet"}}};
-const schema91 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"policy-sets"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySetId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","global","project_ids","workspace_ids","current_version","created_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"global":{"type":"boolean"},"project_ids":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}},"workspace_ids":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"current_version":{"type":"object","additionalProperties":false,"required":["id","version","digest","policies","created_at"],"properties":{"id":{"type":"string"},"version":{"type":"integer","minimum":1},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"SHA-256 over the canonical encoding of the version's policies (names, levels, sources)."},"policies":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySummary"}},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
-const schema92 = {"type":"string","pattern":"^pset-[0-9a-z]{16}$"};
-const pattern34 = new RegExp("^pset-[0-9a-z]{16}$", "u");
-const schema96 = {"type":"object","additionalProperties":false,"required":["name","enforcement_level","package","source_digest"],"properties":{"name":{"type":"string"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"package":{"type":"string","description":"The Rego package the module declares."},"source_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"}}};
+export const PolicySetDocument = validate70;
+const schema117 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySet"}}};
+const schema118 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"policy-sets"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySetId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","global","project_ids","workspace_ids","current_version","created_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"global":{"type":"boolean"},"project_ids":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}},"workspace_ids":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"current_version":{"type":"object","additionalProperties":false,"required":["id","version","digest","policies","created_at"],"properties":{"id":{"type":"string"},"version":{"type":"integer","minimum":1},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"SHA-256 over the canonical encoding of the version's policies (names, levels, sources)."},"policies":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySummary"}},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
+const schema119 = {"type":"string","pattern":"^pset-[0-9a-z]{16}$"};
+const pattern58 = new RegExp("^pset-[0-9a-z]{16}$", "u");
+const schema123 = {"type":"object","additionalProperties":false,"required":["name","enforcement_level","package","source_digest"],"properties":{"name":{"type":"string"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"package":{"type":"string","description":"The Rego package the module declares."},"source_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"}}};
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5842,7 +8275,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((data1 === "advisory") || (data1 === "soft_mandatory")) || (data1 === "hard_mandatory"))){
-const err7 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema73.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5900,16 +8333,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5984,7 +8417,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern34.test(data1)){
+if(!pattern58.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySetId/pattern",keyword:"pattern",params:{pattern: "^pset-[0-9a-z]{16}$"},message:"must match pattern \""+"^pset-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -6106,7 +8539,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err17 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema91.properties.attributes.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema118.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6135,7 +8568,7 @@ const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
 let data7 = data6[i0];
 if(typeof data7 === "string"){
-if(!pattern11.test(data7)){
+if(!pattern35.test(data7)){
 const err19 = {instancePath:instancePath+"/attributes/project_ids/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -6176,7 +8609,7 @@ const len1 = data8.length;
 for(let i1=0; i1<len1; i1++){
 let data9 = data8[i1];
 if(typeof data9 === "string"){
-if(!pattern12.test(data9)){
+if(!pattern36.test(data9)){
 const err22 = {instancePath:instancePath+"/attributes/workspace_ids/" + i1,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err22];
@@ -6342,8 +8775,8 @@ let data14 = data10.policies;
 if(Array.isArray(data14)){
 const len2 = data14.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate60(data14[i2], {instancePath:instancePath+"/attributes/current_version/policies/" + i2,parentData:data14,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate72(data14[i2], {instancePath:instancePath+"/attributes/current_version/policies/" + i2,parentData:data14,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
 errors = vErrors.length;
 }
 }
@@ -6609,16 +9042,16 @@ vErrors.push(err57);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6649,8 +9082,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate59(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate71(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
 }
 }
@@ -6665,18 +9098,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicySetListDocument = validate63;
-const schema102 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySet"}}}};
+export const PolicySetListDocument = validate75;
+const schema129 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySet"}}}};
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6711,8 +9144,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate59(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate71(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
 }
 }
@@ -6739,18 +9172,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicySetVersionCreateDocument = validate65;
-const schema103 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-set-versions"},"attributes":{"type":"object","additionalProperties":false,"required":["policies"],"properties":{"policies":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInputList"}}}}}}};
+export const PolicySetVersionCreateDocument = validate77;
+const schema130 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-set-versions"},"attributes":{"type":"object","additionalProperties":false,"required":["policies"],"properties":{"policies":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInputList"}}}}}}};
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6853,8 +9286,8 @@ errors++;
 }
 }
 if(data2.policies !== undefined){
-if(!(validate54(data2.policies, {instancePath:instancePath+"/data/attributes/policies",parentData:data2,parentDataProperty:"policies",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate66(data2.policies, {instancePath:instancePath+"/data/attributes/policies",parentData:data2,parentDataProperty:"policies",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
 errors = vErrors.length;
 }
 }
@@ -6893,18 +9326,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectCreateDocument = validate67;
-const schema104 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"projects"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"}}}}}}};
+export const ProjectCreateDocument = validate79;
+const schema131 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"projects"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"}}}}}}};
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7009,7 +9442,7 @@ errors++;
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern30.test(data3)){
+if(!pattern10.test(data3)){
 const err8 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -7066,19 +9499,19 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectDocument = validate68;
-const schema106 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Project"}}};
-const schema107 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created_at"],"properties":{"name":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
+export const ProjectDocument = validate80;
+const schema133 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Project"}}};
+const schema134 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created_at"],"properties":{"name":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate81.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7153,7 +9586,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern11.test(data1)){
+if(!pattern35.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -7425,16 +9858,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate81.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7465,8 +9898,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate69(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate81(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
 }
@@ -7481,18 +9914,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectListDocument = validate71;
-const schema111 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Project"}}}};
+export const ProjectListDocument = validate83;
+const schema138 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Project"}}}};
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7527,8 +9960,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate69(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate81(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
 }
@@ -7555,18 +9988,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunApprovalDocument = validate73;
-const schema112 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"approvals"},"attributes":{"type":"object","additionalProperties":false,"required":["plan_digest"],"properties":{"plan_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"The plan digest the reviewer saw; the approval is bound to it."},"reason":{"type":"string","maxLength":2000}}}}}}};
+export const RunApprovalDocument = validate85;
+const schema139 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"approvals"},"attributes":{"type":"object","additionalProperties":false,"required":["plan_digest"],"properties":{"plan_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"The plan digest the reviewer saw; the approval is bound to it."},"reason":{"type":"string","maxLength":2000}}}}}}};
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7753,18 +10186,18 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunCreateDocument = validate74;
-const schema114 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","additionalProperties":false,"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"],"default":"plan_and_apply"},"message":{"type":"string","maxLength":2000},"auto_apply":{"type":"boolean","description":"Accepted only as false. true is refused with 422 RUN_AUTO_APPLY_FORBIDDEN."},"is_destroy":{"type":"boolean","description":"Accepted only as false. true is refused with 422 RUN_DESTROY_FORBIDDEN."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"configuration_version":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"configuration-versions"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ConfigurationVersionId"}}}}}}}}}}};
+export const RunCreateDocument = validate86;
+const schema141 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","additionalProperties":false,"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"],"default":"plan_and_apply"},"message":{"type":"string","maxLength":2000},"auto_apply":{"type":"boolean","description":"Accepted only as false. true is refused with 422 RUN_AUTO_APPLY_FORBIDDEN."},"is_destroy":{"type":"boolean","description":"Accepted only as false. true is refused with 422 RUN_DESTROY_FORBIDDEN."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"configuration_version":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"configuration-versions"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ConfigurationVersionId"}}}}}}}}}}};
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7859,7 +10292,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((data3 === "plan_and_apply") || (data3 === "speculative"))){
-const err7 = {instancePath:instancePath+"/data/attributes/kind",schemaPath:"#/properties/data/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema114.properties.data.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/data/attributes/kind",schemaPath:"#/properties/data/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema141.properties.data.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8101,18 +10534,18 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate74.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunDecisionDocument = validate75;
-const schema116 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"decisions"},"attributes":{"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":2000}}}}}}};
+export const RunDecisionDocument = validate87;
+const schema143 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"decisions"},"attributes":{"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":2000}}}}}}};
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8254,21 +10687,21 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunDocument = validate76;
-const schema117 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}}};
-const schema118 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"runs"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["kind","status","status_reason","recovery","message","source","auto_apply","is_destroy","config_digest","input_digest","opentofu_version","execution_region","platform","plan_status","apply_status","has_changes","plan_counts","plan_digest","dependency_bundle_digest","policy_outcome","policy_result_digest","predecessor_state_digest","approval_expires_at","finished_at","created_at","updated_at"],"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"message":{"type":"string"},"source":{"type":"string","enum":["api","tfe-api","github"]},"auto_apply":{"const":false},"is_destroy":{"const":false},"config_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"input_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"opentofu_version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},"execution_region":{"type":"string"},"platform":{"type":"string"},"status_reason":{"description":"Why the run ended where it did (null while it is still moving).","oneOf":[{"type":"null"},{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered"]}]},"plan_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"apply_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"has_changes":{"type":["boolean","null"],"description":"Null until the plan finished."},"plan_counts":{"description":"Resource counts of the finished plan; a replace counts as a create and a destroy. Null until the plan finished.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}}]},"plan_digest":{"description":"SHA-256 of the saved plan file; an approval must carry it.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"dependency_bundle_digest":{"description":"SHA-256 over the dependency lock file and module manifest the plan used.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"policy_outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"policy_result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"predecessor_state_digest":{"description":"SHA-256 of the workspace state the plan was made against (null when there was none, or before the plan).","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"approval_expires_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"recovery":{"description":"The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","configuration_version"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"configuration_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
-const pattern49 = new RegExp("^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$", "u");
-const schema128 = {"type":"object","additionalProperties":false,"required":["attempt","last_log_lines","pending_state_version","lock","predecessor_state_digest"],"properties":{"attempt":{"description":"The apply attempt that did not end cleanly (null when none was recorded).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","attempt_number","status","terminal_classification","sandbox_id","runner_id","started_at","finished_at"],"properties":{"id":{"type":"string"},"attempt_number":{"type":"integer"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"]},"sandbox_id":{"type":["string","null"]},"runner_id":{"type":"string"},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}]},"last_log_lines":{"type":"array","maxItems":8,"items":{"type":"string"},"description":"The last sanitized lines of the apply log (at most eight)."},"pending_state_version":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","serial","lineage","sha256"],"properties":{"id":{"type":"string"},"serial":{"type":"integer"},"lineage":{"type":"string"},"sha256":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}}]},"lock":{"description":"The workspace lock as it is now (it stays held until the recovery is resolved).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["holder_kind","holder_id","fence"],"properties":{"holder_kind":{"type":"string","enum":["run","user"]},"holder_id":{"type":"string"},"fence":{"type":"integer"}}}]},"predecessor_state_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}};
+export const RunDocument = validate88;
+const schema144 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}}};
+const schema145 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"runs"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["kind","status","status_reason","recovery","message","source","auto_apply","is_destroy","config_digest","input_digest","opentofu_version","execution_region","platform","plan_status","apply_status","has_changes","plan_counts","plan_digest","dependency_bundle_digest","policy_outcome","policy_result_digest","predecessor_state_digest","approval_expires_at","finished_at","created_at","updated_at"],"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"message":{"type":"string"},"source":{"type":"string","enum":["api","tfe-api","github"]},"auto_apply":{"const":false},"is_destroy":{"const":false},"config_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"input_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"opentofu_version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},"execution_region":{"type":"string"},"platform":{"type":"string"},"status_reason":{"description":"Why the run ended where it did (null while it is still moving).","oneOf":[{"type":"null"},{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered","plan_credentials_required"]}]},"plan_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"apply_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"has_changes":{"type":["boolean","null"],"description":"Null until the plan finished."},"plan_counts":{"description":"Resource counts of the finished plan; a replace counts as a create and a destroy. Null until the plan finished.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}}]},"plan_digest":{"description":"SHA-256 of the saved plan file; an approval must carry it.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"dependency_bundle_digest":{"description":"SHA-256 over the dependency lock file and module manifest the plan used.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"policy_outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"policy_result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"predecessor_state_digest":{"description":"SHA-256 of the workspace state the plan was made against (null when there was none, or before the plan).","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"approval_expires_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"recovery":{"description":"The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","configuration_version"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"configuration_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const pattern73 = new RegExp("^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$", "u");
+const schema155 = {"type":"object","additionalProperties":false,"required":["attempt","last_log_lines","pending_state_version","lock","predecessor_state_digest"],"properties":{"attempt":{"description":"The apply attempt that did not end cleanly (null when none was recorded).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","attempt_number","status","terminal_classification","sandbox_id","runner_id","started_at","finished_at"],"properties":{"id":{"type":"string"},"attempt_number":{"type":"integer"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"]},"sandbox_id":{"type":["string","null"]},"runner_id":{"type":"string"},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}]},"last_log_lines":{"type":"array","maxItems":8,"items":{"type":"string"},"description":"The last sanitized lines of the apply log (at most eight)."},"pending_state_version":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","serial","lineage","sha256"],"properties":{"id":{"type":"string"},"serial":{"type":"integer"},"lineage":{"type":"string"},"sha256":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}}]},"lock":{"description":"The workspace lock as it is now (it stays held until the recovery is resolved).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["holder_kind","holder_id","fence"],"properties":{"holder_kind":{"type":"string","enum":["run","user"]},"holder_id":{"type":"string"},"fence":{"type":"integer"}}}]},"predecessor_state_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}};
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate90.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8491,7 +10924,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(((((data3 === "running") || (data3 === "succeeded")) || (data3 === "failed")) || (data3 === "interrupted")) || (data3 === "lost"))){
-const err19 = {instancePath:instancePath+"/attempt/status",schemaPath:"#/properties/attempt/oneOf/1/properties/status/enum",keyword:"enum",params:{allowedValues: schema128.properties.attempt.oneOf[1].properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attempt/status",schemaPath:"#/properties/attempt/oneOf/1/properties/status/enum",keyword:"enum",params:{allowedValues: schema155.properties.attempt.oneOf[1].properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8504,7 +10937,7 @@ errors++;
 if(data0.terminal_classification !== undefined){
 let data4 = data0.terminal_classification;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err20 = {instancePath:instancePath+"/attempt/terminal_classification",schemaPath:"#/properties/attempt/oneOf/1/properties/terminal_classification/type",keyword:"type",params:{type: schema128.properties.attempt.oneOf[1].properties.terminal_classification.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/attempt/terminal_classification",schemaPath:"#/properties/attempt/oneOf/1/properties/terminal_classification/type",keyword:"type",params:{type: schema155.properties.attempt.oneOf[1].properties.terminal_classification.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8517,7 +10950,7 @@ errors++;
 if(data0.sandbox_id !== undefined){
 let data5 = data0.sandbox_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/attempt/sandbox_id",schemaPath:"#/properties/attempt/oneOf/1/properties/sandbox_id/type",keyword:"type",params:{type: schema128.properties.attempt.oneOf[1].properties.sandbox_id.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/attempt/sandbox_id",schemaPath:"#/properties/attempt/oneOf/1/properties/sandbox_id/type",keyword:"type",params:{type: schema155.properties.attempt.oneOf[1].properties.sandbox_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9054,7 +11487,7 @@ vErrors.push(err56);
 errors++;
 }
 if(!((data17 === "run") || (data17 === "user"))){
-const err57 = {instancePath:instancePath+"/lock/holder_kind",schemaPath:"#/properties/lock/oneOf/1/properties/holder_kind/enum",keyword:"enum",params:{allowedValues: schema128.properties.lock.oneOf[1].properties.holder_kind.enum},message:"must be equal to one of the allowed values"};
+const err57 = {instancePath:instancePath+"/lock/holder_kind",schemaPath:"#/properties/lock/oneOf/1/properties/holder_kind/enum",keyword:"enum",params:{allowedValues: schema155.properties.lock.oneOf[1].properties.holder_kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -9221,16 +11654,16 @@ vErrors.push(err66);
 }
 errors++;
 }
-validate78.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
-validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9315,7 +11748,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern21.test(data1)){
+if(!pattern45.test(data1)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -9601,7 +12034,7 @@ vErrors.push(err34);
 errors++;
 }
 for(const key1 in data2){
-if(!(func6.call(schema118.properties.attributes.properties, key1))){
+if(!(func5.call(schema145.properties.attributes.properties, key1))){
 const err35 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err35];
@@ -9625,7 +12058,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!((data3 === "plan_and_apply") || (data3 === "speculative"))){
-const err37 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema145.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9648,7 +12081,7 @@ vErrors.push(err38);
 errors++;
 }
 if(!((((((((((((((data4 === "pending") || (data4 === "planning")) || (data4 === "policy_checking")) || (data4 === "policy_soft_failed")) || (data4 === "awaiting_approval")) || (data4 === "applying")) || (data4 === "applied")) || (data4 === "planned_and_finished")) || (data4 === "discarded")) || (data4 === "canceled")) || (data4 === "errored")) || (data4 === "expired")) || (data4 === "plan_credentials_required")) || (data4 === "needs_recovery"))){
-const err39 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err39 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema145.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9683,7 +12116,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!(((data6 === "api") || (data6 === "tfe-api")) || (data6 === "github"))){
-const err42 = {instancePath:instancePath+"/attributes/source",schemaPath:"#/properties/attributes/properties/source/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.source.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/attributes/source",schemaPath:"#/properties/attributes/properties/source/enum",keyword:"enum",params:{allowedValues: schema145.properties.attributes.properties.source.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9770,7 +12203,7 @@ errors++;
 if(data2.opentofu_version !== undefined){
 let data11 = data2.opentofu_version;
 if(typeof data11 === "string"){
-if(!pattern49.test(data11)){
+if(!pattern73.test(data11)){
 const err49 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/pattern",keyword:"pattern",params:{pattern: "^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},message:"must match pattern \""+"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"+"\""};
 if(vErrors === null){
 vErrors = [err49];
@@ -9848,8 +12281,8 @@ vErrors.push(err54);
 }
 errors++;
 }
-if(!((((((((((((((data14 === "plan_failed") || (data14 === "plan_canceled")) || (data14 === "no_changes")) || (data14 === "speculative")) || (data14 === "policy_hard_failed")) || (data14 === "policy_errored")) || (data14 === "discarded")) || (data14 === "canceled")) || (data14 === "approval_expired")) || (data14 === "applied")) || (data14 === "apply_failed")) || (data14 === "apply_interrupted")) || (data14 === "apply_uncertain")) || (data14 === "recovered"))){
-const err55 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.status_reason.oneOf[1].enum},message:"must be equal to one of the allowed values"};
+if(!(((((((((((((((data14 === "plan_failed") || (data14 === "plan_canceled")) || (data14 === "no_changes")) || (data14 === "speculative")) || (data14 === "policy_hard_failed")) || (data14 === "policy_errored")) || (data14 === "discarded")) || (data14 === "canceled")) || (data14 === "approval_expired")) || (data14 === "applied")) || (data14 === "apply_failed")) || (data14 === "apply_interrupted")) || (data14 === "apply_uncertain")) || (data14 === "recovered")) || (data14 === "plan_credentials_required"))){
+const err55 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/enum",keyword:"enum",params:{allowedValues: schema145.properties.attributes.properties.status_reason.oneOf[1].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -9904,7 +12337,7 @@ vErrors.push(err57);
 errors++;
 }
 if(!(((((data15 === "pending") || (data15 === "running")) || (data15 === "finished")) || (data15 === "errored")) || (data15 === "canceled"))){
-const err58 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.plan_status.enum},message:"must be equal to one of the allowed values"};
+const err58 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/enum",keyword:"enum",params:{allowedValues: schema145.properties.attributes.properties.plan_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -9927,7 +12360,7 @@ vErrors.push(err59);
 errors++;
 }
 if(!((((((data16 === "pending") || (data16 === "running")) || (data16 === "finished")) || (data16 === "errored")) || (data16 === "canceled")) || (data16 === "interrupted"))){
-const err60 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.apply_status.enum},message:"must be equal to one of the allowed values"};
+const err60 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/enum",keyword:"enum",params:{allowedValues: schema145.properties.attributes.properties.apply_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -9940,7 +12373,7 @@ errors++;
 if(data2.has_changes !== undefined){
 let data17 = data2.has_changes;
 if((typeof data17 !== "boolean") && (data17 !== null)){
-const err61 = {instancePath:instancePath+"/attributes/has_changes",schemaPath:"#/properties/attributes/properties/has_changes/type",keyword:"type",params:{type: schema118.properties.attributes.properties.has_changes.type},message:"must be boolean,null"};
+const err61 = {instancePath:instancePath+"/attributes/has_changes",schemaPath:"#/properties/attributes/properties/has_changes/type",keyword:"type",params:{type: schema145.properties.attributes.properties.has_changes.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -10291,7 +12724,7 @@ vErrors = null;
 if(data2.policy_outcome !== undefined){
 let data24 = data2.policy_outcome;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err83 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/type",keyword:"type",params:{type: schema118.properties.attributes.properties.policy_outcome.type},message:"must be string,null"};
+const err83 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/type",keyword:"type",params:{type: schema145.properties.attributes.properties.policy_outcome.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -10301,7 +12734,7 @@ vErrors.push(err83);
 errors++;
 }
 if(!((((((data24 === "skipped") || (data24 === "passed")) || (data24 === "soft_failed")) || (data24 === "hard_failed")) || (data24 === "errored")) || (data24 === null))){
-const err84 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.policy_outcome.enum},message:"must be equal to one of the allowed values"};
+const err84 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/enum",keyword:"enum",params:{allowedValues: schema145.properties.attributes.properties.policy_outcome.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -10661,8 +13094,8 @@ valid20 = true;
 passing8 = 0;
 }
 const _errs104 = errors;
-if(!(validate78(data29, {instancePath:instancePath+"/attributes/recovery",parentData:data2,parentDataProperty:"recovery",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate90(data29, {instancePath:instancePath+"/attributes/recovery",parentData:data2,parentDataProperty:"recovery",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 var _valid8 = _errs104 === errors;
@@ -11224,16 +13657,16 @@ vErrors.push(err148);
 }
 errors++;
 }
-validate77.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11264,8 +13697,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate77(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+if(!(validate89(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
 errors = vErrors.length;
 }
 }
@@ -11280,18 +13713,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate76.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunListDocument = validate81;
-const schema139 = {"type":"object","additionalProperties":false,"required":["data","meta","links"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}},"meta":{"type":"object","additionalProperties":false,"required":["page"],"properties":{"page":{"type":"object","additionalProperties":false,"required":["limit","next_cursor"],"properties":{"limit":{"type":"integer"},"next_cursor":{"type":["string","null"],"description":"Opaque continuation token; pass it back as `?cursor=`. Null on the last page."}}}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+export const RunListDocument = validate93;
+const schema166 = {"type":"object","additionalProperties":false,"required":["data","meta","links"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}},"meta":{"type":"object","additionalProperties":false,"required":["page"],"properties":{"page":{"type":"object","additionalProperties":false,"required":["limit","next_cursor"],"properties":{"limit":{"type":"integer"},"next_cursor":{"type":["string","null"],"description":"Opaque continuation token; pass it back as `?cursor=`. Null on the last page."}}}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate93.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11346,8 +13779,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate77(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+if(!(validate89(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
 errors = vErrors.length;
 }
 }
@@ -11439,7 +13872,7 @@ errors++;
 if(data3.next_cursor !== undefined){
 let data5 = data3.next_cursor;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err11 = {instancePath:instancePath+"/meta/page/next_cursor",schemaPath:"#/properties/meta/properties/page/properties/next_cursor/type",keyword:"type",params:{type: schema139.properties.meta.properties.page.properties.next_cursor.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/meta/page/next_cursor",schemaPath:"#/properties/meta/properties/page/properties/next_cursor/type",keyword:"type",params:{type: schema166.properties.meta.properties.page.properties.next_cursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11536,18 +13969,18 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate93.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunLogDocument = validate83;
-const schema141 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"run-logs"},"id":{"type":"string","description":"`<run id>/<phase>`"},"attributes":{"type":"object","additionalProperties":false,"required":["phase","offset","text","next_offset","complete"],"properties":{"phase":{"type":"string","enum":["plan","policy","apply"]},"offset":{"type":"integer","minimum":0},"text":{"type":"string","description":"Sanitized log text from `offset`."},"next_offset":{"type":"integer","minimum":0,"description":"Pass it back as `offset` to continue."},"complete":{"type":"boolean","description":"Whether the phase's log has ended and `next_offset` is its end."}}}}}}};
+export const RunLogDocument = validate95;
+const schema168 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"run-logs"},"id":{"type":"string","description":"`<run id>/<phase>`"},"attributes":{"type":"object","additionalProperties":false,"required":["phase","offset","text","next_offset","complete"],"properties":{"phase":{"type":"string","enum":["plan","policy","apply"]},"offset":{"type":"integer","minimum":0},"text":{"type":"string","description":"Sanitized log text from `offset`."},"next_offset":{"type":"integer","minimum":0,"description":"Pass it back as `offset` to continue."},"complete":{"type":"boolean","description":"Whether the phase's log has ended and `next_offset` is its end."}}}}}}};
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11724,7 +14157,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data4 === "plan") || (data4 === "policy")) || (data4 === "apply"))){
-const err15 = {instancePath:instancePath+"/data/attributes/phase",schemaPath:"#/properties/data/properties/attributes/properties/phase/enum",keyword:"enum",params:{allowedValues: schema141.properties.data.properties.attributes.properties.phase.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/data/attributes/phase",schemaPath:"#/properties/data/properties/attributes/properties/phase/enum",keyword:"enum",params:{allowedValues: schema168.properties.data.properties.attributes.properties.phase.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -11843,18 +14276,18 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunRecoveryResolutionDocument = validate84;
-const schema142 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"recovery-resolutions"},"attributes":{"type":"object","additionalProperties":false,"required":["resolution","reason"],"properties":{"resolution":{"type":"string","enum":["commit_pending_state","keep_current_state"],"description":"commit_pending_state publishes the state version the interrupted apply uploaded (the run ends applied); keep_current_state discards it and keeps the current state (the run ends errored). Either way the reason is recovered and the lock is released."},"reason":{"type":"string","minLength":10,"maxLength":2000,"description":"Why, for the audit trail."}}}}}}};
+export const RunRecoveryResolutionDocument = validate96;
+const schema169 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"recovery-resolutions"},"attributes":{"type":"object","additionalProperties":false,"required":["resolution","reason"],"properties":{"resolution":{"type":"string","enum":["commit_pending_state","keep_current_state"],"description":"commit_pending_state publishes the state version the interrupted apply uploaded (the run ends applied); keep_current_state discards it and keeps the current state (the run ends errored). Either way the reason is recovered and the lock is released."},"reason":{"type":"string","minLength":10,"maxLength":2000,"description":"Why, for the audit trail."}}}}}}};
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate96.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11979,7 +14412,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((data3 === "commit_pending_state") || (data3 === "keep_current_state"))){
-const err10 = {instancePath:instancePath+"/data/attributes/resolution",schemaPath:"#/properties/data/properties/attributes/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema142.properties.data.properties.attributes.properties.resolution.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/data/attributes/resolution",schemaPath:"#/properties/data/properties/attributes/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema169.properties.data.properties.attributes.properties.resolution.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -12059,24 +14492,24 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate96.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunReviewDocument = validate85;
-const schema143 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReview"}}};
-const schema144 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"run-reviews"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["header","available_actions","stages","terminal_reason","recovery","evidence","downloads"],"properties":{"header":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewHeader"},"available_actions":{"type":"array","uniqueItems":true,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewAction"}},"stages":{"description":"The ordered stage timeline (plan, policy, approval, apply).","type":"object","additionalProperties":false,"required":["plan","policy","approval","apply"],"properties":{"plan":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewPlanStage"},"policy":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewPolicyStage"},"approval":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewApprovalStage"},"apply":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewApplyStage"}}},"terminal_reason":{"description":"Why the run ended (or stopped for recovery); null while it is still moving.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewTerminalReason"}]},"recovery":{"description":"Recovery evidence while the run needs recovery (unresolved); null otherwise.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"evidence":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewEvidence"},"downloads":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"run":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
-const schema157 = {"type":"string","enum":["approve","discard","cancel","override","recover"]};
-const schema186 = {"description":"Null for a caller who could never download anything (no artifact or state-recovery permission at all); `not_permitted` (one note) for a caller holding some download permission but none on this run; otherwise the downloads this caller may use.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["state","note"],"properties":{"state":{"const":"not_permitted"},"note":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["state","items"],"properties":{"state":{"const":"permitted"},"items":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["kind","method","href","requires_reason","requires_step_up","available"],"properties":{"kind":{"type":"string","enum":["redacted_plan","raw_plan","emergency_state"]},"method":{"type":"string","enum":["GET","POST"]},"href":{"type":"string"},"requires_reason":{"type":"boolean"},"requires_step_up":{"type":"boolean","description":"True when this caller (a dashboard session) must step up within the last 15 minutes first."},"available":{"type":"boolean","description":"Whether the run recorded what this download serves."}}}}}}]};
-const schema146 = {"type":"object","additionalProperties":false,"required":["title","title_generated","commit_message","status","kind","source","commit_sha","source_ref","working_directory","commit_author","created_at","started_at","finished_at","run_id","workspace"],"properties":{"title":{"type":"string","description":"The run's own message; server-generated (e.g. `GitHub <commit-sha>`) when the trigger recorded none."},"title_generated":{"type":"boolean","description":"True when the title was generated by the server rather than recorded as the run's message."},"commit_message":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"source":{"type":"string","enum":["api","tfe-api","github"]},"commit_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"source_ref":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"working_directory":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"commit_author":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"started_at":{"description":"When the first phase attempt started (null while none has).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"description":"When the run ended (null while it has not).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"workspace":{"type":"object","additionalProperties":false,"required":["id","name","href"],"properties":{"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"name":{"type":"string"},"href":{"type":"string"}}}}};
-const schema147 = {"description":"A fact that is either recorded (`value` is a string) or explicitly not recorded (`value` is null).","oneOf":[{"type":"object","additionalProperties":false,"required":["state","value"],"properties":{"state":{"const":"recorded"},"value":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["state","value"],"properties":{"state":{"const":"not_recorded"},"value":{"type":"null"}}}]};
-const schema153 = {"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]};
+export const RunReviewDocument = validate97;
+const schema170 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReview"}}};
+const schema171 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"run-reviews"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["header","available_actions","stages","terminal_reason","recovery","evidence","downloads"],"properties":{"header":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewHeader"},"available_actions":{"type":"array","uniqueItems":true,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewAction"}},"stages":{"description":"The ordered stage timeline (plan, policy, approval, apply).","type":"object","additionalProperties":false,"required":["plan","policy","approval","apply"],"properties":{"plan":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewPlanStage"},"policy":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewPolicyStage"},"approval":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewApprovalStage"},"apply":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewApplyStage"}}},"terminal_reason":{"description":"Why the run ended (or stopped for recovery); null while it is still moving.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewTerminalReason"}]},"recovery":{"description":"Recovery evidence while the run needs recovery (unresolved); null otherwise.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"evidence":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewEvidence"},"downloads":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"run":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema184 = {"type":"string","enum":["approve","discard","cancel","override","recover"]};
+const schema213 = {"description":"Null for a caller who could never download anything (no artifact or state-recovery permission at all); `not_permitted` (one note) for a caller holding some download permission but none on this run; otherwise the downloads this caller may use.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["state","note"],"properties":{"state":{"const":"not_permitted"},"note":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["state","items"],"properties":{"state":{"const":"permitted"},"items":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["kind","method","href","requires_reason","requires_step_up","available"],"properties":{"kind":{"type":"string","enum":["redacted_plan","raw_plan","emergency_state"]},"method":{"type":"string","enum":["GET","POST"]},"href":{"type":"string"},"requires_reason":{"type":"boolean"},"requires_step_up":{"type":"boolean","description":"True when this caller (a dashboard session) must step up within the last 15 minutes first."},"available":{"type":"boolean","description":"Whether the run recorded what this download serves."}}}}}}]};
+const schema173 = {"type":"object","additionalProperties":false,"required":["title","title_generated","commit_message","status","kind","source","commit_sha","source_ref","working_directory","commit_author","created_at","started_at","finished_at","run_id","workspace"],"properties":{"title":{"type":"string","description":"The run's own message; server-generated (e.g. `GitHub <commit-sha>`) when the trigger recorded none."},"title_generated":{"type":"boolean","description":"True when the title was generated by the server rather than recorded as the run's message."},"commit_message":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"source":{"type":"string","enum":["api","tfe-api","github"]},"commit_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"source_ref":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"working_directory":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"commit_author":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"started_at":{"description":"When the first phase attempt started (null while none has).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"description":"When the run ended (null while it has not).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"workspace":{"type":"object","additionalProperties":false,"required":["id","name","href"],"properties":{"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"name":{"type":"string"},"href":{"type":"string"}}}}};
+const schema174 = {"description":"A fact that is either recorded (`value` is a string) or explicitly not recorded (`value` is null).","oneOf":[{"type":"object","additionalProperties":false,"required":["state","value"],"properties":{"state":{"const":"recorded"},"value":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["state","value"],"properties":{"state":{"const":"not_recorded"},"value":{"type":"null"}}}]};
+const schema180 = {"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]};
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate100.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12167,16 +14600,16 @@ vErrors = null;
 }
 }
 }
-validate88.errors = vErrors;
+validate100.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate100.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate99.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12335,7 +14768,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func6.call(schema146.properties, key0))){
+if(!(func5.call(schema173.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -12568,7 +15001,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((((((((((((data7 === "pending") || (data7 === "planning")) || (data7 === "policy_checking")) || (data7 === "policy_soft_failed")) || (data7 === "awaiting_approval")) || (data7 === "applying")) || (data7 === "applied")) || (data7 === "planned_and_finished")) || (data7 === "discarded")) || (data7 === "canceled")) || (data7 === "errored")) || (data7 === "expired")) || (data7 === "plan_credentials_required")) || (data7 === "needs_recovery"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema146.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema173.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -12591,7 +15024,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!((data8 === "plan_and_apply") || (data8 === "speculative"))){
-const err34 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema146.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema173.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -12614,7 +15047,7 @@ vErrors.push(err35);
 errors++;
 }
 if(!(((data9 === "api") || (data9 === "tfe-api")) || (data9 === "github"))){
-const err36 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema146.properties.source.enum},message:"must be equal to one of the allowed values"};
+const err36 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema173.properties.source.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -13400,21 +15833,21 @@ errors++;
 }
 }
 if(data.started_at !== undefined){
-if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate100(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
 if(data.finished_at !== undefined){
-if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate100(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
 if(data.run_id !== undefined){
 let data33 = data.run_id;
 if(typeof data33 === "string"){
-if(!pattern21.test(data33)){
+if(!pattern45.test(data33)){
 const err92 = {instancePath:instancePath+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err92];
@@ -13484,7 +15917,7 @@ errors++;
 if(data34.id !== undefined){
 let data35 = data34.id;
 if(typeof data35 === "string"){
-if(!pattern12.test(data35)){
+if(!pattern36.test(data35)){
 const err98 = {instancePath:instancePath+"/workspace/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err98];
@@ -13553,18 +15986,18 @@ vErrors.push(err103);
 }
 errors++;
 }
-validate87.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema158 = {"type":"object","additionalProperties":false,"required":["status","phase_status","started_at","finished_at","summary"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"phase_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"summary":{"description":"`not_finished` while the plan runs (no counts, no attention); `recorded` with the counts of a finished plan; `change_result_not_recorded` only for a finished plan whose counts were not recorded; `not_produced` for a plan that ended without finishing (errored or canceled).","oneOf":[{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"type":"string","enum":["not_finished","change_result_not_recorded","not_produced"]}}},{"type":"object","additionalProperties":false,"required":["state","counts","has_changes"],"properties":{"state":{"const":"recorded"},"counts":{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}},"has_changes":{"type":["boolean","null"]}}}]}}};
-const schema159 = {"type":"string","enum":["pending","running","succeeded","failed","skipped","waiting"]};
+const schema185 = {"type":"object","additionalProperties":false,"required":["status","phase_status","started_at","finished_at","summary"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"phase_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"summary":{"description":"`not_finished` while the plan runs (no counts, no attention); `recorded` with the counts of a finished plan; `change_result_not_recorded` only for a finished plan whose counts were not recorded; `not_produced` for a plan that ended without finishing (errored or canceled).","oneOf":[{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"type":"string","enum":["not_finished","change_result_not_recorded","not_produced"]}}},{"type":"object","additionalProperties":false,"required":["state","counts","has_changes"],"properties":{"state":{"const":"recorded"},"counts":{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}},"has_changes":{"type":["boolean","null"]}}}]}}};
+const schema186 = {"type":"string","enum":["pending","running","succeeded","failed","skipped","waiting"]};
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13647,7 +16080,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((data0 === "pending") || (data0 === "running")) || (data0 === "succeeded")) || (data0 === "failed")) || (data0 === "skipped")) || (data0 === "waiting"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema186.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -13670,7 +16103,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((((data1 === "pending") || (data1 === "running")) || (data1 === "finished")) || (data1 === "errored")) || (data1 === "canceled"))){
-const err9 = {instancePath:instancePath+"/phase_status",schemaPath:"#/properties/phase_status/enum",keyword:"enum",params:{allowedValues: schema158.properties.phase_status.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/phase_status",schemaPath:"#/properties/phase_status/enum",keyword:"enum",params:{allowedValues: schema185.properties.phase_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -13681,14 +16114,14 @@ errors++;
 }
 }
 if(data.started_at !== undefined){
-if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate100(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
 if(data.finished_at !== undefined){
-if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate100(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
@@ -13734,7 +16167,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((data5 === "not_finished") || (data5 === "change_result_not_recorded")) || (data5 === "not_produced"))){
-const err13 = {instancePath:instancePath+"/summary/state",schemaPath:"#/properties/summary/oneOf/0/properties/state/enum",keyword:"enum",params:{allowedValues: schema158.properties.summary.oneOf[0].properties.state.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/summary/state",schemaPath:"#/properties/summary/oneOf/0/properties/state/enum",keyword:"enum",params:{allowedValues: schema185.properties.summary.oneOf[0].properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13952,7 +16385,7 @@ errors++;
 if(data4.has_changes !== undefined){
 let data11 = data4.has_changes;
 if((typeof data11 !== "boolean") && (data11 !== null)){
-const err31 = {instancePath:instancePath+"/summary/has_changes",schemaPath:"#/properties/summary/oneOf/1/properties/has_changes/type",keyword:"type",params:{type: schema158.properties.summary.oneOf[1].properties.has_changes.type},message:"must be boolean,null"};
+const err31 = {instancePath:instancePath+"/summary/has_changes",schemaPath:"#/properties/summary/oneOf/1/properties/has_changes/type",keyword:"type",params:{type: schema185.properties.summary.oneOf[1].properties.has_changes.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -14020,17 +16453,17 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate92.errors = vErrors;
+validate104.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema160 = {"type":"object","additionalProperties":false,"required":["status","outcome","started_at","finished_at","findings","override_control","overrides","overrides_truncated"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"outcome":{"description":"The persisted outcome; null while no policy result was recorded.","type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"started_at":{"description":"The policy stage's start is not recorded today (null); its evaluation time is `finished_at`.","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"findings":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["title","message","address","enforcement_level"],"properties":{"title":{"type":"string"},"message":{"type":"string"},"address":{"type":["string","null"]},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"}}}},"override_control":{"description":"Present only for a caller holding `policy:override_soft` while the run waits on a soft-mandatory failure; null otherwise. The override submits exactly `result_digest`.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["result_digest","href","default_duration_seconds","max_duration_seconds","active_override_expires_at","expires_at"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"href":{"type":"string"},"default_duration_seconds":{"type":"integer"},"max_duration_seconds":{"type":"integer"},"active_override_expires_at":{"description":"When the newest unexpired override of this digest expires (null when none is active).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"expires_at":{"description":"When the control stops being usable (the run's approval window closes); null when not recorded.","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}}]},"overrides":{"type":"array","maxItems":256,"description":"At most 256 override records, newest first (the organization audit history keeps them all).","items":{"type":"object","additionalProperties":false,"required":["id","actor_id","actor_display_name","reason","created_at","expires_at"],"properties":{"id":{"type":"string"},"actor_id":{"type":["string","null"]},"actor_display_name":{"type":["string","null"]},"reason":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}},"overrides_truncated":{"type":"boolean"}}};
+const schema187 = {"type":"object","additionalProperties":false,"required":["status","outcome","started_at","finished_at","findings","override_control","overrides","overrides_truncated"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"outcome":{"description":"The persisted outcome; null while no policy result was recorded.","type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"started_at":{"description":"The policy stage's start is not recorded today (null); its evaluation time is `finished_at`.","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"findings":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["title","message","address","enforcement_level"],"properties":{"title":{"type":"string"},"message":{"type":"string"},"address":{"type":["string","null"]},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"}}}},"override_control":{"description":"Present only for a caller holding `policy:override_soft` while the run waits on a soft-mandatory failure; null otherwise. The override submits exactly `result_digest`.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["result_digest","href","default_duration_seconds","max_duration_seconds","active_override_expires_at","expires_at"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"href":{"type":"string"},"default_duration_seconds":{"type":"integer"},"max_duration_seconds":{"type":"integer"},"active_override_expires_at":{"description":"When the newest unexpired override of this digest expires (null when none is active).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"expires_at":{"description":"When the control stops being usable (the run's approval window closes); null when not recorded.","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}}]},"overrides":{"type":"array","maxItems":256,"description":"At most 256 override records, newest first (the organization audit history keeps them all).","items":{"type":"object","additionalProperties":false,"required":["id","actor_id","actor_display_name","reason","created_at","expires_at"],"properties":{"id":{"type":"string"},"actor_id":{"type":["string","null"]},"actor_display_name":{"type":["string","null"]},"reason":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}},"overrides_truncated":{"type":"boolean"}}};
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14143,7 +16576,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((data0 === "pending") || (data0 === "running")) || (data0 === "succeeded")) || (data0 === "failed")) || (data0 === "skipped")) || (data0 === "waiting"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema186.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -14156,7 +16589,7 @@ errors++;
 if(data.outcome !== undefined){
 let data1 = data.outcome;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: schema160.properties.outcome.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: schema187.properties.outcome.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14166,7 +16599,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((((((data1 === "skipped") || (data1 === "passed")) || (data1 === "soft_failed")) || (data1 === "hard_failed")) || (data1 === "errored")) || (data1 === null))){
-const err12 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema160.properties.outcome.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema187.properties.outcome.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14177,14 +16610,14 @@ errors++;
 }
 }
 if(data.started_at !== undefined){
-if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate100(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
 if(data.finished_at !== undefined){
-if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate100(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
@@ -14274,7 +16707,7 @@ errors++;
 if(data5.address !== undefined){
 let data8 = data5.address;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err20 = {instancePath:instancePath+"/findings/" + i0+"/address",schemaPath:"#/properties/findings/items/properties/address/type",keyword:"type",params:{type: schema160.properties.findings.items.properties.address.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/findings/" + i0+"/address",schemaPath:"#/properties/findings/items/properties/address/type",keyword:"type",params:{type: schema187.properties.findings.items.properties.address.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -14297,7 +16730,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!(((data9 === "advisory") || (data9 === "soft_mandatory")) || (data9 === "hard_mandatory"))){
-const err22 = {instancePath:instancePath+"/findings/" + i0+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema73.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/findings/" + i0+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14490,14 +16923,14 @@ errors++;
 }
 }
 if(data10.active_override_expires_at !== undefined){
-if(!(validate88(data10.active_override_expires_at, {instancePath:instancePath+"/override_control/active_override_expires_at",parentData:data10,parentDataProperty:"active_override_expires_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate100(data10.active_override_expires_at, {instancePath:instancePath+"/override_control/active_override_expires_at",parentData:data10,parentDataProperty:"active_override_expires_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
 if(data10.expires_at !== undefined){
-if(!(validate88(data10.expires_at, {instancePath:instancePath+"/override_control/expires_at",parentData:data10,parentDataProperty:"expires_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate100(data10.expires_at, {instancePath:instancePath+"/override_control/expires_at",parentData:data10,parentDataProperty:"expires_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
@@ -14649,7 +17082,7 @@ errors++;
 if(data18.actor_id !== undefined){
 let data20 = data18.actor_id;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err49 = {instancePath:instancePath+"/overrides/" + i1+"/actor_id",schemaPath:"#/properties/overrides/items/properties/actor_id/type",keyword:"type",params:{type: schema160.properties.overrides.items.properties.actor_id.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/overrides/" + i1+"/actor_id",schemaPath:"#/properties/overrides/items/properties/actor_id/type",keyword:"type",params:{type: schema187.properties.overrides.items.properties.actor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -14662,7 +17095,7 @@ errors++;
 if(data18.actor_display_name !== undefined){
 let data21 = data18.actor_display_name;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err50 = {instancePath:instancePath+"/overrides/" + i1+"/actor_display_name",schemaPath:"#/properties/overrides/items/properties/actor_display_name/type",keyword:"type",params:{type: schema160.properties.overrides.items.properties.actor_display_name.type},message:"must be string,null"};
+const err50 = {instancePath:instancePath+"/overrides/" + i1+"/actor_display_name",schemaPath:"#/properties/overrides/items/properties/actor_display_name/type",keyword:"type",params:{type: schema187.properties.overrides.items.properties.actor_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -14801,17 +17234,17 @@ vErrors.push(err61);
 }
 errors++;
 }
-validate96.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema166 = {"type":"object","additionalProperties":false,"required":["status","state","decided_by","decided_at","reason","approval_expires_at","plan_digest","destroy_confirmation_required","started_at","finished_at"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"state":{"type":"string","enum":["not_reached","not_required","awaiting","approved","discarded","expired","canceled","not_recorded"],"description":"`awaiting` while a decision is outstanding; a decision state from the recorded review; `not_recorded` when the run ended by a decision that has no review record."},"decided_by":{"description":"Who decided (the display name when one is recorded, else null; the actor id always when recorded). Null for no decision or an expiry.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["actor_id","display_name"],"properties":{"actor_id":{"type":"string"},"display_name":{"type":["string","null"]}}}]},"decided_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"reason":{"type":["string","null"]},"approval_expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"plan_digest":{"description":"The plan digest the decision was bound to, or that an approval must carry while awaiting.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"destroy_confirmation_required":{"type":"boolean","description":"True when the plan under review destroys at least one resource."},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}};
+const schema193 = {"type":"object","additionalProperties":false,"required":["status","state","decided_by","decided_at","reason","approval_expires_at","plan_digest","destroy_confirmation_required","started_at","finished_at"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"state":{"type":"string","enum":["not_reached","not_required","awaiting","approved","discarded","expired","canceled","not_recorded"],"description":"`awaiting` while a decision is outstanding; a decision state from the recorded review; `not_recorded` when the run ended by a decision that has no review record."},"decided_by":{"description":"Who decided (the display name when one is recorded, else null; the actor id always when recorded). Null for no decision or an expiry.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["actor_id","display_name"],"properties":{"actor_id":{"type":"string"},"display_name":{"type":["string","null"]}}}]},"decided_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"reason":{"type":["string","null"]},"approval_expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"plan_digest":{"description":"The plan digest the decision was bound to, or that an approval must carry while awaiting.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"destroy_confirmation_required":{"type":"boolean","description":"True when the plan under review destroys at least one resource."},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}};
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate114.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14920,7 +17353,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func6.call(schema166.properties, key0))){
+if(!(func5.call(schema193.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -14944,7 +17377,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((((((data0 === "pending") || (data0 === "running")) || (data0 === "succeeded")) || (data0 === "failed")) || (data0 === "skipped")) || (data0 === "waiting"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema186.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14967,7 +17400,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((((((data1 === "not_reached") || (data1 === "not_required")) || (data1 === "awaiting")) || (data1 === "approved")) || (data1 === "discarded")) || (data1 === "expired")) || (data1 === "canceled")) || (data1 === "not_recorded"))){
-const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema166.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema193.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -15047,7 +17480,7 @@ errors++;
 if(data2.display_name !== undefined){
 let data4 = data2.display_name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err20 = {instancePath:instancePath+"/decided_by/display_name",schemaPath:"#/properties/decided_by/oneOf/1/properties/display_name/type",keyword:"type",params:{type: schema166.properties.decided_by.oneOf[1].properties.display_name.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/decided_by/display_name",schemaPath:"#/properties/decided_by/oneOf/1/properties/display_name/type",keyword:"type",params:{type: schema193.properties.decided_by.oneOf[1].properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15102,15 +17535,15 @@ vErrors = null;
 }
 }
 if(data.decided_at !== undefined){
-if(!(validate88(data.decided_at, {instancePath:instancePath+"/decided_at",parentData:data,parentDataProperty:"decided_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate100(data.decided_at, {instancePath:instancePath+"/decided_at",parentData:data,parentDataProperty:"decided_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
 if(data.reason !== undefined){
 let data6 = data.reason;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err23 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema166.properties.reason.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema193.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -15121,8 +17554,8 @@ errors++;
 }
 }
 if(data.approval_expires_at !== undefined){
-if(!(validate88(data.approval_expires_at, {instancePath:instancePath+"/approval_expires_at",parentData:data,parentDataProperty:"approval_expires_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate100(data.approval_expires_at, {instancePath:instancePath+"/approval_expires_at",parentData:data,parentDataProperty:"approval_expires_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
@@ -15216,14 +17649,14 @@ errors++;
 }
 }
 if(data.started_at !== undefined){
-if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate100(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
 if(data.finished_at !== undefined){
-if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate100(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
@@ -15238,17 +17671,17 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate102.errors = vErrors;
+validate114.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema169 = {"type":"object","additionalProperties":false,"required":["status","phase_status","started_at","finished_at","state_version"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"phase_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"state_version":{"description":"The successor state version this run committed; `not_recorded` when it committed none, `unavailable` when the apply finished but the committed version's record cannot be resolved.","oneOf":[{"type":"object","additionalProperties":false,"required":["state","id","serial","published_at","digest"],"properties":{"state":{"const":"committed"},"id":{"type":"string"},"serial":{"type":"integer"},"published_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}},{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"type":"string","enum":["not_recorded","unavailable"]}}}]}}};
+const schema196 = {"type":"object","additionalProperties":false,"required":["status","phase_status","started_at","finished_at","state_version"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"phase_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"state_version":{"description":"The successor state version this run committed; `not_recorded` when it committed none, `unavailable` when the apply finished but the committed version's record cannot be resolved.","oneOf":[{"type":"object","additionalProperties":false,"required":["state","id","serial","published_at","digest"],"properties":{"state":{"const":"committed"},"id":{"type":"string"},"serial":{"type":"integer"},"published_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}},{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"type":"string","enum":["not_recorded","unavailable"]}}}]}}};
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate120.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15331,7 +17764,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((data0 === "pending") || (data0 === "running")) || (data0 === "succeeded")) || (data0 === "failed")) || (data0 === "skipped")) || (data0 === "waiting"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema186.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -15354,7 +17787,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((((((data1 === "pending") || (data1 === "running")) || (data1 === "finished")) || (data1 === "errored")) || (data1 === "canceled")) || (data1 === "interrupted"))){
-const err9 = {instancePath:instancePath+"/phase_status",schemaPath:"#/properties/phase_status/enum",keyword:"enum",params:{allowedValues: schema169.properties.phase_status.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/phase_status",schemaPath:"#/properties/phase_status/enum",keyword:"enum",params:{allowedValues: schema196.properties.phase_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -15365,14 +17798,14 @@ errors++;
 }
 }
 if(data.started_at !== undefined){
-if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate100(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
 if(data.finished_at !== undefined){
-if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate100(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
@@ -15648,7 +18081,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((data10 === "not_recorded") || (data10 === "unavailable"))){
-const err30 = {instancePath:instancePath+"/state_version/state",schemaPath:"#/properties/state_version/oneOf/1/properties/state/enum",keyword:"enum",params:{allowedValues: schema169.properties.state_version.oneOf[1].properties.state.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/state_version/state",schemaPath:"#/properties/state_version/oneOf/1/properties/state/enum",keyword:"enum",params:{allowedValues: schema196.properties.state_version.oneOf[1].properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -15716,17 +18149,17 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate108.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema173 = {"oneOf":[{"type":"object","additionalProperties":false,"required":["state","code","sentence","guidance","log_tail"],"properties":{"state":{"const":"recorded"},"code":{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered","plan_credentials_required"]},"sentence":{"type":"string"},"guidance":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["code","sentence","target","workspace_id"],"properties":{"code":{"type":"string","enum":["plan_credentials_required","expired"]},"sentence":{"type":"string"},"target":{"type":"string","enum":["workspace_cloud_access","workspace_source_settings"]},"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}}}]},"log_tail":{"description":"For a failed plan or apply phase of a terminal run, the last sanitized lines of that phase's log (at most eight); null otherwise.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["phase","caption","lines"],"properties":{"phase":{"type":"string","enum":["plan","apply"]},"caption":{"type":"string"},"lines":{"type":"array","maxItems":8,"items":{"type":"string"}}}}]}}},{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"const":"not_recorded"}}}]};
+const schema200 = {"oneOf":[{"type":"object","additionalProperties":false,"required":["state","code","sentence","guidance","log_tail"],"properties":{"state":{"const":"recorded"},"code":{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered","plan_credentials_required"]},"sentence":{"type":"string"},"guidance":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["code","sentence","target","workspace_id"],"properties":{"code":{"type":"string","enum":["plan_credentials_required","expired"]},"sentence":{"type":"string"},"target":{"type":"string","enum":["workspace_cloud_access","workspace_source_settings"]},"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}}}]},"log_tail":{"description":"For a failed plan or apply phase of a terminal run, the last sanitized lines of that phase's log (at most eight); null otherwise.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["phase","caption","lines"],"properties":{"phase":{"type":"string","enum":["plan","apply"]},"caption":{"type":"string"},"lines":{"type":"array","maxItems":8,"items":{"type":"string"}}}}]}}},{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"const":"not_recorded"}}}]};
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate112.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15825,7 +18258,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(((((((((((((((data1 === "plan_failed") || (data1 === "plan_canceled")) || (data1 === "no_changes")) || (data1 === "speculative")) || (data1 === "policy_hard_failed")) || (data1 === "policy_errored")) || (data1 === "discarded")) || (data1 === "canceled")) || (data1 === "approval_expired")) || (data1 === "applied")) || (data1 === "apply_failed")) || (data1 === "apply_interrupted")) || (data1 === "apply_uncertain")) || (data1 === "recovered")) || (data1 === "plan_credentials_required"))){
-const err8 = {instancePath:instancePath+"/code",schemaPath:"#/oneOf/0/properties/code/enum",keyword:"enum",params:{allowedValues: schema173.oneOf[0].properties.code.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/code",schemaPath:"#/oneOf/0/properties/code/enum",keyword:"enum",params:{allowedValues: schema200.oneOf[0].properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -15935,7 +18368,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data4 === "plan_credentials_required") || (data4 === "expired"))){
-const err17 = {instancePath:instancePath+"/guidance/code",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/properties/code/enum",keyword:"enum",params:{allowedValues: schema173.oneOf[0].properties.guidance.oneOf[1].properties.code.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/guidance/code",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/properties/code/enum",keyword:"enum",params:{allowedValues: schema200.oneOf[0].properties.guidance.oneOf[1].properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -15970,7 +18403,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data6 === "workspace_cloud_access") || (data6 === "workspace_source_settings"))){
-const err20 = {instancePath:instancePath+"/guidance/target",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/properties/target/enum",keyword:"enum",params:{allowedValues: schema173.oneOf[0].properties.guidance.oneOf[1].properties.target.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/guidance/target",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/properties/target/enum",keyword:"enum",params:{allowedValues: schema200.oneOf[0].properties.guidance.oneOf[1].properties.target.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15983,7 +18416,7 @@ errors++;
 if(data3.workspace_id !== undefined){
 let data7 = data3.workspace_id;
 if(typeof data7 === "string"){
-if(!pattern12.test(data7)){
+if(!pattern36.test(data7)){
 const err21 = {instancePath:instancePath+"/guidance/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -16127,7 +18560,7 @@ vErrors.push(err30);
 errors++;
 }
 if(!((data9 === "plan") || (data9 === "apply"))){
-const err31 = {instancePath:instancePath+"/log_tail/phase",schemaPath:"#/oneOf/0/properties/log_tail/oneOf/1/properties/phase/enum",keyword:"enum",params:{allowedValues: schema173.oneOf[0].properties.log_tail.oneOf[1].properties.phase.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/log_tail/phase",schemaPath:"#/oneOf/0/properties/log_tail/oneOf/1/properties/phase/enum",keyword:"enum",params:{allowedValues: schema200.oneOf[0].properties.log_tail.oneOf[1].properties.phase.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -16330,18 +18763,18 @@ vErrors = null;
 }
 }
 }
-validate112.errors = vErrors;
+validate124.errors = vErrors;
 evaluated0.props = props2;
 return errors === 0;
 }
-validate112.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate124.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema175 = {"type":"object","additionalProperties":false,"required":["jobs","definition_sha","build_sha","opentofu_version","runner_release","sandbox_base_profile","protocol","opa_version","opa_build_commit","job_engine_build","attempts"],"properties":{"jobs":{"description":"The job (workflow) ids of the run's phases, oldest first.","type":"array","items":{"type":"object","additionalProperties":false,"required":["id","phase"],"properties":{"id":{"type":"string"},"phase":{"type":"string","enum":["plan","apply"]}}}},"definition_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"build_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opentofu_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"runner_release":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"sandbox_base_profile":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"protocol":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_build_commit":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"job_engine_build":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"attempts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","phase","attempt_number","sandbox_id","sandbox_name","region","status","terminal_classification","started_at","finished_at"],"properties":{"id":{"type":"string"},"phase":{"type":"string","enum":["plan","apply"]},"attempt_number":{"type":"integer","minimum":1},"sandbox_id":{"type":["string","null"]},"sandbox_name":{"type":["string","null"]},"region":{"type":"string"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}}}}};
+const schema202 = {"type":"object","additionalProperties":false,"required":["jobs","definition_sha","build_sha","opentofu_version","runner_release","sandbox_base_profile","protocol","opa_version","opa_build_commit","job_engine_build","attempts"],"properties":{"jobs":{"description":"The job (workflow) ids of the run's phases, oldest first.","type":"array","items":{"type":"object","additionalProperties":false,"required":["id","phase"],"properties":{"id":{"type":"string"},"phase":{"type":"string","enum":["plan","apply"]}}}},"definition_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"build_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opentofu_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"runner_release":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"sandbox_base_profile":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"protocol":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_build_commit":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"job_engine_build":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"attempts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","phase","attempt_number","sandbox_id","sandbox_name","region","status","terminal_classification","started_at","finished_at"],"properties":{"id":{"type":"string"},"phase":{"type":"string","enum":["plan","apply"]},"attempt_number":{"type":"integer","minimum":1},"sandbox_id":{"type":["string","null"]},"sandbox_name":{"type":["string","null"]},"region":{"type":"string"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}}}}};
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
+const evaluated0 = validate127.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16460,7 +18893,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func6.call(schema175.properties, key0))){
+if(!(func5.call(schema202.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -16535,7 +18968,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data3 === "plan") || (data3 === "apply"))){
-const err17 = {instancePath:instancePath+"/jobs/" + i0+"/phase",schemaPath:"#/properties/jobs/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema175.properties.jobs.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/jobs/" + i0+"/phase",schemaPath:"#/properties/jobs/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema202.properties.jobs.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -18342,7 +20775,7 @@ vErrors.push(err146);
 errors++;
 }
 for(const key20 in data50){
-if(!(func6.call(schema175.properties.attempts.items.properties, key20))){
+if(!(func5.call(schema202.properties.attempts.items.properties, key20))){
 const err147 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err147];
@@ -18378,7 +20811,7 @@ vErrors.push(err149);
 errors++;
 }
 if(!((data52 === "plan") || (data52 === "apply"))){
-const err150 = {instancePath:instancePath+"/attempts/" + i1+"/phase",schemaPath:"#/properties/attempts/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema175.properties.attempts.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
+const err150 = {instancePath:instancePath+"/attempts/" + i1+"/phase",schemaPath:"#/properties/attempts/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema202.properties.attempts.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -18416,7 +20849,7 @@ errors++;
 if(data50.sandbox_id !== undefined){
 let data54 = data50.sandbox_id;
 if((typeof data54 !== "string") && (data54 !== null)){
-const err153 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_id",schemaPath:"#/properties/attempts/items/properties/sandbox_id/type",keyword:"type",params:{type: schema175.properties.attempts.items.properties.sandbox_id.type},message:"must be string,null"};
+const err153 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_id",schemaPath:"#/properties/attempts/items/properties/sandbox_id/type",keyword:"type",params:{type: schema202.properties.attempts.items.properties.sandbox_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -18429,7 +20862,7 @@ errors++;
 if(data50.sandbox_name !== undefined){
 let data55 = data50.sandbox_name;
 if((typeof data55 !== "string") && (data55 !== null)){
-const err154 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_name",schemaPath:"#/properties/attempts/items/properties/sandbox_name/type",keyword:"type",params:{type: schema175.properties.attempts.items.properties.sandbox_name.type},message:"must be string,null"};
+const err154 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_name",schemaPath:"#/properties/attempts/items/properties/sandbox_name/type",keyword:"type",params:{type: schema202.properties.attempts.items.properties.sandbox_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -18464,7 +20897,7 @@ vErrors.push(err156);
 errors++;
 }
 if(!(((((data57 === "running") || (data57 === "succeeded")) || (data57 === "failed")) || (data57 === "interrupted")) || (data57 === "lost"))){
-const err157 = {instancePath:instancePath+"/attempts/" + i1+"/status",schemaPath:"#/properties/attempts/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema175.properties.attempts.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err157 = {instancePath:instancePath+"/attempts/" + i1+"/status",schemaPath:"#/properties/attempts/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema202.properties.attempts.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -18477,7 +20910,7 @@ errors++;
 if(data50.terminal_classification !== undefined){
 let data58 = data50.terminal_classification;
 if((typeof data58 !== "string") && (data58 !== null)){
-const err158 = {instancePath:instancePath+"/attempts/" + i1+"/terminal_classification",schemaPath:"#/properties/attempts/items/properties/terminal_classification/type",keyword:"type",params:{type: schema175.properties.attempts.items.properties.terminal_classification.type},message:"must be string,null"};
+const err158 = {instancePath:instancePath+"/attempts/" + i1+"/terminal_classification",schemaPath:"#/properties/attempts/items/properties/terminal_classification/type",keyword:"type",params:{type: schema202.properties.attempts.items.properties.terminal_classification.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -18523,8 +20956,8 @@ errors++;
 }
 }
 if(data50.finished_at !== undefined){
-if(!(validate88(data50.finished_at, {instancePath:instancePath+"/attempts/" + i1+"/finished_at",parentData:data50,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate100(data50.finished_at, {instancePath:instancePath+"/attempts/" + i1+"/finished_at",parentData:data50,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
@@ -18563,17 +20996,16 @@ vErrors.push(err164);
 }
 errors++;
 }
-validate115.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const func0 = require("ajv/dist/runtime/equal").default;
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate98.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18658,7 +21090,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern21.test(data1)){
+if(!pattern45.test(data1)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -18766,8 +21198,8 @@ errors++;
 }
 }
 if(data2.header !== undefined){
-if(!(validate87(data2.header, {instancePath:instancePath+"/attributes/header",parentData:data2,parentDataProperty:"header",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+if(!(validate99(data2.header, {instancePath:instancePath+"/attributes/header",parentData:data2,parentDataProperty:"header",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
 errors = vErrors.length;
 }
 }
@@ -18788,7 +21220,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((((data5 === "approve") || (data5 === "discard")) || (data5 === "cancel")) || (data5 === "override")) || (data5 === "recover"))){
-const err18 = {instancePath:instancePath+"/attributes/available_actions/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewAction/enum",keyword:"enum",params:{allowedValues: schema157.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/attributes/available_actions/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewAction/enum",keyword:"enum",params:{allowedValues: schema184.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -18886,26 +21318,26 @@ errors++;
 }
 }
 if(data6.plan !== undefined){
-if(!(validate92(data6.plan, {instancePath:instancePath+"/attributes/stages/plan",parentData:data6,parentDataProperty:"plan",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+if(!(validate104(data6.plan, {instancePath:instancePath+"/attributes/stages/plan",parentData:data6,parentDataProperty:"plan",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 }
 if(data6.policy !== undefined){
-if(!(validate96(data6.policy, {instancePath:instancePath+"/attributes/stages/policy",parentData:data6,parentDataProperty:"policy",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+if(!(validate108(data6.policy, {instancePath:instancePath+"/attributes/stages/policy",parentData:data6,parentDataProperty:"policy",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
 errors = vErrors.length;
 }
 }
 if(data6.approval !== undefined){
-if(!(validate102(data6.approval, {instancePath:instancePath+"/attributes/stages/approval",parentData:data6,parentDataProperty:"approval",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+if(!(validate114(data6.approval, {instancePath:instancePath+"/attributes/stages/approval",parentData:data6,parentDataProperty:"approval",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
 errors = vErrors.length;
 }
 }
 if(data6.apply !== undefined){
-if(!(validate108(data6.apply, {instancePath:instancePath+"/attributes/stages/apply",parentData:data6,parentDataProperty:"apply",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+if(!(validate120(data6.apply, {instancePath:instancePath+"/attributes/stages/apply",parentData:data6,parentDataProperty:"apply",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 }
@@ -18943,8 +21375,8 @@ valid8 = true;
 passing0 = 0;
 }
 const _errs26 = errors;
-if(!(validate112(data11, {instancePath:instancePath+"/attributes/terminal_reason",parentData:data2,parentDataProperty:"terminal_reason",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate124(data11, {instancePath:instancePath+"/attributes/terminal_reason",parentData:data2,parentDataProperty:"terminal_reason",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs26 === errors;
@@ -19002,8 +21434,8 @@ valid9 = true;
 passing1 = 0;
 }
 const _errs31 = errors;
-if(!(validate78(data12, {instancePath:instancePath+"/attributes/recovery",parentData:data2,parentDataProperty:"recovery",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate90(data12, {instancePath:instancePath+"/attributes/recovery",parentData:data2,parentDataProperty:"recovery",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 var _valid1 = _errs31 === errors;
@@ -19040,8 +21472,8 @@ vErrors = null;
 }
 }
 if(data2.evidence !== undefined){
-if(!(validate115(data2.evidence, {instancePath:instancePath+"/attributes/evidence",parentData:data2,parentDataProperty:"evidence",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate127(data2.evidence, {instancePath:instancePath+"/attributes/evidence",parentData:data2,parentDataProperty:"evidence",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
 errors = vErrors.length;
 }
 }
@@ -19294,7 +21726,7 @@ vErrors.push(err50);
 errors++;
 }
 if(!(((data20 === "redacted_plan") || (data20 === "raw_plan")) || (data20 === "emergency_state"))){
-const err51 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/kind",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema186.oneOf[2].properties.items.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err51 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/kind",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema213.oneOf[2].properties.items.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -19317,7 +21749,7 @@ vErrors.push(err52);
 errors++;
 }
 if(!((data21 === "GET") || (data21 === "POST"))){
-const err53 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/method",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/method/enum",keyword:"enum",params:{allowedValues: schema186.oneOf[2].properties.items.items.properties.method.enum},message:"must be equal to one of the allowed values"};
+const err53 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/method",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/method/enum",keyword:"enum",params:{allowedValues: schema213.oneOf[2].properties.items.items.properties.method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -19903,16 +22335,16 @@ vErrors.push(err99);
 }
 errors++;
 }
-validate86.errors = vErrors;
+validate98.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19943,8 +22375,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate86(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+if(!(validate98(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
 errors = vErrors.length;
 }
 }
@@ -19959,19 +22391,19 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SessionCreateDocument = validate119;
-const schema191 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"sessions"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
-const schema193 = {"type":"string","minLength":1,"maxLength":1024,"writeOnly":true};
+export const SessionCreateDocument = validate131;
+const schema218 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"sessions"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
+const schema220 = {"type":"string","minLength":1,"maxLength":1024,"writeOnly":true};
 
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate119.evaluated;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20106,7 +22538,7 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!pattern10.test(data3)){
+if(!pattern34.test(data3)){
 const err11 = {instancePath:instancePath+"/data/attributes/email",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Email/pattern",keyword:"pattern",params:{pattern: "^[^\\s@]+@[^\\s@]+$"},message:"must match pattern \""+"^[^\\s@]+@[^\\s@]+$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -20198,19 +22630,19 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate119.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
-validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SessionDocument = validate120;
-const schema194 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"sessions"},"id":{"type":"string","pattern":"^ses-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["csrf_token","created_at","expires_at","stepped_up_at","step_up_fresh_until","user"],"properties":{"csrf_token":{"type":"string","description":"Send as `X-CSRF-Token` on every cookie-authenticated POST, PUT, PATCH and DELETE."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"stepped_up_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"step_up_fresh_until":{"description":"Until when sensitive downloads need no new step-up (15 minutes after it); null when never stepped up.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"user":{"type":"object","additionalProperties":false,"required":["id","email","display_name","site_admin"],"properties":{"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["user"],"properties":{"user":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
-const pattern76 = new RegExp("^ses-[0-9a-z]{16}$", "u");
+export const SessionDocument = validate132;
+const schema221 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"sessions"},"id":{"type":"string","pattern":"^ses-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["csrf_token","created_at","expires_at","stepped_up_at","step_up_fresh_until","user"],"properties":{"csrf_token":{"type":"string","description":"Send as `X-CSRF-Token` on every cookie-authenticated POST, PUT, PATCH and DELETE."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"stepped_up_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"step_up_fresh_until":{"description":"Until when sensitive downloads need no new step-up (15 minutes after it); null when never stepped up.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"user":{"type":"object","additionalProperties":false,"required":["id","email","display_name","site_admin"],"properties":{"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["user"],"properties":{"user":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
+const pattern100 = new RegExp("^ses-[0-9a-z]{16}$", "u");
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20310,7 +22742,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern76.test(data2)){
+if(!pattern100.test(data2)){
 const err8 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^ses-[0-9a-z]{16}$"},message:"must match pattern \""+"^ses-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -20721,7 +23153,7 @@ errors++;
 if(data9.id !== undefined){
 let data10 = data9.id;
 if(typeof data10 === "string"){
-if(!pattern14.test(data10)){
+if(!pattern38.test(data10)){
 const err39 = {instancePath:instancePath+"/data/attributes/user/id",schemaPath:"#/properties/data/properties/attributes/properties/user/properties/id/pattern",keyword:"pattern",params:{pattern: "^usr-[0-9a-z]{16}$"},message:"must match pattern \""+"^usr-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -20766,7 +23198,7 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(!pattern10.test(data11)){
+if(!pattern34.test(data11)){
 const err43 = {instancePath:instancePath+"/data/attributes/user/email",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Email/pattern",keyword:"pattern",params:{pattern: "^[^\\s@]+@[^\\s@]+$"},message:"must match pattern \""+"^[^\\s@]+@[^\\s@]+$"+"\""};
 if(vErrors === null){
 vErrors = [err43];
@@ -21004,18 +23436,18 @@ vErrors.push(err62);
 }
 errors++;
 }
-validate120.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StepUpDocument = validate121;
-const schema201 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"step-ups"},"attributes":{"type":"object","additionalProperties":false,"required":["password"],"properties":{"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
+export const StepUpDocument = validate133;
+const schema228 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"step-ups"},"attributes":{"type":"object","additionalProperties":false,"required":["password"],"properties":{"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate121.evaluated;
+const evaluated0 = validate133.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21187,18 +23619,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate121.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
-validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TokenCreateDocument = validate122;
-const schema203 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"tokens"},"attributes":{"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"],"description":"viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have."},"description":{"type":"string","maxLength":200}}}}}}};
+export const TokenCreateDocument = validate134;
+const schema230 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"tokens"},"attributes":{"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"],"description":"viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have."},"description":{"type":"string","maxLength":200}}}}}}};
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate122.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21313,7 +23745,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((data3 === "viewer") || (data3 === "operator")) || (data3 === "admin"))){
-const err9 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema203.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema230.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -21383,19 +23815,19 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate122.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TokenDocument = validate123;
-const schema204 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","secret"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"secret":{"type":"string","description":"The bearer token. Returned only in this response; StackShip stores only its hash."}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
-const pattern83 = new RegExp("^at-[0-9a-z]{16}$", "u");
+export const TokenDocument = validate135;
+const schema231 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","secret"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"secret":{"type":"string","description":"The bearer token. Returned only in this response; StackShip stores only its hash."}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
+const pattern107 = new RegExp("^at-[0-9a-z]{16}$", "u");
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21495,7 +23927,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern83.test(data2)){
+if(!pattern107.test(data2)){
 const err8 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^at-[0-9a-z]{16}$"},message:"must match pattern \""+"^at-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -21585,7 +24017,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((data4 === "viewer") || (data4 === "operator")) || (data4 === "admin"))){
-const err16 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema204.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema231.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -21598,7 +24030,7 @@ errors++;
 if(data3.description !== undefined){
 let data5 = data3.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema204.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema231.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -21835,18 +24267,18 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate123.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UserCreateDocument = validate124;
-const schema207 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string","minLength":1,"maxLength":255},"password":{"type":"string","minLength":12,"maxLength":1024,"writeOnly":true,"description":"At least 12 characters. Stored only as an scrypt hash."},"site_admin":{"type":"boolean","default":false}}}}}}};
+export const UserCreateDocument = validate136;
+const schema234 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string","minLength":1,"maxLength":255},"password":{"type":"string","minLength":12,"maxLength":1024,"writeOnly":true,"description":"At least 12 characters. Stored only as an scrypt hash."},"site_admin":{"type":"boolean","default":false}}}}}}};
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate136.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21981,7 +24413,7 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!pattern10.test(data3)){
+if(!pattern34.test(data3)){
 const err11 = {instancePath:instancePath+"/data/attributes/email",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Email/pattern",keyword:"pattern",params:{pattern: "^[^\\s@]+@[^\\s@]+$"},message:"must match pattern \""+"^[^\\s@]+@[^\\s@]+$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -22120,18 +24552,18 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate124.errors = vErrors;
+validate136.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UserDocument = validate125;
-const schema209 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"users"},"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["email","display_name","site_admin","created_at"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}}}};
+export const UserDocument = validate137;
+const schema236 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"users"},"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["email","display_name","site_admin","created_at"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}}}};
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate137.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22221,7 +24653,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern14.test(data2)){
+if(!pattern38.test(data2)){
 const err7 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^usr-[0-9a-z]{16}$"},message:"must match pattern \""+"^usr-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -22321,7 +24753,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern10.test(data4)){
+if(!pattern34.test(data4)){
 const err16 = {instancePath:instancePath+"/data/attributes/email",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Email/pattern",keyword:"pattern",params:{pattern: "^[^\\s@]+@[^\\s@]+$"},message:"must match pattern \""+"^[^\\s@]+@[^\\s@]+$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -22437,19 +24869,19 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate125.errors = vErrors;
+validate137.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableCreateDocument = validate126;
-const schema212 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"variables"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value"],"properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"],"default":"terraform"},"hcl":{"type":"boolean","default":false},"sensitive":{"type":"boolean","default":false},"description":{"type":"string","maxLength":500}}}}}}};
-const pattern89 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
+export const VariableCreateDocument = validate138;
+const schema239 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"variables"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value"],"properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"],"default":"terraform"},"hcl":{"type":"boolean","default":false},"sensitive":{"type":"boolean","default":false},"description":{"type":"string","maxLength":500}}}}}}};
+const pattern113 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate126.evaluated;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22564,7 +24996,7 @@ errors++;
 if(data2.key !== undefined){
 let data3 = data2.key;
 if(typeof data3 === "string"){
-if(!pattern89.test(data3)){
+if(!pattern113.test(data3)){
 const err9 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"#/properties/data/properties/attributes/properties/key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -22624,7 +25056,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err14 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema212.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema239.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -22718,20 +25150,20 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate126.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
-validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableDocument = validate127;
-const schema213 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}};
-const schema214 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","category","hcl","sensitive","description","created_at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"],"description":"Always null for a sensitive variable."},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
-const pattern90 = new RegExp("^var-[0-9a-z]{16}$", "u");
+export const VariableDocument = validate139;
+const schema240 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}};
+const schema241 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","category","hcl","sensitive","description","created_at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"],"description":"Always null for a sensitive variable."},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
+const pattern114 = new RegExp("^var-[0-9a-z]{16}$", "u");
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate128.evaluated;
+const evaluated0 = validate140.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22806,7 +25238,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern90.test(data1)){
+if(!pattern114.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -22928,7 +25360,7 @@ errors++;
 if(data2.value !== undefined){
 let data4 = data2.value;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema214.properties.attributes.properties.value.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema241.properties.attributes.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -22951,7 +25383,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err19 = {instancePath:instancePath+"/attributes/category",schemaPath:"#/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema214.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attributes/category",schemaPath:"#/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema241.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -22988,7 +25420,7 @@ errors++;
 if(data2.description !== undefined){
 let data8 = data2.description;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema214.properties.attributes.properties.description.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema241.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -23201,16 +25633,16 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate128.errors = vErrors;
+validate140.errors = vErrors;
 return errors === 0;
 }
-validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate139.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23241,8 +25673,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate128(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+if(!(validate140(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
 errors = vErrors.length;
 }
 }
@@ -23257,18 +25689,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate127.errors = vErrors;
+validate139.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableListDocument = validate130;
-const schema217 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}}};
+export const VariableListDocument = validate142;
+const schema244 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}}};
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23303,8 +25735,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate128(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+if(!(validate140(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
 errors = vErrors.length;
 }
 }
@@ -23331,18 +25763,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate130.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableUpdateDocument = validate132;
-const schema218 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was.","properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
+export const VariableUpdateDocument = validate144;
+const schema245 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was.","properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate144.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23412,7 +25844,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern90.test(data2)){
+if(!pattern114.test(data2)){
 const err5 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -23452,7 +25884,7 @@ errors++;
 if(data3.key !== undefined){
 let data4 = data3.key;
 if(typeof data4 === "string"){
-if(!pattern89.test(data4)){
+if(!pattern113.test(data4)){
 const err8 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"#/properties/data/properties/attributes/properties/key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -23512,7 +25944,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data6 === "terraform") || (data6 === "env"))){
-const err13 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema218.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema245.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -23606,19 +26038,19 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate132.errors = vErrors;
+validate144.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceCreateDocument = validate133;
-const schema219 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."},"approval_ttl_seconds":{"type":"integer","minimum":60,"maximum":604800,"default":86400,"description":"How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours)."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
-const pattern95 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
+export const WorkspaceCreateDocument = validate145;
+const schema246 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."},"approval_ttl_seconds":{"type":"integer","minimum":60,"maximum":604800,"default":86400,"description":"How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours)."},"plan_requires_credential":{"type":"boolean","default":false,"description":"Whether a plan needs a cloud credential from a federation profile (see updateWorkspace)."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
+const pattern119 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
+const evaluated0 = validate145.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23709,7 +26141,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key2 in data2){
-if(!(((((((key2 === "name") || (key2 === "description")) || (key2 === "tracked_branch")) || (key2 === "working_directory")) || (key2 === "opentofu_version")) || (key2 === "execution_region")) || (key2 === "approval_ttl_seconds"))){
+if(!((((((((key2 === "name") || (key2 === "description")) || (key2 === "tracked_branch")) || (key2 === "working_directory")) || (key2 === "opentofu_version")) || (key2 === "execution_region")) || (key2 === "approval_ttl_seconds")) || (key2 === "plan_requires_credential"))){
 const err7 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -23723,7 +26155,7 @@ errors++;
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern30.test(data3)){
+if(!pattern10.test(data3)){
 const err8 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -23818,7 +26250,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern95.test(data6)){
+if(!pattern119.test(data6)){
 const err16 = {instancePath:instancePath+"/data/attributes/working_directory",schemaPath:"#/properties/data/properties/attributes/properties/working_directory/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*\\.\\.).*$"},message:"must match pattern \""+"^(?!/)(?!.*\\.\\.).*$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -23935,9 +26367,9 @@ errors++;
 }
 }
 }
-}
-else {
-const err26 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data2.plan_requires_credential !== undefined){
+if(typeof data2.plan_requires_credential !== "boolean"){
+const err26 = {instancePath:instancePath+"/data/attributes/plan_requires_credential",schemaPath:"#/properties/data/properties/attributes/properties/plan_requires_credential/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -23947,12 +26379,9 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data0.relationships !== undefined){
-let data10 = data0.relationships;
-if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-for(const key3 in data10){
-if(!(key3 === "project")){
-const err27 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+}
+else {
+const err27 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -23962,11 +26391,12 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data10.project !== undefined){
-let data11 = data10.project;
+if(data0.relationships !== undefined){
+let data11 = data0.relationships;
 if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-if(data11.data === undefined){
-const err28 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+for(const key3 in data11){
+if(!(key3 === "project")){
+const err28 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -23975,9 +26405,12 @@ vErrors.push(err28);
 }
 errors++;
 }
-for(const key4 in data11){
-if(!(key4 === "data")){
-const err29 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+if(data11.project !== undefined){
+let data12 = data11.project;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+if(data12.data === undefined){
+const err29 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -23986,12 +26419,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-if(data11.data !== undefined){
-let data12 = data11.data;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-if(data12.type === undefined){
-const err30 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+for(const key4 in data12){
+if(!(key4 === "data")){
+const err30 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -24000,8 +26430,12 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(data12.id === undefined){
-const err31 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data12.data !== undefined){
+let data13 = data12.data;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.type === undefined){
+const err31 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -24010,9 +26444,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-for(const key5 in data12){
-if(!((key5 === "type") || (key5 === "id"))){
-const err32 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(data13.id === undefined){
+const err32 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -24021,10 +26454,9 @@ vErrors.push(err32);
 }
 errors++;
 }
-}
-if(data12.type !== undefined){
-if("projects" !== data12.type){
-const err33 = {instancePath:instancePath+"/data/relationships/project/data/type",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "projects"},message:"must be equal to constant"};
+for(const key5 in data13){
+if(!((key5 === "type") || (key5 === "id"))){
+const err33 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -24034,11 +26466,9 @@ vErrors.push(err33);
 errors++;
 }
 }
-if(data12.id !== undefined){
-let data14 = data12.id;
-if(typeof data14 === "string"){
-if(!pattern11.test(data14)){
-const err34 = {instancePath:instancePath+"/data/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
+if(data13.type !== undefined){
+if("projects" !== data13.type){
+const err34 = {instancePath:instancePath+"/data/relationships/project/data/type",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "projects"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -24048,8 +26478,11 @@ vErrors.push(err34);
 errors++;
 }
 }
-else {
-const err35 = {instancePath:instancePath+"/data/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data13.id !== undefined){
+let data15 = data13.id;
+if(typeof data15 === "string"){
+if(!pattern35.test(data15)){
+const err35 = {instancePath:instancePath+"/data/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -24059,9 +26492,8 @@ vErrors.push(err35);
 errors++;
 }
 }
-}
 else {
-const err36 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err36 = {instancePath:instancePath+"/data/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -24073,7 +26505,7 @@ errors++;
 }
 }
 else {
-const err37 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err37 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -24085,7 +26517,7 @@ errors++;
 }
 }
 else {
-const err38 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err38 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -24097,7 +26529,7 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err39 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -24109,7 +26541,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err40 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -24118,19 +26550,31 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate133.errors = vErrors;
+}
+}
+else {
+const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+validate145.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceDocument = validate134;
-const schema222 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}};
-const schema223 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+export const WorkspaceDocument = validate146;
+const schema249 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}};
+const schema250 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","plan_requires_credential","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"plan_requires_credential":{"type":"boolean","description":"Whether a plan needs a cloud credential from a federation profile."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate135.evaluated;
+const evaluated0 = validate147.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24215,7 +26659,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern12.test(data1)){
+if(!pattern36.test(data1)){
 const err7 = {instancePath:instancePath+"/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -24310,8 +26754,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(data2.created_at === undefined){
-const err16 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(data2.plan_requires_credential === undefined){
+const err16 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "plan_requires_credential"},message:"must have required property '"+"plan_requires_credential"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -24320,8 +26764,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data2.updated_at === undefined){
-const err17 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(data2.created_at === undefined){
+const err17 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -24330,9 +26774,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-for(const key1 in data2){
-if(!(func6.call(schema223.properties.attributes.properties, key1))){
-const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data2.updated_at === undefined){
+const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -24341,10 +26784,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-if(data2.name !== undefined){
-if(typeof data2.name !== "string"){
-const err19 = {instancePath:instancePath+"/attributes/name",schemaPath:"#/properties/attributes/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key1 in data2){
+if(!(func5.call(schema250.properties.attributes.properties, key1))){
+const err19 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -24354,10 +26796,9 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data2.description !== undefined){
-let data4 = data2.description;
-if((typeof data4 !== "string") && (data4 !== null)){
-const err20 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema223.properties.attributes.properties.description.type},message:"must be string,null"};
+if(data2.name !== undefined){
+if(typeof data2.name !== "string"){
+const err20 = {instancePath:instancePath+"/attributes/name",schemaPath:"#/properties/attributes/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -24367,9 +26808,10 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data2.tracked_branch !== undefined){
-if(typeof data2.tracked_branch !== "string"){
-const err21 = {instancePath:instancePath+"/attributes/tracked_branch",schemaPath:"#/properties/attributes/properties/tracked_branch/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.description !== undefined){
+let data4 = data2.description;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err21 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema250.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -24379,9 +26821,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data2.working_directory !== undefined){
-if(typeof data2.working_directory !== "string"){
-const err22 = {instancePath:instancePath+"/attributes/working_directory",schemaPath:"#/properties/attributes/properties/working_directory/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.tracked_branch !== undefined){
+if(typeof data2.tracked_branch !== "string"){
+const err22 = {instancePath:instancePath+"/attributes/tracked_branch",schemaPath:"#/properties/attributes/properties/tracked_branch/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -24391,9 +26833,9 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data2.opentofu_version !== undefined){
-if(typeof data2.opentofu_version !== "string"){
-const err23 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.working_directory !== undefined){
+if(typeof data2.working_directory !== "string"){
+const err23 = {instancePath:instancePath+"/attributes/working_directory",schemaPath:"#/properties/attributes/properties/working_directory/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -24403,9 +26845,9 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data2.execution_region !== undefined){
-if(typeof data2.execution_region !== "string"){
-const err24 = {instancePath:instancePath+"/attributes/execution_region",schemaPath:"#/properties/attributes/properties/execution_region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.opentofu_version !== undefined){
+if(typeof data2.opentofu_version !== "string"){
+const err24 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -24415,10 +26857,9 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data2.approval_ttl_seconds !== undefined){
-let data9 = data2.approval_ttl_seconds;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err25 = {instancePath:instancePath+"/attributes/approval_ttl_seconds",schemaPath:"#/properties/attributes/properties/approval_ttl_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data2.execution_region !== undefined){
+if(typeof data2.execution_region !== "string"){
+const err25 = {instancePath:instancePath+"/attributes/execution_region",schemaPath:"#/properties/attributes/properties/execution_region/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -24428,11 +26869,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data2.created_at !== undefined){
-let data10 = data2.created_at;
-if(typeof data10 === "string"){
-if(!pattern6.test(data10)){
-const err26 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(data2.approval_ttl_seconds !== undefined){
+let data9 = data2.approval_ttl_seconds;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err26 = {instancePath:instancePath+"/attributes/approval_ttl_seconds",schemaPath:"#/properties/attributes/properties/approval_ttl_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -24441,8 +26881,10 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!(formats0.validate(data10))){
-const err27 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+if(data2.plan_requires_credential !== undefined){
+if(typeof data2.plan_requires_credential !== "boolean"){
+const err27 = {instancePath:instancePath+"/attributes/plan_requires_credential",schemaPath:"#/properties/attributes/properties/plan_requires_credential/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -24452,8 +26894,11 @@ vErrors.push(err27);
 errors++;
 }
 }
-else {
-const err28 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.created_at !== undefined){
+let data11 = data2.created_at;
+if(typeof data11 === "string"){
+if(!pattern6.test(data11)){
+const err28 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -24462,12 +26907,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-if(data2.updated_at !== undefined){
-let data11 = data2.updated_at;
-if(typeof data11 === "string"){
-if(!pattern6.test(data11)){
-const err29 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(!(formats0.validate(data11))){
+const err29 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -24476,8 +26917,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!(formats0.validate(data11))){
-const err30 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+else {
+const err30 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -24487,8 +26929,11 @@ vErrors.push(err30);
 errors++;
 }
 }
-else {
-const err31 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.updated_at !== undefined){
+let data12 = data2.updated_at;
+if(typeof data12 === "string"){
+if(!pattern6.test(data12)){
+const err31 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -24497,10 +26942,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-}
-else {
-const err32 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!(formats0.validate(data12))){
+const err32 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -24510,11 +26953,8 @@ vErrors.push(err32);
 errors++;
 }
 }
-if(data.relationships !== undefined){
-let data12 = data.relationships;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-if(data12.organization === undefined){
-const err33 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
+else {
+const err33 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -24523,8 +26963,10 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(data12.project === undefined){
-const err34 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'"};
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -24533,9 +26975,12 @@ vErrors.push(err34);
 }
 errors++;
 }
-for(const key2 in data12){
-if(!((key2 === "organization") || (key2 === "project"))){
-const err35 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+}
+if(data.relationships !== undefined){
+let data13 = data.relationships;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.organization === undefined){
+const err35 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -24544,12 +26989,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-if(data12.organization !== undefined){
-let data13 = data12.organization;
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.data === undefined){
-const err36 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data13.project === undefined){
+const err36 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -24558,9 +26999,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-for(const key3 in data13){
-if(!(key3 === "data")){
-const err37 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+for(const key2 in data13){
+if(!((key2 === "organization") || (key2 === "project"))){
+const err37 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -24570,11 +27011,11 @@ vErrors.push(err37);
 errors++;
 }
 }
-if(data13.data !== undefined){
-let data14 = data13.data;
+if(data13.organization !== undefined){
+let data14 = data13.organization;
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
-if(data14.type === undefined){
-const err38 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data14.data === undefined){
+const err38 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -24583,8 +27024,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(data14.id === undefined){
-const err39 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+for(const key3 in data14){
+if(!(key3 === "data")){
+const err39 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -24593,9 +27035,12 @@ vErrors.push(err39);
 }
 errors++;
 }
-for(const key4 in data14){
-if(!((key4 === "type") || (key4 === "id"))){
-const err40 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+if(data14.data !== undefined){
+let data15 = data14.data;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.type === undefined){
+const err40 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -24604,10 +27049,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-if(data14.type !== undefined){
-if(typeof data14.type !== "string"){
-const err41 = {instancePath:instancePath+"/relationships/organization/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data15.id === undefined){
+const err41 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -24616,10 +27059,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-if(data14.id !== undefined){
-if(typeof data14.id !== "string"){
-const err42 = {instancePath:instancePath+"/relationships/organization/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key4 in data15){
+if(!((key4 === "type") || (key4 === "id"))){
+const err42 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -24629,9 +27071,9 @@ vErrors.push(err42);
 errors++;
 }
 }
-}
-else {
-const err43 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data15.type !== undefined){
+if(typeof data15.type !== "string"){
+const err43 = {instancePath:instancePath+"/relationships/organization/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -24641,9 +27083,9 @@ vErrors.push(err43);
 errors++;
 }
 }
-}
-else {
-const err44 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data15.id !== undefined){
+if(typeof data15.id !== "string"){
+const err44 = {instancePath:instancePath+"/relationships/organization/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -24653,11 +27095,9 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data12.project !== undefined){
-let data17 = data12.project;
-if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-if(data17.data === undefined){
-const err45 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+}
+else {
+const err45 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -24666,9 +27106,10 @@ vErrors.push(err45);
 }
 errors++;
 }
-for(const key5 in data17){
-if(!(key5 === "data")){
-const err46 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -24678,11 +27119,11 @@ vErrors.push(err46);
 errors++;
 }
 }
-if(data17.data !== undefined){
-let data18 = data17.data;
+if(data13.project !== undefined){
+let data18 = data13.project;
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-if(data18.type === undefined){
-const err47 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data18.data === undefined){
+const err47 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -24691,8 +27132,9 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(data18.id === undefined){
-const err48 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+for(const key5 in data18){
+if(!(key5 === "data")){
+const err48 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -24701,9 +27143,12 @@ vErrors.push(err48);
 }
 errors++;
 }
-for(const key6 in data18){
-if(!((key6 === "type") || (key6 === "id"))){
-const err49 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+if(data18.data !== undefined){
+let data19 = data18.data;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.type === undefined){
+const err49 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -24712,10 +27157,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-if(data18.type !== undefined){
-if(typeof data18.type !== "string"){
-const err50 = {instancePath:instancePath+"/relationships/project/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data19.id === undefined){
+const err50 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -24724,10 +27167,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-}
-if(data18.id !== undefined){
-if(typeof data18.id !== "string"){
-const err51 = {instancePath:instancePath+"/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key6 in data19){
+if(!((key6 === "type") || (key6 === "id"))){
+const err51 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -24737,9 +27179,9 @@ vErrors.push(err51);
 errors++;
 }
 }
-}
-else {
-const err52 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data19.type !== undefined){
+if(typeof data19.type !== "string"){
+const err52 = {instancePath:instancePath+"/relationships/project/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -24749,9 +27191,9 @@ vErrors.push(err52);
 errors++;
 }
 }
-}
-else {
-const err53 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data19.id !== undefined){
+if(typeof data19.id !== "string"){
+const err53 = {instancePath:instancePath+"/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -24763,7 +27205,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err54 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -24773,12 +27215,9 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data.links !== undefined){
-let data21 = data.links;
-if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
-for(const key7 in data21){
-if(!((key7 === "self") || (key7 === "next"))){
-const err55 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+}
+else {
+const err55 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -24788,9 +27227,9 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data21.self !== undefined){
-if(typeof data21.self !== "string"){
-const err56 = {instancePath:instancePath+"/links/self",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/self/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err56 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -24800,10 +27239,12 @@ vErrors.push(err56);
 errors++;
 }
 }
-if(data21.next !== undefined){
-let data23 = data21.next;
-if((typeof data23 !== "string") && (data23 !== null)){
-const err57 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema62.properties.next.type},message:"must be string,null"};
+if(data.links !== undefined){
+let data22 = data.links;
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+for(const key7 in data22){
+if(!((key7 === "self") || (key7 === "next"))){
+const err57 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -24813,9 +27254,9 @@ vErrors.push(err57);
 errors++;
 }
 }
-}
-else {
-const err58 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data22.self !== undefined){
+if(typeof data22.self !== "string"){
+const err58 = {instancePath:instancePath+"/links/self",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/self/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -24825,9 +27266,10 @@ vErrors.push(err58);
 errors++;
 }
 }
-}
-else {
-const err59 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data22.next !== undefined){
+let data24 = data22.next;
+if((typeof data24 !== "string") && (data24 !== null)){
+const err59 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema62.properties.next.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -24836,16 +27278,40 @@ vErrors.push(err59);
 }
 errors++;
 }
-validate135.errors = vErrors;
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+}
+else {
+const err61 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+validate147.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate134.evaluated;
+const evaluated0 = validate146.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24876,8 +27342,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate135(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
+if(!(validate147(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
 errors = vErrors.length;
 }
 }
@@ -24892,18 +27358,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate134.errors = vErrors;
+validate146.errors = vErrors;
 return errors === 0;
 }
-validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceListDocument = validate137;
-const schema230 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}}};
+export const WorkspaceListDocument = validate149;
+const schema257 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}}};
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate137.evaluated;
+const evaluated0 = validate149.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24938,8 +27404,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate135(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
+if(!(validate147(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
 errors = vErrors.length;
 }
 }
@@ -24966,11 +27432,200 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate137.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
-validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+export const WorkspaceUpdateDocument = validate151;
+const schema258 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"plan_requires_credential":{"type":"boolean"}}}}}}};
+
+function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate151.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.type === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.attributes === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!(((key1 === "type") || (key1 === "id")) || (key1 === "attributes"))){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data0.type !== undefined){
+if("workspaces" !== data0.type){
+const err5 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "workspaces"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.id !== undefined){
+let data2 = data0.id;
+if(typeof data2 === "string"){
+if(!pattern36.test(data2)){
+const err6 = {instancePath:instancePath+"/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data3 = data0.attributes;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(Object.keys(data3).length < 1){
+const err8 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+for(const key2 in data3){
+if(!(key2 === "plan_requires_credential")){
+const err9 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data3.plan_requires_credential !== undefined){
+if(typeof data3.plan_requires_credential !== "boolean"){
+const err10 = {instancePath:instancePath+"/data/attributes/plan_requires_credential",schemaPath:"#/properties/data/properties/attributes/properties/plan_requires_credential/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+validate151.errors = vErrors;
+return errors === 0;
+}
+validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const getJsonWebKeySetResponse200 = JsonWebKeySet;
+export const getJsonWebKeySetResponse404 = ErrorDocument;
+export const getOpenIdConfigurationResponse200 = OpenIdConfiguration;
+export const getOpenIdConfigurationResponse404 = ErrorDocument;
 export const getHealthResponse200 = Health;
 export const uploadConfigurationResponse200 = ConfigurationVersionDocument;
 export const uploadConfigurationResponse400 = ErrorDocument;
@@ -25000,6 +27655,11 @@ export const getConfigurationVersionResponse200 = ConfigurationVersionDocument;
 export const getConfigurationVersionResponse400 = ErrorDocument;
 export const getConfigurationVersionResponse401 = ErrorDocument;
 export const getConfigurationVersionResponse404 = ErrorDocument;
+export const verifyFederationProfileResponse200 = FederationProfileDocument;
+export const verifyFederationProfileResponse400 = ErrorDocument;
+export const verifyFederationProfileResponse401 = ErrorDocument;
+export const verifyFederationProfileResponse403 = ErrorDocument;
+export const verifyFederationProfileResponse404 = ErrorDocument;
 export const createOrganizationRequest = OrganizationCreateDocument;
 export const createOrganizationResponse201 = OrganizationDocument;
 export const createOrganizationResponse400 = ErrorDocument;
@@ -25168,6 +27828,13 @@ export const getWorkspaceResponse200 = WorkspaceDocument;
 export const getWorkspaceResponse400 = ErrorDocument;
 export const getWorkspaceResponse401 = ErrorDocument;
 export const getWorkspaceResponse404 = ErrorDocument;
+export const updateWorkspaceRequest = WorkspaceUpdateDocument;
+export const updateWorkspaceResponse200 = WorkspaceDocument;
+export const updateWorkspaceResponse400 = ErrorDocument;
+export const updateWorkspaceResponse401 = ErrorDocument;
+export const updateWorkspaceResponse403 = ErrorDocument;
+export const updateWorkspaceResponse404 = ErrorDocument;
+export const updateWorkspaceResponse422 = ErrorDocument;
 export const createConfigurationVersionRequest = ConfigurationVersionCreateDocument;
 export const createConfigurationVersionResponse201 = ConfigurationVersionDocument;
 export const createConfigurationVersionResponse400 = ErrorDocument;
@@ -25175,6 +27842,34 @@ export const createConfigurationVersionResponse401 = ErrorDocument;
 export const createConfigurationVersionResponse403 = ErrorDocument;
 export const createConfigurationVersionResponse404 = ErrorDocument;
 export const createConfigurationVersionResponse422 = ErrorDocument;
+export const listFederationProfilesResponse200 = FederationProfileListDocument;
+export const listFederationProfilesResponse400 = ErrorDocument;
+export const listFederationProfilesResponse401 = ErrorDocument;
+export const listFederationProfilesResponse404 = ErrorDocument;
+export const createFederationProfileRequest = FederationProfileCreateDocument;
+export const createFederationProfileResponse201 = FederationProfileDocument;
+export const createFederationProfileResponse400 = ErrorDocument;
+export const createFederationProfileResponse401 = ErrorDocument;
+export const createFederationProfileResponse403 = ErrorDocument;
+export const createFederationProfileResponse404 = ErrorDocument;
+export const createFederationProfileResponse409 = ErrorDocument;
+export const createFederationProfileResponse422 = ErrorDocument;
+export const getFederationProfileResponse200 = FederationProfileDocument;
+export const getFederationProfileResponse400 = ErrorDocument;
+export const getFederationProfileResponse401 = ErrorDocument;
+export const getFederationProfileResponse404 = ErrorDocument;
+export const updateFederationProfileRequest = FederationProfileUpdateDocument;
+export const updateFederationProfileResponse200 = FederationProfileDocument;
+export const updateFederationProfileResponse400 = ErrorDocument;
+export const updateFederationProfileResponse401 = ErrorDocument;
+export const updateFederationProfileResponse403 = ErrorDocument;
+export const updateFederationProfileResponse404 = ErrorDocument;
+export const updateFederationProfileResponse409 = ErrorDocument;
+export const updateFederationProfileResponse422 = ErrorDocument;
+export const deleteFederationProfileResponse400 = ErrorDocument;
+export const deleteFederationProfileResponse401 = ErrorDocument;
+export const deleteFederationProfileResponse403 = ErrorDocument;
+export const deleteFederationProfileResponse404 = ErrorDocument;
 export const createRunRequest = RunCreateDocument;
 export const createRunResponse201 = RunDocument;
 export const createRunResponse400 = ErrorDocument;

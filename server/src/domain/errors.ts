@@ -83,6 +83,9 @@ export const ERROR_CODES = {
   DOWNLOAD_REASON_REQUIRED: { kind: 'invalid', title: 'A reason is required' },
   RAW_PLAN_UNAVAILABLE: { kind: 'not_found', title: 'Raw plan is not available' },
   EMERGENCY_STATE_UNAVAILABLE: { kind: 'not_found', title: 'No state was uploaded by this run' },
+  WORKLOAD_IDENTITY_UNAVAILABLE: { kind: 'not_found', title: 'Workload identity is not configured on this deployment' },
+  FEDERATION_PROFILE_NAME_TAKEN: { kind: 'conflict', title: 'Federation profile name already taken' },
+  FEDERATION_PROFILE_INVALID: { kind: 'invalid', title: 'Invalid federation profile' },
   INTERNAL: { kind: 'unavailable', title: 'Internal error' },
 } as const satisfies Record<string, { readonly kind: ErrorKind; readonly title: string }>;
 

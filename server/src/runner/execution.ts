@@ -22,6 +22,8 @@ import { newSandboxId, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR
 import { CLOUD_OVERRIDE_FILE, STAGED_DIR, TFVARS_FILE, cliConfig, cloudOverride, phaseScript, planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER, tfvars, type MaterializedVariable } from "./tofu-files.ts";
 import type { WarmSandboxPool } from "./warm-sandboxes.ts";
 import { isPlanDiffArtifactOf } from "../domain/plan-diff/index.ts";
+import { endRunWithoutPlanCredentials } from "../commands/workload-identity.ts";
+import { addWorkloadIdentity } from "./workload-identity-files.ts";
 
 /** Everything a phase execution needs besides the run. */
 export interface ExecutionContext {
@@ -128,6 +130,8 @@ interface Materialized {
   terraform: MaterializedVariable[];
   env: Record<string, string>;
   secrets: string[];
+  /** Workload identity token files (workload-identity-files.ts), relative to /work. */
+  files?: Record<string, string>;
 }
 
 /** The run's variables from its input snapshot; sensitive handles are unsealed for the sandbox only. */
@@ -169,6 +173,7 @@ async function sandboxFiles(services: Services, run: Run, token: string, inputs:
     "cli.tfrc": cliConfig(token),
     [`${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`]: cloudOverride(organization.name, workspace.name),
     [`${STAGED_DIR}/${TFVARS_FILE}`]: tfvars(inputs.terraform),
+    ...inputs.files,
   };
 }
 
@@ -274,6 +279,8 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   const { services } = ctx;
   let run = await services.stores.runs.getById(runId);
   if (!run || run.status !== "pending") return "done";
+  // Before any lock, token or sandbox: a run that may not have the credential its plan needs ends here.
+  if (await endRunWithoutPlanCredentials(services, run)) return "done";
 
   let fence: number | null = null;
   if (run.kind === "plan_and_apply") {
@@ -294,6 +301,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   run = started;
 
   const inputs = await materializeInputs(services, run);
+  await addWorkloadIdentity(ctx, run, "plan", inputs);
   const log = new PhaseLog(services.stores, run.id, "plan", services.clock, inputs.secrets);
   const attempt = await services.stores.attempts.start({ runId: run.id, phase: "plan", runnerId: ctx.runnerId, region: run.executionRegion, baseProfile: SANDBOX_BASE_PROFILE, now: services.clock() });
   const attemptStartedAt = now();
@@ -485,6 +493,7 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
   }
 
   const inputs = await materializeInputs(services, run);
+  await addWorkloadIdentity(ctx, run, "apply", inputs);
   const sanitizedLog = new PhaseLog(services.stores, run.id, "apply", services.clock, inputs.secrets);
   const attempt = await services.stores.attempts.start({ runId: run.id, phase: "apply", runnerId: ctx.runnerId, region: run.executionRegion, baseProfile: SANDBOX_BASE_PROFILE, now: services.clock() });
   const started = await services.stores.runs.update(run.id, "applying", { applyStatus: "running", updatedAt: services.clock() });

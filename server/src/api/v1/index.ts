@@ -11,6 +11,7 @@ import { reviewHandlers } from "./review.ts";
 import { runHandlers } from "./runs.ts";
 import { sessionHandlers } from "./sessions.ts";
 import { workspaceHandlers } from "./workspaces.ts";
+import { workloadIdentityHandlers } from "./workload-identity.ts";
 
 /** Every v1 handler; `satisfies` makes a missing or mistyped operation a compile error. */
 export const v1Handlers = {
@@ -23,6 +24,7 @@ export const v1Handlers = {
   ...reviewHandlers,
   ...sessionHandlers,
   ...downloadHandlers,
+  ...workloadIdentityHandlers,
 } satisfies Handlers<RequestContext>;
 
 /** The v1 surface as the app binds it. */
