@@ -254,7 +254,7 @@ export async function mintPhaseCredentials(services: Services, run: Run, phase: 
     workspaceId: workspace.id,
     workspaceName: workspace.name,
   };
-  const key = signingKeyAt(await keysWithOne(services), startedAt);
+  const key = signingKeyAt(await keysWithOne(services), services.clock());
   if (!key) throw new Error("no workload identity signing key signs yet");
   const privateKey = await privateKeyOf(services, key);
   const { iat, nbf, exp } = tokenLifetime(startedAt, phaseTimeoutMs);

@@ -48,6 +48,8 @@ export interface TestServerOptions {
   config?: Partial<Config>;
   /** Limits of the live WebSocket hub. */
   live?: LiveHubOptions;
+  /** Set STACKSHIP_PUBLIC_URL to the server's own base URL once it listens (the workload identity issuer). */
+  publicUrlIsBaseUrl?: boolean;
 }
 
 /** Starts StackShip on a fresh database of `dialect`, runs `fn`, and tears everything down. */
@@ -69,6 +71,7 @@ export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServe
     stackship.live.attach(http);
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
     const baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    if (options.publicUrlIsBaseUrl) stackship.services.config.publicUrl = baseUrl;
     const runner = options.runner
       ? new RunnerEngine(
           { services: stackship.services, api: { host: "127.0.0.1", port: (http.address() as AddressInfo).port }, phaseTimeoutMs: 120_000 },
