@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import { suite } from "uvu";
@@ -304,20 +304,21 @@ wi("npm run keys:rotate rotates the key of the deployment it is pointed at", asy
     async (server) => {
       const before = ((await api(server, null, "GET", "/.well-known/jwks.json")).body.keys as unknown[]).length;
       assert.is(before, 1);
-      const result = spawnSync(process.execPath, ["--import", "tsx", join(REPO_ROOT, "server/src/keys-main.ts"), "--lead-seconds", "60"], {
-        cwd: REPO_ROOT,
-        env: { PATH: process.env.PATH, STACKSHIP_DATABASE_URL: server.databaseUrl, STACKSHIP_DATA_DIR: server.dataDir, STACKSHIP_PUBLIC_URL: server.baseUrl },
-        encoding: "utf8",
-      });
-      assert.is(result.status, 0, result.stderr);
+      // Asynchronously: the server answers in this process while the script runs.
+      const keysRotate = (args: string[], env: Record<string, string>) =>
+        new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+          execFile(process.execPath, ["--import", "tsx", join(REPO_ROOT, "server/src/keys-main.ts"), ...args], { cwd: REPO_ROOT, env: { PATH: process.env.PATH, ...env } }, (error, stdout, stderr) =>
+            resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+          );
+        });
+      const env = { STACKSHIP_DATABASE_URL: server.databaseUrl, STACKSHIP_DATA_DIR: server.dataDir, STACKSHIP_PUBLIC_URL: server.baseUrl };
+      const result = await keysRotate(["--lead-seconds", "60"], env);
+      assert.is(result.code, 0, result.stderr);
       assert.match(result.stdout, /added key .*: published now, signs from /);
       assert.is(((await api(server, null, "GET", "/.well-known/jwks.json")).body.keys as unknown[]).length, 2);
-      const bad = spawnSync(process.execPath, ["--import", "tsx", join(REPO_ROOT, "server/src/keys-main.ts"), "--lead-seconds", "-1"], {
-        cwd: REPO_ROOT,
-        env: { PATH: process.env.PATH, STACKSHIP_DATABASE_URL: server.databaseUrl, STACKSHIP_DATA_DIR: server.dataDir },
-        encoding: "utf8",
-      });
-      assert.is(bad.status, 1);
+      const bad = await keysRotate(["--lead-seconds", "-1"], env);
+      assert.is(bad.code, 1);
+      assert.match(bad.stderr, /--lead-seconds/);
       assert.is(((await api(server, null, "GET", "/.well-known/jwks.json")).body.keys as unknown[]).length, 2);
     },
     { publicUrlIsBaseUrl: true },
