@@ -1,4 +1,4 @@
-import { rotateSigningKeys } from "./commands/workload-identity.ts";
+import { rotateSigningKeys } from "./commands/signing-keys.ts";
 import { loadConfig } from "./config.ts";
 import { createServices } from "./server.ts";
 

@@ -22,7 +22,7 @@ import { newSandboxId, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR
 import { CLOUD_OVERRIDE_FILE, STAGED_DIR, TFVARS_FILE, cliConfig, cloudOverride, phaseScript, planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER, tfvars, type MaterializedVariable } from "./tofu-files.ts";
 import type { WarmSandboxPool } from "./warm-sandboxes.ts";
 import { isPlanDiffArtifactOf } from "../domain/plan-diff/index.ts";
-import { endRunWithoutPlanCredentials } from "../commands/workload-identity.ts";
+import { endRunWithoutPlanCredentials } from "../commands/phase-credentials.ts";
 import { addWorkloadIdentity } from "./workload-identity-files.ts";
 
 /** Everything a phase execution needs besides the run. */

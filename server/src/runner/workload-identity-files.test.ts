@@ -1,6 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import type { MintedToken } from "../commands/workload-identity.ts";
+import type { MintedToken } from "../commands/phase-credentials.ts";
 import { validateProfileContent, type FederationProfile } from "../domain/workload-identity.ts";
 import { sandboxCredentials } from "./workload-identity-files.ts";
 

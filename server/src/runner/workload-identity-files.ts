@@ -1,5 +1,5 @@
 import type { Run } from "../domain/records.ts";
-import { mintPhaseCredentials, type MintedToken } from "../commands/workload-identity.ts";
+import { mintPhaseCredentials, type MintedToken } from "../commands/phase-credentials.ts";
 import type { ExecutionContext } from "./execution.ts";
 import { SANDBOX_WORK_DIR } from "./sandbox.ts";
 

@@ -4,7 +4,8 @@ import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVer
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { REPO_ROOT } from "../../src/config.ts";
-import { mintPhaseCredentials, rotateSigningKeys } from "../../src/commands/workload-identity.ts";
+import { mintPhaseCredentials } from "../../src/commands/phase-credentials.ts";
+import { rotateSigningKeys } from "../../src/commands/signing-keys.ts";
 import type { Run } from "../../src/domain/records.ts";
 import { countRows, createOrganizationWithToken, createToken, createWorkspace, uploadConfiguration } from "../support/factories.ts";
 import { testEachServer, withTestServer, type TestServer } from "../support/test-server.ts";

@@ -6,7 +6,7 @@ import { createRemoteJWKSet, jwtVerify } from "jose";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { approveRun } from "../../../client/src/index.ts";
-import { openSigningKey, signWorkloadToken } from "../../src/commands/workload-identity.ts";
+import { openSigningKey, signWorkloadToken } from "../../src/commands/signing-keys.ts";
 import { tokenClaims } from "../../src/domain/workload-identity.ts";
 import { readPlanJson } from "../../src/runner/plan-json.ts";
 import { createOrganizationWithToken, createWorkspace, databaseText, expectStatus, leakForms, sha256 } from "../support/factories.ts";

@@ -6,15 +6,8 @@ import { loadWorkspace } from "../lookup.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { isVerified, type FederationProfile } from "../../domain/workload-identity.ts";
-import {
-  createFederationProfile,
-  deleteFederationProfile,
-  jsonWebKeySet,
-  openIdConfiguration,
-  updateFederationProfile,
-  verifyFederationProfile,
-  type Actor,
-} from "../../commands/workload-identity.ts";
+import { createFederationProfile, deleteFederationProfile, updateFederationProfile, verifyFederationProfile, type Actor } from "../../commands/federation-profiles.ts";
+import { jsonWebKeySet, openIdConfiguration } from "../../commands/signing-keys.ts";
 
 type H = Handlers<RequestContext>;
 type S = components["schemas"];

@@ -7,7 +7,7 @@ import { loadOrganization, loadProjectForNewWorkspace, loadWorkspace } from "../
 import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { presentVariable, presentWorkspace } from "./presenters.ts";
-import { setPlanRequiresCredential } from "../../commands/workload-identity.ts";
+import { setPlanRequiresCredential } from "../../commands/federation-profiles.ts";
 import { actorOf } from "./workload-identity.ts";
 
 type H = Handlers<RequestContext>;
