@@ -4,7 +4,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVer
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { REPO_ROOT } from "../../src/config.ts";
-import { mintPhaseCredentials } from "../../src/commands/phase-credentials.ts";
+import { endRunWithoutPlanCredentials, mintPhaseCredentials } from "../../src/commands/phase-credentials.ts";
 import { rotateSigningKeys } from "../../src/commands/signing-keys.ts";
 import type { Run } from "../../src/domain/records.ts";
 import { countRows, createOrganizationWithToken, createToken, createWorkspace, uploadConfiguration } from "../support/factories.ts";
@@ -250,6 +250,18 @@ testEachServer(
     assert.equal(pr.tokens.map((t) => t.profile.name), ["everything"]);
     const prClaims = (await rp.verify(pr.tokens[0].token, "sts.amazonaws.com")).payload;
     assert.equal([prClaims.source, prClaims.commit_sha], ["github_pull_request", "e".repeat(40)]);
+
+    // A workspace that requires a credential for plans: the fork run ends before its plan, the same-repository one does not.
+    assert.is((await api(server, token, "PATCH", `/v1/workspaces/${workspace.id}`, { data: { type: "workspaces", attributes: { plan_requires_credential: true } } })).status, 200);
+    assert.is(await endRunWithoutPlanCredentials(server.services, sameRepo), false);
+    assert.is((await server.services.stores.runs.getById(speculative.id))!.status, "pending");
+    assert.is(await endRunWithoutPlanCredentials(server.services, fork), true);
+    const ended = (await server.services.stores.runs.getById(speculative.id))!;
+    assert.equal([ended.status, ended.execution.statusReason], ["plan_credentials_required", "plan_credentials_required"]);
+    const refusal = await server.db.knex("audit_events").where({ action: "run.plan_credentials_required", target_id: speculative.id }).first();
+    assert.match(String(refusal.data), /fork_pull_request/);
+    // Terminal: a second look changes nothing.
+    assert.is(await endRunWithoutPlanCredentials(server.services, ended), false);
   },
   { publicUrlIsBaseUrl: true },
 );
