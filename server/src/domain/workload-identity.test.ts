@@ -1,6 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DomainError } from './errors.ts';
+import { RUN_REASONS, transition } from './run-lifecycle.ts';
+import { RUN_STATUSES } from './run.ts';
 import {
   isForkRun,
   isVerified,
@@ -156,6 +158,17 @@ test('key schedule: a rotated-in key is published before it signs; the old one s
   // A superseded key that never signed is retired at once.
   assert.equal(kids(publishedKeysAt([{ ...k1, lastTokenExpiresAt: null }, k2], t('12:00:00'))), ['k2']);
   assert.is(signingKeyAt([k2], t('11:00:00')), undefined);
+});
+
+test('plan_credentials_required is entered only from pending, with its own reason, and is terminal', () => {
+  assert.equal(transition({ status: 'pending', kind: 'speculative', hasChanges: null }, { type: 'plan_credentials_unavailable' }), { status: 'plan_credentials_required', reason: 'plan_credentials_required' });
+  assert.ok(RUN_REASONS.includes('plan_credentials_required'));
+  for (const status of RUN_STATUSES.filter((s) => s !== 'pending')) {
+    assert.throws(() => transition({ status, kind: 'plan_and_apply', hasChanges: null }, { type: 'plan_credentials_unavailable' }), (error: DomainError) => error.code === 'RUN_TRANSITION_INVALID');
+  }
+  for (const type of ['plan_started', 'cancel_requested'] as const) {
+    assert.throws(() => transition({ status: 'plan_credentials_required', kind: 'speculative', hasChanges: null }, { type }), (error: DomainError) => error.code === 'RUN_TRANSITION_INVALID');
+  }
 });
 
 test.run();
