@@ -77,6 +77,9 @@ export const errorCodes = {
   GITHUB_WEBHOOK_INVALID: { status: 400, title: "Invalid webhook delivery" },
   GITHUB_APP_NOT_CONFIGURED: { status: 503, title: "The GitHub App is not configured" },
   SOURCE_INSTALLATION_IN_USE: { status: 409, title: "The installation is connected to another organization" },
+  WORKLOAD_IDENTITY_UNAVAILABLE: { status: 404, title: "Workload identity is not configured on this deployment" },
+  FEDERATION_PROFILE_NAME_TAKEN: { status: 409, title: "Federation profile name already taken" },
+  FEDERATION_PROFILE_INVALID: { status: 422, title: "Invalid federation profile" },
   INTERNAL: { status: 500, title: "Internal error" },
 } as const;
 

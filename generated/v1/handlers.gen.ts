@@ -10,6 +10,18 @@ export interface HandlerResult<Status extends number, Body> {
 
 /** One typed function per v1 operationId; the server implements all of them. */
 export type Handlers<Ctx> = {
+  getJsonWebKeySet: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getJsonWebKeySet"]["responses"][200]["content"]["application/json"]>>;
+  getOpenIdConfiguration: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getOpenIdConfiguration"]["responses"][200]["content"]["application/json"]>>;
   getHealth: (input: {
     path: Record<string, never>;
     query: Record<string, never>;
@@ -52,6 +64,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getConfigurationVersion"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  verifyFederationProfile: (input: {
+    path: NonNullable<Ops["verifyFederationProfile"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["verifyFederationProfile"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   receiveGithubWebhook: (input: {
     path: Record<string, never>;
     query: Record<string, never>;
@@ -226,12 +244,48 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  updateWorkspace: (input: {
+    path: NonNullable<Ops["updateWorkspace"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["updateWorkspace"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["updateWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   createConfigurationVersion: (input: {
     path: NonNullable<Ops["createConfigurationVersion"]["parameters"]["path"]>;
     query: Record<string, never>;
     body: NonNullable<Ops["createConfigurationVersion"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<201, Ops["createConfigurationVersion"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  listFederationProfiles: (input: {
+    path: NonNullable<Ops["listFederationProfiles"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listFederationProfiles"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  createFederationProfile: (input: {
+    path: NonNullable<Ops["createFederationProfile"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["createFederationProfile"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<201, Ops["createFederationProfile"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  getFederationProfile: (input: {
+    path: NonNullable<Ops["getFederationProfile"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getFederationProfile"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  updateFederationProfile: (input: {
+    path: NonNullable<Ops["updateFederationProfile"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["updateFederationProfile"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["updateFederationProfile"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  deleteFederationProfile: (input: {
+    path: NonNullable<Ops["deleteFederationProfile"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
   createRun: (input: {
     path: NonNullable<Ops["createRun"]["parameters"]["path"]>;
     query: Record<string, never>;

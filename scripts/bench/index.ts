@@ -10,3 +10,4 @@ if (!which || which === "json-output") await import("./json-output.ts");
 if (!which || which === "live") await import("./live.ts");
 if (!which || which === "uploads") await import("./uploads.ts");
 if (!which || which === "github") await import("./github.ts");
+if (!which || which === "workload-identity") await import("./workload-identity.ts");

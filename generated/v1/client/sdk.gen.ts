@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { ApproveRunData, ApproveRunErrors, ApproveRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateMembershipData, CreateMembershipErrors, CreateMembershipResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateOrganizationTokenData, CreateOrganizationTokenErrors, CreateOrganizationTokenResponses, CreatePolicyOverrideData, CreatePolicyOverrideErrors, CreatePolicyOverrideResponses, CreatePolicySetData, CreatePolicySetErrors, CreatePolicySetResponses, CreatePolicySetVersionData, CreatePolicySetVersionErrors, CreatePolicySetVersionResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateUserData, CreateUserErrors, CreateUserResponses, CreateVariableData, CreateVariableErrors, CreateVariableResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteCurrentSessionData, DeleteCurrentSessionErrors, DeleteCurrentSessionResponses, DeleteVariableData, DeleteVariableErrors, DeleteVariableResponses, DeleteWorkspaceSourceData, DeleteWorkspaceSourceErrors, DeleteWorkspaceSourceResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, DownloadEmergencyStateData, DownloadEmergencyStateErrors, DownloadEmergencyStateResponses, DownloadRawPlanData, DownloadRawPlanErrors, DownloadRawPlanResponses, DownloadRedactedPlanData, DownloadRedactedPlanErrors, DownloadRedactedPlanResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetCurrentSessionData, GetCurrentSessionErrors, GetCurrentSessionResponses, GetHealthData, GetHealthResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetRunData, GetRunErrors, GetRunLogData, GetRunLogErrors, GetRunLogResponses, GetRunPlanChangesData, GetRunPlanChangesErrors, GetRunPlanChangesResponses, GetRunPolicyEvaluationData, GetRunPolicyEvaluationErrors, GetRunPolicyEvaluationResponses, GetRunResponses, GetRunReviewData, GetRunReviewErrors, GetRunReviewResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, GetWorkspaceSourceData, GetWorkspaceSourceErrors, GetWorkspaceSourceResponses, ListMembershipsData, ListMembershipsErrors, ListMembershipsResponses, ListOrganizationRunsData, ListOrganizationRunsErrors, ListOrganizationRunsResponses, ListPolicySetsData, ListPolicySetsErrors, ListPolicySetsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListVariablesData, ListVariablesErrors, ListVariablesResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, PutWorkspaceSourceData, PutWorkspaceSourceErrors, PutWorkspaceSourceResponses, ReceiveGithubWebhookData, ReceiveGithubWebhookErrors, ReceiveGithubWebhookResponses, ResolveRunRecoveryData, ResolveRunRecoveryErrors, ResolveRunRecoveryResponses, StepUpData, StepUpErrors, StepUpResponses, UpdateVariableData, UpdateVariableErrors, UpdateVariableResponses, UploadConfigurationData, UploadConfigurationErrors, UploadConfigurationResponses } from './types.gen.ts';
+import type { ApproveRunData, ApproveRunErrors, ApproveRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateFederationProfileData, CreateFederationProfileErrors, CreateFederationProfileResponses, CreateMembershipData, CreateMembershipErrors, CreateMembershipResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateOrganizationTokenData, CreateOrganizationTokenErrors, CreateOrganizationTokenResponses, CreatePolicyOverrideData, CreatePolicyOverrideErrors, CreatePolicyOverrideResponses, CreatePolicySetData, CreatePolicySetErrors, CreatePolicySetResponses, CreatePolicySetVersionData, CreatePolicySetVersionErrors, CreatePolicySetVersionResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateUserData, CreateUserErrors, CreateUserResponses, CreateVariableData, CreateVariableErrors, CreateVariableResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteCurrentSessionData, DeleteCurrentSessionErrors, DeleteCurrentSessionResponses, DeleteFederationProfileData, DeleteFederationProfileErrors, DeleteFederationProfileResponses, DeleteVariableData, DeleteVariableErrors, DeleteVariableResponses, DeleteWorkspaceSourceData, DeleteWorkspaceSourceErrors, DeleteWorkspaceSourceResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, DownloadEmergencyStateData, DownloadEmergencyStateErrors, DownloadEmergencyStateResponses, DownloadRawPlanData, DownloadRawPlanErrors, DownloadRawPlanResponses, DownloadRedactedPlanData, DownloadRedactedPlanErrors, DownloadRedactedPlanResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetCurrentSessionData, GetCurrentSessionErrors, GetCurrentSessionResponses, GetFederationProfileData, GetFederationProfileErrors, GetFederationProfileResponses, GetHealthData, GetHealthResponses, GetJsonWebKeySetData, GetJsonWebKeySetErrors, GetJsonWebKeySetResponses, GetOpenIdConfigurationData, GetOpenIdConfigurationErrors, GetOpenIdConfigurationResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetRunData, GetRunErrors, GetRunLogData, GetRunLogErrors, GetRunLogResponses, GetRunPlanChangesData, GetRunPlanChangesErrors, GetRunPlanChangesResponses, GetRunPolicyEvaluationData, GetRunPolicyEvaluationErrors, GetRunPolicyEvaluationResponses, GetRunResponses, GetRunReviewData, GetRunReviewErrors, GetRunReviewResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, GetWorkspaceSourceData, GetWorkspaceSourceErrors, GetWorkspaceSourceResponses, ListFederationProfilesData, ListFederationProfilesErrors, ListFederationProfilesResponses, ListMembershipsData, ListMembershipsErrors, ListMembershipsResponses, ListOrganizationRunsData, ListOrganizationRunsErrors, ListOrganizationRunsResponses, ListPolicySetsData, ListPolicySetsErrors, ListPolicySetsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListVariablesData, ListVariablesErrors, ListVariablesResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, PutWorkspaceSourceData, PutWorkspaceSourceErrors, PutWorkspaceSourceResponses, ReceiveGithubWebhookData, ReceiveGithubWebhookErrors, ReceiveGithubWebhookResponses, ResolveRunRecoveryData, ResolveRunRecoveryErrors, ResolveRunRecoveryResponses, StepUpData, StepUpErrors, StepUpResponses, UpdateFederationProfileData, UpdateFederationProfileErrors, UpdateFederationProfileResponses, UpdateVariableData, UpdateVariableErrors, UpdateVariableResponses, UpdateWorkspaceData, UpdateWorkspaceErrors, UpdateWorkspaceResponses, UploadConfigurationData, UploadConfigurationErrors, UploadConfigurationResponses, VerifyFederationProfileData, VerifyFederationProfileErrors, VerifyFederationProfileResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -158,6 +158,25 @@ export const getWorkspace = <ThrowOnError extends boolean = false>(options: Opti
         }],
     url: '/v1/workspaces/{workspace_id}',
     ...options
+});
+
+/**
+ * Change a workspace's settings
+ *
+ * Today: `plan_requires_credential`, whether a plan needs a cloud credential from a federation profile. When it is true and a run may not have one (a fork pull request, a speculative run without a verified `speculative_plan` profile, a plan without a `plan` profile), the run ends `plan_credentials_required` before any sandbox starts.
+ */
+export const updateWorkspace = <ThrowOnError extends boolean = false>(options: Options<UpdateWorkspaceData, ThrowOnError>) => (options.client ?? client).patch<UpdateWorkspaceResponses, UpdateWorkspaceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/workspaces/{workspace_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
 });
 
 /**
@@ -324,6 +343,114 @@ export const receiveGithubWebhook = <ThrowOnError extends boolean = false>(optio
         ...options.headers
     }
 });
+
+/**
+ * The workspace's federation profiles (its cloud access)
+ */
+export const listFederationProfiles = <ThrowOnError extends boolean = false>(options: Options<ListFederationProfilesData, ThrowOnError>) => (options.client ?? client).get<ListFederationProfilesResponses, ListFederationProfilesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/workspaces/{workspace_id}/federation-profiles',
+    ...options
+});
+
+/**
+ * Create a federation profile
+ *
+ * A profile says which cloud identity a phase's sandbox may assume with a StackShip token: the provider, the token's audience, the provider's target and the phases it serves. A new profile is unverified; it serves `plan` and `apply` at once, `speculative_plan` only after an organization admin verified it.
+ */
+export const createFederationProfile = <ThrowOnError extends boolean = false>(options: Options<CreateFederationProfileData, ThrowOnError>) => (options.client ?? client).post<CreateFederationProfileResponses, CreateFederationProfileErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/workspaces/{workspace_id}/federation-profiles',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a federation profile
+ *
+ * Attempts that already started keep the token they were given until it expires.
+ */
+export const deleteFederationProfile = <ThrowOnError extends boolean = false>(options: Options<DeleteFederationProfileData, ThrowOnError>) => (options.client ?? client).delete<DeleteFederationProfileResponses, DeleteFederationProfileErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/workspaces/{workspace_id}/federation-profiles/{profile_id}',
+    ...options
+});
+
+/**
+ * Show a federation profile
+ */
+export const getFederationProfile = <ThrowOnError extends boolean = false>(options: Options<GetFederationProfileData, ThrowOnError>) => (options.client ?? client).get<GetFederationProfileResponses, GetFederationProfileErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/workspaces/{workspace_id}/federation-profiles/{profile_id}',
+    ...options
+});
+
+/**
+ * Change a federation profile
+ *
+ * Any change clears its verification (`verified_at` and `verified_by` become null).
+ */
+export const updateFederationProfile = <ThrowOnError extends boolean = false>(options: Options<UpdateFederationProfileData, ThrowOnError>) => (options.client ?? client).patch<UpdateFederationProfileResponses, UpdateFederationProfileErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/workspaces/{workspace_id}/federation-profiles/{profile_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Verify a federation profile (organization admins)
+ *
+ * Records who verified the profile as it is now, and when. Only a verified profile serves `speculative_plan`; any later change to the profile clears the verification.
+ */
+export const verifyFederationProfile = <ThrowOnError extends boolean = false>(options: Options<VerifyFederationProfileData, ThrowOnError>) => (options.client ?? client).post<VerifyFederationProfileResponses, VerifyFederationProfileErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/federation-profiles/{profile_id}/actions/verify',
+    ...options
+});
+
+/**
+ * OpenID Connect discovery for StackShip's workload identity tokens
+ *
+ * StackShip is an OpenID Connect issuer for the short-lived tokens it hands to plan and apply sandboxes (see federation profiles). The issuer is exactly `STACKSHIP_PUBLIC_URL`; this document and the key set it names are served under it. Without `STACKSHIP_PUBLIC_URL` workload identity is off: 404 `WORKLOAD_IDENTITY_UNAVAILABLE`, and no token is minted.
+ */
+export const getOpenIdConfiguration = <ThrowOnError extends boolean = false>(options?: Options<GetOpenIdConfigurationData, ThrowOnError>) => (options?.client ?? client).get<GetOpenIdConfigurationResponses, GetOpenIdConfigurationErrors, ThrowOnError>({ url: '/.well-known/openid-configuration', ...options });
+
+/**
+ * The public keys that verify StackShip's workload identity tokens
+ *
+ * Every key that signs tokens now, the next one (published before it signs), and every retired one until the last token it signed has expired.
+ */
+export const getJsonWebKeySet = <ThrowOnError extends boolean = false>(options?: Options<GetJsonWebKeySetData, ThrowOnError>) => (options?.client ?? client).get<GetJsonWebKeySetResponses, GetJsonWebKeySetErrors, ThrowOnError>({ url: '/.well-known/jwks.json', ...options });
 
 /**
  * Show a configuration version

@@ -173,6 +173,10 @@ export type Workspace = {
         opentofu_version: string;
         execution_region: string;
         approval_ttl_seconds: number;
+        /**
+         * Whether a plan needs a cloud credential from a federation profile.
+         */
+        plan_requires_credential: boolean;
         created_at: Timestamp;
         updated_at: Timestamp;
     };
@@ -207,6 +211,10 @@ export type WorkspaceCreateDocument = {
              * How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours).
              */
             approval_ttl_seconds?: number;
+            /**
+             * Whether a plan needs a cloud credential from a federation profile (see updateWorkspace).
+             */
+            plan_requires_credential?: boolean;
         };
         relationships?: {
             project?: {
@@ -319,7 +327,7 @@ export type Run = {
         /**
          * Why the run ended where it did (null while it is still moving).
          */
-        status_reason: null | 'plan_failed' | 'plan_canceled' | 'no_changes' | 'speculative' | 'policy_hard_failed' | 'policy_errored' | 'discarded' | 'canceled' | 'approval_expired' | 'applied' | 'apply_failed' | 'apply_interrupted' | 'apply_uncertain' | 'recovered';
+        status_reason: null | 'plan_failed' | 'plan_canceled' | 'no_changes' | 'speculative' | 'policy_hard_failed' | 'policy_errored' | 'discarded' | 'canceled' | 'approval_expired' | 'applied' | 'apply_failed' | 'apply_interrupted' | 'apply_uncertain' | 'recovered' | 'plan_credentials_required';
         plan_status: 'pending' | 'running' | 'finished' | 'errored' | 'canceled';
         apply_status: 'pending' | 'running' | 'finished' | 'errored' | 'canceled' | 'interrupted';
         /**
@@ -377,6 +385,16 @@ export type RunListDocument = {
         };
     };
     links: Links;
+};
+
+export type WorkspaceUpdateDocument = {
+    data: {
+        type: 'workspaces';
+        id?: WorkspaceId;
+        attributes: {
+            plan_requires_credential?: boolean;
+        };
+    };
 };
 
 export type Variable = {
@@ -627,6 +645,121 @@ export type SourceConnectionWriteDocument = {
 
 export type GitHubDeliveryDocument = {
     data: GitHubDelivery;
+};
+
+export type FederationProfileId = string;
+
+/**
+ * Which cloud consumes the token, and so which files and variables the sandbox gets.
+ */
+export type FederationProvider = 'aws' | 'gcp' | 'azure' | 'generic';
+
+/**
+ * What the token is exchanged for, per provider: aws `role_arn`; gcp `workload_identity_provider` (`projects/<number>/locations/global/workloadIdentityPools/<pool>/providers/<provider>`) and `service_account` (an email); azure `client_id` and `tenant_id` (UUIDs); generic nothing (an empty object). Members of another provider are refused (422 FEDERATION_PROFILE_INVALID).
+ */
+export type FederationTarget = {
+    role_arn?: string;
+    workload_identity_provider?: string;
+    service_account?: string;
+    client_id?: string;
+    tenant_id?: string;
+};
+
+/**
+ * `plan`: the plan of a plan_and_apply run; `apply`: its apply; `speculative_plan`: the plan of a same-repository speculative run (only while the profile is verified). Fork pull requests never get a token.
+ */
+export type FederationPhase = 'plan' | 'apply' | 'speculative_plan';
+
+export type FederationProfile = {
+    type: 'federation-profiles';
+    id: FederationProfileId;
+    attributes: {
+        name: string;
+        provider: FederationProvider;
+        audience: string;
+        target: FederationTarget;
+        phases: Array<FederationPhase>;
+        /**
+         * When an organization admin verified the profile as it is now; null when unverified (never, or changed since).
+         */
+        verified_at: null | Timestamp;
+        /**
+         * Who verified it: a user's email, or an API token's id; null when unverified.
+         */
+        verified_by: string | null;
+        created_at: Timestamp;
+        updated_at: Timestamp;
+    };
+    relationships: {
+        workspace: Relationship;
+    };
+    links: Links;
+};
+
+export type FederationProfileListDocument = {
+    data: Array<FederationProfile>;
+};
+
+/**
+ * The token's `aud`. Defaults: aws `sts.amazonaws.com`; gcp `//iam.googleapis.com/<workload_identity_provider>`; azure `api://AzureADTokenExchange`; generic has none and must name one.
+ */
+export type FederationAudience = string;
+
+export type FederationPhases = Array<FederationPhase>;
+
+export type FederationProfileCreateDocument = {
+    data: {
+        type: 'federation-profiles';
+        attributes: {
+            name: ResourceName;
+            provider: FederationProvider;
+            audience?: FederationAudience;
+            target: FederationTarget;
+            phases: FederationPhases;
+        };
+    };
+};
+
+export type FederationProfileDocument = {
+    data: FederationProfile;
+};
+
+export type FederationProfileUpdateDocument = {
+    data: {
+        type: 'federation-profiles';
+        id?: FederationProfileId;
+        attributes: {
+            name?: ResourceName;
+            provider?: FederationProvider;
+            audience?: FederationAudience;
+            target?: FederationTarget;
+            phases?: FederationPhases;
+        };
+    };
+};
+
+export type OpenIdConfiguration = {
+    /**
+     * Exactly STACKSHIP_PUBLIC_URL.
+     */
+    issuer: string;
+    jwks_uri: string;
+    response_types_supported: Array<string>;
+    subject_types_supported: Array<string>;
+    id_token_signing_alg_values_supported: Array<string>;
+    scopes_supported?: Array<string>;
+    claims_supported: Array<string>;
+};
+
+export type JsonWebKeySet = {
+    keys: Array<{
+        kty: 'RSA';
+        kid: string;
+        use: 'sig';
+        alg: 'RS256';
+        n: string;
+        e: string;
+    }>;
 };
 
 export type RunApprovalDocument = {
@@ -1372,6 +1505,8 @@ export type DownloadRequestDocument = {
     };
 };
 
+export type FederationPhasesWritable = Array<FederationPhase>;
+
 export type RunReviewNullableTimestampWritable = Timestamp | null;
 
 export type SessionCreateDocumentWritable = {
@@ -1413,6 +1548,8 @@ export type OrganizationName2 = OrganizationName;
 export type WorkspaceId2 = WorkspaceId;
 
 export type VariableId = string;
+
+export type FederationProfileId2 = FederationProfileId;
 
 export type ConfigurationVersionId2 = ConfigurationVersionId;
 
@@ -1791,6 +1928,49 @@ export type GetWorkspaceResponses = {
 };
 
 export type GetWorkspaceResponse = GetWorkspaceResponses[keyof GetWorkspaceResponses];
+
+export type UpdateWorkspaceData = {
+    body: WorkspaceUpdateDocument;
+    path: {
+        workspace_id: WorkspaceId;
+    };
+    query?: never;
+    url: '/v1/workspaces/{workspace_id}';
+};
+
+export type UpdateWorkspaceErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type UpdateWorkspaceError = UpdateWorkspaceErrors[keyof UpdateWorkspaceErrors];
+
+export type UpdateWorkspaceResponses = {
+    /**
+     * Updated.
+     */
+    200: WorkspaceDocument;
+};
+
+export type UpdateWorkspaceResponse = UpdateWorkspaceResponses[keyof UpdateWorkspaceResponses];
 
 export type ListVariablesData = {
     body?: never;
@@ -2232,6 +2412,301 @@ export type ReceiveGithubWebhookResponses = {
 };
 
 export type ReceiveGithubWebhookResponse = ReceiveGithubWebhookResponses[keyof ReceiveGithubWebhookResponses];
+
+export type ListFederationProfilesData = {
+    body?: never;
+    path: {
+        workspace_id: WorkspaceId;
+    };
+    query?: never;
+    url: '/v1/workspaces/{workspace_id}/federation-profiles';
+};
+
+export type ListFederationProfilesErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type ListFederationProfilesError = ListFederationProfilesErrors[keyof ListFederationProfilesErrors];
+
+export type ListFederationProfilesResponses = {
+    /**
+     * The profiles, by name.
+     */
+    200: FederationProfileListDocument;
+};
+
+export type ListFederationProfilesResponse = ListFederationProfilesResponses[keyof ListFederationProfilesResponses];
+
+export type CreateFederationProfileData = {
+    body: FederationProfileCreateDocument;
+    path: {
+        workspace_id: WorkspaceId;
+    };
+    query?: never;
+    url: '/v1/workspaces/{workspace_id}/federation-profiles';
+};
+
+export type CreateFederationProfileErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type CreateFederationProfileError = CreateFederationProfileErrors[keyof CreateFederationProfileErrors];
+
+export type CreateFederationProfileResponses = {
+    /**
+     * Created, unverified.
+     */
+    201: FederationProfileDocument;
+};
+
+export type CreateFederationProfileResponse = CreateFederationProfileResponses[keyof CreateFederationProfileResponses];
+
+export type DeleteFederationProfileData = {
+    body?: never;
+    path: {
+        workspace_id: WorkspaceId;
+        profile_id: FederationProfileId;
+    };
+    query?: never;
+    url: '/v1/workspaces/{workspace_id}/federation-profiles/{profile_id}';
+};
+
+export type DeleteFederationProfileErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type DeleteFederationProfileError = DeleteFederationProfileErrors[keyof DeleteFederationProfileErrors];
+
+export type DeleteFederationProfileResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type DeleteFederationProfileResponse = DeleteFederationProfileResponses[keyof DeleteFederationProfileResponses];
+
+export type GetFederationProfileData = {
+    body?: never;
+    path: {
+        workspace_id: WorkspaceId;
+        profile_id: FederationProfileId;
+    };
+    query?: never;
+    url: '/v1/workspaces/{workspace_id}/federation-profiles/{profile_id}';
+};
+
+export type GetFederationProfileErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type GetFederationProfileError = GetFederationProfileErrors[keyof GetFederationProfileErrors];
+
+export type GetFederationProfileResponses = {
+    /**
+     * The profile.
+     */
+    200: FederationProfileDocument;
+};
+
+export type GetFederationProfileResponse = GetFederationProfileResponses[keyof GetFederationProfileResponses];
+
+export type UpdateFederationProfileData = {
+    body: FederationProfileUpdateDocument;
+    path: {
+        workspace_id: WorkspaceId;
+        profile_id: FederationProfileId;
+    };
+    query?: never;
+    url: '/v1/workspaces/{workspace_id}/federation-profiles/{profile_id}';
+};
+
+export type UpdateFederationProfileErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type UpdateFederationProfileError = UpdateFederationProfileErrors[keyof UpdateFederationProfileErrors];
+
+export type UpdateFederationProfileResponses = {
+    /**
+     * Updated, unverified.
+     */
+    200: FederationProfileDocument;
+};
+
+export type UpdateFederationProfileResponse = UpdateFederationProfileResponses[keyof UpdateFederationProfileResponses];
+
+export type VerifyFederationProfileData = {
+    body?: never;
+    path: {
+        profile_id: FederationProfileId;
+    };
+    query?: never;
+    url: '/v1/federation-profiles/{profile_id}/actions/verify';
+};
+
+export type VerifyFederationProfileErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type VerifyFederationProfileError = VerifyFederationProfileErrors[keyof VerifyFederationProfileErrors];
+
+export type VerifyFederationProfileResponses = {
+    /**
+     * Verified.
+     */
+    200: FederationProfileDocument;
+};
+
+export type VerifyFederationProfileResponse = VerifyFederationProfileResponses[keyof VerifyFederationProfileResponses];
+
+export type GetOpenIdConfigurationData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/.well-known/openid-configuration';
+};
+
+export type GetOpenIdConfigurationErrors = {
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type GetOpenIdConfigurationError = GetOpenIdConfigurationErrors[keyof GetOpenIdConfigurationErrors];
+
+export type GetOpenIdConfigurationResponses = {
+    /**
+     * The discovery document.
+     */
+    200: OpenIdConfiguration;
+};
+
+export type GetOpenIdConfigurationResponse = GetOpenIdConfigurationResponses[keyof GetOpenIdConfigurationResponses];
+
+export type GetJsonWebKeySetData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/.well-known/jwks.json';
+};
+
+export type GetJsonWebKeySetErrors = {
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type GetJsonWebKeySetError = GetJsonWebKeySetErrors[keyof GetJsonWebKeySetErrors];
+
+export type GetJsonWebKeySetResponses = {
+    /**
+     * The key set.
+     */
+    200: JsonWebKeySet;
+};
+
+export type GetJsonWebKeySetResponse = GetJsonWebKeySetResponses[keyof GetJsonWebKeySetResponses];
 
 export type GetConfigurationVersionData = {
     body?: never;

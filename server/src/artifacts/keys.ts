@@ -12,6 +12,8 @@ export interface Keys {
   artifacts: SecretBox;
   /** Wraps the random per-artifact data keys of framed artifacts (framed.ts). */
   artifactDataKeys: Buffer;
+  /** Seals the private halves of the workload identity issuer's signing keys. */
+  signingKeys: SecretBox;
 }
 
 /**
@@ -59,6 +61,7 @@ export function deriveKeys(master: Buffer): Keys {
     secrets: new SecretBox(derive(master, "secrets"), "secrets"),
     artifacts: new SecretBox(derive(master, "artifacts"), "artifacts"),
     artifactDataKeys: derive(master, "artifact-data-key-wrap"),
+    signingKeys: new SecretBox(derive(master, "workload-identity-signing-keys"), "workload-identity-signing-keys"),
   };
 }
 

@@ -90,6 +90,9 @@ export const ERROR_CODES = {
   GITHUB_WEBHOOK_INVALID: { kind: 'invalid', title: 'Invalid webhook delivery' },
   GITHUB_APP_NOT_CONFIGURED: { kind: 'unavailable', title: 'The GitHub App is not configured' },
   SOURCE_INSTALLATION_IN_USE: { kind: 'conflict', title: 'The installation is connected to another organization' },
+  WORKLOAD_IDENTITY_UNAVAILABLE: { kind: 'not_found', title: 'Workload identity is not configured on this deployment' },
+  FEDERATION_PROFILE_NAME_TAKEN: { kind: 'conflict', title: 'Federation profile name already taken' },
+  FEDERATION_PROFILE_INVALID: { kind: 'invalid', title: 'Invalid federation profile' },
   INTERNAL: { kind: 'unavailable', title: 'Internal error' },
 } as const satisfies Record<string, { readonly kind: ErrorKind; readonly title: string }>;
 

@@ -7,7 +7,7 @@ const KINDS = Object.keys(ID_PREFIXES) as IdKind[];
 const ids = suite('ids');
 
 ids('uses the agreed prefixes', () => {
-  assert.equal(Object.values(ID_PREFIXES).sort(), ['at', 'att', 'cv', 'evt', 'grt', 'job', 'mbr', 'org', 'pfnd', 'povr', 'prj', 'prn', 'pset', 'psv', 'rev', 'run', 'sec', 'ses', 'snap', 'usr', 'var', 'ws']);
+  assert.equal(Object.values(ID_PREFIXES).sort(), ['at', 'att', 'cv', 'evt', 'fp', 'grt', 'job', 'mbr', 'org', 'pfnd', 'povr', 'prj', 'prn', 'pset', 'psv', 'rev', 'run', 'sec', 'ses', 'snap', 'usr', 'var', 'ws']);
   // No prefix may be a prefix of another followed by a dash, or ids would be ambiguous.
   for (const a of Object.values(ID_PREFIXES)) for (const b of Object.values(ID_PREFIXES)) if (a !== b) assert.not.ok(b.startsWith(`${a}-`));
 });

@@ -24,6 +24,7 @@ export const ID_PREFIXES = {
   user: 'usr',
   membership: 'mbr',
   session: 'ses',
+  federationProfile: 'fp',
 } as const;
 
 /** An entity kind that has prefixed ids. */

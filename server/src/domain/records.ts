@@ -33,6 +33,8 @@ export interface Workspace {
   executionRegion: string;
   /** How long a plan may wait for a decision before the run expires. */
   approvalTtlSeconds: number;
+  /** Whether a plan needs a cloud credential from a federation profile (else plan_credentials_required). */
+  planRequiresCredential: boolean;
   createdAt: string;
   updatedAt: string;
 }

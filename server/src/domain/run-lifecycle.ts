@@ -23,6 +23,7 @@ export const RUN_REASONS = [
   'apply_interrupted',
   'apply_uncertain',
   'recovered',
+  'plan_credentials_required',
 ] as const;
 /** A reason code. */
 export type RunReason = (typeof RUN_REASONS)[number];
@@ -33,6 +34,8 @@ export type PolicyOutcome = 'skipped' | 'passed' | 'soft_failed' | 'hard_failed'
 /** Something that happened to a run. */
 export type RunEvent =
   | { type: 'plan_started' }
+  /** The workspace requires a cloud credential for plans and this run may not have one. */
+  | { type: 'plan_credentials_unavailable' }
   | { type: 'plan_finished'; hasChanges: boolean }
   | { type: 'plan_failed' }
   | { type: 'policy_evaluated'; outcome: PolicyOutcome }
@@ -82,6 +85,7 @@ export function transition(run: LifecycleRun, event: RunEvent): Transition {
   switch (run.status) {
     case 'pending':
       if (event.type === 'plan_started') return { status: 'planning', reason: null };
+      if (event.type === 'plan_credentials_unavailable') return { status: 'plan_credentials_required', reason: 'plan_credentials_required' };
       if (event.type === 'cancel_requested') return { status: 'canceled', reason: 'canceled' };
       break;
     case 'planning':

@@ -25,6 +25,8 @@ import { isPlanDiffArtifactOf } from "../domain/plan-diff/index.ts";
 import { sensitiveValueSet, ValueMatcher } from "../domain/redaction/index.ts";
 import { readStateBytes } from "../api/commands/state-versions.ts";
 import { readPlanJson } from "./plan-json.ts";
+import { endRunWithoutPlanCredentials } from "../commands/phase-credentials.ts";
+import { addWorkloadIdentity } from "./workload-identity-files.ts";
 
 /** Everything a phase execution needs besides the run. */
 export interface ExecutionContext {
@@ -160,6 +162,8 @@ interface Materialized {
   terraform: MaterializedVariable[];
   env: Record<string, string>;
   secrets: string[];
+  /** Workload identity token files (workload-identity-files.ts), relative to /work. */
+  files?: Record<string, string>;
 }
 
 /** The run's variables from its input snapshot; sensitive handles are unsealed for the sandbox only. */
@@ -209,6 +213,7 @@ async function sandboxFiles(services: Services, run: Run, token: string, inputs:
     "cli.tfrc": cliConfig(token),
     [`${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`]: cloudOverride(organization.name, workspace.name),
     [`${STAGED_DIR}/${TFVARS_FILE}`]: tfvars(inputs.terraform),
+    ...inputs.files,
   };
 }
 
@@ -314,6 +319,8 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   const { services } = ctx;
   let run = await services.stores.runs.getById(runId);
   if (!run || run.status !== "pending") return "done";
+  // Before any lock, token or sandbox: a run that may not have the credential its plan needs ends here.
+  if (await endRunWithoutPlanCredentials(services, run)) return "done";
 
   let fence: number | null = null;
   if (run.kind === "plan_and_apply") {
@@ -334,6 +341,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   run = started;
 
   const inputs = await materializeInputs(services, run);
+  await addWorkloadIdentity(ctx, run, "plan", inputs);
   // The sensitive values known before the plan: the snapshot's and the prior state's. The plan's
   // own are added once it exists; the log is held until then (PhaseLog).
   let priorState: unknown;
@@ -550,6 +558,7 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
   }
 
   const inputs = await materializeInputs(services, run);
+  await addWorkloadIdentity(ctx, run, "apply", inputs);
   // The apply's sensitive values: the snapshot's, the prior state's and everything the plan marks.
   let secrets: ValueMatcher;
   try {

@@ -19,6 +19,8 @@ import { PolicyResultRepository } from './policy-result-repository.ts';
 import { UserRepository } from './user-repository.ts';
 import { GitHubRepository } from './github-repository.ts';
 export { GITHUB_DELIVERY_TASK, GitHubRepository, type DeliveryStatus, type GitHubCheckRun, type GitHubDelivery, type GitHubInstallation, type SourceConnection } from './github-repository.ts';
+import { FederationProfileRepository, SigningKeyRepository } from './workload-identity-repository.ts';
+export { FederationProfileRepository, SigningKeyRepository, type StoredSigningKey } from './workload-identity-repository.ts';
 
 export { migrateDown, migrateLatest, openDatabase, rollbackAll } from './db.ts';
 export type { Database } from './db.ts';
@@ -81,6 +83,8 @@ export interface Stores {
   policyResults: PolicyResultRepository;
   users: UserRepository;
   github: GitHubRepository;
+  federationProfiles: FederationProfileRepository;
+  signingKeys: SigningKeyRepository;
 }
 
 /** Every repository running on the given database or transaction. */
@@ -108,6 +112,8 @@ export function createStores(executor: Executor, dialect: Dialect): Stores {
     policyResults: new PolicyResultRepository(executor, dialect),
     users: new UserRepository(executor, dialect),
     github: new GitHubRepository(executor, dialect),
+    federationProfiles: new FederationProfileRepository(executor, dialect),
+    signingKeys: new SigningKeyRepository(executor, dialect),
   };
 }
 

@@ -34,6 +34,7 @@ export interface WorkspaceRow {
   opentofu_version: string;
   execution_region: string;
   approval_ttl_seconds: number | string;
+  plan_requires_credential?: DbBoolean;
   created_at: DbTimestamp;
   updated_at: DbTimestamp;
 }

@@ -28,6 +28,7 @@ const UNIQUE_CONSTRAINTS: Record<string, Translation> = {
   },
   users_email_unique: { code: 'USER_EMAIL_TAKEN', detail: 'A user with this email already exists.' },
   memberships_user_scope_unique: { code: 'MEMBERSHIP_EXISTS', detail: 'The user already has a role at this scope; memberships are not replaced implicitly.' },
+  federation_profiles_workspace_name_unique: { code: 'FEDERATION_PROFILE_NAME_TAKEN', detail: 'The workspace already has a federation profile with this name.' },
 };
 
 // SQLite names the columns of a failed unique constraint, not the index; these are the
@@ -40,6 +41,7 @@ const SQLITE_UNIQUE_COLUMNS: Record<string, string> = {
     'workspace_variables_workspace_id_category_key_unique',
   'users.email': 'users_email_unique',
   'memberships.user_id, memberships.scope_kind, memberships.scope_id': 'memberships_user_scope_unique',
+  'federation_profiles.workspace_id, federation_profiles.name': 'federation_profiles_workspace_name_unique',
 };
 
 const GENERIC_DETAIL = 'The change conflicts with existing data or violates a data rule.';

@@ -30,6 +30,7 @@ testEachDatabase(workspaces, 'create applies defaults and round-trips every fiel
     opentofuVersion: '1.8.5',
     executionRegion: 'eu-west-1',
     approvalTtlSeconds: 86_400,
+    planRequiresCredential: false,
     createdAt: '2026-12-02T10:11:12.345Z',
     updatedAt: '2026-12-02T10:11:12.345Z',
   });

@@ -4,7 +4,7 @@ import type { Workspace } from '../domain/records.ts';
 import type { Dialect, Executor } from './dialect.ts';
 import type { ProjectRow, WorkspaceRow } from './rows.ts';
 import { translating } from './translate-error.ts';
-import { isoForWrite, isoFromRow, numberFromRow } from './values.ts';
+import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow } from './values.ts';
 
 /** What creating a workspace needs; omitted optional fields get the documented defaults. */
 export interface CreateWorkspaceInput {
@@ -21,6 +21,8 @@ export interface CreateWorkspaceInput {
   executionRegion: string;
   /** Defaults to 24 hours. */
   approvalTtlSeconds?: number;
+  /** Defaults to false. */
+  planRequiresCredential?: boolean;
   createdAt: Date | string;
 }
 
@@ -48,6 +50,7 @@ export class WorkspaceRepository {
       opentofu_version: input.opentofuVersion,
       execution_region: input.executionRegion,
       approval_ttl_seconds: input.approvalTtlSeconds ?? 86_400,
+      plan_requires_credential: input.planRequiresCredential ?? false,
       created_at: createdAt,
       updated_at: createdAt,
     };
@@ -91,6 +94,15 @@ export class WorkspaceRepository {
   async updateSource(id: string, input: { trackedBranch: string; workingDirectory: string }, now: Date | string): Promise<Workspace | undefined> {
     return translating(this.dialect, async () => {
       await this.db<WorkspaceRow>('workspaces').where({ id }).update({ tracked_branch: input.trackedBranch, working_directory: input.workingDirectory, updated_at: isoForWrite(now) });
+      const row = await this.db<WorkspaceRow>('workspaces').where({ id }).first();
+      return row && toWorkspace(row);
+    });
+  }
+
+  /** Sets whether a plan needs a cloud credential from a federation profile. */
+  async updatePlanRequiresCredential(id: string, value: boolean, now: Date | string): Promise<Workspace | undefined> {
+    return translating(this.dialect, async () => {
+      await this.db<WorkspaceRow>('workspaces').where({ id }).update({ plan_requires_credential: value, updated_at: isoForWrite(now) });
       const row = await this.db<WorkspaceRow>('workspaces').where({ id }).first();
       return row && toWorkspace(row);
     });
@@ -159,6 +171,7 @@ function toWorkspace(row: WorkspaceRow): Workspace {
     opentofuVersion: row.opentofu_version,
     executionRegion: row.execution_region,
     approvalTtlSeconds: numberFromRow(row.approval_ttl_seconds),
+    planRequiresCredential: row.plan_requires_credential === undefined ? false : booleanFromRow(row.plan_requires_credential),
     createdAt: isoFromRow(row.created_at),
     updatedAt: isoFromRow(row.updated_at),
   };

@@ -68,6 +68,17 @@ const EXPECTED: Record<string, Row> = {
   downloadRedactedPlan: READ,
   downloadRawPlan: row(401, 404, 403, 403, 200),
   downloadEmergencyState: row(401, 404, 403, 403, 200),
+  updateWorkspace: row(401, 404, 403, 200, 200),
+  // The issuer's discovery and keys are public (the server below sets STACKSHIP_PUBLIC_URL).
+  getOpenIdConfiguration: row(200, 200, 200, 200, 200),
+  getJsonWebKeySet: row(200, 200, 200, 200, 200),
+  listFederationProfiles: READ,
+  createFederationProfile: WRITE,
+  getFederationProfile: READ,
+  updateFederationProfile: row(401, 404, 403, 200, 200),
+  deleteFederationProfile: row(401, 404, 403, 204, 204),
+  // Organization admins only: the other organization's admin does not see the profile.
+  verifyFederationProfile: row(401, 404, 403, 403, 200),
   // Authorized by its signature, not by the caller; this server has no GitHub App configured.
   receiveGithubWebhook: row(503, 503, 503, 503, 503),
   getWorkspaceSource: READ,
@@ -198,6 +209,27 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       assert.is(put.status, 200);
       return { path: ws };
     }
+    case "updateWorkspace":
+      return { path: ws, body: { data: { type: "workspaces", attributes: { plan_requires_credential: false } } } };
+    case "getOpenIdConfiguration":
+    case "getJsonWebKeySet":
+    case "listFederationProfiles":
+      return { path: operationId === "listFederationProfiles" ? ws : {} };
+    case "createFederationProfile":
+      return { path: ws, body: { data: { type: "federation-profiles", attributes: { name: unique("fp"), provider: "generic", audience: "a", target: {}, phases: ["plan"] } } } };
+    case "getFederationProfile":
+    case "updateFederationProfile":
+    case "deleteFederationProfile":
+    case "verifyFederationProfile": {
+      const created = await fetch(`${server.baseUrl}/v1/workspaces/${world.workspaceId}/federation-profiles`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${world.adminToken}`, "Content-Type": "application/vnd.api+json" },
+        body: JSON.stringify({ data: { type: "federation-profiles", attributes: { name: unique("fp"), provider: "generic", audience: "a", target: {}, phases: ["speculative_plan"] } } }),
+      });
+      const profileId = ((await created.json()) as { data: { id: string } }).data.id;
+      if (operationId === "verifyFederationProfile") return { path: { profile_id: profileId } };
+      return { path: { ...ws, profile_id: profileId }, body: operationId === "updateFederationProfile" ? { data: { type: "federation-profiles", attributes: { audience: "b" } } } : undefined };
+    }
     default:
       throw new Error(`no request for ${operationId}: add it to callFor and a row to EXPECTED`);
   }
@@ -266,6 +298,6 @@ testEachServer(matrix, "every v1 operation × anonymous/other-org/viewer/operato
     }
   }
   assert.equal(mismatches, []);
-});
+}, { publicUrlIsBaseUrl: true });
 
 matrix.run();

@@ -200,7 +200,7 @@ testEachServer(routing, "fails 405 METHOD_NOT_ALLOWED for a wrong method on a kn
     ["PUT", "/v1/organizations"],
     ["GET", "/v1/organizations"],
     ["DELETE", `/v1/organizations/${organizationName}`],
-    ["PATCH", `/v1/workspaces/${workspace.id}`],
+    ["PUT", `/v1/workspaces/${workspace.id}`],
     ["GET", `/v1/workspaces/${workspace.id}/runs`],
     ["POST", "/healthz"],
     ["GET", "/uploads/configuration-versions/abc.def"],

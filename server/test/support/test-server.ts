@@ -53,6 +53,8 @@ export interface TestServerOptions {
   live?: LiveHubOptions;
   /** Start the GitHub pipeline's job loop (needs config.github on). */
   githubWorker?: Partial<GitHubWorkerOptions> | true;
+  /** Set STACKSHIP_PUBLIC_URL to the server's own base URL once it listens (the workload identity issuer). */
+  publicUrlIsBaseUrl?: boolean;
 }
 
 /** Starts StackShip on a fresh database of `dialect`, runs `fn`, and tears everything down. */
@@ -74,6 +76,7 @@ export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServe
     stackship.live.attach(http);
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
     const baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    if (options.publicUrlIsBaseUrl) stackship.services.config.publicUrl = baseUrl;
     const runner = options.runner
       ? new RunnerEngine(
           { services: stackship.services, api: { host: "127.0.0.1", port: (http.address() as AddressInfo).port }, phaseTimeoutMs: 120_000 },

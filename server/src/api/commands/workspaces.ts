@@ -37,6 +37,8 @@ export interface NewWorkspace {
   opentofuVersion?: string;
   executionRegion?: string;
   approvalTtlSeconds?: number;
+  /** Whether a plan needs a cloud credential from a federation profile (default false). */
+  planRequiresCredential?: boolean;
   /** Tags (the CLI's tags strategy creates workspaces with its configured tags). */
   tags?: readonly string[];
 }
@@ -57,6 +59,7 @@ export function createWorkspace(services: Services, actor: AuthenticatedPrincipa
       opentofuVersion,
       executionRegion,
       approvalTtlSeconds: input.approvalTtlSeconds,
+      planRequiresCredential: input.planRequiresCredential,
       createdAt: now,
     });
     const tags = [...new Set(input.tags ?? [])].sort();

@@ -13,6 +13,7 @@ import { reviewHandlers } from "./review.ts";
 import { runHandlers } from "./runs.ts";
 import { sessionHandlers } from "./sessions.ts";
 import { workspaceHandlers } from "./workspaces.ts";
+import { workloadIdentityHandlers } from "./workload-identity.ts";
 
 /** Every v1 handler; `satisfies` makes a missing or mistyped operation a compile error. */
 export const v1Handlers = {
@@ -26,6 +27,7 @@ export const v1Handlers = {
   ...sessionHandlers,
   ...downloadHandlers,
   ...githubHandlers,
+  ...workloadIdentityHandlers,
 } satisfies Handlers<RequestContext>;
 
 /** The v1 surface as the app binds it. */

@@ -38,6 +38,7 @@ export function presentWorkspace(workspace: Workspace): S["Workspace"] {
       opentofu_version: workspace.opentofuVersion,
       execution_region: workspace.executionRegion,
       approval_ttl_seconds: workspace.approvalTtlSeconds,
+      plan_requires_credential: workspace.planRequiresCredential,
       created_at: workspace.createdAt,
       updated_at: workspace.updatedAt,
     },

@@ -7,6 +7,8 @@ import { loadOrganization, loadProjectForNewWorkspace, loadWorkspace } from "../
 import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { presentVariable, presentWorkspace } from "./presenters.ts";
+import { setPlanRequiresCredential } from "../../commands/federation-profiles.ts";
+import { actorOf } from "./workload-identity.ts";
 
 type H = Handlers<RequestContext>;
 
@@ -24,6 +26,7 @@ export const workspaceHandlers = {
       opentofuVersion: a.opentofu_version,
       executionRegion: a.execution_region,
       approvalTtlSeconds: a.approval_ttl_seconds,
+      planRequiresCredential: a.plan_requires_credential,
     });
     return { status: 201, body: { data: presentWorkspace(workspace) } };
   },
@@ -40,6 +43,17 @@ export const workspaceHandlers = {
   async getWorkspace({ path, ctx }) {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:read");
     return { status: 200, body: { data: presentWorkspace(workspace) } };
+  },
+
+  async updateWorkspace({ path, body, ctx }) {
+    const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
+    if (body.data.id !== undefined && body.data.id !== workspace.id) {
+      throw new DomainError("DOCUMENT_INVALID", "data.id does not match the workspace in the path.", { source: { pointer: "/data/id" } });
+    }
+    let updated = workspace;
+    const value = body.data.attributes.plan_requires_credential;
+    if (value !== undefined) updated = await setPlanRequiresCredential(ctx.services, actorOf(ctx), workspace, value);
+    return { status: 200, body: { data: presentWorkspace(updated) } };
   },
 
   async listVariables({ path, ctx }) {

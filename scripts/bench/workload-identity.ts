@@ -1,0 +1,97 @@
+/**
+ * Workload identity: what minting costs where a phase attempt starts (the profiles serving the
+ * phase read, the scope loaded, one RS256 signature per profile, the key's expiry noted, the
+ * audit record written, the sandbox's files and variables built), p50 and p95 over many mints,
+ * and its share of a real plan attempt (speculative plans with the in-process runner).
+ */
+import { randomBytes } from "node:crypto";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { loadConfig } from "../../server/src/config.ts";
+import { RunnerEngine } from "../../server/src/runner/engine.ts";
+import { addWorkloadIdentity } from "../../server/src/runner/workload-identity-files.ts";
+import { createStackShip } from "../../server/src/server.ts";
+
+const MINTS = Number(process.env.BENCH_MINTS ?? 300);
+const PLANS = Number(process.env.BENCH_PLANS ?? 5);
+
+const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
+
+async function api(base: string, token: string, method: string, path: string, body?: unknown): Promise<any> {
+  const response = await fetch(`${base}${path}`, { method, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), "ss-bench-wi-"));
+const bootstrapToken = `ss0.${randomBytes(24).toString("base64url")}`;
+const config = { ...loadConfig({}), dataDir, databaseUrl: `sqlite://${join(dataDir, "stackship.db")}`, bootstrapToken, validateResponses: false, logLevel: "silent" };
+const stackship = await createStackShip(config, { logger: pino({ level: "silent" }) });
+const http = createServer(stackship.app.callback());
+await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+const port = (http.address() as AddressInfo).port;
+const base = `http://127.0.0.1:${port}`;
+stackship.services.config.publicUrl = base;
+const runner = new RunnerEngine({ services: stackship.services, api: { host: "127.0.0.1", port }, phaseTimeoutMs: 120_000 }, { pollIntervalMs: 10, concurrency: 1 });
+try {
+  await api(base, bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
+  const token = (await api(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes.secret;
+  const workspace = (await api(base, token, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name: "w" } } })).data;
+  for (const [name, provider, target, audience] of [["aws", "aws", { role_arn: "arn:aws:iam::123456789012:role/bench" }, undefined], ["vault", "generic", {}, "vault"]] as const) {
+    await api(base, token, "POST", `/v1/workspaces/${workspace.id}/federation-profiles`, { data: { type: "federation-profiles", attributes: { name, provider, target, audience, phases: ["plan", "speculative_plan"] } } });
+  }
+  const profiles = await stackship.services.stores.federationProfiles.listByWorkspace(workspace.id);
+  for (const profile of profiles) await api(base, token, "POST", `/v1/federation-profiles/${profile.id}/actions/verify`);
+  const cv = (await api(base, token, "POST", `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })).data;
+  const src = mkdtempSync(join(tmpdir(), "ss-bench-wi-src-"));
+  mkdirSync(join(src, "c"));
+  writeFileSync(join(src, "c", "main.tf"), 'resource "terraform_data" "a" {\n  input = fileexists("/work/.stackship-identity/aws.jwt")\n}\n');
+  execFileSync("tar", ["-czf", join(src, "c.tgz"), "-C", join(src, "c"), "."]);
+  const upload = await fetch(cv.attributes.upload_url, { method: "PUT", body: readFileSync(join(src, "c.tgz")) });
+  if (!upload.ok) throw new Error(`upload: ${upload.status}`);
+  rmSync(src, { recursive: true, force: true });
+
+  // Minting alone, on a pending run (no sandbox): what the hook adds to a phase start.
+  const run = (await api(base, token, "POST", `/v1/workspaces/${workspace.id}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data;
+  await stackship.services.db.knex("run_jobs").where({ run_id: run.id }).delete();
+  const stored = (await stackship.services.stores.runs.getById(run.id))!;
+  const mints: number[] = [];
+  for (let i = 0; i < MINTS + 20; i++) {
+    const inputs = { env: {}, secrets: [] as string[] };
+    const started = process.hrtime.bigint();
+    await addWorkloadIdentity({ services: stackship.services, phaseTimeoutMs: 120_000 }, stored, "plan", inputs);
+    if (i >= 20) mints.push(Number(process.hrtime.bigint() - started) / 1e6); // the first mints import the key and warm the caches
+    if (inputs.secrets.length !== 2) throw new Error("expected two tokens");
+  }
+  await stackship.services.db.knex("runs").where({ id: run.id }).update({ status: "canceled" });
+
+  // Real plan attempts for the share.
+  await runner.start();
+  const attempts: number[] = [];
+  for (let i = 0; i < PLANS; i++) {
+    const planned = (await api(base, token, "POST", `/v1/workspaces/${workspace.id}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data;
+    for (;;) {
+      const status = (await api(base, token, "GET", `/v1/runs/${planned.id}`)).data.attributes.status;
+      if (status === "planned_and_finished") break;
+      if (status === "errored" || status === "plan_credentials_required") throw new Error(`run ${planned.id} ${status}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const attempt = (await stackship.services.stores.attempts.listByRun(planned.id))[0];
+    attempts.push(new Date(attempt.finishedAt!).getTime() - new Date(attempt.startedAt).getTime());
+  }
+  const p50 = percentile(mints, 50);
+  const attempt50 = percentile(attempts, 50);
+  process.stdout.write(`[bench] workload-identity: minting 2 tokens at a phase start (${MINTS} mints, SQLite): p50 ${p50.toFixed(2)} ms, p95 ${percentile(mints, 95).toFixed(2)} ms\n`);
+  process.stdout.write(`[bench] workload-identity: plan attempt p50 ${attempt50} ms over ${PLANS} speculative plans; minting is ${((100 * p50) / attempt50).toFixed(2)}% of it\n`);
+} finally {
+  await runner.stop({ interrupt: true });
+  http.close();
+  await stackship.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}
