@@ -20,6 +20,8 @@ export interface Operation {
   method: string;
   path: string;
   permission: string;
+  /** `x-stackship-run-token: true`: a run token may call it whatever its grants (the handler applies the run rules). */
+  runToken: boolean;
   authenticated: boolean;
   parameters: Parameter[];
   requestBody?: { contentType: string; required: boolean; schema: Record<string, unknown> };

@@ -880,7 +880,7 @@ export type RunReviewDownloads = null | {
         href: string;
         requires_reason: boolean;
         /**
-         * True when this caller (a dashboard session) must step up within the last 15 minutes first.
+         * True for the raw plan and emergency state: only a dashboard session with a step-up within the last 15 minutes may download them (API tokens get 403 STEP_UP_REQUIRED).
          */
         requires_step_up: boolean;
         /**
@@ -2539,6 +2539,10 @@ export type CreateSessionErrors = {
      * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
      */
     422: ErrorDocument;
+    /**
+     * Too many failed sign-ins or step-ups for this account or from this client address (`AUTH_THROTTLED`); wait the number of seconds in `Retry-After` (also in `errors[0].meta.retry_after_seconds`). The answer is the same whether the account exists.
+     */
+    429: ErrorDocument;
 };
 
 export type CreateSessionError = CreateSessionErrors[keyof CreateSessionErrors];
@@ -2642,6 +2646,10 @@ export type StepUpErrors = {
      * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
      */
     422: ErrorDocument;
+    /**
+     * Too many failed sign-ins or step-ups for this account or from this client address (`AUTH_THROTTLED`); wait the number of seconds in `Retry-After` (also in `errors[0].meta.retry_after_seconds`). The answer is the same whether the account exists.
+     */
+    429: ErrorDocument;
 };
 
 export type StepUpError = StepUpErrors[keyof StepUpErrors];

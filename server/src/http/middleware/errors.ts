@@ -27,6 +27,7 @@ export function errors(): Middleware {
       const render: ErrorRenderer = ctx.state.renderError ?? renderV1Error;
       const { status, body } = render(error, ctx.state.requestId);
       ctx.status = status;
+      if (error.retryAfterSeconds !== undefined) ctx.set("Retry-After", String(error.retryAfterSeconds));
       ctx.type = JSON_API;
       ctx.body = body;
     }
