@@ -17,6 +17,8 @@ import { WorkspaceLockRepository } from './workspace-lock-repository.ts';
 import { PolicySetRepository } from './policy-set-repository.ts';
 import { PolicyResultRepository } from './policy-result-repository.ts';
 import { UserRepository } from './user-repository.ts';
+import { AuthThrottleRepository } from './auth-throttle-repository.ts';
+export type { ThrottleKey, Reservation } from './auth-throttle-repository.ts';
 
 export { migrateDown, migrateLatest, openDatabase, rollbackAll } from './db.ts';
 export type { Database } from './db.ts';
@@ -78,6 +80,7 @@ export interface Stores {
   policySets: PolicySetRepository;
   policyResults: PolicyResultRepository;
   users: UserRepository;
+  authThrottles: AuthThrottleRepository;
 }
 
 /** Every repository running on the given database or transaction. */
@@ -104,6 +107,7 @@ export function createStores(executor: Executor, dialect: Dialect): Stores {
     policySets: new PolicySetRepository(executor, dialect),
     policyResults: new PolicyResultRepository(executor, dialect),
     users: new UserRepository(executor, dialect),
+    authThrottles: new AuthThrottleRepository(executor, dialect),
   };
 }
 

@@ -66,7 +66,10 @@ function sessionOf(principal: AuthenticatedPrincipal): SessionScope {
 export const sessionHandlers = {
   async createSession({ body, ctx }) {
     const { email, password } = body.data.attributes;
-    const { session, user, secret, csrfToken } = await signIn(ctx.services, email, password);
+    const { session, user, secret, csrfToken } = await signIn(ctx.services, email, password, {
+      clientAddress: ctx.clientAddress ?? "unknown",
+      presentedSessionSecret: ctx.presentedSessionCookie ?? null,
+    });
     return {
       status: 201,
       body: presentSession({ ...session, csrfToken }, user),
@@ -87,7 +90,7 @@ export const sessionHandlers = {
 
   async stepUp({ body, ctx }) {
     const session = sessionOf(principalOf(ctx));
-    await stepUp(ctx.services, session.id, session.user, body.data.attributes.password);
+    await stepUp(ctx.services, session.id, session.user, body.data.attributes.password, { clientAddress: ctx.clientAddress ?? "unknown" });
     const steppedUpAt = ctx.services.clock().toISOString();
     return { status: 200, body: presentSession({ ...session, steppedUpAt }, session.user), headers: { "Cache-Control": "no-store" } };
   },

@@ -8,6 +8,7 @@ import * as createArtifactDescriptors from './20261202060000_create_artifact_des
 import * as createUsersAndSessions from './20261202070000_create_users_and_sessions.ts';
 import * as createWorkspaceTags from './20261202080000_create_workspace_tags.ts';
 import * as addLogChunkOffsets from './20261203000000_add_log_chunk_offsets.ts';
+import * as createAuthThrottles from './20261203100000_create_auth_throttles.ts';
 
 /** A migration as the migration source serves it. */
 export interface NamedMigration {
@@ -27,4 +28,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261202070000_create_users_and_sessions', up: createUsersAndSessions.up, down: createUsersAndSessions.down },
   { name: '20261202080000_create_workspace_tags', up: createWorkspaceTags.up, down: createWorkspaceTags.down },
   { name: '20261203000000_add_log_chunk_offsets', up: addLogChunkOffsets.up, down: addLogChunkOffsets.down },
+  { name: '20261203100000_create_auth_throttles', up: createAuthThrottles.up, down: createAuthThrottles.down },
 ];
