@@ -25,7 +25,12 @@ export interface Config {
   allowedOrigins: string[];
   /** The first deployment administrator, created on start when set (STACKSHIP_BOOTSTRAP_ADMIN_EMAIL/_PASSWORD). */
   bootstrapAdmin: { email: string; password: string } | null;
+  /** How many live WebSockets one dashboard session may hold open on one API process (STACKSHIP_LIVE_SOCKETS_PER_SESSION). */
+  liveSocketsPerSession: number;
 }
+
+/** The default of STACKSHIP_LIVE_SOCKETS_PER_SESSION: a few dashboard tabs each watching a run or two. */
+export const DEFAULT_LIVE_SOCKETS_PER_SESSION = 8;
 
 function port(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined || value === "") return fallback;
@@ -83,6 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     phaseTimeoutMs: positive(env.STACKSHIP_PHASE_TIMEOUT_SECONDS, 3600, "STACKSHIP_PHASE_TIMEOUT_SECONDS") * 1000,
     allowedOrigins: origins(env.STACKSHIP_ALLOWED_ORIGINS),
     bootstrapAdmin: bootstrapAdmin(env),
+    liveSocketsPerSession: positive(env.STACKSHIP_LIVE_SOCKETS_PER_SESSION, DEFAULT_LIVE_SOCKETS_PER_SESSION, "STACKSHIP_LIVE_SOCKETS_PER_SESSION"),
   };
 }
 
