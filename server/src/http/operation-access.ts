@@ -23,9 +23,9 @@ export const SENSITIVE_DOWNLOAD_NEEDS_SESSION =
  *   (`workspace:read`, `run:read`) 404 NOT_FOUND, since to such a caller every object is hidden.
  *   A run token passes an operation marked `x-stackship-run-token` (the handler applies the run
  *   rules) and otherwise holds only its grants. The sensitive permissions
- *   (`artifact:read_sensitive`, `state:recover`) also need a dashboard session: a token is
- *   refused 403 STEP_UP_REQUIRED and the refusal is audited (the session's step-up age is the
- *   handler's check, after the object).
+ *   (`artifact:read_sensitive`, `state:recover`) need a dashboard session first: any token
+ *   (API, bootstrap, run), whatever its grants, is refused 403 STEP_UP_REQUIRED and the refusal
+ *   is audited (the session's step-up age is the handler's check, after the object).
  */
 export async function authorizeOperation(
   services: Services,
@@ -50,16 +50,17 @@ export async function authorizeOperation(
     default: {
       const permission: Permission = requirement;
       if (op.runToken && isRunPrincipal(principal)) return;
+      // First, whatever the token may otherwise do: these bytes go to people only.
+      if (isSensitivePermission(permission) && principal.kind !== "user") {
+        const runId = typeof path.run_id === "string" ? path.run_id : null;
+        await recordSensitiveDownloadRefusal(services, principal, { operationId: op.operationId, permission, runId });
+        throw new DomainError("STEP_UP_REQUIRED", SENSITIVE_DOWNLOAD_NEEDS_SESSION);
+      }
       if (!holdsAnywhere(principal, permission)) {
         if (VISIBILITY.has(permission)) {
           throw new DomainError("NOT_FOUND", `${op.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => String(path[name] ?? name))} does not exist, or this caller may not see it.`);
         }
         throw new DomainError("FORBIDDEN", `This ${principal.kind === "user" ? "account" : "token"} lacks the '${permission}' permission.`);
-      }
-      if (isSensitivePermission(permission) && principal.kind !== "user") {
-        const runId = typeof path.run_id === "string" ? path.run_id : null;
-        await recordSensitiveDownloadRefusal(services, principal, { operationId: op.operationId, permission, runId });
-        throw new DomainError("STEP_UP_REQUIRED", SENSITIVE_DOWNLOAD_NEEDS_SESSION);
       }
     }
   }
