@@ -1837,7 +1837,7 @@ export interface components {
                 "application/vnd.api+json": components["schemas"]["ErrorDocument"];
             };
         };
-        /** @description The caller can see the object but lacks the permission (`FORBIDDEN`). */
+        /** @description The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`). */
         Forbidden: {
             headers: {
                 [name: string]: unknown;

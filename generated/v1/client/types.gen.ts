@@ -1296,7 +1296,7 @@ export type CreateOrganizationErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -1374,7 +1374,7 @@ export type CreateOrganizationTokenErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -1452,7 +1452,7 @@ export type CreateProjectErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -1534,7 +1534,7 @@ export type CreateWorkspaceErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -1689,7 +1689,7 @@ export type CreateVariableErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -1737,7 +1737,7 @@ export type DeleteVariableErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -1777,7 +1777,7 @@ export type UpdateVariableErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -1824,7 +1824,7 @@ export type CreateConfigurationVersionErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -1867,7 +1867,7 @@ export type CreateRunErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2030,7 +2030,7 @@ export type ApproveRunErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2077,7 +2077,7 @@ export type DiscardRunErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2124,7 +2124,7 @@ export type CancelRunErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2171,7 +2171,7 @@ export type ResolveRunRecoveryErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2366,7 +2366,7 @@ export type CreatePolicySetErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2413,7 +2413,7 @@ export type CreatePolicySetVersionErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2491,7 +2491,7 @@ export type CreatePolicyOverrideErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2573,7 +2573,7 @@ export type DeleteCurrentSessionErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
 };
@@ -2606,7 +2606,7 @@ export type GetCurrentSessionErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
 };
@@ -2639,7 +2639,7 @@ export type StepUpErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2680,7 +2680,7 @@ export type CreateUserErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2723,7 +2723,7 @@ export type ListMembershipsErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2762,7 +2762,7 @@ export type CreateMembershipErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2809,7 +2809,7 @@ export type DownloadRedactedPlanErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2852,7 +2852,7 @@ export type DownloadRawPlanErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2893,7 +2893,7 @@ export type DownloadEmergencyStateErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
