@@ -576,7 +576,7 @@ export const operations = [
     operationId: "createPolicyOverride",
     method: "POST",
     path: "/v1/runs/{run_id}/policy-overrides",
-    permission: "policy:override_soft",
+    permission: "run:read",
     runToken: false,
     authenticated: true,
     validatePath: p.createPolicyOverridePath,

@@ -555,7 +555,7 @@ export interface paths {
         put?: never;
         /**
          * Override a soft-mandatory policy failure for a limited time
-         * @description Bound to the exact persisted policy result digest. Refused (and audited) for a hard-mandatory or errored result (`POLICY_OVERRIDE_HARD_FAILED`), for a digest that is not the current result (`POLICY_OVERRIDE_DIGEST_MISMATCH`), for a run not waiting on a soft failure (`POLICY_OVERRIDE_NOT_SOFT_FAILED`), and without the permission `policy:override_soft` (`POLICY_OVERRIDE_PERMISSION_REQUIRED`). The override expires after `duration_seconds`; approving a soft-failed run requires an unexpired override for its current digest and the apply re-checks it.
+         * @description Bound to the exact persisted policy result digest. Refused (and audited) for a hard-mandatory or errored result (`POLICY_OVERRIDE_HARD_FAILED`), for a digest that is not the current result (`POLICY_OVERRIDE_DIGEST_MISMATCH`), for a run not waiting on a soft failure (`POLICY_OVERRIDE_NOT_SOFT_FAILED`), and without the permission `policy:override_soft` on the run (`POLICY_OVERRIDE_PERMISSION_REQUIRED`). The override expires after `duration_seconds`; approving a soft-failed run requires an unexpired override for its current digest and the apply re-checks it. The operation itself needs only `run:read`, so that every caller who can see the run reaches the command and a refusal for lack of `policy:override_soft` is audited like the others.
          */
         post: operations["createPolicyOverride"];
         delete?: never;
