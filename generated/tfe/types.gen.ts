@@ -428,7 +428,7 @@ export interface paths {
         };
         /**
          * Download the raw state
-         * @description The exact uploaded bytes. Raw state holds sensitive values (ARCHITECTURE invariant 6), so only a run token of the workspace may read it: a finalized version, or a pending one its own run uploaded. API tokens get 403 (the guarded emergency-state download is the way for people); a version not yet uploaded is 409.
+         * @description The exact uploaded bytes. Raw state holds sensitive values (ARCHITECTURE invariant 6): a run token of the workspace reads a finalized version or a pending one its own run uploaded; an API token needs `state:read` and reads published (finalized) versions only (`tofu state pull`), anything else is 403 (the guarded emergency-state download is the way for people); a version not yet uploaded is 409.
          */
         get: operations["downloadStateVersion"];
         put?: never;

@@ -64,6 +64,8 @@ export const errorCodes = {
   SESSION_REQUIRED: { status: 403, title: "This needs a signed-in session" },
   STEP_UP_REQUIRED: { status: 403, title: "Confirm your password first" },
   STEP_UP_PASSWORD_INVALID: { status: 403, title: "Password is wrong" },
+  AUTH_THROTTLED: { status: 429, title: "Too many failed attempts" },
+  LIVE_SOCKET_LIMIT: { status: 429, title: "Too many live sockets for this session" },
   USER_EMAIL_TAKEN: { status: 409, title: "Email already taken" },
   MEMBERSHIP_EXISTS: { status: 409, title: "Membership already exists" },
   MEMBERSHIP_USER_UNKNOWN: { status: 422, title: "No user has this email" },

@@ -91,7 +91,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in with email and password (sets the session cookie)
-         * @description Sets `stackship_session`, an HttpOnly, SameSite=Strict cookie (Secure over TLS). The response carries the session's CSRF token: every cookie-authenticated request that changes something (POST, PUT, PATCH, DELETE) must send it as `X-CSRF-Token`. A wrong email and a wrong password get the same 401.
+         * @description Sets `stackship_session`, an HttpOnly, SameSite=Strict cookie (Secure over TLS). The response carries the session's CSRF token: every cookie-authenticated request that changes something (POST, PUT, PATCH, DELETE) must send it as `X-CSRF-Token`. A wrong email and a wrong password get the same 401, with the same work done (an unknown email is checked against a decoy password hash). Failed sign-ins and step-ups are throttled per account (email) and per client address with exponential backoff: from the 5th consecutive failure of an account (the 20th of an address) the next attempt must wait 1 s, then 2 s, 4 s, … up to 15 minutes; an attempt during that wait is answered 429 `AUTH_THROTTLED` with `Retry-After`, without checking the password. Failures are forgotten an hour after the last one, and a successful sign-in clears the account's count. Every failure is audited. A successful sign-in always starts a new session: a session cookie sent with the request is revoked.
          */
         post: operations["createSession"];
         delete?: never;
@@ -129,7 +129,7 @@ export interface paths {
         put?: never;
         /**
          * Re-check the password and stamp the session as freshly stepped up
-         * @description Sensitive downloads need a step-up no older than 15 minutes. Sessions only; an API token gets 403 SESSION_REQUIRED, a wrong password 403 STEP_UP_PASSWORD_INVALID (the session stays).
+         * @description Sensitive downloads need a step-up no older than 15 minutes. Sessions only; an API token gets 403 SESSION_REQUIRED, a wrong password 403 STEP_UP_PASSWORD_INVALID (the session stays, the failure is audited). Failures count against the session's account and the client address under the same throttle as sign-in (429 `AUTH_THROTTLED` with `Retry-After`).
          */
         post: operations["stepUp"];
         delete?: never;
@@ -507,7 +507,7 @@ export interface paths {
         put?: never;
         /**
          * Download the state the run's apply uploaded (emergency recovery)
-         * @description The state body the run's apply uploaded: its pending version when the publication was never confirmed (the recovery case), otherwise the version it published. Needs `state:recover` (`run:recover` alone is not enough), a typed `reason`, and for a dashboard session a fresh step-up; any query string is refused. Audited with the reason before the first byte. 404 `EMERGENCY_STATE_UNAVAILABLE` when the run uploaded no state.
+         * @description The state body the run's apply uploaded: its pending version when the publication was never confirmed (the recovery case), otherwise the version it published. A human action: only a signed-in dashboard session holding `state:recover` (`run:recover` alone is not enough) with a step-up no older than 15 minutes may use it; an API token or run token gets 403 `STEP_UP_REQUIRED`, audited as `run.download.refused`. A typed `reason` is required and any query string is refused. Audited with the reason before the first byte. 404 `EMERGENCY_STATE_UNAVAILABLE` when the run uploaded no state.
          */
         post: operations["downloadEmergencyState"];
         delete?: never;
@@ -529,7 +529,7 @@ export interface paths {
         put?: never;
         /**
          * Download the run's unredacted plan JSON (sensitive access)
-         * @description The plan exactly as `tofu show -json` printed it in the sandbox, sensitive values included. Needs `artifact:read_sensitive`, a typed `reason`, and for a dashboard session a step-up no older than 15 minutes (403 `STEP_UP_REQUIRED`); any query string is refused (400 `DOWNLOAD_QUERY_FORBIDDEN`), so the request carries nothing a proxy log could keep. The audit event, with the reason, is committed before the first byte is sent.
+         * @description The plan exactly as `tofu show -json` printed it in the sandbox, sensitive values included. A human action: only a signed-in dashboard session (cookie and `X-CSRF-Token`) holding `artifact:read_sensitive`, with a step-up no older than 15 minutes, may use it. An API token or run token gets 403 `STEP_UP_REQUIRED` whatever its permissions, and the refusal is audited (`run.download.refused`); a session whose step-up is older gets the same code. A typed `reason` is required, and any query string is refused (400 `DOWNLOAD_QUERY_FORBIDDEN`), so the request carries nothing a proxy log could keep. The audit event, with the reason, is committed before the first byte is sent. Automation reads plan JSON from the compatibility surface's `GET /api/v2/plans/{plan_id}/json-output`.
          */
         post: operations["downloadRawPlan"];
         delete?: never;
@@ -637,7 +637,7 @@ export interface paths {
         put?: never;
         /**
          * Override a soft-mandatory policy failure for a limited time
-         * @description Bound to the exact persisted policy result digest. Refused (and audited) for a hard-mandatory or errored result (`POLICY_OVERRIDE_HARD_FAILED`), for a digest that is not the current result (`POLICY_OVERRIDE_DIGEST_MISMATCH`), for a run not waiting on a soft failure (`POLICY_OVERRIDE_NOT_SOFT_FAILED`), and without the permission `policy:override_soft` (`POLICY_OVERRIDE_PERMISSION_REQUIRED`). The override expires after `duration_seconds`; approving a soft-failed run requires an unexpired override for its current digest and the apply re-checks it.
+         * @description Bound to the exact persisted policy result digest. Refused (and audited) for a hard-mandatory or errored result (`POLICY_OVERRIDE_HARD_FAILED`), for a digest that is not the current result (`POLICY_OVERRIDE_DIGEST_MISMATCH`), for a run not waiting on a soft failure (`POLICY_OVERRIDE_NOT_SOFT_FAILED`), and without the permission `policy:override_soft` on the run (`POLICY_OVERRIDE_PERMISSION_REQUIRED`). The override expires after `duration_seconds`; approving a soft-failed run requires an unexpired override for its current digest and the apply re-checks it. The operation itself needs only `run:read`, so that every caller who can see the run reaches the command and a refusal for lack of `policy:override_soft` is audited like the others.
          */
         post: operations["createPolicyOverride"];
         delete?: never;
@@ -1663,7 +1663,7 @@ export interface components {
                 /** @enum {string} */
                 method: "GET" | "POST";
                 requires_reason: boolean;
-                /** @description True when this caller (a dashboard session) must step up within the last 15 minutes first. */
+                /** @description True for the raw plan and emergency state: only a dashboard session with a step-up within the last 15 minutes may download them (API tokens get 403 STEP_UP_REQUIRED). */
                 requires_step_up: boolean;
             }[];
             /** @constant */
@@ -2235,7 +2235,7 @@ export interface components {
                 "application/vnd.api+json": components["schemas"]["ErrorDocument"];
             };
         };
-        /** @description The caller can see the object but lacks the permission (`FORBIDDEN`). */
+        /** @description The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`). */
         Forbidden: {
             headers: {
                 [name: string]: unknown;
@@ -2256,6 +2256,17 @@ export interface components {
         /** @description The body exceeds the limit (`CONFIGURATION_UPLOAD_TOO_LARGE`, `GITHUB_WEBHOOK_TOO_LARGE`). */
         TooLarge: {
             headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/vnd.api+json": components["schemas"]["ErrorDocument"];
+            };
+        };
+        /** @description Too many failed sign-ins or step-ups for this account or from this client address (`AUTH_THROTTLED`); wait the number of seconds in `Retry-After` (also in `errors[0].meta.retry_after_seconds`). The answer is the same whether the account exists. */
+        TooManyAttempts: {
+            headers: {
+                /** @description Seconds to wait before trying again. */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -2436,6 +2447,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyAttempts"];
         };
     };
     getCurrentSession: {
@@ -2510,6 +2522,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyAttempts"];
         };
     };
     getConfigurationVersion: {

@@ -11,3 +11,4 @@ if (!which || which === "live") await import("./live.ts");
 if (!which || which === "uploads") await import("./uploads.ts");
 if (!which || which === "github") await import("./github.ts");
 if (!which || which === "workload-identity") await import("./workload-identity.ts");
+if (!which || which === "sign-in") await import("./sign-in.ts");

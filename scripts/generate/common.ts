@@ -20,6 +20,8 @@ export interface Operation {
   method: string;
   path: string;
   permission: string;
+  /** `x-stackship-run-token: true`: a run token may call it whatever its grants (the handler applies the run rules). */
+  runToken: boolean;
   authenticated: boolean;
   parameters: Parameter[];
   /** `raw`: the handler gets the body's bytes unparsed (`x-stackship-raw-body`), e.g. to check a signature over them first. */

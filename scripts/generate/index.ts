@@ -13,6 +13,7 @@ import { emitOperationTable, readOperations } from "./operations.ts";
 import { emitValidators } from "./validators.ts";
 import { emitTypes, emitSdk } from "./typescript.ts";
 import { BANNER, type Surface } from "./common.ts";
+import { OPERATION_REQUIREMENTS } from "../../server/src/domain/authorization.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -55,12 +56,18 @@ function emitOperationTableShape() {
     `${BANNER}
 import type { Validator } from "./v1/validators.gen.js";
 
+/** What an operation's x-stackship-permission may say (server/src/domain/authorization.ts). */
+export type OperationRequirement = ${OPERATION_REQUIREMENTS.map((r) => JSON.stringify(r)).join(" | ")};
+
 /** One operation as the server's router sees it. */
 export interface OperationDescriptor {
   operationId: string;
   method: "GET" | "PUT" | "POST" | "PATCH" | "DELETE";
   path: string;
-  permission: string;
+  /** Enforced by the operation binding before the handler runs. */
+  permission: OperationRequirement;
+  /** A run token may call it whatever its grants; the handler applies the run rules. */
+  runToken: boolean;
   authenticated: boolean;
   validatePath: Validator;
   validateQuery: Validator;

@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { OPERATION_REQUIREMENTS } from "../../server/src/domain/authorization.ts";
 import { BANNER, JSON_API, exportName, type Operation, type Parameter, type Surface } from "./common.ts";
 
 const METHODS = ["get", "put", "post", "patch", "delete"] as const;
@@ -43,12 +44,24 @@ export function readOperations(spec: Record<string, any>): Operation[] {
           return { status: Number(code), contentType, schema: contentType ? response.content[contentType].schema : undefined };
         });
       const security = op.security ?? spec.security ?? [];
+      const permission = op["x-stackship-permission"];
+      const authenticated = security.length > 0;
+      // The server enforces this value before the handler runs, so it must be one it knows.
+      if (!(OPERATION_REQUIREMENTS as readonly string[]).includes(permission)) {
+        throw new Error(`${op.operationId}: x-stackship-permission '${permission}' is none of ${OPERATION_REQUIREMENTS.join(", ")}`);
+      }
+      if ((permission === "none") === authenticated) {
+        throw new Error(`${op.operationId}: x-stackship-permission 'none' goes with exactly the operations that need no authentication (security: [])`);
+      }
+      const runToken = op["x-stackship-run-token"] ?? false;
+      if (typeof runToken !== "boolean") throw new Error(`${op.operationId}: x-stackship-run-token must be true or false`);
       operations.push({
         operationId: op.operationId,
         method,
         path,
-        permission: op["x-stackship-permission"],
-        authenticated: security.length > 0,
+        permission,
+        runToken,
+        authenticated,
         parameters,
         requestBody,
         responses,
@@ -112,6 +125,7 @@ export function emitOperationTable(surface: Surface, operations: Operation[], di
     method: ${JSON.stringify(op.method.toUpperCase())},
     path: ${JSON.stringify(op.path)},
     permission: ${JSON.stringify(op.permission)},
+    runToken: ${op.runToken},
     authenticated: ${op.authenticated},
     validatePath: p.${exportName(op.operationId, "Path")},
     validateQuery: p.${exportName(op.operationId, "Query")},

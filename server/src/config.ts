@@ -29,6 +29,8 @@ export interface Config {
   uploadInspections: number;
   /** Uploads that may wait for a free inspection before one is refused as busy (STACKSHIP_UPLOAD_INSPECTION_QUEUE). */
   uploadInspectionQueue: number;
+  /** How many live WebSockets one dashboard session may hold open on one API process (STACKSHIP_LIVE_SOCKETS_PER_SESSION). */
+  liveSocketsPerSession: number;
   /** The GitHub App source pipeline: `on` with the App's settings, or `off` with the reason. */
   github: GitHubAppSettings;
 }
@@ -73,6 +75,9 @@ function githubSettings(env: NodeJS.ProcessEnv): GitHubAppSettings {
     tarballMaxBytes: positive(env.STACKSHIP_GITHUB_TARBALL_MAX_BYTES, 64 * 1024 * 1024, "STACKSHIP_GITHUB_TARBALL_MAX_BYTES"),
   };
 }
+
+/** The default of STACKSHIP_LIVE_SOCKETS_PER_SESSION: a few dashboard tabs each watching a run or two. */
+export const DEFAULT_LIVE_SOCKETS_PER_SESSION = 8;
 
 function port(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined || value === "") return fallback;
@@ -140,6 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadInspections: positive(env.STACKSHIP_UPLOAD_INSPECTIONS, 2, "STACKSHIP_UPLOAD_INSPECTIONS"),
     uploadInspectionQueue: nonNegative(env.STACKSHIP_UPLOAD_INSPECTION_QUEUE, 8, "STACKSHIP_UPLOAD_INSPECTION_QUEUE"),
     github: githubSettings(env),
+    liveSocketsPerSession: positive(env.STACKSHIP_LIVE_SOCKETS_PER_SESSION, DEFAULT_LIVE_SOCKETS_PER_SESSION, "STACKSHIP_LIVE_SOCKETS_PER_SESSION"),
   };
 }
 

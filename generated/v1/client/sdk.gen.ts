@@ -681,7 +681,7 @@ export const getRunPolicyEvaluation = <ThrowOnError extends boolean = false>(opt
 /**
  * Override a soft-mandatory policy failure for a limited time
  *
- * Bound to the exact persisted policy result digest. Refused (and audited) for a hard-mandatory or errored result (`POLICY_OVERRIDE_HARD_FAILED`), for a digest that is not the current result (`POLICY_OVERRIDE_DIGEST_MISMATCH`), for a run not waiting on a soft failure (`POLICY_OVERRIDE_NOT_SOFT_FAILED`), and without the permission `policy:override_soft` (`POLICY_OVERRIDE_PERMISSION_REQUIRED`). The override expires after `duration_seconds`; approving a soft-failed run requires an unexpired override for its current digest and the apply re-checks it.
+ * Bound to the exact persisted policy result digest. Refused (and audited) for a hard-mandatory or errored result (`POLICY_OVERRIDE_HARD_FAILED`), for a digest that is not the current result (`POLICY_OVERRIDE_DIGEST_MISMATCH`), for a run not waiting on a soft failure (`POLICY_OVERRIDE_NOT_SOFT_FAILED`), and without the permission `policy:override_soft` on the run (`POLICY_OVERRIDE_PERMISSION_REQUIRED`). The override expires after `duration_seconds`; approving a soft-failed run requires an unexpired override for its current digest and the apply re-checks it. The operation itself needs only `run:read`, so that every caller who can see the run reaches the command and a refusal for lack of `policy:override_soft` is audited like the others.
  */
 export const createPolicyOverride = <ThrowOnError extends boolean = false>(options: Options<CreatePolicyOverrideData, ThrowOnError>) => (options.client ?? client).post<CreatePolicyOverrideResponses, CreatePolicyOverrideErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, {
@@ -700,7 +700,7 @@ export const createPolicyOverride = <ThrowOnError extends boolean = false>(optio
 /**
  * Sign in with email and password (sets the session cookie)
  *
- * Sets `stackship_session`, an HttpOnly, SameSite=Strict cookie (Secure over TLS). The response carries the session's CSRF token: every cookie-authenticated request that changes something (POST, PUT, PATCH, DELETE) must send it as `X-CSRF-Token`. A wrong email and a wrong password get the same 401.
+ * Sets `stackship_session`, an HttpOnly, SameSite=Strict cookie (Secure over TLS). The response carries the session's CSRF token: every cookie-authenticated request that changes something (POST, PUT, PATCH, DELETE) must send it as `X-CSRF-Token`. A wrong email and a wrong password get the same 401, with the same work done (an unknown email is checked against a decoy password hash). Failed sign-ins and step-ups are throttled per account (email) and per client address with exponential backoff: from the 5th consecutive failure of an account (the 20th of an address) the next attempt must wait 1 s, then 2 s, 4 s, … up to 15 minutes; an attempt during that wait is answered 429 `AUTH_THROTTLED` with `Retry-After`, without checking the password. Failures are forgotten an hour after the last one, and a successful sign-in clears the account's count. Every failure is audited. A successful sign-in always starts a new session: a session cookie sent with the request is revoked.
  */
 export const createSession = <ThrowOnError extends boolean = false>(options: Options<CreateSessionData, ThrowOnError>) => (options.client ?? client).post<CreateSessionResponses, CreateSessionErrors, ThrowOnError>({
     url: '/v1/auth/sessions',
@@ -740,7 +740,7 @@ export const getCurrentSession = <ThrowOnError extends boolean = false>(options?
 /**
  * Re-check the password and stamp the session as freshly stepped up
  *
- * Sensitive downloads need a step-up no older than 15 minutes. Sessions only; an API token gets 403 SESSION_REQUIRED, a wrong password 403 STEP_UP_PASSWORD_INVALID (the session stays).
+ * Sensitive downloads need a step-up no older than 15 minutes. Sessions only; an API token gets 403 SESSION_REQUIRED, a wrong password 403 STEP_UP_PASSWORD_INVALID (the session stays, the failure is audited). Failures count against the session's account and the client address under the same throttle as sign-in (429 `AUTH_THROTTLED` with `Retry-After`).
  */
 export const stepUp = <ThrowOnError extends boolean = false>(options: Options<StepUpData, ThrowOnError>) => (options.client ?? client).post<StepUpResponses, StepUpErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, {
@@ -823,7 +823,7 @@ export const downloadRedactedPlan = <ThrowOnError extends boolean = false>(optio
 /**
  * Download the run's unredacted plan JSON (sensitive access)
  *
- * The plan exactly as `tofu show -json` printed it in the sandbox, sensitive values included. Needs `artifact:read_sensitive`, a typed `reason`, and for a dashboard session a step-up no older than 15 minutes (403 `STEP_UP_REQUIRED`); any query string is refused (400 `DOWNLOAD_QUERY_FORBIDDEN`), so the request carries nothing a proxy log could keep. The audit event, with the reason, is committed before the first byte is sent.
+ * The plan exactly as `tofu show -json` printed it in the sandbox, sensitive values included. A human action: only a signed-in dashboard session (cookie and `X-CSRF-Token`) holding `artifact:read_sensitive`, with a step-up no older than 15 minutes, may use it. An API token or run token gets 403 `STEP_UP_REQUIRED` whatever its permissions, and the refusal is audited (`run.download.refused`); a session whose step-up is older gets the same code. A typed `reason` is required, and any query string is refused (400 `DOWNLOAD_QUERY_FORBIDDEN`), so the request carries nothing a proxy log could keep. The audit event, with the reason, is committed before the first byte is sent. Automation reads plan JSON from the compatibility surface's `GET /api/v2/plans/{plan_id}/json-output`.
  */
 export const downloadRawPlan = <ThrowOnError extends boolean = false>(options: Options<DownloadRawPlanData, ThrowOnError>) => (options.client ?? client).post<DownloadRawPlanResponses, DownloadRawPlanErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, {
@@ -842,7 +842,7 @@ export const downloadRawPlan = <ThrowOnError extends boolean = false>(options: O
 /**
  * Download the state the run's apply uploaded (emergency recovery)
  *
- * The state body the run's apply uploaded: its pending version when the publication was never confirmed (the recovery case), otherwise the version it published. Needs `state:recover` (`run:recover` alone is not enough), a typed `reason`, and for a dashboard session a fresh step-up; any query string is refused. Audited with the reason before the first byte. 404 `EMERGENCY_STATE_UNAVAILABLE` when the run uploaded no state.
+ * The state body the run's apply uploaded: its pending version when the publication was never confirmed (the recovery case), otherwise the version it published. A human action: only a signed-in dashboard session holding `state:recover` (`run:recover` alone is not enough) with a step-up no older than 15 minutes may use it; an API token or run token gets 403 `STEP_UP_REQUIRED`, audited as `run.download.refused`. A typed `reason` is required and any query string is refused. Audited with the reason before the first byte. 404 `EMERGENCY_STATE_UNAVAILABLE` when the run uploaded no state.
  */
 export const downloadEmergencyState = <ThrowOnError extends boolean = false>(options: Options<DownloadEmergencyStateData, ThrowOnError>) => (options.client ?? client).post<DownloadEmergencyStateResponses, DownloadEmergencyStateErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, {

@@ -1170,7 +1170,7 @@ export type RunReviewDownloads = null | {
         href: string;
         requires_reason: boolean;
         /**
-         * True when this caller (a dashboard session) must step up within the last 15 minutes first.
+         * True for the raw plan and emergency state: only a dashboard session with a step-up within the last 15 minutes may download them (API tokens get 403 STEP_UP_REQUIRED).
          */
         requires_step_up: boolean;
         /**
@@ -1590,7 +1590,7 @@ export type CreateOrganizationErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -1668,7 +1668,7 @@ export type CreateOrganizationTokenErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -1746,7 +1746,7 @@ export type CreateProjectErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -1828,7 +1828,7 @@ export type CreateWorkspaceErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -1948,7 +1948,7 @@ export type UpdateWorkspaceErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2026,7 +2026,7 @@ export type CreateVariableErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2074,7 +2074,7 @@ export type DeleteVariableErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2114,7 +2114,7 @@ export type UpdateVariableErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2161,7 +2161,7 @@ export type CreateConfigurationVersionErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2204,7 +2204,7 @@ export type CreateRunErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2251,7 +2251,7 @@ export type DeleteWorkspaceSourceErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2325,7 +2325,7 @@ export type PutWorkspaceSourceErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2467,7 +2467,7 @@ export type CreateFederationProfileErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2515,7 +2515,7 @@ export type DeleteFederationProfileErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2591,7 +2591,7 @@ export type UpdateFederationProfileErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2638,7 +2638,7 @@ export type VerifyFederationProfileErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2812,7 +2812,7 @@ export type GetRunErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2851,7 +2851,7 @@ export type ApproveRunErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2898,7 +2898,7 @@ export type DiscardRunErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2945,7 +2945,7 @@ export type CancelRunErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -2992,7 +2992,7 @@ export type ResolveRunRecoveryErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -3187,7 +3187,7 @@ export type CreatePolicySetErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -3234,7 +3234,7 @@ export type CreatePolicySetVersionErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -3312,7 +3312,7 @@ export type CreatePolicyOverrideErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -3360,6 +3360,10 @@ export type CreateSessionErrors = {
      * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
      */
     422: ErrorDocument;
+    /**
+     * Too many failed sign-ins or step-ups for this account or from this client address (`AUTH_THROTTLED`); wait the number of seconds in `Retry-After` (also in `errors[0].meta.retry_after_seconds`). The answer is the same whether the account exists.
+     */
+    429: ErrorDocument;
 };
 
 export type CreateSessionError = CreateSessionErrors[keyof CreateSessionErrors];
@@ -3390,7 +3394,7 @@ export type DeleteCurrentSessionErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
 };
@@ -3423,7 +3427,7 @@ export type GetCurrentSessionErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
 };
@@ -3456,13 +3460,17 @@ export type StepUpErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
      * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
      */
     422: ErrorDocument;
+    /**
+     * Too many failed sign-ins or step-ups for this account or from this client address (`AUTH_THROTTLED`); wait the number of seconds in `Retry-After` (also in `errors[0].meta.retry_after_seconds`). The answer is the same whether the account exists.
+     */
+    429: ErrorDocument;
 };
 
 export type StepUpError = StepUpErrors[keyof StepUpErrors];
@@ -3493,7 +3501,7 @@ export type CreateUserErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -3536,7 +3544,7 @@ export type ListMembershipsErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -3575,7 +3583,7 @@ export type CreateMembershipErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -3622,7 +3630,7 @@ export type DownloadRedactedPlanErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -3665,7 +3673,7 @@ export type DownloadRawPlanErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**
@@ -3706,7 +3714,7 @@ export type DownloadEmergencyStateErrors = {
      */
     401: ErrorDocument;
     /**
-     * The caller can see the object but lacks the permission (`FORBIDDEN`).
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
      */
     403: ErrorDocument;
     /**

@@ -25,10 +25,3 @@ export function authorize(ctx: RequestContext, permission: Permission, target: A
   if (!visible) throw notFound(what);
   throw new DomainError("FORBIDDEN", `This token lacks the '${permission}' permission on ${what}.`);
 }
-
-/** Deployment-wide administration (creating organizations) needs the bootstrap token. */
-export function authorizeSiteAdmin(ctx: RequestContext): void {
-  if (!principalOf(ctx).siteAdmin) {
-    throw new DomainError("FORBIDDEN", "Only a deployment administrator (STACKSHIP_BOOTSTRAP_TOKEN, or a user created as site admin) may do this.");
-  }
-}

@@ -95,6 +95,26 @@ export function isAllowed(principal: PrincipalLike, permission: Permission, targ
   });
 }
 
+/**
+ * Whether the principal holds `permission` anywhere: a site admin always; otherwise a grant of
+ * that permission at any scope, or an organization-scoped `org:admin`. This is the check the
+ * operation binding makes before any handler runs (from the operation's
+ * `x-stackship-permission`); it looks at no object, so its answer never depends on whether the
+ * addressed object exists. Handlers then check the object itself (`isAllowed` on its target).
+ */
+export function holdsAnywhere(principal: PrincipalLike, permission: Permission): boolean {
+  if (principal.siteAdmin) return true;
+  return principal.grants.some((grant) => grant.permission === permission || (grant.permission === 'org:admin' && grant.scopeKind === 'organization'));
+}
+
+/**
+ * What an operation's `x-stackship-permission` may say: a permission, `session` (a signed-in
+ * dashboard session), `site:admin` (a deployment administrator), or `none` (no authentication).
+ */
+export const OPERATION_REQUIREMENTS = ['none', 'session', 'site:admin', ...PERMISSIONS] as const;
+/** An operation's `x-stackship-permission`. */
+export type OperationRequirement = (typeof OPERATION_REQUIREMENTS)[number];
+
 function scopeCoversTarget(grant: GrantLike, target: AuthorizationTarget): boolean {
   switch (grant.scopeKind) {
     case 'organization':

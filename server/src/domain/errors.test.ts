@@ -4,7 +4,7 @@ import { parse } from 'yaml';
 import * as assert from 'uvu/assert';
 import { DomainError, ERROR_CODES, isDomainError, type ErrorKind } from './errors.ts';
 
-const KINDS: ErrorKind[] = ['invalid', 'not_found', 'conflict', 'forbidden', 'unauthenticated', 'precondition_failed', 'unavailable', 'too_large'];
+const KINDS: ErrorKind[] = ['invalid', 'not_found', 'conflict', 'forbidden', 'unauthenticated', 'precondition_failed', 'unavailable', 'too_large', 'throttled'];
 
 const errorCodes = suite('ERROR_CODES');
 
@@ -40,6 +40,7 @@ const STATUSES_BY_KIND: Record<ErrorKind, number[]> = {
   precondition_failed: [412, 428],
   unavailable: [500, 503],
   too_large: [413],
+  throttled: [429],
 };
 
 errorCodes('matches spec/v1/error-codes.yaml in both directions, with the same titles', () => {

@@ -7,7 +7,8 @@ export type ErrorKind =
   | 'unauthenticated'
   | 'precondition_failed'
   | 'unavailable'
-  | 'too_large';
+  | 'too_large'
+  | 'throttled';
 
 /**
  * The catalogue of stable error codes: each code has one kind and one fixed title.
@@ -77,6 +78,8 @@ export const ERROR_CODES = {
   SESSION_REQUIRED: { kind: 'forbidden', title: 'This needs a signed-in session' },
   STEP_UP_REQUIRED: { kind: 'forbidden', title: 'Confirm your password first' },
   STEP_UP_PASSWORD_INVALID: { kind: 'forbidden', title: 'Password is wrong' },
+  AUTH_THROTTLED: { kind: 'throttled', title: 'Too many failed attempts' },
+  LIVE_SOCKET_LIMIT: { kind: 'throttled', title: 'Too many live sockets for this session' },
   USER_EMAIL_TAKEN: { kind: 'conflict', title: 'Email already taken' },
   MEMBERSHIP_EXISTS: { kind: 'conflict', title: 'Membership already exists' },
   MEMBERSHIP_USER_UNKNOWN: { kind: 'invalid', title: 'No user has this email' },
@@ -111,6 +114,8 @@ export interface DomainErrorOptions {
   source?: ErrorSource;
   meta?: Record<string, unknown>;
   cause?: unknown;
+  /** For a `throttled` error: how long to wait, in whole seconds (the `Retry-After` header). */
+  retryAfterSeconds?: number;
 }
 
 /** An error the business layer raises on purpose; never carries an HTTP status. */
@@ -120,6 +125,7 @@ export class DomainError extends Error {
   readonly detail: string;
   readonly source?: ErrorSource;
   readonly meta?: Record<string, unknown>;
+  readonly retryAfterSeconds?: number;
 
   constructor(code: ErrorCode, detail: string, options: DomainErrorOptions = {}) {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause });
@@ -129,6 +135,7 @@ export class DomainError extends Error {
     this.detail = detail;
     if (options.source !== undefined) this.source = options.source;
     if (options.meta !== undefined) this.meta = options.meta;
+    if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
   }
 
   /** The fixed title of this error's code. */

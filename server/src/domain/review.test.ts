@@ -120,8 +120,8 @@ function records(r: Run, overrides: Partial<ReviewRecords> = {}): ReviewRecords 
   };
 }
 
-function caller(permissions: Permission[], options: { session?: boolean; somewhere?: boolean } = {}): ReviewCaller {
-  return { may: (p) => permissions.includes(p), mayDownloadSomewhere: options.somewhere ?? permissions.some((p) => p.startsWith('artifact') || p === 'state:recover'), session: options.session ?? false };
+function caller(permissions: Permission[], options: { somewhere?: boolean } = {}): ReviewCaller {
+  return { may: (p) => permissions.includes(p), mayDownloadSomewhere: options.somewhere ?? permissions.some((p) => p.startsWith('artifact') || p === 'state:recover') };
 }
 
 const VIEWER: Permission[] = ['workspace:read', 'run:read', 'artifact:read'];
@@ -422,7 +422,7 @@ const downloads = suite('downloads');
 
 downloads('an admin session gets all three, the sensitive ones guarded by reason and step-up', () => {
   const r = records(awaiting(), { stateVersions: [] });
-  const review = deriveRunReview(r, caller(ADMIN, { session: true }), NOW);
+  const review = deriveRunReview(r, caller(ADMIN), NOW);
   valid(review);
   assert.equal(review.attributes.downloads, {
     state: 'permitted',
@@ -439,7 +439,7 @@ downloads('emergency state is available once the run uploaded a state version, p
     stateVersions: [{ id: 'sv-1', serial: 2, sha256: STATE_DIGEST, status: 'pending', publishedAt: null, uploaded: true }],
   });
   const withState = deriveRunReview(r, caller(['run:read', 'state:recover']), NOW).attributes.downloads;
-  assert.equal(withState?.state === 'permitted' && withState.items.map((i) => [i.kind, i.available, i.requires_step_up]), [['emergency_state', true, false]]);
+  assert.equal(withState?.state === 'permitted' && withState.items.map((i) => [i.kind, i.available, i.requires_step_up]), [['emergency_state', true, true]]);
   assert.is(deriveRunReview(r, caller(['run:read', 'run:recover']), NOW).attributes.downloads, null);
   const announcedOnly = records(r.run, { stateVersions: [{ id: 'sv-1', serial: 2, sha256: null, status: 'pending', publishedAt: null, uploaded: false }] });
   const none = deriveRunReview(announcedOnly, caller(['run:read', 'state:recover']), NOW).attributes.downloads;
@@ -499,7 +499,7 @@ evidence('attempts and recorded identities; everything unrecorded is explicit', 
 
 evidence('artifact object keys never reach the document', () => {
   const r = run('applied', { ...awaiting().execution, applyStatus: 'finished', planArtifactKey: 'runs/run-0000000000000001/plan.tfplan', planJsonArtifactKey: 'runs/run-0000000000000001/plan.json', planDiffArtifactKey: 'runs/run-0000000000000001/plan-diff.json', dependencyLockFile: 'provider "x" {}' });
-  const text = JSON.stringify(deriveRunReview(records(r), caller(ADMIN, { session: true }), NOW));
+  const text = JSON.stringify(deriveRunReview(records(r), caller(ADMIN), NOW));
   for (const key of [r.execution.planArtifactKey!, r.execution.planJsonArtifactKey!, r.execution.planDiffArtifactKey!]) assert.not.ok(text.includes(key), key);
   assert.not.match(text, /provider "x"/);
 });

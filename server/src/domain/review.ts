@@ -135,8 +135,6 @@ export interface ReviewCaller {
   may(permission: Permission): boolean;
   /** Whether the caller holds any download permission at all (anywhere). */
   mayDownloadSomewhere: boolean;
-  /** Whether the caller is a dashboard session (sensitive downloads need a fresh step-up). */
-  session: boolean;
 }
 
 const recorded = (value: string | null | undefined): Recorded => (value === null || value === undefined ? { state: 'not_recorded', value: null } : { state: 'recorded', value });
@@ -452,14 +450,14 @@ function downloads(records: ReviewRecords, caller: ReviewCaller): S['RunReviewDo
   }
   if (caller.may('artifact:read_sensitive')) {
     const available = x.planJsonArtifactKey !== null && x.planJsonDigest !== null && x.planJsonSizeBytes !== null;
-    items.push({ kind: 'raw_plan', method: 'POST', href: `/v1/runs/${run.id}/downloads/raw-plan`, requires_reason: true, requires_step_up: caller.session, available });
+    items.push({ kind: 'raw_plan', method: 'POST', href: `/v1/runs/${run.id}/downloads/raw-plan`, requires_reason: true, requires_step_up: true, available });
   }
   // Emergency state needs state:recover itself; run:recover alone never hands out state bytes.
   if (caller.may('state:recover')) {
     // What the endpoint serves: any state version this run uploaded bytes for (pending first,
     // then committed, then one a recovery discarded).
     const uploaded = records.stateVersions.some((v) => v.uploaded);
-    items.push({ kind: 'emergency_state', method: 'POST', href: `/v1/runs/${run.id}/downloads/emergency-state`, requires_reason: true, requires_step_up: caller.session, available: uploaded });
+    items.push({ kind: 'emergency_state', method: 'POST', href: `/v1/runs/${run.id}/downloads/emergency-state`, requires_reason: true, requires_step_up: true, available: uploaded });
   }
   if (items.length > 0) return { state: 'permitted', items };
   if (caller.mayDownloadSomewhere) return { state: 'not_permitted', note: "You don't have permission to download this run's plan or state." };

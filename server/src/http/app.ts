@@ -6,7 +6,9 @@ import type { OperationDescriptor, OperationTable } from "../../../generated/ope
 import { DomainError } from "../domain/errors.ts";
 import type { Services } from "../services.ts";
 import { lenderOf } from "./lent-chunks.ts";
+import { SESSION_COOKIE } from "../domain/sessions.ts";
 import { authenticate } from "./middleware/authenticate.ts";
+import { authorizeOperation } from "./operation-access.ts";
 import { errors, renderV1Error, type ErrorRenderer } from "./middleware/errors.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { parseJson, readBody, validateDocument, validateParameters } from "./middleware/validate.ts";
@@ -24,6 +26,10 @@ export interface RequestContext {
   headers: Readonly<Record<string, string | string[] | undefined>>;
   services: Services;
   log: Logger;
+  /** The client's address as the socket sees it (no proxy headers are trusted). */
+  clientAddress?: string;
+  /** The `stackship_session` cookie the request carried (v1 only), whatever authenticated it. */
+  presentedSessionCookie?: string | null;
 }
 
 type AnyHandler = (input: { path: any; query: any; body: any; ctx: RequestContext }) => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
@@ -95,12 +101,23 @@ function bindOperation(router: Router, surface: SurfaceBinding, op: OperationDes
     const query: Record<string, unknown> = { ...(ctx.query as Record<string, unknown>) };
     validateParameters(op.validateQuery, query, "query");
     const principal = op.authenticated ? await authenticate(ctx, services, { sessions: surface.name === "v1" }) : null;
+    if (principal) await authorizeOperation(services, op, principal, path);
     const body = await readRequestBody(ctx, op, surface, services);
     const result = await handler({
       path,
       query,
       body,
-      ctx: { principal, requestId: ctx.state.requestId, baseUrl: baseUrlOf(ctx, services, principal), querystring: ctx.querystring, headers: ctx.headers, services, log: ctx.state.log },
+      ctx: {
+        principal,
+        requestId: ctx.state.requestId,
+        baseUrl: baseUrlOf(ctx, services, principal),
+        querystring: ctx.querystring,
+        headers: ctx.headers,
+        services,
+        log: ctx.state.log,
+        clientAddress: ctx.ip,
+        presentedSessionCookie: surface.name === "v1" ? (ctx.cookies.get(SESSION_COOKIE) ?? null) : null,
+      },
     });
     const response = op.responses[result.status];
     if (!response) throw new Error(`${op.operationId} returned undeclared status ${result.status}`);

@@ -19,6 +19,9 @@ import { openRunChangeFeed } from "../store/index.ts";
 import { LiveHub, type LiveHubOptions } from "./hub.ts";
 import { LIVE_CLOSE } from "./messages.ts";
 
+/** The Retry-After of a refusal for too many sockets: a place frees as soon as a socket closes. */
+const LIVE_SOCKET_RETRY_SECONDS = 5;
+
 /** The path of a run's live socket. */
 const LIVE_PATH = /^\/live\/runs\/([^/]+)$/;
 
@@ -72,6 +75,12 @@ export class LiveGateway {
   private closing: Promise<void> | null = null;
   private beating = false;
   private readonly servers = new Map<HttpServer | HttpsServer, (req: IncomingMessage, socket: Duplex, head: Buffer) => void>();
+  /**
+   * Open (and opening) sockets per session id. Kept in memory: a socket lives in exactly one API
+   * process and dies with it, so a count in the database would outlive crashed processes and
+   * need a sweeper; the limit is therefore per process (STACKSHIP_LIVE_SOCKETS_PER_SESSION).
+   */
+  private readonly openPerSession = new Map<string, number>();
 
   constructor(
     private readonly services: Services,
@@ -98,8 +107,25 @@ export class LiveGateway {
     socket.on("error", () => socket.destroy());
     const requestId = randomUUID();
     try {
-      const { runId, secret, target } = await this.admit(req, socket);
+      const { runId, secret, target, sessionId } = await this.admit(req, socket);
       if (socket.destroyed) return;
+      // Checked and taken in one synchronous step, so concurrent handshakes cannot overshoot.
+      const open = this.openPerSession.get(sessionId) ?? 0;
+      const limit = this.services.config.liveSocketsPerSession;
+      if (open >= limit) {
+        throw new DomainError("LIVE_SOCKET_LIMIT", `This session already has ${open} live sockets open (the limit is ${limit}); close one (another tab's) and connect again.`, {
+          retryAfterSeconds: LIVE_SOCKET_RETRY_SECONDS,
+          meta: { limit, retry_after_seconds: LIVE_SOCKET_RETRY_SECONDS },
+        });
+      }
+      this.openPerSession.set(sessionId, open + 1);
+      // The TCP socket's close is the one event every path ends with (refused handshake, client
+      // gone, server close), so the place is given back exactly once.
+      socket.once("close", () => {
+        const left = (this.openPerSession.get(sessionId) ?? 1) - 1;
+        if (left > 0) this.openPerSession.set(sessionId, left);
+        else this.openPerSession.delete(sessionId);
+      });
       this.wss.handleUpgrade(req, socket, head, (ws) => {
         this.sessions.set(ws, { secret, alive: true, target });
         ws.on("pong", () => {
@@ -116,7 +142,7 @@ export class LiveGateway {
   }
 
   /** The checks of the handshake, in order: path, Origin, session, the run and its status. */
-  private async admit(req: IncomingMessage, socket: Duplex): Promise<{ runId: string; secret: string; target: AuthorizationTarget }> {
+  private async admit(req: IncomingMessage, socket: Duplex): Promise<{ runId: string; secret: string; target: AuthorizationTarget; sessionId: string }> {
     const url = new URL(req.url ?? "/", "http://x");
     const match = LIVE_PATH.exec(url.pathname);
     if (!match) throw new DomainError("NOT_FOUND", `No WebSocket at ${url.pathname}; live run events are at /live/runs/{run_id}.`);
@@ -144,7 +170,7 @@ export class LiveGateway {
         meta: { status: run.status },
       });
     }
-    return { runId: run.id, secret, target: { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId } };
+    return { runId: run.id, secret, target: { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId }, sessionId: principal.session!.id };
   }
 
   /** An HTTP error response on the not-yet-upgraded socket, then the socket is closed. */
@@ -155,9 +181,10 @@ export class LiveGateway {
     if (error instanceof DomainError) ({ status, body } = renderV1Error(error, requestId));
     else this.services.logger.error({ err: error, requestId }, "live: upgrade failed");
     const text = JSON.stringify(body);
+    const retryAfter = error instanceof DomainError && error.retryAfterSeconds !== undefined ? `Retry-After: ${error.retryAfterSeconds}\r\n` : "";
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\n` +
-        `Content-Type: ${JSON_API}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${text}`,
+        `Content-Type: ${JSON_API}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nCache-Control: no-store\r\n${retryAfter}Connection: close\r\n\r\n${text}`,
     );
     setTimeout(() => socket.destroy(), 1000).unref();
   }

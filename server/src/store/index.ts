@@ -21,6 +21,8 @@ import { GitHubRepository } from './github-repository.ts';
 export { GITHUB_DELIVERY_TASK, GitHubRepository, type DeliveryStatus, type GitHubCheckRun, type GitHubDelivery, type GitHubInstallation, type SourceConnection } from './github-repository.ts';
 import { FederationProfileRepository, SigningKeyRepository } from './workload-identity-repository.ts';
 export { FederationProfileRepository, SigningKeyRepository, type StoredSigningKey } from './workload-identity-repository.ts';
+import { AuthThrottleRepository } from './auth-throttle-repository.ts';
+export type { ThrottleKey, Reservation } from './auth-throttle-repository.ts';
 
 export { migrateDown, migrateLatest, openDatabase, rollbackAll } from './db.ts';
 export type { Database } from './db.ts';
@@ -85,6 +87,7 @@ export interface Stores {
   github: GitHubRepository;
   federationProfiles: FederationProfileRepository;
   signingKeys: SigningKeyRepository;
+  authThrottles: AuthThrottleRepository;
 }
 
 /** Every repository running on the given database or transaction. */
@@ -114,6 +117,7 @@ export function createStores(executor: Executor, dialect: Dialect): Stores {
     github: new GitHubRepository(executor, dialect),
     federationProfiles: new FederationProfileRepository(executor, dialect),
     signingKeys: new SigningKeyRepository(executor, dialect),
+    authThrottles: new AuthThrottleRepository(executor, dialect),
   };
 }
 

@@ -127,8 +127,9 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       return { path: { upload_token: new URL(pending.attributes.upload_url!).pathname.split("/").pop()! }, rawBody: makeConfigurationTarball() };
     }
     case "createSession": {
+      // Signed in from a fresh browser: a session cookie sent along would be revoked (rotation).
       const user = await createUser(server);
-      return { path: {}, body: { data: { type: "sessions", attributes: { email: user.email, password: user.password } } } };
+      return { path: {}, body: { data: { type: "sessions", attributes: { email: user.email, password: user.password } } }, session: null };
     }
     case "getCurrentSession":
       return { path: {} };

@@ -4,7 +4,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { applicationTables, createOrganizationWithToken, expectNothingWritten } from "../support/factories.ts";
 import { seededRun, tokenWith } from "../support/seeded-runs.ts";
-import { signedInMember } from "../support/sessions.ts";
+import { signedInMember, type TestSession } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
@@ -13,6 +13,11 @@ const reasonBody = (reason: string) => ({ data: { type: "download-requests", att
 
 function post(server: TestServer, path: string, token: string, body: unknown = reasonBody("incident 42: verify the plan")) {
   return fetch(`${server.baseUrl}${path}`, { method: "POST", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" }, body: JSON.stringify(body) });
+}
+
+/** A signed-in session's POST (cookie and CSRF token); signing in counts as a fresh step-up. */
+function postAs(member: { session: TestSession }, path: string, body: unknown = reasonBody("incident 42: verify the plan")) {
+  return member.session.request("POST", path, { body });
 }
 
 async function errorOf(response: Response, status: number, code: string) {
@@ -29,15 +34,16 @@ async function downloadAudits(server: TestServer, runId: string) {
 const sensitive = suite("sensitive downloads");
 
 testEachServer(sensitive, "raw plan and emergency state: exact bytes, attachment headers, and an audit event with the reason", async (server) => {
-  const { org, run, planJson, pending } = await seededRun(server);
-  const raw = await post(server, `/v1/runs/${run.id}/downloads/raw-plan`, org.token);
+  const { run, planJson, pending } = await seededRun(server);
+  const admin = await signedInMember(server, "acme", "admin");
+  const raw = await postAs(admin, `/v1/runs/${run.id}/downloads/raw-plan`);
   assert.is(raw.status, 200);
   assert.ok(Buffer.from(await raw.arrayBuffer()).equals(planJson));
   assert.match(raw.headers.get("content-type") ?? "", /^application\/json\b/);
   assert.is(raw.headers.get("cache-control"), "private, no-store");
   assert.is(raw.headers.get("content-disposition"), `attachment; filename="${run.id}-plan.json"`);
 
-  const state = await post(server, `/v1/runs/${run.id}/downloads/emergency-state`, org.token, reasonBody("  restore after the interrupted apply  "));
+  const state = await postAs(admin, `/v1/runs/${run.id}/downloads/emergency-state`, reasonBody("  restore after the interrupted apply  "));
   assert.is(state.status, 200);
   // The unconfirmed (pending) version is the emergency state, not the older published one.
   assert.ok(Buffer.from(await state.arrayBuffer()).equals(pending.body));
@@ -51,26 +57,26 @@ testEachServer(sensitive, "raw plan and emergency state: exact bytes, attachment
   assert.is(data[1].state_version_id, pending.id);
 });
 
-testEachServer(sensitive, "each refusal writes nothing: missing permission, run:recover without state:recover, other organization, blank reason, a query string", async (server) => {
-  const { org, run } = await seededRun(server);
+testEachServer(sensitive, "each refusal of a session writes nothing: missing permission, other organization, blank reason, a query string", async (server) => {
+  const { run } = await seededRun(server);
+  const admin = await signedInMember(server, "acme", "admin");
+  const viewerSession = await signedInMember(server, "acme", "viewer");
+  const operatorSession = await signedInMember(server, "acme", "operator");
+  const otherAdmin = await signedInMember(server, "other", "admin");
   const tables = await applicationTables(server);
-  const viewer = await tokenWith(server, org.organizationId, ["run:read", "artifact:read"]);
-  const recoverer = await tokenWith(server, org.organizationId, ["run:read", "run:recover"]);
-  const otherOrg = await createOrganizationWithToken(server, "third", "admin");
   const raw = `/v1/runs/${run.id}/downloads/raw-plan`;
   const state = `/v1/runs/${run.id}/downloads/emergency-state`;
   const cases: Array<[string, () => Promise<Response>, number, string]> = [
-    ["viewer raw plan", () => post(server, raw, viewer), 403, "FORBIDDEN"],
-    ["viewer emergency state", () => post(server, state, viewer), 403, "FORBIDDEN"],
-    ["run:recover alone", () => post(server, state, recoverer), 403, "FORBIDDEN"],
-    ["another organization", () => post(server, raw, otherOrg.token), 404, "NOT_FOUND"],
-    ["blank reason", () => post(server, raw, org.token, reasonBody("   ")), 422, "DOWNLOAD_REASON_REQUIRED"],
-    ["no reason", () => post(server, state, org.token, { data: { type: "download-requests", attributes: {} } }), 422, "DOCUMENT_INVALID"],
+    ["viewer session raw plan", () => postAs(viewerSession, raw), 403, "FORBIDDEN"],
+    ["operator session emergency state", () => postAs(operatorSession, state), 403, "FORBIDDEN"],
+    ["another organization's admin", () => postAs(otherAdmin, raw), 404, "NOT_FOUND"],
+    ["blank reason", () => postAs(admin, raw, reasonBody("   ")), 422, "DOWNLOAD_REASON_REQUIRED"],
+    ["no reason", () => postAs(admin, state, { data: { type: "download-requests", attributes: {} } }), 422, "DOCUMENT_INVALID"],
     // Unknown parameters are refused by the operation's parameter validation, anything else by the download guard.
-    ["?x=1", () => post(server, `${raw}?x=1`, org.token), 400, "REQUEST_INVALID"],
-    ["?reason=…", () => post(server, `${state}?reason=why`, org.token), 400, "REQUEST_INVALID"],
-    ["?&", () => post(server, `${raw}?&`, org.token), 400, "DOWNLOAD_QUERY_FORBIDDEN"],
-    ["?x", () => post(server, `${state}?x`, org.token), 400, "REQUEST_INVALID"],
+    ["?x=1", () => postAs(admin, `${raw}?x=1`), 400, "REQUEST_INVALID"],
+    ["?reason=…", () => postAs(admin, `${state}?reason=why`), 400, "REQUEST_INVALID"],
+    ["?&", () => postAs(admin, `${raw}?&`), 400, "DOWNLOAD_QUERY_FORBIDDEN"],
+    ["?x", () => postAs(admin, `${state}?x`), 400, "REQUEST_INVALID"],
   ];
   for (const [label, call, status, code] of cases) {
     try {
@@ -81,24 +87,70 @@ testEachServer(sensitive, "each refusal writes nothing: missing permission, run:
     }
   }
   // An empty query string ("?" alone) is not a query.
-  assert.is((await post(server, `${raw}?`, org.token)).status, 200);
+  assert.is((await postAs(admin, `${raw}?`)).status, 200);
+});
+
+testEachServer(sensitive, "tokens never download raw plans or emergency state: 403 STEP_UP_REQUIRED with the reason in a sentence, the refusal audited, no bytes", async (server) => {
+  const { org, run, planJson } = await seededRun(server);
+  const other = await createOrganizationWithToken(server, "third", "admin");
+  const raw = `/v1/runs/${run.id}/downloads/raw-plan`;
+  const state = `/v1/runs/${run.id}/downloads/emergency-state`;
+  const callers: Array<[string, string, string | null]> = [
+    ["the organization's admin token", org.token, org.organizationId],
+    ["the bootstrap token", server.bootstrapToken, null],
+    // Another organization's admin gets the same answer as for a run it could see: nothing about the run leaks.
+    ["another organization's admin token", other.token, other.organizationId],
+    // Whatever the token's grants: the session comes first.
+    ["a viewer token", await tokenWith(server, org.organizationId, ["run:read", "artifact:read"]), org.organizationId],
+    ["a token with run:recover but not state:recover", await tokenWith(server, org.organizationId, ["run:read", "run:recover"]), org.organizationId],
+  ];
+  for (const [label, token, organizationId] of callers) {
+    for (const path of [raw, state]) {
+      const before = await downloadAudits(server, run.id);
+      const response = await post(server, path, token);
+      const text = await response.text();
+      assert.is(response.status, 403, `${label} ${path}: ${text}`);
+      assert.not.ok(text.includes(planJson.toString().slice(0, 40)), label);
+      const error = (JSON.parse(text) as { errors: Array<{ code: string; detail: string }> }).errors[0];
+      assert.is(error.code, "STEP_UP_REQUIRED", label);
+      assert.match(error.detail, /only by a person: sign in to the dashboard/);
+      assert.match(error.detail, /confirm your password \(POST \/v1\/auth\/step-up\)/);
+      const after = await downloadAudits(server, run.id);
+      assert.is(after.length, before.length + 1, `${label}: one audit event for the refusal`);
+      const event = after.at(-1);
+      assert.is(event.action, "run.download.refused");
+      assert.is(event.organization_id, organizationId);
+      const data = JSON.parse(event.data);
+      assert.is(data.refusal, "STEP_UP_REQUIRED");
+      assert.is(data.operation, path === raw ? "downloadRawPlan" : "downloadEmergencyState");
+    }
+  }
+  // Not a single byte went out: no download event besides the refusals.
+  assert.equal([...new Set((await downloadAudits(server, run.id)).map((a: any) => a.action))], ["run.download.refused"]);
+  // The plan JSON route of the compatibility surface keeps its own rule (run:read, tokens welcome).
+  const json = await fetch(`${server.baseUrl}/api/v2/plans/${run.id.replace(/^run-/, "plan-")}/json-output`, { headers: { Authorization: `Bearer ${org.token}` } });
+  assert.is(json.status, 200);
+  assert.ok(Buffer.from(await json.arrayBuffer()).equals(planJson));
 });
 
 testEachServer(sensitive, "a run that uploaded no state has no emergency state; a run without plan JSON has no raw plan", async (server) => {
-  const { org, run } = await seededRun(server);
+  const { run } = await seededRun(server);
+  const admin = await signedInMember(server, "acme", "admin");
   await server.db.knex("state_versions").where({ run_id: run.id }).delete();
   await server.db.knex("runs").where({ id: run.id }).update({ plan_json_artifact_key: null, plan_json_digest: null, plan_json_size_bytes: null });
-  await errorOf(await post(server, `/v1/runs/${run.id}/downloads/emergency-state`, org.token), 404, "EMERGENCY_STATE_UNAVAILABLE");
-  await errorOf(await post(server, `/v1/runs/${run.id}/downloads/raw-plan`, org.token), 404, "RAW_PLAN_UNAVAILABLE");
+  await errorOf(await postAs(admin, `/v1/runs/${run.id}/downloads/emergency-state`), 404, "EMERGENCY_STATE_UNAVAILABLE");
+  await errorOf(await postAs(admin, `/v1/runs/${run.id}/downloads/raw-plan`), 404, "RAW_PLAN_UNAVAILABLE");
   assert.is((await downloadAudits(server, run.id)).length, 0);
 });
 
 testEachServer(sensitive, "the audit row is committed even when the client disconnects right after the response headers", async (server) => {
-  const { org, run } = await seededRun(server);
+  const { run } = await seededRun(server);
+  const admin = await signedInMember(server, "acme", "admin");
   const url = new URL(`${server.baseUrl}/v1/runs/${run.id}/downloads/raw-plan`);
   const body = JSON.stringify(reasonBody("disconnect test"));
+  const headers = { Cookie: admin.session.cookie, "X-CSRF-Token": admin.session.csrfToken, "Content-Type": "application/vnd.api+json", "Content-Length": Buffer.byteLength(body) };
   const status = await new Promise<number>((resolve, reject) => {
-    const req = httpRequest(url, { method: "POST", headers: { Authorization: `Bearer ${org.token}`, "Content-Type": "application/vnd.api+json", "Content-Length": Buffer.byteLength(body) } }, (res) => {
+    const req = httpRequest(url, { method: "POST", headers }, (res) => {
       resolve(res.statusCode ?? 0);
       res.destroy();
       req.destroy();
@@ -116,7 +168,7 @@ testEachServer(sensitive, "the audit row is committed even when the client disco
   let now = new Date("2026-12-02T10:00:00.000Z");
   testEachServer(
     sensitive,
-    "sessions need a step-up no older than 15 minutes: 14:59 after sign-in works, 15:01 is 403 STEP_UP_REQUIRED until the next step-up",
+    "sessions need a step-up no older than 15 minutes: 14:59 and exactly 15:00 after sign-in work, 15:00.001 and 15:01 are 403 STEP_UP_REQUIRED until the next step-up",
     async (server) => {
       now = new Date("2026-12-02T10:00:00.000Z");
       const { run } = await seededRun(server);
@@ -124,6 +176,10 @@ testEachServer(sensitive, "the audit row is committed even when the client disco
       const path = `/v1/runs/${run.id}/downloads/raw-plan`;
       now = new Date("2026-12-02T10:14:59.000Z");
       assert.is((await admin.session.request("POST", path, { body: reasonBody("fresh") })).status, 200);
+      now = new Date("2026-12-02T10:15:00.000Z");
+      assert.is((await admin.session.request("POST", path, { body: reasonBody("exactly 15 minutes") })).status, 200);
+      now = new Date("2026-12-02T10:15:00.001Z");
+      await errorOf(await admin.session.request("POST", path, { body: reasonBody("one millisecond late") }), 403, "STEP_UP_REQUIRED");
       now = new Date("2026-12-02T10:15:01.000Z");
       const tables = await applicationTables(server);
       await errorOf(await expectNothingWritten(server, () => admin.session.request("POST", path, { body: reasonBody("stale") }), tables), 403, "STEP_UP_REQUIRED");
@@ -132,7 +188,7 @@ testEachServer(sensitive, "the audit row is committed even when the client disco
       assert.is((await admin.session.request("POST", "/v1/auth/step-up", { body: { data: { type: "step-ups", attributes: { password: admin.password } } } })).status, 200);
       assert.is((await admin.session.request("POST", path, { body: reasonBody("after step-up") })).status, 200);
       const reasons = (await downloadAudits(server, run.id)).map((a: any) => JSON.parse(a.data).reason);
-      assert.equal(reasons, ["fresh", "after step-up"]);
+      assert.equal(reasons, ["fresh", "exactly 15 minutes", "after step-up"]);
       // An operator session is never a sensitive-access principal, fresh or not.
       const operator = await signedInMember(server, "acme", "operator");
       await errorOf(await operator.session.request("POST", path, { body: reasonBody("x") }), 403, "FORBIDDEN");

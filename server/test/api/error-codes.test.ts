@@ -23,6 +23,7 @@ const STATUSES_OF_KIND: Record<ErrorKind, (status: number) => boolean> = {
   unauthenticated: (status) => status === 401,
   precondition_failed: (status) => status === 412 || status === 428,
   too_large: (status) => status === 413,
+  throttled: (status) => status === 429,
   unavailable: (status) => status >= 500 && status <= 599,
 };
 

@@ -97,8 +97,8 @@ testEachServer(downloads, "an admin token gets all three downloads, guarded by a
   assert.ok(d && d.state === "permitted");
   assert.equal(d.items, [
     { kind: "redacted_plan", method: "GET", href: `/v1/runs/${run.id}/downloads/redacted-plan`, requires_reason: false, requires_step_up: false, available: false },
-    { kind: "raw_plan", method: "POST", href: `/v1/runs/${run.id}/downloads/raw-plan`, requires_reason: true, requires_step_up: false, available: false },
-    { kind: "emergency_state", method: "POST", href: `/v1/runs/${run.id}/downloads/emergency-state`, requires_reason: true, requires_step_up: false, available: false },
+    { kind: "raw_plan", method: "POST", href: `/v1/runs/${run.id}/downloads/raw-plan`, requires_reason: true, requires_step_up: true, available: false },
+    { kind: "emergency_state", method: "POST", href: `/v1/runs/${run.id}/downloads/emergency-state`, requires_reason: true, requires_step_up: true, available: false },
   ]);
 });
 

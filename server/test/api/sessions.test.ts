@@ -21,7 +21,10 @@ const signInPost = (server: TestServer, email: string, password: string) =>
     body: JSON.stringify({ data: { type: "sessions", attributes: { email, password } } }),
   });
 
-const writeTables = async (server: TestServer) => applicationTables(server);
+// Failed password attempts write exactly two things: their audit event and the throttle counts.
+const writeTables = async (server: TestServer) => (await applicationTables(server)).filter((table) => table !== "audit_events" && table !== "auth_throttles");
+
+const failureAudits = (server: TestServer) => server.db.knex("audit_events").whereIn("action", ["session.sign_in_failed", "session.step_up_failed"]).orderBy("created_at").orderBy("id");
 
 // ---------------------------------------------------------------------------------------------
 const bootstrap = suite("bootstrap administrator and sign-in");
@@ -41,15 +44,22 @@ testEachServer(
   { config: { bootstrapAdmin: ADMIN } },
 );
 
-testEachServer(bootstrap, "a wrong password and an unknown email get the same 401 CREDENTIALS_INVALID, and write nothing", async (server) => {
-  const { email } = await createUser(server, { password: "a long enough password" });
+testEachServer(bootstrap, "a wrong password and an unknown email get the same 401 CREDENTIALS_INVALID, write nothing but their audit events, and the audit names no unknown email", async (server) => {
+  const { email, userId } = await createUser(server, { password: "a long enough password" });
   const tables = await writeTables(server);
   const wrong = await expectNothingWritten(server, () => signInPost(server, email, "a long enough passworD"), tables);
   const unknown = await expectNothingWritten(server, () => signInPost(server, "nobody@example.com", "a long enough password"), tables);
   const a = await errorOf(wrong, 401, "CREDENTIALS_INVALID");
   const b = await errorOf(unknown, 401, "CREDENTIALS_INVALID");
   assert.is(a.detail, b.detail);
+  assert.equal(a.source, b.source);
   assert.is(wrong.headers.get("set-cookie"), null);
+  const audits = await failureAudits(server);
+  assert.equal(audits.map((row: any) => [row.action, row.actor_id, JSON.parse(row.data).refusal]), [
+    ["session.sign_in_failed", userId, "CREDENTIALS_INVALID"],
+    ["session.sign_in_failed", null, "CREDENTIALS_INVALID"],
+  ]);
+  assert.not.ok(JSON.stringify(audits).includes("nobody@example.com"));
 });
 
 testEachServer(bootstrap, "the cookie is HttpOnly, SameSite=Strict, Path=/ and not Secure over plain HTTP", async (server) => {
@@ -178,6 +188,7 @@ testEachServer(lifecycle, "malformed and unknown cookies are 401 UNAUTHENTICATED
       const tables = await writeTables(server);
       const wrong = await expectNothingWritten(server, () => session.request("POST", "/v1/auth/step-up", { body: { data: { type: "step-ups", attributes: { password: "not it at all" } } } }), tables);
       await errorOf(wrong, 403, "STEP_UP_PASSWORD_INVALID");
+      assert.equal((await failureAudits(server)).map((row: any) => [row.action, row.actor_id, JSON.parse(row.data).refusal]), [["session.step_up_failed", session.userId, "STEP_UP_PASSWORD_INVALID"]]);
       const ok = await session.request("POST", "/v1/auth/step-up", { body: { data: { type: "step-ups", attributes: { password } } } });
       assert.is(ok.status, 200);
       const stepped = (await ok.json()) as any;

@@ -150,16 +150,27 @@ testEachServer(
     assert.equal(admin.attributes.downloads.items.find((i) => i.kind === "emergency_state")?.available, true, "the run uploaded a state version");
     await assertNoLeaks(server, admin, run.id, [SECRET]);
 
-    // Each download the review offers is exactly the guarded endpoint (method and href), and serves bytes.
-    for (const item of admin.attributes.downloads.items) {
-      const response = await fetch(`${server.baseUrl}${item.href}`, {
-        method: item.method,
-        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
-        body: item.requires_reason ? JSON.stringify({ data: { type: "download-requests", attributes: { reason: "review test" } } }) : undefined,
-      });
+    // Each download the review offers is exactly the guarded endpoint (method and href), and serves
+    // bytes to an admin's dashboard session (freshly signed in, so stepped up); the sensitive ones
+    // say so, and refuse the admin's API token.
+    const adminUser = await createUser(server);
+    await addMembership(server, organizationName, adminUser.email, "admin");
+    const adminSession = await signIn(server, adminUser.email, adminUser.password);
+    const offered = (await sessionReview(adminSession, run.id)).attributes.downloads;
+    assert.ok(offered?.state === "permitted");
+    assert.equal(offered.items.map((i) => [i.kind, i.requires_step_up]), [["redacted_plan", false], ["raw_plan", true], ["emergency_state", true]]);
+    for (const item of offered.items) {
+      const body = item.requires_reason ? { data: { type: "download-requests", attributes: { reason: "review test" } } } : undefined;
+      const response = await adminSession.request(item.method, item.href, { body });
       const text = await response.text();
       assert.is(response.status, 200, `${item.kind}: ${response.status} ${text}`);
       assert.ok(text.length > 0);
+      const viaToken = await fetch(`${server.baseUrl}${item.href}`, {
+        method: item.method,
+        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      assert.is(viaToken.status, item.requires_step_up ? 403 : 200, item.kind);
     }
   },
   { runner: true },

@@ -11,8 +11,8 @@ export type SensitiveDownload = "raw_plan" | "emergency_state";
 
 /**
  * The guard every sensitive download passes before any byte is read: no query string, a typed
- * reason, and for a dashboard session a step-up no older than 15 minutes. (The permission was
- * checked when the run was loaded.) API tokens are automation: they have no password to step up.
+ * reason, and a dashboard session with a step-up no older than 15 minutes. (The operation binding
+ * already refused tokens, audited, and the permission was checked when the run was loaded.)
  */
 export function checkSensitiveDownload(services: Services, principal: AuthenticatedPrincipal, querystring: string, reason: string): string {
   if (querystring !== "") {
@@ -24,7 +24,7 @@ export function checkSensitiveDownload(services: Services, principal: Authentica
   if (trimmed === "") {
     throw new DomainError("DOWNLOAD_REASON_REQUIRED", "Say why you need these sensitive bytes in data.attributes.reason; it is kept in the audit trail.", { source: { pointer: "/data/attributes/reason" } });
   }
-  if (principal.kind === "user" && !isStepUpFresh(principal.session?.steppedUpAt ?? null, services.clock())) {
+  if (principal.kind !== "user" || !isStepUpFresh(principal.session?.steppedUpAt ?? null, services.clock())) {
     throw new DomainError("STEP_UP_REQUIRED", "Confirm your password (POST /v1/auth/step-up) and try again within 15 minutes.");
   }
   return trimmed;

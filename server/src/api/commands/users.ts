@@ -6,6 +6,7 @@ import { DECOY_PASSWORD_HASH, hashPassword, MIN_PASSWORD_LENGTH, SESSION_TTL_MS,
 import type { AuthenticatedPrincipal } from "../../http/principal.ts";
 import type { Services } from "../../services.ts";
 import { inTransaction, type Membership, type Session, type User } from "../../store/index.ts";
+import { attemptKeys, auditFailedAttempt, reserveAttempt, type FailedAttempt } from "../../commands/password-attempts.ts";
 
 /** The stored form of a session or CSRF secret (256-bit random, so a plain SHA-256 suffices). */
 export function hashSessionSecret(secret: string): string {
@@ -125,17 +126,43 @@ export interface NewSession {
 
 const CREDENTIALS_INVALID = "The email or the password is wrong.";
 
+/** Where a password attempt comes from, for throttling and the audit trail. */
+export interface AttemptOrigin {
+  clientAddress: string;
+  /** The session cookie the request carried, if any: a successful sign-in revokes it. */
+  presentedSessionSecret?: string | null;
+}
+
 /**
- * Signs in: checks the password (an unknown email costs the same scrypt work and gets the same
- * answer), then creates a session, audited. Signing in counts as a step-up.
+ * Signs in: the attempt is throttled per account and per client address (429 AUTH_THROTTLED),
+ * then the password is checked (an unknown email costs the same scrypt work against a decoy hash
+ * and gets the same answer, audited the same way). Success clears the account's failures, revokes
+ * a session cookie presented with the request (rotation: a sign-in always starts a new session),
+ * and creates the session, audited. Signing in counts as a step-up.
  */
-export async function signIn(services: Services, email: string, password: string): Promise<NewSession> {
+export async function signIn(services: Services, email: string, password: string, origin: AttemptOrigin): Promise<NewSession> {
+  const keys = attemptKeys(email, origin.clientAddress);
   const user = await services.stores.users.findByEmail(email);
+  const failed = (refusal: FailedAttempt["refusal"]): FailedAttempt => ({
+    action: "session.sign_in_failed",
+    userId: user?.id ?? null,
+    targetType: "users",
+    targetId: user?.id ?? "",
+    email,
+    clientAddress: origin.clientAddress,
+    refusal,
+  });
+  await reserveAttempt(services, keys, () => auditFailedAttempt(services, failed("AUTH_THROTTLED")));
   const matches = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
-  if (!user || !matches) throw new DomainError("CREDENTIALS_INVALID", CREDENTIALS_INVALID, { source: { pointer: "/data/attributes/password" } });
+  if (!user || !matches) {
+    await auditFailedAttempt(services, failed("CREDENTIALS_INVALID"));
+    throw new DomainError("CREDENTIALS_INVALID", CREDENTIALS_INVALID, { source: { pointer: "/data/attributes/password" } });
+  }
+  await services.stores.authThrottles.succeeded(keys);
   const secret = `sss.${randomBytes(32).toString("base64url")}`;
   const csrfToken = csrfTokenFor(services, secret);
   const now = services.clock();
+  const previous = origin.presentedSessionSecret ? await services.stores.users.findSessionByTokenHash(hashSessionSecret(origin.presentedSessionSecret)) : undefined;
   const session = await inTransaction(services.db, async (stores) => {
     const created = await stores.users.createSession({
       userId: user.id,
@@ -145,17 +172,46 @@ export async function signIn(services: Services, email: string, password: string
       expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
       steppedUpAt: now,
     });
+    if (previous && previous.session.revokedAt === null) {
+      await stores.users.revokeSession(previous.session.id, now);
+      await stores.audit.record({
+        organizationId: null,
+        actorId: user.id,
+        action: "session.ended",
+        targetType: "sessions",
+        targetId: previous.session.id,
+        data: { reason: "replaced_by_sign_in", replaced_by: created.id, user_id: previous.user.id },
+        createdAt: now,
+      });
+    }
     await stores.audit.record({ organizationId: null, actorId: user.id, action: "session.created", targetType: "sessions", targetId: created.id, createdAt: now });
     return created;
   });
   return { session, user, secret, csrfToken };
 }
 
-/** Re-checks the password of the session's user and stamps the session; a wrong password changes nothing. */
-export async function stepUp(services: Services, sessionId: string, user: User, password: string): Promise<void> {
+/**
+ * Re-checks the password of the session's user and stamps the session, throttled like sign-in
+ * (the same account and address counts). A wrong password changes nothing but the counts and
+ * the audit trail.
+ */
+export async function stepUp(services: Services, sessionId: string, user: User, password: string, origin: AttemptOrigin): Promise<void> {
+  const keys = attemptKeys(user.email, origin.clientAddress);
+  const failed = (refusal: FailedAttempt["refusal"]): FailedAttempt => ({
+    action: "session.step_up_failed",
+    userId: user.id,
+    targetType: "sessions",
+    targetId: sessionId,
+    email: user.email,
+    clientAddress: origin.clientAddress,
+    refusal,
+  });
+  await reserveAttempt(services, keys, () => auditFailedAttempt(services, failed("AUTH_THROTTLED")));
   if (!(await verifyPassword(password, user.passwordHash))) {
+    await auditFailedAttempt(services, failed("STEP_UP_PASSWORD_INVALID"));
     throw new DomainError("STEP_UP_PASSWORD_INVALID", "The password is wrong; the session is unchanged.", { source: { pointer: "/data/attributes/password" } });
   }
+  await services.stores.authThrottles.succeeded(keys);
   const now = services.clock();
   await inTransaction(services.db, async (stores) => {
     await stores.users.stepUp(sessionId, now);

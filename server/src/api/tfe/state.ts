@@ -92,12 +92,9 @@ export const stateHandlers = {
     return { status: 200, body: await workspaceDocument(ctx, workspace) };
   },
 
+  // org:admin is enforced by the operation binding, which also refuses run tokens (they hold it nowhere).
   async forceUnlockWorkspace({ path, ctx }) {
     const principal = principalOf(ctx);
-    if (isRunPrincipal(principal)) {
-      await loadWorkspaceForCli(ctx, path.workspace_id, "workspace:read");
-      throw new DomainError("FORBIDDEN", "A run token may not force-unlock a workspace.");
-    }
     const workspace = await loadWorkspaceForCli(ctx, path.workspace_id, "org:admin");
     await forceUnlockWorkspace(ctx.services, principal, workspace);
     return { status: 200, body: await workspaceDocument(ctx, workspace) };

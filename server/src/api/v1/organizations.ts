@@ -1,6 +1,6 @@
 import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import type { RequestContext } from "../../http/app.ts";
-import { authorizeSiteAdmin, principalOf } from "../authorize.ts";
+import { principalOf } from "../authorize.ts";
 import { createOrganization } from "../commands/organizations.ts";
 import { createProject } from "../commands/projects.ts";
 import { createOrganizationToken } from "../commands/tokens.ts";
@@ -11,8 +11,8 @@ type H = Handlers<RequestContext>;
 
 /** Organizations, their tokens and projects. */
 export const organizationHandlers = {
+  // site:admin is enforced by the operation binding (x-stackship-permission); no object to check.
   async createOrganization({ body, ctx }) {
-    authorizeSiteAdmin(ctx);
     const { organization } = await createOrganization(ctx.services, principalOf(ctx), body.data.attributes.name);
     return { status: 201, body: { data: presentOrganization(organization) } };
   },

@@ -74,7 +74,6 @@ export const reviewHandlers = {
       {
         may: (permission) => isAllowed(principal, permission, target),
         mayDownloadSomewhere: holdsAnyDownloadPermission(principal),
-        session: principal.kind === "user",
       },
       ctx.services.clock(),
     );

@@ -5,7 +5,7 @@ import { SESSION_COOKIE, SESSION_TTL_MS, stepUpFreshUntil } from "../../domain/s
 import type { RequestContext } from "../../http/app.ts";
 import type { AuthenticatedPrincipal, SessionScope } from "../../http/principal.ts";
 import type { Membership, User } from "../../store/index.ts";
-import { authorizeSiteAdmin, principalOf } from "../authorize.ts";
+import { principalOf } from "../authorize.ts";
 import { addMembership, createUser, signIn, signOut, stepUp } from "../commands/users.ts";
 import { loadOrganization } from "../lookup.ts";
 
@@ -51,7 +51,10 @@ function presentMembership(membership: Membership, user?: User): S["Membership"]
   };
 }
 
-/** The caller's session; an API token or run token gets 403 SESSION_REQUIRED. */
+/**
+ * The caller's session. The operation binding already refused anything else (x-stackship-permission
+ * `session`); this narrows the type and stays as a second line.
+ */
 function sessionOf(principal: AuthenticatedPrincipal): SessionScope {
   if (principal.kind !== "user" || !principal.session) {
     throw new DomainError("SESSION_REQUIRED", "This needs a signed-in dashboard session (POST /v1/auth/sessions), not an API token.");
@@ -63,7 +66,10 @@ function sessionOf(principal: AuthenticatedPrincipal): SessionScope {
 export const sessionHandlers = {
   async createSession({ body, ctx }) {
     const { email, password } = body.data.attributes;
-    const { session, user, secret, csrfToken } = await signIn(ctx.services, email, password);
+    const { session, user, secret, csrfToken } = await signIn(ctx.services, email, password, {
+      clientAddress: ctx.clientAddress ?? "unknown",
+      presentedSessionSecret: ctx.presentedSessionCookie ?? null,
+    });
     return {
       status: 201,
       body: presentSession({ ...session, csrfToken }, user),
@@ -84,13 +90,13 @@ export const sessionHandlers = {
 
   async stepUp({ body, ctx }) {
     const session = sessionOf(principalOf(ctx));
-    await stepUp(ctx.services, session.id, session.user, body.data.attributes.password);
+    await stepUp(ctx.services, session.id, session.user, body.data.attributes.password, { clientAddress: ctx.clientAddress ?? "unknown" });
     const steppedUpAt = ctx.services.clock().toISOString();
     return { status: 200, body: presentSession({ ...session, steppedUpAt }, session.user), headers: { "Cache-Control": "no-store" } };
   },
 
+  // site:admin is enforced by the operation binding (x-stackship-permission); no object to check.
   async createUser({ body, ctx }) {
-    authorizeSiteAdmin(ctx);
     const { email, display_name, password, site_admin } = body.data.attributes;
     const user = await createUser(ctx.services, principalOf(ctx), { email, displayName: display_name ?? null, password, siteAdmin: site_admin ?? false });
     return {

@@ -55,6 +55,7 @@ export function errors(options: ErrorsOptions = { validateResponses: false }): M
         }
       }
       ctx.status = status;
+      if (error.retryAfterSeconds !== undefined) ctx.set("Retry-After", String(error.retryAfterSeconds));
       ctx.type = JSON_API;
       ctx.body = body;
     }
