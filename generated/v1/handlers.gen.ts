@@ -52,6 +52,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getConfigurationVersion"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  listOrganizations: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listOrganizations"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   createOrganization: (input: {
     path: Record<string, never>;
     query: Record<string, never>;

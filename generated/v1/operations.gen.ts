@@ -118,6 +118,21 @@ export const operations = [
     },
   },
   {
+    operationId: "listOrganizations",
+    method: "GET",
+    path: "/v1/organizations",
+    permission: "authenticated",
+    authenticated: true,
+    validatePath: p.listOrganizationsPath,
+    validateQuery: p.listOrganizationsQuery,
+    requestBody: null,
+    responses: {
+      200: { contentType: "application/vnd.api+json", validate: v.listOrganizationsResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.listOrganizationsResponse400 },
+      401: { contentType: "application/vnd.api+json", validate: v.listOrganizationsResponse401 },
+    },
+  },
+  {
     operationId: "createOrganization",
     method: "POST",
     path: "/v1/organizations",

@@ -70,6 +70,8 @@ export declare const listMembershipsPath: Validator;
 export declare const listMembershipsQuery: Validator;
 export declare const listOrganizationRunsPath: Validator;
 export declare const listOrganizationRunsQuery: Validator;
+export declare const listOrganizationsPath: Validator;
+export declare const listOrganizationsQuery: Validator;
 export declare const listPolicySetsPath: Validator;
 export declare const listPolicySetsQuery: Validator;
 export declare const listProjectsPath: Validator;

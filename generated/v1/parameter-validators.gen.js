@@ -715,11 +715,11 @@ return errors === 0;
 }
 validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createOrganizationPath = validate35;
-const schema47 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createOrganization/path","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const listOrganizationsPath = validate35;
+const schema47 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listOrganizations/path","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createOrganization/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listOrganizations/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate35.evaluated;
@@ -756,11 +756,11 @@ return errors === 0;
 }
 validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createOrganizationQuery = validate36;
-const schema48 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createOrganization/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const listOrganizationsQuery = validate36;
+const schema48 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listOrganizations/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createOrganization/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listOrganizations/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate36.evaluated;
@@ -797,13 +797,11 @@ return errors === 0;
 }
 validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getOrganizationPath = validate37;
-const schema49 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getOrganization/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
-const schema50 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$","description":"1 to 40 characters of letters, digits, `-` and `_`, starting with a letter or digit."};
-const pattern6 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$", "u");
+export const createOrganizationPath = validate37;
+const schema49 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createOrganization/path","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getOrganization/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createOrganization/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate37.evaluated;
@@ -814,8 +812,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.organization_name === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "organization_name"},message:"must have required property '"+"organization_name"+"'"};
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -824,9 +822,9 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(key0 === "organization_name")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -835,78 +833,16 @@ vErrors.push(err1);
 }
 errors++;
 }
-}
-if(data.organization_name !== undefined){
-let data0 = data.organization_name;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/organization_name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["organization_name"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err3 = {instancePath:instancePath+"/organization_name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"+"\""};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
 validate37.errors = vErrors;
 return errors === 0;
 }
 validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getOrganizationQuery = validate38;
-const schema51 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getOrganization/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createOrganizationQuery = validate38;
+const schema50 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createOrganization/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getOrganization/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createOrganization/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate38.evaluated;
@@ -943,11 +879,13 @@ return errors === 0;
 }
 validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listMembershipsPath = validate39;
-const schema52 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listMemberships/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
+export const getOrganizationPath = validate39;
+const schema51 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getOrganization/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
+const schema52 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$","description":"1 to 40 characters of letters, digits, `-` and `_`, starting with a letter or digit."};
+const pattern6 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$", "u");
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listMemberships/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getOrganization/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate39.evaluated;
@@ -1046,11 +984,11 @@ return errors === 0;
 }
 validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listMembershipsQuery = validate40;
-const schema54 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listMemberships/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const getOrganizationQuery = validate40;
+const schema53 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getOrganization/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listMemberships/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getOrganization/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate40.evaluated;
@@ -1087,11 +1025,11 @@ return errors === 0;
 }
 validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createMembershipPath = validate41;
-const schema55 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createMembership/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
+export const listMembershipsPath = validate41;
+const schema54 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listMemberships/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createMembership/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listMemberships/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate41.evaluated;
@@ -1190,11 +1128,11 @@ return errors === 0;
 }
 validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createMembershipQuery = validate42;
-const schema57 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createMembership/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const listMembershipsQuery = validate42;
+const schema56 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listMemberships/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createMembership/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listMemberships/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate42.evaluated;
@@ -1231,11 +1169,11 @@ return errors === 0;
 }
 validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listPolicySetsPath = validate43;
-const schema58 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listPolicySets/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
+export const createMembershipPath = validate43;
+const schema57 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createMembership/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listPolicySets/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createMembership/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate43.evaluated;
@@ -1334,11 +1272,11 @@ return errors === 0;
 }
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listPolicySetsQuery = validate44;
-const schema60 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listPolicySets/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createMembershipQuery = validate44;
+const schema59 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createMembership/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listPolicySets/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createMembership/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate44.evaluated;
@@ -1375,11 +1313,11 @@ return errors === 0;
 }
 validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createPolicySetPath = validate45;
-const schema61 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createPolicySet/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
+export const listPolicySetsPath = validate45;
+const schema60 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listPolicySets/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createPolicySet/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listPolicySets/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate45.evaluated;
@@ -1478,11 +1416,11 @@ return errors === 0;
 }
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createPolicySetQuery = validate46;
-const schema63 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createPolicySet/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const listPolicySetsQuery = validate46;
+const schema62 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listPolicySets/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createPolicySet/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listPolicySets/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate46.evaluated;
@@ -1519,11 +1457,11 @@ return errors === 0;
 }
 validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listProjectsPath = validate47;
-const schema64 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listProjects/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
+export const createPolicySetPath = validate47;
+const schema63 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createPolicySet/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listProjects/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createPolicySet/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate47.evaluated;
@@ -1622,11 +1560,11 @@ return errors === 0;
 }
 validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listProjectsQuery = validate48;
-const schema66 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listProjects/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createPolicySetQuery = validate48;
+const schema65 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createPolicySet/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listProjects/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createPolicySet/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate48.evaluated;
@@ -1663,11 +1601,11 @@ return errors === 0;
 }
 validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createProjectPath = validate49;
-const schema67 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createProject/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
+export const listProjectsPath = validate49;
+const schema66 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listProjects/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createProject/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listProjects/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate49.evaluated;
@@ -1766,11 +1704,11 @@ return errors === 0;
 }
 validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createProjectQuery = validate50;
-const schema69 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createProject/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const listProjectsQuery = validate50;
+const schema68 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listProjects/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createProject/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listProjects/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate50.evaluated;
@@ -1807,11 +1745,11 @@ return errors === 0;
 }
 validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listOrganizationRunsPath = validate51;
-const schema70 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listOrganizationRuns/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
+export const createProjectPath = validate51;
+const schema69 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createProject/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listOrganizationRuns/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createProject/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate51.evaluated;
@@ -1910,14 +1848,158 @@ return errors === 0;
 }
 validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listOrganizationRunsQuery = validate52;
-const schema72 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listOrganizationRuns/query","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"cursor":{"type":"string","minLength":1,"maxLength":512}},"required":[],"additionalProperties":false};
+export const createProjectQuery = validate52;
+const schema71 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createProject/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listOrganizationRuns/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createProject/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate52.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate52.errors = vErrors;
+return errors === 0;
+}
+validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const listOrganizationRunsPath = validate53;
+const schema72 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listOrganizationRuns/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
+
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listOrganizationRuns/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate53.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.organization_name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "organization_name"},message:"must have required property '"+"organization_name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "organization_name")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.organization_name !== undefined){
+let data0 = data.organization_name;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/organization_name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["organization_name"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err3 = {instancePath:instancePath+"/organization_name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate53.errors = vErrors;
+return errors === 0;
+}
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const listOrganizationRunsQuery = validate54;
+const schema74 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listOrganizationRuns/query","type":"object","properties":{"limit":{"type":"integer","minimum":1,"maximum":100,"default":20},"cursor":{"type":"string","minLength":1,"maxLength":512}},"required":[],"additionalProperties":false};
+
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listOrganizationRuns/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2067,160 +2149,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate52.errors = vErrors;
-return errors === 0;
-}
-validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const createOrganizationTokenPath = validate53;
-const schema73 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createOrganizationToken/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
-
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createOrganizationToken/path" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate53.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.organization_name === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "organization_name"},message:"must have required property '"+"organization_name"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "organization_name")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.organization_name !== undefined){
-let data0 = data.organization_name;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/organization_name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["organization_name"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err3 = {instancePath:instancePath+"/organization_name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"+"\""};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate53.errors = vErrors;
-return errors === 0;
-}
-validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const createOrganizationTokenQuery = validate54;
-const schema75 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createOrganizationToken/query","type":"object","properties":{},"required":[],"additionalProperties":false};
-
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createOrganizationToken/query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate54.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
 validate54.errors = vErrors;
 return errors === 0;
 }
 validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkspacesPath = validate55;
-const schema76 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listWorkspaces/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
+export const createOrganizationTokenPath = validate55;
+const schema75 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createOrganizationToken/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
 
 function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listWorkspaces/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createOrganizationToken/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate55.evaluated;
@@ -2319,11 +2257,11 @@ return errors === 0;
 }
 validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkspacesQuery = validate56;
-const schema78 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listWorkspaces/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createOrganizationTokenQuery = validate56;
+const schema77 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createOrganizationToken/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listWorkspaces/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createOrganizationToken/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate56.evaluated;
@@ -2360,11 +2298,11 @@ return errors === 0;
 }
 validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createWorkspacePath = validate57;
-const schema79 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createWorkspace/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
+export const listWorkspacesPath = validate57;
+const schema78 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listWorkspaces/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listWorkspaces/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate57.evaluated;
@@ -2463,11 +2401,11 @@ return errors === 0;
 }
 validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createWorkspaceQuery = validate58;
-const schema81 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const listWorkspacesQuery = validate58;
+const schema80 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listWorkspaces/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listWorkspaces/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate58.evaluated;
@@ -2504,16 +2442,160 @@ return errors === 0;
 }
 validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createPolicySetVersionPath = validate59;
-const schema82 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createPolicySetVersion/path","type":"object","properties":{"policy_set_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySetId"}},"required":["policy_set_id"],"additionalProperties":false};
-const schema83 = {"type":"string","pattern":"^pset-[0-9a-z]{16}$"};
-const pattern17 = new RegExp("^pset-[0-9a-z]{16}$", "u");
+export const createWorkspacePath = validate59;
+const schema81 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createWorkspace/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"}},"required":["organization_name"],"additionalProperties":false};
 
 function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createPolicySetVersion/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate59.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.organization_name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "organization_name"},message:"must have required property '"+"organization_name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "organization_name")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.organization_name !== undefined){
+let data0 = data.organization_name;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/organization_name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["organization_name"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err3 = {instancePath:instancePath+"/organization_name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate59.errors = vErrors;
+return errors === 0;
+}
+validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const createWorkspaceQuery = validate60;
+const schema83 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createWorkspace/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate60.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate60.errors = vErrors;
+return errors === 0;
+}
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const createPolicySetVersionPath = validate61;
+const schema84 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createPolicySetVersion/path","type":"object","properties":{"policy_set_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySetId"}},"required":["policy_set_id"],"additionalProperties":false};
+const schema85 = {"type":"string","pattern":"^pset-[0-9a-z]{16}$"};
+const pattern17 = new RegExp("^pset-[0-9a-z]{16}$", "u");
+
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createPolicySetVersion/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2604,162 +2686,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate59.errors = vErrors;
-return errors === 0;
-}
-validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const createPolicySetVersionQuery = validate60;
-const schema84 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createPolicySetVersion/query","type":"object","properties":{},"required":[],"additionalProperties":false};
-
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createPolicySetVersion/query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate60.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate60.errors = vErrors;
-return errors === 0;
-}
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getRunPath = validate61;
-const schema85 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRun/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
-const schema86 = {"type":"string","pattern":"^run-[0-9a-z]{16}$"};
-const pattern18 = new RegExp("^run-[0-9a-z]{16}$", "u");
-
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRun/path" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate61.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.run_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "run_id"},message:"must have required property '"+"run_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "run_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.run_id !== undefined){
-let data0 = data.run_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["run_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(!pattern18.test(data0)){
-const err3 = {instancePath:instancePath+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
 validate61.errors = vErrors;
 return errors === 0;
 }
 validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getRunQuery = validate62;
-const schema87 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRun/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createPolicySetVersionQuery = validate62;
+const schema86 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createPolicySetVersion/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRun/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createPolicySetVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate62.evaluated;
@@ -2796,11 +2732,13 @@ return errors === 0;
 }
 validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const approveRunPath = validate63;
-const schema88 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/approveRun/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
+export const getRunPath = validate63;
+const schema87 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRun/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
+const schema88 = {"type":"string","pattern":"^run-[0-9a-z]{16}$"};
+const pattern18 = new RegExp("^run-[0-9a-z]{16}$", "u");
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/approveRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate63.evaluated;
@@ -2899,11 +2837,11 @@ return errors === 0;
 }
 validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const approveRunQuery = validate64;
-const schema90 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/approveRun/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const getRunQuery = validate64;
+const schema89 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRun/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/approveRun/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate64.evaluated;
@@ -2940,11 +2878,11 @@ return errors === 0;
 }
 validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const cancelRunPath = validate65;
-const schema91 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/cancelRun/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
+export const approveRunPath = validate65;
+const schema90 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/approveRun/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/cancelRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/approveRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate65.evaluated;
@@ -3043,11 +2981,11 @@ return errors === 0;
 }
 validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const cancelRunQuery = validate66;
-const schema93 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/cancelRun/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const approveRunQuery = validate66;
+const schema92 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/approveRun/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/cancelRun/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/approveRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate66.evaluated;
@@ -3084,11 +3022,11 @@ return errors === 0;
 }
 validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const discardRunPath = validate67;
-const schema94 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/discardRun/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
+export const cancelRunPath = validate67;
+const schema93 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/cancelRun/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/discardRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/cancelRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate67.evaluated;
@@ -3187,11 +3125,11 @@ return errors === 0;
 }
 validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const discardRunQuery = validate68;
-const schema96 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/discardRun/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const cancelRunQuery = validate68;
+const schema95 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/cancelRun/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/discardRun/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/cancelRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate68.evaluated;
@@ -3228,11 +3166,11 @@ return errors === 0;
 }
 validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const resolveRunRecoveryPath = validate69;
-const schema97 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/resolveRunRecovery/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
+export const discardRunPath = validate69;
+const schema96 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/discardRun/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
 
 function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/resolveRunRecovery/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/discardRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate69.evaluated;
@@ -3331,11 +3269,11 @@ return errors === 0;
 }
 validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const resolveRunRecoveryQuery = validate70;
-const schema99 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/resolveRunRecovery/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const discardRunQuery = validate70;
+const schema98 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/discardRun/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/resolveRunRecovery/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/discardRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate70.evaluated;
@@ -3372,11 +3310,11 @@ return errors === 0;
 }
 validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const downloadEmergencyStatePath = validate71;
-const schema100 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/downloadEmergencyState/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
+export const resolveRunRecoveryPath = validate71;
+const schema99 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/resolveRunRecovery/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
 
 function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/downloadEmergencyState/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/resolveRunRecovery/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate71.evaluated;
@@ -3475,11 +3413,11 @@ return errors === 0;
 }
 validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const downloadEmergencyStateQuery = validate72;
-const schema102 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/downloadEmergencyState/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const resolveRunRecoveryQuery = validate72;
+const schema101 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/resolveRunRecovery/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/downloadEmergencyState/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/resolveRunRecovery/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate72.evaluated;
@@ -3516,11 +3454,11 @@ return errors === 0;
 }
 validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const downloadRawPlanPath = validate73;
-const schema103 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/downloadRawPlan/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
+export const downloadEmergencyStatePath = validate73;
+const schema102 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/downloadEmergencyState/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
 
 function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/downloadRawPlan/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/downloadEmergencyState/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate73.evaluated;
@@ -3619,11 +3557,11 @@ return errors === 0;
 }
 validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const downloadRawPlanQuery = validate74;
-const schema105 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/downloadRawPlan/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const downloadEmergencyStateQuery = validate74;
+const schema104 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/downloadEmergencyState/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/downloadRawPlan/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/downloadEmergencyState/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate74.evaluated;
@@ -3660,11 +3598,11 @@ return errors === 0;
 }
 validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const downloadRedactedPlanPath = validate75;
-const schema106 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/downloadRedactedPlan/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
+export const downloadRawPlanPath = validate75;
+const schema105 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/downloadRawPlan/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
 
 function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/downloadRedactedPlan/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/downloadRawPlan/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate75.evaluated;
@@ -3763,11 +3701,11 @@ return errors === 0;
 }
 validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const downloadRedactedPlanQuery = validate76;
-const schema108 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/downloadRedactedPlan/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const downloadRawPlanQuery = validate76;
+const schema107 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/downloadRawPlan/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/downloadRedactedPlan/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/downloadRawPlan/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate76.evaluated;
@@ -3804,14 +3742,158 @@ return errors === 0;
 }
 validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getRunLogPath = validate77;
-const schema109 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunLog/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"phase":{"type":"string","enum":["plan","policy","apply"]}},"required":["run_id","phase"],"additionalProperties":false};
+export const downloadRedactedPlanPath = validate77;
+const schema108 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/downloadRedactedPlan/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
 
 function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunLog/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/downloadRedactedPlan/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate77.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.run_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "run_id"},message:"must have required property '"+"run_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "run_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.run_id !== undefined){
+let data0 = data.run_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["run_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(!pattern18.test(data0)){
+const err3 = {instancePath:instancePath+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate77.errors = vErrors;
+return errors === 0;
+}
+validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const downloadRedactedPlanQuery = validate78;
+const schema110 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/downloadRedactedPlan/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/downloadRedactedPlan/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate78.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate78.errors = vErrors;
+return errors === 0;
+}
+validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const getRunLogPath = validate79;
+const schema111 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunLog/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"phase":{"type":"string","enum":["plan","policy","apply"]}},"required":["run_id","phase"],"additionalProperties":false};
+
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunLog/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3939,7 +4021,7 @@ data["phase"] = coerced1;
 }
 }
 if(!(((data1 === "plan") || (data1 === "policy")) || (data1 === "apply"))){
-const err6 = {instancePath:instancePath+"/phase",schemaPath:"#/properties/phase/enum",keyword:"enum",params:{allowedValues: schema109.properties.phase.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/phase",schemaPath:"#/properties/phase/enum",keyword:"enum",params:{allowedValues: schema111.properties.phase.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3960,19 +4042,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate77.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getRunLogQuery = validate78;
-const schema111 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunLog/query","type":"object","properties":{"offset":{"type":"integer","minimum":0,"default":0},"limit":{"type":"integer","minimum":1,"maximum":1048576,"default":65536}},"required":[],"additionalProperties":false};
+export const getRunLogQuery = validate80;
+const schema113 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunLog/query","type":"object","properties":{"offset":{"type":"integer","minimum":0,"default":0},"limit":{"type":"integer","minimum":1,"maximum":1048576,"default":65536}},"required":[],"additionalProperties":false};
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunLog/query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4111,160 +4193,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate78.errors = vErrors;
-return errors === 0;
-}
-validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getRunPlanChangesPath = validate79;
-const schema112 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunPlanChanges/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
-
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunPlanChanges/path" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate79.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.run_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "run_id"},message:"must have required property '"+"run_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "run_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.run_id !== undefined){
-let data0 = data.run_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["run_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(!pattern18.test(data0)){
-const err3 = {instancePath:instancePath+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate79.errors = vErrors;
-return errors === 0;
-}
-validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getRunPlanChangesQuery = validate80;
-const schema114 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunPlanChanges/query","type":"object","properties":{},"required":[],"additionalProperties":false};
-
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunPlanChanges/query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate80.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
 validate80.errors = vErrors;
 return errors === 0;
 }
 validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getRunPolicyEvaluationPath = validate81;
-const schema115 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunPolicyEvaluation/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
+export const getRunPlanChangesPath = validate81;
+const schema114 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunPlanChanges/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
 
 function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunPolicyEvaluation/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunPlanChanges/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate81.evaluated;
@@ -4363,11 +4301,11 @@ return errors === 0;
 }
 validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getRunPolicyEvaluationQuery = validate82;
-const schema117 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunPolicyEvaluation/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const getRunPlanChangesQuery = validate82;
+const schema116 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunPlanChanges/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunPolicyEvaluation/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunPlanChanges/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate82.evaluated;
@@ -4404,11 +4342,11 @@ return errors === 0;
 }
 validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createPolicyOverridePath = validate83;
-const schema118 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createPolicyOverride/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
+export const getRunPolicyEvaluationPath = validate83;
+const schema117 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunPolicyEvaluation/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createPolicyOverride/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunPolicyEvaluation/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate83.evaluated;
@@ -4507,11 +4445,11 @@ return errors === 0;
 }
 validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createPolicyOverrideQuery = validate84;
-const schema120 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createPolicyOverride/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const getRunPolicyEvaluationQuery = validate84;
+const schema119 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunPolicyEvaluation/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createPolicyOverride/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunPolicyEvaluation/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate84.evaluated;
@@ -4548,11 +4486,11 @@ return errors === 0;
 }
 validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getRunReviewPath = validate85;
-const schema121 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunReview/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
+export const createPolicyOverridePath = validate85;
+const schema120 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createPolicyOverride/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
 
 function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunReview/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createPolicyOverride/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate85.evaluated;
@@ -4651,11 +4589,11 @@ return errors === 0;
 }
 validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getRunReviewQuery = validate86;
-const schema123 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunReview/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createPolicyOverrideQuery = validate86;
+const schema122 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createPolicyOverride/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunReview/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createPolicyOverride/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate86.evaluated;
@@ -4692,11 +4630,11 @@ return errors === 0;
 }
 validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createUserPath = validate87;
-const schema124 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createUser/path","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const getRunReviewPath = validate87;
+const schema123 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunReview/path","type":"object","properties":{"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}},"required":["run_id"],"additionalProperties":false};
 
 function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createUser/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunReview/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate87.evaluated;
@@ -4707,8 +4645,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.run_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "run_id"},message:"must have required property '"+"run_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4717,9 +4655,9 @@ vErrors.push(err0);
 }
 errors++;
 }
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key0 in data){
+if(!(key0 === "run_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4728,16 +4666,78 @@ vErrors.push(err1);
 }
 errors++;
 }
+}
+if(data.run_id !== undefined){
+let data0 = data.run_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["run_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(!pattern18.test(data0)){
+const err3 = {instancePath:instancePath+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
 validate87.errors = vErrors;
 return errors === 0;
 }
 validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createUserQuery = validate88;
-const schema125 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createUser/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const getRunReviewQuery = validate88;
+const schema125 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getRunReview/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createUser/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getRunReview/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate88.evaluated;
@@ -4774,13 +4774,11 @@ return errors === 0;
 }
 validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getWorkspacePath = validate89;
-const schema126 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
-const schema127 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
-const pattern31 = new RegExp("^ws-[0-9a-z]{16}$", "u");
+export const createUserPath = validate89;
+const schema126 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createUser/path","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createUser/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate89.evaluated;
@@ -4791,8 +4789,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.workspace_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4801,9 +4799,9 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(key0 === "workspace_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4812,78 +4810,16 @@ vErrors.push(err1);
 }
 errors++;
 }
-}
-if(data.workspace_id !== undefined){
-let data0 = data.workspace_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["workspace_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(!pattern31.test(data0)){
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
 validate89.errors = vErrors;
 return errors === 0;
 }
 validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getWorkspaceQuery = validate90;
-const schema128 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createUserQuery = validate90;
+const schema127 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createUser/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createUser/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate90.evaluated;
@@ -4920,11 +4856,13 @@ return errors === 0;
 }
 validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createConfigurationVersionPath = validate91;
-const schema129 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const getWorkspacePath = validate91;
+const schema128 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+const schema129 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
+const pattern31 = new RegExp("^ws-[0-9a-z]{16}$", "u");
 
 function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate91.evaluated;
@@ -5023,11 +4961,11 @@ return errors === 0;
 }
 validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createConfigurationVersionQuery = validate92;
-const schema131 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const getWorkspaceQuery = validate92;
+const schema130 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate92.evaluated;
@@ -5064,11 +5002,11 @@ return errors === 0;
 }
 validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createRunPath = validate93;
-const schema132 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createRun/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const createConfigurationVersionPath = validate93;
+const schema131 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate93.evaluated;
@@ -5167,11 +5105,11 @@ return errors === 0;
 }
 validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createRunQuery = validate94;
-const schema134 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createRun/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createConfigurationVersionQuery = validate94;
+const schema133 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createRun/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate94.evaluated;
@@ -5208,11 +5146,11 @@ return errors === 0;
 }
 validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listVariablesPath = validate95;
-const schema135 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listVariables/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const createRunPath = validate95;
+const schema134 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createRun/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listVariables/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate95.evaluated;
@@ -5311,11 +5249,11 @@ return errors === 0;
 }
 validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listVariablesQuery = validate96;
-const schema137 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listVariables/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createRunQuery = validate96;
+const schema136 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createRun/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listVariables/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate96.evaluated;
@@ -5352,11 +5290,11 @@ return errors === 0;
 }
 validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createVariablePath = validate97;
-const schema138 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const listVariablesPath = validate97;
+const schema137 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listVariables/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createVariable/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listVariables/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate97.evaluated;
@@ -5455,11 +5393,11 @@ return errors === 0;
 }
 validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createVariableQuery = validate98;
-const schema140 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const listVariablesQuery = validate98;
+const schema139 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listVariables/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createVariable/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listVariables/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate98.evaluated;
@@ -5496,12 +5434,11 @@ return errors === 0;
 }
 validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateVariablePath = validate99;
-const schema141 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"variable_id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"}},"required":["workspace_id","variable_id"],"additionalProperties":false};
-const pattern37 = new RegExp("^var-[0-9a-z]{16}$", "u");
+export const createVariablePath = validate99;
+const schema140 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createVariable/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate99.evaluated;
@@ -5522,24 +5459,14 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.variable_id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "variable_id"},message:"must have required property '"+"variable_id"+"'"};
+for(const key0 in data){
+if(!(key0 === "workspace_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
-}
-errors++;
-}
-for(const key0 in data){
-if(!((key0 === "workspace_id") || (key0 === "variable_id"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
 }
 errors++;
 }
@@ -5564,12 +5491,12 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err3];
+vErrors = [err2];
 }
 else {
-vErrors.push(err3);
+vErrors.push(err2);
 }
 errors++;
 }
@@ -5583,7 +5510,20 @@ data["workspace_id"] = coerced0;
 }
 if(typeof data0 === "string"){
 if(!pattern31.test(data0)){
-const err4 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5592,79 +5532,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-}
-if(data.variable_id !== undefined){
-let data1 = data.variable_id;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err5 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["variable_id"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(!pattern37.test(data1)){
-const err6 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
 validate99.errors = vErrors;
 return errors === 0;
 }
 validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateVariableQuery = validate100;
-const schema143 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createVariableQuery = validate100;
+const schema142 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createVariable/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate100.evaluated;
@@ -5701,11 +5578,12 @@ return errors === 0;
 }
 validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const deleteVariablePath = validate101;
-const schema144 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"variable_id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"}},"required":["workspace_id","variable_id"],"additionalProperties":false};
+export const updateVariablePath = validate101;
+const schema143 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"variable_id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"}},"required":["workspace_id","variable_id"],"additionalProperties":false};
+const pattern37 = new RegExp("^var-[0-9a-z]{16}$", "u");
 
 function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate101.evaluated;
@@ -5864,11 +5742,11 @@ return errors === 0;
 }
 validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const deleteVariableQuery = validate102;
-const schema146 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const updateVariableQuery = validate102;
+const schema145 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate102.evaluated;
@@ -5904,3 +5782,207 @@ validate102.errors = vErrors;
 return errors === 0;
 }
 validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const deleteVariablePath = validate103;
+const schema146 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"variable_id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"}},"required":["workspace_id","variable_id"],"additionalProperties":false};
+
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate103.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.workspace_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.variable_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "variable_id"},message:"must have required property '"+"variable_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "workspace_id") || (key0 === "variable_id"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.workspace_id !== undefined){
+let data0 = data.workspace_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["workspace_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(!pattern31.test(data0)){
+const err4 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+if(data.variable_id !== undefined){
+let data1 = data.variable_id;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err5 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["variable_id"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(!pattern37.test(data1)){
+const err6 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate103.errors = vErrors;
+return errors === 0;
+}
+validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const deleteVariableQuery = validate104;
+const schema148 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate104.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate104.errors = vErrors;
+return errors === 0;
+}
+validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

@@ -124,7 +124,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The organizations the caller belongs to
+         * @description For a dashboard session, the organizations in which the person holds a membership (at the organization, a project or a workspace), or every organization for a deployment administrator; for an organization token or a run token, its own organization. Ordered by name. The dashboard's organization switcher reads this.
+         */
+        get: operations["listOrganizations"];
         put?: never;
         /** Create an organization (deployment administrators only) */
         post: operations["createOrganization"];
@@ -858,6 +862,9 @@ export interface components {
             data: components["schemas"]["Organization"];
         };
         OrganizationId: string;
+        OrganizationListDocument: {
+            data: components["schemas"]["Organization"][];
+        };
         /**
          * @description 1 to 40 characters of letters, digits, `-` and `_`, starting with a letter or digit.
          * @example acme
@@ -2075,6 +2082,28 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             404: components["responses"]["NotFound"];
+        };
+    };
+    listOrganizations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's organizations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["OrganizationListDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
         };
     };
     createOrganization: {

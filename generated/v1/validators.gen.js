@@ -2776,17 +2776,91 @@ return errors === 0;
 }
 validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PlanDiff = validate40;
-const schema63 = {"allOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/stackship.plan-diff.v1"}]};
-const schema64 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"PlanDiff","description":"stackship.plan-diff/v1: the redacted, bounded per-resource change list of one run's plan, built in the plan sandbox from `tofu show -json` of the saved plan (built by server/src/domain/plan-diff/plan-diff.mjs, the `stackship-plan-diff` command). Resources whose only actions are no-op or read are omitted, and a create/delete pair is one `replace`, so the totals can differ from the plan counts. Sensitive values (by the plan's own before_sensitive/after_sensitive masks; a path sensitive on either side is redacted on both) are replaced by the marker {\"$stackship\":\"sensitive\"}; values OpenTofu knows only after apply by {\"$stackship\":\"unknown\"} (with \"sensitive\": true when also sensitive); integers JSON cannot carry exactly by {\"$stackship\":\"imprecise_number\"}. A real object key that starts with `$` is written with one more leading `$`, so a marker is never ambiguous. A resource whose masks cannot be resolved against its values is listed with `detail_withheld` instead of values (fail closed). Bounds: at most 5,000 resources (the excess is cut from the input before redaction) and 4,194,304 bytes of UTF-8 (the detail of the largest remaining resource is withheld until it fits; only if that is not enough, trailing resources are dropped).","type":"object","required":["format","run_id","opentofu_version","plan_format_version","plan_timestamp","plan_errored","truncated","truncation","resources"],"additionalProperties":false,"properties":{"format":{"const":"stackship.plan-diff/v1"},"run_id":{"type":["string","null"],"description":"The run whose plan this is (null when built outside a run, e.g. by hand with the command)."},"opentofu_version":{"type":["string","null"],"description":"The plan's `terraform_version`: the OpenTofu (or Terraform) version that made it."},"plan_format_version":{"type":"string","description":"The plan JSON's `format_version`."},"plan_timestamp":{"type":["string","null"],"description":"When the plan was made, as the plan says (RFC 3339), or null."},"plan_errored":{"type":"boolean","description":"OpenTofu reported planning as errored: the change list may be incomplete."},"truncated":{"type":"boolean","description":"True when any resource was cut, withheld for size or dropped."},"truncation":{"type":"object","required":["max_resources","max_bytes","changed_resources","cut","withheld","dropped"],"additionalProperties":false,"properties":{"max_resources":{"type":"integer","minimum":0,"description":"5000."},"max_bytes":{"type":"integer","minimum":0,"description":"4194304 (4 MiB of UTF-8)."},"changed_resources":{"type":"integer","minimum":0,"description":"Changed resources in the plan (no-op and read entries are not counted)."},"cut":{"type":"integer","minimum":0,"description":"Resources cut from the end of the plan's list before redaction (over 5,000)."},"withheld":{"type":"integer","minimum":0,"description":"Resources whose before/after detail was withheld to fit 4 MiB (withheld_reason size_limit)."},"dropped":{"type":"integer","minimum":0,"description":"Trailing resources dropped entirely because withholding every detail was not enough."}}},"resources":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffResource"}}},"$defs":{"PlanDiffResource":{"type":"object","required":["address","provider","mode","type","name","actions","action"],"additionalProperties":false,"properties":{"address":{"type":"string"},"provider":{"type":["string","null"],"description":"The plan's provider_name."},"mode":{"type":["string","null"],"description":"managed or data."},"type":{"type":["string","null"]},"name":{"type":["string","null"]},"module_address":{"type":"string"},"deposed":{"type":"string","description":"The deposed object's key: this entry is about that old object."},"previous_address":{"type":"string","description":"The address before a moved block applied."},"actions":{"type":"array","items":{"type":"string"},"description":"The actions exactly as in the plan."},"action":{"enum":["create","update","delete","replace","forget","forget_replace","unknown"],"description":"The classification; unknown for an action array OpenTofu never emits (its detail is withheld)."},"action_reason":{"type":"string"},"importing":{"const":true},"before":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"after":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"replace_paths":{"type":"array","items":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"description":"The attribute paths that forced the replacement, each cut at the first step inside a sensitive value."},"detail_withheld":{"const":true},"withheld_reason":{"enum":["unresolvable_masks","unrecognized_actions","unsupported_format_version","size_limit"]}},"dependentRequired":{"detail_withheld":["withheld_reason"],"withheld_reason":["detail_withheld"]}},"PlanDiffValue":{"description":"A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number)."}}};
-const func6 = Object.prototype.hasOwnProperty;
-const schema65 = {"type":"object","required":["address","provider","mode","type","name","actions","action"],"additionalProperties":false,"properties":{"address":{"type":"string"},"provider":{"type":["string","null"],"description":"The plan's provider_name."},"mode":{"type":["string","null"],"description":"managed or data."},"type":{"type":["string","null"]},"name":{"type":["string","null"]},"module_address":{"type":"string"},"deposed":{"type":"string","description":"The deposed object's key: this entry is about that old object."},"previous_address":{"type":"string","description":"The address before a moved block applied."},"actions":{"type":"array","items":{"type":"string"},"description":"The actions exactly as in the plan."},"action":{"enum":["create","update","delete","replace","forget","forget_replace","unknown"],"description":"The classification; unknown for an action array OpenTofu never emits (its detail is withheld)."},"action_reason":{"type":"string"},"importing":{"const":true},"before":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"after":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"replace_paths":{"type":"array","items":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"description":"The attribute paths that forced the replacement, each cut at the first step inside a sensitive value."},"detail_withheld":{"const":true},"withheld_reason":{"enum":["unresolvable_masks","unrecognized_actions","unsupported_format_version","size_limit"]}},"dependentRequired":{"detail_withheld":["withheld_reason"],"withheld_reason":["detail_withheld"]}};
-const schema66 = {"description":"A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number)."};
+export const OrganizationListDocument = validate40;
+const schema63 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Organization"}}}};
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate40.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate38(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate40.errors = vErrors;
+return errors === 0;
+}
+validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const PlanDiff = validate42;
+const schema64 = {"allOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/stackship.plan-diff.v1"}]};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"PlanDiff","description":"stackship.plan-diff/v1: the redacted, bounded per-resource change list of one run's plan, built in the plan sandbox from `tofu show -json` of the saved plan (built by server/src/domain/plan-diff/plan-diff.mjs, the `stackship-plan-diff` command). Resources whose only actions are no-op or read are omitted, and a create/delete pair is one `replace`, so the totals can differ from the plan counts. Sensitive values (by the plan's own before_sensitive/after_sensitive masks; a path sensitive on either side is redacted on both) are replaced by the marker {\"$stackship\":\"sensitive\"}; values OpenTofu knows only after apply by {\"$stackship\":\"unknown\"} (with \"sensitive\": true when also sensitive); integers JSON cannot carry exactly by {\"$stackship\":\"imprecise_number\"}. A real object key that starts with `$` is written with one more leading `$`, so a marker is never ambiguous. A resource whose masks cannot be resolved against its values is listed with `detail_withheld` instead of values (fail closed). Bounds: at most 5,000 resources (the excess is cut from the input before redaction) and 4,194,304 bytes of UTF-8 (the detail of the largest remaining resource is withheld until it fits; only if that is not enough, trailing resources are dropped).","type":"object","required":["format","run_id","opentofu_version","plan_format_version","plan_timestamp","plan_errored","truncated","truncation","resources"],"additionalProperties":false,"properties":{"format":{"const":"stackship.plan-diff/v1"},"run_id":{"type":["string","null"],"description":"The run whose plan this is (null when built outside a run, e.g. by hand with the command)."},"opentofu_version":{"type":["string","null"],"description":"The plan's `terraform_version`: the OpenTofu (or Terraform) version that made it."},"plan_format_version":{"type":"string","description":"The plan JSON's `format_version`."},"plan_timestamp":{"type":["string","null"],"description":"When the plan was made, as the plan says (RFC 3339), or null."},"plan_errored":{"type":"boolean","description":"OpenTofu reported planning as errored: the change list may be incomplete."},"truncated":{"type":"boolean","description":"True when any resource was cut, withheld for size or dropped."},"truncation":{"type":"object","required":["max_resources","max_bytes","changed_resources","cut","withheld","dropped"],"additionalProperties":false,"properties":{"max_resources":{"type":"integer","minimum":0,"description":"5000."},"max_bytes":{"type":"integer","minimum":0,"description":"4194304 (4 MiB of UTF-8)."},"changed_resources":{"type":"integer","minimum":0,"description":"Changed resources in the plan (no-op and read entries are not counted)."},"cut":{"type":"integer","minimum":0,"description":"Resources cut from the end of the plan's list before redaction (over 5,000)."},"withheld":{"type":"integer","minimum":0,"description":"Resources whose before/after detail was withheld to fit 4 MiB (withheld_reason size_limit)."},"dropped":{"type":"integer","minimum":0,"description":"Trailing resources dropped entirely because withholding every detail was not enough."}}},"resources":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffResource"}}},"$defs":{"PlanDiffResource":{"type":"object","required":["address","provider","mode","type","name","actions","action"],"additionalProperties":false,"properties":{"address":{"type":"string"},"provider":{"type":["string","null"],"description":"The plan's provider_name."},"mode":{"type":["string","null"],"description":"managed or data."},"type":{"type":["string","null"]},"name":{"type":["string","null"]},"module_address":{"type":"string"},"deposed":{"type":"string","description":"The deposed object's key: this entry is about that old object."},"previous_address":{"type":"string","description":"The address before a moved block applied."},"actions":{"type":"array","items":{"type":"string"},"description":"The actions exactly as in the plan."},"action":{"enum":["create","update","delete","replace","forget","forget_replace","unknown"],"description":"The classification; unknown for an action array OpenTofu never emits (its detail is withheld)."},"action_reason":{"type":"string"},"importing":{"const":true},"before":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"after":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"replace_paths":{"type":"array","items":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"description":"The attribute paths that forced the replacement, each cut at the first step inside a sensitive value."},"detail_withheld":{"const":true},"withheld_reason":{"enum":["unresolvable_masks","unrecognized_actions","unsupported_format_version","size_limit"]}},"dependentRequired":{"detail_withheld":["withheld_reason"],"withheld_reason":["detail_withheld"]}},"PlanDiffValue":{"description":"A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number)."}}};
+const func6 = Object.prototype.hasOwnProperty;
+const schema66 = {"type":"object","required":["address","provider","mode","type","name","actions","action"],"additionalProperties":false,"properties":{"address":{"type":"string"},"provider":{"type":["string","null"],"description":"The plan's provider_name."},"mode":{"type":["string","null"],"description":"managed or data."},"type":{"type":["string","null"]},"name":{"type":["string","null"]},"module_address":{"type":"string"},"deposed":{"type":"string","description":"The deposed object's key: this entry is about that old object."},"previous_address":{"type":"string","description":"The address before a moved block applied."},"actions":{"type":"array","items":{"type":"string"},"description":"The actions exactly as in the plan."},"action":{"enum":["create","update","delete","replace","forget","forget_replace","unknown"],"description":"The classification; unknown for an action array OpenTofu never emits (its detail is withheld)."},"action_reason":{"type":"string"},"importing":{"const":true},"before":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"after":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PlanDiffValue"},"replace_paths":{"type":"array","items":{"type":"array","items":{"anyOf":[{"type":"string"},{"type":"integer"}]}},"description":"The attribute paths that forced the replacement, each cut at the first step inside a sensitive value."},"detail_withheld":{"const":true},"withheld_reason":{"enum":["unresolvable_masks","unrecognized_actions","unsupported_format_version","size_limit"]}},"dependentRequired":{"detail_withheld":["withheld_reason"],"withheld_reason":["detail_withheld"]}};
+const schema67 = {"description":"A redacted value: any JSON, where an object with a `$stackship` member is a marker (sensitive, unknown or imprecise_number)."};
+
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate44.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2865,7 +2939,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func6.call(schema65.properties, key0))){
+if(!(func6.call(schema66.properties, key0))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -2891,7 +2965,7 @@ errors++;
 if(data.provider !== undefined){
 let data1 = data.provider;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err9 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema65.properties.provider.type},message:"must be string,null"};
+const err9 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: schema66.properties.provider.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2904,7 +2978,7 @@ errors++;
 if(data.mode !== undefined){
 let data2 = data.mode;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err10 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: schema65.properties.mode.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: schema66.properties.mode.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2917,7 +2991,7 @@ errors++;
 if(data.type !== undefined){
 let data3 = data.type;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema65.properties.type.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: schema66.properties.type.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2930,7 +3004,7 @@ errors++;
 if(data.name !== undefined){
 let data4 = data.name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema65.properties.name.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: schema66.properties.name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3007,7 +3081,7 @@ errors++;
 if(data.action !== undefined){
 let data10 = data.action;
 if(!(((((((data10 === "create") || (data10 === "update")) || (data10 === "delete")) || (data10 === "replace")) || (data10 === "forget")) || (data10 === "forget_replace")) || (data10 === "unknown"))){
-const err18 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema65.properties.action.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema66.properties.action.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3140,7 +3214,7 @@ errors++;
 if(data.withheld_reason !== undefined){
 let data19 = data.withheld_reason;
 if(!((((data19 === "unresolvable_masks") || (data19 === "unrecognized_actions")) || (data19 === "unsupported_format_version")) || (data19 === "size_limit"))){
-const err27 = {instancePath:instancePath+"/withheld_reason",schemaPath:"#/properties/withheld_reason/enum",keyword:"enum",params:{allowedValues: schema65.properties.withheld_reason.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/withheld_reason",schemaPath:"#/properties/withheld_reason/enum",keyword:"enum",params:{allowedValues: schema66.properties.withheld_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -3191,16 +3265,16 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
+const evaluated0 = validate43.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3299,7 +3373,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func6.call(schema64.properties, key0))){
+if(!(func6.call(schema65.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -3325,7 +3399,7 @@ errors++;
 if(data.run_id !== undefined){
 let data1 = data.run_id;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err11 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/type",keyword:"type",params:{type: schema64.properties.run_id.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/type",keyword:"type",params:{type: schema65.properties.run_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3338,7 +3412,7 @@ errors++;
 if(data.opentofu_version !== undefined){
 let data2 = data.opentofu_version;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err12 = {instancePath:instancePath+"/opentofu_version",schemaPath:"#/properties/opentofu_version/type",keyword:"type",params:{type: schema64.properties.opentofu_version.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/opentofu_version",schemaPath:"#/properties/opentofu_version/type",keyword:"type",params:{type: schema65.properties.opentofu_version.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3363,7 +3437,7 @@ errors++;
 if(data.plan_timestamp !== undefined){
 let data4 = data.plan_timestamp;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err14 = {instancePath:instancePath+"/plan_timestamp",schemaPath:"#/properties/plan_timestamp/type",keyword:"type",params:{type: schema64.properties.plan_timestamp.type},message:"must be string,null"};
+const err14 = {instancePath:instancePath+"/plan_timestamp",schemaPath:"#/properties/plan_timestamp/type",keyword:"type",params:{type: schema65.properties.plan_timestamp.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3639,8 +3713,8 @@ let data14 = data.resources;
 if(Array.isArray(data14)){
 const len0 = data14.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate42(data14[i0], {instancePath:instancePath+"/resources/" + i0,parentData:data14,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+if(!(validate44(data14[i0], {instancePath:instancePath+"/resources/" + i0,parentData:data14,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
 errors = vErrors.length;
 }
 }
@@ -3667,42 +3741,42 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate40.evaluated;
+const evaluated0 = validate42.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
-validate40.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicyEvaluationDocument = validate45;
-const schema68 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"policy-evaluations"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["outcome","result_digest","opa_version","opa_build_commit","policy_set_versions","findings","error","overrides","overrides_truncated","evaluated_at"],"properties":{"outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"opa_version":{"type":["string","null"],"description":"Null when no OPA ran (skipped) or it was not recorded."},"opa_build_commit":{"type":["string","null"],"description":"Null when the OPA build did not record one."},"policy_set_versions":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["policy_set_id","version","digest"],"properties":{"policy_set_id":{"type":"string"},"version":{"type":"integer"},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"}}}},"findings":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyFinding"}},"error":{"type":["string","null"],"description":"Why the evaluation errored (sanitized); null otherwise."},"overrides":{"type":"array","maxItems":256,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyOverride"}},"overrides_truncated":{"type":"boolean","description":"True when the run has more than the 256 overrides listed."},"evaluated_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}}}}};
-const schema69 = {"type":"string","pattern":"^run-[0-9a-z]{16}$"};
+export const PolicyEvaluationDocument = validate47;
+const schema69 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"policy-evaluations"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["outcome","result_digest","opa_version","opa_build_commit","policy_set_versions","findings","error","overrides","overrides_truncated","evaluated_at"],"properties":{"outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"opa_version":{"type":["string","null"],"description":"Null when no OPA ran (skipped) or it was not recorded."},"opa_build_commit":{"type":["string","null"],"description":"Null when the OPA build did not record one."},"policy_set_versions":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["policy_set_id","version","digest"],"properties":{"policy_set_id":{"type":"string"},"version":{"type":"integer"},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"}}}},"findings":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyFinding"}},"error":{"type":["string","null"],"description":"Why the evaluation errored (sanitized); null otherwise."},"overrides":{"type":"array","maxItems":256,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyOverride"}},"overrides_truncated":{"type":"boolean","description":"True when the run has more than the 256 overrides listed."},"evaluated_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}}}}};
+const schema70 = {"type":"string","pattern":"^run-[0-9a-z]{16}$"};
 const pattern21 = new RegExp("^run-[0-9a-z]{16}$", "u");
-const schema72 = {"type":"object","additionalProperties":false,"required":["policy_set_id","policy_set_version","policy","enforcement_level","title","message","address"],"properties":{"policy_set_id":{"type":"string"},"policy_set_version":{"type":"integer"},"policy":{"type":"string"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"title":{"type":"string"},"message":{"type":"string"},"address":{"type":["string","null"]}}};
-const schema73 = {"type":"string","enum":["advisory","soft_mandatory","hard_mandatory"]};
+const schema73 = {"type":"object","additionalProperties":false,"required":["policy_set_id","policy_set_version","policy","enforcement_level","title","message","address"],"properties":{"policy_set_id":{"type":"string"},"policy_set_version":{"type":"integer"},"policy":{"type":"string"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"title":{"type":"string"},"message":{"type":"string"},"address":{"type":["string","null"]}}};
+const schema74 = {"type":"string","enum":["advisory","soft_mandatory","hard_mandatory"]};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3842,7 +3916,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data3 === "advisory") || (data3 === "soft_mandatory")) || (data3 === "hard_mandatory"))){
-const err12 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema73.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema74.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3879,7 +3953,7 @@ errors++;
 if(data.address !== undefined){
 let data6 = data.address;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err15 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema72.properties.address.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/address",schemaPath:"#/properties/address/type",keyword:"type",params:{type: schema73.properties.address.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3900,17 +3974,17 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema74 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"policy-overrides"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["result_digest","reason","actor_id","created_at","expires_at"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"reason":{"type":"string"},"actor_id":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}};
+const schema75 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"policy-overrides"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["result_digest","reason","actor_id","created_at","expires_at"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"reason":{"type":"string"},"actor_id":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}};
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4089,7 +4163,7 @@ errors++;
 if(data2.actor_id !== undefined){
 let data5 = data2.actor_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err15 = {instancePath:instancePath+"/attributes/actor_id",schemaPath:"#/properties/attributes/properties/actor_id/type",keyword:"type",params:{type: schema74.properties.attributes.properties.actor_id.type},message:"must be string,null"};
+const err15 = {instancePath:instancePath+"/attributes/actor_id",schemaPath:"#/properties/attributes/properties/actor_id/type",keyword:"type",params:{type: schema75.properties.attributes.properties.actor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4192,16 +4266,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate47.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4417,7 +4491,7 @@ vErrors.push(err18);
 errors++;
 }
 for(const key2 in data3){
-if(!(func6.call(schema68.properties.data.properties.attributes.properties, key2))){
+if(!(func6.call(schema69.properties.data.properties.attributes.properties, key2))){
 const err19 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
@@ -4431,7 +4505,7 @@ errors++;
 if(data3.outcome !== undefined){
 let data4 = data3.outcome;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err20 = {instancePath:instancePath+"/data/attributes/outcome",schemaPath:"#/properties/data/properties/attributes/properties/outcome/type",keyword:"type",params:{type: schema68.properties.data.properties.attributes.properties.outcome.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/attributes/outcome",schemaPath:"#/properties/data/properties/attributes/properties/outcome/type",keyword:"type",params:{type: schema69.properties.data.properties.attributes.properties.outcome.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4441,7 +4515,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((((data4 === "skipped") || (data4 === "passed")) || (data4 === "soft_failed")) || (data4 === "hard_failed")) || (data4 === "errored")) || (data4 === null))){
-const err21 = {instancePath:instancePath+"/data/attributes/outcome",schemaPath:"#/properties/data/properties/attributes/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema68.properties.data.properties.attributes.properties.outcome.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/data/attributes/outcome",schemaPath:"#/properties/data/properties/attributes/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema69.properties.data.properties.attributes.properties.outcome.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4531,7 +4605,7 @@ vErrors = null;
 if(data3.opa_version !== undefined){
 let data6 = data3.opa_version;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err26 = {instancePath:instancePath+"/data/attributes/opa_version",schemaPath:"#/properties/data/properties/attributes/properties/opa_version/type",keyword:"type",params:{type: schema68.properties.data.properties.attributes.properties.opa_version.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/data/attributes/opa_version",schemaPath:"#/properties/data/properties/attributes/properties/opa_version/type",keyword:"type",params:{type: schema69.properties.data.properties.attributes.properties.opa_version.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4544,7 +4618,7 @@ errors++;
 if(data3.opa_build_commit !== undefined){
 let data7 = data3.opa_build_commit;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err27 = {instancePath:instancePath+"/data/attributes/opa_build_commit",schemaPath:"#/properties/data/properties/attributes/properties/opa_build_commit/type",keyword:"type",params:{type: schema68.properties.data.properties.attributes.properties.opa_build_commit.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/data/attributes/opa_build_commit",schemaPath:"#/properties/data/properties/attributes/properties/opa_build_commit/type",keyword:"type",params:{type: schema69.properties.data.properties.attributes.properties.opa_build_commit.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -4682,8 +4756,8 @@ let data13 = data3.findings;
 if(Array.isArray(data13)){
 const len1 = data13.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate46(data13[i1], {instancePath:instancePath+"/data/attributes/findings/" + i1,parentData:data13,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate48(data13[i1], {instancePath:instancePath+"/data/attributes/findings/" + i1,parentData:data13,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
 errors = vErrors.length;
 }
 }
@@ -4702,7 +4776,7 @@ errors++;
 if(data3.error !== undefined){
 let data15 = data3.error;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err39 = {instancePath:instancePath+"/data/attributes/error",schemaPath:"#/properties/data/properties/attributes/properties/error/type",keyword:"type",params:{type: schema68.properties.data.properties.attributes.properties.error.type},message:"must be string,null"};
+const err39 = {instancePath:instancePath+"/data/attributes/error",schemaPath:"#/properties/data/properties/attributes/properties/error/type",keyword:"type",params:{type: schema69.properties.data.properties.attributes.properties.error.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -4727,8 +4801,8 @@ errors++;
 }
 const len2 = data16.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate48(data16[i2], {instancePath:instancePath+"/data/attributes/overrides/" + i2,parentData:data16,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate50(data16[i2], {instancePath:instancePath+"/data/attributes/overrides/" + i2,parentData:data16,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
 errors = vErrors.length;
 }
 }
@@ -4878,19 +4952,19 @@ vErrors.push(err50);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicyOverrideCreateDocument = validate50;
-const schema79 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-overrides"},"attributes":{"type":"object","additionalProperties":false,"required":["result_digest","reason"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"The run's persisted policy result digest; the override is bound to it."},"reason":{"type":"string","minLength":1,"maxLength":2000,"pattern":"\\S"},"duration_seconds":{"type":"integer","minimum":1,"maximum":86400,"default":3600}}}}}}};
+export const PolicyOverrideCreateDocument = validate52;
+const schema80 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-overrides"},"attributes":{"type":"object","additionalProperties":false,"required":["result_digest","reason"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"The run's persisted policy result digest; the override is bound to it."},"reason":{"type":"string","minLength":1,"maxLength":2000,"pattern":"\\S"},"duration_seconds":{"type":"integer","minimum":1,"maximum":86400,"default":3600}}}}}}};
 const pattern29 = new RegExp("\\S", "u");
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5142,18 +5216,18 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicyOverrideDocument = validate51;
-const schema81 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyOverride"}}};
+export const PolicyOverrideDocument = validate53;
+const schema82 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyOverride"}}};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5184,8 +5258,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate48(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate50(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
 errors = vErrors.length;
 }
 }
@@ -5200,24 +5274,24 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicySetCreateDocument = validate53;
-const schema82 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-sets"},"attributes":{"type":"object","additionalProperties":false,"required":["name","policies"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"global":{"type":"boolean","default":false,"description":"Applies to every workspace of the organization. Otherwise `project_ids` and `workspace_ids` say where it applies."},"project_ids":{"type":"array","maxItems":100,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}},"workspace_ids":{"type":"array","maxItems":100,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"policies":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInputList"}}}}}}};
-const schema83 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"1 to 90 characters of letters, digits, `-`, `_` and `.`, starting with a letter or digit."};
-const schema84 = {"type":"string","pattern":"^prj-[0-9a-z]{16}$"};
-const schema85 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
+export const PolicySetCreateDocument = validate55;
+const schema83 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-sets"},"attributes":{"type":"object","additionalProperties":false,"required":["name","policies"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"global":{"type":"boolean","default":false,"description":"Applies to every workspace of the organization. Otherwise `project_ids` and `workspace_ids` say where it applies."},"project_ids":{"type":"array","maxItems":100,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}},"workspace_ids":{"type":"array","maxItems":100,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"policies":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInputList"}}}}}}};
+const schema84 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"1 to 90 characters of letters, digits, `-`, `_` and `.`, starting with a letter or digit."};
+const schema85 = {"type":"string","pattern":"^prj-[0-9a-z]{16}$"};
+const schema86 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
 const pattern30 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$", "u");
-const schema86 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInput"}};
-const schema87 = {"type":"object","additionalProperties":false,"required":["name","enforcement_level","source"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"source":{"type":"string","minLength":1,"maxLength":262144,"description":"The Rego module text. Any package; findings come from the rule `violations`."}}};
+const schema87 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInput"}};
+const schema88 = {"type":"object","additionalProperties":false,"required":["name","enforcement_level","source"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"source":{"type":"string","minLength":1,"maxLength":262144,"description":"The Rego module text. Any package; findings come from the rule `violations`."}}};
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5305,7 +5379,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((data1 === "advisory") || (data1 === "soft_mandatory")) || (data1 === "hard_mandatory"))){
-const err7 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema73.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema74.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5361,16 +5435,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5400,8 +5474,8 @@ errors++;
 }
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate55(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+if(!(validate57(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
 errors = vErrors.length;
 }
 }
@@ -5416,16 +5490,16 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate55.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5702,8 +5776,8 @@ errors++;
 }
 }
 if(data2.policies !== undefined){
-if(!(validate54(data2.policies, {instancePath:instancePath+"/data/attributes/policies",parentData:data2,parentDataProperty:"policies",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate56(data2.policies, {instancePath:instancePath+"/data/attributes/policies",parentData:data2,parentDataProperty:"policies",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
 errors = vErrors.length;
 }
 }
@@ -5742,22 +5816,22 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicySetDocument = validate58;
-const schema90 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySet"}}};
-const schema91 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"policy-sets"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySetId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","global","project_ids","workspace_ids","current_version","created_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"global":{"type":"boolean"},"project_ids":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}},"workspace_ids":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"current_version":{"type":"object","additionalProperties":false,"required":["id","version","digest","policies","created_at"],"properties":{"id":{"type":"string"},"version":{"type":"integer","minimum":1},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"SHA-256 over the canonical encoding of the version's policies (names, levels, sources)."},"policies":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySummary"}},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
-const schema92 = {"type":"string","pattern":"^pset-[0-9a-z]{16}$"};
+export const PolicySetDocument = validate60;
+const schema91 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySet"}}};
+const schema92 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"policy-sets"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySetId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","global","project_ids","workspace_ids","current_version","created_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"global":{"type":"boolean"},"project_ids":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}},"workspace_ids":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"current_version":{"type":"object","additionalProperties":false,"required":["id","version","digest","policies","created_at"],"properties":{"id":{"type":"string"},"version":{"type":"integer","minimum":1},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"SHA-256 over the canonical encoding of the version's policies (names, levels, sources)."},"policies":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySummary"}},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
+const schema93 = {"type":"string","pattern":"^pset-[0-9a-z]{16}$"};
 const pattern34 = new RegExp("^pset-[0-9a-z]{16}$", "u");
-const schema96 = {"type":"object","additionalProperties":false,"required":["name","enforcement_level","package","source_digest"],"properties":{"name":{"type":"string"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"package":{"type":"string","description":"The Rego package the module declares."},"source_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"}}};
+const schema97 = {"type":"object","additionalProperties":false,"required":["name","enforcement_level","package","source_digest"],"properties":{"name":{"type":"string"},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"},"package":{"type":"string","description":"The Rego package the module declares."},"source_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"}}};
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5842,7 +5916,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((data1 === "advisory") || (data1 === "soft_mandatory")) || (data1 === "hard_mandatory"))){
-const err7 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema73.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema74.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5900,16 +5974,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6106,7 +6180,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err17 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema91.properties.attributes.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema92.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6342,8 +6416,8 @@ let data14 = data10.policies;
 if(Array.isArray(data14)){
 const len2 = data14.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate60(data14[i2], {instancePath:instancePath+"/attributes/current_version/policies/" + i2,parentData:data14,parentDataProperty:i2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate62(data14[i2], {instancePath:instancePath+"/attributes/current_version/policies/" + i2,parentData:data14,parentDataProperty:i2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
 errors = vErrors.length;
 }
 }
@@ -6609,16 +6683,16 @@ vErrors.push(err57);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate61.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6649,8 +6723,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate59(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate61(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
 errors = vErrors.length;
 }
 }
@@ -6665,18 +6739,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicySetListDocument = validate63;
-const schema102 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySet"}}}};
+export const PolicySetListDocument = validate65;
+const schema103 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicySet"}}}};
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6711,8 +6785,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate59(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate61(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
 errors = vErrors.length;
 }
 }
@@ -6739,18 +6813,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const PolicySetVersionCreateDocument = validate65;
-const schema103 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-set-versions"},"attributes":{"type":"object","additionalProperties":false,"required":["policies"],"properties":{"policies":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInputList"}}}}}}};
+export const PolicySetVersionCreateDocument = validate67;
+const schema104 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"policy-set-versions"},"attributes":{"type":"object","additionalProperties":false,"required":["policies"],"properties":{"policies":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/PolicyInputList"}}}}}}};
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6853,8 +6927,8 @@ errors++;
 }
 }
 if(data2.policies !== undefined){
-if(!(validate54(data2.policies, {instancePath:instancePath+"/data/attributes/policies",parentData:data2,parentDataProperty:"policies",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate56(data2.policies, {instancePath:instancePath+"/data/attributes/policies",parentData:data2,parentDataProperty:"policies",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
 errors = vErrors.length;
 }
 }
@@ -6893,18 +6967,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectCreateDocument = validate67;
-const schema104 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"projects"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"}}}}}}};
+export const ProjectCreateDocument = validate69;
+const schema105 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"projects"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"}}}}}}};
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7066,19 +7140,19 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectDocument = validate68;
-const schema106 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Project"}}};
-const schema107 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created_at"],"properties":{"name":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
+export const ProjectDocument = validate70;
+const schema107 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Project"}}};
+const schema108 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created_at"],"properties":{"name":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7425,16 +7499,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7465,8 +7539,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate69(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate71(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
 }
 }
@@ -7481,18 +7555,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectListDocument = validate71;
-const schema111 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Project"}}}};
+export const ProjectListDocument = validate73;
+const schema112 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Project"}}}};
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7527,8 +7601,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate69(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate71(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
 errors = vErrors.length;
 }
 }
@@ -7555,18 +7629,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunApprovalDocument = validate73;
-const schema112 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"approvals"},"attributes":{"type":"object","additionalProperties":false,"required":["plan_digest"],"properties":{"plan_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"The plan digest the reviewer saw; the approval is bound to it."},"reason":{"type":"string","maxLength":2000}}}}}}};
+export const RunApprovalDocument = validate75;
+const schema113 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"approvals"},"attributes":{"type":"object","additionalProperties":false,"required":["plan_digest"],"properties":{"plan_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256","description":"The plan digest the reviewer saw; the approval is bound to it."},"reason":{"type":"string","maxLength":2000}}}}}}};
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7753,18 +7827,18 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunCreateDocument = validate74;
-const schema114 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","additionalProperties":false,"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"],"default":"plan_and_apply"},"message":{"type":"string","maxLength":2000},"auto_apply":{"type":"boolean","description":"Accepted only as false. true is refused with 422 RUN_AUTO_APPLY_FORBIDDEN."},"is_destroy":{"type":"boolean","description":"Accepted only as false. true is refused with 422 RUN_DESTROY_FORBIDDEN."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"configuration_version":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"configuration-versions"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ConfigurationVersionId"}}}}}}}}}}};
+export const RunCreateDocument = validate76;
+const schema115 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","additionalProperties":false,"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"],"default":"plan_and_apply"},"message":{"type":"string","maxLength":2000},"auto_apply":{"type":"boolean","description":"Accepted only as false. true is refused with 422 RUN_AUTO_APPLY_FORBIDDEN."},"is_destroy":{"type":"boolean","description":"Accepted only as false. true is refused with 422 RUN_DESTROY_FORBIDDEN."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"configuration_version":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"configuration-versions"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ConfigurationVersionId"}}}}}}}}}}};
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7859,7 +7933,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((data3 === "plan_and_apply") || (data3 === "speculative"))){
-const err7 = {instancePath:instancePath+"/data/attributes/kind",schemaPath:"#/properties/data/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema114.properties.data.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/data/attributes/kind",schemaPath:"#/properties/data/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema115.properties.data.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8101,18 +8175,18 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate74.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunDecisionDocument = validate75;
-const schema116 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"decisions"},"attributes":{"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":2000}}}}}}};
+export const RunDecisionDocument = validate77;
+const schema117 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"decisions"},"attributes":{"type":"object","additionalProperties":false,"properties":{"reason":{"type":"string","maxLength":2000}}}}}}};
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8254,21 +8328,21 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunDocument = validate76;
-const schema117 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}}};
-const schema118 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"runs"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["kind","status","status_reason","recovery","message","source","auto_apply","is_destroy","config_digest","input_digest","opentofu_version","execution_region","platform","plan_status","apply_status","has_changes","plan_counts","plan_digest","dependency_bundle_digest","policy_outcome","policy_result_digest","predecessor_state_digest","approval_expires_at","finished_at","created_at","updated_at"],"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"message":{"type":"string"},"source":{"type":"string","enum":["api","tfe-api","github"]},"auto_apply":{"const":false},"is_destroy":{"const":false},"config_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"input_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"opentofu_version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},"execution_region":{"type":"string"},"platform":{"type":"string"},"status_reason":{"description":"Why the run ended where it did (null while it is still moving).","oneOf":[{"type":"null"},{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered"]}]},"plan_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"apply_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"has_changes":{"type":["boolean","null"],"description":"Null until the plan finished."},"plan_counts":{"description":"Resource counts of the finished plan; a replace counts as a create and a destroy. Null until the plan finished.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}}]},"plan_digest":{"description":"SHA-256 of the saved plan file; an approval must carry it.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"dependency_bundle_digest":{"description":"SHA-256 over the dependency lock file and module manifest the plan used.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"policy_outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"policy_result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"predecessor_state_digest":{"description":"SHA-256 of the workspace state the plan was made against (null when there was none, or before the plan).","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"approval_expires_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"recovery":{"description":"The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","configuration_version"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"configuration_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+export const RunDocument = validate78;
+const schema118 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}}};
+const schema119 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"runs"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["kind","status","status_reason","recovery","message","source","auto_apply","is_destroy","config_digest","input_digest","opentofu_version","execution_region","platform","plan_status","apply_status","has_changes","plan_counts","plan_digest","dependency_bundle_digest","policy_outcome","policy_result_digest","predecessor_state_digest","approval_expires_at","finished_at","created_at","updated_at"],"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"message":{"type":"string"},"source":{"type":"string","enum":["api","tfe-api","github"]},"auto_apply":{"const":false},"is_destroy":{"const":false},"config_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"input_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"opentofu_version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},"execution_region":{"type":"string"},"platform":{"type":"string"},"status_reason":{"description":"Why the run ended where it did (null while it is still moving).","oneOf":[{"type":"null"},{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered"]}]},"plan_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"apply_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"has_changes":{"type":["boolean","null"],"description":"Null until the plan finished."},"plan_counts":{"description":"Resource counts of the finished plan; a replace counts as a create and a destroy. Null until the plan finished.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}}]},"plan_digest":{"description":"SHA-256 of the saved plan file; an approval must carry it.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"dependency_bundle_digest":{"description":"SHA-256 over the dependency lock file and module manifest the plan used.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"policy_outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"policy_result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"predecessor_state_digest":{"description":"SHA-256 of the workspace state the plan was made against (null when there was none, or before the plan).","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"approval_expires_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"recovery":{"description":"The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","configuration_version"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"configuration_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 const pattern49 = new RegExp("^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$", "u");
-const schema128 = {"type":"object","additionalProperties":false,"required":["attempt","last_log_lines","pending_state_version","lock","predecessor_state_digest"],"properties":{"attempt":{"description":"The apply attempt that did not end cleanly (null when none was recorded).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","attempt_number","status","terminal_classification","sandbox_id","runner_id","started_at","finished_at"],"properties":{"id":{"type":"string"},"attempt_number":{"type":"integer"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"]},"sandbox_id":{"type":["string","null"]},"runner_id":{"type":"string"},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}]},"last_log_lines":{"type":"array","maxItems":8,"items":{"type":"string"},"description":"The last sanitized lines of the apply log (at most eight)."},"pending_state_version":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","serial","lineage","sha256"],"properties":{"id":{"type":"string"},"serial":{"type":"integer"},"lineage":{"type":"string"},"sha256":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}}]},"lock":{"description":"The workspace lock as it is now (it stays held until the recovery is resolved).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["holder_kind","holder_id","fence"],"properties":{"holder_kind":{"type":"string","enum":["run","user"]},"holder_id":{"type":"string"},"fence":{"type":"integer"}}}]},"predecessor_state_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}};
+const schema129 = {"type":"object","additionalProperties":false,"required":["attempt","last_log_lines","pending_state_version","lock","predecessor_state_digest"],"properties":{"attempt":{"description":"The apply attempt that did not end cleanly (null when none was recorded).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","attempt_number","status","terminal_classification","sandbox_id","runner_id","started_at","finished_at"],"properties":{"id":{"type":"string"},"attempt_number":{"type":"integer"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"]},"sandbox_id":{"type":["string","null"]},"runner_id":{"type":"string"},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]}}}]},"last_log_lines":{"type":"array","maxItems":8,"items":{"type":"string"},"description":"The last sanitized lines of the apply log (at most eight)."},"pending_state_version":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","serial","lineage","sha256"],"properties":{"id":{"type":"string"},"serial":{"type":"integer"},"lineage":{"type":"string"},"sha256":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}}]},"lock":{"description":"The workspace lock as it is now (it stays held until the recovery is resolved).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["holder_kind","holder_id","fence"],"properties":{"holder_kind":{"type":"string","enum":["run","user"]},"holder_id":{"type":"string"},"fence":{"type":"integer"}}}]},"predecessor_state_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}};
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8491,7 +8565,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(((((data3 === "running") || (data3 === "succeeded")) || (data3 === "failed")) || (data3 === "interrupted")) || (data3 === "lost"))){
-const err19 = {instancePath:instancePath+"/attempt/status",schemaPath:"#/properties/attempt/oneOf/1/properties/status/enum",keyword:"enum",params:{allowedValues: schema128.properties.attempt.oneOf[1].properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attempt/status",schemaPath:"#/properties/attempt/oneOf/1/properties/status/enum",keyword:"enum",params:{allowedValues: schema129.properties.attempt.oneOf[1].properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8504,7 +8578,7 @@ errors++;
 if(data0.terminal_classification !== undefined){
 let data4 = data0.terminal_classification;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err20 = {instancePath:instancePath+"/attempt/terminal_classification",schemaPath:"#/properties/attempt/oneOf/1/properties/terminal_classification/type",keyword:"type",params:{type: schema128.properties.attempt.oneOf[1].properties.terminal_classification.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/attempt/terminal_classification",schemaPath:"#/properties/attempt/oneOf/1/properties/terminal_classification/type",keyword:"type",params:{type: schema129.properties.attempt.oneOf[1].properties.terminal_classification.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8517,7 +8591,7 @@ errors++;
 if(data0.sandbox_id !== undefined){
 let data5 = data0.sandbox_id;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err21 = {instancePath:instancePath+"/attempt/sandbox_id",schemaPath:"#/properties/attempt/oneOf/1/properties/sandbox_id/type",keyword:"type",params:{type: schema128.properties.attempt.oneOf[1].properties.sandbox_id.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/attempt/sandbox_id",schemaPath:"#/properties/attempt/oneOf/1/properties/sandbox_id/type",keyword:"type",params:{type: schema129.properties.attempt.oneOf[1].properties.sandbox_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9054,7 +9128,7 @@ vErrors.push(err56);
 errors++;
 }
 if(!((data17 === "run") || (data17 === "user"))){
-const err57 = {instancePath:instancePath+"/lock/holder_kind",schemaPath:"#/properties/lock/oneOf/1/properties/holder_kind/enum",keyword:"enum",params:{allowedValues: schema128.properties.lock.oneOf[1].properties.holder_kind.enum},message:"must be equal to one of the allowed values"};
+const err57 = {instancePath:instancePath+"/lock/holder_kind",schemaPath:"#/properties/lock/oneOf/1/properties/holder_kind/enum",keyword:"enum",params:{allowedValues: schema129.properties.lock.oneOf[1].properties.holder_kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -9221,16 +9295,16 @@ vErrors.push(err66);
 }
 errors++;
 }
-validate78.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9601,7 +9675,7 @@ vErrors.push(err34);
 errors++;
 }
 for(const key1 in data2){
-if(!(func6.call(schema118.properties.attributes.properties, key1))){
+if(!(func6.call(schema119.properties.attributes.properties, key1))){
 const err35 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err35];
@@ -9625,7 +9699,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!((data3 === "plan_and_apply") || (data3 === "speculative"))){
-const err37 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err37 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema119.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9648,7 +9722,7 @@ vErrors.push(err38);
 errors++;
 }
 if(!((((((((((((((data4 === "pending") || (data4 === "planning")) || (data4 === "policy_checking")) || (data4 === "policy_soft_failed")) || (data4 === "awaiting_approval")) || (data4 === "applying")) || (data4 === "applied")) || (data4 === "planned_and_finished")) || (data4 === "discarded")) || (data4 === "canceled")) || (data4 === "errored")) || (data4 === "expired")) || (data4 === "plan_credentials_required")) || (data4 === "needs_recovery"))){
-const err39 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err39 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema119.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9683,7 +9757,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!(((data6 === "api") || (data6 === "tfe-api")) || (data6 === "github"))){
-const err42 = {instancePath:instancePath+"/attributes/source",schemaPath:"#/properties/attributes/properties/source/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.source.enum},message:"must be equal to one of the allowed values"};
+const err42 = {instancePath:instancePath+"/attributes/source",schemaPath:"#/properties/attributes/properties/source/enum",keyword:"enum",params:{allowedValues: schema119.properties.attributes.properties.source.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9849,7 +9923,7 @@ vErrors.push(err54);
 errors++;
 }
 if(!((((((((((((((data14 === "plan_failed") || (data14 === "plan_canceled")) || (data14 === "no_changes")) || (data14 === "speculative")) || (data14 === "policy_hard_failed")) || (data14 === "policy_errored")) || (data14 === "discarded")) || (data14 === "canceled")) || (data14 === "approval_expired")) || (data14 === "applied")) || (data14 === "apply_failed")) || (data14 === "apply_interrupted")) || (data14 === "apply_uncertain")) || (data14 === "recovered"))){
-const err55 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.status_reason.oneOf[1].enum},message:"must be equal to one of the allowed values"};
+const err55 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/enum",keyword:"enum",params:{allowedValues: schema119.properties.attributes.properties.status_reason.oneOf[1].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -9904,7 +9978,7 @@ vErrors.push(err57);
 errors++;
 }
 if(!(((((data15 === "pending") || (data15 === "running")) || (data15 === "finished")) || (data15 === "errored")) || (data15 === "canceled"))){
-const err58 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.plan_status.enum},message:"must be equal to one of the allowed values"};
+const err58 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/enum",keyword:"enum",params:{allowedValues: schema119.properties.attributes.properties.plan_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -9927,7 +10001,7 @@ vErrors.push(err59);
 errors++;
 }
 if(!((((((data16 === "pending") || (data16 === "running")) || (data16 === "finished")) || (data16 === "errored")) || (data16 === "canceled")) || (data16 === "interrupted"))){
-const err60 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.apply_status.enum},message:"must be equal to one of the allowed values"};
+const err60 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/enum",keyword:"enum",params:{allowedValues: schema119.properties.attributes.properties.apply_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -9940,7 +10014,7 @@ errors++;
 if(data2.has_changes !== undefined){
 let data17 = data2.has_changes;
 if((typeof data17 !== "boolean") && (data17 !== null)){
-const err61 = {instancePath:instancePath+"/attributes/has_changes",schemaPath:"#/properties/attributes/properties/has_changes/type",keyword:"type",params:{type: schema118.properties.attributes.properties.has_changes.type},message:"must be boolean,null"};
+const err61 = {instancePath:instancePath+"/attributes/has_changes",schemaPath:"#/properties/attributes/properties/has_changes/type",keyword:"type",params:{type: schema119.properties.attributes.properties.has_changes.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -10291,7 +10365,7 @@ vErrors = null;
 if(data2.policy_outcome !== undefined){
 let data24 = data2.policy_outcome;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err83 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/type",keyword:"type",params:{type: schema118.properties.attributes.properties.policy_outcome.type},message:"must be string,null"};
+const err83 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/type",keyword:"type",params:{type: schema119.properties.attributes.properties.policy_outcome.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -10301,7 +10375,7 @@ vErrors.push(err83);
 errors++;
 }
 if(!((((((data24 === "skipped") || (data24 === "passed")) || (data24 === "soft_failed")) || (data24 === "hard_failed")) || (data24 === "errored")) || (data24 === null))){
-const err84 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/enum",keyword:"enum",params:{allowedValues: schema118.properties.attributes.properties.policy_outcome.enum},message:"must be equal to one of the allowed values"};
+const err84 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/enum",keyword:"enum",params:{allowedValues: schema119.properties.attributes.properties.policy_outcome.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -10661,8 +10735,8 @@ valid20 = true;
 passing8 = 0;
 }
 const _errs104 = errors;
-if(!(validate78(data29, {instancePath:instancePath+"/attributes/recovery",parentData:data2,parentDataProperty:"recovery",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate80(data29, {instancePath:instancePath+"/attributes/recovery",parentData:data2,parentDataProperty:"recovery",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 var _valid8 = _errs104 === errors;
@@ -11224,16 +11298,16 @@ vErrors.push(err148);
 }
 errors++;
 }
-validate77.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11264,8 +11338,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate77(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+if(!(validate79(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
 errors = vErrors.length;
 }
 }
@@ -11280,18 +11354,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate76.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunListDocument = validate81;
-const schema139 = {"type":"object","additionalProperties":false,"required":["data","meta","links"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}},"meta":{"type":"object","additionalProperties":false,"required":["page"],"properties":{"page":{"type":"object","additionalProperties":false,"required":["limit","next_cursor"],"properties":{"limit":{"type":"integer"},"next_cursor":{"type":["string","null"],"description":"Opaque continuation token; pass it back as `?cursor=`. Null on the last page."}}}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+export const RunListDocument = validate83;
+const schema140 = {"type":"object","additionalProperties":false,"required":["data","meta","links"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}},"meta":{"type":"object","additionalProperties":false,"required":["page"],"properties":{"page":{"type":"object","additionalProperties":false,"required":["limit","next_cursor"],"properties":{"limit":{"type":"integer"},"next_cursor":{"type":["string","null"],"description":"Opaque continuation token; pass it back as `?cursor=`. Null on the last page."}}}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11346,8 +11420,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate77(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+if(!(validate79(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
 errors = vErrors.length;
 }
 }
@@ -11439,7 +11513,7 @@ errors++;
 if(data3.next_cursor !== undefined){
 let data5 = data3.next_cursor;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err11 = {instancePath:instancePath+"/meta/page/next_cursor",schemaPath:"#/properties/meta/properties/page/properties/next_cursor/type",keyword:"type",params:{type: schema139.properties.meta.properties.page.properties.next_cursor.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/meta/page/next_cursor",schemaPath:"#/properties/meta/properties/page/properties/next_cursor/type",keyword:"type",params:{type: schema140.properties.meta.properties.page.properties.next_cursor.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11536,18 +11610,18 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunLogDocument = validate83;
-const schema141 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"run-logs"},"id":{"type":"string","description":"`<run id>/<phase>`"},"attributes":{"type":"object","additionalProperties":false,"required":["phase","offset","text","next_offset","complete"],"properties":{"phase":{"type":"string","enum":["plan","policy","apply"]},"offset":{"type":"integer","minimum":0},"text":{"type":"string","description":"Sanitized log text from `offset`."},"next_offset":{"type":"integer","minimum":0,"description":"Pass it back as `offset` to continue."},"complete":{"type":"boolean","description":"Whether the phase's log has ended and `next_offset` is its end."}}}}}}};
+export const RunLogDocument = validate85;
+const schema142 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"run-logs"},"id":{"type":"string","description":"`<run id>/<phase>`"},"attributes":{"type":"object","additionalProperties":false,"required":["phase","offset","text","next_offset","complete"],"properties":{"phase":{"type":"string","enum":["plan","policy","apply"]},"offset":{"type":"integer","minimum":0},"text":{"type":"string","description":"Sanitized log text from `offset`."},"next_offset":{"type":"integer","minimum":0,"description":"Pass it back as `offset` to continue."},"complete":{"type":"boolean","description":"Whether the phase's log has ended and `next_offset` is its end."}}}}}}};
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11724,7 +11798,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data4 === "plan") || (data4 === "policy")) || (data4 === "apply"))){
-const err15 = {instancePath:instancePath+"/data/attributes/phase",schemaPath:"#/properties/data/properties/attributes/properties/phase/enum",keyword:"enum",params:{allowedValues: schema141.properties.data.properties.attributes.properties.phase.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/data/attributes/phase",schemaPath:"#/properties/data/properties/attributes/properties/phase/enum",keyword:"enum",params:{allowedValues: schema142.properties.data.properties.attributes.properties.phase.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -11843,18 +11917,18 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunRecoveryResolutionDocument = validate84;
-const schema142 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"recovery-resolutions"},"attributes":{"type":"object","additionalProperties":false,"required":["resolution","reason"],"properties":{"resolution":{"type":"string","enum":["commit_pending_state","keep_current_state"],"description":"commit_pending_state publishes the state version the interrupted apply uploaded (the run ends applied); keep_current_state discards it and keeps the current state (the run ends errored). Either way the reason is recovered and the lock is released."},"reason":{"type":"string","minLength":10,"maxLength":2000,"description":"Why, for the audit trail."}}}}}}};
+export const RunRecoveryResolutionDocument = validate86;
+const schema143 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"recovery-resolutions"},"attributes":{"type":"object","additionalProperties":false,"required":["resolution","reason"],"properties":{"resolution":{"type":"string","enum":["commit_pending_state","keep_current_state"],"description":"commit_pending_state publishes the state version the interrupted apply uploaded (the run ends applied); keep_current_state discards it and keeps the current state (the run ends errored). Either way the reason is recovered and the lock is released."},"reason":{"type":"string","minLength":10,"maxLength":2000,"description":"Why, for the audit trail."}}}}}}};
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11979,7 +12053,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((data3 === "commit_pending_state") || (data3 === "keep_current_state"))){
-const err10 = {instancePath:instancePath+"/data/attributes/resolution",schemaPath:"#/properties/data/properties/attributes/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema142.properties.data.properties.attributes.properties.resolution.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/data/attributes/resolution",schemaPath:"#/properties/data/properties/attributes/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema143.properties.data.properties.attributes.properties.resolution.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -12059,24 +12133,24 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const RunReviewDocument = validate85;
-const schema143 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReview"}}};
-const schema144 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"run-reviews"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["header","available_actions","stages","terminal_reason","recovery","evidence","downloads"],"properties":{"header":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewHeader"},"available_actions":{"type":"array","uniqueItems":true,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewAction"}},"stages":{"description":"The ordered stage timeline (plan, policy, approval, apply).","type":"object","additionalProperties":false,"required":["plan","policy","approval","apply"],"properties":{"plan":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewPlanStage"},"policy":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewPolicyStage"},"approval":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewApprovalStage"},"apply":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewApplyStage"}}},"terminal_reason":{"description":"Why the run ended (or stopped for recovery); null while it is still moving.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewTerminalReason"}]},"recovery":{"description":"Recovery evidence while the run needs recovery (unresolved); null otherwise.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"evidence":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewEvidence"},"downloads":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"run":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
-const schema157 = {"type":"string","enum":["approve","discard","cancel","override","recover"]};
-const schema186 = {"description":"Null for a caller who could never download anything (no artifact or state-recovery permission at all); `not_permitted` (one note) for a caller holding some download permission but none on this run; otherwise the downloads this caller may use.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["state","note"],"properties":{"state":{"const":"not_permitted"},"note":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["state","items"],"properties":{"state":{"const":"permitted"},"items":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["kind","method","href","requires_reason","requires_step_up","available"],"properties":{"kind":{"type":"string","enum":["redacted_plan","raw_plan","emergency_state"]},"method":{"type":"string","enum":["GET","POST"]},"href":{"type":"string"},"requires_reason":{"type":"boolean"},"requires_step_up":{"type":"boolean","description":"True when this caller (a dashboard session) must step up within the last 15 minutes first."},"available":{"type":"boolean","description":"Whether the run recorded what this download serves."}}}}}}]};
-const schema146 = {"type":"object","additionalProperties":false,"required":["title","title_generated","commit_message","status","kind","source","commit_sha","source_ref","working_directory","commit_author","created_at","started_at","finished_at","run_id","workspace"],"properties":{"title":{"type":"string","description":"The run's own message; server-generated (e.g. `GitHub <commit-sha>`) when the trigger recorded none."},"title_generated":{"type":"boolean","description":"True when the title was generated by the server rather than recorded as the run's message."},"commit_message":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"source":{"type":"string","enum":["api","tfe-api","github"]},"commit_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"source_ref":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"working_directory":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"commit_author":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"started_at":{"description":"When the first phase attempt started (null while none has).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"description":"When the run ended (null while it has not).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"workspace":{"type":"object","additionalProperties":false,"required":["id","name","href"],"properties":{"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"name":{"type":"string"},"href":{"type":"string"}}}}};
-const schema147 = {"description":"A fact that is either recorded (`value` is a string) or explicitly not recorded (`value` is null).","oneOf":[{"type":"object","additionalProperties":false,"required":["state","value"],"properties":{"state":{"const":"recorded"},"value":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["state","value"],"properties":{"state":{"const":"not_recorded"},"value":{"type":"null"}}}]};
-const schema153 = {"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]};
+export const RunReviewDocument = validate87;
+const schema144 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReview"}}};
+const schema145 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"run-reviews"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["header","available_actions","stages","terminal_reason","recovery","evidence","downloads"],"properties":{"header":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewHeader"},"available_actions":{"type":"array","uniqueItems":true,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewAction"}},"stages":{"description":"The ordered stage timeline (plan, policy, approval, apply).","type":"object","additionalProperties":false,"required":["plan","policy","approval","apply"],"properties":{"plan":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewPlanStage"},"policy":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewPolicyStage"},"approval":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewApprovalStage"},"apply":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewApplyStage"}}},"terminal_reason":{"description":"Why the run ended (or stopped for recovery); null while it is still moving.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewTerminalReason"}]},"recovery":{"description":"Recovery evidence while the run needs recovery (unresolved); null otherwise.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"evidence":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewEvidence"},"downloads":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"run":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema158 = {"type":"string","enum":["approve","discard","cancel","override","recover"]};
+const schema187 = {"description":"Null for a caller who could never download anything (no artifact or state-recovery permission at all); `not_permitted` (one note) for a caller holding some download permission but none on this run; otherwise the downloads this caller may use.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["state","note"],"properties":{"state":{"const":"not_permitted"},"note":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["state","items"],"properties":{"state":{"const":"permitted"},"items":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["kind","method","href","requires_reason","requires_step_up","available"],"properties":{"kind":{"type":"string","enum":["redacted_plan","raw_plan","emergency_state"]},"method":{"type":"string","enum":["GET","POST"]},"href":{"type":"string"},"requires_reason":{"type":"boolean"},"requires_step_up":{"type":"boolean","description":"True when this caller (a dashboard session) must step up within the last 15 minutes first."},"available":{"type":"boolean","description":"Whether the run recorded what this download serves."}}}}}}]};
+const schema147 = {"type":"object","additionalProperties":false,"required":["title","title_generated","commit_message","status","kind","source","commit_sha","source_ref","working_directory","commit_author","created_at","started_at","finished_at","run_id","workspace"],"properties":{"title":{"type":"string","description":"The run's own message; server-generated (e.g. `GitHub <commit-sha>`) when the trigger recorded none."},"title_generated":{"type":"boolean","description":"True when the title was generated by the server rather than recorded as the run's message."},"commit_message":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"source":{"type":"string","enum":["api","tfe-api","github"]},"commit_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"source_ref":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"working_directory":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"commit_author":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"started_at":{"description":"When the first phase attempt started (null while none has).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"description":"When the run ended (null while it has not).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"workspace":{"type":"object","additionalProperties":false,"required":["id","name","href"],"properties":{"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"name":{"type":"string"},"href":{"type":"string"}}}}};
+const schema148 = {"description":"A fact that is either recorded (`value` is a string) or explicitly not recorded (`value` is null).","oneOf":[{"type":"object","additionalProperties":false,"required":["state","value"],"properties":{"state":{"const":"recorded"},"value":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["state","value"],"properties":{"state":{"const":"not_recorded"},"value":{"type":"null"}}}]};
+const schema154 = {"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]};
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate90.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12167,16 +12241,16 @@ vErrors = null;
 }
 }
 }
-validate88.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate90.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12335,7 +12409,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func6.call(schema146.properties, key0))){
+if(!(func6.call(schema147.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -12568,7 +12642,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((((((((((((((data7 === "pending") || (data7 === "planning")) || (data7 === "policy_checking")) || (data7 === "policy_soft_failed")) || (data7 === "awaiting_approval")) || (data7 === "applying")) || (data7 === "applied")) || (data7 === "planned_and_finished")) || (data7 === "discarded")) || (data7 === "canceled")) || (data7 === "errored")) || (data7 === "expired")) || (data7 === "plan_credentials_required")) || (data7 === "needs_recovery"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema146.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema147.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -12591,7 +12665,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!((data8 === "plan_and_apply") || (data8 === "speculative"))){
-const err34 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema146.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err34 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema147.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -12614,7 +12688,7 @@ vErrors.push(err35);
 errors++;
 }
 if(!(((data9 === "api") || (data9 === "tfe-api")) || (data9 === "github"))){
-const err36 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema146.properties.source.enum},message:"must be equal to one of the allowed values"};
+const err36 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema147.properties.source.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -13400,14 +13474,14 @@ errors++;
 }
 }
 if(data.started_at !== undefined){
-if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
 if(data.finished_at !== undefined){
-if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
@@ -13553,18 +13627,18 @@ vErrors.push(err103);
 }
 errors++;
 }
-validate87.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema158 = {"type":"object","additionalProperties":false,"required":["status","phase_status","started_at","finished_at","summary"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"phase_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"summary":{"description":"`not_finished` while the plan runs (no counts, no attention); `recorded` with the counts of a finished plan; `change_result_not_recorded` only for a finished plan whose counts were not recorded; `not_produced` for a plan that ended without finishing (errored or canceled).","oneOf":[{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"type":"string","enum":["not_finished","change_result_not_recorded","not_produced"]}}},{"type":"object","additionalProperties":false,"required":["state","counts","has_changes"],"properties":{"state":{"const":"recorded"},"counts":{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}},"has_changes":{"type":["boolean","null"]}}}]}}};
-const schema159 = {"type":"string","enum":["pending","running","succeeded","failed","skipped","waiting"]};
+const schema159 = {"type":"object","additionalProperties":false,"required":["status","phase_status","started_at","finished_at","summary"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"phase_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"summary":{"description":"`not_finished` while the plan runs (no counts, no attention); `recorded` with the counts of a finished plan; `change_result_not_recorded` only for a finished plan whose counts were not recorded; `not_produced` for a plan that ended without finishing (errored or canceled).","oneOf":[{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"type":"string","enum":["not_finished","change_result_not_recorded","not_produced"]}}},{"type":"object","additionalProperties":false,"required":["state","counts","has_changes"],"properties":{"state":{"const":"recorded"},"counts":{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}},"has_changes":{"type":["boolean","null"]}}}]}}};
+const schema160 = {"type":"string","enum":["pending","running","succeeded","failed","skipped","waiting"]};
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13647,7 +13721,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((data0 === "pending") || (data0 === "running")) || (data0 === "succeeded")) || (data0 === "failed")) || (data0 === "skipped")) || (data0 === "waiting"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema160.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -13670,7 +13744,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((((data1 === "pending") || (data1 === "running")) || (data1 === "finished")) || (data1 === "errored")) || (data1 === "canceled"))){
-const err9 = {instancePath:instancePath+"/phase_status",schemaPath:"#/properties/phase_status/enum",keyword:"enum",params:{allowedValues: schema158.properties.phase_status.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/phase_status",schemaPath:"#/properties/phase_status/enum",keyword:"enum",params:{allowedValues: schema159.properties.phase_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -13681,14 +13755,14 @@ errors++;
 }
 }
 if(data.started_at !== undefined){
-if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
 if(data.finished_at !== undefined){
-if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
@@ -13734,7 +13808,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((data5 === "not_finished") || (data5 === "change_result_not_recorded")) || (data5 === "not_produced"))){
-const err13 = {instancePath:instancePath+"/summary/state",schemaPath:"#/properties/summary/oneOf/0/properties/state/enum",keyword:"enum",params:{allowedValues: schema158.properties.summary.oneOf[0].properties.state.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/summary/state",schemaPath:"#/properties/summary/oneOf/0/properties/state/enum",keyword:"enum",params:{allowedValues: schema159.properties.summary.oneOf[0].properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13952,7 +14026,7 @@ errors++;
 if(data4.has_changes !== undefined){
 let data11 = data4.has_changes;
 if((typeof data11 !== "boolean") && (data11 !== null)){
-const err31 = {instancePath:instancePath+"/summary/has_changes",schemaPath:"#/properties/summary/oneOf/1/properties/has_changes/type",keyword:"type",params:{type: schema158.properties.summary.oneOf[1].properties.has_changes.type},message:"must be boolean,null"};
+const err31 = {instancePath:instancePath+"/summary/has_changes",schemaPath:"#/properties/summary/oneOf/1/properties/has_changes/type",keyword:"type",params:{type: schema159.properties.summary.oneOf[1].properties.has_changes.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -14020,17 +14094,17 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate92.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema160 = {"type":"object","additionalProperties":false,"required":["status","outcome","started_at","finished_at","findings","override_control","overrides","overrides_truncated"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"outcome":{"description":"The persisted outcome; null while no policy result was recorded.","type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"started_at":{"description":"The policy stage's start is not recorded today (null); its evaluation time is `finished_at`.","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"findings":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["title","message","address","enforcement_level"],"properties":{"title":{"type":"string"},"message":{"type":"string"},"address":{"type":["string","null"]},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"}}}},"override_control":{"description":"Present only for a caller holding `policy:override_soft` while the run waits on a soft-mandatory failure; null otherwise. The override submits exactly `result_digest`.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["result_digest","href","default_duration_seconds","max_duration_seconds","active_override_expires_at","expires_at"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"href":{"type":"string"},"default_duration_seconds":{"type":"integer"},"max_duration_seconds":{"type":"integer"},"active_override_expires_at":{"description":"When the newest unexpired override of this digest expires (null when none is active).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"expires_at":{"description":"When the control stops being usable (the run's approval window closes); null when not recorded.","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}}]},"overrides":{"type":"array","maxItems":256,"description":"At most 256 override records, newest first (the organization audit history keeps them all).","items":{"type":"object","additionalProperties":false,"required":["id","actor_id","actor_display_name","reason","created_at","expires_at"],"properties":{"id":{"type":"string"},"actor_id":{"type":["string","null"]},"actor_display_name":{"type":["string","null"]},"reason":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}},"overrides_truncated":{"type":"boolean"}}};
+const schema161 = {"type":"object","additionalProperties":false,"required":["status","outcome","started_at","finished_at","findings","override_control","overrides","overrides_truncated"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"outcome":{"description":"The persisted outcome; null while no policy result was recorded.","type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"started_at":{"description":"The policy stage's start is not recorded today (null); its evaluation time is `finished_at`.","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"findings":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["title","message","address","enforcement_level"],"properties":{"title":{"type":"string"},"message":{"type":"string"},"address":{"type":["string","null"]},"enforcement_level":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel"}}}},"override_control":{"description":"Present only for a caller holding `policy:override_soft` while the run waits on a soft-mandatory failure; null otherwise. The override submits exactly `result_digest`.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["result_digest","href","default_duration_seconds","max_duration_seconds","active_override_expires_at","expires_at"],"properties":{"result_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"href":{"type":"string"},"default_duration_seconds":{"type":"integer"},"max_duration_seconds":{"type":"integer"},"active_override_expires_at":{"description":"When the newest unexpired override of this digest expires (null when none is active).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"expires_at":{"description":"When the control stops being usable (the run's approval window closes); null when not recorded.","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}}]},"overrides":{"type":"array","maxItems":256,"description":"At most 256 override records, newest first (the organization audit history keeps them all).","items":{"type":"object","additionalProperties":false,"required":["id","actor_id","actor_display_name","reason","created_at","expires_at"],"properties":{"id":{"type":"string"},"actor_id":{"type":["string","null"]},"actor_display_name":{"type":["string","null"]},"reason":{"type":"string"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}},"overrides_truncated":{"type":"boolean"}}};
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate98.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14143,7 +14217,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((((data0 === "pending") || (data0 === "running")) || (data0 === "succeeded")) || (data0 === "failed")) || (data0 === "skipped")) || (data0 === "waiting"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema160.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -14156,7 +14230,7 @@ errors++;
 if(data.outcome !== undefined){
 let data1 = data.outcome;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: schema160.properties.outcome.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: schema161.properties.outcome.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14166,7 +14240,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((((((data1 === "skipped") || (data1 === "passed")) || (data1 === "soft_failed")) || (data1 === "hard_failed")) || (data1 === "errored")) || (data1 === null))){
-const err12 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema160.properties.outcome.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema161.properties.outcome.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14177,14 +14251,14 @@ errors++;
 }
 }
 if(data.started_at !== undefined){
-if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
 if(data.finished_at !== undefined){
-if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
@@ -14274,7 +14348,7 @@ errors++;
 if(data5.address !== undefined){
 let data8 = data5.address;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err20 = {instancePath:instancePath+"/findings/" + i0+"/address",schemaPath:"#/properties/findings/items/properties/address/type",keyword:"type",params:{type: schema160.properties.findings.items.properties.address.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/findings/" + i0+"/address",schemaPath:"#/properties/findings/items/properties/address/type",keyword:"type",params:{type: schema161.properties.findings.items.properties.address.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -14297,7 +14371,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!(((data9 === "advisory") || (data9 === "soft_mandatory")) || (data9 === "hard_mandatory"))){
-const err22 = {instancePath:instancePath+"/findings/" + i0+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema73.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/findings/" + i0+"/enforcement_level",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/EnforcementLevel/enum",keyword:"enum",params:{allowedValues: schema74.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14490,14 +14564,14 @@ errors++;
 }
 }
 if(data10.active_override_expires_at !== undefined){
-if(!(validate88(data10.active_override_expires_at, {instancePath:instancePath+"/override_control/active_override_expires_at",parentData:data10,parentDataProperty:"active_override_expires_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data10.active_override_expires_at, {instancePath:instancePath+"/override_control/active_override_expires_at",parentData:data10,parentDataProperty:"active_override_expires_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
 if(data10.expires_at !== undefined){
-if(!(validate88(data10.expires_at, {instancePath:instancePath+"/override_control/expires_at",parentData:data10,parentDataProperty:"expires_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data10.expires_at, {instancePath:instancePath+"/override_control/expires_at",parentData:data10,parentDataProperty:"expires_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
@@ -14649,7 +14723,7 @@ errors++;
 if(data18.actor_id !== undefined){
 let data20 = data18.actor_id;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err49 = {instancePath:instancePath+"/overrides/" + i1+"/actor_id",schemaPath:"#/properties/overrides/items/properties/actor_id/type",keyword:"type",params:{type: schema160.properties.overrides.items.properties.actor_id.type},message:"must be string,null"};
+const err49 = {instancePath:instancePath+"/overrides/" + i1+"/actor_id",schemaPath:"#/properties/overrides/items/properties/actor_id/type",keyword:"type",params:{type: schema161.properties.overrides.items.properties.actor_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -14662,7 +14736,7 @@ errors++;
 if(data18.actor_display_name !== undefined){
 let data21 = data18.actor_display_name;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err50 = {instancePath:instancePath+"/overrides/" + i1+"/actor_display_name",schemaPath:"#/properties/overrides/items/properties/actor_display_name/type",keyword:"type",params:{type: schema160.properties.overrides.items.properties.actor_display_name.type},message:"must be string,null"};
+const err50 = {instancePath:instancePath+"/overrides/" + i1+"/actor_display_name",schemaPath:"#/properties/overrides/items/properties/actor_display_name/type",keyword:"type",params:{type: schema161.properties.overrides.items.properties.actor_display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -14801,17 +14875,17 @@ vErrors.push(err61);
 }
 errors++;
 }
-validate96.errors = vErrors;
+validate98.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema166 = {"type":"object","additionalProperties":false,"required":["status","state","decided_by","decided_at","reason","approval_expires_at","plan_digest","destroy_confirmation_required","started_at","finished_at"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"state":{"type":"string","enum":["not_reached","not_required","awaiting","approved","discarded","expired","canceled","not_recorded"],"description":"`awaiting` while a decision is outstanding; a decision state from the recorded review; `not_recorded` when the run ended by a decision that has no review record."},"decided_by":{"description":"Who decided (the display name when one is recorded, else null; the actor id always when recorded). Null for no decision or an expiry.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["actor_id","display_name"],"properties":{"actor_id":{"type":"string"},"display_name":{"type":["string","null"]}}}]},"decided_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"reason":{"type":["string","null"]},"approval_expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"plan_digest":{"description":"The plan digest the decision was bound to, or that an approval must carry while awaiting.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"destroy_confirmation_required":{"type":"boolean","description":"True when the plan under review destroys at least one resource."},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}};
+const schema167 = {"type":"object","additionalProperties":false,"required":["status","state","decided_by","decided_at","reason","approval_expires_at","plan_digest","destroy_confirmation_required","started_at","finished_at"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"state":{"type":"string","enum":["not_reached","not_required","awaiting","approved","discarded","expired","canceled","not_recorded"],"description":"`awaiting` while a decision is outstanding; a decision state from the recorded review; `not_recorded` when the run ended by a decision that has no review record."},"decided_by":{"description":"Who decided (the display name when one is recorded, else null; the actor id always when recorded). Null for no decision or an expiry.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["actor_id","display_name"],"properties":{"actor_id":{"type":"string"},"display_name":{"type":["string","null"]}}}]},"decided_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"reason":{"type":["string","null"]},"approval_expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"plan_digest":{"description":"The plan digest the decision was bound to, or that an approval must carry while awaiting.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"destroy_confirmation_required":{"type":"boolean","description":"True when the plan under review destroys at least one resource."},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}};
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14920,7 +14994,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func6.call(schema166.properties, key0))){
+if(!(func6.call(schema167.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -14944,7 +15018,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((((((data0 === "pending") || (data0 === "running")) || (data0 === "succeeded")) || (data0 === "failed")) || (data0 === "skipped")) || (data0 === "waiting"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema160.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14967,7 +15041,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((((((data1 === "not_reached") || (data1 === "not_required")) || (data1 === "awaiting")) || (data1 === "approved")) || (data1 === "discarded")) || (data1 === "expired")) || (data1 === "canceled")) || (data1 === "not_recorded"))){
-const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema166.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/enum",keyword:"enum",params:{allowedValues: schema167.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -15047,7 +15121,7 @@ errors++;
 if(data2.display_name !== undefined){
 let data4 = data2.display_name;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err20 = {instancePath:instancePath+"/decided_by/display_name",schemaPath:"#/properties/decided_by/oneOf/1/properties/display_name/type",keyword:"type",params:{type: schema166.properties.decided_by.oneOf[1].properties.display_name.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/decided_by/display_name",schemaPath:"#/properties/decided_by/oneOf/1/properties/display_name/type",keyword:"type",params:{type: schema167.properties.decided_by.oneOf[1].properties.display_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15102,15 +15176,15 @@ vErrors = null;
 }
 }
 if(data.decided_at !== undefined){
-if(!(validate88(data.decided_at, {instancePath:instancePath+"/decided_at",parentData:data,parentDataProperty:"decided_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.decided_at, {instancePath:instancePath+"/decided_at",parentData:data,parentDataProperty:"decided_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
 if(data.reason !== undefined){
 let data6 = data.reason;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err23 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema166.properties.reason.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: schema167.properties.reason.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -15121,8 +15195,8 @@ errors++;
 }
 }
 if(data.approval_expires_at !== undefined){
-if(!(validate88(data.approval_expires_at, {instancePath:instancePath+"/approval_expires_at",parentData:data,parentDataProperty:"approval_expires_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.approval_expires_at, {instancePath:instancePath+"/approval_expires_at",parentData:data,parentDataProperty:"approval_expires_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
@@ -15216,14 +15290,14 @@ errors++;
 }
 }
 if(data.started_at !== undefined){
-if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
 if(data.finished_at !== undefined){
-if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
@@ -15238,17 +15312,17 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate102.errors = vErrors;
+validate104.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema169 = {"type":"object","additionalProperties":false,"required":["status","phase_status","started_at","finished_at","state_version"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"phase_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"state_version":{"description":"The successor state version this run committed; `not_recorded` when it committed none, `unavailable` when the apply finished but the committed version's record cannot be resolved.","oneOf":[{"type":"object","additionalProperties":false,"required":["state","id","serial","published_at","digest"],"properties":{"state":{"const":"committed"},"id":{"type":"string"},"serial":{"type":"integer"},"published_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}},{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"type":"string","enum":["not_recorded","unavailable"]}}}]}}};
+const schema170 = {"type":"object","additionalProperties":false,"required":["status","phase_status","started_at","finished_at","state_version"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus"},"phase_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"state_version":{"description":"The successor state version this run committed; `not_recorded` when it committed none, `unavailable` when the apply finished but the committed version's record cannot be resolved.","oneOf":[{"type":"object","additionalProperties":false,"required":["state","id","serial","published_at","digest"],"properties":{"state":{"const":"committed"},"id":{"type":"string"},"serial":{"type":"integer"},"published_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]}}},{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"type":"string","enum":["not_recorded","unavailable"]}}}]}}};
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate110.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15331,7 +15405,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((data0 === "pending") || (data0 === "running")) || (data0 === "succeeded")) || (data0 === "failed")) || (data0 === "skipped")) || (data0 === "waiting"))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema159.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewStageStatus/enum",keyword:"enum",params:{allowedValues: schema160.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -15354,7 +15428,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((((((data1 === "pending") || (data1 === "running")) || (data1 === "finished")) || (data1 === "errored")) || (data1 === "canceled")) || (data1 === "interrupted"))){
-const err9 = {instancePath:instancePath+"/phase_status",schemaPath:"#/properties/phase_status/enum",keyword:"enum",params:{allowedValues: schema169.properties.phase_status.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/phase_status",schemaPath:"#/properties/phase_status/enum",keyword:"enum",params:{allowedValues: schema170.properties.phase_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -15365,14 +15439,14 @@ errors++;
 }
 }
 if(data.started_at !== undefined){
-if(!(validate88(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.started_at, {instancePath:instancePath+"/started_at",parentData:data,parentDataProperty:"started_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
 if(data.finished_at !== undefined){
-if(!(validate88(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data.finished_at, {instancePath:instancePath+"/finished_at",parentData:data,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
@@ -15648,7 +15722,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((data10 === "not_recorded") || (data10 === "unavailable"))){
-const err30 = {instancePath:instancePath+"/state_version/state",schemaPath:"#/properties/state_version/oneOf/1/properties/state/enum",keyword:"enum",params:{allowedValues: schema169.properties.state_version.oneOf[1].properties.state.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/state_version/state",schemaPath:"#/properties/state_version/oneOf/1/properties/state/enum",keyword:"enum",params:{allowedValues: schema170.properties.state_version.oneOf[1].properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -15716,17 +15790,17 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate108.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema173 = {"oneOf":[{"type":"object","additionalProperties":false,"required":["state","code","sentence","guidance","log_tail"],"properties":{"state":{"const":"recorded"},"code":{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered","plan_credentials_required"]},"sentence":{"type":"string"},"guidance":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["code","sentence","target","workspace_id"],"properties":{"code":{"type":"string","enum":["plan_credentials_required","expired"]},"sentence":{"type":"string"},"target":{"type":"string","enum":["workspace_cloud_access","workspace_source_settings"]},"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}}}]},"log_tail":{"description":"For a failed plan or apply phase of a terminal run, the last sanitized lines of that phase's log (at most eight); null otherwise.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["phase","caption","lines"],"properties":{"phase":{"type":"string","enum":["plan","apply"]},"caption":{"type":"string"},"lines":{"type":"array","maxItems":8,"items":{"type":"string"}}}}]}}},{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"const":"not_recorded"}}}]};
+const schema174 = {"oneOf":[{"type":"object","additionalProperties":false,"required":["state","code","sentence","guidance","log_tail"],"properties":{"state":{"const":"recorded"},"code":{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered","plan_credentials_required"]},"sentence":{"type":"string"},"guidance":{"oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["code","sentence","target","workspace_id"],"properties":{"code":{"type":"string","enum":["plan_credentials_required","expired"]},"sentence":{"type":"string"},"target":{"type":"string","enum":["workspace_cloud_access","workspace_source_settings"]},"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}}}]},"log_tail":{"description":"For a failed plan or apply phase of a terminal run, the last sanitized lines of that phase's log (at most eight); null otherwise.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["phase","caption","lines"],"properties":{"phase":{"type":"string","enum":["plan","apply"]},"caption":{"type":"string"},"lines":{"type":"array","maxItems":8,"items":{"type":"string"}}}}]}}},{"type":"object","additionalProperties":false,"required":["state"],"properties":{"state":{"const":"not_recorded"}}}]};
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate112.evaluated;
+const evaluated0 = validate114.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15825,7 +15899,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(((((((((((((((data1 === "plan_failed") || (data1 === "plan_canceled")) || (data1 === "no_changes")) || (data1 === "speculative")) || (data1 === "policy_hard_failed")) || (data1 === "policy_errored")) || (data1 === "discarded")) || (data1 === "canceled")) || (data1 === "approval_expired")) || (data1 === "applied")) || (data1 === "apply_failed")) || (data1 === "apply_interrupted")) || (data1 === "apply_uncertain")) || (data1 === "recovered")) || (data1 === "plan_credentials_required"))){
-const err8 = {instancePath:instancePath+"/code",schemaPath:"#/oneOf/0/properties/code/enum",keyword:"enum",params:{allowedValues: schema173.oneOf[0].properties.code.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/code",schemaPath:"#/oneOf/0/properties/code/enum",keyword:"enum",params:{allowedValues: schema174.oneOf[0].properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -15935,7 +16009,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data4 === "plan_credentials_required") || (data4 === "expired"))){
-const err17 = {instancePath:instancePath+"/guidance/code",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/properties/code/enum",keyword:"enum",params:{allowedValues: schema173.oneOf[0].properties.guidance.oneOf[1].properties.code.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/guidance/code",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/properties/code/enum",keyword:"enum",params:{allowedValues: schema174.oneOf[0].properties.guidance.oneOf[1].properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -15970,7 +16044,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data6 === "workspace_cloud_access") || (data6 === "workspace_source_settings"))){
-const err20 = {instancePath:instancePath+"/guidance/target",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/properties/target/enum",keyword:"enum",params:{allowedValues: schema173.oneOf[0].properties.guidance.oneOf[1].properties.target.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/guidance/target",schemaPath:"#/oneOf/0/properties/guidance/oneOf/1/properties/target/enum",keyword:"enum",params:{allowedValues: schema174.oneOf[0].properties.guidance.oneOf[1].properties.target.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -16127,7 +16201,7 @@ vErrors.push(err30);
 errors++;
 }
 if(!((data9 === "plan") || (data9 === "apply"))){
-const err31 = {instancePath:instancePath+"/log_tail/phase",schemaPath:"#/oneOf/0/properties/log_tail/oneOf/1/properties/phase/enum",keyword:"enum",params:{allowedValues: schema173.oneOf[0].properties.log_tail.oneOf[1].properties.phase.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/log_tail/phase",schemaPath:"#/oneOf/0/properties/log_tail/oneOf/1/properties/phase/enum",keyword:"enum",params:{allowedValues: schema174.oneOf[0].properties.log_tail.oneOf[1].properties.phase.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -16330,18 +16404,18 @@ vErrors = null;
 }
 }
 }
-validate112.errors = vErrors;
+validate114.errors = vErrors;
 evaluated0.props = props2;
 return errors === 0;
 }
-validate112.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate114.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema175 = {"type":"object","additionalProperties":false,"required":["jobs","definition_sha","build_sha","opentofu_version","runner_release","sandbox_base_profile","protocol","opa_version","opa_build_commit","job_engine_build","attempts"],"properties":{"jobs":{"description":"The job (workflow) ids of the run's phases, oldest first.","type":"array","items":{"type":"object","additionalProperties":false,"required":["id","phase"],"properties":{"id":{"type":"string"},"phase":{"type":"string","enum":["plan","apply"]}}}},"definition_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"build_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opentofu_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"runner_release":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"sandbox_base_profile":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"protocol":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_build_commit":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"job_engine_build":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"attempts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","phase","attempt_number","sandbox_id","sandbox_name","region","status","terminal_classification","started_at","finished_at"],"properties":{"id":{"type":"string"},"phase":{"type":"string","enum":["plan","apply"]},"attempt_number":{"type":"integer","minimum":1},"sandbox_id":{"type":["string","null"]},"sandbox_name":{"type":["string","null"]},"region":{"type":"string"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}}}}};
+const schema176 = {"type":"object","additionalProperties":false,"required":["jobs","definition_sha","build_sha","opentofu_version","runner_release","sandbox_base_profile","protocol","opa_version","opa_build_commit","job_engine_build","attempts"],"properties":{"jobs":{"description":"The job (workflow) ids of the run's phases, oldest first.","type":"array","items":{"type":"object","additionalProperties":false,"required":["id","phase"],"properties":{"id":{"type":"string"},"phase":{"type":"string","enum":["plan","apply"]}}}},"definition_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"build_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opentofu_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"runner_release":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"sandbox_base_profile":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"protocol":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_build_commit":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"job_engine_build":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"attempts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","phase","attempt_number","sandbox_id","sandbox_name","region","status","terminal_classification","started_at","finished_at"],"properties":{"id":{"type":"string"},"phase":{"type":"string","enum":["plan","apply"]},"attempt_number":{"type":"integer","minimum":1},"sandbox_id":{"type":["string","null"]},"sandbox_name":{"type":["string","null"]},"region":{"type":"string"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"]},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}}}}};
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
+const evaluated0 = validate117.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16460,7 +16534,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func6.call(schema175.properties, key0))){
+if(!(func6.call(schema176.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -16535,7 +16609,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data3 === "plan") || (data3 === "apply"))){
-const err17 = {instancePath:instancePath+"/jobs/" + i0+"/phase",schemaPath:"#/properties/jobs/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema175.properties.jobs.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/jobs/" + i0+"/phase",schemaPath:"#/properties/jobs/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema176.properties.jobs.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -18342,7 +18416,7 @@ vErrors.push(err146);
 errors++;
 }
 for(const key20 in data50){
-if(!(func6.call(schema175.properties.attempts.items.properties, key20))){
+if(!(func6.call(schema176.properties.attempts.items.properties, key20))){
 const err147 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err147];
@@ -18378,7 +18452,7 @@ vErrors.push(err149);
 errors++;
 }
 if(!((data52 === "plan") || (data52 === "apply"))){
-const err150 = {instancePath:instancePath+"/attempts/" + i1+"/phase",schemaPath:"#/properties/attempts/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema175.properties.attempts.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
+const err150 = {instancePath:instancePath+"/attempts/" + i1+"/phase",schemaPath:"#/properties/attempts/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema176.properties.attempts.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -18416,7 +18490,7 @@ errors++;
 if(data50.sandbox_id !== undefined){
 let data54 = data50.sandbox_id;
 if((typeof data54 !== "string") && (data54 !== null)){
-const err153 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_id",schemaPath:"#/properties/attempts/items/properties/sandbox_id/type",keyword:"type",params:{type: schema175.properties.attempts.items.properties.sandbox_id.type},message:"must be string,null"};
+const err153 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_id",schemaPath:"#/properties/attempts/items/properties/sandbox_id/type",keyword:"type",params:{type: schema176.properties.attempts.items.properties.sandbox_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -18429,7 +18503,7 @@ errors++;
 if(data50.sandbox_name !== undefined){
 let data55 = data50.sandbox_name;
 if((typeof data55 !== "string") && (data55 !== null)){
-const err154 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_name",schemaPath:"#/properties/attempts/items/properties/sandbox_name/type",keyword:"type",params:{type: schema175.properties.attempts.items.properties.sandbox_name.type},message:"must be string,null"};
+const err154 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_name",schemaPath:"#/properties/attempts/items/properties/sandbox_name/type",keyword:"type",params:{type: schema176.properties.attempts.items.properties.sandbox_name.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -18464,7 +18538,7 @@ vErrors.push(err156);
 errors++;
 }
 if(!(((((data57 === "running") || (data57 === "succeeded")) || (data57 === "failed")) || (data57 === "interrupted")) || (data57 === "lost"))){
-const err157 = {instancePath:instancePath+"/attempts/" + i1+"/status",schemaPath:"#/properties/attempts/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema175.properties.attempts.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err157 = {instancePath:instancePath+"/attempts/" + i1+"/status",schemaPath:"#/properties/attempts/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema176.properties.attempts.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -18477,7 +18551,7 @@ errors++;
 if(data50.terminal_classification !== undefined){
 let data58 = data50.terminal_classification;
 if((typeof data58 !== "string") && (data58 !== null)){
-const err158 = {instancePath:instancePath+"/attempts/" + i1+"/terminal_classification",schemaPath:"#/properties/attempts/items/properties/terminal_classification/type",keyword:"type",params:{type: schema175.properties.attempts.items.properties.terminal_classification.type},message:"must be string,null"};
+const err158 = {instancePath:instancePath+"/attempts/" + i1+"/terminal_classification",schemaPath:"#/properties/attempts/items/properties/terminal_classification/type",keyword:"type",params:{type: schema176.properties.attempts.items.properties.terminal_classification.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -18523,8 +18597,8 @@ errors++;
 }
 }
 if(data50.finished_at !== undefined){
-if(!(validate88(data50.finished_at, {instancePath:instancePath+"/attempts/" + i1+"/finished_at",parentData:data50,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
+if(!(validate90(data50.finished_at, {instancePath:instancePath+"/attempts/" + i1+"/finished_at",parentData:data50,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 }
@@ -18563,17 +18637,17 @@ vErrors.push(err164);
 }
 errors++;
 }
-validate115.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const func0 = require("ajv/dist/runtime/equal").default;
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18766,8 +18840,8 @@ errors++;
 }
 }
 if(data2.header !== undefined){
-if(!(validate87(data2.header, {instancePath:instancePath+"/attributes/header",parentData:data2,parentDataProperty:"header",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+if(!(validate89(data2.header, {instancePath:instancePath+"/attributes/header",parentData:data2,parentDataProperty:"header",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
 errors = vErrors.length;
 }
 }
@@ -18788,7 +18862,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((((data5 === "approve") || (data5 === "discard")) || (data5 === "cancel")) || (data5 === "override")) || (data5 === "recover"))){
-const err18 = {instancePath:instancePath+"/attributes/available_actions/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewAction/enum",keyword:"enum",params:{allowedValues: schema157.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/attributes/available_actions/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewAction/enum",keyword:"enum",params:{allowedValues: schema158.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -18886,26 +18960,26 @@ errors++;
 }
 }
 if(data6.plan !== undefined){
-if(!(validate92(data6.plan, {instancePath:instancePath+"/attributes/stages/plan",parentData:data6,parentDataProperty:"plan",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+if(!(validate94(data6.plan, {instancePath:instancePath+"/attributes/stages/plan",parentData:data6,parentDataProperty:"plan",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
 errors = vErrors.length;
 }
 }
 if(data6.policy !== undefined){
-if(!(validate96(data6.policy, {instancePath:instancePath+"/attributes/stages/policy",parentData:data6,parentDataProperty:"policy",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+if(!(validate98(data6.policy, {instancePath:instancePath+"/attributes/stages/policy",parentData:data6,parentDataProperty:"policy",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
 errors = vErrors.length;
 }
 }
 if(data6.approval !== undefined){
-if(!(validate102(data6.approval, {instancePath:instancePath+"/attributes/stages/approval",parentData:data6,parentDataProperty:"approval",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+if(!(validate104(data6.approval, {instancePath:instancePath+"/attributes/stages/approval",parentData:data6,parentDataProperty:"approval",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 }
 if(data6.apply !== undefined){
-if(!(validate108(data6.apply, {instancePath:instancePath+"/attributes/stages/apply",parentData:data6,parentDataProperty:"apply",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+if(!(validate110(data6.apply, {instancePath:instancePath+"/attributes/stages/apply",parentData:data6,parentDataProperty:"apply",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
 errors = vErrors.length;
 }
 }
@@ -18943,8 +19017,8 @@ valid8 = true;
 passing0 = 0;
 }
 const _errs26 = errors;
-if(!(validate112(data11, {instancePath:instancePath+"/attributes/terminal_reason",parentData:data2,parentDataProperty:"terminal_reason",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate114(data11, {instancePath:instancePath+"/attributes/terminal_reason",parentData:data2,parentDataProperty:"terminal_reason",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs26 === errors;
@@ -19002,8 +19076,8 @@ valid9 = true;
 passing1 = 0;
 }
 const _errs31 = errors;
-if(!(validate78(data12, {instancePath:instancePath+"/attributes/recovery",parentData:data2,parentDataProperty:"recovery",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate80(data12, {instancePath:instancePath+"/attributes/recovery",parentData:data2,parentDataProperty:"recovery",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 var _valid1 = _errs31 === errors;
@@ -19040,8 +19114,8 @@ vErrors = null;
 }
 }
 if(data2.evidence !== undefined){
-if(!(validate115(data2.evidence, {instancePath:instancePath+"/attributes/evidence",parentData:data2,parentDataProperty:"evidence",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate117(data2.evidence, {instancePath:instancePath+"/attributes/evidence",parentData:data2,parentDataProperty:"evidence",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
 errors = vErrors.length;
 }
 }
@@ -19294,7 +19368,7 @@ vErrors.push(err50);
 errors++;
 }
 if(!(((data20 === "redacted_plan") || (data20 === "raw_plan")) || (data20 === "emergency_state"))){
-const err51 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/kind",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema186.oneOf[2].properties.items.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err51 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/kind",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema187.oneOf[2].properties.items.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -19317,7 +19391,7 @@ vErrors.push(err52);
 errors++;
 }
 if(!((data21 === "GET") || (data21 === "POST"))){
-const err53 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/method",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/method/enum",keyword:"enum",params:{allowedValues: schema186.oneOf[2].properties.items.items.properties.method.enum},message:"must be equal to one of the allowed values"};
+const err53 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/method",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/method/enum",keyword:"enum",params:{allowedValues: schema187.oneOf[2].properties.items.items.properties.method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -19903,16 +19977,16 @@ vErrors.push(err99);
 }
 errors++;
 }
-validate86.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19943,8 +20017,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate86(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+if(!(validate88(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
 }
@@ -19959,19 +20033,19 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SessionCreateDocument = validate119;
-const schema191 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"sessions"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
-const schema193 = {"type":"string","minLength":1,"maxLength":1024,"writeOnly":true};
+export const SessionCreateDocument = validate121;
+const schema192 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"sessions"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
+const schema194 = {"type":"string","minLength":1,"maxLength":1024,"writeOnly":true};
 
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate119.evaluated;
+const evaluated0 = validate121.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20198,19 +20272,19 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate119.errors = vErrors;
+validate121.errors = vErrors;
 return errors === 0;
 }
-validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SessionDocument = validate120;
-const schema194 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"sessions"},"id":{"type":"string","pattern":"^ses-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["csrf_token","created_at","expires_at","stepped_up_at","step_up_fresh_until","user"],"properties":{"csrf_token":{"type":"string","description":"Send as `X-CSRF-Token` on every cookie-authenticated POST, PUT, PATCH and DELETE."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"stepped_up_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"step_up_fresh_until":{"description":"Until when sensitive downloads need no new step-up (15 minutes after it); null when never stepped up.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"user":{"type":"object","additionalProperties":false,"required":["id","email","display_name","site_admin"],"properties":{"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["user"],"properties":{"user":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
+export const SessionDocument = validate122;
+const schema195 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"sessions"},"id":{"type":"string","pattern":"^ses-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["csrf_token","created_at","expires_at","stepped_up_at","step_up_fresh_until","user"],"properties":{"csrf_token":{"type":"string","description":"Send as `X-CSRF-Token` on every cookie-authenticated POST, PUT, PATCH and DELETE."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"stepped_up_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"step_up_fresh_until":{"description":"Until when sensitive downloads need no new step-up (15 minutes after it); null when never stepped up.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"user":{"type":"object","additionalProperties":false,"required":["id","email","display_name","site_admin"],"properties":{"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["user"],"properties":{"user":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
 const pattern76 = new RegExp("^ses-[0-9a-z]{16}$", "u");
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21004,18 +21078,18 @@ vErrors.push(err62);
 }
 errors++;
 }
-validate120.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StepUpDocument = validate121;
-const schema201 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"step-ups"},"attributes":{"type":"object","additionalProperties":false,"required":["password"],"properties":{"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
+export const StepUpDocument = validate123;
+const schema202 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"step-ups"},"attributes":{"type":"object","additionalProperties":false,"required":["password"],"properties":{"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate121.evaluated;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21187,18 +21261,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate121.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
-validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TokenCreateDocument = validate122;
-const schema203 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"tokens"},"attributes":{"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"],"description":"viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have."},"description":{"type":"string","maxLength":200}}}}}}};
+export const TokenCreateDocument = validate124;
+const schema204 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"tokens"},"attributes":{"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"],"description":"viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have."},"description":{"type":"string","maxLength":200}}}}}}};
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate122.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21313,7 +21387,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((data3 === "viewer") || (data3 === "operator")) || (data3 === "admin"))){
-const err9 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema203.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema204.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -21383,19 +21457,19 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate122.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TokenDocument = validate123;
-const schema204 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","secret"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"secret":{"type":"string","description":"The bearer token. Returned only in this response; StackShip stores only its hash."}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
+export const TokenDocument = validate125;
+const schema205 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","secret"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"secret":{"type":"string","description":"The bearer token. Returned only in this response; StackShip stores only its hash."}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
 const pattern83 = new RegExp("^at-[0-9a-z]{16}$", "u");
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate125.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21585,7 +21659,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((data4 === "viewer") || (data4 === "operator")) || (data4 === "admin"))){
-const err16 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema204.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema205.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -21598,7 +21672,7 @@ errors++;
 if(data3.description !== undefined){
 let data5 = data3.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err17 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema204.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema205.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -21835,18 +21909,18 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate123.errors = vErrors;
+validate125.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UserCreateDocument = validate124;
-const schema207 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string","minLength":1,"maxLength":255},"password":{"type":"string","minLength":12,"maxLength":1024,"writeOnly":true,"description":"At least 12 characters. Stored only as an scrypt hash."},"site_admin":{"type":"boolean","default":false}}}}}}};
+export const UserCreateDocument = validate126;
+const schema208 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string","minLength":1,"maxLength":255},"password":{"type":"string","minLength":12,"maxLength":1024,"writeOnly":true,"description":"At least 12 characters. Stored only as an scrypt hash."},"site_admin":{"type":"boolean","default":false}}}}}}};
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate126.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22120,18 +22194,18 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate124.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UserDocument = validate125;
-const schema209 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"users"},"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["email","display_name","site_admin","created_at"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}}}};
+export const UserDocument = validate127;
+const schema210 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"users"},"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["email","display_name","site_admin","created_at"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}}}};
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate127.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22437,19 +22511,19 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate125.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableCreateDocument = validate126;
-const schema212 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"variables"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value"],"properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"],"default":"terraform"},"hcl":{"type":"boolean","default":false},"sensitive":{"type":"boolean","default":false},"description":{"type":"string","maxLength":500}}}}}}};
+export const VariableCreateDocument = validate128;
+const schema213 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"variables"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value"],"properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"],"default":"terraform"},"hcl":{"type":"boolean","default":false},"sensitive":{"type":"boolean","default":false},"description":{"type":"string","maxLength":500}}}}}}};
 const pattern89 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate126.evaluated;
+const evaluated0 = validate128.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22624,7 +22698,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err14 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema212.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema213.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -22718,20 +22792,20 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate126.errors = vErrors;
+validate128.errors = vErrors;
 return errors === 0;
 }
-validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableDocument = validate127;
-const schema213 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}};
-const schema214 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","category","hcl","sensitive","description","created_at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"],"description":"Always null for a sensitive variable."},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
+export const VariableDocument = validate129;
+const schema214 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}};
+const schema215 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","category","hcl","sensitive","description","created_at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"],"description":"Always null for a sensitive variable."},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
 const pattern90 = new RegExp("^var-[0-9a-z]{16}$", "u");
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate128.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22928,7 +23002,7 @@ errors++;
 if(data2.value !== undefined){
 let data4 = data2.value;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema214.properties.attributes.properties.value.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema215.properties.attributes.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -22951,7 +23025,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err19 = {instancePath:instancePath+"/attributes/category",schemaPath:"#/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema214.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attributes/category",schemaPath:"#/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema215.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -22988,7 +23062,7 @@ errors++;
 if(data2.description !== undefined){
 let data8 = data2.description;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema214.properties.attributes.properties.description.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema215.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -23201,16 +23275,16 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate128.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23241,8 +23315,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate128(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+if(!(validate130(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
 errors = vErrors.length;
 }
 }
@@ -23257,18 +23331,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate127.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableListDocument = validate130;
-const schema217 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}}};
+export const VariableListDocument = validate132;
+const schema218 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}}};
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23303,8 +23377,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate128(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+if(!(validate130(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
 errors = vErrors.length;
 }
 }
@@ -23331,18 +23405,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate130.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableUpdateDocument = validate132;
-const schema218 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was.","properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
+export const VariableUpdateDocument = validate134;
+const schema219 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was.","properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23512,7 +23586,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data6 === "terraform") || (data6 === "env"))){
-const err13 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema218.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema219.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -23606,19 +23680,19 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate132.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceCreateDocument = validate133;
-const schema219 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."},"approval_ttl_seconds":{"type":"integer","minimum":60,"maximum":604800,"default":86400,"description":"How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours)."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
+export const WorkspaceCreateDocument = validate135;
+const schema220 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."},"approval_ttl_seconds":{"type":"integer","minimum":60,"maximum":604800,"default":86400,"description":"How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours)."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
 const pattern95 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24118,19 +24192,19 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate133.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceDocument = validate134;
-const schema222 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}};
-const schema223 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+export const WorkspaceDocument = validate136;
+const schema223 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}};
+const schema224 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate135.evaluated;
+const evaluated0 = validate137.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24331,7 +24405,7 @@ vErrors.push(err17);
 errors++;
 }
 for(const key1 in data2){
-if(!(func6.call(schema223.properties.attributes.properties, key1))){
+if(!(func6.call(schema224.properties.attributes.properties, key1))){
 const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err18];
@@ -24357,7 +24431,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err20 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema223.properties.attributes.properties.description.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema224.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -24836,16 +24910,16 @@ vErrors.push(err59);
 }
 errors++;
 }
-validate135.errors = vErrors;
+validate137.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate134.evaluated;
+const evaluated0 = validate136.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24876,8 +24950,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate135(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
+if(!(validate137(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
 errors = vErrors.length;
 }
 }
@@ -24892,18 +24966,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate134.errors = vErrors;
+validate136.errors = vErrors;
 return errors === 0;
 }
-validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceListDocument = validate137;
-const schema230 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}}};
+export const WorkspaceListDocument = validate139;
+const schema231 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}}};
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate137.evaluated;
+const evaluated0 = validate139.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24938,8 +25012,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate135(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
+if(!(validate137(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate137.errors : vErrors.concat(validate137.errors);
 errors = vErrors.length;
 }
 }
@@ -24966,10 +25040,10 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate137.errors = vErrors;
+validate139.errors = vErrors;
 return errors === 0;
 }
-validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const getHealthResponse200 = Health;
 export const uploadConfigurationResponse200 = ConfigurationVersionDocument;
@@ -25000,6 +25074,9 @@ export const getConfigurationVersionResponse200 = ConfigurationVersionDocument;
 export const getConfigurationVersionResponse400 = ErrorDocument;
 export const getConfigurationVersionResponse401 = ErrorDocument;
 export const getConfigurationVersionResponse404 = ErrorDocument;
+export const listOrganizationsResponse200 = OrganizationListDocument;
+export const listOrganizationsResponse400 = ErrorDocument;
+export const listOrganizationsResponse401 = ErrorDocument;
 export const createOrganizationRequest = OrganizationCreateDocument;
 export const createOrganizationResponse201 = OrganizationDocument;
 export const createOrganizationResponse400 = ErrorDocument;

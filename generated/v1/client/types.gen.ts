@@ -10,21 +10,12 @@ export type Health = {
     version: string;
 };
 
+export type OrganizationId = string;
+
 /**
  * 1 to 40 characters of letters, digits, `-` and `_`, starting with a letter or digit.
  */
 export type OrganizationName = string;
-
-export type OrganizationCreateDocument = {
-    data: {
-        type: 'organizations';
-        attributes: {
-            name: OrganizationName;
-        };
-    };
-};
-
-export type OrganizationId = string;
 
 /**
  * ISO 8601 UTC with milliseconds and a literal Z.
@@ -46,8 +37,8 @@ export type Organization = {
     links: Links;
 };
 
-export type OrganizationDocument = {
-    data: Organization;
+export type OrganizationListDocument = {
+    data: Array<Organization>;
 };
 
 export type ErrorObject = {
@@ -80,6 +71,19 @@ export type ErrorObject = {
 
 export type ErrorDocument = {
     errors: Array<ErrorObject>;
+};
+
+export type OrganizationCreateDocument = {
+    data: {
+        type: 'organizations';
+        attributes: {
+            name: OrganizationName;
+        };
+    };
+};
+
+export type OrganizationDocument = {
+    data: Organization;
 };
 
 export type TokenCreateDocument = {
@@ -1278,6 +1282,35 @@ export type GetHealthResponses = {
 };
 
 export type GetHealthResponse = GetHealthResponses[keyof GetHealthResponses];
+
+export type ListOrganizationsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/organizations';
+};
+
+export type ListOrganizationsErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+};
+
+export type ListOrganizationsError = ListOrganizationsErrors[keyof ListOrganizationsErrors];
+
+export type ListOrganizationsResponses = {
+    /**
+     * The caller's organizations.
+     */
+    200: OrganizationListDocument;
+};
+
+export type ListOrganizationsResponse = ListOrganizationsResponses[keyof ListOrganizationsResponses];
 
 export type CreateOrganizationData = {
     body: OrganizationCreateDocument;
