@@ -25,6 +25,8 @@ export interface Config {
   allowedOrigins: string[];
   /** The first deployment administrator, created on start when set (STACKSHIP_BOOTSTRAP_ADMIN_EMAIL/_PASSWORD). */
   bootstrapAdmin: { email: string; password: string } | null;
+  /** The built dashboard (web/dist: index.html and hashed assets), served at `/`. */
+  dashboardDir: string;
 }
 
 function port(value: string | undefined, fallback: number, name: string): number {
@@ -83,6 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     phaseTimeoutMs: positive(env.STACKSHIP_PHASE_TIMEOUT_SECONDS, 3600, "STACKSHIP_PHASE_TIMEOUT_SECONDS") * 1000,
     allowedOrigins: origins(env.STACKSHIP_ALLOWED_ORIGINS),
     bootstrapAdmin: bootstrapAdmin(env),
+    dashboardDir: join(REPO_ROOT, "web/dist"),
   };
 }
 

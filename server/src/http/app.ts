@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { OperationDescriptor, OperationTable } from "../../../generated/operation-table.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Services } from "../services.ts";
+import { serveDashboard } from "./dashboard.ts";
 import { lenderOf } from "./lent-chunks.ts";
 import { authenticate } from "./middleware/authenticate.ts";
 import { errors, renderV1Error, type ErrorRenderer } from "./middleware/errors.ts";
@@ -165,6 +166,8 @@ export function buildApp(services: Services, surfaces: SurfaceBinding[]): Koa {
   for (const surface of surfaces) for (const op of surface.operations) bindOperation(router, surface, op, services);
   app.use(router.routes());
   app.use(async (ctx) => {
+    // The dashboard's pages and hashed assets (never under the API prefixes).
+    if (services.config.dashboardDir && serveDashboard(ctx, services.config.dashboardDir)) return;
     const surface = surfaces.find((s) => ctx.path.startsWith(s.prefix));
     ctx.state.renderError = surface?.renderError ?? renderV1Error;
     const methods = [...new Set(router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods))].filter((m) => m !== "HEAD");

@@ -1,0 +1,17 @@
+import { LitElement, html } from "lit";
+import { customElement, property } from "lit/decorators.js";
+
+@customElement("ss-workspace-cloud-access-page")
+export class SsWorkspaceCloudAccessPage extends LitElement {
+  @property({ attribute: "workspace-id" }) accessor workspaceId = "";
+
+  override render() {
+    return html`<h1>${this.workspaceId}</h1>`;
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    "ss-workspace-cloud-access-page": SsWorkspaceCloudAccessPage;
+  }
+}
