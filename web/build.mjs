@@ -7,7 +7,7 @@
 //   node web/build.mjs --watch     rebuild on every change (npm run dev:web)
 import { context, build } from "esbuild";
 import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync, existsSync } from "node:fs";
-import { basename, dirname, join, relative } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const web = dirname(fileURLToPath(import.meta.url));
@@ -40,6 +40,7 @@ function indexHtml(script) {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <title>StackShip</title>
+<link rel="icon" href="data:,">
 <style>html,body{margin:0;min-height:100%}body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif}</style>
 <script type="module" src="/assets/${script}"></script>
 </head>
@@ -50,14 +51,13 @@ function indexHtml(script) {
 `;
 }
 
-/** Writes dist/index.html for a finished build and removes bundles older builds left behind. */
-function finish(result) {
-  const outputs = Object.keys(result.metafile.outputs).map((file) => relative(join(dist, "assets"), join(root, file)).replace(/^.*assets\//, ""));
+/** Writes <out>/index.html for a finished build and removes bundles older builds left behind. */
+function finish(result, out = dist) {
   const names = Object.keys(result.metafile.outputs).map((file) => basename(file));
   const script = names.find((name) => /^app-[A-Z0-9]+\.js$/.test(name));
-  if (!script) throw new Error(`the build produced no app bundle: ${outputs.join(", ")}`);
-  for (const file of readdirSync(join(dist, "assets"))) if (!names.includes(file)) rmSync(join(dist, "assets", file), { force: true });
-  writeFileSync(join(dist, "index.html"), indexHtml(script));
+  if (!script) throw new Error(`the build produced no app bundle: ${names.join(", ")}`);
+  for (const file of readdirSync(join(out, "assets"))) if (!names.includes(file)) rmSync(join(out, "assets", file), { force: true });
+  writeFileSync(join(out, "index.html"), indexHtml(script));
   return script;
 }
 
@@ -75,15 +75,14 @@ export function isStale() {
   return sources.some((source) => existsSync(source) && newestSource(source) > built);
 }
 
-/** Builds once; returns the bundle's file name. */
-export async function buildDashboard() {
-  mkdirSync(join(dist, "assets"), { recursive: true });
-  const result = await build({ ...buildOptions, absWorkingDir: root });
-  return finish(result);
+/** Builds once into `out` (web/dist by default; the e2e harness uses a private folder); returns the bundle's file name. */
+export async function buildDashboard(out = dist) {
+  mkdirSync(join(out, "assets"), { recursive: true });
+  const result = await build({ ...buildOptions, outdir: join(out, "assets"), absWorkingDir: root });
+  return finish(result, out);
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const mode = process.argv[2];
+async function main(mode) {
   if (mode === "--watch") {
     mkdirSync(join(dist, "assets"), { recursive: true });
     const ctx = await context({
@@ -112,4 +111,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     const script = await buildDashboard();
     process.stdout.write(`[dashboard] built web/dist (${script}) in ${Date.now() - started} ms\n`);
   }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  main(process.argv[2]).catch((error) => {
+    process.stderr.write(`[dashboard] build failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
 }

@@ -25,3 +25,35 @@ export function createApiClient(hooks: ApiHooks, baseUrl = globalThis.location.o
   });
   return client;
 }
+
+/** A request that failed, in the server's own words where it sent an error document. */
+export class RequestFailed extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string | null,
+    detail: string,
+  ) {
+    super(detail);
+    this.name = "RequestFailed";
+  }
+
+  /** "HTTP 503 · SERVICE_UNAVAILABLE" secondary detail ("no answer" when the server was not reached). */
+  get summary(): string {
+    return this.status === 0 ? "no answer from the server" : [`HTTP ${this.status}`, this.code].filter(Boolean).join(" · ");
+  }
+}
+
+/** The data of a successful SDK call, or throws RequestFailed (an aborted call rethrows the abort). */
+export async function dataOf<T>(call: Promise<{ data?: T; error?: unknown; response?: Response }>): Promise<T> {
+  let result: { data?: T; error?: unknown; response?: Response };
+  try {
+    result = await call;
+  } catch (error) {
+    if ((error as { name?: string })?.name === "AbortError") throw error;
+    throw new RequestFailed(0, null, "The server could not be reached.");
+  }
+  if (result.response?.ok && result.data !== undefined) return result.data;
+  const status = result.response?.status ?? 0;
+  const first = (result.error as { errors?: Array<{ code?: string; title?: string; detail?: string }> } | undefined)?.errors?.[0];
+  throw new RequestFailed(status, first?.code ?? null, first?.detail ?? first?.title ?? `The request failed (HTTP ${status}).`);
+}

@@ -3,6 +3,7 @@
 import type { SessionDocument } from "@stackship/client";
 
 export interface SessionOrganization {
+  id: string;
   name: string;
 }
 

@@ -149,7 +149,7 @@ export class SsApp extends LitElement {
       this.status = "unavailable";
       return;
     }
-    const list = organizations.data.data.map((o) => ({ name: o.attributes.name }));
+    const list = organizations.data.data.map((o) => ({ id: o.id, name: o.attributes.name }));
     this.session = { ...draft, organizations: list, organization: chooseOrganization(list) };
     this.status = "signed-in";
     this.notice = null;
