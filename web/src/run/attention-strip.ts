@@ -30,7 +30,7 @@ export class SsAttentionStrip extends LitElement {
   @state()
   accessor client!: Client;
 
-  @property() accessor runId = "";
+  @property({ attribute: "run-id" }) accessor runId = "";
   @property({ attribute: false }) accessor actions: readonly Action[] = [];
   @property({ attribute: false }) accessor approval: ApprovalStage | undefined;
   @property({ attribute: false }) accessor plan: PlanStage | undefined;

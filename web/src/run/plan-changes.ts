@@ -37,7 +37,7 @@ export class SsPlanChanges extends LitElement {
   @state()
   accessor client!: Client;
 
-  @property() accessor runId = "";
+  @property({ attribute: "run-id" }) accessor runId = "";
 
   @state() accessor actionFilter = "all";
   @state() accessor addressFilter = "";

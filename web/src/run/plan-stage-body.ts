@@ -18,9 +18,9 @@ type Tab = "log" | "changes";
 export class SsPlanStageBody extends LitElement {
   static override styles = [base, evidenceStyles];
 
-  @property() accessor runId = "";
+  @property({ attribute: "run-id" }) accessor runId = "";
   /** Whether the plan has finished (the Changes tab says so instead of reading too early). */
-  @property({ type: Boolean }) accessor planFinished = false;
+  @property({ type: Boolean, attribute: "plan-finished" }) accessor planFinished = false;
 
   @state() accessor tab: Tab = "log";
   @state() accessor opened = new Set<Tab>(["log"]);

@@ -35,7 +35,7 @@ export class SsPolicyEvidence extends LitElement {
   @state()
   accessor client!: Client;
 
-  @property() accessor runId = "";
+  @property({ attribute: "run-id" }) accessor runId = "";
   @property({ attribute: false }) accessor policy: PolicyStage | undefined;
   @property({ attribute: false }) accessor actions: readonly Action[] = [];
 

@@ -30,7 +30,7 @@ export class SsRecoveryPanel extends LitElement {
   @state()
   accessor client!: Client;
 
-  @property() accessor runId = "";
+  @property({ attribute: "run-id" }) accessor runId = "";
   @property({ attribute: false }) accessor recovery: Recovery | null = null;
   @property({ attribute: false }) accessor actions: readonly Action[] = [];
 

@@ -30,7 +30,7 @@ export class SsRunConsole extends LitElement {
   @state()
   accessor client!: Client;
 
-  @property() accessor runId = "";
+  @property({ attribute: "run-id" }) accessor runId = "";
   @property() accessor phase: "plan" | "policy" | "apply" = "plan";
 
   @state() accessor text = "";

@@ -40,7 +40,7 @@ export class SsRunDownloads extends LitElement {
   @state()
   accessor client!: Client;
 
-  @property() accessor runId = "";
+  @property({ attribute: "run-id" }) accessor runId = "";
   @property({ attribute: false }) accessor downloads: Downloads = null;
 
   @state() accessor busy: Kind | null = null;

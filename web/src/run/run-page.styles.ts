@@ -4,7 +4,7 @@ export const runPageStyles = css`
   :host {
     display: block;
   }
-  main {
+  .page {
     display: grid;
     gap: var(--ss-space-4);
     max-width: 1100px;

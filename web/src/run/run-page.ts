@@ -107,10 +107,10 @@ export class SsRunPage extends LitElement {
     const review = this.review;
     const status = this.reviewTask.status;
     if (review === null || review.id !== this.runId) {
-      if (status === TaskStatus.ERROR) return html`<main>${this.renderUnavailable(asFailure(this.reviewTask.error))}</main>`;
-      return html`<main><p class="muted" role="status" data-testid="run-loading">Loading the run…</p></main>`;
+      if (status === TaskStatus.ERROR) return html`<div class="page">${this.renderUnavailable(asFailure(this.reviewTask.error))}</div>`;
+      return html`<div class="page"><p class="muted" role="status" data-testid="run-loading">Loading the run…</p></div>`;
     }
-    return html`<main @ss-run-action-done=${() => this.refresh()} @ss-run-refresh=${() => this.refresh()}>
+    return html`<div class="page" @ss-run-action-done=${() => this.refresh()} @ss-run-refresh=${() => this.refresh()}>
       ${status === TaskStatus.ERROR
         ? html`<p class="notice attention stale" role="status" data-testid="review-stale">
             The latest read of this run failed (${asFailure(this.reviewTask.error).detail}); what you see may be stale.
@@ -118,7 +118,7 @@ export class SsRunPage extends LitElement {
           </p>`
         : nothing}
       ${this.renderReview(review)}
-    </main>`;
+    </div>`;
   }
 
   private renderUnavailable(error: RequestFailed) {

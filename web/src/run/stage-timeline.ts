@@ -29,7 +29,7 @@ const ORDER: readonly StageName[] = ["plan", "policy", "approval", "apply"];
 export class SsStageTimeline extends LitElement {
   static override styles = [base, stageTimelineStyles];
 
-  @property() accessor runId = "";
+  @property({ attribute: "run-id" }) accessor runId = "";
   @property({ attribute: false }) accessor stages: Stages | undefined;
   @property({ attribute: false }) accessor header: Header | undefined;
   @property({ attribute: false }) accessor actions: readonly Action[] = [];
@@ -121,7 +121,7 @@ export class SsStageTimeline extends LitElement {
       data-testid="stage-plan"
     >
       <span slot="summary" class="summary"><ss-phase-badge phase="plan" status=${p.phase_status}></ss-phase-badge>${text}</span>
-      ${this.opened.has("plan") ? html`<ss-plan-stage-body run-id=${this.runId} ?planFinished=${p.phase_status === "finished"}></ss-plan-stage-body>` : nothing}
+      ${this.opened.has("plan") ? html`<ss-plan-stage-body run-id=${this.runId} ?plan-finished=${p.phase_status === "finished"}></ss-plan-stage-body>` : nothing}
     </ss-run-stage>`;
   }
 
