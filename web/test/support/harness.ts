@@ -4,11 +4,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { approveRun, cancelRun, createPolicySet, discardRun, type Run, type Workspace } from "../../../client/src/index.ts";
+import { approveRun, cancelRun, createPolicySet, createRun, discardRun, type Run, type Workspace } from "../../../client/src/index.ts";
 import { REPO_ROOT } from "../../../server/src/config.ts";
 import { RunnerEngine } from "../../../server/src/runner/engine.ts";
-import { createOrganizationWithToken, createWorkspace, expectStatus, type WorkspaceAttributes } from "../../../server/test/support/factories.ts";
-import { fixture, readLog, startRun, startRunnerProcess, waitForStatus } from "../../../server/test/support/runs.ts";
+import { createOrganizationWithToken, createWorkspace, expectStatus, makeConfigurationTarball, uploadConfiguration, type WorkspaceAttributes } from "../../../server/test/support/factories.ts";
+import { fixture, readLog, startRunnerProcess, waitForStatus } from "../../../server/test/support/runs.ts";
 import { addMembership, createUser } from "../../../server/test/support/sessions.ts";
 import { withTestServer, type TestServer } from "../../../server/test/support/test-server.ts";
 // @ts-expect-error: a plain ES module without type declarations (web/build.mjs)
@@ -55,6 +55,8 @@ export interface MakeRunOptions {
   workspace?: Workspace;
   /** The discard reason ("discarded"). */
   reason?: string;
+  /** The run's message (its title on the run page). */
+  message?: string;
 }
 
 export interface Harness {
@@ -67,6 +69,8 @@ export interface Harness {
   signInAs(org: HarnessOrganization, who: Role | HarnessUser): Promise<{ context: BrowserContext; page: Page; user: HarnessUser }>;
   newPage(): Promise<{ context: BrowserContext; page: Page }>;
   makeRun(org: HarnessOrganization, state: RunState, options?: MakeRunOptions): Promise<MadeRun>;
+  /** Uploads `files` and creates a run without waiting for anything (it queues behind the workspace's lock). */
+  startRun(org: HarnessOrganization, workspace: Workspace, files?: Record<string, string>, message?: string): Promise<Run>;
   waitForStatus(org: HarnessOrganization, runId: string, statuses: string[], timeoutMs?: number): Promise<Run>;
   cancel(org: HarnessOrganization, runId: string): Promise<void>;
   expireSession(email: string): Promise<void>;
@@ -188,6 +192,10 @@ export async function startHarness(): Promise<Harness> {
       return serial(() => makeRun(org, state, options));
     },
 
+    startRun(org, workspace, files = fixture("basic"), message) {
+      return startRun(org.token, workspace.id, files, message);
+    },
+
     waitForStatus(org, runId, statuses, timeoutMs = 120_000) {
       return waitForStatus(server, org.token, runId, statuses, timeoutMs);
     },
@@ -234,8 +242,20 @@ export async function startHarness(): Promise<Harness> {
     },
   };
 
+  async function startRun(token: string, workspaceId: string, files: Record<string, string>, message?: string): Promise<Run> {
+    const { configurationVersion } = await uploadConfiguration(server, token, workspaceId, makeConfigurationTarball(files));
+    const created = await createRun({
+      client: server.v1(token),
+      path: { workspace_id: workspaceId },
+      body: { data: { type: "runs", attributes: message === undefined ? {} : { message }, relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersion.id } } } } },
+    });
+    return expectStatus(created, 201).data;
+  }
+
+  let message: string | undefined;
+
   async function planned(org: HarnessOrganization, files: Record<string, string>, workspace: Workspace, statuses = ["awaiting_approval"]) {
-    const run = await startRun(server, org.token, workspace.id, files);
+    const run = await startRun(org.token, workspace.id, files, message);
     const reached = await waitForStatus(server, org.token, run.id, [...statuses, "errored", "canceled"], 120_000);
     if (!statuses.includes(reached.attributes.status)) {
       throw new Error(`run ${run.id} ended ${reached.attributes.status} (${reached.attributes.status_reason}), wanted ${statuses.join("|")}; plan log:\n${await readLog(server, org.token, run.id, "plan")}`);
@@ -251,11 +271,12 @@ export async function startHarness(): Promise<Harness> {
   }
 
   async function makeRun(org: HarnessOrganization, state: RunState, options: MakeRunOptions): Promise<MadeRun> {
+    message = options.message;
     const workspace = options.workspace ?? (await harness.workspace(org, unique(state.replace(/_/g, "-"))));
     const basic = options.files ?? fixture("basic");
     switch (state) {
       case "plan_running": {
-        const run = await startRun(server, org.token, workspace.id, options.files ?? CONFIGS.many);
+        const run = await startRun(org.token, workspace.id, options.files ?? CONFIGS.many, message);
         return { run: await waitForStatus(server, org.token, run.id, ["planning"], 60_000), workspace };
       }
       case "awaiting_approval":
@@ -283,7 +304,7 @@ export async function startHarness(): Promise<Harness> {
       case "applied":
         return { run: await approveAndApply(org, await planned(org, basic, workspace)), workspace };
       case "plan_failed": {
-        const run = await startRun(server, org.token, workspace.id, options.files ?? CONFIGS.failing);
+        const run = await startRun(org.token, workspace.id, options.files ?? CONFIGS.failing, message);
         const failed = await waitForStatus(server, org.token, run.id, ["errored", "awaiting_approval"], 120_000);
         if (failed.attributes.status_reason !== "plan_failed") throw new Error(`run ${run.id} did not fail its plan: ${failed.attributes.status}`);
         return { run: failed, workspace };

@@ -41,7 +41,9 @@
  *       "needs_recovery"          apply interrupted: the runner process is killed mid-apply (slow provisioner),
  *                                 a fresh in-process runner notices and the run needs recovery
  *       "expired"                 awaiting approval, then its approval window passes
- *     opts: { files?: Record<string,string> (your own configuration), workspace?, message? } → { run, workspace }
+ *     opts: { files?: Record<string,string> (your own configuration), workspace?, message?, reason? } → { run, workspace }
+ *     (the "awaiting_approval_destroys" set-up run gets the message too)
+ *   h.startRun(org, workspace, files?, message?)  creates a run and returns at once (it queues behind the workspace lock)
  *   h.waitForStatus(org, runId, statuses)   polls until the run is in one of them
  *   h.cancel(org, runId)           cancels a run through the API
  *   h.expireSession(email)         ends every session of that user in the database (the next API call gets 401)
