@@ -238,6 +238,12 @@ export type Handlers<Ctx> = {
     body: NonNullable<Ops["createRun"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<201, Ops["createRun"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  getWorkspaceStateSummary: (input: {
+    path: NonNullable<Ops["getWorkspaceStateSummary"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getWorkspaceStateSummary"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   listVariables: (input: {
     path: NonNullable<Ops["listVariables"]["parameters"]["path"]>;
     query: Record<string, never>;

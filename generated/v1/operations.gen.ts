@@ -661,6 +661,22 @@ export const operations = [
     },
   },
   {
+    operationId: "getWorkspaceStateSummary",
+    method: "GET",
+    path: "/v1/workspaces/{workspace_id}/state-summary",
+    permission: "workspace:read",
+    authenticated: true,
+    validatePath: p.getWorkspaceStateSummaryPath,
+    validateQuery: p.getWorkspaceStateSummaryQuery,
+    requestBody: null,
+    responses: {
+      200: { contentType: "application/vnd.api+json", validate: v.getWorkspaceStateSummaryResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.getWorkspaceStateSummaryResponse400 },
+      401: { contentType: "application/vnd.api+json", validate: v.getWorkspaceStateSummaryResponse401 },
+      404: { contentType: "application/vnd.api+json", validate: v.getWorkspaceStateSummaryResponse404 },
+    },
+  },
+  {
     operationId: "listVariables",
     method: "GET",
     path: "/v1/workspaces/{workspace_id}/variables",

@@ -66,6 +66,8 @@ export declare const getRunReviewPath: Validator;
 export declare const getRunReviewQuery: Validator;
 export declare const getWorkspacePath: Validator;
 export declare const getWorkspaceQuery: Validator;
+export declare const getWorkspaceStateSummaryPath: Validator;
+export declare const getWorkspaceStateSummaryQuery: Validator;
 export declare const listMembershipsPath: Validator;
 export declare const listMembershipsQuery: Validator;
 export declare const listOrganizationRunsPath: Validator;

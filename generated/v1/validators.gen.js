@@ -25045,6 +25045,835 @@ return errors === 0;
 }
 validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+export const WorkspaceStateSummaryDocument = validate141;
+const schema232 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"workspace-state-summaries"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["current_state_version_id","state_versions","truncated","lock"],"properties":{"current_state_version_id":{"description":"The newest published state version; null before the first apply published one.","oneOf":[{"type":"null"},{"type":"string","pattern":"^sv-[0-9a-z]{16}$"}]},"state_versions":{"type":"array","maxItems":100,"description":"Published state versions, newest serial first.","items":{"type":"object","additionalProperties":false,"required":["id","serial","run_id","published_at","digest","size_bytes"],"properties":{"id":{"type":"string","pattern":"^sv-[0-9a-z]{16}$"},"serial":{"type":"integer","minimum":0},"run_id":{"description":"The run whose apply published it; null for state written outside a run.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}]},"published_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"size_bytes":{"type":"integer","minimum":0}}}},"truncated":{"type":"boolean","description":"True when older published versions exist beyond the 100 listed."},"lock":{"description":"Who holds the workspace lock; null when it is free.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["holder_kind","holder_id","reason","locked_at"],"properties":{"holder_kind":{"type":"string","enum":["run","user"]},"holder_id":{"type":"string"},"reason":{"type":"string"},"locked_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}]}}}}}}};
+const pattern101 = new RegExp("^sv-[0-9a-z]{16}$", "u");
+
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate141.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.type === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.id === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.attributes === undefined){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!(((key1 === "type") || (key1 === "id")) || (key1 === "attributes"))){
+const err5 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.type !== undefined){
+if("workspace-state-summaries" !== data0.type){
+const err6 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "workspace-state-summaries"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.id !== undefined){
+let data2 = data0.id;
+if(typeof data2 === "string"){
+if(!pattern12.test(data2)){
+const err7 = {instancePath:instancePath+"/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data3 = data0.attributes;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.current_state_version_id === undefined){
+const err9 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "current_state_version_id"},message:"must have required property '"+"current_state_version_id"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data3.state_versions === undefined){
+const err10 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "state_versions"},message:"must have required property '"+"state_versions"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3.truncated === undefined){
+const err11 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "truncated"},message:"must have required property '"+"truncated"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data3.lock === undefined){
+const err12 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "lock"},message:"must have required property '"+"lock"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+for(const key2 in data3){
+if(!((((key2 === "current_state_version_id") || (key2 === "state_versions")) || (key2 === "truncated")) || (key2 === "lock"))){
+const err13 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data3.current_state_version_id !== undefined){
+let data4 = data3.current_state_version_id;
+const _errs13 = errors;
+let valid4 = false;
+let passing0 = null;
+const _errs14 = errors;
+if(data4 !== null){
+const err14 = {instancePath:instancePath+"/data/attributes/current_state_version_id",schemaPath:"#/properties/data/properties/attributes/properties/current_state_version_id/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid0 = _errs14 === errors;
+if(_valid0){
+valid4 = true;
+passing0 = 0;
+}
+const _errs16 = errors;
+if(typeof data4 === "string"){
+if(!pattern101.test(data4)){
+const err15 = {instancePath:instancePath+"/data/attributes/current_state_version_id",schemaPath:"#/properties/data/properties/attributes/properties/current_state_version_id/oneOf/1/pattern",keyword:"pattern",params:{pattern: "^sv-[0-9a-z]{16}$"},message:"must match pattern \""+"^sv-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/data/attributes/current_state_version_id",schemaPath:"#/properties/data/properties/attributes/properties/current_state_version_id/oneOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid0 = _errs16 === errors;
+if(_valid0 && valid4){
+valid4 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid4 = true;
+passing0 = 1;
+}
+}
+if(!valid4){
+const err17 = {instancePath:instancePath+"/data/attributes/current_state_version_id",schemaPath:"#/properties/data/properties/attributes/properties/current_state_version_id/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+else {
+errors = _errs13;
+if(vErrors !== null){
+if(_errs13){
+vErrors.length = _errs13;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data3.state_versions !== undefined){
+let data5 = data3.state_versions;
+if(Array.isArray(data5)){
+if(data5.length > 100){
+const err18 = {instancePath:instancePath+"/data/attributes/state_versions",schemaPath:"#/properties/data/properties/attributes/properties/state_versions/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+let data6 = data5[i0];
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(data6.id === undefined){
+const err19 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0,schemaPath:"#/properties/data/properties/attributes/properties/state_versions/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(data6.serial === undefined){
+const err20 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0,schemaPath:"#/properties/data/properties/attributes/properties/state_versions/items/required",keyword:"required",params:{missingProperty: "serial"},message:"must have required property '"+"serial"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data6.run_id === undefined){
+const err21 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0,schemaPath:"#/properties/data/properties/attributes/properties/state_versions/items/required",keyword:"required",params:{missingProperty: "run_id"},message:"must have required property '"+"run_id"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data6.published_at === undefined){
+const err22 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0,schemaPath:"#/properties/data/properties/attributes/properties/state_versions/items/required",keyword:"required",params:{missingProperty: "published_at"},message:"must have required property '"+"published_at"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data6.digest === undefined){
+const err23 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0,schemaPath:"#/properties/data/properties/attributes/properties/state_versions/items/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data6.size_bytes === undefined){
+const err24 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0,schemaPath:"#/properties/data/properties/attributes/properties/state_versions/items/required",keyword:"required",params:{missingProperty: "size_bytes"},message:"must have required property '"+"size_bytes"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+for(const key3 in data6){
+if(!((((((key3 === "id") || (key3 === "serial")) || (key3 === "run_id")) || (key3 === "published_at")) || (key3 === "digest")) || (key3 === "size_bytes"))){
+const err25 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0,schemaPath:"#/properties/data/properties/attributes/properties/state_versions/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data6.id !== undefined){
+let data7 = data6.id;
+if(typeof data7 === "string"){
+if(!pattern101.test(data7)){
+const err26 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0+"/id",schemaPath:"#/properties/data/properties/attributes/properties/state_versions/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^sv-[0-9a-z]{16}$"},message:"must match pattern \""+"^sv-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0+"/id",schemaPath:"#/properties/data/properties/attributes/properties/state_versions/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data6.serial !== undefined){
+let data8 = data6.serial;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err28 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0+"/serial",schemaPath:"#/properties/data/properties/attributes/properties/state_versions/items/properties/serial/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
+const err29 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0+"/serial",schemaPath:"#/properties/data/properties/attributes/properties/state_versions/items/properties/serial/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+if(data6.run_id !== undefined){
+let data9 = data6.run_id;
+const _errs28 = errors;
+let valid8 = false;
+let passing1 = null;
+const _errs29 = errors;
+if(data9 !== null){
+const err30 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0+"/run_id",schemaPath:"#/properties/data/properties/attributes/properties/state_versions/items/properties/run_id/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+var _valid1 = _errs29 === errors;
+if(_valid1){
+valid8 = true;
+passing1 = 0;
+}
+const _errs31 = errors;
+if(typeof data9 === "string"){
+if(!pattern21.test(data9)){
+const err31 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0+"/run_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid1 = _errs31 === errors;
+if(_valid1 && valid8){
+valid8 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid8 = true;
+passing1 = 1;
+}
+}
+if(!valid8){
+const err33 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0+"/run_id",schemaPath:"#/properties/data/properties/attributes/properties/state_versions/items/properties/run_id/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data6.published_at !== undefined){
+let data10 = data6.published_at;
+if(typeof data10 === "string"){
+if(!pattern6.test(data10)){
+const err34 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0+"/published_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(!(formats0.validate(data10))){
+const err35 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0+"/published_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0+"/published_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data6.digest !== undefined){
+let data11 = data6.digest;
+if(typeof data11 === "string"){
+if(!pattern5.test(data11)){
+const err37 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0+"/digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0+"/digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data6.size_bytes !== undefined){
+let data12 = data6.size_bytes;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err39 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0+"/size_bytes",schemaPath:"#/properties/data/properties/attributes/properties/state_versions/items/properties/size_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 < 0 || isNaN(data12)){
+const err40 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0+"/size_bytes",schemaPath:"#/properties/data/properties/attributes/properties/state_versions/items/properties/size_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0,schemaPath:"#/properties/data/properties/attributes/properties/state_versions/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/data/attributes/state_versions",schemaPath:"#/properties/data/properties/attributes/properties/state_versions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data3.truncated !== undefined){
+if(typeof data3.truncated !== "boolean"){
+const err43 = {instancePath:instancePath+"/data/attributes/truncated",schemaPath:"#/properties/data/properties/attributes/properties/truncated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data3.lock !== undefined){
+let data14 = data3.lock;
+const _errs45 = errors;
+let valid12 = false;
+let passing2 = null;
+const _errs46 = errors;
+if(data14 !== null){
+const err44 = {instancePath:instancePath+"/data/attributes/lock",schemaPath:"#/properties/data/properties/attributes/properties/lock/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+var _valid2 = _errs46 === errors;
+if(_valid2){
+valid12 = true;
+passing2 = 0;
+}
+const _errs48 = errors;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(data14.holder_kind === undefined){
+const err45 = {instancePath:instancePath+"/data/attributes/lock",schemaPath:"#/properties/data/properties/attributes/properties/lock/oneOf/1/required",keyword:"required",params:{missingProperty: "holder_kind"},message:"must have required property '"+"holder_kind"+"'"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(data14.holder_id === undefined){
+const err46 = {instancePath:instancePath+"/data/attributes/lock",schemaPath:"#/properties/data/properties/attributes/properties/lock/oneOf/1/required",keyword:"required",params:{missingProperty: "holder_id"},message:"must have required property '"+"holder_id"+"'"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+if(data14.reason === undefined){
+const err47 = {instancePath:instancePath+"/data/attributes/lock",schemaPath:"#/properties/data/properties/attributes/properties/lock/oneOf/1/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(data14.locked_at === undefined){
+const err48 = {instancePath:instancePath+"/data/attributes/lock",schemaPath:"#/properties/data/properties/attributes/properties/lock/oneOf/1/required",keyword:"required",params:{missingProperty: "locked_at"},message:"must have required property '"+"locked_at"+"'"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+for(const key4 in data14){
+if(!((((key4 === "holder_kind") || (key4 === "holder_id")) || (key4 === "reason")) || (key4 === "locked_at"))){
+const err49 = {instancePath:instancePath+"/data/attributes/lock",schemaPath:"#/properties/data/properties/attributes/properties/lock/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(data14.holder_kind !== undefined){
+let data15 = data14.holder_kind;
+if(typeof data15 !== "string"){
+const err50 = {instancePath:instancePath+"/data/attributes/lock/holder_kind",schemaPath:"#/properties/data/properties/attributes/properties/lock/oneOf/1/properties/holder_kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+if(!((data15 === "run") || (data15 === "user"))){
+const err51 = {instancePath:instancePath+"/data/attributes/lock/holder_kind",schemaPath:"#/properties/data/properties/attributes/properties/lock/oneOf/1/properties/holder_kind/enum",keyword:"enum",params:{allowedValues: schema232.properties.data.properties.attributes.properties.lock.oneOf[1].properties.holder_kind.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data14.holder_id !== undefined){
+if(typeof data14.holder_id !== "string"){
+const err52 = {instancePath:instancePath+"/data/attributes/lock/holder_id",schemaPath:"#/properties/data/properties/attributes/properties/lock/oneOf/1/properties/holder_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+if(data14.reason !== undefined){
+if(typeof data14.reason !== "string"){
+const err53 = {instancePath:instancePath+"/data/attributes/lock/reason",schemaPath:"#/properties/data/properties/attributes/properties/lock/oneOf/1/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data14.locked_at !== undefined){
+let data18 = data14.locked_at;
+if(typeof data18 === "string"){
+if(!pattern6.test(data18)){
+const err54 = {instancePath:instancePath+"/data/attributes/lock/locked_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+if(!(formats0.validate(data18))){
+const err55 = {instancePath:instancePath+"/data/attributes/lock/locked_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+else {
+const err56 = {instancePath:instancePath+"/data/attributes/lock/locked_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/data/attributes/lock",schemaPath:"#/properties/data/properties/attributes/properties/lock/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+var _valid2 = _errs48 === errors;
+if(_valid2 && valid12){
+valid12 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid2){
+valid12 = true;
+passing2 = 1;
+}
+}
+if(!valid12){
+const err58 = {instancePath:instancePath+"/data/attributes/lock",schemaPath:"#/properties/data/properties/attributes/properties/lock/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+else {
+errors = _errs45;
+if(vErrors !== null){
+if(_errs45){
+vErrors.length = _errs45;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+}
+else {
+const err61 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+validate141.errors = vErrors;
+return errors === 0;
+}
+validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 export const getHealthResponse200 = Health;
 export const uploadConfigurationResponse200 = ConfigurationVersionDocument;
 export const uploadConfigurationResponse400 = ErrorDocument;
@@ -25260,6 +26089,10 @@ export const createRunResponse403 = ErrorDocument;
 export const createRunResponse404 = ErrorDocument;
 export const createRunResponse409 = ErrorDocument;
 export const createRunResponse422 = ErrorDocument;
+export const getWorkspaceStateSummaryResponse200 = WorkspaceStateSummaryDocument;
+export const getWorkspaceStateSummaryResponse400 = ErrorDocument;
+export const getWorkspaceStateSummaryResponse401 = ErrorDocument;
+export const getWorkspaceStateSummaryResponse404 = ErrorDocument;
 export const listVariablesResponse200 = VariableListDocument;
 export const listVariablesResponse400 = ErrorDocument;
 export const listVariablesResponse401 = ErrorDocument;

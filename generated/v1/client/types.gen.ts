@@ -476,6 +476,46 @@ export type RunDocument = {
     data: Run;
 };
 
+export type WorkspaceStateSummaryDocument = {
+    data: {
+        type: 'workspace-state-summaries';
+        id: WorkspaceId;
+        attributes: {
+            /**
+             * The newest published state version; null before the first apply published one.
+             */
+            current_state_version_id: null | string;
+            /**
+             * Published state versions, newest serial first.
+             */
+            state_versions: Array<{
+                id: string;
+                serial: number;
+                /**
+                 * The run whose apply published it; null for state written outside a run.
+                 */
+                run_id: null | RunId;
+                published_at: Timestamp;
+                digest: Sha256;
+                size_bytes: number;
+            }>;
+            /**
+             * True when older published versions exist beyond the 100 listed.
+             */
+            truncated: boolean;
+            /**
+             * Who holds the workspace lock; null when it is free.
+             */
+            lock: null | {
+                holder_kind: 'run' | 'user';
+                holder_id: string;
+                reason: string;
+                locked_at: Timestamp;
+            };
+        };
+    };
+};
+
 export type RunApprovalDocument = {
     data: {
         type: 'approvals';
@@ -1927,6 +1967,41 @@ export type CreateRunResponses = {
 };
 
 export type CreateRunResponse = CreateRunResponses[keyof CreateRunResponses];
+
+export type GetWorkspaceStateSummaryData = {
+    body?: never;
+    path: {
+        workspace_id: WorkspaceId;
+    };
+    query?: never;
+    url: '/v1/workspaces/{workspace_id}/state-summary';
+};
+
+export type GetWorkspaceStateSummaryErrors = {
+    /**
+     * A parameter is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type GetWorkspaceStateSummaryError = GetWorkspaceStateSummaryErrors[keyof GetWorkspaceStateSummaryErrors];
+
+export type GetWorkspaceStateSummaryResponses = {
+    /**
+     * The state summary.
+     */
+    200: WorkspaceStateSummaryDocument;
+};
+
+export type GetWorkspaceStateSummaryResponse = GetWorkspaceStateSummaryResponses[keyof GetWorkspaceStateSummaryResponses];
 
 export type GetConfigurationVersionData = {
     body?: never;

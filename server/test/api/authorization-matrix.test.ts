@@ -49,6 +49,7 @@ const EXPECTED: Record<string, Row> = {
   listWorkspaces: READ,
   createWorkspace: WRITE,
   getWorkspace: READ,
+  getWorkspaceStateSummary: READ,
   listVariables: READ,
   createVariable: WRITE,
   updateVariable: row(401, 404, 403, 200, 200),
@@ -147,6 +148,7 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
     case "createWorkspace":
       return { path: org, body: { data: { type: "workspaces", attributes: { name: unique("ws") } } } };
     case "getWorkspace":
+    case "getWorkspaceStateSummary":
     case "listVariables":
       return { path: ws };
     case "createVariable":
