@@ -8,3 +8,4 @@ if (!which || which === "runs") await import("./runs.ts");
 if (!which || which === "plan-diff") await import("./plan-diff.ts");
 if (!which || which === "json-output") await import("./json-output.ts");
 if (!which || which === "live") await import("./live.ts");
+if (!which || which === "dashboard") await import("./dashboard.ts");

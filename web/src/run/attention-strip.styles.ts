@@ -16,6 +16,9 @@ export const attentionStripStyles = css`
     font-size: 1rem;
     margin: 0;
   }
+  p {
+    margin: 0;
+  }
   .row {
     display: flex;
     flex-wrap: wrap;

@@ -18,7 +18,7 @@ describe("ss-phase-badge", () => {
       const badge = await mount(new FakeServer(), Object.assign(document.createElement("ss-phase-badge"), { phase, status }));
       const span = badge.shadowRoot!.querySelector(".badge")!;
       equal(span.getAttribute("data-tone"), tone, `${phase} ${status}`);
-      equal(text(badge), `${phase === "plan" ? "Plan" : "Apply"}${status}`);
+      equal(text(badge), `${phase === "plan" ? "Plan" : "Apply"} ${status}`);
       ok(span.querySelector("svg[aria-hidden='true']"), "an icon beside the text");
     }
   });

@@ -37,11 +37,11 @@ export class SsPhaseBadge extends LitElement {
     const status = known(this.phase === "apply" ? APPLY_PHASE_STATUSES : PLAN_PHASE_STATUSES, this.status);
     if (status === null) {
       return html`<span class="badge unknown" role="status" data-tone="error"
-        >${icon("error")}<span class="label">${label}</span><span>unknown status “${this.status}”</span></span
+        >${icon("error")}<span class="label">${label}</span> <span>unknown status “${this.status}”</span></span
       >`;
     }
     const tone = PHASE_TONES[status];
-    return html`<span class="badge ${tone}" data-tone=${tone}>${icon(tone)}<span class="label">${label}</span><span>${WORDS[status]}</span></span>`;
+    return html`<span class="badge ${tone}" data-tone=${tone}>${icon(tone)}<span class="label">${label}</span> <span>${WORDS[status]}</span></span>`;
   }
 }
 

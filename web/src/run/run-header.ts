@@ -74,7 +74,7 @@ export class SsRunHeader extends LitElement {
         <div><dt>Created</dt><dd><time datetime=${h.created_at}>${formatUtc(h.created_at)}</time></dd></div>
         <div>
           <dt>Duration</dt>
-          <dd data-testid="run-duration">${duration === null ? "not recorded" : formatDuration(duration)}${terminal ? nothing : html` <span class="muted">(running)</span>`}</dd>
+          <dd data-testid="run-duration">${duration === null ? "not recorded" : formatDuration(duration)}${terminal ? nothing : html` <span class="muted">(${h.status === "needs_recovery" ? "waiting for recovery" : h.status === "awaiting_approval" || h.status === "policy_soft_failed" ? "waiting for a decision" : "running"})</span>`}</dd>
         </div>
         <div>
           <dt>Run ID</dt>

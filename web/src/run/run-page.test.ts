@@ -83,7 +83,8 @@ describe("ss-run-page", () => {
     const el = await page(server);
     const policy = stage(el, "policy");
     ok(policy.hasAttribute("skipped"));
-    equal(getComputedStyle(policy.shadowRoot!.querySelector(".stage")!).opacity, "0.6");
+    const look = getComputedStyle(policy.shadowRoot!.querySelector(".stage")!);
+    equal([look.borderStyle, look.opacity], ["dashed", "1"], "dimmed by a dashed, muted look, not by opacity (contrast stays readable)");
     equal(policy.shadowRoot!.querySelector("button"), null, "not a toggle");
     equal(server.count(`GET /v1/runs/${RUN_ID}/logs/plan`), 0, "nothing read before expansion");
     const plan = stage(el, "plan");

@@ -71,8 +71,16 @@ export const runStageStyles = css`
     display: grid;
     gap: var(--ss-space-3);
   }
+  .body[hidden] {
+    display: none;
+  }
+  /* Dimmed and neutral, not a warning; muted text keeps its contrast (no opacity). */
   :host([skipped]) .stage {
-    opacity: 0.6;
+    color: var(--ss-text-muted);
     background: var(--ss-surface);
+    border-style: dashed;
+  }
+  :host([skipped]) .name {
+    font-weight: 400;
   }
 `;

@@ -73,7 +73,8 @@ export class SsStageTimeline extends LitElement {
     if (expanded && !this.opened.has(stage)) this.opened = new Set([...this.opened, stage]);
   }
 
-  private duration(start: string | null, end: string | null, running: boolean): string {
+  private duration(start: string | null, end: string | null, running: boolean, status = ""): string {
+    if (status === "skipped") return "";
     if (start === null) return end === null ? "" : "duration not recorded";
     const ms = spanMs(start, running ? null : end, this.now);
     return ms === null ? "" : formatDuration(ms);
@@ -116,7 +117,7 @@ export class SsStageTimeline extends LitElement {
     return html`<ss-run-stage
       stage="plan"
       status=${p.status}
-      duration=${this.duration(p.started_at, p.finished_at, p.status === "running")}
+      duration=${this.duration(p.started_at, p.finished_at, p.status === "running", p.status)}
       ?expanded=${this.expanded.has("plan")}
       data-testid="stage-plan"
     >
@@ -131,7 +132,7 @@ export class SsStageTimeline extends LitElement {
     return html`<ss-run-stage
       stage="policy"
       status=${p.status}
-      duration=${this.duration(p.started_at, p.finished_at, p.status === "running")}
+      duration=${this.duration(p.started_at, p.finished_at, p.status === "running", p.status)}
       ?expanded=${this.expanded.has("policy")}
       data-testid="stage-policy"
     >
@@ -154,7 +155,7 @@ export class SsStageTimeline extends LitElement {
     return html`<ss-run-stage
       stage="approval"
       status=${a.status}
-      duration=${this.duration(a.started_at, a.finished_at, a.status === "waiting")}
+      duration=${this.duration(a.started_at, a.finished_at, a.status === "waiting", a.status)}
       ?expanded=${this.expanded.has("approval")}
       data-testid="stage-approval"
     >
@@ -169,7 +170,7 @@ export class SsStageTimeline extends LitElement {
     return html`<ss-run-stage
       stage="apply"
       status=${a.status}
-      duration=${this.duration(a.started_at, a.finished_at, a.status === "running")}
+      duration=${this.duration(a.started_at, a.finished_at, a.status === "running", a.status)}
       ?expanded=${this.expanded.has("apply")}
       data-testid="stage-apply"
     >

@@ -7,6 +7,7 @@ import * as assert from "uvu/assert";
 import type { Page } from "playwright-core";
 import { getRun } from "../../../client/src/index.ts";
 import { startHarness, type Harness, type HarnessOrganization, type MadeRun } from "../support/index.ts";
+import { PLAN_SECRET, largePlanDiff, storePlanDiff } from "./run-plan-diff-fixture.ts";
 
 interface Context {
   h: Harness;
@@ -53,7 +54,7 @@ test("plan running: a quiet “Plan not finished yet”, no counts, no decision,
     await openRun(h, page, run.id);
     const plan = page.getByTestId("stage-plan");
     assert.is(await plan.getByTestId("plan-summary").innerText(), "Plan not finished yet");
-    assert.ok(await plan.getByText("Plan running").isVisible(), "the plan phase badge says Plan running");
+    assert.ok(await plan.getByText("Plan running", { exact: true }).isVisible(), "the plan phase badge says Plan running");
     assert.is(await page.getByTestId("run-status").innerText(), "Planning");
     assert.is(await page.getByTestId("attention-strip").count(), 0, "no decision while planning");
     assert.ok(await page.getByRole("button", { name: "Cancel run" }).isEnabled());
@@ -144,7 +145,7 @@ test("applied: the apply stage is expanded with the published state version; app
   const apply = page.getByTestId("stage-apply");
   assert.is(await apply.getByTestId("stage-head").getAttribute("aria-expanded"), "true", "a terminal applied run expands its last succeeded stage");
   assert.match(await apply.getByTestId("state-version").innerText(), /^Published state version sv-[0-9a-z]+, serial 1, at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
-  assert.ok(await apply.getByText("Apply finished").isVisible());
+  assert.ok(await apply.getByText("Apply finished", { exact: true }).first().isVisible());
   assert.is(await page.getByTestId("terminal-reason").getByText("The plan was applied and its state was published.").count(), 1);
   assert.is(await page.getByTestId("terminal-reason-code").innerText(), "applied");
   const approval = page.getByTestId("stage-approval");
@@ -274,7 +275,7 @@ test("plan failed: one sentence, the raw code, and at most eight final log lines
   assert.is(background, "rgb(20, 23, 28)", "the ink surface");
   assert.is(await page.getByTestId("stage-policy").getByTestId("stage-status").innerText(), "Skipped");
   assert.is(await page.getByTestId("stage-policy").locator("button").count(), 0, "a skipped stage is not a toggle");
-  assert.ok(await page.getByTestId("stage-plan").getByText("Plan errored").isVisible());
+  assert.ok(await page.getByTestId("stage-plan").getByText("Plan errored", { exact: true }).isVisible());
   await h.screenshot(page, "run-plan-failed");
   await h.checkA11y(page, "plan failed");
 });
@@ -307,7 +308,7 @@ test("apply interrupted: the recovery panel with recorded evidence; resolve only
   const panel = page.getByTestId("recovery-panel");
   assert.match(await panel.innerText(), /provisioning-started/);
   assert.match(await panel.innerText(), /lost/);
-  assert.ok(await page.getByTestId("stage-apply").getByText("Apply interrupted").isVisible());
+  assert.ok(await page.getByTestId("stage-apply").getByText("Apply interrupted", { exact: true }).first().isVisible());
   assert.ok(await page.getByTestId("terminal-reason").getByText("The apply was interrupted; an operator must decide whether the infrastructure changed.").isVisible());
   await h.screenshot(page, "run-apply-interrupted");
   await h.checkA11y(page, "apply interrupted");
@@ -323,6 +324,44 @@ test("apply interrupted: the recovery panel with recorded evidence; resolve only
   assert.is(await runStatus(h, org, run.id), "errored");
   await page.getByTestId("terminal-reason-code").filter({ hasText: "recovered" }).waitFor();
   await h.screenshot(page, "run-recovered");
+});
+
+test("5,000-resource Changes tab: truncation stated, a virtualized list, filters by action and address, redacted detail", async ({ h, org }) => {
+  const { run } = await h.makeRun(org, "awaiting_approval");
+  await storePlanDiff(h.server, run.id, largePlanDiff(run.id, 5_050));
+  const { page } = await h.signInAs(org, "viewer");
+  await openRun(h, page, run.id);
+  const plan = page.getByTestId("stage-plan");
+  await plan.getByTestId("stage-head").click();
+  await plan.getByRole("tab", { name: "Changes" }).click();
+  const count = page.getByTestId("changes-count");
+  await count.filter({ hasText: "5000 of 5000 resources shown" }).waitFor();
+  assert.match(await page.getByTestId("changes-truncated").innerText(), /the plan changes 5,050 resources; 50 cut beyond the 5,000-resource limit/);
+  const rows = page.getByRole("listitem");
+  const inDom = await rows.count();
+  assert.ok(inDom > 5 && inDom < 60, `only the rows in view exist (${inDom})`);
+  await h.screenshot(page, "run-changes-5000");
+  await h.checkA11y(page, "5,000-resource changes");
+
+  await page.getByTestId("changes-viewport").evaluate((el) => (el.scrollTop = el.scrollHeight));
+  await page.getByRole("button", { name: /aws_iam_role\.res_4999 / }).waitFor();
+
+  await page.getByLabel("Filter by action").selectOption("replace");
+  await count.filter({ hasText: "500 of 5000 resources shown" }).waitFor();
+  await page.getByLabel("Filter by action").selectOption("all");
+  await page.getByLabel("Filter by address").fill("aws_iam_role.res_12");
+  await count.filter({ hasText: /^\d+ of 5000 resources shown$/ }).waitFor();
+  await page.getByRole("button", { name: /^update module\.svc_12\.aws_iam_role\.res_12 / }).click();
+  const detail = page.getByTestId("changes-detail");
+  assert.match(await detail.innerText(), /inline_policy\[0\]\.policy\s+\(sensitive value\)\s+\(sensitive value\)/);
+  assert.match(await detail.innerText(), /max_session_duration\s+changed\s+3600\s+7200/);
+  const everything = await page.evaluate(() => {
+    const walk = (root: Document | ShadowRoot): string => [...root.querySelectorAll("*")].map((el) => (el.shadowRoot ? walk(el.shadowRoot) : "") + (el.children.length === 0 ? el.textContent : "")).join(" ");
+    return walk(document);
+  });
+  assert.not.ok(everything.includes(PLAN_SECRET), "no sensitive value reaches the page");
+  await h.screenshot(page, "run-changes-detail");
+  await h.cancel(org, run.id);
 });
 
 test.run();
