@@ -2,7 +2,7 @@
 // run inventory), and links to its state, cloud access and source settings pages.
 import { consume } from "@lit/context";
 import { Task } from "@lit/task";
-import { listOrganizationRuns, type Client, type Run } from "@stackship/client";
+import { getWorkspaceStateSummary, listOrganizationRuns, type Client, type Run } from "@stackship/client";
 import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property } from "lit/decorators.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
@@ -12,6 +12,7 @@ import { absoluteUtc, duration, relativeTime } from "../app/format.ts";
 import type { Session } from "../app/session.ts";
 import "../ui/status-badge.ts";
 import { loadWorkspace, renderFailure, workspaceNav, workspaceStyles } from "./workspace-common.ts";
+import { checkSummary, renderLock } from "./workspace-state-page.ts";
 
 /** How many of the organization's newest runs the overview looks through for this workspace's. */
 const SCAN_PAGES = 5;
@@ -28,6 +29,11 @@ export class SsWorkspacePage extends LitElement {
   private readonly workspace = new Task(this, {
     args: () => [this.workspaceId] as const,
     task: ([id], { signal }) => loadWorkspace(this.api, this.session, id, signal),
+  });
+
+  private readonly state = new Task(this, {
+    args: () => [this.workspaceId] as const,
+    task: async ([id], { signal }) => checkSummary((await dataOf(getWorkspaceStateSummary({ client: this.api, path: { workspace_id: id }, signal }))).data.attributes),
   });
 
   private readonly runs = new Task(this, {
@@ -71,12 +77,31 @@ export class SsWorkspacePage extends LitElement {
           </dl>
           <section aria-labelledby="state-heading">
             <h2 id="state-heading">State and lock</h2>
-            <p>The current state version, its history and the workspace lock are on the <a href="/workspaces/${workspace.id}/state">state page</a>.</p>
+            ${this.renderState()}
+            <p>Every published version is on the <a href="/workspaces/${workspace.id}/state">state page</a>.</p>
           </section>
           <section aria-labelledby="runs-heading">
             <h2 id="runs-heading">Runs</h2>
             ${this.renderRuns()}
           </section>`;
+      },
+    });
+  }
+
+  private renderState(): TemplateResult {
+    return this.state.render({
+      initial: () => html`<p role="status">Loading state…</p>`,
+      pending: () => html`<p role="status">Loading state…</p>`,
+      error: (error) =>
+        html`<p class="notice danger" role="alert" id="overview-state-unavailable">The current state version and the lock are unavailable${error instanceof RequestFailed ? html` (<span class="mono">${error.summary}</span>)` : html`: ${(error as Error).message}`}.</p>`,
+      complete: (summary) => {
+        const current = summary.state_versions.find((v) => v.id === summary.current_state_version_id);
+        return html`<p id="current-state">
+            ${current
+              ? html`Current state: serial <strong>${current.serial}</strong>, published <time datetime=${current.published_at} title=${absoluteUtc(current.published_at)}>${relativeTime(current.published_at)}</time>${current.run_id ? html` by run <a class="mono" href="/runs/${current.run_id}">${current.run_id}</a>` : nothing}.`
+              : html`No state has been published yet.`}
+          </p>
+          ${renderLock(summary.lock)}`;
       },
     });
   }

@@ -3,7 +3,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Page } from "playwright-core";
 import { addMembership } from "../../../server/test/support/sessions.ts";
-import { startHarness, type Harness, type HarnessOrganization, type MadeRun } from "../support/index.ts";
+import { hook, startHarness, type Harness, type HarnessOrganization, type MadeRun } from "../support/index.ts";
 
 interface Context {
   h: Harness;
@@ -16,17 +16,21 @@ interface Context {
 
 const test = suite<Context>("runs page");
 
-test.before(async (ctx) => {
-  const h = (ctx.h = await startHarness());
-  ctx.acme = await h.organization("acme");
-  ctx.applied = await h.makeRun(ctx.acme, "applied", { message: "Ship the greeting", workspace: await h.workspace(ctx.acme, "web-frontend") });
-  ctx.awaiting = await h.makeRun(ctx.acme, "awaiting_approval", { message: "Rotate the database password", workspace: await h.workspace(ctx.acme, "billing-db") });
-  ctx.failed = await h.makeRun(ctx.acme, "plan_failed", { message: "Broken numbers", workspace: await h.workspace(ctx.acme, "numbers") });
-  ctx.running = await h.makeRun(ctx.acme, "plan_running", { message: "A very large plan", workspace: await h.workspace(ctx.acme, "big-fleet") });
-});
-test.after(async (ctx) => {
-  await ctx.h?.stop();
-});
+test.before(
+  hook(async (ctx) => {
+    const h = (ctx.h = await startHarness());
+    ctx.acme = await h.organization("acme");
+    ctx.applied = await h.makeRun(ctx.acme, "applied", { message: "Ship the greeting", workspace: await h.workspace(ctx.acme, "web-frontend") });
+    ctx.awaiting = await h.makeRun(ctx.acme, "awaiting_approval", { message: "Rotate the database password", workspace: await h.workspace(ctx.acme, "billing-db") });
+    ctx.failed = await h.makeRun(ctx.acme, "plan_failed", { message: "Broken numbers", workspace: await h.workspace(ctx.acme, "numbers") });
+    ctx.running = await h.makeRun(ctx.acme, "plan_running", { message: "A very large plan", workspace: await h.workspace(ctx.acme, "big-fleet") });
+  }),
+);
+test.after(
+  hook(async (ctx) => {
+    await ctx.h?.stop();
+  }),
+);
 
 const rows = (page: Page) => page.locator("ss-runs-page tbody tr");
 const rowOf = (page: Page, runId: string) => page.locator(`ss-runs-page tr[data-run-id="${runId}"]`);

@@ -2,17 +2,21 @@
 // against the real server.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { startHarness, type Harness, type HarnessOrganization } from "../support/index.ts";
+import { hook, startHarness, type Harness, type HarnessOrganization } from "../support/index.ts";
 
 const test = suite<{ h: Harness; acme: HarnessOrganization }>("sign-in and session");
 
-test.before(async (ctx) => {
-  ctx.h = await startHarness();
-  ctx.acme = await ctx.h.organization("acme");
-});
-test.after(async (ctx) => {
-  await ctx.h?.stop();
-});
+test.before(
+  hook(async (ctx) => {
+    ctx.h = await startHarness();
+    ctx.acme = await ctx.h.organization("acme");
+  }),
+);
+test.after(
+  hook(async (ctx) => {
+    await ctx.h?.stop();
+  }),
+);
 
 test("a signed-out deep link goes to sign-in, a wrong password is refused, the right one returns to the link", async ({ h, acme }) => {
   const user = await h.user(acme, "viewer", { displayName: "Vera Viewer" });

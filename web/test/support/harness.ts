@@ -95,6 +95,21 @@ const FLAG_EVERY_DATA = `package soft\n\nviolations contains {"title": "Needs ta
 let counter = 0;
 const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}${(counter += 1)}`;
 
+/**
+ * Wraps a uvu before/after hook so that its error is printed: uvu counts a failing hook's tests
+ * as not passed but does not say why.
+ */
+export function hook<T>(fn: (ctx: T) => Promise<void>): (ctx: T) => Promise<void> {
+  return async (ctx) => {
+    try {
+      await fn(ctx);
+    } catch (error) {
+      process.stderr.write(`[e2e] hook failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      throw error;
+    }
+  };
+}
+
 /** Starts the server (with the freshly built dashboard), the runner and Chromium. */
 export async function startHarness(): Promise<Harness> {
   const dashboardDir = mkdtempSync(join(tmpdir(), "ss-dashboard-"));
@@ -256,7 +271,7 @@ export async function startHarness(): Promise<Harness> {
 
   async function planned(org: HarnessOrganization, files: Record<string, string>, workspace: Workspace, statuses = ["awaiting_approval"]) {
     const run = await startRun(org.token, workspace.id, files, message);
-    const reached = await waitForStatus(server, org.token, run.id, [...statuses, "errored", "canceled"], 120_000);
+    const reached = await waitForStatus(server, org.token, run.id, [...statuses, "errored", "canceled", "planned_and_finished", "needs_recovery", "plan_credentials_required"], 120_000);
     if (!statuses.includes(reached.attributes.status)) {
       throw new Error(`run ${run.id} ended ${reached.attributes.status} (${reached.attributes.status_reason}), wanted ${statuses.join("|")}; plan log:\n${await readLog(server, org.token, run.id, "plan")}`);
     }

@@ -8,8 +8,8 @@
  *   import { suite } from "uvu";
  *   import { startHarness, type Harness } from "../support/index.ts";
  *   const test = suite<{ h: Harness }>("runs page");
- *   test.before(async (ctx) => { ctx.h = await startHarness(); });
- *   test.after(async (ctx) => { await ctx.h?.stop(); });
+ *   test.before(hook(async (ctx) => { ctx.h = await startHarness(); }));   // hook(): prints a hook's error (uvu does not)
+ *   test.after(hook(async (ctx) => { await ctx.h?.stop(); }));
  *   test("…", async ({ h }) => {
  *     const org = await h.organization("acme");                  // org + admin token
  *     const made = await h.makeRun(org, "awaiting_approval");     // a real run, waited for
@@ -55,4 +55,4 @@
  * Everything runs on SQLite only (the API suites cover PostgreSQL); the browser suites are kept to
  * a few minutes. CHROMIUM (env STACKSHIP_CHROMIUM) defaults to /usr/lib/chromium/chromium.
  */
-export { startHarness, SCREENSHOT_DIR, CHROMIUM, type Harness, type HarnessOrganization, type HarnessUser, type RunState, type MadeRun } from "./harness.ts";
+export { hook, startHarness, SCREENSHOT_DIR, CHROMIUM, type Harness, type HarnessOrganization, type HarnessUser, type RunState, type MadeRun } from "./harness.ts";
