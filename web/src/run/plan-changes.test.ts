@@ -61,8 +61,8 @@ describe("ss-plan-changes", () => {
     ok(t.includes("terraform_data.item[3]") && t.includes("delete, create"), t);
     const table = [...detail.querySelectorAll("tbody tr")].map((tr) => [...tr.querySelectorAll("td")].map((td) => text(td)));
     equal(table, [
-      ["idchanged", "—", "(known after apply)"],
-      ["inputchangedforces replacement", '"old-3"', '"new-3"'],
+      ["id changed", "—", "(known after apply)"],
+      ["input changed forces replacement", '"old-3"', '"new-3"'],
       ["password", "(sensitive value)", "(sensitive value)"],
     ]);
     ok(!t.includes("old-3-secret"));

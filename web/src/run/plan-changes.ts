@@ -198,9 +198,8 @@ export class SsPlanChanges extends LitElement {
         ${rows.map(
           (row) => html`<tr class=${row.changed ? "changed" : ""}>
             <td class="path">
-              <code>${row.path}</code>${row.changed ? html`<span class="tag">changed</span>` : nothing}${row.forcesReplacement
-                ? html`<span class="tag">forces replacement</span>`
-                : nothing}
+              <code>${row.path}</code> ${row.changed ? html`<span class="tag">changed</span>` : nothing}
+              ${row.forcesReplacement ? html`<span class="tag">forces replacement</span>` : nothing}
             </td>
             <td class="value">${this.leaf(row.before)}</td>
             <td class="value">${this.leaf(row.after)}</td>
