@@ -20,7 +20,8 @@ export function createApiClient(hooks: ApiHooks, baseUrl = globalThis.location.o
   });
   client.interceptors.response.use((response, request) => {
     const path = new URL(request.url).pathname;
-    if (response.status === 401 && path !== "/v1/auth/sessions" && path !== "/v1/auth/step-up") hooks.onUnauthenticated(request);
+    // A wrong sign-in password is a 401 of its own; everywhere else (step-up's wrong password is a 403) a 401 means the session ended.
+    if (response.status === 401 && path !== "/v1/auth/sessions") hooks.onUnauthenticated(request);
     return response;
   });
   return client;

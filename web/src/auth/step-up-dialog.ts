@@ -101,8 +101,8 @@ export class SsStepUpDialog extends LitElement {
         this.finish(true);
         return;
       }
-      const status = result.response?.status ?? 0;
-      this.error = status === 401 || status === 403 || status === 422 ? "That password is not right." : "Confirming your password is unavailable right now.";
+      const code = (result.error as { errors?: Array<{ code?: string }> } | undefined)?.errors?.[0]?.code;
+      this.error = code === "STEP_UP_PASSWORD_INVALID" || code === "DOCUMENT_INVALID" ? "That password is not right." : "Confirming your password is unavailable right now.";
       this.password.select();
     } finally {
       this.busy = false;
