@@ -83,6 +83,13 @@ test("every listed run: message, id, workspace name, status in words, duration f
 
   await h.screenshot(page, "runs-page");
   await h.checkA11y(page, "runs page");
+
+  // The dark tokens keep the same page readable (axe checks contrast too).
+  const { page: dark } = await h.signInAs(acme, "viewer", { colorScheme: "dark" });
+  await rows(dark).first().waitFor();
+  assert.is(await dark.evaluate(() => getComputedStyle(document.querySelector("ss-app")!).backgroundColor), "rgb(16, 19, 23)");
+  await h.screenshot(dark, "runs-page-dark");
+  await h.checkA11y(dark, "runs page, dark");
 });
 
 test("the free-text filter matches run id, message and workspace name; status and workspace filters narrow the loaded rows", async ({ h, acme, applied, awaiting, failed, running }) => {

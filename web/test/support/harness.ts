@@ -59,6 +59,11 @@ export interface MakeRunOptions {
   message?: string;
 }
 
+export interface PageOptions {
+  /** The preferred colour scheme the page sees (the dashboard has light and dark tokens). */
+  colorScheme?: "light" | "dark";
+}
+
 export interface Harness {
   server: TestServer;
   browser: Browser;
@@ -66,8 +71,8 @@ export interface Harness {
   organization(name: string): Promise<HarnessOrganization>;
   workspace(org: HarnessOrganization, name?: string, attributes?: WorkspaceAttributes): Promise<Workspace>;
   user(org: HarnessOrganization, role: Role, options?: { displayName?: string }): Promise<HarnessUser>;
-  signInAs(org: HarnessOrganization, who: Role | HarnessUser): Promise<{ context: BrowserContext; page: Page; user: HarnessUser }>;
-  newPage(): Promise<{ context: BrowserContext; page: Page }>;
+  signInAs(org: HarnessOrganization, who: Role | HarnessUser, options?: PageOptions): Promise<{ context: BrowserContext; page: Page; user: HarnessUser }>;
+  newPage(options?: PageOptions): Promise<{ context: BrowserContext; page: Page }>;
   makeRun(org: HarnessOrganization, state: RunState, options?: MakeRunOptions): Promise<MadeRun>;
   /** Uploads `files` and creates a run without waiting for anything (it queues behind the workspace's lock). */
   startRun(org: HarnessOrganization, workspace: Workspace, files?: Record<string, string>, message?: string): Promise<Run>;
@@ -178,9 +183,9 @@ export async function startHarness(): Promise<Harness> {
       return { ...created, displayName, role };
     },
 
-    async signInAs(org, who) {
+    async signInAs(org, who, options = {}) {
       const user = typeof who === "string" ? await harness.user(org, who) : who;
-      const { context, page } = await harness.newPage();
+      const { context, page } = await harness.newPage(options);
       await page.goto(url("/sign-in"));
       await page.getByLabel("Email").fill(user.email);
       await page.getByLabel("Password").fill(user.password);
@@ -189,9 +194,9 @@ export async function startHarness(): Promise<Harness> {
       return { context, page, user };
     },
 
-    async newPage() {
+    async newPage(options = {}) {
       // bypassCSP lets checkA11y inject axe-core into pages served with the dashboard's strict CSP.
-      const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: "UTC", locale: "en-US", bypassCSP: true });
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: "UTC", locale: "en-US", bypassCSP: true, colorScheme: options.colorScheme ?? "light" });
       contexts.push(context);
       const page = await context.newPage();
       page.setDefaultTimeout(15_000);

@@ -27,9 +27,10 @@
  *   h.organization(name)           creates an organization; returns { name, id, token } (admin API token)
  *   h.workspace(org, name?, attrs?) creates a workspace (unique name by default)
  *   h.user(org, role, opts?)       a user with role viewer | operator | admin on the organization; { email, password, userId, displayName }
- *   h.signInAs(org, role | user)   new browser context, signs in through /sign-in (fills email and
- *                                  password, presses Sign in, waits for /runs); returns { context, page, user }
- *   h.newPage()                    a page in a fresh, signed-out context
+ *   h.signInAs(org, role | user, { colorScheme? })   new browser context (light by default; "dark" for
+ *                                  the dark tokens), signs in through /sign-in (fills email and password,
+ *                                  presses Sign in, waits to leave /sign-in); returns { context, page, user }
+ *   h.newPage({ colorScheme? })    a page in a fresh, signed-out context
  *   h.makeRun(org, state, opts?)   a real run in a fresh workspace (or opts.workspace), waited until in `state`:
  *       "plan_running"            a 4,000-resource plan caught while planning (cancel it with h.cancel(run) when done)
  *       "awaiting_approval"       basic config: 1 create, 0 destroys
