@@ -18,59 +18,38 @@ const RESOURCES = 5_000;
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
+// The in-page scripts are strings: tsx would wrap named inner functions in a helper the page lacks.
+const FIND = `const find = (root, selector) => { const direct = root.querySelector(selector); if (direct) return direct; for (const el of root.querySelectorAll("*")) { const found = el.shadowRoot ? find(el.shadowRoot, selector) : null; if (found) return found; } return null; };`;
+
 /** Clicks the Changes tab in the page and resolves with the ms until a row was painted. */
-function timeChangesTab(page: Page): Promise<number> {
-  return page.evaluate(
-    () =>
-      new Promise<number>((resolve, reject) => {
-        const find = (root: Document | ShadowRoot, selector: string): Element | null => {
-          const direct = root.querySelector(selector);
-          if (direct) return direct;
-          for (const el of root.querySelectorAll("*")) {
-            const found = el.shadowRoot ? find(el.shadowRoot, selector) : null;
-            if (found) return found;
-          }
-          return null;
-        };
-        const tab = find(document, "#tab-changes") as HTMLButtonElement | null;
-        if (!tab) return reject(new Error("no Changes tab"));
-        const start = performance.now();
-        tab.click();
-        const deadline = start + 30_000;
-        const poll = () => {
-          // The rows exist: the next frame paints them.
-          if (find(document, "ss-plan-changes") && find(document, '[role="listitem"]')) {
-            requestAnimationFrame(() => setTimeout(() => resolve(performance.now() - start), 0));
-            return;
-          }
-          if (performance.now() > deadline) return reject(new Error("no rows within 30 s"));
-          requestAnimationFrame(poll);
-        };
-        requestAnimationFrame(poll);
-      }),
-  );
+async function timeChangesTab(page: Page): Promise<number> {
+  return (await page.evaluate(`new Promise((resolve, reject) => {
+    ${FIND}
+    const tab = find(document, "#tab-changes");
+    if (!tab) return reject(new Error("no Changes tab"));
+    const start = performance.now();
+    tab.click();
+    const deadline = start + 30000;
+    const poll = () => {
+      // The rows exist: the next frame paints them.
+      if (find(document, '[role="listitem"]')) return requestAnimationFrame(() => setTimeout(() => resolve(performance.now() - start), 0));
+      if (performance.now() > deadline) return reject(new Error("no rows within 30 s"));
+      requestAnimationFrame(poll);
+    };
+    requestAnimationFrame(poll);
+  })`)) as number;
 }
 
 /** Paints the addresses as one <pre> in the page; resolves with the ms until that frame was painted. */
-function timePlainPre(page: Page, addresses: string[]): Promise<number> {
-  return page.evaluate(
-    (list) =>
-      new Promise<number>((resolve) => {
-        const start = performance.now();
-        const pre = document.createElement("pre");
-        pre.id = "bench-baseline";
-        pre.textContent = list.join("\n");
-        document.body.append(pre);
-        requestAnimationFrame(() =>
-          setTimeout(() => {
-            const took = performance.now() - start;
-            pre.remove();
-            resolve(took);
-          }, 0),
-        );
-      }),
-    addresses,
-  );
+async function timePlainPre(page: Page, addresses: string[]): Promise<number> {
+  return (await page.evaluate(`new Promise((resolve) => {
+    const list = ${JSON.stringify(addresses)};
+    const start = performance.now();
+    const pre = document.createElement("pre");
+    pre.textContent = list.join("\\n");
+    document.body.append(pre);
+    requestAnimationFrame(() => setTimeout(() => { const took = performance.now() - start; pre.remove(); resolve(took); }, 0));
+  })`)) as number;
 }
 
 const h = await startHarness();

@@ -355,10 +355,10 @@ test("5,000-resource Changes tab: truncation stated, a virtualized list, filters
   const detail = page.getByTestId("changes-detail");
   assert.match(await detail.innerText(), /inline_policy\[0\]\.policy\s+\(sensitive value\)\s+\(sensitive value\)/);
   assert.match(await detail.innerText(), /max_session_duration\s+changed\s+3600\s+7200/);
-  const everything = await page.evaluate(() => {
-    const walk = (root: Document | ShadowRoot): string => [...root.querySelectorAll("*")].map((el) => (el.shadowRoot ? walk(el.shadowRoot) : "") + (el.children.length === 0 ? el.textContent : "")).join(" ");
-    return walk(document);
-  });
+  // A string, not a function: tsx would wrap a named inner function in a helper the page lacks.
+  const everything = (await page.evaluate(
+    `(() => { const walk = (root) => [...root.querySelectorAll("*")].map((el) => (el.shadowRoot ? walk(el.shadowRoot) : "") + (el.children.length === 0 ? el.textContent : "")).join(" "); return walk(document); })()`,
+  )) as string;
   assert.not.ok(everything.includes(PLAN_SECRET), "no sensitive value reaches the page");
   await h.screenshot(page, "run-changes-detail");
   await h.cancel(org, run.id);
