@@ -1,6 +1,6 @@
-// Component tests of the run page (web/src/run/*.test.ts) in Debian's Chromium through
-// playwright-core: `npx web-test-runner --config web/web-test-runner.config.mjs` from the root,
-// or `npm run test:components -w web`. TypeScript (standard decorators) is compiled by esbuild.
+// Component tests of the dashboard (web/src/**/*.test.ts) in Debian's Chromium through
+// playwright-core: `npx web-test-runner --config web/web-test-runner.config.mjs` from the root
+// (npm test runs it through scripts/run-tests.mjs). TypeScript (standard decorators) is compiled by esbuild.
 import { esbuildPlugin } from "@web/dev-server-esbuild";
 import { playwrightLauncher } from "@web/test-runner-playwright";
 import { dirname, join } from "node:path";
@@ -11,7 +11,7 @@ const executablePath = process.env.STACKSHIP_CHROMIUM || "/usr/lib/chromium/chro
 
 export default {
   rootDir: join(web, ".."),
-  files: [join(web, "src/run/*.test.ts")],
+  files: [join(web, "src/**/*.test.ts")],
   nodeResolve: { exportConditions: ["browser", "development"] },
   plugins: [esbuildPlugin({ ts: true, target: "es2022", tsconfig: join(web, "tsconfig.json") })],
   browsers: [
