@@ -25,20 +25,28 @@ test("a signed-out deep link goes to sign-in, a wrong password is refused, the r
   await page.waitForURL((u) => u.pathname === "/sign-in");
   assert.is(new URL(page.url()).searchParams.get("next"), "/runs?status=applied");
   await page.getByRole("heading", { name: "Sign in to StackShip" }).waitFor();
-  assert.ok(await page.getByLabel("Email").evaluate((el) => el === document.activeElement || el.getRootNode() instanceof ShadowRoot), "the email field is there");
+  // Focus starts in the email field.
+  assert.is(await page.getByLabel("Email").evaluate((el) => (el.getRootNode() as ShadowRoot).activeElement === el), true);
   await h.screenshot(page, "sign-in");
   await h.checkA11y(page, "sign-in page");
 
-  await page.getByLabel("Email").fill(user.email);
-  await page.getByLabel("Password").fill("not the password at all");
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.keyboard.type(user.email);
+  await page.keyboard.press("Tab");
+  await page.keyboard.type("not the password at all");
+  await page.keyboard.press("Tab");
+  assert.is(await page.getByRole("button", { name: "Sign in" }).evaluate((el) => (el.getRootNode() as ShadowRoot).activeElement === el), true, "Tab reaches Sign in");
+  await page.keyboard.press("Enter");
   await page.getByRole("alert").filter({ hasText: "The email or password is not right." }).waitFor();
+  assert.is(await page.getByLabel("Password").evaluate((el) => (el.getRootNode() as ShadowRoot).activeElement === el), true, "focus returns to the password");
   assert.is(new URL(page.url()).pathname, "/sign-in", "still on sign-in");
   await h.screenshot(page, "sign-in-wrong-password");
   await h.checkA11y(page, "sign-in page with an error");
 
-  await page.getByLabel("Password").fill(user.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  // Keyboard only: the password field, then Enter.
+  await page.getByLabel("Password").focus();
+  await page.keyboard.press("Control+A");
+  await page.keyboard.type(user.password);
+  await page.keyboard.press("Enter");
   await page.waitForURL((u) => u.pathname === "/runs");
   assert.is(new URL(page.url()).search, "?status=applied", "back to exactly where they were going");
   await page.getByText("Vera Viewer").waitFor();
