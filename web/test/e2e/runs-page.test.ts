@@ -90,6 +90,7 @@ test("every listed run: message, id, workspace name, status in words, duration f
   assert.is(await dark.evaluate(() => getComputedStyle(document.querySelector("ss-app")!).backgroundColor), "rgb(16, 19, 23)");
   await h.screenshot(dark, "runs-page-dark");
   await h.checkA11y(dark, "runs page, dark");
+  await h.cancel(acme, running.run.id);
 });
 
 test("the free-text filter matches run id, message and workspace name; status and workspace filters narrow the loaded rows", async ({ h, acme, applied, awaiting, failed, running }) => {

@@ -86,7 +86,8 @@ export interface Harness {
 
 /** Configurations of the run states. */
 const CONFIGS = {
-  many: { "main.tf": 'resource "terraform_data" "many" {\n  count = 4000\n  input = count.index\n}\n' },
+  // Large enough that the plan is still running for a good while on a fast machine; cancel it when done.
+  many: { "main.tf": 'resource "terraform_data" "many" {\n  count = 10000\n  input = count.index\n}\n' },
   failing: {
     "main.tf": ["first", "second", "third"].map((name) => `resource "terraform_data" "${name}" {\n  input = tonumber("not-a-number-${name}")\n}\n`).join("\n"),
   },

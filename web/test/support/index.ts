@@ -32,7 +32,7 @@
  *                                  presses Sign in, waits to leave /sign-in); returns { context, page, user }
  *   h.newPage({ colorScheme? })    a page in a fresh, signed-out context
  *   h.makeRun(org, state, opts?)   a real run in a fresh workspace (or opts.workspace), waited until in `state`:
- *       "plan_running"            a 4,000-resource plan caught while planning (cancel it with h.cancel(run) when done)
+ *       "plan_running"            a 10,000-resource plan caught while planning (cancel it with h.cancel(run) when done)
  *       "awaiting_approval"       basic config: 1 create, 0 destroys
  *       "awaiting_approval_destroys"  an applied config, then a plan that destroys 1 and creates 1
  *       "discarded"               awaiting approval, then discarded with opts.reason (default "not this one")
