@@ -188,7 +188,11 @@ export class SsRunsPage extends LitElement {
     return html`<h1>Runs</h1>
       ${organization
         ? html`<p class="muted">Every run of <strong>${organization}</strong>, newest first.</p>`
-        : html`<p class="notice info" role="status">You are not a member of any organization yet. Ask an organization admin to add you.</p>`}
+        : html`<p class="notice info" role="status" id="no-organization">
+            ${this.session?.user.site_admin
+              ? html`No organization exists yet. Create one through the API (<code>POST /v1/organizations</code>, see the README), then reload.`
+              : "You are not a member of any organization yet. Ask an organization admin to add you."}
+          </p>`}
       ${organization ? this.renderBody() : nothing}`;
   }
 
