@@ -109,4 +109,19 @@ test("the organization switcher appears only for a person in several organizatio
   await page.getByRole("cell", { name: "beta-app" }).first().waitFor();
 });
 
+test("a person without any membership is told so after signing in, not shown an empty run history", async ({ h }) => {
+  const { createUser } = await import("../../../server/test/support/sessions.ts");
+  const loner = await createUser(h.server, { displayName: "Lonely Person" });
+  const { page } = await h.newPage();
+  await page.goto(h.url("/sign-in"));
+  await page.getByLabel("Email").fill(loner.email);
+  await page.getByLabel("Password").fill(loner.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL((u) => u.pathname === "/runs");
+  await page.getByText("You are not a member of any organization yet. Ask an organization admin to add you.").waitFor();
+  assert.is(await page.locator("#runs-empty").count(), 0);
+  await h.screenshot(page, "runs-page-no-organization");
+  await h.checkA11y(page, "runs page without an organization");
+});
+
 test.run();
