@@ -186,6 +186,14 @@ test("applied: the apply stage is expanded with the published state version; app
   assert.ok(await form.getByText("Downloaded.").isVisible());
 });
 
+test("dark colour scheme: the applied run page (ink console, badges, downloads) passes axe contrast", async ({ h, org, awaiting }) => {
+  const { page } = await h.signInAs(org, "admin", { colorScheme: "dark" });
+  await openRun(h, page, awaiting.run.id);
+  await page.getByTestId("state-version").waitFor();
+  await h.screenshot(page, "run-applied-dark");
+  await h.checkA11y(page, "applied, dark");
+});
+
 test("awaiting approval with destroys: Approve plan arms a confirmation restating the counts; nothing is sent until confirmed", async ({ h, org }) => {
   const { run } = await h.makeRun(org, "awaiting_approval_destroys");
   const { page } = await h.signInAs(org, "operator");
