@@ -78,7 +78,7 @@ function hasRego(dir) {
 }
 
 const results = [];
-const suites = [run("server and client (uvu)", join(root, "node_modules/.bin/uvu"), ["-r", "tsx", ".", filter, "-i", "node_modules", "-i", "generated", "-i", ".tools", "-i", ".stackship", "-i", "^web"], parseUvu)];
+const suites = [run("server and client (uvu)", join(root, "node_modules/.bin/uvu"), ["-r", "tsx", ".", filter, "-i", "node_modules", "-i", "generated", "-i", ".tools", "-i", ".stackship", "-i", "^web[\\\\/]"], parseUvu)];
 const e2e = testFiles("web/test/e2e", /\.test\.ts$/);
 const components = testFiles("web/src", /\.test\.ts$/);
 if ((e2e.length > 0 || components.length > 0) && !existsSync(CHROMIUM)) {
