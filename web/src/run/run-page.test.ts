@@ -98,6 +98,28 @@ describe("ss-run-page", () => {
     equal(server.count(`GET /v1/runs/${RUN_ID}/logs/plan`), 1, "read once, on first expansion");
   });
 
+  it("should keep a skipped stage neutral: no informational phase badge, a plain summary", async () => {
+    const el = await page(
+      withReview(
+        reviewFixture((r) => {
+          r.attributes.header.status = "errored";
+          r.attributes.available_actions = [];
+          Object.assign(r.attributes.stages.plan, { status: "failed", phase_status: "errored", summary: { state: "not_produced" } });
+          Object.assign(r.attributes.stages.policy, { status: "skipped", outcome: null, finished_at: null });
+          Object.assign(r.attributes.stages.approval, { status: "skipped", state: "not_reached", plan_digest: null });
+          Object.assign(r.attributes.stages.apply, { status: "skipped", phase_status: "pending" });
+        }),
+      ),
+    );
+    const apply = stage(el, "apply");
+    ok(apply.hasAttribute("skipped"));
+    equal(apply.querySelector("ss-phase-badge"), null, "no blue 'Apply pending' on a skipped stage");
+    equal(text(apply.querySelector('[slot="summary"]')), "Not applied");
+    equal(text(deep(stage(el, "policy"), '[data-testid="policy-summary"]')), "Not reached");
+    equal(text(deep(stage(el, "plan"), '[data-testid="plan-summary"]')), "No plan was produced");
+    equal(deep(stage(el, "plan"), "ss-phase-badge")!.getAttribute("status"), "errored");
+  });
+
   it("should expand the policy stage when its outcome is not pass, and a terminal applied run's last succeeded stage", async () => {
     const soft = await page(
       withReview(

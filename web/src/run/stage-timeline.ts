@@ -137,7 +137,7 @@ export class SsStageTimeline extends LitElement {
       data-testid="stage-policy"
     >
       <span slot="summary" class="summary" data-testid="policy-summary"
-        >${p.outcome === null ? html`<span class="quiet">No result yet</span>` : (words[p.outcome] ?? `Unknown outcome “${p.outcome}”`)}${p.findings.length
+        >${p.outcome === null ? html`<span class="quiet">${p.status === "skipped" ? "Not reached" : "No result yet"}</span>` : (words[p.outcome] ?? `Unknown outcome “${p.outcome}”`)}${p.findings.length
           ? html` · ${p.findings.length} ${p.findings.length === 1 ? "finding" : "findings"}`
           : nothing}</span
       >
@@ -175,7 +175,9 @@ export class SsStageTimeline extends LitElement {
       data-testid="stage-apply"
     >
       <span slot="summary" class="summary"
-        ><ss-phase-badge phase="apply" status=${a.phase_status}></ss-phase-badge>${v.state === "committed" ? html`<span>State serial ${v.serial}</span>` : nothing}</span
+        >${a.status === "skipped"
+          ? html`<span>Not applied</span>`
+          : html`<ss-phase-badge phase="apply" status=${a.phase_status}></ss-phase-badge>`}${v.state === "committed" ? html`<span>State serial ${v.serial}</span>` : nothing}</span
       >
       ${this.opened.has("apply")
         ? html`<ss-run-console run-id=${this.runId} phase="apply"></ss-run-console><ss-apply-evidence .apply=${a}></ss-apply-evidence>`
