@@ -30,6 +30,29 @@ describe("ss-plan-changes", () => {
     ok(rows(el).length < 60);
   });
 
+  it("should move through all 5,000 rows with the keyboard: one tab stop, arrows, End and Home", async () => {
+    const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, { status: 200, body: planDiffFixture(5000), contentType: "application/json" });
+    const el = await changes(server);
+    const stops = [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('[role="listitem"] button')].filter((b) => b.tabIndex === 0);
+    equal(stops.length, 1, "the list is one tab stop");
+    stops[0].focus();
+    const key = async (k: string) => {
+      (el.shadowRoot!.activeElement as HTMLElement).dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true, composed: true }));
+      await new Promise((r) => setTimeout(r, 30));
+      await el.updateComplete;
+    };
+    const focusedAddress = () => text((el.shadowRoot!.activeElement as HTMLElement).querySelector(".address"));
+    await key("ArrowDown");
+    equal(focusedAddress(), "terraform_data.item[1]");
+    await key("End");
+    equal(focusedAddress(), "terraform_data.item[4999]");
+    ok(rows(el).length < 60, "still virtualized");
+    await key("ArrowUp");
+    equal(focusedAddress(), "terraform_data.item[4998]");
+    await key("Home");
+    equal(focusedAddress(), "terraform_data.item[0]");
+  });
+
   it("should filter by action and by address", async () => {
     const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, { status: 200, body: planDiffFixture(5000), contentType: "application/json" });
     const el = await changes(server);

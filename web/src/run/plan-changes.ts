@@ -44,6 +44,8 @@ export class SsPlanChanges extends LitElement {
   @state() accessor selected: number | null = null;
   @state() accessor listScrollTop = 0;
   @state() accessor viewportHeight = 384;
+  /** The row (position in the filtered list) that holds the list's single tab stop. */
+  @state() accessor focusPosition = 0;
 
   private filteredCache: { resources: readonly PlanDiffResource[]; key: string; rows: number[] } | null = null;
 
@@ -58,6 +60,7 @@ export class SsPlanChanges extends LitElement {
   protected override willUpdate(changed: PropertyValues<this>) {
     if (changed.has("actionFilter") || changed.has("addressFilter")) {
       this.listScrollTop = 0;
+      this.focusPosition = 0;
       const viewport = this.renderRoot.querySelector(".viewport");
       if (viewport) viewport.scrollTop = 0;
     }
@@ -109,6 +112,8 @@ export class SsPlanChanges extends LitElement {
     const first = Math.max(0, Math.floor(this.listScrollTop / ROW_HEIGHT) - OVERSCAN);
     const last = Math.min(rows.length, Math.ceil((this.listScrollTop + this.viewportHeight) / ROW_HEIGHT) + OVERSCAN);
     const visible = rows.slice(first, last);
+    // The single tab stop stays inside the rendered window, even after the list was scrolled away from it.
+    const tabStop = this.focusPosition >= first && this.focusPosition < last ? this.focusPosition : first;
     const selected = this.selected !== null ? resources[this.selected] : undefined;
     return html`<div class="notes">
         <p class="muted">
@@ -137,8 +142,14 @@ export class SsPlanChanges extends LitElement {
       ${rows.length === 0
         ? html`<p class="notice" data-testid="changes-empty">${resources.length === 0 ? "This plan changes no resources." : "No resource matches these filters."}</p>`
         : html`<div class="viewport" @scroll=${this.onScroll} tabindex="-1" data-testid="changes-viewport">
-            <div class="rows" role="list" aria-label="Changed resources" style="height:${rows.length * ROW_HEIGHT}px">
-              ${visible.map((index, offset) => this.renderRow(resources[index], index, first + offset, rows.length))}
+            <div
+              class="rows"
+              role="list"
+              aria-label="Changed resources (arrow keys move between rows)"
+              style="height:${rows.length * ROW_HEIGHT}px"
+              @keydown=${(e: KeyboardEvent) => this.onRowKeydown(e, rows.length)}
+            >
+              ${visible.map((index, offset) => this.renderRow(resources[index], index, first + offset, rows.length, tabStop))}
             </div>
           </div>`}
       ${selected ? this.renderDetail(selected) : nothing}`;
@@ -155,10 +166,16 @@ export class SsPlanChanges extends LitElement {
     </p>`;
   }
 
-  private renderRow(r: PlanDiffResource, index: number, position: number, total: number) {
+  private renderRow(r: PlanDiffResource, index: number, position: number, total: number, tabStop: number) {
     const action = known(PLAN_CHANGE_ACTIONS, r.action);
-    return html`<div class="row" role="listitem" aria-setsize=${total} aria-posinset=${position + 1} style="top:${position * ROW_HEIGHT}px">
-      <button type="button" aria-pressed=${this.selected === index ? "true" : "false"} @click=${() => (this.selected = this.selected === index ? null : index)}>
+    return html`<div class="row" role="listitem" aria-setsize=${total} aria-posinset=${position + 1} data-pos=${position} style="top:${position * ROW_HEIGHT}px">
+      <button
+        type="button"
+        tabindex=${position === tabStop ? "0" : "-1"}
+        aria-pressed=${this.selected === index ? "true" : "false"}
+        @focus=${() => (this.focusPosition = position)}
+        @click=${() => (this.selected = this.selected === index ? null : index)}
+      >
         <span class="action a-${action ?? "unknown"}">${action ? ACTION_LABELS[action] : `unknown action “${r.action}”`}</span>
         <span class="address" title=${r.address}>${r.address}</span>
         <span class="provider">${r.provider ?? "provider not recorded"}</span>
@@ -211,6 +228,29 @@ export class SsPlanChanges extends LitElement {
 
   private leaf(leaf: Leaf) {
     return leaf.kind === "value" || leaf.kind === "absent" ? leafText(leaf) : html`<span class="marker">${leafText(leaf)}</span>`;
+  }
+
+  /** Roving focus over the virtualized rows: the row is scrolled into the rendered window, then focused. */
+  private async onRowKeydown(event: KeyboardEvent, total: number) {
+    const page = Math.max(1, Math.floor(this.viewportHeight / ROW_HEIGHT) - 1);
+    const moves: Record<string, number> = { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page };
+    let next: number;
+    if (event.key in moves) next = this.focusPosition + moves[event.key];
+    else if (event.key === "Home") next = 0;
+    else if (event.key === "End") next = total - 1;
+    else return;
+    event.preventDefault();
+    next = Math.max(0, Math.min(total - 1, next));
+    const viewport = this.renderRoot.querySelector<HTMLElement>(".viewport");
+    if (viewport) {
+      const top = next * ROW_HEIGHT;
+      if (top < viewport.scrollTop) viewport.scrollTop = top;
+      else if (top + ROW_HEIGHT > viewport.scrollTop + viewport.clientHeight) viewport.scrollTop = top + ROW_HEIGHT - viewport.clientHeight;
+      this.listScrollTop = viewport.scrollTop;
+    }
+    this.focusPosition = next;
+    await this.updateComplete;
+    this.renderRoot.querySelector<HTMLButtonElement>(`[data-pos="${next}"] button`)?.focus();
   }
 
   private scrollFrame = 0;
