@@ -4,6 +4,7 @@
  * as an explicit error state by the caller, never mapped to the nearest known one.
  */
 import type { RunReview, PlanDiffResource } from "@stackship/client";
+import { RUN_STATUSES, RUN_STATUS_LABELS as APP_STATUS_LABELS, TERMINAL_RUN_STATUSES as APP_TERMINAL } from "../app/closed-sets.ts";
 
 export type Review = RunReview;
 export type ReviewAttributes = RunReview["attributes"];
@@ -20,29 +21,28 @@ export type DownloadItem = Extract<NonNullable<Downloads>, { state: "permitted" 
 export type Action = ReviewAttributes["available_actions"][number];
 export type { PlanDiffResource };
 
-export const PLAN_PHASE_STATUSES = ["pending", "running", "finished", "errored", "canceled"] as const;
-export const APPLY_PHASE_STATUSES = ["pending", "running", "finished", "errored", "canceled", "interrupted"] as const;
-export const STAGE_STATUSES = ["pending", "running", "succeeded", "failed", "skipped", "waiting"] as const;
-export const RUN_STATUSES = [
-  "pending",
-  "planning",
-  "policy_checking",
-  "policy_soft_failed",
-  "awaiting_approval",
-  "applying",
-  "applied",
-  "planned_and_finished",
-  "discarded",
-  "canceled",
-  "errored",
-  "expired",
-  "plan_credentials_required",
-  "needs_recovery",
-] as const;
-export const TERMINAL_RUN_STATUSES = ["applied", "planned_and_finished", "discarded", "canceled", "errored", "expired", "plan_credentials_required"] as const;
-export const RUN_KINDS = ["plan_and_apply", "speculative"] as const;
-export const APPROVAL_STATES = ["not_reached", "not_required", "awaiting", "approved", "discarded", "expired", "canceled", "not_recorded"] as const;
-export const PLAN_CHANGE_ACTIONS = ["create", "update", "delete", "replace", "forget", "forget_replace", "unknown"] as const;
+export const PLAN_PHASE_STATUSES = ["pending", "running", "finished", "errored", "canceled"] as const satisfies readonly PlanStage["phase_status"][];
+export const APPLY_PHASE_STATUSES = ["pending", "running", "finished", "errored", "canceled", "interrupted"] as const satisfies readonly ApplyStage["phase_status"][];
+export const STAGE_STATUSES = ["pending", "running", "succeeded", "failed", "skipped", "waiting"] as const satisfies readonly PlanStage["status"][];
+/** The run statuses, their words and the terminal ones: one list for the whole dashboard (app/closed-sets.ts). */
+export { RUN_STATUSES };
+export const TERMINAL_RUN_STATUSES = [...APP_TERMINAL];
+export const RUN_KINDS = ["plan_and_apply", "speculative"] as const satisfies readonly Header["kind"][];
+export const APPROVAL_STATES = ["not_reached", "not_required", "awaiting", "approved", "discarded", "expired", "canceled", "not_recorded"] as const satisfies readonly ApprovalStage["state"][];
+export const PLAN_CHANGE_ACTIONS = ["create", "update", "delete", "replace", "forget", "forget_replace", "unknown"] as const satisfies readonly PlanDiffResource["action"][];
+
+// Each list above names every value the generated types allow (and, by `satisfies`, nothing else):
+// a value added to the spec fails this type check until the page knows how to show it.
+type Exhaustive<Listed, All> = [Exclude<All, Listed>] extends [never] ? true : { missing: Exclude<All, Listed> };
+const complete: [
+  Exhaustive<(typeof PLAN_PHASE_STATUSES)[number], PlanStage["phase_status"]>,
+  Exhaustive<(typeof APPLY_PHASE_STATUSES)[number], ApplyStage["phase_status"]>,
+  Exhaustive<(typeof STAGE_STATUSES)[number], PlanStage["status"]>,
+  Exhaustive<(typeof RUN_KINDS)[number], Header["kind"]>,
+  Exhaustive<(typeof APPROVAL_STATES)[number], ApprovalStage["state"]>,
+  Exhaustive<(typeof PLAN_CHANGE_ACTIONS)[number], PlanDiffResource["action"]>,
+] = [true, true, true, true, true, true];
+void complete;
 
 export type PhaseStatus = (typeof APPLY_PHASE_STATUSES)[number];
 export type StageStatus = (typeof STAGE_STATUSES)[number];
@@ -60,41 +60,11 @@ export function isTerminal(status: string): boolean {
 }
 
 /** Human words for a run status. */
-export const RUN_STATUS_LABELS: Record<RunStatus, string> = {
-  pending: "Pending",
-  planning: "Planning",
-  policy_checking: "Checking policy",
-  policy_soft_failed: "Policy soft-failed",
-  awaiting_approval: "Awaiting approval",
-  applying: "Applying",
-  applied: "Applied",
-  planned_and_finished: "Planned and finished",
-  discarded: "Discarded",
-  canceled: "Canceled",
-  errored: "Errored",
-  expired: "Expired",
-  plan_credentials_required: "Plan credentials required",
-  needs_recovery: "Needs recovery",
-};
+export const RUN_STATUS_LABELS = Object.fromEntries(RUN_STATUSES.map((status) => [status, APP_STATUS_LABELS[status].label])) as Record<RunStatus, string>;
 
 /** The tone of a run status badge. */
 export type Tone = "info" | "success" | "attention" | "danger" | "neutral";
-export const RUN_STATUS_TONES: Record<RunStatus, Tone> = {
-  pending: "info",
-  planning: "info",
-  policy_checking: "info",
-  policy_soft_failed: "attention",
-  awaiting_approval: "attention",
-  applying: "info",
-  applied: "success",
-  planned_and_finished: "success",
-  discarded: "neutral",
-  canceled: "attention",
-  errored: "danger",
-  expired: "neutral",
-  plan_credentials_required: "attention",
-  needs_recovery: "danger",
-};
+export const RUN_STATUS_TONES = Object.fromEntries(RUN_STATUSES.map((status) => [status, APP_STATUS_LABELS[status].intent])) as Record<RunStatus, Tone>;
 
 /** Phase badge tones, exactly as the product description assigns them. */
 export const PHASE_TONES: Record<PhaseStatus, Tone> = {
