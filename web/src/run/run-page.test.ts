@@ -43,7 +43,7 @@ describe("ss-run-page", () => {
         }),
       ),
     );
-    const order = [...el.shadowRoot!.querySelector(".page")!.children].map((c) => c.tagName.toLowerCase());
+    const order = [...el.shadowRoot!.querySelector(".page")!.children].filter((c) => c.tagName !== "P").map((c) => c.tagName.toLowerCase());
     equal(order, ["ss-run-header", "ss-terminal-reason", "ss-attention-strip", "ss-stage-timeline", "ss-run-downloads"]);
     const header = deep(el, "ss-run-header")!;
     const h = text(header);
@@ -198,7 +198,7 @@ describe("ss-run-page", () => {
         }),
       ),
     );
-    const order = [...el.shadowRoot!.querySelector(".page")!.children].map((c) => c.tagName.toLowerCase());
+    const order = [...el.shadowRoot!.querySelector(".page")!.children].filter((c) => c.tagName !== "P").map((c) => c.tagName.toLowerCase());
     equal(order.slice(0, 3), ["ss-run-header", "ss-terminal-reason", "ss-guidance-strip"]);
     const strip = deep(el, '[data-testid="guidance-strip"]')!;
     match(text(strip), /A new run starts from a push to the tracked branch or from the CLI\./);

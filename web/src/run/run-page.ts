@@ -6,6 +6,7 @@ import { customElement, property, state } from "lit/decorators.js";
 import { apiContext } from "../app/context.ts";
 import { base } from "../ui/tokens.ts";
 import { RequestFailed, asFailure, unwrap } from "./api-result.ts";
+import type { RunActionDoneDetail } from "./events.ts";
 import { isTerminal, type Review } from "./review-model.ts";
 import { runPageStyles } from "./run-page.styles.ts";
 import "./attention-strip.ts";
@@ -15,6 +16,15 @@ import "./run-downloads.ts";
 import "./run-header.ts";
 import "./stage-timeline.ts";
 import "./terminal-reason.ts";
+
+const ANNOUNCEMENTS: Record<RunActionDoneDetail["action"], string> = {
+  approve: "Plan approved. The apply starts shortly.",
+  discard: "Run discarded.",
+  cancel: "Cancel requested.",
+  override: "Policy override recorded.",
+  recover: "Recovery resolved.",
+  resolve: "Recovery resolved.",
+};
 
 /** How often the review is read again while the run is not terminal (no live socket yet). */
 export const REVIEW_POLL_MS = 3000;
@@ -43,6 +53,8 @@ export class SsRunPage extends LitElement {
   @state() accessor review: Review | null = null;
   @state() accessor now = Date.now();
   @state() private accessor generation = 0;
+  /** What the last action did, announced politely (focus is not moved: the control that had it may be gone). */
+  @state() accessor announcement = "";
 
   private pollTimer: ReturnType<typeof setTimeout> | undefined;
   private tickTimer: ReturnType<typeof setInterval> | undefined;
@@ -110,7 +122,8 @@ export class SsRunPage extends LitElement {
       if (status === TaskStatus.ERROR) return html`<div class="page">${this.renderUnavailable(asFailure(this.reviewTask.error))}</div>`;
       return html`<div class="page"><p class="muted" role="status" data-testid="run-loading">Loading the run…</p></div>`;
     }
-    return html`<div class="page" @ss-run-action-done=${() => this.refresh()} @ss-run-refresh=${() => this.refresh()}>
+    return html`<div class="page" @ss-run-action-done=${this.onActionDone} @ss-run-refresh=${() => this.refresh()}>
+      <p class="visually-hidden" role="status" data-testid="run-announcement">${this.announcement}</p>
       ${status === TaskStatus.ERROR
         ? html`<p class="notice attention stale" role="status" data-testid="review-stale">
             The latest read of this run failed (${asFailure(this.reviewTask.error).detail}); what you see may be stale.
@@ -119,6 +132,11 @@ export class SsRunPage extends LitElement {
         : nothing}
       ${this.renderReview(review)}
     </div>`;
+  }
+
+  private onActionDone(event: CustomEvent<RunActionDoneDetail>) {
+    this.announcement = ANNOUNCEMENTS[event.detail.action];
+    this.refresh();
   }
 
   private renderUnavailable(error: RequestFailed) {

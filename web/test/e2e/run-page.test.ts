@@ -144,6 +144,7 @@ test("awaiting approval without destroys: the Changes tab lists the resource; ke
   assert.ok(found, "Approve plan is reachable with Tab");
   await page.keyboard.press("Enter");
   await page.getByTestId("attention-strip").waitFor({ state: "detached" });
+  assert.is(await page.getByRole("status").filter({ hasText: "Plan approved. The apply starts shortly." }).count(), 1, "the outcome is announced");
   assert.is(await page.getByTestId("approve-confirmation").count(), 0, "no confirmation for a plan without destroys");
   const applied = await h.waitForStatus(org, run.id, ["applied", "errored", "needs_recovery"]);
   assert.is(applied.attributes.status, "applied");
