@@ -2,7 +2,7 @@
 import type { Validator } from "./v1/validators.gen.js";
 
 /** What an operation's x-stackship-permission may say (server/src/domain/authorization.ts). */
-export type OperationRequirement = "none" | "session" | "site:admin" | "org:admin" | "workspace:read" | "workspace:write" | "workspace:delete" | "run:read" | "run:create" | "run:approve" | "run:cancel" | "run:recover" | "policy:override_soft" | "artifact:read" | "artifact:read_sensitive" | "state:read" | "state:recover";
+export type OperationRequirement = "none" | "authenticated" | "session" | "site:admin" | "org:admin" | "workspace:read" | "workspace:write" | "workspace:delete" | "run:read" | "run:create" | "run:approve" | "run:cancel" | "run:recover" | "policy:override_soft" | "artifact:read" | "artifact:read_sensitive" | "state:read" | "state:recover";
 
 /** One operation as the server's router sees it. */
 export interface OperationDescriptor {

@@ -1,5 +1,9 @@
 // Runs every test suite and prints one closing line `N passed, N failed` (CI reads it).
 // uvu has no "Failed:" line and exits 0 when nothing matched, so both are handled here.
+// Three processes run side by side: the server and client uvu run (streamed), the dashboard's
+// browser end-to-end scenarios (uvu over web/test/e2e, Chromium through playwright-core) and the
+// dashboard's component tests (@web/test-runner over web/src/**/*.test.ts); the browser suites'
+// output is printed when each finishes. The optional argument filters every suite by file path.
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join, dirname } from "node:path";
@@ -8,22 +12,50 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const filter = process.argv[2] ?? "\\.test\\.ts$";
 
-function run(label, command, args, parse) {
+function run(label, command, args, parse, { stream = true } = {}) {
   return new Promise((resolve) => {
-    process.stdout.write(`\n[test] ${label}: ${command} ${args.join(" ")}\n`);
+    const banner = `\n[test] ${label}: ${command} ${args.join(" ")}\n`;
+    if (stream) process.stdout.write(banner);
+    else process.stdout.write(`\n[test] ${label}: started (output follows when it ends)\n`);
     const child = spawn(command, args, { cwd: root, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout.on("data", (chunk) => {
       output += chunk;
-      process.stdout.write(chunk);
+      if (stream) process.stdout.write(chunk);
     });
     child.stderr.on("data", (chunk) => {
       output += chunk;
-      process.stderr.write(chunk);
+      if (stream) process.stderr.write(chunk);
     });
-    child.on("close", (code) => resolve(parse(output, code ?? 1)));
+    child.on("close", (code) => {
+      if (!stream) process.stdout.write(`${banner}${output}\n[test] ${label}: done\n`);
+      resolve(parse(output, code ?? 1));
+    });
   });
 }
+
+/** Test files under `dir` (relative to the root) whose path matches `pattern` and the filter. */
+function testFiles(dir, pattern) {
+  const base = join(root, dir);
+  if (!existsSync(base)) return [];
+  const filterRe = new RegExp(filter, "i");
+  return readdirSync(base, { recursive: true })
+    .map((file) => join(dir, String(file)).split("\\").join("/"))
+    .filter((file) => pattern.test(file) && filterRe.test(file))
+    .sort();
+}
+
+/** @web/test-runner's summary: the last "N passed, N failed" it printed. */
+function parseWtr(output, code) {
+  const matches = [...output.matchAll(/(\d+) passed, (\d+) failed/g)];
+  const last = matches.at(-1);
+  if (!last) return { passed: 0, failed: 1, skipped: 0, note: `@web/test-runner exited ${code} without a summary` };
+  const passed = Number(last[1]);
+  const failed = Number(last[2]);
+  return { passed, failed: failed + (code !== 0 && failed === 0 ? 1 : 0), skipped: 0 };
+}
+
+const CHROMIUM = process.env.STACKSHIP_CHROMIUM || "/usr/lib/chromium/chromium";
 
 function parseUvu(output, code) {
   const number = (name) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(output)?.[1] ?? NaN);
@@ -46,7 +78,21 @@ function hasRego(dir) {
 }
 
 const results = [];
-results.push(await run("server and client (uvu)", join(root, "node_modules/.bin/uvu"), ["-r", "tsx", ".", filter, "-i", "node_modules", "-i", "generated", "-i", ".tools", "-i", ".stackship"], parseUvu));
+const suites = [run("server and client (uvu)", join(root, "node_modules/.bin/uvu"), ["-r", "tsx", ".", filter, "-i", "node_modules", "-i", "generated", "-i", ".tools", "-i", ".stackship", "-i", "^web[\\\\/]"], parseUvu)];
+const e2e = testFiles("web/test/e2e", /\.test\.ts$/);
+const components = testFiles("web/src", /\.test\.ts$/);
+if ((e2e.length > 0 || components.length > 0) && !existsSync(CHROMIUM)) {
+  results.push({ passed: 0, failed: 1, skipped: 0, note: `Chromium is not at ${CHROMIUM} (apt-get install chromium, or set STACKSHIP_CHROMIUM): the dashboard's browser suites could not run` });
+} else {
+  if (e2e.length > 0) {
+    const names = e2e.map((file) => file.slice("web/test/e2e/".length).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    suites.push(run("dashboard end-to-end (uvu + Chromium)", join(root, "node_modules/.bin/uvu"), ["-r", "tsx", "web/test/e2e", `^(${names.join("|")})$`], parseUvu, { stream: false }));
+  }
+  if (components.length > 0) {
+    suites.push(run("dashboard components (@web/test-runner + Chromium)", join(root, "node_modules/.bin/web-test-runner"), ["--config", "web/web-test-runner.config.mjs", "--static-logging", ...components], parseWtr, { stream: false }));
+  }
+}
+results.push(...(await Promise.all(suites)));
 const opa = join(root, ".tools/bin/opa");
 if (hasRego(join(root, "policies")) && existsSync(opa)) {
   results.push(await run("policies (opa test)", opa, ["test", "policies/", "-v"], parseOpa));

@@ -76,6 +76,12 @@ export type Handlers<Ctx> = {
     body: Uint8Array;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["receiveGithubWebhook"]["responses"][200]["content"]["application/vnd.api+json"]> | HandlerResult<202, Ops["receiveGithubWebhook"]["responses"][202]["content"]["application/vnd.api+json"]>>;
+  listOrganizations: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listOrganizations"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   createOrganization: (input: {
     path: Record<string, never>;
     query: Record<string, never>;
@@ -310,6 +316,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<204, undefined>>;
+  getWorkspaceStateSummary: (input: {
+    path: NonNullable<Ops["getWorkspaceStateSummary"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getWorkspaceStateSummary"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   listVariables: (input: {
     path: NonNullable<Ops["listVariables"]["parameters"]["path"]>;
     query: Record<string, never>;

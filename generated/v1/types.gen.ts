@@ -206,7 +206,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The organizations the caller belongs to
+         * @description For a dashboard session, the organizations in which the person holds a membership (at the organization, a project or a workspace), or every organization for a deployment administrator; for an organization token or a run token, its own organization. Ordered by name. The dashboard's organization switcher reads this.
+         */
+        get: operations["listOrganizations"];
         put?: never;
         /** Create an organization (deployment administrators only) */
         post: operations["createOrganization"];
@@ -833,6 +837,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workspaces/{workspace_id}/state-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The workspace's published state versions (metadata only) and its lock
+         * @description The published (finalized) state versions of the workspace, newest serial first, at most 100 with an explicit truncation flag; which one is current; and who holds the workspace lock. Metadata only: serial, publication time, SHA-256 digest, size and the run that published it, never state bytes or outputs. The dashboard's workspace state page and overview read this.
+         */
+        get: operations["getWorkspaceStateSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspaces/{workspace_id}/variables": {
         parameters: {
             query?: never;
@@ -1155,6 +1181,9 @@ export interface components {
             data: components["schemas"]["Organization"];
         };
         OrganizationId: string;
+        OrganizationListDocument: {
+            data: components["schemas"]["Organization"][];
+        };
         /**
          * @description 1 to 40 characters of letters, digits, `-` and `_`, starting with a letter or digit.
          * @example acme
@@ -2205,6 +2234,37 @@ export interface components {
         WorkspaceListDocument: {
             data: components["schemas"]["Workspace"][];
         };
+        WorkspaceStateSummaryDocument: {
+            data: {
+                attributes: {
+                    /** @description The newest published state version; null before the first apply published one. */
+                    current_state_version_id: null | string;
+                    /** @description Who holds the workspace lock; null when it is free. */
+                    lock: null | {
+                        holder_id: string;
+                        /** @enum {string} */
+                        holder_kind: "run" | "user";
+                        locked_at: components["schemas"]["Timestamp"];
+                        reason: string;
+                    };
+                    /** @description Published state versions, newest serial first. */
+                    state_versions: {
+                        digest: components["schemas"]["Sha256"];
+                        id: string;
+                        published_at: components["schemas"]["Timestamp"];
+                        /** @description The run whose apply published it; null for state written outside a run. */
+                        run_id: null | components["schemas"]["RunId"];
+                        serial: number;
+                        size_bytes: number;
+                    }[];
+                    /** @description True when older published versions exist beyond the 100 listed. */
+                    truncated: boolean;
+                };
+                id: components["schemas"]["WorkspaceId"];
+                /** @constant */
+                type: "workspace-state-summaries";
+            };
+        };
         WorkspaceUpdateDocument: {
             data: {
                 attributes: {
@@ -2618,6 +2678,28 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             413: components["responses"]["TooLarge"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    listOrganizations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's organizations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["OrganizationListDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
         };
     };
     createOrganization: {
@@ -3765,6 +3847,31 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    getWorkspaceStateSummary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The state summary. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["WorkspaceStateSummaryDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
             404: components["responses"]["NotFound"];
         };
     };

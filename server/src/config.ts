@@ -33,6 +33,8 @@ export interface Config {
   liveSocketsPerSession: number;
   /** The GitHub App source pipeline: `on` with the App's settings, or `off` with the reason. */
   github: GitHubAppSettings;
+  /** The built dashboard (web/dist: index.html and hashed assets), served at `/`. */
+  dashboardDir: string;
 }
 
 /** The GitHub App's settings (STACKSHIP_GITHUB_*); the pipeline is off unless all are set. */
@@ -146,6 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadInspectionQueue: nonNegative(env.STACKSHIP_UPLOAD_INSPECTION_QUEUE, 8, "STACKSHIP_UPLOAD_INSPECTION_QUEUE"),
     github: githubSettings(env),
     liveSocketsPerSession: positive(env.STACKSHIP_LIVE_SOCKETS_PER_SESSION, DEFAULT_LIVE_SOCKETS_PER_SESSION, "STACKSHIP_LIVE_SOCKETS_PER_SESSION"),
+    dashboardDir: join(REPO_ROOT, "web/dist"),
   };
 }
 

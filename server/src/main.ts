@@ -70,7 +70,8 @@ async function main() {
   const tokenExpr = bootstrap.file ? `$(cat ${bootstrap.file})` : "$STACKSHIP_BOOTSTRAP_TOKEN";
   say(`  curl -s -X POST ${url}/v1/organizations -H "Authorization: Bearer ${tokenExpr}" -H 'Content-Type: application/vnd.api+json' -d '{"data":{"type":"organizations","attributes":{"name":"acme"}}}'`);
   say(`  curl -s -X POST ${url}/v1/organizations/acme/tokens -H "Authorization: Bearer ${tokenExpr}" -H 'Content-Type: application/vnd.api+json' -d '{"data":{"type":"tokens","attributes":{"role":"admin"}}}'`);
-  if (config.bootstrapAdmin) say(`sign in as ${config.bootstrapAdmin.email}: POST ${url}/v1/auth/sessions {"data":{"type":"sessions","attributes":{"email":…,"password":…}}}`);
+  say(`dashboard: ${url}/  (sign in with a user's email and password)`);
+  if (config.bootstrapAdmin) say(`sign in as ${config.bootstrapAdmin.email} (a deployment administrator: sees every organization), in the dashboard or with POST ${url}/v1/auth/sessions`);
   else say("no administrator user yet: set STACKSHIP_BOOTSTRAP_ADMIN_EMAIL and STACKSHIP_BOOTSTRAP_ADMIN_PASSWORD to create one on start");
   if (https) printCloudInstructions(https.port, https.bundleFile, tokenExpr);
   const stop = async (signal: string) => {

@@ -10,21 +10,12 @@ export type Health = {
     version: string;
 };
 
+export type OrganizationId = string;
+
 /**
  * 1 to 40 characters of letters, digits, `-` and `_`, starting with a letter or digit.
  */
 export type OrganizationName = string;
-
-export type OrganizationCreateDocument = {
-    data: {
-        type: 'organizations';
-        attributes: {
-            name: OrganizationName;
-        };
-    };
-};
-
-export type OrganizationId = string;
 
 /**
  * ISO 8601 UTC with milliseconds and a literal Z.
@@ -46,8 +37,8 @@ export type Organization = {
     links: Links;
 };
 
-export type OrganizationDocument = {
-    data: Organization;
+export type OrganizationListDocument = {
+    data: Array<Organization>;
 };
 
 export type ErrorObject = {
@@ -80,6 +71,19 @@ export type ErrorObject = {
 
 export type ErrorDocument = {
     errors: Array<ErrorObject>;
+};
+
+export type OrganizationCreateDocument = {
+    data: {
+        type: 'organizations';
+        attributes: {
+            name: OrganizationName;
+        };
+    };
+};
+
+export type OrganizationDocument = {
+    data: Organization;
 };
 
 export type TokenCreateDocument = {
@@ -760,6 +764,46 @@ export type JsonWebKeySet = {
         n: string;
         e: string;
     }>;
+};
+
+export type WorkspaceStateSummaryDocument = {
+    data: {
+        type: 'workspace-state-summaries';
+        id: WorkspaceId;
+        attributes: {
+            /**
+             * The newest published state version; null before the first apply published one.
+             */
+            current_state_version_id: null | string;
+            /**
+             * Published state versions, newest serial first.
+             */
+            state_versions: Array<{
+                id: string;
+                serial: number;
+                /**
+                 * The run whose apply published it; null for state written outside a run.
+                 */
+                run_id: null | RunId;
+                published_at: Timestamp;
+                digest: Sha256;
+                size_bytes: number;
+            }>;
+            /**
+             * True when older published versions exist beyond the 100 listed.
+             */
+            truncated: boolean;
+            /**
+             * Who holds the workspace lock; null when it is free.
+             */
+            lock: null | {
+                holder_kind: 'run' | 'user';
+                holder_id: string;
+                reason: string;
+                locked_at: Timestamp;
+            };
+        };
+    };
 };
 
 export type RunApprovalDocument = {
@@ -1572,6 +1616,35 @@ export type GetHealthResponses = {
 };
 
 export type GetHealthResponse = GetHealthResponses[keyof GetHealthResponses];
+
+export type ListOrganizationsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/organizations';
+};
+
+export type ListOrganizationsErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+};
+
+export type ListOrganizationsError = ListOrganizationsErrors[keyof ListOrganizationsErrors];
+
+export type ListOrganizationsResponses = {
+    /**
+     * The caller's organizations.
+     */
+    200: OrganizationListDocument;
+};
+
+export type ListOrganizationsResponse = ListOrganizationsResponses[keyof ListOrganizationsResponses];
 
 export type CreateOrganizationData = {
     body: OrganizationCreateDocument;
@@ -2707,6 +2780,41 @@ export type GetJsonWebKeySetResponses = {
 };
 
 export type GetJsonWebKeySetResponse = GetJsonWebKeySetResponses[keyof GetJsonWebKeySetResponses];
+
+export type GetWorkspaceStateSummaryData = {
+    body?: never;
+    path: {
+        workspace_id: WorkspaceId;
+    };
+    query?: never;
+    url: '/v1/workspaces/{workspace_id}/state-summary';
+};
+
+export type GetWorkspaceStateSummaryErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type GetWorkspaceStateSummaryError = GetWorkspaceStateSummaryErrors[keyof GetWorkspaceStateSummaryErrors];
+
+export type GetWorkspaceStateSummaryResponses = {
+    /**
+     * The state summary.
+     */
+    200: WorkspaceStateSummaryDocument;
+};
+
+export type GetWorkspaceStateSummaryResponse = GetWorkspaceStateSummaryResponses[keyof GetWorkspaceStateSummaryResponses];
 
 export type GetConfigurationVersionData = {
     body?: never;

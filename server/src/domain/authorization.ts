@@ -109,9 +109,10 @@ export function holdsAnywhere(principal: PrincipalLike, permission: Permission):
 
 /**
  * What an operation's `x-stackship-permission` may say: a permission, `session` (a signed-in
- * dashboard session), `site:admin` (a deployment administrator), or `none` (no authentication).
+ * dashboard session), `site:admin` (a deployment administrator), `authenticated` (any caller who
+ * authenticated; the handler shows only what that caller may see), or `none` (no authentication).
  */
-export const OPERATION_REQUIREMENTS = ['none', 'session', 'site:admin', ...PERMISSIONS] as const;
+export const OPERATION_REQUIREMENTS = ['none', 'authenticated', 'session', 'site:admin', ...PERMISSIONS] as const;
 /** An operation's `x-stackship-permission`. */
 export type OperationRequirement = (typeof OPERATION_REQUIREMENTS)[number];
 

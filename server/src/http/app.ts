@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { OperationDescriptor, OperationTable } from "../../../generated/operation-table.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Services } from "../services.ts";
+import { serveDashboard } from "./dashboard.ts";
 import { lenderOf } from "./lent-chunks.ts";
 import { SESSION_COOKIE } from "../domain/sessions.ts";
 import { authenticate } from "./middleware/authenticate.ts";
@@ -201,6 +202,8 @@ export function buildApp(services: Services, surfaces: SurfaceBinding[]): Koa {
   for (const surface of surfaces) for (const op of surface.operations) bindOperation(router, surface, op, services);
   app.use(router.routes());
   app.use(async (ctx) => {
+    // The dashboard's pages and hashed assets (never under the API prefixes).
+    if (services.config.dashboardDir && serveDashboard(ctx, services.config.dashboardDir)) return;
     const surface = surfaces.find((s) => ctx.path.startsWith(s.prefix));
     ctx.state.renderError = surface?.renderError ?? renderV1Error;
     const methods = [...new Set(router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods))].filter((m) => m !== "HEAD");

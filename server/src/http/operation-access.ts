@@ -17,6 +17,7 @@ export const SENSITIVE_DOWNLOAD_NEEDS_SESSION =
  * `/api/v2` alike. It looks at the caller only, never at the addressed object, so the answer is
  * the same whether that object exists or not; the handler then checks the object itself.
  *
+ * - `none`, `authenticated`: nothing more to check here (the handler filters what it lists).
  * - `session`: a signed-in dashboard session, else 403 SESSION_REQUIRED.
  * - `site:admin`: a deployment administrator, else 403 FORBIDDEN.
  * - a permission: held somewhere (any scope), else 403 FORBIDDEN; for the visibility permissions
@@ -36,6 +37,7 @@ export async function authorizeOperation(
   const requirement = op.permission;
   switch (requirement) {
     case "none":
+    case "authenticated":
       return;
     case "session":
       if (principal.kind !== "user" || !principal.session) {

@@ -36,6 +36,18 @@ export class OrganizationRepository {
     });
   }
 
+  /** The organizations with these ids (all of them when `ids` is null), ordered by name. */
+  async list(ids: readonly string[] | null): Promise<Organization[]> {
+    return translating(this.dialect, async () => {
+      const query = this.db<OrganizationRow>('organizations').orderBy([{ column: 'name', order: 'asc' }]);
+      if (ids !== null) {
+        if (ids.length === 0) return [];
+        query.whereIn('id', [...ids]);
+      }
+      return (await query).map(toOrganization);
+    });
+  }
+
   /** The organization with this name, if any. */
   async getByName(name: string): Promise<Organization | undefined> {
     return translating(this.dialect, async () => {

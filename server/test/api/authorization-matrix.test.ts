@@ -34,6 +34,8 @@ const EXPECTED: Record<string, Row> = {
   stepUp: SESSION,
   createUser: SITE_ADMIN,
   createOrganization: SITE_ADMIN,
+  // Everyone signed in may list their own organizations ("other" sees its own, not acme).
+  listOrganizations: SESSION,
   getOrganization: READ,
   listMemberships: row(401, 404, 403, 403, 200),
   createMembership: ADMIN_CREATE,
@@ -47,6 +49,7 @@ const EXPECTED: Record<string, Row> = {
   listWorkspaces: READ,
   createWorkspace: WRITE,
   getWorkspace: READ,
+  getWorkspaceStateSummary: READ,
   listVariables: READ,
   createVariable: WRITE,
   updateVariable: row(401, 404, 403, 200, 200),
@@ -132,6 +135,7 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       return { path: {}, body: { data: { type: "sessions", attributes: { email: user.email, password: user.password } } }, session: null };
     }
     case "getCurrentSession":
+    case "listOrganizations":
       return { path: {} };
     case "deleteCurrentSession":
       return { path: {}, session: caller_ ? await signIn(server, caller_.email, caller_.password) : null };
@@ -163,6 +167,7 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
     case "createWorkspace":
       return { path: org, body: { data: { type: "workspaces", attributes: { name: unique("ws") } } } };
     case "getWorkspace":
+    case "getWorkspaceStateSummary":
     case "listVariables":
       return { path: ws };
     case "createVariable":

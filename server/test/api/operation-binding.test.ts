@@ -46,6 +46,11 @@ async function refusal(promise: Promise<void>): Promise<string | null> {
 
 const binding = suite("authorizeOperation");
 
+binding("`authenticated` lets any authenticated caller through, even one with no grant at all", async () => {
+  assert.is(await refusal(authorizeOperation(noServices, op("authenticated"), principal({ grants: [] }), {})), null);
+  assert.is(await refusal(authorizeOperation(noServices, op("run:read"), principal({ grants: [] }), {})), "NOT_FOUND");
+});
+
 binding("a permission held at any scope passes; held nowhere is 403, or 404 for the visibility permissions", async () => {
   const narrow = principal({ grants: [grant("run:approve", "workspace", "ws-elsewhere")] });
   assert.is(await refusal(authorizeOperation(noServices, op("run:approve"), narrow, {})), null);

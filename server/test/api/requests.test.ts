@@ -198,7 +198,7 @@ testEachServer(routing, "fails 405 METHOD_NOT_ALLOWED for a wrong method on a kn
   const cases: Array<[string, string]> = [
     ["DELETE", "/v1/runs/run-0123456789abcdef"],
     ["PUT", "/v1/organizations"],
-    ["GET", "/v1/organizations"],
+    ["DELETE", "/v1/organizations"],
     ["DELETE", `/v1/organizations/${organizationName}`],
     ["PUT", `/v1/workspaces/${workspace.id}`],
     ["GET", `/v1/workspaces/${workspace.id}/runs`],

@@ -11,6 +11,16 @@ type H = Handlers<RequestContext>;
 
 /** Organizations, their tokens and projects. */
 export const organizationHandlers = {
+  async listOrganizations({ ctx }) {
+    const principal = principalOf(ctx);
+    let ids: string[] | null;
+    if (principal.siteAdmin) ids = null;
+    else if (principal.kind === "user") ids = [...new Set((await ctx.services.stores.users.membershipsOf(principal.id)).map((m) => m.organizationId))];
+    else ids = principal.organizationId ? [principal.organizationId] : [];
+    const organizations = await ctx.services.stores.organizations.list(ids);
+    return { status: 200, body: { data: organizations.map(presentOrganization) } };
+  },
+
   // site:admin is enforced by the operation binding (x-stackship-permission); no object to check.
   async createOrganization({ body, ctx }) {
     const { organization } = await createOrganization(ctx.services, principalOf(ctx), body.data.attributes.name);

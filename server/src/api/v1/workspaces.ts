@@ -12,6 +12,9 @@ import { actorOf } from "./workload-identity.ts";
 
 type H = Handlers<RequestContext>;
 
+/** How many published state versions the state summary lists (then `truncated`). */
+export const STATE_SUMMARY_LIMIT = 100;
+
 /** Workspaces and their variables. */
 export const workspaceHandlers = {
   async createWorkspace({ path, body, ctx }) {
@@ -54,6 +57,29 @@ export const workspaceHandlers = {
     const value = body.data.attributes.plan_requires_credential;
     if (value !== undefined) updated = await setPlanRequiresCredential(ctx.services, actorOf(ctx), workspace, value);
     return { status: 200, body: { data: presentWorkspace(updated) } };
+  },
+
+  async getWorkspaceStateSummary({ path, ctx }) {
+    const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:read");
+    const stores = ctx.services.stores;
+    // Published versions only (pending and discarded uploads never became state), newest serial first.
+    const published = (await stores.stateVersions.listByWorkspace(workspace.id)).filter((v) => v.status === "finalized" && v.publishedAt !== null && v.sha256 !== null);
+    const lock = await stores.workspaceLocks.current(workspace.id);
+    return {
+      status: 200,
+      body: {
+        data: {
+          type: "workspace-state-summaries" as const,
+          id: workspace.id,
+          attributes: {
+            current_state_version_id: published[0]?.id ?? null,
+            state_versions: published.slice(0, STATE_SUMMARY_LIMIT).map((v) => ({ id: v.id, serial: v.serial, run_id: v.runId, published_at: v.publishedAt!, digest: v.sha256!, size_bytes: v.sizeBytes ?? 0 })),
+            truncated: published.length > STATE_SUMMARY_LIMIT,
+            lock: lock ? { holder_kind: lock.holder.kind, holder_id: lock.holder.id, reason: lock.reason, locked_at: lock.lockedAt } : null,
+          },
+        },
+      },
+    };
   },
 
   async listVariables({ path, ctx }) {

@@ -1,0 +1,82 @@
+// Client-side routing with real URLs. Every dashboard route is listed here, and the server's
+// SPA fallback (server/src/http/dashboard.ts) answers exactly these paths with index.html, so a
+// deep link reload works.
+
+export type Route =
+  | { name: "sign-in" }
+  | { name: "home" }
+  | { name: "runs" }
+  | { name: "run"; runId: string }
+  | { name: "workspace"; workspaceId: string }
+  | { name: "workspace-state"; workspaceId: string }
+  | { name: "workspace-cloud-access"; workspaceId: string }
+  | { name: "workspace-source"; workspaceId: string }
+  | { name: "not-found"; path: string };
+
+const ID = "([A-Za-z0-9_-]{1,64})";
+const TABLE: Array<[RegExp, (m: RegExpExecArray) => Route]> = [
+  [/^\/$/, () => ({ name: "home" })],
+  [/^\/sign-in\/?$/, () => ({ name: "sign-in" })],
+  [/^\/runs\/?$/, () => ({ name: "runs" })],
+  [new RegExp(`^/runs/${ID}/?$`), (m) => ({ name: "run", runId: m[1] })],
+  [new RegExp(`^/workspaces/${ID}/?$`), (m) => ({ name: "workspace", workspaceId: m[1] })],
+  [new RegExp(`^/workspaces/${ID}/state/?$`), (m) => ({ name: "workspace-state", workspaceId: m[1] })],
+  [new RegExp(`^/workspaces/${ID}/cloud-access/?$`), (m) => ({ name: "workspace-cloud-access", workspaceId: m[1] })],
+  [new RegExp(`^/workspaces/${ID}/source/?$`), (m) => ({ name: "workspace-source", workspaceId: m[1] })],
+];
+
+export function matchRoute(pathname: string): Route {
+  for (const [pattern, build] of TABLE) {
+    const m = pattern.exec(pathname);
+    if (m) return build(m);
+  }
+  return { name: "not-found", path: pathname };
+}
+
+/** Fired on window whenever the URL changed through navigate() or the back/forward buttons. */
+export const NAVIGATE_EVENT = "ss-location-changed";
+
+/** Goes to a dashboard URL without reloading the page. */
+export function navigate(url: string, options: { replace?: boolean } = {}): void {
+  const target = new URL(url, location.origin);
+  if (target.origin !== location.origin) {
+    location.assign(target.href);
+    return;
+  }
+  const next = target.pathname + target.search + target.hash;
+  if (next === location.pathname + location.search + location.hash && !options.replace) return;
+  if (options.replace) history.replaceState(null, "", next);
+  else history.pushState(null, "", next);
+  window.dispatchEvent(new Event(NAVIGATE_EVENT));
+}
+
+/** Replaces the query string of the current URL (filters that live in the URL), without a history entry. */
+export function replaceQuery(params: URLSearchParams): void {
+  const query = params.toString();
+  history.replaceState(null, "", location.pathname + (query ? `?${query}` : "") + location.hash);
+}
+
+/** A `next` parameter that may be followed after sign-in: a dashboard path on this origin only. */
+export function safeNext(value: string | null): string {
+  if (!value || !value.startsWith("/") || value.startsWith("//") || value.startsWith("/\\")) return "/runs";
+  if (matchRoute(new URL(value, "http://x").pathname).name === "sign-in") return "/runs";
+  return value;
+}
+
+/**
+ * Lets plain `<a href="/runs/…">` links anywhere (also inside shadow roots) navigate in place:
+ * same-origin dashboard links, primary button, no modifier keys, no target, no download.
+ */
+export function interceptLinks(root: EventTarget): void {
+  root.addEventListener("click", (event) => {
+    const e = event as MouseEvent;
+    if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    const anchor = e.composedPath().find((node): node is HTMLAnchorElement => node instanceof HTMLAnchorElement);
+    if (!anchor || !anchor.href || anchor.target || anchor.hasAttribute("download")) return;
+    const url = new URL(anchor.href);
+    if (url.origin !== location.origin) return;
+    if (matchRoute(url.pathname).name === "not-found") return;
+    e.preventDefault();
+    navigate(url.pathname + url.search + url.hash);
+  });
+}

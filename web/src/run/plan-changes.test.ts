@@ -1,0 +1,120 @@
+import { afterEach, cleanup, deep, describe, equal, FakeServer, it, match, mount, ok, planDiffFixture, RUN_ID, text, until, errorAnswer } from "./test-support.ts";
+import type { SsPlanChanges } from "./plan-changes.ts";
+import "./plan-changes.ts";
+
+async function changes(server: FakeServer) {
+  const el = document.createElement("ss-plan-changes") as SsPlanChanges;
+  el.runId = RUN_ID;
+  await mount(server, el);
+  await el.changes.taskComplete.catch(() => undefined);
+  await el.updateComplete;
+  return el;
+}
+
+const rows = (el: HTMLElement) => [...el.shadowRoot!.querySelectorAll('[role="listitem"]')];
+
+describe("ss-plan-changes", () => {
+  afterEach(cleanup);
+
+  it("should keep a 5,000-resource list virtualized: only the rows in view exist, and scrolling brings the others", async () => {
+    const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, { status: 200, body: planDiffFixture(5000), contentType: "application/json" });
+    const el = await changes(server);
+    equal(text(el.shadowRoot!.querySelector('[data-testid="changes-count"]')), "5000 of 5000 resources shown");
+    const before = rows(el);
+    ok(before.length > 5 && before.length < 60, `${before.length} rows in the DOM`);
+    equal(before[0].getAttribute("aria-setsize"), "5000");
+    const viewport = el.shadowRoot!.querySelector<HTMLElement>(".viewport")!;
+    viewport.scrollTop = 4990 * 32;
+    viewport.dispatchEvent(new Event("scroll"));
+    await until(() => rows(el).some((r) => text(r).includes("terraform_data.item[4999]")), 2000, "the last row");
+    ok(rows(el).length < 60);
+  });
+
+  it("should move through all 5,000 rows with the keyboard: one tab stop, arrows, End and Home", async () => {
+    const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, { status: 200, body: planDiffFixture(5000), contentType: "application/json" });
+    const el = await changes(server);
+    const stops = [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('[role="listitem"] button')].filter((b) => b.tabIndex === 0);
+    equal(stops.length, 1, "the list is one tab stop");
+    stops[0].focus();
+    const key = async (k: string) => {
+      (el.shadowRoot!.activeElement as HTMLElement).dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true, composed: true }));
+      await new Promise((r) => setTimeout(r, 30));
+      await el.updateComplete;
+    };
+    const focusedAddress = () => text((el.shadowRoot!.activeElement as HTMLElement).querySelector(".address"));
+    await key("ArrowDown");
+    equal(focusedAddress(), "terraform_data.item[1]");
+    await key("End");
+    equal(focusedAddress(), "terraform_data.item[4999]");
+    ok(rows(el).length < 60, "still virtualized");
+    await key("ArrowUp");
+    equal(focusedAddress(), "terraform_data.item[4998]");
+    await key("Home");
+    equal(focusedAddress(), "terraform_data.item[0]");
+  });
+
+  it("should filter by action and by address", async () => {
+    const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, { status: 200, body: planDiffFixture(5000), contentType: "application/json" });
+    const el = await changes(server);
+    const select = el.shadowRoot!.querySelector("select")!;
+    ok([...select.options].some((o) => o.textContent === "replace (1250)"), "replace is its own class with its count");
+    select.value = "replace";
+    select.dispatchEvent(new Event("change"));
+    await el.updateComplete;
+    equal(text(el.shadowRoot!.querySelector('[data-testid="changes-count"]')), "1250 of 5000 resources shown");
+    ok(rows(el).every((r) => text(r).startsWith("replace")));
+    const input = el.shadowRoot!.querySelector<HTMLInputElement>('input[type="search"]')!;
+    input.value = "item[4999]";
+    input.dispatchEvent(new Event("input"));
+    await el.updateComplete;
+    equal(text(el.shadowRoot!.querySelector('[data-testid="changes-count"]')), "1 of 5000 resources shown");
+    input.value = "nothing-like-this";
+    input.dispatchEvent(new Event("input"));
+    await el.updateComplete;
+    equal(text(el.shadowRoot!.querySelector('[data-testid="changes-empty"]')), "No resource matches these filters.");
+  });
+
+  it("should show attribute-level before/after with sensitive values redacted, unknown values marked and replacement causes", async () => {
+    const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, { status: 200, body: planDiffFixture(4), contentType: "application/json" });
+    const el = await changes(server);
+    (rows(el)[3].querySelector("button") as HTMLButtonElement).click();
+    await el.updateComplete;
+    const detail = el.shadowRoot!.querySelector('[data-testid="changes-detail"]')!;
+    const t = text(detail);
+    ok(t.includes("terraform_data.item[3]") && t.includes("delete, create"), t);
+    const table = [...detail.querySelectorAll("tbody tr")].map((tr) => [...tr.querySelectorAll("td")].map((td) => text(td)));
+    equal(table, [
+      ["id changed", "—", "(known after apply)"],
+      ["input changed forces replacement", '"old-3"', '"new-3"'],
+      ["password", "(sensitive value)", "(sensitive value)"],
+    ]);
+    ok(!t.includes("old-3-secret"));
+  });
+
+  it("should state truncation and withheld detail", async () => {
+    const diff = planDiffFixture(2, (d) => {
+      d.truncated = true;
+      d.truncation = { ...d.truncation, changed_resources: 6200, cut: 1200, withheld: 1, dropped: 0 };
+      Object.assign(d.resources[0], { detail_withheld: true, withheld_reason: "size_limit" });
+      delete (d.resources[0] as { before?: unknown }).before;
+      delete (d.resources[0] as { after?: unknown }).after;
+    });
+    const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, { status: 200, body: diff, contentType: "application/json" });
+    const el = await changes(server);
+    match(text(el.shadowRoot!.querySelector('[data-testid="changes-truncated"]')), /truncated: the plan changes 6,200 resources; 1200 cut beyond the 5,000-resource limit, 1 with their before\/after detail withheld to fit 4 MiB/);
+    (rows(el)[0].querySelector("button") as HTMLButtonElement).click();
+    await el.updateComplete;
+    match(text(deep(el.shadowRoot!, '[data-testid="detail-withheld"]')), /withheld: the change list had to fit 4 MiB/);
+  });
+
+  it("should say the plan has not finished, or produced nothing, instead of an empty list", async () => {
+    const notReady = await changes(new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, errorAnswer(409, "RUN_PLAN_CHANGES_NOT_READY")));
+    ok(notReady.shadowRoot!.querySelector('[data-testid="changes-not-ready"]'));
+    cleanup();
+    const none = await changes(new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, errorAnswer(404, "RUN_PLAN_CHANGES_UNAVAILABLE")));
+    ok(none.shadowRoot!.querySelector('[data-testid="changes-unavailable"]'));
+    cleanup();
+    const broken = await changes(new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, errorAnswer(500, "INTERNAL", "boom")));
+    match(text(broken.shadowRoot!.querySelector('[data-testid="changes-error"]')), /could not be read: boom 500 INTERNAL/);
+  });
+});

@@ -1,0 +1,74 @@
+import { afterEach, cleanup, describe, equal, FakeServer, it, mount, ok, reviewFixture, RUN_ID, text } from "./test-support.ts";
+import type { SsPolicyEvidence } from "./policy-evidence.ts";
+import type { PolicyStage } from "./review-model.ts";
+import "./policy-evidence.ts";
+
+const RESULT = "c".repeat(64);
+
+function softFailed(patch: Partial<PolicyStage> = {}): PolicyStage {
+  return {
+    ...reviewFixture().attributes.stages.policy,
+    status: "waiting",
+    outcome: "soft_failed",
+    findings: [{ title: "Needs tags", message: "terraform_data.greeting is flagged", address: "terraform_data.greeting", enforcement_level: "soft_mandatory" }],
+    override_control: { result_digest: RESULT, href: `/v1/runs/${RUN_ID}/policy-overrides`, default_duration_seconds: 3600, max_duration_seconds: 86400, active_override_expires_at: null, expires_at: "2026-12-04T10:00:00.000Z" },
+    ...patch,
+  } as PolicyStage;
+}
+
+async function evidence(server: FakeServer, policy: PolicyStage, actions: string[]) {
+  const el = document.createElement("ss-policy-evidence") as SsPolicyEvidence;
+  el.runId = RUN_ID;
+  el.policy = policy;
+  el.actions = actions as never;
+  return mount(server, el);
+}
+
+describe("ss-policy-evidence", () => {
+  afterEach(cleanup);
+
+  it("should offer the override control only where the review carries one and override is available", async () => {
+    const server = new FakeServer();
+    const without = await evidence(server, softFailed(), ["discard"]);
+    equal(without.shadowRoot!.querySelector("form"), null, "no override action: no control");
+    ok(text(without.shadowRoot!.querySelector('[data-testid="policy-findings"]')).includes("Needs tags"));
+    cleanup();
+    const noControl = await evidence(server, softFailed({ override_control: null }), ["override"]);
+    equal(noControl.shadowRoot!.querySelector("form"), null);
+  });
+
+  it("should refuse an empty reason and submit the exact result digest with the chosen duration", async () => {
+    const server = new FakeServer().on(`POST /v1/runs/${RUN_ID}/policy-overrides`, { status: 201, body: {} });
+    const el = await evidence(server, softFailed(), ["discard", "cancel", "override"]);
+    const form = el.shadowRoot!.querySelector<HTMLFormElement>('[data-testid="override-form"]')!;
+    form.requestSubmit();
+    await el.updateComplete;
+    ok(text(form).includes("Say why the failure may be overridden."));
+    equal(server.requests.length, 0);
+    form.querySelector<HTMLTextAreaElement>("textarea")!.value = "tags follow";
+    const select = form.querySelector<HTMLSelectElement>("select")!;
+    equal([...select.options].map((o) => o.textContent), ["15 min 00 s", "1 h 00 min", "4 h 00 min", "24 h 00 min"]);
+    select.value = String(4 * 3600);
+    form.requestSubmit();
+    await new Promise((r) => setTimeout(r, 50));
+    equal(server.requests[0].body, { data: { type: "policy-overrides", attributes: { result_digest: RESULT, reason: "tags follow", duration_seconds: 14400 } } });
+  });
+
+  it("should list overrides with the truncation flag, and keep hard-mandatory failures without a control", async () => {
+    const el = await evidence(
+      new FakeServer(),
+      softFailed({
+        overrides: [{ id: "po-1", actor_id: "prn-0000000000000001", actor_display_name: null, reason: "ok for now", created_at: "2026-12-03T10:00:00.000Z", expires_at: "2026-12-03T11:00:00.000Z" }],
+        overrides_truncated: true,
+      }),
+      ["override"],
+    );
+    const table = text(el.shadowRoot!.querySelector('[data-testid="policy-overrides"]'));
+    ok(table.includes("prn-0000000000000001") && table.includes("ok for now"), table);
+    ok(text(el).includes("Only the newest 256 overrides are listed"));
+    cleanup();
+    const hard = await evidence(new FakeServer(), softFailed({ outcome: "hard_failed", override_control: null }), []);
+    ok(text(hard).includes("Hard-mandatory findings cannot be overridden."));
+    equal(hard.shadowRoot!.querySelector("form"), null);
+  });
+});

@@ -1,0 +1,49 @@
+import { afterEach, cleanup, describe, equal, FakeServer, it, mount, ok, RUN_ID, text } from "./test-support.ts";
+import type { Recovery } from "./review-model.ts";
+import type { SsRecoveryPanel } from "./recovery-panel.ts";
+import "./recovery-panel.ts";
+
+const EVIDENCE: Recovery = {
+  attempt: { id: "att-1", attempt_number: 1, status: "lost", terminal_classification: "runner_lost", sandbox_id: "sbx-1", runner_id: "vm-1", started_at: "2026-12-03T10:00:00.000Z", finished_at: null },
+  last_log_lines: ["terraform_data.slow: Creating...", "provisioning-started"],
+  pending_state_version: null,
+  lock: { holder_kind: "run", holder_id: RUN_ID, fence: 3 },
+  predecessor_state_digest: null,
+};
+
+async function panel(server: FakeServer, recovery: Recovery, actions: string[]) {
+  const el = document.createElement("ss-recovery-panel") as SsRecoveryPanel;
+  el.runId = RUN_ID;
+  el.recovery = recovery;
+  el.actions = actions as never;
+  return mount(server, el);
+}
+
+describe("ss-recovery-panel", () => {
+  afterEach(cleanup);
+
+  it("should show the recorded evidence, and the resolve form only with recover", async () => {
+    const viewer = await panel(new FakeServer(), EVIDENCE, []);
+    const t = text(viewer.shadowRoot!.querySelector("section"));
+    ok(t.includes("#1, lost (runner_lost)") && t.includes("none was uploaded") && t.includes(`held by run ${RUN_ID} (fence 3)`) && t.includes("provisioning-started"), t);
+    equal(viewer.shadowRoot!.querySelector("form"), null);
+  });
+
+  it("should not offer committing a pending state that was never uploaded, and require a ten-character reason", async () => {
+    const server = new FakeServer().on(`POST /v1/runs/${RUN_ID}/actions/resolve-recovery`, { status: 202, body: {} });
+    const el = await panel(server, EVIDENCE, ["recover"]);
+    const form = el.shadowRoot!.querySelector<HTMLFormElement>('[data-testid="recovery-form"]')!;
+    const commit = form.querySelector<HTMLInputElement>('input[value="commit_pending_state"]')!;
+    ok(commit.disabled && !commit.checked);
+    ok(form.querySelector<HTMLInputElement>('input[value="keep_current_state"]')!.checked);
+    form.querySelector("textarea")!.value = "too short";
+    form.requestSubmit();
+    await el.updateComplete;
+    equal(server.requests.length, 0);
+    ok(text(form).includes("Write at least 10 characters."));
+    form.querySelector("textarea")!.value = "nothing changed upstream";
+    form.requestSubmit();
+    await new Promise((r) => setTimeout(r, 50));
+    equal(server.requests[0].body, { data: { type: "recovery-resolutions", attributes: { resolution: "keep_current_state", reason: "nothing changed upstream" } } });
+  });
+});

@@ -1,0 +1,46 @@
+import { afterEach, cleanup, describe, equal, FakeServer, it, mount, ok, RUN_ID, text } from "./test-support.ts";
+import type { SsRunDownloads } from "./run-downloads.ts";
+import type { Downloads } from "./review-model.ts";
+import "./run-downloads.ts";
+
+function downloads(value: Downloads) {
+  const el = document.createElement("ss-run-downloads") as SsRunDownloads;
+  el.runId = RUN_ID;
+  el.downloads = value;
+  return mount(new FakeServer(), el);
+}
+
+describe("ss-run-downloads", () => {
+  afterEach(cleanup);
+
+  it("should render no section at all for a caller who could never download", async () => {
+    const el = await downloads(null);
+    equal(el.shadowRoot!.querySelector("section"), null);
+  });
+
+  it("should collapse a missing permission to one quiet note", async () => {
+    const el = await downloads({ state: "not_permitted", note: "You may not download this run's artifacts." });
+    const section = el.shadowRoot!.querySelector("section")!;
+    equal(text(section.querySelector('[data-testid="downloads-note"]')), "You may not download this run's artifacts.");
+    equal(section.querySelectorAll("form, button").length, 0);
+  });
+
+  it("should offer guarded POST forms with a reason only where the review offers them", async () => {
+    const el = await downloads({
+      state: "permitted",
+      items: [
+        { kind: "redacted_plan", method: "GET", href: "/x", requires_reason: false, requires_step_up: false, available: true },
+        { kind: "raw_plan", method: "POST", href: "/y", requires_reason: true, requires_step_up: true, available: true },
+        { kind: "emergency_state", method: "POST", href: "/z", requires_reason: true, requires_step_up: true, available: false },
+      ],
+    });
+    const forms = [...el.shadowRoot!.querySelectorAll("form")];
+    equal(forms.map((f) => f.dataset.testid), ["download-redacted_plan", "download-raw_plan", "download-emergency_state"]);
+    equal(forms[0].querySelector("input"), null, "the redacted plan needs no reason");
+    ok(forms[1].querySelector('input[name="reason"]'), "the raw plan asks for a reason");
+    ok(text(forms[1]).includes("You will confirm your password first."));
+    const state = forms[2].querySelector("button")!;
+    ok(state.disabled && text(forms[2]).includes("This run's apply uploaded no state."));
+    ok(el.shadowRoot!.querySelector("ss-step-up-dialog"), "the step-up dialog is at hand");
+  });
+});

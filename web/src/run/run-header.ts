@@ -1,0 +1,142 @@
+import { consume } from "@lit/context";
+import { cancelRun, type Client } from "@stackship/client";
+import { LitElement, html, nothing } from "lit";
+import { customElement, property, state } from "lit/decorators.js";
+import { apiContext } from "../app/context.ts";
+import { base } from "../ui/tokens.ts";
+import { asFailure, unwrap, type RequestFailed } from "./api-result.ts";
+import { emit } from "./events.ts";
+import { icon } from "./icons.ts";
+import { runHeaderStyles } from "./run-header.styles.ts";
+import { RUN_KINDS, RUN_STATUSES, RUN_STATUS_LABELS, RUN_STATUS_TONES, formatDuration, formatUtc, isTerminal, known, spanMs, type Action, type Header } from "./review-model.ts";
+
+const KIND_LABELS = { plan_and_apply: "Plan and apply", speculative: "Speculative plan" } as const;
+
+/**
+ * The run page's header: the run's own message as the title, the Git commit message as a
+ * secondary line when recorded, status, kind, commit SHA, source ref, working directory, commit
+ * author, creation time, live duration, copyable run id and the workspace link; the cancel
+ * button when `available_actions` offers cancel (one inline confirmation, then POST).
+ *
+ * @summary Commit identity and the run's status.
+ * @event ss-run-action-done - The cancel request was accepted.
+ */
+@customElement("ss-run-header")
+export class SsRunHeader extends LitElement {
+  static override styles = [base, runHeaderStyles];
+
+  @consume({ context: apiContext, subscribe: true })
+  @state()
+  accessor client!: Client;
+
+  /** The review's header facts. */
+  @property({ attribute: false }) accessor header: Header | undefined;
+
+  /** The actions this caller may take now; only `cancel` matters here. */
+  @property({ attribute: false }) accessor actions: readonly Action[] = [];
+
+  /** The clock the live duration ticks with (ms since the epoch). */
+  @property({ type: Number }) accessor now = Date.now();
+
+  @state() accessor confirmingCancel = false;
+  @state() accessor busy = false;
+  @state() accessor failure: RequestFailed | null = null;
+  @state() accessor copied = false;
+
+  override render() {
+    const h = this.header;
+    if (!h) return nothing;
+    const status = known(RUN_STATUSES, h.status);
+    const kind = known(RUN_KINDS, h.kind);
+    const duration = spanMs(h.created_at, h.finished_at, this.now);
+    const terminal = isTerminal(h.status);
+    return html`<header>
+      <div class="top">
+        <div>
+          <h1 id="run-title">${h.title}</h1>
+          ${h.commit_message.state === "recorded" ? html`<p class="commit-message" data-testid="commit-message">${h.commit_message.value}</p>` : nothing}
+        </div>
+        <div class="actions">${this.renderCancel()}</div>
+      </div>
+      <div class="chips">
+        ${status === null
+          ? html`<span class="status tone-error" data-testid="run-status">${icon("error")}Unknown run status “${h.status}”</span>`
+          : html`<span class="status tone-${RUN_STATUS_TONES[status]}" data-testid="run-status"
+              >${icon(RUN_STATUS_TONES[status])}${RUN_STATUS_LABELS[status]}</span
+            >`}
+        ${kind === null ? html`<span class="kind error">Unknown kind “${h.kind}”</span>` : html`<span class="kind">${KIND_LABELS[kind]}</span>`}
+      </div>
+      <dl>
+        <div><dt>Commit</dt><dd>${this.recorded(h.commit_sha, (sha) => html`<code title=${sha}>${sha.slice(0, 12)}</code>`)}</dd></div>
+        <div><dt>Source ref</dt><dd>${this.recorded(h.source_ref, (ref) => html`<code>${ref}</code>`)}</dd></div>
+        <div><dt>Working directory</dt><dd>${this.recorded(h.working_directory, (dir) => html`<code>${dir === "" ? "/" : dir}</code>`)}</dd></div>
+        <div><dt>Author</dt><dd>${this.recorded(h.commit_author, (author) => author)}</dd></div>
+        <div><dt>Created</dt><dd><time datetime=${h.created_at}>${formatUtc(h.created_at)}</time></dd></div>
+        <div>
+          <dt>Duration</dt>
+          <dd data-testid="run-duration">${duration === null ? "not recorded" : formatDuration(duration)}${terminal ? nothing : html` <span class="muted">(${h.status === "needs_recovery" ? "waiting for recovery" : h.status === "awaiting_approval" || h.status === "policy_soft_failed" ? "waiting for a decision" : "running"})</span>`}</dd>
+        </div>
+        <div>
+          <dt>Run ID</dt>
+          <dd>
+            <code data-testid="run-id">${h.run_id}</code
+            ><button class="copy" type="button" @click=${this.copyId} aria-label="Copy run ID">${this.copied ? "Copied" : "Copy"}</button>
+          </dd>
+        </div>
+        <div><dt>Workspace</dt><dd><a href="/workspaces/${h.workspace.id}" data-testid="workspace-link">${h.workspace.name}</a></dd></div>
+      </dl>
+    </header>`;
+  }
+
+  private recorded(fact: Header["commit_sha"], show: (value: string) => unknown) {
+    return fact.state === "recorded" ? show(fact.value) : html`<span class="muted">not recorded</span>`;
+  }
+
+  private renderCancel() {
+    if (!this.actions.includes("cancel")) return nothing;
+    const error = this.failure ? html`<span class="error" role="alert">${this.failure.detail} <code>${this.failure.summary}</code></span>` : nothing;
+    if (!this.confirmingCancel) {
+      return html`<button type="button" class="danger" @click=${() => (this.confirmingCancel = true)}>Cancel run</button>${error}`;
+    }
+    return html`<div class="confirm" role="group" aria-label="Confirm cancel">
+      <span>Cancel this run? A running phase is interrupted.</span>
+      <button type="button" class="danger" ?disabled=${this.busy} @click=${this.cancel} autofocus>Yes, cancel run</button>
+      <button type="button" ?disabled=${this.busy} @click=${() => (this.confirmingCancel = false)}>Keep it running</button>
+      ${error}
+    </div>`;
+  }
+
+  private async cancel() {
+    if (!this.client || !this.header) return;
+    this.busy = true;
+    this.failure = null;
+    try {
+      unwrap(await cancelRun({ client: this.client, path: { run_id: this.header.run_id } }));
+      this.confirmingCancel = false;
+      emit(this, "ss-run-action-done", { action: "cancel", runId: this.header.run_id });
+    } catch (error) {
+      this.failure = asFailure(error);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async copyId() {
+    if (!this.header) return;
+    try {
+      await navigator.clipboard.writeText(this.header.run_id);
+      this.copied = true;
+      setTimeout(() => (this.copied = false), 2000);
+    } catch {
+      // Clipboard access can be refused (insecure origin, permissions): select the id instead.
+      const code = this.renderRoot.querySelector('[data-testid="run-id"]');
+      if (code) getSelection()?.selectAllChildren(code);
+    }
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    "ss-run-header": SsRunHeader;
+  }
+}

@@ -1,0 +1,315 @@
+// /runs — the organization's run inventory, as the product description's runs paragraph reads:
+// Load more runs through meta.page.next_cursor; a free-text filter over run id, message and
+// workspace name; status and workspace filters over the loaded rows (status initialised from
+// ?status=); per row a duration (final for terminal runs, ticking otherwise) and a relative
+// created time with the absolute UTC time as tooltip; while any listed run is not terminal the
+// first page is re-read on a short interval and merged; an unavailable request renders as
+// unavailable, never as an empty history.
+import { consume } from "@lit/context";
+import { Task, TaskStatus } from "@lit/task";
+import { listOrganizationRuns, listWorkspaces, type Client, type Run, type RunListDocument } from "@stackship/client";
+import { LitElement, html, nothing, type TemplateResult } from "lit";
+import { customElement, property, state } from "lit/decorators.js";
+import { dataOf, RequestFailed } from "../app/api.ts";
+import { checkRun, ContractError, isRunStatus, RUN_STATUSES, RUN_STATUS_LABELS, TERMINAL_RUN_STATUSES } from "../app/closed-sets.ts";
+import { apiContext, sessionContext } from "../app/context.ts";
+import { absoluteUtc, duration, relativeTime } from "../app/format.ts";
+import { replaceQuery } from "../app/router.ts";
+import type { Session } from "../app/session.ts";
+import "../ui/status-badge.ts";
+import { runsPageStyles } from "./runs-page.styles.ts";
+
+/** Runs per page read. */
+export const PAGE_SIZE = 20;
+
+type RunStatus = Run["attributes"]["status"];
+
+/** Newest first by (created_at, id), the API's own order. */
+function byCreatedDesc(a: Run, b: Run): number {
+  if (a.attributes.created_at !== b.attributes.created_at) return a.attributes.created_at < b.attributes.created_at ? 1 : -1;
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+}
+
+/** The first page re-read merged into the loaded rows: known runs replaced, new ones added, order kept. */
+export function mergeFirstPage(loaded: readonly Run[], fresh: readonly Run[]): Run[] {
+  const byId = new Map(loaded.map((run) => [run.id, run]));
+  for (const run of fresh) byId.set(run.id, run);
+  return [...byId.values()].sort(byCreatedDesc);
+}
+
+function isTerminal(run: Run): boolean {
+  return TERMINAL_RUN_STATUSES.has(run.attributes.status);
+}
+
+function checkPage(page: RunListDocument): RunListDocument {
+  if (!Array.isArray(page?.data) || page.meta?.page === undefined) throw new ContractError("The run list response has no data or no page metadata.");
+  const cursor = page.meta.page.next_cursor;
+  if (cursor !== null && (typeof cursor !== "string" || cursor.length === 0)) throw new ContractError("The run list response has an invalid next_cursor.");
+  page.data.forEach(checkRun);
+  return page;
+}
+
+@customElement("ss-runs-page")
+export class SsRunsPage extends LitElement {
+  static override styles = runsPageStyles;
+
+  @consume({ context: apiContext }) accessor api!: Client;
+  @consume({ context: sessionContext, subscribe: true }) @state() accessor session: Session | null = null;
+
+  /** How often the first page is re-read while a listed run is not terminal (ms). */
+  @property({ type: Number, attribute: "refresh-ms" }) accessor refreshMs = 3000;
+
+  @state() accessor rows: Run[] = [];
+  @state() accessor nextCursor: string | null = null;
+  @state() accessor workspaceNames: Map<string, string> | null = null;
+  @state() accessor text = "";
+  @state() accessor statusFilter: RunStatus | "" = "";
+  @state() accessor workspaceFilter = "";
+  @state() accessor ignoredStatus: string | null = null;
+  @state() accessor refreshFailedAt: string | null = null;
+  @state() accessor now = Date.now();
+
+  private refreshTimer: ReturnType<typeof setInterval> | null = null;
+  private tickTimer: ReturnType<typeof setInterval> | null = null;
+
+  /** The first page and the workspace names of the current organization. */
+  private readonly firstPage = new Task(this, {
+    args: () => [this.session?.organization ?? null] as const,
+    task: async ([organization], { signal }) => {
+      this.rows = [];
+      this.nextCursor = null;
+      this.workspaceNames = null;
+      this.refreshFailedAt = null;
+      if (!organization) return null;
+      const [page, workspaces] = await Promise.all([
+        dataOf(listOrganizationRuns({ client: this.api, path: { organization_name: organization }, query: { limit: PAGE_SIZE }, signal })).then(checkPage),
+        // The names only label rows: without them the ids stand in, with a note.
+        dataOf(listWorkspaces({ client: this.api, path: { organization_name: organization }, signal })).catch((error) => {
+          if ((error as Error).name === "AbortError") throw error;
+          return null;
+        }),
+      ]);
+      this.rows = [...page.data].sort(byCreatedDesc);
+      this.nextCursor = page.meta.page.next_cursor;
+      this.workspaceNames = workspaces ? new Map(workspaces.data.map((w) => [w.id, w.attributes.name])) : null;
+      return organization;
+    },
+  });
+
+  /** The next page, through meta.page.next_cursor. */
+  private readonly morePage = new Task(this, {
+    autoRun: false,
+    args: () => [this.session?.organization ?? null, this.nextCursor] as const,
+    task: async ([organization, cursor], { signal }) => {
+      if (!organization || !cursor) return;
+      const page = checkPage(await dataOf(listOrganizationRuns({ client: this.api, path: { organization_name: organization }, query: { limit: PAGE_SIZE, cursor }, signal })));
+      this.rows = mergeFirstPage(this.rows, page.data);
+      this.nextCursor = page.meta.page.next_cursor;
+    },
+  });
+
+  /** The first page again, merged (while a listed run is not terminal). */
+  private readonly refresh = new Task(this, {
+    autoRun: false,
+    args: () => [this.session?.organization ?? null] as const,
+    task: async ([organization], { signal }) => {
+      if (!organization) return;
+      try {
+        const page = checkPage(await dataOf(listOrganizationRuns({ client: this.api, path: { organization_name: organization }, query: { limit: PAGE_SIZE }, signal })));
+        if (organization !== this.session?.organization) return;
+        this.rows = mergeFirstPage(this.rows, page.data);
+        this.refreshFailedAt = null;
+      } catch (error) {
+        if ((error as Error).name === "AbortError") return;
+        this.refreshFailedAt ??= new Date().toISOString();
+      }
+    },
+  });
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    const requested = new URLSearchParams(location.search).get("status");
+    if (requested !== null && requested !== "") {
+      if (isRunStatus(requested)) this.statusFilter = requested;
+      else this.ignoredStatus = requested;
+    }
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.stopTimers();
+  }
+
+  private stopTimers(): void {
+    if (this.refreshTimer) clearInterval(this.refreshTimer);
+    if (this.tickTimer) clearInterval(this.tickTimer);
+    this.refreshTimer = null;
+    this.tickTimer = null;
+  }
+
+  override updated(): void {
+    const live = this.firstPage.status === TaskStatus.COMPLETE && this.rows.some((run) => !isTerminal(run));
+    if (live && !this.refreshTimer) {
+      this.refreshTimer = setInterval(() => {
+        if (this.refresh.status !== TaskStatus.PENDING) void this.refresh.run();
+      }, this.refreshMs);
+      this.tickTimer = setInterval(() => (this.now = Date.now()), 1000);
+    } else if (!live && this.refreshTimer) {
+      this.stopTimers();
+    }
+  }
+
+  private setStatusFilter(value: string): void {
+    this.statusFilter = isRunStatus(value) ? value : "";
+    this.ignoredStatus = null;
+    const params = new URLSearchParams(location.search);
+    if (this.statusFilter) params.set("status", this.statusFilter);
+    else params.delete("status");
+    replaceQuery(params);
+  }
+
+  private workspaceName(run: Run): string | null {
+    return this.workspaceNames?.get(run.relationships.workspace.data.id) ?? null;
+  }
+
+  private visibleRows(): Run[] {
+    const needle = this.text.trim().toLowerCase();
+    return this.rows.filter((run) => {
+      if (this.statusFilter && run.attributes.status !== this.statusFilter) return false;
+      if (this.workspaceFilter && run.relationships.workspace.data.id !== this.workspaceFilter) return false;
+      if (!needle) return true;
+      const haystack = [run.id, run.attributes.message, this.workspaceName(run) ?? ""].join("\n").toLowerCase();
+      return haystack.includes(needle);
+    });
+  }
+
+  override render(): TemplateResult {
+    const organization = this.session?.organization ?? null;
+    return html`<h1>Runs</h1>
+      ${organization
+        ? html`<p class="muted">Every run of <strong>${organization}</strong>, newest first.</p>`
+        : html`<p class="notice info" role="status" id="no-organization">
+            ${this.session?.user.site_admin
+              ? html`No organization exists yet. Create one through the API (<code>POST /v1/organizations</code>, see the README), then reload.`
+              : "You are not a member of any organization yet. Ask an organization admin to add you."}
+          </p>`}
+      ${organization ? this.renderBody() : nothing}`;
+  }
+
+  private renderBody(): TemplateResult {
+    return this.firstPage.render({
+      initial: () => html`<p role="status">Loading runs…</p>`,
+      pending: () => html`<p role="status">Loading runs…</p>`,
+      error: (error) => this.renderUnavailable(error),
+      complete: () => this.renderList(),
+    });
+  }
+
+  private renderUnavailable(error: unknown): TemplateResult {
+    const contract = error instanceof ContractError;
+    const failed = error instanceof RequestFailed ? error : null;
+    return html`<div class="notice danger" role="alert" id="runs-unavailable">
+      <h2>Run history unavailable</h2>
+      ${contract
+        ? html`<p>The server answered with something this dashboard does not recognise, so it shows nothing rather than guess.</p>
+            <p class="mono">${(error as Error).message}</p>`
+        : html`<p>The runs could not be read${failed ? html` (<span class="mono">${failed.summary}</span>)` : nothing}. This is not an empty history: try again in a moment.</p>
+            ${failed?.message ? html`<p class="muted">${failed.message}</p>` : nothing}`}
+      <button @click=${() => void this.firstPage.run()}>Try again</button>
+    </div>`;
+  }
+
+  private renderList(): TemplateResult {
+    const visible = this.visibleRows();
+    const workspaceIds = [...new Set(this.rows.map((run) => run.relationships.workspace.data.id))];
+    return html`
+      ${this.ignoredStatus !== null
+        ? html`<p class="notice attention" role="status" id="ignored-status">“${this.ignoredStatus}” is not a run status, so the list is not filtered by status.</p>`
+        : nothing}
+      <div class="filters" role="search">
+        <label>Filter
+          <input id="filter-text" type="search" placeholder="Run id, message or workspace" .value=${this.text} @input=${(e: Event) => (this.text = (e.target as HTMLInputElement).value)} />
+        </label>
+        <label>Status
+          <select id="filter-status" @change=${(e: Event) => this.setStatusFilter((e.target as HTMLSelectElement).value)}>
+            <option value="" ?selected=${this.statusFilter === ""}>All statuses</option>
+            ${RUN_STATUSES.map((status) => html`<option value=${status} ?selected=${this.statusFilter === status}>${RUN_STATUS_LABELS[status].label}</option>`)}
+          </select>
+        </label>
+        <label>Workspace
+          <select id="filter-workspace" @change=${(e: Event) => (this.workspaceFilter = (e.target as HTMLSelectElement).value)}>
+            <option value="" ?selected=${this.workspaceFilter === ""}>All workspaces</option>
+            ${workspaceIds.map((id) => html`<option value=${id} ?selected=${this.workspaceFilter === id}>${this.workspaceNames?.get(id) ?? id}</option>`)}
+          </select>
+        </label>
+      </div>
+      ${this.workspaceNames === null ? html`<p class="muted" id="workspace-names-unavailable">Workspace names are unavailable right now; workspace ids are shown instead.</p>` : nothing}
+      ${this.refreshFailedAt
+        ? html`<p class="notice attention" role="status" id="refresh-failed">Could not refresh the list; statuses are as of ${absoluteUtc(this.refreshFailedAt)}. Retrying.</p>`
+        : nothing}
+      ${this.rows.length === 0
+        ? html`<p id="runs-empty">No runs yet in this organization.</p>`
+        : visible.length === 0
+          ? html`<p id="runs-no-match">No loaded runs match these filters${this.nextCursor ? "; older runs are not loaded yet" : ""}.</p>`
+          : this.renderTable(visible)}
+      <p class="count muted" role="status" aria-live="polite">Showing ${visible.length} of ${this.rows.length} loaded run${this.rows.length === 1 ? "" : "s"}${this.nextCursor ? " (more available)" : ""}.</p>
+      ${this.renderMore()}`;
+  }
+
+  private renderMore(): TemplateResult | typeof nothing {
+    const pending = this.morePage.status === TaskStatus.PENDING;
+    const failed = this.morePage.status === TaskStatus.ERROR ? this.morePage.error : null;
+    return html`${failed
+        ? html`<p class="notice danger" role="alert" id="more-failed">Older runs could not be loaded${failed instanceof RequestFailed ? html` (<span class="mono">${failed.summary}</span>)` : failed instanceof ContractError ? html`: ${failed.message}` : nothing}.</p>`
+        : nothing}
+      ${this.nextCursor
+        ? html`<button id="load-more" ?disabled=${pending} @click=${() => void this.morePage.run()}>${pending ? "Loading more runs…" : "Load more runs"}</button>`
+        : this.rows.length > 0
+          ? html`<p class="muted" id="runs-end">That is every run.</p>`
+          : nothing}`;
+  }
+
+  private renderTable(rows: Run[]): TemplateResult {
+    return html`<table>
+      <caption class="visually-hidden">Runs</caption>
+      <thead>
+        <tr>
+          <th scope="col">Run</th>
+          <th scope="col">Workspace</th>
+          <th scope="col">Status</th>
+          <th scope="col">Duration</th>
+          <th scope="col">Created</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${rows.map((run) => this.renderRow(run))}
+      </tbody>
+    </table>`;
+  }
+
+  private renderRow(run: Run): TemplateResult {
+    const a = run.attributes;
+    const terminal = isTerminal(run);
+    const end = terminal ? Date.parse(a.finished_at ?? a.updated_at) : this.now;
+    const workspaceId = run.relationships.workspace.data.id;
+    const name = this.workspaceName(run);
+    return html`<tr data-run-id=${run.id} data-status=${a.status}>
+      <td>
+        <a class="message" href="/runs/${run.id}">${a.message || "(no message)"}</a>
+        <div class="mono muted run-id">${run.id}</div>
+      </td>
+      <td><a href="/workspaces/${workspaceId}">${name ?? workspaceId}</a></td>
+      <td><ss-status-badge status=${a.status}></ss-status-badge></td>
+      <td class="duration" data-final=${terminal ? "true" : "false"}>
+        <span>${duration(end - Date.parse(a.created_at))}</span>${terminal ? nothing : html`<span class="visually-hidden"> so far</span>`}
+      </td>
+      <td><time datetime=${a.created_at} title=${absoluteUtc(a.created_at)}>${relativeTime(a.created_at, this.now)}</time></td>
+    </tr>`;
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    "ss-runs-page": SsRunsPage;
+  }
+}

@@ -1,0 +1,147 @@
+// /workspaces/{id} — the workspace overview: its settings, its recent runs (from the organization
+// run inventory), and links to its state, cloud access and source settings pages.
+import { consume } from "@lit/context";
+import { Task } from "@lit/task";
+import { getWorkspaceStateSummary, listOrganizationRuns, type Client, type Run } from "@stackship/client";
+import { LitElement, html, nothing, type TemplateResult } from "lit";
+import { customElement, property } from "lit/decorators.js";
+import { dataOf, RequestFailed } from "../app/api.ts";
+import { checkRun, TERMINAL_RUN_STATUSES } from "../app/closed-sets.ts";
+import { apiContext, sessionContext } from "../app/context.ts";
+import { absoluteUtc, duration, relativeTime } from "../app/format.ts";
+import type { Session } from "../app/session.ts";
+import "../ui/status-badge.ts";
+import { loadWorkspace, renderFailure, workspaceNav, workspaceStyles } from "./workspace-common.ts";
+import { checkSummary, renderLock } from "./workspace-state-page.ts";
+
+/** How many of the organization's newest runs the overview looks through for this workspace's. */
+const SCAN_PAGES = 5;
+const SCAN_PAGE_SIZE = 100;
+
+@customElement("ss-workspace-page")
+export class SsWorkspacePage extends LitElement {
+  static override styles = workspaceStyles;
+
+  @consume({ context: apiContext }) accessor api!: Client;
+  @consume({ context: sessionContext, subscribe: true }) accessor session: Session | null = null;
+  @property({ attribute: "workspace-id" }) accessor workspaceId = "";
+
+  private readonly workspace = new Task(this, {
+    args: () => [this.workspaceId] as const,
+    task: ([id], { signal }) => loadWorkspace(this.api, this.session, id, signal),
+  });
+
+  private readonly state = new Task(this, {
+    args: () => [this.workspaceId] as const,
+    task: async ([id], { signal }) => checkSummary((await dataOf(getWorkspaceStateSummary({ client: this.api, path: { workspace_id: id }, signal }))).data.attributes),
+  });
+
+  private readonly runs = new Task(this, {
+    args: () => [this.workspace.value?.organization ?? null, this.workspaceId] as const,
+    task: async ([organization, workspaceId], { signal }) => {
+      if (!organization) return null;
+      const found: Run[] = [];
+      let cursor: string | undefined;
+      let scanned = 0;
+      for (let page = 0; page < SCAN_PAGES; page += 1) {
+        const document = await dataOf(listOrganizationRuns({ client: this.api, path: { organization_name: organization }, query: { limit: SCAN_PAGE_SIZE, cursor }, signal }));
+        document.data.forEach(checkRun);
+        scanned += document.data.length;
+        found.push(...document.data.filter((run) => run.relationships.workspace.data.id === workspaceId));
+        cursor = document.meta.page.next_cursor ?? undefined;
+        if (!cursor) break;
+      }
+      return { runs: found, scanned, complete: cursor === undefined };
+    },
+  });
+
+  override render(): TemplateResult {
+    return this.workspace.render({
+      initial: () => html`<p role="status">Loading the workspace…</p>`,
+      pending: () => html`<p role="status">Loading the workspace…</p>`,
+      error: (error) => renderFailure("The workspace is unavailable", error),
+      complete: ({ workspace, organization }) => {
+        const a = workspace.attributes;
+        return html`${workspaceNav(workspace, "overview")}
+          <h1>${a.name}</h1>
+          ${a.description ? html`<p>${a.description}</p>` : nothing}
+          <dl class="facts">
+            <dt>Organization</dt><dd>${organization ?? html`<span class="muted">not recorded</span>`}</dd>
+            <dt>Tracked branch</dt><dd class="mono">${a.tracked_branch}</dd>
+            <dt>Working directory</dt><dd class="mono">${a.working_directory || "/"}</dd>
+            <dt>OpenTofu version</dt><dd class="mono">${a.opentofu_version}</dd>
+            <dt>Execution region</dt><dd>${a.execution_region}</dd>
+            <dt>Approval window</dt><dd>${duration(a.approval_ttl_seconds * 1000)}</dd>
+            <dt>Created</dt><dd><time datetime=${a.created_at} title=${absoluteUtc(a.created_at)}>${relativeTime(a.created_at)}</time></dd>
+            <dt>Workspace id</dt><dd class="mono">${workspace.id}</dd>
+          </dl>
+          <section aria-labelledby="state-heading">
+            <h2 id="state-heading">State and lock</h2>
+            ${this.renderState()}
+            <p>Every published version is on the <a href="/workspaces/${workspace.id}/state">state page</a>.</p>
+          </section>
+          <section aria-labelledby="runs-heading">
+            <h2 id="runs-heading">Runs</h2>
+            ${this.renderRuns()}
+          </section>`;
+      },
+    });
+  }
+
+  private renderState(): TemplateResult {
+    return this.state.render({
+      initial: () => html`<p role="status">Loading state…</p>`,
+      pending: () => html`<p role="status">Loading state…</p>`,
+      error: (error) =>
+        html`<p class="notice danger" role="alert" id="overview-state-unavailable">The current state version and the lock are unavailable${error instanceof RequestFailed ? html` (<span class="mono">${error.summary}</span>)` : html`: ${(error as Error).message}`}.</p>`,
+      complete: (summary) => {
+        const current = summary.state_versions.find((v) => v.id === summary.current_state_version_id);
+        return html`<p id="current-state">
+            ${current
+              ? html`Current state: serial <strong>${current.serial}</strong>, published <time datetime=${current.published_at} title=${absoluteUtc(current.published_at)}>${relativeTime(current.published_at)}</time>${current.run_id ? html` by run <a class="mono" href="/runs/${current.run_id}">${current.run_id}</a>` : nothing}.`
+              : html`No state has been published yet.`}
+          </p>
+          ${renderLock(summary.lock)}`;
+      },
+    });
+  }
+
+  private renderRuns(): TemplateResult {
+    return this.runs.render({
+      initial: () => html`<p role="status">Loading runs…</p>`,
+      pending: () => html`<p role="status">Loading runs…</p>`,
+      error: (error) =>
+        html`<p class="notice danger" role="alert" id="workspace-runs-unavailable">The runs of this workspace are unavailable${error instanceof RequestFailed ? html` (<span class="mono">${error.summary}</span>)` : html`: ${(error as Error).message}`}. This is not an empty history.</p>`,
+      complete: (result) => {
+        if (!result) return html`<p class="muted">The organization of this workspace is not known, so its runs cannot be listed.</p>`;
+        const scope = result.complete ? "" : ` among the organization's ${result.scanned} newest runs`;
+        if (result.runs.length === 0) return html`<p id="workspace-runs-empty">No runs${scope}.</p>`;
+        const now = Date.now();
+        return html`<table>
+            <caption class="visually-hidden">Runs of this workspace</caption>
+            <thead><tr><th scope="col">Run</th><th scope="col">Status</th><th scope="col">Duration</th><th scope="col">Created</th></tr></thead>
+            <tbody>
+              ${result.runs.map((run) => {
+                const a = run.attributes;
+                const terminal = TERMINAL_RUN_STATUSES.has(a.status);
+                const end = terminal ? Date.parse(a.finished_at ?? a.updated_at) : now;
+                return html`<tr>
+                  <td><a href="/runs/${run.id}">${a.message || "(no message)"}</a><div class="mono muted">${run.id}</div></td>
+                  <td><ss-status-badge status=${a.status}></ss-status-badge></td>
+                  <td>${duration(end - Date.parse(a.created_at))}</td>
+                  <td><time datetime=${a.created_at} title=${absoluteUtc(a.created_at)}>${relativeTime(a.created_at, now)}</time></td>
+                </tr>`;
+              })}
+            </tbody>
+          </table>
+          <p class="muted">${result.runs.length} run${result.runs.length === 1 ? "" : "s"}${scope}. <a href="/runs">All runs of the organization</a>.</p>`;
+      },
+    });
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    "ss-workspace-page": SsWorkspacePage;
+  }
+}

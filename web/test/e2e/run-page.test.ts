@@ -1,0 +1,389 @@
+// The run page in Chromium against a real server with real runs (real tofu in bubblewrap): what a
+// person sees in each state the product description names, axe on each, a screenshot per state.
+// One harness (one server, one browser) for the whole file; runs are reused where a scenario
+// continues another (awaiting approval → keyboard approval → applied).
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import type { Page } from "playwright-core";
+import { getRun } from "../../../client/src/index.ts";
+import { startHarness, type Harness, type HarnessOrganization, type MadeRun } from "../support/index.ts";
+import { PLAN_SECRET, largePlanDiff, storePlanDiff } from "./run-plan-diff-fixture.ts";
+
+interface Context {
+  h: Harness;
+  org: HarnessOrganization;
+  awaiting: MadeRun;
+}
+
+const test = suite<Context>("run page (real runs, Chromium)");
+
+test.before(async (ctx) => {
+  ctx.h = await startHarness();
+  ctx.org = await ctx.h.organization("acme");
+  ctx.awaiting = await ctx.h.makeRun(ctx.org, "awaiting_approval");
+});
+
+test.after(async (ctx) => {
+  await ctx.h?.stop();
+});
+
+/** Opens the run page and waits until the review rendered its header. */
+async function openRun(h: Harness, page: Page, runId: string) {
+  await page.goto(h.url(`/runs/${runId}`));
+  await page.getByTestId("run-id").filter({ hasText: runId }).waitFor();
+}
+
+/** The deepest focused element's tag and text (through shadow roots). */
+function focused(page: Page) {
+  return page.evaluate(() => {
+    let active: Element | null = document.activeElement;
+    while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+    return { tag: active?.tagName.toLowerCase() ?? "", text: (active?.textContent ?? "").trim().replace(/\s+/g, " ") };
+  });
+}
+
+async function runStatus(h: Harness, org: HarnessOrganization, runId: string) {
+  const result = await getRun({ client: h.server.v1(org.token), path: { run_id: runId } });
+  return result.data!.data.attributes.status;
+}
+
+test("plan running: a quiet “Plan not finished yet”, no counts, no decision; an operator cancels from the header", async ({ h, org }) => {
+  const { run } = await h.makeRun(org, "plan_running");
+  let canceled = false;
+  try {
+    const { page, user } = await h.signInAs(org, "operator");
+    await openRun(h, page, run.id);
+    const plan = page.getByTestId("stage-plan");
+    assert.is(await plan.getByTestId("plan-summary").innerText(), "Plan not finished yet");
+    assert.ok(await plan.getByText("Plan running", { exact: true }).isVisible(), "the plan phase badge says Plan running");
+    assert.is(await page.getByTestId("run-status").innerText(), "Planning");
+    assert.is(await page.getByTestId("attention-strip").count(), 0, "no decision while planning");
+    assert.is(await page.getByTestId("terminal-reason").count(), 0);
+    // The plan console loads on first expansion.
+    await plan.getByTestId("stage-head").click();
+    await page.getByTestId("console-plan").waitFor();
+    await h.screenshot(page, "run-plan-running");
+    await h.checkA11y(page, "plan running");
+
+    // Cancel from the header: one inline confirmation, then the run ends canceled.
+    await page.getByRole("button", { name: "Cancel run" }).click();
+    assert.is(await runStatus(h, org, run.id), "planning", "arming the cancel sends nothing");
+    await page.getByRole("button", { name: "Yes, cancel run" }).click();
+    canceled = true;
+    await page.getByTestId("run-status").filter({ hasText: "Canceled" }).waitFor();
+    assert.ok(await page.getByTestId("terminal-reason").getByText("The run was canceled while it was planning.").isVisible());
+    assert.is(await page.getByRole("button", { name: "Cancel run" }).count(), 0, "nothing left to cancel");
+    const approval = page.getByTestId("stage-approval");
+    assert.match(await approval.innerText(), new RegExp(`Canceled by ${user.displayName}`));
+    await h.screenshot(page, "run-canceled");
+  } finally {
+    if (!canceled) await h.cancel(org, run.id);
+  }
+});
+
+test("awaiting approval: viewer, operator and admin each see only their actions and downloads", async ({ h, org, awaiting }) => {
+  const { run } = awaiting;
+  const viewer = await h.signInAs(org, "viewer");
+  await openRun(h, viewer.page, run.id);
+  assert.is(await viewer.page.getByTestId("attention-strip").count(), 0, "a viewer gets no decision controls");
+  assert.is(await viewer.page.getByRole("button", { name: "Cancel run" }).count(), 0);
+  assert.is(await viewer.page.getByRole("button", { name: "Download redacted plan" }).count(), 1);
+  assert.is(await viewer.page.getByRole("button", { name: "Download raw plan" }).count(), 0);
+  assert.is(await viewer.page.getByRole("button", { name: "Download emergency state" }).count(), 0);
+  await h.screenshot(viewer.page, "run-awaiting-approval-viewer");
+  await h.checkA11y(viewer.page, "awaiting approval, viewer");
+
+  const operator = await h.signInAs(org, "operator");
+  await openRun(h, operator.page, run.id);
+  const strip = operator.page.getByTestId("attention-strip");
+  assert.ok(await strip.isVisible());
+  assert.ok(await strip.getByRole("button", { name: "Approve plan" }).isEnabled());
+  assert.ok(await strip.getByRole("button", { name: "Discard run" }).isEnabled());
+  assert.ok(await operator.page.getByRole("button", { name: "Cancel run" }).isVisible());
+  assert.is(await operator.page.getByTestId("discard-reason").count(), 0, "no reason input before Discard run is armed");
+  assert.is(await operator.page.locator("#discard-reason").count(), 0);
+  assert.is(await operator.page.getByRole("button", { name: "Download raw plan" }).count(), 0, "an operator may not read the raw plan");
+  assert.is(await operator.page.getByRole("button", { name: "Download redacted plan" }).count(), 1);
+  await h.screenshot(operator.page, "run-awaiting-approval-operator");
+  await h.checkA11y(operator.page, "awaiting approval, operator");
+
+  const admin = await h.signInAs(org, "admin");
+  await openRun(h, admin.page, run.id);
+  assert.ok(await admin.page.getByTestId("attention-strip").isVisible());
+  assert.ok(await admin.page.getByRole("button", { name: "Download raw plan" }).isEnabled());
+  assert.is(await admin.page.getByRole("button", { name: "Download emergency state" }).count(), 1);
+  assert.not.ok(await admin.page.getByRole("button", { name: "Download emergency state" }).isEnabled(), "no state uploaded yet: disabled");
+  assert.ok(await admin.page.getByText("This run's apply uploaded no state.").isVisible());
+  await h.screenshot(admin.page, "run-awaiting-approval-admin");
+  await h.checkA11y(admin.page, "awaiting approval, admin");
+});
+
+test("awaiting approval without destroys: the Changes tab lists the resource; keyboard-only one-step approval applies it", async ({ h, org, awaiting }) => {
+  const { run } = awaiting;
+  const { page } = await h.signInAs(org, "operator");
+  await openRun(h, page, run.id);
+  const plan = page.getByTestId("stage-plan");
+  assert.is(await plan.getByTestId("plan-summary").innerText(), "1 to create, 0 to change, 0 to destroy");
+  await plan.getByTestId("stage-head").click();
+  await plan.getByRole("tab", { name: "Changes" }).click();
+  await plan.getByTestId("changes-count").filter({ hasText: "1 of 1 resources shown" }).waitFor();
+  await plan.getByRole("button", { name: /terraform_data\.greeting/ }).click();
+  const detail = page.getByTestId("changes-detail");
+  assert.ok(await detail.getByText("(known after apply)").first().isVisible(), "unknown values are marked");
+  await h.screenshot(page, "run-changes-tab");
+  await h.checkA11y(page, "changes tab");
+
+  // Keyboard only: Tab to Approve plan and press Enter; zero destroys means no confirmation.
+  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+  let found = false;
+  for (let i = 0; i < 80 && !found; i++) {
+    await page.keyboard.press("Tab");
+    const f = await focused(page);
+    found = f.tag === "button" && f.text === "Approve plan";
+  }
+  assert.ok(found, "Approve plan is reachable with Tab");
+  await page.keyboard.press("Enter");
+  await page.getByTestId("attention-strip").waitFor({ state: "detached" });
+  assert.is(await page.getByRole("status").filter({ hasText: "Plan approved. The apply starts shortly." }).count(), 1, "the outcome is announced");
+  assert.is(await page.getByTestId("approve-confirmation").count(), 0, "no confirmation for a plan without destroys");
+  const applied = await h.waitForStatus(org, run.id, ["applied", "errored", "needs_recovery"]);
+  assert.is(applied.attributes.status, "applied");
+});
+
+test("applied: the apply stage is expanded with the published state version; approved by the person who approved", async ({ h, org, awaiting }) => {
+  const { run } = awaiting;
+  const { page, user } = await h.signInAs(org, "admin");
+  await openRun(h, page, run.id);
+  await page.getByTestId("run-status").filter({ hasText: "Applied" }).waitFor();
+  const apply = page.getByTestId("stage-apply");
+  assert.is(await apply.getByTestId("stage-head").getAttribute("aria-expanded"), "true", "a terminal applied run expands its last succeeded stage");
+  assert.match(await apply.getByTestId("state-version").innerText(), /^Published state version sv-[0-9a-z]+, serial 1, at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+  assert.ok(await apply.getByText("Apply finished", { exact: true }).first().isVisible());
+  assert.is(await page.getByTestId("terminal-reason").getByText("The plan was applied and its state was published.").count(), 1);
+  assert.is(await page.getByTestId("terminal-reason-code").innerText(), "applied");
+  const approval = page.getByTestId("stage-approval");
+  await approval.getByTestId("stage-head").click();
+  assert.match(await approval.getByTestId("approval-lead").innerText(), /^Approved by Operator \S+ at \d{4}-/);
+  assert.match(await approval.getByTestId("plan-digest").innerText(), /^[0-9a-f]{64}$/);
+  assert.is(await page.getByTestId("attention-strip").count(), 0, "the decision bar is gone once decided");
+  assert.ok(await page.getByRole("button", { name: "Download emergency state" }).isEnabled(), "the apply uploaded state");
+  await h.screenshot(page, "run-applied");
+  await h.checkA11y(page, "applied");
+
+  // The admin's guarded download: typed reason, then step-up, then the file.
+  const form = page.getByTestId("download-raw_plan");
+  await form.getByRole("button", { name: "Download raw plan" }).click();
+  assert.ok(await form.getByRole("alert").filter({ hasText: "Type why" }).isVisible(), "no reason, no request");
+  await form.getByLabel(/Reason/).fill("incident 42: compare with the provider console");
+  await form.getByRole("button", { name: "Download raw plan" }).click();
+  const dialog = page.getByRole("dialog", { name: "Confirm your password" });
+  await dialog.waitFor();
+  await h.screenshot(page, "run-step-up");
+  await dialog.getByLabel("Password").fill(user.password);
+  const [download] = await Promise.all([page.waitForEvent("download"), dialog.getByRole("button", { name: "Confirm" }).click()]);
+  assert.is(download.suggestedFilename(), `${run.id}-plan.json`);
+  const bytes = await (await download.createReadStream()).toArray();
+  assert.match(Buffer.concat(bytes).toString("utf8"), /"resource_changes"/, "the raw plan JSON");
+  assert.ok(await form.getByText("Downloaded.").isVisible());
+});
+
+test("dark colour scheme: the applied run page (ink console, badges, downloads) passes axe contrast", async ({ h, org, awaiting }) => {
+  const { page } = await h.signInAs(org, "admin", { colorScheme: "dark" });
+  await openRun(h, page, awaiting.run.id);
+  await page.getByTestId("state-version").waitFor();
+  await h.screenshot(page, "run-applied-dark");
+  await h.checkA11y(page, "applied, dark");
+});
+
+test("awaiting approval with destroys: Approve plan arms a confirmation restating the counts; nothing is sent until confirmed", async ({ h, org }) => {
+  const { run } = await h.makeRun(org, "awaiting_approval_destroys");
+  const { page } = await h.signInAs(org, "operator");
+  await openRun(h, page, run.id);
+  await page.getByRole("button", { name: "Approve plan" }).click();
+  const confirmation = page.getByTestId("approve-confirmation");
+  await confirmation.waitFor();
+  const text = await confirmation.innerText();
+  assert.match(text, /1 to create/);
+  assert.match(text, /0 to change/);
+  assert.match(text, /1 to destroy/);
+  assert.is((await focused(page)).text, "Approve and destroy 1 resource", "focus moves to the confirming button");
+  assert.is(await runStatus(h, org, run.id), "awaiting_approval", "arming sends nothing");
+  await h.screenshot(page, "run-awaiting-approval-destroys");
+  await h.checkA11y(page, "destroy confirmation");
+  await confirmation.getByRole("button", { name: "Keep reviewing" }).click();
+  await confirmation.waitFor({ state: "detached" });
+  assert.is((await focused(page)).text, "Approve plan", "focus returns to Approve plan");
+  await page.getByRole("button", { name: "Approve plan" }).click();
+  await page.getByRole("button", { name: "Approve and destroy 1 resource" }).click();
+  await page.getByTestId("attention-strip").waitFor({ state: "detached" });
+  const done = await h.waitForStatus(org, run.id, ["applied", "errored", "needs_recovery"]);
+  assert.is(done.attributes.status, "applied");
+});
+
+test("discard with reason: the reason input exists only inside the armed confirmation; the decision names who discarded", async ({ h, org }) => {
+  const { run } = await h.makeRun(org, "awaiting_approval");
+  const { page, user } = await h.signInAs(org, "operator");
+  await openRun(h, page, run.id);
+  assert.is(await page.locator("#discard-reason").count(), 0);
+  await page.getByRole("button", { name: "Discard run" }).click();
+  const reason = page.getByLabel(/Why discard this run/);
+  await reason.waitFor();
+  assert.is((await focused(page)).tag, "textarea", "focus moves into the reason");
+  await reason.fill("superseded by the next push");
+  await h.screenshot(page, "run-discard-confirmation");
+  await h.checkA11y(page, "discard confirmation");
+  await page.getByTestId("discard-confirmation").getByRole("button", { name: "Discard run" }).click();
+  await page.getByTestId("attention-strip").waitFor({ state: "detached" });
+  await page.getByTestId("run-status").filter({ hasText: "Discarded" }).waitFor();
+  const approval = page.getByTestId("stage-approval");
+  await approval.getByTestId("stage-head").click();
+  assert.match(await approval.getByTestId("approval-lead").innerText(), new RegExp(`^Discarded by ${user.displayName} at `));
+  assert.is(await approval.getByTestId("approval-reason").innerText(), "Reason: superseded by the next push");
+  assert.is(await runStatus(h, org, run.id), "discarded");
+  await h.screenshot(page, "run-discarded");
+  await h.checkA11y(page, "discarded");
+});
+
+test("soft policy failure: findings expanded by default, override (admin only) with reason and duration, then approve", async ({ h, org }) => {
+  const { run } = await h.makeRun(org, "policy_soft_failed");
+  const operator = await h.signInAs(org, "operator");
+  await openRun(h, operator.page, run.id);
+  assert.is(await operator.page.getByTestId("override-form").count(), 0, "no override control without policy:override_soft");
+  assert.is(await operator.page.getByRole("button", { name: "Approve plan" }).count(), 0);
+
+  const { page } = await h.signInAs(org, "admin");
+  await openRun(h, page, run.id);
+  const policy = page.getByTestId("stage-policy");
+  assert.is(await policy.getByTestId("stage-head").getAttribute("aria-expanded"), "true", "a policy outcome other than pass expands the stage");
+  const findings = policy.getByTestId("policy-findings");
+  assert.match(await findings.innerText(), /Needs tags[\s\S]*terraform_data\.greeting is flagged/);
+  assert.is(await page.getByRole("button", { name: "Approve plan" }).count(), 0, "approval waits for the override");
+  assert.ok(await page.getByTestId("approval-waits").isVisible());
+  const review = await h.server.v1(org.token);
+  const digest = (await getRun({ client: review, path: { run_id: run.id } })).data!.data.attributes.policy_result_digest;
+  assert.is(await policy.getByTestId("override-digest").innerText(), digest, "the control is bound to the exact result digest");
+  await h.screenshot(page, "run-policy-soft-failed");
+  await h.checkA11y(page, "policy soft-failed");
+
+  await policy.getByRole("button", { name: "Override policy failure" }).click();
+  assert.ok(await policy.getByText("Say why the failure may be overridden.").isVisible(), "a reason is required");
+  await policy.getByLabel("Override reason (kept in the audit trail)").fill("tags follow in the next change");
+  await policy.getByLabel("Override lasts").selectOption({ label: "4 h 00 min" });
+  await policy.getByRole("button", { name: "Override policy failure" }).click();
+  await policy.getByTestId("active-override").waitFor();
+  const overrides = await policy.getByTestId("policy-overrides").innerText();
+  assert.match(overrides, /tags follow in the next change/);
+  await page.getByRole("button", { name: "Approve plan" }).click();
+  await page.getByTestId("attention-strip").waitFor({ state: "detached" });
+  const done = await h.waitForStatus(org, run.id, ["applied", "errored", "needs_recovery"]);
+  assert.is(done.attributes.status, "applied");
+  await h.screenshot(page, "run-policy-overridden");
+});
+
+test("plan failed: one sentence, the raw code, and at most eight final log lines on the ink surface", async ({ h, org }) => {
+  const { run } = await h.makeRun(org, "plan_failed");
+  const { page } = await h.signInAs(org, "viewer");
+  await openRun(h, page, run.id);
+  const panel = page.getByTestId("terminal-reason");
+  assert.ok(await panel.getByText("The plan failed, so there is nothing to review or apply.").isVisible());
+  assert.is(await panel.getByTestId("terminal-reason-code").innerText(), "plan_failed");
+  const tail = panel.getByTestId("log-tail");
+  assert.is(await tail.locator("figcaption").innerText(), "The last lines of the plan log");
+  const lines = (await tail.locator("pre").innerText()).split("\n");
+  assert.ok(lines.length >= 1 && lines.length <= 8, `${lines.length} lines`);
+  assert.ok(lines.some((line) => /not-a-number|Invalid|Error/i.test(line)), lines.join("\n"));
+  const background = await tail.locator("pre").evaluate((el) => getComputedStyle(el).backgroundColor);
+  assert.is(background, "rgb(20, 23, 28)", "the ink surface");
+  assert.is(await page.getByTestId("stage-policy").getByTestId("stage-status").innerText(), "Skipped");
+  assert.is(await page.getByTestId("stage-policy").locator("button").count(), 0, "a skipped stage is not a toggle");
+  assert.ok(await page.getByTestId("stage-plan").getByText("Plan errored", { exact: true }).isVisible());
+  await h.screenshot(page, "run-plan-failed");
+  await h.checkA11y(page, "plan failed");
+});
+
+test("expired: the guidance strip in the approval bar's position, linking to the source settings", async ({ h, org }) => {
+  const { run, workspace } = await h.makeRun(org, "expired");
+  const { page } = await h.signInAs(org, "operator");
+  await openRun(h, page, run.id);
+  const strip = page.getByTestId("guidance-strip");
+  assert.ok(await strip.getByText("A new run starts from a push to the tracked branch or from the CLI.").isVisible());
+  assert.is(await strip.getByRole("link").getAttribute("href"), `/workspaces/${workspace.id}/source`);
+  assert.is(await page.getByTestId("attention-strip").count(), 0);
+  const approval = page.getByTestId("stage-approval");
+  if ((await approval.locator("button[data-testid=stage-head]").count()) > 0) await approval.getByTestId("stage-head").click();
+  assert.match(await approval.innerText(), /Expired without a decision/);
+  await h.screenshot(page, "run-expired");
+  await h.checkA11y(page, "expired");
+});
+
+test("apply interrupted: the recovery panel with recorded evidence; resolve only for an admin", async ({ h, org }) => {
+  const { run } = await h.makeRun(org, "needs_recovery");
+  assert.is(run.attributes.status, "needs_recovery");
+  const operator = await h.signInAs(org, "operator");
+  await openRun(h, operator.page, run.id);
+  const opPanel = operator.page.getByTestId("recovery-panel");
+  assert.ok(await opPanel.isVisible());
+  assert.is(await opPanel.getByTestId("recovery-form").count(), 0, "run:recover is an admin's");
+
+  const { page } = await h.signInAs(org, "admin");
+  await openRun(h, page, run.id);
+  const panel = page.getByTestId("recovery-panel");
+  assert.match(await panel.innerText(), /provisioning-started/);
+  assert.match(await panel.innerText(), /lost/);
+  assert.ok(await page.getByTestId("stage-apply").getByText("Apply interrupted", { exact: true }).first().isVisible());
+  assert.ok(await page.getByTestId("terminal-reason").getByText("The apply was interrupted; an operator must decide whether the infrastructure changed.").isVisible());
+  await h.screenshot(page, "run-apply-interrupted");
+  await h.checkA11y(page, "apply interrupted");
+
+  const form = panel.getByTestId("recovery-form");
+  await form.getByLabel(/Keep the current state/).check();
+  await form.getByLabel(/Reason/).fill("short");
+  await form.getByRole("button", { name: "Resolve recovery" }).click();
+  assert.ok(await form.getByText("Write at least 10 characters.").isVisible());
+  await form.getByLabel(/Reason/).fill("the provisioner only slept; nothing changed");
+  await form.getByRole("button", { name: "Resolve recovery" }).click();
+  await panel.waitFor({ state: "detached" });
+  assert.is(await runStatus(h, org, run.id), "errored");
+  await page.getByTestId("terminal-reason-code").filter({ hasText: "recovered" }).waitFor();
+  await h.screenshot(page, "run-recovered");
+});
+
+test("5,000-resource Changes tab: truncation stated, a virtualized list, filters by action and address, redacted detail", async ({ h, org }) => {
+  const { run } = await h.makeRun(org, "awaiting_approval");
+  await storePlanDiff(h.server, run.id, largePlanDiff(run.id, 5_050));
+  const { page } = await h.signInAs(org, "viewer");
+  await openRun(h, page, run.id);
+  const plan = page.getByTestId("stage-plan");
+  await plan.getByTestId("stage-head").click();
+  await plan.getByRole("tab", { name: "Changes" }).click();
+  const count = page.getByTestId("changes-count");
+  await count.filter({ hasText: "5000 of 5000 resources shown" }).waitFor();
+  assert.match(await page.getByTestId("changes-truncated").innerText(), /the plan changes 5,050 resources; 50 cut beyond the 5,000-resource limit/);
+  const rows = page.getByRole("listitem");
+  const inDom = await rows.count();
+  assert.ok(inDom > 5 && inDom < 60, `only the rows in view exist (${inDom})`);
+  await h.screenshot(page, "run-changes-5000");
+  await h.checkA11y(page, "5,000-resource changes");
+
+  await page.getByTestId("changes-viewport").evaluate((el) => (el.scrollTop = el.scrollHeight));
+  await page.getByRole("button", { name: /aws_iam_role\.res_4999 / }).waitFor();
+
+  await page.getByLabel("Filter by action").selectOption("replace");
+  await count.filter({ hasText: "500 of 5000 resources shown" }).waitFor();
+  await page.getByLabel("Filter by action").selectOption("all");
+  await page.getByLabel("Filter by address").fill("aws_iam_role.res_12");
+  await count.filter({ hasText: /^\d+ of 5000 resources shown$/ }).waitFor();
+  await page.getByRole("button", { name: /^update module\.svc_12\.aws_iam_role\.res_12 / }).click();
+  const detail = page.getByTestId("changes-detail");
+  assert.match(await detail.innerText(), /inline_policy\[0\]\.policy\s+\(sensitive value\)\s+\(sensitive value\)/);
+  assert.match(await detail.innerText(), /max_session_duration\s+changed\s+3600\s+7200/);
+  // A string, not a function: tsx would wrap a named inner function in a helper the page lacks.
+  const everything = (await page.evaluate(
+    `(() => { const walk = (root) => [...root.querySelectorAll("*")].map((el) => (el.shadowRoot ? walk(el.shadowRoot) : "") + (el.children.length === 0 ? el.textContent : "")).join(" "); return walk(document); })()`,
+  )) as string;
+  assert.not.ok(everything.includes(PLAN_SECRET), "no sensitive value reaches the page");
+  await h.screenshot(page, "run-changes-detail");
+  await h.cancel(org, run.id);
+});
+
+test.run();

@@ -1,0 +1,92 @@
+// The workspace pages the run page links to, in Chromium against real runs: overview (settings,
+// runs, current state version, lock), state (published versions with serial, time and digest),
+// cloud access and source settings (what exists, and plainly what is not configured).
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { hook, startHarness, type Harness, type HarnessOrganization, type MadeRun } from "../support/index.ts";
+
+const test = suite<{ h: Harness; acme: HarnessOrganization; applied: MadeRun; awaiting: MadeRun }>("workspace pages");
+
+test.before(
+  hook(async (ctx) => {
+    const h = (ctx.h = await startHarness());
+    ctx.acme = await h.organization("acme");
+    const workspace = await h.workspace(ctx.acme, "web-frontend", { tracked_branch: "release" });
+    ctx.applied = await h.makeRun(ctx.acme, "applied", { workspace, message: "First apply" });
+    // Awaiting approval, it holds the workspace lock.
+    const changed = { "main.tf": 'resource "terraform_data" "greeting" {\n  input = "hello again"\n}\n' };
+    ctx.awaiting = await h.makeRun(ctx.acme, "awaiting_approval", { workspace, message: "Second change", files: changed });
+  }),
+);
+test.after(
+  hook(async (ctx) => {
+    await ctx.h?.stop();
+  }),
+);
+
+test("overview: settings, the workspace's runs, the current state version and who holds the lock", async ({ h, acme, applied, awaiting }) => {
+  const { page } = await h.signInAs(acme, "viewer");
+  await page.goto(h.url(`/workspaces/${applied.workspace.id}`));
+  await page.getByRole("heading", { name: "web-frontend" }).waitFor();
+  const text = async () => (await page.locator("ss-workspace-page dl.facts").innerText()) + (await page.locator("ss-workspace-page table").innerText());
+  await page.locator("#current-state").waitFor();
+  await page.getByRole("cell", { name: /Second change/ }).waitFor();
+  const body = await text();
+  for (const fact of ["Tracked branch", "release", "Working directory", "OpenTofu version", applied.run.attributes.opentofu_version, "acme"]) assert.match(body, fact);
+  assert.match(await page.locator("#current-state").innerText(), /Current state: serial 1, published .* by run run-/);
+  assert.is(await page.locator("#current-state a").getAttribute("href"), `/runs/${applied.run.id}`);
+  assert.match(await page.locator("#lock-state").innerText(), `Locked by run ${awaiting.run.id}`);
+  assert.match(body, "First apply");
+  assert.match(body, "Second change");
+  await h.screenshot(page, "workspace-overview");
+  await h.checkA11y(page, "workspace overview");
+
+  // The tabs reach the other pages without a reload.
+  await page.getByRole("navigation", { name: "Workspace" }).getByRole("link", { name: "State" }).click();
+  await page.waitForURL((u) => u.pathname === `/workspaces/${applied.workspace.id}/state`);
+});
+
+test("state page: published versions with serial, publication time and digest; the current one; the lock", async ({ h, acme, applied, awaiting }) => {
+  const version = await h.server.db.knex("state_versions").where({ run_id: applied.run.id, status: "finalized" }).first();
+  const { page } = await h.signInAs(acme, "viewer");
+  await page.goto(h.url(`/workspaces/${applied.workspace.id}/state`));
+  const row = page.locator(`tr[data-state-version-id="${version.id}"]`);
+  await row.waitFor();
+  const cells = await row.locator("td").allInnerTexts();
+  assert.is(cells[0], "1 (current)");
+  assert.is(cells[1], `${new Date(version.published_at).toISOString().slice(0, 19).replace("T", " ")} UTC`);
+  assert.is(cells[2], version.sha256);
+  assert.is(cells[4], applied.run.id);
+  assert.match(await page.locator("#lock-state").innerText(), awaiting.run.id);
+  await h.screenshot(page, "workspace-state");
+  await h.checkA11y(page, "workspace state page");
+});
+
+test("cloud access and source settings say what exists and, plainly, what is not configured", async ({ h, acme, applied }) => {
+  const { page } = await h.signInAs(acme, "operator");
+  await page.goto(h.url(`/workspaces/${applied.workspace.id}/cloud-access`));
+  await page.getByText("No cloud access is configured for this workspace.").waitFor();
+  await h.screenshot(page, "workspace-cloud-access");
+  await h.checkA11y(page, "cloud access page");
+
+  await page.goto(h.url(`/workspaces/${applied.workspace.id}/source`));
+  await page.getByText("No Git repository is connected to this workspace.").waitFor();
+  assert.is(await page.locator("#tracked-branch").innerText(), "release");
+  assert.is(await page.locator("#working-directory").innerText(), applied.workspace.attributes.working_directory || "/");
+  await h.screenshot(page, "workspace-source");
+  await h.checkA11y(page, "source settings page");
+});
+
+test("a workspace that does not exist (or may not be seen) is said to be unavailable, on every workspace page", async ({ h, acme }) => {
+  const { page } = await h.signInAs(acme, "viewer");
+  for (const suffix of ["", "/state", "/cloud-access", "/source"]) {
+    await page.goto(h.url(`/workspaces/ws-0000000000000000${suffix}`));
+    const alert = page.locator("#workspace-unavailable");
+    await alert.waitFor();
+    assert.match(await alert.innerText(), "There is no such workspace, or you may not see it.");
+  }
+  await h.screenshot(page, "workspace-missing");
+  await h.checkA11y(page, "missing workspace");
+});
+
+test.run();
