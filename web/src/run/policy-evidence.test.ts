@@ -47,7 +47,7 @@ describe("ss-policy-evidence", () => {
     equal(server.requests.length, 0);
     form.querySelector<HTMLTextAreaElement>("textarea")!.value = "tags follow";
     const select = form.querySelector<HTMLSelectElement>("select")!;
-    equal([...select.options].map((o) => o.textContent), ["15 min 00 s", "1 h 00 min", "4 h 00 min", "24 h 00 min"]);
+    equal([...select.options].map((o) => o.textContent), ["15 minutes", "1 hour", "4 hours", "24 hours"]);
     select.value = String(4 * 3600);
     form.requestSubmit();
     await new Promise((r) => setTimeout(r, 50));

@@ -9,6 +9,13 @@ import { emit } from "./events.ts";
 import { evidenceStyles } from "./evidence.styles.ts";
 import { formatDuration, formatUtc, type Action, type PolicyStage } from "./review-model.ts";
 
+/** "15 minutes", "1 hour", "4 hours"; other spans fall back to the duration format. */
+function overrideSpan(seconds: number): string {
+  if (seconds % 3600 === 0) return seconds === 3600 ? "1 hour" : `${seconds / 3600} hours`;
+  if (seconds % 60 === 0 && seconds < 3600) return seconds === 60 ? "1 minute" : `${seconds / 60} minutes`;
+  return formatDuration(seconds * 1000);
+}
+
 const OUTCOMES: Record<string, string> = {
   skipped: "No policy set applies to this workspace.",
   passed: "Every policy passed.",
@@ -102,7 +109,7 @@ export class SsPolicyEvidence extends LitElement {
       <div class="row">
         <label for="override-duration">Override lasts</label>
         <select id="override-duration" name="duration">
-          ${choices.map((s) => html`<option value=${s} ?selected=${s === control.default_duration_seconds}>${formatDuration(s * 1000)}</option>`)}
+          ${choices.map((s) => html`<option value=${s} ?selected=${s === control.default_duration_seconds}>${overrideSpan(s)}</option>`)}
         </select>
         <button type="submit" class="primary" ?disabled=${this.busy}>Override policy failure</button>
       </div>

@@ -268,7 +268,7 @@ test("soft policy failure: findings expanded by default, override (admin only) w
   await policy.getByRole("button", { name: "Override policy failure" }).click();
   assert.ok(await policy.getByText("Say why the failure may be overridden.").isVisible(), "a reason is required");
   await policy.getByLabel("Override reason (kept in the audit trail)").fill("tags follow in the next change");
-  await policy.getByLabel("Override lasts").selectOption({ label: "4 h 00 min" });
+  await policy.getByLabel("Override lasts").selectOption({ label: "4 hours" });
   await policy.getByRole("button", { name: "Override policy failure" }).click();
   await policy.getByTestId("active-override").waitFor();
   const overrides = await policy.getByTestId("policy-overrides").innerText();
