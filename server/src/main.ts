@@ -49,6 +49,7 @@ async function main() {
     services: stackship.services,
     api: { host: config.host === "0.0.0.0" ? "127.0.0.1" : config.host, port },
     phaseTimeoutMs: config.phaseTimeoutMs,
+    sandboxLimits: config.sandboxLimits,
   }, { concurrency: config.runnerConcurrency });
   await runner.start();
   say(`runner ${runner.runnerId} started (concurrency ${config.runnerConcurrency})`);

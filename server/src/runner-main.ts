@@ -18,7 +18,7 @@ async function main() {
   if (api.protocol !== "http:") throw new Error("STACKSHIP_API_URL must be an http:// URL reachable from this host");
   const { services, close } = await createServices(config, {}, (m) => say(`migrations: ${m}`));
   const runner = new RunnerEngine(
-    { services, api: { host: api.hostname, port: Number(api.port || 80) }, phaseTimeoutMs: config.phaseTimeoutMs },
+    { services, api: { host: api.hostname, port: Number(api.port || 80) }, phaseTimeoutMs: config.phaseTimeoutMs, sandboxLimits: config.sandboxLimits },
     {
       concurrency: config.runnerConcurrency,
       ...(process.env.STACKSHIP_RUNNER_HEARTBEAT_MS ? { heartbeatIntervalMs: Number(process.env.STACKSHIP_RUNNER_HEARTBEAT_MS) } : {}),
