@@ -835,7 +835,9 @@ export class Sandbox {
   /** The command line prefix that runs the command under the per-process backstops of the sandbox's limits. */
   private limitWrapper(): string[] {
     const { limits } = this.confinement;
-    const dataBytes = limits.memoryBytes + Math.max(Math.floor(limits.memoryBytes / 4), 64 * MIB);
+    // Twice the sandbox's total: one process alone cannot outrun the watcher far, yet the watcher
+    // (which counts every process) sees a growing one reach the total well before this stops it.
+    const dataBytes = Math.max(2 * limits.memoryBytes, limits.memoryBytes + 64 * MIB);
     return [
       PRLIMIT,
       `--nproc=${limits.processes}`,
@@ -895,7 +897,7 @@ export class Sandbox {
       const fs = await statfs(fsDir).catch(() => undefined);
       if (fs !== undefined && fs.bfree * fs.bsize < DISK_FULL_SLACK_BYTES) return 'disk';
     }
-    if (result.usage.processes >= limits.processes) return 'processes';
+    if (result.usage.processes >= limits.processes && !(result.exitCode === 0 && result.signal === null)) return 'processes';
     return null;
   }
 
@@ -1032,7 +1034,9 @@ export class Sandbox {
       if (this.launcherError !== undefined) result.error = this.launcherError;
       Object.assign(result.timings, { readyAt: this.readyAt, startedAt: this.startedAt, exitedAt: this.exitedAt });
 
-      if (result.limit === null && !(result.exitCode === 0 && result.signal === null) && result.started) result.limit = await this.limitAfterwards(result);
+      // Even after an exit 0: a program that ignores a failed write (tofu show into a full disk)
+      // leaves a truncated file behind, which must not pass for a result.
+      if (result.limit === null && result.started) result.limit = await this.limitAfterwards(result);
       const read = await Promise.all(collect.map(([, relative]) => readCollected(this.workDir, relative, collectMaxBytes)));
       collect.forEach(([original], index) => (result.files[original] = read[index]));
       result.timings.collectedAt = now();
