@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DEFAULT_SECCOMP_FILTER, runInSandbox, SANDBOX_UID_BASE, type SandboxLimits, type SandboxOptions, type SandboxResult } from './sandbox.ts';
+import { DEFAULT_SECCOMP_FILTER, runInSandbox, sandboxPrerequisites, SANDBOX_UID_BASE, type SandboxLimits, type SandboxOptions, type SandboxResult } from './sandbox.ts';
 
 /**
  * Least privilege and limits of the real bubblewrap sandbox: who the command runs as, what it may
@@ -187,6 +187,14 @@ test('limits must be positive whole numbers', async () => {
   await runInSandbox({ argv: ['true'], tmpDir, limits: { memoryBytes: 0 } }).catch((error: Error) => (message = error.message));
   assert.match(message, /memoryBytes must be a positive whole number/);
   assert.ok(readFileSync(DEFAULT_SECCOMP_FILTER).length % 8 === 0, 'the filter is a whole number of BPF instructions');
+});
+
+test('prerequisites: none missing here; a missing bwrap or filter names the exact command that fixes it', () => {
+  assert.equal(sandboxPrerequisites(), []);
+  const missing = sandboxPrerequisites({ bwrapPath: '/nonexistent/bwrap', seccompFilter: '/nonexistent/sandbox.bpf' });
+  const sudo = asRoot ? '' : 'sudo ';
+  assert.equal(missing.map((m) => m.fix), [`${sudo}apt-get install -y --no-install-recommends bubblewrap`, 'npm run tools']);
+  assert.match(missing[0].problem, /bubblewrap is not installed/);
 });
 
 test.run();

@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
-import { closeSync, constants as fsConstants, existsSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { accessSync, closeSync, constants as fsConstants, existsSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { chmod, chown, cp, lchown, mkdir, mkdtemp, open, readdir, readFile, realpath, rm, statfs, writeFile } from 'node:fs/promises';
 import type net from 'node:net';
 import os from 'node:os';
@@ -1144,6 +1144,34 @@ export async function startSandbox(options: SandboxShape): Promise<Sandbox> {
     if (confinement.uid !== undefined) uidsInUse.delete(confinement.uid);
     throw error;
   }
+}
+
+/** What this host lacks to run sandboxes, each with the exact command that fixes it (empty when ready). */
+export function sandboxPrerequisites(options: { bwrapPath?: string; seccompFilter?: string } = {}): { problem: string; fix: string }[] {
+  const problems: { problem: string; fix: string }[] = [];
+  const sudo = isRoot() ? '' : 'sudo ';
+  const missing: string[] = [];
+  const executable = (file: string) => {
+    try {
+      accessSync(file, fsConstants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!executable(options.bwrapPath ?? '/usr/bin/bwrap')) missing.push('bubblewrap');
+  if (!executable(SETPRIV) || !executable(PRLIMIT)) missing.push('util-linux');
+  if (isRoot() && (!executable('/usr/bin/mount') || !executable('/usr/bin/umount'))) missing.push('mount');
+  if (missing.length > 0) {
+    problems.push({
+      problem: `the Debian package${missing.length > 1 ? 's' : ''} ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not installed`,
+      fix: `${sudo}apt-get install -y --no-install-recommends ${missing.join(' ')}`,
+    });
+  }
+  if (!existsSync(options.seccompFilter ?? DEFAULT_SECCOMP_FILTER)) {
+    problems.push({ problem: `the sandbox's seccomp filter ${options.seccompFilter ?? DEFAULT_SECCOMP_FILTER} has not been built`, fix: 'npm run tools' });
+  }
+  return problems;
 }
 
 /** Runs `options.argv` in a fresh sandbox, streams its output, and cleans everything up afterwards. */
