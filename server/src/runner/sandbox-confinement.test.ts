@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFileSync, spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DEFAULT_SECCOMP_FILTER, runInSandbox, sandboxPrerequisites, SANDBOX_UID_BASE, type SandboxLimits, type SandboxOptions, type SandboxResult } from './sandbox.ts';
+import { DEFAULT_SECCOMP_FILTER, runInSandbox, sandboxPrerequisites, sweepStaleSandboxMounts, SANDBOX_UID_BASE, type SandboxLimits, type SandboxOptions, type SandboxResult } from './sandbox.ts';
 
 /**
  * Least privilege and limits of the real bubblewrap sandbox: who the command runs as, what it may
@@ -187,6 +188,29 @@ test('limits must be positive whole numbers', async () => {
   await runInSandbox({ argv: ['true'], tmpDir, limits: { memoryBytes: 0 } }).catch((error: Error) => (message = error.message));
   assert.match(message, /memoryBytes must be a positive whole number/);
   assert.ok(readFileSync(DEFAULT_SECCOMP_FILTER).length % 8 === 0, 'the filter is a whole number of BPF instructions');
+});
+
+test('a sandbox tmpfs left by a runner that died is swept; one of a live runner is kept', async () => {
+  if (!asRoot) return;
+  const stat = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[19];
+  const dead = spawnSync('true').pid!;
+  const mountOne = async (id: string, owner: string) => {
+    const hostDir = path.join(tmpDir, `stackship-sbx-${id}-x`);
+    await mkdir(path.join(hostDir, 'fs'), { recursive: true });
+    await writeFile(path.join(hostDir, 'owner'), owner);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', `stackship-sbx-${id}`, path.join(hostDir, 'fs')]);
+    return path.join(hostDir, 'fs');
+  };
+  const stale = await mountOne('stale00000000000', `${dead} 1\n`);
+  const live = await mountOne('live000000000000', `${process.pid} ${stat(process.pid)}\n`);
+  const swept = await sweepStaleSandboxMounts();
+  assert.ok(swept.includes(stale), `swept ${swept}`);
+  assert.not.ok(swept.includes(live));
+  const mounts = await readFile('/proc/self/mountinfo', 'utf8');
+  assert.not.match(mounts, stale);
+  assert.match(mounts, live);
+  execFileSync('umount', [live]);
+  await rm(path.dirname(live), { recursive: true });
 });
 
 test('prerequisites: none missing here; a missing bwrap or filter names the exact command that fixes it', () => {

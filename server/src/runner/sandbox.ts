@@ -524,17 +524,26 @@ let staleSweep: Promise<void> | undefined;
  * those whose owner (recorded beside the mount as pid and start time) no longer runs.
  */
 function sweepStaleMounts(): Promise<void> {
-  staleSweep ??= (async () => {
-    for (const mountPoint of await sandboxMounts()) {
-      const hostDir = path.dirname(mountPoint);
-      const owner = await readFile(path.join(hostDir, 'owner'), 'utf8').catch(() => undefined);
-      const [pid, startTime] = (owner ?? '').trim().split(' ');
-      if (owner !== undefined && isRunning({ pid: Number(pid), startTime })) continue;
-      await unmountSandboxFs(mountPoint);
-      await rm(hostDir, { recursive: true, force: true }).catch(() => {});
-    }
-  })().catch(() => {});
+  staleSweep ??= sweepStaleSandboxMounts().then(
+    () => {},
+    () => {},
+  );
   return staleSweep;
+}
+
+/** Unmounts and removes every sandbox tmpfs whose owning runner process is gone; returns their mount points. */
+export async function sweepStaleSandboxMounts(): Promise<string[]> {
+  const swept: string[] = [];
+  for (const mountPoint of await sandboxMounts()) {
+    const hostDir = path.dirname(mountPoint);
+    const owner = await readFile(path.join(hostDir, 'owner'), 'utf8').catch(() => undefined);
+    const [pid, startTime] = (owner ?? '').trim().split(' ');
+    if (owner !== undefined && isRunning({ pid: Number(pid), startTime })) continue;
+    await unmountSandboxFs(mountPoint);
+    await rm(hostDir, { recursive: true, force: true }).catch(() => {});
+    swept.push(mountPoint);
+  }
+  return swept;
 }
 
 /** Gives the sandbox's uid everything the runner wrote into its work directory (no symlink is followed). */
