@@ -418,7 +418,7 @@ async function policyStage(ctx: ExecutionContext, run: Run, storedPlanJson: Buff
   try {
     // The plan JSON exactly as stored (its digest is the run's), without reading it back.
     const planJson = storedPlanJson;
-    result = await evaluateRunPolicies({ stores: services.stores, run, planJson, secrets, log: (text) => log.write(text), toolsDir: ctx.toolsDir, timeoutMs: ctx.phaseTimeoutMs });
+    result = await evaluateRunPolicies({ stores: services.stores, run, planJson, secrets, log: (text) => log.write(text), toolsDir: ctx.toolsDir, timeoutMs: ctx.phaseTimeoutMs, limits: ctx.sandboxLimits });
   } catch (error) {
     const message = sanitizeText(secrets, `the policy stage could not run: ${(error as Error).message}`);
     log.write(`\n${message}\n`);
