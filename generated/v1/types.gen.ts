@@ -1449,8 +1449,8 @@ export interface components {
                 source: components["schemas"]["RunSource"];
                 /** @enum {string} */
                 status: "pending" | "planning" | "policy_checking" | "policy_soft_failed" | "awaiting_approval" | "applying" | "applied" | "planned_and_finished" | "discarded" | "canceled" | "errored" | "expired" | "plan_credentials_required" | "needs_recovery";
-                /** @description Why the run ended where it did (null while it is still moving). */
-                status_reason: null | ("plan_failed" | "plan_canceled" | "no_changes" | "speculative" | "policy_hard_failed" | "policy_errored" | "discarded" | "canceled" | "approval_expired" | "applied" | "apply_failed" | "apply_interrupted" | "apply_uncertain" | "recovered" | "plan_credentials_required");
+                /** @description Why the run ended where it did (null while it is still moving). The `sandbox_*_limit` codes say which limit of the phase's sandbox (memory, processes, largest file, disk, CPU time) stopped its plan or apply; a stopped apply still waits in `needs_recovery`. */
+                status_reason: null | ("plan_failed" | "plan_canceled" | "no_changes" | "speculative" | "policy_hard_failed" | "policy_errored" | "discarded" | "canceled" | "approval_expired" | "applied" | "apply_failed" | "apply_interrupted" | "apply_uncertain" | "recovered" | "plan_credentials_required" | "sandbox_memory_limit" | "sandbox_process_limit" | "sandbox_file_size_limit" | "sandbox_disk_limit" | "sandbox_cpu_limit");
                 updated_at: components["schemas"]["Timestamp"];
             };
             id: components["schemas"]["RunId"];
@@ -1569,6 +1569,7 @@ export interface components {
                 started_at: components["schemas"]["Timestamp"];
                 /** @enum {string} */
                 status: "running" | "succeeded" | "failed" | "interrupted" | "lost";
+                /** @description Why the attempt ended, e.g. `exit_zero`, `exit_nonzero`, `timeout`, `interrupted`, `killed`, `runner_lost`, or the sandbox limit that stopped it (`sandbox_memory_limit`, `sandbox_process_limit`, `sandbox_file_size_limit`, `sandbox_disk_limit`, `sandbox_cpu_limit`); null while it runs. */
                 terminal_classification: string | null;
             };
             /** @description The last sanitized lines of the apply log (at most eight). */
@@ -1711,6 +1712,7 @@ export interface components {
                 started_at: components["schemas"]["Timestamp"];
                 /** @enum {string} */
                 status: "running" | "succeeded" | "failed" | "interrupted" | "lost";
+                /** @description Why the attempt ended, e.g. `exit_zero`, `exit_nonzero`, `timeout`, `interrupted`, `killed`, `runner_lost`, or the sandbox limit that stopped it (`sandbox_memory_limit`, `sandbox_process_limit`, `sandbox_file_size_limit`, `sandbox_disk_limit`, `sandbox_cpu_limit`); null while it runs. */
                 terminal_classification: string | null;
             }[];
             build_sha: components["schemas"]["RunReviewRecordedString"];
@@ -1830,7 +1832,7 @@ export interface components {
         RunReviewStageStatus: "pending" | "running" | "succeeded" | "failed" | "skipped" | "waiting";
         RunReviewTerminalReason: {
             /** @enum {string} */
-            code: "plan_failed" | "plan_canceled" | "no_changes" | "speculative" | "policy_hard_failed" | "policy_errored" | "discarded" | "canceled" | "approval_expired" | "applied" | "apply_failed" | "apply_interrupted" | "apply_uncertain" | "recovered" | "plan_credentials_required";
+            code: "plan_failed" | "plan_canceled" | "no_changes" | "speculative" | "policy_hard_failed" | "policy_errored" | "discarded" | "canceled" | "approval_expired" | "applied" | "apply_failed" | "apply_interrupted" | "apply_uncertain" | "recovered" | "sandbox_memory_limit" | "sandbox_process_limit" | "sandbox_file_size_limit" | "sandbox_disk_limit" | "sandbox_cpu_limit" | "plan_credentials_required";
             guidance: null | {
                 /** @enum {string} */
                 code: "plan_credentials_required" | "expired";

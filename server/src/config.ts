@@ -21,6 +21,8 @@ export interface Config {
   runnerConcurrency: number;
   /** Wall-clock limit of one plan or apply attempt. */
   phaseTimeoutMs: number;
+  /** What one plan or apply sandbox may use (STACKSHIP_SANDBOX_*); unset entries take the sandbox's defaults. */
+  sandboxLimits: SandboxLimitsConfig;
   /** Origins besides this server's own that may use a session (STACKSHIP_ALLOWED_ORIGINS, comma-separated). */
   allowedOrigins: string[];
   /** The first deployment administrator, created on start when set (STACKSHIP_BOOTSTRAP_ADMIN_EMAIL/_PASSWORD). */
@@ -80,6 +82,31 @@ function githubSettings(env: NodeJS.ProcessEnv): GitHubAppSettings {
 
 /** The default of STACKSHIP_LIVE_SOCKETS_PER_SESSION: a few dashboard tabs each watching a run or two. */
 export const DEFAULT_LIVE_SOCKETS_PER_SESSION = 8;
+
+/** The STACKSHIP_SANDBOX_* limits (runner/sandbox.ts `SandboxLimits`), in bytes and seconds. */
+export interface SandboxLimitsConfig {
+  memoryBytes?: number;
+  processes?: number;
+  fileSizeBytes?: number;
+  diskBytes?: number;
+  cpuSeconds?: number;
+}
+
+function sandboxLimits(env: NodeJS.ProcessEnv): SandboxLimitsConfig {
+  const read = (name: string, scale: number) => {
+    const value = env[name];
+    if (value === undefined || value === "") return undefined;
+    return positive(value, 0, name) * scale;
+  };
+  const MIB = 1024 * 1024;
+  return {
+    memoryBytes: read("STACKSHIP_SANDBOX_MEMORY_MB", MIB),
+    processes: read("STACKSHIP_SANDBOX_PROCESSES", 1),
+    fileSizeBytes: read("STACKSHIP_SANDBOX_FILE_SIZE_MB", MIB),
+    diskBytes: read("STACKSHIP_SANDBOX_DISK_MB", MIB),
+    cpuSeconds: read("STACKSHIP_SANDBOX_CPU_SECONDS", 1),
+  };
+}
 
 function port(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined || value === "") return fallback;
@@ -142,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.STACKSHIP_LOG_LEVEL || "info",
     runnerConcurrency: positive(env.STACKSHIP_RUNNER_CONCURRENCY, 2, "STACKSHIP_RUNNER_CONCURRENCY"),
     phaseTimeoutMs: positive(env.STACKSHIP_PHASE_TIMEOUT_SECONDS, 3600, "STACKSHIP_PHASE_TIMEOUT_SECONDS") * 1000,
+    sandboxLimits: sandboxLimits(env),
     allowedOrigins: origins(env.STACKSHIP_ALLOWED_ORIGINS),
     bootstrapAdmin: bootstrapAdmin(env),
     uploadInspections: positive(env.STACKSHIP_UPLOAD_INSPECTIONS, 2, "STACKSHIP_UPLOAD_INSPECTIONS"),

@@ -7,6 +7,7 @@ import { loadConfig, type Config } from "./config.ts";
 import { ensureLocalTls, httpsPortFrom } from "./http/tls.ts";
 import { RunnerEngine } from "./runner/engine.ts";
 import { GitHubWorker } from "./runner/github-worker.ts";
+import { sandboxPrerequisites } from "./runner/sandbox.ts";
 import { createStackShip } from "./server.ts";
 
 function say(message: string) {
@@ -46,13 +47,24 @@ async function main() {
   const https = await startHttps(config, stackship.app.callback());
   if (https) stackship.live.attach(https.server);
   // The embedded default runs the job loop in this process; sandboxes reach the API on loopback.
-  const runner = new RunnerEngine({
-    services: stackship.services,
-    api: { host: config.host === "0.0.0.0" ? "127.0.0.1" : config.host, port },
-    phaseTimeoutMs: config.phaseTimeoutMs,
-  }, { concurrency: config.runnerConcurrency });
-  await runner.start();
-  say(`runner ${runner.runnerId} started (concurrency ${config.runnerConcurrency})`);
+  // Without what a sandbox needs the runner is not started (every run would fail): the API still
+  // serves, runs wait as pending, and the log says the exact command that fixes it.
+  const missing = sandboxPrerequisites();
+  let runner: RunnerEngine | null = null;
+  if (missing.length === 0) {
+    runner = new RunnerEngine({
+      services: stackship.services,
+      api: { host: config.host === "0.0.0.0" ? "127.0.0.1" : config.host, port },
+      phaseTimeoutMs: config.phaseTimeoutMs,
+      sandboxLimits: config.sandboxLimits,
+    }, { concurrency: config.runnerConcurrency });
+    await runner.start();
+    say(`runner ${runner.runnerId} started (concurrency ${config.runnerConcurrency})`);
+  } else {
+    say("the runner is NOT started: runs stay pending until it is. This host cannot run sandboxes yet:");
+    for (const { problem, fix } of missing) say(`  ${problem}; run: ${fix}`);
+    say("then restart StackShip (npm start).");
+  }
   const githubWorker = new GitHubWorker(stackship.services);
   await githubWorker.start();
   say(
@@ -77,7 +89,7 @@ async function main() {
   const stop = async (signal: string) => {
     say(`${signal}: shutting down`);
     await githubWorker.stop();
-    await runner.stop({ interrupt: true });
+    await runner?.stop({ interrupt: true });
     https?.server.close();
     server.close();
     await stackship.close();

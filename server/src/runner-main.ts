@@ -1,5 +1,6 @@
 import { loadConfig } from "./config.ts";
 import { RunnerEngine } from "./runner/engine.ts";
+import { sandboxPrerequisites } from "./runner/sandbox.ts";
 import { createServices } from "./server.ts";
 
 function say(message: string) {
@@ -16,9 +17,13 @@ async function main() {
   if (!apiUrl) throw new Error("set STACKSHIP_API_URL to the StackShip API this runner's sandboxes talk to (e.g. http://127.0.0.1:8080)");
   const api = new URL(apiUrl);
   if (api.protocol !== "http:") throw new Error("STACKSHIP_API_URL must be an http:// URL reachable from this host");
+  const missing = sandboxPrerequisites();
+  if (missing.length > 0) {
+    throw new Error(`this host cannot run sandboxes yet: ${missing.map(({ problem, fix }) => `${problem}; run: ${fix}`).join("; ")}`);
+  }
   const { services, close } = await createServices(config, {}, (m) => say(`migrations: ${m}`));
   const runner = new RunnerEngine(
-    { services, api: { host: api.hostname, port: Number(api.port || 80) }, phaseTimeoutMs: config.phaseTimeoutMs },
+    { services, api: { host: api.hostname, port: Number(api.port || 80) }, phaseTimeoutMs: config.phaseTimeoutMs, sandboxLimits: config.sandboxLimits },
     {
       concurrency: config.runnerConcurrency,
       ...(process.env.STACKSHIP_RUNNER_HEARTBEAT_MS ? { heartbeatIntervalMs: Number(process.env.STACKSHIP_RUNNER_HEARTBEAT_MS) } : {}),

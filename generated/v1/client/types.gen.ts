@@ -282,6 +282,9 @@ export type RunRecovery = {
         id: string;
         attempt_number: number;
         status: 'running' | 'succeeded' | 'failed' | 'interrupted' | 'lost';
+        /**
+         * Why the attempt ended, e.g. `exit_zero`, `exit_nonzero`, `timeout`, `interrupted`, `killed`, `runner_lost`, or the sandbox limit that stopped it (`sandbox_memory_limit`, `sandbox_process_limit`, `sandbox_file_size_limit`, `sandbox_disk_limit`, `sandbox_cpu_limit`); null while it runs.
+         */
         terminal_classification: string | null;
         sandbox_id: string | null;
         runner_id: string;
@@ -329,9 +332,9 @@ export type Run = {
         execution_region: string;
         platform: string;
         /**
-         * Why the run ended where it did (null while it is still moving).
+         * Why the run ended where it did (null while it is still moving). The `sandbox_*_limit` codes say which limit of the phase's sandbox (memory, processes, largest file, disk, CPU time) stopped its plan or apply; a stopped apply still waits in `needs_recovery`.
          */
-        status_reason: null | 'plan_failed' | 'plan_canceled' | 'no_changes' | 'speculative' | 'policy_hard_failed' | 'policy_errored' | 'discarded' | 'canceled' | 'approval_expired' | 'applied' | 'apply_failed' | 'apply_interrupted' | 'apply_uncertain' | 'recovered' | 'plan_credentials_required';
+        status_reason: null | 'plan_failed' | 'plan_canceled' | 'no_changes' | 'speculative' | 'policy_hard_failed' | 'policy_errored' | 'discarded' | 'canceled' | 'approval_expired' | 'applied' | 'apply_failed' | 'apply_interrupted' | 'apply_uncertain' | 'recovered' | 'plan_credentials_required' | 'sandbox_memory_limit' | 'sandbox_process_limit' | 'sandbox_file_size_limit' | 'sandbox_disk_limit' | 'sandbox_cpu_limit';
         plan_status: 'pending' | 'running' | 'finished' | 'errored' | 'canceled';
         apply_status: 'pending' | 'running' | 'finished' | 'errored' | 'canceled' | 'interrupted';
         /**
@@ -1149,7 +1152,7 @@ export type RunReviewApplyStage = {
 
 export type RunReviewTerminalReason = {
     state: 'recorded';
-    code: 'plan_failed' | 'plan_canceled' | 'no_changes' | 'speculative' | 'policy_hard_failed' | 'policy_errored' | 'discarded' | 'canceled' | 'approval_expired' | 'applied' | 'apply_failed' | 'apply_interrupted' | 'apply_uncertain' | 'recovered' | 'plan_credentials_required';
+    code: 'plan_failed' | 'plan_canceled' | 'no_changes' | 'speculative' | 'policy_hard_failed' | 'policy_errored' | 'discarded' | 'canceled' | 'approval_expired' | 'applied' | 'apply_failed' | 'apply_interrupted' | 'apply_uncertain' | 'recovered' | 'sandbox_memory_limit' | 'sandbox_process_limit' | 'sandbox_file_size_limit' | 'sandbox_disk_limit' | 'sandbox_cpu_limit' | 'plan_credentials_required';
     sentence: string;
     guidance: null | {
         code: 'plan_credentials_required' | 'expired';
@@ -1194,6 +1197,9 @@ export type RunReviewEvidence = {
         sandbox_name: string | null;
         region: string;
         status: 'running' | 'succeeded' | 'failed' | 'interrupted' | 'lost';
+        /**
+         * Why the attempt ended, e.g. `exit_zero`, `exit_nonzero`, `timeout`, `interrupted`, `killed`, `runner_lost`, or the sandbox limit that stopped it (`sandbox_memory_limit`, `sandbox_process_limit`, `sandbox_file_size_limit`, `sandbox_disk_limit`, `sandbox_cpu_limit`); null while it runs.
+         */
         terminal_classification: string | null;
         started_at: Timestamp;
         finished_at: RunReviewNullableTimestamp;

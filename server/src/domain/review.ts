@@ -39,6 +39,11 @@ export const TERMINAL_REASON_SENTENCES: Readonly<Record<TerminalReasonCode, stri
   apply_interrupted: 'The apply was interrupted; an operator must decide whether the infrastructure changed.',
   apply_uncertain: 'The apply ended uncertainly; an operator must decide whether the infrastructure changed.',
   recovered: "An operator resolved this run's interrupted or uncertain apply.",
+  sandbox_memory_limit: 'The plan or apply used more memory than its sandbox allows, so StackShip stopped it (STACKSHIP_SANDBOX_MEMORY_MB).',
+  sandbox_process_limit: 'The plan or apply started more processes and threads than its sandbox allows, so StackShip stopped it (STACKSHIP_SANDBOX_PROCESSES).',
+  sandbox_file_size_limit: 'The plan or apply wrote a file larger than its sandbox allows, so it failed (STACKSHIP_SANDBOX_FILE_SIZE_MB).',
+  sandbox_disk_limit: 'The plan or apply wrote more to its work directory than its sandbox allows, so it failed (STACKSHIP_SANDBOX_DISK_MB).',
+  sandbox_cpu_limit: 'The plan or apply used more CPU time than its sandbox allows, so StackShip stopped it (STACKSHIP_SANDBOX_CPU_SECONDS).',
   plan_credentials_required: 'The plan could not start because the workspace has no cloud credentials it may use for this run.',
 };
 

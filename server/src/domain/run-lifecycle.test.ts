@@ -16,6 +16,7 @@ const cases: Array<[string, LifecycleRun, RunEvent, RunStatus, string | null]> =
   ['planning → policy_checking when the plan finishes', run('planning'), { type: 'plan_finished', hasChanges: true }, 'policy_checking', null],
   ['planning → errored plan_failed', run('planning'), { type: 'plan_failed' }, 'errored', 'plan_failed'],
   ['planning → canceled plan_canceled', run('planning'), { type: 'cancel_requested' }, 'canceled', 'plan_canceled'],
+  ['planning → errored with the sandbox limit that stopped the plan', run('planning'), { type: 'plan_failed', limit: 'sandbox_disk_limit' }, 'errored', 'sandbox_disk_limit'],
   ['policy passed with changes → awaiting_approval', run('policy_checking', 'plan_and_apply', true), { type: 'policy_evaluated', outcome: 'passed' }, 'awaiting_approval', null],
   ['policy skipped with changes → awaiting_approval', run('policy_checking', 'plan_and_apply', true), { type: 'policy_evaluated', outcome: 'skipped' }, 'awaiting_approval', null],
   ['policy passed, no changes → planned_and_finished no_changes', run('policy_checking', 'plan_and_apply', false), { type: 'policy_evaluated', outcome: 'passed' }, 'planned_and_finished', 'no_changes'],
@@ -35,6 +36,8 @@ const cases: Array<[string, LifecycleRun, RunEvent, RunStatus, string | null]> =
   ['applying → errored apply_failed when nothing was published', run('applying'), { type: 'apply_failed' }, 'errored', 'apply_failed'],
   ['applying → needs_recovery when interrupted', run('applying'), { type: 'apply_uncertain', interrupted: true }, 'needs_recovery', 'apply_interrupted'],
   ['applying → needs_recovery when uncertain', run('applying'), { type: 'apply_uncertain', interrupted: false }, 'needs_recovery', 'apply_uncertain'],
+  ['applying → needs_recovery (never a guess) when a sandbox limit killed the apply', run('applying'), { type: 'apply_uncertain', interrupted: true, limit: 'sandbox_memory_limit' }, 'needs_recovery', 'sandbox_memory_limit'],
+  ['applying → errored with the limit when the apply failed on it and published nothing', run('applying'), { type: 'apply_failed', limit: 'sandbox_file_size_limit' }, 'errored', 'sandbox_file_size_limit'],
   ['needs_recovery → applied recovered when the pending state is committed', run('needs_recovery'), { type: 'recovery_resolved', stateCommitted: true }, 'applied', 'recovered'],
   ['needs_recovery → errored recovered when the current state is kept', run('needs_recovery'), { type: 'recovery_resolved', stateCommitted: false }, 'errored', 'recovered'],
 ];

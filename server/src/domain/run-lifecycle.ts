@@ -7,6 +7,20 @@ import type { RunKind, RunStatus } from './run.ts';
  * prose version and the reasons behind each edge.
  */
 
+/**
+ * A limit of a phase's sandbox that stopped its plan or apply (the attempt's terminal
+ * classification too). A plan stopped this way ends errored; an apply still goes to
+ * needs_recovery, since the provider may have changed something before it was stopped.
+ */
+export const SANDBOX_LIMIT_REASONS = [
+  'sandbox_memory_limit',
+  'sandbox_process_limit',
+  'sandbox_file_size_limit',
+  'sandbox_disk_limit',
+  'sandbox_cpu_limit',
+] as const;
+export type SandboxLimitReason = (typeof SANDBOX_LIMIT_REASONS)[number];
+
 /** Why a run ended (or stopped) where it did; recorded with terminal and recovery statuses. */
 export const RUN_REASONS = [
   'plan_failed',
@@ -24,6 +38,7 @@ export const RUN_REASONS = [
   'apply_uncertain',
   'recovered',
   'plan_credentials_required',
+  ...SANDBOX_LIMIT_REASONS,
 ] as const;
 /** A reason code. */
 export type RunReason = (typeof RUN_REASONS)[number];
@@ -37,7 +52,7 @@ export type RunEvent =
   /** The workspace requires a cloud credential for plans and this run may not have one. */
   | { type: 'plan_credentials_unavailable' }
   | { type: 'plan_finished'; hasChanges: boolean }
-  | { type: 'plan_failed' }
+  | { type: 'plan_failed'; limit?: SandboxLimitReason }
   | { type: 'policy_evaluated'; outcome: PolicyOutcome }
   | { type: 'policy_overridden' }
   | { type: 'approved' }
@@ -47,9 +62,9 @@ export type RunEvent =
   | { type: 'apply_started' }
   | { type: 'apply_finished' }
   /** tofu exited non-zero and no state version was left pending: nothing was published. */
-  | { type: 'apply_failed' }
+  | { type: 'apply_failed'; limit?: SandboxLimitReason }
   /** The runner died, the sandbox was lost, the wall clock ran out, or a state version is pending. */
-  | { type: 'apply_uncertain'; interrupted: boolean }
+  | { type: 'apply_uncertain'; interrupted: boolean; limit?: SandboxLimitReason }
   /** An operator resolved a recovery: committed the pending state version, or kept the current one. */
   | { type: 'recovery_resolved'; stateCommitted: boolean };
 
@@ -90,7 +105,7 @@ export function transition(run: LifecycleRun, event: RunEvent): Transition {
       break;
     case 'planning':
       if (event.type === 'plan_finished') return { status: 'policy_checking', reason: null };
-      if (event.type === 'plan_failed') return { status: 'errored', reason: 'plan_failed' };
+      if (event.type === 'plan_failed') return { status: 'errored', reason: event.limit ?? 'plan_failed' };
       // The runner interrupts tofu and reports; a plan writes no state, so this is final.
       if (event.type === 'cancel_requested') return { status: 'canceled', reason: 'plan_canceled' };
       break;
@@ -126,9 +141,9 @@ export function transition(run: LifecycleRun, event: RunEvent): Transition {
     case 'applying':
       if (event.type === 'apply_started') return { status: 'applying', reason: null };
       if (event.type === 'apply_finished') return { status: 'applied', reason: 'applied' };
-      if (event.type === 'apply_failed') return { status: 'errored', reason: 'apply_failed' };
+      if (event.type === 'apply_failed') return { status: 'errored', reason: event.limit ?? 'apply_failed' };
       // Never a guess: whatever the provider may have changed, an operator decides.
-      if (event.type === 'apply_uncertain') return { status: 'needs_recovery', reason: event.interrupted ? 'apply_interrupted' : 'apply_uncertain' };
+      if (event.type === 'apply_uncertain') return { status: 'needs_recovery', reason: event.limit ?? (event.interrupted ? 'apply_interrupted' : 'apply_uncertain') };
       break;
     case 'needs_recovery':
       if (event.type === 'recovery_resolved') return { status: event.stateCommitted ? 'applied' : 'errored', reason: 'recovered' };

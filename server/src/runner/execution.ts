@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { canonicalize, sha256Hex } from "../domain/canonical-json.ts";
 import type { InputSnapshotDocument } from "../domain/input-snapshot.ts";
 import type { ExecutionPhase, Run, RunAttempt } from "../domain/records.ts";
-import type { RunEvent } from "../domain/run-lifecycle.ts";
+import type { RunEvent, SandboxLimitReason } from "../domain/run-lifecycle.ts";
 import { applyRunEvent, releaseRun } from "../api/commands/run-decisions.ts";
 import { mintRunToken, revokeRunTokens } from "../api/commands/run-tokens.ts";
 import { confirmStatePublication, listPendingStateVersions } from "../api/commands/state-versions.ts";
@@ -18,7 +18,7 @@ import { evaluateRunPolicies, sanitizeText, type PolicyStageResult } from "./pol
 import { storePlanJson } from "./plan-json.ts";
 import { policyResultDigest } from "../domain/policy/index.ts";
 import { dependencyBundleDigest, summarizePlan } from "./plan-analysis.ts";
-import { newSandboxId, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, startSandbox, type Sandbox, type SandboxResult, type SandboxShape, type SandboxTimings } from "./sandbox.ts";
+import { newSandboxId, type SandboxLimitKind, type SandboxLimits, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, startSandbox, type Sandbox, type SandboxResult, type SandboxShape, type SandboxTimings } from "./sandbox.ts";
 import { CLOUD_OVERRIDE_FILE, STAGED_DIR, TFVARS_FILE, cliConfig, cloudOverride, phaseScript, planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER, tfvars, type MaterializedVariable } from "./tofu-files.ts";
 import type { WarmSandboxPool } from "./warm-sandboxes.ts";
 import { isPlanDiffArtifactOf } from "../domain/plan-diff/index.ts";
@@ -36,6 +36,8 @@ export interface ExecutionContext {
   api: ApiTarget;
   /** Wall-clock limit of one phase attempt. */
   phaseTimeoutMs: number;
+  /** What one plan or apply sandbox may use; unset entries take DEFAULT_SANDBOX_LIMITS. */
+  sandboxLimits?: Partial<SandboxLimits>;
   /** The `.tools` directory with tofu and the provider mirror. */
   toolsDir?: string;
   /** Pre-started plan sandboxes (see warm-sandboxes.ts); without one each plan starts its own. */
@@ -64,9 +66,10 @@ export interface AttemptTimings {
 const now = () => performance.timeOrigin + performance.now();
 
 /** What every plan sandbox is made of: tofu and the provider mirror, the plan-diff builder, the API channel. */
-export function planSandboxShape(ctx: Pick<ExecutionContext, "api" | "toolsDir">): SandboxShape {
+export function planSandboxShape(ctx: Pick<ExecutionContext, "api" | "toolsDir" | "sandboxLimits">): SandboxShape {
   return {
     api: ctx.api,
+    limits: ctx.sandboxLimits,
     readOnlyBinds: [{ source: ctx.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR }, ...planDiffBinds()],
     planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER,
   };
@@ -217,7 +220,30 @@ async function sandboxFiles(services: Services, run: Run, token: string, inputs:
   };
 }
 
+/** The attempt classification (and run reason) of each sandbox limit. */
+const LIMIT_REASONS: Readonly<Record<SandboxLimitKind, SandboxLimitReason>> = {
+  memory: "sandbox_memory_limit",
+  processes: "sandbox_process_limit",
+  file_size: "sandbox_file_size_limit",
+  disk: "sandbox_disk_limit",
+  cpu: "sandbox_cpu_limit",
+};
+
+/** What the log says when a limit stopped the attempt (the review says it too, by its reason). */
+const LIMIT_LOG_LINES: Readonly<Record<SandboxLimitKind, string>> = {
+  memory: "StackShip stopped this attempt: its sandbox used more memory than allowed (STACKSHIP_SANDBOX_MEMORY_MB).",
+  processes: "StackShip stopped this attempt: its sandbox reached its limit on processes and threads (STACKSHIP_SANDBOX_PROCESSES).",
+  file_size: "This attempt failed on a file larger than its sandbox allows (STACKSHIP_SANDBOX_FILE_SIZE_MB).",
+  disk: "This attempt failed: its sandbox's work directory is full (STACKSHIP_SANDBOX_DISK_MB).",
+  cpu: "StackShip stopped this attempt: its sandbox used more CPU time than allowed (STACKSHIP_SANDBOX_CPU_SECONDS).",
+};
+
+function limitReason(result: SandboxResult): SandboxLimitReason | undefined {
+  return result.limit === null ? undefined : LIMIT_REASONS[result.limit];
+}
+
 function classify(result: SandboxResult): string {
+  if (result.limit !== null) return LIMIT_REASONS[result.limit];
   if (result.error && !result.started) return "sandbox_failed";
   if (result.timedOut) return "timeout";
   if (result.interrupted) return "interrupted";
@@ -247,7 +273,9 @@ async function runPhaseSandbox(
       const sandboxId = newSandboxId();
       await ctx.services.stores.attempts.recordSandbox(attempt.id, sandboxId, name);
       const shape: SandboxShape =
-        phase === "plan" ? planSandboxShape(ctx) : { api: ctx.api, readOnlyBinds: [{ source: ctx.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR }] };
+        phase === "plan"
+          ? planSandboxShape(ctx)
+          : { api: ctx.api, limits: ctx.sandboxLimits, readOnlyBinds: [{ source: ctx.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR }] };
       sandbox = await startSandbox({ ...shape, sandboxId, name });
     } else {
       // Recorded before the handoff: nothing of the run is in the sandbox yet.
@@ -390,9 +418,10 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   log.release(matcher);
   if (classification !== "exit_zero" || !planFile || !planJsonBytes || planJson === undefined) {
     if (result.error) log.write(`\n${result.error}\n`);
+    if (result.limit !== null) log.write(`\n${LIMIT_LOG_LINES[result.limit]}\n`);
     await log.close();
     await services.stores.attempts.finish(attempt.id, result.interrupted ? "interrupted" : "failed", classification, services.clock());
-    await failPlan(services, run);
+    await failPlan(services, run, limitReason(result));
     return "done";
   }
   const summary = summarizePlan(planJson as Parameters<typeof summarizePlan>[0]);
@@ -445,8 +474,8 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   return "done";
 }
 
-async function failPlan(services: Services, run: Run): Promise<void> {
-  const failed = await moveRun(services, run, { type: "plan_failed" }, { planStatus: "errored", finishedAt: services.clock().toISOString() });
+async function failPlan(services: Services, run: Run, limit?: SandboxLimitReason): Promise<void> {
+  const failed = await moveRun(services, run, { type: "plan_failed", ...(limit ? { limit } : {}) }, { planStatus: "errored", finishedAt: services.clock().toISOString() });
   await releaseRun(services, failed ?? run);
 }
 
@@ -462,7 +491,7 @@ async function policyStage(ctx: ExecutionContext, run: Run, storedPlanJson: Buff
   try {
     // The plan JSON exactly as stored (its digest is the run's), without reading it back.
     const planJson = storedPlanJson;
-    result = await evaluateRunPolicies({ stores: services.stores, run, planJson, secrets, log: (text) => log.write(text), toolsDir: ctx.toolsDir, timeoutMs: ctx.phaseTimeoutMs });
+    result = await evaluateRunPolicies({ stores: services.stores, run, planJson, secrets, log: (text) => log.write(text), toolsDir: ctx.toolsDir, timeoutMs: ctx.phaseTimeoutMs, limits: ctx.sandboxLimits });
   } catch (error) {
     const message = sanitizeText(secrets, `the policy stage could not run: ${(error as Error).message}`);
     log.write(`\n${message}\n`);
@@ -593,8 +622,10 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     await services.stores.attempts.finish(attempt.id, "failed", "runner_error", services.clock());
     return endApply(services, run, { type: "apply_uncertain", interrupted: false }, "errored");
   }
+  if (result.limit !== null) sanitizedLog.write(`\n${LIMIT_LOG_LINES[result.limit]}\n`);
   await sanitizedLog.close();
   const classification = classify(result);
+  const limit = limitReason(result);
   const pending = await listPendingStateVersions(services, run.id);
   const now = services.clock();
   if (classification === "exit_zero" && pending.length === 1) {
@@ -607,13 +638,16 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     }
     return endApply(services, run, { type: "apply_finished" }, "finished");
   }
-  const interrupted = classification === "interrupted" || classification === "timeout" || classification === "killed";
+  // A limit the watcher enforced killed tofu mid-apply, like an interruption; one tofu ran into
+  // (a full disk, a file too large) made it fail on its own.
+  const killed = result.killed || result.signal !== null;
+  const interrupted = classification === "interrupted" || classification === "timeout" || classification === "killed" || (limit !== undefined && killed);
   await services.stores.attempts.finish(attempt.id, interrupted ? "interrupted" : "failed", classification, now);
-  if (classification === "exit_nonzero" && pending.length === 0) {
+  if ((classification === "exit_nonzero" || (limit !== undefined && !killed)) && pending.length === 0) {
     // tofu failed and published nothing: no state was written, so nothing changed that StackShip knows of.
-    return endApply(services, run, { type: "apply_failed" }, "errored");
+    return endApply(services, run, { type: "apply_failed", ...(limit ? { limit } : {}) }, "errored");
   }
-  return endApply(services, run, { type: "apply_uncertain", interrupted }, interrupted ? "interrupted" : "errored");
+  return endApply(services, run, { type: "apply_uncertain", interrupted, ...(limit ? { limit } : {}) }, interrupted ? "interrupted" : "errored");
 }
 
 async function endApply(services: Services, run: Run, event: RunEvent, applyStatus: "finished" | "errored" | "interrupted"): Promise<PhaseOutcome> {

@@ -14,7 +14,7 @@ import type { Run } from "../domain/records.ts";
 import type { Stores } from "../store/index.ts";
 import { LogSanitizer, stripAnsi } from "./log-sanitizer.ts";
 import { ValueMatcher } from "../domain/redaction/index.ts";
-import { newSandboxId, runInSandbox, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR } from "./sandbox.ts";
+import { newSandboxId, runInSandbox, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, type SandboxLimits } from "./sandbox.ts";
 
 /**
  * The policy stage's evaluation: every applicable policy (the current version of each policy set
@@ -49,6 +49,8 @@ export interface PolicyStageOptions {
   toolsDir?: string;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** What the policy sandbox may use (the deployment's STACKSHIP_SANDBOX_* limits). */
+  limits?: Partial<SandboxLimits>;
 }
 
 /** Redacts every sensitive value from one piece of text. */
@@ -167,6 +169,7 @@ export async function evaluateRunPolicies(options: PolicyStageOptions): Promise<
       readOnlyBinds: [{ source: options.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR }],
       timeoutMs: options.timeoutMs,
       signal: options.signal,
+      limits: options.limits,
       collect,
       onOutput: (chunk) => log(chunk.toString("utf8")),
     });

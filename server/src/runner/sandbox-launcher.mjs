@@ -3,9 +3,12 @@
 //
 //   node sandbox-launcher.mjs [--api-socket PATH --api-port PORT] [--plan-diff-builder PATH]
 //
+// `wrapper` (prlimit and the sandbox's limits, ending in `--`) is put in front of the command once
+// the command itself was found on the env's PATH; a missing command is reported as not started.
+//
 // It talks to the runner over fd 3 (a socketpair the runner passed through bwrap), one JSON
 // object per line:
-//   runner -> launcher  {"type":"start","argv":[...],"env":{...},"cwd":"/work","planDiff":{...}?}
+//   runner -> launcher  {"type":"start","argv":[...],"wrapper":[...]?,"env":{...},"cwd":"/work","planDiff":{...}?}
 //                       {"type":"signal","signal":"SIGINT"}        (sent to the command's process group)
 //   launcher -> runner  {"type":"ready","at":T}                    (booted: forwarder listening, builder loaded)
 //                       {"type":"started","pid":N,"at":T}
@@ -32,6 +35,7 @@
 // quoting the plan). The worker has its own heap limit, so a plan too big for it fails the
 // artifact, not the attempt.
 import { spawn } from 'node:child_process';
+import { accessSync, constants as fsConstants, statSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -218,6 +222,19 @@ function readMarks(stream) {
   });
 }
 
+/** Whether `name` is an executable file, by itself (with a slash) or in one of PATH's directories. */
+function findExecutable(name, searchPath) {
+  const candidates = name.includes('/') ? [name] : String(searchPath ?? '').split(':').filter(Boolean).map((dir) => `${dir}/${name}`);
+  return candidates.some((candidate) => {
+    try {
+      accessSync(candidate, fsConstants.X_OK);
+      return statSync(candidate).isFile();
+    } catch {
+      return false;
+    }
+  });
+}
+
 function start(message, booted) {
   const argv = Array.isArray(message.argv) ? message.argv : [];
   if (argv.length === 0 || !argv.every((a) => typeof a === 'string')) {
@@ -229,8 +246,14 @@ function start(message, booted) {
     return;
   }
   const env = message.env && typeof message.env === 'object' ? message.env : {};
+  const wrapper = Array.isArray(message.wrapper) && message.wrapper.every((a) => typeof a === 'string') ? message.wrapper : [];
+  if (wrapper.length > 0 && !findExecutable(argv[0], env.PATH)) {
+    finish(127, { type: 'error', message: `${argv[0]}: spawn ${argv[0]} ENOENT` });
+    return;
+  }
+  const command = [...wrapper, ...argv];
   try {
-    child = spawn(argv[0], argv.slice(1), {
+    child = spawn(command[0], command.slice(1), {
       cwd: typeof message.cwd === 'string' ? message.cwd : process.cwd(),
       env,
       stdio: ['ignore', 'inherit', 'inherit', 'pipe'],

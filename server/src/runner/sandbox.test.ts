@@ -90,6 +90,9 @@ test('sandbox ids and the bwrap flag list', () => {
     nodePath: '/usr/bin/node',
     apiSocketDir: '/host/channel',
     readOnlyBinds: [{ source: '/host/tools', target: '/opt/stackship/tools' }],
+    uid: 3000000123,
+    tmpDir: '/host/fs/tmp',
+    seccomp: true,
   });
   for (const flag of [
     '--unshare-pid',
@@ -104,7 +107,11 @@ test('sandbox ids and the bwrap flag list', () => {
     assert.ok(args.includes(flag), flag);
   }
   const joined = args.join(' ');
-  assert.ok(joined.includes('--cap-drop ALL'));
+  // As root: every capability but the three setpriv needs to switch uid, and setpriv clears those.
+  assert.ok(joined.includes('--cap-drop ALL --cap-add CAP_SETUID --cap-add CAP_SETGID --cap-add CAP_SETPCAP'));
+  assert.ok(joined.includes('--seccomp 4'));
+  assert.ok(joined.includes('--bind /host/fs/tmp /tmp'));
+  assert.ok(joined.includes('/usr/bin/setpriv --reuid=3000000123 --regid=3000000123 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- /usr/bin/node'));
   assert.ok(joined.includes('--hostname sbx-name'));
   assert.ok(joined.includes('--bind /host/work /work'));
   assert.ok(joined.includes('--ro-bind /host/tools /opt/stackship/tools'));
@@ -410,7 +417,8 @@ test('warm: boots without the attempt, gets its env only at the handoff, serves 
     assert.not.ok(env.some((entry) => entry.includes(canary)), 'nothing of the run before the handoff');
     const launcher = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[1] === '/run/stackship/launcher.mjs';
     // bwrap itself runs with an empty environment, the launcher with only what bwrap sets.
-    assert.equal(env.sort(), launcher ? ['HOME=/work', 'PATH=/usr/local/bin:/usr/bin:/bin', 'PWD=/work'] : []);
+    // (PWD only where bwrap itself could enter /work: not as root, where /work is the sandbox uid's.)
+    assert.equal(env.filter((entry) => !entry.startsWith('PWD=')).sort(), launcher ? ['HOME=/work', 'PATH=/usr/local/bin:/usr/bin:/bin'] : []);
     launchers += launcher ? 1 : 0;
   }
   assert.is(launchers, 1);

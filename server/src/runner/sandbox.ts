@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { constants as fsConstants, lstatSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, open, realpath, rm, writeFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes, randomInt } from 'node:crypto';
+import { accessSync, closeSync, constants as fsConstants, existsSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { chmod, chown, cp, lchown, mkdir, mkdtemp, open, readdir, readFile, realpath, rm, statfs, writeFile } from 'node:fs/promises';
 import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,7 +22,7 @@ import {
  */
 
 /** The name of the isolation profile every attempt records; change it when `bwrapArgs` changes meaningfully. */
-export const SANDBOX_BASE_PROFILE = 'stackship-standard-v1';
+export const SANDBOX_BASE_PROFILE = 'stackship-standard-v2';
 /** The private, writable work directory inside the sandbox (also HOME and the working directory). */
 export const SANDBOX_WORK_DIR = '/work';
 /** A conventional read-only mount point for the runner's `.tools` directory (tofu, opa, providers). */
@@ -36,6 +36,57 @@ const DEFAULT_COLLECT_MAX_BYTES = 256 * 1024 * 1024;
 const TMP_SIZE_BYTES = 256 * 1024 * 1024;
 
 const LAUNCHER_HOST_PATH = fileURLToPath(new URL('./sandbox-launcher.mjs', import.meta.url));
+/** The seccomp filter scripts/bootstrap-tools compiles (scripts/sandbox-seccomp). */
+export const DEFAULT_SECCOMP_FILTER = fileURLToPath(new URL('../../../.tools/seccomp/sandbox.bpf', import.meta.url));
+/** bwrap reads the seccomp filter from this descriptor (the fifth stdio slot). */
+const SECCOMP_FD = 4;
+
+const MIB = 1024 * 1024;
+
+/** Which limit of a sandbox stopped its command. */
+export type SandboxLimitKind = 'memory' | 'processes' | 'file_size' | 'disk' | 'cpu';
+
+/**
+ * What one sandbox may use. Memory, processes and CPU time count everything in the sandbox
+ * together (a watcher on the host samples its process tree and ends the sandbox once one is
+ * reached), backed by per-process rlimits on the command (RLIMIT_NPROC, which the kernel counts
+ * per uid, so every sandbox gets a uid of its own; RLIMIT_DATA; RLIMIT_CPU). The largest file is
+ * RLIMIT_FSIZE. The disk limit is the size of the tmpfs that holds /work and /tmp (as root;
+ * without root there is no such tmpfs and the disk limit is not enforced).
+ */
+export interface SandboxLimits {
+  /** Resident anonymous memory of all the sandbox's processes together. */
+  memoryBytes: number;
+  /** Processes and threads of the sandbox's uid (the launcher's included). */
+  processes: number;
+  /** The largest file the command may write. */
+  fileSizeBytes: number;
+  /** Bytes in /work and /tmp together. */
+  diskBytes: number;
+  /** CPU time of all the sandbox's processes together. */
+  cpuSeconds: number;
+}
+
+export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = {
+  memoryBytes: 3072 * MIB,
+  processes: 1024,
+  fileSizeBytes: 1024 * MIB,
+  diskBytes: 2048 * MIB,
+  cpuSeconds: 3600,
+};
+
+/** How often the host samples a running sandbox's processes. */
+const WATCH_INTERVAL_MS = 100;
+/** A tmpfs with less free space than this counts as full. */
+const DISK_FULL_SLACK_BYTES = 256 * 1024;
+/** As root, each sandbox runs as a uid of its own from this range (no account needed: nothing on the host is owned by it). */
+export const SANDBOX_UID_BASE = 3_000_000_000;
+const SANDBOX_UID_RANGE = 1 << 20;
+/** The uid and gid inside a user namespace, when the runner is not root. */
+const UNPRIVILEGED_INSIDE_ID = 1000;
+const SETPRIV = '/usr/bin/setpriv';
+const PRLIMIT = '/usr/bin/prlimit';
+const CLOCK_TICKS_PER_SECOND = 100;
 const SANDBOX_LAUNCHER_PATH = '/run/stackship/launcher.mjs';
 /** bwrap passes inherited descriptors through; the launcher's control channel is the fourth stdio slot. */
 const CONTROL_FD = 3;
@@ -66,7 +117,11 @@ export interface SandboxShape {
   sandboxId?: string;
   /** Open an API channel for this sandbox to this host:port; inside, it is SANDBOX_API_URL. Closed when the sandbox ends. */
   api?: ApiTarget;
-  /** Alternatively, an API channel socket the caller manages (see `openApiChannel`). */
+  /**
+   * Alternatively, an API channel socket the caller manages (see `openApiChannel`). As root the
+   * sandbox runs as its own uid, so the socket is made connectable by anyone (mode 0666): keep it
+   * in a private directory.
+   */
   apiSocketPath?: string;
   /** Host paths to mount read-only, e.g. `{ source: '<repo>/.tools', target: SANDBOX_TOOLS_DIR }`. */
   readOnlyBinds?: ReadonlyArray<string | ReadOnlyBind>;
@@ -81,6 +136,10 @@ export interface SandboxShape {
   bwrapPath?: string;
   /** The node binary that runs the launcher inside. Default: the one running this process. */
   nodePath?: string;
+  /** What the sandbox may use; missing entries take DEFAULT_SANDBOX_LIMITS. */
+  limits?: Partial<SandboxLimits>;
+  /** The compiled seccomp filter (bwrap --seccomp). Default DEFAULT_SECCOMP_FILTER; a sandbox refuses to start without it. */
+  seccompFilter?: string;
 }
 
 /** What one attempt hands its sandbox: the command, its files and environment, its limits. */
@@ -163,6 +222,10 @@ export interface SandboxResult {
   files: Record<string, Buffer | null>;
   /** A sandbox-level failure (bwrap or the launcher), not the command's own. */
   error?: string;
+  /** The limit that stopped the command (it was ended, or failed on it), or null. */
+  limit: SandboxLimitKind | null;
+  /** The most the sandbox used while it ran, as sampled by the host. */
+  usage: { memoryBytes: number; processes: number; cpuSeconds: number; diskBytes: number | null };
   timings: SandboxTimings;
 }
 
@@ -199,6 +262,16 @@ export interface BwrapLayout {
   readOnlyBinds: ReadonlyArray<Required<ReadOnlyBind>>;
   /** The plan-diff builder's path inside, for the launcher to load at boot. */
   planDiffBuilder?: string;
+  /**
+   * As root: the sandbox's own uid (and gid); bwrap keeps only the capabilities setpriv needs to
+   * switch to it, and setpriv drops them all before the launcher starts. Otherwise (undefined):
+   * a user namespace with UNPRIVILEGED_INSIDE_ID inside.
+   */
+  uid?: number;
+  /** Host directory mounted read-write at /tmp (on the sandbox's size-limited tmpfs); default a private tmpfs. */
+  tmpDir?: string;
+  /** Whether bwrap gets the seccomp filter on SECCOMP_FD. */
+  seccomp: boolean;
 }
 
 /**
@@ -208,6 +281,17 @@ export interface BwrapLayout {
 export function bwrapArgs(layout: BwrapLayout): string[] {
   const args: string[] = [];
   const add = (...parts: string[]) => args.push(...parts);
+  // bwrap makes the missing parents of a mount point owner-only (0700, root's): create them
+  // world-traversable first, or the sandbox's own uid could not reach e.g. /etc/ssl.
+  const made = new Set<string>(['/']);
+  const parents = (target: string) => {
+    const missing: string[] = [];
+    for (let dir = path.posix.dirname(target); !made.has(dir) && !isUnder(dir, '/usr') && dir !== '/usr'; dir = path.posix.dirname(dir)) missing.unshift(dir);
+    for (const dir of missing) {
+      made.add(dir);
+      add('--perms', '0755', '--dir', dir);
+    }
+  };
 
   // Namespaces.
   add('--unshare-pid'); // own PID namespace: sees only its own processes; all die with its pid 1
@@ -220,7 +304,18 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
   // Process lifetime and privileges.
   add('--die-with-parent'); // PR_SET_PDEATHSIG: if the runner dies (even SIGKILL), the sandbox dies with it
   add('--new-session'); // setsid(): no controlling terminal, so no TIOCSTI injection into the runner's tty
-  add('--cap-drop', 'ALL'); // uid 0 inside but with no capabilities (CapEff 0): no mounts, no DAC override, no raw sockets
+  if (layout.uid !== undefined) {
+    // As root: only what setpriv needs to become the sandbox's own uid; it then clears every
+    // capability set (effective, permitted, inheritable, ambient, bounding) before the launcher.
+    add('--cap-drop', 'ALL', '--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP');
+  } else {
+    // Not root: a user namespace mapping the runner's uid to an ordinary uid inside, no capabilities.
+    add('--unshare-user', '--uid', String(UNPRIVILEGED_INSIDE_ID), '--gid', String(UNPRIVILEGED_INSIDE_ID));
+    add('--cap-drop', 'ALL');
+  }
+  // The seccomp filter (scripts/sandbox-seccomp): ptrace, mount, namespaces, keyrings, bpf, perf,
+  // modules… fail with EPERM. bwrap also sets no_new_privs, so nothing can regain a privilege.
+  if (layout.seccomp) add('--seccomp', String(SECCOMP_FD));
 
   // Environment: the launcher gets only these; the command's env comes over the control channel.
   add('--clearenv'); // nothing of the runner's environment (tokens, keys, DATABASE_URL…) leaks in
@@ -236,6 +331,7 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
     if (kind === 'symlink') add('--symlink', readlinkSync(host), host);
     else if (kind === 'directory') add('--ro-bind', host, host);
   }
+  parents('/etc/ld.so.cache');
   add('--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache'); // the dynamic loader's library index
   add('--ro-bind-try', '/etc/alternatives', '/etc/alternatives'); // Debian's symlinks behind e.g. awk
   add('--ro-bind-try', '/etc/ssl', '/etc/ssl'); // CA certificates, should a provider ever need TLS to the channel
@@ -245,19 +341,34 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
   }
   add('--proc', '/proc'); // a procfs of the sandbox's own PID namespace only
   add('--dev', '/dev'); // a minimal /dev: null, zero, full, random, urandom, tty, shm, pts
-  add('--size', String(TMP_SIZE_BYTES), '--tmpfs', '/tmp'); // private, bounded scratch space
+  if (layout.tmpDir !== undefined) add('--bind', layout.tmpDir, '/tmp'); // private scratch space on the sandbox's size-limited tmpfs
+  else add('--size', String(TMP_SIZE_BYTES), '--tmpfs', '/tmp'); // private, bounded scratch space
   add('--bind', layout.workDir, SANDBOX_WORK_DIR); // the private work dir, a host temp dir so results can be read back
+  parents(SANDBOX_LAUNCHER_PATH);
   add('--ro-bind', layout.launcherPath, SANDBOX_LAUNCHER_PATH); // the first process (and loopback forwarder)
-  if (!isUnder(layout.nodePath, '/usr')) add('--ro-bind', layout.nodePath, layout.nodePath); // node outside /usr
+  if (!isUnder(layout.nodePath, '/usr')) {
+    parents(layout.nodePath);
+    add('--ro-bind', layout.nodePath, layout.nodePath);
+  } // node outside /usr
   if (layout.apiSocketDir !== undefined) {
     add('--ro-bind', layout.apiSocketDir, SANDBOX_API_SOCKET_DIR); // the API channel; connect() works on a read-only mount
   } else if (layout.apiSocketPath !== undefined) {
+    parents(SANDBOX_API_SOCKET_PATH);
     add('--ro-bind', layout.apiSocketPath, SANDBOX_API_SOCKET_PATH);
   }
-  for (const bind of layout.readOnlyBinds) add('--ro-bind', bind.source, bind.target); // e.g. .tools
+  for (const bind of layout.readOnlyBinds) {
+    parents(bind.target);
+    add('--ro-bind', bind.source, bind.target); // e.g. .tools
+  }
   add('--remount-ro', '/'); // the root tmpfs (and so /etc, /run, /opt) becomes read-only; /work and /tmp stay writable
-  add('--chdir', SANDBOX_WORK_DIR);
+  // As root, bwrap itself (without CAP_DAC_OVERRIDE) cannot enter the sandbox uid's /work: the
+  // launcher starts the command there instead.
+  if (layout.uid === undefined) add('--chdir', SANDBOX_WORK_DIR);
 
+  if (layout.uid !== undefined) {
+    const id = String(layout.uid);
+    add(SETPRIV, `--reuid=${id}`, `--regid=${id}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--');
+  }
   add(layout.nodePath, SANDBOX_LAUNCHER_PATH);
   if (layout.apiSocketDir !== undefined || layout.apiSocketPath !== undefined) {
     add('--api-socket', SANDBOX_API_SOCKET_PATH, '--api-port', String(SANDBOX_API_PORT));
@@ -306,10 +417,10 @@ function resolveBinds(binds: SandboxOptions['readOnlyBinds']): Required<ReadOnly
   });
 }
 
-function etcFiles(name: string): Record<string, string> {
+function etcFiles(name: string, uid: number): Record<string, string> {
   return {
-    passwd: 'root:x:0:0:root:/work:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n',
-    group: 'root:x:0:\nnogroup:x:65534:\n',
+    passwd: `root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nstackship:x:${uid}:${uid}:StackShip sandbox:/work:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+    group: `root:x:0:\nstackship:x:${uid}:\nnogroup:x:65534:\n`,
     hosts: `127.0.0.1\tlocalhost ${name}\n::1\tlocalhost ip6-localhost ip6-loopback\n`,
     'nsswitch.conf': 'passwd: files\ngroup: files\nhosts: files\n',
   };
@@ -341,7 +452,182 @@ async function readCollected(workDir: string, relative: string, maxBytes: number
   }
 }
 
+
 const now = () => performance.timeOrigin + performance.now();
+
+const isRoot = () => process.getuid?.() === 0;
+
+/** The limits with every default filled in; throws on a value that is not a positive whole number. */
+export function resolveLimits(limits: Partial<SandboxLimits> | undefined): SandboxLimits {
+  const resolved = { ...DEFAULT_SANDBOX_LIMITS, ...Object.fromEntries(Object.entries(limits ?? {}).filter(([, v]) => v !== undefined)) };
+  for (const [key, value] of Object.entries(resolved)) {
+    if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`sandbox limits: ${key} must be a positive whole number, not ${value}`);
+  }
+  return resolved as SandboxLimits;
+}
+
+/** The uids of this process's live sandboxes, so that two never share one (RLIMIT_NPROC counts per uid). */
+const uidsInUse = new Set<number>();
+
+function allocateUid(): number {
+  for (;;) {
+    const uid = SANDBOX_UID_BASE + randomInt(SANDBOX_UID_RANGE);
+    if (!uidsInUse.has(uid)) {
+      uidsInUse.add(uid);
+      return uid;
+    }
+  }
+}
+
+function execTool(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } }, (error, _stdout, stderr) => {
+      if (error) reject(new Error(`${command} ${args.join(' ')}: ${String(stderr).trim() || error.message}`));
+      else resolve();
+    });
+  });
+}
+
+/** Mounts the sandbox's own tmpfs (the disk limit) at `dir`, owned by the sandbox's uid. */
+async function mountSandboxFs(dir: string, sizeBytes: number, uid: number, sandboxId: string): Promise<void> {
+  await execTool('mount', ['-t', 'tmpfs', '-o', `size=${sizeBytes},mode=0700,uid=${uid},gid=${uid},nosuid,nodev`, `stackship-${sandboxId}`, dir]);
+}
+
+async function unmountSandboxFs(dir: string): Promise<void> {
+  try {
+    await execTool('umount', [dir]);
+  } catch {
+    // Still busy (a process of the sandbox not yet reaped): detach it now, the kernel frees it once unused.
+    await execTool('umount', ['-l', dir]).catch(() => {});
+  }
+}
+
+/** Lines of /proc/self/mountinfo: mount points of StackShip sandbox tmpfs mounts. */
+async function sandboxMounts(): Promise<string[]> {
+  const info = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
+  const points: string[] = [];
+  for (const line of info.split('\n')) {
+    const [before, after] = line.split(' - ');
+    if (after === undefined) continue;
+    const [fsType, source] = after.split(' ');
+    const mountPoint = before.split(' ')[4]?.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+    if (fsType === 'tmpfs' && /^stackship-sbx-[0-9a-z]{16}$/.test(source ?? '') && mountPoint !== undefined && path.basename(mountPoint) === 'fs') points.push(mountPoint);
+  }
+  return points;
+}
+
+let staleSweep: Promise<void> | undefined;
+
+/**
+ * A runner that died (even SIGKILL) leaves its sandboxes' tmpfs mounts behind: their processes died
+ * with it (--die-with-parent) but the mounts hold memory until unmounted. Once per process, remove
+ * those whose owner (recorded beside the mount as pid and start time) no longer runs.
+ */
+function sweepStaleMounts(): Promise<void> {
+  staleSweep ??= sweepStaleSandboxMounts().then(
+    () => {},
+    () => {},
+  );
+  return staleSweep;
+}
+
+/** Unmounts and removes every sandbox tmpfs whose owning runner process is gone; returns their mount points. */
+export async function sweepStaleSandboxMounts(): Promise<string[]> {
+  const swept: string[] = [];
+  for (const mountPoint of await sandboxMounts()) {
+    const hostDir = path.dirname(mountPoint);
+    const owner = await readFile(path.join(hostDir, 'owner'), 'utf8').catch(() => undefined);
+    const [pid, startTime] = (owner ?? '').trim().split(' ');
+    if (owner !== undefined && isRunning({ pid: Number(pid), startTime })) continue;
+    await unmountSandboxFs(mountPoint);
+    await rm(hostDir, { recursive: true, force: true }).catch(() => {});
+    swept.push(mountPoint);
+  }
+  return swept;
+}
+
+/** Gives the sandbox's uid everything the runner wrote into its work directory (no symlink is followed). */
+async function chownTree(dir: string, uid: number): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  await Promise.all(
+    entries.map(async (entry) => {
+      const full = path.join(dir, entry.name);
+      await lchown(full, uid, uid);
+      if (entry.isDirectory()) await chownTree(full, uid);
+    }),
+  );
+}
+
+/** Whether some regular file under `dir` is at least `size` bytes (RLIMIT_FSIZE stops a file exactly there). Bounded walk. */
+async function hasFileOfSize(dir: string, size: number, budget = { entries: 20_000 }): Promise<boolean> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return false;
+  }
+  for (const entry of entries) {
+    if (--budget.entries < 0) return false;
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (await hasFileOfSize(full, size, budget)) return true;
+    } else if (entry.isFile()) {
+      try {
+        if (lstatSync(full).size >= size) return true;
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  }
+  return false;
+}
+
+/** One sample of a sandbox's processes: bwrap's descendants, without its own init. */
+function sampleProcesses(bwrapPid: number): { memoryBytes: number; processes: number; cpuSeconds: number } {
+  const sample = { memoryBytes: 0, processes: 0, cpuSeconds: 0 };
+  const seen = new Set<number>([bwrapPid]);
+  const queue = [bwrapPid];
+  let innerInit = true;
+  while (queue.length > 0) {
+    const pid = queue.shift()!;
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const task of tasks) {
+      let children: string;
+      try {
+        children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8');
+      } catch {
+        continue;
+      }
+      for (const child of children.trim().split(/\s+/)) {
+        const childPid = Number(child);
+        if (child === '' || seen.has(childPid)) continue;
+        seen.add(childPid);
+        queue.push(childPid);
+      }
+    }
+    if (pid === bwrapPid) continue;
+    // bwrap's first child is the namespace's init (bwrap's, root-owned, tiny): not the sandbox's work.
+    if (innerInit) {
+      innerInit = false;
+      continue;
+    }
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      sample.processes += Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 1);
+      sample.memoryBytes += Number(/^RssAnon:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024;
+      const fields = statFields(pid);
+      if (fields !== undefined) sample.cpuSeconds += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS_PER_SECOND;
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+  return sample;
+}
 
 /** The run options checked and normalised; throws before anything starts. */
 function checkRun(options: SandboxRun) {
@@ -386,6 +672,17 @@ function isRunning(process: { pid: number; startTime: string }): boolean {
   return fields !== undefined && fields[19] === process.startTime && fields[0] !== 'Z';
 }
 
+/** How one sandbox is confined beyond its bwrap flags. */
+interface Confinement {
+  limits: SandboxLimits;
+  /** As root: the sandbox's own uid. */
+  uid?: number;
+  /** As root: the sandbox's size-limited tmpfs (holding work/ and tmp/). */
+  fsDir?: string;
+  /** The seccomp filter, open for bwrap (closed here once bwrap has it). */
+  seccompFd?: number;
+}
+
 type ControlMessage = { type?: unknown; code?: unknown; signal?: unknown; message?: unknown; name?: unknown; at?: unknown };
 
 /**
@@ -423,8 +720,10 @@ export class Sandbox {
     private readonly channel: ApiChannel | undefined,
     args: string[],
     bwrapPath: string,
+    private readonly confinement: Confinement,
   ) {
-    this.child = spawn(bwrapPath, args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe'], env: {} });
+    this.child = spawn(bwrapPath, args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe', confinement.seccompFd ?? 'ignore'], env: {} });
+    if (confinement.seccompFd !== undefined) closeSync(confinement.seccompFd);
     this.control = this.child.stdio[CONTROL_FD] as net.Socket;
     const deliver = (stream: OutputStream) => (chunk: Buffer) => {
       if (this.onOutput) this.onOutput(chunk, stream);
@@ -535,9 +834,80 @@ export class Sandbox {
     this.cleanup ??= (async () => {
       this.control.destroy();
       await this.channel?.close();
+      if (this.confinement.fsDir !== undefined) await unmountSandboxFs(this.confinement.fsDir);
       await rm(this.hostDir, { recursive: true, force: true });
+      if (this.confinement.uid !== undefined) uidsInUse.delete(this.confinement.uid);
     })();
     return this.cleanup;
+  }
+
+  /** The command line prefix that runs the command under the per-process backstops of the sandbox's limits. */
+  private limitWrapper(): string[] {
+    const { limits } = this.confinement;
+    // Twice the sandbox's total: one process alone cannot outrun the watcher far, yet the watcher
+    // (which counts every process) sees a growing one reach the total well before this stops it.
+    const dataBytes = Math.max(2 * limits.memoryBytes, limits.memoryBytes + 64 * MIB);
+    return [
+      PRLIMIT,
+      `--nproc=${limits.processes}`,
+      `--fsize=${limits.fileSizeBytes}`,
+      `--data=${dataBytes}`,
+      // The watcher ends the sandbox at the total first; this only catches a process it missed.
+      `--cpu=${limits.cpuSeconds + 2}:${limits.cpuSeconds + 5}`,
+      '--core=0',
+      '--',
+    ];
+  }
+
+  /**
+   * Samples the sandbox's processes (and its tmpfs) every WATCH_INTERVAL_MS while the command runs;
+   * calls `onLimit` once with the first limit reached. Returns the stop function.
+   */
+  private watch(result: SandboxResult, onLimit: (kind: SandboxLimitKind) => void): () => void {
+    const { limits, fsDir } = this.confinement;
+    const pid = this.child.pid;
+    let stopped = false;
+    let busy = false;
+    const tick = async () => {
+      if (stopped || busy || pid === undefined) return;
+      busy = true;
+      try {
+        const sample = sampleProcesses(pid);
+        const usage = result.usage;
+        usage.memoryBytes = Math.max(usage.memoryBytes, sample.memoryBytes);
+        usage.processes = Math.max(usage.processes, sample.processes);
+        usage.cpuSeconds = Math.max(usage.cpuSeconds, sample.cpuSeconds);
+        if (fsDir !== undefined) {
+          const fs = await statfs(fsDir).catch(() => undefined);
+          if (fs !== undefined) usage.diskBytes = Math.max(usage.diskBytes ?? 0, (fs.blocks - fs.bfree) * fs.bsize);
+        }
+        if (stopped) return;
+        if (sample.memoryBytes >= limits.memoryBytes) onLimit('memory');
+        else if (sample.processes >= limits.processes) onLimit('processes');
+        else if (sample.cpuSeconds >= limits.cpuSeconds) onLimit('cpu');
+      } finally {
+        busy = false;
+      }
+    };
+    const timer = setInterval(() => void tick(), WATCH_INTERVAL_MS);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }
+
+  /** After a command that did not succeed: which limit it ran into, if its traces say so. */
+  private async limitAfterwards(result: SandboxResult): Promise<SandboxLimitKind | null> {
+    const { limits, fsDir } = this.confinement;
+    if (result.signal === 'SIGXFSZ') return 'file_size';
+    if (result.signal === 'SIGXCPU') return 'cpu';
+    if (await hasFileOfSize(fsDir ?? this.workDir, limits.fileSizeBytes)) return 'file_size';
+    if (fsDir !== undefined) {
+      const fs = await statfs(fsDir).catch(() => undefined);
+      if (fs !== undefined && fs.bfree * fs.bsize < DISK_FULL_SLACK_BYTES) return 'disk';
+    }
+    if (result.usage.processes >= limits.processes && !(result.exitCode === 0 && result.signal === null)) return 'processes';
+    return null;
   }
 
   /**
@@ -572,6 +942,8 @@ export class Sandbox {
       killed: false,
       durationMs: 0,
       files: Object.fromEntries(collect.map(([p]) => [p, null])),
+      limit: null,
+      usage: { memoryBytes: 0, processes: 0, cpuSeconds: 0, diskBytes: this.confinement.fsDir !== undefined ? 0 : null },
       timings: { spawnedAt: this.spawnedAt, readyAt: null, handedOverAt, startedAt: null, marks: this.marks, exitedAt: null, endedAt: handedOverAt, collectedAt: handedOverAt },
     };
     if (options.signal?.aborted) {
@@ -583,6 +955,7 @@ export class Sandbox {
     let outputError: unknown;
     const timers = new Set<NodeJS.Timeout>();
     let finished = false;
+    let stopWatching = () => {};
     try {
       if (options.copyDir !== undefined) {
         await cp(options.copyDir, this.workDir, { recursive: true, verbatimSymlinks: true, errorOnExist: false, force: true });
@@ -593,6 +966,8 @@ export class Sandbox {
           await writeFile(path.join(this.workDir, relative), contents);
         }),
       );
+      // As root the sandbox runs as its own uid: what the runner wrote becomes the sandbox's.
+      if (this.confinement.uid !== undefined) await chownTree(this.workDir, this.confinement.uid);
 
       const onOutput = options.onOutput;
       this.onOutput = (chunk, stream) => {
@@ -630,7 +1005,14 @@ export class Sandbox {
 
       const env = { PATH: SANDBOX_DEFAULT_PATH, HOME: SANDBOX_WORK_DIR, ...options.env };
       handedOverAt = result.timings.handedOverAt = now();
-      this.send({ type: 'start', argv: options.argv, env, cwd: SANDBOX_WORK_DIR, ...(options.planDiff ? { planDiff: options.planDiff } : {}) });
+      this.send({ type: 'start', argv: options.argv, wrapper: this.limitWrapper(), env, cwd: SANDBOX_WORK_DIR, ...(options.planDiff ? { planDiff: options.planDiff } : {}) });
+      stopWatching = this.watch(result, (kind) => {
+        // A limit reached: the whole sandbox ends at once (a fork bomb gets no grace period).
+        if (result.limit !== null) return;
+        result.limit = kind;
+        result.killed = true;
+        this.child.kill('SIGKILL');
+      });
       if (options.timeoutMs !== undefined) {
         later(options.timeoutMs, () => {
           result.timedOut = true;
@@ -643,6 +1025,7 @@ export class Sandbox {
 
       const [bwrapCode, bwrapSignal] = await this.closed;
       finished = true;
+      stopWatching();
       options.signal?.removeEventListener('abort', onAbort);
       result.timings.endedAt = now();
       result.durationMs = Math.round(result.timings.endedAt - (startedForThisRun ? this.spawnedAt : handedOverAt));
@@ -660,11 +1043,15 @@ export class Sandbox {
       if (this.launcherError !== undefined) result.error = this.launcherError;
       Object.assign(result.timings, { readyAt: this.readyAt, startedAt: this.startedAt, exitedAt: this.exitedAt });
 
+      // Even after an exit 0: a program that ignores a failed write (tofu show into a full disk)
+      // leaves a truncated file behind, which must not pass for a result.
+      if (result.limit === null && result.started) result.limit = await this.limitAfterwards(result);
       const read = await Promise.all(collect.map(([, relative]) => readCollected(this.workDir, relative, collectMaxBytes)));
       collect.forEach(([original], index) => (result.files[original] = read[index]));
       result.timings.collectedAt = now();
     } finally {
       finished = true;
+      stopWatching();
       for (const timer of timers) clearTimeout(timer);
       // Only after a failure above is the sandbox still running here.
       await this.end();
@@ -693,20 +1080,56 @@ export async function startSandbox(options: SandboxShape): Promise<Sandbox> {
     throw new Error(`runInSandbox: the plan-diff builder '${options.planDiffBuilder}' is not under a read-only bind`);
   }
   const nodePath = realpathSync(options.nodePath ?? process.execPath);
+  const limits = resolveLimits(options.limits);
+  const seccompFilter = options.seccompFilter ?? DEFAULT_SECCOMP_FILTER;
+  if (!existsSync(seccompFilter)) {
+    throw new Error(`runInSandbox: the sandbox's seccomp filter ${seccompFilter} is missing; build it with scripts/bootstrap-tools`);
+  }
+  const root = isRoot();
+  if (root) {
+    for (const tool of [SETPRIV, PRLIMIT]) if (!existsSync(tool)) throw new Error(`runInSandbox: ${tool} is missing (Debian package util-linux)`);
+    await sweepStaleMounts();
+  }
 
   const hostDir = await realpath(await mkdtemp(path.join(options.tmpDir ?? os.tmpdir(), `stackship-${sandboxId}-`)));
   let channel: ApiChannel | undefined;
+  const confinement: Confinement = { limits };
   try {
-    const workDir = path.join(hostDir, 'work');
     const etcDir = path.join(hostDir, 'etc');
     const channelDir = path.join(hostDir, 'channel');
-    await mkdir(workDir, { mode: 0o700 });
+    let workDir = path.join(hostDir, 'work');
+    let tmpDir: string | undefined;
+    if (root) {
+      // Its own uid, and its own tmpfs for /work and /tmp: the disk limit is the tmpfs's size.
+      confinement.uid = allocateUid();
+      const fsDir = path.join(hostDir, 'fs');
+      await mkdir(fsDir, { mode: 0o700 });
+      // Who owns the mount, for the sweep after a runner that died without unmounting.
+      await writeFile(path.join(hostDir, 'owner'), `${process.pid} ${statFields(process.pid)?.[19] ?? ''}\n`);
+      await mountSandboxFs(fsDir, limits.diskBytes, confinement.uid, sandboxId);
+      confinement.fsDir = fsDir;
+      workDir = path.join(fsDir, 'work');
+      tmpDir = path.join(fsDir, 'tmp');
+      await mkdir(workDir, { mode: 0o700 });
+      await mkdir(tmpDir, { mode: 0o700 });
+      await chown(workDir, confinement.uid, confinement.uid);
+      await chown(tmpDir, confinement.uid, confinement.uid);
+    } else {
+      await mkdir(workDir, { mode: 0o700 });
+    }
     await mkdir(etcDir, { mode: 0o700 });
-    await Promise.all(Object.entries(etcFiles(name)).map(([file, contents]) => writeFile(path.join(etcDir, file), contents)));
+    await Promise.all(Object.entries(etcFiles(name, confinement.uid ?? UNPRIVILEGED_INSIDE_ID)).map(([file, contents]) => writeFile(path.join(etcDir, file), contents)));
     if (options.api !== undefined) {
       await mkdir(channelDir, { mode: 0o700 });
-      channel = await openApiChannel({ socketPath: path.join(channelDir, API_SOCKET_NAME), target: options.api });
+      const socketPath = path.join(channelDir, API_SOCKET_NAME);
+      channel = await openApiChannel({ socketPath, target: options.api });
+      if (confinement.uid !== undefined) {
+        await chown(channelDir, confinement.uid, confinement.uid);
+        await chown(socketPath, confinement.uid, confinement.uid);
+      }
     }
+    if (options.apiSocketPath !== undefined && confinement.uid !== undefined) await chmod(options.apiSocketPath, 0o666);
+    confinement.seccompFd = openSync(seccompFilter, 'r');
     const args = bwrapArgs({
       name,
       workDir,
@@ -717,13 +1140,47 @@ export async function startSandbox(options: SandboxShape): Promise<Sandbox> {
       apiSocketPath: options.apiSocketPath,
       readOnlyBinds,
       planDiffBuilder: options.planDiffBuilder,
+      uid: confinement.uid,
+      tmpDir,
+      seccomp: true,
     });
-    return new Sandbox(sandboxId, name, hostDir, workDir, channel, args, options.bwrapPath ?? '/usr/bin/bwrap');
+    return new Sandbox(sandboxId, name, hostDir, workDir, channel, args, options.bwrapPath ?? '/usr/bin/bwrap', confinement);
   } catch (error) {
+    if (confinement.seccompFd !== undefined) closeSync(confinement.seccompFd);
     await channel?.close();
+    if (confinement.fsDir !== undefined) await unmountSandboxFs(confinement.fsDir);
     await rm(hostDir, { recursive: true, force: true });
+    if (confinement.uid !== undefined) uidsInUse.delete(confinement.uid);
     throw error;
   }
+}
+
+/** What this host lacks to run sandboxes, each with the exact command that fixes it (empty when ready). */
+export function sandboxPrerequisites(options: { bwrapPath?: string; seccompFilter?: string } = {}): { problem: string; fix: string }[] {
+  const problems: { problem: string; fix: string }[] = [];
+  const sudo = isRoot() ? '' : 'sudo ';
+  const missing: string[] = [];
+  const executable = (file: string) => {
+    try {
+      accessSync(file, fsConstants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!executable(options.bwrapPath ?? '/usr/bin/bwrap')) missing.push('bubblewrap');
+  if (!executable(SETPRIV) || !executable(PRLIMIT)) missing.push('util-linux');
+  if (isRoot() && (!executable('/usr/bin/mount') || !executable('/usr/bin/umount'))) missing.push('mount');
+  if (missing.length > 0) {
+    problems.push({
+      problem: `the Debian package${missing.length > 1 ? 's' : ''} ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not installed`,
+      fix: `${sudo}apt-get install -y --no-install-recommends ${missing.join(' ')}`,
+    });
+  }
+  if (!existsSync(options.seccompFilter ?? DEFAULT_SECCOMP_FILTER)) {
+    problems.push({ problem: `the sandbox's seccomp filter ${options.seccompFilter ?? DEFAULT_SECCOMP_FILTER} has not been built`, fix: 'npm run tools' });
+  }
+  return problems;
 }
 
 /** Runs `options.argv` in a fresh sandbox, streams its output, and cleans everything up afterwards. */
@@ -744,6 +1201,8 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxResu
       killed: false,
       durationMs: 0,
       files: Object.fromEntries((options.collect ?? []).map((p) => [p, null])),
+      limit: null,
+      usage: { memoryBytes: 0, processes: 0, cpuSeconds: 0, diskBytes: null },
       timings: { spawnedAt: at, readyAt: null, handedOverAt: at, startedAt: null, marks: [], exitedAt: null, endedAt: at, collectedAt: at },
     };
   }

@@ -79,7 +79,7 @@ export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServe
     if (options.publicUrlIsBaseUrl) stackship.services.config.publicUrl = baseUrl;
     const runner = options.runner
       ? new RunnerEngine(
-          { services: stackship.services, api: { host: "127.0.0.1", port: (http.address() as AddressInfo).port }, phaseTimeoutMs: 120_000 },
+          { services: stackship.services, api: { host: "127.0.0.1", port: (http.address() as AddressInfo).port }, phaseTimeoutMs: 120_000, sandboxLimits: config.sandboxLimits },
           { pollIntervalMs: 50, heartbeatIntervalMs: 500, ...(options.runner === true ? {} : options.runner) },
         )
       : null;
