@@ -1735,6 +1735,8 @@ export interface components {
             commit_author: components["schemas"]["RunReviewRecordedString"];
             commit_message: components["schemas"]["RunReviewRecordedString"];
             commit_sha: components["schemas"]["RunReviewRecordedString"];
+            /** @description The commit's page on the GitHub the App talks to (github.com, or the GitHub Enterprise Server of STACKSHIP_GITHUB_API_URL), when the run recorded a repository and a commit SHA. */
+            commit_url: components["schemas"]["RunReviewRecordedString"];
             created_at: components["schemas"]["Timestamp"];
             /** @description When the run ended (null while it has not). */
             finished_at: components["schemas"]["RunReviewNullableTimestamp"];

@@ -1008,6 +1008,10 @@ export type RunReviewHeader = {
     kind: 'plan_and_apply' | 'speculative';
     source: RunSource;
     commit_sha: RunReviewRecordedString;
+    /**
+     * The commit's page on the GitHub the App talks to (github.com, or the GitHub Enterprise Server of STACKSHIP_GITHUB_API_URL), when the run recorded a repository and a commit SHA.
+     */
+    commit_url: RunReviewRecordedString;
     source_ref: RunReviewRecordedString;
     working_directory: RunReviewRecordedString;
     commit_author: RunReviewRecordedString;

@@ -1,6 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { changedPathsOfPush, checkRunStateKey, checkRunStateOf, globToRegExp, isForkPullRequest, pushConcernsWorkspace, PUSH_PAYLOAD_COMMIT_LIMIT } from "./github.ts";
+import { changedPathsOfPush, checkRunStateKey, commitWebUrl, checkRunStateOf, globToRegExp, isForkPullRequest, pushConcernsWorkspace, PUSH_PAYLOAD_COMMIT_LIMIT } from "./github.ts";
 import { RUN_STATUSES } from "./run.ts";
 
 const rules = suite("GitHub pipeline rules");
@@ -57,6 +57,20 @@ rules("check run states: every run status maps, with the conclusions of the issu
     expired: "completed:neutral",
   };
   for (const status of RUN_STATUSES) assert.is(checkRunStateKey(checkRunStateOf({ status })), expected[status], status);
+});
+
+rules("commitWebUrl: github.com for the public API, the server itself for GitHub Enterprise Server, nothing for bad input", () => {
+  const sha = "0123456789abcdef0123456789abcdef01234567";
+  assert.is(commitWebUrl("https://api.github.com", "acme/infra", sha), `https://github.com/acme/infra/commit/${sha}`);
+  assert.is(commitWebUrl("https://ghe.example.com/api/v3", "acme/infra", sha), `https://ghe.example.com/acme/infra/commit/${sha}`);
+  assert.is(commitWebUrl("https://ghe.example.com/api/v3/", "acme/infra", sha), `https://ghe.example.com/acme/infra/commit/${sha}`);
+  assert.is(commitWebUrl("http://127.0.0.1:4000", "acme/infra", sha), `http://127.0.0.1:4000/acme/infra/commit/${sha}`);
+  assert.is(commitWebUrl("https://api.github.com", null, sha), null);
+  assert.is(commitWebUrl("https://api.github.com", "acme/infra", null), null);
+  assert.is(commitWebUrl("https://api.github.com", "acme/infra/../x", sha), null);
+  assert.is(commitWebUrl("https://api.github.com", "acme/infra", sha.slice(0, 39)), null);
+  assert.is(commitWebUrl("https://api.github.com", "acme/infra", "javascript:alert(1)"), null);
+  assert.is(commitWebUrl("not a url", "acme/infra", sha), null);
 });
 
 rules.run();

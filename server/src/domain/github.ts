@@ -134,3 +134,21 @@ export function checkRunOutput(run: Pick<Run, 'id' | 'kind' | 'status' | 'execut
   ].join('\n');
   return { title, summary };
 }
+
+/**
+ * The web page of a commit on the GitHub whose API is `apiUrl`: github.com for
+ * `https://api.github.com`, the server itself for a GitHub Enterprise Server (`https://host/api/v3`).
+ * Null unless the repository is `owner/name` and the SHA a full hex object id.
+ */
+export function commitWebUrl(apiUrl: string, repository: string | null | undefined, sha: string | null | undefined): string | null {
+  if (!repository || !sha || !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(repository) || !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha)) return null;
+  let web: URL;
+  try {
+    web = new URL(apiUrl);
+  } catch {
+    return null;
+  }
+  if (web.hostname === 'api.github.com') web = new URL('https://github.com');
+  else web.pathname = web.pathname.replace(/\/api\/v3\/?$/, '/');
+  return `${web.origin}${web.pathname.replace(/\/+$/, '')}/${repository}/commit/${sha}`;
+}

@@ -217,7 +217,7 @@ header('commit facts that were not recorded are explicit, never invented', () =>
   const review = deriveRunReview(records(awaiting(), { attempts: [attempt('plan')] }), caller(VIEWER), NOW);
   valid(review);
   const h = review.attributes.header;
-  for (const fact of [h.commit_sha, h.commit_message, h.source_ref, h.commit_author]) assert.equal(fact, { state: 'not_recorded', value: null });
+  for (const fact of [h.commit_sha, h.commit_url, h.commit_message, h.source_ref, h.commit_author]) assert.equal(fact, { state: 'not_recorded', value: null });
   assert.equal(h.working_directory, { state: 'recorded', value: 'infra' });
   assert.is(h.started_at, '2026-12-02T11:00:01.000Z');
   assert.is(h.finished_at, null);

@@ -109,6 +109,8 @@ export interface ReviewCommit {
   ref: string | null;
   message: string | null;
   author: string | null;
+  /** The commit's web page, when the repository and SHA were recorded (see `commitWebUrl`). */
+  url: string | null;
 }
 
 /** Everything the review is derived from. */
@@ -487,6 +489,7 @@ export function deriveRunReview(records: ReviewRecords, caller: ReviewCaller, no
         kind: run.kind,
         source: run.source as RunSource,
         commit_sha: recorded(commit?.sha),
+        commit_url: recorded(commit?.url),
         source_ref: recorded(commit?.ref),
         working_directory: recorded(run.sourceWorkingDirectory ?? records.workspace?.workingDirectory),
         commit_author: recorded(commit?.author),

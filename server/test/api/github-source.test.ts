@@ -183,6 +183,8 @@ testEachServer(
     assert.is(review.title, `GitHub ${sha}`);
     assert.is(review.title_generated, true);
     assert.equal(review.commit_sha, { state: "recorded", value: sha });
+    // The double stands where a GitHub Enterprise Server would: the commit page is on its host.
+    assert.equal(review.commit_url, { state: "recorded", value: `${double.url.replace(/\/+$/, "")}/${connected.repository}/commit/${sha}` });
     assert.equal(review.commit_message, { state: "recorded", value: "Add the greeting\n\nWith a body." });
     assert.equal(review.commit_author, { state: "recorded", value: "octocat" });
     assert.equal(review.source_ref, { state: "recorded", value: "refs/heads/main" });

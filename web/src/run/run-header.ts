@@ -67,7 +67,12 @@ export class SsRunHeader extends LitElement {
         ${kind === null ? html`<span class="kind error">Unknown kind “${h.kind}”</span>` : html`<span class="kind">${KIND_LABELS[kind]}</span>`}
       </div>
       <dl>
-        <div><dt>Commit</dt><dd>${this.recorded(h.commit_sha, (sha) => html`<code title=${sha}>${sha.slice(0, 12)}</code>`)}</dd></div>
+        <div><dt>Commit</dt><dd>${this.recorded(h.commit_sha, (sha) => {
+          const code = html`<code title=${sha}>${sha.slice(0, 12)}</code>`;
+          // Only an http(s) page the server derived from the recorded repository becomes a link.
+          const url = h.commit_url.state === "recorded" && /^https?:\/\//.test(h.commit_url.value ?? "") ? h.commit_url.value : null;
+          return url ? html`<a href=${url} rel="noopener noreferrer" target="_blank" data-testid="commit-link">${code}</a>` : code;
+        })}</dd></div>
         <div><dt>Source ref</dt><dd>${this.recorded(h.source_ref, (ref) => html`<code>${ref}</code>`)}</dd></div>
         <div><dt>Working directory</dt><dd>${this.recorded(h.working_directory, (dir) => html`<code>${dir === "" ? "/" : dir}</code>`)}</dd></div>
         <div><dt>Author</dt><dd>${this.recorded(h.commit_author, (author) => author)}</dd></div>

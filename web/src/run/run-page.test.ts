@@ -40,6 +40,7 @@ describe("ss-run-page", () => {
         reviewFixture((r) => {
           r.attributes.header.commit_message = { state: "recorded", value: "Add the greeting resource" };
           r.attributes.header.commit_sha = { state: "recorded", value: "0123456789abcdef0123456789abcdef01234567" };
+          r.attributes.header.commit_url = { state: "recorded", value: "https://github.com/acme/infra/commit/0123456789abcdef0123456789abcdef01234567" };
         }),
       ),
     );
@@ -51,6 +52,7 @@ describe("ss-run-page", () => {
     ok(text(deep(header.shadowRoot!, '[data-testid="commit-message"]')) === "Add the greeting resource");
     ok(h.includes("Awaiting approval") && h.includes("Plan and apply") && h.includes("0123456789ab") && h.includes(RUN_ID), h);
     ok(h.includes("Source refnot recorded"), "an unrecorded fact says so");
+    equal(deep<HTMLAnchorElement>(header.shadowRoot!, '[data-testid="commit-link"]')!.getAttribute("href"), "https://github.com/acme/infra/commit/0123456789abcdef0123456789abcdef01234567");
     equal(deep<HTMLAnchorElement>(header.shadowRoot!, '[data-testid="workspace-link"]')!.getAttribute("href"), `/workspaces/${WS_ID}`);
     ok(deepAll(header.shadowRoot!, "button").some((b) => b.textContent === "Cancel run"));
   });

@@ -171,6 +171,7 @@ export function reviewFixture(patch: (review: Review) => void = () => undefined)
         kind: "plan_and_apply",
         source: "api",
         commit_sha: { state: "not_recorded", value: null },
+        commit_url: { state: "not_recorded", value: null },
         source_ref: { state: "not_recorded", value: null },
         working_directory: { state: "recorded", value: "" },
         commit_author: { state: "not_recorded", value: null },

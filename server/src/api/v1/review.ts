@@ -3,6 +3,7 @@ import { isAllowed } from "../../domain/authorization.ts";
 import { REVIEW_OVERRIDE_LIMIT } from "../../domain/policy/index.ts";
 import type { Run } from "../../domain/records.ts";
 import { deriveRunReview, failedPhase, holdsAnyDownloadPermission, TERMINAL_LOG_TAIL_LINES, type ReviewRecords } from "../../domain/review.ts";
+import { commitWebUrl } from "../../domain/github.ts";
 import type { RequestContext } from "../../http/app.ts";
 import type { Services } from "../../services.ts";
 import { principalOf } from "../authorize.ts";
@@ -40,7 +41,9 @@ async function reviewRecords(services: Services, run: Run): Promise<ReviewRecord
     run,
     workspace: workspace ? { id: workspace.id, name: workspace.name, workingDirectory: workspace.workingDirectory } : null,
     // Recorded by the source that created the run (the GitHub pipeline); not recorded for API and CLI runs.
-    commit: run.commit ? { sha: run.commit.sha, ref: run.commit.ref, message: run.commit.message, author: run.commit.author } : null,
+    commit: run.commit
+      ? { sha: run.commit.sha, ref: run.commit.ref, message: run.commit.message, author: run.commit.author, url: commitWebUrl(services.config.github.apiUrl, run.commit.repository, run.commit.sha) }
+      : null,
     attempts: [...attempts].sort((a, b) => (a.startedAt < b.startedAt ? -1 : a.startedAt > b.startedAt ? 1 : a.attemptNumber - b.attemptNumber)),
     jobs,
     decision: decision ?? null,
