@@ -242,10 +242,10 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
         </select>
         ${error("provider")}
       </label>
-      <label
-        >Audience <span class="hint" id="hint-audience">Empty for the provider's default (a generic profile must name one).</span>
-        <input name="audience" value=${a?.audience ?? ""} aria-invalid=${this.fieldErrors.audience ? "true" : "false"} aria-describedby=${["hint-audience", this.fieldErrors.audience ? "error-audience" : ""].filter(Boolean).join(" ")} />${error("audience")}
-      </label>
+      <div class="field">
+        <label for="field-audience">Audience</label> <span class="hint" id="hint-audience">Empty for the provider's default (a generic profile must name one).</span>
+        <input id="field-audience" name="audience" value=${a?.audience ?? ""} aria-invalid=${this.fieldErrors.audience ? "true" : "false"} aria-describedby=${["hint-audience", this.fieldErrors.audience ? "error-audience" : ""].filter(Boolean).join(" ")} />${error("audience")}
+      </div>
       ${PROVIDER_TARGETS[this.provider].map(
         (key) =>
           html`<label

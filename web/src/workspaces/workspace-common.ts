@@ -120,10 +120,14 @@ export const workspaceStyles = [
       gap: var(--ss-space-3);
       max-width: 40rem;
     }
-    form.settings label {
+    form.settings label,
+    form.settings .field {
       display: grid;
       gap: var(--ss-space-1);
       font-weight: 600;
+    }
+    form.settings .field label {
+      display: block;
     }
     form.settings .hint {
       font-weight: 400;

@@ -182,10 +182,10 @@ export class SsWorkspaceSourcePage extends LitElement {
     const a = connection?.attributes;
     const field = (name: Field, label: string, input: TemplateResult, hint?: string) => {
       const error = this.fieldErrors[name];
-      return html`<label>
-        ${label} ${hint ? html`<span class="hint" id="hint-${name}">${hint}</span>` : nothing} ${input}
+      return html`<div class="field">
+        <label for="field-${name}">${label}</label> ${hint ? html`<span class="hint" id="hint-${name}">${hint}</span>` : nothing} ${input}
         ${error ? html`<p class="field-error" id="error-${name}">${error}</p>` : nothing}
-      </label>`;
+      </div>`;
     };
     const described = (name: Field, hint = false) => [hint ? `hint-${name}` : "", this.fieldErrors[name] ? `error-${name}` : ""].filter(Boolean).join(" ") || nothing;
     return html`<section aria-labelledby="connect-heading">
@@ -194,30 +194,30 @@ export class SsWorkspaceSourcePage extends LitElement {
         ${field(
           "installation_id",
           "Installation id",
-          html`<input name="installation_id" inputmode="numeric" required value=${a?.installation_id ?? ""} aria-invalid=${this.fieldErrors.installation_id ? "true" : "false"} aria-describedby=${described("installation_id", true)} />`,
+          html`<input id="field-installation_id" name="installation_id" inputmode="numeric" required value=${a?.installation_id ?? ""} aria-invalid=${this.fieldErrors.installation_id ? "true" : "false"} aria-describedby=${described("installation_id", true)} />`,
           "The number at the end of the installation's settings URL on GitHub.",
         )}
         ${field(
           "repository",
           "Repository",
-          html`<input name="repository" required placeholder="owner/name" value=${a?.repository ?? ""} aria-invalid=${this.fieldErrors.repository ? "true" : "false"} aria-describedby=${described("repository", true)} />`,
+          html`<input id="field-repository" name="repository" required placeholder="owner/name" value=${a?.repository ?? ""} aria-invalid=${this.fieldErrors.repository ? "true" : "false"} aria-describedby=${described("repository", true)} />`,
           "owner/name",
         )}
         ${field(
           "tracked_branch",
           "Tracked branch",
-          html`<input name="tracked_branch" value=${a?.tracked_branch ?? workspace.attributes.tracked_branch} aria-invalid=${this.fieldErrors.tracked_branch ? "true" : "false"} aria-describedby=${described("tracked_branch")} />`,
+          html`<input id="field-tracked_branch" name="tracked_branch" value=${a?.tracked_branch ?? workspace.attributes.tracked_branch} aria-invalid=${this.fieldErrors.tracked_branch ? "true" : "false"} aria-describedby=${described("tracked_branch")} />`,
         )}
         ${field(
           "working_directory",
           "Working directory",
-          html`<input name="working_directory" value=${a?.working_directory ?? workspace.attributes.working_directory} aria-invalid=${this.fieldErrors.working_directory ? "true" : "false"} aria-describedby=${described("working_directory", true)} />`,
+          html`<input id="field-working_directory" name="working_directory" value=${a?.working_directory ?? workspace.attributes.working_directory} aria-invalid=${this.fieldErrors.working_directory ? "true" : "false"} aria-describedby=${described("working_directory", true)} />`,
           "The configuration's folder inside the repository; empty for the root.",
         )}
         ${field(
           "trigger_paths",
           "Trigger paths",
-          html`<textarea name="trigger_paths" rows="3" aria-invalid=${this.fieldErrors.trigger_paths ? "true" : "false"} aria-describedby=${described("trigger_paths", true)}>${a?.trigger_paths.join("\n") ?? ""}</textarea>`,
+          html`<textarea id="field-trigger_paths" name="trigger_paths" rows="3" aria-invalid=${this.fieldErrors.trigger_paths ? "true" : "false"} aria-describedby=${described("trigger_paths", true)}>${a?.trigger_paths.join("\n") ?? ""}</textarea>`,
           "One glob per line (modules/**, *.tfvars). A push also starts a run when it changes a matching file.",
         )}
         ${this.formError ? html`<p class="notice danger" role="alert" id="source-form-error">${this.formError}</p>` : nothing}
