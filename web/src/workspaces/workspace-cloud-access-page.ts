@@ -58,14 +58,14 @@ export function checkProfile(profile: FederationProfile): FederationProfile {
 }
 
 /** The issuer, or why there is none (off: the deployment has no STACKSHIP_PUBLIC_URL). */
-type Issuer = { state: "on"; configuration: OpenIdConfiguration } | { state: "off"; detail: string } | { state: "unknown"; error: unknown };
+type Issuer = { state: "on"; configuration: OpenIdConfiguration } | { state: "off" } | { state: "unknown"; error: unknown };
 
 async function readIssuer(api: Client, signal: AbortSignal): Promise<Issuer> {
   try {
     return { state: "on", configuration: await dataOf(getOpenIdConfiguration({ client: api, signal })) };
   } catch (error) {
     if ((error as Error).name === "AbortError") throw error;
-    if (error instanceof RequestFailed && error.status === 404 && error.code === "WORKLOAD_IDENTITY_UNAVAILABLE") return { state: "off", detail: error.message };
+    if (error instanceof RequestFailed && error.status === 404 && error.code === "WORKLOAD_IDENTITY_UNAVAILABLE") return { state: "off" };
     return { state: "unknown", error };
   }
 }
@@ -153,7 +153,7 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
         <p><strong>Workload identity is off on this deployment.</strong> No run receives a cloud credential, whatever the profiles below say.</p>
         <p>
           To turn it on, the deployment's operator sets <code>STACKSHIP_PUBLIC_URL</code> to the URL clouds reach StackShip at (it becomes the token issuer, exactly) and restarts it; the cloud then trusts that
-          issuer. The server says: ${issuer.detail}
+          issuer.
         </p>
       </div>`;
     }

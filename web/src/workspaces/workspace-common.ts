@@ -124,7 +124,14 @@ export const workspaceStyles = [
     form.settings .field {
       display: grid;
       gap: var(--ss-space-1);
+    }
+    form.settings label {
       font-weight: 600;
+    }
+    form.settings input,
+    form.settings textarea,
+    form.settings select {
+      font-weight: 400;
     }
     form.settings .field label {
       display: block;
