@@ -23,6 +23,7 @@ import {
 } from "@stackship/client";
 import { LitElement, css, html, nothing, type TemplateResult } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
+import { live } from "lit/directives/live.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
 import { ContractError } from "../app/closed-sets.ts";
 import { apiContext, sessionContext } from "../app/context.ts";
@@ -169,7 +170,7 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
       <h2 id="plan-requirement-heading">Plans</h2>
       ${loaded.permissions.write
         ? html`<label class="actions">
-            <input type="checkbox" role="switch" id="plan-requires-credential" .checked=${required} ?disabled=${this.busy} @change=${(e: Event) => this.setPlanRequirement(loaded, (e.target as HTMLInputElement).checked)} />
+            <input type="checkbox" role="switch" id="plan-requires-credential" .checked=${live(required)} ?disabled=${this.busy} @change=${(e: Event) => this.setPlanRequirement(loaded, (e.target as HTMLInputElement).checked)} />
             Plans need a cloud credential
           </label>`
         : nothing}
@@ -310,7 +311,9 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
         this.data.run();
         return;
       }
+      // The page still shows what the server holds (a refused switch flips back).
       this.rowError = { id, message: failureText(failureOf(result.error, result.response?.status ?? 0)) };
+      this.requestUpdate();
     } catch {
       this.rowError = { id, message: html`The server could not be reached; nothing changed.` };
     } finally {
