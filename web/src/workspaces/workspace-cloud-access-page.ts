@@ -257,7 +257,7 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
       ${error("target")}
       <fieldset aria-describedby=${describedBy("phases")}>
         <legend>Phases</legend>
-        ${PHASES.map((phase) => html`<label class="actions"><input type="checkbox" name="phases" value=${phase} ?checked=${a ? a.phases.includes(phase) : phase !== "speculative_plan"} /> ${PHASE_LABELS[phase]}</label>`)}
+        ${PHASES.map((phase) => html`<label class="check"><input type="checkbox" name="phases" value=${phase} ?checked=${a ? a.phases.includes(phase) : phase !== "speculative_plan"} /> ${PHASE_LABELS[phase]}</label>`)}
         ${error("phases")}
       </fieldset>
       ${this.formError ? html`<p class="notice danger" role="alert" id="profile-form-error">${this.formError}</p>` : nothing}

@@ -128,6 +128,12 @@ export const workspaceStyles = [
     form.settings label {
       font-weight: 600;
     }
+    form.settings label.check {
+      display: flex;
+      align-items: center;
+      gap: var(--ss-space-2);
+      font-weight: 400;
+    }
     form.settings input,
     form.settings textarea,
     form.settings select {

@@ -258,6 +258,17 @@ test("cloud access: an admin verifies the profile (who and when); an edit clears
   assert.match(await page.locator("#workload-identity-on").innerText(), `StackShip issues tokens as ${h.server.baseUrl}`);
   await h.screenshot(page, "workspace-cloud-access-identity-on");
   await h.checkA11y(page, "cloud access, identity on");
+
+  // The dark tokens: both pages with their controls and states (axe checks the contrast).
+  const dark = (await h.signInAs(acme, user, { colorScheme: "dark" })).page;
+  await dark.goto(h.url(`/workspaces/${workspace.id}/cloud-access`));
+  await dark.getByRole("button", { name: "New federation profile" }).click();
+  await h.screenshot(dark, "workspace-cloud-access-dark");
+  await h.checkA11y(dark, "cloud access, dark");
+  await dark.goto(h.url(`/workspaces/${workspace.id}/source`));
+  await dark.locator("#deliveries").waitFor();
+  await h.screenshot(dark, "workspace-source-dark");
+  await h.checkA11y(dark, "source settings, dark");
 });
 
 test.run();
