@@ -108,6 +108,8 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
   @state() private accessor confirmingDelete: string | null = null;
   @state() private accessor rowError: { id: string; message: TemplateResult } | null = null;
   @state() private accessor announcement = "";
+  /** The switch's value while its change is being sent (then what the server holds). */
+  @state() private accessor planPending: boolean | null = null;
 
   private readonly data = new Task(this, {
     args: () => [this.workspaceId] as const,
@@ -170,7 +172,7 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
       <h2 id="plan-requirement-heading">Plans</h2>
       ${loaded.permissions.write
         ? html`<label class="actions">
-            <input type="checkbox" role="switch" id="plan-requires-credential" .checked=${live(required)} ?disabled=${this.busy} @change=${(e: Event) => this.setPlanRequirement(loaded, (e.target as HTMLInputElement).checked)} />
+            <input type="checkbox" role="switch" id="plan-requires-credential" .checked=${live(this.planPending ?? required)} ?disabled=${this.busy} @change=${(e: Event) => this.setPlanRequirement(loaded, (e.target as HTMLInputElement).checked)} />
             Plans need a cloud credential
           </label>`
         : nothing}
@@ -311,9 +313,7 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
         this.data.run();
         return;
       }
-      // The page still shows what the server holds (a refused switch flips back).
       this.rowError = { id, message: failureText(failureOf(result.error, result.response?.status ?? 0)) };
-      this.requestUpdate();
     } catch {
       this.rowError = { id, message: html`The server could not be reached; nothing changed.` };
     } finally {
@@ -330,12 +330,14 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
     return this.act(profile.id, () => deleteFederationProfile({ client: this.api, path: { workspace_id: workspaceId, profile_id: profile.id } }), `Deleted ${profile.attributes.name}.`);
   }
 
-  private setPlanRequirement(loaded: LoadedWorkspace, value: boolean): Promise<void> {
-    return this.act(
+  private async setPlanRequirement(loaded: LoadedWorkspace, value: boolean): Promise<void> {
+    this.planPending = value;
+    await this.act(
       "plan",
       () => updateWorkspace({ client: this.api, path: { workspace_id: loaded.workspace.id }, body: { data: { type: "workspaces", attributes: { plan_requires_credential: value } } } }),
       value ? "Plans now need a cloud credential." : "Plans no longer need a cloud credential.",
     );
+    this.planPending = null;
   }
 }
 

@@ -231,6 +231,15 @@ test("cloud access: an admin verifies the profile (who and when); an edit clears
   await h.screenshot(page, "workspace-cloud-access-verified");
   await h.checkA11y(page, "cloud access, verified profile");
 
+  // A viewer sees the profile and its verification, and no button.
+  const viewer = (await h.signInAs(acme, "viewer")).page;
+  await viewer.goto(h.url(`/workspaces/${workspace.id}/cloud-access`));
+  await viewer.locator("article.profile .verified").waitFor();
+  assert.match(await viewer.locator("article.profile .verification").innerText(), `Verified by ${user.email}`);
+  assert.is(await viewer.locator("article.profile button").count(), 0);
+  assert.is(await viewer.getByRole("switch").count(), 0);
+  await h.screenshot(viewer, "workspace-cloud-access-verified-viewer");
+
   await card.getByRole("button", { name: "Edit deploy" }).click();
   assert.match(await page.locator("#edit-clears-verification").innerText(), "Saving a change clears this profile's verification.");
   await page.getByLabel("Audience").fill("sts.amazonaws.com/deploy");
