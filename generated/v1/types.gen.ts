@@ -2233,6 +2233,15 @@ export interface components {
         };
         WorkspaceDocument: {
             data: components["schemas"]["Workspace"];
+            meta: {
+                /** @description What the caller may do with this workspace, so that a client shows only the controls that will be accepted (the server still checks every request). */
+                permissions: {
+                    /** @description org:admin on the workspace's organization (verifyFederationProfile). */
+                    verify_federation_profiles: boolean;
+                    /** @description workspace:write: change its settings (plan_requires_credential), its source connection and its federation profiles. */
+                    write: boolean;
+                };
+            };
         };
         WorkspaceId: string;
         WorkspaceListDocument: {

@@ -28984,7 +28984,7 @@ return errors === 0;
 validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceDocument = validate156;
-const schema271 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}};
+const schema271 = {"type":"object","additionalProperties":false,"required":["data","meta"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"},"meta":{"type":"object","additionalProperties":false,"required":["permissions"],"properties":{"permissions":{"type":"object","description":"What the caller may do with this workspace, so that a client shows only the controls that will be accepted (the server still checks every request).","additionalProperties":false,"required":["write","verify_federation_profiles"],"properties":{"write":{"type":"boolean","description":"workspace:write: change its settings (plan_requires_credential), its source connection and its federation profiles."},"verify_federation_profiles":{"type":"boolean","description":"org:admin on the workspace's organization (verifyFederationProfile)."}}}}}}};
 const schema272 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","plan_requires_credential","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"plan_requires_credential":{"type":"boolean","description":"Whether a plan needs a cloud credential from a federation profile."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 
 function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -29745,14 +29745,24 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "data") || (key0 === "meta"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
 }
 errors++;
 }
@@ -29763,14 +29773,122 @@ vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.err
 errors = vErrors.length;
 }
 }
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.meta !== undefined){
+let data1 = data.meta;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.permissions === undefined){
+const err3 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/required",keyword:"required",params:{missingProperty: "permissions"},message:"must have required property '"+"permissions"+"'"};
 if(vErrors === null){
-vErrors = [err2];
+vErrors = [err3];
 }
 else {
-vErrors.push(err2);
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key1 in data1){
+if(!(key1 === "permissions")){
+const err4 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data1.permissions !== undefined){
+let data2 = data1.permissions;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.write === undefined){
+const err5 = {instancePath:instancePath+"/meta/permissions",schemaPath:"#/properties/meta/properties/permissions/required",keyword:"required",params:{missingProperty: "write"},message:"must have required property '"+"write"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data2.verify_federation_profiles === undefined){
+const err6 = {instancePath:instancePath+"/meta/permissions",schemaPath:"#/properties/meta/properties/permissions/required",keyword:"required",params:{missingProperty: "verify_federation_profiles"},message:"must have required property '"+"verify_federation_profiles"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key2 in data2){
+if(!((key2 === "write") || (key2 === "verify_federation_profiles"))){
+const err7 = {instancePath:instancePath+"/meta/permissions",schemaPath:"#/properties/meta/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data2.write !== undefined){
+if(typeof data2.write !== "boolean"){
+const err8 = {instancePath:instancePath+"/meta/permissions/write",schemaPath:"#/properties/meta/properties/permissions/properties/write/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data2.verify_federation_profiles !== undefined){
+if(typeof data2.verify_federation_profiles !== "boolean"){
+const err9 = {instancePath:instancePath+"/meta/permissions/verify_federation_profiles",schemaPath:"#/properties/meta/properties/permissions/properties/verify_federation_profiles/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/meta/permissions",schemaPath:"#/properties/meta/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
 }
 errors++;
 }

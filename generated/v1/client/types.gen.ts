@@ -233,6 +233,21 @@ export type WorkspaceCreateDocument = {
 
 export type WorkspaceDocument = {
     data: Workspace;
+    meta: {
+        /**
+         * What the caller may do with this workspace, so that a client shows only the controls that will be accepted (the server still checks every request).
+         */
+        permissions: {
+            /**
+             * workspace:write: change its settings (plan_requires_credential), its source connection and its federation profiles.
+             */
+            write: boolean;
+            /**
+             * org:admin on the workspace's organization (verifyFederationProfile).
+             */
+            verify_federation_profiles: boolean;
+        };
+    };
 };
 
 export type RunId = string;

@@ -12,7 +12,7 @@ function run(id: string, createdAt: string, status = "applied"): Run {
   return {
     type: "runs",
     id,
-    attributes: { status, created_at: createdAt, finished_at: null, updated_at: createdAt, message: id } as unknown as Run["attributes"],
+    attributes: { status, created_at: createdAt, finished_at: null, updated_at: createdAt, message: id, source: "api", commit: null } as unknown as Run["attributes"],
     relationships: { organization: { data: { type: "organizations", id: "org-1" } }, workspace: { data: { type: "workspaces", id: "ws-1" } }, configuration_version: { data: { type: "configuration-versions", id: "cv-1" } } },
     links: { self: `/v1/runs/${id}` },
   } as Run;

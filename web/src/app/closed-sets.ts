@@ -69,5 +69,24 @@ export function checkRun(run: Run): Run {
   if (typeof a.created_at !== "string" || Number.isNaN(Date.parse(a.created_at))) throw new ContractError(`Run ${run.id} has no valid creation time.`);
   if (a.finished_at !== null && (typeof a.finished_at !== "string" || Number.isNaN(Date.parse(a.finished_at)))) throw new ContractError(`Run ${run.id} has an invalid finish time.`);
   if (typeof run.relationships?.workspace?.data?.id !== "string") throw new ContractError(`Run ${run.id} names no workspace.`);
+  if (!Object.hasOwn(RUN_SOURCE_LABELS, a.source)) throw new ContractError(`Run ${run.id} has the source “${String(a.source)}”, which StackShip does not define.`);
   return run;
+}
+
+type RunSource = Run["attributes"]["source"];
+
+/** How each run source is worded (exhaustive over the generated union). */
+export const RUN_SOURCE_LABELS: Record<RunSource, string> = {
+  api: "API",
+  cli: "CLI",
+  github_push: "GitHub push",
+  github_pull_request: "GitHub pull request",
+};
+
+/** "GitHub push abc1234" for a run with a commit (checkRun has checked its source); null when it records none. */
+export function commitLine(run: Run): { text: string; title: string } | null {
+  const { commit, source } = run.attributes;
+  if (!commit) return null;
+  const label = RUN_SOURCE_LABELS[source] ?? source;
+  return { text: `${label}${commit.fork ? " (fork)" : ""} ${commit.sha.slice(0, 7)}`, title: `${commit.repository} ${commit.ref} ${commit.sha}` };
 }

@@ -11,7 +11,7 @@ import { listOrganizationRuns, listWorkspaces, type Client, type Run, type RunLi
 import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
-import { checkRun, ContractError, isRunStatus, RUN_STATUSES, RUN_STATUS_LABELS, TERMINAL_RUN_STATUSES } from "../app/closed-sets.ts";
+import { checkRun, commitLine, ContractError, isRunStatus, RUN_STATUSES, RUN_STATUS_LABELS, TERMINAL_RUN_STATUSES } from "../app/closed-sets.ts";
 import { apiContext, sessionContext } from "../app/context.ts";
 import { absoluteUtc, duration, relativeTime } from "../app/format.ts";
 import { replaceQuery } from "../app/router.ts";
@@ -293,10 +293,12 @@ export class SsRunsPage extends LitElement {
     const end = terminal ? Date.parse(a.finished_at ?? a.updated_at) : this.now;
     const workspaceId = run.relationships.workspace.data.id;
     const name = this.workspaceName(run);
+    const commit = commitLine(run);
     return html`<tr data-run-id=${run.id} data-status=${a.status}>
       <td>
         <a class="message" href="/runs/${run.id}">${a.message || "(no message)"}</a>
         <div class="mono muted run-id">${run.id}</div>
+        ${commit ? html`<div class="muted run-commit" title=${commit.title}>${commit.text}</div>` : nothing}
       </td>
       <td><a href="/workspaces/${workspaceId}">${name ?? workspaceId}</a></td>
       <td><ss-status-badge status=${a.status}></ss-status-badge></td>

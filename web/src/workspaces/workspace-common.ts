@@ -4,19 +4,22 @@ import { getWorkspace, type Client, type Workspace } from "@stackship/client";
 import { css, html, nothing, type TemplateResult } from "lit";
 import { dataOf, RequestFailed } from "../app/api.ts";
 import type { Session } from "../app/session.ts";
+import { absoluteUtc, relativeTime } from "../app/format.ts";
 import { base } from "../ui/tokens.ts";
 
 export interface LoadedWorkspace {
   workspace: Workspace;
   /** The organization's name when the session knows it (the API names it by id). */
   organization: string | null;
+  /** What the caller may do with it (meta.permissions): only those controls are shown. */
+  permissions: { write: boolean; verify_federation_profiles: boolean };
 }
 
 export async function loadWorkspace(api: Client, session: Session | null, id: string, signal: AbortSignal): Promise<LoadedWorkspace> {
   const document = await dataOf(getWorkspace({ client: api, path: { workspace_id: id }, signal }));
   const workspace = document.data;
   const organizationId = workspace.relationships.organization.data.id;
-  return { workspace, organization: session?.organizations.find((o) => o.id === organizationId)?.name ?? null };
+  return { workspace, organization: session?.organizations.find((o) => o.id === organizationId)?.name ?? null, permissions: document.meta.permissions };
 }
 
 export type WorkspaceTab = "overview" | "state" | "cloud-access" | "source";
@@ -33,6 +36,22 @@ export function workspaceNav(workspace: Workspace, current: WorkspaceTab): Templ
     <nav class="tabs" aria-label="Workspace">
       ${tabs.map(([tab, label, href]) => html`<a href=${href} aria-current=${tab === current ? "page" : nothing}>${label}</a>`)}
     </nav>`;
+}
+
+/** An API refusal in its own words, with "HTTP 422 · CODE" after it. */
+export function failureText(error: unknown): TemplateResult {
+  return error instanceof RequestFailed ? html`${error.message} <span class="mono muted">(${error.summary})</span>` : html`${(error as Error).message}`;
+}
+
+/** The `source.pointer` of the first error of a failed SDK call, or null. */
+export function pointerOf(error: unknown): string | null {
+  const first = (error as { errors?: Array<{ source?: { pointer?: string } }> } | undefined)?.errors?.[0];
+  return first?.source?.pointer ?? null;
+}
+
+/** A time shown relative, with its exact UTC time as the tooltip. */
+export function timeCell(iso: string | null): TemplateResult {
+  return iso ? html`<time datetime=${iso} title=${absoluteUtc(iso)}>${relativeTime(iso)}</time>` : html`<span class="muted">not yet</span>`;
 }
 
 export function renderFailure(title: string, error: unknown): TemplateResult {
@@ -95,6 +114,53 @@ export const workspaceStyles = [
     }
     section {
       margin-top: var(--ss-space-6);
+    }
+    form.settings {
+      display: grid;
+      gap: var(--ss-space-3);
+      max-width: 40rem;
+    }
+    form.settings label,
+    form.settings .field {
+      display: grid;
+      gap: var(--ss-space-1);
+    }
+    form.settings label {
+      font-weight: 600;
+    }
+    form.settings label.check {
+      display: flex;
+      align-items: center;
+      gap: var(--ss-space-2);
+      font-weight: 400;
+    }
+    form.settings input,
+    form.settings textarea,
+    form.settings select {
+      font-weight: 400;
+    }
+    form.settings .field label {
+      display: block;
+    }
+    form.settings .hint {
+      font-weight: 400;
+      color: var(--ss-text-muted);
+      font-size: 0.9em;
+    }
+    .field-error {
+      color: var(--ss-danger);
+      font-weight: 400;
+      margin: 0;
+    }
+    .actions {
+      display: flex;
+      gap: var(--ss-space-3);
+      align-items: center;
+      flex-wrap: wrap;
+    }
+    fieldset {
+      border: 1px solid var(--ss-border);
+      padding: var(--ss-space-3);
     }
   `,
 ];

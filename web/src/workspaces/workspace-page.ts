@@ -6,7 +6,7 @@ import { getWorkspaceStateSummary, listOrganizationRuns, type Client, type Run }
 import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property } from "lit/decorators.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
-import { checkRun, TERMINAL_RUN_STATUSES } from "../app/closed-sets.ts";
+import { checkRun, commitLine, TERMINAL_RUN_STATUSES } from "../app/closed-sets.ts";
 import { apiContext, sessionContext } from "../app/context.ts";
 import { absoluteUtc, duration, relativeTime } from "../app/format.ts";
 import type { Session } from "../app/session.ts";
@@ -125,8 +125,13 @@ export class SsWorkspacePage extends LitElement {
                 const a = run.attributes;
                 const terminal = TERMINAL_RUN_STATUSES.has(a.status);
                 const end = terminal ? Date.parse(a.finished_at ?? a.updated_at) : now;
+                const commit = commitLine(run);
                 return html`<tr>
-                  <td><a href="/runs/${run.id}">${a.message || "(no message)"}</a><div class="mono muted">${run.id}</div></td>
+                  <td>
+                    <a href="/runs/${run.id}">${a.message || "(no message)"}</a>
+                    <div class="mono muted">${run.id}</div>
+                    ${commit ? html`<div class="muted run-commit" title=${commit.title}>${commit.text}</div>` : nothing}
+                  </td>
                   <td><ss-status-badge status=${a.status}></ss-status-badge></td>
                   <td>${duration(end - Date.parse(a.created_at))}</td>
                   <td><time datetime=${a.created_at} title=${absoluteUtc(a.created_at)}>${relativeTime(a.created_at, now)}</time></td>

@@ -1,6 +1,7 @@
 // The workspace pages the run page links to, in Chromium against real runs: overview (settings,
 // runs, current state version, lock), state (published versions with serial, time and digest),
-// cloud access and source settings (what exists, and plainly what is not configured).
+// cloud access and source settings (what exists, and plainly what is not configured; their
+// controls are in workspace-settings.test.ts).
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { hook, startHarness, type Harness, type HarnessOrganization, type MadeRun } from "../support/index.ts";
@@ -65,7 +66,9 @@ test("state page: published versions with serial, publication time and digest; t
 test("cloud access and source settings say what exists and, plainly, what is not configured", async ({ h, acme, applied }) => {
   const { page } = await h.signInAs(acme, "operator");
   await page.goto(h.url(`/workspaces/${applied.workspace.id}/cloud-access`));
-  await page.getByText("No cloud access is configured for this workspace.").waitFor();
+  await page.locator("#workload-identity-off").waitFor();
+  assert.match(await page.locator("#workload-identity-off").innerText(), "Workload identity is off on this deployment.");
+  assert.match(await page.locator("#profiles-empty").innerText(), "This workspace has no federation profile");
   await h.screenshot(page, "workspace-cloud-access");
   await h.checkA11y(page, "cloud access page");
 

@@ -6,6 +6,7 @@ import { createWorkspace } from "../commands/workspaces.ts";
 import { loadOrganization, loadProjectForNewWorkspace, loadWorkspace } from "../lookup.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
+import type { Workspace } from "../../domain/records.ts";
 import { presentVariable, presentWorkspace } from "./presenters.ts";
 import { setPlanRequiresCredential } from "../../commands/federation-profiles.ts";
 import { actorOf } from "./workload-identity.ts";
@@ -31,7 +32,7 @@ export const workspaceHandlers = {
       approvalTtlSeconds: a.approval_ttl_seconds,
       planRequiresCredential: a.plan_requires_credential,
     });
-    return { status: 201, body: { data: presentWorkspace(workspace) } };
+    return { status: 201, body: { data: presentWorkspace(workspace), meta: workspaceMeta(ctx, workspace) } };
   },
 
   async listWorkspaces({ path, ctx }) {
@@ -45,7 +46,7 @@ export const workspaceHandlers = {
 
   async getWorkspace({ path, ctx }) {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:read");
-    return { status: 200, body: { data: presentWorkspace(workspace) } };
+    return { status: 200, body: { data: presentWorkspace(workspace), meta: workspaceMeta(ctx, workspace) } };
   },
 
   async updateWorkspace({ path, body, ctx }) {
@@ -56,7 +57,7 @@ export const workspaceHandlers = {
     let updated = workspace;
     const value = body.data.attributes.plan_requires_credential;
     if (value !== undefined) updated = await setPlanRequiresCredential(ctx.services, actorOf(ctx), workspace, value);
-    return { status: 200, body: { data: presentWorkspace(updated) } };
+    return { status: 200, body: { data: presentWorkspace(updated), meta: workspaceMeta(ctx, updated) } };
   },
 
   async getWorkspaceStateSummary({ path, ctx }) {
@@ -119,6 +120,18 @@ export const workspaceHandlers = {
     return { status: 204, body: undefined };
   },
 } satisfies Partial<H>;
+
+/** What the caller may do with the workspace (the dashboard shows only those controls). */
+function workspaceMeta(ctx: RequestContext, workspace: Workspace) {
+  const principal = principalOf(ctx);
+  const target = { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id };
+  return {
+    permissions: {
+      write: isAllowed(principal, "workspace:write", target),
+      verify_federation_profiles: isAllowed(principal, "org:admin", { organizationId: workspace.organizationId }),
+    },
+  };
+}
 
 async function loadVariable(ctx: RequestContext, workspaceId: string, variableId: string) {
   const variable = await ctx.services.stores.variables.getById(variableId);
