@@ -10,6 +10,20 @@ export type Health = {
     version: string;
 };
 
+/**
+ * An OpenAPI 3.1 document with every reference resolved (as `redocly bundle` writes it).
+ */
+export type OpenApiDocument = {
+    openapi: string;
+    info: {
+        title: string;
+        version: string;
+    };
+    paths: {
+        [key: string]: unknown;
+    };
+};
+
 export type OrganizationId = string;
 
 /**
@@ -1616,6 +1630,70 @@ export type GetHealthResponses = {
 };
 
 export type GetHealthResponse = GetHealthResponses[keyof GetHealthResponses];
+
+export type GetOpenApiV1Data = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/openapi/v1.json';
+};
+
+export type GetOpenApiV1Responses = {
+    /**
+     * The OpenAPI document.
+     */
+    200: OpenApiDocument;
+};
+
+export type GetOpenApiV1Response = GetOpenApiV1Responses[keyof GetOpenApiV1Responses];
+
+export type GetOpenApiTfeData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/openapi/tfe.json';
+};
+
+export type GetOpenApiTfeResponses = {
+    /**
+     * The OpenAPI document.
+     */
+    200: OpenApiDocument;
+};
+
+export type GetOpenApiTfeResponse = GetOpenApiTfeResponses[keyof GetOpenApiTfeResponses];
+
+export type GetApiReferenceData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/docs';
+};
+
+export type GetApiReferenceResponses = {
+    /**
+     * The reference page.
+     */
+    200: string;
+};
+
+export type GetApiReferenceResponse = GetApiReferenceResponses[keyof GetApiReferenceResponses];
+
+export type GetTfeApiReferenceData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/docs/tfe';
+};
+
+export type GetTfeApiReferenceResponses = {
+    /**
+     * The reference page.
+     */
+    200: string;
+};
+
+export type GetTfeApiReferenceResponse = GetTfeApiReferenceResponses[keyof GetTfeApiReferenceResponses];
 
 export type ListOrganizationsData = {
     body?: never;
