@@ -6,7 +6,9 @@
  * openapi-generator's OpenAPI 3.1 support is partial (its Python generator aborts on a
  * `{ type: "null" }` member of a oneOf), so it reads a 3.0.3 rendition of the bundled v1 spec
  * made here: `type: [T, "null"]` and `oneOf/anyOf [X, {type: "null"}]` become `nullable`,
- * `const` becomes a one-value `enum`, and `$defs` move to components. The wire format is the
+ * a string `const` becomes a one-value `enum` (a boolean or number one keeps only its type), and
+ * `$defs` move to components; a oneOf of inline objects becomes one object with their members
+ * (the Go generator cannot tell such branches apart). The wire format is the
  * same; only how nullability is spelled changes.
  */
 import { execFileSync } from "node:child_process";
@@ -35,7 +37,31 @@ export function downlevelTo30(spec: Json): Json {
     }
     delete schema.$defs;
   }
-  const isNull = (s: Json) => s && typeof s === "object" && s.type === "null" && Object.keys(s).length === 1;
+  // Children are rewritten first, so a `{ type: "null" }` branch arrives as `{ nullable: true }`.
+  const isNull = (s: Json) => s && typeof s === "object" && Object.keys(s).length === 1 && (s.type === "null" || s.nullable === true);
+  const isInlineObject = (s: Json) => s && typeof s === "object" && !s.$ref && s.type === "object" && s.properties && !s.oneOf && !s.anyOf && !s.allOf;
+  const mergeObjects = (branches: Json[]): Json => {
+    const names = [...new Set(branches.flatMap((b) => Object.keys(b.properties)))];
+    const properties: Record<string, Json> = {};
+    for (const name of names) {
+      const variants = branches.map((b) => b.properties[name]).filter((v) => v !== undefined);
+      const concrete = variants.filter((v) => !isNull(v));
+      const nullable = concrete.length < variants.length || variants.length < branches.length || concrete.some((v) => v.nullable);
+      const distinct = [...new Set(concrete.map((v) => JSON.stringify({ ...v, nullable: undefined, enum: undefined, description: undefined })))];
+      let merged: Json;
+      if (concrete.length === 0) merged = {};
+      else if (distinct.length === 1) {
+        merged = { ...concrete[0] };
+        delete merged.nullable;
+        if (concrete.every((v) => Array.isArray(v.enum))) merged.enum = [...new Set(concrete.flatMap((v) => v.enum))];
+        else delete merged.enum;
+      } else merged = {};
+      if (nullable && Object.keys(merged).length > 0) merged.nullable = true;
+      properties[name] = merged;
+    }
+    const required = names.filter((name) => branches.every((b) => (b.required ?? []).includes(name)));
+    return { type: "object", properties, ...(required.length > 0 ? { required } : {}) };
+  };
   const visit = (node: Json): Json => {
     if (Array.isArray(node)) return node.map(visit);
     if (!node || typeof node !== "object") return node;
@@ -50,7 +76,10 @@ export function downlevelTo30(spec: Json): Json {
       if (!("in" in result) && !("content" in result)) delete result.examples;
     }
     if ("const" in result) {
-      result.enum = [result.const];
+      // A string constant becomes a one-value enum; the generators only know string enums, so a
+      // boolean or number constant keeps just its type (the server still sends the one value).
+      if (typeof result.const === "string") result.enum = [result.const];
+      else if (result.type === undefined && result.const !== null) result.type = typeof result.const === "number" ? "number" : typeof result.const;
       delete result.const;
     }
     if (Array.isArray(result.type)) {
@@ -63,13 +92,26 @@ export function downlevelTo30(spec: Json): Json {
       delete result.type;
       result.nullable = true;
     }
+    if (Array.isArray(result.oneOf) && result.oneOf.length > 1 && result.oneOf.every(isInlineObject)) {
+      // A oneOf of inline objects (told apart by a constant member, e.g. `state`): merged into one
+      // object. The Go generator decodes a oneOf by trying each branch and, as it does not check
+      // enums, finds several that match.
+      const merged = mergeObjects(result.oneOf);
+      delete result.oneOf;
+      Object.assign(result, merged);
+    }
     for (const keyword of ["oneOf", "anyOf"]) {
       const branches: Json[] | undefined = result[keyword];
       if (!Array.isArray(branches) || !branches.some(isNull)) continue;
       const rest = branches.filter((b) => !isNull(b));
       delete result[keyword];
       result.nullable = true;
-      if (rest.length === 1) {
+      const target = rest.length === 1 && typeof rest[0].$ref === "string" ? schemas[rest[0].$ref.slice(DEFS_PREFIX.length)] : undefined;
+      if (target && ["string", "integer", "number", "boolean"].includes(target.type)) {
+        // A nullable scalar (a timestamp, a digest): inlined, since the Go generator turns
+        // `nullable` + `allOf: [scalar]` into a NullableInterface it cannot compile.
+        Object.assign(result, visit(target), { nullable: true });
+      } else if (rest.length === 1) {
         if (rest[0].$ref) result.allOf = [rest[0]];
         else Object.assign(result, rest[0], { nullable: true });
       } else result[keyword] = rest;

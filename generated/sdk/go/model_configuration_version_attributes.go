@@ -25,7 +25,7 @@ type ConfigurationVersionAttributes struct {
 	Status string `json:"status"`
 	Speculative bool `json:"speculative"`
 	Source string `json:"source"`
-	// SHA-256 of the uploaded `.tar.gz`; null until uploaded.
+	// Lower-case hexadecimal SHA-256.
 	ConfigDigest NullableString `json:"config_digest" validate:"regexp=^[0-9a-f]{64}$"`
 	SizeBytes NullableInt32 `json:"size_bytes"`
 	// Absolute, signed URL to PUT the `.tar.gz` to (no Authorization header needed), valid for one hour and only while the status is pending; null afterwards.

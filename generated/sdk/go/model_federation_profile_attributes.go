@@ -27,7 +27,7 @@ type FederationProfileAttributes struct {
 	Audience string `json:"audience"`
 	Target FederationTarget `json:"target"`
 	Phases []FederationPhase `json:"phases"`
-	// When an organization admin verified the profile as it is now; null when unverified (never, or changed since).
+	// ISO 8601 UTC with milliseconds and a literal Z.
 	VerifiedAt NullableTime `json:"verified_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
 	// Who verified it: a user's email, or an API token's id; null when unverified.
 	VerifiedBy NullableString `json:"verified_by"`

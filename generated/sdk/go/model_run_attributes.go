@@ -44,14 +44,14 @@ type RunAttributes struct {
 	// Null until the plan finished.
 	HasChanges NullableBool `json:"has_changes"`
 	PlanCounts NullableRunAttributesPlanCounts `json:"plan_counts"`
-	// SHA-256 of the saved plan file; an approval must carry it.
+	// Lower-case hexadecimal SHA-256.
 	PlanDigest NullableString `json:"plan_digest" validate:"regexp=^[0-9a-f]{64}$"`
-	// SHA-256 over the dependency lock file and module manifest the plan used.
+	// Lower-case hexadecimal SHA-256.
 	DependencyBundleDigest NullableString `json:"dependency_bundle_digest" validate:"regexp=^[0-9a-f]{64}$"`
 	PolicyOutcome NullableString `json:"policy_outcome"`
 	// Lower-case hexadecimal SHA-256.
 	PolicyResultDigest NullableString `json:"policy_result_digest" validate:"regexp=^[0-9a-f]{64}$"`
-	// SHA-256 of the workspace state the plan was made against (null when there was none, or before the plan).
+	// Lower-case hexadecimal SHA-256.
 	PredecessorStateDigest NullableString `json:"predecessor_state_digest" validate:"regexp=^[0-9a-f]{64}$"`
 	// ISO 8601 UTC with milliseconds and a literal Z.
 	ApprovalExpiresAt NullableTime `json:"approval_expires_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`

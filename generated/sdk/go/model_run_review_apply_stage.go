@@ -12,6 +12,7 @@ package stackship
 
 import (
 	"encoding/json"
+	"time"
 	"bytes"
 	"fmt"
 )
@@ -23,8 +24,10 @@ var _ MappedNullable = &RunReviewApplyStage{}
 type RunReviewApplyStage struct {
 	Status RunReviewStageStatus `json:"status"`
 	PhaseStatus string `json:"phase_status"`
-	StartedAt NullableInterface{} `json:"started_at"`
-	FinishedAt NullableInterface{} `json:"finished_at"`
+	// ISO 8601 UTC with milliseconds and a literal Z.
+	StartedAt NullableTime `json:"started_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
+	// ISO 8601 UTC with milliseconds and a literal Z.
+	FinishedAt NullableTime `json:"finished_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
 	StateVersion RunReviewApplyStageStateVersion `json:"state_version"`
 }
 
@@ -34,7 +37,7 @@ type _RunReviewApplyStage RunReviewApplyStage
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewRunReviewApplyStage(status RunReviewStageStatus, phaseStatus string, startedAt NullableInterface{}, finishedAt NullableInterface{}, stateVersion RunReviewApplyStageStateVersion) *RunReviewApplyStage {
+func NewRunReviewApplyStage(status RunReviewStageStatus, phaseStatus string, startedAt NullableTime, finishedAt NullableTime, stateVersion RunReviewApplyStageStateVersion) *RunReviewApplyStage {
 	this := RunReviewApplyStage{}
 	this.Status = status
 	this.PhaseStatus = phaseStatus
@@ -101,10 +104,10 @@ func (o *RunReviewApplyStage) SetPhaseStatus(v string) {
 }
 
 // GetStartedAt returns the StartedAt field value
-// If the value is explicit nil, the zero value for interface{} will be returned
-func (o *RunReviewApplyStage) GetStartedAt() interface{} {
+// If the value is explicit nil, the zero value for time.Time will be returned
+func (o *RunReviewApplyStage) GetStartedAt() time.Time {
 	if o == nil || o.StartedAt.Get() == nil {
-		var ret interface{}
+		var ret time.Time
 		return ret
 	}
 
@@ -114,7 +117,7 @@ func (o *RunReviewApplyStage) GetStartedAt() interface{} {
 // GetStartedAtOk returns a tuple with the StartedAt field value
 // and a boolean to check if the value has been set.
 // NOTE: If the value is an explicit nil, `nil, true` will be returned
-func (o *RunReviewApplyStage) GetStartedAtOk() (*interface{}, bool) {
+func (o *RunReviewApplyStage) GetStartedAtOk() (*time.Time, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -122,15 +125,15 @@ func (o *RunReviewApplyStage) GetStartedAtOk() (*interface{}, bool) {
 }
 
 // SetStartedAt sets field value
-func (o *RunReviewApplyStage) SetStartedAt(v interface{}) {
+func (o *RunReviewApplyStage) SetStartedAt(v time.Time) {
 	o.StartedAt.Set(&v)
 }
 
 // GetFinishedAt returns the FinishedAt field value
-// If the value is explicit nil, the zero value for interface{} will be returned
-func (o *RunReviewApplyStage) GetFinishedAt() interface{} {
+// If the value is explicit nil, the zero value for time.Time will be returned
+func (o *RunReviewApplyStage) GetFinishedAt() time.Time {
 	if o == nil || o.FinishedAt.Get() == nil {
-		var ret interface{}
+		var ret time.Time
 		return ret
 	}
 
@@ -140,7 +143,7 @@ func (o *RunReviewApplyStage) GetFinishedAt() interface{} {
 // GetFinishedAtOk returns a tuple with the FinishedAt field value
 // and a boolean to check if the value has been set.
 // NOTE: If the value is an explicit nil, `nil, true` will be returned
-func (o *RunReviewApplyStage) GetFinishedAtOk() (*interface{}, bool) {
+func (o *RunReviewApplyStage) GetFinishedAtOk() (*time.Time, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -148,7 +151,7 @@ func (o *RunReviewApplyStage) GetFinishedAtOk() (*interface{}, bool) {
 }
 
 // SetFinishedAt sets field value
-func (o *RunReviewApplyStage) SetFinishedAt(v interface{}) {
+func (o *RunReviewApplyStage) SetFinishedAt(v time.Time) {
 	o.FinishedAt.Set(&v)
 }
 

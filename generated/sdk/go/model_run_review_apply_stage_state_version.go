@@ -12,128 +12,292 @@ package stackship
 
 import (
 	"encoding/json"
+	"time"
+	"bytes"
 	"fmt"
-	"gopkg.in/validator.v2"
 )
 
-// RunReviewApplyStageStateVersion - The successor state version this run committed; `not_recorded` when it committed none, `unavailable` when the apply finished but the committed version's record cannot be resolved.
+// checks if the RunReviewApplyStageStateVersion type satisfies the MappedNullable interface at compile time
+var _ MappedNullable = &RunReviewApplyStageStateVersion{}
+
+// RunReviewApplyStageStateVersion The successor state version this run committed; `not_recorded` when it committed none, `unavailable` when the apply finished but the committed version's record cannot be resolved.
 type RunReviewApplyStageStateVersion struct {
-	RunReviewApplyStageStateVersionOneOf *RunReviewApplyStageStateVersionOneOf
-	RunReviewApplyStageStateVersionOneOf1 *RunReviewApplyStageStateVersionOneOf1
+	State interface{} `json:"state"`
+	Id NullableString `json:"id,omitempty"`
+	Serial NullableInt32 `json:"serial,omitempty"`
+	// ISO 8601 UTC with milliseconds and a literal Z.
+	PublishedAt *time.Time `json:"published_at,omitempty" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
+	// Lower-case hexadecimal SHA-256.
+	Digest NullableString `json:"digest,omitempty" validate:"regexp=^[0-9a-f]{64}$"`
 }
 
-// RunReviewApplyStageStateVersionOneOfAsRunReviewApplyStageStateVersion is a convenience function that returns RunReviewApplyStageStateVersionOneOf wrapped in RunReviewApplyStageStateVersion
-func RunReviewApplyStageStateVersionOneOfAsRunReviewApplyStageStateVersion(v *RunReviewApplyStageStateVersionOneOf) RunReviewApplyStageStateVersion {
-	return RunReviewApplyStageStateVersion{
-		RunReviewApplyStageStateVersionOneOf: v,
+type _RunReviewApplyStageStateVersion RunReviewApplyStageStateVersion
+
+// NewRunReviewApplyStageStateVersion instantiates a new RunReviewApplyStageStateVersion object
+// This constructor will assign default values to properties that have it defined,
+// and makes sure properties required by API are set, but the set of arguments
+// will change when the set of required properties is changed
+func NewRunReviewApplyStageStateVersion(state interface{}) *RunReviewApplyStageStateVersion {
+	this := RunReviewApplyStageStateVersion{}
+	this.State = state
+	return &this
+}
+
+// NewRunReviewApplyStageStateVersionWithDefaults instantiates a new RunReviewApplyStageStateVersion object
+// This constructor will only assign default values to properties that have it defined,
+// but it doesn't guarantee that properties required by API are set
+func NewRunReviewApplyStageStateVersionWithDefaults() *RunReviewApplyStageStateVersion {
+	this := RunReviewApplyStageStateVersion{}
+	return &this
+}
+
+// GetState returns the State field value
+// If the value is explicit nil, the zero value for interface{} will be returned
+func (o *RunReviewApplyStageStateVersion) GetState() interface{} {
+	if o == nil {
+		var ret interface{}
+		return ret
 	}
+
+	return o.State
 }
 
-// RunReviewApplyStageStateVersionOneOf1AsRunReviewApplyStageStateVersion is a convenience function that returns RunReviewApplyStageStateVersionOneOf1 wrapped in RunReviewApplyStageStateVersion
-func RunReviewApplyStageStateVersionOneOf1AsRunReviewApplyStageStateVersion(v *RunReviewApplyStageStateVersionOneOf1) RunReviewApplyStageStateVersion {
-	return RunReviewApplyStageStateVersion{
-		RunReviewApplyStageStateVersionOneOf1: v,
+// GetStateOk returns a tuple with the State field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *RunReviewApplyStageStateVersion) GetStateOk() (*interface{}, bool) {
+	if o == nil || IsNil(o.State) {
+		return nil, false
 	}
+	return &o.State, true
 }
 
+// SetState sets field value
+func (o *RunReviewApplyStageStateVersion) SetState(v interface{}) {
+	o.State = v
+}
 
-// Unmarshal JSON data into one of the pointers in the struct
-func (dst *RunReviewApplyStageStateVersion) UnmarshalJSON(data []byte) error {
-	var err error
-	match := 0
-	// try to unmarshal data into RunReviewApplyStageStateVersionOneOf
-	err = newStrictDecoder(data).Decode(&dst.RunReviewApplyStageStateVersionOneOf)
-	if err == nil {
-		jsonRunReviewApplyStageStateVersionOneOf, _ := json.Marshal(dst.RunReviewApplyStageStateVersionOneOf)
-		if string(jsonRunReviewApplyStageStateVersionOneOf) == "{}" { // empty struct
-			dst.RunReviewApplyStageStateVersionOneOf = nil
-		} else {
-			if err = validator.Validate(dst.RunReviewApplyStageStateVersionOneOf); err != nil {
-				dst.RunReviewApplyStageStateVersionOneOf = nil
-			} else {
-				match++
-			}
+// GetId returns the Id field value if set, zero value otherwise (both if not set or set to explicit null).
+func (o *RunReviewApplyStageStateVersion) GetId() string {
+	if o == nil || IsNil(o.Id.Get()) {
+		var ret string
+		return ret
+	}
+	return *o.Id.Get()
+}
+
+// GetIdOk returns a tuple with the Id field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *RunReviewApplyStageStateVersion) GetIdOk() (*string, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.Id.Get(), o.Id.IsSet()
+}
+
+// HasId returns a boolean if a field has been set.
+func (o *RunReviewApplyStageStateVersion) HasId() bool {
+	if o != nil && o.Id.IsSet() {
+		return true
+	}
+
+	return false
+}
+
+// SetId gets a reference to the given NullableString and assigns it to the Id field.
+func (o *RunReviewApplyStageStateVersion) SetId(v string) {
+	o.Id.Set(&v)
+}
+// SetIdNil sets the value for Id to be an explicit nil
+func (o *RunReviewApplyStageStateVersion) SetIdNil() {
+	o.Id.Set(nil)
+}
+
+// UnsetId ensures that no value is present for Id, not even an explicit nil
+func (o *RunReviewApplyStageStateVersion) UnsetId() {
+	o.Id.Unset()
+}
+
+// GetSerial returns the Serial field value if set, zero value otherwise (both if not set or set to explicit null).
+func (o *RunReviewApplyStageStateVersion) GetSerial() int32 {
+	if o == nil || IsNil(o.Serial.Get()) {
+		var ret int32
+		return ret
+	}
+	return *o.Serial.Get()
+}
+
+// GetSerialOk returns a tuple with the Serial field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *RunReviewApplyStageStateVersion) GetSerialOk() (*int32, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.Serial.Get(), o.Serial.IsSet()
+}
+
+// HasSerial returns a boolean if a field has been set.
+func (o *RunReviewApplyStageStateVersion) HasSerial() bool {
+	if o != nil && o.Serial.IsSet() {
+		return true
+	}
+
+	return false
+}
+
+// SetSerial gets a reference to the given NullableInt32 and assigns it to the Serial field.
+func (o *RunReviewApplyStageStateVersion) SetSerial(v int32) {
+	o.Serial.Set(&v)
+}
+// SetSerialNil sets the value for Serial to be an explicit nil
+func (o *RunReviewApplyStageStateVersion) SetSerialNil() {
+	o.Serial.Set(nil)
+}
+
+// UnsetSerial ensures that no value is present for Serial, not even an explicit nil
+func (o *RunReviewApplyStageStateVersion) UnsetSerial() {
+	o.Serial.Unset()
+}
+
+// GetPublishedAt returns the PublishedAt field value if set, zero value otherwise.
+func (o *RunReviewApplyStageStateVersion) GetPublishedAt() time.Time {
+	if o == nil || IsNil(o.PublishedAt) {
+		var ret time.Time
+		return ret
+	}
+	return *o.PublishedAt
+}
+
+// GetPublishedAtOk returns a tuple with the PublishedAt field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *RunReviewApplyStageStateVersion) GetPublishedAtOk() (*time.Time, bool) {
+	if o == nil || IsNil(o.PublishedAt) {
+		return nil, false
+	}
+	return o.PublishedAt, true
+}
+
+// HasPublishedAt returns a boolean if a field has been set.
+func (o *RunReviewApplyStageStateVersion) HasPublishedAt() bool {
+	if o != nil && !IsNil(o.PublishedAt) {
+		return true
+	}
+
+	return false
+}
+
+// SetPublishedAt gets a reference to the given time.Time and assigns it to the PublishedAt field.
+func (o *RunReviewApplyStageStateVersion) SetPublishedAt(v time.Time) {
+	o.PublishedAt = &v
+}
+
+// GetDigest returns the Digest field value if set, zero value otherwise (both if not set or set to explicit null).
+func (o *RunReviewApplyStageStateVersion) GetDigest() string {
+	if o == nil || IsNil(o.Digest.Get()) {
+		var ret string
+		return ret
+	}
+	return *o.Digest.Get()
+}
+
+// GetDigestOk returns a tuple with the Digest field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *RunReviewApplyStageStateVersion) GetDigestOk() (*string, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.Digest.Get(), o.Digest.IsSet()
+}
+
+// HasDigest returns a boolean if a field has been set.
+func (o *RunReviewApplyStageStateVersion) HasDigest() bool {
+	if o != nil && o.Digest.IsSet() {
+		return true
+	}
+
+	return false
+}
+
+// SetDigest gets a reference to the given NullableString and assigns it to the Digest field.
+func (o *RunReviewApplyStageStateVersion) SetDigest(v string) {
+	o.Digest.Set(&v)
+}
+// SetDigestNil sets the value for Digest to be an explicit nil
+func (o *RunReviewApplyStageStateVersion) SetDigestNil() {
+	o.Digest.Set(nil)
+}
+
+// UnsetDigest ensures that no value is present for Digest, not even an explicit nil
+func (o *RunReviewApplyStageStateVersion) UnsetDigest() {
+	o.Digest.Unset()
+}
+
+func (o RunReviewApplyStageStateVersion) MarshalJSON() ([]byte, error) {
+	toSerialize,err := o.ToMap()
+	if err != nil {
+		return []byte{}, err
+	}
+	return json.Marshal(toSerialize)
+}
+
+func (o RunReviewApplyStageStateVersion) ToMap() (map[string]interface{}, error) {
+	toSerialize := map[string]interface{}{}
+	if o.State != nil {
+		toSerialize["state"] = o.State
+	}
+	if o.Id.IsSet() {
+		toSerialize["id"] = o.Id.Get()
+	}
+	if o.Serial.IsSet() {
+		toSerialize["serial"] = o.Serial.Get()
+	}
+	if !IsNil(o.PublishedAt) {
+		toSerialize["published_at"] = o.PublishedAt
+	}
+	if o.Digest.IsSet() {
+		toSerialize["digest"] = o.Digest.Get()
+	}
+	return toSerialize, nil
+}
+
+func (o *RunReviewApplyStageStateVersion) UnmarshalJSON(data []byte) (err error) {
+	// This validates that all required properties are included in the JSON object
+	// by unmarshalling the object into a generic map with string keys and checking
+	// that every required field exists as a key in the generic map.
+	requiredProperties := []string{
+		"state",
+	}
+
+	allProperties := make(map[string]interface{})
+
+	err = json.Unmarshal(data, &allProperties)
+
+	if err != nil {
+		return err;
+	}
+
+	for _, requiredProperty := range(requiredProperties) {
+		if _, exists := allProperties[requiredProperty]; !exists {
+			return fmt.Errorf("no value given for required property %v", requiredProperty)
 		}
-	} else {
-		dst.RunReviewApplyStageStateVersionOneOf = nil
 	}
 
-	// try to unmarshal data into RunReviewApplyStageStateVersionOneOf1
-	err = newStrictDecoder(data).Decode(&dst.RunReviewApplyStageStateVersionOneOf1)
-	if err == nil {
-		jsonRunReviewApplyStageStateVersionOneOf1, _ := json.Marshal(dst.RunReviewApplyStageStateVersionOneOf1)
-		if string(jsonRunReviewApplyStageStateVersionOneOf1) == "{}" { // empty struct
-			dst.RunReviewApplyStageStateVersionOneOf1 = nil
-		} else {
-			if err = validator.Validate(dst.RunReviewApplyStageStateVersionOneOf1); err != nil {
-				dst.RunReviewApplyStageStateVersionOneOf1 = nil
-			} else {
-				match++
-			}
-		}
-	} else {
-		dst.RunReviewApplyStageStateVersionOneOf1 = nil
+	varRunReviewApplyStageStateVersion := _RunReviewApplyStageStateVersion{}
+
+	decoder := json.NewDecoder(bytes.NewReader(data))
+	decoder.DisallowUnknownFields()
+	err = decoder.Decode(&varRunReviewApplyStageStateVersion)
+
+	if err != nil {
+		return err
 	}
 
-	if match > 1 { // more than 1 match
-		// reset to nil
-		dst.RunReviewApplyStageStateVersionOneOf = nil
-		dst.RunReviewApplyStageStateVersionOneOf1 = nil
+	*o = RunReviewApplyStageStateVersion(varRunReviewApplyStageStateVersion)
 
-		return fmt.Errorf("data matches more than one schema in oneOf(RunReviewApplyStageStateVersion)")
-	} else if match == 1 {
-		return nil // exactly one match
-	} else { // no match
-		if err != nil {
-			return fmt.Errorf("data failed to match schemas in oneOf(RunReviewApplyStageStateVersion): %v", err)
-		}
-
-		return fmt.Errorf("data failed to match schemas in oneOf(RunReviewApplyStageStateVersion)")
-	}
-}
-
-// Marshal data from the first non-nil pointers in the struct to JSON
-func (src RunReviewApplyStageStateVersion) MarshalJSON() ([]byte, error) {
-	if src.RunReviewApplyStageStateVersionOneOf != nil {
-		return json.Marshal(&src.RunReviewApplyStageStateVersionOneOf)
-	}
-
-	if src.RunReviewApplyStageStateVersionOneOf1 != nil {
-		return json.Marshal(&src.RunReviewApplyStageStateVersionOneOf1)
-	}
-
-	return nil, nil // no data in oneOf schemas
-}
-
-// Get the actual instance
-func (obj *RunReviewApplyStageStateVersion) GetActualInstance() (interface{}) {
-	if obj == nil {
-		return nil
-	}
-	if obj.RunReviewApplyStageStateVersionOneOf != nil {
-		return obj.RunReviewApplyStageStateVersionOneOf
-	}
-
-	if obj.RunReviewApplyStageStateVersionOneOf1 != nil {
-		return obj.RunReviewApplyStageStateVersionOneOf1
-	}
-
-	// all schemas are nil
-	return nil
-}
-
-// Get the actual instance value
-func (obj RunReviewApplyStageStateVersion) GetActualInstanceValue() (interface{}) {
-	if obj.RunReviewApplyStageStateVersionOneOf != nil {
-		return *obj.RunReviewApplyStageStateVersionOneOf
-	}
-
-	if obj.RunReviewApplyStageStateVersionOneOf1 != nil {
-		return *obj.RunReviewApplyStageStateVersionOneOf1
-	}
-
-	// all schemas are nil
-	return nil
+	return err
 }
 
 type NullableRunReviewApplyStageStateVersion struct {

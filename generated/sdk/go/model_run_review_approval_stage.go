@@ -12,6 +12,7 @@ package stackship
 
 import (
 	"encoding/json"
+	"time"
 	"bytes"
 	"fmt"
 )
@@ -25,15 +26,19 @@ type RunReviewApprovalStage struct {
 	// `awaiting` while a decision is outstanding; a decision state from the recorded review; `not_recorded` when the run ended by a decision that has no review record.
 	State string `json:"state"`
 	DecidedBy NullableRunReviewApprovalStageDecidedBy `json:"decided_by"`
-	DecidedAt NullableInterface{} `json:"decided_at"`
+	// ISO 8601 UTC with milliseconds and a literal Z.
+	DecidedAt NullableTime `json:"decided_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
 	Reason NullableString `json:"reason"`
-	ApprovalExpiresAt NullableInterface{} `json:"approval_expires_at"`
-	// The plan digest the decision was bound to, or that an approval must carry while awaiting.
+	// ISO 8601 UTC with milliseconds and a literal Z.
+	ApprovalExpiresAt NullableTime `json:"approval_expires_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
+	// Lower-case hexadecimal SHA-256.
 	PlanDigest NullableString `json:"plan_digest" validate:"regexp=^[0-9a-f]{64}$"`
 	// True when the plan under review destroys at least one resource.
 	DestroyConfirmationRequired bool `json:"destroy_confirmation_required"`
-	StartedAt NullableInterface{} `json:"started_at"`
-	FinishedAt NullableInterface{} `json:"finished_at"`
+	// ISO 8601 UTC with milliseconds and a literal Z.
+	StartedAt NullableTime `json:"started_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
+	// ISO 8601 UTC with milliseconds and a literal Z.
+	FinishedAt NullableTime `json:"finished_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
 }
 
 type _RunReviewApprovalStage RunReviewApprovalStage
@@ -42,7 +47,7 @@ type _RunReviewApprovalStage RunReviewApprovalStage
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewRunReviewApprovalStage(status RunReviewStageStatus, state string, decidedBy NullableRunReviewApprovalStageDecidedBy, decidedAt NullableInterface{}, reason NullableString, approvalExpiresAt NullableInterface{}, planDigest NullableString, destroyConfirmationRequired bool, startedAt NullableInterface{}, finishedAt NullableInterface{}) *RunReviewApprovalStage {
+func NewRunReviewApprovalStage(status RunReviewStageStatus, state string, decidedBy NullableRunReviewApprovalStageDecidedBy, decidedAt NullableTime, reason NullableString, approvalExpiresAt NullableTime, planDigest NullableString, destroyConfirmationRequired bool, startedAt NullableTime, finishedAt NullableTime) *RunReviewApprovalStage {
 	this := RunReviewApprovalStage{}
 	this.Status = status
 	this.State = state
@@ -140,10 +145,10 @@ func (o *RunReviewApprovalStage) SetDecidedBy(v RunReviewApprovalStageDecidedBy)
 }
 
 // GetDecidedAt returns the DecidedAt field value
-// If the value is explicit nil, the zero value for interface{} will be returned
-func (o *RunReviewApprovalStage) GetDecidedAt() interface{} {
+// If the value is explicit nil, the zero value for time.Time will be returned
+func (o *RunReviewApprovalStage) GetDecidedAt() time.Time {
 	if o == nil || o.DecidedAt.Get() == nil {
-		var ret interface{}
+		var ret time.Time
 		return ret
 	}
 
@@ -153,7 +158,7 @@ func (o *RunReviewApprovalStage) GetDecidedAt() interface{} {
 // GetDecidedAtOk returns a tuple with the DecidedAt field value
 // and a boolean to check if the value has been set.
 // NOTE: If the value is an explicit nil, `nil, true` will be returned
-func (o *RunReviewApprovalStage) GetDecidedAtOk() (*interface{}, bool) {
+func (o *RunReviewApprovalStage) GetDecidedAtOk() (*time.Time, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -161,7 +166,7 @@ func (o *RunReviewApprovalStage) GetDecidedAtOk() (*interface{}, bool) {
 }
 
 // SetDecidedAt sets field value
-func (o *RunReviewApprovalStage) SetDecidedAt(v interface{}) {
+func (o *RunReviewApprovalStage) SetDecidedAt(v time.Time) {
 	o.DecidedAt.Set(&v)
 }
 
@@ -192,10 +197,10 @@ func (o *RunReviewApprovalStage) SetReason(v string) {
 }
 
 // GetApprovalExpiresAt returns the ApprovalExpiresAt field value
-// If the value is explicit nil, the zero value for interface{} will be returned
-func (o *RunReviewApprovalStage) GetApprovalExpiresAt() interface{} {
+// If the value is explicit nil, the zero value for time.Time will be returned
+func (o *RunReviewApprovalStage) GetApprovalExpiresAt() time.Time {
 	if o == nil || o.ApprovalExpiresAt.Get() == nil {
-		var ret interface{}
+		var ret time.Time
 		return ret
 	}
 
@@ -205,7 +210,7 @@ func (o *RunReviewApprovalStage) GetApprovalExpiresAt() interface{} {
 // GetApprovalExpiresAtOk returns a tuple with the ApprovalExpiresAt field value
 // and a boolean to check if the value has been set.
 // NOTE: If the value is an explicit nil, `nil, true` will be returned
-func (o *RunReviewApprovalStage) GetApprovalExpiresAtOk() (*interface{}, bool) {
+func (o *RunReviewApprovalStage) GetApprovalExpiresAtOk() (*time.Time, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -213,7 +218,7 @@ func (o *RunReviewApprovalStage) GetApprovalExpiresAtOk() (*interface{}, bool) {
 }
 
 // SetApprovalExpiresAt sets field value
-func (o *RunReviewApprovalStage) SetApprovalExpiresAt(v interface{}) {
+func (o *RunReviewApprovalStage) SetApprovalExpiresAt(v time.Time) {
 	o.ApprovalExpiresAt.Set(&v)
 }
 
@@ -268,10 +273,10 @@ func (o *RunReviewApprovalStage) SetDestroyConfirmationRequired(v bool) {
 }
 
 // GetStartedAt returns the StartedAt field value
-// If the value is explicit nil, the zero value for interface{} will be returned
-func (o *RunReviewApprovalStage) GetStartedAt() interface{} {
+// If the value is explicit nil, the zero value for time.Time will be returned
+func (o *RunReviewApprovalStage) GetStartedAt() time.Time {
 	if o == nil || o.StartedAt.Get() == nil {
-		var ret interface{}
+		var ret time.Time
 		return ret
 	}
 
@@ -281,7 +286,7 @@ func (o *RunReviewApprovalStage) GetStartedAt() interface{} {
 // GetStartedAtOk returns a tuple with the StartedAt field value
 // and a boolean to check if the value has been set.
 // NOTE: If the value is an explicit nil, `nil, true` will be returned
-func (o *RunReviewApprovalStage) GetStartedAtOk() (*interface{}, bool) {
+func (o *RunReviewApprovalStage) GetStartedAtOk() (*time.Time, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -289,15 +294,15 @@ func (o *RunReviewApprovalStage) GetStartedAtOk() (*interface{}, bool) {
 }
 
 // SetStartedAt sets field value
-func (o *RunReviewApprovalStage) SetStartedAt(v interface{}) {
+func (o *RunReviewApprovalStage) SetStartedAt(v time.Time) {
 	o.StartedAt.Set(&v)
 }
 
 // GetFinishedAt returns the FinishedAt field value
-// If the value is explicit nil, the zero value for interface{} will be returned
-func (o *RunReviewApprovalStage) GetFinishedAt() interface{} {
+// If the value is explicit nil, the zero value for time.Time will be returned
+func (o *RunReviewApprovalStage) GetFinishedAt() time.Time {
 	if o == nil || o.FinishedAt.Get() == nil {
-		var ret interface{}
+		var ret time.Time
 		return ret
 	}
 
@@ -307,7 +312,7 @@ func (o *RunReviewApprovalStage) GetFinishedAt() interface{} {
 // GetFinishedAtOk returns a tuple with the FinishedAt field value
 // and a boolean to check if the value has been set.
 // NOTE: If the value is an explicit nil, `nil, true` will be returned
-func (o *RunReviewApprovalStage) GetFinishedAtOk() (*interface{}, bool) {
+func (o *RunReviewApprovalStage) GetFinishedAtOk() (*time.Time, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -315,7 +320,7 @@ func (o *RunReviewApprovalStage) GetFinishedAtOk() (*interface{}, bool) {
 }
 
 // SetFinishedAt sets field value
-func (o *RunReviewApprovalStage) SetFinishedAt(v interface{}) {
+func (o *RunReviewApprovalStage) SetFinishedAt(v time.Time) {
 	o.FinishedAt.Set(&v)
 }
 

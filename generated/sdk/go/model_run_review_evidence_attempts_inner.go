@@ -32,7 +32,8 @@ type RunReviewEvidenceAttemptsInner struct {
 	TerminalClassification NullableString `json:"terminal_classification"`
 	// ISO 8601 UTC with milliseconds and a literal Z.
 	StartedAt time.Time `json:"started_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
-	FinishedAt NullableInterface{} `json:"finished_at"`
+	// ISO 8601 UTC with milliseconds and a literal Z.
+	FinishedAt NullableTime `json:"finished_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
 }
 
 type _RunReviewEvidenceAttemptsInner RunReviewEvidenceAttemptsInner
@@ -41,7 +42,7 @@ type _RunReviewEvidenceAttemptsInner RunReviewEvidenceAttemptsInner
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewRunReviewEvidenceAttemptsInner(id string, phase string, attemptNumber int32, sandboxId NullableString, sandboxName NullableString, region string, status string, terminalClassification NullableString, startedAt time.Time, finishedAt NullableInterface{}) *RunReviewEvidenceAttemptsInner {
+func NewRunReviewEvidenceAttemptsInner(id string, phase string, attemptNumber int32, sandboxId NullableString, sandboxName NullableString, region string, status string, terminalClassification NullableString, startedAt time.Time, finishedAt NullableTime) *RunReviewEvidenceAttemptsInner {
 	this := RunReviewEvidenceAttemptsInner{}
 	this.Id = id
 	this.Phase = phase
@@ -287,10 +288,10 @@ func (o *RunReviewEvidenceAttemptsInner) SetStartedAt(v time.Time) {
 }
 
 // GetFinishedAt returns the FinishedAt field value
-// If the value is explicit nil, the zero value for interface{} will be returned
-func (o *RunReviewEvidenceAttemptsInner) GetFinishedAt() interface{} {
+// If the value is explicit nil, the zero value for time.Time will be returned
+func (o *RunReviewEvidenceAttemptsInner) GetFinishedAt() time.Time {
 	if o == nil || o.FinishedAt.Get() == nil {
-		var ret interface{}
+		var ret time.Time
 		return ret
 	}
 
@@ -300,7 +301,7 @@ func (o *RunReviewEvidenceAttemptsInner) GetFinishedAt() interface{} {
 // GetFinishedAtOk returns a tuple with the FinishedAt field value
 // and a boolean to check if the value has been set.
 // NOTE: If the value is an explicit nil, `nil, true` will be returned
-func (o *RunReviewEvidenceAttemptsInner) GetFinishedAtOk() (*interface{}, bool) {
+func (o *RunReviewEvidenceAttemptsInner) GetFinishedAtOk() (*time.Time, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -308,7 +309,7 @@ func (o *RunReviewEvidenceAttemptsInner) GetFinishedAtOk() (*interface{}, bool) 
 }
 
 // SetFinishedAt sets field value
-func (o *RunReviewEvidenceAttemptsInner) SetFinishedAt(v interface{}) {
+func (o *RunReviewEvidenceAttemptsInner) SetFinishedAt(v time.Time) {
 	o.FinishedAt.Set(&v)
 }
 

@@ -36,8 +36,10 @@ type RunReviewHeader struct {
 	CommitAuthor RunReviewRecordedString `json:"commit_author"`
 	// ISO 8601 UTC with milliseconds and a literal Z.
 	CreatedAt time.Time `json:"created_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
-	StartedAt NullableInterface{} `json:"started_at"`
-	FinishedAt NullableInterface{} `json:"finished_at"`
+	// ISO 8601 UTC with milliseconds and a literal Z.
+	StartedAt NullableTime `json:"started_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
+	// ISO 8601 UTC with milliseconds and a literal Z.
+	FinishedAt NullableTime `json:"finished_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
 	RunId string `json:"run_id" validate:"regexp=^run-[0-9a-z]{16}$"`
 	Workspace RunReviewHeaderWorkspace `json:"workspace"`
 }
@@ -48,7 +50,7 @@ type _RunReviewHeader RunReviewHeader
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewRunReviewHeader(title string, titleGenerated bool, commitMessage RunReviewRecordedString, status string, kind string, source RunSource, commitSha RunReviewRecordedString, sourceRef RunReviewRecordedString, workingDirectory RunReviewRecordedString, commitAuthor RunReviewRecordedString, createdAt time.Time, startedAt NullableInterface{}, finishedAt NullableInterface{}, runId string, workspace RunReviewHeaderWorkspace) *RunReviewHeader {
+func NewRunReviewHeader(title string, titleGenerated bool, commitMessage RunReviewRecordedString, status string, kind string, source RunSource, commitSha RunReviewRecordedString, sourceRef RunReviewRecordedString, workingDirectory RunReviewRecordedString, commitAuthor RunReviewRecordedString, createdAt time.Time, startedAt NullableTime, finishedAt NullableTime, runId string, workspace RunReviewHeaderWorkspace) *RunReviewHeader {
 	this := RunReviewHeader{}
 	this.Title = title
 	this.TitleGenerated = titleGenerated
@@ -341,10 +343,10 @@ func (o *RunReviewHeader) SetCreatedAt(v time.Time) {
 }
 
 // GetStartedAt returns the StartedAt field value
-// If the value is explicit nil, the zero value for interface{} will be returned
-func (o *RunReviewHeader) GetStartedAt() interface{} {
+// If the value is explicit nil, the zero value for time.Time will be returned
+func (o *RunReviewHeader) GetStartedAt() time.Time {
 	if o == nil || o.StartedAt.Get() == nil {
-		var ret interface{}
+		var ret time.Time
 		return ret
 	}
 
@@ -354,7 +356,7 @@ func (o *RunReviewHeader) GetStartedAt() interface{} {
 // GetStartedAtOk returns a tuple with the StartedAt field value
 // and a boolean to check if the value has been set.
 // NOTE: If the value is an explicit nil, `nil, true` will be returned
-func (o *RunReviewHeader) GetStartedAtOk() (*interface{}, bool) {
+func (o *RunReviewHeader) GetStartedAtOk() (*time.Time, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -362,15 +364,15 @@ func (o *RunReviewHeader) GetStartedAtOk() (*interface{}, bool) {
 }
 
 // SetStartedAt sets field value
-func (o *RunReviewHeader) SetStartedAt(v interface{}) {
+func (o *RunReviewHeader) SetStartedAt(v time.Time) {
 	o.StartedAt.Set(&v)
 }
 
 // GetFinishedAt returns the FinishedAt field value
-// If the value is explicit nil, the zero value for interface{} will be returned
-func (o *RunReviewHeader) GetFinishedAt() interface{} {
+// If the value is explicit nil, the zero value for time.Time will be returned
+func (o *RunReviewHeader) GetFinishedAt() time.Time {
 	if o == nil || o.FinishedAt.Get() == nil {
-		var ret interface{}
+		var ret time.Time
 		return ret
 	}
 
@@ -380,7 +382,7 @@ func (o *RunReviewHeader) GetFinishedAt() interface{} {
 // GetFinishedAtOk returns a tuple with the FinishedAt field value
 // and a boolean to check if the value has been set.
 // NOTE: If the value is an explicit nil, `nil, true` will be returned
-func (o *RunReviewHeader) GetFinishedAtOk() (*interface{}, bool) {
+func (o *RunReviewHeader) GetFinishedAtOk() (*time.Time, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -388,7 +390,7 @@ func (o *RunReviewHeader) GetFinishedAtOk() (*interface{}, bool) {
 }
 
 // SetFinishedAt sets field value
-func (o *RunReviewHeader) SetFinishedAt(v interface{}) {
+func (o *RunReviewHeader) SetFinishedAt(v time.Time) {
 	o.FinishedAt.Set(&v)
 }
 

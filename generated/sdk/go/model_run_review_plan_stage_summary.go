@@ -12,128 +12,207 @@ package stackship
 
 import (
 	"encoding/json"
+	"bytes"
 	"fmt"
-	"gopkg.in/validator.v2"
 )
 
-// RunReviewPlanStageSummary - `not_finished` while the plan runs (no counts, no attention); `recorded` with the counts of a finished plan; `change_result_not_recorded` only for a finished plan whose counts were not recorded; `not_produced` for a plan that ended without finishing (errored or canceled).
+// checks if the RunReviewPlanStageSummary type satisfies the MappedNullable interface at compile time
+var _ MappedNullable = &RunReviewPlanStageSummary{}
+
+// RunReviewPlanStageSummary `not_finished` while the plan runs (no counts, no attention); `recorded` with the counts of a finished plan; `change_result_not_recorded` only for a finished plan whose counts were not recorded; `not_produced` for a plan that ended without finishing (errored or canceled).
 type RunReviewPlanStageSummary struct {
-	RunReviewPlanStageSummaryOneOf *RunReviewPlanStageSummaryOneOf
-	RunReviewPlanStageSummaryOneOf1 *RunReviewPlanStageSummaryOneOf1
+	State interface{} `json:"state"`
+	Counts NullableRunReviewPlanStageSummaryCounts `json:"counts,omitempty"`
+	HasChanges NullableBool `json:"has_changes,omitempty"`
 }
 
-// RunReviewPlanStageSummaryOneOfAsRunReviewPlanStageSummary is a convenience function that returns RunReviewPlanStageSummaryOneOf wrapped in RunReviewPlanStageSummary
-func RunReviewPlanStageSummaryOneOfAsRunReviewPlanStageSummary(v *RunReviewPlanStageSummaryOneOf) RunReviewPlanStageSummary {
-	return RunReviewPlanStageSummary{
-		RunReviewPlanStageSummaryOneOf: v,
+type _RunReviewPlanStageSummary RunReviewPlanStageSummary
+
+// NewRunReviewPlanStageSummary instantiates a new RunReviewPlanStageSummary object
+// This constructor will assign default values to properties that have it defined,
+// and makes sure properties required by API are set, but the set of arguments
+// will change when the set of required properties is changed
+func NewRunReviewPlanStageSummary(state interface{}) *RunReviewPlanStageSummary {
+	this := RunReviewPlanStageSummary{}
+	this.State = state
+	return &this
+}
+
+// NewRunReviewPlanStageSummaryWithDefaults instantiates a new RunReviewPlanStageSummary object
+// This constructor will only assign default values to properties that have it defined,
+// but it doesn't guarantee that properties required by API are set
+func NewRunReviewPlanStageSummaryWithDefaults() *RunReviewPlanStageSummary {
+	this := RunReviewPlanStageSummary{}
+	return &this
+}
+
+// GetState returns the State field value
+// If the value is explicit nil, the zero value for interface{} will be returned
+func (o *RunReviewPlanStageSummary) GetState() interface{} {
+	if o == nil {
+		var ret interface{}
+		return ret
 	}
+
+	return o.State
 }
 
-// RunReviewPlanStageSummaryOneOf1AsRunReviewPlanStageSummary is a convenience function that returns RunReviewPlanStageSummaryOneOf1 wrapped in RunReviewPlanStageSummary
-func RunReviewPlanStageSummaryOneOf1AsRunReviewPlanStageSummary(v *RunReviewPlanStageSummaryOneOf1) RunReviewPlanStageSummary {
-	return RunReviewPlanStageSummary{
-		RunReviewPlanStageSummaryOneOf1: v,
+// GetStateOk returns a tuple with the State field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *RunReviewPlanStageSummary) GetStateOk() (*interface{}, bool) {
+	if o == nil || IsNil(o.State) {
+		return nil, false
 	}
+	return &o.State, true
 }
 
+// SetState sets field value
+func (o *RunReviewPlanStageSummary) SetState(v interface{}) {
+	o.State = v
+}
 
-// Unmarshal JSON data into one of the pointers in the struct
-func (dst *RunReviewPlanStageSummary) UnmarshalJSON(data []byte) error {
-	var err error
-	match := 0
-	// try to unmarshal data into RunReviewPlanStageSummaryOneOf
-	err = newStrictDecoder(data).Decode(&dst.RunReviewPlanStageSummaryOneOf)
-	if err == nil {
-		jsonRunReviewPlanStageSummaryOneOf, _ := json.Marshal(dst.RunReviewPlanStageSummaryOneOf)
-		if string(jsonRunReviewPlanStageSummaryOneOf) == "{}" { // empty struct
-			dst.RunReviewPlanStageSummaryOneOf = nil
-		} else {
-			if err = validator.Validate(dst.RunReviewPlanStageSummaryOneOf); err != nil {
-				dst.RunReviewPlanStageSummaryOneOf = nil
-			} else {
-				match++
-			}
+// GetCounts returns the Counts field value if set, zero value otherwise (both if not set or set to explicit null).
+func (o *RunReviewPlanStageSummary) GetCounts() RunReviewPlanStageSummaryCounts {
+	if o == nil || IsNil(o.Counts.Get()) {
+		var ret RunReviewPlanStageSummaryCounts
+		return ret
+	}
+	return *o.Counts.Get()
+}
+
+// GetCountsOk returns a tuple with the Counts field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *RunReviewPlanStageSummary) GetCountsOk() (*RunReviewPlanStageSummaryCounts, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.Counts.Get(), o.Counts.IsSet()
+}
+
+// HasCounts returns a boolean if a field has been set.
+func (o *RunReviewPlanStageSummary) HasCounts() bool {
+	if o != nil && o.Counts.IsSet() {
+		return true
+	}
+
+	return false
+}
+
+// SetCounts gets a reference to the given NullableRunReviewPlanStageSummaryCounts and assigns it to the Counts field.
+func (o *RunReviewPlanStageSummary) SetCounts(v RunReviewPlanStageSummaryCounts) {
+	o.Counts.Set(&v)
+}
+// SetCountsNil sets the value for Counts to be an explicit nil
+func (o *RunReviewPlanStageSummary) SetCountsNil() {
+	o.Counts.Set(nil)
+}
+
+// UnsetCounts ensures that no value is present for Counts, not even an explicit nil
+func (o *RunReviewPlanStageSummary) UnsetCounts() {
+	o.Counts.Unset()
+}
+
+// GetHasChanges returns the HasChanges field value if set, zero value otherwise (both if not set or set to explicit null).
+func (o *RunReviewPlanStageSummary) GetHasChanges() bool {
+	if o == nil || IsNil(o.HasChanges.Get()) {
+		var ret bool
+		return ret
+	}
+	return *o.HasChanges.Get()
+}
+
+// GetHasChangesOk returns a tuple with the HasChanges field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *RunReviewPlanStageSummary) GetHasChangesOk() (*bool, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.HasChanges.Get(), o.HasChanges.IsSet()
+}
+
+// HasHasChanges returns a boolean if a field has been set.
+func (o *RunReviewPlanStageSummary) HasHasChanges() bool {
+	if o != nil && o.HasChanges.IsSet() {
+		return true
+	}
+
+	return false
+}
+
+// SetHasChanges gets a reference to the given NullableBool and assigns it to the HasChanges field.
+func (o *RunReviewPlanStageSummary) SetHasChanges(v bool) {
+	o.HasChanges.Set(&v)
+}
+// SetHasChangesNil sets the value for HasChanges to be an explicit nil
+func (o *RunReviewPlanStageSummary) SetHasChangesNil() {
+	o.HasChanges.Set(nil)
+}
+
+// UnsetHasChanges ensures that no value is present for HasChanges, not even an explicit nil
+func (o *RunReviewPlanStageSummary) UnsetHasChanges() {
+	o.HasChanges.Unset()
+}
+
+func (o RunReviewPlanStageSummary) MarshalJSON() ([]byte, error) {
+	toSerialize,err := o.ToMap()
+	if err != nil {
+		return []byte{}, err
+	}
+	return json.Marshal(toSerialize)
+}
+
+func (o RunReviewPlanStageSummary) ToMap() (map[string]interface{}, error) {
+	toSerialize := map[string]interface{}{}
+	if o.State != nil {
+		toSerialize["state"] = o.State
+	}
+	if o.Counts.IsSet() {
+		toSerialize["counts"] = o.Counts.Get()
+	}
+	if o.HasChanges.IsSet() {
+		toSerialize["has_changes"] = o.HasChanges.Get()
+	}
+	return toSerialize, nil
+}
+
+func (o *RunReviewPlanStageSummary) UnmarshalJSON(data []byte) (err error) {
+	// This validates that all required properties are included in the JSON object
+	// by unmarshalling the object into a generic map with string keys and checking
+	// that every required field exists as a key in the generic map.
+	requiredProperties := []string{
+		"state",
+	}
+
+	allProperties := make(map[string]interface{})
+
+	err = json.Unmarshal(data, &allProperties)
+
+	if err != nil {
+		return err;
+	}
+
+	for _, requiredProperty := range(requiredProperties) {
+		if _, exists := allProperties[requiredProperty]; !exists {
+			return fmt.Errorf("no value given for required property %v", requiredProperty)
 		}
-	} else {
-		dst.RunReviewPlanStageSummaryOneOf = nil
 	}
 
-	// try to unmarshal data into RunReviewPlanStageSummaryOneOf1
-	err = newStrictDecoder(data).Decode(&dst.RunReviewPlanStageSummaryOneOf1)
-	if err == nil {
-		jsonRunReviewPlanStageSummaryOneOf1, _ := json.Marshal(dst.RunReviewPlanStageSummaryOneOf1)
-		if string(jsonRunReviewPlanStageSummaryOneOf1) == "{}" { // empty struct
-			dst.RunReviewPlanStageSummaryOneOf1 = nil
-		} else {
-			if err = validator.Validate(dst.RunReviewPlanStageSummaryOneOf1); err != nil {
-				dst.RunReviewPlanStageSummaryOneOf1 = nil
-			} else {
-				match++
-			}
-		}
-	} else {
-		dst.RunReviewPlanStageSummaryOneOf1 = nil
+	varRunReviewPlanStageSummary := _RunReviewPlanStageSummary{}
+
+	decoder := json.NewDecoder(bytes.NewReader(data))
+	decoder.DisallowUnknownFields()
+	err = decoder.Decode(&varRunReviewPlanStageSummary)
+
+	if err != nil {
+		return err
 	}
 
-	if match > 1 { // more than 1 match
-		// reset to nil
-		dst.RunReviewPlanStageSummaryOneOf = nil
-		dst.RunReviewPlanStageSummaryOneOf1 = nil
+	*o = RunReviewPlanStageSummary(varRunReviewPlanStageSummary)
 
-		return fmt.Errorf("data matches more than one schema in oneOf(RunReviewPlanStageSummary)")
-	} else if match == 1 {
-		return nil // exactly one match
-	} else { // no match
-		if err != nil {
-			return fmt.Errorf("data failed to match schemas in oneOf(RunReviewPlanStageSummary): %v", err)
-		}
-
-		return fmt.Errorf("data failed to match schemas in oneOf(RunReviewPlanStageSummary)")
-	}
-}
-
-// Marshal data from the first non-nil pointers in the struct to JSON
-func (src RunReviewPlanStageSummary) MarshalJSON() ([]byte, error) {
-	if src.RunReviewPlanStageSummaryOneOf != nil {
-		return json.Marshal(&src.RunReviewPlanStageSummaryOneOf)
-	}
-
-	if src.RunReviewPlanStageSummaryOneOf1 != nil {
-		return json.Marshal(&src.RunReviewPlanStageSummaryOneOf1)
-	}
-
-	return nil, nil // no data in oneOf schemas
-}
-
-// Get the actual instance
-func (obj *RunReviewPlanStageSummary) GetActualInstance() (interface{}) {
-	if obj == nil {
-		return nil
-	}
-	if obj.RunReviewPlanStageSummaryOneOf != nil {
-		return obj.RunReviewPlanStageSummaryOneOf
-	}
-
-	if obj.RunReviewPlanStageSummaryOneOf1 != nil {
-		return obj.RunReviewPlanStageSummaryOneOf1
-	}
-
-	// all schemas are nil
-	return nil
-}
-
-// Get the actual instance value
-func (obj RunReviewPlanStageSummary) GetActualInstanceValue() (interface{}) {
-	if obj.RunReviewPlanStageSummaryOneOf != nil {
-		return *obj.RunReviewPlanStageSummaryOneOf
-	}
-
-	if obj.RunReviewPlanStageSummaryOneOf1 != nil {
-		return *obj.RunReviewPlanStageSummaryOneOf1
-	}
-
-	// all schemas are nil
-	return nil
+	return err
 }
 
 type NullableRunReviewPlanStageSummary struct {

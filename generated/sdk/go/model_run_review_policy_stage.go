@@ -12,6 +12,7 @@ package stackship
 
 import (
 	"encoding/json"
+	"time"
 	"bytes"
 	"fmt"
 )
@@ -24,8 +25,10 @@ type RunReviewPolicyStage struct {
 	Status RunReviewStageStatus `json:"status"`
 	// The persisted outcome; null while no policy result was recorded.
 	Outcome NullableString `json:"outcome"`
-	StartedAt NullableInterface{} `json:"started_at"`
-	FinishedAt NullableInterface{} `json:"finished_at"`
+	// ISO 8601 UTC with milliseconds and a literal Z.
+	StartedAt NullableTime `json:"started_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
+	// ISO 8601 UTC with milliseconds and a literal Z.
+	FinishedAt NullableTime `json:"finished_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
 	Findings []RunReviewPolicyStageFindingsInner `json:"findings"`
 	OverrideControl NullableRunReviewPolicyStageOverrideControl `json:"override_control"`
 	// At most 256 override records, newest first (the organization audit history keeps them all).
@@ -39,7 +42,7 @@ type _RunReviewPolicyStage RunReviewPolicyStage
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewRunReviewPolicyStage(status RunReviewStageStatus, outcome NullableString, startedAt NullableInterface{}, finishedAt NullableInterface{}, findings []RunReviewPolicyStageFindingsInner, overrideControl NullableRunReviewPolicyStageOverrideControl, overrides []RunReviewPolicyStageOverridesInner, overridesTruncated bool) *RunReviewPolicyStage {
+func NewRunReviewPolicyStage(status RunReviewStageStatus, outcome NullableString, startedAt NullableTime, finishedAt NullableTime, findings []RunReviewPolicyStageFindingsInner, overrideControl NullableRunReviewPolicyStageOverrideControl, overrides []RunReviewPolicyStageOverridesInner, overridesTruncated bool) *RunReviewPolicyStage {
 	this := RunReviewPolicyStage{}
 	this.Status = status
 	this.Outcome = outcome
@@ -111,10 +114,10 @@ func (o *RunReviewPolicyStage) SetOutcome(v string) {
 }
 
 // GetStartedAt returns the StartedAt field value
-// If the value is explicit nil, the zero value for interface{} will be returned
-func (o *RunReviewPolicyStage) GetStartedAt() interface{} {
+// If the value is explicit nil, the zero value for time.Time will be returned
+func (o *RunReviewPolicyStage) GetStartedAt() time.Time {
 	if o == nil || o.StartedAt.Get() == nil {
-		var ret interface{}
+		var ret time.Time
 		return ret
 	}
 
@@ -124,7 +127,7 @@ func (o *RunReviewPolicyStage) GetStartedAt() interface{} {
 // GetStartedAtOk returns a tuple with the StartedAt field value
 // and a boolean to check if the value has been set.
 // NOTE: If the value is an explicit nil, `nil, true` will be returned
-func (o *RunReviewPolicyStage) GetStartedAtOk() (*interface{}, bool) {
+func (o *RunReviewPolicyStage) GetStartedAtOk() (*time.Time, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -132,15 +135,15 @@ func (o *RunReviewPolicyStage) GetStartedAtOk() (*interface{}, bool) {
 }
 
 // SetStartedAt sets field value
-func (o *RunReviewPolicyStage) SetStartedAt(v interface{}) {
+func (o *RunReviewPolicyStage) SetStartedAt(v time.Time) {
 	o.StartedAt.Set(&v)
 }
 
 // GetFinishedAt returns the FinishedAt field value
-// If the value is explicit nil, the zero value for interface{} will be returned
-func (o *RunReviewPolicyStage) GetFinishedAt() interface{} {
+// If the value is explicit nil, the zero value for time.Time will be returned
+func (o *RunReviewPolicyStage) GetFinishedAt() time.Time {
 	if o == nil || o.FinishedAt.Get() == nil {
-		var ret interface{}
+		var ret time.Time
 		return ret
 	}
 
@@ -150,7 +153,7 @@ func (o *RunReviewPolicyStage) GetFinishedAt() interface{} {
 // GetFinishedAtOk returns a tuple with the FinishedAt field value
 // and a boolean to check if the value has been set.
 // NOTE: If the value is an explicit nil, `nil, true` will be returned
-func (o *RunReviewPolicyStage) GetFinishedAtOk() (*interface{}, bool) {
+func (o *RunReviewPolicyStage) GetFinishedAtOk() (*time.Time, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -158,7 +161,7 @@ func (o *RunReviewPolicyStage) GetFinishedAtOk() (*interface{}, bool) {
 }
 
 // SetFinishedAt sets field value
-func (o *RunReviewPolicyStage) SetFinishedAt(v interface{}) {
+func (o *RunReviewPolicyStage) SetFinishedAt(v time.Time) {
 	o.FinishedAt.Set(&v)
 }
 

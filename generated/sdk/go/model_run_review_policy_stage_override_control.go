@@ -12,6 +12,7 @@ package stackship
 
 import (
 	"encoding/json"
+	"time"
 	"bytes"
 	"fmt"
 )
@@ -26,8 +27,10 @@ type RunReviewPolicyStageOverrideControl struct {
 	Href string `json:"href"`
 	DefaultDurationSeconds int32 `json:"default_duration_seconds"`
 	MaxDurationSeconds int32 `json:"max_duration_seconds"`
-	ActiveOverrideExpiresAt NullableInterface{} `json:"active_override_expires_at"`
-	ExpiresAt NullableInterface{} `json:"expires_at"`
+	// ISO 8601 UTC with milliseconds and a literal Z.
+	ActiveOverrideExpiresAt NullableTime `json:"active_override_expires_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
+	// ISO 8601 UTC with milliseconds and a literal Z.
+	ExpiresAt NullableTime `json:"expires_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
 }
 
 type _RunReviewPolicyStageOverrideControl RunReviewPolicyStageOverrideControl
@@ -36,7 +39,7 @@ type _RunReviewPolicyStageOverrideControl RunReviewPolicyStageOverrideControl
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewRunReviewPolicyStageOverrideControl(resultDigest string, href string, defaultDurationSeconds int32, maxDurationSeconds int32, activeOverrideExpiresAt NullableInterface{}, expiresAt NullableInterface{}) *RunReviewPolicyStageOverrideControl {
+func NewRunReviewPolicyStageOverrideControl(resultDigest string, href string, defaultDurationSeconds int32, maxDurationSeconds int32, activeOverrideExpiresAt NullableTime, expiresAt NullableTime) *RunReviewPolicyStageOverrideControl {
 	this := RunReviewPolicyStageOverrideControl{}
 	this.ResultDigest = resultDigest
 	this.Href = href
@@ -152,10 +155,10 @@ func (o *RunReviewPolicyStageOverrideControl) SetMaxDurationSeconds(v int32) {
 }
 
 // GetActiveOverrideExpiresAt returns the ActiveOverrideExpiresAt field value
-// If the value is explicit nil, the zero value for interface{} will be returned
-func (o *RunReviewPolicyStageOverrideControl) GetActiveOverrideExpiresAt() interface{} {
+// If the value is explicit nil, the zero value for time.Time will be returned
+func (o *RunReviewPolicyStageOverrideControl) GetActiveOverrideExpiresAt() time.Time {
 	if o == nil || o.ActiveOverrideExpiresAt.Get() == nil {
-		var ret interface{}
+		var ret time.Time
 		return ret
 	}
 
@@ -165,7 +168,7 @@ func (o *RunReviewPolicyStageOverrideControl) GetActiveOverrideExpiresAt() inter
 // GetActiveOverrideExpiresAtOk returns a tuple with the ActiveOverrideExpiresAt field value
 // and a boolean to check if the value has been set.
 // NOTE: If the value is an explicit nil, `nil, true` will be returned
-func (o *RunReviewPolicyStageOverrideControl) GetActiveOverrideExpiresAtOk() (*interface{}, bool) {
+func (o *RunReviewPolicyStageOverrideControl) GetActiveOverrideExpiresAtOk() (*time.Time, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -173,15 +176,15 @@ func (o *RunReviewPolicyStageOverrideControl) GetActiveOverrideExpiresAtOk() (*i
 }
 
 // SetActiveOverrideExpiresAt sets field value
-func (o *RunReviewPolicyStageOverrideControl) SetActiveOverrideExpiresAt(v interface{}) {
+func (o *RunReviewPolicyStageOverrideControl) SetActiveOverrideExpiresAt(v time.Time) {
 	o.ActiveOverrideExpiresAt.Set(&v)
 }
 
 // GetExpiresAt returns the ExpiresAt field value
-// If the value is explicit nil, the zero value for interface{} will be returned
-func (o *RunReviewPolicyStageOverrideControl) GetExpiresAt() interface{} {
+// If the value is explicit nil, the zero value for time.Time will be returned
+func (o *RunReviewPolicyStageOverrideControl) GetExpiresAt() time.Time {
 	if o == nil || o.ExpiresAt.Get() == nil {
-		var ret interface{}
+		var ret time.Time
 		return ret
 	}
 
@@ -191,7 +194,7 @@ func (o *RunReviewPolicyStageOverrideControl) GetExpiresAt() interface{} {
 // GetExpiresAtOk returns a tuple with the ExpiresAt field value
 // and a boolean to check if the value has been set.
 // NOTE: If the value is an explicit nil, `nil, true` will be returned
-func (o *RunReviewPolicyStageOverrideControl) GetExpiresAtOk() (*interface{}, bool) {
+func (o *RunReviewPolicyStageOverrideControl) GetExpiresAtOk() (*time.Time, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -199,7 +202,7 @@ func (o *RunReviewPolicyStageOverrideControl) GetExpiresAtOk() (*interface{}, bo
 }
 
 // SetExpiresAt sets field value
-func (o *RunReviewPolicyStageOverrideControl) SetExpiresAt(v interface{}) {
+func (o *RunReviewPolicyStageOverrideControl) SetExpiresAt(v time.Time) {
 	o.ExpiresAt.Set(&v)
 }
 

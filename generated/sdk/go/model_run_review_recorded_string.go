@@ -12,128 +12,141 @@ package stackship
 
 import (
 	"encoding/json"
+	"bytes"
 	"fmt"
-	"gopkg.in/validator.v2"
 )
 
-// RunReviewRecordedString - A fact that is either recorded (`value` is a string) or explicitly not recorded (`value` is null).
+// checks if the RunReviewRecordedString type satisfies the MappedNullable interface at compile time
+var _ MappedNullable = &RunReviewRecordedString{}
+
+// RunReviewRecordedString A fact that is either recorded (`value` is a string) or explicitly not recorded (`value` is null).
 type RunReviewRecordedString struct {
-	RunReviewRecordedStringOneOf *RunReviewRecordedStringOneOf
-	RunReviewRecordedStringOneOf1 *RunReviewRecordedStringOneOf1
+	State string `json:"state"`
+	Value NullableString `json:"value"`
 }
 
-// RunReviewRecordedStringOneOfAsRunReviewRecordedString is a convenience function that returns RunReviewRecordedStringOneOf wrapped in RunReviewRecordedString
-func RunReviewRecordedStringOneOfAsRunReviewRecordedString(v *RunReviewRecordedStringOneOf) RunReviewRecordedString {
-	return RunReviewRecordedString{
-		RunReviewRecordedStringOneOf: v,
+type _RunReviewRecordedString RunReviewRecordedString
+
+// NewRunReviewRecordedString instantiates a new RunReviewRecordedString object
+// This constructor will assign default values to properties that have it defined,
+// and makes sure properties required by API are set, but the set of arguments
+// will change when the set of required properties is changed
+func NewRunReviewRecordedString(state string, value NullableString) *RunReviewRecordedString {
+	this := RunReviewRecordedString{}
+	this.State = state
+	this.Value = value
+	return &this
+}
+
+// NewRunReviewRecordedStringWithDefaults instantiates a new RunReviewRecordedString object
+// This constructor will only assign default values to properties that have it defined,
+// but it doesn't guarantee that properties required by API are set
+func NewRunReviewRecordedStringWithDefaults() *RunReviewRecordedString {
+	this := RunReviewRecordedString{}
+	return &this
+}
+
+// GetState returns the State field value
+func (o *RunReviewRecordedString) GetState() string {
+	if o == nil {
+		var ret string
+		return ret
 	}
+
+	return o.State
 }
 
-// RunReviewRecordedStringOneOf1AsRunReviewRecordedString is a convenience function that returns RunReviewRecordedStringOneOf1 wrapped in RunReviewRecordedString
-func RunReviewRecordedStringOneOf1AsRunReviewRecordedString(v *RunReviewRecordedStringOneOf1) RunReviewRecordedString {
-	return RunReviewRecordedString{
-		RunReviewRecordedStringOneOf1: v,
+// GetStateOk returns a tuple with the State field value
+// and a boolean to check if the value has been set.
+func (o *RunReviewRecordedString) GetStateOk() (*string, bool) {
+	if o == nil {
+		return nil, false
 	}
+	return &o.State, true
 }
 
+// SetState sets field value
+func (o *RunReviewRecordedString) SetState(v string) {
+	o.State = v
+}
 
-// Unmarshal JSON data into one of the pointers in the struct
-func (dst *RunReviewRecordedString) UnmarshalJSON(data []byte) error {
-	var err error
-	match := 0
-	// try to unmarshal data into RunReviewRecordedStringOneOf
-	err = newStrictDecoder(data).Decode(&dst.RunReviewRecordedStringOneOf)
-	if err == nil {
-		jsonRunReviewRecordedStringOneOf, _ := json.Marshal(dst.RunReviewRecordedStringOneOf)
-		if string(jsonRunReviewRecordedStringOneOf) == "{}" { // empty struct
-			dst.RunReviewRecordedStringOneOf = nil
-		} else {
-			if err = validator.Validate(dst.RunReviewRecordedStringOneOf); err != nil {
-				dst.RunReviewRecordedStringOneOf = nil
-			} else {
-				match++
-			}
+// GetValue returns the Value field value
+// If the value is explicit nil, the zero value for string will be returned
+func (o *RunReviewRecordedString) GetValue() string {
+	if o == nil || o.Value.Get() == nil {
+		var ret string
+		return ret
+	}
+
+	return *o.Value.Get()
+}
+
+// GetValueOk returns a tuple with the Value field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *RunReviewRecordedString) GetValueOk() (*string, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.Value.Get(), o.Value.IsSet()
+}
+
+// SetValue sets field value
+func (o *RunReviewRecordedString) SetValue(v string) {
+	o.Value.Set(&v)
+}
+
+func (o RunReviewRecordedString) MarshalJSON() ([]byte, error) {
+	toSerialize,err := o.ToMap()
+	if err != nil {
+		return []byte{}, err
+	}
+	return json.Marshal(toSerialize)
+}
+
+func (o RunReviewRecordedString) ToMap() (map[string]interface{}, error) {
+	toSerialize := map[string]interface{}{}
+	toSerialize["state"] = o.State
+	toSerialize["value"] = o.Value.Get()
+	return toSerialize, nil
+}
+
+func (o *RunReviewRecordedString) UnmarshalJSON(data []byte) (err error) {
+	// This validates that all required properties are included in the JSON object
+	// by unmarshalling the object into a generic map with string keys and checking
+	// that every required field exists as a key in the generic map.
+	requiredProperties := []string{
+		"state",
+		"value",
+	}
+
+	allProperties := make(map[string]interface{})
+
+	err = json.Unmarshal(data, &allProperties)
+
+	if err != nil {
+		return err;
+	}
+
+	for _, requiredProperty := range(requiredProperties) {
+		if _, exists := allProperties[requiredProperty]; !exists {
+			return fmt.Errorf("no value given for required property %v", requiredProperty)
 		}
-	} else {
-		dst.RunReviewRecordedStringOneOf = nil
 	}
 
-	// try to unmarshal data into RunReviewRecordedStringOneOf1
-	err = newStrictDecoder(data).Decode(&dst.RunReviewRecordedStringOneOf1)
-	if err == nil {
-		jsonRunReviewRecordedStringOneOf1, _ := json.Marshal(dst.RunReviewRecordedStringOneOf1)
-		if string(jsonRunReviewRecordedStringOneOf1) == "{}" { // empty struct
-			dst.RunReviewRecordedStringOneOf1 = nil
-		} else {
-			if err = validator.Validate(dst.RunReviewRecordedStringOneOf1); err != nil {
-				dst.RunReviewRecordedStringOneOf1 = nil
-			} else {
-				match++
-			}
-		}
-	} else {
-		dst.RunReviewRecordedStringOneOf1 = nil
+	varRunReviewRecordedString := _RunReviewRecordedString{}
+
+	decoder := json.NewDecoder(bytes.NewReader(data))
+	decoder.DisallowUnknownFields()
+	err = decoder.Decode(&varRunReviewRecordedString)
+
+	if err != nil {
+		return err
 	}
 
-	if match > 1 { // more than 1 match
-		// reset to nil
-		dst.RunReviewRecordedStringOneOf = nil
-		dst.RunReviewRecordedStringOneOf1 = nil
+	*o = RunReviewRecordedString(varRunReviewRecordedString)
 
-		return fmt.Errorf("data matches more than one schema in oneOf(RunReviewRecordedString)")
-	} else if match == 1 {
-		return nil // exactly one match
-	} else { // no match
-		if err != nil {
-			return fmt.Errorf("data failed to match schemas in oneOf(RunReviewRecordedString): %v", err)
-		}
-
-		return fmt.Errorf("data failed to match schemas in oneOf(RunReviewRecordedString)")
-	}
-}
-
-// Marshal data from the first non-nil pointers in the struct to JSON
-func (src RunReviewRecordedString) MarshalJSON() ([]byte, error) {
-	if src.RunReviewRecordedStringOneOf != nil {
-		return json.Marshal(&src.RunReviewRecordedStringOneOf)
-	}
-
-	if src.RunReviewRecordedStringOneOf1 != nil {
-		return json.Marshal(&src.RunReviewRecordedStringOneOf1)
-	}
-
-	return nil, nil // no data in oneOf schemas
-}
-
-// Get the actual instance
-func (obj *RunReviewRecordedString) GetActualInstance() (interface{}) {
-	if obj == nil {
-		return nil
-	}
-	if obj.RunReviewRecordedStringOneOf != nil {
-		return obj.RunReviewRecordedStringOneOf
-	}
-
-	if obj.RunReviewRecordedStringOneOf1 != nil {
-		return obj.RunReviewRecordedStringOneOf1
-	}
-
-	// all schemas are nil
-	return nil
-}
-
-// Get the actual instance value
-func (obj RunReviewRecordedString) GetActualInstanceValue() (interface{}) {
-	if obj.RunReviewRecordedStringOneOf != nil {
-		return *obj.RunReviewRecordedStringOneOf
-	}
-
-	if obj.RunReviewRecordedStringOneOf1 != nil {
-		return *obj.RunReviewRecordedStringOneOf1
-	}
-
-	// all schemas are nil
-	return nil
+	return err
 }
 
 type NullableRunReviewRecordedString struct {

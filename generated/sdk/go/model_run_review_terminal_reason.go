@@ -12,128 +12,295 @@ package stackship
 
 import (
 	"encoding/json"
+	"bytes"
 	"fmt"
-	"gopkg.in/validator.v2"
 )
 
-// RunReviewTerminalReason - struct for RunReviewTerminalReason
+// checks if the RunReviewTerminalReason type satisfies the MappedNullable interface at compile time
+var _ MappedNullable = &RunReviewTerminalReason{}
+
+// RunReviewTerminalReason struct for RunReviewTerminalReason
 type RunReviewTerminalReason struct {
-	RunReviewTerminalReasonOneOf *RunReviewTerminalReasonOneOf
-	RunReviewTerminalReasonOneOf1 *RunReviewTerminalReasonOneOf1
+	State string `json:"state"`
+	Code NullableString `json:"code,omitempty"`
+	Sentence NullableString `json:"sentence,omitempty"`
+	Guidance NullableRunReviewTerminalReasonGuidance `json:"guidance,omitempty"`
+	LogTail NullableRunReviewTerminalReasonLogTail `json:"log_tail,omitempty"`
 }
 
-// RunReviewTerminalReasonOneOfAsRunReviewTerminalReason is a convenience function that returns RunReviewTerminalReasonOneOf wrapped in RunReviewTerminalReason
-func RunReviewTerminalReasonOneOfAsRunReviewTerminalReason(v *RunReviewTerminalReasonOneOf) RunReviewTerminalReason {
-	return RunReviewTerminalReason{
-		RunReviewTerminalReasonOneOf: v,
+type _RunReviewTerminalReason RunReviewTerminalReason
+
+// NewRunReviewTerminalReason instantiates a new RunReviewTerminalReason object
+// This constructor will assign default values to properties that have it defined,
+// and makes sure properties required by API are set, but the set of arguments
+// will change when the set of required properties is changed
+func NewRunReviewTerminalReason(state string) *RunReviewTerminalReason {
+	this := RunReviewTerminalReason{}
+	this.State = state
+	return &this
+}
+
+// NewRunReviewTerminalReasonWithDefaults instantiates a new RunReviewTerminalReason object
+// This constructor will only assign default values to properties that have it defined,
+// but it doesn't guarantee that properties required by API are set
+func NewRunReviewTerminalReasonWithDefaults() *RunReviewTerminalReason {
+	this := RunReviewTerminalReason{}
+	return &this
+}
+
+// GetState returns the State field value
+func (o *RunReviewTerminalReason) GetState() string {
+	if o == nil {
+		var ret string
+		return ret
 	}
+
+	return o.State
 }
 
-// RunReviewTerminalReasonOneOf1AsRunReviewTerminalReason is a convenience function that returns RunReviewTerminalReasonOneOf1 wrapped in RunReviewTerminalReason
-func RunReviewTerminalReasonOneOf1AsRunReviewTerminalReason(v *RunReviewTerminalReasonOneOf1) RunReviewTerminalReason {
-	return RunReviewTerminalReason{
-		RunReviewTerminalReasonOneOf1: v,
+// GetStateOk returns a tuple with the State field value
+// and a boolean to check if the value has been set.
+func (o *RunReviewTerminalReason) GetStateOk() (*string, bool) {
+	if o == nil {
+		return nil, false
 	}
+	return &o.State, true
 }
 
+// SetState sets field value
+func (o *RunReviewTerminalReason) SetState(v string) {
+	o.State = v
+}
 
-// Unmarshal JSON data into one of the pointers in the struct
-func (dst *RunReviewTerminalReason) UnmarshalJSON(data []byte) error {
-	var err error
-	match := 0
-	// try to unmarshal data into RunReviewTerminalReasonOneOf
-	err = newStrictDecoder(data).Decode(&dst.RunReviewTerminalReasonOneOf)
-	if err == nil {
-		jsonRunReviewTerminalReasonOneOf, _ := json.Marshal(dst.RunReviewTerminalReasonOneOf)
-		if string(jsonRunReviewTerminalReasonOneOf) == "{}" { // empty struct
-			dst.RunReviewTerminalReasonOneOf = nil
-		} else {
-			if err = validator.Validate(dst.RunReviewTerminalReasonOneOf); err != nil {
-				dst.RunReviewTerminalReasonOneOf = nil
-			} else {
-				match++
-			}
+// GetCode returns the Code field value if set, zero value otherwise (both if not set or set to explicit null).
+func (o *RunReviewTerminalReason) GetCode() string {
+	if o == nil || IsNil(o.Code.Get()) {
+		var ret string
+		return ret
+	}
+	return *o.Code.Get()
+}
+
+// GetCodeOk returns a tuple with the Code field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *RunReviewTerminalReason) GetCodeOk() (*string, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.Code.Get(), o.Code.IsSet()
+}
+
+// HasCode returns a boolean if a field has been set.
+func (o *RunReviewTerminalReason) HasCode() bool {
+	if o != nil && o.Code.IsSet() {
+		return true
+	}
+
+	return false
+}
+
+// SetCode gets a reference to the given NullableString and assigns it to the Code field.
+func (o *RunReviewTerminalReason) SetCode(v string) {
+	o.Code.Set(&v)
+}
+// SetCodeNil sets the value for Code to be an explicit nil
+func (o *RunReviewTerminalReason) SetCodeNil() {
+	o.Code.Set(nil)
+}
+
+// UnsetCode ensures that no value is present for Code, not even an explicit nil
+func (o *RunReviewTerminalReason) UnsetCode() {
+	o.Code.Unset()
+}
+
+// GetSentence returns the Sentence field value if set, zero value otherwise (both if not set or set to explicit null).
+func (o *RunReviewTerminalReason) GetSentence() string {
+	if o == nil || IsNil(o.Sentence.Get()) {
+		var ret string
+		return ret
+	}
+	return *o.Sentence.Get()
+}
+
+// GetSentenceOk returns a tuple with the Sentence field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *RunReviewTerminalReason) GetSentenceOk() (*string, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.Sentence.Get(), o.Sentence.IsSet()
+}
+
+// HasSentence returns a boolean if a field has been set.
+func (o *RunReviewTerminalReason) HasSentence() bool {
+	if o != nil && o.Sentence.IsSet() {
+		return true
+	}
+
+	return false
+}
+
+// SetSentence gets a reference to the given NullableString and assigns it to the Sentence field.
+func (o *RunReviewTerminalReason) SetSentence(v string) {
+	o.Sentence.Set(&v)
+}
+// SetSentenceNil sets the value for Sentence to be an explicit nil
+func (o *RunReviewTerminalReason) SetSentenceNil() {
+	o.Sentence.Set(nil)
+}
+
+// UnsetSentence ensures that no value is present for Sentence, not even an explicit nil
+func (o *RunReviewTerminalReason) UnsetSentence() {
+	o.Sentence.Unset()
+}
+
+// GetGuidance returns the Guidance field value if set, zero value otherwise (both if not set or set to explicit null).
+func (o *RunReviewTerminalReason) GetGuidance() RunReviewTerminalReasonGuidance {
+	if o == nil || IsNil(o.Guidance.Get()) {
+		var ret RunReviewTerminalReasonGuidance
+		return ret
+	}
+	return *o.Guidance.Get()
+}
+
+// GetGuidanceOk returns a tuple with the Guidance field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *RunReviewTerminalReason) GetGuidanceOk() (*RunReviewTerminalReasonGuidance, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.Guidance.Get(), o.Guidance.IsSet()
+}
+
+// HasGuidance returns a boolean if a field has been set.
+func (o *RunReviewTerminalReason) HasGuidance() bool {
+	if o != nil && o.Guidance.IsSet() {
+		return true
+	}
+
+	return false
+}
+
+// SetGuidance gets a reference to the given NullableRunReviewTerminalReasonGuidance and assigns it to the Guidance field.
+func (o *RunReviewTerminalReason) SetGuidance(v RunReviewTerminalReasonGuidance) {
+	o.Guidance.Set(&v)
+}
+// SetGuidanceNil sets the value for Guidance to be an explicit nil
+func (o *RunReviewTerminalReason) SetGuidanceNil() {
+	o.Guidance.Set(nil)
+}
+
+// UnsetGuidance ensures that no value is present for Guidance, not even an explicit nil
+func (o *RunReviewTerminalReason) UnsetGuidance() {
+	o.Guidance.Unset()
+}
+
+// GetLogTail returns the LogTail field value if set, zero value otherwise (both if not set or set to explicit null).
+func (o *RunReviewTerminalReason) GetLogTail() RunReviewTerminalReasonLogTail {
+	if o == nil || IsNil(o.LogTail.Get()) {
+		var ret RunReviewTerminalReasonLogTail
+		return ret
+	}
+	return *o.LogTail.Get()
+}
+
+// GetLogTailOk returns a tuple with the LogTail field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *RunReviewTerminalReason) GetLogTailOk() (*RunReviewTerminalReasonLogTail, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.LogTail.Get(), o.LogTail.IsSet()
+}
+
+// HasLogTail returns a boolean if a field has been set.
+func (o *RunReviewTerminalReason) HasLogTail() bool {
+	if o != nil && o.LogTail.IsSet() {
+		return true
+	}
+
+	return false
+}
+
+// SetLogTail gets a reference to the given NullableRunReviewTerminalReasonLogTail and assigns it to the LogTail field.
+func (o *RunReviewTerminalReason) SetLogTail(v RunReviewTerminalReasonLogTail) {
+	o.LogTail.Set(&v)
+}
+// SetLogTailNil sets the value for LogTail to be an explicit nil
+func (o *RunReviewTerminalReason) SetLogTailNil() {
+	o.LogTail.Set(nil)
+}
+
+// UnsetLogTail ensures that no value is present for LogTail, not even an explicit nil
+func (o *RunReviewTerminalReason) UnsetLogTail() {
+	o.LogTail.Unset()
+}
+
+func (o RunReviewTerminalReason) MarshalJSON() ([]byte, error) {
+	toSerialize,err := o.ToMap()
+	if err != nil {
+		return []byte{}, err
+	}
+	return json.Marshal(toSerialize)
+}
+
+func (o RunReviewTerminalReason) ToMap() (map[string]interface{}, error) {
+	toSerialize := map[string]interface{}{}
+	toSerialize["state"] = o.State
+	if o.Code.IsSet() {
+		toSerialize["code"] = o.Code.Get()
+	}
+	if o.Sentence.IsSet() {
+		toSerialize["sentence"] = o.Sentence.Get()
+	}
+	if o.Guidance.IsSet() {
+		toSerialize["guidance"] = o.Guidance.Get()
+	}
+	if o.LogTail.IsSet() {
+		toSerialize["log_tail"] = o.LogTail.Get()
+	}
+	return toSerialize, nil
+}
+
+func (o *RunReviewTerminalReason) UnmarshalJSON(data []byte) (err error) {
+	// This validates that all required properties are included in the JSON object
+	// by unmarshalling the object into a generic map with string keys and checking
+	// that every required field exists as a key in the generic map.
+	requiredProperties := []string{
+		"state",
+	}
+
+	allProperties := make(map[string]interface{})
+
+	err = json.Unmarshal(data, &allProperties)
+
+	if err != nil {
+		return err;
+	}
+
+	for _, requiredProperty := range(requiredProperties) {
+		if _, exists := allProperties[requiredProperty]; !exists {
+			return fmt.Errorf("no value given for required property %v", requiredProperty)
 		}
-	} else {
-		dst.RunReviewTerminalReasonOneOf = nil
 	}
 
-	// try to unmarshal data into RunReviewTerminalReasonOneOf1
-	err = newStrictDecoder(data).Decode(&dst.RunReviewTerminalReasonOneOf1)
-	if err == nil {
-		jsonRunReviewTerminalReasonOneOf1, _ := json.Marshal(dst.RunReviewTerminalReasonOneOf1)
-		if string(jsonRunReviewTerminalReasonOneOf1) == "{}" { // empty struct
-			dst.RunReviewTerminalReasonOneOf1 = nil
-		} else {
-			if err = validator.Validate(dst.RunReviewTerminalReasonOneOf1); err != nil {
-				dst.RunReviewTerminalReasonOneOf1 = nil
-			} else {
-				match++
-			}
-		}
-	} else {
-		dst.RunReviewTerminalReasonOneOf1 = nil
+	varRunReviewTerminalReason := _RunReviewTerminalReason{}
+
+	decoder := json.NewDecoder(bytes.NewReader(data))
+	decoder.DisallowUnknownFields()
+	err = decoder.Decode(&varRunReviewTerminalReason)
+
+	if err != nil {
+		return err
 	}
 
-	if match > 1 { // more than 1 match
-		// reset to nil
-		dst.RunReviewTerminalReasonOneOf = nil
-		dst.RunReviewTerminalReasonOneOf1 = nil
+	*o = RunReviewTerminalReason(varRunReviewTerminalReason)
 
-		return fmt.Errorf("data matches more than one schema in oneOf(RunReviewTerminalReason)")
-	} else if match == 1 {
-		return nil // exactly one match
-	} else { // no match
-		if err != nil {
-			return fmt.Errorf("data failed to match schemas in oneOf(RunReviewTerminalReason): %v", err)
-		}
-
-		return fmt.Errorf("data failed to match schemas in oneOf(RunReviewTerminalReason)")
-	}
-}
-
-// Marshal data from the first non-nil pointers in the struct to JSON
-func (src RunReviewTerminalReason) MarshalJSON() ([]byte, error) {
-	if src.RunReviewTerminalReasonOneOf != nil {
-		return json.Marshal(&src.RunReviewTerminalReasonOneOf)
-	}
-
-	if src.RunReviewTerminalReasonOneOf1 != nil {
-		return json.Marshal(&src.RunReviewTerminalReasonOneOf1)
-	}
-
-	return nil, nil // no data in oneOf schemas
-}
-
-// Get the actual instance
-func (obj *RunReviewTerminalReason) GetActualInstance() (interface{}) {
-	if obj == nil {
-		return nil
-	}
-	if obj.RunReviewTerminalReasonOneOf != nil {
-		return obj.RunReviewTerminalReasonOneOf
-	}
-
-	if obj.RunReviewTerminalReasonOneOf1 != nil {
-		return obj.RunReviewTerminalReasonOneOf1
-	}
-
-	// all schemas are nil
-	return nil
-}
-
-// Get the actual instance value
-func (obj RunReviewTerminalReason) GetActualInstanceValue() (interface{}) {
-	if obj.RunReviewTerminalReasonOneOf != nil {
-		return *obj.RunReviewTerminalReasonOneOf
-	}
-
-	if obj.RunReviewTerminalReasonOneOf1 != nil {
-		return *obj.RunReviewTerminalReasonOneOf1
-	}
-
-	// all schemas are nil
-	return nil
+	return err
 }
 
 type NullableRunReviewTerminalReason struct {

@@ -30,7 +30,7 @@ type SessionDocumentDataAttributes struct {
 	ExpiresAt time.Time `json:"expires_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
 	// ISO 8601 UTC with milliseconds and a literal Z.
 	SteppedUpAt NullableTime `json:"stepped_up_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
-	// Until when sensitive downloads need no new step-up (15 minutes after it); null when never stepped up.
+	// ISO 8601 UTC with milliseconds and a literal Z.
 	StepUpFreshUntil NullableTime `json:"step_up_fresh_until" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
 	User SessionDocumentDataAttributesUser `json:"user"`
 }

@@ -165,8 +165,6 @@ __all__ = [
     "RunReviewAction",
     "RunReviewApplyStage",
     "RunReviewApplyStageStateVersion",
-    "RunReviewApplyStageStateVersionOneOf",
-    "RunReviewApplyStageStateVersionOneOf1",
     "RunReviewApprovalStage",
     "RunReviewApprovalStageDecidedBy",
     "RunReviewAttributes",
@@ -183,23 +181,17 @@ __all__ = [
     "RunReviewHeaderWorkspace",
     "RunReviewPlanStage",
     "RunReviewPlanStageSummary",
-    "RunReviewPlanStageSummaryOneOf",
-    "RunReviewPlanStageSummaryOneOf1",
-    "RunReviewPlanStageSummaryOneOf1Counts",
+    "RunReviewPlanStageSummaryCounts",
     "RunReviewPolicyStage",
     "RunReviewPolicyStageFindingsInner",
     "RunReviewPolicyStageOverrideControl",
     "RunReviewPolicyStageOverridesInner",
     "RunReviewRecordedString",
-    "RunReviewRecordedStringOneOf",
-    "RunReviewRecordedStringOneOf1",
     "RunReviewRelationships",
     "RunReviewStageStatus",
     "RunReviewTerminalReason",
-    "RunReviewTerminalReasonOneOf",
-    "RunReviewTerminalReasonOneOf1",
-    "RunReviewTerminalReasonOneOfGuidance",
-    "RunReviewTerminalReasonOneOfLogTail",
+    "RunReviewTerminalReasonGuidance",
+    "RunReviewTerminalReasonLogTail",
     "RunSource",
     "SessionCreateDocument",
     "SessionCreateDocumentData",
@@ -420,8 +412,6 @@ from stackship_client.models.run_review import RunReview as RunReview
 from stackship_client.models.run_review_action import RunReviewAction as RunReviewAction
 from stackship_client.models.run_review_apply_stage import RunReviewApplyStage as RunReviewApplyStage
 from stackship_client.models.run_review_apply_stage_state_version import RunReviewApplyStageStateVersion as RunReviewApplyStageStateVersion
-from stackship_client.models.run_review_apply_stage_state_version_one_of import RunReviewApplyStageStateVersionOneOf as RunReviewApplyStageStateVersionOneOf
-from stackship_client.models.run_review_apply_stage_state_version_one_of1 import RunReviewApplyStageStateVersionOneOf1 as RunReviewApplyStageStateVersionOneOf1
 from stackship_client.models.run_review_approval_stage import RunReviewApprovalStage as RunReviewApprovalStage
 from stackship_client.models.run_review_approval_stage_decided_by import RunReviewApprovalStageDecidedBy as RunReviewApprovalStageDecidedBy
 from stackship_client.models.run_review_attributes import RunReviewAttributes as RunReviewAttributes
@@ -438,23 +428,17 @@ from stackship_client.models.run_review_header import RunReviewHeader as RunRevi
 from stackship_client.models.run_review_header_workspace import RunReviewHeaderWorkspace as RunReviewHeaderWorkspace
 from stackship_client.models.run_review_plan_stage import RunReviewPlanStage as RunReviewPlanStage
 from stackship_client.models.run_review_plan_stage_summary import RunReviewPlanStageSummary as RunReviewPlanStageSummary
-from stackship_client.models.run_review_plan_stage_summary_one_of import RunReviewPlanStageSummaryOneOf as RunReviewPlanStageSummaryOneOf
-from stackship_client.models.run_review_plan_stage_summary_one_of1 import RunReviewPlanStageSummaryOneOf1 as RunReviewPlanStageSummaryOneOf1
-from stackship_client.models.run_review_plan_stage_summary_one_of1_counts import RunReviewPlanStageSummaryOneOf1Counts as RunReviewPlanStageSummaryOneOf1Counts
+from stackship_client.models.run_review_plan_stage_summary_counts import RunReviewPlanStageSummaryCounts as RunReviewPlanStageSummaryCounts
 from stackship_client.models.run_review_policy_stage import RunReviewPolicyStage as RunReviewPolicyStage
 from stackship_client.models.run_review_policy_stage_findings_inner import RunReviewPolicyStageFindingsInner as RunReviewPolicyStageFindingsInner
 from stackship_client.models.run_review_policy_stage_override_control import RunReviewPolicyStageOverrideControl as RunReviewPolicyStageOverrideControl
 from stackship_client.models.run_review_policy_stage_overrides_inner import RunReviewPolicyStageOverridesInner as RunReviewPolicyStageOverridesInner
 from stackship_client.models.run_review_recorded_string import RunReviewRecordedString as RunReviewRecordedString
-from stackship_client.models.run_review_recorded_string_one_of import RunReviewRecordedStringOneOf as RunReviewRecordedStringOneOf
-from stackship_client.models.run_review_recorded_string_one_of1 import RunReviewRecordedStringOneOf1 as RunReviewRecordedStringOneOf1
 from stackship_client.models.run_review_relationships import RunReviewRelationships as RunReviewRelationships
 from stackship_client.models.run_review_stage_status import RunReviewStageStatus as RunReviewStageStatus
 from stackship_client.models.run_review_terminal_reason import RunReviewTerminalReason as RunReviewTerminalReason
-from stackship_client.models.run_review_terminal_reason_one_of import RunReviewTerminalReasonOneOf as RunReviewTerminalReasonOneOf
-from stackship_client.models.run_review_terminal_reason_one_of1 import RunReviewTerminalReasonOneOf1 as RunReviewTerminalReasonOneOf1
-from stackship_client.models.run_review_terminal_reason_one_of_guidance import RunReviewTerminalReasonOneOfGuidance as RunReviewTerminalReasonOneOfGuidance
-from stackship_client.models.run_review_terminal_reason_one_of_log_tail import RunReviewTerminalReasonOneOfLogTail as RunReviewTerminalReasonOneOfLogTail
+from stackship_client.models.run_review_terminal_reason_guidance import RunReviewTerminalReasonGuidance as RunReviewTerminalReasonGuidance
+from stackship_client.models.run_review_terminal_reason_log_tail import RunReviewTerminalReasonLogTail as RunReviewTerminalReasonLogTail
 from stackship_client.models.run_source import RunSource as RunSource
 from stackship_client.models.session_create_document import SessionCreateDocument as SessionCreateDocument
 from stackship_client.models.session_create_document_data import SessionCreateDocumentData as SessionCreateDocumentData

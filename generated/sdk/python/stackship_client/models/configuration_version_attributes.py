@@ -32,7 +32,7 @@ class ConfigurationVersionAttributes(BaseModel):
     status: StrictStr
     speculative: StrictBool
     source: StrictStr
-    config_digest: Optional[Annotated[str, Field(strict=True)]] = Field(description="SHA-256 of the uploaded `.tar.gz`; null until uploaded.")
+    config_digest: Optional[Annotated[str, Field(strict=True)]] = Field(description="Lower-case hexadecimal SHA-256.")
     size_bytes: Optional[StrictInt]
     upload_url: Optional[StrictStr] = Field(description="Absolute, signed URL to PUT the `.tar.gz` to (no Authorization header needed), valid for one hour and only while the status is pending; null afterwards.")
     created_at: datetime = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})

@@ -36,7 +36,7 @@ class FederationProfileAttributes(BaseModel):
     audience: StrictStr
     target: FederationTarget
     phases: List[FederationPhase]
-    verified_at: Optional[datetime] = Field(description="When an organization admin verified the profile as it is now; null when unverified (never, or changed since).", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
+    verified_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     verified_by: Optional[StrictStr] = Field(description="Who verified it: a user's email, or an API token's id; null when unverified.")
     created_at: datetime = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     updated_at: datetime = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})

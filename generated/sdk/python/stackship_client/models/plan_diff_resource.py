@@ -54,26 +54,6 @@ class PlanDiffResource(BaseModel):
             raise ValueError("must be one of enum values ('create', 'update', 'delete', 'replace', 'forget', 'forget_replace', 'unknown')")
         return value
 
-    @field_validator('importing')
-    def importing_validate_enum(cls, value):
-        """Validates the enum"""
-        if value is None:
-            return value
-
-        if value not in set(['true']):
-            raise ValueError("must be one of enum values ('true')")
-        return value
-
-    @field_validator('detail_withheld')
-    def detail_withheld_validate_enum(cls, value):
-        """Validates the enum"""
-        if value is None:
-            return value
-
-        if value not in set(['true']):
-            raise ValueError("must be one of enum values ('true')")
-        return value
-
     @field_validator('withheld_reason')
     def withheld_reason_validate_enum(cls, value):
         """Validates the enum"""

@@ -50,11 +50,11 @@ class RunAttributes(BaseModel):
     apply_status: StrictStr
     has_changes: Optional[StrictBool] = Field(description="Null until the plan finished.")
     plan_counts: Optional[RunAttributesPlanCounts]
-    plan_digest: Optional[Annotated[str, Field(strict=True)]] = Field(description="SHA-256 of the saved plan file; an approval must carry it.")
-    dependency_bundle_digest: Optional[Annotated[str, Field(strict=True)]] = Field(description="SHA-256 over the dependency lock file and module manifest the plan used.")
+    plan_digest: Optional[Annotated[str, Field(strict=True)]] = Field(description="Lower-case hexadecimal SHA-256.")
+    dependency_bundle_digest: Optional[Annotated[str, Field(strict=True)]] = Field(description="Lower-case hexadecimal SHA-256.")
     policy_outcome: Optional[StrictStr]
     policy_result_digest: Optional[Annotated[str, Field(strict=True)]] = Field(description="Lower-case hexadecimal SHA-256.")
-    predecessor_state_digest: Optional[Annotated[str, Field(strict=True)]] = Field(description="SHA-256 of the workspace state the plan was made against (null when there was none, or before the plan).")
+    predecessor_state_digest: Optional[Annotated[str, Field(strict=True)]] = Field(description="Lower-case hexadecimal SHA-256.")
     approval_expires_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     finished_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     recovery: Optional[RunRecovery] = Field(description="The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed.")
@@ -74,20 +74,6 @@ class RunAttributes(BaseModel):
         """Validates the enum"""
         if value not in set(['pending', 'planning', 'policy_checking', 'policy_soft_failed', 'awaiting_approval', 'applying', 'applied', 'planned_and_finished', 'discarded', 'canceled', 'errored', 'expired', 'plan_credentials_required', 'needs_recovery']):
             raise ValueError("must be one of enum values ('pending', 'planning', 'policy_checking', 'policy_soft_failed', 'awaiting_approval', 'applying', 'applied', 'planned_and_finished', 'discarded', 'canceled', 'errored', 'expired', 'plan_credentials_required', 'needs_recovery')")
-        return value
-
-    @field_validator('auto_apply')
-    def auto_apply_validate_enum(cls, value):
-        """Validates the enum"""
-        if value not in set(['false']):
-            raise ValueError("must be one of enum values ('false')")
-        return value
-
-    @field_validator('is_destroy')
-    def is_destroy_validate_enum(cls, value):
-        """Validates the enum"""
-        if value not in set(['false']):
-            raise ValueError("must be one of enum values ('false')")
         return value
 
     @field_validator('config_digest', mode="before")

@@ -17,7 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
+from datetime import datetime
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from stackship_client.models.run_review_apply_stage_state_version import RunReviewApplyStageStateVersion
 from stackship_client.models.run_review_stage_status import RunReviewStageStatus
@@ -31,8 +32,8 @@ class RunReviewApplyStage(BaseModel):
     """ # noqa: E501
     status: RunReviewStageStatus
     phase_status: StrictStr
-    started_at: Optional[object]
-    finished_at: Optional[object]
+    started_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
+    finished_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     state_version: RunReviewApplyStageStateVersion
     __properties: ClassVar[List[str]] = ["status", "phase_status", "started_at", "finished_at", "state_version"]
 
@@ -41,6 +42,26 @@ class RunReviewApplyStage(BaseModel):
         """Validates the enum"""
         if value not in set(['pending', 'running', 'finished', 'errored', 'canceled', 'interrupted']):
             raise ValueError("must be one of enum values ('pending', 'running', 'finished', 'errored', 'canceled', 'interrupted')")
+        return value
+
+    @field_validator('started_at', mode="before")
+    def started_at_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", value):
+            raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/")
+        return value
+
+    @field_validator('finished_at', mode="before")
+    def finished_at_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", value):
+            raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/")
         return value
 
     model_config = ConfigDict(

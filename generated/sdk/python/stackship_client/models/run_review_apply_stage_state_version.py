@@ -13,125 +13,126 @@
 
 
 from __future__ import annotations
-import json
 import pprint
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
-from typing import Any, List, Optional
-from stackship_client.models.run_review_apply_stage_state_version_one_of import RunReviewApplyStageStateVersionOneOf
-from stackship_client.models.run_review_apply_stage_state_version_one_of1 import RunReviewApplyStageStateVersionOneOf1
-from pydantic import StrictStr, Field
-from typing import Union, List, Set, Optional, Dict
-from typing_extensions import Literal, Self
+import re  # noqa: F401
+import json
 
-RUNREVIEWAPPLYSTAGESTATEVERSION_ONE_OF_SCHEMAS = ["RunReviewApplyStageStateVersionOneOf", "RunReviewApplyStageStateVersionOneOf1"]
+from datetime import datetime
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
+from typing import Any, ClassVar, Dict, List, Optional
+from typing_extensions import Annotated
+from typing import Optional, Set
+from typing_extensions import Self
+from pydantic_core import to_jsonable_python
 
 class RunReviewApplyStageStateVersion(BaseModel):
     """
     The successor state version this run committed; `not_recorded` when it committed none, `unavailable` when the apply finished but the committed version's record cannot be resolved.
-    """
-    # data type: RunReviewApplyStageStateVersionOneOf
-    oneof_schema_1_validator: Optional[RunReviewApplyStageStateVersionOneOf] = None
-    # data type: RunReviewApplyStageStateVersionOneOf1
-    oneof_schema_2_validator: Optional[RunReviewApplyStageStateVersionOneOf1] = None
-    actual_instance: Optional[Union[RunReviewApplyStageStateVersionOneOf, RunReviewApplyStageStateVersionOneOf1]] = None
-    one_of_schemas: Set[str] = { "RunReviewApplyStageStateVersionOneOf", "RunReviewApplyStageStateVersionOneOf1" }
+    """ # noqa: E501
+    state: Optional[Any]
+    id: Optional[StrictStr] = None
+    serial: Optional[StrictInt] = None
+    published_at: Optional[datetime] = Field(default=None, description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
+    digest: Optional[Annotated[str, Field(strict=True)]] = Field(default=None, description="Lower-case hexadecimal SHA-256.")
+    __properties: ClassVar[List[str]] = ["state", "id", "serial", "published_at", "digest"]
+
+    @field_validator('published_at', mode="before")
+    def published_at_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", value):
+            raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/")
+        return value
+
+    @field_validator('digest', mode="before")
+    def digest_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^[0-9a-f]{64}$", value):
+            raise ValueError(r"must validate the regular expression /^[0-9a-f]{64}$/")
+        return value
 
     model_config = ConfigDict(
+        validate_by_name=True,
+        validate_by_alias=True,
         validate_assignment=True,
         protected_namespaces=(),
     )
 
 
-    def __init__(self, *args, **kwargs) -> None:
-        if args:
-            if len(args) > 1:
-                raise ValueError("If a position argument is used, only 1 is allowed to set `actual_instance`")
-            if kwargs:
-                raise ValueError("If a position argument is used, keyword arguments cannot be used.")
-            super().__init__(actual_instance=args[0])
-        else:
-            super().__init__(**kwargs)
-
-    @field_validator('actual_instance')
-    def actual_instance_must_validate_oneof(cls, v):
-        instance = RunReviewApplyStageStateVersion.model_construct()
-        error_messages = []
-        match = 0
-        # validate data type: RunReviewApplyStageStateVersionOneOf
-        if not isinstance(v, RunReviewApplyStageStateVersionOneOf):
-            error_messages.append(f"Error! Input type `{type(v)}` is not `RunReviewApplyStageStateVersionOneOf`")
-        else:
-            match += 1
-        # validate data type: RunReviewApplyStageStateVersionOneOf1
-        if not isinstance(v, RunReviewApplyStageStateVersionOneOf1):
-            error_messages.append(f"Error! Input type `{type(v)}` is not `RunReviewApplyStageStateVersionOneOf1`")
-        else:
-            match += 1
-        if match > 1:
-            # more than 1 match
-            raise ValueError("Multiple matches found when setting `actual_instance` in RunReviewApplyStageStateVersion with oneOf schemas: RunReviewApplyStageStateVersionOneOf, RunReviewApplyStageStateVersionOneOf1. Details: " + ", ".join(error_messages))
-        elif match == 0:
-            # no match
-            raise ValueError("No match found when setting `actual_instance` in RunReviewApplyStageStateVersion with oneOf schemas: RunReviewApplyStageStateVersionOneOf, RunReviewApplyStageStateVersionOneOf1. Details: " + ", ".join(error_messages))
-        else:
-            return v
-
-    @classmethod
-    def from_dict(cls, obj: Union[str, Dict[str, Any]]) -> Self:
-        return cls.from_json(json.dumps(obj))
-
-    @classmethod
-    def from_json(cls, json_str: str) -> Self:
-        """Returns the object represented by the json string"""
-        instance = cls.model_construct()
-        error_messages = []
-        match = 0
-
-        # deserialize data into RunReviewApplyStageStateVersionOneOf
-        try:
-            instance.actual_instance = RunReviewApplyStageStateVersionOneOf.from_json(json_str)
-            match += 1
-        except (ValidationError, ValueError) as e:
-            error_messages.append(str(e))
-        # deserialize data into RunReviewApplyStageStateVersionOneOf1
-        try:
-            instance.actual_instance = RunReviewApplyStageStateVersionOneOf1.from_json(json_str)
-            match += 1
-        except (ValidationError, ValueError) as e:
-            error_messages.append(str(e))
-
-        if match > 1:
-            # more than 1 match
-            raise ValueError("Multiple matches found when deserializing the JSON string into RunReviewApplyStageStateVersion with oneOf schemas: RunReviewApplyStageStateVersionOneOf, RunReviewApplyStageStateVersionOneOf1. Details: " + ", ".join(error_messages))
-        elif match == 0:
-            # no match
-            raise ValueError("No match found when deserializing the JSON string into RunReviewApplyStageStateVersion with oneOf schemas: RunReviewApplyStageStateVersionOneOf, RunReviewApplyStageStateVersionOneOf1. Details: " + ", ".join(error_messages))
-        else:
-            return instance
+    def to_str(self) -> str:
+        """Returns the string representation of the model using alias"""
+        return pprint.pformat(self.model_dump(by_alias=True))
 
     def to_json(self) -> str:
-        """Returns the JSON representation of the actual instance"""
-        if self.actual_instance is None:
-            return "null"
+        """Returns the JSON representation of the model using alias"""
+        return json.dumps(to_jsonable_python(self.to_dict()))
 
-        if hasattr(self.actual_instance, "to_json") and callable(self.actual_instance.to_json):
-            return self.actual_instance.to_json()
-        else:
-            return json.dumps(self.actual_instance)
+    @classmethod
+    def from_json(cls, json_str: str) -> Optional[Self]:
+        """Create an instance of RunReviewApplyStageStateVersion from a JSON string"""
+        return cls.from_dict(json.loads(json_str))
 
-    def to_dict(self) -> Optional[Union[Dict[str, Any], RunReviewApplyStageStateVersionOneOf, RunReviewApplyStageStateVersionOneOf1]]:
-        """Returns the dict representation of the actual instance"""
-        if self.actual_instance is None:
+    def to_dict(self) -> Dict[str, Any]:
+        """Return the dictionary representation of the model using alias.
+
+        This has the following differences from calling pydantic's
+        `self.model_dump(by_alias=True)`:
+
+        * `None` is only added to the output dict for nullable fields that
+          were set at model initialization. Other fields with value `None`
+          are ignored.
+        """
+        excluded_fields: Set[str] = set([
+        ])
+
+        _dict = self.model_dump(
+            by_alias=True,
+            exclude=excluded_fields,
+            exclude_none=True,
+        )
+        # set to None if state (nullable) is None
+        # and model_fields_set contains the field
+        if self.state is None and "state" in self.model_fields_set:
+            _dict['state'] = None
+
+        # set to None if id (nullable) is None
+        # and model_fields_set contains the field
+        if self.id is None and "id" in self.model_fields_set:
+            _dict['id'] = None
+
+        # set to None if serial (nullable) is None
+        # and model_fields_set contains the field
+        if self.serial is None and "serial" in self.model_fields_set:
+            _dict['serial'] = None
+
+        # set to None if digest (nullable) is None
+        # and model_fields_set contains the field
+        if self.digest is None and "digest" in self.model_fields_set:
+            _dict['digest'] = None
+
+        return _dict
+
+    @classmethod
+    def from_dict(cls, obj: Optional[Dict[str, Any]]) -> Optional[Self]:
+        """Create an instance of RunReviewApplyStageStateVersion from a dict"""
+        if obj is None:
             return None
 
-        if hasattr(self.actual_instance, "to_dict") and callable(self.actual_instance.to_dict):
-            return self.actual_instance.to_dict()
-        else:
-            # primitive type
-            return self.actual_instance
+        if not isinstance(obj, dict):
+            return cls.model_validate(obj)
 
-    def to_str(self) -> str:
-        """Returns the string representation of the actual instance"""
-        return pprint.pformat(self.model_dump())
+        _obj = cls.model_validate({
+            "state": obj.get("state"),
+            "id": obj.get("id"),
+            "serial": obj.get("serial"),
+            "published_at": obj.get("published_at"),
+            "digest": obj.get("digest")
+        })
+        return _obj
 
 

@@ -17,6 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
+from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
@@ -33,13 +34,13 @@ class RunReviewApprovalStage(BaseModel):
     status: RunReviewStageStatus
     state: StrictStr = Field(description="`awaiting` while a decision is outstanding; a decision state from the recorded review; `not_recorded` when the run ended by a decision that has no review record.")
     decided_by: Optional[RunReviewApprovalStageDecidedBy]
-    decided_at: Optional[object]
+    decided_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     reason: Optional[StrictStr]
-    approval_expires_at: Optional[object]
-    plan_digest: Optional[Annotated[str, Field(strict=True)]] = Field(description="The plan digest the decision was bound to, or that an approval must carry while awaiting.")
+    approval_expires_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
+    plan_digest: Optional[Annotated[str, Field(strict=True)]] = Field(description="Lower-case hexadecimal SHA-256.")
     destroy_confirmation_required: StrictBool = Field(description="True when the plan under review destroys at least one resource.")
-    started_at: Optional[object]
-    finished_at: Optional[object]
+    started_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
+    finished_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     __properties: ClassVar[List[str]] = ["status", "state", "decided_by", "decided_at", "reason", "approval_expires_at", "plan_digest", "destroy_confirmation_required", "started_at", "finished_at"]
 
     @field_validator('state')
@@ -47,6 +48,26 @@ class RunReviewApprovalStage(BaseModel):
         """Validates the enum"""
         if value not in set(['not_reached', 'not_required', 'awaiting', 'approved', 'discarded', 'expired', 'canceled', 'not_recorded']):
             raise ValueError("must be one of enum values ('not_reached', 'not_required', 'awaiting', 'approved', 'discarded', 'expired', 'canceled', 'not_recorded')")
+        return value
+
+    @field_validator('decided_at', mode="before")
+    def decided_at_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", value):
+            raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/")
+        return value
+
+    @field_validator('approval_expires_at', mode="before")
+    def approval_expires_at_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", value):
+            raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/")
         return value
 
     @field_validator('plan_digest', mode="before")
@@ -57,6 +78,26 @@ class RunReviewApprovalStage(BaseModel):
 
         if isinstance(value, str) and not re.match(r"^[0-9a-f]{64}$", value):
             raise ValueError(r"must validate the regular expression /^[0-9a-f]{64}$/")
+        return value
+
+    @field_validator('started_at', mode="before")
+    def started_at_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", value):
+            raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/")
+        return value
+
+    @field_validator('finished_at', mode="before")
+    def finished_at_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", value):
+            raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/")
         return value
 
     model_config = ConfigDict(

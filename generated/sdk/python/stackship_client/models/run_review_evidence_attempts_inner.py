@@ -38,7 +38,7 @@ class RunReviewEvidenceAttemptsInner(BaseModel):
     status: StrictStr
     terminal_classification: Optional[StrictStr]
     started_at: datetime = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
-    finished_at: Optional[object]
+    finished_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     __properties: ClassVar[List[str]] = ["id", "phase", "attempt_number", "sandbox_id", "sandbox_name", "region", "status", "terminal_classification", "started_at", "finished_at"]
 
     @field_validator('phase')
@@ -58,6 +58,16 @@ class RunReviewEvidenceAttemptsInner(BaseModel):
     @field_validator('started_at', mode="before")
     def started_at_validate_regular_expression(cls, value):
         """Validates the regular expression"""
+        if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", value):
+            raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/")
+        return value
+
+    @field_validator('finished_at', mode="before")
+    def finished_at_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
         if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", value):
             raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/")
         return value

@@ -13,125 +13,99 @@
 
 
 from __future__ import annotations
-import json
 import pprint
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
-from typing import Any, List, Optional
-from stackship_client.models.run_review_plan_stage_summary_one_of import RunReviewPlanStageSummaryOneOf
-from stackship_client.models.run_review_plan_stage_summary_one_of1 import RunReviewPlanStageSummaryOneOf1
-from pydantic import StrictStr, Field
-from typing import Union, List, Set, Optional, Dict
-from typing_extensions import Literal, Self
+import re  # noqa: F401
+import json
 
-RUNREVIEWPLANSTAGESUMMARY_ONE_OF_SCHEMAS = ["RunReviewPlanStageSummaryOneOf", "RunReviewPlanStageSummaryOneOf1"]
+from pydantic import BaseModel, ConfigDict, StrictBool
+from typing import Any, ClassVar, Dict, List, Optional
+from stackship_client.models.run_review_plan_stage_summary_counts import RunReviewPlanStageSummaryCounts
+from typing import Optional, Set
+from typing_extensions import Self
+from pydantic_core import to_jsonable_python
 
 class RunReviewPlanStageSummary(BaseModel):
     """
     `not_finished` while the plan runs (no counts, no attention); `recorded` with the counts of a finished plan; `change_result_not_recorded` only for a finished plan whose counts were not recorded; `not_produced` for a plan that ended without finishing (errored or canceled).
-    """
-    # data type: RunReviewPlanStageSummaryOneOf
-    oneof_schema_1_validator: Optional[RunReviewPlanStageSummaryOneOf] = None
-    # data type: RunReviewPlanStageSummaryOneOf1
-    oneof_schema_2_validator: Optional[RunReviewPlanStageSummaryOneOf1] = None
-    actual_instance: Optional[Union[RunReviewPlanStageSummaryOneOf, RunReviewPlanStageSummaryOneOf1]] = None
-    one_of_schemas: Set[str] = { "RunReviewPlanStageSummaryOneOf", "RunReviewPlanStageSummaryOneOf1" }
+    """ # noqa: E501
+    state: Optional[Any]
+    counts: Optional[RunReviewPlanStageSummaryCounts] = None
+    has_changes: Optional[StrictBool] = None
+    __properties: ClassVar[List[str]] = ["state", "counts", "has_changes"]
 
     model_config = ConfigDict(
+        validate_by_name=True,
+        validate_by_alias=True,
         validate_assignment=True,
         protected_namespaces=(),
     )
 
 
-    def __init__(self, *args, **kwargs) -> None:
-        if args:
-            if len(args) > 1:
-                raise ValueError("If a position argument is used, only 1 is allowed to set `actual_instance`")
-            if kwargs:
-                raise ValueError("If a position argument is used, keyword arguments cannot be used.")
-            super().__init__(actual_instance=args[0])
-        else:
-            super().__init__(**kwargs)
-
-    @field_validator('actual_instance')
-    def actual_instance_must_validate_oneof(cls, v):
-        instance = RunReviewPlanStageSummary.model_construct()
-        error_messages = []
-        match = 0
-        # validate data type: RunReviewPlanStageSummaryOneOf
-        if not isinstance(v, RunReviewPlanStageSummaryOneOf):
-            error_messages.append(f"Error! Input type `{type(v)}` is not `RunReviewPlanStageSummaryOneOf`")
-        else:
-            match += 1
-        # validate data type: RunReviewPlanStageSummaryOneOf1
-        if not isinstance(v, RunReviewPlanStageSummaryOneOf1):
-            error_messages.append(f"Error! Input type `{type(v)}` is not `RunReviewPlanStageSummaryOneOf1`")
-        else:
-            match += 1
-        if match > 1:
-            # more than 1 match
-            raise ValueError("Multiple matches found when setting `actual_instance` in RunReviewPlanStageSummary with oneOf schemas: RunReviewPlanStageSummaryOneOf, RunReviewPlanStageSummaryOneOf1. Details: " + ", ".join(error_messages))
-        elif match == 0:
-            # no match
-            raise ValueError("No match found when setting `actual_instance` in RunReviewPlanStageSummary with oneOf schemas: RunReviewPlanStageSummaryOneOf, RunReviewPlanStageSummaryOneOf1. Details: " + ", ".join(error_messages))
-        else:
-            return v
-
-    @classmethod
-    def from_dict(cls, obj: Union[str, Dict[str, Any]]) -> Self:
-        return cls.from_json(json.dumps(obj))
-
-    @classmethod
-    def from_json(cls, json_str: str) -> Self:
-        """Returns the object represented by the json string"""
-        instance = cls.model_construct()
-        error_messages = []
-        match = 0
-
-        # deserialize data into RunReviewPlanStageSummaryOneOf
-        try:
-            instance.actual_instance = RunReviewPlanStageSummaryOneOf.from_json(json_str)
-            match += 1
-        except (ValidationError, ValueError) as e:
-            error_messages.append(str(e))
-        # deserialize data into RunReviewPlanStageSummaryOneOf1
-        try:
-            instance.actual_instance = RunReviewPlanStageSummaryOneOf1.from_json(json_str)
-            match += 1
-        except (ValidationError, ValueError) as e:
-            error_messages.append(str(e))
-
-        if match > 1:
-            # more than 1 match
-            raise ValueError("Multiple matches found when deserializing the JSON string into RunReviewPlanStageSummary with oneOf schemas: RunReviewPlanStageSummaryOneOf, RunReviewPlanStageSummaryOneOf1. Details: " + ", ".join(error_messages))
-        elif match == 0:
-            # no match
-            raise ValueError("No match found when deserializing the JSON string into RunReviewPlanStageSummary with oneOf schemas: RunReviewPlanStageSummaryOneOf, RunReviewPlanStageSummaryOneOf1. Details: " + ", ".join(error_messages))
-        else:
-            return instance
+    def to_str(self) -> str:
+        """Returns the string representation of the model using alias"""
+        return pprint.pformat(self.model_dump(by_alias=True))
 
     def to_json(self) -> str:
-        """Returns the JSON representation of the actual instance"""
-        if self.actual_instance is None:
-            return "null"
+        """Returns the JSON representation of the model using alias"""
+        return json.dumps(to_jsonable_python(self.to_dict()))
 
-        if hasattr(self.actual_instance, "to_json") and callable(self.actual_instance.to_json):
-            return self.actual_instance.to_json()
-        else:
-            return json.dumps(self.actual_instance)
+    @classmethod
+    def from_json(cls, json_str: str) -> Optional[Self]:
+        """Create an instance of RunReviewPlanStageSummary from a JSON string"""
+        return cls.from_dict(json.loads(json_str))
 
-    def to_dict(self) -> Optional[Union[Dict[str, Any], RunReviewPlanStageSummaryOneOf, RunReviewPlanStageSummaryOneOf1]]:
-        """Returns the dict representation of the actual instance"""
-        if self.actual_instance is None:
+    def to_dict(self) -> Dict[str, Any]:
+        """Return the dictionary representation of the model using alias.
+
+        This has the following differences from calling pydantic's
+        `self.model_dump(by_alias=True)`:
+
+        * `None` is only added to the output dict for nullable fields that
+          were set at model initialization. Other fields with value `None`
+          are ignored.
+        """
+        excluded_fields: Set[str] = set([
+        ])
+
+        _dict = self.model_dump(
+            by_alias=True,
+            exclude=excluded_fields,
+            exclude_none=True,
+        )
+        # override the default output from pydantic by calling `to_dict()` of counts
+        if self.counts:
+            _dict['counts'] = self.counts.to_dict()
+        # set to None if state (nullable) is None
+        # and model_fields_set contains the field
+        if self.state is None and "state" in self.model_fields_set:
+            _dict['state'] = None
+
+        # set to None if counts (nullable) is None
+        # and model_fields_set contains the field
+        if self.counts is None and "counts" in self.model_fields_set:
+            _dict['counts'] = None
+
+        # set to None if has_changes (nullable) is None
+        # and model_fields_set contains the field
+        if self.has_changes is None and "has_changes" in self.model_fields_set:
+            _dict['has_changes'] = None
+
+        return _dict
+
+    @classmethod
+    def from_dict(cls, obj: Optional[Dict[str, Any]]) -> Optional[Self]:
+        """Create an instance of RunReviewPlanStageSummary from a dict"""
+        if obj is None:
             return None
 
-        if hasattr(self.actual_instance, "to_dict") and callable(self.actual_instance.to_dict):
-            return self.actual_instance.to_dict()
-        else:
-            # primitive type
-            return self.actual_instance
+        if not isinstance(obj, dict):
+            return cls.model_validate(obj)
 
-    def to_str(self) -> str:
-        """Returns the string representation of the actual instance"""
-        return pprint.pformat(self.model_dump())
+        _obj = cls.model_validate({
+            "state": obj.get("state"),
+            "counts": RunReviewPlanStageSummaryCounts.from_dict(obj["counts"]) if obj.get("counts") is not None else None,
+            "has_changes": obj.get("has_changes")
+        })
+        return _obj
 
 

@@ -17,6 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
+from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
@@ -34,8 +35,8 @@ class RunReviewPolicyStage(BaseModel):
     """ # noqa: E501
     status: RunReviewStageStatus
     outcome: Optional[StrictStr] = Field(description="The persisted outcome; null while no policy result was recorded.")
-    started_at: Optional[object]
-    finished_at: Optional[object]
+    started_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
+    finished_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     findings: List[RunReviewPolicyStageFindingsInner]
     override_control: Optional[RunReviewPolicyStageOverrideControl]
     overrides: Annotated[List[RunReviewPolicyStageOverridesInner], Field(max_length=256)] = Field(description="At most 256 override records, newest first (the organization audit history keeps them all).")
@@ -50,6 +51,26 @@ class RunReviewPolicyStage(BaseModel):
 
         if value not in set(['skipped', 'passed', 'soft_failed', 'hard_failed', 'errored']):
             raise ValueError("must be one of enum values ('skipped', 'passed', 'soft_failed', 'hard_failed', 'errored')")
+        return value
+
+    @field_validator('started_at', mode="before")
+    def started_at_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", value):
+            raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/")
+        return value
+
+    @field_validator('finished_at', mode="before")
+    def finished_at_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", value):
+            raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/")
         return value
 
     model_config = ConfigDict(

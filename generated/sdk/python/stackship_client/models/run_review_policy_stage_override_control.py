@@ -17,6 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
+from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
@@ -32,8 +33,8 @@ class RunReviewPolicyStageOverrideControl(BaseModel):
     href: StrictStr
     default_duration_seconds: StrictInt
     max_duration_seconds: StrictInt
-    active_override_expires_at: Optional[object]
-    expires_at: Optional[object]
+    active_override_expires_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
+    expires_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     __properties: ClassVar[List[str]] = ["result_digest", "href", "default_duration_seconds", "max_duration_seconds", "active_override_expires_at", "expires_at"]
 
     @field_validator('result_digest', mode="before")
@@ -41,6 +42,26 @@ class RunReviewPolicyStageOverrideControl(BaseModel):
         """Validates the regular expression"""
         if isinstance(value, str) and not re.match(r"^[0-9a-f]{64}$", value):
             raise ValueError(r"must validate the regular expression /^[0-9a-f]{64}$/")
+        return value
+
+    @field_validator('active_override_expires_at', mode="before")
+    def active_override_expires_at_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", value):
+            raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/")
+        return value
+
+    @field_validator('expires_at', mode="before")
+    def expires_at_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", value):
+            raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/")
         return value
 
     model_config = ConfigDict(

@@ -13,125 +13,90 @@
 
 
 from __future__ import annotations
-import json
 import pprint
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
-from typing import Any, List, Optional
-from stackship_client.models.run_review_recorded_string_one_of import RunReviewRecordedStringOneOf
-from stackship_client.models.run_review_recorded_string_one_of1 import RunReviewRecordedStringOneOf1
-from pydantic import StrictStr, Field
-from typing import Union, List, Set, Optional, Dict
-from typing_extensions import Literal, Self
+import re  # noqa: F401
+import json
 
-RUNREVIEWRECORDEDSTRING_ONE_OF_SCHEMAS = ["RunReviewRecordedStringOneOf", "RunReviewRecordedStringOneOf1"]
+from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
+from typing import Any, ClassVar, Dict, List, Optional
+from typing import Optional, Set
+from typing_extensions import Self
+from pydantic_core import to_jsonable_python
 
 class RunReviewRecordedString(BaseModel):
     """
     A fact that is either recorded (`value` is a string) or explicitly not recorded (`value` is null).
-    """
-    # data type: RunReviewRecordedStringOneOf
-    oneof_schema_1_validator: Optional[RunReviewRecordedStringOneOf] = None
-    # data type: RunReviewRecordedStringOneOf1
-    oneof_schema_2_validator: Optional[RunReviewRecordedStringOneOf1] = None
-    actual_instance: Optional[Union[RunReviewRecordedStringOneOf, RunReviewRecordedStringOneOf1]] = None
-    one_of_schemas: Set[str] = { "RunReviewRecordedStringOneOf", "RunReviewRecordedStringOneOf1" }
+    """ # noqa: E501
+    state: StrictStr
+    value: Optional[StrictStr]
+    __properties: ClassVar[List[str]] = ["state", "value"]
+
+    @field_validator('state')
+    def state_validate_enum(cls, value):
+        """Validates the enum"""
+        if value not in set(['recorded', 'not_recorded']):
+            raise ValueError("must be one of enum values ('recorded', 'not_recorded')")
+        return value
 
     model_config = ConfigDict(
+        validate_by_name=True,
+        validate_by_alias=True,
         validate_assignment=True,
         protected_namespaces=(),
     )
 
 
-    def __init__(self, *args, **kwargs) -> None:
-        if args:
-            if len(args) > 1:
-                raise ValueError("If a position argument is used, only 1 is allowed to set `actual_instance`")
-            if kwargs:
-                raise ValueError("If a position argument is used, keyword arguments cannot be used.")
-            super().__init__(actual_instance=args[0])
-        else:
-            super().__init__(**kwargs)
-
-    @field_validator('actual_instance')
-    def actual_instance_must_validate_oneof(cls, v):
-        instance = RunReviewRecordedString.model_construct()
-        error_messages = []
-        match = 0
-        # validate data type: RunReviewRecordedStringOneOf
-        if not isinstance(v, RunReviewRecordedStringOneOf):
-            error_messages.append(f"Error! Input type `{type(v)}` is not `RunReviewRecordedStringOneOf`")
-        else:
-            match += 1
-        # validate data type: RunReviewRecordedStringOneOf1
-        if not isinstance(v, RunReviewRecordedStringOneOf1):
-            error_messages.append(f"Error! Input type `{type(v)}` is not `RunReviewRecordedStringOneOf1`")
-        else:
-            match += 1
-        if match > 1:
-            # more than 1 match
-            raise ValueError("Multiple matches found when setting `actual_instance` in RunReviewRecordedString with oneOf schemas: RunReviewRecordedStringOneOf, RunReviewRecordedStringOneOf1. Details: " + ", ".join(error_messages))
-        elif match == 0:
-            # no match
-            raise ValueError("No match found when setting `actual_instance` in RunReviewRecordedString with oneOf schemas: RunReviewRecordedStringOneOf, RunReviewRecordedStringOneOf1. Details: " + ", ".join(error_messages))
-        else:
-            return v
-
-    @classmethod
-    def from_dict(cls, obj: Union[str, Dict[str, Any]]) -> Self:
-        return cls.from_json(json.dumps(obj))
-
-    @classmethod
-    def from_json(cls, json_str: str) -> Self:
-        """Returns the object represented by the json string"""
-        instance = cls.model_construct()
-        error_messages = []
-        match = 0
-
-        # deserialize data into RunReviewRecordedStringOneOf
-        try:
-            instance.actual_instance = RunReviewRecordedStringOneOf.from_json(json_str)
-            match += 1
-        except (ValidationError, ValueError) as e:
-            error_messages.append(str(e))
-        # deserialize data into RunReviewRecordedStringOneOf1
-        try:
-            instance.actual_instance = RunReviewRecordedStringOneOf1.from_json(json_str)
-            match += 1
-        except (ValidationError, ValueError) as e:
-            error_messages.append(str(e))
-
-        if match > 1:
-            # more than 1 match
-            raise ValueError("Multiple matches found when deserializing the JSON string into RunReviewRecordedString with oneOf schemas: RunReviewRecordedStringOneOf, RunReviewRecordedStringOneOf1. Details: " + ", ".join(error_messages))
-        elif match == 0:
-            # no match
-            raise ValueError("No match found when deserializing the JSON string into RunReviewRecordedString with oneOf schemas: RunReviewRecordedStringOneOf, RunReviewRecordedStringOneOf1. Details: " + ", ".join(error_messages))
-        else:
-            return instance
+    def to_str(self) -> str:
+        """Returns the string representation of the model using alias"""
+        return pprint.pformat(self.model_dump(by_alias=True))
 
     def to_json(self) -> str:
-        """Returns the JSON representation of the actual instance"""
-        if self.actual_instance is None:
-            return "null"
+        """Returns the JSON representation of the model using alias"""
+        return json.dumps(to_jsonable_python(self.to_dict()))
 
-        if hasattr(self.actual_instance, "to_json") and callable(self.actual_instance.to_json):
-            return self.actual_instance.to_json()
-        else:
-            return json.dumps(self.actual_instance)
+    @classmethod
+    def from_json(cls, json_str: str) -> Optional[Self]:
+        """Create an instance of RunReviewRecordedString from a JSON string"""
+        return cls.from_dict(json.loads(json_str))
 
-    def to_dict(self) -> Optional[Union[Dict[str, Any], RunReviewRecordedStringOneOf, RunReviewRecordedStringOneOf1]]:
-        """Returns the dict representation of the actual instance"""
-        if self.actual_instance is None:
+    def to_dict(self) -> Dict[str, Any]:
+        """Return the dictionary representation of the model using alias.
+
+        This has the following differences from calling pydantic's
+        `self.model_dump(by_alias=True)`:
+
+        * `None` is only added to the output dict for nullable fields that
+          were set at model initialization. Other fields with value `None`
+          are ignored.
+        """
+        excluded_fields: Set[str] = set([
+        ])
+
+        _dict = self.model_dump(
+            by_alias=True,
+            exclude=excluded_fields,
+            exclude_none=True,
+        )
+        # set to None if value (nullable) is None
+        # and model_fields_set contains the field
+        if self.value is None and "value" in self.model_fields_set:
+            _dict['value'] = None
+
+        return _dict
+
+    @classmethod
+    def from_dict(cls, obj: Optional[Dict[str, Any]]) -> Optional[Self]:
+        """Create an instance of RunReviewRecordedString from a dict"""
+        if obj is None:
             return None
 
-        if hasattr(self.actual_instance, "to_dict") and callable(self.actual_instance.to_dict):
-            return self.actual_instance.to_dict()
-        else:
-            # primitive type
-            return self.actual_instance
+        if not isinstance(obj, dict):
+            return cls.model_validate(obj)
 
-    def to_str(self) -> str:
-        """Returns the string representation of the actual instance"""
-        return pprint.pformat(self.model_dump())
+        _obj = cls.model_validate({
+            "state": obj.get("state"),
+            "value": obj.get("value")
+        })
+        return _obj
 
 

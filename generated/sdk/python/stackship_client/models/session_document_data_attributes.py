@@ -33,7 +33,7 @@ class SessionDocumentDataAttributes(BaseModel):
     created_at: datetime = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     expires_at: datetime = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     stepped_up_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
-    step_up_fresh_until: Optional[datetime] = Field(description="Until when sensitive downloads need no new step-up (15 minutes after it); null when never stepped up.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
+    step_up_fresh_until: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     user: SessionDocumentDataAttributesUser
     __properties: ClassVar[List[str]] = ["csrf_token", "created_at", "expires_at", "stepped_up_at", "step_up_fresh_until", "user"]
 

@@ -16,25 +16,25 @@ import (
 	"fmt"
 )
 
-// checks if the RunReviewTerminalReasonOneOfGuidance type satisfies the MappedNullable interface at compile time
-var _ MappedNullable = &RunReviewTerminalReasonOneOfGuidance{}
+// checks if the RunReviewTerminalReasonGuidance type satisfies the MappedNullable interface at compile time
+var _ MappedNullable = &RunReviewTerminalReasonGuidance{}
 
-// RunReviewTerminalReasonOneOfGuidance struct for RunReviewTerminalReasonOneOfGuidance
-type RunReviewTerminalReasonOneOfGuidance struct {
+// RunReviewTerminalReasonGuidance struct for RunReviewTerminalReasonGuidance
+type RunReviewTerminalReasonGuidance struct {
 	Code string `json:"code"`
 	Sentence string `json:"sentence"`
 	Target string `json:"target"`
 	WorkspaceId string `json:"workspace_id" validate:"regexp=^ws-[0-9a-z]{16}$"`
 }
 
-type _RunReviewTerminalReasonOneOfGuidance RunReviewTerminalReasonOneOfGuidance
+type _RunReviewTerminalReasonGuidance RunReviewTerminalReasonGuidance
 
-// NewRunReviewTerminalReasonOneOfGuidance instantiates a new RunReviewTerminalReasonOneOfGuidance object
+// NewRunReviewTerminalReasonGuidance instantiates a new RunReviewTerminalReasonGuidance object
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewRunReviewTerminalReasonOneOfGuidance(code string, sentence string, target string, workspaceId string) *RunReviewTerminalReasonOneOfGuidance {
-	this := RunReviewTerminalReasonOneOfGuidance{}
+func NewRunReviewTerminalReasonGuidance(code string, sentence string, target string, workspaceId string) *RunReviewTerminalReasonGuidance {
+	this := RunReviewTerminalReasonGuidance{}
 	this.Code = code
 	this.Sentence = sentence
 	this.Target = target
@@ -42,16 +42,16 @@ func NewRunReviewTerminalReasonOneOfGuidance(code string, sentence string, targe
 	return &this
 }
 
-// NewRunReviewTerminalReasonOneOfGuidanceWithDefaults instantiates a new RunReviewTerminalReasonOneOfGuidance object
+// NewRunReviewTerminalReasonGuidanceWithDefaults instantiates a new RunReviewTerminalReasonGuidance object
 // This constructor will only assign default values to properties that have it defined,
 // but it doesn't guarantee that properties required by API are set
-func NewRunReviewTerminalReasonOneOfGuidanceWithDefaults() *RunReviewTerminalReasonOneOfGuidance {
-	this := RunReviewTerminalReasonOneOfGuidance{}
+func NewRunReviewTerminalReasonGuidanceWithDefaults() *RunReviewTerminalReasonGuidance {
+	this := RunReviewTerminalReasonGuidance{}
 	return &this
 }
 
 // GetCode returns the Code field value
-func (o *RunReviewTerminalReasonOneOfGuidance) GetCode() string {
+func (o *RunReviewTerminalReasonGuidance) GetCode() string {
 	if o == nil {
 		var ret string
 		return ret
@@ -62,7 +62,7 @@ func (o *RunReviewTerminalReasonOneOfGuidance) GetCode() string {
 
 // GetCodeOk returns a tuple with the Code field value
 // and a boolean to check if the value has been set.
-func (o *RunReviewTerminalReasonOneOfGuidance) GetCodeOk() (*string, bool) {
+func (o *RunReviewTerminalReasonGuidance) GetCodeOk() (*string, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -70,12 +70,12 @@ func (o *RunReviewTerminalReasonOneOfGuidance) GetCodeOk() (*string, bool) {
 }
 
 // SetCode sets field value
-func (o *RunReviewTerminalReasonOneOfGuidance) SetCode(v string) {
+func (o *RunReviewTerminalReasonGuidance) SetCode(v string) {
 	o.Code = v
 }
 
 // GetSentence returns the Sentence field value
-func (o *RunReviewTerminalReasonOneOfGuidance) GetSentence() string {
+func (o *RunReviewTerminalReasonGuidance) GetSentence() string {
 	if o == nil {
 		var ret string
 		return ret
@@ -86,7 +86,7 @@ func (o *RunReviewTerminalReasonOneOfGuidance) GetSentence() string {
 
 // GetSentenceOk returns a tuple with the Sentence field value
 // and a boolean to check if the value has been set.
-func (o *RunReviewTerminalReasonOneOfGuidance) GetSentenceOk() (*string, bool) {
+func (o *RunReviewTerminalReasonGuidance) GetSentenceOk() (*string, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -94,12 +94,12 @@ func (o *RunReviewTerminalReasonOneOfGuidance) GetSentenceOk() (*string, bool) {
 }
 
 // SetSentence sets field value
-func (o *RunReviewTerminalReasonOneOfGuidance) SetSentence(v string) {
+func (o *RunReviewTerminalReasonGuidance) SetSentence(v string) {
 	o.Sentence = v
 }
 
 // GetTarget returns the Target field value
-func (o *RunReviewTerminalReasonOneOfGuidance) GetTarget() string {
+func (o *RunReviewTerminalReasonGuidance) GetTarget() string {
 	if o == nil {
 		var ret string
 		return ret
@@ -110,7 +110,7 @@ func (o *RunReviewTerminalReasonOneOfGuidance) GetTarget() string {
 
 // GetTargetOk returns a tuple with the Target field value
 // and a boolean to check if the value has been set.
-func (o *RunReviewTerminalReasonOneOfGuidance) GetTargetOk() (*string, bool) {
+func (o *RunReviewTerminalReasonGuidance) GetTargetOk() (*string, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -118,12 +118,12 @@ func (o *RunReviewTerminalReasonOneOfGuidance) GetTargetOk() (*string, bool) {
 }
 
 // SetTarget sets field value
-func (o *RunReviewTerminalReasonOneOfGuidance) SetTarget(v string) {
+func (o *RunReviewTerminalReasonGuidance) SetTarget(v string) {
 	o.Target = v
 }
 
 // GetWorkspaceId returns the WorkspaceId field value
-func (o *RunReviewTerminalReasonOneOfGuidance) GetWorkspaceId() string {
+func (o *RunReviewTerminalReasonGuidance) GetWorkspaceId() string {
 	if o == nil {
 		var ret string
 		return ret
@@ -134,7 +134,7 @@ func (o *RunReviewTerminalReasonOneOfGuidance) GetWorkspaceId() string {
 
 // GetWorkspaceIdOk returns a tuple with the WorkspaceId field value
 // and a boolean to check if the value has been set.
-func (o *RunReviewTerminalReasonOneOfGuidance) GetWorkspaceIdOk() (*string, bool) {
+func (o *RunReviewTerminalReasonGuidance) GetWorkspaceIdOk() (*string, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -142,11 +142,11 @@ func (o *RunReviewTerminalReasonOneOfGuidance) GetWorkspaceIdOk() (*string, bool
 }
 
 // SetWorkspaceId sets field value
-func (o *RunReviewTerminalReasonOneOfGuidance) SetWorkspaceId(v string) {
+func (o *RunReviewTerminalReasonGuidance) SetWorkspaceId(v string) {
 	o.WorkspaceId = v
 }
 
-func (o RunReviewTerminalReasonOneOfGuidance) MarshalJSON() ([]byte, error) {
+func (o RunReviewTerminalReasonGuidance) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
 		return []byte{}, err
@@ -154,7 +154,7 @@ func (o RunReviewTerminalReasonOneOfGuidance) MarshalJSON() ([]byte, error) {
 	return json.Marshal(toSerialize)
 }
 
-func (o RunReviewTerminalReasonOneOfGuidance) ToMap() (map[string]interface{}, error) {
+func (o RunReviewTerminalReasonGuidance) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
 	toSerialize["code"] = o.Code
 	toSerialize["sentence"] = o.Sentence
@@ -163,7 +163,7 @@ func (o RunReviewTerminalReasonOneOfGuidance) ToMap() (map[string]interface{}, e
 	return toSerialize, nil
 }
 
-func (o *RunReviewTerminalReasonOneOfGuidance) UnmarshalJSON(data []byte) (err error) {
+func (o *RunReviewTerminalReasonGuidance) UnmarshalJSON(data []byte) (err error) {
 	// This validates that all required properties are included in the JSON object
 	// by unmarshalling the object into a generic map with string keys and checking
 	// that every required field exists as a key in the generic map.
@@ -188,53 +188,53 @@ func (o *RunReviewTerminalReasonOneOfGuidance) UnmarshalJSON(data []byte) (err e
 		}
 	}
 
-	varRunReviewTerminalReasonOneOfGuidance := _RunReviewTerminalReasonOneOfGuidance{}
+	varRunReviewTerminalReasonGuidance := _RunReviewTerminalReasonGuidance{}
 
 	decoder := json.NewDecoder(bytes.NewReader(data))
 	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varRunReviewTerminalReasonOneOfGuidance)
+	err = decoder.Decode(&varRunReviewTerminalReasonGuidance)
 
 	if err != nil {
 		return err
 	}
 
-	*o = RunReviewTerminalReasonOneOfGuidance(varRunReviewTerminalReasonOneOfGuidance)
+	*o = RunReviewTerminalReasonGuidance(varRunReviewTerminalReasonGuidance)
 
 	return err
 }
 
-type NullableRunReviewTerminalReasonOneOfGuidance struct {
-	value *RunReviewTerminalReasonOneOfGuidance
+type NullableRunReviewTerminalReasonGuidance struct {
+	value *RunReviewTerminalReasonGuidance
 	isSet bool
 }
 
-func (v NullableRunReviewTerminalReasonOneOfGuidance) Get() *RunReviewTerminalReasonOneOfGuidance {
+func (v NullableRunReviewTerminalReasonGuidance) Get() *RunReviewTerminalReasonGuidance {
 	return v.value
 }
 
-func (v *NullableRunReviewTerminalReasonOneOfGuidance) Set(val *RunReviewTerminalReasonOneOfGuidance) {
+func (v *NullableRunReviewTerminalReasonGuidance) Set(val *RunReviewTerminalReasonGuidance) {
 	v.value = val
 	v.isSet = true
 }
 
-func (v NullableRunReviewTerminalReasonOneOfGuidance) IsSet() bool {
+func (v NullableRunReviewTerminalReasonGuidance) IsSet() bool {
 	return v.isSet
 }
 
-func (v *NullableRunReviewTerminalReasonOneOfGuidance) Unset() {
+func (v *NullableRunReviewTerminalReasonGuidance) Unset() {
 	v.value = nil
 	v.isSet = false
 }
 
-func NewNullableRunReviewTerminalReasonOneOfGuidance(val *RunReviewTerminalReasonOneOfGuidance) *NullableRunReviewTerminalReasonOneOfGuidance {
-	return &NullableRunReviewTerminalReasonOneOfGuidance{value: val, isSet: true}
+func NewNullableRunReviewTerminalReasonGuidance(val *RunReviewTerminalReasonGuidance) *NullableRunReviewTerminalReasonGuidance {
+	return &NullableRunReviewTerminalReasonGuidance{value: val, isSet: true}
 }
 
-func (v NullableRunReviewTerminalReasonOneOfGuidance) MarshalJSON() ([]byte, error) {
+func (v NullableRunReviewTerminalReasonGuidance) MarshalJSON() ([]byte, error) {
 	return json.Marshal(v.value)
 }
 
-func (v *NullableRunReviewTerminalReasonOneOfGuidance) UnmarshalJSON(src []byte) error {
+func (v *NullableRunReviewTerminalReasonGuidance) UnmarshalJSON(src []byte) error {
 	v.isSet = true
 	return json.Unmarshal(src, &v.value)
 }

@@ -17,25 +17,21 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 from typing import Any, ClassVar, Dict, List
+from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
 from pydantic_core import to_jsonable_python
 
-class RunReviewPlanStageSummaryOneOf(BaseModel):
+class RunReviewPlanStageSummaryCounts(BaseModel):
     """
-    RunReviewPlanStageSummaryOneOf
+    RunReviewPlanStageSummaryCounts
     """ # noqa: E501
-    state: StrictStr
-    __properties: ClassVar[List[str]] = ["state"]
-
-    @field_validator('state')
-    def state_validate_enum(cls, value):
-        """Validates the enum"""
-        if value not in set(['not_finished', 'change_result_not_recorded', 'not_produced']):
-            raise ValueError("must be one of enum values ('not_finished', 'change_result_not_recorded', 'not_produced')")
-        return value
+    create: Annotated[int, Field(strict=True, ge=0)]
+    change: Annotated[int, Field(strict=True, ge=0)]
+    destroy: Annotated[int, Field(strict=True, ge=0)]
+    __properties: ClassVar[List[str]] = ["create", "change", "destroy"]
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -55,7 +51,7 @@ class RunReviewPlanStageSummaryOneOf(BaseModel):
 
     @classmethod
     def from_json(cls, json_str: str) -> Optional[Self]:
-        """Create an instance of RunReviewPlanStageSummaryOneOf from a JSON string"""
+        """Create an instance of RunReviewPlanStageSummaryCounts from a JSON string"""
         return cls.from_dict(json.loads(json_str))
 
     def to_dict(self) -> Dict[str, Any]:
@@ -80,7 +76,7 @@ class RunReviewPlanStageSummaryOneOf(BaseModel):
 
     @classmethod
     def from_dict(cls, obj: Optional[Dict[str, Any]]) -> Optional[Self]:
-        """Create an instance of RunReviewPlanStageSummaryOneOf from a dict"""
+        """Create an instance of RunReviewPlanStageSummaryCounts from a dict"""
         if obj is None:
             return None
 
@@ -88,7 +84,9 @@ class RunReviewPlanStageSummaryOneOf(BaseModel):
             return cls.model_validate(obj)
 
         _obj = cls.model_validate({
-            "state": obj.get("state")
+            "create": obj.get("create"),
+            "change": obj.get("change"),
+            "destroy": obj.get("destroy")
         })
         return _obj
 

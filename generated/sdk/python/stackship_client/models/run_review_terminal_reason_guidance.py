@@ -17,27 +17,42 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, StrictBool, StrictStr, field_validator
-from typing import Any, ClassVar, Dict, List, Optional
-from stackship_client.models.run_review_plan_stage_summary_one_of1_counts import RunReviewPlanStageSummaryOneOf1Counts
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
+from typing import Any, ClassVar, Dict, List
+from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
 from pydantic_core import to_jsonable_python
 
-class RunReviewPlanStageSummaryOneOf1(BaseModel):
+class RunReviewTerminalReasonGuidance(BaseModel):
     """
-    RunReviewPlanStageSummaryOneOf1
+    RunReviewTerminalReasonGuidance
     """ # noqa: E501
-    state: StrictStr
-    counts: RunReviewPlanStageSummaryOneOf1Counts
-    has_changes: Optional[StrictBool]
-    __properties: ClassVar[List[str]] = ["state", "counts", "has_changes"]
+    code: StrictStr
+    sentence: StrictStr
+    target: StrictStr
+    workspace_id: Annotated[str, Field(strict=True)]
+    __properties: ClassVar[List[str]] = ["code", "sentence", "target", "workspace_id"]
 
-    @field_validator('state')
-    def state_validate_enum(cls, value):
+    @field_validator('code')
+    def code_validate_enum(cls, value):
         """Validates the enum"""
-        if value not in set(['recorded']):
-            raise ValueError("must be one of enum values ('recorded')")
+        if value not in set(['plan_credentials_required', 'expired']):
+            raise ValueError("must be one of enum values ('plan_credentials_required', 'expired')")
+        return value
+
+    @field_validator('target')
+    def target_validate_enum(cls, value):
+        """Validates the enum"""
+        if value not in set(['workspace_cloud_access', 'workspace_source_settings']):
+            raise ValueError("must be one of enum values ('workspace_cloud_access', 'workspace_source_settings')")
+        return value
+
+    @field_validator('workspace_id', mode="before")
+    def workspace_id_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if isinstance(value, str) and not re.match(r"^ws-[0-9a-z]{16}$", value):
+            raise ValueError(r"must validate the regular expression /^ws-[0-9a-z]{16}$/")
         return value
 
     model_config = ConfigDict(
@@ -58,7 +73,7 @@ class RunReviewPlanStageSummaryOneOf1(BaseModel):
 
     @classmethod
     def from_json(cls, json_str: str) -> Optional[Self]:
-        """Create an instance of RunReviewPlanStageSummaryOneOf1 from a JSON string"""
+        """Create an instance of RunReviewTerminalReasonGuidance from a JSON string"""
         return cls.from_dict(json.loads(json_str))
 
     def to_dict(self) -> Dict[str, Any]:
@@ -79,19 +94,11 @@ class RunReviewPlanStageSummaryOneOf1(BaseModel):
             exclude=excluded_fields,
             exclude_none=True,
         )
-        # override the default output from pydantic by calling `to_dict()` of counts
-        if self.counts:
-            _dict['counts'] = self.counts.to_dict()
-        # set to None if has_changes (nullable) is None
-        # and model_fields_set contains the field
-        if self.has_changes is None and "has_changes" in self.model_fields_set:
-            _dict['has_changes'] = None
-
         return _dict
 
     @classmethod
     def from_dict(cls, obj: Optional[Dict[str, Any]]) -> Optional[Self]:
-        """Create an instance of RunReviewPlanStageSummaryOneOf1 from a dict"""
+        """Create an instance of RunReviewTerminalReasonGuidance from a dict"""
         if obj is None:
             return None
 
@@ -99,9 +106,10 @@ class RunReviewPlanStageSummaryOneOf1(BaseModel):
             return cls.model_validate(obj)
 
         _obj = cls.model_validate({
-            "state": obj.get("state"),
-            "counts": RunReviewPlanStageSummaryOneOf1Counts.from_dict(obj["counts"]) if obj.get("counts") is not None else None,
-            "has_changes": obj.get("has_changes")
+            "code": obj.get("code"),
+            "sentence": obj.get("sentence"),
+            "target": obj.get("target"),
+            "workspace_id": obj.get("workspace_id")
         })
         return _obj
 

@@ -16,40 +16,40 @@ import (
 	"fmt"
 )
 
-// checks if the RunReviewPlanStageSummaryOneOf1Counts type satisfies the MappedNullable interface at compile time
-var _ MappedNullable = &RunReviewPlanStageSummaryOneOf1Counts{}
+// checks if the RunReviewPlanStageSummaryCounts type satisfies the MappedNullable interface at compile time
+var _ MappedNullable = &RunReviewPlanStageSummaryCounts{}
 
-// RunReviewPlanStageSummaryOneOf1Counts struct for RunReviewPlanStageSummaryOneOf1Counts
-type RunReviewPlanStageSummaryOneOf1Counts struct {
+// RunReviewPlanStageSummaryCounts struct for RunReviewPlanStageSummaryCounts
+type RunReviewPlanStageSummaryCounts struct {
 	Create int32 `json:"create"`
 	Change int32 `json:"change"`
 	Destroy int32 `json:"destroy"`
 }
 
-type _RunReviewPlanStageSummaryOneOf1Counts RunReviewPlanStageSummaryOneOf1Counts
+type _RunReviewPlanStageSummaryCounts RunReviewPlanStageSummaryCounts
 
-// NewRunReviewPlanStageSummaryOneOf1Counts instantiates a new RunReviewPlanStageSummaryOneOf1Counts object
+// NewRunReviewPlanStageSummaryCounts instantiates a new RunReviewPlanStageSummaryCounts object
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewRunReviewPlanStageSummaryOneOf1Counts(create int32, change int32, destroy int32) *RunReviewPlanStageSummaryOneOf1Counts {
-	this := RunReviewPlanStageSummaryOneOf1Counts{}
+func NewRunReviewPlanStageSummaryCounts(create int32, change int32, destroy int32) *RunReviewPlanStageSummaryCounts {
+	this := RunReviewPlanStageSummaryCounts{}
 	this.Create = create
 	this.Change = change
 	this.Destroy = destroy
 	return &this
 }
 
-// NewRunReviewPlanStageSummaryOneOf1CountsWithDefaults instantiates a new RunReviewPlanStageSummaryOneOf1Counts object
+// NewRunReviewPlanStageSummaryCountsWithDefaults instantiates a new RunReviewPlanStageSummaryCounts object
 // This constructor will only assign default values to properties that have it defined,
 // but it doesn't guarantee that properties required by API are set
-func NewRunReviewPlanStageSummaryOneOf1CountsWithDefaults() *RunReviewPlanStageSummaryOneOf1Counts {
-	this := RunReviewPlanStageSummaryOneOf1Counts{}
+func NewRunReviewPlanStageSummaryCountsWithDefaults() *RunReviewPlanStageSummaryCounts {
+	this := RunReviewPlanStageSummaryCounts{}
 	return &this
 }
 
 // GetCreate returns the Create field value
-func (o *RunReviewPlanStageSummaryOneOf1Counts) GetCreate() int32 {
+func (o *RunReviewPlanStageSummaryCounts) GetCreate() int32 {
 	if o == nil {
 		var ret int32
 		return ret
@@ -60,7 +60,7 @@ func (o *RunReviewPlanStageSummaryOneOf1Counts) GetCreate() int32 {
 
 // GetCreateOk returns a tuple with the Create field value
 // and a boolean to check if the value has been set.
-func (o *RunReviewPlanStageSummaryOneOf1Counts) GetCreateOk() (*int32, bool) {
+func (o *RunReviewPlanStageSummaryCounts) GetCreateOk() (*int32, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -68,12 +68,12 @@ func (o *RunReviewPlanStageSummaryOneOf1Counts) GetCreateOk() (*int32, bool) {
 }
 
 // SetCreate sets field value
-func (o *RunReviewPlanStageSummaryOneOf1Counts) SetCreate(v int32) {
+func (o *RunReviewPlanStageSummaryCounts) SetCreate(v int32) {
 	o.Create = v
 }
 
 // GetChange returns the Change field value
-func (o *RunReviewPlanStageSummaryOneOf1Counts) GetChange() int32 {
+func (o *RunReviewPlanStageSummaryCounts) GetChange() int32 {
 	if o == nil {
 		var ret int32
 		return ret
@@ -84,7 +84,7 @@ func (o *RunReviewPlanStageSummaryOneOf1Counts) GetChange() int32 {
 
 // GetChangeOk returns a tuple with the Change field value
 // and a boolean to check if the value has been set.
-func (o *RunReviewPlanStageSummaryOneOf1Counts) GetChangeOk() (*int32, bool) {
+func (o *RunReviewPlanStageSummaryCounts) GetChangeOk() (*int32, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -92,12 +92,12 @@ func (o *RunReviewPlanStageSummaryOneOf1Counts) GetChangeOk() (*int32, bool) {
 }
 
 // SetChange sets field value
-func (o *RunReviewPlanStageSummaryOneOf1Counts) SetChange(v int32) {
+func (o *RunReviewPlanStageSummaryCounts) SetChange(v int32) {
 	o.Change = v
 }
 
 // GetDestroy returns the Destroy field value
-func (o *RunReviewPlanStageSummaryOneOf1Counts) GetDestroy() int32 {
+func (o *RunReviewPlanStageSummaryCounts) GetDestroy() int32 {
 	if o == nil {
 		var ret int32
 		return ret
@@ -108,7 +108,7 @@ func (o *RunReviewPlanStageSummaryOneOf1Counts) GetDestroy() int32 {
 
 // GetDestroyOk returns a tuple with the Destroy field value
 // and a boolean to check if the value has been set.
-func (o *RunReviewPlanStageSummaryOneOf1Counts) GetDestroyOk() (*int32, bool) {
+func (o *RunReviewPlanStageSummaryCounts) GetDestroyOk() (*int32, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -116,11 +116,11 @@ func (o *RunReviewPlanStageSummaryOneOf1Counts) GetDestroyOk() (*int32, bool) {
 }
 
 // SetDestroy sets field value
-func (o *RunReviewPlanStageSummaryOneOf1Counts) SetDestroy(v int32) {
+func (o *RunReviewPlanStageSummaryCounts) SetDestroy(v int32) {
 	o.Destroy = v
 }
 
-func (o RunReviewPlanStageSummaryOneOf1Counts) MarshalJSON() ([]byte, error) {
+func (o RunReviewPlanStageSummaryCounts) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
 		return []byte{}, err
@@ -128,7 +128,7 @@ func (o RunReviewPlanStageSummaryOneOf1Counts) MarshalJSON() ([]byte, error) {
 	return json.Marshal(toSerialize)
 }
 
-func (o RunReviewPlanStageSummaryOneOf1Counts) ToMap() (map[string]interface{}, error) {
+func (o RunReviewPlanStageSummaryCounts) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
 	toSerialize["create"] = o.Create
 	toSerialize["change"] = o.Change
@@ -136,7 +136,7 @@ func (o RunReviewPlanStageSummaryOneOf1Counts) ToMap() (map[string]interface{}, 
 	return toSerialize, nil
 }
 
-func (o *RunReviewPlanStageSummaryOneOf1Counts) UnmarshalJSON(data []byte) (err error) {
+func (o *RunReviewPlanStageSummaryCounts) UnmarshalJSON(data []byte) (err error) {
 	// This validates that all required properties are included in the JSON object
 	// by unmarshalling the object into a generic map with string keys and checking
 	// that every required field exists as a key in the generic map.
@@ -160,53 +160,53 @@ func (o *RunReviewPlanStageSummaryOneOf1Counts) UnmarshalJSON(data []byte) (err 
 		}
 	}
 
-	varRunReviewPlanStageSummaryOneOf1Counts := _RunReviewPlanStageSummaryOneOf1Counts{}
+	varRunReviewPlanStageSummaryCounts := _RunReviewPlanStageSummaryCounts{}
 
 	decoder := json.NewDecoder(bytes.NewReader(data))
 	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varRunReviewPlanStageSummaryOneOf1Counts)
+	err = decoder.Decode(&varRunReviewPlanStageSummaryCounts)
 
 	if err != nil {
 		return err
 	}
 
-	*o = RunReviewPlanStageSummaryOneOf1Counts(varRunReviewPlanStageSummaryOneOf1Counts)
+	*o = RunReviewPlanStageSummaryCounts(varRunReviewPlanStageSummaryCounts)
 
 	return err
 }
 
-type NullableRunReviewPlanStageSummaryOneOf1Counts struct {
-	value *RunReviewPlanStageSummaryOneOf1Counts
+type NullableRunReviewPlanStageSummaryCounts struct {
+	value *RunReviewPlanStageSummaryCounts
 	isSet bool
 }
 
-func (v NullableRunReviewPlanStageSummaryOneOf1Counts) Get() *RunReviewPlanStageSummaryOneOf1Counts {
+func (v NullableRunReviewPlanStageSummaryCounts) Get() *RunReviewPlanStageSummaryCounts {
 	return v.value
 }
 
-func (v *NullableRunReviewPlanStageSummaryOneOf1Counts) Set(val *RunReviewPlanStageSummaryOneOf1Counts) {
+func (v *NullableRunReviewPlanStageSummaryCounts) Set(val *RunReviewPlanStageSummaryCounts) {
 	v.value = val
 	v.isSet = true
 }
 
-func (v NullableRunReviewPlanStageSummaryOneOf1Counts) IsSet() bool {
+func (v NullableRunReviewPlanStageSummaryCounts) IsSet() bool {
 	return v.isSet
 }
 
-func (v *NullableRunReviewPlanStageSummaryOneOf1Counts) Unset() {
+func (v *NullableRunReviewPlanStageSummaryCounts) Unset() {
 	v.value = nil
 	v.isSet = false
 }
 
-func NewNullableRunReviewPlanStageSummaryOneOf1Counts(val *RunReviewPlanStageSummaryOneOf1Counts) *NullableRunReviewPlanStageSummaryOneOf1Counts {
-	return &NullableRunReviewPlanStageSummaryOneOf1Counts{value: val, isSet: true}
+func NewNullableRunReviewPlanStageSummaryCounts(val *RunReviewPlanStageSummaryCounts) *NullableRunReviewPlanStageSummaryCounts {
+	return &NullableRunReviewPlanStageSummaryCounts{value: val, isSet: true}
 }
 
-func (v NullableRunReviewPlanStageSummaryOneOf1Counts) MarshalJSON() ([]byte, error) {
+func (v NullableRunReviewPlanStageSummaryCounts) MarshalJSON() ([]byte, error) {
 	return json.Marshal(v.value)
 }
 
-func (v *NullableRunReviewPlanStageSummaryOneOf1Counts) UnmarshalJSON(src []byte) error {
+func (v *NullableRunReviewPlanStageSummaryCounts) UnmarshalJSON(src []byte) error {
 	v.isSet = true
 	return json.Unmarshal(src, &v.value)
 }

@@ -16,40 +16,40 @@ import (
 	"fmt"
 )
 
-// checks if the RunReviewTerminalReasonOneOfLogTail type satisfies the MappedNullable interface at compile time
-var _ MappedNullable = &RunReviewTerminalReasonOneOfLogTail{}
+// checks if the RunReviewTerminalReasonLogTail type satisfies the MappedNullable interface at compile time
+var _ MappedNullable = &RunReviewTerminalReasonLogTail{}
 
-// RunReviewTerminalReasonOneOfLogTail For a failed plan or apply phase of a terminal run, the last sanitized lines of that phase's log (at most eight); null otherwise.
-type RunReviewTerminalReasonOneOfLogTail struct {
+// RunReviewTerminalReasonLogTail For a failed plan or apply phase of a terminal run, the last sanitized lines of that phase's log (at most eight); null otherwise.
+type RunReviewTerminalReasonLogTail struct {
 	Phase string `json:"phase"`
 	Caption string `json:"caption"`
 	Lines []string `json:"lines"`
 }
 
-type _RunReviewTerminalReasonOneOfLogTail RunReviewTerminalReasonOneOfLogTail
+type _RunReviewTerminalReasonLogTail RunReviewTerminalReasonLogTail
 
-// NewRunReviewTerminalReasonOneOfLogTail instantiates a new RunReviewTerminalReasonOneOfLogTail object
+// NewRunReviewTerminalReasonLogTail instantiates a new RunReviewTerminalReasonLogTail object
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewRunReviewTerminalReasonOneOfLogTail(phase string, caption string, lines []string) *RunReviewTerminalReasonOneOfLogTail {
-	this := RunReviewTerminalReasonOneOfLogTail{}
+func NewRunReviewTerminalReasonLogTail(phase string, caption string, lines []string) *RunReviewTerminalReasonLogTail {
+	this := RunReviewTerminalReasonLogTail{}
 	this.Phase = phase
 	this.Caption = caption
 	this.Lines = lines
 	return &this
 }
 
-// NewRunReviewTerminalReasonOneOfLogTailWithDefaults instantiates a new RunReviewTerminalReasonOneOfLogTail object
+// NewRunReviewTerminalReasonLogTailWithDefaults instantiates a new RunReviewTerminalReasonLogTail object
 // This constructor will only assign default values to properties that have it defined,
 // but it doesn't guarantee that properties required by API are set
-func NewRunReviewTerminalReasonOneOfLogTailWithDefaults() *RunReviewTerminalReasonOneOfLogTail {
-	this := RunReviewTerminalReasonOneOfLogTail{}
+func NewRunReviewTerminalReasonLogTailWithDefaults() *RunReviewTerminalReasonLogTail {
+	this := RunReviewTerminalReasonLogTail{}
 	return &this
 }
 
 // GetPhase returns the Phase field value
-func (o *RunReviewTerminalReasonOneOfLogTail) GetPhase() string {
+func (o *RunReviewTerminalReasonLogTail) GetPhase() string {
 	if o == nil {
 		var ret string
 		return ret
@@ -60,7 +60,7 @@ func (o *RunReviewTerminalReasonOneOfLogTail) GetPhase() string {
 
 // GetPhaseOk returns a tuple with the Phase field value
 // and a boolean to check if the value has been set.
-func (o *RunReviewTerminalReasonOneOfLogTail) GetPhaseOk() (*string, bool) {
+func (o *RunReviewTerminalReasonLogTail) GetPhaseOk() (*string, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -68,12 +68,12 @@ func (o *RunReviewTerminalReasonOneOfLogTail) GetPhaseOk() (*string, bool) {
 }
 
 // SetPhase sets field value
-func (o *RunReviewTerminalReasonOneOfLogTail) SetPhase(v string) {
+func (o *RunReviewTerminalReasonLogTail) SetPhase(v string) {
 	o.Phase = v
 }
 
 // GetCaption returns the Caption field value
-func (o *RunReviewTerminalReasonOneOfLogTail) GetCaption() string {
+func (o *RunReviewTerminalReasonLogTail) GetCaption() string {
 	if o == nil {
 		var ret string
 		return ret
@@ -84,7 +84,7 @@ func (o *RunReviewTerminalReasonOneOfLogTail) GetCaption() string {
 
 // GetCaptionOk returns a tuple with the Caption field value
 // and a boolean to check if the value has been set.
-func (o *RunReviewTerminalReasonOneOfLogTail) GetCaptionOk() (*string, bool) {
+func (o *RunReviewTerminalReasonLogTail) GetCaptionOk() (*string, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -92,12 +92,12 @@ func (o *RunReviewTerminalReasonOneOfLogTail) GetCaptionOk() (*string, bool) {
 }
 
 // SetCaption sets field value
-func (o *RunReviewTerminalReasonOneOfLogTail) SetCaption(v string) {
+func (o *RunReviewTerminalReasonLogTail) SetCaption(v string) {
 	o.Caption = v
 }
 
 // GetLines returns the Lines field value
-func (o *RunReviewTerminalReasonOneOfLogTail) GetLines() []string {
+func (o *RunReviewTerminalReasonLogTail) GetLines() []string {
 	if o == nil {
 		var ret []string
 		return ret
@@ -108,7 +108,7 @@ func (o *RunReviewTerminalReasonOneOfLogTail) GetLines() []string {
 
 // GetLinesOk returns a tuple with the Lines field value
 // and a boolean to check if the value has been set.
-func (o *RunReviewTerminalReasonOneOfLogTail) GetLinesOk() ([]string, bool) {
+func (o *RunReviewTerminalReasonLogTail) GetLinesOk() ([]string, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -116,11 +116,11 @@ func (o *RunReviewTerminalReasonOneOfLogTail) GetLinesOk() ([]string, bool) {
 }
 
 // SetLines sets field value
-func (o *RunReviewTerminalReasonOneOfLogTail) SetLines(v []string) {
+func (o *RunReviewTerminalReasonLogTail) SetLines(v []string) {
 	o.Lines = v
 }
 
-func (o RunReviewTerminalReasonOneOfLogTail) MarshalJSON() ([]byte, error) {
+func (o RunReviewTerminalReasonLogTail) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
 		return []byte{}, err
@@ -128,7 +128,7 @@ func (o RunReviewTerminalReasonOneOfLogTail) MarshalJSON() ([]byte, error) {
 	return json.Marshal(toSerialize)
 }
 
-func (o RunReviewTerminalReasonOneOfLogTail) ToMap() (map[string]interface{}, error) {
+func (o RunReviewTerminalReasonLogTail) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
 	toSerialize["phase"] = o.Phase
 	toSerialize["caption"] = o.Caption
@@ -136,7 +136,7 @@ func (o RunReviewTerminalReasonOneOfLogTail) ToMap() (map[string]interface{}, er
 	return toSerialize, nil
 }
 
-func (o *RunReviewTerminalReasonOneOfLogTail) UnmarshalJSON(data []byte) (err error) {
+func (o *RunReviewTerminalReasonLogTail) UnmarshalJSON(data []byte) (err error) {
 	// This validates that all required properties are included in the JSON object
 	// by unmarshalling the object into a generic map with string keys and checking
 	// that every required field exists as a key in the generic map.
@@ -160,53 +160,53 @@ func (o *RunReviewTerminalReasonOneOfLogTail) UnmarshalJSON(data []byte) (err er
 		}
 	}
 
-	varRunReviewTerminalReasonOneOfLogTail := _RunReviewTerminalReasonOneOfLogTail{}
+	varRunReviewTerminalReasonLogTail := _RunReviewTerminalReasonLogTail{}
 
 	decoder := json.NewDecoder(bytes.NewReader(data))
 	decoder.DisallowUnknownFields()
-	err = decoder.Decode(&varRunReviewTerminalReasonOneOfLogTail)
+	err = decoder.Decode(&varRunReviewTerminalReasonLogTail)
 
 	if err != nil {
 		return err
 	}
 
-	*o = RunReviewTerminalReasonOneOfLogTail(varRunReviewTerminalReasonOneOfLogTail)
+	*o = RunReviewTerminalReasonLogTail(varRunReviewTerminalReasonLogTail)
 
 	return err
 }
 
-type NullableRunReviewTerminalReasonOneOfLogTail struct {
-	value *RunReviewTerminalReasonOneOfLogTail
+type NullableRunReviewTerminalReasonLogTail struct {
+	value *RunReviewTerminalReasonLogTail
 	isSet bool
 }
 
-func (v NullableRunReviewTerminalReasonOneOfLogTail) Get() *RunReviewTerminalReasonOneOfLogTail {
+func (v NullableRunReviewTerminalReasonLogTail) Get() *RunReviewTerminalReasonLogTail {
 	return v.value
 }
 
-func (v *NullableRunReviewTerminalReasonOneOfLogTail) Set(val *RunReviewTerminalReasonOneOfLogTail) {
+func (v *NullableRunReviewTerminalReasonLogTail) Set(val *RunReviewTerminalReasonLogTail) {
 	v.value = val
 	v.isSet = true
 }
 
-func (v NullableRunReviewTerminalReasonOneOfLogTail) IsSet() bool {
+func (v NullableRunReviewTerminalReasonLogTail) IsSet() bool {
 	return v.isSet
 }
 
-func (v *NullableRunReviewTerminalReasonOneOfLogTail) Unset() {
+func (v *NullableRunReviewTerminalReasonLogTail) Unset() {
 	v.value = nil
 	v.isSet = false
 }
 
-func NewNullableRunReviewTerminalReasonOneOfLogTail(val *RunReviewTerminalReasonOneOfLogTail) *NullableRunReviewTerminalReasonOneOfLogTail {
-	return &NullableRunReviewTerminalReasonOneOfLogTail{value: val, isSet: true}
+func NewNullableRunReviewTerminalReasonLogTail(val *RunReviewTerminalReasonLogTail) *NullableRunReviewTerminalReasonLogTail {
+	return &NullableRunReviewTerminalReasonLogTail{value: val, isSet: true}
 }
 
-func (v NullableRunReviewTerminalReasonOneOfLogTail) MarshalJSON() ([]byte, error) {
+func (v NullableRunReviewTerminalReasonLogTail) MarshalJSON() ([]byte, error) {
 	return json.Marshal(v.value)
 }
 
-func (v *NullableRunReviewTerminalReasonOneOfLogTail) UnmarshalJSON(src []byte) error {
+func (v *NullableRunReviewTerminalReasonLogTail) UnmarshalJSON(src []byte) error {
 	v.isSet = true
 	return json.Unmarshal(src, &v.value)
 }

@@ -17,24 +17,27 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List
+from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
 from pydantic_core import to_jsonable_python
 
-class RunReviewTerminalReasonOneOf1(BaseModel):
+class RunReviewTerminalReasonLogTail(BaseModel):
     """
-    RunReviewTerminalReasonOneOf1
+    For a failed plan or apply phase of a terminal run, the last sanitized lines of that phase's log (at most eight); null otherwise.
     """ # noqa: E501
-    state: StrictStr
-    __properties: ClassVar[List[str]] = ["state"]
+    phase: StrictStr
+    caption: StrictStr
+    lines: Annotated[List[StrictStr], Field(max_length=8)]
+    __properties: ClassVar[List[str]] = ["phase", "caption", "lines"]
 
-    @field_validator('state')
-    def state_validate_enum(cls, value):
+    @field_validator('phase')
+    def phase_validate_enum(cls, value):
         """Validates the enum"""
-        if value not in set(['not_recorded']):
-            raise ValueError("must be one of enum values ('not_recorded')")
+        if value not in set(['plan', 'apply']):
+            raise ValueError("must be one of enum values ('plan', 'apply')")
         return value
 
     model_config = ConfigDict(
@@ -55,7 +58,7 @@ class RunReviewTerminalReasonOneOf1(BaseModel):
 
     @classmethod
     def from_json(cls, json_str: str) -> Optional[Self]:
-        """Create an instance of RunReviewTerminalReasonOneOf1 from a JSON string"""
+        """Create an instance of RunReviewTerminalReasonLogTail from a JSON string"""
         return cls.from_dict(json.loads(json_str))
 
     def to_dict(self) -> Dict[str, Any]:
@@ -80,7 +83,7 @@ class RunReviewTerminalReasonOneOf1(BaseModel):
 
     @classmethod
     def from_dict(cls, obj: Optional[Dict[str, Any]]) -> Optional[Self]:
-        """Create an instance of RunReviewTerminalReasonOneOf1 from a dict"""
+        """Create an instance of RunReviewTerminalReasonLogTail from a dict"""
         if obj is None:
             return None
 
@@ -88,7 +91,9 @@ class RunReviewTerminalReasonOneOf1(BaseModel):
             return cls.model_validate(obj)
 
         _obj = cls.model_validate({
-            "state": obj.get("state")
+            "phase": obj.get("phase"),
+            "caption": obj.get("caption"),
+            "lines": obj.get("lines")
         })
         return _obj
 
