@@ -1350,6 +1350,13 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            /** @description The request line and headers exceed Node's 16 KiB limit (a long `filter[names]` of multi-byte names, percent-encoded, can); answered before routing, without a body. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     createProject: {
@@ -1691,6 +1698,7 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
         };
     };
     discardRun: {
@@ -1720,6 +1728,7 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
         };
     };
     listRunEvents: {
@@ -1935,6 +1944,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
         };
     };
     forceUnlockWorkspace: {
