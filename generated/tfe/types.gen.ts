@@ -947,7 +947,7 @@ export interface components {
                 };
                 relationships: {
                     "configuration-version"?: components["schemas"]["ToOne"];
-                    workspace: components["schemas"]["ToOne"];
+                    workspace: components["schemas"]["ToOneRequired"];
                 };
                 /** @constant */
                 type?: "runs";
@@ -1058,6 +1058,13 @@ export interface components {
         Timestamp: string;
         ToOne: {
             data: components["schemas"]["TypedId"] | null;
+        };
+        /** @description A to-one relationship that must name its object (`data` may not be null). */
+        ToOneRequired: {
+            data: {
+                id: string;
+                type: string;
+            };
         };
         TypedId: {
             id: string;

@@ -473,6 +473,16 @@ export type ApplyDocument = {
     data: Apply;
 };
 
+/**
+ * A to-one relationship that must name its object (`data` may not be null).
+ */
+export type ToOneRequired = {
+    data: {
+        type: string;
+        id: string;
+    };
+};
+
 export type RunCreateDocument = {
     data: {
         type?: 'runs';
@@ -492,7 +502,7 @@ export type RunCreateDocument = {
             }>;
         };
         relationships: {
-            workspace: ToOne;
+            workspace: ToOneRequired;
             'configuration-version'?: ToOne;
         };
     };
