@@ -1029,7 +1029,7 @@ export interface components {
         DownloadRequestDocument: {
             data: {
                 attributes: {
-                    /** @description Why the sensitive bytes are needed; recorded in the audit trail. Not blank. */
+                    /** @description Why the sensitive bytes are needed; recorded in the audit trail. Not blank: an empty one is refused by the schema (422 DOCUMENT_INVALID), one of only spaces by the download guard (422 DOWNLOAD_REASON_REQUIRED). */
                     reason: string;
                 };
                 /** @constant */

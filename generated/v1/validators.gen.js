@@ -883,7 +883,7 @@ return true;
 validate26.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const DownloadRequestDocument = validate27;
-const schema42 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"download-requests"},"attributes":{"type":"object","additionalProperties":false,"required":["reason"],"properties":{"reason":{"type":"string","maxLength":1000,"description":"Why the sensitive bytes are needed; recorded in the audit trail. Not blank."}}}}}}};
+const schema42 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"download-requests"},"attributes":{"type":"object","additionalProperties":false,"required":["reason"],"properties":{"reason":{"type":"string","minLength":1,"maxLength":1000,"description":"Why the sensitive bytes are needed; recorded in the audit trail. Not blank: an empty one is refused by the schema (422 DOCUMENT_INVALID), one of only spaces by the download guard (422 DOWNLOAD_REASON_REQUIRED)."}}}}}}};
 const func1 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -1004,9 +1004,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-else {
-const err9 = {instancePath:instancePath+"/data/attributes/reason",schemaPath:"#/properties/data/properties/attributes/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data3) < 1){
+const err9 = {instancePath:instancePath+"/data/attributes/reason",schemaPath:"#/properties/data/properties/attributes/properties/reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1016,9 +1015,8 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
 else {
-const err10 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err10 = {instancePath:instancePath+"/data/attributes/reason",schemaPath:"#/properties/data/properties/attributes/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1030,7 +1028,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err11 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1042,12 +1040,24 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err12];
 }
 else {
 vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
 }
 errors++;
 }
@@ -1898,7 +1908,7 @@ const schema53 = {"type":"object","additionalProperties":false,"required":["type
 const schema54 = {"type":"string","pattern":"^fp-[0-9a-z]{16}$"};
 const schema62 = {"type":"object","additionalProperties":false,"properties":{"self":{"type":"string"},"next":{"type":["string","null"]}}};
 const pattern17 = new RegExp("^fp-[0-9a-z]{16}$", "u");
-const func5 = Object.prototype.hasOwnProperty;
+const func6 = Object.prototype.hasOwnProperty;
 
 function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2104,7 +2114,7 @@ vErrors.push(err17);
 errors++;
 }
 for(const key1 in data2){
-if(!(func5.call(schema53.properties.attributes.properties, key1))){
+if(!(func6.call(schema53.properties.attributes.properties, key1))){
 const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err18];
@@ -3499,7 +3509,7 @@ vErrors.push(err16);
 errors++;
 }
 for(const key1 in data2){
-if(!(func5.call(schema71.properties.attributes.properties, key1))){
+if(!(func6.call(schema71.properties.attributes.properties, key1))){
 const err17 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err17];
@@ -6112,7 +6122,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema99.properties, key0))){
+if(!(func6.call(schema99.properties, key0))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -6546,7 +6556,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema98.properties, key0))){
+if(!(func6.call(schema98.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -7662,7 +7672,7 @@ vErrors.push(err18);
 errors++;
 }
 for(const key2 in data3){
-if(!(func5.call(schema102.properties.data.properties.attributes.properties, key2))){
+if(!(func6.call(schema102.properties.data.properties.attributes.properties, key2))){
 const err19 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
@@ -12858,7 +12868,7 @@ vErrors.push(err35);
 errors++;
 }
 for(const key1 in data2){
-if(!(func5.call(schema152.properties.attributes.properties, key1))){
+if(!(func6.call(schema152.properties.attributes.properties, key1))){
 const err36 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err36];
@@ -15831,7 +15841,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema182.properties, key0))){
+if(!(func6.call(schema182.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -18416,7 +18426,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema203.properties, key0))){
+if(!(func6.call(schema203.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err10];
@@ -19956,7 +19966,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema212.properties, key0))){
+if(!(func6.call(schema212.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -21838,7 +21848,7 @@ vErrors.push(err146);
 errors++;
 }
 for(const key20 in data50){
-if(!(func5.call(schema212.properties.attempts.items.properties, key20))){
+if(!(func6.call(schema212.properties.attempts.items.properties, key20))){
 const err147 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err147];
@@ -24715,7 +24725,7 @@ vErrors.push(err17);
 errors++;
 }
 for(const key1 in data2){
-if(!(func5.call(schema239.properties.attributes.properties, key1))){
+if(!(func6.call(schema239.properties.attributes.properties, key1))){
 const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err18];
@@ -29164,7 +29174,7 @@ vErrors.push(err18);
 errors++;
 }
 for(const key1 in data2){
-if(!(func5.call(schema272.properties.attributes.properties, key1))){
+if(!(func6.call(schema272.properties.attributes.properties, key1))){
 const err19 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];

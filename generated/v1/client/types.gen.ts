@@ -1556,7 +1556,7 @@ export type DownloadRequestDocument = {
         type: 'download-requests';
         attributes: {
             /**
-             * Why the sensitive bytes are needed; recorded in the audit trail. Not blank.
+             * Why the sensitive bytes are needed; recorded in the audit trail. Not blank: an empty one is refused by the schema (422 DOCUMENT_INVALID), one of only spaces by the download guard (422 DOWNLOAD_REASON_REQUIRED).
              */
             reason: string;
         };

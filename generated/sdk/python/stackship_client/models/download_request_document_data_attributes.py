@@ -28,7 +28,7 @@ class DownloadRequestDocumentDataAttributes(BaseModel):
     """
     DownloadRequestDocumentDataAttributes
     """ # noqa: E501
-    reason: Annotated[str, Field(strict=True, max_length=1000)] = Field(description="Why the sensitive bytes are needed; recorded in the audit trail. Not blank.")
+    reason: Annotated[str, Field(min_length=1, strict=True, max_length=1000)] = Field(description="Why the sensitive bytes are needed; recorded in the audit trail. Not blank: an empty one is refused by the schema (422 DOCUMENT_INVALID), one of only spaces by the download guard (422 DOWNLOAD_REASON_REQUIRED).")
     __properties: ClassVar[List[str]] = ["reason"]
 
     model_config = ConfigDict(
