@@ -3,7 +3,10 @@
 // Three processes run side by side: the server and client uvu run (streamed), the dashboard's
 // browser end-to-end scenarios (uvu over web/test/e2e, Chromium through playwright-core) and the
 // dashboard's component tests (@web/test-runner over web/src/**/*.test.ts); the browser suites'
-// output is printed when each finishes. The optional argument filters every suite by file path.
+// output is printed when each finishes. A fourth runs beside them: the contract suites (uvu over
+// server/test/contract: the generated Python and Go SDKs driving real runs, the prism mock, the
+// schemathesis fuzzing), which mostly wait on child processes. The optional argument filters
+// every suite by file path.
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join, dirname } from "node:path";
@@ -78,7 +81,12 @@ function hasRego(dir) {
 }
 
 const results = [];
-const suites = [run("server and client (uvu)", join(root, "node_modules/.bin/uvu"), ["-r", "tsx", ".", filter, "-i", "node_modules", "-i", "generated", "-i", ".tools", "-i", ".stackship", "-i", "^web[\\\\/]"], parseUvu)];
+const suites = [run("server and client (uvu)", join(root, "node_modules/.bin/uvu"), ["-r", "tsx", ".", filter, "-i", "node_modules", "-i", "generated", "-i", ".tools", "-i", ".stackship", "-i", "^web[\\\\/]", "-i", "^server[\\\\/]test[\\\\/]contract[\\\\/]"], parseUvu)];
+const contract = testFiles("server/test/contract", /\.test\.ts$/);
+if (contract.length > 0) {
+  const names = contract.map((file) => file.slice("server/test/contract/".length).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  suites.push(run("contract: SDKs, mock, fuzzing (uvu)", join(root, "node_modules/.bin/uvu"), ["-r", "tsx", "server/test/contract", `^(${names.join("|")})$`], parseUvu, { stream: false }));
+}
 const e2e = testFiles("web/test/e2e", /\.test\.ts$/);
 const components = testFiles("web/src", /\.test\.ts$/);
 if ((e2e.length > 0 || components.length > 0) && !existsSync(CHROMIUM)) {

@@ -100,6 +100,7 @@ export const operations = [
       400: { contentType: "application/vnd.api+json", validate: v.listProjectsResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.listProjectsResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.listProjectsResponse404 },
+      431: { contentType: null, validate: null },
     },
   },
   {
@@ -314,6 +315,7 @@ export const operations = [
       403: { contentType: "application/vnd.api+json", validate: v.cancelRunResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.cancelRunResponse404 },
       409: { contentType: "application/vnd.api+json", validate: v.cancelRunResponse409 },
+      422: { contentType: "application/vnd.api+json", validate: v.cancelRunResponse422 },
     },
   },
   {
@@ -333,6 +335,7 @@ export const operations = [
       403: { contentType: "application/vnd.api+json", validate: v.discardRunResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.discardRunResponse404 },
       409: { contentType: "application/vnd.api+json", validate: v.discardRunResponse409 },
+      422: { contentType: "application/vnd.api+json", validate: v.discardRunResponse422 },
     },
   },
   {
@@ -474,6 +477,7 @@ export const operations = [
       401: { contentType: "application/vnd.api+json", validate: v.updateWorkspaceResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.updateWorkspaceResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.updateWorkspaceResponse404 },
+      422: { contentType: "application/vnd.api+json", validate: v.updateWorkspaceResponse422 },
     },
   },
   {

@@ -947,7 +947,7 @@ export interface components {
                 };
                 relationships: {
                     "configuration-version"?: components["schemas"]["ToOne"];
-                    workspace: components["schemas"]["ToOne"];
+                    workspace: components["schemas"]["ToOneRequired"];
                 };
                 /** @constant */
                 type?: "runs";
@@ -1058,6 +1058,13 @@ export interface components {
         Timestamp: string;
         ToOne: {
             data: components["schemas"]["TypedId"] | null;
+        };
+        /** @description A to-one relationship that must name its object (`data` may not be null). */
+        ToOneRequired: {
+            data: {
+                id: string;
+                type: string;
+            };
         };
         TypedId: {
             id: string;
@@ -1350,6 +1357,13 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            /** @description The request line and headers exceed Node's 16 KiB limit (a long `filter[names]` of multi-byte names, percent-encoded, can); answered before routing, without a body. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     createProject: {
@@ -1691,6 +1705,7 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
         };
     };
     discardRun: {
@@ -1720,6 +1735,7 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
         };
     };
     listRunEvents: {
@@ -1935,6 +1951,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
         };
     };
     forceUnlockWorkspace: {

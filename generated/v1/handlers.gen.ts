@@ -22,12 +22,36 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getOpenIdConfiguration"]["responses"][200]["content"]["application/json"]>>;
+  getApiReference: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Uint8Array>>;
+  getTfeApiReference: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Uint8Array>>;
   getHealth: (input: {
     path: Record<string, never>;
     query: Record<string, never>;
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getHealth"]["responses"][200]["content"]["application/json"]>>;
+  getOpenApiTfe: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getOpenApiTfe"]["responses"][200]["content"]["application/json"]>>;
+  getOpenApiV1: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getOpenApiV1"]["responses"][200]["content"]["application/json"]>>;
   uploadConfiguration: (input: {
     path: NonNullable<Ops["uploadConfiguration"]["parameters"]["path"]>;
     query: Record<string, never>;

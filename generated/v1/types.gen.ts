@@ -40,6 +40,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The native API's reference (HTML)
+         * @description A self-contained page rendered from the bundled v1 specification; it loads nothing from other hosts.
+         */
+        get: operations["getApiReference"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/tfe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The compatibility surface's reference (HTML)
+         * @description A self-contained page rendered from the bundled tfe specification.
+         */
+        get: operations["getTfeApiReference"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -49,6 +89,46 @@ export interface paths {
         };
         /** Liveness and database reachability */
         get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi/tfe.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bundled OpenTofu Cloud compatibility specification (OpenAPI 3.1, JSON)
+         * @description The compatibility surface's specification (`/api/v2/...`) in one document; the same bytes as generated/tfe/openapi.json.
+         */
+        get: operations["getOpenApiTfe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi/v1.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bundled native API specification (OpenAPI 3.1, JSON)
+         * @description The specification this server implements, with every reference resolved into one document; the same bytes as generated/v1/openapi.json. Point SDK generators and fuzzers here.
+         */
+        get: operations["getOpenApiV1"];
         put?: never;
         post?: never;
         delete?: never;
@@ -949,7 +1029,7 @@ export interface components {
         DownloadRequestDocument: {
             data: {
                 attributes: {
-                    /** @description Why the sensitive bytes are needed; recorded in the audit trail. Not blank. */
+                    /** @description Why the sensitive bytes are needed; recorded in the audit trail. Not blank: an empty one is refused by the schema (422 DOCUMENT_INVALID), one of only spaces by the download guard (422 DOWNLOAD_REASON_REQUIRED). */
                     reason: string;
                 };
                 /** @constant */
@@ -1147,6 +1227,15 @@ export interface components {
         };
         MembershipListDocument: {
             data: components["schemas"]["Membership"][];
+        };
+        /** @description An OpenAPI 3.1 document with every reference resolved (as `redocly bundle` writes it). */
+        OpenApiDocument: {
+            info: {
+                title: string;
+                version: string;
+            };
+            openapi: string;
+            paths: Record<string, never>;
         };
         OpenIdConfiguration: {
             claims_supported: string[];
@@ -2440,6 +2529,46 @@ export interface operations {
             404: components["responses"]["NotFound"];
         };
     };
+    getApiReference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reference page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    getTfeApiReference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reference page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
     getHealth: {
         parameters: {
             query?: never;
@@ -2456,6 +2585,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    getOpenApiTfe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenApiDocument"];
+                };
+            };
+        };
+    };
+    getOpenApiV1: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenApiDocument"];
                 };
             };
         };

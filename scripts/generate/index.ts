@@ -2,7 +2,9 @@
  * `npm run generate` / `task generate`: the only writer of generated/.
  * For each API surface: bundle the spec (Redocly), then emit types (openapi-typescript), the
  * SDK (@hey-api/openapi-ts), ajv standalone validators, the operation table and the Handlers
- * type. Output is byte-stable, so CI can diff it.
+ * type. Then the API reference pages (Redocly build-docs, scripts inlined) into generated/docs/
+ * and the Python and Go SDKs (openapi-generator, scripts/generate/sdks.ts) into generated/sdk/.
+ * Output is byte-stable, so CI can diff it.
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -12,6 +14,7 @@ import { parse as parseYaml } from "yaml";
 import { emitOperationTable, readOperations } from "./operations.ts";
 import { emitValidators } from "./validators.ts";
 import { emitTypes, emitSdk } from "./typescript.ts";
+import { emitSdks } from "./sdks.ts";
 import { BANNER, type Surface } from "./common.ts";
 import { OPERATION_REQUIREMENTS } from "../../server/src/domain/authorization.ts";
 
@@ -81,8 +84,20 @@ export type OperationTable = readonly OperationDescriptor[];
   );
 }
 
+/** generated/docs/<surface>.html: a self-contained reference page (no CDN), served at /docs. */
+function emitReference(surface: Surface) {
+  const out = join(root, "generated/docs", `${surface.name}.html`);
+  execFileSync(join(root, "node_modules/.bin/redocly"), ["build-docs", join(root, "generated", surface.name, "openapi.json"), "-o", out, "--inlineBundle", "--lint-config", "off"], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
+  });
+}
+
 async function main() {
   emitOperationTableShape();
+  rmSync(join(root, "generated/docs"), { recursive: true, force: true });
+  mkdirSync(join(root, "generated/docs"), { recursive: true });
+  const bundled: Partial<Record<Surface["name"], Record<string, any>>> = {};
   for (const surface of surfaces) {
     const dir = join(root, "generated", surface.name);
     rmSync(dir, { recursive: true, force: true });
@@ -95,8 +110,12 @@ async function main() {
     await emitSdk(join(dir, "openapi.json"), join(dir, "client"));
     emitValidators(surface, spec, operations, dir);
     emitOperationTable(surface, operations, dir);
+    log(`${surface.name}: reference page → generated/docs/${surface.name}.html`);
+    emitReference(surface);
+    bundled[surface.name] = spec;
   }
   emitErrorCodes();
+  emitSdks({ root, spec: bundled.v1!, log });
   log("done");
 }
 

@@ -473,6 +473,16 @@ export type ApplyDocument = {
     data: Apply;
 };
 
+/**
+ * A to-one relationship that must name its object (`data` may not be null).
+ */
+export type ToOneRequired = {
+    data: {
+        type: string;
+        id: string;
+    };
+};
+
 export type RunCreateDocument = {
     data: {
         type?: 'runs';
@@ -492,7 +502,7 @@ export type RunCreateDocument = {
             }>;
         };
         relationships: {
-            workspace: ToOne;
+            workspace: ToOneRequired;
             'configuration-version'?: ToOne;
         };
     };
@@ -605,6 +615,10 @@ export type ListProjectsErrors = {
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     404: ErrorDocument;
+    /**
+     * The request line and headers exceed Node's 16 KiB limit (a long `filter[names]` of multi-byte names, percent-encoded, can); answered before routing, without a body.
+     */
+    431: unknown;
 };
 
 export type ListProjectsError = ListProjectsErrors[keyof ListProjectsErrors];
@@ -898,6 +912,10 @@ export type UpdateWorkspaceErrors = {
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    422: ErrorDocument;
 };
 
 export type UpdateWorkspaceError = UpdateWorkspaceErrors[keyof UpdateWorkspaceErrors];
@@ -1658,6 +1676,10 @@ export type DiscardRunErrors = {
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     409: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    422: ErrorDocument;
 };
 
 export type DiscardRunError = DiscardRunErrors[keyof DiscardRunErrors];
@@ -1699,6 +1721,10 @@ export type CancelRunErrors = {
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     409: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    422: ErrorDocument;
 };
 
 export type CancelRunError = CancelRunErrors[keyof CancelRunErrors];

@@ -10,6 +10,20 @@ export type Health = {
     version: string;
 };
 
+/**
+ * An OpenAPI 3.1 document with every reference resolved (as `redocly bundle` writes it).
+ */
+export type OpenApiDocument = {
+    openapi: string;
+    info: {
+        title: string;
+        version: string;
+    };
+    paths: {
+        [key: string]: unknown;
+    };
+};
+
 export type OrganizationId = string;
 
 /**
@@ -1567,7 +1581,7 @@ export type DownloadRequestDocument = {
         type: 'download-requests';
         attributes: {
             /**
-             * Why the sensitive bytes are needed; recorded in the audit trail. Not blank.
+             * Why the sensitive bytes are needed; recorded in the audit trail. Not blank: an empty one is refused by the schema (422 DOCUMENT_INVALID), one of only spaces by the download guard (422 DOWNLOAD_REASON_REQUIRED).
              */
             reason: string;
         };
@@ -1641,6 +1655,70 @@ export type GetHealthResponses = {
 };
 
 export type GetHealthResponse = GetHealthResponses[keyof GetHealthResponses];
+
+export type GetOpenApiV1Data = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/openapi/v1.json';
+};
+
+export type GetOpenApiV1Responses = {
+    /**
+     * The OpenAPI document.
+     */
+    200: OpenApiDocument;
+};
+
+export type GetOpenApiV1Response = GetOpenApiV1Responses[keyof GetOpenApiV1Responses];
+
+export type GetOpenApiTfeData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/openapi/tfe.json';
+};
+
+export type GetOpenApiTfeResponses = {
+    /**
+     * The OpenAPI document.
+     */
+    200: OpenApiDocument;
+};
+
+export type GetOpenApiTfeResponse = GetOpenApiTfeResponses[keyof GetOpenApiTfeResponses];
+
+export type GetApiReferenceData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/docs';
+};
+
+export type GetApiReferenceResponses = {
+    /**
+     * The reference page.
+     */
+    200: string;
+};
+
+export type GetApiReferenceResponse = GetApiReferenceResponses[keyof GetApiReferenceResponses];
+
+export type GetTfeApiReferenceData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/docs/tfe';
+};
+
+export type GetTfeApiReferenceResponses = {
+    /**
+     * The reference page.
+     */
+    200: string;
+};
+
+export type GetTfeApiReferenceResponse = GetTfeApiReferenceResponses[keyof GetTfeApiReferenceResponses];
 
 export type ListOrganizationsData = {
     body?: never;

@@ -26,6 +26,11 @@ const SESSION = row(401, 200, 200, 200, 200);
 
 const EXPECTED: Record<string, Row> = {
   getHealth: row(200, 200, 200, 200, 200),
+  // The reference pages and bundled specs are public.
+  getOpenApiV1: row(200, 200, 200, 200, 200),
+  getOpenApiTfe: row(200, 200, 200, 200, 200),
+  getApiReference: row(200, 200, 200, 200, 200),
+  getTfeApiReference: row(200, 200, 200, 200, 200),
   // Authorized by its signed URL, not by the caller; each call gets a fresh pending version.
   uploadConfiguration: row(200, 200, 200, 200, 200),
   createSession: row(201, 201, 201, 201, 201),
@@ -124,6 +129,10 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
   const reason = { data: { type: "download-requests", attributes: { reason: "authorization matrix" } } };
   switch (operationId) {
     case "getHealth":
+    case "getOpenApiV1":
+    case "getOpenApiTfe":
+    case "getApiReference":
+    case "getTfeApiReference":
       return { path: {} };
     case "uploadConfiguration": {
       const pending = await createPendingConfiguration(server, world.adminToken, world.workspaceId);

@@ -71,6 +71,8 @@ testEachServer(sensitive, "each refusal of a session writes nothing: missing per
     ["operator session emergency state", () => postAs(operatorSession, state), 403, "FORBIDDEN"],
     ["another organization's admin", () => postAs(otherAdmin, raw), 404, "NOT_FOUND"],
     ["blank reason", () => postAs(admin, raw, reasonBody("   ")), 422, "DOWNLOAD_REASON_REQUIRED"],
+    // The schema says minLength 1: an empty reason never reaches the guard.
+    ["empty reason", () => postAs(admin, state, reasonBody("")), 422, "DOCUMENT_INVALID"],
     ["no reason", () => postAs(admin, state, { data: { type: "download-requests", attributes: {} } }), 422, "DOCUMENT_INVALID"],
     // Unknown parameters are refused by the operation's parameter validation, anything else by the download guard.
     ["?x=1", () => postAs(admin, `${raw}?x=1`), 400, "REQUEST_INVALID"],

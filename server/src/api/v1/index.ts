@@ -7,6 +7,7 @@ import { downloadHandlers } from "./downloads.ts";
 import { githubHandlers } from "./github.ts";
 import { auditOversizedWebhook } from "../../commands/github-webhooks.ts";
 import { healthHandlers } from "./health.ts";
+import { referenceHandlers } from "./reference.ts";
 import { organizationHandlers } from "./organizations.ts";
 import { policyHandlers } from "./policies.ts";
 import { reviewHandlers } from "./review.ts";
@@ -18,6 +19,7 @@ import { workloadIdentityHandlers } from "./workload-identity.ts";
 /** Every v1 handler; `satisfies` makes a missing or mistyped operation a compile error. */
 export const v1Handlers = {
   ...healthHandlers,
+  ...referenceHandlers,
   ...organizationHandlers,
   ...workspaceHandlers,
   ...configurationVersionHandlers,
