@@ -195,7 +195,7 @@ export class SsApp extends LitElement {
     const session = this.session;
     return html`<header>
       <a class="brand" href="/runs">StackShip</a>
-      <nav aria-label="Main"><a href="/runs">Runs</a></nav>
+      <nav aria-label="Main"><a href="/runs">Runs</a> <a href="/docs">API reference</a></nav>
       ${session.organizations.length > 1
         ? html`<label>
             <span class="visually-hidden">Organization</span>

@@ -35,6 +35,15 @@ test.after(
 const rows = (page: Page) => page.locator("ss-runs-page tbody tr");
 const rowOf = (page: Page, runId: string) => page.locator(`ss-runs-page tr[data-run-id="${runId}"]`);
 
+test("the header links the API reference, which the server serves outside the dashboard", async ({ h, acme }) => {
+  const { page } = await h.signInAs(acme, "viewer");
+  const link = page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "API reference" });
+  assert.is(await link.getAttribute("href"), "/docs");
+  await link.click();
+  await page.waitForURL("**/docs");
+  assert.is(await page.title(), "StackShip API");
+});
+
 test("every listed run: message, id, workspace name, status in words, duration final or ticking, relative time with the UTC time as tooltip", async ({ h, acme, applied, awaiting, failed, running }) => {
   const { page } = await h.signInAs(acme, "viewer");
   await rows(page).first().waitFor();
