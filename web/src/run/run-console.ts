@@ -135,7 +135,7 @@ export class SsRunConsole extends LitElement implements PhaseListener {
           if (window.next_offset > this.offset) this.appendText(window.text);
           this.offset = Math.max(this.offset, window.next_offset);
           this.complete = window.complete;
-          if (window.complete || !moved || window.text.length === 0) break;
+          if (window.complete || !moved || window.text.length < WINDOW) break; // a short window is the stored end
         }
       } while (this.again);
       this.loaded = true;

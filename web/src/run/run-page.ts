@@ -48,6 +48,10 @@ export const HIDDEN_CLOSE_MS = 60_000;
 @customElement("ss-run-page")
 export class SsRunPage extends LitElement {
   static override styles = [base, runPageStyles];
+  /** Feed options every page starts from (component tests put a fake WebSocket here). */
+  static liveDefaults: Partial<LiveFeedOptions> = {};
+  /** The review poll interval while the feed is stale (component tests shorten it). */
+  static pollMs = REVIEW_POLL_MS;
 
   @consume({ context: apiContext, subscribe: true })
   @state()
@@ -115,6 +119,7 @@ export class SsRunPage extends LitElement {
         this.live = { feed, live: state.live };
         this.stale = state.stale;
       },
+      ...SsRunPage.liveDefaults,
       ...this.liveOptions,
     });
     this.live = { feed, live: false };
@@ -182,7 +187,7 @@ export class SsRunPage extends LitElement {
       this.pollTimer = setTimeout(() => {
         this.pollTimer = undefined;
         if (this.isConnected) this.refresh();
-      }, REVIEW_POLL_MS);
+      }, SsRunPage.pollMs);
     }
   }
 
