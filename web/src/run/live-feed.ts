@@ -126,13 +126,13 @@ export class RunLiveFeed {
     this.setState({ live: false, stale: false, stopped: true });
   }
 
-  /** Closes the socket until start() (the page was hidden for long); not a failure. */
-  suspend() {
+  /** Closes the socket until start() (the page was hidden for long, or left); not a failure. */
+  suspend(resync = true) {
     if (this.state.stopped) return;
     this.suspended = true;
     this.drop();
     this.setState({ ...this.state, live: false });
-    this.resyncAll();
+    if (resync) this.resyncAll();
   }
 
   /** Follows `phase`; returns the unsubscribe function. */

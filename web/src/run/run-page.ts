@@ -157,7 +157,7 @@ export class SsRunPage extends LitElement {
     document.removeEventListener("visibilitychange", this.onVisibility);
     clearTimeout(this.hiddenTimer);
     this.hiddenTimer = undefined;
-    this.live?.feed.suspend();
+    this.live?.feed.suspend(false);
     clearTimeout(this.pollTimer);
     clearInterval(this.tickTimer);
     this.pollTimer = undefined;
