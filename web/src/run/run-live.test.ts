@@ -219,4 +219,33 @@ describe("the run page's live feed", () => {
     const held = await until(() => deep(el, '[data-testid="console-held"]'), 2000, "the held note");
     ok(text(held).startsWith("The plan log appears when the plan finishes"));
   });
+
+  it("should close the socket when the page stays hidden, and reopen it (and re-read the review) when visible", async () => {
+    SsRunPage.hiddenCloseMs = 50;
+    let visibility: DocumentVisibilityState = "visible";
+    Object.defineProperty(document, "visibilityState", { configurable: true, get: () => visibility });
+    try {
+      const { s } = server();
+      const el = await page(s);
+      FakeSocket.last.send(helloMessage());
+      visibility = "hidden";
+      document.dispatchEvent(new Event("visibilitychange"));
+      await sleep(20);
+      equal(FakeSocket.last.closed, false, "a short hide keeps the socket");
+      await until(() => FakeSocket.last.closed, 1000, "closed after staying hidden");
+      await sleep(50);
+      equal(FakeSocket.all.length, 1, "no reconnect while hidden");
+      const reads = s.count(REVIEW);
+      visibility = "visible";
+      document.dispatchEvent(new Event("visibilitychange"));
+      await until(() => FakeSocket.all.length === 2, 1000, "reopened when visible");
+      await until(() => s.count(REVIEW) > reads, 1000, "the review re-read");
+      ok(el.isConnected);
+      el.remove();
+      ok(FakeSocket.last.closed, "leaving the page closes its socket");
+    } finally {
+      delete (document as unknown as { visibilityState?: string }).visibilityState;
+      SsRunPage.hiddenCloseMs = 60_000;
+    }
+  });
 });

@@ -52,6 +52,8 @@ export class SsRunPage extends LitElement {
   static liveDefaults: Partial<LiveFeedOptions> = {};
   /** The review poll interval while the feed is stale (component tests shorten it). */
   static pollMs = REVIEW_POLL_MS;
+  /** How long the page may be hidden before its socket closes (component tests shorten it). */
+  static hiddenCloseMs = HIDDEN_CLOSE_MS;
 
   @consume({ context: apiContext, subscribe: true })
   @state()
@@ -137,7 +139,7 @@ export class SsRunPage extends LitElement {
     const feed = this.live?.feed;
     if (!feed) return;
     if (document.visibilityState === "hidden") {
-      if (this.hiddenTimer === undefined) this.hiddenTimer = setTimeout(() => feed.suspend(), HIDDEN_CLOSE_MS);
+      if (this.hiddenTimer === undefined) this.hiddenTimer = setTimeout(() => feed.suspend(), SsRunPage.hiddenCloseMs);
     } else {
       clearTimeout(this.hiddenTimer);
       this.hiddenTimer = undefined;

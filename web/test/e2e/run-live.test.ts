@@ -39,7 +39,7 @@ async function status(h: Harness, org: HarnessOrganization, runId: string) {
 }
 
 /** The numbered lines in `text`, in order. */
-const lines = (text: string) => [...text.matchAll(/^live-line-(\d+)$/gm)].map((m) => m[1]);
+const lines = (text: string) => [...text.matchAll(/live-line-(\d+)$/gm)].map((m) => m[1]);
 
 test("an applying run watched live: lines append in order without a reload, a cut socket falls back to the route, three failed reconnects show the stale note and poll, and the review turns Applied", async (ctx) => {
   const { h, org } = ctx;
@@ -73,6 +73,7 @@ test("an applying run watched live: lines append in order without a reload, a cu
   await consoleEl.filter({ hasText: "live-line-03" }).waitFor({ timeout: 30_000 });
   assert.is(await status(h, org, run.id), "applying", "the lines arrived while the apply ran");
   const early = lines(await consoleEl.innerText());
+  assert.ok(early.length >= 3, `lines so far: ${early.join(",")}`);
   assert.equal(early, early.map((_, i) => String(i + 1).padStart(2, "0")), `in order from the first: ${early.join(",")}`);
   assert.is(await refresh.count(), 0);
 
@@ -154,6 +155,24 @@ test("two tabs on one applying run each get the live lines; closing the tabs fre
   while (h.server.live.hub.stats().viewers > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   assert.is(h.server.live.hub.stats().viewers, 0, "the sockets closed with their tabs");
   await h.waitForStatus(org, run.id, ["applied"]);
+});
+
+test("more than 512 KiB of apply output: the console holds exactly the newest 512 KiB of the HTTP log and says it trimmed", async ({ h, org }) => {
+  const LOUD = { "main.tf": 'resource "terraform_data" "loud" {\n  provisioner "local-exec" {\n    command = "yes 0123456789abcdef0123456789abcdef | head -n 12000"\n  }\n}\n' };
+  const { run } = await h.makeRun(org, "applied", { files: LOUD });
+  const http = await readLog(h.server, org.token, run.id, "apply");
+  assert.ok(http.length > 512 * 1024, `the apply log is ${http.length} characters`);
+  const { page } = await h.signInAs(org, "viewer");
+  await page.goto(h.url(`/runs/${run.id}`));
+  const apply = page.getByTestId("stage-apply");
+  const consoleEl = apply.getByTestId("console-apply");
+  await apply.getByTestId("console-trimmed").waitFor({ timeout: 20_000 });
+  await consoleEl.waitFor();
+  const shown = await consoleEl.textContent();
+  assert.is(shown!.length, 512 * 1024);
+  assert.ok(shown === http.slice(-512 * 1024), "exactly the newest 512 KiB");
+  assert.match(await apply.getByTestId("console-trimmed").innerText(), /earlier output trimmed/);
+  await h.screenshot(page, "run-live-trimmed");
 });
 
 function liveClients(h: Harness): number {
