@@ -52,10 +52,27 @@ test("an applying run watched live: lines append in order without a reload, a cu
   let refuse = false;
   let sockets = 0;
   page.on("websocket", () => sockets++);
+  // The first connection loses the apply log message with seq 2 on its way: a forced sequence gap.
+  let dropped: { offset: number } | null = null;
   await page.routeWebSocket(/\/live\/runs\//, (ws) => {
     routes.push(ws);
     if (refuse) return void ws.close({ code: 1011, reason: "refused by the test" });
-    ws.connectToServer();
+    const server = ws.connectToServer();
+    server.onMessage((message) => {
+      if (!dropped && typeof message === "string") {
+        const parsed = JSON.parse(message) as { type: string; phase?: string; seq?: number; offset?: number };
+        if (parsed.type === "log" && parsed.phase === "apply" && parsed.seq === 2) {
+          dropped = { offset: parsed.offset! };
+          return;
+        }
+      }
+      ws.send(message);
+    });
+  });
+  const logReads: number[] = [];
+  page.on("request", (request) => {
+    const url = new URL(request.url());
+    if (url.pathname === `/v1/runs/${run.id}/logs/apply`) logReads.push(Number(url.searchParams.get("offset") ?? 0));
   });
 
   await page.goto(h.url(`/runs/${run.id}`));
@@ -72,6 +89,11 @@ test("an applying run watched live: lines append in order without a reload, a cu
   await page.getByTestId("run-status").filter({ hasText: "Applying" }).waitFor({ timeout: 30_000 });
   await consoleEl.filter({ hasText: "live-line-03" }).waitFor({ timeout: 30_000 });
   assert.is(await status(h, org, run.id), "applying", "the lines arrived while the apply ran");
+  for (let waited = 0; !dropped && waited < 30_000; waited += 100) await page.waitForTimeout(100);
+  const gap = dropped as { offset: number } | null;
+  assert.ok(gap, "the seq 2 apply message was held back");
+  for (let waited = 0; !logReads.includes(gap!.offset) && waited < 5_000; waited += 100) await page.waitForTimeout(100);
+  assert.ok(logReads.includes(gap!.offset), `the gap was re-read from the route at ${gap!.offset} (reads at ${logReads.join(",")})`);
   const early = lines(await consoleEl.innerText());
   assert.ok(early.length >= 3, `lines so far: ${early.join(",")}`);
   assert.equal(early, early.map((_, i) => String(i + 1).padStart(2, "0")), `in order from the first: ${early.join(",")}`);
