@@ -53,7 +53,15 @@ export class SsRunConsole extends LitElement implements PhaseListener {
   /** The plan is running and its log is held by the runner until it finishes (plan console only). */
   @property({ type: Boolean }) accessor held = false;
 
-  @state() accessor text = "";
+  /**
+   * The kept text as text nodes, one per appended chunk: new ones are appended to the <pre> once
+   * per animation frame and old ones removed (or shortened) from its front, so the console never
+   * rewrites its whole text.
+   */
+  private pieces: Text[] = [];
+  private kept = 0;
+  private frame = 0;
+  private synced: HTMLPreElement | null = null;
   @state() accessor complete = false;
   @state() accessor clipped = false;
   @state() accessor reading = false;
@@ -69,7 +77,9 @@ export class SsRunConsole extends LitElement implements PhaseListener {
 
   protected override willUpdate(changed: PropertyValues<this>) {
     if (changed.has("runId") && changed.get("runId") !== undefined) {
-      this.text = "";
+      for (const piece of this.pieces) piece.remove();
+      this.pieces = [];
+      this.kept = 0;
       this.offset = 0;
       this.clipped = this.complete = this.loaded = this.started = false;
     }
@@ -162,13 +172,60 @@ export class SsRunConsole extends LitElement implements PhaseListener {
     if (chunk.final) this.complete = true;
   }
 
+  /** The text the console keeps. */
+  get text(): string {
+    return this.pieces.map((piece) => piece.data).join("");
+  }
+
+  /**
+   * Appends, then drops the oldest text beyond 512 KiB (whole pieces first, then the front of the
+   * first, never starting inside a surrogate pair), and paints on the next animation frame.
+   */
   private appendText(chunk: string) {
     if (chunk.length === 0) return;
-    let next = this.text + chunk;
-    if (this.text === "" && this.clipped && isLow(next)) next = next.slice(1); // a window that starts inside a pair
-    const kept = keepNewest(next);
-    if (kept.cut) this.clipped = true;
-    this.text = kept.text;
+    this.pieces.push(document.createTextNode(chunk));
+    this.kept += chunk.length;
+    while (this.pieces.length > 1 && this.kept - this.pieces[0]!.length >= CONSOLE_MAX_CHARS) {
+      const dropped = this.pieces.shift()!;
+      this.kept -= dropped.length;
+      dropped.remove();
+      this.clipped = true;
+    }
+    const first = this.pieces[0]!;
+    if (this.kept > CONSOLE_MAX_CHARS) {
+      first.deleteData(0, this.kept - CONSOLE_MAX_CHARS);
+      this.kept = CONSOLE_MAX_CHARS;
+      this.clipped = true;
+    }
+    if (this.clipped && isLow(first.data)) {
+      first.deleteData(0, 1); // a cut (or a window) that starts inside a pair
+      this.kept--;
+    }
+    if (this.frame === 0) {
+      this.frame = requestAnimationFrame(() => {
+        this.frame = 0;
+        if (!this.paint()) this.requestUpdate();
+      });
+    }
+  }
+
+  /** Puts the pieces not shown yet into the <pre>; false when there is no <pre> to put them in. */
+  private paint(): boolean {
+    const pre = this.renderRoot.querySelector<HTMLPreElement>("pre[data-console]");
+    if (!pre) return false;
+    if (pre !== this.synced) {
+      pre.replaceChildren(...this.pieces);
+      this.synced = pre;
+      return true;
+    }
+    let from = this.pieces.length;
+    while (from > 0 && this.pieces[from - 1]!.parentNode !== pre) from--;
+    if (from < this.pieces.length) pre.append(...this.pieces.slice(from));
+    return true;
+  }
+
+  protected override updated() {
+    this.paint();
   }
 
   override render() {
@@ -178,7 +235,7 @@ export class SsRunConsole extends LitElement implements PhaseListener {
       ? nothing
       : html`<button type="button" @click=${() => void this.read()} ?disabled=${this.reading} data-testid="refresh-log">Refresh log</button>`;
     let body;
-    if (this.text) body = this.pre(caption);
+    if (this.kept > 0) body = this.pre(caption);
     else if (!this.loaded) body = html`<p class="muted" role="status">Loading the ${caption.toLowerCase()}…</p>`;
     else if (this.held && !this.complete)
       body = html`<p class="muted" data-testid="console-held">The plan log appears when the plan finishes: the runner holds it until the plan's own sensitive values are known.</p>`;
@@ -192,7 +249,7 @@ export class SsRunConsole extends LitElement implements PhaseListener {
   }
 
   private pre(caption: string) {
-    return html`<pre class="ink" tabindex="0" aria-label=${caption} data-testid="console-${this.phase}">${this.text}</pre>`;
+    return html`<pre class="ink" tabindex="0" aria-label=${caption} data-testid="console-${this.phase}" data-console></pre>`;
   }
 }
 
