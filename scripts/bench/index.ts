@@ -13,3 +13,4 @@ if (!which || which === "github") await import("./github.ts");
 if (!which || which === "workload-identity") await import("./workload-identity.ts");
 if (!which || which === "sign-in") await import("./sign-in.ts");
 if (!which || which === "dashboard") await import("./dashboard.ts");
+if (!which || which === "dashboard-live") await import("./dashboard-live.ts");

@@ -22,6 +22,8 @@ export class SsPlanStageBody extends LitElement {
   /** Whether the plan has finished (the Changes tab says so instead of reading too early). */
   @property({ type: Boolean, attribute: "plan-finished" }) accessor planFinished = false;
 
+  /** Whether the plan is running (its log is held by the runner until it finishes). */
+  @property({ type: Boolean, attribute: "plan-running" }) accessor planRunning = false;
   @state() accessor tab: Tab = "log";
   @state() accessor opened = new Set<Tab>(["log"]);
 
@@ -31,7 +33,7 @@ export class SsPlanStageBody extends LitElement {
         ${this.tabButton("log", "Log")} ${this.tabButton("changes", "Changes")}
       </div>
       <div role="tabpanel" id="panel-log" aria-labelledby="tab-log" ?hidden=${this.tab !== "log"}>
-        ${this.opened.has("log") ? html`<ss-run-console run-id=${this.runId} phase="plan"></ss-run-console>` : nothing}
+        ${this.opened.has("log") ? html`<ss-run-console run-id=${this.runId} phase="plan" ?held=${this.planRunning}></ss-run-console>` : nothing}
       </div>
       <div role="tabpanel" id="panel-changes" aria-labelledby="tab-changes" ?hidden=${this.tab !== "changes"}>
         ${this.opened.has("changes")

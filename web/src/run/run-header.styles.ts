@@ -92,4 +92,9 @@ export const runHeaderStyles = css`
   .error {
     color: var(--ss-danger);
   }
+  .stale-note {
+    color: var(--ss-text-muted, inherit);
+    font-size: 0.8125rem;
+    font-style: italic;
+  }
 `;

@@ -38,6 +38,9 @@ export class SsRunHeader extends LitElement {
   /** The clock the live duration ticks with (ms since the epoch). */
   @property({ type: Number }) accessor now = Date.now();
 
+  /** The live feed failed repeatedly: a quiet note beside the status badge. */
+  @property({ type: Boolean }) accessor stale = false;
+
   @state() accessor confirmingCancel = false;
   @state() accessor busy = false;
   @state() accessor failure: RequestFailed | null = null;
@@ -64,6 +67,7 @@ export class SsRunHeader extends LitElement {
           : html`<span class="status tone-${RUN_STATUS_TONES[status]}" data-testid="run-status"
               >${icon(RUN_STATUS_TONES[status])}${RUN_STATUS_LABELS[status]}</span
             >`}
+        ${this.stale ? html`<span class="stale-note" role="status" data-testid="live-stale">Reconnecting — data may be stale</span>` : nothing}
         ${kind === null ? html`<span class="kind error">Unknown kind “${h.kind}”</span>` : html`<span class="kind">${KIND_LABELS[kind]}</span>`}
       </div>
       <dl>

@@ -1,7 +1,9 @@
 import { afterEach, cleanup, deep, deepAll, describe, equal, errorAnswer, FakeServer, it, match, mount, ok, reviewFixture, RUN_ID, text, until, WS_ID } from "./test-support.ts";
 import type { Review } from "./review-model.ts";
-import type { SsRunPage } from "./run-page.ts";
-import "./run-page.ts";
+import { SsRunPage } from "./run-page.ts";
+import { FakeSocket } from "./test-support.ts";
+
+SsRunPage.liveDefaults = { createSocket: FakeSocket.create };
 
 const REVIEW = `GET /v1/runs/${RUN_ID}/review`;
 

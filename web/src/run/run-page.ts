@@ -1,4 +1,4 @@
-import { consume } from "@lit/context";
+import { consume, provide } from "@lit/context";
 import { Task, TaskStatus } from "@lit/task";
 import { getRunReview, type Client } from "@stackship/client";
 import { LitElement, html, nothing, type PropertyValues } from "lit";
@@ -7,6 +7,8 @@ import { apiContext } from "../app/context.ts";
 import { base } from "../ui/tokens.ts";
 import { RequestFailed, asFailure, unwrap } from "./api-result.ts";
 import type { RunActionDoneDetail } from "./events.ts";
+import { liveContext, type LiveHandle } from "./live-context.ts";
+import { RunLiveFeed, liveUrl, type LiveFeedOptions, type SocketLike } from "./live-feed.ts";
 import { isTerminal, type Review } from "./review-model.ts";
 import { runPageStyles } from "./run-page.styles.ts";
 import "./attention-strip.ts";
@@ -26,21 +28,32 @@ const ANNOUNCEMENTS: Record<RunActionDoneDetail["action"], string> = {
   resolve: "Recovery resolved.",
 };
 
-/** How often the review is read again while the run is not terminal (no live socket yet). */
-export const REVIEW_POLL_MS = 3000;
+/** How often the review is polled while the live feed is down after repeated failures. */
+export const REVIEW_POLL_MS = 5000;
+/** How long the page may be hidden before its socket is closed (reopened when visible). */
+export const HIDDEN_CLOSE_MS = 60_000;
 
 /**
  * The run page, top to bottom as commit identity, then decision, then evidence: the header (with
  * the terminal reason), the approval bar or a guidance strip in its place, the recovery panel, the
  * stage timeline, and the downloads. Everything comes from `GET /v1/runs/{run_id}/review`, read
- * with @lit/task (pending, complete and error rendered explicitly) and read again every few
- * seconds while the run is not terminal, and at once after any action the page took.
+ * with @lit/task (pending, complete and error rendered explicitly), again at once after any
+ * action the page took, and again (once per burst) when the live feed reports a change. A run
+ * not terminal when its review is first read gets one live feed (live-feed.ts), given to the
+ * consoles through `liveContext`; after repeated socket failures the header shows a quiet
+ * "Reconnecting — data may be stale" note and the review is polled until the socket recovers.
  *
  * @summary The review surface of one run.
  */
 @customElement("ss-run-page")
 export class SsRunPage extends LitElement {
   static override styles = [base, runPageStyles];
+  /** Feed options every page starts from (component tests put a fake WebSocket here). */
+  static liveDefaults: Partial<LiveFeedOptions> = {};
+  /** The review poll interval while the feed is stale (component tests shorten it). */
+  static pollMs = REVIEW_POLL_MS;
+  /** How long the page may be hidden before its socket closes (component tests shorten it). */
+  static hiddenCloseMs = HIDDEN_CLOSE_MS;
 
   @consume({ context: apiContext, subscribe: true })
   @state()
@@ -55,9 +68,20 @@ export class SsRunPage extends LitElement {
   @state() private accessor generation = 0;
   /** What the last action did, announced politely (focus is not moved: the control that had it may be gone). */
   @state() accessor announcement = "";
+  /** The live feed, for the consoles (null: none opened, e.g. the run was terminal at load). */
+  @provide({ context: liveContext })
+  @state()
+  accessor live: LiveHandle | null = null;
+  /** The live feed failed repeatedly; the review is polled meanwhile. */
+  @state() accessor stale = false;
+  /** Feed options for tests (a fake WebSocket, short delays). */
+  @property({ attribute: false }) accessor liveOptions: Partial<LiveFeedOptions> & { createSocket?: (url: string) => SocketLike } = {};
 
   private pollTimer: ReturnType<typeof setTimeout> | undefined;
   private tickTimer: ReturnType<typeof setInterval> | undefined;
+  private hiddenTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The run whose first review decided whether a feed opens. */
+  private decidedFor = "";
 
   readonly reviewTask = new Task(this, {
     args: () => [this.client, this.runId, this.generation] as const,
@@ -70,8 +94,61 @@ export class SsRunPage extends LitElement {
   });
 
   protected override willUpdate(changed: PropertyValues<this>) {
-    if (changed.has("runId") && changed.get("runId") !== undefined) this.review = null;
+    if (changed.has("runId") && changed.get("runId") !== undefined) {
+      this.review = null;
+      this.closeFeed();
+      this.decidedFor = "";
+    }
+    const review = this.review;
+    if (review && review.id === this.runId) {
+      const terminal = isTerminal(review.attributes.header.status);
+      if (this.decidedFor !== this.runId) {
+        this.decidedFor = this.runId;
+        if (!terminal) this.openFeed();
+      } else if (terminal && this.live && !this.live.feed.state.stopped) {
+        this.live.feed.stop();
+      }
+    }
   }
+
+  private openFeed() {
+    const feed = new RunLiveFeed({
+      url: liveUrl(this.runId),
+      onReviewChanged: () => {
+        if (this.isConnected) this.refresh();
+      },
+      onState: (state) => {
+        this.live = { feed, live: state.live };
+        this.stale = state.stale;
+      },
+      ...SsRunPage.liveDefaults,
+      ...this.liveOptions,
+    });
+    this.live = { feed, live: false };
+    if (document.visibilityState !== "hidden") feed.start();
+    else this.onVisibility();
+  }
+
+  private closeFeed() {
+    this.live?.feed.stop();
+    this.live = null;
+    this.stale = false;
+  }
+
+  private readonly onVisibility = () => {
+    const feed = this.live?.feed;
+    if (!feed) return;
+    if (document.visibilityState === "hidden") {
+      if (this.hiddenTimer === undefined) this.hiddenTimer = setTimeout(() => feed.suspend(), SsRunPage.hiddenCloseMs);
+    } else {
+      clearTimeout(this.hiddenTimer);
+      this.hiddenTimer = undefined;
+      if (!feed.state.stopped && !feed.state.live) {
+        feed.start();
+        this.refresh();
+      }
+    }
+  };
 
   protected override updated() {
     this.schedule();
@@ -79,6 +156,10 @@ export class SsRunPage extends LitElement {
 
   override disconnectedCallback() {
     super.disconnectedCallback();
+    document.removeEventListener("visibilitychange", this.onVisibility);
+    clearTimeout(this.hiddenTimer);
+    this.hiddenTimer = undefined;
+    this.live?.feed.suspend(false);
     clearTimeout(this.pollTimer);
     clearInterval(this.tickTimer);
     this.pollTimer = undefined;
@@ -87,10 +168,14 @@ export class SsRunPage extends LitElement {
 
   override connectedCallback() {
     super.connectedCallback();
-    if (this.hasUpdated) this.schedule();
+    document.addEventListener("visibilitychange", this.onVisibility);
+    if (this.hasUpdated) {
+      this.live?.feed.start();
+      this.schedule();
+    }
   }
 
-  /** Polls and ticks only while the run is not terminal. */
+  /** Ticks while the run is not terminal; polls the review only while the live feed is stale. */
   private schedule() {
     const moving = this.review !== null && !isTerminal(this.review.attributes.header.status);
     if (moving && this.tickTimer === undefined) this.tickTimer = setInterval(() => (this.now = Date.now()), 1000);
@@ -100,11 +185,11 @@ export class SsRunPage extends LitElement {
       this.now = Date.now();
     }
     const settled = this.reviewTask.status === TaskStatus.COMPLETE || this.reviewTask.status === TaskStatus.ERROR;
-    if (moving && settled && this.pollTimer === undefined) {
+    if (moving && this.stale && settled && this.pollTimer === undefined) {
       this.pollTimer = setTimeout(() => {
         this.pollTimer = undefined;
         if (this.isConnected) this.refresh();
-      }, REVIEW_POLL_MS);
+      }, SsRunPage.pollMs);
     }
   }
 
@@ -157,7 +242,7 @@ export class SsRunPage extends LitElement {
     const a = review.attributes;
     const reason = a.terminal_reason;
     const guidance = reason?.state === "recorded" ? reason.guidance : null;
-    return html`<ss-run-header .header=${a.header} .actions=${a.available_actions} now=${this.now}></ss-run-header>
+    return html`<ss-run-header .header=${a.header} .actions=${a.available_actions} now=${this.now} ?stale=${this.stale}></ss-run-header>
       <ss-terminal-reason .reason=${reason}></ss-terminal-reason>
       ${guidance
         ? html`<ss-guidance-strip .guidance=${guidance}></ss-guidance-strip>`

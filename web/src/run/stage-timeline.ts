@@ -122,7 +122,7 @@ export class SsStageTimeline extends LitElement {
       data-testid="stage-plan"
     >
       <span slot="summary" class="summary"><ss-phase-badge phase="plan" status=${p.phase_status}></ss-phase-badge>${text}</span>
-      ${this.opened.has("plan") ? html`<ss-plan-stage-body run-id=${this.runId} ?plan-finished=${p.phase_status === "finished"}></ss-plan-stage-body>` : nothing}
+      ${this.opened.has("plan") ? html`<ss-plan-stage-body run-id=${this.runId} ?plan-finished=${p.phase_status === "finished"} ?plan-running=${p.phase_status === "running" || p.phase_status === "pending"}></ss-plan-stage-body>` : nothing}
     </ss-run-stage>`;
   }
 

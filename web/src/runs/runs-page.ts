@@ -16,6 +16,7 @@ import { apiContext, sessionContext } from "../app/context.ts";
 import { absoluteUtc, duration, relativeTime } from "../app/format.ts";
 import { replaceQuery } from "../app/router.ts";
 import type { Session } from "../app/session.ts";
+import "../ui/elapsed.ts";
 import "../ui/status-badge.ts";
 import { runsPageStyles } from "./runs-page.styles.ts";
 
@@ -70,7 +71,6 @@ export class SsRunsPage extends LitElement {
   @state() accessor now = Date.now();
 
   private refreshTimer: ReturnType<typeof setInterval> | null = null;
-  private tickTimer: ReturnType<typeof setInterval> | null = null;
 
   /** The first page and the workspace names of the current organization. */
   private readonly firstPage = new Task(this, {
@@ -142,18 +142,16 @@ export class SsRunsPage extends LitElement {
 
   private stopTimers(): void {
     if (this.refreshTimer) clearInterval(this.refreshTimer);
-    if (this.tickTimer) clearInterval(this.tickTimer);
     this.refreshTimer = null;
-    this.tickTimer = null;
   }
 
   override updated(): void {
     const live = this.firstPage.status === TaskStatus.COMPLETE && this.rows.some((run) => !isTerminal(run));
     if (live && !this.refreshTimer) {
       this.refreshTimer = setInterval(() => {
+        this.now = Date.now(); // relative times move with each re-read; running durations tick on their own (<ss-elapsed>)
         if (this.refresh.status !== TaskStatus.PENDING) void this.refresh.run();
       }, this.refreshMs);
-      this.tickTimer = setInterval(() => (this.now = Date.now()), 1000);
     } else if (!live && this.refreshTimer) {
       this.stopTimers();
     }
@@ -290,7 +288,7 @@ export class SsRunsPage extends LitElement {
   private renderRow(run: Run): TemplateResult {
     const a = run.attributes;
     const terminal = isTerminal(run);
-    const end = terminal ? Date.parse(a.finished_at ?? a.updated_at) : this.now;
+    const end = Date.parse(a.finished_at ?? a.updated_at);
     const workspaceId = run.relationships.workspace.data.id;
     const name = this.workspaceName(run);
     const commit = commitLine(run);
@@ -303,7 +301,7 @@ export class SsRunsPage extends LitElement {
       <td><a href="/workspaces/${workspaceId}">${name ?? workspaceId}</a></td>
       <td><ss-status-badge status=${a.status}></ss-status-badge></td>
       <td class="duration" data-final=${terminal ? "true" : "false"}>
-        <span>${duration(end - Date.parse(a.created_at))}</span>${terminal ? nothing : html`<span class="visually-hidden"> so far</span>`}
+        <span>${terminal ? duration(end - Date.parse(a.created_at)) : html`<ss-elapsed since=${a.created_at}></ss-elapsed>`}</span>${terminal ? nothing : html`<span class="visually-hidden"> so far</span>`}
       </td>
       <td><time datetime=${a.created_at} title=${absoluteUtc(a.created_at)}>${relativeTime(a.created_at, this.now)}</time></td>
     </tr>`;

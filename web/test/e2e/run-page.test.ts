@@ -60,9 +60,10 @@ test("plan running: a quiet “Plan not finished yet”, no counts, no decision;
     assert.is(await page.getByTestId("attention-strip").count(), 0, "no decision while planning");
     assert.is(await page.getByTestId("terminal-reason").count(), 0);
     // The plan console loads on first expansion. A running plan's log is held until the plan ends
-    // (its own sensitive values are known only then), so the console says there is none yet.
+    // (its own sensitive values are known only then), so the console says so plainly.
     await plan.getByTestId("stage-head").click();
-    await page.getByTestId("console-empty").or(page.getByTestId("console-plan")).first().waitFor();
+    await page.getByTestId("console-held").waitFor();
+    assert.match(await page.getByTestId("console-held").innerText(), /^The plan log appears when the plan finishes/);
     await h.screenshot(page, "run-plan-running");
     await h.checkA11y(page, "plan running");
 
