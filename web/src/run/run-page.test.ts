@@ -36,6 +36,12 @@ describe("ss-run-page", () => {
     match(text(deep(missing, '[data-testid="run-unavailable"]')), /Run not found/);
   });
 
+  it("should show the review of another run as unavailable, not load forever or show it", async () => {
+    const el = await page(withReview(reviewFixture((r) => void (r.id = "run-someoneelse000000"))));
+    match(text(deep(el, '[data-testid="run-unavailable"]')), /This run is unavailable.*review of run-someoneelse000000/);
+    equal(deep(el, "ss-stage-timeline"), null);
+  });
+
   it("should read top to bottom: header, attention strip, stages, downloads; with the header facts", async () => {
     const el = await page(
       withReview(

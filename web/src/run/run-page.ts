@@ -88,6 +88,8 @@ export class SsRunPage extends LitElement {
     task: async ([client, runId], { signal }) => {
       if (!client || !runId) return null;
       const document = unwrap(await getRunReview({ client, path: { run_id: runId }, signal }));
+      // The review of another run than the one asked for is a broken answer, not this run's evidence.
+      if (document.data.id !== runId) throw new RequestFailed(0, null, `the server answered with the review of ${document.data.id}, not ${runId}`);
       this.review = document.data;
       return document.data;
     },

@@ -104,4 +104,16 @@ test("the runs page renders the mock's runs inventory", async () => {
   await page.close();
 });
 
+test("the run page answers the mock's review of some other run with an explicit unavailable state", async () => {
+  // The mock draws the review's id at random, so it never names the run asked for: the page must
+  // say the answer is broken rather than show another run's evidence or load forever.
+  const page = await open("/runs/run-0123456789abcdef");
+  const box = page.getByTestId("run-unavailable");
+  await box.waitFor({ timeout: 30_000 });
+  assert.match(await box.innerText(), /This run is unavailable/);
+  assert.match(await box.innerText(), /not run-0123456789abcdef/);
+  assert.equal(errors, []);
+  await page.close();
+});
+
 test.run();
