@@ -96,6 +96,12 @@ async function tableNames(db: Awaited<ReturnType<typeof openDatabase>>): Promise
 
 const migrations = suite('migrations');
 
+migrations('the list is in ascending, unique timestamp order (the order they apply in is the order of their names)', () => {
+  const stamps = MIGRATION_NAMES.map((name) => name.slice(0, 14));
+  for (const stamp of stamps) assert.match(stamp, /^\d{14}$/);
+  assert.equal(stamps, [...new Set(stamps)].sort());
+});
+
 testEachDatabase(
   migrations,
   'migrate up, down, then up again',

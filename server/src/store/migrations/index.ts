@@ -9,8 +9,8 @@ import * as createUsersAndSessions from './20261202070000_create_users_and_sessi
 import * as createWorkspaceTags from './20261202080000_create_workspace_tags.ts';
 import * as addLogChunkOffsets from './20261203000000_add_log_chunk_offsets.ts';
 import * as createGithubSource from './20261203010000_create_github_source.ts';
-import * as createWorkloadIdentity from './20261203110000_create_workload_identity.ts';
 import * as createAuthThrottles from './20261203100000_create_auth_throttles.ts';
+import * as createWorkloadIdentity from './20261203110000_create_workload_identity.ts';
 
 /** A migration as the migration source serves it. */
 export interface NamedMigration {
@@ -31,6 +31,6 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261202080000_create_workspace_tags', up: createWorkspaceTags.up, down: createWorkspaceTags.down },
   { name: '20261203000000_add_log_chunk_offsets', up: addLogChunkOffsets.up, down: addLogChunkOffsets.down },
   { name: '20261203010000_create_github_source', up: createGithubSource.up, down: createGithubSource.down },
-  { name: '20261203110000_create_workload_identity', up: createWorkloadIdentity.up, down: createWorkloadIdentity.down },
   { name: '20261203100000_create_auth_throttles', up: createAuthThrottles.up, down: createAuthThrottles.down },
+  { name: '20261203110000_create_workload_identity', up: createWorkloadIdentity.up, down: createWorkloadIdentity.down },
 ];
