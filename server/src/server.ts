@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type Koa from "koa";
 import pino, { type Logger } from "pino";
 import { tfeSurface } from "./api/tfe/index.ts";
-import { ensureBootstrapAdmin } from "./api/commands/users.ts";
+import { ensureBootstrapAdmin } from "./commands/users.ts";
 import { v1Surface } from "./api/v1/index.ts";
 import { LocalArtifactStore } from "./artifacts/artifact-store.ts";
 import { deriveKeys, loadMasterKey } from "./artifacts/keys.ts";

@@ -1,9 +1,9 @@
 import { isAllowed, type Permission } from "../domain/authorization.ts";
 import type { ConfigurationVersion, Organization, Project, Run, Workspace } from "../domain/records.ts";
-import { DEFAULT_PROJECT_NAME } from "./commands/organizations.ts";
+import { DEFAULT_PROJECT_NAME } from "../commands/organizations.ts";
 import type { RequestContext } from "../http/app.ts";
 import { authorize, notFound, principalOf } from "./authorize.ts";
-import { uploadUrl } from "./commands/configuration-versions.ts";
+import { uploadUrl } from "../commands/configuration-versions.ts";
 
 /** Loads an organization by name and checks `permission` on it (hidden ones are 404). */
 export async function loadOrganization(ctx: RequestContext, name: string, permission: Permission): Promise<Organization> {

@@ -1,6 +1,6 @@
-import { createRun } from "../api/commands/runs.ts";
-import { cancelRun } from "../api/commands/run-decisions.ts";
-import { createConfigurationVersion, signUploadToken, uploadConfiguration } from "../api/commands/configuration-versions.ts";
+import { createRun } from "./runs.ts";
+import { cancelRun } from "./run-decisions.ts";
+import { createConfigurationVersion, signUploadToken, uploadConfiguration } from "./configuration-versions.ts";
 import { branchOfRef, changedPathsOfPush, isForkPullRequest, pushConcernsWorkspace } from "../domain/github.ts";
 import { isDomainError } from "../domain/errors.ts";
 import type { RunCommit, Workspace } from "../domain/records.ts";

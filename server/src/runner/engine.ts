@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import type { RunJob } from "../domain/records.ts";
 import type { Services } from "../services.ts";
 import { inTransaction } from "../store/index.ts";
-import { applyRunEvent, releaseRun } from "../api/commands/run-decisions.ts";
+import { applyRunEvent, releaseRun } from "../commands/run-decisions.ts";
 import { executeApply, executePlan, planSandboxShape, type ExecutionContext } from "./execution.ts";
 import { startGraphileRunner } from "./graphile.ts";
 import { WarmSandboxPool } from "./warm-sandboxes.ts";

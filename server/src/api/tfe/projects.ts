@@ -2,7 +2,7 @@ import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
 import type { components } from "../../../../generated/tfe/types.gen.ts";
 import type { Project } from "../../domain/records.ts";
 import type { RequestContext } from "../../http/app.ts";
-import { createProject } from "../commands/projects.ts";
+import { createProject } from "../../commands/projects.ts";
 import { principalOf } from "../authorize.ts";
 import { loadOrganization } from "../lookup.ts";
 import { paginate } from "./presenters.ts";

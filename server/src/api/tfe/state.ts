@@ -12,8 +12,8 @@ import {
   stateUploadUrls,
   uploadJsonState,
   uploadState,
-} from "../commands/state-versions.ts";
-import { alreadyUnlocked, forceUnlockWorkspace, lockedBy, lockWorkspaceForUser, unlockWorkspaceForUser } from "../commands/workspace-locks.ts";
+} from "../../commands/state-versions.ts";
+import { alreadyUnlocked, forceUnlockWorkspace, lockedBy, lockWorkspaceForUser, unlockWorkspaceForUser } from "../../commands/workspace-locks.ts";
 import { loadWorkspaceForCli } from "./access.ts";
 import { workspaceResource } from "./workspaces.ts";
 import { parseStateVersionOutputId, presentStateVersion, presentStateVersionOutput } from "./presenters.ts";

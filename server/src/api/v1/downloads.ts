@@ -4,7 +4,7 @@ import { DomainError } from "../../domain/errors.ts";
 import type { Run } from "../../domain/records.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { principalOf } from "../authorize.ts";
-import { auditDownload, checkSensitiveDownload, DOWNLOAD_PERMISSIONS, emergencyStateOf, readPlanChanges } from "../commands/downloads.ts";
+import { auditDownload, checkSensitiveDownload, DOWNLOAD_PERMISSIONS, emergencyStateOf, readPlanChanges } from "../../commands/downloads.ts";
 import { ArtifactDescriptorRepository } from "../../store/artifact-descriptor-repository.ts";
 import { loadRun } from "../lookup.ts";
 

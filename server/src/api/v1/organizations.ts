@@ -1,9 +1,9 @@
 import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { principalOf } from "../authorize.ts";
-import { createOrganization } from "../commands/organizations.ts";
-import { createProject } from "../commands/projects.ts";
-import { createOrganizationToken } from "../commands/tokens.ts";
+import { createOrganization } from "../../commands/organizations.ts";
+import { createProject } from "../../commands/projects.ts";
+import { createOrganizationToken } from "../../commands/tokens.ts";
 import { loadOrganization } from "../lookup.ts";
 import { presentNewToken, presentOrganization, presentProject } from "./presenters.ts";
 

@@ -4,7 +4,7 @@ import { REVIEW_OVERRIDE_LIMIT } from "../../domain/policy/index.ts";
 import type { RequestContext } from "../../http/app.ts";
 import type { PolicyOverride } from "../../store/index.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
-import { createPolicyOverride, createPolicySet, createPolicySetVersion, listPolicySets, type PolicySetWithVersion } from "../commands/policies.ts";
+import { createPolicyOverride, createPolicySet, createPolicySetVersion, listPolicySets, type PolicySetWithVersion } from "../../commands/policies.ts";
 import { loadOrganization, loadRun } from "../lookup.ts";
 
 type H = Handlers<RequestContext>;

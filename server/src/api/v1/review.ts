@@ -7,7 +7,7 @@ import { commitWebUrl } from "../../domain/github.ts";
 import type { RequestContext } from "../../http/app.ts";
 import type { Services } from "../../services.ts";
 import { principalOf } from "../authorize.ts";
-import { recoveryEvidence } from "../commands/recovery.ts";
+import { recoveryEvidence } from "../../commands/recovery.ts";
 import { loadRun } from "../lookup.ts";
 
 type H = Handlers<RequestContext>;

@@ -2,10 +2,10 @@ import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import { decodeRunCursor, encodeRunCursor } from "../../domain/cursor.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { principalOf } from "../authorize.ts";
-import { approveRun, cancelRun, discardRun } from "../commands/run-decisions.ts";
-import { recoveryEvidence, resolveRecovery } from "../commands/recovery.ts";
-import { readPlanChanges } from "../commands/downloads.ts";
-import { createRun } from "../commands/runs.ts";
+import { approveRun, cancelRun, discardRun } from "../../commands/run-decisions.ts";
+import { recoveryEvidence, resolveRecovery } from "../../commands/recovery.ts";
+import { readPlanChanges } from "../../commands/downloads.ts";
+import { createRun } from "../../commands/runs.ts";
 import { loadOrganization, loadRun, loadWorkspace } from "../lookup.ts";
 import { presentRun } from "./presenters.ts";
 

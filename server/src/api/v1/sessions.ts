@@ -6,7 +6,7 @@ import type { RequestContext } from "../../http/app.ts";
 import type { AuthenticatedPrincipal, SessionScope } from "../../http/principal.ts";
 import type { Membership, User } from "../../store/index.ts";
 import { principalOf } from "../authorize.ts";
-import { addMembership, createUser, signIn, signOut, stepUp } from "../commands/users.ts";
+import { addMembership, createUser, signIn, signOut, stepUp } from "../../commands/users.ts";
 import { loadOrganization } from "../lookup.ts";
 
 type H = Handlers<RequestContext>;

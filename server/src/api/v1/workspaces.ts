@@ -1,8 +1,8 @@
 import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { notFound, principalOf } from "../authorize.ts";
-import { createVariable, deleteVariable, updateVariable } from "../commands/variables.ts";
-import { createWorkspace } from "../commands/workspaces.ts";
+import { createVariable, deleteVariable, updateVariable } from "../../commands/variables.ts";
+import { createWorkspace } from "../../commands/workspaces.ts";
 import { loadOrganization, loadProjectForNewWorkspace, loadWorkspace } from "../lookup.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Context } from "koa";
 import { DomainError } from "../../domain/errors.ts";
-import { csrfTokenFor, hashSessionSecret } from "../../api/commands/users.ts";
+import { csrfTokenFor, hashSessionSecret } from "../../commands/users.ts";
 import { CSRF_HEADER, SESSION_COOKIE } from "../../domain/sessions.ts";
 import type { Services } from "../../services.ts";
 import { grantsOfMemberships, type Session, type Stores, type User } from "../../store/index.ts";

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { DomainError } from "../../domain/errors.ts";
-import type { Run } from "../../domain/records.ts";
-import { RUN_TOKEN_SECRET_PREFIX, hashTokenSecret } from "../../http/middleware/authenticate.ts";
-import type { Services } from "../../services.ts";
-import { RUN_TOKEN_PHASES, inTransaction, type RunToken, type RunTokenPhase } from "../../store/index.ts";
+import { DomainError } from "../domain/errors.ts";
+import type { Run } from "../domain/records.ts";
+import { RUN_TOKEN_SECRET_PREFIX, hashTokenSecret } from "../http/middleware/authenticate.ts";
+import type { Services } from "../services.ts";
+import { RUN_TOKEN_PHASES, inTransaction, type RunToken, type RunTokenPhase } from "../store/index.ts";
 
 /** The longest a run token may live (a phase's wall-clock limit is far below this). */
 export const MAX_RUN_TOKEN_TTL_MS = 24 * 60 * 60 * 1000;

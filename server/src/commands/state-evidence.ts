@@ -1,4 +1,4 @@
-import type { Stores } from "../../store/index.ts";
+import type { Stores } from "../store/index.ts";
 
 /** The workspace's current published state as approval evidence: its id and SHA-256. */
 export interface StateEvidence {

@@ -1,8 +1,8 @@
-import { DomainError } from "../../domain/errors.ts";
-import type { Organization, Project, Workspace } from "../../domain/records.ts";
-import type { AuthenticatedPrincipal } from "../../http/principal.ts";
-import type { Services } from "../../services.ts";
-import { inTransaction } from "../../store/index.ts";
+import { DomainError } from "../domain/errors.ts";
+import type { Organization, Project, Workspace } from "../domain/records.ts";
+import type { AuthenticatedPrincipal } from "../http/principal.ts";
+import type { Services } from "../services.ts";
+import { inTransaction } from "../store/index.ts";
 
 /**
  * Resolves a requested OpenTofu version to an exact version this deployment provides: an exact

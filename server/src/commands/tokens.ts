@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { permissionsForRole, type Role } from "../../domain/authorization.ts";
-import type { ApiToken, Organization } from "../../domain/records.ts";
-import { hashTokenSecret } from "../../http/middleware/authenticate.ts";
-import type { AuthenticatedPrincipal } from "../../http/principal.ts";
-import type { Services } from "../../services.ts";
-import { inTransaction } from "../../store/index.ts";
+import { permissionsForRole, type Role } from "../domain/authorization.ts";
+import type { ApiToken, Organization } from "../domain/records.ts";
+import { hashTokenSecret } from "../http/middleware/authenticate.ts";
+import type { AuthenticatedPrincipal } from "../http/principal.ts";
+import type { Services } from "../services.ts";
+import { inTransaction } from "../store/index.ts";
 
 /**
  * Creates an organization API token: a principal, its role's grants at organization scope, and

@@ -1,10 +1,10 @@
-import type { Permission } from "../../domain/authorization.ts";
-import { DomainError } from "../../domain/errors.ts";
-import type { Run } from "../../domain/records.ts";
-import { isStepUpFresh } from "../../domain/sessions.ts";
-import type { AuthenticatedPrincipal } from "../../http/principal.ts";
-import type { Services } from "../../services.ts";
-import type { StateVersion } from "../../store/index.ts";
+import type { Permission } from "../domain/authorization.ts";
+import { DomainError } from "../domain/errors.ts";
+import type { Run } from "../domain/records.ts";
+import { isStepUpFresh } from "../domain/sessions.ts";
+import type { AuthenticatedPrincipal } from "../http/principal.ts";
+import type { Services } from "../services.ts";
+import type { StateVersion } from "../store/index.ts";
 
 /** The guarded downloads: what each is called in the audit trail. */
 export type SensitiveDownload = "raw_plan" | "emergency_state";

@@ -1,7 +1,7 @@
-import type { Organization, Project } from "../../domain/records.ts";
-import type { AuthenticatedPrincipal } from "../../http/principal.ts";
-import type { Services } from "../../services.ts";
-import { inTransaction } from "../../store/index.ts";
+import type { Organization, Project } from "../domain/records.ts";
+import type { AuthenticatedPrincipal } from "../http/principal.ts";
+import type { Services } from "../services.ts";
+import { inTransaction } from "../store/index.ts";
 
 /** The project every new organization starts with, as in HCP Terraform. */
 export const DEFAULT_PROJECT_NAME = "Default Project";

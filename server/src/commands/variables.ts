@@ -1,9 +1,9 @@
-import { DomainError } from "../../domain/errors.ts";
-import type { VariableCategory } from "../../domain/input-snapshot.ts";
-import type { Workspace, WorkspaceVariable } from "../../domain/records.ts";
-import type { AuthenticatedPrincipal } from "../../http/principal.ts";
-import type { Services } from "../../services.ts";
-import { inTransaction } from "../../store/index.ts";
+import { DomainError } from "../domain/errors.ts";
+import type { VariableCategory } from "../domain/input-snapshot.ts";
+import type { Workspace, WorkspaceVariable } from "../domain/records.ts";
+import type { AuthenticatedPrincipal } from "../http/principal.ts";
+import type { Services } from "../services.ts";
+import { inTransaction } from "../store/index.ts";
 
 /** What a new variable carries. */
 export interface NewVariable {

@@ -1,5 +1,5 @@
-import { isAllowed } from "../../domain/authorization.ts";
-import { DomainError, isDomainError, type ErrorCode } from "../../domain/errors.ts";
+import { isAllowed } from "../domain/authorization.ts";
+import { DomainError, isDomainError, type ErrorCode } from "../domain/errors.ts";
 import {
   OVERRIDE_DEFAULT_SECONDS,
   OVERRIDE_MAX_SECONDS,
@@ -7,11 +7,11 @@ import {
   policySetVersionDigest,
   preparePolicies,
   type EnforcementLevel,
-} from "../../domain/policy/index.ts";
-import type { Organization, Run } from "../../domain/records.ts";
-import type { AuthenticatedPrincipal } from "../../http/principal.ts";
-import type { Services } from "../../services.ts";
-import { inTransaction, type PolicyOverride, type PolicySet, type PolicySetVersion, type Stores } from "../../store/index.ts";
+} from "../domain/policy/index.ts";
+import type { Organization, Run } from "../domain/records.ts";
+import type { AuthenticatedPrincipal } from "../http/principal.ts";
+import type { Services } from "../services.ts";
+import { inTransaction, type PolicyOverride, type PolicySet, type PolicySetVersion, type Stores } from "../store/index.ts";
 import { applyRunEvent } from "./run-decisions.ts";
 
 /** A policy as the API sends it. */

@@ -1,10 +1,10 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { sharedBytes } from "../../artifacts/upload-inspection.ts";
-import { DomainError } from "../../domain/errors.ts";
-import type { ConfigurationVersion, Workspace } from "../../domain/records.ts";
-import type { AuthenticatedPrincipal } from "../../http/principal.ts";
-import type { Services } from "../../services.ts";
-import { inTransaction } from "../../store/index.ts";
+import { sharedBytes } from "../artifacts/upload-inspection.ts";
+import { DomainError } from "../domain/errors.ts";
+import type { ConfigurationVersion, Workspace } from "../domain/records.ts";
+import type { AuthenticatedPrincipal } from "../http/principal.ts";
+import type { Services } from "../services.ts";
+import { inTransaction } from "../store/index.ts";
 
 /** How long an upload URL stays valid. */
 export const UPLOAD_URL_TTL_SECONDS = 3600;

@@ -1,7 +1,7 @@
-import type { Organization, Project } from "../../domain/records.ts";
-import type { AuthenticatedPrincipal } from "../../http/principal.ts";
-import type { Services } from "../../services.ts";
-import { inTransaction } from "../../store/index.ts";
+import type { Organization, Project } from "../domain/records.ts";
+import type { AuthenticatedPrincipal } from "../http/principal.ts";
+import type { Services } from "../services.ts";
+import { inTransaction } from "../store/index.ts";
 
 /** Creates a project in an organization, audited, in one transaction (both API surfaces). */
 export function createProject(services: Services, actor: AuthenticatedPrincipal, organization: Organization, name: string): Promise<Project> {
