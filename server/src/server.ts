@@ -14,7 +14,7 @@ import { LiveGateway } from "./live/gateway.ts";
 import type { LiveHubOptions } from "./live/hub.ts";
 import { GitHubAppClient } from "./github/client.ts";
 import { migrateGraphileWorker } from "./runner/graphile.ts";
-import { hostPlatform, type Services } from "./services.ts";
+import type { Services } from "./commands/services.ts";
 import { createStores, migrateLatest, openDatabase, type Database } from "./store/index.ts";
 
 /** Optional replacements, for tests: a fixed clock, a quiet logger, an already open database. */
@@ -103,4 +103,10 @@ export async function createStackShip(config: Config, overrides: ServerOverrides
       await close();
     },
   };
+}
+
+/** The OpenTofu-style platform name of this host. */
+export function hostPlatform(): string {
+  const arch = ({ x64: "amd64", arm64: "arm64", ia32: "386", arm: "arm" } as Record<string, string>)[process.arch] ?? process.arch;
+  return `${process.platform}_${arch}`;
 }

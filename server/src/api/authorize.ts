@@ -1,7 +1,7 @@
 import { isAllowed, type AuthorizationTarget, type Permission } from "../domain/authorization.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { RequestContext } from "../http/app.ts";
-import type { AuthenticatedPrincipal } from "../http/principal.ts";
+import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 
 /** The caller of an authenticated operation. */
 export function principalOf(ctx: RequestContext): AuthenticatedPrincipal {

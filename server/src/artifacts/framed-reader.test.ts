@@ -13,7 +13,7 @@ import { flipByte } from "../../test/support/files.ts";
 import { openDescriptors } from "../../test/support/processes.ts";
 import { LocalArtifactStore, MAIN_THREAD_MAX_BYTES } from "./artifact-store.ts";
 import { FramedArtifactError, HEADER_SIZE, openHeader, sealFramed, type ArtifactIdentity } from "./framed.ts";
-import { lenderOf } from "../http/lent-chunks.ts";
+import { lenderOf } from "./lent-chunks.ts";
 import { FramedReadWorker, WINDOW } from "./framed-reader.ts";
 import { SecretBox } from "./keys.ts";
 

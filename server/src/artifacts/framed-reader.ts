@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { lendChunks } from "../http/lent-chunks.ts";
+import { lendChunks } from "./lent-chunks.ts";
 import { FramedArtifactError, type FramedOpenerOptions } from "./framed.ts";
 
 // Reading, verifying, decrypting and hashing a framed object off the main thread

@@ -2,8 +2,8 @@ import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { sharedBytes } from "../artifacts/upload-inspection.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { ConfigurationVersion, Workspace } from "../domain/records.ts";
-import type { AuthenticatedPrincipal } from "../http/principal.ts";
-import type { Services } from "../services.ts";
+import type { AuthenticatedPrincipal } from "../domain/principal.ts";
+import type { Services } from "./services.ts";
 import { inTransaction } from "../store/index.ts";
 
 /** How long an upload URL stays valid. */

@@ -2,8 +2,8 @@ import type { Permission } from "../domain/authorization.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Run } from "../domain/records.ts";
 import { isStepUpFresh } from "../domain/sessions.ts";
-import type { AuthenticatedPrincipal } from "../http/principal.ts";
-import type { Services } from "../services.ts";
+import type { AuthenticatedPrincipal } from "../domain/principal.ts";
+import type { Services } from "./services.ts";
 import type { StateVersion } from "../store/index.ts";
 
 /** The guarded downloads: what each is called in the audit trail. */

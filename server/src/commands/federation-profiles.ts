@@ -1,7 +1,7 @@
 import { DomainError } from "../domain/errors.ts";
 import type { Workspace } from "../domain/records.ts";
 import { profileDigest, validateProfileContent, type FederationPhase, type FederationProfile, type FederationProvider, type FederationTarget } from "../domain/workload-identity.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "./services.ts";
 import { inTransaction } from "../store/index.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { checkRunOutput, checkRunStateKey, checkRunStateOf } from "../domain/github.ts";
 import type { CheckRunBody } from "../github/client.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "./services.ts";
 import type { GitHubCheckRun } from "../store/index.ts";
 import { GITHUB_ACTOR_ID } from "./github-webhooks.ts";
 

@@ -6,8 +6,8 @@ import { isDomainError } from "../domain/errors.ts";
 import type { RunCommit, Workspace } from "../domain/records.ts";
 import { GitHubApiError, GitHubTarballTooLarge } from "../github/client.ts";
 import { configurationFromGitHubTarball, TarballRefused } from "../github/tarball.ts";
-import type { AuthenticatedPrincipal } from "../http/principal.ts";
-import type { Services } from "../services.ts";
+import type { AuthenticatedPrincipal } from "../domain/principal.ts";
+import type { Services } from "./services.ts";
 import type { DeliveryStatus, GitHubDelivery, SourceConnection } from "../store/index.ts";
 import { GITHUB_ACTOR_ID } from "./github-webhooks.ts";
 

@@ -1,6 +1,6 @@
 import type { Webhooks } from "@octokit/webhooks";
 import { DomainError } from "../domain/errors.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "./services.ts";
 import type { GitHubDelivery } from "../store/index.ts";
 
 /** The events and actions the pipeline acts on; any other verified delivery is recorded as ignored. */

@@ -1,6 +1,6 @@
 import type { Organization, Project } from "../domain/records.ts";
-import type { AuthenticatedPrincipal } from "../http/principal.ts";
-import type { Services } from "../services.ts";
+import type { AuthenticatedPrincipal } from "../domain/principal.ts";
+import type { Services } from "./services.ts";
 import { inTransaction } from "../store/index.ts";
 
 /** The project every new organization starts with, as in HCP Terraform. */

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { ACCOUNT_THROTTLE, ADDRESS_THROTTLE, retryAfterSeconds } from "../domain/auth-throttle.ts";
 import { DomainError } from "../domain/errors.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "./services.ts";
 import type { ThrottleKey } from "../store/index.ts";
 
 /** What a password attempt is counted against: the account as typed and the client address. */

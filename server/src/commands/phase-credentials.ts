@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Run, Workspace } from "../domain/records.ts";
 import { profilesServing, signingKeyAt, tokenClaims, tokenLifetime, type CredentialRefusal, type FederationProfile } from "../domain/workload-identity.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "./services.ts";
 import { inTransaction } from "../store/index.ts";
 import { applyRunEvent } from "./run-decisions.ts";
 import { issuerOf, keysWithOne, openSigningKey, signWorkloadToken } from "./signing-keys.ts";

@@ -9,8 +9,8 @@ import {
   type EnforcementLevel,
 } from "../domain/policy/index.ts";
 import type { Organization, Run } from "../domain/records.ts";
-import type { AuthenticatedPrincipal } from "../http/principal.ts";
-import type { Services } from "../services.ts";
+import type { AuthenticatedPrincipal } from "../domain/principal.ts";
+import type { Services } from "./services.ts";
 import { inTransaction, type PolicyOverride, type PolicySet, type PolicySetVersion, type Stores } from "../store/index.ts";
 import { applyRunEvent } from "./run-decisions.ts";
 

@@ -1,8 +1,8 @@
 import type { components } from "../../../generated/v1/types.gen.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Run } from "../domain/records.ts";
-import type { AuthenticatedPrincipal } from "../http/principal.ts";
-import type { Services } from "../services.ts";
+import type { AuthenticatedPrincipal } from "../domain/principal.ts";
+import type { Services } from "./services.ts";
 import { inTransaction } from "../store/index.ts";
 import { applyRunEvent, releaseRun } from "./run-decisions.ts";
 import { confirmStatePublication } from "./state-versions.ts";

@@ -1,8 +1,8 @@
 import { DomainError, isDomainError } from "../domain/errors.ts";
 import type { Run, RunReview } from "../domain/records.ts";
 import { isCancelable, transition, type RunEvent } from "../domain/run-lifecycle.ts";
-import type { AuthenticatedPrincipal } from "../http/principal.ts";
-import type { Services } from "../services.ts";
+import type { AuthenticatedPrincipal } from "../domain/principal.ts";
+import type { Services } from "./services.ts";
 import { inTransaction, type Stores } from "../store/index.ts";
 import { requireActiveOverride } from "./policies.ts";
 import { revokeRunTokens } from "./run-tokens.ts";

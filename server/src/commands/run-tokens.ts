@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { DomainError } from "../domain/errors.ts";
 import type { Run } from "../domain/records.ts";
-import { RUN_TOKEN_SECRET_PREFIX, hashTokenSecret } from "../http/middleware/authenticate.ts";
-import type { Services } from "../services.ts";
+import { RUN_TOKEN_SECRET_PREFIX, hashTokenSecret } from "../domain/token-secrets.ts";
+import type { Services } from "./services.ts";
 import { RUN_TOKEN_PHASES, inTransaction, type RunToken, type RunTokenPhase } from "../store/index.ts";
 
 /** The longest a run token may live (a phase's wall-clock limit is far below this). */

@@ -3,8 +3,8 @@ import { buildInputSnapshot } from "../domain/input-snapshot.ts";
 import { newId } from "../domain/ids.ts";
 import type { Run, RunCommit, RunSource, Workspace } from "../domain/records.ts";
 import { assertRunCreationAllowed, type RunKind } from "../domain/run.ts";
-import type { AuthenticatedPrincipal } from "../http/principal.ts";
-import type { Services } from "../services.ts";
+import type { AuthenticatedPrincipal } from "../domain/principal.ts";
+import type { Services } from "./services.ts";
 import { inTransaction } from "../store/index.ts";
 import { resolveOpenTofuVersion } from "./workspaces.ts";
 

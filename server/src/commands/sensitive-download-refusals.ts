@@ -1,6 +1,6 @@
 import type { Permission } from "../domain/authorization.ts";
-import type { AuthenticatedPrincipal } from "../http/principal.ts";
-import type { Services } from "../services.ts";
+import type { AuthenticatedPrincipal } from "../domain/principal.ts";
+import type { Services } from "./services.ts";
 
 /**
  * Records that a token (API, bootstrap or run token) asked for a sensitive download (raw plan,

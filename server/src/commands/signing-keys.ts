@@ -1,7 +1,7 @@
 import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, SignJWT } from "jose";
 import { DomainError } from "../domain/errors.ts";
 import { CLAIMS_SUPPORTED, publishedKeysAt, retiredKeysAt, SIGNING_ALGORITHM, type TokenClaims } from "../domain/workload-identity.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "./services.ts";
 import { inTransaction, type StoredSigningKey } from "../store/index.ts";
 
 /**

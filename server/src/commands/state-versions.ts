@@ -2,8 +2,8 @@ import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { isAllowed } from "../domain/authorization.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Workspace } from "../domain/records.ts";
-import { isRunPrincipal, type AuthenticatedPrincipal } from "../http/principal.ts";
-import type { Services } from "../services.ts";
+import { isRunPrincipal, type AuthenticatedPrincipal } from "../domain/principal.ts";
+import type { Services } from "./services.ts";
 import { inTransaction, type StateVersion, type StateVersionOutput, type Stores, type WorkspaceLock } from "../store/index.ts";
 import { describeHolder } from "./workspace-locks.ts";
 

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { permissionsForRole, type Role } from "../domain/authorization.ts";
 import type { ApiToken, Organization } from "../domain/records.ts";
-import { hashTokenSecret } from "../http/middleware/authenticate.ts";
-import type { AuthenticatedPrincipal } from "../http/principal.ts";
-import type { Services } from "../services.ts";
+import { hashTokenSecret } from "../domain/token-secrets.ts";
+import type { AuthenticatedPrincipal } from "../domain/principal.ts";
+import type { Services } from "./services.ts";
 import { inTransaction } from "../store/index.ts";
 
 /**

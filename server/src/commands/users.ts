@@ -3,8 +3,8 @@ import type { Role, ScopeKind } from "../domain/authorization.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Organization } from "../domain/records.ts";
 import { DECOY_PASSWORD_HASH, hashPassword, MIN_PASSWORD_LENGTH, SESSION_TTL_MS, verifyPassword } from "../domain/sessions.ts";
-import type { AuthenticatedPrincipal } from "../http/principal.ts";
-import type { Services } from "../services.ts";
+import type { AuthenticatedPrincipal } from "../domain/principal.ts";
+import type { Services } from "./services.ts";
 import { inTransaction, type Membership, type Session, type User } from "../store/index.ts";
 import { attemptKeys, auditFailedAttempt, reserveAttempt, type FailedAttempt } from "./password-attempts.ts";
 

@@ -1,8 +1,8 @@
 import { DomainError } from "../domain/errors.ts";
 import type { VariableCategory } from "../domain/input-snapshot.ts";
 import type { Workspace, WorkspaceVariable } from "../domain/records.ts";
-import type { AuthenticatedPrincipal } from "../http/principal.ts";
-import type { Services } from "../services.ts";
+import type { AuthenticatedPrincipal } from "../domain/principal.ts";
+import type { Services } from "./services.ts";
 import { inTransaction } from "../store/index.ts";
 
 /** What a new variable carries. */

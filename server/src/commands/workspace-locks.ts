@@ -1,7 +1,7 @@
 import { DomainError } from "../domain/errors.ts";
 import type { Workspace } from "../domain/records.ts";
-import type { AuthenticatedPrincipal } from "../http/principal.ts";
-import type { Services } from "../services.ts";
+import type { AuthenticatedPrincipal } from "../domain/principal.ts";
+import type { Services } from "./services.ts";
 import { inTransaction, type LockHolder, type Stores, type WorkspaceLock } from "../store/index.ts";
 
 // The workspace lock (ARCHITECTURE invariant 4). A run holds it for its whole lifecycle: the

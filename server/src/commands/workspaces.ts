@@ -1,7 +1,7 @@
 import { DomainError } from "../domain/errors.ts";
 import type { Organization, Project, Workspace } from "../domain/records.ts";
-import type { AuthenticatedPrincipal } from "../http/principal.ts";
-import type { Services } from "../services.ts";
+import type { AuthenticatedPrincipal } from "../domain/principal.ts";
+import type { Services } from "./services.ts";
 import { inTransaction } from "../store/index.ts";
 
 /**

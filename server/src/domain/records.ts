@@ -266,3 +266,36 @@ export interface RunJob {
   createdAt: string;
   finishedAt: string | null;
 }
+
+/** A person who signs in to the dashboard. The password is only ever held as its hash. */
+export interface User {
+  id: string;
+  email: string;
+  displayName: string;
+  passwordHash: string;
+  siteAdmin: boolean;
+  createdAt: string;
+}
+
+/** A user's built-in role at one scope of one organization. */
+export interface Membership {
+  id: string;
+  organizationId: string;
+  userId: string;
+  role: Role;
+  scopeKind: ScopeKind;
+  scopeId: string;
+  createdAt: string;
+}
+
+/** A dashboard session; only the hashes of its cookie and CSRF secrets are stored. */
+export interface Session {
+  id: string;
+  userId: string;
+  tokenHash: string;
+  csrfTokenHash: string;
+  createdAt: string;
+  expiresAt: string;
+  steppedUpAt: string | null;
+  revokedAt: string | null;
+}

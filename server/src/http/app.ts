@@ -4,16 +4,16 @@ import { Readable } from "node:stream";
 import type { Logger } from "pino";
 import type { OperationDescriptor, OperationTable } from "../../../generated/operation-table.ts";
 import { DomainError } from "../domain/errors.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "../commands/services.ts";
 import { serveDashboard } from "./dashboard.ts";
-import { lenderOf } from "./lent-chunks.ts";
+import { lenderOf } from "../artifacts/lent-chunks.ts";
 import { SESSION_COOKIE } from "../domain/sessions.ts";
 import { authenticate } from "./middleware/authenticate.ts";
 import { authorizeOperation } from "./operation-access.ts";
 import { errors, renderV1Error, type ErrorRenderer } from "./middleware/errors.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { parseJson, readBody, validateDocument, validateParameters } from "./middleware/validate.ts";
-import type { AuthenticatedPrincipal } from "./principal.ts";
+import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 
 /** What every handler receives besides its validated input. */
 export interface RequestContext {

@@ -2,8 +2,8 @@ import type { OperationDescriptor } from "../../../generated/operation-table.ts"
 import { recordSensitiveDownloadRefusal } from "../commands/sensitive-download-refusals.ts";
 import { holdsAnywhere, isSensitivePermission, type Permission } from "../domain/authorization.ts";
 import { DomainError } from "../domain/errors.ts";
-import type { Services } from "../services.ts";
-import { isRunPrincipal, type AuthenticatedPrincipal } from "./principal.ts";
+import type { Services } from "../commands/services.ts";
+import { isRunPrincipal, type AuthenticatedPrincipal } from "../domain/principal.ts";
 
 /** Permissions that make an object visible: a caller holding neither anywhere can see nothing. */
 const VISIBILITY: ReadonlySet<Permission> = new Set(["workspace:read", "run:read"]);

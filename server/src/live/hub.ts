@@ -1,7 +1,7 @@
 import type { WebSocket } from "ws";
 import { isTerminalRunStatus } from "../domain/run.ts";
 import type { Run } from "../domain/records.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "../commands/services.ts";
 import type { LogPhase, LogPosition, RunChangeFeed, RunChangeNotice } from "../store/index.ts";
 import { LIVE_CLOSE, type LiveLogMessage, type LiveMessage, type LiveRunMessage, type LiveRunState } from "./messages.ts";
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { RunJob } from "../domain/records.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "../commands/services.ts";
 import { inTransaction } from "../store/index.ts";
 import { applyRunEvent, releaseRun } from "../commands/run-decisions.ts";
 import { executeApply, executePlan, planSandboxShape, type ExecutionContext } from "./execution.ts";

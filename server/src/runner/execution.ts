@@ -10,7 +10,7 @@ import { lockWorkspaceForRun, unlockWorkspaceForRun } from "../commands/workspac
 import { isDomainError } from "../domain/errors.ts";
 import { currentStateEvidence } from "../commands/state-evidence.ts";
 import { REPO_ROOT } from "../config.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "../commands/services.ts";
 import { inTransaction, type Stores } from "../store/index.ts";
 import type { ApiTarget } from "./api-channel.ts";
 import { LogSanitizer, stripAnsi } from "./log-sanitizer.ts";

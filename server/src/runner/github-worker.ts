@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { finishDelivery, isRetryable, processDelivery } from "../commands/github-deliveries.ts";
 import { syncCheckRun } from "../commands/github-check-runs.ts";
 import { GITHUB_ACTOR_ID } from "../commands/github-webhooks.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "../commands/services.ts";
 import { GITHUB_DELIVERY_TASK, type GitHubDelivery } from "../store/index.ts";
 import { startGraphileTasks } from "./graphile.ts";
 

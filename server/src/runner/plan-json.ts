@@ -1,7 +1,7 @@
 import type { ArtifactDescriptor } from "../artifacts/artifact-store.ts";
 import { FRAMED_FORMAT } from "../artifacts/framed.ts";
 import type { Run } from "../domain/records.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "../commands/services.ts";
 import { ArtifactDescriptorRepository } from "../store/artifact-descriptor-repository.ts";
 
 // The plan JSON is stored framed (artifacts/framed.ts) with a descriptor (workspace, kind, size,

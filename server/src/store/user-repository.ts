@@ -6,38 +6,8 @@ import { translating } from './translate-error.ts';
 import type { DbBoolean } from './rows.ts';
 import { booleanFromRow, isoForWrite, isoFromRow, optionalIsoFromRow } from './values.ts';
 
-/** A person who signs in to the dashboard. The password is only ever held as its hash. */
-export interface User {
-  id: string;
-  email: string;
-  displayName: string;
-  passwordHash: string;
-  siteAdmin: boolean;
-  createdAt: string;
-}
-
-/** A user's built-in role at one scope of one organization. */
-export interface Membership {
-  id: string;
-  organizationId: string;
-  userId: string;
-  role: Role;
-  scopeKind: ScopeKind;
-  scopeId: string;
-  createdAt: string;
-}
-
-/** A dashboard session; only the hashes of its cookie and CSRF secrets are stored. */
-export interface Session {
-  id: string;
-  userId: string;
-  tokenHash: string;
-  csrfTokenHash: string;
-  createdAt: string;
-  expiresAt: string;
-  steppedUpAt: string | null;
-  revokedAt: string | null;
-}
+export type { Membership, Session, User } from '../domain/records.ts';
+import type { Membership, Session, User } from '../domain/records.ts';
 
 interface UserRow {
   id: string;

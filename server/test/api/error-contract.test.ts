@@ -16,7 +16,7 @@ import * as v1Validators from "../../../generated/v1/validators.gen.js";
 import type { Validator } from "../../../generated/v1/validators.gen.js";
 import { buildApp, type SurfaceBinding } from "../../src/http/app.ts";
 import { renderV1Error } from "../../src/http/middleware/errors.ts";
-import type { Services } from "../../src/services.ts";
+import type { Services } from "../../src/commands/services.ts";
 import { applicationTables, createOrganizationWithToken, createWorkspace, expectNothingWritten } from "../support/factories.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import { createUser, signIn } from "../support/sessions.ts";

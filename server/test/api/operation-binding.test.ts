@@ -5,8 +5,8 @@ import { operations as v1Operations } from "../../../generated/v1/operations.gen
 import { OPERATION_REQUIREMENTS } from "../../src/domain/authorization.ts";
 import { DomainError } from "../../src/domain/errors.ts";
 import { authorizeOperation } from "../../src/http/operation-access.ts";
-import type { AuthenticatedPrincipal } from "../../src/http/principal.ts";
-import type { Services } from "../../src/services.ts";
+import type { AuthenticatedPrincipal } from "../../src/domain/principal.ts";
+import type { Services } from "../../src/commands/services.ts";
 import { createToken } from "../support/factories.ts";
 import { seededRun, tokenWith } from "../support/seeded-runs.ts";
 import { testEachServer } from "../support/test-server.ts";

@@ -12,7 +12,7 @@ import { phaseId } from "../../src/api/tfe/presenters.ts";
 import { PLAN_JSON_LIMIT_BYTES } from "../../src/api/tfe/plan-json.ts";
 import type { LocalArtifactStore } from "../../src/artifacts/artifact-store.ts";
 import { HEADER_SIZE } from "../../src/artifacts/framed.ts";
-import { hashTokenSecret } from "../../src/http/middleware/authenticate.ts";
+import { hashTokenSecret } from "../../src/domain/token-secrets.ts";
 import { storePlanJson } from "../../src/runner/plan-json.ts";
 import { createOrganizationWithToken, createToken, createWorkspace, sha256 } from "../support/factories.ts";
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";

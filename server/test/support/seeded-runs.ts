@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createRun } from "../../../client/src/index.ts";
 import { buildPlanDiff } from "../../src/domain/plan-diff/plan-diff.mjs";
-import { hashTokenSecret } from "../../src/http/middleware/authenticate.ts";
+import { hashTokenSecret } from "../../src/domain/token-secrets.ts";
 import { storePlanJson } from "../../src/runner/plan-json.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus, uploadConfiguration } from "./factories.ts";
 import type { TestServer } from "./test-server.ts";

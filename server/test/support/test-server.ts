@@ -13,7 +13,7 @@ import { RunnerEngine, type RunnerOptions } from "../../src/runner/engine.ts";
 import { GitHubWorker, type GitHubWorkerOptions } from "../../src/runner/github-worker.ts";
 import type { LiveHubOptions } from "../../src/live/hub.ts";
 import { createStackShip, type StackShip } from "../../src/server.ts";
-import type { Services } from "../../src/services.ts";
+import type { Services } from "../../src/commands/services.ts";
 import type { Database, Dialect } from "../../src/store/index.ts";
 import { testDialects, withDatabase } from "./databases.ts";
 

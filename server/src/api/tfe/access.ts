@@ -1,7 +1,7 @@
 import type { Permission } from "../../domain/authorization.ts";
 import type { Organization, Workspace } from "../../domain/records.ts";
 import type { RequestContext } from "../../http/app.ts";
-import { isRunPrincipal } from "../../http/principal.ts";
+import { isRunPrincipal } from "../../domain/principal.ts";
 import { notFound, principalOf } from "../authorize.ts";
 import { loadOrganization, loadWorkspace } from "../lookup.ts";
 

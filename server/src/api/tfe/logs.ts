@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { DomainError } from "../../domain/errors.ts";
 import type { Run } from "../../domain/records.ts";
-import type { Services } from "../../services.ts";
+import type { Services } from "../../commands/services.ts";
 
 // The CLI's log protocol (contract §6.6): an absolute `log-read-url` whose query string the CLI
 // replaces with `limit=…&offset=…`, read without an Authorization header. The proof therefore

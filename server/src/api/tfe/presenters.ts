@@ -2,7 +2,7 @@ import type { components } from "../../../../generated/tfe/types.gen.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import type { ConfigurationVersion, Run, Workspace } from "../../domain/records.ts";
 import { isTerminalRunStatus, type RunStatus } from "../../domain/run.ts";
-import { isRunPrincipal, type AuthenticatedPrincipal } from "../../http/principal.ts";
+import { isRunPrincipal, type AuthenticatedPrincipal } from "../../domain/principal.ts";
 import type { StateVersion, StateVersionOutput, WorkspaceLock } from "../../store/index.ts";
 
 type S = components["schemas"];

@@ -2,7 +2,7 @@ import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { Workspace } from "../../domain/records.ts";
 import type { RequestContext } from "../../http/app.ts";
-import { isRunPrincipal } from "../../http/principal.ts";
+import { isRunPrincipal } from "../../domain/principal.ts";
 import type { StateVersion } from "../../store/index.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
 import {

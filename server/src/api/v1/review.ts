@@ -5,7 +5,7 @@ import type { Run } from "../../domain/records.ts";
 import { deriveRunReview, failedPhase, holdsAnyDownloadPermission, TERMINAL_LOG_TAIL_LINES, type ReviewRecords } from "../../domain/review.ts";
 import { commitWebUrl } from "../../domain/github.ts";
 import type { RequestContext } from "../../http/app.ts";
-import type { Services } from "../../services.ts";
+import type { Services } from "../../commands/services.ts";
 import { principalOf } from "../authorize.ts";
 import { recoveryEvidence } from "../../commands/recovery.ts";
 import { loadRun } from "../lookup.ts";

@@ -3,7 +3,7 @@ import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { SESSION_COOKIE, SESSION_TTL_MS, stepUpFreshUntil } from "../../domain/sessions.ts";
 import type { RequestContext } from "../../http/app.ts";
-import type { AuthenticatedPrincipal, SessionScope } from "../../http/principal.ts";
+import type { AuthenticatedPrincipal, SessionScope } from "../../domain/principal.ts";
 import type { Membership, User } from "../../store/index.ts";
 import { principalOf } from "../authorize.ts";
 import { addMembership, createUser, signIn, signOut, stepUp } from "../../commands/users.ts";

@@ -1,22 +1,15 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import type { Context } from "koa";
 import { DomainError } from "../../domain/errors.ts";
+import { RUN_TOKEN_SECRET_PREFIX, hashTokenSecret } from "../../domain/token-secrets.ts";
 import { csrfTokenFor, hashSessionSecret } from "../../commands/users.ts";
 import { CSRF_HEADER, SESSION_COOKIE } from "../../domain/sessions.ts";
-import type { Services } from "../../services.ts";
+import type { Services } from "../../commands/services.ts";
 import { grantsOfMemberships, type Session, type Stores, type User } from "../../store/index.ts";
-import type { AuthenticatedPrincipal } from "../principal.ts";
-
-/** The stored form of a token secret. Secrets are 256-bit random, so a plain SHA-256 suffices. */
-export function hashTokenSecret(secret: string): string {
-  return createHash("sha256").update(secret).digest("hex");
-}
+import type { AuthenticatedPrincipal } from "../../domain/principal.ts";
 
 /** The bootstrap administrator's fixed principal id (it has no row; audit events name it). */
 export const BOOTSTRAP_PRINCIPAL_ID = "prn-bootstrap0000000";
-
-/** The prefix of run-token secrets (organization API tokens start `ss1.`). */
-export const RUN_TOKEN_SECRET_PREFIX = "ssr.";
 
 const UNSAFE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 

@@ -1,10 +1,10 @@
 import type { Logger } from "pino";
-import type { ArtifactStore } from "./artifacts/artifact-store.ts";
-import type { Keys } from "./artifacts/keys.ts";
-import type { UploadInspector } from "./artifacts/upload-inspection.ts";
-import type { Config } from "./config.ts";
-import type { GitHubAppClient } from "./github/client.ts";
-import type { Database, Stores } from "./store/index.ts";
+import type { ArtifactStore } from "../artifacts/artifact-store.ts";
+import type { Keys } from "../artifacts/keys.ts";
+import type { UploadInspector } from "../artifacts/upload-inspection.ts";
+import type { Config } from "../config.ts";
+import type { GitHubAppClient } from "../github/client.ts";
+import type { Database, Stores } from "../store/index.ts";
 
 /** Everything handlers and commands share; built once by the composition root. */
 export interface Services {
@@ -32,10 +32,4 @@ export interface Services {
   github: GitHubAppClient | null;
   /** Tells the GitHub worker in this process that a delivery was queued. Set by the worker. */
   githubDeliveryQueued?: () => void;
-}
-
-/** The OpenTofu-style platform name of this host. */
-export function hostPlatform(): string {
-  const arch = ({ x64: "amd64", arm64: "arm64", ia32: "386", arm: "arm" } as Record<string, string>)[process.arch] ?? process.arch;
-  return `${process.platform}_${arch}`;
 }

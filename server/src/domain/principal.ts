@@ -1,5 +1,5 @@
-import type { PrincipalLike } from "../domain/authorization.ts";
-import type { User } from "../store/index.ts";
+import type { PrincipalLike } from "./authorization.ts";
+import type { User } from "./records.ts";
 
 /** How the caller authenticated: the deployment's bootstrap token, an API token, a run token, a dashboard session, or (no request: a verified webhook) the GitHub App. */
 export type PrincipalKind = "bootstrap" | "token" | "run" | "user" | "github_app";
