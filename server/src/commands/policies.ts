@@ -3,7 +3,6 @@ import { DomainError, isDomainError, type ErrorCode } from "../domain/errors.ts"
 import {
   OVERRIDE_DEFAULT_SECONDS,
   OVERRIDE_MAX_SECONDS,
-  overrideCovers,
   policySetVersionDigest,
   preparePolicies,
   type EnforcementLevel,
@@ -209,19 +208,4 @@ export async function createPolicyOverride(services: Services, actor: Authentica
     if (isDomainError(error) && error.code.startsWith("POLICY_OVERRIDE_")) return refuse(error.code, error.message);
     throw error;
   }
-}
-
-/**
- * For a soft-failed run: the unexpired override of exactly its current result digest, or the
- * refusal (POLICY_OVERRIDE_EXPIRED when there was one, POLICY_OVERRIDE_REQUIRED when never).
- * Used by the approval and by the apply's re-check.
- */
-export async function requireActiveOverride(stores: Stores, run: Run, now: Date): Promise<PolicyOverride> {
-  const digest = run.execution.policyResultDigest;
-  const active = digest === null ? undefined : await stores.policyResults.findActiveOverride(run.id, digest, now);
-  if (active && overrideCovers(active, digest, now)) return active;
-  if (digest !== null && (await stores.policyResults.hasOverride(run.id, digest))) {
-    throw new DomainError("POLICY_OVERRIDE_EXPIRED", `Every override of run ${run.id}'s soft policy failure has expired; override it again before approving.`);
-  }
-  throw new DomainError("POLICY_OVERRIDE_REQUIRED", `Run ${run.id} failed a soft-mandatory policy; it needs an unexpired override of result ${digest} before it can be approved.`);
 }

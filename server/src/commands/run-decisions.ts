@@ -4,7 +4,7 @@ import { isCancelable, transition, type RunEvent } from "../domain/run-lifecycle
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
 import { inTransaction, type Stores } from "../store/index.ts";
-import { requireActiveOverride } from "./policies.ts";
+import { requireActiveOverride } from "./active-override.ts";
 import { revokeRunTokens } from "./run-tokens.ts";
 import { currentStateEvidence } from "./state-evidence.ts";
 import { unlockWorkspaceForRun } from "./workspace-locks.ts";

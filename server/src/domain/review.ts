@@ -1,24 +1,26 @@
-import type { components } from '../../../generated/v1/types.gen.ts';
 import type { Permission, PrincipalLike } from './authorization.ts';
-import { OVERRIDE_DEFAULT_SECONDS, OVERRIDE_MAX_SECONDS, type EnforcementLevel } from './policy/index.ts';
-import type { RunAttempt, RunJob, RunReview as ReviewDecision, Run, RunSource } from './records.ts';
+import type { EnforcementLevel } from './policy/index.ts';
+import type { RunAttempt, RunJob, RunReview as ReviewDecision, Run } from './records.ts';
 import { awaitsDecision, isCancelable, type PolicyOutcome, type RunReason } from './run-lifecycle.ts';
 import { isTerminalRunStatus } from './run.ts';
 
 /**
- * The run review document (GET /v1/runs/{run_id}/review), derived purely from persisted records.
- * Nothing here reads a clock, a store or a sandbox: the handler loads the records and passes
- * them in with `now` and what the caller may do. A fact that was not recorded comes out as null
- * beside an explicit state; nothing is inferred from the top-level status that a record should
- * have said (ARCHITECTURE.md, invariant 7).
+ * The facts of the run review (GET /v1/runs/{run_id}/review), derived purely from persisted
+ * records: what each stage's status is, which actions a caller may take, which downloads exist.
+ * Nothing here reads a clock, a store or a sandbox, and nothing here knows the wire shape: the
+ * handler loads the records, api/v1/review-presenter.ts turns these facts into the document. A
+ * fact that was not recorded comes out as null beside an explicit state; nothing is inferred from
+ * the top-level status that a record should have said (ARCHITECTURE.md, invariant 7).
  */
 
-type S = components['schemas'];
-/** The review resource as the spec defines it. */
-export type RunReviewResource = S['RunReview'];
-type Recorded = S['RunReviewRecordedString'];
-type StageStatus = S['RunReviewStageStatus'];
-type Action = S['RunReviewAction'];
+/** The status of one review stage (plan, policy, approval, apply). */
+export type ReviewStageStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'waiting';
+/** An action the review offers its caller. */
+export type ReviewAction = 'approve' | 'discard' | 'cancel' | 'override' | 'recover';
+/** Where the approval stands: a recorded decision, awaiting one, or why there is none. */
+export type ApprovalState = ReviewDecision['decision'] | 'awaiting' | 'not_required' | 'not_reached' | 'not_recorded';
+/** A download the review can offer. */
+export type ReviewDownloadKind = 'redacted_plan' | 'raw_plan' | 'emergency_state';
 
 /** The terminal reason codes the review explains: every lifecycle reason plus the pipeline's plan_credentials_required. */
 export type TerminalReasonCode = RunReason | 'plan_credentials_required';
@@ -132,8 +134,6 @@ export interface ReviewRecords {
   displayNames: ReadonlyMap<string, string>;
   /** The failed phase's last log lines, read only when `failedPhase(run)` named a phase. */
   logTail: { phase: 'plan' | 'apply'; lines: readonly string[] } | null;
-  /** Recovery evidence, read only while the run needs recovery. */
-  recovery: S['RunRecovery'] | null;
 }
 
 /** Who is asking, as far as the review needs it. */
@@ -143,8 +143,6 @@ export interface ReviewCaller {
   /** Whether the caller holds any download permission at all (anywhere). */
   mayDownloadSomewhere: boolean;
 }
-
-const recorded = (value: string | null | undefined): Recorded => (value === null || value === undefined ? { state: 'not_recorded', value: null } : { state: 'recorded', value });
 
 /** Whether a principal holds any permission that could ever hand it a download. */
 export function holdsAnyDownloadPermission(principal: PrincipalLike): boolean {
@@ -181,20 +179,21 @@ export function reviewTitle(run: Pick<Run, 'message' | 'source'>, commitSha: str
   }
 }
 
-function first<T>(items: readonly T[]): T | undefined {
+export function first<T>(items: readonly T[]): T | undefined {
   return items[0];
 }
 
-function last<T>(items: readonly T[]): T | undefined {
+export function last<T>(items: readonly T[]): T | undefined {
   return items[items.length - 1];
 }
 
-function earliest(times: readonly (string | null)[]): string | null {
+export function earliest(times: readonly (string | null)[]): string | null {
   const known = times.filter((t): t is string => t !== null).sort();
   return first(known) ?? null;
 }
 
-function activeOverride(records: ReviewRecords, now: Date): ReviewPolicyOverride | undefined {
+/** The unexpired override of the run's current policy result digest that expires last, if any. */
+export function activeOverride(records: ReviewRecords, now: Date): ReviewPolicyOverride | undefined {
   const digest = records.run.execution.policyResultDigest;
   if (digest === null) return undefined;
   return records.overrides
@@ -202,15 +201,16 @@ function activeOverride(records: ReviewRecords, now: Date): ReviewPolicyOverride
     .sort((a, b) => (a.expiresAt < b.expiresAt ? 1 : a.expiresAt > b.expiresAt ? -1 : 0))[0];
 }
 
-function waitsOnSoftFailure(run: Run): boolean {
+/** Whether the run waits on a soft policy failure (an override may still let it through). */
+export function waitsOnSoftFailure(run: Run): boolean {
   return run.execution.policyOutcome === 'soft_failed' && (run.status === 'policy_soft_failed' || run.status === 'awaiting_approval');
 }
 
 /** The actions this caller may take now: the caller's permissions intersected with the run's state. */
-export function availableActions(records: ReviewRecords, caller: ReviewCaller, now: Date): Action[] {
+export function availableActions(records: ReviewRecords, caller: ReviewCaller, now: Date): ReviewAction[] {
   const { run } = records;
   const x = run.execution;
-  const actions: Action[] = [];
+  const actions: ReviewAction[] = [];
   const windowOpen = x.approvalExpiresAt === null || Date.parse(x.approvalExpiresAt) > now.getTime();
   const policyAllows = x.policyOutcome === 'skipped' || x.policyOutcome === 'passed' || (x.policyOutcome === 'soft_failed' && activeOverride(records, now) !== undefined);
   if (caller.may('run:approve') && run.status === 'awaiting_approval' && windowOpen && policyAllows && x.planDigest !== null) actions.push('approve');
@@ -221,301 +221,134 @@ export function availableActions(records: ReviewRecords, caller: ReviewCaller, n
   return actions;
 }
 
-function planStage(records: ReviewRecords): S['RunReviewPlanStage'] {
+
+/** The plan stage's status. */
+export function planStageStatus(records: ReviewRecords): ReviewStageStatus {
   const x = records.run.execution;
-  const attempts = records.attempts.filter((a) => a.phase === 'plan');
-  const status: StageStatus = (() => {
-    switch (x.planStatus) {
-      case 'pending':
-        return 'pending';
-      case 'running':
-        return 'running';
-      case 'finished':
-        return 'succeeded';
-      case 'errored':
-        return 'failed';
-      case 'canceled':
-        // Stopped mid-plan is a failure of the stage; canceled before any attempt, it never ran.
-        return attempts.length > 0 ? 'failed' : 'skipped';
-    }
-  })();
-  let summary: S['RunReviewPlanStage']['summary'];
-  if (x.planStatus === 'finished') summary = x.planCounts ? { state: 'recorded', counts: { ...x.planCounts }, has_changes: x.hasChanges } : { state: 'change_result_not_recorded' };
-  else if (x.planStatus === 'pending' || x.planStatus === 'running') summary = { state: 'not_finished' };
-  else summary = { state: 'not_produced' };
-  return {
-    status,
-    phase_status: x.planStatus,
-    started_at: first(attempts)?.startedAt ?? null,
-    finished_at: last(attempts)?.finishedAt ?? null,
-    summary,
-  };
+  switch (x.planStatus) {
+    case 'pending':
+      return 'pending';
+    case 'running':
+      return 'running';
+    case 'finished':
+      return 'succeeded';
+    case 'errored':
+      return 'failed';
+    case 'canceled':
+      // Stopped mid-plan is a failure of the stage; canceled before any attempt, it never ran.
+      return records.attempts.some((a) => a.phase === 'plan') ? 'failed' : 'skipped';
+  }
 }
 
-function policyStage(records: ReviewRecords, caller: ReviewCaller, now: Date): S['RunReviewPolicyStage'] {
+/** The policy stage's outcome (recorded on the run, else on the evaluation) and status. */
+export function policyStageStatus(records: ReviewRecords): { outcome: PolicyOutcome | null; status: ReviewStageStatus } {
   const { run, evaluation } = records;
   const x = run.execution;
   const outcome = x.policyOutcome ?? evaluation?.outcome ?? null;
-  let status: StageStatus;
   switch (outcome) {
     case null:
-      if (x.planStatus === 'pending' || x.planStatus === 'running') status = 'pending';
-      else if (x.planStatus === 'finished' && run.status === 'policy_checking') status = 'running';
-      else status = 'skipped';
-      break;
+      if (x.planStatus === 'pending' || x.planStatus === 'running') return { outcome, status: 'pending' };
+      if (x.planStatus === 'finished' && run.status === 'policy_checking') return { outcome, status: 'running' };
+      return { outcome, status: 'skipped' };
     case 'skipped':
-      status = 'skipped';
-      break;
+      return { outcome, status: 'skipped' };
     case 'passed':
-      status = 'succeeded';
-      break;
+      return { outcome, status: 'succeeded' };
     case 'soft_failed':
       // Waiting on an override; once one was recorded the stage let the run through.
-      status = run.status === 'policy_soft_failed' ? 'waiting' : records.overrides.length > 0 ? 'succeeded' : 'failed';
-      break;
+      return { outcome, status: run.status === 'policy_soft_failed' ? 'waiting' : records.overrides.length > 0 ? 'succeeded' : 'failed' };
     case 'hard_failed':
     case 'errored':
-      status = 'failed';
-      break;
+      return { outcome, status: 'failed' };
   }
-  const digest = x.policyResultDigest;
-  const control =
-    caller.may('policy:override_soft') && waitsOnSoftFailure(run) && digest !== null
-      ? {
-          result_digest: digest,
-          href: `/v1/runs/${run.id}/policy-overrides`,
-          default_duration_seconds: OVERRIDE_DEFAULT_SECONDS,
-          max_duration_seconds: OVERRIDE_MAX_SECONDS,
-          active_override_expires_at: activeOverride(records, now)?.expiresAt ?? null,
-          expires_at: x.approvalExpiresAt,
-        }
-      : null;
-  return {
-    status,
-    outcome,
-    started_at: null,
-    finished_at: evaluation?.evaluatedAt ?? null,
-    findings: records.findings.map((f) => ({ title: f.title, message: f.message, address: f.address, enforcement_level: f.enforcementLevel })),
-    override_control: control,
-    overrides: records.overrides.map((o) => ({
-      id: o.id,
-      actor_id: o.actorId,
-      actor_display_name: o.actorId === null ? null : (records.displayNames.get(o.actorId) ?? null),
-      reason: o.reason,
-      created_at: o.createdAt,
-      expires_at: o.expiresAt,
-    })),
-    overrides_truncated: records.overridesTruncated,
-  };
 }
 
-function approvalStage(records: ReviewRecords): S['RunReviewApprovalStage'] {
+/** The approval stage: its state, its status, and whether the run ever reached approval. */
+export function approvalStageStatus(records: ReviewRecords): { state: ApprovalState; status: ReviewStageStatus; reached: boolean } {
   const { run, decision } = records;
   const x = run.execution;
-  const terminal = isTerminalRunStatus(run.status);
   // The approval window is opened (recorded) exactly when a plan became approvable.
   const reached = x.approvalExpiresAt !== null || decision?.decision === 'approved';
-  let state: S['RunReviewApprovalStage']['state'];
+  let state: ApprovalState;
   if (decision) state = decision.decision;
   else if (awaitsDecision(run.status)) state = 'awaiting';
   else if (run.kind === 'speculative' || run.status === 'planned_and_finished') state = 'not_required';
   else if (reached || run.status === 'discarded' || run.status === 'expired' || run.status === 'applying' || run.status === 'applied' || run.status === 'needs_recovery') state = 'not_recorded';
   else state = 'not_reached';
-  let status: StageStatus;
-  switch (state) {
-    case 'awaiting':
-      status = run.status === 'awaiting_approval' ? 'waiting' : 'pending';
-      break;
-    case 'approved':
-      status = 'succeeded';
-      break;
-    case 'discarded':
-    case 'expired':
-      status = 'failed';
-      break;
-    case 'canceled':
-      status = reached ? 'failed' : 'skipped';
-      break;
-    case 'not_required':
-      status = 'skipped';
-      break;
-    case 'not_reached':
-    case 'not_recorded':
-      status = terminal ? 'skipped' : 'pending';
-      break;
-  }
-  const actorId = decision?.actorId ?? null;
-  return {
-    status,
-    state,
-    decided_by: actorId === null ? null : { actor_id: actorId, display_name: records.displayNames.get(actorId) ?? null },
-    decided_at: decision?.decidedAt ?? null,
-    reason: decision?.reason ?? null,
-    approval_expires_at: x.approvalExpiresAt,
-    plan_digest: decision ? decision.planDigest : state === 'awaiting' ? x.planDigest : null,
-    destroy_confirmation_required: (x.planCounts?.destroy ?? 0) > 0,
-    started_at: reached ? (records.evaluation?.evaluatedAt ?? null) : null,
-    finished_at: decision?.decidedAt ?? null,
-  };
+  const status = ((): ReviewStageStatus => {
+    switch (state) {
+      case 'awaiting':
+        return run.status === 'awaiting_approval' ? 'waiting' : 'pending';
+      case 'approved':
+        return 'succeeded';
+      case 'discarded':
+      case 'expired':
+        return 'failed';
+      case 'canceled':
+        return reached ? 'failed' : 'skipped';
+      case 'not_required':
+        return 'skipped';
+      case 'not_reached':
+      case 'not_recorded':
+        return isTerminalRunStatus(run.status) ? 'skipped' : 'pending';
+    }
+  })();
+  return { state, status, reached };
 }
 
-function applyStage(records: ReviewRecords): S['RunReviewApplyStage'] {
+/** The apply stage's status. */
+export function applyStageStatus(records: ReviewRecords): ReviewStageStatus {
   const { run } = records;
-  const x = run.execution;
-  const attempts = records.attempts.filter((a) => a.phase === 'apply');
-  let status: StageStatus;
-  switch (x.applyStatus) {
+  switch (run.execution.applyStatus) {
     case 'pending':
-      status = run.kind === 'speculative' || isTerminalRunStatus(run.status) ? 'skipped' : 'pending';
-      break;
+      return run.kind === 'speculative' || isTerminalRunStatus(run.status) ? 'skipped' : 'pending';
     case 'running':
-      status = 'running';
-      break;
+      return 'running';
     case 'finished':
-      status = 'succeeded';
-      break;
+      return 'succeeded';
     case 'errored':
     case 'interrupted':
     case 'canceled':
-      status = 'failed';
-      break;
+      return 'failed';
   }
-  const committed = records.stateVersions.find((v) => v.status === 'finalized');
-  let stateVersion: S['RunReviewApplyStage']['state_version'];
-  if (committed && committed.publishedAt !== null) {
-    stateVersion = { state: 'committed', id: committed.id, serial: committed.serial, published_at: committed.publishedAt, digest: committed.sha256 };
-  } else if (committed || x.applyStatus === 'finished') {
-    // The apply says it finished (or a version says it is committed) but its record does not resolve.
-    stateVersion = { state: 'unavailable' };
-  } else {
-    stateVersion = { state: 'not_recorded' };
-  }
-  return {
-    status,
-    phase_status: x.applyStatus,
-    started_at: first(attempts)?.startedAt ?? null,
-    finished_at: last(attempts)?.finishedAt ?? null,
-    state_version: stateVersion,
-  };
 }
 
-function terminalReason(records: ReviewRecords): S['RunReviewTerminalReason'] | null {
+/** The state version the apply committed, or why there is none to show. */
+export function committedStateVersion(records: ReviewRecords): { state: 'committed'; version: ReviewStateVersion & { publishedAt: string } } | { state: 'unavailable' | 'not_recorded' } {
+  const committed = records.stateVersions.find((v) => v.status === 'finalized');
+  if (committed && committed.publishedAt !== null) return { state: 'committed', version: { ...committed, publishedAt: committed.publishedAt } };
+  // The apply says it finished (or a version says it is committed) but its record does not resolve.
+  if (committed || records.run.execution.applyStatus === 'finished') return { state: 'unavailable' };
+  return { state: 'not_recorded' };
+}
+
+/** Why a finished run ended: null while it has not, `not_recorded` when no reason was written. */
+export function terminalReasonOf(records: ReviewRecords): null | { state: 'not_recorded' } | { state: 'recorded'; code: TerminalReasonCode; guidance: keyof typeof TERMINAL_GUIDANCE | null } {
   const { run } = records;
   if (!isTerminalRunStatus(run.status) && run.status !== 'needs_recovery') return null;
   const code: TerminalReasonCode | null = run.execution.statusReason ?? (run.status === 'plan_credentials_required' ? 'plan_credentials_required' : null);
   if (code === null) return { state: 'not_recorded' };
-  const guidanceCode = run.status === 'plan_credentials_required' ? 'plan_credentials_required' : run.status === 'expired' ? 'expired' : null;
-  const tail = records.logTail && records.logTail.lines.length > 0 ? records.logTail : null;
-  return {
-    state: 'recorded',
-    code,
-    sentence: TERMINAL_REASON_SENTENCES[code],
-    guidance: guidanceCode === null || records.workspace === null ? null : { code: guidanceCode, ...TERMINAL_GUIDANCE[guidanceCode], workspace_id: records.workspace.id },
-    log_tail: tail
-      ? { phase: tail.phase, caption: `The last lines of the ${tail.phase} log`, lines: tail.lines.slice(-TERMINAL_LOG_TAIL_LINES) }
-      : null,
-  };
+  const guidance = run.status === 'plan_credentials_required' ? 'plan_credentials_required' : run.status === 'expired' ? 'expired' : null;
+  return { state: 'recorded', code, guidance };
 }
 
-function evidence(records: ReviewRecords): S['RunReviewEvidence'] {
-  const { run, evaluation } = records;
-  return {
-    jobs: records.jobs.map((job) => ({ id: job.id, phase: job.phase })),
-    // Nothing records the job definition, the StackShip build, the runner release, the sandbox
-    // protocol or the job engine's build per run yet: they stay explicitly not recorded.
-    definition_sha: recorded(null),
-    build_sha: recorded(null),
-    opentofu_version: recorded(run.opentofuVersion),
-    runner_release: recorded(null),
-    sandbox_base_profile: recorded(last(records.attempts.filter((a) => a.baseProfile !== ''))?.baseProfile),
-    protocol: recorded(null),
-    opa_version: recorded(evaluation?.opaVersion),
-    opa_build_commit: recorded(evaluation?.opaBuildCommit),
-    job_engine_build: recorded(null),
-    attempts: records.attempts.map((a) => ({
-      id: a.id,
-      phase: a.phase,
-      attempt_number: a.attemptNumber,
-      sandbox_id: a.sandboxId,
-      sandbox_name: a.sandboxName,
-      region: a.region,
-      status: a.status,
-      terminal_classification: a.terminalClassification,
-      started_at: a.startedAt,
-      finished_at: a.finishedAt,
-    })),
-  };
-}
-
-function downloads(records: ReviewRecords, caller: ReviewCaller): S['RunReviewDownloads'] {
-  const { run } = records;
-  const x = run.execution;
-  const items: Extract<S['RunReviewDownloads'], { state: 'permitted' }>['items'] = [];
+/**
+ * The downloads this caller may take from this run, each with whether its bytes exist; `hidden`
+ * when the caller holds no download permission anywhere, `not_permitted` when only elsewhere.
+ */
+export function reviewDownloads(records: ReviewRecords, caller: ReviewCaller): { state: 'permitted'; items: { kind: ReviewDownloadKind; available: boolean }[] } | { state: 'not_permitted' | 'hidden' } {
+  const x = records.run.execution;
+  const items: { kind: ReviewDownloadKind; available: boolean }[] = [];
   if (caller.may('artifact:read')) {
-    const available = x.planDiffArtifactKey !== null && x.planDiffDigest !== null && x.planDiffSizeBytes !== null;
-    items.push({ kind: 'redacted_plan', method: 'GET', href: `/v1/runs/${run.id}/downloads/redacted-plan`, requires_reason: false, requires_step_up: false, available });
+    items.push({ kind: 'redacted_plan', available: x.planDiffArtifactKey !== null && x.planDiffDigest !== null && x.planDiffSizeBytes !== null });
   }
   if (caller.may('artifact:read_sensitive')) {
-    const available = x.planJsonArtifactKey !== null && x.planJsonDigest !== null && x.planJsonSizeBytes !== null;
-    items.push({ kind: 'raw_plan', method: 'POST', href: `/v1/runs/${run.id}/downloads/raw-plan`, requires_reason: true, requires_step_up: true, available });
+    items.push({ kind: 'raw_plan', available: x.planJsonArtifactKey !== null && x.planJsonDigest !== null && x.planJsonSizeBytes !== null });
   }
   // Emergency state needs state:recover itself; run:recover alone never hands out state bytes.
-  if (caller.may('state:recover')) {
-    // What the endpoint serves: any state version this run uploaded bytes for (pending first,
-    // then committed, then one a recovery discarded).
-    const uploaded = records.stateVersions.some((v) => v.uploaded);
-    items.push({ kind: 'emergency_state', method: 'POST', href: `/v1/runs/${run.id}/downloads/emergency-state`, requires_reason: true, requires_step_up: true, available: uploaded });
-  }
+  // What the endpoint serves: any state version this run uploaded bytes for (pending first, then
+  // committed, then one a recovery discarded).
+  if (caller.may('state:recover')) items.push({ kind: 'emergency_state', available: records.stateVersions.some((v) => v.uploaded) });
   if (items.length > 0) return { state: 'permitted', items };
-  if (caller.mayDownloadSomewhere) return { state: 'not_permitted', note: "You don't have permission to download this run's plan or state." };
-  return null;
-}
-
-/** The review document of a run for one caller at `now`. */
-export function deriveRunReview(records: ReviewRecords, caller: ReviewCaller, now: Date): RunReviewResource {
-  const { run } = records;
-  const x = run.execution;
-  const commit = records.commit;
-  const { title, generated } = reviewTitle(run, commit?.sha ?? null);
-  return {
-    type: 'run-reviews',
-    id: run.id,
-    attributes: {
-      header: {
-        title,
-        title_generated: generated,
-        commit_message: recorded(commit?.message),
-        status: run.status,
-        kind: run.kind,
-        source: run.source as RunSource,
-        commit_sha: recorded(commit?.sha),
-        commit_url: recorded(commit?.url),
-        source_ref: recorded(commit?.ref),
-        working_directory: recorded(run.sourceWorkingDirectory ?? records.workspace?.workingDirectory),
-        commit_author: recorded(commit?.author),
-        created_at: run.createdAt,
-        started_at: earliest(records.attempts.map((a) => a.startedAt)),
-        finished_at: x.finishedAt,
-        run_id: run.id,
-        workspace: { id: run.workspaceId, name: records.workspace?.name ?? run.workspaceId, href: `/v1/workspaces/${run.workspaceId}` },
-      },
-      available_actions: availableActions(records, caller, now),
-      stages: {
-        plan: planStage(records),
-        policy: policyStage(records, caller, now),
-        approval: approvalStage(records),
-        apply: applyStage(records),
-      },
-      terminal_reason: terminalReason(records),
-      recovery: run.status === 'needs_recovery' ? records.recovery : null,
-      evidence: evidence(records),
-      downloads: downloads(records, caller),
-    },
-    relationships: {
-      organization: { data: { type: 'organizations', id: run.organizationId } },
-      workspace: { data: { type: 'workspaces', id: run.workspaceId } },
-      run: { data: { type: 'runs', id: run.id } },
-    },
-    links: { self: `/v1/runs/${run.id}/review` },
-  };
+  return { state: caller.mayDownloadSomewhere ? 'not_permitted' : 'hidden' };
 }

@@ -1,6 +1,6 @@
 import type { Run } from "../domain/records.ts";
 import { mintPhaseCredentials, type MintedToken } from "../commands/phase-credentials.ts";
-import type { ExecutionContext } from "./execution.ts";
+import type { Services } from "../commands/services.ts";
 import { SANDBOX_WORK_DIR } from "./sandbox.ts";
 
 /** Where a phase's tokens go in its sandbox, relative to /work. */
@@ -76,7 +76,7 @@ export function sandboxCredentials(tokens: readonly MintedToken[]): SandboxCrede
  * Nothing else holds them: they are not stored, logged or collected back.
  */
 export async function addWorkloadIdentity(
-  ctx: Pick<ExecutionContext, "services" | "phaseTimeoutMs">,
+  ctx: { services: Services; phaseTimeoutMs: number },
   run: Run,
   phase: "plan" | "apply",
   inputs: { env: Record<string, string>; secrets: string[]; files?: Record<string, string> },

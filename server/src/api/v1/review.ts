@@ -2,7 +2,8 @@ import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { REVIEW_OVERRIDE_LIMIT } from "../../domain/policy/index.ts";
 import type { Run } from "../../domain/records.ts";
-import { deriveRunReview, failedPhase, holdsAnyDownloadPermission, TERMINAL_LOG_TAIL_LINES, type ReviewRecords } from "../../domain/review.ts";
+import { failedPhase, holdsAnyDownloadPermission, TERMINAL_LOG_TAIL_LINES } from "../../domain/review.ts";
+import { deriveRunReview, type ReviewDocumentInput } from "./review-presenter.ts";
 import { commitWebUrl } from "../../domain/github.ts";
 import type { RequestContext } from "../../http/app.ts";
 import type { Services } from "../../commands/services.ts";
@@ -18,7 +19,7 @@ type H = Handlers<RequestContext>;
  * only for a run that ended because its plan or apply failed, and recovery evidence only while
  * the run needs recovery.
  */
-async function reviewRecords(services: Services, run: Run): Promise<ReviewRecords> {
+async function reviewRecords(services: Services, run: Run): Promise<ReviewDocumentInput> {
   const stores = services.stores;
   const [workspace, attempts, jobs, decision, evaluation, findings, overridePage, stateVersions] = await Promise.all([
     stores.workspaces.getById(run.workspaceId),
