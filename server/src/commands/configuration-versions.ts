@@ -1,40 +1,25 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash } from "node:crypto";
 import { sharedBytes } from "../artifacts/upload-inspection.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { ConfigurationVersion, Workspace } from "../domain/records.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
+import { signToken, verifyToken } from "../domain/signed-tokens.ts";
 import type { Services } from "./services.ts";
 import { inTransaction } from "../store/index.ts";
 
 /** How long an upload URL stays valid. */
 export const UPLOAD_URL_TTL_SECONDS = 3600;
 
-function mac(key: Buffer, payload: string): string {
-  return createHmac("sha256", key).update(payload).digest().subarray(0, 16).toString("base64url");
-}
-
-/** A signed, expiring token naming one configuration version: `base64url(payload).mac`. */
+/** A signed, expiring token naming one configuration version (domain/signed-tokens.ts, purpose configuration-upload). */
 export function signUploadToken(key: Buffer, configurationVersionId: string, expiresAt: Date): string {
-  const payload = Buffer.from(JSON.stringify({ cv: configurationVersionId, exp: Math.floor(expiresAt.getTime() / 1000) })).toString("base64url");
-  return `${payload}.${mac(key, payload)}`;
+  return signToken(key, "configuration-upload", { cv: configurationVersionId }, expiresAt);
 }
 
 /** The configuration version a token names; a forged, tampered or expired token is 404. */
 export function verifyUploadToken(key: Buffer, token: string, now: Date): string {
-  const invalid = () => new DomainError("NOT_FOUND", "This upload URL is invalid or has expired. Create a new configuration version to get a fresh one.");
-  const [payload, signature, extra] = token.split(".");
-  if (!payload || !signature || extra !== undefined) throw invalid();
-  const expected = Buffer.from(mac(key, payload));
-  const given = Buffer.from(signature);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw invalid();
-  let parsed: { cv?: unknown; exp?: unknown };
-  try {
-    parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
-  } catch {
-    throw invalid();
-  }
-  if (typeof parsed.cv !== "string" || typeof parsed.exp !== "number" || parsed.exp * 1000 < now.getTime()) throw invalid();
-  return parsed.cv;
+  const claims = verifyToken(key, "configuration-upload", token, ["cv"], now);
+  if (claims === null) throw new DomainError("NOT_FOUND", "This upload URL is invalid or has expired. Create a new configuration version to get a fresh one.");
+  return claims.cv;
 }
 
 /** The absolute upload URL of a pending configuration version. */

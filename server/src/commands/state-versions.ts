@@ -1,8 +1,9 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash } from "node:crypto";
 import { isAllowed } from "../domain/authorization.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Workspace } from "../domain/records.ts";
 import { isRunPrincipal, type AuthenticatedPrincipal } from "../domain/principal.ts";
+import { signToken, verifyToken, type TokenPurpose } from "../domain/signed-tokens.ts";
 import type { Services } from "./services.ts";
 import { inTransaction, type StateVersion, type StateVersionOutput, type Stores, type WorkspaceLock } from "../store/index.ts";
 import { describeHolder } from "./workspace-locks.ts";
@@ -19,37 +20,19 @@ export const STATE_UPLOAD_URL_TTL_SECONDS = 900;
 
 type UploadKind = "state" | "json";
 
-function uploadKey(services: Services): Buffer {
-  // Its own key, so a state upload token can never pass as a configuration upload token.
-  return createHmac("sha256", services.keys.uploadUrl).update("stackship/state-version-upload").digest();
-}
-
-function mac(key: Buffer, payload: string): string {
-  return createHmac("sha256", key).update(payload).digest().subarray(0, 16).toString("base64url");
-}
+/** Each of a state version's two uploads has its own purpose, so neither token passes for the other or for a configuration upload. */
+const UPLOAD_PURPOSE = { state: "state-upload", json: "state-json-upload" } as const satisfies Record<UploadKind, TokenPurpose>;
 
 /** A signed, expiring token naming one state version and which of its two uploads it is for. */
 export function signStateUploadToken(services: Services, stateVersionId: string, kind: UploadKind, expiresAt: Date): string {
-  const payload = Buffer.from(JSON.stringify({ sv: stateVersionId, k: kind, exp: Math.floor(expiresAt.getTime() / 1000) })).toString("base64url");
-  return `${payload}.${mac(uploadKey(services), payload)}`;
+  return signToken(services.keys.uploadUrl, UPLOAD_PURPOSE[kind], { sv: stateVersionId }, expiresAt);
 }
 
 /** The state version a token names; a forged, tampered, expired or wrong-kind token is 404. */
 export function verifyStateUploadToken(services: Services, token: string, kind: UploadKind): string {
-  const invalid = () => new DomainError("NOT_FOUND", "This state upload URL is invalid or has expired.");
-  const [payload, signature, extra] = token.split(".");
-  if (!payload || !signature || extra !== undefined) throw invalid();
-  const expected = Buffer.from(mac(uploadKey(services), payload));
-  const given = Buffer.from(signature);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw invalid();
-  let parsed: { sv?: unknown; k?: unknown; exp?: unknown };
-  try {
-    parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
-  } catch {
-    throw invalid();
-  }
-  if (typeof parsed.sv !== "string" || parsed.k !== kind || typeof parsed.exp !== "number" || parsed.exp * 1000 < services.clock().getTime()) throw invalid();
-  return parsed.sv;
+  const claims = verifyToken(services.keys.uploadUrl, UPLOAD_PURPOSE[kind], token, ["sv"], services.clock());
+  if (claims === null) throw new DomainError("NOT_FOUND", "This state upload URL is invalid or has expired.");
+  return claims.sv;
 }
 
 /** The absolute upload URLs of a state version that has no bytes yet (null once uploaded or no longer pending). */

@@ -1,6 +1,6 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
 import { DomainError } from "../../domain/errors.ts";
 import type { Run } from "../../domain/records.ts";
+import { signToken, verifyToken } from "../../domain/signed-tokens.ts";
 import type { Services } from "../../commands/services.ts";
 
 // The CLI's log protocol (contract §6.6): an absolute `log-read-url` whose query string the CLI
@@ -17,34 +17,18 @@ export type TfeLogPhase = "plan" | "apply";
 const STX = 0x02;
 const ETX = 0x03;
 
-function mac(key: Buffer, payload: string): string {
-  // A domain prefix keeps these signatures apart from the upload tokens signed with the same key.
-  return createHmac("sha256", key).update(`tfe-log:${payload}`).digest().subarray(0, 16).toString("base64url");
-}
-
-/** A signed, expiring token naming one run's phase log: `base64url(payload).mac`. */
+/** A signed, expiring token naming one run's phase log (domain/signed-tokens.ts, purpose log-read). */
 export function signLogToken(key: Buffer, runId: string, phase: TfeLogPhase, expiresAt: Date): string {
-  const payload = Buffer.from(JSON.stringify({ run: runId, phase, exp: Math.floor(expiresAt.getTime() / 1000) })).toString("base64url");
-  return `${payload}.${mac(key, payload)}`;
+  return signToken(key, "log-read", { run: runId, phase }, expiresAt);
 }
 
 /** The run and phase a token names; a forged, tampered or expired token is 404. */
 export function verifyLogToken(key: Buffer, token: string, now: Date): { runId: string; phase: TfeLogPhase } {
-  const invalid = () => new DomainError("NOT_FOUND", "This log URL is invalid or has expired. Read the plan or apply again to get a fresh one.");
-  const [payload, signature, extra] = token.split(".");
-  if (!payload || !signature || extra !== undefined) throw invalid();
-  const expected = Buffer.from(mac(key, payload));
-  const given = Buffer.from(signature);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw invalid();
-  let parsed: { run?: unknown; phase?: unknown; exp?: unknown };
-  try {
-    parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
-  } catch {
-    throw invalid();
+  const claims = verifyToken(key, "log-read", token, ["run", "phase"], now);
+  if (claims === null || (claims.phase !== "plan" && claims.phase !== "apply")) {
+    throw new DomainError("NOT_FOUND", "This log URL is invalid or has expired. Read the plan or apply again to get a fresh one.");
   }
-  if (typeof parsed.run !== "string" || (parsed.phase !== "plan" && parsed.phase !== "apply")) throw invalid();
-  if (typeof parsed.exp !== "number" || parsed.exp * 1000 < now.getTime()) throw invalid();
-  return { runId: parsed.run, phase: parsed.phase };
+  return { runId: claims.run, phase: claims.phase };
 }
 
 /** The absolute log URL of a run's phase. */

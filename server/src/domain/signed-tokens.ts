@@ -1,0 +1,65 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+/**
+ * Signed, expiring, purpose-bound tokens: the proof carried in the path of a URL that is used
+ * without an Authorization header (configuration uploads, state uploads, CLI log reads).
+ *
+ * A token is `base64url(JSON claims + exp).base64url(mac)`. The MAC is HMAC-SHA256, truncated to
+ * 128 bits, under a key derived from the caller's signing key for the token's purpose alone, so a
+ * token minted for one purpose never verifies for another, even with the same claims. `exp` is
+ * whole Unix seconds (the expiry floored); a token is accepted up to and including that second's
+ * first millisecond, and refused from the next millisecond on.
+ *
+ * Pure given the key: no clock (the caller passes `now`), no store, no I/O.
+ */
+
+/** What a token may be used for; each purpose signs with its own derived key. */
+export type TokenPurpose = "configuration-upload" | "state-upload" | "state-json-upload" | "log-read";
+
+/** The claims a token carries: short string fields naming what it grants access to. */
+export type TokenClaims = Readonly<Record<string, string>>;
+
+const MAC_BYTES = 16;
+
+/** The key of one purpose, derived from the signing key (HMAC-SHA256 as a PRF, purpose as label). */
+function purposeKey(key: Buffer, purpose: TokenPurpose): Buffer {
+  return createHmac("sha256", key).update(`stackship/signed-token/${purpose}`).digest();
+}
+
+function mac(key: Buffer, purpose: TokenPurpose, payload: string): Buffer {
+  return createHmac("sha256", purposeKey(key, purpose)).update(payload).digest().subarray(0, MAC_BYTES);
+}
+
+/** A token for `purpose` carrying `claims`, valid until `expiresAt` (floored to the second). */
+export function signToken(key: Buffer, purpose: TokenPurpose, claims: TokenClaims, expiresAt: Date): string {
+  if ("exp" in claims) throw new Error("a token claim may not be named exp");
+  const payload = Buffer.from(JSON.stringify({ ...claims, exp: Math.floor(expiresAt.getTime() / 1000) })).toString("base64url");
+  return `${payload}.${mac(key, purpose, payload).toString("base64url")}`;
+}
+
+/**
+ * The claims of a token signed with `key` for `purpose` that has not expired at `now`, or null
+ * (malformed, tampered, signed with another key or for another purpose, or expired). Only the
+ * claims named in `names` are returned, and each must be a string.
+ */
+export function verifyToken<N extends string>(key: Buffer, purpose: TokenPurpose, token: string, names: readonly N[], now: Date): Record<N, string> | null {
+  const [payload, signature, extra] = token.split(".");
+  if (!payload || !signature || extra !== undefined) return null;
+  const expected = mac(key, purpose, payload);
+  const given = Buffer.from(signature, "base64url");
+  if (given.length !== expected.length || given.toString("base64url") !== signature || !timingSafeEqual(expected, given)) return null;
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+  } catch {
+    return null;
+  }
+  if (parsed === null || typeof parsed !== "object" || typeof parsed.exp !== "number" || parsed.exp * 1000 < now.getTime()) return null;
+  const claims = {} as Record<N, string>;
+  for (const name of names) {
+    const value = parsed[name];
+    if (typeof value !== "string") return null;
+    claims[name] = value;
+  }
+  return claims;
+}
