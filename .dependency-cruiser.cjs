@@ -74,6 +74,21 @@ module.exports = {
       to: { path: ENTRY },
     },
     {
+      name: 'runner-beside-http',
+      severity: 'error',
+      comment:
+        'runner/ and the HTTP surfaces (http/, api/, live/) are siblings: neither imports the other; what both need lives in commands/ or below.',
+      from: { path: `${SRC}runner/` },
+      to: { path: `${SRC}(http|api|live)/` },
+    },
+    {
+      name: 'http-beside-runner',
+      severity: 'error',
+      comment: 'http/, api/ and live/ never import runner/: they reach a running phase only through commands/ and the hooks in services.ts.',
+      from: { path: `${SRC}(http|api|live)/` },
+      to: { path: `${SRC}runner/` },
+    },
+    {
       name: 'store-no-generated',
       severity: 'error',
       comment: 'store/, artifacts/ and github/ keep domain records, not generated wire types.',

@@ -1,3 +1,6 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { operations as tfeOperations } from "../../../generated/tfe/operations.gen.ts";
@@ -27,6 +30,16 @@ table("every operation of both surfaces names a known requirement; `none` exactl
 table("run tokens get past the binding only on the operations the sandboxed tofu needs beyond workspace:read", () => {
   const marked = [...v1Operations, ...tfeOperations].filter((op) => op.runToken).map((op) => op.operationId).sort();
   assert.equal(marked, ["createStateVersion", "downloadStateVersion", "lockWorkspace", "unlockWorkspace"]);
+});
+
+table("the caller-only refusals live in the binding alone: no handler or command repeats them", () => {
+  // Handlers keep object-level checks (which workspace, which run); whether the caller holds the
+  // operation's permission anywhere, has a session or is a site admin is decided once, before them.
+  const root = join(dirname(fileURLToPath(import.meta.url)), "../../src");
+  const sources = ["api", "commands"].flatMap((dir) => readdirSync(join(root, dir), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts")).map((f) => join(dir, f)));
+  assert.ok(sources.length > 40, `${sources.length} sources`);
+  const repeats = sources.filter((f) => /"SESSION_REQUIRED"|holdsAnywhere\(|\bprincipal\.siteAdmin\)\s*throw|!\s*principal\.siteAdmin\b/.test(readFileSync(join(root, f), "utf8")));
+  assert.equal(repeats, []);
 });
 
 const principal = (overrides: Partial<AuthenticatedPrincipal>): AuthenticatedPrincipal => ({ kind: "token", id: "prn-x", siteAdmin: false, grants: [], organizationId: "org-a", tokenId: "tok-x", ...overrides });

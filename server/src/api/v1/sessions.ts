@@ -53,12 +53,10 @@ function presentMembership(membership: Membership, user?: User): S["Membership"]
 
 /**
  * The caller's session. The operation binding already refused anything else (x-stackship-permission
- * `session`); this narrows the type and stays as a second line.
+ * `session`, http/operation-access.ts), so this only narrows the type; reaching the throw is a bug.
  */
 function sessionOf(principal: AuthenticatedPrincipal): SessionScope {
-  if (principal.kind !== "user" || !principal.session) {
-    throw new DomainError("SESSION_REQUIRED", "This needs a signed-in dashboard session (POST /v1/auth/sessions), not an API token.");
-  }
+  if (principal.kind !== "user" || !principal.session) throw new Error("a session operation ran without a session: the operation binding did not enforce x-stackship-permission");
   return principal.session;
 }
 
