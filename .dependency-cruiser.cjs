@@ -18,90 +18,78 @@ const ADAPTERS = `${SRC}(store|artifacts|github)/`;
 const DOMAIN = `${SRC}domain/`;
 const TESTS = '[.]test[.]ts$';
 
+/** One layer rule: a violation is an error that prints `name`. */
+const forbid = (name, comment, from, to) => ({ name, severity: 'error', comment, from, to });
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    {
-      name: 'no-circular',
-      severity: 'error',
-      comment: 'Modules in server/src never import each other in a circle (type-only imports included).',
-      from: { path: SRC },
-      to: { circular: true },
-    },
-    {
-      name: 'domain-is-pure',
-      severity: 'error',
-      comment:
-        'domain/ is pure: it imports only domain/ and node builtins, never store, artifacts, commands, surfaces or entry points.',
-      from: { path: DOMAIN, pathNot: TESTS },
-      to: { path: `${SRC}(?!domain/)` },
-    },
-    {
-      name: 'domain-no-generated',
-      severity: 'error',
-      comment: 'domain/ does not depend on generated wire types; presenters under api/ map domain values to them.',
-      from: { path: DOMAIN },
-      to: { path: '^generated/' },
-    },
-    {
-      name: 'domain-no-packages',
-      severity: 'error',
-      comment: 'domain/ (tests aside) uses no npm packages: no database, no HTTP, no I/O libraries.',
-      from: { path: DOMAIN, pathNot: TESTS },
-      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
-    },
-    {
-      name: 'store-below-commands',
-      severity: 'error',
-      comment:
-        'store/, artifacts/ and github/ are adapters below the application layer: they import domain/, each other and config.ts, never commands, surfaces or entry points.',
-      from: { path: ADAPTERS },
-      to: { path: `(${COMMANDS}|${SURFACES}|${ENTRY})` },
-    },
-    {
-      name: 'no-upward-from-commands',
-      severity: 'error',
-      comment:
-        'commands/ (the application layer) imports store/, artifacts/ and domain/, never http/, api/, live/, runner/ or entry points.',
-      from: { path: COMMANDS },
-      to: { path: `(${SURFACES}|${ENTRY})` },
-    },
-    {
-      name: 'surfaces-below-entry',
-      severity: 'error',
-      comment: 'http/, api/, live/ and runner/ never import the entry points (main, runner-main, keys-main, server).',
-      from: { path: SURFACES },
-      to: { path: ENTRY },
-    },
-    {
-      name: 'runner-beside-http',
-      severity: 'error',
-      comment:
-        'runner/ and the HTTP surfaces (http/, api/, live/) are siblings: neither imports the other; what both need lives in commands/ or below.',
-      from: { path: `${SRC}runner/` },
-      to: { path: `${SRC}(http|api|live)/` },
-    },
-    {
-      name: 'http-beside-runner',
-      severity: 'error',
-      comment: 'http/, api/ and live/ never import runner/: they reach a running phase only through commands/ and the hooks in services.ts.',
-      from: { path: `${SRC}(http|api|live)/` },
-      to: { path: `${SRC}runner/` },
-    },
-    {
-      name: 'store-no-generated',
-      severity: 'error',
-      comment: 'store/, artifacts/ and github/ keep domain records, not generated wire types.',
-      from: { path: ADAPTERS },
-      to: { path: '^generated/' },
-    },
-    {
-      name: 'src-not-from-test',
-      severity: 'error',
-      comment: 'Production code never imports from server/test (tests may import anything).',
-      from: { path: SRC, pathNot: TESTS },
-      to: { path: '^server/test/' },
-    },
+    forbid(
+      'no-circular',
+      'Modules in server/src never import each other in a circle (type-only imports included).',
+      { path: SRC },
+      { circular: true },
+    ),
+    forbid(
+      'domain-is-pure',
+      'domain/ is pure: it imports only domain/ and node builtins, never store, artifacts, commands, surfaces or entry points.',
+      { path: DOMAIN, pathNot: TESTS },
+      { path: `${SRC}(?!domain/)` },
+    ),
+    forbid(
+      'domain-no-generated',
+      'domain/ does not depend on generated wire types; presenters under api/ map domain values to them.',
+      { path: DOMAIN },
+      { path: '^generated/' },
+    ),
+    forbid(
+      'domain-no-packages',
+      'domain/ (tests aside) uses no npm packages: no database, no HTTP, no I/O libraries.',
+      { path: DOMAIN, pathNot: TESTS },
+      { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
+    ),
+    forbid(
+      'store-below-commands',
+      'store/, artifacts/ and github/ are adapters below the application layer: they import domain/, each other and config.ts, never commands, surfaces or entry points.',
+      { path: ADAPTERS },
+      { path: `(${COMMANDS}|${SURFACES}|${ENTRY})` },
+    ),
+    forbid(
+      'no-upward-from-commands',
+      'commands/ (the application layer) imports store/, artifacts/ and domain/, never http/, api/, live/, runner/ or entry points.',
+      { path: COMMANDS },
+      { path: `(${SURFACES}|${ENTRY})` },
+    ),
+    forbid(
+      'surfaces-below-entry',
+      'http/, api/, live/ and runner/ never import the entry points (main, runner-main, keys-main, server).',
+      { path: SURFACES },
+      { path: ENTRY },
+    ),
+    forbid(
+      'runner-beside-http',
+      'runner/ and the HTTP surfaces (http/, api/, live/) are siblings: neither imports the other; what both need lives in commands/ or below.',
+      { path: `${SRC}runner/` },
+      { path: `${SRC}(http|api|live)/` },
+    ),
+    forbid(
+      'http-beside-runner',
+      'http/, api/ and live/ never import runner/: they reach a running phase only through commands/ and the hooks in services.ts.',
+      { path: `${SRC}(http|api|live)/` },
+      { path: `${SRC}runner/` },
+    ),
+    forbid(
+      'store-no-generated',
+      'store/, artifacts/ and github/ keep domain records, not generated wire types.',
+      { path: ADAPTERS },
+      { path: '^generated/' },
+    ),
+    forbid(
+      'src-not-from-test',
+      'Production code never imports from server/test (tests may import anything).',
+      { path: SRC, pathNot: TESTS },
+      { path: '^server/test/' },
+    ),
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
