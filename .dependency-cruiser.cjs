@@ -79,6 +79,12 @@ module.exports = {
       { path: `${SRC}runner/` },
     ),
     forbid(
+      'commands-no-generated',
+      'commands/ return domain records; the wire shapes (generated types) are built by the presenters under api/.',
+      { path: COMMANDS },
+      { path: '^generated/' },
+    ),
+    forbid(
       'store-no-generated',
       'store/, artifacts/ and github/ keep domain records, not generated wire types.',
       { path: ADAPTERS },

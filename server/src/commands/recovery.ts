@@ -1,13 +1,23 @@
-import type { components } from "../../../generated/v1/types.gen.ts";
 import { DomainError } from "../domain/errors.ts";
-import type { Run } from "../domain/records.ts";
+import type { Run, RunAttempt } from "../domain/records.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
-import { inTransaction } from "../store/index.ts";
+import { inTransaction, type StateVersion, type WorkspaceLock } from "../store/index.ts";
 import { applyRunEvent, releaseRun } from "./run-decisions.ts";
 import { confirmStatePublication } from "./state-versions.ts";
 
-type RunRecovery = components["schemas"]["RunRecovery"];
+/** What an operator sees of a run that needs (or needed) recovery; api/v1/presenters.ts shapes it. */
+export interface RecoveryEvidence {
+  /** The last apply attempt (null when none was recorded). */
+  attempt: RunAttempt | null;
+  /** The last sanitized lines of the apply log (at most eight). */
+  lastLogLines: string[];
+  /** The newest pending state version of the run. */
+  pendingStateVersion: Pick<StateVersion, "id" | "serial" | "lineage" | "sha256"> | null;
+  /** The workspace lock as it is now. */
+  lock: WorkspaceLock | null;
+  predecessorStateDigest: string | null;
+}
 
 /** Whether a run carries recovery evidence: it needs recovery, or it was recovered. */
 export function hasRecovery(run: Run): boolean {
@@ -15,30 +25,17 @@ export function hasRecovery(run: Run): boolean {
 }
 
 /** The recovery evidence of a run, read from records only (null when it has none). */
-export async function recoveryEvidence(services: Services, run: Run): Promise<RunRecovery | null> {
+export async function recoveryEvidence(services: Services, run: Run): Promise<RecoveryEvidence | null> {
   if (!hasRecovery(run)) return null;
   const attempts = (await services.stores.attempts.listByRun(run.id)).filter((a) => a.phase === "apply");
-  const attempt = attempts[attempts.length - 1];
   const pending = await services.stores.stateVersions.listPendingByRun(run.id);
-  const lock = await services.stores.workspaceLocks.current(run.workspaceId);
   const version = pending[pending.length - 1];
   return {
-    attempt: attempt
-      ? {
-          id: attempt.id,
-          attempt_number: attempt.attemptNumber,
-          status: attempt.status,
-          terminal_classification: attempt.terminalClassification,
-          sandbox_id: attempt.sandboxId,
-          runner_id: attempt.runnerId,
-          started_at: attempt.startedAt,
-          finished_at: attempt.finishedAt,
-        }
-      : null,
-    last_log_lines: await services.stores.logs.tail(run.id, "apply", 8),
-    pending_state_version: version ? { id: version.id, serial: version.serial, lineage: version.lineage, sha256: version.sha256 } : null,
-    lock: lock ? { holder_kind: lock.holder.kind, holder_id: lock.holder.id, fence: lock.fence } : null,
-    predecessor_state_digest: run.execution.predecessorStateDigest,
+    attempt: attempts[attempts.length - 1] ?? null,
+    lastLogLines: await services.stores.logs.tail(run.id, "apply", 8),
+    pendingStateVersion: version ? { id: version.id, serial: version.serial, lineage: version.lineage, sha256: version.sha256 } : null,
+    lock: (await services.stores.workspaceLocks.current(run.workspaceId)) ?? null,
+    predecessorStateDigest: run.execution.predecessorStateDigest,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { components } from "../../../../generated/v1/types.gen.ts";
+import type { RecoveryEvidence } from "../../commands/recovery.ts";
 import type { ApiToken, ConfigurationVersion, Organization, Project, Run, RunSource, Workspace, WorkspaceVariable } from "../../domain/records.ts";
 
 type S = components["schemas"];
@@ -84,8 +85,31 @@ export function presentConfigurationVersion(configurationVersion: ConfigurationV
   };
 }
 
+/** The recovery evidence of a run (commands/recovery.ts) in its wire shape. */
+export function presentRecovery(evidence: RecoveryEvidence): S["RunRecovery"] {
+  const { attempt, pendingStateVersion: version, lock } = evidence;
+  return {
+    attempt: attempt
+      ? {
+          id: attempt.id,
+          attempt_number: attempt.attemptNumber,
+          status: attempt.status,
+          terminal_classification: attempt.terminalClassification,
+          sandbox_id: attempt.sandboxId,
+          runner_id: attempt.runnerId,
+          started_at: attempt.startedAt,
+          finished_at: attempt.finishedAt,
+        }
+      : null,
+    last_log_lines: evidence.lastLogLines,
+    pending_state_version: version ? { id: version.id, serial: version.serial, lineage: version.lineage, sha256: version.sha256 } : null,
+    lock: lock ? { holder_kind: lock.holder.kind, holder_id: lock.holder.id, fence: lock.fence } : null,
+    predecessor_state_digest: evidence.predecessorStateDigest,
+  };
+}
+
 /** The v1 run resource; `recovery` is the evidence read by recoveryEvidence() (null when none). */
-export function presentRun(run: Run, recovery: S["RunRecovery"] | null = null): S["Run"] {
+export function presentRun(run: Run, recovery: RecoveryEvidence | null = null): S["Run"] {
   return {
     type: "runs",
     id: run.id,
@@ -114,7 +138,7 @@ export function presentRun(run: Run, recovery: S["RunRecovery"] | null = null): 
       predecessor_state_digest: run.execution.predecessorStateDigest,
       approval_expires_at: run.execution.approvalExpiresAt,
       finished_at: run.execution.finishedAt,
-      recovery,
+      recovery: recovery && presentRecovery(recovery),
       created_at: run.createdAt,
       updated_at: run.updatedAt,
     },

@@ -9,6 +9,7 @@ import type { RequestContext } from "../../http/app.ts";
 import type { Services } from "../../commands/services.ts";
 import { principalOf } from "../authorize.ts";
 import { recoveryEvidence } from "../../commands/recovery.ts";
+import { presentRecovery } from "./presenters.ts";
 import { loadRun } from "../lookup.ts";
 
 type H = Handlers<RequestContext>;
@@ -62,7 +63,7 @@ async function reviewRecords(services: Services, run: Run): Promise<ReviewDocume
     })),
     displayNames,
     logTail: phase === null || tail === null ? null : { phase, lines: tail },
-    recovery,
+    recovery: recovery && presentRecovery(recovery),
   };
 }
 
