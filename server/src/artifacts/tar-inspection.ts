@@ -2,9 +2,15 @@
 // block once, keeps no file contents, and refuses what the runner's `tar -x` must never be
 // handed. Pure; the upload inspection worker feeds it the inflated bytes.
 
+/** What kind of problem a refusal is about (callers with their own outcome codes map it; uploads use only the message). */
+export type RefusalKind = "not_a_tar" | "absolute_path" | "path_traversal" | "link" | "unsupported_entry" | "too_many_entries";
+
 /** Why an upload is refused; the message completes "The upload must be a .tar.gz of the configuration: …". */
 export class UploadRefusal extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly kind: RefusalKind = "not_a_tar",
+  ) {
     super(message);
     this.name = "UploadRefusal";
   }
@@ -64,9 +70,9 @@ function checksumMatches(block: Uint8Array): boolean {
  */
 function segmentsOf(path: string, what: string): string[] {
   if (path.includes("\0")) throw new UploadRefusal(`${what} ${quote(path)} contains a NUL byte`);
-  if (path.startsWith("/")) throw new UploadRefusal(`${what} ${quote(path)} is an absolute path`);
+  if (path.startsWith("/")) throw new UploadRefusal(`${what} ${quote(path)} is an absolute path`, "absolute_path");
   const segments = path.split("/").filter((s) => s !== "" && s !== ".");
-  if (segments.includes("..")) throw new UploadRefusal(`${what} ${quote(path)} contains '..' (path traversal)`);
+  if (segments.includes("..")) throw new UploadRefusal(`${what} ${quote(path)} contains '..' (path traversal)`, "path_traversal");
   return segments;
 }
 
@@ -149,7 +155,7 @@ export class TarInspector {
     if (this.tarBytes === 0 || this.tarBytes % BLOCK !== 0) throw new UploadRefusal("the decompressed data is not a tar archive");
     if (!this.ended && (this.skip > 0 || this.extended || this.headerFill > 0)) throw new UploadRefusal("the tar archive is truncated");
     for (const [path, link] of this.symlinks) {
-      if (this.escapes(link.dir, link.target)) throw new UploadRefusal(`the symlink ${quote(path)} points outside the configuration (to ${quote(link.target)})`);
+      if (this.escapes(link.dir, link.target)) throw new UploadRefusal(`the symlink ${quote(path)} points outside the configuration (to ${quote(link.target)})`, "link");
     }
     return { entries: this.entries, tarBytes: this.tarBytes };
   }
@@ -182,7 +188,7 @@ export class TarInspector {
     const dataSize = this.next.size ?? size;
     this.next = {};
     this.entries += 1;
-    if (this.entries > this.maxEntries) throw new UploadRefusal(`the archive has more than ${this.maxEntries} entries`);
+    if (this.entries > this.maxEntries) throw new UploadRefusal(`the archive has more than ${this.maxEntries} entries`, "too_many_entries");
     this.checkEntry(type, name, linkname);
     // Links, directories and devices carry no data whatever their size field says.
     this.skip = type === "0" || type === "\0" || type === "7" ? Math.ceil(dataSize / BLOCK) * BLOCK : 0;
@@ -216,9 +222,9 @@ export class TarInspector {
     // Writing under a symlink the archive made earlier would write wherever it points.
     for (let i = 1; i <= segments.length; i += 1) {
       const ancestor = segments.slice(0, i).join("/");
-      if (i < segments.length && this.symlinks.has(ancestor)) throw new UploadRefusal(`the entry ${quote(name)} is inside the symlink ${quote(ancestor)}`);
+      if (i < segments.length && this.symlinks.has(ancestor)) throw new UploadRefusal(`the entry ${quote(name)} is inside the symlink ${quote(ancestor)}`, "link");
     }
-    if (type !== "2" && this.symlinks.has(path)) throw new UploadRefusal(`the entry ${quote(name)} replaces a symlink of the archive`);
+    if (type !== "2" && this.symlinks.has(path)) throw new UploadRefusal(`the entry ${quote(name)} replaces a symlink of the archive`, "link");
     switch (type) {
       case "0":
       case "\0":
@@ -228,26 +234,26 @@ export class TarInspector {
       case "5":
         return;
       case "2": {
-        if (linkname === "") throw new UploadRefusal(`the symlink ${quote(name)} has no target`);
-        if (linkname.startsWith("/")) throw new UploadRefusal(`the symlink ${quote(name)} points to the absolute path ${quote(linkname)}`);
-        if (segments.length === 0) throw new UploadRefusal(`the symlink ${quote(name)} would replace the configuration directory`);
+        if (linkname === "") throw new UploadRefusal(`the symlink ${quote(name)} has no target`, "link");
+        if (linkname.startsWith("/")) throw new UploadRefusal(`the symlink ${quote(name)} points to the absolute path ${quote(linkname)}`, "link");
+        if (segments.length === 0) throw new UploadRefusal(`the symlink ${quote(name)} would replace the configuration directory`, "link");
         this.symlinks.set(path, { dir: segments.slice(0, -1), target: linkname });
         this.files.delete(path);
         return;
       }
       case "1": {
         const target = segmentsOf(linkname, "the hard link target").join("/");
-        if (!this.files.has(target)) throw new UploadRefusal(`the hard link ${quote(name)} points to ${quote(linkname)}, which is not a regular file earlier in the archive`);
+        if (!this.files.has(target)) throw new UploadRefusal(`the hard link ${quote(name)} points to ${quote(linkname)}, which is not a regular file earlier in the archive`, "link");
         this.files.add(path);
         return;
       }
       case "3":
       case "4":
-        throw new UploadRefusal(`the entry ${quote(name)} is a device file`);
+        throw new UploadRefusal(`the entry ${quote(name)} is a device file`, "unsupported_entry");
       case "6":
-        throw new UploadRefusal(`the entry ${quote(name)} is a FIFO`);
+        throw new UploadRefusal(`the entry ${quote(name)} is a FIFO`, "unsupported_entry");
       default:
-        throw new UploadRefusal(`the entry ${quote(name)} has an unsupported tar type ${JSON.stringify(type)}`);
+        throw new UploadRefusal(`the entry ${quote(name)} has an unsupported tar type ${JSON.stringify(type)}`, "unsupported_entry");
     }
   }
 

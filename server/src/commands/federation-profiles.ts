@@ -24,8 +24,10 @@ export interface NewFederationProfile {
   phases: FederationPhase[];
 }
 
-function profileAuditData(profile: FederationProfile) {
-  return { name: profile.name, provider: profile.provider, audience: profile.audience, target: profile.target, phases: profile.phases, workspace_id: profile.workspaceId };
+/** The audit record of `action` on `profile`: its content as it is now, and `extra`. */
+function profileAudit(actor: Actor, action: string, profile: FederationProfile, now: Date, extra: Record<string, unknown> = {}) {
+  const data = { name: profile.name, provider: profile.provider, audience: profile.audience, target: profile.target, phases: profile.phases, workspace_id: profile.workspaceId, ...extra };
+  return { organizationId: profile.organizationId, actorId: actor.id, action, targetType: "federation-profiles", targetId: profile.id, data, createdAt: now };
 }
 
 /** Creates an unverified profile in the workspace. */
@@ -34,7 +36,7 @@ export function createFederationProfile(services: Services, actor: Actor, worksp
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     const profile = await stores.federationProfiles.create({ ...content, organizationId: workspace.organizationId, workspaceId: workspace.id, now });
-    await stores.audit.record({ organizationId: workspace.organizationId, actorId: actor.id, action: "federation_profile.created", targetType: "federation-profiles", targetId: profile.id, data: profileAuditData(profile), createdAt: now });
+    await stores.audit.record(profileAudit(actor, "federation_profile.created", profile, now));
     return profile;
   });
 }
@@ -53,15 +55,7 @@ export function updateFederationProfile(services: Services, actor: Actor, curren
   return inTransaction(services.db, async (stores) => {
     const updated = await stores.federationProfiles.update(current.id, content, now);
     if (!updated) throw new DomainError("NOT_FOUND", `Federation profile ${current.id} does not exist.`);
-    await stores.audit.record({
-      organizationId: current.organizationId,
-      actorId: actor.id,
-      action: "federation_profile.updated",
-      targetType: "federation-profiles",
-      targetId: current.id,
-      data: { ...profileAuditData(updated), verification_cleared: current.verifiedAt !== null },
-      createdAt: now,
-    });
+    await stores.audit.record(profileAudit(actor, "federation_profile.updated", updated, now, { verification_cleared: current.verifiedAt !== null }));
     return updated;
   });
 }
@@ -73,15 +67,7 @@ export function verifyFederationProfile(services: Services, actor: Actor, curren
   return inTransaction(services.db, async (stores) => {
     const verified = await stores.federationProfiles.verify(current.id, actor.label, digest, now);
     if (!verified) throw new DomainError("NOT_FOUND", `Federation profile ${current.id} does not exist.`);
-    await stores.audit.record({
-      organizationId: current.organizationId,
-      actorId: actor.id,
-      action: "federation_profile.verified",
-      targetType: "federation-profiles",
-      targetId: current.id,
-      data: { ...profileAuditData(verified), digest },
-      createdAt: now,
-    });
+    await stores.audit.record(profileAudit(actor, "federation_profile.verified", verified, now, { digest }));
     return verified;
   });
 }
@@ -90,7 +76,7 @@ export function deleteFederationProfile(services: Services, actor: Actor, curren
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     await stores.federationProfiles.delete(current.id);
-    await stores.audit.record({ organizationId: current.organizationId, actorId: actor.id, action: "federation_profile.deleted", targetType: "federation-profiles", targetId: current.id, data: profileAuditData(current), createdAt: now });
+    await stores.audit.record(profileAudit(actor, "federation_profile.deleted", current, now));
   });
 }
 

@@ -5,36 +5,13 @@ export const RUN_KINDS = ['plan_and_apply', 'speculative'] as const;
 /** A run kind. */
 export type RunKind = (typeof RUN_KINDS)[number];
 
-/** Every status a run can be in (a closed set). */
-export const RUN_STATUSES = [
-  'pending',
-  'planning',
-  'policy_checking',
-  'policy_soft_failed',
-  'awaiting_approval',
-  'applying',
-  'applied',
-  'planned_and_finished',
-  'discarded',
-  'canceled',
-  'errored',
-  'expired',
-  'plan_credentials_required',
-  'needs_recovery',
-] as const;
+/** Statuses a run never leaves. */
+export const TERMINAL_RUN_STATUSES = ['applied', 'planned_and_finished', 'discarded', 'canceled', 'errored', 'expired', 'plan_credentials_required'] as const;
+
+/** Every status a run can be in (a closed set), the terminal ones among them. */
+export const RUN_STATUSES = ['pending', 'planning', 'policy_checking', 'policy_soft_failed', 'awaiting_approval', 'applying', ...TERMINAL_RUN_STATUSES, 'needs_recovery'] as const;
 /** A run status. */
 export type RunStatus = (typeof RUN_STATUSES)[number];
-
-/** Statuses a run never leaves. */
-export const TERMINAL_RUN_STATUSES = [
-  'applied',
-  'planned_and_finished',
-  'discarded',
-  'canceled',
-  'errored',
-  'expired',
-  'plan_credentials_required',
-] as const satisfies readonly RunStatus[];
 
 /** Statuses of a run's plan phase. */
 export const PLAN_PHASE_STATUSES = ['pending', 'running', 'finished', 'errored', 'canceled'] as const;
@@ -42,21 +19,22 @@ export const PLAN_PHASE_STATUSES = ['pending', 'running', 'finished', 'errored',
 export type PlanPhaseStatus = (typeof PLAN_PHASE_STATUSES)[number];
 
 /** Statuses of a run's apply phase. */
-export const APPLY_PHASE_STATUSES = ['pending', 'running', 'finished', 'errored', 'canceled', 'interrupted'] as const;
+export const APPLY_PHASE_STATUSES = [...PLAN_PHASE_STATUSES, 'interrupted'] as const;
 /** An apply phase status. */
 export type ApplyPhaseStatus = (typeof APPLY_PHASE_STATUSES)[number];
 
 const TERMINAL = new Set<string>(TERMINAL_RUN_STATUSES);
 
-/** Whether `value` is one of RUN_KINDS. */
-export function isRunKind(value: unknown): value is RunKind {
-  return typeof value === 'string' && (RUN_KINDS as readonly string[]).includes(value);
+/** Whether `value` is one of the strings of a closed set. */
+function isOneOf<T extends string>(set: readonly T[], value: unknown): value is T {
+  return typeof value === 'string' && (set as readonly string[]).includes(value);
 }
 
+/** Whether `value` is one of RUN_KINDS. */
+export const isRunKind = (value: unknown): value is RunKind => isOneOf(RUN_KINDS, value);
+
 /** Whether `value` is one of RUN_STATUSES. */
-export function isRunStatus(value: unknown): value is RunStatus {
-  return typeof value === 'string' && (RUN_STATUSES as readonly string[]).includes(value);
-}
+export const isRunStatus = (value: unknown): value is RunStatus => isOneOf(RUN_STATUSES, value);
 
 /**
  * Whether a run in this status is finished for good.

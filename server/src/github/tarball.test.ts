@@ -76,6 +76,23 @@ tarball("refuses `..`, absolute paths, links leaving the tree, devices and a mis
   await refusal([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/main.tf`, content: "x" }], "working_directory_missing", "infra");
 });
 
+tarball("the stripped archive goes through the upload inspection: what an upload may not hold, a commit may not either", async () => {
+  // A link that leaves the tree only through another link of the archive.
+  await refusal([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/dir/`, type: "directory" }, { name: `${TOP}/dir/up`, type: "symlink", linkname: ".." }, { name: `${TOP}/x`, type: "symlink", linkname: "dir/up/.." }], "tarball_link_escapes");
+  // Writing through a link of the archive.
+  await refusal([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/modules`, type: "symlink", linkname: "infra" }, { name: `${TOP}/modules/main.tf`, content: "x" }], "tarball_link_escapes");
+  // A hard link to a file the archive does not hold (inside the top-level folder).
+  await refusal([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/hard`, type: "hardlink", linkname: `${TOP}/missing.tf` }], "tarball_link_escapes");
+  // The same hard link to a file the archive holds earlier is kept, its target stripped too.
+  const bytes = await configurationFromGitHubTarball(await buildTarGz([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/main.tf`, content: "# main\n" }, { name: `${TOP}/hard.tf`, type: "hardlink", linkname: `${TOP}/main.tf` }]), "", LIMITS);
+  const { dir } = unpack(bytes);
+  try {
+    assert.is(readFileSync(join(dir, "hard.tf"), "utf8"), "# main\n");
+  } finally {
+    rmSync(join(dir, ".."), { recursive: true, force: true });
+  }
+});
+
 tarball("refuses a character device entry", async () => {
   const bytes = gunzipSync(await buildTarGz([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/dev`, content: "" }]));
   // Turn the second entry into a character device ('3') and fix its checksum.

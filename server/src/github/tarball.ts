@@ -1,13 +1,14 @@
-import { posix } from "node:path";
 import { promisify } from "node:util";
 import { gunzip, gzip } from "node:zlib";
+import { TarInspector, UploadRefusal, type RefusalKind } from "../artifacts/tar-inspection.ts";
+import { DEFAULT_INSPECTION_LIMITS } from "../artifacts/upload-inspection.ts";
 
 /**
  * A commit's tarball as GitHub serves it (`GET /repos/{owner}/{repo}/tarball/{sha}`: a gzipped
  * tar whose every entry sits under one top-level folder `<owner>-<repo>-<sha7>/`, with a pax
  * global header naming the commit) turned into a configuration `.tar.gz`: the top-level folder
- * stripped, nothing that could leave the tree (absolute paths, `..`, links pointing outside,
- * devices), and bounded in size. Inflation runs on libuv's thread pool (zlib's async API), never
+ * stripped, checked by the upload inspection (artifacts/tar-inspection.ts: nothing that could
+ * leave the tree), and bounded in size. Inflation runs on libuv's thread pool (zlib's async API), never
  * on the event loop.
  */
 
@@ -110,12 +111,6 @@ function readTar(tar: Buffer): TarEntry[] {
   return entries;
 }
 
-/** Checks a repository-relative path: never absolute, never through `..`. */
-function checkInside(path: string, what: string): void {
-  if (path.startsWith("/")) throw new TarballRefused("tarball_path_absolute", `The tarball holds an absolute path (${what} '${path}').`);
-  if (path.split("/").includes("..")) throw new TarballRefused("tarball_path_escapes", `The tarball holds a path that leaves the tree (${what} '${path}').`);
-}
-
 function header(name: string, entry: Pick<TarEntry, "type" | "mode" | "linkname">, size: number): Buffer[] {
   const blocks: Buffer[] = [];
   const nameBytes = Buffer.from(name, "utf8");
@@ -165,10 +160,22 @@ export interface TarballLimits {
   maxUnpackedBytes: number;
 }
 
+/** The outcome a refusal of the upload inspection gets for a commit tarball. */
+const OUTCOMES: Record<RefusalKind, TarballRefused["outcome"]> = {
+  not_a_tar: "tarball_invalid",
+  absolute_path: "tarball_path_absolute",
+  path_traversal: "tarball_path_escapes",
+  link: "tarball_link_escapes",
+  unsupported_entry: "tarball_entry_unsupported",
+  too_many_entries: "tarball_too_large",
+};
+
 /**
- * The configuration `.tar.gz` of a GitHub commit tarball, or TarballRefused. `workingDirectory`
- * must exist in the commit (a directory); the whole tree is kept so that modules the
- * configuration reaches with `../` are there.
+ * The configuration `.tar.gz` of a GitHub commit tarball, or TarballRefused. The top-level folder
+ * is stripped here; what may not be extracted (absolute paths, `..`, links leaving the tree,
+ * devices…) is refused by the same inspection as a configuration upload, run on the stripped
+ * archive. `workingDirectory` must exist in the commit (a directory); the whole tree is kept so
+ * that modules the configuration reaches with `../` are there.
  */
 export async function configurationFromGitHubTarball(bytes: Buffer, workingDirectory: string, limits: TarballLimits): Promise<Buffer> {
   if (bytes.length > limits.maxBytes) throw new TarballRefused("tarball_too_large", `The commit's tarball is ${bytes.length} bytes, over the limit of ${limits.maxBytes}.`);
@@ -180,38 +187,41 @@ export async function configurationFromGitHubTarball(bytes: Buffer, workingDirec
     throw new TarballRefused("tarball_invalid", "The commit's tarball is not gzip-compressed.");
   }
   const entries = readTar(tar);
-  for (const entry of entries) checkInside(entry.name, entry.type);
-  const top = entries[0]?.name.split("/")[0];
-  if (!top) throw new TarballRefused("tarball_invalid", "The commit's tarball is empty.");
+  if (entries.length === 0) throw new TarballRefused("tarball_invalid", "The commit's tarball is empty.");
+  const top = entries[0]!.name.split("/")[0]!;
+  // A name outside the top-level folder is kept as it is: the inspection refuses it if it is
+  // absolute or goes through `..`, and it is refused as out of place otherwise.
+  const prefix = top === "" || top === "." || top === ".." ? null : `${top}/`;
+  const strip = (path: string) => (prefix !== null && (path.startsWith(prefix) || path === top) ? path.slice(prefix.length) : null);
   const out: Buffer[] = [];
   const dir = workingDirectory.replace(/^\/+|\/+$/g, "");
   let workingDirectoryFound = dir === "";
+  let outside: string | null = null;
   for (const entry of entries) {
-    const [first, ...rest] = entry.name.split("/");
-    if (first !== top) throw new TarballRefused("tarball_invalid", `The tarball's entries are not all under one top-level folder ('${entry.name}').`);
-    const name = rest.join("/").replace(/\/+$/, "");
+    const stripped = strip(entry.name);
+    if (stripped === null) outside ??= entry.name;
+    const name = (stripped ?? entry.name).replace(/\/+$/, "");
     if (name === "") continue;
-    if (entry.type === "symlink") {
-      if (entry.linkname.startsWith("/")) throw new TarballRefused("tarball_link_escapes", `The link '${name}' points to the absolute path '${entry.linkname}'.`);
-      const target = posix.normalize(posix.join(posix.dirname(name), entry.linkname));
-      if (target === ".." || target.startsWith("../")) throw new TarballRefused("tarball_link_escapes", `The link '${name}' points outside the tree ('${entry.linkname}').`);
-    }
-    let linkname = entry.linkname;
-    if (entry.type === "hardlink") {
-      checkInside(entry.linkname, "hard link target");
-      const [linkTop, ...linkRest] = entry.linkname.split("/");
-      if (linkTop !== top) throw new TarballRefused("tarball_link_escapes", `The hard link '${name}' points outside the tree ('${entry.linkname}').`);
-      linkname = linkRest.join("/");
-    }
+    const linkname = entry.type === "hardlink" ? (strip(entry.linkname) ?? entry.linkname) : entry.linkname;
     if (entry.type === "directory" && name === dir) workingDirectoryFound = true;
     if (dir !== "" && name.startsWith(`${dir}/`)) workingDirectoryFound = true;
     const kept = { type: entry.type, mode: entry.type === "directory" ? 0o755 : entry.mode & 0o111 ? 0o755 : 0o644, linkname };
     out.push(...header(entry.type === "directory" ? `${name}/` : name, kept, entry.data.length));
     if (entry.data.length > 0) out.push(pad(entry.data));
   }
-  if (!workingDirectoryFound) throw new TarballRefused("working_directory_missing", `The commit has no directory '${dir}' (the workspace's working directory).`);
   out.push(Buffer.alloc(1024));
-  return gzipAsync(Buffer.concat(out));
+  const configuration = Buffer.concat(out);
+  const inspector = new TarInspector(DEFAULT_INSPECTION_LIMITS.maxEntries);
+  try {
+    inspector.push(configuration);
+    inspector.finish();
+  } catch (error) {
+    if (error instanceof UploadRefusal) throw new TarballRefused(OUTCOMES[error.kind], `The commit's tarball cannot be a configuration: ${error.message}.`);
+    throw error;
+  }
+  if (outside !== null) throw new TarballRefused("tarball_invalid", `The tarball's entries are not all under one top-level folder ('${outside}').`);
+  if (!workingDirectoryFound) throw new TarballRefused("working_directory_missing", `The commit has no directory '${dir}' (the workspace's working directory).`);
+  return gzipAsync(configuration);
 }
 
 /** A tar entry for building tarballs (tests and the GitHub double). */

@@ -36,21 +36,12 @@ export async function migrateGraphileWorker(db: Database): Promise<void> {
 }
 
 /** Starts a graphile-worker runner that hands each run-phase job to `execute`. */
-export async function startGraphileRunner(db: Database, options: { concurrency: number; execute: (runJobId: string) => Promise<void>; log: (message: string, meta?: unknown) => void }): Promise<{ runner: Runner; pool: pg.Pool }> {
-  const pool = poolFor(db, options.concurrency + 2);
-  const task: Task = async (payload) => {
+export function startGraphileRunner(db: Database, options: { concurrency: number; execute: (runJobId: string) => Promise<void>; log: (message: string, meta?: unknown) => void }): Promise<{ runner: Runner; pool: pg.Pool }> {
+  const runPhase = async (payload: unknown) => {
     const runJobId = (payload as { run_job_id?: unknown })?.run_job_id;
     if (typeof runJobId === "string") await options.execute(runJobId);
   };
-  const runner = await run({
-    pgPool: pool,
-    concurrency: options.concurrency,
-    noHandleSignals: true,
-    pollInterval: 2_000,
-    logger: graphileLogger(options.log),
-    taskList: { [RUN_PHASE_TASK]: task },
-  });
-  return { runner, pool };
+  return startGraphileTasks(db, { concurrency: options.concurrency, log: options.log, tasks: { [RUN_PHASE_TASK]: runPhase } });
 }
 
 /** Starts a graphile-worker runner for other tasks than run phases (it takes only the jobs of `tasks`). */

@@ -9,9 +9,9 @@ files("tfvars: template sequences in a string value are escaped, so tofu reads t
   assert.is(tfvars([{ key: "h", value: '{ x = "${y}" }', hcl: true }]), 'h = { x = "${y}" }\n');
 });
 
-files("the plan sandbox mounts the plan-diff builder and the one module it imports", () => {
+files("the plan sandbox mounts the plan-diff builder and the two modules it imports", () => {
   const binds = planDiffBinds();
-  assert.equal(binds.map((b) => b.target), [SANDBOX_PLAN_DIFF_BUILDER, SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff/plan-diff.mjs", "redaction/sensitive-values.mjs")]);
+  assert.equal(binds.map((b) => b.target), [SANDBOX_PLAN_DIFF_BUILDER, SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff/plan-diff.mjs", "redaction/sensitive-values.mjs"), SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff.mjs", "redact-change.mjs")]);
 });
 
 files.run();

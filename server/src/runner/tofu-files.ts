@@ -5,13 +5,13 @@ import { SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, type ReadOnlyBind } from "./sandbo
 /** Where the plan-diff builder is mounted read-only inside the sandbox (the server package's layout below it). */
 export const SANDBOX_PLAN_DIFF_DIR = "/opt/stackship/plan-diff";
 const PLAN_DIFF_BUILDER = "src/domain/plan-diff/plan-diff.mjs";
-/** The one module the builder imports (redaction by value). */
-const PLAN_DIFF_IMPORTS = ["src/domain/redaction/sensitive-values.mjs"];
+/** The modules the builder imports (redaction by value, redaction by mask); they import nothing. */
+const PLAN_DIFF_IMPORTS = ["src/domain/redaction/sensitive-values.mjs", "src/domain/plan-diff/redact-change.mjs"];
 /** The builder's path inside the sandbox, which the launcher loads (`SandboxShape.planDiffBuilder`). */
 export const SANDBOX_PLAN_DIFF_BUILDER = `${SANDBOX_PLAN_DIFF_DIR}/${PLAN_DIFF_BUILDER}`;
 
 /**
- * The read-only mounts of the dependency-free plan-diff builder (and the one module it imports),
+ * The read-only mounts of the dependency-free plan-diff builder (and the modules it imports),
  * the file the `stackship-plan-diff` command imports on the host: the plan sandbox's launcher runs it.
  */
 export function planDiffBinds(): ReadOnlyBind[] {

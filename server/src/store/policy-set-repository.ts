@@ -31,15 +31,7 @@ export interface PolicySet {
 }
 
 /** What creating a policy set needs. */
-export interface CreatePolicySetInput {
-  organizationId: string;
-  name: string;
-  description: string | null;
-  global: boolean;
-  projectIds: string[];
-  workspaceIds: string[];
-  now: Date | string;
-}
+export type CreatePolicySetInput = Omit<PolicySet, 'id' | 'currentVersionId' | 'createdAt'> & { now: Date | string };
 
 function toSet(row: Row): PolicySet {
   const attachments = JSON.parse(row.attachments) as { project_ids: string[]; workspace_ids: string[] };

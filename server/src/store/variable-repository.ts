@@ -24,6 +24,25 @@ export type CreateVariableInput =
 /** The fields an update replaces (everything but identity and creation time). */
 export type VariableFields = CreateVariableInput extends infer T ? (T extends unknown ? Omit<T, 'id' | 'workspaceId' | 'createdAt'> : never) : never;
 
+/**
+ * The columns of a variable's fields: a sensitive variable as ciphertext only (a stale caller
+ * could still pass a plaintext value with sensitive: true; it is never stored).
+ */
+function fieldColumns(fields: VariableFields) {
+  if (fields.sensitive && (fields as { value?: unknown }).value !== undefined) {
+    throw new TypeError('a sensitive variable is stored as ciphertext only; do not pass its value');
+  }
+  return {
+    key: fields.key,
+    category: fields.category,
+    hcl: fields.hcl,
+    sensitive: fields.sensitive,
+    value: fields.sensitive ? null : fields.value,
+    value_ciphertext: fields.sensitive ? fields.valueCiphertext : null,
+    description: fields.description ?? null,
+  };
+}
+
 /** Workspace variables. Sensitive values are stored and returned only as ciphertext. */
 export class VariableRepository {
   constructor(
@@ -33,20 +52,10 @@ export class VariableRepository {
 
   /** Creates a variable; a key taken in the workspace and category throws VARIABLE_KEY_TAKEN. */
   async create(input: CreateVariableInput): Promise<WorkspaceVariable> {
-    // A stale caller could still pass a plaintext value with sensitive: true; never store it.
-    if (input.sensitive && (input as { value?: unknown }).value !== undefined) {
-      throw new TypeError('a sensitive variable is stored as ciphertext only; do not pass its value');
-    }
     const row: WorkspaceVariableRow = {
       id: input.id ?? newId('variable'),
       workspace_id: input.workspaceId,
-      key: input.key,
-      category: input.category,
-      hcl: input.hcl,
-      sensitive: input.sensitive,
-      value: input.sensitive ? null : input.value,
-      value_ciphertext: input.sensitive ? input.valueCiphertext : null,
-      description: input.description ?? null,
+      ...fieldColumns(input),
       created_at: isoForWrite(input.createdAt),
     };
     return translating(this.dialect, async () => {
@@ -68,21 +77,9 @@ export class VariableRepository {
    * taken in the workspace and category throws VARIABLE_KEY_TAKEN.
    */
   async update(id: string, next: VariableFields): Promise<WorkspaceVariable | undefined> {
-    if (next.sensitive && (next as { value?: unknown }).value !== undefined) {
-      throw new TypeError('a sensitive variable is stored as ciphertext only; do not pass its value');
-    }
+    const columns = fieldColumns(next);
     return translating(this.dialect, async () => {
-      await this.db<WorkspaceVariableRow>('workspace_variables')
-        .where({ id })
-        .update({
-          key: next.key,
-          category: next.category,
-          hcl: next.hcl,
-          sensitive: next.sensitive,
-          value: next.sensitive ? null : next.value,
-          value_ciphertext: next.sensitive ? next.valueCiphertext : null,
-          description: next.description ?? null,
-        });
+      await this.db<WorkspaceVariableRow>('workspace_variables').where({ id }).update(columns);
       const row = await this.db<WorkspaceVariableRow>('workspace_variables').where({ id }).first();
       return row && toVariable(row);
     });

@@ -5,6 +5,7 @@ import { createSession, type Client } from "@stackship/client";
 import { LitElement, css, html, nothing } from "lit";
 import { customElement, property, query, state } from "lit/decorators.js";
 import { apiContext } from "../app/context.ts";
+import { stackedForm } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
 import type { SignedInDetail } from "../app/ss-app.ts";
 
@@ -12,19 +13,12 @@ import type { SignedInDetail } from "../app/ss-app.ts";
 export class SsSignInPage extends LitElement {
   static override styles = [
     base,
+    stackedForm,
     css`
       :host {
         display: block;
         max-width: 360px;
         margin: var(--ss-space-6) auto;
-      }
-      form {
-        display: grid;
-        gap: var(--ss-space-3);
-      }
-      label {
-        display: grid;
-        gap: var(--ss-space-1);
       }
     `,
   ];

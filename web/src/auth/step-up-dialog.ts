@@ -13,6 +13,7 @@ import { stepUp, type Client } from "@stackship/client";
 import { LitElement, css, html, nothing } from "lit";
 import { customElement, property, query, state } from "lit/decorators.js";
 import { apiContext } from "../app/context.ts";
+import { stackedForm } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
 
 export interface SteppedUpDetail {
@@ -23,6 +24,7 @@ export interface SteppedUpDetail {
 export class SsStepUpDialog extends LitElement {
   static override styles = [
     base,
+    stackedForm,
     css`
       dialog {
         border: 1px solid var(--ss-border);
@@ -33,14 +35,6 @@ export class SsStepUpDialog extends LitElement {
       }
       dialog::backdrop {
         background: rgb(0 0 0 / 40%);
-      }
-      form {
-        display: grid;
-        gap: var(--ss-space-3);
-      }
-      label {
-        display: grid;
-        gap: var(--ss-space-1);
       }
       .actions {
         display: flex;

@@ -20,7 +20,7 @@ export class RequestFailed extends Error {
   }
 }
 
-interface SdkResult<T> {
+export interface SdkResult<T> {
   data?: T;
   error?: unknown;
   response?: Response;

@@ -1,6 +1,11 @@
 import { css } from "lit";
+import { formControls, ruledStack } from "../ui/shared-styles.ts";
 
-export const attentionStripStyles = css`
+/** After `formControls` (textarea, labels, .row, .error) and the confirmation's rule. */
+export const attentionStripStyles = [
+  formControls,
+  ruledStack(".confirm", "var(--ss-attention)"),
+  css`
   :host {
     display: block;
   }
@@ -19,31 +24,12 @@ export const attentionStripStyles = css`
   p {
     margin: 0;
   }
-  .row {
-    display: flex;
-    flex-wrap: wrap;
-    gap: var(--ss-space-2);
-    align-items: center;
-  }
-  .confirm {
-    display: grid;
-    gap: var(--ss-space-2);
-    border-top: 1px solid var(--ss-attention);
-    padding-top: var(--ss-space-3);
-  }
   textarea {
-    width: 100%;
-    box-sizing: border-box;
     min-height: 4em;
-  }
-  label {
-    font-weight: 600;
-  }
-  .error {
-    color: var(--ss-danger);
   }
   .destroy {
     font-weight: 700;
     color: var(--ss-danger);
   }
-`;
+`,
+];

@@ -4,10 +4,10 @@ import { LitElement, html, nothing } from "lit";
 import { customElement, property, query, state } from "lit/decorators.js";
 import { apiContext } from "../app/context.ts";
 import { base } from "../ui/tokens.ts";
-import { asFailure, unwrap, type RequestFailed } from "./api-result.ts";
+import type { RequestFailed, SdkResult } from "./api-result.ts";
 import { attentionStripStyles } from "./attention-strip.styles.ts";
-import { emit } from "./events.ts";
 import type { Action, ApprovalStage, PlanStage, PolicyStage } from "./review-model.ts";
+import { performRunAction } from "./run-action.ts";
 
 type Armed = "none" | "approve" | "discard";
 
@@ -137,18 +137,8 @@ export class SsAttentionStrip extends LitElement {
     );
   }
 
-  private async send(action: "approve" | "discard", call: () => Promise<{ data?: unknown; error?: unknown; response?: Response }>) {
-    this.busy = true;
-    this.failure = null;
-    try {
-      unwrap(await call());
-      this.armed = "none";
-      emit(this, "ss-run-action-done", { action, runId: this.runId });
-    } catch (error) {
-      this.failure = asFailure(error);
-    } finally {
-      this.busy = false;
-    }
+  private async send(action: "approve" | "discard", call: () => Promise<SdkResult<unknown>>) {
+    await performRunAction(this, { action, runId: this.runId }, call, () => (this.armed = "none"));
   }
 }
 

@@ -1,7 +1,12 @@
 import { css } from "lit";
+import { dataTable, formControls, ruledStack } from "../ui/shared-styles.ts";
 
-/** Shared by the stage evidence elements (policy, approval, apply, plan body). */
-export const evidenceStyles = css`
+/** Shared by the stage evidence elements (policy, approval, apply, plan body); a compact `dataTable`. */
+export const evidenceStyles = [
+  formControls,
+  dataTable,
+  ruledStack("form", "var(--ss-border)"),
+  css`
   :host {
     display: block;
   }
@@ -44,28 +49,8 @@ export const evidenceStyles = css`
     letter-spacing: 0.03em;
     color: var(--ss-text-muted);
   }
-  form {
-    display: grid;
-    gap: var(--ss-space-2);
-    border-top: 1px solid var(--ss-border);
-    padding-top: var(--ss-space-3);
-  }
   textarea {
-    width: 100%;
-    box-sizing: border-box;
     min-height: 3.5em;
-  }
-  label {
-    font-weight: 600;
-  }
-  .row {
-    display: flex;
-    flex-wrap: wrap;
-    gap: var(--ss-space-2);
-    align-items: center;
-  }
-  .error {
-    color: var(--ss-danger);
   }
   [role="tablist"] {
     display: flex;
@@ -84,14 +69,13 @@ export const evidenceStyles = css`
     font-weight: 600;
   }
   table {
-    border-collapse: collapse;
+    width: auto;
     font-size: 0.875rem;
   }
   th,
   td {
-    text-align: left;
     padding: var(--ss-space-1) var(--ss-space-2);
-    border-bottom: 1px solid var(--ss-border);
     vertical-align: top;
   }
-`;
+`,
+];

@@ -1,16 +1,14 @@
 import { css } from "lit";
+import { pill } from "../ui/shared-styles.ts";
 
-export const phaseBadgeStyles = css`
+/** After `pill(".badge")`. */
+export const phaseBadgeStyles = [
+  pill(".badge"),
+  css`
   :host {
     display: inline-flex;
   }
   .badge {
-    display: inline-flex;
-    align-items: center;
-    gap: var(--ss-space-1);
-    border: 1px solid currentColor;
-    border-radius: 999px;
-    padding: 1px var(--ss-space-2);
     font-size: 0.875rem;
     line-height: 1.4;
     white-space: nowrap;
@@ -43,4 +41,5 @@ export const phaseBadgeStyles = css`
   .unknown {
     border-style: dashed;
   }
-`;
+`,
+];

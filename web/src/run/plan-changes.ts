@@ -4,6 +4,7 @@ import { getRunPlanChanges, type Client, type PlanDiff } from "@stackship/client
 import { LitElement, html, nothing, type PropertyValues } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { apiContext } from "../app/context.ts";
+import { tableHead } from "../ui/table-head.ts";
 import { base } from "../ui/tokens.ts";
 import { RequestFailed, unwrap } from "./api-result.ts";
 import { ROW_HEIGHT, planChangesStyles } from "./plan-changes.styles.ts";
@@ -204,13 +205,7 @@ export class SsPlanChanges extends LitElement {
     const rows = attributeRows(r.before, r.after, r.replace_paths ?? []);
     if (rows.length === 0) return html`<p class="muted">No attribute values on either side.</p>`;
     return html`<table>
-      <thead>
-        <tr>
-          <th scope="col">Attribute</th>
-          <th scope="col">Before</th>
-          <th scope="col">After</th>
-        </tr>
-      </thead>
+      ${tableHead(["Attribute", "Before", "After"])}
       <tbody>
         ${rows.map(
           (row) => html`<tr class=${row.changed ? "changed" : ""}>

@@ -1,6 +1,5 @@
-import { afterEach, cleanup, describe, equal, FakeServer, it, mount, ok, reviewFixture, RUN_ID, text } from "./test-support.ts";
-import type { SsPolicyEvidence } from "./policy-evidence.ts";
-import type { PolicyStage } from "./review-model.ts";
+import { afterEach, cleanup, describe, equal, FakeServer, it, mountForRun, ok, reviewFixture, RUN_ID, text } from "./test-support.ts";
+import type { Action, PolicyStage } from "./review-model.ts";
 import "./policy-evidence.ts";
 
 const RESULT = "c".repeat(64);
@@ -16,13 +15,7 @@ function softFailed(patch: Partial<PolicyStage> = {}): PolicyStage {
   } as PolicyStage;
 }
 
-async function evidence(server: FakeServer, policy: PolicyStage, actions: string[]) {
-  const el = document.createElement("ss-policy-evidence") as SsPolicyEvidence;
-  el.runId = RUN_ID;
-  el.policy = policy;
-  el.actions = actions as never;
-  return mount(server, el);
-}
+const evidence = (server: FakeServer, policy: PolicyStage, actions: Action[]) => mountForRun(server, "ss-policy-evidence", { policy, actions });
 
 describe("ss-policy-evidence", () => {
   afterEach(cleanup);

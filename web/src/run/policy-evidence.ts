@@ -4,10 +4,10 @@ import { LitElement, html, nothing } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { apiContext } from "../app/context.ts";
 import { base } from "../ui/tokens.ts";
-import { asFailure, unwrap, type RequestFailed } from "./api-result.ts";
-import { emit } from "./events.ts";
+import type { RequestFailed } from "./api-result.ts";
 import { evidenceStyles } from "./evidence.styles.ts";
 import { formatDuration, formatUtc, type Action, type PolicyStage } from "./review-model.ts";
+import { performRunAction } from "./run-action.ts";
 
 /** "15 minutes", "1 hour", "4 hours"; other spans fall back to the duration format. */
 function overrideSpan(seconds: number): string {
@@ -128,22 +128,14 @@ export class SsPolicyEvidence extends LitElement {
     const duration = Number(data.get("duration"));
     this.reasonMissing = reason.length === 0;
     if (this.reasonMissing) return;
-    this.busy = true;
-    this.failure = null;
-    try {
-      unwrap(
-        await createPolicyOverride({
-          client: this.client,
-          path: { run_id: this.runId },
-          body: { data: { type: "policy-overrides", attributes: { result_digest: control.result_digest, reason, duration_seconds: duration } } },
-        }),
-      );
-      emit(this, "ss-run-action-done", { action: "override", runId: this.runId });
-    } catch (error) {
-      this.failure = asFailure(error);
-    } finally {
-      this.busy = false;
-    }
+    const client = this.client;
+    await performRunAction(this, { action: "override", runId: this.runId }, () =>
+      createPolicyOverride({
+        client,
+        path: { run_id: this.runId },
+        body: { data: { type: "policy-overrides", attributes: { result_digest: control.result_digest, reason, duration_seconds: duration } } },
+      }),
+    );
   }
 }
 

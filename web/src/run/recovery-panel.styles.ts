@@ -1,6 +1,10 @@
 import { css } from "lit";
+import { ruledStack } from "../ui/shared-styles.ts";
 
-export const recoveryPanelStyles = css`
+/** After the resolve form's rule. */
+export const recoveryPanelStyles = [
+  ruledStack("form", "var(--ss-danger)"),
+  css`
   :host {
     display: block;
   }
@@ -28,12 +32,6 @@ export const recoveryPanelStyles = css`
   pre {
     margin: 0;
   }
-  form {
-    display: grid;
-    gap: var(--ss-space-2);
-    border-top: 1px solid var(--ss-danger);
-    padding-top: var(--ss-space-3);
-  }
   fieldset {
     border: 0;
     padding: 0;
@@ -53,4 +51,5 @@ export const recoveryPanelStyles = css`
   .error {
     color: var(--ss-danger);
   }
-`;
+`,
+];

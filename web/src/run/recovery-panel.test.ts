@@ -1,6 +1,5 @@
-import { afterEach, cleanup, describe, equal, FakeServer, it, mount, ok, RUN_ID, text } from "./test-support.ts";
-import type { Recovery } from "./review-model.ts";
-import type { SsRecoveryPanel } from "./recovery-panel.ts";
+import { afterEach, cleanup, describe, equal, FakeServer, it, mountForRun, ok, RUN_ID, text } from "./test-support.ts";
+import type { Action, Recovery } from "./review-model.ts";
 import "./recovery-panel.ts";
 
 const EVIDENCE: Recovery = {
@@ -11,13 +10,7 @@ const EVIDENCE: Recovery = {
   predecessor_state_digest: null,
 };
 
-async function panel(server: FakeServer, recovery: Recovery, actions: string[]) {
-  const el = document.createElement("ss-recovery-panel") as SsRecoveryPanel;
-  el.runId = RUN_ID;
-  el.recovery = recovery;
-  el.actions = actions as never;
-  return mount(server, el);
-}
+const panel = (server: FakeServer, recovery: Recovery, actions: Action[]) => mountForRun(server, "ss-recovery-panel", { recovery, actions });
 
 describe("ss-recovery-panel", () => {
   afterEach(cleanup);

@@ -4,10 +4,10 @@ import { LitElement, html, nothing } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { apiContext } from "../app/context.ts";
 import { base } from "../ui/tokens.ts";
-import { asFailure, unwrap, type RequestFailed } from "./api-result.ts";
-import { emit } from "./events.ts";
+import type { RequestFailed } from "./api-result.ts";
 import { recoveryPanelStyles } from "./recovery-panel.styles.ts";
 import { formatUtc, type Action, type Recovery } from "./review-model.ts";
+import { performRunAction } from "./run-action.ts";
 
 /** The API's bound on the resolution reason. */
 const REASON_MIN = 10;
@@ -113,16 +113,10 @@ export class SsRecoveryPanel extends LitElement {
     const resolution = data.get("resolution") === "commit_pending_state" ? "commit_pending_state" : "keep_current_state";
     this.reasonTooShort = reason.length < REASON_MIN;
     if (this.reasonTooShort || !this.client) return;
-    this.busy = true;
-    this.failure = null;
-    try {
-      unwrap(await resolveRunRecovery({ client: this.client, path: { run_id: this.runId }, body: { data: { type: "recovery-resolutions", attributes: { resolution, reason } } } }));
-      emit(this, "ss-run-action-done", { action: "resolve", runId: this.runId });
-    } catch (error) {
-      this.failure = asFailure(error);
-    } finally {
-      this.busy = false;
-    }
+    const client = this.client;
+    await performRunAction(this, { action: "resolve", runId: this.runId }, () =>
+      resolveRunRecovery({ client, path: { run_id: this.runId }, body: { data: { type: "recovery-resolutions", attributes: { resolution, reason } } } }),
+    );
   }
 }
 

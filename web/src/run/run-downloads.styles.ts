@@ -1,13 +1,10 @@
 import { css } from "lit";
+import { headedBlock } from "../ui/shared-styles.ts";
 
-export const runDownloadsStyles = css`
-  :host {
-    display: block;
-  }
-  h2 {
-    font-size: 1.125rem;
-    margin: 0 0 var(--ss-space-2);
-  }
+/** After `headedBlock` (a block with an h2 heading). */
+export const runDownloadsStyles = [
+  headedBlock,
+  css`
   .items {
     display: grid;
     gap: var(--ss-space-3);
@@ -42,4 +39,5 @@ export const runDownloadsStyles = css`
   .error {
     color: var(--ss-danger);
   }
-`;
+`,
+];

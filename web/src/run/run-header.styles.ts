@@ -1,6 +1,10 @@
 import { css } from "lit";
+import { pill } from "../ui/shared-styles.ts";
 
-export const runHeaderStyles = css`
+/** After `pill(".status")`. */
+export const runHeaderStyles = [
+  pill(".status"),
+  css`
   :host {
     display: block;
   }
@@ -33,12 +37,6 @@ export const runHeaderStyles = css`
     align-items: center;
   }
   .status {
-    display: inline-flex;
-    align-items: center;
-    gap: var(--ss-space-1);
-    border: 1px solid currentColor;
-    border-radius: 999px;
-    padding: 1px var(--ss-space-2);
     font-weight: 600;
   }
   .status svg {
@@ -97,4 +95,5 @@ export const runHeaderStyles = css`
     font-size: 0.8125rem;
     font-style: italic;
   }
-`;
+`,
+];

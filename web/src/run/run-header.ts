@@ -4,9 +4,9 @@ import { LitElement, html, nothing } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { apiContext } from "../app/context.ts";
 import { base } from "../ui/tokens.ts";
-import { asFailure, unwrap, type RequestFailed } from "./api-result.ts";
-import { emit } from "./events.ts";
+import type { RequestFailed } from "./api-result.ts";
 import { icon } from "./icons.ts";
+import { performRunAction } from "./run-action.ts";
 import { runHeaderStyles } from "./run-header.styles.ts";
 import { RUN_KINDS, RUN_STATUSES, RUN_STATUS_LABELS, RUN_STATUS_TONES, formatDuration, formatUtc, isTerminal, known, spanMs, type Action, type Header } from "./review-model.ts";
 
@@ -117,17 +117,9 @@ export class SsRunHeader extends LitElement {
 
   private async cancel() {
     if (!this.client || !this.header) return;
-    this.busy = true;
-    this.failure = null;
-    try {
-      unwrap(await cancelRun({ client: this.client, path: { run_id: this.header.run_id } }));
-      this.confirmingCancel = false;
-      emit(this, "ss-run-action-done", { action: "cancel", runId: this.header.run_id });
-    } catch (error) {
-      this.failure = asFailure(error);
-    } finally {
-      this.busy = false;
-    }
+    const client = this.client;
+    const runId = this.header.run_id;
+    await performRunAction(this, { action: "cancel", runId }, () => cancelRun({ client, path: { run_id: runId } }), () => (this.confirmingCancel = false));
   }
 
   private async copyId() {

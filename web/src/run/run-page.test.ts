@@ -1,5 +1,5 @@
 import { afterEach, cleanup, deep, deepAll, describe, equal, errorAnswer, FakeServer, it, match, mount, ok, reviewFixture, RUN_ID, text, until, WS_ID } from "./test-support.ts";
-import type { Review } from "./review-model.ts";
+import type { Review, TerminalReason } from "./review-model.ts";
 import { SsRunPage } from "./run-page.ts";
 import { FakeSocket } from "./test-support.ts";
 
@@ -19,6 +19,15 @@ async function page(server: FakeServer) {
 
 const withReview = (review: Review) => new FakeServer().on(REVIEW, { status: 200, body: { data: review } });
 const stage = (el: HTMLElement, name: string) => deep(el, `ss-run-stage[data-testid="stage-${name}"]`)!;
+/** The review of a run that ended in `status`, with no actions left and the recorded terminal reason (no log tail). */
+const endedWith = (status: Review["attributes"]["header"]["status"], reason: Pick<Extract<TerminalReason, { state: "recorded" }>, "code" | "sentence" | "guidance">) =>
+  withReview(
+    reviewFixture((r) => {
+      r.attributes.header.status = status;
+      r.attributes.available_actions = [];
+      r.attributes.terminal_reason = { state: "recorded", ...reason, log_tail: null };
+    }),
+  );
 const head = (stageEl: HTMLElement) => stageEl.shadowRoot!.querySelector<HTMLElement>('[data-testid="stage-head"]')!;
 
 describe("ss-run-page", () => {
@@ -194,19 +203,11 @@ describe("ss-run-page", () => {
 
   it("should show the guidance strip in the approval bar's place, and the terminal reason with at most eight log lines", async () => {
     const el = await page(
-      withReview(
-        reviewFixture((r) => {
-          r.attributes.header.status = "expired";
-          r.attributes.available_actions = [];
-          r.attributes.terminal_reason = {
-            state: "recorded",
-            code: "approval_expired",
-            sentence: "No decision was made before the approval window closed, so the run expired without applying.",
-            guidance: { code: "expired", sentence: "A new run starts from a push to the tracked branch or from the CLI.", target: "workspace_source_settings", workspace_id: WS_ID },
-            log_tail: null,
-          };
-        }),
-      ),
+      endedWith("expired", {
+        code: "approval_expired",
+        sentence: "No decision was made before the approval window closed, so the run expired without applying.",
+        guidance: { code: "expired", sentence: "A new run starts from a push to the tracked branch or from the CLI.", target: "workspace_source_settings", workspace_id: WS_ID },
+      }),
     );
     const order = [...el.shadowRoot!.querySelector(".page")!.children].filter((c) => c.tagName !== "P").map((c) => c.tagName.toLowerCase());
     equal(order.slice(0, 3), ["ss-run-header", "ss-terminal-reason", "ss-guidance-strip"]);
@@ -216,19 +217,11 @@ describe("ss-run-page", () => {
     equal(text(deep(el, '[data-testid="terminal-reason-code"]')), "approval_expired");
     cleanup();
     const credentials = await page(
-      withReview(
-        reviewFixture((r) => {
-          r.attributes.header.status = "plan_credentials_required";
-          r.attributes.available_actions = [];
-          r.attributes.terminal_reason = {
-            state: "recorded",
-            code: "plan_credentials_required",
-            sentence: "The plan could not start.",
-            guidance: { code: "plan_credentials_required", sentence: "Set up the workspace's cloud access, then start a new run.", target: "workspace_cloud_access", workspace_id: WS_ID },
-            log_tail: null,
-          };
-        }),
-      ),
+      endedWith("plan_credentials_required", {
+        code: "plan_credentials_required",
+        sentence: "The plan could not start.",
+        guidance: { code: "plan_credentials_required", sentence: "Set up the workspace's cloud access, then start a new run.", target: "workspace_cloud_access", workspace_id: WS_ID },
+      }),
     );
     equal(deep(credentials, '[data-testid="guidance-strip"] a')!.getAttribute("href"), `/workspaces/${WS_ID}/cloud-access`);
     cleanup();

@@ -1,13 +1,10 @@
 import { css } from "lit";
+import { headedBlock } from "../ui/shared-styles.ts";
 
-export const stageTimelineStyles = css`
-  :host {
-    display: block;
-  }
-  h2 {
-    font-size: 1.125rem;
-    margin: 0 0 var(--ss-space-2);
-  }
+/** After `headedBlock` (a block with an h2 heading). */
+export const stageTimelineStyles = [
+  headedBlock,
+  css`
   ol {
     list-style: none;
     margin: 0;
@@ -33,4 +30,5 @@ export const stageTimelineStyles = css`
   .quiet {
     color: var(--ss-text-muted);
   }
-`;
+`,
+];

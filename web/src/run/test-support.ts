@@ -105,6 +105,11 @@ export async function mount<T extends HTMLElement>(server: FakeServer, element: 
   return element;
 }
 
+/** Creates the run-page element `tag` for RUN_ID with `inputs` (its stage or evidence, the review's actions) and mounts it. */
+export function mountForRun<K extends keyof HTMLElementTagNameMap>(server: FakeServer, tag: K, inputs: Partial<HTMLElementTagNameMap[K]>): Promise<HTMLElementTagNameMap[K]> {
+  return mount(server, Object.assign(document.createElement(tag), { runId: RUN_ID }, inputs));
+}
+
 export function cleanup() {
   for (const provider of document.querySelectorAll("ss-test-context")) provider.remove();
 }

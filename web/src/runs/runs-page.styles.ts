@@ -1,8 +1,10 @@
 import { css } from "lit";
+import { dataTable } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
 
 export const runsPageStyles = [
   base,
+  dataTable,
   css`
     :host {
       display: block;
@@ -21,15 +23,8 @@ export const runsPageStyles = [
     .filters input {
       min-width: 280px;
     }
-    table {
-      width: 100%;
-      border-collapse: collapse;
-    }
     th,
     td {
-      text-align: left;
-      padding: var(--ss-space-2) var(--ss-space-3);
-      border-bottom: 1px solid var(--ss-border);
       vertical-align: top;
     }
     th {

@@ -18,6 +18,7 @@ import { replaceQuery } from "../app/router.ts";
 import type { Session } from "../app/session.ts";
 import "../ui/elapsed.ts";
 import "../ui/status-badge.ts";
+import { tableHead } from "../ui/table-head.ts";
 import { runsPageStyles } from "./runs-page.styles.ts";
 
 /** Runs per page read. */
@@ -270,15 +271,7 @@ export class SsRunsPage extends LitElement {
   private renderTable(rows: Run[]): TemplateResult {
     return html`<table>
       <caption class="visually-hidden">Runs</caption>
-      <thead>
-        <tr>
-          <th scope="col">Run</th>
-          <th scope="col">Workspace</th>
-          <th scope="col">Status</th>
-          <th scope="col">Duration</th>
-          <th scope="col">Created</th>
-        </tr>
-      </thead>
+      ${tableHead(["Run", "Workspace", "Status", "Duration", "Created"])}
       <tbody>
         ${rows.map((run) => this.renderRow(run))}
       </tbody>

@@ -5,6 +5,7 @@ import { css, html, nothing, type TemplateResult } from "lit";
 import { dataOf, RequestFailed } from "../app/api.ts";
 import type { Session } from "../app/session.ts";
 import { absoluteUtc, relativeTime } from "../app/format.ts";
+import { dataTable } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
 
 export interface LoadedWorkspace {
@@ -70,6 +71,7 @@ export function renderFailure(title: string, error: unknown): TemplateResult {
 
 export const workspaceStyles = [
   base,
+  dataTable,
   css`
     :host {
       display: block;
@@ -101,16 +103,6 @@ export const workspaceStyles = [
     }
     dd {
       margin: 0;
-    }
-    table {
-      width: 100%;
-      border-collapse: collapse;
-    }
-    th,
-    td {
-      text-align: left;
-      padding: var(--ss-space-2) var(--ss-space-3);
-      border-bottom: 1px solid var(--ss-border);
     }
     section {
       margin-top: var(--ss-space-6);

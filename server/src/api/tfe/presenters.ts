@@ -162,6 +162,17 @@ export function presentRun(run: Run, principal: AuthenticatedPrincipal | null = 
   };
 }
 
+/** The resource counts of a plan or apply phase (zero where there are none) and its empty timestamps. */
+function phaseCounts(counts: Run["execution"]["planCounts"]) {
+  return {
+    "resource-additions": counts?.create ?? 0,
+    "resource-changes": counts?.change ?? 0,
+    "resource-destructions": counts?.destroy ?? 0,
+    "resource-imports": 0,
+    "status-timestamps": {},
+  };
+}
+
 /** A run's plan phase, with the absolute signed log URL. */
 export function presentPlan(run: Run, logReadUrl: string): S["Plan"] {
   const counts = run.execution.planCounts;
@@ -172,11 +183,7 @@ export function presentPlan(run: Run, logReadUrl: string): S["Plan"] {
       status: tfePlanStatus(run),
       "has-changes": run.execution.hasChanges ?? false,
       "log-read-url": logReadUrl,
-      "resource-additions": counts?.create ?? 0,
-      "resource-changes": counts?.change ?? 0,
-      "resource-destructions": counts?.destroy ?? 0,
-      "resource-imports": 0,
-      "status-timestamps": {},
+      ...phaseCounts(counts),
     },
   };
 }
@@ -190,11 +197,7 @@ export function presentApply(run: Run, logReadUrl: string): S["Apply"] {
     attributes: {
       status: tfeApplyStatus(run),
       "log-read-url": logReadUrl,
-      "resource-additions": counts?.create ?? 0,
-      "resource-changes": counts?.change ?? 0,
-      "resource-destructions": counts?.destroy ?? 0,
-      "resource-imports": 0,
-      "status-timestamps": {},
+      ...phaseCounts(counts),
     },
   };
 }

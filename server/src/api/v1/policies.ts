@@ -1,6 +1,6 @@
 import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import type { components } from "../../../../generated/v1/types.gen.ts";
-import { REVIEW_OVERRIDE_LIMIT } from "../../domain/policy/index.ts";
+import { findingDocument, pinnedVersionDocument, REVIEW_OVERRIDE_LIMIT } from "../../domain/policy/index.ts";
 import type { RequestContext } from "../../http/app.ts";
 import type { PolicyOverride } from "../../store/index.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
@@ -94,16 +94,8 @@ export const policyHandlers = {
             result_digest: evaluation?.resultDigest ?? null,
             opa_version: evaluation?.opaVersion ?? null,
             opa_build_commit: evaluation?.opaBuildCommit ?? null,
-            policy_set_versions: (evaluation?.policySetVersions ?? []).map((v) => ({ policy_set_id: v.policySetId, version: v.version, digest: v.digest })),
-            findings: findings.map((f) => ({
-              policy_set_id: f.policySetId,
-              policy_set_version: f.policySetVersion,
-              policy: f.policy,
-              enforcement_level: f.enforcementLevel,
-              title: f.title,
-              message: f.message,
-              address: f.address,
-            })),
+            policy_set_versions: (evaluation?.policySetVersions ?? []).map(pinnedVersionDocument),
+            findings: findings.map(findingDocument),
             error: evaluation?.error ?? null,
             overrides: overrides.map(presentOverride),
             overrides_truncated: truncated,

@@ -273,6 +273,23 @@ rules("the host's check looks at what came from the plan, not at the artifact's 
   for (const value of ["tenant-a", "before-value", "after-value", "key-value", "1.12.6"]) assert.not.ok(isPlanDiffArtifactOf(bytes, "run-0123456789abcdef", [value]), value);
 });
 
+rules("a handed-over plan (consume) gives the same artifact; values only prior_state, planned_values or the configuration mark are still redacted", () => {
+  const entry = { address: "terraform_data.copy", mode: "managed", type: "terraform_data", name: "copy", provider_name: "terraform.io/builtin/terraform", change: { actions: ["update"], before: { input: "prior-secret-1", output: "x" }, after: { input: "planned-secret-2", output: "default-secret-3" }, after_unknown: {}, before_sensitive: {}, after_sensitive: {} } };
+  const full = () =>
+    plan([structuredClone(entry)], {
+      prior_state: { values: { root_module: { resources: [{ address: "terraform_data.copy", values: { input: "prior-secret-1" }, sensitive_values: { input: true } }] } } },
+      planned_values: { root_module: { resources: [{ address: "terraform_data.copy", values: { input: "planned-secret-2" }, sensitive_values: { input: true } }] } },
+      configuration: { root_module: { variables: { v: { sensitive: true, default: "default-secret-3" } } } },
+    });
+  const kept = buildPlanDiff(full()).json;
+  const handedOver = full();
+  assert.is(buildPlanDiff(handedOver, { consume: true }).json, kept);
+  const r = JSON.parse(kept).resources[0];
+  assert.equal([r.before.input, r.after.input, r.after.output, r.before.output], [S, S, S, "x"]);
+  // What the build no longer reads is let go of once the sensitive values are known.
+  assert.equal(Object.keys(handedOver).sort(), ["errored", "format_version", "terraform_version"]);
+});
+
 rules("input that is not a plan is refused with a message that does not quote it", () => {
   for (const input of [null, [], "plan", { resource_changes: [] }, { format_version: "1.2", resource_changes: {} }, { format_version: "1.2", resource_changes: [{ address: "a", change: { actions: "create" } }] }]) {
     assert.throws(() => buildPlanDiff(input), (e: unknown) => e instanceof PlanDiffInputError);

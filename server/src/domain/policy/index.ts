@@ -153,6 +153,24 @@ export interface PolicyResult {
   opaVersion: string | null;
 }
 
+/** A pinned policy set version as the result digest and the API write it. */
+export function pinnedVersionDocument(v: PinnedPolicySetVersion): { policy_set_id: string; version: number; digest: string } {
+  return { policy_set_id: v.policySetId, version: v.version, digest: v.digest };
+}
+
+/** A finding as the result digest and the API write it. */
+export function findingDocument(f: PolicyFinding) {
+  return {
+    policy_set_id: f.policySetId,
+    policy_set_version: f.policySetVersion,
+    policy: f.policy,
+    enforcement_level: f.enforcementLevel,
+    title: f.title,
+    message: f.message,
+    address: f.address,
+  };
+}
+
 /** SHA-256 over the canonical result: policy set versions, findings, outcome and OPA version. */
 export function policyResultDigest(result: PolicyResult): string {
   const document: Record<string, unknown> = {
@@ -160,16 +178,8 @@ export function policyResultDigest(result: PolicyResult): string {
     outcome: result.outcome,
     policy_set_versions: [...result.policySetVersions]
       .sort((a, b) => (a.policySetId < b.policySetId ? -1 : a.policySetId > b.policySetId ? 1 : 0))
-      .map((v) => ({ policy_set_id: v.policySetId, version: v.version, digest: v.digest })),
-    findings: sortFindings(result.findings).map((f) => ({
-      policy_set_id: f.policySetId,
-      policy_set_version: f.policySetVersion,
-      policy: f.policy,
-      enforcement_level: f.enforcementLevel,
-      title: f.title,
-      message: f.message,
-      address: f.address,
-    })),
+      .map(pinnedVersionDocument),
+    findings: sortFindings(result.findings).map(findingDocument),
   };
   // A skipped stage ran no OPA; its digest keeps the shape it always had.
   if (result.opaVersion !== null) document.opa_version = result.opaVersion;

@@ -1,0 +1,86 @@
+// Style fragments more than one element uses, each put in an element's `static styles` before the
+// element's own sheet (which keeps or overrides the rest). Colours and spacing come from the tokens.
+import { css, unsafeCSS, type CSSResult } from "lit";
+
+/** A block element whose section heading is an `h2`. */
+export const headedBlock = css`
+  :host {
+    display: block;
+  }
+  h2 {
+    font-size: 1.125rem;
+    margin: 0 0 var(--ss-space-2);
+  }
+`;
+
+/** A form of stacked fields, each label above its control. */
+export const stackedForm = css`
+  form {
+    display: grid;
+    gap: var(--ss-space-3);
+  }
+  label {
+    display: grid;
+    gap: var(--ss-space-1);
+  }
+`;
+
+/** The controls of an inline form: a full-width textarea, bold labels, a row of buttons, an error line. */
+export const formControls = css`
+  textarea {
+    width: 100%;
+    box-sizing: border-box;
+  }
+  label {
+    font-weight: 600;
+  }
+  .row {
+    display: flex;
+    flex-wrap: wrap;
+    gap: var(--ss-space-2);
+    align-items: center;
+  }
+  .error {
+    color: var(--ss-danger);
+  }
+`;
+
+/** A full-width data table: left-aligned cells with a rule under each row. */
+export const dataTable = css`
+  table {
+    width: 100%;
+    border-collapse: collapse;
+  }
+  th,
+  td {
+    text-align: left;
+    padding: var(--ss-space-2) var(--ss-space-3);
+    border-bottom: 1px solid var(--ss-border);
+  }
+`;
+
+/** A rounded, outlined pill (a status or phase badge) for the elements `selector` names; its tone sets the colours. */
+export function pill(selector: string): CSSResult {
+  return css`
+    ${unsafeCSS(selector)} {
+      display: inline-flex;
+      align-items: center;
+      gap: var(--ss-space-1);
+      border: 1px solid currentColor;
+      border-radius: 999px;
+      padding: 1px var(--ss-space-2);
+    }
+  `;
+}
+
+/** A block of stacked controls below a rule in the colour `rule` (a token), for the elements `selector` names. */
+export function ruledStack(selector: string, rule: string): CSSResult {
+  return css`
+    ${unsafeCSS(selector)} {
+      display: grid;
+      gap: var(--ss-space-2);
+      border-top: 1px solid ${unsafeCSS(rule)};
+      padding-top: var(--ss-space-3);
+    }
+  `;
+}
