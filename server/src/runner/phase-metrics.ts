@@ -4,7 +4,7 @@ import type { Services } from "../services.ts";
 
 /**
  * Runs one phase and records its duration (stackship_phase_duration_seconds) with its outcome:
- * the status its attempt on this runner ended with (finished, failed, interrupted, …),
+ * the status its attempt on this runner ended with (succeeded, failed, interrupted, …),
  * `requeued` when the workspace was busy, `error` when the phase threw.
  */
 export async function timePhase<T>(services: Services, runnerId: string, job: RunJob, execute: () => Promise<T>): Promise<T> {
