@@ -139,8 +139,8 @@ export function defaultRunnerConcurrency(): number {
 
 function runnerConcurrency(value: string | undefined): number {
   if (value === undefined || value === "") return defaultRunnerConcurrency();
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) {
+  const n = /^[0-9]{1,6}$/.test(value.trim()) ? Number(value) : NaN;
+  if (!Number.isInteger(n)) {
     throw new Error(
       `STACKSHIP_RUNNER_CONCURRENCY must be a whole number: how many plans and applies this process runs at once (0 = API only, no runner in this process), got '${value}'. Unset it to use this machine's ${defaultRunnerConcurrency()} cores.`,
     );

@@ -10,6 +10,8 @@ import type { TestServer } from "./test-server.ts";
 export interface Spawned {
   child: ChildProcess;
   output: string[];
+  /** What it printed on stderr (also passed through to the test's stderr). */
+  errors: string[];
   /** Resolves with the first stdout line matching `pattern` (fails after `timeoutMs` or on exit). */
   line(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
   /** SIGKILL (when still alive) and wait for the exit. */
@@ -17,7 +19,7 @@ export interface Spawned {
 }
 
 /** Spawns `script` (relative to server/src) with exactly `env` plus PATH. */
-export function spawnStackShip(script: string, env: Record<string, string>): Spawned {
+export function spawnStackShip(script: string, env: Record<string, string>, { quietStderr = false } = {}): Spawned {
   const child = spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "server/src", script)], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? "", ...env },
@@ -33,7 +35,11 @@ export function spawnStackShip(script: string, env: Record<string, string>): Spa
     output.push(...lines);
     for (const wake of waiters) wake();
   });
-  child.stderr!.setEncoding("utf8").on("data", (text: string) => process.stderr.write(text));
+  const errors: string[] = [];
+  child.stderr!.setEncoding("utf8").on("data", (text: string) => {
+    errors.push(text);
+    if (!quietStderr) process.stderr.write(text);
+  });
   child.once("exit", () => {
     for (const wake of waiters) wake();
   });
@@ -41,6 +47,7 @@ export function spawnStackShip(script: string, env: Record<string, string>): Spa
   return {
     child,
     output,
+    errors,
     line(pattern, timeoutMs = 60_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
