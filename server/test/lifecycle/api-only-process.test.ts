@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { loadConfig } from "../../src/config.ts";
-import { scrape, spawnStackShip } from "../support/processes.ts";
+import { scrape, spawnStackShip } from "../support/spawned.ts";
 
 const config = suite("runner concurrency and metrics port settings");
 

@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { approveRun, cancelRun } from "../../../client/src/index.ts";
 import { cancelRun as tfeCancelRun } from "../../../generated/tfe/client/sdk.gen.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
-import { runnerEnv, sandboxProcesses, scrape, spawnStackShip } from "../support/processes.ts";
+import { runnerEnv, sandboxProcesses, scrape, spawnStackShip } from "../support/spawned.ts";
 import { readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
@@ -27,10 +27,10 @@ async function poll<T>(what: string, read: () => Promise<T | undefined> | T | un
 }
 
 /** The running attempt of `phase` once its sandbox id is recorded and its processes exist. */
-async function runningSandbox(server: TestServer, runId: string, phase: "plan" | "apply"): Promise<{ id: string; sandboxId: string }> {
+async function runningSandbox(server: TestServer, runId: string, phase: "plan" | "apply"): Promise<{ id: string; sandboxName: string }> {
   return poll(`the ${phase} sandbox of ${runId}`, async () => {
-    const attempt = await server.db.knex("run_attempts").where({ run_id: runId, phase, status: "running" }).whereNotNull("sandbox_id").first();
-    return attempt && sandboxProcesses(attempt.sandbox_id).length > 0 ? { id: attempt.id as string, sandboxId: attempt.sandbox_id as string } : undefined;
+    const attempt = await server.db.knex("run_attempts").where({ run_id: runId, phase, status: "running" }).whereNotNull("sandbox_name").first();
+    return attempt && sandboxProcesses(attempt.sandbox_name).length > 0 ? { id: attempt.id as string, sandboxName: attempt.sandbox_name as string } : undefined;
   });
 }
 
@@ -61,8 +61,8 @@ testEachServer(cancel, "a v1 cancel while planning and a tfe cancel while applyi
     assert.is(canceled.attributes.status, "canceled");
     const planEnd = await attemptEnded(server, plan.id, planAsked);
     assert.is(planEnd.status, "interrupted");
-    const planGone = await poll("the plan sandbox's processes to exit", () => (sandboxProcesses(plan.sandboxId).length === 0 ? Date.now() - planAsked : undefined), 30_000);
-    assert.equal(sandboxProcesses(plan.sandboxId), []);
+    const planGone = await poll("the plan sandbox's processes to exit", () => (sandboxProcesses(plan.sandboxName).length === 0 ? Date.now() - planAsked : undefined), 30_000);
+    assert.equal(sandboxProcesses(plan.sandboxName), []);
     assert.is((await waitForStatus(server, token, planRun.id, ["canceled"])).attributes.status_reason, "plan_canceled");
 
     // tfe cancel (the CLI's Ctrl-C) while applying: an interrupt request; the run ends as what happened.
@@ -76,7 +76,7 @@ testEachServer(cancel, "a v1 cancel while planning and a tfe cancel while applyi
     assert.is(asked.response.status, 202);
     const applyEnd = await attemptEnded(server, apply.id, applyAsked);
     assert.is(applyEnd.status, "interrupted");
-    const applyGone = await poll("the apply sandbox's processes to exit", () => (sandboxProcesses(apply.sandboxId).length === 0 ? Date.now() - applyAsked : undefined), 30_000);
+    const applyGone = await poll("the apply sandbox's processes to exit", () => (sandboxProcesses(apply.sandboxName).length === 0 ? Date.now() - applyAsked : undefined), 30_000);
     const ended = await waitForStatus(server, token, applyRun.id, ["needs_recovery", "errored", "applied"], 60_000);
     assert.is.not(ended.attributes.status, "applied");
     assert.match(await readLog(server, token, applyRun.id, "apply"), /Interrupt received|interrupt/i);

@@ -1,131 +1,106 @@
-// Spawned StackShip processes for the multi-process tests: a runner-only process (`npm run runner`'s
-// entry point) with its own options, the lines it prints, and the sandbox processes of an attempt.
-import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync, readdirSync } from "node:fs";
-import { join } from "node:path";
-import { REPO_ROOT } from "../../src/config.ts";
-import type { TestServer } from "./test-server.ts";
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
-/** A spawned process and what it printed on stdout so far. */
-export interface Spawned {
-  child: ChildProcess;
-  output: string[];
-  /** What it printed on stderr (also passed through to the test's stderr). */
-  errors: string[];
-  /** Resolves with the first stdout line matching `pattern` (fails after `timeoutMs` or on exit). */
-  line(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
-  /** SIGKILL (when still alive) and wait for the exit. */
-  kill(signal?: NodeJS.Signals): Promise<void>;
-}
+// Host processes as /proc shows them, to prove sandboxes leave nothing running.
 
-/** Spawns `script` (relative to server/src) with exactly `env` plus PATH. */
-export function spawnStackShip(script: string, env: Record<string, string>, { quietStderr = false } = {}): Spawned {
-  const child = spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "server/src", script)], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const output: string[] = [];
-  const waiters = new Set<() => void>();
-  let buffered = "";
-  child.stdout!.setEncoding("utf8").on("data", (text: string) => {
-    buffered += text;
-    const lines = buffered.split("\n");
-    buffered = lines.pop()!;
-    output.push(...lines);
-    for (const wake of waiters) wake();
-  });
-  const errors: string[] = [];
-  child.stderr!.setEncoding("utf8").on("data", (text: string) => {
-    errors.push(text);
-    if (!quietStderr) process.stderr.write(text);
-  });
-  child.once("exit", () => {
-    for (const wake of waiters) wake();
-  });
-  const exited = () => child.exitCode !== null || child.signalCode !== null;
-  return {
-    child,
-    output,
-    errors,
-    line(pattern, timeoutMs = 60_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          for (const line of output) {
-            const match = line.match(pattern);
-            if (match) return done(() => resolve(match));
-          }
-          if (exited()) done(() => reject(new Error(`${script} exited (${child.exitCode ?? child.signalCode}) without printing ${pattern}; it printed:\n${output.join("\n")}`)));
-        };
-        const timer = setTimeout(() => done(() => reject(new Error(`${script} did not print ${pattern} in ${timeoutMs} ms; it printed:\n${output.join("\n")}`))), timeoutMs);
-        const done = (settle: () => void) => {
-          clearTimeout(timer);
-          waiters.delete(check);
-          settle();
-        };
-        waiters.add(check);
-        check();
-      });
-    },
-    async kill(signal = "SIGKILL") {
-      if (exited()) return;
-      const gone = new Promise((resolve) => child.once("exit", resolve));
-      child.kill(signal);
-      await gone;
-    },
-  };
-}
-
-/** The environment of a runner-only process against `server` (its database and API). */
-export function runnerEnv(server: TestServer, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    STACKSHIP_DATABASE_URL: server.databaseUrl,
-    STACKSHIP_DATA_DIR: server.dataDir,
-    STACKSHIP_API_URL: server.baseUrl,
-    STACKSHIP_RUNNER_CONCURRENCY: "1",
-    STACKSHIP_RUNNER_HEARTBEAT_MS: "200",
-    STACKSHIP_LOG_LEVEL: "warn",
-    ...extra,
-  };
-}
-
-/** The server's master key (base64), for a process that must not share its data directory. */
-export function masterKeyOf(server: TestServer): string {
-  return readFileSync(join(server.dataDir, "keys", "master.key"), "utf8").trim();
-}
-
-/** The pids of the processes whose command line names `sandboxId` (bwrap), and all their descendants (what runs inside). */
-export function sandboxProcesses(sandboxId: string): number[] {
+/** Host processes whose parent chain leads to `root` (itself included). */
+export function processTree(root: number): number[] {
   const parents = new Map<number, number>();
-  const roots: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^[0-9]+$/.test(entry)) continue;
+  for (const pid of readdirSync('/proc').filter((p) => /^[0-9]+$/.test(p))) {
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(sandboxId)) roots.push(Number(entry));
+      // The command name is in parentheses and may hold spaces; the fields after it are fixed.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      parents.set(Number(pid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
     } catch {
-      // The process ended while being read.
+      // Gone meanwhile.
     }
   }
-  const found = new Set(roots);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const [pid, parent] of parents) if (!found.has(pid) && found.has(parent)) (found.add(pid), (grew = true));
-  }
-  return [...found];
+  const tree = [root].filter((pid) => parents.has(pid));
+  for (let i = 0; i < tree.length; i++) for (const [pid, parent] of parents) if (parent === tree[i]) tree.push(pid);
+  return tree;
 }
 
-/** The metrics text at `url`, as a map from series (name with labels) to value. */
-export async function scrape(url: string): Promise<{ text: string; value(series: string): number }> {
-  const response = await fetch(url);
-  if (response.status !== 200) throw new Error(`GET ${url}: ${response.status}`);
-  const text = await response.text();
-  const values = new Map<string, number>();
-  for (const line of text.split("\n")) {
-    if (line.startsWith("#") || line.trim() === "") continue;
-    const at = line.lastIndexOf(" ");
-    values.set(line.slice(0, at), Number(line.slice(at + 1)));
+/**
+ * Whether a process still runs. A zombie does not: bwrap's inner init can end after its outer
+ * bwrap, and then waits (dead) for the host's init to reap it.
+ */
+export function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
   }
-  return { text, value: (series) => values.get(series) ?? 0 };
+}
+
+export function environOf(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+export function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Running bwrap processes under this test process: each sandbox's bwrap and its inner init. */
+export function ourBwraps(): number[] {
+  return processTree(process.pid).filter((pid) => {
+    if (!alive(pid)) return false;
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('/usr/bin/bwrap');
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** This test process's running sandboxes (their outer bwrap). */
+export function ourSandboxes(): number[] {
+  return ourBwraps().filter((pid) => parentOf(pid) === process.pid);
+}
+
+/** The sandbox name (bwrap's --hostname) a bwrap process runs, if it is one. */
+export function sandboxNameOf(pid: number): string | undefined {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    if (argv[0] !== '/usr/bin/bwrap') return undefined;
+    const at = argv.indexOf('--hostname');
+    return at >= 0 ? argv[at + 1] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Running bwrap processes anywhere on the host (not only under this process: an inner init whose
+ * bwrap ended is reparented) that run one of these sandboxes.
+ */
+export function runningSandboxProcesses(names: ReadonlySet<string>): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^[0-9]+$/.test(p))
+    .map(Number)
+    .filter((pid) => {
+      const name = sandboxNameOf(pid);
+      return name !== undefined && names.has(name) && alive(pid);
+    });
+}
+
+/** Open descriptors of this process that point at `file`. */
+export function openDescriptors(file: string): number {
+  let count = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`) === file) count += 1;
+    } catch {
+      // Closed meanwhile.
+    }
+  }
+  return count;
 }
