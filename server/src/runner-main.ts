@@ -31,6 +31,7 @@ async function main() {
     {
       concurrency: config.runnerConcurrency,
       ...(process.env.STACKSHIP_RUNNER_HEARTBEAT_MS ? { heartbeatIntervalMs: Number(process.env.STACKSHIP_RUNNER_HEARTBEAT_MS) } : {}),
+      ...(process.env.STACKSHIP_RUNNER_STALE_AFTER_MS ? { staleAfterMs: Number(process.env.STACKSHIP_RUNNER_STALE_AFTER_MS) } : {}),
     },
   );
   await runner.start();
