@@ -1,4 +1,4 @@
-import type { ArtifactStore } from "../artifacts/artifact-store.ts";
+import type { ArtifactDescriptor, ArtifactStore } from "../artifacts/artifact-store.ts";
 import { recordArtifactBytes } from "./registry.ts";
 
 /**
@@ -8,27 +8,25 @@ import { recordArtifactBytes } from "./registry.ts";
  * Every other member goes to the store unchanged.
  */
 export function meteredArtifacts(store: ArtifactStore): ArtifactStore {
+  const writes =
+    <A extends unknown[]>(write: (...args: A) => Promise<ArtifactDescriptor>) =>
+    async (...args: A) => {
+      const descriptor = await write(...args);
+      recordArtifactBytes("written", descriptor.sizeBytes);
+      return descriptor;
+    };
+  const reads =
+    <A extends unknown[]>(read: (...args: A) => Promise<Buffer>) =>
+    async (...args: A) => {
+      const bytes = await read(...args);
+      recordArtifactBytes("read", bytes.length);
+      return bytes;
+    };
   const metered: Partial<ArtifactStore> = {
-    put: async (...args) => {
-      const descriptor = await store.put(...args);
-      recordArtifactBytes("written", descriptor.sizeBytes);
-      return descriptor;
-    },
-    putFramed: async (...args) => {
-      const descriptor = await store.putFramed(...args);
-      recordArtifactBytes("written", descriptor.sizeBytes);
-      return descriptor;
-    },
-    get: async (...args) => {
-      const bytes = await store.get(...args);
-      recordArtifactBytes("read", bytes.length);
-      return bytes;
-    },
-    getFramed: async (...args) => {
-      const bytes = await store.getFramed(...args);
-      recordArtifactBytes("read", bytes.length);
-      return bytes;
-    },
+    put: writes(store.put.bind(store)),
+    putFramed: writes(store.putFramed.bind(store)),
+    get: reads(store.get.bind(store)),
+    getFramed: reads(store.getFramed.bind(store)),
     openFramed: async (...args) => {
       const stream = await store.openFramed(...args);
       recordArtifactBytes("read", args[2].sizeBytes);

@@ -4,7 +4,7 @@ import { approveRun, cancelRun } from "../../../client/src/index.ts";
 import { cancelRun as tfeCancelRun } from "../../../generated/tfe/client/sdk.gen.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { runnerEnv, sandboxProcesses, scrape, spawnStackShip } from "../support/spawned.ts";
-import { readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 // The API (this test's server: no runner in its process, so no in-process interrupt exists) and
@@ -69,7 +69,7 @@ testEachServer(cancel, "a v1 cancel while planning and a tfe cancel while applyi
     const applyRun = await startRun(server, token, workspace.id, slow);
     const planned = await waitForStatus(server, token, applyRun.id, ["awaiting_approval"]);
     expectStatus(await approveRun({ client: server.v1(token), path: { run_id: applyRun.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }), 202);
-    await poll("the provisioner to start", async () => ((await readLog(server, token, applyRun.id, "apply")).includes("provisioning-started") ? true : undefined), 60_000, 100);
+    await waitForLog(server, token, applyRun.id, "apply", "provisioning-started");
     const apply = await runningSandbox(server, applyRun.id, "apply");
     const applyAsked = Date.now();
     const asked = await tfeCancelRun({ client: server.tfe(token), path: { run_id: applyRun.id } });

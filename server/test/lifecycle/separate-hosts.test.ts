@@ -8,7 +8,7 @@ import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts
 import { phaseId } from "../../src/api/tfe/presenters.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { review } from "../support/review.ts";
-import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { fixture, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
 import { masterKeyOf, runnerEnv, spawnStackShip, type Spawned } from "../support/spawned.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
 
@@ -89,11 +89,7 @@ if (!process.env.STACKSHIP_TEST_PG_URL) {
         const fragilePlanned = await waitForStatus(server, token, fragile.id, ["awaiting_approval", "errored"]);
         assert.is(fragilePlanned.attributes.status, "awaiting_approval", await readLog(server, token, fragile.id, "plan"));
         await approve(server, token, fragile.id, fragilePlanned.attributes.plan_digest!);
-        const deadline = Date.now() + 60_000;
-        while (!(await readLog(server, token, fragile.id, "apply")).includes("provisioning-started")) {
-          assert.ok(Date.now() < deadline, "the apply never reached the provisioner");
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
+        await waitForLog(server, token, fragile.id, "apply", "provisioning-started");
         await runners[0].kill("SIGKILL");
         runners.push(await startRunner(server, dirs));
         const stuck = await waitForStatus(server, token, fragile.id, ["needs_recovery", "applied", "errored"], 60_000);
