@@ -5,7 +5,7 @@
 //            presenters), live/ (WebSocket gateway), runner/ (engine, sandbox, GitHub worker)
 //   commands commands/ (the application layer: one file per use case, one transaction each;
 //            services.ts is the dependency bag they receive)
-//   adapters store/ (database), artifacts/ (object storage), github/ (GitHub App API client,
+//   adapters store/ (database), artifacts/ (object storage), metrics/ (Prometheus registry), github/ (GitHub App API client,
 //            tarballs): outside systems behind plain functions and classes
 //   domain   domain/ (pure: no I/O, no generated wire types)
 // Nothing imports upward, nothing imports in a cycle, and no source file imports from server/test.
@@ -14,7 +14,7 @@ const SRC = '^server/src/';
 const ENTRY = `${SRC}(main|runner-main|keys-main|server)\\.ts$`;
 const SURFACES = `${SRC}(http|api|live|runner)/`;
 const COMMANDS = `${SRC}commands/`;
-const ADAPTERS = `${SRC}(store|artifacts|github)/`;
+const ADAPTERS = `${SRC}(store|artifacts|github|metrics)/`;
 const DOMAIN = `${SRC}domain/`;
 const TESTS = '[.]test[.]ts$';
 

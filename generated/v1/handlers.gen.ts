@@ -40,6 +40,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getHealth"]["responses"][200]["content"]["application/json"]>>;
+  getMetrics: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Uint8Array>>;
   getOpenApiTfe: (input: {
     path: Record<string, never>;
     query: Record<string, never>;

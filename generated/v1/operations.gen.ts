@@ -78,6 +78,20 @@ export const operations = [
     },
   },
   {
+    operationId: "getMetrics",
+    method: "GET",
+    path: "/metrics",
+    permission: "none",
+    runToken: false,
+    authenticated: false,
+    validatePath: p.getMetricsPath,
+    validateQuery: p.getMetricsQuery,
+    requestBody: null,
+    responses: {
+      200: { contentType: "text/plain", validate: null },
+    },
+  },
+  {
     operationId: "getOpenApiTfe",
     method: "GET",
     path: "/openapi/tfe.json",

@@ -64,6 +64,8 @@ export declare const getHealthPath: Validator;
 export declare const getHealthQuery: Validator;
 export declare const getJsonWebKeySetPath: Validator;
 export declare const getJsonWebKeySetQuery: Validator;
+export declare const getMetricsPath: Validator;
+export declare const getMetricsQuery: Validator;
 export declare const getOpenApiTfePath: Validator;
 export declare const getOpenApiTfeQuery: Validator;
 export declare const getOpenApiV1Path: Validator;

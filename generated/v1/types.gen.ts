@@ -97,6 +97,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics of this API process
+         * @description The Prometheus text exposition format (version 0.0.4) of this process: runs by status, the run queue's depth and the age of its oldest phase (both read from the database at scrape time), phase durations and sandbox boots of a runner in this process, artifact bytes written and read, HTTP latency by operation id, and Node.js process metrics. Unauthenticated, like a scrape endpoint: its labels are only operation ids, phases, outcomes, statuses and directions, never an organization, workspace, run or user name or id. Restrict it at the network if even these counts are not for everyone. A runner-only process (`npm run runner`) serves its own on STACKSHIP_RUNNER_METRICS_PORT.
+         */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi/tfe.json": {
         parameters: {
             query?: never;
@@ -2585,6 +2605,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics, in the Prometheus text format. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
         };

@@ -14,3 +14,4 @@ if (!which || which === "workload-identity") await import("./workload-identity.t
 if (!which || which === "sign-in") await import("./sign-in.ts");
 if (!which || which === "dashboard") await import("./dashboard.ts");
 if (!which || which === "dashboard-live") await import("./dashboard-live.ts");
+if (!which || which === "scale") await import("./scale.ts");

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -17,8 +18,10 @@ export interface Config {
   region: string;
   validateResponses: boolean;
   logLevel: string;
-  /** How many phases the in-process runner executes at once. */
+  /** How many phases the in-process runner executes at once; 0 = an API-only process (no runner). Default: the machine's cores. */
   runnerConcurrency: number;
+  /** Where a runner-only process serves its Prometheus metrics (STACKSHIP_RUNNER_METRICS_PORT; null = not served, 0 = any free port). */
+  runnerMetricsPort: number | null;
   /** Wall-clock limit of one plan or apply attempt. */
   phaseTimeoutMs: number;
   /** What one plan or apply sandbox may use (STACKSHIP_SANDBOX_*); unset entries take the sandbox's defaults. */
@@ -129,6 +132,22 @@ function nonNegative(value: string | undefined, fallback: number, name: string):
   return n;
 }
 
+/** The default runner concurrency: one phase per core of this machine. */
+export function defaultRunnerConcurrency(): number {
+  return Math.max(1, availableParallelism());
+}
+
+function runnerConcurrency(value: string | undefined): number {
+  if (value === undefined || value === "") return defaultRunnerConcurrency();
+  const n = /^[0-9]{1,6}$/.test(value.trim()) ? Number(value) : NaN;
+  if (!Number.isInteger(n)) {
+    throw new Error(
+      `STACKSHIP_RUNNER_CONCURRENCY must be a whole number: how many plans and applies this process runs at once (0 = API only, no runner in this process), got '${value}'. Unset it to use this machine's ${defaultRunnerConcurrency()} cores.`,
+    );
+  }
+  return n;
+}
+
 function origins(value: string | undefined): string[] {
   if (!value) return [];
   return value.split(",").map((item) => item.trim()).filter(Boolean).map((item) => {
@@ -167,7 +186,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     region: env.STACKSHIP_REGION || "local",
     validateResponses: (env.STACKSHIP_VALIDATE_RESPONSES ?? (env.NODE_ENV === "production" ? "false" : "true")) === "true",
     logLevel: env.STACKSHIP_LOG_LEVEL || "info",
-    runnerConcurrency: positive(env.STACKSHIP_RUNNER_CONCURRENCY, 2, "STACKSHIP_RUNNER_CONCURRENCY"),
+    runnerConcurrency: runnerConcurrency(env.STACKSHIP_RUNNER_CONCURRENCY),
+    runnerMetricsPort: env.STACKSHIP_RUNNER_METRICS_PORT ? port(env.STACKSHIP_RUNNER_METRICS_PORT, 0, "STACKSHIP_RUNNER_METRICS_PORT") : null,
     phaseTimeoutMs: positive(env.STACKSHIP_PHASE_TIMEOUT_SECONDS, 3600, "STACKSHIP_PHASE_TIMEOUT_SECONDS") * 1000,
     sandboxLimits: sandboxLimits(env),
     allowedOrigins: origins(env.STACKSHIP_ALLOWED_ORIGINS),

@@ -49,9 +49,11 @@ async function main() {
   // The embedded default runs the job loop in this process; sandboxes reach the API on loopback.
   // Without what a sandbox needs the runner is not started (every run would fail): the API still
   // serves, runs wait as pending, and the log says the exact command that fixes it.
-  const missing = sandboxPrerequisites();
+  const missing = config.runnerConcurrency === 0 ? [] : sandboxPrerequisites();
   let runner: RunnerEngine | null = null;
-  if (missing.length === 0) {
+  if (config.runnerConcurrency === 0) {
+    say("API only (STACKSHIP_RUNNER_CONCURRENCY=0): no runner in this process, no job polling; runs wait as pending until a runner-only process (npm run runner) on this database takes them.");
+  } else if (missing.length === 0) {
     runner = new RunnerEngine({
       services: stackship.services,
       api: { host: config.host === "0.0.0.0" ? "127.0.0.1" : config.host, port },
@@ -59,7 +61,7 @@ async function main() {
       sandboxLimits: config.sandboxLimits,
     }, { concurrency: config.runnerConcurrency });
     await runner.start();
-    say(`runner ${runner.runnerId} started (concurrency ${config.runnerConcurrency})`);
+    say(`runner ${runner.runnerId} started (concurrency ${config.runnerConcurrency}${process.env.STACKSHIP_RUNNER_CONCURRENCY ? "" : ", this machine's cores; STACKSHIP_RUNNER_CONCURRENCY changes it, 0 = API only"})`);
   } else {
     say("the runner is NOT started: runs stay pending until it is. This host cannot run sandboxes yet:");
     for (const { problem, fix } of missing) say(`  ${problem}; run: ${fix}`);
@@ -72,7 +74,7 @@ async function main() {
       ? `GitHub App pipeline: on (App ${config.github.appId}, API ${config.github.apiUrl}); webhook URL ${config.publicUrl ?? url}/v1/github/webhooks`
       : `GitHub App pipeline: off. ${config.github.detail.replace(/^The GitHub App pipeline is off: /, "To turn it on, ")}`,
   );
-  say(`StackShip is listening on ${url}  (health: ${url}/healthz)`);
+  say(`StackShip is listening on ${url}  (health: ${url}/healthz, Prometheus metrics: ${url}/metrics)`);
   say(
     bootstrap.file
       ? `administrator token: in ${bootstrap.file} (set STACKSHIP_BOOTSTRAP_TOKEN to choose your own)`

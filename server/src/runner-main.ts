@@ -1,4 +1,5 @@
 import { loadConfig } from "./config.ts";
+import { serveRunnerMetrics } from "./metrics/serve.ts";
 import { RunnerEngine } from "./runner/engine.ts";
 import { sandboxPrerequisites } from "./runner/sandbox.ts";
 import { createServices } from "./server.ts";
@@ -13,6 +14,9 @@ function say(message: string) {
  */
 async function main() {
   const config = loadConfig();
+  if (config.runnerConcurrency === 0) {
+    throw new Error("STACKSHIP_RUNNER_CONCURRENCY=0 means no runner, which leaves a runner-only process nothing to do: set it to 1 or more, or unset it to use this machine's cores");
+  }
   const apiUrl = process.env.STACKSHIP_API_URL;
   if (!apiUrl) throw new Error("set STACKSHIP_API_URL to the StackShip API this runner's sandboxes talk to (e.g. http://127.0.0.1:8080)");
   const api = new URL(apiUrl);
@@ -27,13 +31,18 @@ async function main() {
     {
       concurrency: config.runnerConcurrency,
       ...(process.env.STACKSHIP_RUNNER_HEARTBEAT_MS ? { heartbeatIntervalMs: Number(process.env.STACKSHIP_RUNNER_HEARTBEAT_MS) } : {}),
+      ...(process.env.STACKSHIP_RUNNER_STALE_AFTER_MS ? { staleAfterMs: Number(process.env.STACKSHIP_RUNNER_STALE_AFTER_MS) } : {}),
     },
   );
   await runner.start();
-  say(`runner ${runner.runnerId} started: concurrency ${config.runnerConcurrency}, API ${apiUrl}, database ${config.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")}`);
+  say(`runner ${runner.runnerId} started: concurrency ${config.runnerConcurrency}${process.env.STACKSHIP_RUNNER_CONCURRENCY ? "" : " (this machine's cores; set STACKSHIP_RUNNER_CONCURRENCY to change)"}, API ${apiUrl}, database ${config.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")}`);
+  // No API here, so the runner serves its own scrape endpoint when asked to.
+  const metrics = config.runnerMetricsPort === null ? null : await serveRunnerMetrics(config.host, config.runnerMetricsPort);
+  say(metrics ? `metrics: http://${config.host}:${metrics.port}/metrics` : "metrics: not served (set STACKSHIP_RUNNER_METRICS_PORT to serve Prometheus metrics, 0 for any free port)");
   const stop = async (signal: string) => {
     say(`${signal}: interrupting work in flight and stopping`);
     await runner.stop({ interrupt: true });
+    metrics?.server.close();
     await close();
     process.exit(0);
   };

@@ -8,6 +8,7 @@ import { v1Surface } from "./api/v1/index.ts";
 import { LocalArtifactStore } from "./artifacts/artifact-store.ts";
 import { deriveKeys, loadMasterKey } from "./artifacts/keys.ts";
 import { UploadInspector } from "./artifacts/upload-inspection.ts";
+import { meteredArtifacts } from "./metrics/metered-artifacts.ts";
 import { REPO_ROOT, pinnedToolVersions, type Config } from "./config.ts";
 import { buildApp } from "./http/app.ts";
 import { LiveGateway } from "./live/gateway.ts";
@@ -76,6 +77,8 @@ export async function createServices(config: Config, overrides: ServerOverrides 
     version: packageVersion(),
     github: config.github.state === "on" ? new GitHubAppClient(config.github, overrides.clock) : null,
   };
+  // Counted for /metrics whichever backend stores the artifacts.
+  services.artifacts = meteredArtifacts(services.artifacts);
   return {
     services,
     close: async () => {

@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { OperationDescriptor, OperationTable } from "../../../generated/operation-table.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Services } from "../commands/services.ts";
+import { observeHttpRequest } from "../metrics/registry.ts";
 import { serveDashboard } from "./dashboard.ts";
 import { lenderOf } from "../artifacts/lent-chunks.ts";
 import { SESSION_COOKIE } from "../domain/sessions.ts";
@@ -186,6 +187,17 @@ function sendStream(ctx: Koa.Context, body: Readable): void {
 /** Socket errors that only mean the client closed the connection early. */
 const CLIENT_WENT_AWAY = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED", "ERR_STREAM_PREMATURE_CLOSE"]);
 
+/** HTTP latency by operation id for /metrics, measured around the error middleware so errors count with their status. */
+async function timeRequests(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  const started = performance.now();
+  try {
+    await next();
+  } finally {
+    const operation = ctx.state.operation as OperationDescriptor | undefined;
+    observeHttpRequest(operation?.operationId ?? "unmatched", ctx.status, (performance.now() - started) / 1000);
+  }
+}
+
 /** Builds the Koa application: request id → errors → the generated routes of every surface. */
 export function buildApp(services: Services, surfaces: SurfaceBinding[]): Koa {
   const app = new Koa({ proxy: false });
@@ -197,6 +209,7 @@ export function buildApp(services: Services, surfaces: SurfaceBinding[]): Koa {
     else log.error({ err: error }, "response failed");
   });
   app.use(requestId(services.logger));
+  app.use(timeRequests);
   app.use(errors({ validateResponses: services.config.validateResponses }));
   const router = new Router();
   for (const surface of surfaces) for (const op of surface.operations) bindOperation(router, surface, op, services);

@@ -6,6 +6,8 @@ import { inTransaction } from "../store/index.ts";
 import { applyRunEvent, releaseRun } from "../commands/run-decisions.ts";
 import { executeApply, executePlan, planSandboxShape, type ExecutionContext } from "./execution.ts";
 import { startGraphileRunner } from "./graphile.ts";
+import { CancelWatch } from "./cancel-watch.ts";
+import { timePhase } from "./phase-metrics.ts";
 import { WarmSandboxPool } from "./warm-sandboxes.ts";
 
 /** Tuning of a runner process. */
@@ -54,6 +56,8 @@ export class RunnerEngine {
   private lastSweep = 0;
   private graphile: Awaited<ReturnType<typeof startGraphileRunner>> | null = null;
   private warm: WarmSandboxPool | null = null;
+  /** Cancels recorded by any API process reach the attempts this process runs. */
+  private cancelWatch: CancelWatch | null = null;
   /** A wake-up that arrived during a tick: tick once more right after it. */
   private tickAgain = false;
   private readonly wake = () => {
@@ -105,6 +109,12 @@ export class RunnerEngine {
     }
     this.timer = setInterval(() => void this.tick(), this.options.pollIntervalMs);
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.options.heartbeatIntervalMs);
+    this.cancelWatch = new CancelWatch(
+      this.services,
+      () => [...this.running.values()].map(({ job, abort }) => ({ runId: job.runId, interrupt: () => abort.abort() })),
+      (runId) => this.services.logger.info({ runner: this.runnerId, run_id: runId }, "cancel requested: interrupting the attempt"),
+    );
+    this.cancelWatch.start();
     void this.tick();
   }
 
@@ -134,6 +144,7 @@ export class RunnerEngine {
     if (this.timer) clearInterval(this.timer);
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     this.timer = this.heartbeatTimer = null;
+    this.cancelWatch?.stop();
     if (interrupt) for (const { abort } of this.running.values()) abort.abort();
     while (this.running.size > 0 || this.ticking) await new Promise((resolve) => setTimeout(resolve, 20));
     await this.warm?.stop();
@@ -182,7 +193,7 @@ export class RunnerEngine {
     const context: ExecutionContext = { ...this.context, runnerId: this.runnerId, warmPlanSandboxes: this.warm ?? undefined };
     try {
       log.info("phase started");
-      const outcome = job.phase === "plan" ? await executePlan(context, job.runId, signal) : await executeApply(context, job.runId, signal);
+      const outcome = await timePhase(this.services, this.runnerId, job, () => (job.phase === "plan" ? executePlan(context, job.runId, signal) : executeApply(context, job.runId, signal)));
       if (outcome === "retry_later") {
         await this.services.stores.jobs.requeue(job.id, new Date(this.services.clock().getTime() + this.options.busyRetryMs));
         log.info("workspace busy; phase requeued");

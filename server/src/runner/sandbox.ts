@@ -6,6 +6,7 @@ import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { recordSandboxBoot } from '../metrics/registry.ts';
 import {
   API_SOCKET_NAME,
   openApiChannel,
@@ -1068,6 +1069,11 @@ export class Sandbox {
  * the sandbox, not of the attempt, since both are fixed when bwrap starts.
  */
 export async function startSandbox(options: SandboxShape): Promise<Sandbox> {
+  // Counted for /metrics (stackship_sandbox_boots_total) by outcome.
+  return bootSandbox(options).then((sandbox) => (recordSandboxBoot("ok"), sandbox), (error: unknown) => (recordSandboxBoot("failed"), Promise.reject(error)));
+}
+
+async function bootSandbox(options: SandboxShape): Promise<Sandbox> {
   const sandboxId = options.sandboxId ?? newSandboxId();
   if (!isSandboxId(sandboxId)) throw new Error(`runInSandbox: '${sandboxId}' is not a sandbox id`);
   const name = options.name ?? sandboxId;

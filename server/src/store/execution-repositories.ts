@@ -2,6 +2,7 @@ import { newId } from '../domain/ids.ts';
 import type { AttemptStatus, ExecutionPhase, RunAttempt, RunJob, RunReview } from '../domain/records.ts';
 import type { Dialect, Executor } from './dialect.ts';
 import { announce, atomically } from './run-events.ts';
+import type { DbTimestamp } from './rows.ts';
 import { translating } from './translate-error.ts';
 import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from './values.ts';
 
@@ -451,6 +452,14 @@ export class JobRepository {
     return translating(this.dialect, async () =>
       (await this.db('run_jobs').where({ status: 'running' }).where('heartbeat_at', '<', isoForWrite(before))).map(toJob),
     );
+  }
+
+  /** How many jobs wait in the queue and when the oldest of them was queued (for /metrics). */
+  async queueSummary(): Promise<{ depth: number; oldestQueuedAt: string | null }> {
+    return translating(this.dialect, async () => {
+      const row = (await this.db('run_jobs').where({ status: 'queued' }).count({ depth: '*' }).min({ oldest: 'created_at' }).first()) as { depth: number | string; oldest: DbTimestamp | null } | undefined;
+      return { depth: row ? numberFromRow(row.depth) : 0, oldestQueuedAt: row ? optionalIsoFromRow(row.oldest ?? null) : null };
+    });
   }
 
   /** A run's jobs, oldest first. */

@@ -166,6 +166,20 @@ export class RunRepository {
     });
   }
 
+  /** How many runs are in each status (statuses without runs are absent). */
+  async countByStatus(): Promise<Map<RunStatus, number>> {
+    return translating(this.dialect, async () => {
+      const rows = (await this.db('runs').select('status').count({ n: '*' }).groupBy('status')) as Array<{ status: RunStatus; n: number | string }>;
+      return new Map(rows.map((row) => [row.status, numberFromRow(row.n)]));
+    });
+  }
+
+  /** Which of `ids` have a recorded cancel request (what a runner executing them polls). */
+  async listCancelRequested(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    return translating(this.dialect, async () => (await this.db('runs').whereIn('id', ids as string[]).whereNotNull('cancel_requested_at').select('id')).map((row: { id: string }) => row.id));
+  }
+
   /** Runs in one of `statuses` whose approval window closed at or before `now`. */
   async listApprovalExpired(now: Date | string, statuses: readonly RunStatus[]): Promise<Run[]> {
     return translating(this.dialect, async () => {

@@ -26,6 +26,8 @@ const SESSION = row(401, 200, 200, 200, 200);
 
 const EXPECTED: Record<string, Row> = {
   getHealth: row(200, 200, 200, 200, 200),
+  // A scrape endpoint: unauthenticated, its labels name no tenant (runner-process-cancel.test.ts).
+  getMetrics: row(200, 200, 200, 200, 200),
   // The reference pages and bundled specs are public.
   getOpenApiV1: row(200, 200, 200, 200, 200),
   getOpenApiTfe: row(200, 200, 200, 200, 200),
@@ -129,6 +131,7 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
   const reason = { data: { type: "download-requests", attributes: { reason: "authorization matrix" } } };
   switch (operationId) {
     case "getHealth":
+    case "getMetrics":
     case "getOpenApiV1":
     case "getOpenApiTfe":
     case "getApiReference":

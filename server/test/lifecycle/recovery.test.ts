@@ -4,7 +4,7 @@ import { approveRun, getRun, resolveRunRecovery } from "../../../client/src/inde
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
 import { RunnerEngine } from "../../src/runner/engine.ts";
 import { createOrganizationWithToken, createToken, createWorkspace, expectStatus, expectV1Error } from "../support/factories.ts";
-import { fixture, readLog, startRunnerProcess, startRun, waitForStatus } from "../support/runs.ts";
+import { fixture, readLog, startRunnerProcess, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const recovery = suite("recovery after an interrupted apply");
@@ -32,11 +32,7 @@ testEachServer(recovery, "kill -9 of the runner process during apply: needs_reco
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
     await approve(server, token, run.id, planned.attributes.plan_digest!);
-    const deadline = Date.now() + 60_000;
-    while (!(await readLog(server, token, run.id, "apply")).includes("provisioning-started")) {
-      assert.ok(Date.now() < deadline, "the apply never reached the provisioner");
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitForLog(server, token, run.id, "apply", "provisioning-started");
     runner.kill("SIGKILL");
     await new Promise((resolve) => runner.once("exit", resolve));
   } finally {

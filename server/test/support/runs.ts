@@ -6,6 +6,7 @@ import * as assert from "uvu/assert";
 import { createRun, getRun, getRunLog, type Run } from "../../../client/src/index.ts";
 import { REPO_ROOT } from "../../src/config.ts";
 import { expectStatus, makeConfigurationTarball, uploadConfiguration } from "./factories.ts";
+import { runnerEnv } from "./spawned.ts";
 import type { TestServer } from "./test-server.ts";
 
 /** The files of a fixture configuration under server/test/fixtures/configs/<name>. */
@@ -55,15 +56,16 @@ export async function readLog(server: TestServer, token: string, runId: string, 
 export function startRunnerProcess(server: TestServer): ChildProcess {
   return spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "server/src/runner-main.ts")], {
     cwd: REPO_ROOT,
-    env: {
-      PATH: process.env.PATH,
-      STACKSHIP_DATABASE_URL: server.databaseUrl,
-      STACKSHIP_DATA_DIR: server.dataDir,
-      STACKSHIP_API_URL: server.baseUrl,
-      STACKSHIP_RUNNER_CONCURRENCY: "1",
-      STACKSHIP_RUNNER_HEARTBEAT_MS: "200",
-      STACKSHIP_LOG_LEVEL: "warn",
-    },
+    env: { PATH: process.env.PATH, ...runnerEnv(server) },
     stdio: ["ignore", "ignore", "inherit"],
   });
+}
+
+/** Polls a phase's log until it contains `text` (fails after `timeoutMs`). */
+export async function waitForLog(server: TestServer, token: string, runId: string, phase: "plan" | "policy" | "apply", text: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await readLog(server, token, runId, phase)).includes(text)) {
+    assert.ok(Date.now() < deadline, `the ${phase} log never showed ${JSON.stringify(text)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

@@ -1,6 +1,7 @@
 import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { RequestContext } from "../../http/app.ts";
+import { renderMetrics } from "../../metrics/database-gauges.ts";
 
 type H = Handlers<RequestContext>;
 
@@ -14,5 +15,10 @@ export const healthHandlers = {
       throw new DomainError("INTERNAL", "The database does not answer.");
     }
     return { status: 200, body: { status: "ok", database: "ok", version: ctx.services.version } };
+  },
+
+  /** Prometheus metrics: this process's counters plus the database gauges (see spec/v1/paths/health.yaml). */
+  async getMetrics({ ctx }) {
+    return { status: 200, body: new TextEncoder().encode(await renderMetrics(ctx.services.stores, ctx.services.clock())) };
   },
 } satisfies Partial<H>;

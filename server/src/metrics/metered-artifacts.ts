@@ -1,0 +1,43 @@
+import type { ArtifactDescriptor, ArtifactStore } from "../artifacts/artifact-store.ts";
+import { recordArtifactBytes } from "./registry.ts";
+
+/**
+ * The artifact store with its traffic counted (stackship_artifact_bytes_total), whatever the
+ * backend: bytes written are the stored descriptor's plaintext size, bytes read the size the
+ * reader asked for (a stream is counted when it opens). Streams themselves are not touched.
+ * Every other member goes to the store unchanged.
+ */
+export function meteredArtifacts(store: ArtifactStore): ArtifactStore {
+  const writes =
+    <A extends unknown[]>(write: (...args: A) => Promise<ArtifactDescriptor>) =>
+    async (...args: A) => {
+      const descriptor = await write(...args);
+      recordArtifactBytes("written", descriptor.sizeBytes);
+      return descriptor;
+    };
+  const reads =
+    <A extends unknown[]>(read: (...args: A) => Promise<Buffer>) =>
+    async (...args: A) => {
+      const bytes = await read(...args);
+      recordArtifactBytes("read", bytes.length);
+      return bytes;
+    };
+  const metered: Partial<ArtifactStore> = {
+    put: writes(store.put.bind(store)),
+    putFramed: writes(store.putFramed.bind(store)),
+    get: reads(store.get.bind(store)),
+    getFramed: reads(store.getFramed.bind(store)),
+    openFramed: async (...args) => {
+      const stream = await store.openFramed(...args);
+      recordArtifactBytes("read", args[2].sizeBytes);
+      return stream;
+    },
+  };
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (typeof property === "string" && property in metered) return metered[property as keyof ArtifactStore];
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
