@@ -49,7 +49,7 @@ function exited(child: ChildProcess): Promise<void> {
 /** Starts SeaweedFS, or returns null (printing why) when .tools/bin/weed is absent. */
 export async function startSeaweedS3(): Promise<SeaweedS3 | null> {
   if (!existsSync(WEED)) {
-    process.stdout.write(`[seaweedfs] SKIPPED: ${WEED} is absent; run 'npm run tools' (scripts/bootstrap-tools) to build SeaweedFS\n`);
+    process.stdout.write(`[seaweedfs] SKIPPED: ${WEED} is absent; 'bash scripts/bootstrap-tools --with-test-tools' (npm test runs it) builds SeaweedFS\n`);
     return null;
   }
   const dir = await mkdtemp(join(tmpdir(), "ss-seaweedfs-"));
