@@ -76,9 +76,13 @@ export async function startSeaweedS3(): Promise<SeaweedS3 | null> {
     { cwd: dir, stdio: ["ignore", out, out] },
   );
   closeSync(out);
+  // A test process that dies without its after-hook still takes the server with it.
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
   const endpoint = `http://127.0.0.1:${s3}`;
   const client = new S3Client({ endpoint, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId, secretAccessKey } });
   const stop = async () => {
+    process.off("exit", killOnExit);
     client.destroy();
     if (child.exitCode === null && child.signalCode === null) {
       child.kill("SIGTERM");
