@@ -10,7 +10,8 @@
  *     looks at the newest 500 runs only (RUN_SCAN_LIMIT in api/tfe/runs.ts), so a page at depth
  *     1,000,000 cannot be reached (a page number past the last is answered with the last page);
  *     its first page against its last page and against a page number at depth 1,000,000 are printed.
- *   - for contrast, an OFFSET query at the same depth as the v1 deep page (the store layer).
+ *   - the v1 pages' store query alone (no HTTP), and, for contrast, an OFFSET query at the same
+ *     depth as the v1 deep page.
  * Prints medians and ratios; asserts nothing (benchmarks never do).
  */
 import { buildInputSnapshot } from "../../server/src/domain/input-snapshot.ts";
@@ -104,11 +105,14 @@ async function bench(server: TestServer) {
   const v1Deep = `${v1}&cursor=${encodeURIComponent(cursor)}`;
   const deepPage = (await timed(v1Deep, token)).body;
   const firstPage = (await timed(v1, token)).body;
-  const [first, deep] = await medians([v1, v1Deep], token);
+  const floor = `${server.baseUrl}/v1/organizations/${organizationName}`;
+  const [first, deep, single] = await medians([v1, v1Deep, floor], token);
   process.stdout.write(
     `[bench inventory] ${name}: v1 organization runs, ${PAGE} a page: first page ${ms(first)} (baseline) | page at depth ${depth.toLocaleString("en")} ${ms(deep)} = ${(deep / first).toFixed(2)}× (target ≤ 1.5×)` +
       ` [first page ${firstPage.data[0]?.id}…, deep page ${deepPage.data.length} runs ${deepPage.data[0]?.id}…${deepPage.data.at(-1)?.id}, next_cursor ${deepPage.meta.page.next_cursor === null ? "null" : "set"}]\n`,
   );
+
+  process.stdout.write(`[bench inventory] ${name}: for scale, GET /v1/organizations/{name} (one authenticated read): ${ms(single)}\n`);
 
   // The compatibility list: page[number] over the newest 500 runs.
   const tfe = (page: number) => `${server.baseUrl}/api/v2/workspaces/${workspace.id}/runs?page%5Bnumber%5D=${page}&page%5Bsize%5D=${PAGE}`;
@@ -122,6 +126,19 @@ async function bench(server: TestServer) {
     `[bench inventory] ${name}: tfe workspace runs (page[number], newest ${meta["total-count"]} of ${RUNS.toLocaleString("en")} visible): page 1 ${ms(tfeFirst)} (baseline) | page ${lastPage} (depth ${((lastPage - 1) * PAGE).toLocaleString("en")}) ${ms(tfeLast)} = ${(tfeLast / tfeFirst).toFixed(2)}×` +
       ` | page ${far.toLocaleString("en")} (depth ${((far - 1) * PAGE).toLocaleString("en")}) ${ms(tfeFar)} = ${(tfeFar / tfeFirst).toFixed(2)}× (answered with ${farAnswer}: a page number past the newest ${meta["total-count"]} runs gets the last page, so deeper runs are not reachable through this list)\n`,
   );
+
+  // The same two pages at the store layer (no HTTP, no presenting): the query's own share.
+  const storeSamples = [[], []] as number[][];
+  const deepKey = { createdAt: new Date(before.created_at).toISOString(), id: before.id as string };
+  for (let i = 0; i < REPEATS; i++) {
+    for (const [j, after] of [undefined, deepKey].entries()) {
+      const start = process.hrtime.bigint();
+      await server.services.stores.runs.listByOrganization(organizationId, { limit: PAGE, after });
+      storeSamples[j].push(Number(process.hrtime.bigint() - start) / 1e6);
+    }
+  }
+  const [storeFirst, storeDeep] = storeSamples.map(median);
+  process.stdout.write(`[bench inventory] ${name}: the store query alone: first page ${ms(storeFirst)} | depth ${depth.toLocaleString("en")} ${ms(storeDeep)} = ${(storeDeep / storeFirst).toFixed(2)}×\n`);
 
   // Contrast: what OFFSET paging would cost at the v1 deep page's depth (store layer, no HTTP).
   const offsetSamples: number[] = [];
