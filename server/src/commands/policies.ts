@@ -12,7 +12,7 @@ import type { Organization, Run } from "../domain/records.ts";
 import type { AuthenticatedPrincipal } from "../http/principal.ts";
 import type { Services } from "../services.ts";
 import { inTransaction, type PolicyOverride, type PolicySet, type PolicySetVersion, type Stores } from "../store/index.ts";
-import { applyRunEvent } from "./run-decisions.ts";
+import { recordRunEvent } from "./run-transitions.ts";
 
 /** A policy as the API sends it. */
 export interface PolicyInput {
@@ -202,7 +202,7 @@ export async function createPolicyOverride(services: Services, actor: Authentica
         data: { override_id: override.id, result_digest: override.resultDigest, expires_at: override.expiresAt, duration_seconds: duration },
         createdAt: now,
       });
-      if (current.status === "policy_soft_failed") await applyRunEvent(stores, current, { type: "policy_overridden" }, now);
+      if (current.status === "policy_soft_failed") await recordRunEvent(stores, current, { type: "policy_overridden" }, { now });
       return override;
     });
   } catch (error) {

@@ -3,7 +3,8 @@ import { canonicalize, sha256Hex } from "../domain/canonical-json.ts";
 import type { InputSnapshotDocument } from "../domain/input-snapshot.ts";
 import type { ExecutionPhase, Run, RunAttempt } from "../domain/records.ts";
 import type { RunEvent, SandboxLimitReason } from "../domain/run-lifecycle.ts";
-import { applyRunEvent, releaseRun } from "../commands/run-decisions.ts";
+import { releaseRun } from "../commands/run-decisions.ts";
+import { moveRun } from "../commands/run-transitions.ts";
 import { mintRunToken, revokeRunTokens } from "../commands/run-tokens.ts";
 import { confirmStatePublication, listPendingStateVersions } from "../commands/state-versions.ts";
 import { lockWorkspaceForRun, unlockWorkspaceForRun } from "../commands/workspace-locks.ts";
@@ -323,20 +324,6 @@ async function runPhaseSandbox(
   return { result, warm };
 }
 
-async function moveRun(services: Services, run: Run, event: RunEvent, extra: Parameters<typeof applyRunEvent>[4] = {}): Promise<Run | undefined> {
-  try {
-    return await inTransaction(services.db, async (stores) => {
-      const current = await stores.runs.getById(run.id);
-      if (!current) return undefined;
-      return applyRunEvent(stores, current, event, services.clock(), extra);
-    });
-  } catch (error) {
-    // The run moved on concurrently (canceled, discarded): this event no longer applies.
-    if ((error as { code?: string }).code === "RUN_TRANSITION_INVALID") return undefined;
-    throw error;
-  }
-}
-
 /**
  * The plan phase: lock (plan_and_apply runs only), plan in a fresh sandbox, store the plan and
  * its JSON encrypted, record counts and digests, then the policy stage, then either finish or
@@ -356,11 +343,8 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     if (fence === null) return "retry_later";
   }
   const state = await currentStateEvidence(services.stores, run.workspaceId);
-  const started = await moveRun(services, run, { type: "plan_started" }, {
-    planStatus: "running",
-    workspaceLockFence: fence,
-    predecessorStateVersionId: state?.stateVersionId ?? null,
-    predecessorStateDigest: state?.digest ?? null,
+  const started = await moveRun(services, run.id, { type: "plan_started" }, {
+    facts: { workspaceLockFence: fence, predecessorStateVersionId: state?.stateVersionId ?? null, predecessorStateDigest: state?.digest ?? null },
   });
   if (!started) {
     if (run.kind === "plan_and_apply") await unlockWorkspaceForRun(services, run.workspaceId, run.id);
@@ -448,8 +432,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   const storedAt = now();
   await services.stores.attempts.finish(attempt.id, "succeeded", classification, services.clock());
 
-  const planned = await moveRun(services, run, { type: "plan_finished", hasChanges: summary.hasChanges }, {
-    planStatus: "finished",
+  const planned = await moveRun(services, run.id, { type: "plan_finished", hasChanges: summary.hasChanges }, { facts: {
     hasChanges: summary.hasChanges,
     planCounts: summary.counts,
     planDigest: planArtifact.sha256,
@@ -464,7 +447,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     dependencyBundleDigest: dependencyBundleDigest(result.files["lock.hcl"], result.files["modules.json"]),
     // The lock file travels with the plan: the apply must use exactly these providers.
     dependencyLockFile: result.files["lock.hcl"]?.toString("utf8") ?? null,
-  });
+  } });
   if (!planned) {
     await releaseRun(services, run);
     return "done";
@@ -475,7 +458,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
 }
 
 async function failPlan(services: Services, run: Run, limit?: SandboxLimitReason): Promise<void> {
-  const failed = await moveRun(services, run, { type: "plan_failed", ...(limit ? { limit } : {}) }, { planStatus: "errored", finishedAt: services.clock().toISOString() });
+  const failed = await moveRun(services, run.id, { type: "plan_failed", ...(limit ? { limit } : {}) });
   await releaseRun(services, failed ?? run);
 }
 
@@ -503,17 +486,16 @@ async function policyStage(ctx: ExecutionContext, run: Run, storedPlanJson: Buff
   const outcome = result?.outcome ?? "skipped";
   const digest = result?.resultDigest ?? skippedPolicyDigest();
   const workspace = await services.stores.workspaces.getById(run.workspaceId);
-  const ttlSeconds = workspace?.approvalTtlSeconds ?? 86_400;
   const now = services.clock();
-  const blocked = outcome === "hard_failed" || outcome === "errored";
-  let next: Run | undefined;
-  try {
-    next = await inTransaction(services.db, async (stores) => {
-      const current = await stores.runs.getById(run.id);
-      if (!current) return undefined;
-      await stores.policyResults.record(
+  const next = await moveRun(services, run.id, { type: "policy_evaluated", outcome }, {
+    now,
+    facts: { policyResultDigest: digest },
+    approvalTtlSeconds: workspace?.approvalTtlSeconds,
+    // The result and its sanitized findings are recorded with the run's move, or not at all.
+    alongside: (stores, current) =>
+      stores.policyResults.record(
         {
-          runId: run.id,
+          runId: current.id,
           outcome,
           resultDigest: digest,
           opaVersion: result?.opaVersion ?? null,
@@ -523,25 +505,10 @@ async function policyStage(ctx: ExecutionContext, run: Run, storedPlanJson: Buff
           evaluatedAt: now.toISOString(),
         },
         result?.findings ?? [],
-      );
-      return applyRunEvent(stores, current, { type: "policy_evaluated", outcome }, now, {
-        policyOutcome: outcome,
-        policyResultDigest: digest,
-        approvalExpiresAt: blocked ? undefined : new Date(now.getTime() + ttlSeconds * 1000).toISOString(),
-        finishedAt: blocked ? now.toISOString() : undefined,
-      });
-    });
-  } catch (error) {
-    // The run moved on concurrently (canceled, discarded): this result no longer applies.
-    if ((error as { code?: string }).code === "RUN_TRANSITION_INVALID") return;
-    throw error;
-  }
-  if (next && next.status === "planned_and_finished") {
-    await services.stores.runs.update(next.id, next.status, { approvalExpiresAt: null, finishedAt: now.toISOString(), updatedAt: now });
-    await releaseRun(services, next);
-  } else if (next && next.status === "errored") {
-    await releaseRun(services, next);
-  }
+      ),
+  });
+  // Ended (no changes, speculative, blocked by policy): release what the run holds.
+  if (next && (next.status === "planned_and_finished" || next.status === "errored")) await releaseRun(services, next);
 }
 
 /**
@@ -581,7 +548,7 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
         : "The policy result no longer allows an apply (the override of its soft failure expired, or the result is not passing); nothing was applied.\n",
     );
     await log.close();
-    const failed = await moveRun(services, run, { type: "apply_failed" }, { applyStatus: "errored", finishedAt: services.clock().toISOString() });
+    const failed = await moveRun(services, run.id, { type: "apply_failed" });
     await releaseRun(services, failed ?? run);
     return "done";
   }
@@ -597,13 +564,13 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     services.logger.warn({ runId: run.id, err: error }, "the apply's sensitive values could not be determined");
     log.write("StackShip could not read the plan or the workspace's current state, so it cannot tell which values are sensitive; nothing was applied.\n");
     await log.close();
-    const failed = await moveRun(services, run, { type: "apply_failed" }, { applyStatus: "errored", finishedAt: services.clock().toISOString() });
+    const failed = await moveRun(services, run.id, { type: "apply_failed" });
     await releaseRun(services, failed ?? run);
     return "done";
   }
   const sanitizedLog = new PhaseLog(services.stores, run.id, "apply", services.clock, secrets);
   const attempt = await services.stores.attempts.start({ runId: run.id, phase: "apply", runnerId: ctx.runnerId, region: run.executionRegion, baseProfile: SANDBOX_BASE_PROFILE, now: services.clock() });
-  const started = await services.stores.runs.update(run.id, "applying", { applyStatus: "running", updatedAt: services.clock() });
+  const started = await moveRun(services, run.id, { type: "apply_started" });
   if (!started) return "done";
   const { secret } = await mintRunToken(services, run, "apply", ctx.phaseTimeoutMs + 60_000);
   let result: SandboxResult;
@@ -620,7 +587,7 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     sanitizedLog.write(`\nStackShip could not start the apply: ${(error as Error).message}\n`);
     await sanitizedLog.close();
     await services.stores.attempts.finish(attempt.id, "failed", "runner_error", services.clock());
-    return endApply(services, run, { type: "apply_uncertain", interrupted: false }, "errored");
+    return endApply(services, run, { type: "apply_uncertain", interrupted: false });
   }
   if (result.limit !== null) sanitizedLog.write(`\n${LIMIT_LOG_LINES[result.limit]}\n`);
   await sanitizedLog.close();
@@ -634,9 +601,9 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     try {
       await confirmStatePublication(services, { runId: run.id, stateVersionId: version.id, serial: version.serial, lineage: version.lineage, sha256: version.sha256!, fence: fence! });
     } catch (error) {
-      return endApply(services, run, { type: "apply_uncertain", interrupted: false }, "errored");
+      return endApply(services, run, { type: "apply_uncertain", interrupted: false });
     }
-    return endApply(services, run, { type: "apply_finished" }, "finished");
+    return endApply(services, run, { type: "apply_finished" });
   }
   // A limit the watcher enforced killed tofu mid-apply, like an interruption; one tofu ran into
   // (a full disk, a file too large) made it fail on its own.
@@ -645,17 +612,15 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
   await services.stores.attempts.finish(attempt.id, interrupted ? "interrupted" : "failed", classification, now);
   if ((classification === "exit_nonzero" || (limit !== undefined && !killed)) && pending.length === 0) {
     // tofu failed and published nothing: no state was written, so nothing changed that StackShip knows of.
-    return endApply(services, run, { type: "apply_failed", ...(limit ? { limit } : {}) }, "errored");
+    return endApply(services, run, { type: "apply_failed", ...(limit ? { limit } : {}) });
   }
-  return endApply(services, run, { type: "apply_uncertain", interrupted, ...(limit ? { limit } : {}) }, interrupted ? "interrupted" : "errored");
+  return endApply(services, run, { type: "apply_uncertain", interrupted, ...(limit ? { limit } : {}) });
 }
 
-async function endApply(services: Services, run: Run, event: RunEvent, applyStatus: "finished" | "errored" | "interrupted"): Promise<PhaseOutcome> {
-  const current = (await services.stores.runs.getById(run.id)) ?? run;
-  const terminal = event.type !== "apply_uncertain";
-  const ended = await moveRun(services, current, event, { applyStatus, finishedAt: terminal ? services.clock().toISOString() : undefined });
+async function endApply(services: Services, run: Run, event: RunEvent): Promise<PhaseOutcome> {
+  const ended = await moveRun(services, run.id, event);
   // needs_recovery keeps the workspace locked until an operator resolves it.
-  if (terminal) await releaseRun(services, ended ?? current);
+  if (event.type !== "apply_uncertain") await releaseRun(services, ended ?? run);
   else await revokeRunTokens(services, run.id);
   return "done";
 }
