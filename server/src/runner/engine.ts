@@ -4,7 +4,9 @@ import type { RunJob } from "../domain/records.ts";
 import type { Services } from "../services.ts";
 import { expireApproval, releaseRun } from "../commands/run-decisions.ts";
 import { moveRun } from "../commands/run-transitions.ts";
-import { executeApply, executePlan, planSandboxShape, type ExecutionContext } from "./execution.ts";
+import { executeApply } from "./apply-phase.ts";
+import { planSandboxShape, type ExecutionContext } from "./execution.ts";
+import { executePlan } from "./plan-phase.ts";
 import { startGraphileRunner } from "./graphile.ts";
 import { WarmSandboxPool } from "./warm-sandboxes.ts";
 
