@@ -4,8 +4,7 @@ import type { Run } from "../domain/records.ts";
 import type { AuthenticatedPrincipal } from "../http/principal.ts";
 import type { Services } from "../services.ts";
 import { inTransaction } from "../store/index.ts";
-import { releaseRun } from "./run-decisions.ts";
-import { recordRunEvent } from "./run-transitions.ts";
+import { recordRunEvent, releaseRun } from "./run-transitions.ts";
 import { confirmStatePublication } from "./state-versions.ts";
 
 type RunRecovery = components["schemas"]["RunRecovery"];

@@ -5,16 +5,8 @@ import type { AuthenticatedPrincipal } from "../http/principal.ts";
 import type { Services } from "../services.ts";
 import { inTransaction, type Stores } from "../store/index.ts";
 import { requireActiveOverride } from "./policies.ts";
-import { revokeRunTokens } from "./run-tokens.ts";
-import { recordRunEvent } from "./run-transitions.ts";
+import { recordRunEvent, releaseRun } from "./run-transitions.ts";
 import { currentStateEvidence } from "./state-evidence.ts";
-import { unlockWorkspaceForRun } from "./workspace-locks.ts";
-
-/** Releases what a run that ended holds: its run tokens and (plan_and_apply runs) the workspace lock. */
-export async function releaseRun(services: Services, run: Run): Promise<void> {
-  await revokeRunTokens(services, run.id);
-  if (run.kind === "plan_and_apply") await unlockWorkspaceForRun(services, run.workspaceId, run.id);
-}
 
 async function recordDecision(stores: Stores, review: Omit<RunReview, "id" | "decidedAt">, now: Date): Promise<RunReview> {
   try {

@@ -4,6 +4,8 @@ import { LIFECYCLE_FIELDS, runChange, type RunEvent } from "../domain/run-lifecy
 import type { Services } from "../services.ts";
 import { inTransaction, type RecordAuditEventInput, type Stores } from "../store/index.ts";
 import type { RunPatch } from "../store/run-repository.ts";
+import { revokeRunTokens } from "./run-tokens.ts";
+import { unlockWorkspaceForRun } from "./workspace-locks.ts";
 
 /**
  * The one way a run's lifecycle changes. `runChange` (domain/run-lifecycle.ts) decides the whole
@@ -71,4 +73,10 @@ function stripLifecycle(facts: RunFacts): RunFacts {
   const out: Record<string, unknown> = { ...facts };
   for (const field of LIFECYCLE_FIELDS) delete out[field];
   return out as RunFacts;
+}
+
+/** Releases what a run that ended holds: its run tokens and (plan_and_apply runs) the workspace lock. */
+export async function releaseRun(services: Services, run: Run): Promise<void> {
+  await revokeRunTokens(services, run.id);
+  if (run.kind === "plan_and_apply") await unlockWorkspaceForRun(services, run.workspaceId, run.id);
 }

@@ -1,7 +1,6 @@
 import type { Run } from "../domain/records.ts";
 import type { RunEvent } from "../domain/run-lifecycle.ts";
-import { releaseRun } from "../commands/run-decisions.ts";
-import { moveRun } from "../commands/run-transitions.ts";
+import { moveRun, releaseRun } from "../commands/run-transitions.ts";
 import { mintRunToken, revokeRunTokens } from "../commands/run-tokens.ts";
 import { confirmStatePublication, listPendingStateVersions } from "../commands/state-versions.ts";
 import { currentStateEvidence } from "../commands/state-evidence.ts";

@@ -1,7 +1,6 @@
 import type { Run } from "../domain/records.ts";
 import type { SandboxLimitReason } from "../domain/run-lifecycle.ts";
-import { releaseRun } from "../commands/run-decisions.ts";
-import { moveRun } from "../commands/run-transitions.ts";
+import { moveRun, releaseRun } from "../commands/run-transitions.ts";
 import { mintRunToken } from "../commands/run-tokens.ts";
 import { unlockWorkspaceForRun } from "../commands/workspace-locks.ts";
 import { currentStateEvidence } from "../commands/state-evidence.ts";

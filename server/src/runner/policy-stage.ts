@@ -1,6 +1,5 @@
 import { join } from "node:path";
-import { releaseRun } from "../commands/run-decisions.ts";
-import { moveRun } from "../commands/run-transitions.ts";
+import { moveRun, releaseRun } from "../commands/run-transitions.ts";
 import { REPO_ROOT } from "../config.ts";
 import { canonicalize, sha256Hex } from "../domain/canonical-json.ts";
 import {
