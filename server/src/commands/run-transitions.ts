@@ -13,7 +13,7 @@ import { unlockWorkspaceForRun } from "./workspace-locks.ts";
  * cancel and finish times. This command writes it, compare-and-set on the statuses it was
  * computed from, announces it with its event on the run change feed, and records the audit
  * entries that go with it, all in one transaction. Nothing else writes those columns (test:
- * server/test/architecture/run-lifecycle-writers.test.ts).
+ * server/src/store/run-lifecycle-writers.test.ts).
  */
 
 /** Facts a change carries that are not lifecycle columns (plan digests, the lock's fence, …). */

@@ -121,7 +121,7 @@ export class RunRepository {
    * given, the expected phase statuses): compare and set, so two racing changes cannot both
    * win. Returns the updated run, or undefined when the run was not in that state. Lifecycle
    * columns are written only by commands/run-transitions.ts, which names the event it records
-   * (test: server/test/architecture/run-lifecycle-writers.test.ts).
+   * (test: server/src/store/run-lifecycle-writers.test.ts).
    */
   async update(id: string, expectedStatus: RunStatus, patch: RunPatch, options: RunUpdateOptions = {}): Promise<Run | undefined> {
     const row = patchToRow(patch);
