@@ -3,7 +3,7 @@ import type { Run, Workspace } from "../domain/records.ts";
 import { profilesServing, signingKeyAt, tokenClaims, tokenLifetime, type CredentialRefusal, type FederationProfile } from "../domain/workload-identity.ts";
 import type { Services } from "./services.ts";
 import { inTransaction } from "../store/index.ts";
-import { applyRunEvent } from "./run-decisions.ts";
+import { recordRunEvent } from "./run-transitions.ts";
 import { issuerOf, keysWithOne, openSigningKey, signWorkloadToken } from "./signing-keys.ts";
 
 /**
@@ -57,15 +57,9 @@ export async function endRunWithoutPlanCredentials(services: Services, run: Run)
     await inTransaction(services.db, async (stores) => {
       const current = await stores.runs.getById(run.id);
       if (!current) return;
-      await applyRunEvent(stores, current, { type: "plan_credentials_unavailable" }, now, { planStatus: "canceled", finishedAt: now.toISOString() });
-      await stores.audit.record({
-        organizationId: run.organizationId,
-        actorId: null,
-        action: "run.plan_credentials_required",
-        targetType: "runs",
-        targetId: run.id,
-        data: { refusal: why, workspace_id: workspace.id },
-        createdAt: now,
+      await recordRunEvent(stores, current, { type: "plan_credentials_unavailable" }, {
+        now,
+        audit: [{ organizationId: run.organizationId, actorId: null, action: "run.plan_credentials_required", targetType: "runs", targetId: run.id, data: { refusal: why, workspace_id: workspace.id } }],
       });
     });
   } catch (error) {

@@ -8,10 +8,11 @@ import {
   type EnforcementLevel,
 } from "../domain/policy/index.ts";
 import type { Organization, Run } from "../domain/records.ts";
+import { isTerminalRunStatus } from "../domain/run.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
 import { inTransaction, type PolicyOverride, type PolicySet, type PolicySetVersion, type Stores } from "../store/index.ts";
-import { applyRunEvent } from "./run-decisions.ts";
+import { recordRunEvent, releaseRun } from "./run-transitions.ts";
 
 /** A policy as the API sends it. */
 export interface PolicyInput {
@@ -168,7 +169,8 @@ export async function createPolicyOverride(services: Services, actor: Authentica
     throw new DomainError("DOCUMENT_INVALID", `duration_seconds must be between 1 and ${OVERRIDE_MAX_SECONDS}.`, { source: { pointer: "/data/attributes/duration_seconds" } });
   }
   try {
-    return await inTransaction(services.db, async (stores) => {
+    let moved: Run | undefined;
+    const recorded = await inTransaction(services.db, async (stores) => {
       const current = await stores.runs.getById(run.id);
       if (!current) throw new DomainError("NOT_FOUND", `Run ${run.id} does not exist.`);
       const x = current.execution;
@@ -201,9 +203,12 @@ export async function createPolicyOverride(services: Services, actor: Authentica
         data: { override_id: override.id, result_digest: override.resultDigest, expires_at: override.expiresAt, duration_seconds: duration },
         createdAt: now,
       });
-      if (current.status === "policy_soft_failed") await applyRunEvent(stores, current, { type: "policy_overridden" }, now);
+      if (current.status === "policy_soft_failed") moved = await recordRunEvent(stores, current, { type: "policy_overridden" }, { now });
       return override;
     });
+    // A soft-failed run without changes (or a speculative one) ends here: release what it holds.
+    if (moved && isTerminalRunStatus(moved.status)) await releaseRun(services, moved);
+    return recorded;
   } catch (error) {
     if (isDomainError(error) && error.code.startsWith("POLICY_OVERRIDE_")) return refuse(error.code, error.message);
     throw error;

@@ -3,7 +3,7 @@ import type { Run, RunAttempt } from "../domain/records.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
 import { inTransaction, type StateVersion, type WorkspaceLock } from "../store/index.ts";
-import { applyRunEvent, releaseRun } from "./run-decisions.ts";
+import { recordRunEvent, releaseRun } from "./run-transitions.ts";
 import { confirmStatePublication } from "./state-versions.ts";
 
 /** What an operator sees of a run that needs (or needed) recovery; api/v1/presenters.ts shapes it. */
@@ -63,21 +63,20 @@ export async function resolveRecovery(services: Services, actor: AuthenticatedPr
   const resolved = await inTransaction(services.db, async (stores) => {
     const current = (await stores.runs.getById(run.id)) ?? run;
     if (resolution === "keep_current_state") await stores.stateVersions.discardPendingByRun(run.id);
-    const ended = await applyRunEvent(stores, current, { type: "recovery_resolved", stateCommitted: resolution === "commit_pending_state" }, now, {
-      finishedAt: now.toISOString(),
-      applyStatus: resolution === "commit_pending_state" ? "finished" : current.execution.applyStatus,
+    return recordRunEvent(stores, current, { type: "recovery_resolved", stateCommitted: resolution === "commit_pending_state" }, {
+      now,
+      audit: [
+        {
+          organizationId: run.organizationId,
+          actorId: actor.id,
+          action: "run.recovery_resolved",
+          targetType: "runs",
+          targetId: run.id,
+          reason,
+          data: { resolution, pending_state_versions: pending.map((v) => v.id) },
+        },
+      ],
     });
-    await stores.audit.record({
-      organizationId: run.organizationId,
-      actorId: actor.id,
-      action: "run.recovery_resolved",
-      targetType: "runs",
-      targetId: run.id,
-      reason,
-      data: { resolution, pending_state_versions: pending.map((v) => v.id) },
-      createdAt: now,
-    });
-    return ended;
   });
   await releaseRun(services, resolved);
   return resolved;

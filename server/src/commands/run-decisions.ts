@@ -1,30 +1,12 @@
 import { DomainError, isDomainError } from "../domain/errors.ts";
 import type { Run, RunReview } from "../domain/records.ts";
-import { isCancelable, transition, type RunEvent } from "../domain/run-lifecycle.ts";
+import { isCancelable } from "../domain/run-lifecycle.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
 import { inTransaction, type Stores } from "../store/index.ts";
 import { requireActiveOverride } from "./active-override.ts";
-import { revokeRunTokens } from "./run-tokens.ts";
+import { recordRunEvent, releaseRun } from "./run-transitions.ts";
 import { currentStateEvidence } from "./state-evidence.ts";
-import { unlockWorkspaceForRun } from "./workspace-locks.ts";
-
-/** Releases what a run that ended holds: its run tokens and (plan_and_apply runs) the workspace lock. */
-export async function releaseRun(services: Services, run: Run): Promise<void> {
-  await revokeRunTokens(services, run.id);
-  if (run.kind === "plan_and_apply") await unlockWorkspaceForRun(services, run.workspaceId, run.id);
-}
-
-/**
- * Moves a run by one lifecycle event inside a transaction, compare-and-set on its status, so a
- * concurrent change makes this one fail with RUN_TRANSITION_INVALID instead of both winning.
- */
-export async function applyRunEvent(stores: Stores, run: Run, event: RunEvent, now: Date, extra: Parameters<Stores["runs"]["update"]>[2] extends infer P ? Omit<P, "updatedAt"> : never = {}): Promise<Run> {
-  const next = transition({ status: run.status, kind: run.kind, hasChanges: run.execution.hasChanges }, event);
-  const updated = await stores.runs.update(run.id, run.status, { ...extra, status: next.status, statusReason: next.reason ?? undefined, updatedAt: now });
-  if (!updated) throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} changed while '${event.type}' was being recorded; reload it and try again.`);
-  return updated;
-}
 
 async function recordDecision(stores: Stores, review: Omit<RunReview, "id" | "decidedAt">, now: Date): Promise<RunReview> {
   try {
@@ -85,24 +67,27 @@ export async function approveRun(services: Services, actor: AuthenticatedPrincip
       },
       now,
     );
-    const approved = await applyRunEvent(stores, current, { type: "approved" }, now);
-    await stores.jobs.enqueue({ runId: run.id, workspaceId: run.workspaceId, phase: "apply", serial: true, now });
-    await stores.audit.record({
-      organizationId: run.organizationId,
-      actorId: actor.id,
-      action: "run.approved",
-      targetType: "runs",
-      targetId: run.id,
-      reason: input.reason ?? null,
-      data: {
-        plan_digest: x.planDigest,
-        policy_result_digest: x.policyResultDigest,
-        predecessor_state_digest: x.predecessorStateDigest,
-        dependency_bundle_digest: x.dependencyBundleDigest,
-        ...(policyOverride ? { policy_override_id: policyOverride.id, policy_override_expires_at: policyOverride.expiresAt } : {}),
-      },
-      createdAt: now,
+    const approved = await recordRunEvent(stores, current, { type: "approved" }, {
+      now,
+      audit: [
+        {
+          organizationId: run.organizationId,
+          actorId: actor.id,
+          action: "run.approved",
+          targetType: "runs",
+          targetId: run.id,
+          reason: input.reason ?? null,
+          data: {
+            plan_digest: x.planDigest,
+            policy_result_digest: x.policyResultDigest,
+            predecessor_state_digest: x.predecessorStateDigest,
+            dependency_bundle_digest: x.dependencyBundleDigest,
+            ...(policyOverride ? { policy_override_id: policyOverride.id, policy_override_expires_at: policyOverride.expiresAt } : {}),
+          },
+        },
+      ],
     });
+    await stores.jobs.enqueue({ runId: run.id, workspaceId: run.workspaceId, phase: "apply", serial: true, now });
     return approved;
   });
   services.jobQueued?.();
@@ -114,9 +99,11 @@ export async function discardRun(services: Services, actor: AuthenticatedPrincip
   const now = services.clock();
   const discarded = await inTransaction(services.db, async (stores) => {
     const current = (await stores.runs.getById(run.id)) ?? run;
-    const ended = await applyRunEvent(stores, current, { type: "discarded" }, now, { finishedAt: now.toISOString() });
+    const ended = await recordRunEvent(stores, current, { type: "discarded" }, {
+      now,
+      audit: [{ organizationId: run.organizationId, actorId: actor.id, action: "run.discarded", targetType: "runs", targetId: run.id, reason }],
+    });
     await recordDecision(stores, { runId: run.id, decision: "discarded", actorId: actor.id, reason, ...evidenceOf(current) }, now);
-    await stores.audit.record({ organizationId: run.organizationId, actorId: actor.id, action: "run.discarded", targetType: "runs", targetId: run.id, reason, createdAt: now });
     return ended;
   });
   await releaseRun(services, discarded);
@@ -132,10 +119,11 @@ export async function cancelRun(services: Services, actor: AuthenticatedPrincipa
   const now = services.clock();
   if (run.status === "applying") {
     const marked = await inTransaction(services.db, async (stores) => {
-      const updated = await stores.runs.update(run.id, "applying", { cancelRequestedAt: now.toISOString(), updatedAt: now });
-      if (!updated) throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} changed while the cancel was being recorded; reload it.`);
-      await stores.audit.record({ organizationId: run.organizationId, actorId: actor.id, action: "run.cancel_requested", targetType: "runs", targetId: run.id, reason, createdAt: now });
-      return updated;
+      const current = (await stores.runs.getById(run.id)) ?? run;
+      return recordRunEvent(stores, current, { type: "apply_cancel_requested" }, {
+        now,
+        audit: [{ organizationId: run.organizationId, actorId: actor.id, action: "run.cancel_requested", targetType: "runs", targetId: run.id, reason }],
+      });
     });
     services.interruptRun?.(run.id);
     return marked;
@@ -143,18 +131,42 @@ export async function cancelRun(services: Services, actor: AuthenticatedPrincipa
   if (!isCancelable(run.status)) throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} is ${run.status} and cannot be canceled.`);
   const canceled = await inTransaction(services.db, async (stores) => {
     const current = (await stores.runs.getById(run.id)) ?? run;
-    const ended = await applyRunEvent(stores, current, { type: "cancel_requested" }, now, {
-      cancelRequestedAt: now.toISOString(),
-      finishedAt: now.toISOString(),
-      planStatus: current.execution.planStatus === "pending" || current.execution.planStatus === "running" ? "canceled" : undefined,
+    const ended = await recordRunEvent(stores, current, { type: "cancel_requested" }, {
+      now,
+      audit: [{ organizationId: run.organizationId, actorId: actor.id, action: "run.canceled", targetType: "runs", targetId: run.id, reason }],
     });
     await recordDecision(stores, { runId: run.id, decision: "canceled", actorId: actor.id, reason, ...evidenceOf(current) }, now);
-    await stores.audit.record({ organizationId: run.organizationId, actorId: actor.id, action: "run.canceled", targetType: "runs", targetId: run.id, reason, createdAt: now });
     return ended;
   });
   services.interruptRun?.(run.id);
   await releaseRun(services, canceled);
   return canceled;
+}
+
+/**
+ * Ends a run whose approval window closed (the runner's sweep): the run expires, the decision
+ * `expired` is recorded with the evidence it waited on, audited, and what the run held is
+ * released. Undefined when the run moved on or was decided meanwhile.
+ */
+export async function expireApproval(services: Services, run: Run, now: Date): Promise<Run | undefined> {
+  let expired: Run;
+  try {
+    expired = await inTransaction(services.db, async (stores) => {
+      const current = (await stores.runs.getById(run.id)) ?? run;
+      const ended = await recordRunEvent(stores, current, { type: "approval_expired" }, {
+        now,
+        audit: [{ organizationId: run.organizationId, actorId: null, action: "run.expired", targetType: "runs", targetId: run.id }],
+      });
+      await stores.reviews.record({ runId: run.id, decision: "expired", actorId: null, reason: null, ...evidenceOf(current), decidedAt: now });
+      return ended;
+    });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === "RUN_TRANSITION_INVALID" || code === "CONSTRAINT_VIOLATION") return undefined;
+    throw error;
+  }
+  await releaseRun(services, expired);
+  return expired;
 }
 
 function evidenceOf(run: Run) {

@@ -76,3 +76,20 @@ export function createWorkspace(services: Services, actor: AuthenticatedPrincipa
     return workspace;
   });
 }
+
+/** Adds tags to a workspace (names already there are kept once), audited, in one transaction. */
+export function addWorkspaceTags(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, names: readonly string[]): Promise<void> {
+  const now = services.clock();
+  return inTransaction(services.db, async (stores) => {
+    await stores.workspaces.addTags(workspace.id, [...names], now);
+    await stores.audit.record({
+      organizationId: workspace.organizationId,
+      actorId: actor.id,
+      action: "workspace.tags_added",
+      targetType: "workspaces",
+      targetId: workspace.id,
+      data: { tags: [...new Set(names)].sort() },
+      createdAt: now,
+    });
+  });
+}

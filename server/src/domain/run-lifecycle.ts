@@ -1,5 +1,5 @@
 import { DomainError } from './errors.ts';
-import type { RunKind, RunStatus } from './run.ts';
+import { isTerminalRunStatus, type ApplyPhaseStatus, type PlanPhaseStatus, type RunKind, type RunStatus } from './run.ts';
 
 /**
  * The run state machine: one pure function from (run, event) to the next status. Every status
@@ -60,6 +60,8 @@ export type RunEvent =
   | { type: 'approval_expired' }
   | { type: 'cancel_requested' }
   | { type: 'apply_started' }
+  /** Someone asked to cancel while the apply runs: recorded, and the runner interrupts tofu; not a status change. */
+  | { type: 'apply_cancel_requested' }
   | { type: 'apply_finished' }
   /** tofu exited non-zero and no state version was left pending: nothing was published. */
   | { type: 'apply_failed'; limit?: SandboxLimitReason }
@@ -140,6 +142,7 @@ export function transition(run: LifecycleRun, event: RunEvent): Transition {
       break;
     case 'applying':
       if (event.type === 'apply_started') return { status: 'applying', reason: null };
+      if (event.type === 'apply_cancel_requested') return { status: 'applying', reason: null };
       if (event.type === 'apply_finished') return { status: 'applied', reason: 'applied' };
       if (event.type === 'apply_failed') return { status: 'errored', reason: event.limit ?? 'apply_failed' };
       // Never a guess: whatever the provider may have changed, an operator decides.
@@ -172,4 +175,100 @@ export function awaitsDecision(status: RunStatus): boolean {
 /** Whether the run may still be canceled. */
 export function isCancelable(status: RunStatus): boolean {
   return status === 'pending' || status === 'planning' || status === 'policy_checking' || awaitsDecision(status);
+}
+
+/** The part of a run `runChange` reads: the lifecycle's, and the phase statuses. */
+export interface LifecycleRunState extends LifecycleRun {
+  planStatus: PlanPhaseStatus;
+  applyStatus: ApplyPhaseStatus;
+}
+
+/** What a change depends on besides the run and the event. */
+export interface RunChangeContext {
+  now: Date;
+  /** How long a run that now waits for a human decision may wait (the workspace's approval TTL). */
+  approvalTtlSeconds?: number;
+}
+
+/**
+ * Every lifecycle column of a run a change writes. `undefined` leaves a column as it is; the
+ * status is always written (compare-and-set on the status the change was computed from).
+ */
+export interface LifecyclePatch {
+  status: RunStatus;
+  statusReason?: RunReason;
+  planStatus?: PlanPhaseStatus;
+  applyStatus?: ApplyPhaseStatus;
+  policyOutcome?: PolicyOutcome;
+  approvalExpiresAt?: string | null;
+  cancelRequestedAt?: string;
+  finishedAt?: string;
+}
+
+/** One change of a run: the whole lifecycle patch, and the event it records (announced with it). */
+export interface RunChange {
+  event: RunEvent['type'];
+  patch: LifecyclePatch;
+}
+
+/** The lifecycle columns, by their domain names (what only a RunChange may write). */
+export const LIFECYCLE_FIELDS = ['status', 'statusReason', 'planStatus', 'applyStatus', 'policyOutcome', 'approvalExpiresAt', 'cancelRequestedAt', 'finishedAt'] as const satisfies readonly (keyof LifecyclePatch)[];
+
+/**
+ * The whole change `event` makes to `run`: the next status (through `transition`) and every
+ * phase status, reason and time that goes with it, or RUN_TRANSITION_INVALID (nothing is
+ * written then). Pure: the command in commands/run-transitions.ts persists the result.
+ */
+export function runChange(run: LifecycleRunState, event: RunEvent, context: RunChangeContext): RunChange {
+  const next = transition(run, event);
+  if (event.type === 'apply_started' && run.applyStatus !== 'pending') {
+    throw new DomainError('RUN_TRANSITION_INVALID', `The apply of this run is already ${run.applyStatus}.`, { meta: { status: run.status, event: event.type } });
+  }
+  const now = context.now.toISOString();
+  const patch: LifecyclePatch = { status: next.status };
+  if (next.reason !== null) patch.statusReason = next.reason;
+  const planStatus = PLAN_STATUS_AFTER[event.type];
+  if (planStatus) patch.planStatus = planStatus;
+  if (event.type === 'cancel_requested') {
+    patch.cancelRequestedAt = now;
+    if (run.planStatus === 'pending' || run.planStatus === 'running') patch.planStatus = 'canceled';
+  }
+  if (event.type === 'apply_cancel_requested') patch.cancelRequestedAt = now;
+  const applyStatus = applyStatusAfter(event);
+  if (applyStatus) patch.applyStatus = applyStatus;
+  if (event.type === 'policy_evaluated') {
+    patch.policyOutcome = event.outcome;
+    if (awaitsDecision(next.status)) patch.approvalExpiresAt = new Date(context.now.getTime() + (context.approvalTtlSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS) * 1000).toISOString();
+    // Nothing is left to approve.
+    if (next.status === 'planned_and_finished') patch.approvalExpiresAt = null;
+  }
+  if (isTerminalRunStatus(next.status)) patch.finishedAt = now;
+  return { event: event.type, patch };
+}
+
+/** How long a run waits for a decision when its workspace sets nothing else: one day. */
+export const DEFAULT_APPROVAL_TTL_SECONDS = 86_400;
+
+const PLAN_STATUS_AFTER: Partial<Record<RunEvent['type'], PlanPhaseStatus>> = {
+  plan_started: 'running',
+  plan_finished: 'finished',
+  plan_failed: 'errored',
+  plan_credentials_unavailable: 'canceled',
+};
+
+function applyStatusAfter(event: RunEvent): ApplyPhaseStatus | undefined {
+  switch (event.type) {
+    case 'apply_started':
+      return 'running';
+    case 'apply_finished':
+      return 'finished';
+    case 'apply_failed':
+      return 'errored';
+    case 'apply_uncertain':
+      return event.interrupted ? 'interrupted' : 'errored';
+    case 'recovery_resolved':
+      return event.stateCommitted ? 'finished' : undefined;
+    default:
+      return undefined;
+  }
 }

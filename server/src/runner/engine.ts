@@ -2,9 +2,11 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { RunJob } from "../domain/records.ts";
 import type { Services } from "../commands/services.ts";
-import { inTransaction } from "../store/index.ts";
-import { applyRunEvent, releaseRun } from "../commands/run-decisions.ts";
-import { executeApply, executePlan, planSandboxShape, type ExecutionContext } from "./execution.ts";
+import { expireApproval } from "../commands/run-decisions.ts";
+import { moveRun, releaseRun } from "../commands/run-transitions.ts";
+import { executeApply } from "./apply-phase.ts";
+import { planSandboxShape, type ExecutionContext } from "./execution.ts";
+import { executePlan } from "./plan-phase.ts";
 import { startGraphileRunner } from "./graphile.ts";
 import { CancelWatch } from "./cancel-watch.ts";
 import { timePhase } from "./phase-metrics.ts";
@@ -246,27 +248,7 @@ export class RunnerEngine {
       await this.handleLost(job, "runner_lost");
     }
     for (const run of await this.services.stores.runs.listApprovalExpired(now, ["awaiting_approval", "policy_soft_failed"])) {
-      try {
-        const expired = await inTransaction(this.services.db, async (stores) => {
-          const ended = await applyRunEvent(stores, run, { type: "approval_expired" }, now, { finishedAt: now.toISOString() });
-          await stores.reviews.record({
-            runId: run.id,
-            decision: "expired",
-            actorId: null,
-            reason: null,
-            planDigest: run.execution.planDigest,
-            policyResultDigest: run.execution.policyResultDigest,
-            predecessorStateDigest: run.execution.predecessorStateDigest,
-            dependencyBundleDigest: run.execution.dependencyBundleDigest,
-            decidedAt: now,
-          });
-          await stores.audit.record({ organizationId: run.organizationId, actorId: null, action: "run.expired", targetType: "runs", targetId: run.id, createdAt: now });
-          return ended;
-        });
-        await releaseRun(this.services, expired);
-      } catch (error) {
-        if ((error as { code?: string }).code !== "RUN_TRANSITION_INVALID" && (error as { code?: string }).code !== "CONSTRAINT_VIOLATION") throw error;
-      }
+      await expireApproval(this.services, run, now);
     }
   }
 
@@ -277,20 +259,14 @@ export class RunnerEngine {
     }
     const run = await this.services.stores.runs.getById(job.runId);
     if (!run) return;
-    try {
-      if (job.phase === "plan" && run.status === "pending") {
-        // The runner died before the plan started: nothing ran, so the plan is simply queued again.
-        await this.services.stores.jobs.enqueue({ runId: run.id, workspaceId: run.workspaceId, phase: "plan", serial: job.serial, now });
-      } else if (job.phase === "plan" && run.status === "planning") {
-        const ended = await inTransaction(this.services.db, (stores) =>
-          applyRunEvent(stores, run, { type: "plan_failed" }, now, { planStatus: "errored", finishedAt: now.toISOString() }),
-        );
-        await releaseRun(this.services, ended);
-      } else if (job.phase === "apply" && run.status === "applying") {
-        await inTransaction(this.services.db, (stores) => applyRunEvent(stores, run, { type: "apply_uncertain", interrupted: true }, now, { applyStatus: "interrupted" }));
-      }
-    } catch (error) {
-      if ((error as { code?: string }).code !== "RUN_TRANSITION_INVALID") throw error;
+    if (job.phase === "plan" && run.status === "pending") {
+      // The runner died before the plan started: nothing ran, so the plan is simply queued again.
+      await this.services.stores.jobs.enqueue({ runId: run.id, workspaceId: run.workspaceId, phase: "plan", serial: job.serial, now });
+    } else if (job.phase === "plan" && run.status === "planning") {
+      const ended = await moveRun(this.services, run.id, { type: "plan_failed" }, { now });
+      if (ended) await releaseRun(this.services, ended);
+    } else if (job.phase === "apply" && run.status === "applying") {
+      await moveRun(this.services, run.id, { type: "apply_uncertain", interrupted: true }, { now });
     }
   }
 }

@@ -1,5 +1,7 @@
 import { join } from "node:path";
+import { moveRun, releaseRun } from "../commands/run-transitions.ts";
 import { REPO_ROOT } from "../config.ts";
+import { canonicalize, sha256Hex } from "../domain/canonical-json.ts";
 import {
   outcomeOf,
   parseViolations,
@@ -12,7 +14,9 @@ import {
 import type { PolicyOutcome } from "../domain/run-lifecycle.ts";
 import type { Run } from "../domain/records.ts";
 import type { Stores } from "../store/index.ts";
+import type { ExecutionContext } from "./execution.ts";
 import { LogSanitizer, stripAnsi } from "./log-sanitizer.ts";
+import { PhaseLog } from "./phase-log.ts";
 import { ValueMatcher } from "../domain/redaction/index.ts";
 import { newSandboxId, runInSandbox, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, type SandboxLimits } from "./sandbox.ts";
 
@@ -220,4 +224,58 @@ export async function evaluateRunPolicies(options: PolicyStageOptions): Promise<
   log(`Policy outcome: ${outcome}\n`);
   const result = { outcome, policySetVersions: pinned, findings: sorted, opaVersion: opa.version };
   return { ...result, resultDigest: policyResultDigest(result), opaBuildCommit: opa.buildCommit, error: null };
+}
+
+/** The OPA-less policy stage result used while no policy set applies. */
+function skippedPolicyDigest(): string {
+  return sha256Hex(canonicalize({ format: "stackship.policy-result/v1", outcome: "skipped", policy_set_versions: [], findings: [] }));
+}
+
+/**
+ * The policy stage (policy-stage.ts): the applicable policies evaluated by OPA in a fresh
+ * sandbox against the plan JSON, or `skipped` when no policy set applies. The result, its
+ * sanitized findings and the run's move happen in one transaction.
+ */
+export async function policyStage(ctx: ExecutionContext, run: Run, storedPlanJson: Buffer, secrets: ValueMatcher): Promise<void> {
+  const { services } = ctx;
+  const log = new PhaseLog(services.stores, run.id, "policy", services.clock, secrets);
+  let result: PolicyStageResult | null;
+  try {
+    // The plan JSON exactly as stored (its digest is the run's), without reading it back.
+    const planJson = storedPlanJson;
+    result = await evaluateRunPolicies({ stores: services.stores, run, planJson, secrets, log: (text) => log.write(text), toolsDir: ctx.toolsDir, timeoutMs: ctx.phaseTimeoutMs, limits: ctx.sandboxLimits });
+  } catch (error) {
+    const message = sanitizeText(secrets, `the policy stage could not run: ${(error as Error).message}`);
+    log.write(`\n${message}\n`);
+    const failed = { outcome: "errored" as const, policySetVersions: [], findings: [], opaVersion: null };
+    result = { ...failed, resultDigest: policyResultDigest(failed), opaBuildCommit: null, error: message };
+  }
+  if (result === null) log.write("No policy set applies to this workspace; the policy stage is skipped.\n");
+  await log.close();
+  const outcome = result?.outcome ?? "skipped";
+  const digest = result?.resultDigest ?? skippedPolicyDigest();
+  const workspace = await services.stores.workspaces.getById(run.workspaceId);
+  const now = services.clock();
+  const next = await moveRun(services, run.id, { type: "policy_evaluated", outcome }, {
+    now,
+    facts: { policyResultDigest: digest },
+    approvalTtlSeconds: workspace?.approvalTtlSeconds,
+    // The result and its sanitized findings are recorded with the run's move, or not at all.
+    alongside: (stores, current) =>
+      stores.policyResults.record(
+        {
+          runId: current.id,
+          outcome,
+          resultDigest: digest,
+          opaVersion: result?.opaVersion ?? null,
+          opaBuildCommit: result?.opaBuildCommit ?? null,
+          policySetVersions: result?.policySetVersions ?? [],
+          error: result?.error ?? null,
+          evaluatedAt: now.toISOString(),
+        },
+        result?.findings ?? [],
+      ),
+  });
+  // Ended (no changes, speculative, blocked by policy): release what the run holds.
+  if (next && (next.status === "planned_and_finished" || next.status === "errored")) await releaseRun(services, next);
 }

@@ -14,8 +14,9 @@ payloads('a log notice carries its text only while the NOTIFY payload stays unde
   const encoded = encodeNotice(big);
   assert.ok(Buffer.byteLength(encoded) < 8000);
   assert.equal(decodeNotice(encoded), { kind: 'log', runId: big.runId, phase: 'plan', seq: 8, final: true });
-  const run: RunChangeNotice = { kind: 'run', runId: small.runId, status: 'planning', statusReason: null, planStatus: 'running', policyOutcome: null, applyStatus: 'pending' };
+  const run: RunChangeNotice = { kind: 'run', runId: small.runId, status: 'planning', statusReason: null, planStatus: 'running', policyOutcome: null, applyStatus: 'pending', event: 'plan_started' };
   assert.equal(decodeNotice(encodeNotice(run)), run);
+  assert.equal(decodeNotice(encodeNotice({ ...run, event: null })), { ...run, event: null });
   assert.is(decodeNotice('{"k":"log"'), undefined);
   assert.is(decodeNotice('{"k":"other","r":"x"}'), undefined);
 });
@@ -39,14 +40,14 @@ testEachDatabase(feed, 'announces committed log chunks and run updates, after th
     let heardInside = -1;
     await inTransaction(db, async (trx) => {
       await trx.logs.append(run.id, 'plan', 'two\n', false, at(2));
-      await trx.runs.update(run.id, 'pending', { status: 'planning', planStatus: 'running', updatedAt: at(2) });
+      await trx.runs.update(run.id, 'pending', { status: 'planning', planStatus: 'running', updatedAt: at(2) }, { event: 'plan_started' });
       await new Promise((resolve) => setTimeout(resolve, 50));
       heardInside = heard.length;
     });
     assert.is(heardInside, 1, 'nothing is announced before the commit');
     await settle(3);
     assert.equal(heard.slice(1).map((n) => n.kind), ['log', 'run']);
-    assert.equal(heard[2], { kind: 'run', runId: run.id, status: 'planning', statusReason: null, planStatus: 'running', policyOutcome: null, applyStatus: 'pending' });
+    assert.equal(heard[2], { kind: 'run', runId: run.id, status: 'planning', statusReason: null, planStatus: 'running', policyOutcome: null, applyStatus: 'pending', event: 'plan_started' });
 
     await inTransaction(db, async (trx) => {
       await trx.logs.append(run.id, 'apply', 'never\n', false, at(3));

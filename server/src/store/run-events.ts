@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Knex } from 'knex';
 import pg from 'pg';
 import type { ApplyPhaseStatus, PlanPhaseStatus, RunStatus } from '../domain/run.ts';
-import type { PolicyOutcome, RunReason } from '../domain/run-lifecycle.ts';
+import type { PolicyOutcome, RunEvent, RunReason } from '../domain/run-lifecycle.ts';
 import type { Database } from './db.ts';
 import type { Dialect, Executor } from './dialect.ts';
 
@@ -38,6 +38,8 @@ export interface RunStateNotice {
   planStatus: PlanPhaseStatus;
   policyOutcome: PolicyOutcome | null;
   applyStatus: ApplyPhaseStatus;
+  /** The lifecycle event that made this change (commands/run-transitions.ts); null for any other update. */
+  event: RunEvent['type'] | null;
 }
 
 /** One announcement of the run change feed. */
@@ -48,12 +50,12 @@ const NOTIFY_PAYLOAD_LIMIT = 7000;
 
 type Wire =
   | { k: 'log'; r: string; p: LogChunkNotice['phase']; s: number; f: 0 | 1; t?: string }
-  | { k: 'run'; r: string; st: RunStatus; sr: RunReason | null; ps: PlanPhaseStatus; po: PolicyOutcome | null; as: ApplyPhaseStatus };
+  | { k: 'run'; r: string; st: RunStatus; sr: RunReason | null; ps: PlanPhaseStatus; po: PolicyOutcome | null; as: ApplyPhaseStatus; ev?: RunEvent['type'] | null };
 
 /** The compact NOTIFY payload of a notice (a log chunk's text only when the whole payload stays small). */
 export function encodeNotice(notice: RunChangeNotice): string {
   if (notice.kind === 'run') {
-    const wire: Wire = { k: 'run', r: notice.runId, st: notice.status, sr: notice.statusReason, ps: notice.planStatus, po: notice.policyOutcome, as: notice.applyStatus };
+    const wire: Wire = { k: 'run', r: notice.runId, st: notice.status, sr: notice.statusReason, ps: notice.planStatus, po: notice.policyOutcome, as: notice.applyStatus, ev: notice.event };
     return JSON.stringify(wire);
   }
   const bare: Wire = { k: 'log', r: notice.runId, p: notice.phase, s: notice.seq, f: notice.final ? 1 : 0 };
@@ -74,7 +76,7 @@ export function decodeNotice(payload: string): RunChangeNotice | undefined {
     return { kind: 'log', runId: wire.r, phase: wire.p, seq: wire.s, final: wire.f === 1, ...(typeof wire.t === 'string' ? { text: wire.t } : {}) };
   }
   if (wire?.k === 'run' && typeof wire.r === 'string') {
-    return { kind: 'run', runId: wire.r, status: wire.st, statusReason: wire.sr, planStatus: wire.ps, policyOutcome: wire.po, applyStatus: wire.as };
+    return { kind: 'run', runId: wire.r, status: wire.st, statusReason: wire.sr, planStatus: wire.ps, policyOutcome: wire.po, applyStatus: wire.as, event: wire.ev ?? null };
   }
   return undefined;
 }

@@ -1,7 +1,7 @@
 import type { RunCursorKey } from '../domain/cursor.ts';
 import { newId } from '../domain/ids.ts';
 import type { PlanCounts, Run, RunCommit, RunExecution } from '../domain/records.ts';
-import type { PolicyOutcome, RunReason } from '../domain/run-lifecycle.ts';
+import type { PolicyOutcome, RunEvent, RunReason } from '../domain/run-lifecycle.ts';
 import { APPLY_PHASE_STATUSES, PLAN_PHASE_STATUSES, assertRunCreationAllowed, isRunStatus, type ApplyPhaseStatus, type PlanPhaseStatus, type RunKind, type RunStatus } from '../domain/run.ts';
 import type { Dialect, Executor } from './dialect.ts';
 import type { RunRow } from './rows.ts';
@@ -117,15 +117,20 @@ export class RunRepository {
   }
 
   /**
-   * Applies an execution update, only while the run is still in `expectedStatus` (compare and
-   * set), so two racing decisions cannot both win. Returns the updated run, or undefined when
-   * the run was not in that status.
+   * Applies an execution update, only while the run is still in `expectedStatus` (and, when
+   * given, the expected phase statuses): compare and set, so two racing changes cannot both
+   * win. Returns the updated run, or undefined when the run was not in that state. Lifecycle
+   * columns are written only by commands/run-transitions.ts, which names the event it records
+   * (test: server/src/store/run-lifecycle-writers.test.ts).
    */
-  async update(id: string, expectedStatus: RunStatus, patch: RunPatch): Promise<Run | undefined> {
+  async update(id: string, expectedStatus: RunStatus, patch: RunPatch, options: RunUpdateOptions = {}): Promise<Run | undefined> {
     const row = patchToRow(patch);
+    const expected: Partial<RunRow> = { id, status: expectedStatus };
+    if (options.expected?.planStatus !== undefined) expected.plan_status = options.expected.planStatus;
+    if (options.expected?.applyStatus !== undefined) expected.apply_status = options.expected.applyStatus;
     return translating(this.dialect, () =>
       atomically(this.db, this.dialect, async (db) => {
-        const changed = await db<RunRow>('runs').where({ id, status: expectedStatus }).update(row);
+        const changed = await db<RunRow>('runs').where(expected).update(row);
         if (changed === 0) return undefined;
         const updated = await db<RunRow>('runs').where({ id }).first();
         if (!updated) return undefined;
@@ -140,6 +145,7 @@ export class RunRepository {
           planStatus: x.planStatus,
           policyOutcome: x.policyOutcome,
           applyStatus: x.applyStatus,
+          event: options.event ?? null,
         });
         return run;
       }),
@@ -225,6 +231,12 @@ export class RunRepository {
 /** The first value that assertRunCreationAllowed() would refuse, so neither spelling can hide the other. */
 function firstRefused(camel: unknown, snake: unknown): unknown {
   return camel !== undefined && camel !== false ? camel : snake;
+}
+
+/** What an update compares besides the status, and the lifecycle event it records. */
+export interface RunUpdateOptions {
+  expected?: { planStatus?: PlanPhaseStatus; applyStatus?: ApplyPhaseStatus };
+  event?: RunEvent['type'];
 }
 
 /** The columns an execution update may set, by their domain names. */

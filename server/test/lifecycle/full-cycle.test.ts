@@ -5,6 +5,7 @@ import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
+import { openRunChangeFeed, type RunStateNotice } from "../../src/store/index.ts";
 
 const cycle = suite("run lifecycle with real tofu");
 
@@ -14,41 +15,59 @@ testEachServer(
   async (server) => {
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
-    const run = await startRun(server, token, workspace.id, fixture("basic"));
+    // Every change of the run is announced with the lifecycle event that made it.
+    const changes: RunStateNotice[] = [];
+    const feed = openRunChangeFeed(server.db);
+    await feed.subscribe({ notice: (n) => n.kind === "run" && changes.push(n), resync: () => undefined });
+    try {
+      const run = await startRun(server, token, workspace.id, fixture("basic"));
 
-    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-    assert.equal(planned.attributes.plan_counts, { create: 1, change: 0, destroy: 0 });
-    assert.is(planned.attributes.has_changes, true);
-    assert.is(planned.attributes.plan_status, "finished");
-    assert.is(planned.attributes.policy_outcome, "skipped");
-    assert.match(planned.attributes.plan_digest ?? "", /^[0-9a-f]{64}$/);
-    assert.match(planned.attributes.dependency_bundle_digest ?? "", /^[0-9a-f]{64}$/);
-    assert.is(planned.attributes.predecessor_state_digest, null);
-    assert.match(await readLog(server, token, run.id, "plan"), "Plan: 1 to add, 0 to change, 0 to destroy.");
+      const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
+      assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+      assert.equal(planned.attributes.plan_counts, { create: 1, change: 0, destroy: 0 });
+      assert.is(planned.attributes.has_changes, true);
+      assert.is(planned.attributes.plan_status, "finished");
+      assert.is(planned.attributes.policy_outcome, "skipped");
+      assert.match(planned.attributes.plan_digest ?? "", /^[0-9a-f]{64}$/);
+      assert.match(planned.attributes.dependency_bundle_digest ?? "", /^[0-9a-f]{64}$/);
+      assert.is(planned.attributes.predecessor_state_digest, null);
+      assert.match(await readLog(server, token, run.id, "plan"), "Plan: 1 to add, 0 to change, 0 to destroy.");
 
-    const approved = await approveRun({
-      client: server.v1(token),
-      path: { run_id: run.id },
-      body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
-    });
-    assert.is(expectStatus(approved, 202).data.attributes.status, "applying");
+      const approved = await approveRun({
+        client: server.v1(token),
+        path: { run_id: run.id },
+        body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
+      });
+      assert.is(expectStatus(approved, 202).data.attributes.status, "applying");
 
-    const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
-    assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
-    assert.is(applied.attributes.status_reason, "applied");
-    assert.is(applied.attributes.apply_status, "finished");
-    assert.match(await readLog(server, token, run.id, "apply"), "Apply complete! Resources: 1 added, 0 changed, 0 destroyed.");
+      const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
+      assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+      assert.is(applied.attributes.status_reason, "applied");
+      assert.is(applied.attributes.apply_status, "finished");
+      assert.match(await readLog(server, token, run.id, "apply"), "Apply complete! Resources: 1 added, 0 changed, 0 destroyed.");
 
-    const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
-    assert.is(current.response.status, 200, JSON.stringify(current.error));
-    const state = (current.data as any).data;
-    assert.is(state.attributes.serial, 1);
-    assert.is(state.relationships.run.data.id, run.id);
+      const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
+      assert.is(current.response.status, 200, JSON.stringify(current.error));
+      const state = (current.data as any).data;
+      assert.is(state.attributes.serial, 1);
+      assert.is(state.relationships.run.data.id, run.id);
 
-    // The workspace is free again: the lock went with the run.
-    const after = expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data;
-    assert.ok(after.attributes.finished_at);
+      // The workspace is free again: the lock went with the run.
+      const after = expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data;
+      assert.ok(after.attributes.finished_at);
+
+      for (let i = 0; i < 50 && !changes.some((n) => n.runId === run.id && n.event === "apply_finished"); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      const ofRun = changes.filter((n) => n.runId === run.id);
+      assert.equal(
+        ofRun.map((n) => n.event),
+        ["plan_started", "plan_finished", "policy_evaluated", "approved", "apply_started", "apply_finished"],
+      );
+      const applyStarted = ofRun.find((n) => n.event === "apply_started")!;
+      assert.is(applyStarted.status, "applying");
+      assert.is(applyStarted.applyStatus, "running");
+    } finally {
+      await feed.close();
+    }
   },
   { runner: true },
 );

@@ -230,6 +230,30 @@ testEachServer(
 
 testEachServer(
   evaluations,
+  "a soft failure of a plan without changes, once overridden, ends planned_and_finished (finished_at set) and frees the workspace",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
+    const ALWAYS = `package always\n\nviolations contains {"title": "Always", "message": "always flagged"} if {\n  true\n}\n`;
+    expectStatus(await newPolicySet(server, token, organizationName, "always", [policy("always", "soft_mandatory", ALWAYS)], { workspace_ids: [workspace.id] }), 201);
+    const run = await startRun(server, token, workspace.id, { "main.tf": "terraform {}\n" });
+    const failed = await waitForStatus(server, token, run.id, ["policy_soft_failed", "planned_and_finished", "errored"]);
+    assert.is(failed.attributes.status, "policy_soft_failed", await readLog(server, token, run.id, "policy"));
+    assert.is(failed.attributes.has_changes, false);
+    assert.ok(await server.db.knex("workspace_locks").where({ workspace_id: workspace.id }).first(), "the run holds the workspace while it waits");
+
+    expectStatus(await override(server, token, run.id, { result_digest: failed.attributes.policy_result_digest!, reason: "nothing to apply" }), 201);
+    const ended = expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data;
+    assert.is(ended.attributes.status, "planned_and_finished");
+    assert.is(ended.attributes.status_reason, "no_changes");
+    assert.ok(ended.attributes.finished_at);
+    assert.is(await server.db.knex("workspace_locks").where({ workspace_id: workspace.id }).first(), undefined);
+  },
+  { runner: true },
+);
+
+testEachServer(
+  evaluations,
   "a hard failure ends errored (policy_hard_failed), can never be approved or overridden, and frees the workspace",
   async (server) => {
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");

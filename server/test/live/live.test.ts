@@ -6,7 +6,7 @@ import knex from "knex";
 import { REPO_ROOT } from "../../src/config.ts";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { applyRunEvent } from "../../src/commands/run-decisions.ts";
+import { recordRunEvent } from "../../src/commands/run-transitions.ts";
 import type { LiveHelloMessage, LiveLogMessage, LiveRunMessage } from "../../src/live/messages.ts";
 import { createStores, inTransaction } from "../../src/store/index.ts";
 import { connectLive, disconnect, openLive, type LiveClient } from "../support/live.ts";
@@ -177,7 +177,7 @@ testEachServer(events, "stage and status changes are sent; the socket closes nor
   const client = await connectLive(server, run.id, { cookie: viewer.session.cookie });
   await hello(client);
   const current = (await server.services.stores.runs.getById(run.id))!;
-  await inTransaction(server.services.db, (stores) => applyRunEvent(stores, current, { type: "plan_started" }, server.services.clock(), { planStatus: "running" }));
+  await inTransaction(server.services.db, (stores) => recordRunEvent(stores, current, { type: "plan_started" }, { now: server.services.clock() }));
   const started = await client.waitFor<LiveRunMessage>((m) => m.type === "run");
   assert.is(started.run.status, "planning");
   assert.is(started.run.plan_status, "running");
@@ -276,7 +276,7 @@ if (testDialects().includes("postgres")) {
           })
           .catch(() => undefined);
         const current = (await stores.runs.getById(run.id))!;
-        await applyRunEvent(stores, current, { type: "plan_started" }, new Date(), { planStatus: "running" });
+        await recordRunEvent(stores, current, { type: "plan_started" }, { now: new Date() });
         const changed = await client.waitFor<LiveRunMessage>((m) => m.type === "run");
         assert.is(changed.run.status, "planning");
         const logs = client.logs("plan");

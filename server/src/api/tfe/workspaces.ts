@@ -2,6 +2,7 @@ import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
 import type { components } from "../../../../generated/tfe/types.gen.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import type { Workspace } from "../../domain/records.ts";
+import { addWorkspaceTags } from "../../commands/workspaces.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { principalOf } from "../authorize.ts";
 import { loadOrganization, loadWorkspace } from "../lookup.ts";
@@ -48,18 +49,7 @@ export const workspaceTagHandlers = {
 
   async addWorkspaceTags({ path, body, ctx }) {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
-    const names = body.data.map((tag) => tag.attributes.name);
-    const now = ctx.services.clock();
-    await ctx.services.stores.workspaces.addTags(workspace.id, names, now);
-    await ctx.services.stores.audit.record({
-      organizationId: workspace.organizationId,
-      actorId: principalOf(ctx).id,
-      action: "workspace.tags_added",
-      targetType: "workspaces",
-      targetId: workspace.id,
-      data: { tags: [...new Set(names)].sort() },
-      createdAt: now,
-    });
+    await addWorkspaceTags(ctx.services, principalOf(ctx), workspace, body.data.map((tag) => tag.attributes.name));
     return { status: 204, body: undefined };
   },
 } satisfies Pick<H, "listWorkspaces" | "addWorkspaceTags">;

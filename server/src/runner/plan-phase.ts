@@ -1,0 +1,157 @@
+import type { Run } from "../domain/records.ts";
+import type { SandboxLimitReason } from "../domain/run-lifecycle.ts";
+import { moveRun, releaseRun } from "../commands/run-transitions.ts";
+import { mintRunToken } from "../commands/run-tokens.ts";
+import { unlockWorkspaceForRun } from "../commands/workspace-locks.ts";
+import { currentStateEvidence } from "../commands/state-evidence.ts";
+import type { Services } from "../commands/services.ts";
+import { storePlanJson } from "./plan-json.ts";
+import { dependencyBundleDigest, summarizePlan } from "./plan-analysis.ts";
+import { SANDBOX_BASE_PROFILE, type SandboxResult } from "./sandbox.ts";
+import { isPlanDiffArtifactOf } from "../domain/plan-diff/index.ts";
+import { sensitiveValueSet, ValueMatcher } from "../domain/redaction/index.ts";
+import { endRunWithoutPlanCredentials } from "../commands/phase-credentials.ts";
+import { addWorkloadIdentity } from "./workload-identity-files.ts";
+import { type ExecutionContext, type PhaseOutcome, lockForRun, materializeInputs, readPriorState, sandboxFiles, LIMIT_LOG_LINES, limitReason, classify, runPhaseSandbox } from "./execution.ts";
+import { PhaseLog } from "./phase-log.ts";
+import { policyStage } from "./policy-stage.ts";
+
+const now = () => performance.timeOrigin + performance.now();
+
+/**
+ * The plan phase: lock (plan_and_apply runs only), plan in a fresh sandbox, store the plan and
+ * its JSON encrypted, record counts and digests, then the policy stage, then either finish or
+ * wait for a human decision.
+ */
+export async function executePlan(ctx: ExecutionContext, runId: string, signal: AbortSignal): Promise<PhaseOutcome> {
+  const phaseStartedAt = now();
+  const { services } = ctx;
+  let run = await services.stores.runs.getById(runId);
+  if (!run || run.status !== "pending") return "done";
+  // Before any lock, token or sandbox: a run that may not have the credential its plan needs ends here.
+  if (await endRunWithoutPlanCredentials(services, run)) return "done";
+
+  let fence: number | null = null;
+  if (run.kind === "plan_and_apply") {
+    fence = await lockForRun(services, run);
+    if (fence === null) return "retry_later";
+  }
+  const state = await currentStateEvidence(services.stores, run.workspaceId);
+  const started = await moveRun(services, run.id, { type: "plan_started" }, {
+    facts: { workspaceLockFence: fence, predecessorStateVersionId: state?.stateVersionId ?? null, predecessorStateDigest: state?.digest ?? null },
+  });
+  if (!started) {
+    if (run.kind === "plan_and_apply") await unlockWorkspaceForRun(services, run.workspaceId, run.id);
+    return "done";
+  }
+  run = started;
+
+  const inputs = await materializeInputs(services, run);
+  await addWorkloadIdentity(ctx, run, "plan", inputs);
+  // The sensitive values known before the plan: the snapshot's and the prior state's. The plan's
+  // own are added once it exists; the log is held until then (PhaseLog).
+  let priorState: unknown;
+  try {
+    priorState = await readPriorState(services, state?.stateVersionId);
+  } catch (error) {
+    const log = new PhaseLog(services.stores, run.id, "plan", services.clock, inputs.secrets);
+    log.write("StackShip could not read the workspace's current state, so it cannot tell which of its values are sensitive; the plan did not run.\n");
+    await log.close();
+    services.logger.warn({ runId: run.id, err: error }, "the prior state could not be read for redaction");
+    await failPlan(services, run);
+    return "done";
+  }
+  const knownBeforePlan = sensitiveValueSet({ variables: inputs.secrets, priorState });
+  const log = new PhaseLog(services.stores, run.id, "plan", services.clock, knownBeforePlan, { hold: true });
+  const attempt = await services.stores.attempts.start({ runId: run.id, phase: "plan", runnerId: ctx.runnerId, region: run.executionRegion, baseProfile: SANDBOX_BASE_PROFILE, now: services.clock() });
+  const attemptStartedAt = now();
+  const { secret } = await mintRunToken(services, run, "plan", ctx.phaseTimeoutMs + 60_000);
+  let result: SandboxResult;
+  let warm: boolean;
+  try {
+    // Read while the sandbox is taken (or starts).
+    const files = sandboxFiles(services, run, secret, inputs);
+    files.catch(() => {});
+    ({ result, warm } = await runPhaseSandbox(ctx, run, attempt, "plan", files, inputs, log, signal, ["plan.tfplan", "plan.json", "lock.hcl", "modules.json", "plan-diff.json"]));
+  } catch (error) {
+    log.write(`\nStackShip could not run the plan: ${(error as Error).message}\n`);
+    await log.close();
+    await services.stores.attempts.finish(attempt.id, "failed", "runner_error", services.clock());
+    await failPlan(services, run);
+    return "done";
+  }
+  const classification = classify(result);
+  const planFile = result.files["plan.tfplan"];
+  const planJsonBytes = result.files["plan.json"];
+  // The phase's whole set of sensitive values, now that the plan exists; the held log goes out
+  // redacted with it (without a plan: with the values known before it).
+  let planJson: unknown;
+  try {
+    planJson = planJsonBytes ? JSON.parse(planJsonBytes.toString("utf8")) : undefined;
+  } catch {
+    planJson = undefined;
+  }
+  const secrets = planJson === undefined ? knownBeforePlan : sensitiveValueSet({ variables: inputs.secrets, priorState, plan: planJson });
+  const matcher = new ValueMatcher(secrets);
+  log.release(matcher);
+  if (classification !== "exit_zero" || !planFile || !planJsonBytes || planJson === undefined) {
+    if (result.error) log.write(`\n${result.error}\n`);
+    if (result.limit !== null) log.write(`\n${LIMIT_LOG_LINES[result.limit]}\n`);
+    await log.close();
+    await services.stores.attempts.finish(attempt.id, result.interrupted ? "interrupted" : "failed", classification, services.clock());
+    await failPlan(services, run, limitReason(result));
+    return "done";
+  }
+  const summary = summarizePlan(planJson as Parameters<typeof summarizePlan>[0]);
+  if (summary.errored) {
+    log.write("\nOpenTofu reported the plan as errored; it cannot be applied.\n");
+    await log.close();
+    await services.stores.attempts.finish(attempt.id, "failed", "plan_errored", services.clock());
+    await failPlan(services, run);
+    return "done";
+  }
+  // The redacted plan changes, built in the sandbox; without a valid one they stay unavailable.
+  const planDiffBytes = result.files["plan-diff.json"];
+  // Checked against the whole set: the builder in the sandbox could not know the values only the
+  // stored prior state marks.
+  const planDiffValid = planDiffBytes !== null && isPlanDiffArtifactOf(planDiffBytes, run.id, matcher);
+  if (planDiffBytes && !planDiffValid) services.logger.warn({ runId: run.id }, "the plan's redacted plan changes were refused (not this run's, too large, or holding a sensitive value); they are unavailable");
+  // Independent objects: written concurrently.
+  const [planArtifact, planJsonArtifact, planDiffArtifact] = await Promise.all([
+    services.artifacts.put(`runs/${run.id}/plan.tfplan`, planFile),
+    storePlanJson(services, run, planJsonBytes),
+    planDiffValid ? services.artifacts.put(`runs/${run.id}/plan-diff.json`, planDiffBytes!) : null,
+    log.close(),
+  ]);
+  const storedAt = now();
+  await services.stores.attempts.finish(attempt.id, "succeeded", classification, services.clock());
+
+  const planned = await moveRun(services, run.id, { type: "plan_finished", hasChanges: summary.hasChanges }, { facts: {
+    hasChanges: summary.hasChanges,
+    planCounts: summary.counts,
+    planDigest: planArtifact.sha256,
+    planSizeBytes: planArtifact.sizeBytes,
+    planArtifactKey: planArtifact.key,
+    planJsonDigest: planJsonArtifact.sha256,
+    planJsonSizeBytes: planJsonArtifact.sizeBytes,
+    planJsonArtifactKey: planJsonArtifact.key,
+    planDiffDigest: planDiffArtifact?.sha256 ?? null,
+    planDiffSizeBytes: planDiffArtifact?.sizeBytes ?? null,
+    planDiffArtifactKey: planDiffArtifact?.key ?? null,
+    dependencyBundleDigest: dependencyBundleDigest(result.files["lock.hcl"], result.files["modules.json"]),
+    // The lock file travels with the plan: the apply must use exactly these providers.
+    dependencyLockFile: result.files["lock.hcl"]?.toString("utf8") ?? null,
+  } });
+  if (!planned) {
+    await releaseRun(services, run);
+    return "done";
+  }
+  await policyStage(ctx, planned, planJsonBytes, matcher);
+  ctx.onAttemptTimings?.({ runId: run.id, phase: "plan", warm, phaseStartedAt, attemptStartedAt, sandbox: result.timings, storedAt, finishedAt: now() });
+  return "done";
+}
+
+async function failPlan(services: Services, run: Run, limit?: SandboxLimitReason): Promise<void> {
+  const failed = await moveRun(services, run.id, { type: "plan_failed", ...(limit ? { limit } : {}) });
+  await releaseRun(services, failed ?? run);
+}
