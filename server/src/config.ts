@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 
 /** The repository root (server/src/config.ts → ../..). */
@@ -167,7 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     region: env.STACKSHIP_REGION || "local",
     validateResponses: (env.STACKSHIP_VALIDATE_RESPONSES ?? (env.NODE_ENV === "production" ? "false" : "true")) === "true",
     logLevel: env.STACKSHIP_LOG_LEVEL || "info",
-    runnerConcurrency: positive(env.STACKSHIP_RUNNER_CONCURRENCY, 2, "STACKSHIP_RUNNER_CONCURRENCY"),
+    runnerConcurrency: positive(env.STACKSHIP_RUNNER_CONCURRENCY, availableParallelism(), "STACKSHIP_RUNNER_CONCURRENCY"),
     phaseTimeoutMs: positive(env.STACKSHIP_PHASE_TIMEOUT_SECONDS, 3600, "STACKSHIP_PHASE_TIMEOUT_SECONDS") * 1000,
     sandboxLimits: sandboxLimits(env),
     allowedOrigins: origins(env.STACKSHIP_ALLOWED_ORIGINS),
