@@ -432,7 +432,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     return "done";
   }
   try {
-    planFile = await planForApply(services, run, planFile);
+    planFile = await planForApply(services, run, planFile, planState);
   } catch (error) {
     log.write(`\nStackShip could not prepare the saved plan for its apply: ${(error as Error).message}\n`);
     await log.close();

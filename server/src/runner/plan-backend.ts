@@ -188,13 +188,23 @@ function writeZip(entries: readonly ZipEntry[]): Buffer {
   return Buffer.concat([...parts, directoryBytes, end]);
 }
 
-function rewriteZipEntry(zip: Buffer, name: string, rewrite: (contents: Buffer) => Buffer): Buffer {
-  const entries = readZip(zip);
-  const target = entries.filter((entry) => entry.name.toString("utf8") === name);
-  if (target.length !== 1) throw new Error(`the plan file has ${target.length} '${name}' entries`);
-  const entry = target[0];
+function findEntry(entries: readonly ZipEntry[], name: string): { entry: ZipEntry; contents: Buffer } {
+  const found = entries.filter((entry) => entry.name.toString("utf8") === name);
+  if (found.length !== 1) throw new Error(`the plan file has ${found.length} '${name}' entries`);
+  const [entry] = found;
   const contents = entry.method === 8 ? inflateRawSync(entry.data) : entry.data;
   if (crc32(contents) !== entry.crc) throw new Error(`the plan file's '${name}' entry is damaged`);
+  return { entry, contents };
+}
+
+/** One entry of a plan file (a zip archive), e.g. `tfstate`, the state the plan was made against. */
+export function planFileEntry(zip: Buffer, name: string): Buffer {
+  return findEntry(readZip(zip), name).contents;
+}
+
+function rewriteZipEntry(zip: Buffer, name: string, rewrite: (contents: Buffer) => Buffer): Buffer {
+  const entries = readZip(zip);
+  const { entry, contents } = findEntry(entries, name);
   const rewritten = rewrite(contents);
   const replaced: ZipEntry = { ...entry, method: 8, data: deflateRawSync(rewritten), crc: crc32(rewritten), uncompressedSize: rewritten.length };
   return writeZip(entries.map((e) => (e === entry ? replaced : e)));

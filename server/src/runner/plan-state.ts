@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Run } from "../domain/records.ts";
 import { readStateBytes } from "../commands/state-versions.ts";
 import type { Services } from "../services.ts";
-import { withCloudBackend } from "./plan-backend.ts";
+import { planFileEntry, withCloudBackend } from "./plan-backend.ts";
 
 /**
  * The plan phase without the `cloud` backend. The runner hands the plan sandbox the state
@@ -73,10 +73,26 @@ export async function loadPlanState(services: Services, run: Run): Promise<PlanS
   return { priorState: parsed, file: bytes };
 }
 
-/** The saved plan as the apply uses it: its recorded backend the workspace's `cloud` block (plan-backend.ts). */
-export async function planForApply(services: Services, run: Run, planFile: Buffer): Promise<Buffer> {
+/**
+ * The saved plan as the apply uses it: its recorded backend the workspace's `cloud` block
+ * (plan-backend.ts). Refused unless the state the plan was made against (its `tfstate` entry,
+ * the prior state tofu's apply checks against the backend's current state) has the serial and
+ * lineage of the state handed over (serial 0 and no lineage for none): a configuration cannot
+ * plan against a state of its own choosing.
+ */
+export async function planForApply(services: Services, run: Run, planFile: Buffer, handedOver: PlanState): Promise<Buffer> {
   const workspace = await services.stores.workspaces.getById(run.workspaceId);
   const organization = workspace && (await services.stores.organizations.getById(workspace.organizationId));
   if (!workspace || !organization) throw new Error(`run ${run.id}: its workspace is missing`);
+  const expected = handedOver.priorState as { serial?: unknown; lineage?: unknown } | undefined;
+  let prior: { serial?: unknown; lineage?: unknown };
+  try {
+    prior = JSON.parse(planFileEntry(planFile, "tfstate").toString("utf8"));
+  } catch (error) {
+    throw new Error(`the plan's prior state could not be read (${(error as Error).message})`);
+  }
+  if (prior?.serial !== (expected?.serial ?? 0) || prior?.lineage !== (expected?.lineage ?? "")) {
+    throw new Error("the plan was not made against the workspace's current state version");
+  }
   return withCloudBackend(planFile, organization.name, workspace.name);
 }

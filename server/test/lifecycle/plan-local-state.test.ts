@@ -120,4 +120,22 @@ testEachServer(
   { runner: true },
 );
 
+testEachServer(
+  planState,
+  "a plan made against a state the configuration brings (its own later override) is refused, not stored",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "fresh" });
+    const fake = JSON.stringify({ version: 4, terraform_version: "1.12.6", serial: 7, lineage: "fake-lineage", outputs: {}, resources: [] });
+    const files = { "main.tf": ONE, "zzzzz_override.tf": 'terraform {\n  backend "local" {\n    path = "fake.tfstate"\n  }\n}\n', "fake.tfstate": fake };
+    const run = await startRun(server, token, workspace.id, files, "speculative");
+    const ended = await waitForStatus(server, token, run.id, ["planned_and_finished", "errored"]);
+    const log = await readLog(server, token, run.id, "plan");
+    assert.is(ended.attributes.status, "errored", log);
+    assert.match(log, "the plan was not made against the workspace's current state version");
+    assert.is(ended.attributes.plan_digest, null);
+  },
+  { runner: true },
+);
+
 planState.run();
