@@ -4,7 +4,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { approveRun, discardRun } from "../../../client/src/index.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
-import { readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { RunnerEngine } from "../../src/runner/engine.ts";
+import { readLog, startRunnerProcess, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const planState = suite("plan phase with the local backend and read-only state");
@@ -35,6 +36,14 @@ async function storedState(server: TestServer, workspaceId: string) {
   return Promise.all(
     versions.map(async (v) => ({ id: v.id, serial: v.serial, sha256: v.sha256, status: v.status, bytes: v.artifactKey ? (await server.services.artifacts.get(v.artifactKey, { sizeBytes: v.sizeBytes!, sha256: v.sha256! })).toString("base64") : null })),
   );
+}
+
+/** Waits until nobody holds the workspace lock (the runner releases it right after the run's move); false after 10 s. */
+async function lockReleased(server: TestServer, workspaceId: string): Promise<boolean> {
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 20))) {
+    if ((await server.services.stores.workspaceLocks.current(workspaceId)) === undefined) return true;
+  }
+  return false;
 }
 
 /** A person's lock through the compatibility API, as `tofu` takes it. */
@@ -90,14 +99,14 @@ testEachServer(
     assert.is((await cliLock(server, token, workspace.id, "lock")).status, 409);
 
     expectStatus(await discardRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "decisions", attributes: { reason: "no" } } } }), 202);
-    assert.is(await server.services.stores.workspaceLocks.current(workspace.id), undefined);
+    assert.ok(await lockReleased(server, workspace.id));
     assert.is((await cliLock(server, token, workspace.id, "lock")).status, 200);
     assert.is((await cliLock(server, token, workspace.id, "unlock")).status, 200);
 
     // A plan_and_apply plan without changes ends and releases the lock; the state is still untouched.
     const noop = await startRun(server, token, workspace.id, { "main.tf": ONE });
     assert.is((await waitForStatus(server, token, noop.id, ["planned_and_finished", "errored"])).attributes.status, "planned_and_finished", await readLog(server, token, noop.id, "plan"));
-    assert.is(await server.services.stores.workspaceLocks.current(workspace.id), undefined);
+    assert.ok(await lockReleased(server, workspace.id));
     assert.equal(await storedState(server, workspace.id), before);
   },
   { runner: true },
@@ -136,6 +145,52 @@ testEachServer(
     assert.is(ended.attributes.plan_digest, null);
   },
   { runner: true },
+);
+
+testEachServer(
+  planState,
+  "kill -9 of the runner mid-plan: another runner's sweep fails the plan and releases the run's lock; the state is untouched",
+  async (server) => {
+    let runner = startRunnerProcess(server);
+    let runId = "";
+    let workspaceId = "";
+    let before: Awaited<ReturnType<typeof storedState>> = [];
+    try {
+      const { token, workspace } = await appliedWorkspace(server);
+      workspaceId = workspace.id;
+      before = await storedState(server, workspace.id);
+      // Many instances: a plan long enough to be killed in the middle.
+      const many = 'resource "terraform_data" "a" {\n  input = "one"\n}\nresource "terraform_data" "many" {\n  count = 1500\n  input = count.index\n}\n';
+      const run = await startRun(server, token, workspace.id, { "main.tf": many });
+      runId = run.id;
+      for (;;) {
+        const current = await server.services.stores.runs.getById(run.id);
+        if (current?.status === "planning") break;
+        assert.ok(current?.status === "pending", `the run is ${current?.status}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      assert.is((await server.services.stores.workspaceLocks.current(workspace.id))?.holder.id, run.id);
+      runner.kill("SIGKILL");
+      await new Promise((resolve) => runner.once("exit", resolve));
+    } finally {
+      if (runner.exitCode === null && runner.signalCode === null) runner.kill("SIGKILL");
+    }
+    const survivor = new RunnerEngine({ services: server.services, api: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) }, phaseTimeoutMs: 60_000 }, { staleAfterMs: 1_000, heartbeatIntervalMs: 200, pollIntervalMs: 50 });
+    await survivor.start();
+    try {
+      const deadline = Date.now() + 30_000;
+      let run = await server.services.stores.runs.getById(runId);
+      while (run?.status === "planning" && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        run = await server.services.stores.runs.getById(runId);
+      }
+      assert.is(run?.status, "errored");
+      assert.ok(await lockReleased(server, workspaceId));
+      assert.equal(await storedState(server, workspaceId), before);
+    } finally {
+      await survivor.stop({ interrupt: true });
+    }
+  },
 );
 
 planState.run();
