@@ -34,7 +34,8 @@ for (const n of SIZES) {
     const workspaces: string[] = [];
     for (let i = 0; i < n / 2; i++) workspaces.push(await bench.workspace(`w${i}`));
     await localPlan(); // warm the page cache for both sides
-    const local = await localDrain(n);
+    // Local before and after the StackShip drain, averaged: the machine's load drifts (shared machine).
+    const localBefore = await localDrain(n);
     await bench.runner.warmSandboxesSettled();
     const loadBefore = load();
     const started = performance.now();
@@ -48,9 +49,11 @@ for (const n of SIZES) {
       else await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const managed = performance.now() - started;
+    const localAfter = await localDrain(n);
+    const local = (localBefore + localAfter) / 2;
     const latencies = await Promise.all(runs.map((id) => bench.queueToStart(id)));
     process.stdout.write(
-      `[bench] throughput: N = ${n}: local ${(local / 1000).toFixed(1)} s (${concurrency} at a time, baseline 1.00x) | StackShip queued at once → all finished ${(managed / 1000).toFixed(1)} s (${(managed / local).toFixed(2)}x${n === 40 ? "; target ≤ 1.30x" : ""}); load ${loadBefore} → ${load()}\n`,
+      `[bench] throughput: N = ${n}: local ${(local / 1000).toFixed(1)} s (${concurrency} at a time, mean of ${(localBefore / 1000).toFixed(1)} s before and ${(localAfter / 1000).toFixed(1)} s after; baseline 1.00x) | StackShip queued at once → all finished ${(managed / 1000).toFixed(1)} s (${(managed / local).toFixed(2)}x${n === 40 ? "; target ≤ 1.30x" : ""}); load ${loadBefore} → ${load()}\n`,
     );
     process.stdout.write(`[bench] throughput: N = ${n}: queue → attempt started p50 ${median(latencies).toFixed(0)} ms, p95 ${percentile(latencies, 95).toFixed(0)} ms\n`);
   } finally {

@@ -92,6 +92,8 @@ export class RunnerEngine {
         size: this.options.concurrency,
         shape: () => planSandboxShape(this.context),
         idleMs: this.options.warmSandboxIdleMs,
+        // Every slot busy: more work is likely queued, so the next sandbox boots during this attempt.
+        refillOnTake: () => this.running.size >= this.options.concurrency,
         onError: (error) => this.services.logger.warn({ err: error, runner: this.runnerId }, "a warm sandbox could not be started; plans start their own"),
       });
       this.warm.start();
