@@ -144,34 +144,34 @@ function readZip(zip: Buffer): ZipEntry[] {
   return entries;
 }
 
+/** Flags (UTF-8 names, sizes in the header: no data descriptor), method, time, date, CRC, sizes, name length. */
+function writeCommonHeader(header: Buffer, at: number, entry: ZipEntry): void {
+  header.writeUInt16LE(0x0800, at);
+  header.writeUInt16LE(entry.method, at + 2);
+  header.writeUInt16LE(entry.modTime, at + 4);
+  header.writeUInt16LE(entry.modDate, at + 6);
+  header.writeUInt32LE(entry.crc, at + 8);
+  header.writeUInt32LE(entry.data.length, at + 12);
+  header.writeUInt32LE(entry.uncompressedSize, at + 16);
+  header.writeUInt16LE(entry.name.length, at + 20);
+}
+
 function writeZip(entries: readonly ZipEntry[]): Buffer {
   const parts: Buffer[] = [];
   const directory: Buffer[] = [];
   let offset = 0;
   for (const entry of entries) {
+    // The local header (signature, version needed, then the common fields at 6) and the central
+    // one (signature, version made by, then the same fields at 6 + 2).
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(0x0800, 6); // UTF-8 names; sizes in the header (no data descriptor)
-    local.writeUInt16LE(entry.method, 8);
-    local.writeUInt16LE(entry.modTime, 10);
-    local.writeUInt16LE(entry.modDate, 12);
-    local.writeUInt32LE(entry.crc, 14);
-    local.writeUInt32LE(entry.data.length, 18);
-    local.writeUInt32LE(entry.uncompressedSize, 22);
-    local.writeUInt16LE(entry.name.length, 26);
+    writeCommonHeader(local, 6, entry);
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE(20, 4);
     central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(0x0800, 8);
-    central.writeUInt16LE(entry.method, 10);
-    central.writeUInt16LE(entry.modTime, 12);
-    central.writeUInt16LE(entry.modDate, 14);
-    central.writeUInt32LE(entry.crc, 16);
-    central.writeUInt32LE(entry.data.length, 20);
-    central.writeUInt32LE(entry.uncompressedSize, 24);
-    central.writeUInt16LE(entry.name.length, 28);
+    writeCommonHeader(central, 8, entry);
     central.writeUInt32LE(entry.externalAttributes, 38);
     central.writeUInt32LE(offset, 42);
     parts.push(local, entry.name, entry.data);
