@@ -5,6 +5,7 @@
 const which = process.argv[2];
 if (!which || which === "inventory") await import("./inventory.ts");
 if (!which || which === "runs") await import("./runs.ts");
+if (!which || which === "throughput") await import("./throughput.ts");
 if (!which || which === "plan-diff") await import("./plan-diff.ts");
 if (!which || which === "json-output") await import("./json-output.ts");
 if (!which || which === "live") await import("./live.ts");

@@ -4,84 +4,18 @@
  * a local `tofu` (init, plan -out, show -json in a fresh directory), and the queue-to-start latency
  * (run job queued → phase attempt started). Targets from the issue: ≤ 1.3× local; p50 ≤ 150 ms.
  */
-import { execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import pino from "pino";
-import { loadConfig, REPO_ROOT } from "../../server/src/config.ts";
-import { RunnerEngine } from "../../server/src/runner/engine.ts";
-import type { AttemptTimings } from "../../server/src/runner/execution.ts";
-import { createStackShip } from "../../server/src/server.ts";
+import { api, load, localPlan, median, startBenchStackShip } from "./stackship-harness.ts";
 
 const RUNS = Number(process.env.BENCH_PLANS ?? 10);
-const CONFIG = 'resource "terraform_data" "a" {\n  input = "one"\n}\nresource "terraform_data" "b" {\n  input = terraform_data.a.output\n}\n';
-const tofu = join(REPO_ROOT, ".tools/bin/tofu");
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
-function localPlan(): number {
-  const dir = mkdtempSync(join(tmpdir(), "ss-bench-local-"));
-  try {
-    writeFileSync(join(dir, "main.tf"), CONFIG);
-    writeFileSync(join(dir, "cli.tfrc"), `provider_installation {\n  filesystem_mirror {\n    path = "${join(REPO_ROOT, ".tools/providers")}"\n  }\n}\n`);
-    const env = { PATH: process.env.PATH ?? "", HOME: dir, TF_CLI_CONFIG_FILE: join(dir, "cli.tfrc"), TF_IN_AUTOMATION: "1", CHECKPOINT_DISABLE: "1" };
-    const started = process.hrtime.bigint();
-    execFileSync(tofu, ["init", "-input=false", "-no-color"], { cwd: dir, env, stdio: "ignore" });
-    execFileSync(tofu, ["plan", "-input=false", "-no-color", "-out=plan.tfplan"], { cwd: dir, env, stdio: "ignore" });
-    execFileSync(tofu, ["show", "-json", "plan.tfplan"], { cwd: dir, env, stdio: "ignore", maxBuffer: 64 * 1024 * 1024 });
-    return Number(process.hrtime.bigint() - started) / 1e6;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-async function api(base: string, token: string, method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json", Accept: "application/vnd.api+json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
-
-const dataDir = mkdtempSync(join(tmpdir(), "ss-bench-runs-"));
-const bootstrapToken = `ss0.${randomBytes(24).toString("base64url")}`;
-const config = { ...loadConfig({}), dataDir, databaseUrl: `sqlite://${join(dataDir, "stackship.db")}`, bootstrapToken, validateResponses: false, logLevel: "silent" };
-const stackship = await createStackShip(config, { logger: pino({ level: "silent" }) });
-const http = createServer(stackship.app.callback());
-await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-const port = (http.address() as AddressInfo).port;
-const base = `http://127.0.0.1:${port}`;
-const timings = new Map<string, AttemptTimings>();
-const runner = new RunnerEngine(
-  { services: stackship.services, api: { host: "127.0.0.1", port }, phaseTimeoutMs: 120_000, onAttemptTimings: (t) => timings.set(t.runId, t) },
-  { pollIntervalMs: 10, concurrency: 1, warmSandboxes: process.env.BENCH_WARM !== "0" },
-);
-await runner.start();
+const bench = await startBenchStackShip({ concurrency: 1 });
+const { stackship, runner, base, token, timings } = bench;
 try {
-  process.stdout.write(`[bench] runs: ${RUNS} speculative plans through StackShip vs local tofu…\n`);
-  await api(base, bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
-  const token = (await api(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes.secret;
-  const workspace = (await api(base, token, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name: "w" } } })).data;
-  const cv = (await api(base, token, "POST", `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })).data;
-  const src = mkdtempSync(join(tmpdir(), "ss-bench-src-"));
-  mkdirSync(join(src, "c"));
-  writeFileSync(join(src, "c", "main.tf"), CONFIG);
-  execFileSync("tar", ["-czf", join(src, "c.tgz"), "-C", join(src, "c"), "."]);
-  const upload = await fetch(cv.attributes.upload_url, { method: "PUT", body: execFileSync("cat", [join(src, "c.tgz")]) });
-  if (!upload.ok) throw new Error(`upload: ${upload.status}`);
-  rmSync(src, { recursive: true, force: true });
+  process.stdout.write(`[bench] runs: ${RUNS} speculative plans through StackShip vs local tofu (load ${load()})…\n`);
+  const workspaceId = await bench.workspace("w");
+  const workspace = { id: workspaceId };
 
-  localPlan(); // warm the page cache for both sides
+  await localPlan(); // warm the page cache for both sides
   const local: number[] = [];
   const managed: number[] = [];
   const queueToStart: number[] = [];
@@ -95,7 +29,7 @@ try {
   for (let i = 0; i < RUNS; i++) {
     // The warm sandbox that replaces the last one boots first, so it competes with neither side.
     await runner.warmSandboxesSettled();
-    local.push(localPlan());
+    local.push(await localPlan());
     const started = process.hrtime.bigint();
     const createdAt = performance.timeOrigin + performance.now();
     const run = (await api(base, token, "POST", `/v1/workspaces/${workspace.id}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data;
@@ -106,9 +40,8 @@ try {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     managed.push(Number(process.hrtime.bigint() - started) / 1e6);
-    const job = await stackship.services.stores.jobs.listByRun(run.id);
+    queueToStart.push(await bench.queueToStart(run.id));
     const attempt = (await stackship.services.stores.attempts.listByRun(run.id))[0];
-    queueToStart.push(new Date(attempt.startedAt).getTime() - new Date(job[0].createdAt).getTime());
     inSandbox.push(new Date(attempt.finishedAt!).getTime() - new Date(attempt.startedAt).getTime());
     const t = timings.get(run.id);
     if (t) {
@@ -145,9 +78,7 @@ try {
   }
   const sorted = [...queueToStart].sort((a, b) => a - b);
   process.stdout.write(`[bench] runs: queue → phase attempt started p50 ${median(queueToStart).toFixed(0)} ms, max ${sorted[sorted.length - 1]} ms (target p50 ≤ 150 ms)\n`);
+  process.stdout.write(`[bench] runs: load after ${load()}\n`);
 } finally {
-  await runner.stop({ interrupt: true });
-  http.close();
-  await stackship.close();
-  rmSync(dataDir, { recursive: true, force: true });
+  await bench.close();
 }

@@ -98,6 +98,9 @@ export class RunnerEngine {
         size: this.options.concurrency,
         shape: () => planSandboxShape(this.context),
         idleMs: this.options.warmSandboxIdleMs,
+        // Several slots, all busy: more work is likely queued, so the next sandbox boots during this
+        // attempt (with one slot its boot would only compete with that slot's attempt).
+        refillOnTake: () => this.options.concurrency > 1 && this.running.size >= this.options.concurrency,
         onError: (error) => this.services.logger.warn({ err: error, runner: this.runnerId }, "a warm sandbox could not be started; plans start their own"),
       });
       this.warm.start();

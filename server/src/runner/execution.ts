@@ -11,6 +11,7 @@ import { newSandboxId, type SandboxLimitKind, type SandboxLimits, SANDBOX_TOOLS_
 import { CLOUD_OVERRIDE_FILE, STAGED_DIR, TFVARS_FILE, cliConfig, cloudOverride, phaseScript, planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER, tfvars, type MaterializedVariable } from "./tofu-files.ts";
 import type { WarmSandboxPool } from "./warm-sandboxes.ts";
 import { readStateBytes } from "../commands/state-versions.ts";
+import { PLAN_STATE_DIR, PLAN_STATE_ENV, PLAN_STATE_FILE, type PlanState } from "./plan-state.ts";
 import type { PhaseLog } from "./phase-log.ts";
 
 /**
@@ -62,6 +63,7 @@ export function planSandboxShape(ctx: Pick<ExecutionContext, "api" | "toolsDir" 
     limits: ctx.sandboxLimits,
     readOnlyBinds: [{ source: ctx.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR }, ...planDiffBinds()],
     planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER,
+    readOnlyInputDir: PLAN_STATE_DIR,
   };
 }
 
@@ -178,6 +180,7 @@ export async function runPhaseSandbox(
   log: PhaseLog,
   signal: AbortSignal,
   collect: string[],
+  planState?: PlanState,
 ): Promise<{ result: SandboxResult; warm: boolean }> {
   const workspace = await ctx.services.stores.workspaces.getById(run.workspaceId);
   // A pre-started plan sandbox when one is ready; its name is its id (fixed before the run was known).
@@ -223,7 +226,9 @@ export async function runPhaseSandbox(
         TF_IN_AUTOMATION: "1",
         TF_INPUT: "0",
         CHECKPOINT_DISABLE: "1",
+        ...(planState ? PLAN_STATE_ENV : {}),
       },
+      readOnlyFiles: planState?.file ? { [PLAN_STATE_FILE]: planState.file } : undefined,
       // The redacted plan changes, built by the launcher inside the sandbox after the script; the
       // sensitive variables' values stay redacted even where the plan's masks miss them.
       planDiff:

@@ -12,9 +12,11 @@ import { isPlanDiffArtifactOf } from "../domain/plan-diff/index.ts";
 import { sensitiveValueSet, ValueMatcher } from "../domain/redaction/index.ts";
 import { endRunWithoutPlanCredentials } from "../commands/phase-credentials.ts";
 import { addWorkloadIdentity } from "./workload-identity-files.ts";
-import { type ExecutionContext, type PhaseOutcome, lockForRun, materializeInputs, readPriorState, sandboxFiles, LIMIT_LOG_LINES, limitReason, classify, runPhaseSandbox } from "./execution.ts";
+import { type ExecutionContext, type PhaseOutcome, lockForRun, materializeInputs, sandboxFiles, LIMIT_LOG_LINES, limitReason, classify, runPhaseSandbox } from "./execution.ts";
 import { PhaseLog } from "./phase-log.ts";
 import { policyStage } from "./policy-stage.ts";
+import { loadPlanState, localBackendOverride, planForApply, type PlanState } from "./plan-state.ts";
+import { CLOUD_OVERRIDE_FILE, STAGED_DIR } from "./tofu-files.ts";
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -50,17 +52,18 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   await addWorkloadIdentity(ctx, run, "plan", inputs);
   // The sensitive values known before the plan: the snapshot's and the prior state's. The plan's
   // own are added once it exists; the log is held until then (PhaseLog).
-  let priorState: unknown;
+  let planState: PlanState;
   try {
-    priorState = await readPriorState(services, state?.stateVersionId);
+    planState = await loadPlanState(services, run);
   } catch (error) {
     const log = new PhaseLog(services.stores, run.id, "plan", services.clock, inputs.secrets);
-    log.write("StackShip could not read the workspace's current state, so it cannot tell which of its values are sensitive; the plan did not run.\n");
+    log.write(`StackShip could not verify the workspace's current state (${(error as Error).message}); the plan did not run.\n`);
     await log.close();
     services.logger.warn({ runId: run.id, err: error }, "the prior state could not be read for redaction");
     await failPlan(services, run);
     return "done";
   }
+  const priorState = planState.priorState;
   const knownBeforePlan = sensitiveValueSet({ variables: inputs.secrets, priorState });
   const log = new PhaseLog(services.stores, run.id, "plan", services.clock, knownBeforePlan, { hold: true });
   const attempt = await services.stores.attempts.start({ runId: run.id, phase: "plan", runnerId: ctx.runnerId, region: run.executionRegion, baseProfile: SANDBOX_BASE_PROFILE, now: services.clock() });
@@ -70,9 +73,10 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   let warm: boolean;
   try {
     // Read while the sandbox is taken (or starts).
-    const files = sandboxFiles(services, run, secret, inputs);
+    // The plan's backend is the read-only local state (plan-state.ts), not the apply's `cloud` block.
+    const files = sandboxFiles(services, run, secret, inputs).then((files) => ({ ...files, [`${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`]: localBackendOverride() }));
     files.catch(() => {});
-    ({ result, warm } = await runPhaseSandbox(ctx, run, attempt, "plan", files, inputs, log, signal, ["plan.tfplan", "plan.json", "lock.hcl", "modules.json", "plan-diff.json"]));
+    ({ result, warm } = await runPhaseSandbox(ctx, run, attempt, "plan", files, inputs, log, signal, ["plan.tfplan", "plan.json", "lock.hcl", "modules.json", "plan-diff.json"], planState));
   } catch (error) {
     log.write(`\nStackShip could not run the plan: ${(error as Error).message}\n`);
     await log.close();
@@ -81,7 +85,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     return "done";
   }
   const classification = classify(result);
-  const planFile = result.files["plan.tfplan"];
+  let planFile = result.files["plan.tfplan"];
   const planJsonBytes = result.files["plan.json"];
   // The phase's whole set of sensitive values, now that the plan exists; the held log goes out
   // redacted with it (without a plan: with the values known before it).
@@ -100,6 +104,15 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     await log.close();
     await services.stores.attempts.finish(attempt.id, result.interrupted ? "interrupted" : "failed", classification, services.clock());
     await failPlan(services, run, limitReason(result));
+    return "done";
+  }
+  try {
+    planFile = await planForApply(services, run, planFile, planState);
+  } catch (error) {
+    log.write(`\nStackShip could not prepare the saved plan for its apply: ${(error as Error).message}\n`);
+    await log.close();
+    await services.stores.attempts.finish(attempt.id, "failed", "runner_error", services.clock());
+    await failPlan(services, run);
     return "done";
   }
   const summary = summarizePlan(planJson as Parameters<typeof summarizePlan>[0]);

@@ -141,6 +141,8 @@ export interface SandboxShape {
   limits?: Partial<SandboxLimits>;
   /** The compiled seccomp filter (bwrap --seccomp). Default DEFAULT_SECCOMP_FILTER; a sandbox refuses to start without it. */
   seccompFilter?: string;
+  /** Where an empty directory is mounted read-only, for the attempt's `readOnlyFiles` (written by the runner at the handoff, never read back). */
+  readOnlyInputDir?: string;
 }
 
 /** What one attempt hands its sandbox: the command, its files and environment, its limits. */
@@ -151,6 +153,8 @@ export interface SandboxRun {
   files?: Readonly<Record<string, string | Uint8Array>>;
   /** A host directory whose contents are copied into /work before the command starts (e.g. an unpacked configuration). */
   copyDir?: string;
+  /** Files (plain names) to create in the shape's `readOnlyInputDir` before the command starts: the sandbox can read them, not change them. */
+  readOnlyFiles?: Readonly<Record<string, string | Uint8Array>>;
   /**
    * The command's whole environment; nothing of the runner's leaks in. PATH defaults to
    * SANDBOX_DEFAULT_PATH and HOME to /work. Passed over the launcher's control channel, never on a
@@ -400,6 +404,17 @@ function workRelative(p: string, what: string): string {
     throw new Error(`${what}: '${p}' is not a relative path inside the work directory`);
   }
   return normal;
+}
+
+/** The attempt's read-only files, owned by the runner (0444), into the sandbox's read-only input directory. */
+async function writeReadOnlyFiles(inputDir: string | undefined, files: SandboxRun['readOnlyFiles']): Promise<void> {
+  const entries = Object.entries(files ?? {});
+  if (entries.length === 0) return;
+  if (inputDir === undefined) throw new Error('readOnlyFiles: this sandbox has no readOnlyInputDir');
+  for (const [name, contents] of entries) {
+    if (!/^[A-Za-z0-9._-]+$/.test(name) || name === '.' || name === '..') throw new Error(`readOnlyFiles: '${name}' is not a plain file name`);
+    await writeFile(path.join(inputDir, name), contents, { mode: 0o444, flag: 'wx' });
+  }
 }
 
 function resolveBinds(binds: SandboxOptions['readOnlyBinds']): Required<ReadOnlyBind>[] {
@@ -682,6 +697,8 @@ interface Confinement {
   fsDir?: string;
   /** The seccomp filter, open for bwrap (closed here once bwrap has it). */
   seccompFd?: number;
+  /** The host directory mounted read-only at the shape's `readOnlyInputDir`. */
+  inputDir?: string;
 }
 
 type ControlMessage = { type?: unknown; code?: unknown; signal?: unknown; message?: unknown; name?: unknown; at?: unknown };
@@ -969,6 +986,7 @@ export class Sandbox {
       );
       // As root the sandbox runs as its own uid: what the runner wrote becomes the sandbox's.
       if (this.confinement.uid !== undefined) await chownTree(this.workDir, this.confinement.uid);
+      await writeReadOnlyFiles(this.confinement.inputDir, options.readOnlyFiles);
 
       const onOutput = options.onOutput;
       this.onOutput = (chunk, stream) => {
@@ -1122,6 +1140,11 @@ async function bootSandbox(options: SandboxShape): Promise<Sandbox> {
       await chown(tmpDir, confinement.uid, confinement.uid);
     } else {
       await mkdir(workDir, { mode: 0o700 });
+    }
+    if (options.readOnlyInputDir !== undefined) {
+      confinement.inputDir = path.join(confinement.fsDir ?? hostDir, 'input');
+      await mkdir(confinement.inputDir, { mode: 0o755 });
+      readOnlyBinds.push(...resolveBinds([{ source: confinement.inputDir, target: options.readOnlyInputDir }]));
     }
     await mkdir(etcDir, { mode: 0o700 });
     await Promise.all(Object.entries(etcFiles(name, confinement.uid ?? UNPRIVILEGED_INSIDE_ID)).map(([file, contents]) => writeFile(path.join(etcDir, file), contents)));

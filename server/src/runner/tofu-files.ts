@@ -122,7 +122,8 @@ export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory
       "mark init",
       "tofu init -input=false -no-color 3>&-",
       "mark plan",
-      `tofu plan -input=false -no-color ${options.speculative ? "-lock=false " : ""}-out=${SANDBOX_WORK_DIR}/plan.tfplan 3>&-`,
+      // The local backend's read-only state (plan-state.ts): the run's own workspace lock is the lock.
+      `tofu plan -input=false -no-color -lock=false -out=${SANDBOX_WORK_DIR}/plan.tfplan 3>&-`,
       "mark show",
       `tofu show -json ${SANDBOX_WORK_DIR}/plan.tfplan > ${SANDBOX_WORK_DIR}/plan.json 3>&-`,
       "mark copy",

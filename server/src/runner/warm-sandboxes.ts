@@ -20,6 +20,12 @@ export interface WarmSandboxPoolOptions {
   idleMs: number;
   /** A sandbox that failed to start (the attempt then starts its own). */
   onError?: (error: unknown) => void;
+  /**
+   * Whether a taken sandbox's replacement boots right away, alongside the attempt that took it,
+   * rather than at `refill` (e.g. while every slot is busy: under a backlog the next attempt would
+   * otherwise wait for a boot).
+   */
+  refillOnTake?: () => boolean;
 }
 
 export class WarmSandboxPool {
@@ -96,6 +102,7 @@ export class WarmSandboxPool {
           void sandbox.destroy();
           continue;
         }
+        if (this.options.refillOnTake?.()) this.fill();
         return sandbox;
       }
       if (this.warming.size === 0) return undefined;

@@ -1,0 +1,122 @@
+/**
+ * What the run benchmarks share: the configuration they plan, the local `tofu` baseline (init,
+ * plan -out, show -json in a fresh directory), and a StackShip on the embedded default with its
+ * in-process runner and real bubblewrap sandboxes, with workspaces holding that configuration.
+ */
+import { execFile, execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import pino from "pino";
+import { loadConfig, REPO_ROOT } from "../../server/src/config.ts";
+import { RunnerEngine, type RunnerOptions } from "../../server/src/runner/engine.ts";
+import type { AttemptTimings } from "../../server/src/runner/execution.ts";
+import { createStackShip } from "../../server/src/server.ts";
+
+export const CONFIG = 'resource "terraform_data" "a" {\n  input = "one"\n}\nresource "terraform_data" "b" {\n  input = terraform_data.a.output\n}\n';
+const tofu = join(REPO_ROOT, ".tools/bin/tofu");
+const run = promisify(execFile);
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** The machine's load averages, printed with every figure (the machine may be shared). */
+export function load(): string {
+  return readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+}
+
+/** One local `tofu init` + `plan -out` + `show -json` of CONFIG in a fresh directory; its wall-clock ms. */
+export async function localPlan(): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), "ss-bench-local-"));
+  try {
+    writeFileSync(join(dir, "main.tf"), CONFIG);
+    writeFileSync(join(dir, "cli.tfrc"), `provider_installation {\n  filesystem_mirror {\n    path = "${join(REPO_ROOT, ".tools/providers")}"\n  }\n}\n`);
+    const options = { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: dir, TF_CLI_CONFIG_FILE: join(dir, "cli.tfrc"), TF_IN_AUTOMATION: "1", CHECKPOINT_DISABLE: "1" }, maxBuffer: 64 * 1024 * 1024 };
+    const started = process.hrtime.bigint();
+    await run(tofu, ["init", "-input=false", "-no-color"], options);
+    await run(tofu, ["plan", "-input=false", "-no-color", "-out=plan.tfplan"], options);
+    await run(tofu, ["show", "-json", "plan.tfplan"], options);
+    return Number(process.hrtime.bigint() - started) / 1e6;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function api(base: string, token: string, method: string, path: string, body?: unknown): Promise<any> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json", Accept: "application/vnd.api+json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** A StackShip with its runner, an organization and an admin token. */
+export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>) {
+  const dataDir = mkdtempSync(join(tmpdir(), "ss-bench-runs-"));
+  const bootstrapToken = `ss0.${randomBytes(24).toString("base64url")}`;
+  const config = { ...loadConfig({}), dataDir, databaseUrl: `sqlite://${join(dataDir, "stackship.db")}`, bootstrapToken, validateResponses: false, logLevel: "silent" };
+  const stackship = await createStackShip(config, { logger: pino({ level: "silent" }) });
+  const http = createServer(stackship.app.callback());
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  const port = (http.address() as AddressInfo).port;
+  const base = `http://127.0.0.1:${port}`;
+  const timings = new Map<string, AttemptTimings>();
+  const runner = new RunnerEngine(
+    { services: stackship.services, api: { host: "127.0.0.1", port }, phaseTimeoutMs: 300_000, onAttemptTimings: (t) => timings.set(t.runId, t) },
+    { pollIntervalMs: 10, warmSandboxes: process.env.BENCH_WARM !== "0", ...runnerOptions },
+  );
+  await runner.start();
+  await api(base, bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
+  const token: string = (await api(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes.secret;
+  const src = mkdtempSync(join(tmpdir(), "ss-bench-src-"));
+  mkdirSync(join(src, "c"));
+  writeFileSync(join(src, "c", "main.tf"), CONFIG);
+  execFileSync("tar", ["-czf", join(src, "c.tgz"), "-C", join(src, "c"), "."]);
+  const tarball = readFileSync(join(src, "c.tgz"));
+  rmSync(src, { recursive: true, force: true });
+  return {
+    stackship,
+    runner,
+    base,
+    token,
+    timings,
+    /** A workspace whose current configuration version is CONFIG. */
+    async workspace(name: string): Promise<string> {
+      const workspace = (await api(base, token, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name } } })).data;
+      const cv = (await api(base, token, "POST", `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })).data;
+      const upload = await fetch(cv.attributes.upload_url, { method: "PUT", body: tarball });
+      if (!upload.ok) throw new Error(`upload: ${upload.status}`);
+      return workspace.id;
+    },
+    /** Queues a speculative run on the workspace's current configuration. */
+    async speculative(workspaceId: string): Promise<string> {
+      return (await api(base, token, "POST", `/v1/workspaces/${workspaceId}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data.id;
+    },
+    /** Job queued → first attempt started, ms. */
+    async queueToStart(runId: string): Promise<number> {
+      const [job] = await stackship.services.stores.jobs.listByRun(runId);
+      const [attempt] = await stackship.services.stores.attempts.listByRun(runId);
+      return new Date(attempt.startedAt).getTime() - new Date(job.createdAt).getTime();
+    },
+    async close(): Promise<void> {
+      await runner.stop({ interrupt: true });
+      http.close();
+      await stackship.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
