@@ -26,9 +26,15 @@ export type { ThrottleKey, Reservation } from './auth-throttle-repository.ts';
 
 export { migrateDown, migrateLatest, openDatabase, rollbackAll } from './db.ts';
 export type { Database } from './db.ts';
-export { AttemptRepository, JobRepository, LogRepository, ReviewRepository, type LogChunk, type LogPhase, type LogPosition, type LogWindow } from './execution-repositories.ts';
+export { AttemptRepository } from './attempt-repository.ts';
+export { JobRepository } from './job-repository.ts';
+export { LogRepository, type LogChunk, type LogPhase, type LogPosition, type LogWindow } from './log-repository.ts';
+export { ReviewRepository } from './review-repository.ts';
 export { announce, openRunChangeFeed, RUN_CHANGE_CHANNEL, type RunChangeFeed, type RunChangeListener, type RunChangeNotice, type LogChunkNotice, type RunStateNotice } from './run-events.ts';
-import { AttemptRepository, JobRepository, LogRepository, ReviewRepository } from './execution-repositories.ts';
+import { AttemptRepository } from './attempt-repository.ts';
+import { JobRepository } from './job-repository.ts';
+import { LogRepository } from './log-repository.ts';
+import { ReviewRepository } from './review-repository.ts';
 export type { Dialect, Executor } from './dialect.ts';
 export type { CreateOrganizationInput } from './organization-repository.ts';
 export type { CreateProjectInput } from './project-repository.ts';
