@@ -28,14 +28,6 @@ function execution(overrides: Partial<RunExecution> = {}): RunExecution {
     hasChanges: null,
     planCounts: null,
     planDigest: null,
-    planSizeBytes: null,
-    planArtifactKey: null,
-    planJsonDigest: null,
-    planJsonSizeBytes: null,
-    planJsonArtifactKey: null,
-    planDiffDigest: null,
-    planDiffSizeBytes: null,
-    planDiffArtifactKey: null,
     dependencyBundleDigest: null,
     dependencyLockFile: null,
     policyOutcome: null,
@@ -116,6 +108,8 @@ function records(r: Run, overrides: Partial<ReviewRecords> = {}): ReviewRecords 
     displayNames: new Map(),
     logTail: null,
     recovery: null,
+    // A finished plan published its three artifacts (commands/run-artifacts.ts).
+    artifacts: r.execution.planStatus === 'finished' ? ['plan', 'plan_json', 'plan_diff'] : [],
     ...overrides,
   };
 }
@@ -138,12 +132,6 @@ const awaiting = () =>
     hasChanges: true,
     planCounts: { create: 1, change: 0, destroy: 2 },
     planDigest: DIGEST,
-    planJsonDigest: DIGEST,
-    planJsonSizeBytes: 10,
-    planJsonArtifactKey: 'runs/run-0000000000000001/plan.json',
-    planDiffDigest: DIGEST,
-    planDiffSizeBytes: 10,
-    planDiffArtifactKey: 'runs/run-0000000000000001/plan-diff.json',
     policyOutcome: 'passed',
     policyResultDigest: POLICY_DIGEST,
     approvalExpiresAt: '2026-12-03T11:00:06.000Z',
@@ -434,6 +422,16 @@ downloads('an admin session gets all three, the sensitive ones guarded by reason
   });
 });
 
+downloads('a plan is downloadable only when the run published it', () => {
+  const downloadsOf = (artifacts: ReviewRecords['artifacts']) => {
+    const d = deriveRunReview(records(awaiting(), { artifacts }), caller(ADMIN), NOW).attributes.downloads;
+    return d?.state === 'permitted' && d.items.map((i) => [i.kind, i.available]);
+  };
+  assert.equal(downloadsOf(['plan', 'plan_json']), [['redacted_plan', false], ['raw_plan', true], ['emergency_state', false]]);
+  assert.equal(downloadsOf(['plan', 'plan_diff']), [['redacted_plan', true], ['raw_plan', false], ['emergency_state', false]]);
+  assert.equal(downloadsOf([]), [['redacted_plan', false], ['raw_plan', false], ['emergency_state', false]]);
+});
+
 downloads('emergency state is available once the run uploaded a state version, pending or committed; run:recover alone gives none', () => {
   const r = records(run('needs_recovery', { ...awaiting().execution, applyStatus: 'interrupted' }), {
     stateVersions: [{ id: 'sv-1', serial: 2, sha256: STATE_DIGEST, status: 'pending', publishedAt: null, uploaded: true }],
@@ -498,9 +496,9 @@ evidence('attempts and recorded identities; everything unrecorded is explicit', 
 });
 
 evidence('artifact object keys never reach the document', () => {
-  const r = run('applied', { ...awaiting().execution, applyStatus: 'finished', planArtifactKey: 'runs/run-0000000000000001/plan.tfplan', planJsonArtifactKey: 'runs/run-0000000000000001/plan.json', planDiffArtifactKey: 'runs/run-0000000000000001/plan-diff.json', dependencyLockFile: 'provider "x" {}' });
+  const r = run('applied', { ...awaiting().execution, applyStatus: 'finished', dependencyLockFile: 'provider "x" {}' });
   const text = JSON.stringify(deriveRunReview(records(r), caller(ADMIN), NOW));
-  for (const key of [r.execution.planArtifactKey!, r.execution.planJsonArtifactKey!, r.execution.planDiffArtifactKey!]) assert.not.ok(text.includes(key), key);
+  for (const key of ['plan.tfplan', 'plan.json', 'plan-diff.json']) assert.not.ok(text.includes(`runs/run-0000000000000001/${key}`), key);
   assert.not.match(text, /provider "x"/);
 });
 

@@ -1,3 +1,4 @@
+import type { RunArtifactKind } from './artifacts.ts';
 import type { components } from '../../../generated/v1/types.gen.ts';
 import type { Permission, PrincipalLike } from './authorization.ts';
 import { OVERRIDE_DEFAULT_SECONDS, OVERRIDE_MAX_SECONDS, type EnforcementLevel } from './policy/index.ts';
@@ -134,6 +135,8 @@ export interface ReviewRecords {
   logTail: { phase: 'plan' | 'apply'; lines: readonly string[] } | null;
   /** Recovery evidence, read only while the run needs recovery. */
   recovery: S['RunRecovery'] | null;
+  /** The artifacts the run has published (commands/run-artifacts.ts publishedRunArtifacts). */
+  artifacts: readonly RunArtifactKind[];
 }
 
 /** Who is asking, as far as the review needs it. */
@@ -449,14 +452,13 @@ function evidence(records: ReviewRecords): S['RunReviewEvidence'] {
 
 function downloads(records: ReviewRecords, caller: ReviewCaller): S['RunReviewDownloads'] {
   const { run } = records;
-  const x = run.execution;
   const items: Extract<S['RunReviewDownloads'], { state: 'permitted' }>['items'] = [];
   if (caller.may('artifact:read')) {
-    const available = x.planDiffArtifactKey !== null && x.planDiffDigest !== null && x.planDiffSizeBytes !== null;
+    const available = records.artifacts.includes('plan_diff');
     items.push({ kind: 'redacted_plan', method: 'GET', href: `/v1/runs/${run.id}/downloads/redacted-plan`, requires_reason: false, requires_step_up: false, available });
   }
   if (caller.may('artifact:read_sensitive')) {
-    const available = x.planJsonArtifactKey !== null && x.planJsonDigest !== null && x.planJsonSizeBytes !== null;
+    const available = records.artifacts.includes('plan_json');
     items.push({ kind: 'raw_plan', method: 'POST', href: `/v1/runs/${run.id}/downloads/raw-plan`, requires_reason: true, requires_step_up: true, available });
   }
   // Emergency state needs state:recover itself; run:recover alone never hands out state bytes.

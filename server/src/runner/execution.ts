@@ -16,6 +16,8 @@ import type { ApiTarget } from "./api-channel.ts";
 import { LogSanitizer, stripAnsi } from "./log-sanitizer.ts";
 import { evaluateRunPolicies, sanitizeText, type PolicyStageResult } from "./policy-stage.ts";
 import { storePlanJson } from "./plan-json.ts";
+import { runArtifact, writeRunArtifact } from "../commands/run-artifacts.ts";
+import { configurationArtifact } from "../commands/configuration-versions.ts";
 import { policyResultDigest } from "../domain/policy/index.ts";
 import { dependencyBundleDigest, summarizePlan } from "./plan-analysis.ts";
 import { newSandboxId, type SandboxLimitKind, type SandboxLimits, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, startSandbox, type Sandbox, type SandboxResult, type SandboxShape, type SandboxTimings } from "./sandbox.ts";
@@ -206,11 +208,12 @@ async function sandboxFiles(services: Services, run: Run, token: string, inputs:
   const configurationVersion = await services.stores.configurationVersions.getById(run.configurationVersionId);
   const workspace = await services.stores.workspaces.getById(run.workspaceId);
   const organization = workspace && (await services.stores.organizations.getById(workspace.organizationId));
-  if (!configurationVersion?.artifactKey || configurationVersion.sizeBytes === null || !configurationVersion.configDigest || !workspace || !organization) {
+  const configuration = configurationVersion && configurationArtifact(configurationVersion);
+  if (!configurationVersion || !configuration || !workspace || !organization) {
     throw new Error(`run ${run.id}: its configuration or workspace is missing`);
   }
   if (configurationVersion.configDigest !== run.configDigest) throw new Error(`run ${run.id}: configuration digest changed`);
-  const tarball = await services.artifacts.get(configurationVersion.artifactKey, { sizeBytes: configurationVersion.sizeBytes, sha256: configurationVersion.configDigest });
+  const tarball = await services.artifacts.read(configuration, run.workspaceId);
   return {
     "config.tar.gz": tarball,
     "cli.tfrc": cliConfig(token),
@@ -440,9 +443,9 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   if (planDiffBytes && !planDiffValid) services.logger.warn({ runId: run.id }, "the plan's redacted plan changes were refused (not this run's, too large, or holding a sensitive value); they are unavailable");
   // Independent objects: written concurrently.
   const [planArtifact, planJsonArtifact, planDiffArtifact] = await Promise.all([
-    services.artifacts.put(`runs/${run.id}/plan.tfplan`, planFile),
+    writeRunArtifact(services, run, "plan", planFile),
     storePlanJson(services, run, planJsonBytes),
-    planDiffValid ? services.artifacts.put(`runs/${run.id}/plan-diff.json`, planDiffBytes!) : null,
+    planDiffValid && planDiffBytes ? writeRunArtifact(services, run, "plan_diff", planDiffBytes) : null,
     log.close(),
   ]);
   const storedAt = now();
@@ -453,14 +456,6 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     hasChanges: summary.hasChanges,
     planCounts: summary.counts,
     planDigest: planArtifact.sha256,
-    planSizeBytes: planArtifact.sizeBytes,
-    planArtifactKey: planArtifact.key,
-    planJsonDigest: planJsonArtifact.sha256,
-    planJsonSizeBytes: planJsonArtifact.sizeBytes,
-    planJsonArtifactKey: planJsonArtifact.key,
-    planDiffDigest: planDiffArtifact?.sha256 ?? null,
-    planDiffSizeBytes: planDiffArtifact?.sizeBytes ?? null,
-    planDiffArtifactKey: planDiffArtifact?.key ?? null,
     dependencyBundleDigest: dependencyBundleDigest(result.files["lock.hcl"], result.files["modules.json"]),
     // The lock file travels with the plan: the apply must use exactly these providers.
     dependencyLockFile: result.files["lock.hcl"]?.toString("utf8") ?? null,
@@ -610,7 +605,10 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
   try {
     const files = (async () => {
       const files = await sandboxFiles(services, run, secret, inputs);
-      files["plan.tfplan"] = await services.artifacts.get(x.planArtifactKey!, { sizeBytes: x.planSizeBytes!, sha256: x.planDigest! });
+      const plan = await runArtifact(services, run, "plan");
+      // The saved plan must be the one the approval bound (its digest is the run's).
+      if (!plan || plan.sha256 !== x.planDigest) throw new Error(`run ${run.id}: its saved plan is missing or is not the approved one`);
+      files["plan.tfplan"] = await services.artifacts.read(plan, run.workspaceId);
       if (x.dependencyLockFile !== null) files["lock.hcl"] = x.dependencyLockFile;
       return files;
     })();

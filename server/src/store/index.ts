@@ -1,4 +1,6 @@
+import { ArtifactRepository } from './artifact-repository.ts';
 import { AuditRepository } from './audit-repository.ts';
+export { ArtifactRepository, type ArtifactRecord } from './artifact-repository.ts';
 import { ConfigurationVersionRepository } from './configuration-version-repository.ts';
 import type { Database } from './db.ts';
 import type { Dialect, Executor } from './dialect.ts';
@@ -94,6 +96,8 @@ export interface Stores {
   federationProfiles: FederationProfileRepository;
   signingKeys: SigningKeyRepository;
   authThrottles: AuthThrottleRepository;
+  /** Descriptors (ArtifactRefs) of the artifacts runs produce. */
+  artifacts: ArtifactRepository;
 }
 
 /** Every repository running on the given database or transaction. */
@@ -124,6 +128,7 @@ export function createStores(executor: Executor, dialect: Dialect): Stores {
     federationProfiles: new FederationProfileRepository(executor, dialect),
     signingKeys: new SigningKeyRepository(executor, dialect),
     authThrottles: new AuthThrottleRepository(executor, dialect),
+    artifacts: new ArtifactRepository(executor, dialect),
   };
 }
 

@@ -21,7 +21,7 @@ export async function up(knex: Knex): Promise<void> {
     t.string('object_id', 32).notNullable();
     t.integer('seq').notNullable();
     t.binary('data').notNullable();
-    t.primary(['object_id', 'seq'], { constraintName: 'artifact_object_chunks_pkey' });
+    t.primary(['object_id', 'seq'], 'artifact_object_chunks_pkey');
   });
 }
 
