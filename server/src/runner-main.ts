@@ -1,3 +1,4 @@
+import { describeArtifactStore } from "./artifacts/backends/index.ts";
 import { loadConfig } from "./config.ts";
 import { RunnerEngine } from "./runner/engine.ts";
 import { sandboxPrerequisites } from "./runner/sandbox.ts";
@@ -30,7 +31,7 @@ async function main() {
     },
   );
   await runner.start();
-  say(`runner ${runner.runnerId} started: concurrency ${config.runnerConcurrency}, API ${apiUrl}, database ${config.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")}`);
+  say(`runner ${runner.runnerId} started: concurrency ${config.runnerConcurrency}, API ${apiUrl}, database ${config.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")}, artifacts ${describeArtifactStore(config.artifactStore)}`);
   const stop = async (signal: string) => {
     say(`${signal}: interrupting work in flight and stopping`);
     await runner.stop({ interrupt: true });

@@ -30,9 +30,9 @@ import {
   unlockWorkspace,
 } from "../../../generated/tfe/client/index.ts";
 import * as tfeValidators from "../../../generated/tfe/validators.gen.js";
-import { mintRunToken, revokeRunTokens } from "../../src/api/commands/run-tokens.ts";
-import { confirmStatePublication, listPendingStateVersions, type StatePublication } from "../../src/api/commands/state-versions.ts";
-import { lockWorkspaceForRun, unlockWorkspaceForRun } from "../../src/api/commands/workspace-locks.ts";
+import { mintRunToken, revokeRunTokens } from "../../src/commands/run-tokens.ts";
+import { confirmStatePublication, listPendingStateVersions, type StatePublication } from "../../src/commands/state-versions.ts";
+import { lockWorkspaceForRun, unlockWorkspaceForRun } from "../../src/commands/workspace-locks.ts";
 import { isDomainError } from "../../src/domain/errors.ts";
 import type { Run } from "../../src/domain/records.ts";
 import type { StateVersion } from "../../src/store/index.ts";
