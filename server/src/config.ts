@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import type { ArtifactStoreSetting } from "./artifacts/backends/setting.ts";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -41,8 +42,6 @@ export interface Config {
   artifactStore: ArtifactStoreSetting;
 }
 
-/** The artifact backend (artifacts/backends/index.ts). */
-export type ArtifactStoreSetting = { kind: "local"; directory: string } | { kind: "postgres" } | { kind: "s3"; url: string };
 
 /**
  * STACKSHIP_ARTIFACT_URL: `file:///abs/dir` (a local directory), `postgres` or the database URL

@@ -1,5 +1,5 @@
 import type { Knex } from "knex";
-import type { ArtifactStoreSetting } from "../../config.ts";
+import type { ArtifactStoreSetting } from "./setting.ts";
 import type { ObjectBackend } from "../object-backend.ts";
 import { LocalObjectBackend } from "./local.ts";
 import { PostgresObjectBackend } from "./postgres.ts";
