@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { dialectOf } from '../dialect.ts';
+import * as createArtifactDescriptors from './20261202060000_create_artifact_descriptors.ts';
 import { columnsFor, ID } from './schema-helpers.ts';
 
 // NOTE: frozen once released; later changes go in a new migration.
@@ -56,7 +57,6 @@ export async function up(knex: Knex): Promise<void> {
 
 /** Restores the earlier shape (run columns empty; plan JSON descriptors carried back). */
 export async function down(knex: Knex): Promise<void> {
-  const dialect = dialectOf(knex);
   await knex.schema.alterTable('runs', (t) => {
     t.bigInteger('plan_size_bytes').nullable();
     t.string('plan_artifact_key', 255).nullable();
@@ -67,20 +67,8 @@ export async function down(knex: Knex): Promise<void> {
     t.bigInteger('plan_diff_size_bytes').nullable();
     t.string('plan_diff_artifact_key', 255).nullable();
   });
-  await knex.schema.createTable('artifact_descriptors', (t) => {
-    const c = columnsFor(dialect, 'artifact_descriptors', t);
-    t.string('artifact_key', 255).notNullable().primary();
-    t.string('workspace_id', ID).notNullable().references('id').inTable('workspaces');
-    t.string('run_id', ID).nullable().references('id').inTable('runs');
-    t.string('kind', 32).notNullable();
-    t.string('format', 32).notNullable();
-    t.bigInteger('size_bytes').notNullable();
-    t.string('sha256', 64).notNullable();
-    c.timestamp('created_at');
-    t.check(`?? in ('plan_json')`, ['kind'], 'artifact_descriptors_kind_check');
-    t.check('?? >= 0', ['size_bytes'], 'artifact_descriptors_size_check');
-    t.unique(['run_id', 'kind'], { indexName: 'artifact_descriptors_run_kind_unique' });
-  });
+  // The earlier table exactly as its own (frozen) migration created it.
+  await createArtifactDescriptors.up(knex);
   await knex.raw(
     `insert into artifact_descriptors (artifact_key, workspace_id, run_id, kind, format, size_bytes, sha256, created_at)
      select artifact_key, workspace_id, run_id, kind, format, size_bytes, sha256, created_at from artifacts where kind = 'plan_json'`,
