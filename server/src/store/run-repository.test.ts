@@ -116,7 +116,6 @@ testEachDatabase(runs, 'update is compare-and-set on the status and round-trips 
     hasChanges: true,
     planCounts: { create: 2, change: 1, destroy: 3 },
     planDigest: 'b'.repeat(64),
-    planSizeBytes: 1234,
     dependencyBundleDigest: 'c'.repeat(64),
     dependencyLockFile: '# lock',
     policyOutcome: 'skipped' as const,
