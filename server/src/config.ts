@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import type { ArtifactStoreSetting } from "./artifacts/backends/setting.ts";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -40,6 +41,50 @@ export interface Config {
   github: GitHubAppSettings;
   /** The built dashboard (web/dist: index.html and hashed assets), served at `/`. */
   dashboardDir: string;
+  /** Where artifacts' bytes live (STACKSHIP_ARTIFACT_URL; by default a local directory on SQLite, PostgreSQL itself on PostgreSQL). */
+  artifactStore: ArtifactStoreSetting;
+}
+
+
+/**
+ * STACKSHIP_ARTIFACT_URL: `file:///abs/dir` (a local directory), `postgres` or the database URL
+ * itself (PostgreSQL), or `s3://bucket/prefix?endpoint=…&region=…&force_path_style=true`. Unset: a
+ * local directory under the data directory on SQLite, PostgreSQL on PostgreSQL.
+ */
+export function artifactStoreSetting(value: string | undefined, dataDir: string, databaseUrl: string): ArtifactStoreSetting {
+  const onPostgres = /^postgres(ql)?:\/\//.test(databaseUrl);
+  if (!value) return onPostgres ? { kind: "postgres" } : { kind: "local", directory: join(dataDir, "artifacts") };
+  const fail = (why: string) => new Error(`STACKSHIP_ARTIFACT_URL: ${why} (use file:///absolute/dir, postgres, or s3://bucket/prefix?endpoint=…)`);
+  if (value === "postgres" || value === databaseUrl) {
+    if (!onPostgres) throw fail("the PostgreSQL artifact backend needs a PostgreSQL database (STACKSHIP_DATABASE_URL)");
+    return { kind: "postgres" };
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw fail(`'${value}' is not a URL`);
+  }
+  switch (url.protocol) {
+    case "file:":
+      if (url.host !== "" || url.search !== "" || url.hash !== "") throw fail("a file URL is file:///absolute/dir, with no host or query");
+      return { kind: "local", directory: resolve(decodeURIComponent(url.pathname)) };
+    case "postgres:":
+    case "postgresql:":
+      throw fail("artifacts go to the database StackShip uses; write postgres (a separate artifact database is not supported)");
+    case "s3:":
+      if (url.hostname === "") throw fail("an S3 URL names its bucket: s3://bucket/prefix");
+      for (const name of url.searchParams.keys()) {
+        if (!["endpoint", "region", "force_path_style"].includes(name)) throw fail(`unknown S3 parameter '${name}'`);
+      }
+      if (url.searchParams.has("endpoint")) {
+        const endpoint = url.searchParams.get("endpoint")!;
+        if (!/^https?:\/\/[^/]+/.test(endpoint)) throw fail(`endpoint '${endpoint}' is not an http(s) URL`);
+      }
+      return { kind: "s3", url: url.toString() };
+    default:
+      throw fail(`unsupported scheme '${url.protocol}'`);
+  }
 }
 
 /** The GitHub App's settings (STACKSHIP_GITHUB_*); the pipeline is off unless all are set. */
@@ -175,9 +220,10 @@ function bootstrapAdmin(env: NodeJS.ProcessEnv): Config["bootstrapAdmin"] {
 /** Reads the configuration from an environment (process.env by default). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = resolve(env.STACKSHIP_DATA_DIR || ".stackship");
+  const databaseUrl = env.STACKSHIP_DATABASE_URL || `sqlite://${join(dataDir, "stackship.db")}`;
   return {
     dataDir,
-    databaseUrl: env.STACKSHIP_DATABASE_URL || `sqlite://${join(dataDir, "stackship.db")}`,
+    databaseUrl,
     httpPort: port(env.STACKSHIP_HTTP_PORT, 8080, "STACKSHIP_HTTP_PORT"),
     host: env.STACKSHIP_HOST || "127.0.0.1",
     publicUrl: env.STACKSHIP_PUBLIC_URL ? env.STACKSHIP_PUBLIC_URL.replace(/\/+$/, "") : null,
@@ -197,6 +243,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     github: githubSettings(env),
     liveSocketsPerSession: positive(env.STACKSHIP_LIVE_SOCKETS_PER_SESSION, DEFAULT_LIVE_SOCKETS_PER_SESSION, "STACKSHIP_LIVE_SOCKETS_PER_SESSION"),
     dashboardDir: join(REPO_ROOT, "web/dist"),
+    artifactStore: artifactStoreSetting(env.STACKSHIP_ARTIFACT_URL, dataDir, databaseUrl),
   };
 }
 

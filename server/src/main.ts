@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { describeArtifactStore } from "./artifacts/backends/index.ts";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
@@ -34,6 +35,7 @@ async function main() {
   const bootstrap = bootstrapToken(config);
   say(`data directory: ${config.dataDir}`);
   say(`database: ${config.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")}`);
+  say(`artifacts: ${describeArtifactStore(config.artifactStore)}`);
   const stackship = await createStackShip({ ...config, bootstrapToken: bootstrap.token }, {}, (m) => say(`migrations: ${m}`));
   const server = createServer(stackship.app.callback());
   stackship.live.attach(server);

@@ -1,3 +1,4 @@
+import { describeArtifactStore } from "./artifacts/backends/index.ts";
 import { loadConfig } from "./config.ts";
 import { serveRunnerMetrics } from "./metrics/serve.ts";
 import { RunnerEngine } from "./runner/engine.ts";
@@ -35,7 +36,7 @@ async function main() {
     },
   );
   await runner.start();
-  say(`runner ${runner.runnerId} started: concurrency ${config.runnerConcurrency}${process.env.STACKSHIP_RUNNER_CONCURRENCY ? "" : " (this machine's cores; set STACKSHIP_RUNNER_CONCURRENCY to change)"}, API ${apiUrl}, database ${config.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")}`);
+  say(`runner ${runner.runnerId} started: concurrency ${config.runnerConcurrency}${process.env.STACKSHIP_RUNNER_CONCURRENCY ? "" : " (this machine's cores; set STACKSHIP_RUNNER_CONCURRENCY to change)"}, API ${apiUrl}, database ${config.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")}, artifacts ${describeArtifactStore(config.artifactStore)}`);
   // No API here, so the runner serves its own scrape endpoint when asked to.
   const metrics = config.runnerMetricsPort === null ? null : await serveRunnerMetrics(config.host, config.runnerMetricsPort);
   say(metrics ? `metrics: http://${config.host}:${metrics.port}/metrics` : "metrics: not served (set STACKSHIP_RUNNER_METRICS_PORT to serve Prometheus metrics, 0 for any free port)");

@@ -5,7 +5,8 @@ import pino, { type Logger } from "pino";
 import { tfeSurface } from "./api/tfe/index.ts";
 import { ensureBootstrapAdmin } from "./commands/users.ts";
 import { v1Surface } from "./api/v1/index.ts";
-import { LocalArtifactStore } from "./artifacts/artifact-store.ts";
+import { FramedArtifactStore } from "./artifacts/artifact-store.ts";
+import { objectBackendFromConfig } from "./artifacts/backends/index.ts";
 import { deriveKeys, loadMasterKey } from "./artifacts/keys.ts";
 import { UploadInspector } from "./artifacts/upload-inspection.ts";
 import { meteredArtifacts } from "./metrics/metered-artifacts.ts";
@@ -63,12 +64,19 @@ export async function createServices(config: Config, overrides: ServerOverrides 
     throw error;
   }
   const keys = deriveKeys(loadMasterKey(config.dataDir, config.encryptionKey));
+  let backend;
+  try {
+    backend = await objectBackendFromConfig(config.artifactStore, db);
+  } catch (error) {
+    if (owned) await db.close();
+    throw error;
+  }
   const services: Services = {
     config,
     logger,
     db,
     stores: createStores(db.knex, db.dialect),
-    artifacts: new LocalArtifactStore(join(config.dataDir, "artifacts"), keys.artifacts, keys.artifactDataKeys),
+    artifacts: new FramedArtifactStore(backend, keys.artifactDataKeys),
     uploadInspector: new UploadInspector({ concurrency: config.uploadInspections, maxWaiting: config.uploadInspectionQueue }),
     keys,
     clock: overrides.clock ?? (() => new Date()),

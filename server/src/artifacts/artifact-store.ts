@@ -1,48 +1,47 @@
-import { createHash } from "node:crypto";
-import { createWriteStream } from "node:fs";
-import { mkdir, open, readFile, rename, rm, writeFile, type FileHandle } from "node:fs/promises";
-import { dirname, join, resolve, sep } from "node:path";
 import { Readable } from "node:stream";
-import { pipeline as pipelineAsync } from "node:stream/promises";
-import { DEFAULT_FRAME_SIZE, FramedArtifactError, FramedOpener, FramedSealer, framedObjectSize, HEADER_SIZE, openHeader, type ArtifactIdentity, type FramedOpenerOptions } from "./framed.ts";
+import { ARTIFACT_FORMAT, type ArtifactKind, type ArtifactRef } from "../domain/artifacts.ts";
+import { DEFAULT_FRAME_SIZE, FramedArtifactError, FramedOpener, FramedSealer, framedObjectSize, HEADER_SIZE, openHeader, type FramedOpenerOptions } from "./framed.ts";
 import { FramedReadWorker } from "./framed-reader.ts";
-import type { SecretBox } from "./keys.ts";
+import { ObjectNotFoundError, type ObjectBackend } from "./object-backend.ts";
 
 /** How much of a framed object one read (and one decrypted batch) covers: 16 frames of 64 KiB. */
 const FRAMED_BATCH_BYTES = 16 * (DEFAULT_FRAME_SIZE + 16);
 /**
- * Framed objects up to this plaintext size are opened on the main thread; larger ones are read,
- * verified, decrypted and hashed in the store's read worker (framed-reader.ts).
+ * Framed objects up to this plaintext size are opened on the main thread; larger ones on a backend
+ * with local files are read, verified, decrypted and hashed in the store's read worker
+ * (framed-reader.ts).
  */
 export const MAIN_THREAD_MAX_BYTES = 1024 * 1024;
 
-/** What is recorded about a stored artifact: its plaintext size and SHA-256. */
-export interface ArtifactDescriptor {
+/** What an artifact is written as: its kind, its workspace and its object key (all bound into the encryption). */
+export interface ArtifactTarget {
+  kind: ArtifactKind;
+  workspaceId: string;
   key: string;
-  sizeBytes: number;
-  sha256: string;
 }
 
-/** An object store for encrypted artifacts. */
+/**
+ * The artifact store: every artifact is written framed (framed.ts) through an ObjectBackend and
+ * read back only as what its ArtifactRef says it is.
+ */
 export interface ArtifactStore {
-  put(key: string, plaintext: Buffer): Promise<ArtifactDescriptor>;
-  get(key: string, expected: { sizeBytes: number; sha256: string }): Promise<Buffer>;
-  delete(key: string): Promise<void>;
-  /** Stores a streamed artifact in the framed format (framed.ts); nothing is held whole in memory. */
-  putFramed(key: string, identity: Omit<ArtifactIdentity, "key">, source: Uint8Array | AsyncIterable<Uint8Array>): Promise<ArtifactDescriptor>;
+  /** The backend's kind ("local", "postgres", "s3"), for logs. */
+  readonly backendKind: string;
+  /** Stores an artifact from bytes or a stream; nothing is held whole in memory for a stream. */
+  write(target: ArtifactTarget, source: Uint8Array | AsyncIterable<Uint8Array>): Promise<ArtifactRef>;
   /**
-   * Opens a framed artifact as a plaintext stream. Before anything is returned, the object's
-   * header must unwrap for this identity and its size must be exactly what the declared plaintext
-   * size implies (else FramedArtifactError); the stream then fails on any invalid frame, a length
-   * other than the declared one, or a digest mismatch at the end. Objects over
-   * MAIN_THREAD_MAX_BYTES are read, verified and decrypted in the store's read worker. With
+   * Opens an artifact as a plaintext stream. Before anything is returned, the object's header
+   * must unwrap for this ref and workspace and its size must be exactly what the ref's plaintext
+   * size implies (else FramedArtifactError; ObjectNotFoundError when absent); the stream then fails
+   * on any invalid frame, a length other than the ref's, or a digest mismatch at the end. With
    * `lend`, the stream may lend its chunks (http/lent-chunks.ts): only for a body that goes
    * straight to the HTTP writer, which gives them back.
    */
-  openFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }, options?: { lend?: boolean }): Promise<Readable>;
-  /** The whole plaintext of a framed artifact, verified (for callers that need it in memory anyway). */
-  getFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }): Promise<Buffer>;
-  /** Ends the streams under way and releases what the store holds (its read worker). */
+  open(ref: ArtifactRef, workspaceId: string, options?: { lend?: boolean }): Promise<Readable>;
+  /** The whole plaintext of an artifact, verified (for callers that need it in memory anyway). */
+  read(ref: ArtifactRef, workspaceId: string): Promise<Buffer>;
+  delete(key: string): Promise<void>;
+  /** Ends the streams under way and releases what the store holds (its read worker, the backend). */
   close(): Promise<void>;
 }
 
@@ -54,24 +53,20 @@ function* chunksOf(bytes: Uint8Array): Generator<Buffer> {
 }
 
 /**
- * Feeds a file to a framed reader in batches read into one reused buffer: the reader decrypts each
- * batch before its write completes and keeps no reference to it, so streaming allocates only the
- * plaintext it sends. Waiting for each write is the backpressure. A failed read fails the reader;
- * a destroyed reader stops the reads; the file is closed either way.
+ * Feeds object bytes to a framed reader: the reader decrypts each batch before its write completes
+ * and keeps no reference to it, so a source may reuse its buffer. Waiting for each write is the
+ * backpressure. A failed read fails the reader; a destroyed reader stops the reads; `done` runs
+ * either way.
  */
-async function pump(file: FileHandle, opener: FramedOpener, start: number): Promise<void> {
-  const buffer = Buffer.allocUnsafe(FRAMED_BATCH_BYTES);
-  let position = start;
+async function pump(source: AsyncIterable<Uint8Array>, opener: FramedOpener, done: () => Promise<void> = async () => undefined): Promise<void> {
   try {
-    for (;;) {
-      const { bytesRead } = await file.read(buffer, 0, buffer.length, position);
-      if (bytesRead === 0 || opener.destroyed) break;
-      position += bytesRead;
+    for await (const chunk of source) {
+      if (opener.destroyed) break;
       await new Promise<void>((resolve, reject) => {
         // A reader destroyed mid-write (the client went away) may never call back.
         const closed = () => reject(new Error("the framed reader was closed"));
         opener.once("close", closed);
-        opener.write(buffer.subarray(0, bytesRead), (error) => {
+        opener.write(chunk, (error) => {
           opener.off("close", closed);
           if (error) reject(error);
           else resolve();
@@ -82,104 +77,112 @@ async function pump(file: FileHandle, opener: FramedOpener, start: number): Prom
   } catch (error) {
     opener.destroy(error as Error);
   } finally {
-    await file.close().catch(() => undefined);
+    await done().catch(() => undefined);
   }
 }
 
-/** Local-directory adapter: each object is sealed with AES-256-GCM and written atomically. */
-export class LocalArtifactStore implements ArtifactStore {
-  private readonly root: string;
-  /** Where large framed objects are read and verified (started on first use). */
+async function collect(source: AsyncIterable<Uint8Array>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of source) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}
+
+/** The artifact store over any ObjectBackend (backends/). */
+export class FramedArtifactStore implements ArtifactStore {
+  /** Where large framed objects of a file backend are read and verified (started on first use). */
   readonly reader = new FramedReadWorker();
 
   constructor(
-    directory: string,
-    private readonly box: SecretBox,
-    /** The server key that wraps framed artifacts' data keys. */
+    readonly backend: ObjectBackend,
+    /** The server key that wraps artifacts' data keys. */
     private readonly dataKeyWrap: Buffer,
-  ) {
-    this.root = resolve(directory);
+  ) {}
+
+  get backendKind(): string {
+    return this.backend.kind;
   }
 
-  private path(key: string): string {
-    if (!/^[a-z0-9][a-z0-9._/-]*$/.test(key) || key.includes("..")) throw new Error(`invalid artifact key '${key}'`);
-    const path = resolve(join(this.root, key));
-    if (!path.startsWith(this.root + sep)) throw new Error(`invalid artifact key '${key}'`);
-    return path;
-  }
-
-  async put(key: string, plaintext: Buffer): Promise<ArtifactDescriptor> {
-    const path = this.path(key);
-    await mkdir(dirname(path), { recursive: true });
-    const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
-    await writeFile(temporary, this.box.seal(plaintext), { mode: 0o600 });
-    await rename(temporary, path);
-    return { key, sizeBytes: plaintext.length, sha256: createHash("sha256").update(plaintext).digest("hex") };
-  }
-
-  async get(key: string, expected: { sizeBytes: number; sha256: string }): Promise<Buffer> {
-    const plaintext = this.box.open(await readFile(this.path(key)));
-    const sha256 = createHash("sha256").update(plaintext).digest("hex");
-    // NOTE: a descriptor that disagrees with the bytes is never released.
-    if (plaintext.length !== expected.sizeBytes || sha256 !== expected.sha256) throw new Error(`artifact '${key}' does not match its descriptor`);
-    return plaintext;
-  }
-
-  async delete(key: string): Promise<void> {
-    await rm(this.path(key), { force: true });
-  }
-
-  async putFramed(key: string, identity: Omit<ArtifactIdentity, "key">, source: Uint8Array | AsyncIterable<Uint8Array>): Promise<ArtifactDescriptor> {
-    const path = this.path(key);
-    await mkdir(dirname(path), { recursive: true });
-    const temporary = `${path}.${process.pid}.${Date.now()}.tmp`;
-    const sealer = new FramedSealer({ wrappingKey: this.dataKeyWrap, identity: { ...identity, key } });
+  async write(target: ArtifactTarget, source: Uint8Array | AsyncIterable<Uint8Array>): Promise<ArtifactRef> {
+    const sealer = new FramedSealer({ wrappingKey: this.dataKeyWrap, identity: target });
+    const input = source instanceof Uint8Array ? Readable.from(chunksOf(source)) : Readable.from(source);
+    input.once("error", (error) => sealer.destroy(error));
+    input.pipe(sealer);
     try {
-      const input = source instanceof Uint8Array ? Readable.from(chunksOf(source)) : Readable.from(source);
-      await pipelineAsync(input, sealer, createWriteStream(temporary, { mode: 0o600, highWaterMark: FRAMED_BATCH_BYTES }));
-      await rename(temporary, path);
+      await this.backend.write(target.key, sealer);
     } catch (error) {
-      await rm(temporary, { force: true });
+      input.destroy();
+      sealer.destroy();
       throw error;
     }
-    return { key, ...sealer.result() };
+    return { kind: target.kind, key: target.key, ...sealer.result(), format: ARTIFACT_FORMAT };
   }
 
-  async openFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }, { lend = false }: { lend?: boolean } = {}): Promise<Readable> {
-    const file = await open(this.path(key), "r");
+  async open(ref: ArtifactRef, workspaceId: string, { lend = false }: { lend?: boolean } = {}): Promise<Readable> {
+    if (ref.format !== ARTIFACT_FORMAT) throw new FramedArtifactError(`artifact '${ref.key}' has the unknown format '${ref.format}'`);
+    const identity = { kind: ref.kind, workspaceId, key: ref.key };
+    const stream = this.backend.openFile ? await this.openFile(ref, identity, lend) : await this.openStreamed(ref, identity);
+    // The reader may fail before its consumer listens; it is destroyed (`errored`) either way.
+    stream.on("error", () => undefined);
+    return stream;
+  }
+
+  private check(ref: ArtifactRef, identity: FramedOpenerOptions["identity"], header: Buffer, size: number): FramedOpenerOptions {
+    const { frameSize, dataKey } = openHeader(header, this.dataKeyWrap, identity);
+    if (size !== framedObjectSize(ref.sizeBytes, frameSize)) throw new FramedArtifactError(`artifact '${ref.key}' does not match its descriptor`);
+    return { dataKey, frameSize, identity, sizeBytes: ref.sizeBytes, sha256: ref.sha256 };
+  }
+
+  /** A backend of local files: positioned reads, large objects in the read worker. */
+  private async openFile(ref: ArtifactRef, identity: FramedOpenerOptions["identity"], lend: boolean): Promise<Readable> {
+    const file = await this.backend.openFile!(ref.key);
     try {
       const { size } = await file.stat();
       const header = Buffer.alloc(HEADER_SIZE);
       const { bytesRead } = await file.read(header, 0, HEADER_SIZE, 0);
-      const { frameSize, dataKey } = openHeader(header.subarray(0, bytesRead), this.dataKeyWrap, { ...identity, key });
-      if (size !== framedObjectSize(expected.sizeBytes, frameSize)) throw new FramedArtifactError(`artifact '${key}' does not match its descriptor`);
-      const options = { dataKey, frameSize, identity: { ...identity, key }, ...expected };
-      // Whole frames per read (16 of the default size); the worker hands them over in slots of that size.
-      const readBytes = Math.ceil(FRAMED_BATCH_BYTES / (frameSize + 16)) * (frameSize + 16);
-      const stream = expected.sizeBytes > MAIN_THREAD_MAX_BYTES ? this.reader.open(file, HEADER_SIZE, options, readBytes, lend) : this.openHere(file, options);
-      // The reader may fail before its consumer listens; it is destroyed (`errored`) either way.
-      stream.on("error", () => undefined);
-      return stream;
+      const options = this.check(ref, identity, header.subarray(0, bytesRead), size);
+      if (ref.sizeBytes > MAIN_THREAD_MAX_BYTES) {
+        // Whole frames per read (16 of the default size); the worker hands them over in slots of that size.
+        const readBytes = Math.ceil(FRAMED_BATCH_BYTES / (options.frameSize + 16)) * (options.frameSize + 16);
+        return this.reader.open(file, HEADER_SIZE, options, readBytes, lend);
+      }
+      const opener = new FramedOpener(options);
+      const buffer = Buffer.allocUnsafe(FRAMED_BATCH_BYTES);
+      const batches = async function* () {
+        for (let position = HEADER_SIZE; ; ) {
+          const { bytesRead: n } = await file.read(buffer, 0, buffer.length, position);
+          if (n === 0) return;
+          position += n;
+          yield buffer.subarray(0, n);
+        }
+      };
+      void pump(batches(), opener, () => file.close());
+      return opener;
     } catch (error) {
       await file.close();
       throw error;
     }
   }
 
-  /** A small object: read, verified and decrypted on the main thread (no round trips to the worker). */
-  private openHere(file: FileHandle, options: FramedOpenerOptions): Readable {
+  /** Any other backend: the header and size first, then the frames streamed through the opener here. */
+  private async openStreamed(ref: ArtifactRef, identity: FramedOpenerOptions["identity"]): Promise<Readable> {
+    const size = await this.backend.size(ref.key);
+    if (size === null) throw new ObjectNotFoundError(ref.key);
+    const options = this.check(ref, identity, await collect(this.backend.read(ref.key, { start: 0, end: HEADER_SIZE })), size);
     const opener = new FramedOpener(options);
-    void pump(file, opener, HEADER_SIZE);
+    void pump(this.backend.read(ref.key, { start: HEADER_SIZE }), opener);
     return opener;
   }
 
-  async getFramed(key: string, identity: Omit<ArtifactIdentity, "key">, expected: { sizeBytes: number; sha256: string }): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of await this.openFramed(key, identity, expected)) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
+  async read(ref: ArtifactRef, workspaceId: string): Promise<Buffer> {
+    return collect(await this.open(ref, workspaceId));
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.backend.delete(key);
   }
 
   async close(): Promise<void> {
     await this.reader.close();
+    await this.backend.close();
   }
 }

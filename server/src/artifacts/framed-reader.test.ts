@@ -11,14 +11,15 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { flipByte } from "../../test/support/files.ts";
 import { openDescriptors } from "../../test/support/processes.ts";
-import { LocalArtifactStore, MAIN_THREAD_MAX_BYTES } from "./artifact-store.ts";
+import { ARTIFACT_FORMAT } from "../domain/artifacts.ts";
+import { FramedArtifactStore, MAIN_THREAD_MAX_BYTES } from "./artifact-store.ts";
+import { LocalObjectBackend } from "./backends/local.ts";
 import { FramedArtifactError, HEADER_SIZE, openHeader, sealFramed, type ArtifactIdentity } from "./framed.ts";
 import { lenderOf } from "./lent-chunks.ts";
 import { FramedReadWorker, WINDOW } from "./framed-reader.ts";
-import { SecretBox } from "./keys.ts";
 
 const WRAP = Buffer.alloc(32, 2);
-const KIND = { kind: "plan_json", workspaceId: "ws-0123456789abcdef" };
+const KIND = { kind: "plan_json" as const, workspaceId: "ws-0123456789abcdef" };
 const FRAME = 64 * 1024 + 16;
 const MiB = 1024 * 1024;
 
@@ -26,14 +27,24 @@ const sha = (data: Uint8Array) => createHash("sha256").update(data).digest("hex"
 
 interface Context {
   dir: string;
-  store: LocalArtifactStore;
+  store: ReturnType<typeof storeIn>;
+}
+
+/** The store over a local directory, addressed by key, identity and expected size and digest. */
+function storeIn(directory: string) {
+  const store = new FramedArtifactStore(new LocalObjectBackend(directory), WRAP);
+  return Object.assign(store, {
+    putFramed: (key: string, identity: typeof KIND, plaintext: Uint8Array) => store.write({ ...identity, key }, plaintext),
+    openFramed: (key: string, identity: typeof KIND, expected: { sizeBytes: number; sha256: string }, options?: { lend?: boolean }) =>
+      store.open({ kind: identity.kind, key, ...expected, format: ARTIFACT_FORMAT }, identity.workspaceId, options),
+  });
 }
 
 const test = suite<Context>("framed read worker");
 
 test.before.each((context) => {
   context.dir = mkdtempSync(join(tmpdir(), "ss-framed-reader-"));
-  context.store = new LocalArtifactStore(context.dir, new SecretBox(Buffer.alloc(32, 1), "artifacts"), WRAP);
+  context.store = storeIn(context.dir);
 });
 
 test.after.each(async (context) => {
@@ -202,6 +213,7 @@ test("lending: chunks never given back stall only their own stream, which a dest
   const stream = await context.store.openFramed(o.descriptor.key, KIND, o.expected, { lend: true });
   let chunks = 0;
   stream.on("data", () => (chunks += 1));
+  await until(() => chunks >= WINDOW, "the worker sent its slots");
   await new Promise((resolve) => setTimeout(resolve, 150));
   assert.is(chunks, WINDOW, "the worker sent more than its slots while none came back");
   const other = await stored(context, "runs/m/plan.json", 3 * MiB);

@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual, type Hash } from "node:crypto";
 import { Transform, type TransformCallback } from "node:stream";
+import { ARTIFACT_FORMAT } from "../domain/artifacts.ts";
 
 // The framed artifact format (stackship framed AES-256-GCM, version 1), for artifacts that are
 // streamed rather than held in memory (the plan JSON):
@@ -16,7 +17,7 @@ import { Transform, type TransformCallback } from "node:stream";
 // artifact's fails authentication.
 
 /** The format name recorded in descriptors. */
-export const FRAMED_FORMAT = "framed-aes256gcm-v1";
+export const FRAMED_FORMAT = ARTIFACT_FORMAT;
 /** 64 KiB frames. */
 export const DEFAULT_FRAME_SIZE = 64 * 1024;
 const MIN_FRAME_SIZE = 1024;

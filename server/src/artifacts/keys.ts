@@ -9,7 +9,6 @@ export interface Keys {
   /** Derives a session's CSRF token from its cookie secret. */
   csrf: Buffer;
   secrets: SecretBox;
-  artifacts: SecretBox;
   /** Wraps the random per-artifact data keys of framed artifacts (framed.ts). */
   artifactDataKeys: Buffer;
   /** Seals the private halves of the workload identity issuer's signing keys. */
@@ -59,7 +58,6 @@ export function deriveKeys(master: Buffer): Keys {
     uploadUrl: derive(master, "upload-url"),
     csrf: derive(master, "session-csrf"),
     secrets: new SecretBox(derive(master, "secrets"), "secrets"),
-    artifacts: new SecretBox(derive(master, "artifacts"), "artifacts"),
     artifactDataKeys: derive(master, "artifact-data-key-wrap"),
     signingKeys: new SecretBox(derive(master, "workload-identity-signing-keys"), "workload-identity-signing-keys"),
   };

@@ -6,7 +6,7 @@ import type { Readable } from "node:stream";
  * them: each chunk is a view of memory the body reuses, valid only until its release function is
  * called with it. The writer must call it once the socket has written that chunk (the write's
  * callback), and must not keep the chunk after. A body only lends when its creator asked for it
- * knowing where the body goes (e.g. ArtifactStore.openFramed with `lend`); other bodies give
+ * knowing where the body goes (e.g. ArtifactStore.open with `lend`); other bodies give
  * chunks of their own and are piped as usual.
  */
 export const lendChunks = Symbol("stackship.lendChunks");

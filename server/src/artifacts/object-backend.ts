@@ -1,3 +1,5 @@
+import type { FileHandle } from "node:fs/promises";
+
 /**
  * Where artifact objects' bytes live. The artifact store above it (artifact-store.ts) encrypts,
  * frames and verifies; a backend only keeps opaque bytes under a key. Three backends implement
@@ -26,6 +28,11 @@ export interface ObjectBackend {
   size(key: string): Promise<number | null>;
   /** Removes an object; removing an absent key is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Optional: opens the object's file for positioned reads, for a backend whose objects are local
+   * files (the artifact store then reads large objects in its read worker). The caller closes it.
+   */
+  openFile?(key: string): Promise<FileHandle>;
   /** Releases connections and handles the backend holds. */
   close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { sharedBytes } from "../artifacts/upload-inspection.ts";
+import { artifactRefOf, type ArtifactRef } from "../domain/artifacts.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { ConfigurationVersion, Workspace } from "../domain/records.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
@@ -87,7 +88,7 @@ export async function uploadConfiguration(services: Services, token: string, bod
   const bytes = Buffer.from(shared.buffer, shared.byteOffset, shared.byteLength);
   // Keyed by content, so a concurrent second upload never overwrites the winner's bytes.
   const key = `configuration-versions/${id}/${createHash("sha256").update(bytes).digest("hex")}.tar.gz`;
-  const descriptor = await services.artifacts.put(key, bytes);
+  const descriptor = await services.artifacts.write({ kind: "configuration", workspaceId: current.workspaceId, key }, bytes);
   try {
     return await inTransaction(services.db, async (stores) => {
       const uploaded = await stores.configurationVersions.markUploaded(id, {
@@ -113,4 +114,9 @@ export async function uploadConfiguration(services: Services, token: string, bod
     if (after?.configDigest !== descriptor.sha256) await services.artifacts.delete(key);
     throw error;
   }
+}
+
+/** The ref of an uploaded configuration version's tarball; null until it is uploaded. */
+export function configurationArtifact(version: ConfigurationVersion): ArtifactRef | null {
+  return artifactRefOf("configuration", { key: version.artifactKey, sizeBytes: version.sizeBytes, sha256: version.configDigest });
 }

@@ -5,6 +5,9 @@ import { isStepUpFresh } from "../domain/sessions.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
 import type { StateVersion } from "../store/index.ts";
+import type { ArtifactRef } from "../domain/artifacts.ts";
+import { runArtifact } from "./run-artifacts.ts";
+import { stateArtifact } from "./state-versions.ts";
 
 /** The guarded downloads: what each is called in the audit trail. */
 export type SensitiveDownload = "raw_plan" | "emergency_state";
@@ -36,13 +39,14 @@ export function checkSensitiveDownload(services: Services, principal: Authentica
  */
 export async function readPlanChanges(services: Services, run: Run): Promise<{ bytes: Buffer; sha256: string }> {
   const x = run.execution;
-  if (x.planDiffArtifactKey === null || x.planDiffDigest === null || x.planDiffSizeBytes === null) {
+  const ref = await runArtifact(services, run, "plan_diff");
+  if (!ref) {
     if (x.planStatus === "pending" || x.planStatus === "running") {
       throw new DomainError("RUN_PLAN_CHANGES_NOT_READY", `The plan of run ${run.id} has not finished yet (plan status ${x.planStatus}); its changes are available once it has.`);
     }
     throw new DomainError("RUN_PLAN_CHANGES_UNAVAILABLE", `The plan of run ${run.id} ended (plan status ${x.planStatus}) without producing redacted plan changes.`);
   }
-  return { bytes: await services.artifacts.get(x.planDiffArtifactKey, { sizeBytes: x.planDiffSizeBytes, sha256: x.planDiffDigest }), sha256: x.planDiffDigest };
+  return { bytes: await services.artifacts.read(ref, run.workspaceId), sha256: ref.sha256 };
 }
 
 /** Commits the audit event of a download, with its reason, before anything is sent. */
@@ -63,10 +67,13 @@ export async function auditDownload(services: Services, actor: AuthenticatedPrin
  * recovery case, then the one it published, then one a recovery discarded; the highest serial
  * within each. Only versions whose bytes arrived count.
  */
-export async function emergencyStateOf(services: Services, run: Run): Promise<StateVersion> {
-  const uploaded = (await services.stores.stateVersions.listByWorkspace(run.workspaceId)).filter((version) => version.runId === run.id && version.artifactKey !== null && version.sha256 !== null && version.sizeBytes !== null);
+export async function emergencyStateOf(services: Services, run: Run): Promise<{ version: StateVersion; ref: ArtifactRef }> {
+  const uploaded = (await services.stores.stateVersions.listByWorkspace(run.workspaceId)).flatMap((version) => {
+    const ref = version.runId === run.id ? stateArtifact(version) : null;
+    return ref ? [{ version, ref }] : [];
+  });
   const rank = { pending: 0, finalized: 1, discarded: 2 } as const;
-  const candidate = uploaded.sort((a, b) => rank[a.status] - rank[b.status] || b.serial - a.serial)[0];
+  const candidate = uploaded.sort((a, b) => rank[a.version.status] - rank[b.version.status] || b.version.serial - a.version.serial)[0];
   if (!candidate) throw new DomainError("EMERGENCY_STATE_UNAVAILABLE", `Run ${run.id} uploaded no state, so there is nothing to recover from it.`);
   return candidate;
 }

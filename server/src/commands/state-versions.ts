@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { isAllowed } from "../domain/authorization.ts";
+import { artifactRefOf, type ArtifactRef } from "../domain/artifacts.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Workspace } from "../domain/records.ts";
 import { isRunPrincipal, type AuthenticatedPrincipal } from "../domain/principal.ts";
@@ -219,7 +220,7 @@ export async function uploadState(services: Services, token: string, body: Uint8
     );
   }
   const key = `state-versions/${id}/${sha256}.tfstate`;
-  const descriptor = await services.artifacts.put(key, bytes);
+  const descriptor = await services.artifacts.write({ kind: "state", workspaceId: stateVersion.workspaceId, key }, bytes);
   const now = services.clock();
   const workspace = await services.stores.workspaces.getById(stateVersion.workspaceId);
   const uploaded = await inTransaction(services.db, async (stores) => {
@@ -280,9 +281,8 @@ export async function confirmStatePublication(services: Services, publication: S
   const stateVersion = await services.stores.stateVersions.getById(stateVersionId);
   if (!stateVersion) throw new DomainError("NOT_FOUND", `State version ${stateVersionId} does not exist.`);
   if (stateVersion.status !== "pending") throw new DomainError("STATE_VERSION_NOT_PENDING", `State version ${stateVersionId} is ${stateVersion.status}, not pending.`);
-  if (stateVersion.sha256 === null || stateVersion.artifactKey === null || stateVersion.sizeBytes === null) {
-    throw new DomainError("STATE_VERSION_NOT_UPLOADED", `State version ${stateVersionId} has no uploaded state yet.`);
-  }
+  const stored = stateArtifact(stateVersion);
+  if (!stored) throw new DomainError("STATE_VERSION_NOT_UPLOADED", `State version ${stateVersionId} has no uploaded state yet.`);
   const differences: Record<string, { expected: unknown; recorded: unknown }> = {};
   const compare = (field: string, expected: unknown, recorded: unknown) => {
     if (expected !== recorded) differences[field] = { expected, recorded };
@@ -303,7 +303,7 @@ export async function confirmStatePublication(services: Services, publication: S
   }
   // The stored ciphertext must open to exactly the recorded bytes (the artifact store checks size and SHA-256).
   try {
-    await services.artifacts.get(stateVersion.artifactKey, { sizeBytes: stateVersion.sizeBytes, sha256: stateVersion.sha256 });
+    await services.artifacts.read(stored, stateVersion.workspaceId);
   } catch (error) {
     throw new DomainError("STATE_PUBLICATION_MISMATCH", `The stored state of ${stateVersionId} does not match its recorded SHA-256 and size; it was not published.`, { cause: error });
   }
@@ -354,8 +354,12 @@ export function mayReadRawState(principal: AuthenticatedPrincipal, stateVersion:
 
 /** The exact stored bytes of an uploaded state version (decrypted and checked against its SHA-256). */
 export async function readStateBytes(services: Services, stateVersion: StateVersion): Promise<Buffer> {
-  if (stateVersion.sha256 === null || stateVersion.artifactKey === null || stateVersion.sizeBytes === null) {
-    throw new DomainError("STATE_VERSION_NOT_UPLOADED", `State version ${stateVersion.id} has no uploaded state yet.`);
-  }
-  return services.artifacts.get(stateVersion.artifactKey, { sizeBytes: stateVersion.sizeBytes, sha256: stateVersion.sha256 });
+  const ref = stateArtifact(stateVersion);
+  if (!ref) throw new DomainError("STATE_VERSION_NOT_UPLOADED", `State version ${stateVersion.id} has no uploaded state yet.`);
+  return services.artifacts.read(ref, stateVersion.workspaceId);
+}
+
+/** The ref of a state version's uploaded state; null until it is uploaded. */
+export function stateArtifact(stateVersion: StateVersion): ArtifactRef | null {
+  return artifactRefOf("state", { key: stateVersion.artifactKey, sizeBytes: stateVersion.sizeBytes, sha256: stateVersion.sha256 });
 }

@@ -177,16 +177,12 @@ export interface RunExecution {
   statusReason: RunReason | null;
   hasChanges: boolean | null;
   planCounts: PlanCounts | null;
+  /**
+   * The SHA-256 of the saved plan: the evidence an approval binds to. The plan's artifacts (saved
+   * plan, plan JSON, redacted plan changes) are ArtifactRefs in the artifact store
+   * (`stores.artifacts.forRun`), not fields of the run.
+   */
   planDigest: string | null;
-  planSizeBytes: number | null;
-  planArtifactKey: string | null;
-  planJsonDigest: string | null;
-  planJsonSizeBytes: number | null;
-  planJsonArtifactKey: string | null;
-  /** The redacted plan-diff artifact (stackship.plan-diff/v1); null when the plan produced none. */
-  planDiffDigest: string | null;
-  planDiffSizeBytes: number | null;
-  planDiffArtifactKey: string | null;
   dependencyBundleDigest: string | null;
   dependencyLockFile: string | null;
   policyOutcome: PolicyOutcome | null;

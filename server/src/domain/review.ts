@@ -1,3 +1,4 @@
+import type { RunArtifactKind } from './artifacts.ts';
 import type { Permission, PrincipalLike } from './authorization.ts';
 import type { EnforcementLevel } from './policy/index.ts';
 import type { RunAttempt, RunJob, RunReview as ReviewDecision, Run } from './records.ts';
@@ -134,6 +135,8 @@ export interface ReviewRecords {
   displayNames: ReadonlyMap<string, string>;
   /** The failed phase's last log lines, read only when `failedPhase(run)` named a phase. */
   logTail: { phase: 'plan' | 'apply'; lines: readonly string[] } | null;
+  /** The artifacts the run has published (commands/run-artifacts.ts publishedRunArtifacts). */
+  artifacts: readonly RunArtifactKind[];
 }
 
 /** Who is asking, as far as the review needs it. */
@@ -340,10 +343,10 @@ export function reviewDownloads(records: ReviewRecords, caller: ReviewCaller): {
   const x = records.run.execution;
   const items: { kind: ReviewDownloadKind; available: boolean }[] = [];
   if (caller.may('artifact:read')) {
-    items.push({ kind: 'redacted_plan', available: x.planDiffArtifactKey !== null && x.planDiffDigest !== null && x.planDiffSizeBytes !== null });
+    items.push({ kind: 'redacted_plan', available: records.artifacts.includes('plan_diff') });
   }
   if (caller.may('artifact:read_sensitive')) {
-    items.push({ kind: 'raw_plan', available: x.planJsonArtifactKey !== null && x.planJsonDigest !== null && x.planJsonSizeBytes !== null });
+    items.push({ kind: 'raw_plan', available: records.artifacts.includes('plan_json') });
   }
   // Emergency state needs state:recover itself; run:recover alone never hands out state bytes.
   // What the endpoint serves: any state version this run uploaded bytes for (pending first, then

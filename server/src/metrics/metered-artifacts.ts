@@ -1,19 +1,20 @@
-import type { ArtifactDescriptor, ArtifactStore } from "../artifacts/artifact-store.ts";
+import type { ArtifactStore } from "../artifacts/artifact-store.ts";
+import type { ArtifactRef } from "../domain/artifacts.ts";
 import { recordArtifactBytes } from "./registry.ts";
 
 /**
  * The artifact store with its traffic counted (stackship_artifact_bytes_total), whatever the
- * backend: bytes written are the stored descriptor's plaintext size, bytes read the size the
+ * backend: bytes written are the stored ref's plaintext size, bytes read the size the
  * reader asked for (a stream is counted when it opens). Streams themselves are not touched.
  * Every other member goes to the store unchanged.
  */
 export function meteredArtifacts(store: ArtifactStore): ArtifactStore {
   const writes =
-    <A extends unknown[]>(write: (...args: A) => Promise<ArtifactDescriptor>) =>
+    <A extends unknown[]>(write: (...args: A) => Promise<ArtifactRef>) =>
     async (...args: A) => {
-      const descriptor = await write(...args);
-      recordArtifactBytes("written", descriptor.sizeBytes);
-      return descriptor;
+      const ref = await write(...args);
+      recordArtifactBytes("written", ref.sizeBytes);
+      return ref;
     };
   const reads =
     <A extends unknown[]>(read: (...args: A) => Promise<Buffer>) =>
@@ -23,13 +24,11 @@ export function meteredArtifacts(store: ArtifactStore): ArtifactStore {
       return bytes;
     };
   const metered: Partial<ArtifactStore> = {
-    put: writes(store.put.bind(store)),
-    putFramed: writes(store.putFramed.bind(store)),
-    get: reads(store.get.bind(store)),
-    getFramed: reads(store.getFramed.bind(store)),
-    openFramed: async (...args) => {
-      const stream = await store.openFramed(...args);
-      recordArtifactBytes("read", args[2].sizeBytes);
+    write: writes(store.write.bind(store)),
+    read: reads(store.read.bind(store)),
+    open: async (...args) => {
+      const stream = await store.open(...args);
+      recordArtifactBytes("read", args[0].sizeBytes);
       return stream;
     },
   };

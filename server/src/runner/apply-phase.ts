@@ -11,6 +11,7 @@ import { readPlanJson } from "./plan-json.ts";
 import { addWorkloadIdentity } from "./workload-identity-files.ts";
 import { type ExecutionContext, type PhaseOutcome, lockForRun, materializeInputs, readPriorState, sandboxFiles, LIMIT_LOG_LINES, limitReason, classify, runPhaseSandbox } from "./execution.ts";
 import { PhaseLog } from "./phase-log.ts";
+import { runArtifact } from "../commands/run-artifacts.ts";
 
 /**
  * The apply phase: re-check that the approval's evidence is still current and that the run
@@ -78,7 +79,10 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
   try {
     const files = (async () => {
       const files = await sandboxFiles(services, run, secret, inputs);
-      files["plan.tfplan"] = await services.artifacts.get(x.planArtifactKey!, { sizeBytes: x.planSizeBytes!, sha256: x.planDigest! });
+      const plan = await runArtifact(services, run, "plan");
+      // The saved plan must be the one the approval bound (its digest is the run's).
+      if (!plan || plan.sha256 !== x.planDigest) throw new Error(`run ${run.id}: its saved plan is missing or is not the approved one`);
+      files["plan.tfplan"] = await services.artifacts.read(plan, run.workspaceId);
       if (x.dependencyLockFile !== null) files["lock.hcl"] = x.dependencyLockFile;
       return files;
     })();

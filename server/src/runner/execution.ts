@@ -11,6 +11,7 @@ import { newSandboxId, type SandboxLimitKind, type SandboxLimits, SANDBOX_TOOLS_
 import { CLOUD_OVERRIDE_FILE, STAGED_DIR, TFVARS_FILE, cliConfig, cloudOverride, phaseScript, planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER, tfvars, type MaterializedVariable } from "./tofu-files.ts";
 import type { WarmSandboxPool } from "./warm-sandboxes.ts";
 import { readStateBytes } from "../commands/state-versions.ts";
+import { configurationArtifact } from "../commands/configuration-versions.ts";
 import { PLAN_STATE_DIR, PLAN_STATE_ENV, PLAN_STATE_FILE, type PlanState } from "./plan-state.ts";
 import type { PhaseLog } from "./phase-log.ts";
 
@@ -125,11 +126,12 @@ export async function sandboxFiles(services: Services, run: Run, token: string, 
   const configurationVersion = await services.stores.configurationVersions.getById(run.configurationVersionId);
   const workspace = await services.stores.workspaces.getById(run.workspaceId);
   const organization = workspace && (await services.stores.organizations.getById(workspace.organizationId));
-  if (!configurationVersion?.artifactKey || configurationVersion.sizeBytes === null || !configurationVersion.configDigest || !workspace || !organization) {
+  const configuration = configurationVersion && configurationArtifact(configurationVersion);
+  if (!configurationVersion || !configuration || !workspace || !organization) {
     throw new Error(`run ${run.id}: its configuration or workspace is missing`);
   }
   if (configurationVersion.configDigest !== run.configDigest) throw new Error(`run ${run.id}: configuration digest changed`);
-  const tarball = await services.artifacts.get(configurationVersion.artifactKey, { sizeBytes: configurationVersion.sizeBytes, sha256: configurationVersion.configDigest });
+  const tarball = await services.artifacts.read(configuration, run.workspaceId);
   return {
     "config.tar.gz": tarball,
     "cli.tfrc": cliConfig(token),

@@ -15,6 +15,7 @@ import { addWorkloadIdentity } from "./workload-identity-files.ts";
 import { type ExecutionContext, type PhaseOutcome, lockForRun, materializeInputs, sandboxFiles, LIMIT_LOG_LINES, limitReason, classify, runPhaseSandbox } from "./execution.ts";
 import { PhaseLog } from "./phase-log.ts";
 import { policyStage } from "./policy-stage.ts";
+import { writeRunArtifact } from "../commands/run-artifacts.ts";
 import { loadPlanState, localBackendOverride, planForApply, type PlanState } from "./plan-state.ts";
 import { CLOUD_OVERRIDE_FILE, STAGED_DIR } from "./tofu-files.ts";
 
@@ -131,9 +132,9 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   if (planDiffBytes && !planDiffValid) services.logger.warn({ runId: run.id }, "the plan's redacted plan changes were refused (not this run's, too large, or holding a sensitive value); they are unavailable");
   // Independent objects: written concurrently.
   const [planArtifact, planJsonArtifact, planDiffArtifact] = await Promise.all([
-    services.artifacts.put(`runs/${run.id}/plan.tfplan`, planFile),
+    writeRunArtifact(services, run, "plan", planFile),
     storePlanJson(services, run, planJsonBytes),
-    planDiffValid ? services.artifacts.put(`runs/${run.id}/plan-diff.json`, planDiffBytes!) : null,
+    planDiffValid && planDiffBytes ? writeRunArtifact(services, run, "plan_diff", planDiffBytes) : null,
     log.close(),
   ]);
   const storedAt = now();
@@ -143,14 +144,6 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     hasChanges: summary.hasChanges,
     planCounts: summary.counts,
     planDigest: planArtifact.sha256,
-    planSizeBytes: planArtifact.sizeBytes,
-    planArtifactKey: planArtifact.key,
-    planJsonDigest: planJsonArtifact.sha256,
-    planJsonSizeBytes: planJsonArtifact.sizeBytes,
-    planJsonArtifactKey: planJsonArtifact.key,
-    planDiffDigest: planDiffArtifact?.sha256 ?? null,
-    planDiffSizeBytes: planDiffArtifact?.sizeBytes ?? null,
-    planDiffArtifactKey: planDiffArtifact?.key ?? null,
     dependencyBundleDigest: dependencyBundleDigest(result.files["lock.hcl"], result.files["modules.json"]),
     // The lock file travels with the plan: the apply must use exactly these providers.
     dependencyLockFile: result.files["lock.hcl"]?.toString("utf8") ?? null,

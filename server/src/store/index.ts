@@ -1,4 +1,6 @@
+import { ArtifactRepository } from './artifact-repository.ts';
 import { AuditRepository } from './audit-repository.ts';
+export { ArtifactRepository, type ArtifactRecord } from './artifact-repository.ts';
 import { ConfigurationVersionRepository } from './configuration-version-repository.ts';
 import type { Database } from './db.ts';
 import type { Dialect, Executor } from './dialect.ts';
@@ -26,9 +28,15 @@ export type { ThrottleKey, Reservation } from './auth-throttle-repository.ts';
 
 export { migrateDown, migrateLatest, openDatabase, rollbackAll } from './db.ts';
 export type { Database } from './db.ts';
-export { AttemptRepository, JobRepository, LogRepository, ReviewRepository, type LogChunk, type LogPhase, type LogPosition, type LogWindow } from './execution-repositories.ts';
+export { AttemptRepository } from './attempt-repository.ts';
+export { JobRepository } from './job-repository.ts';
+export { LogRepository, type LogChunk, type LogPhase, type LogPosition, type LogWindow } from './log-repository.ts';
+export { ReviewRepository } from './review-repository.ts';
 export { announce, openRunChangeFeed, RUN_CHANGE_CHANNEL, type RunChangeFeed, type RunChangeListener, type RunChangeNotice, type LogChunkNotice, type RunStateNotice } from './run-events.ts';
-import { AttemptRepository, JobRepository, LogRepository, ReviewRepository } from './execution-repositories.ts';
+import { AttemptRepository } from './attempt-repository.ts';
+import { JobRepository } from './job-repository.ts';
+import { LogRepository } from './log-repository.ts';
+import { ReviewRepository } from './review-repository.ts';
 export type { Dialect, Executor } from './dialect.ts';
 export type { CreateOrganizationInput } from './organization-repository.ts';
 export type { CreateProjectInput } from './project-repository.ts';
@@ -88,6 +96,8 @@ export interface Stores {
   federationProfiles: FederationProfileRepository;
   signingKeys: SigningKeyRepository;
   authThrottles: AuthThrottleRepository;
+  /** Descriptors (ArtifactRefs) of the artifacts runs produce. */
+  artifacts: ArtifactRepository;
 }
 
 /** Every repository running on the given database or transaction. */
@@ -118,6 +128,7 @@ export function createStores(executor: Executor, dialect: Dialect): Stores {
     federationProfiles: new FederationProfileRepository(executor, dialect),
     signingKeys: new SigningKeyRepository(executor, dialect),
     authThrottles: new AuthThrottleRepository(executor, dialect),
+    artifacts: new ArtifactRepository(executor, dialect),
   };
 }
 

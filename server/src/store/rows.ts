@@ -154,14 +154,6 @@ export interface RunRow {
   plan_change?: number | null;
   plan_destroy?: number | null;
   plan_digest?: string | null;
-  plan_size_bytes?: number | string | null;
-  plan_artifact_key?: string | null;
-  plan_json_digest?: string | null;
-  plan_json_size_bytes?: number | string | null;
-  plan_json_artifact_key?: string | null;
-  plan_diff_digest?: string | null;
-  plan_diff_size_bytes?: number | string | null;
-  plan_diff_artifact_key?: string | null;
   dependency_bundle_digest?: string | null;
   dependency_lock_file?: string | null;
   policy_outcome?: string | null;

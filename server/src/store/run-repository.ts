@@ -265,14 +265,6 @@ function patchToRow(patch: RunPatch): Partial<RunRow> {
     row.plan_destroy = patch.planCounts?.destroy ?? null;
   }
   set('plan_digest', patch.planDigest);
-  set('plan_size_bytes', patch.planSizeBytes);
-  set('plan_artifact_key', patch.planArtifactKey);
-  set('plan_json_digest', patch.planJsonDigest);
-  set('plan_json_size_bytes', patch.planJsonSizeBytes);
-  set('plan_json_artifact_key', patch.planJsonArtifactKey);
-  set('plan_diff_digest', patch.planDiffDigest);
-  set('plan_diff_size_bytes', patch.planDiffSizeBytes);
-  set('plan_diff_artifact_key', patch.planDiffArtifactKey);
   set('dependency_bundle_digest', patch.dependencyBundleDigest);
   set('dependency_lock_file', patch.dependencyLockFile);
   set('policy_outcome', patch.policyOutcome);
@@ -337,14 +329,6 @@ function toRun(row: RunRow): Run {
           ? null
           : { create: numberFromRow(row.plan_create), change: numberFromRow(row.plan_change ?? 0), destroy: numberFromRow(row.plan_destroy ?? 0) },
       planDigest: row.plan_digest ?? null,
-      planSizeBytes: nullableNumber(row.plan_size_bytes),
-      planArtifactKey: row.plan_artifact_key ?? null,
-      planJsonDigest: row.plan_json_digest ?? null,
-      planJsonSizeBytes: nullableNumber(row.plan_json_size_bytes),
-      planJsonArtifactKey: row.plan_json_artifact_key ?? null,
-      planDiffDigest: row.plan_diff_digest ?? null,
-      planDiffSizeBytes: nullableNumber(row.plan_diff_size_bytes),
-      planDiffArtifactKey: row.plan_diff_artifact_key ?? null,
       dependencyBundleDigest: row.dependency_bundle_digest ?? null,
       dependencyLockFile: row.dependency_lock_file ?? null,
       policyOutcome: (row.policy_outcome ?? null) as PolicyOutcome | null,

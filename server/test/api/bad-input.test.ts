@@ -1,7 +1,6 @@
 // Bad input the fuzzing found (issue 12 §6): gzip bombs in configuration uploads, JSON bodies that
 // are not UTF-8. Each is refused with a JSON:API error and a stable code, and nothing is written.
-import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { storedArtifactKeys } from "../support/artifacts.ts";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { gzipSync } from "node:zlib";
 import { suite } from "uvu";
@@ -25,24 +24,6 @@ async function allTablesUnchanged<T>(server: TestServer, act: () => Promise<T>):
   return expectNothingWritten(server, act, await applicationTables(server));
 }
 
-function artifactFiles(server: TestServer): string[] {
-  const files: string[] = [];
-  const walk = (dir: string) => {
-    let entries: string[];
-    try {
-      entries = readdirSync(dir);
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      const path = join(dir, entry);
-      if (statSync(path).isDirectory()) walk(path);
-      else files.push(path);
-    }
-  };
-  walk(join(server.services.config.dataDir, "artifacts"));
-  return files.sort();
-}
 
 /** A fetch Response as the SDK result shape the error helpers take. */
 async function asResult(response: Response): Promise<SdkResult> {
@@ -67,16 +48,16 @@ testEachServer(bombs, "refuses a 0.5 MB gzip bomb (500 MiB inflated) with 422 CO
   const { token, workspace } = await setUp(server);
   assert.ok(BOMB.length < 600_000, String(BOMB.length));
   const pending = await createPendingConfiguration(server, token, workspace.id);
-  const before = artifactFiles(server);
+  const before = (await storedArtifactKeys(server));
   const result = await allTablesUnchanged(server, async () => asResult(await putUpload(pending.attributes.upload_url!, BOMB)));
   const error = expectV1Error(result, 422, "CONFIGURATION_UPLOAD_INVALID");
   assert.match(error.detail!, "compression bomb");
-  assert.equal(artifactFiles(server), before);
+  assert.equal((await storedArtifactKeys(server)), before);
   // A bomb that is a tar archive (a zero-filled file, well over the ratio) is refused the same way.
   const tarBomb = gzipSync(tarArchive([{ name: "zeros.bin", data: Buffer.alloc(64 * 1024 * 1024) }]), { level: 9 });
   const tarResult = await allTablesUnchanged(server, async () => asResult(await putUpload(pending.attributes.upload_url!, tarBomb)));
   assert.match(expectV1Error(tarResult, 422, "CONFIGURATION_UPLOAD_INVALID").detail!, "compression bomb");
-  assert.equal(artifactFiles(server), before);
+  assert.equal((await storedArtifactKeys(server)), before);
 });
 
 testEachServer(bombs, "answers /healthz while four bombs are inspected in parallel (responses arrive while inspections are in flight)", async (server) => {
@@ -140,7 +121,7 @@ testEachServer(
 testEachServer(bombs, "refuses path traversal, absolute paths, escaping symlinks, bad hard links and devices with 422 CONFIGURATION_UPLOAD_INVALID, and writes nothing", async (server) => {
   const { token, workspace } = await setUp(server);
   const pending = await createPendingConfiguration(server, token, workspace.id);
-  const before = artifactFiles(server);
+  const before = (await storedArtifactKeys(server));
   const main = { name: "main.tf", data: 'resource "terraform_data" "x" {}\n' };
   const cases: Array<[string, Parameters<typeof tarArchive>[0], string]> = [
     ["traversal", [main, { name: "../../etc/cron.d/x", data: "* * * * * root id\n" }], "path traversal"],
@@ -157,7 +138,7 @@ testEachServer(bombs, "refuses path traversal, absolute paths, escaping symlinks
     const error = expectV1Error(result, 422, "CONFIGURATION_UPLOAD_INVALID");
     assert.match(error.detail!, why, label);
   }
-  assert.equal(artifactFiles(server), before);
+  assert.equal((await storedArtifactKeys(server)), before);
   // The same URL still takes a good archive.
   assert.is((await putUpload(pending.attributes.upload_url!, gzipSync(tarArchive([main])))).status, 200);
 });

@@ -139,7 +139,7 @@ testEachServer(sensitive, "a run that uploaded no state has no emergency state; 
   const { run } = await seededRun(server);
   const admin = await signedInMember(server, "acme", "admin");
   await server.db.knex("state_versions").where({ run_id: run.id }).delete();
-  await server.db.knex("runs").where({ id: run.id }).update({ plan_json_artifact_key: null, plan_json_digest: null, plan_json_size_bytes: null });
+  await server.db.knex("artifacts").where({ run_id: run.id, kind: "plan_json" }).delete();
   await errorOf(await postAs(admin, `/v1/runs/${run.id}/downloads/emergency-state`), 404, "EMERGENCY_STATE_UNAVAILABLE");
   await errorOf(await postAs(admin, `/v1/runs/${run.id}/downloads/raw-plan`), 404, "RAW_PLAN_UNAVAILABLE");
   assert.is((await downloadAudits(server, run.id)).length, 0);
@@ -214,7 +214,8 @@ testEachServer(redacted, "artifact:read (a viewer) downloads the plan-diff artif
   const noArtifacts = await tokenWith(server, org.organizationId, ["run:read"]);
   await errorOf(await fetch(`${server.baseUrl}/v1/runs/${run.id}/downloads/redacted-plan`, { headers: { Authorization: `Bearer ${noArtifacts}` } }), 403, "FORBIDDEN");
 
-  await server.db.knex("runs").where({ id: run.id }).update({ plan_status: "running", plan_diff_artifact_key: null, plan_diff_digest: null, plan_diff_size_bytes: null });
+  await server.db.knex("artifacts").where({ run_id: run.id, kind: "plan_diff" }).delete();
+  await server.db.knex("runs").where({ id: run.id }).update({ plan_status: "running" });
   await errorOf(await viewer.session.request("GET", `/v1/runs/${run.id}/downloads/redacted-plan`), 409, "RUN_PLAN_CHANGES_NOT_READY");
   await server.db.knex("runs").where({ id: run.id }).update({ plan_status: "errored" });
   await errorOf(await viewer.session.request("GET", `/v1/runs/${run.id}/downloads/redacted-plan`), 404, "RUN_PLAN_CHANGES_UNAVAILABLE");

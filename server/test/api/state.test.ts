@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { storedArtifactKeys, storedObject } from "../support/artifacts.ts";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import {
@@ -500,17 +499,9 @@ testEachServer(publishing, "create → 201 with absolute signed upload URLs; PUT
   assert.is(shown.data.attributes["hosted-state-upload-url"], undefined);
 
   // Stored encrypted: no artifact file holds the plaintext.
-  const files: string[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir)) {
-      const full = join(dir, name);
-      if (statSync(full).isDirectory()) walk(full);
-      else files.push(full);
-    }
-  };
-  walk(join(server.services.config.dataDir, "artifacts", "state-versions"));
+  const files = await storedArtifactKeys(server, "state-versions/");
   assert.is(files.length, 1);
-  const sealed = readFileSync(files[0]);
+  const sealed = await storedObject(server, files[0]);
   assert.not.ok(sealed.includes(Buffer.from(lineage)), "state must be stored encrypted");
   assert.not.ok(sealed.includes(Buffer.from("s3cr3t-out-put")));
 

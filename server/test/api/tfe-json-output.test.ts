@@ -10,16 +10,21 @@ import { flipByte } from "../support/files.ts";
 import { openDescriptors } from "../support/processes.ts";
 import { phaseId } from "../../src/api/tfe/presenters.ts";
 import { PLAN_JSON_LIMIT_BYTES } from "../../src/api/tfe/plan-json.ts";
-import type { LocalArtifactStore } from "../../src/artifacts/artifact-store.ts";
+import type { FramedArtifactStore } from "../../src/artifacts/artifact-store.ts";
 import { HEADER_SIZE } from "../../src/artifacts/framed.ts";
 import { hashTokenSecret } from "../../src/domain/token-secrets.ts";
 import { storePlanJson } from "../../src/runner/plan-json.ts";
 import { createOrganizationWithToken, createToken, createWorkspace, sha256 } from "../support/factories.ts";
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
-import { testEachServer, withTestServer, type TestServer } from "../support/test-server.ts";
+import { testEachServer as testEachServerOn, withTestServer, type TestServer, type TestServerOptions } from "../support/test-server.ts";
 import { describeViolations, startContractProxy } from "../e2e/contract-proxy.ts";
 
 const FRAME = 64 * 1024 + 16;
+
+// These cases tamper with the objects' files and watch the read worker, so artifacts stay in a
+// local directory on both databases (the PostgreSQL backend is covered by backends.test.ts).
+const testEachServer = (test: Parameters<typeof testEachServerOn>[0], title: string, fn: (server: TestServer) => Promise<void>, options: TestServerOptions = {}) =>
+  testEachServerOn(test, title, fn, { ...options, localArtifacts: true });
 
 /** A plan-JSON-shaped document of about `bytes` bytes. */
 function planJsonOf(bytes: number): Buffer {
@@ -45,7 +50,8 @@ async function runWithPlanJson(server: TestServer, admin: string, workspaceId: s
   const created = await startRun(server, admin, workspaceId, { "main.tf": "\n" }, "speculative");
   const run = (await server.services.stores.runs.getById(created.id))!;
   const stored = await storePlanJson(server.services, run, planJson);
-  await server.services.stores.runs.update(run.id, run.status, { planJsonDigest: stored.sha256, planJsonSizeBytes: stored.sizeBytes, planJsonArtifactKey: stored.key, updatedAt: new Date() });
+  // Published once the plan finished (commands/run-artifacts.ts).
+  await server.services.stores.runs.update(run.id, run.status, { planStatus: "finished", updatedAt: new Date() });
   return { runId: run.id, planId: phaseId(run.id, "plan"), stored, file: join(server.dataDir, "artifacts", stored.key) };
 }
 
@@ -171,7 +177,7 @@ testEachServer(test, "a client that goes away mid-stream: the server stops readi
 
 /** Streams under way in the server's read worker. */
 function workerStreams(server: TestServer): number {
-  return (server.services.artifacts as LocalArtifactStore).reader.active;
+  return (server.services.artifacts as FramedArtifactStore).reader.active;
 }
 
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -245,12 +251,12 @@ testEachServer(test, "a descriptor size mismatch is refused before the first byt
   const planJson = planJsonOf(16 * 1024 * 1024 + 7);
   const sized = await runWithPlanJson(server, admin, workspace.id, planJson);
   for (const delta of [-1, 1]) {
-    await server.db.knex("artifact_descriptors").where({ artifact_key: sized.stored.key }).update({ size_bytes: planJson.length + delta });
+    await server.db.knex("artifacts").where({ artifact_key: sized.stored.key }).update({ size_bytes: planJson.length + delta });
     await expectUnavailable(await get(server, token, sized.planId), sized.planId);
   }
 
   const digested = await runWithPlanJson(server, admin, workspace.id, planJson);
-  await server.db.knex("artifact_descriptors").where({ artifact_key: digested.stored.key }).update({ sha256: sha256("something else") });
+  await server.db.knex("artifacts").where({ artifact_key: digested.stored.key }).update({ sha256: sha256("something else") });
   const response = await get(server, token, digested.planId);
   assert.is(response.status, 200);
   const { bytes, failed } = await drain(response);
@@ -260,7 +266,7 @@ testEachServer(test, "a descriptor size mismatch is refused before the first byt
   // Another workspace's or kind's descriptor does not open this object (its identity is bound).
   const moved = await runWithPlanJson(server, admin, workspace.id, planJson);
   const other = await createWorkspace(server, admin, "acme", { name: "other" });
-  await server.db.knex("artifact_descriptors").where({ artifact_key: moved.stored.key }).update({ workspace_id: other.id });
+  await server.db.knex("artifacts").where({ artifact_key: moved.stored.key }).update({ workspace_id: other.id });
   await expectUnavailable(await get(server, token, moved.planId), moved.planId);
 });
 
@@ -317,8 +323,9 @@ testEachServer(
     assert.is(response.status, 200);
     const { bytes, failed } = await drain(response);
     assert.not.ok(failed);
-    assert.is(bytes.length, record.execution.planJsonSizeBytes);
-    assert.is(createHash("sha256").update(bytes).digest("hex"), record.execution.planJsonDigest);
+    const ref = (await server.services.stores.artifacts.forRun(record.id, "plan_json"))!.ref;
+    assert.is(bytes.length, ref.sizeBytes);
+    assert.is(createHash("sha256").update(bytes).digest("hex"), ref.sha256);
     const document = JSON.parse(bytes.toString("utf8"));
     assert.ok(Array.isArray(document.resource_changes) && document.resource_changes.length > 0);
   },

@@ -1,4 +1,5 @@
 import { suite } from "uvu";
+import { readStateBytes } from "../../src/commands/state-versions.ts";
 import * as assert from "uvu/assert";
 import { approveRun, cancelRun, discardRun, getRun } from "../../../client/src/index.ts";
 import { createOrganizationWithToken, createVariable, createWorkspace, expectStatus, expectV1Error } from "../support/factories.ts";
@@ -103,7 +104,7 @@ testEachServer(
     await waitForStatus(server, token, run.id, ["applied"]);
 
     const stateVersion = await server.services.stores.stateVersions.current(workspace.id);
-    const state = JSON.parse((await server.services.artifacts.get(stateVersion!.artifactKey!, { sizeBytes: stateVersion!.sizeBytes!, sha256: stateVersion!.sha256! })).toString("utf8"));
+    const state = JSON.parse((await readStateBytes(server.services, stateVersion!)).toString("utf8"));
     const password = state.resources.find((r: any) => r.type === "random_password").instances[0].attributes.result as string;
     assert.is(password.length, 24);
     const leak = state.resources.find((r: any) => r.type === "terraform_data" && r.name === "leak");

@@ -1,4 +1,5 @@
 import { suite } from "uvu";
+import { writeRunArtifact } from "../../src/commands/run-artifacts.ts";
 import * as assert from "uvu/assert";
 import { approveRun, getRunPlanChanges } from "../../../client/src/index.ts";
 import * as v1Validators from "../../../generated/v1/validators.gen.js";
@@ -55,12 +56,13 @@ testEachServer(
     assert.equal(byAddress["terraform_data.app"].after.input, { name: "app", password: US });
     assert.not.ok(first.text.includes(secret), "the sensitive variable leaked into the plan changes");
 
-    // Stored as its own encrypted artifact, described on the run.
-    const stored = (await server.services.stores.runs.getById(run.id))!.execution;
-    assert.match(stored.planDiffDigest ?? "", /^[0-9a-f]{64}$/);
-    assert.is(first.response.headers.get("etag"), `"${stored.planDiffDigest}"`);
-    assert.is(stored.planDiffSizeBytes, Buffer.byteLength(first.text));
-    assert.is(stored.planDiffArtifactKey, `runs/${run.id}/plan-diff.json`);
+    // Stored as its own encrypted artifact, described by its ref.
+    const stored = (await server.services.stores.artifacts.forRun(run.id, "plan_diff"))!.ref;
+    assert.match(stored.sha256, /^[0-9a-f]{64}$/);
+    assert.is(first.response.headers.get("etag"), `"${stored.sha256}"`);
+    assert.is(stored.sizeBytes, Buffer.byteLength(first.text));
+    assert.is(stored.key, `runs/${run.id}/plan-diff.json`);
+    assert.is(stored.format, "framed-aes256gcm-v1");
 
     expectStatus(await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }), 202);
     const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
@@ -128,8 +130,7 @@ testEachServer(serving, "not available yet while the plan is unfinished; unavail
 
   // A stored artifact is served as stored.
   const text = '{"format":"stackship.plan-diff/v1","run_id":"' + run.id + '","opentofu_version":"1.12.6","plan_format_version":"1.2","plan_timestamp":null,"plan_errored":false,"truncated":false,"truncation":{"max_resources":5000,"max_bytes":4194304,"changed_resources":0,"cut":0,"withheld":0,"dropped":0},"resources":[]}';
-  const descriptor = await server.services.artifacts.put(`runs/${run.id}/plan-diff.json`, Buffer.from(text));
-  assert.ok(await server.services.stores.runs.update(run.id, "errored", { planDiffDigest: descriptor.sha256, planDiffSizeBytes: descriptor.sizeBytes, planDiffArtifactKey: descriptor.key, updatedAt: new Date() }));
+  const descriptor = await writeRunArtifact(server.services, (await server.services.stores.runs.getById(run.id))!, "plan_diff", Buffer.from(text));
   const served = await artifactOf(server, token, run.id);
   assert.is(served.text, text);
   assert.is(served.response.headers.get("etag"), `"${descriptor.sha256}"`);

@@ -7,6 +7,7 @@ import { createOrganizationWithToken, createWorkspace, expectStatus } from "../s
 import { RunnerEngine } from "../../src/runner/engine.ts";
 import { readLog, startRunnerProcess, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import { readStateBytes } from "../../src/commands/state-versions.ts";
 
 const planState = suite("plan phase with the local backend and read-only state");
 
@@ -34,7 +35,7 @@ async function appliedWorkspace(server: TestServer) {
 async function storedState(server: TestServer, workspaceId: string) {
   const versions = await server.services.stores.stateVersions.listByWorkspace(workspaceId);
   return Promise.all(
-    versions.map(async (v) => ({ id: v.id, serial: v.serial, sha256: v.sha256, status: v.status, bytes: v.artifactKey ? (await server.services.artifacts.get(v.artifactKey, { sizeBytes: v.sizeBytes!, sha256: v.sha256! })).toString("base64") : null })),
+    versions.map(async (v) => ({ id: v.id, serial: v.serial, sha256: v.sha256, status: v.status, bytes: v.artifactKey ? (await readStateBytes(server.services, v)).toString("base64") : null })),
   );
 }
 

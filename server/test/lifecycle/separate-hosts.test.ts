@@ -19,7 +19,7 @@ import { withTestServer, type TestServer } from "../support/test-server.ts";
  * until that is on this branch they share the API's directory. STACKSHIP_TEST_SEPARATE_DATA_DIRS
  * (1 or 0) overrides it for one run.
  */
-const SEPARATE_DATA_DIRS_BY_DEFAULT = false;
+const SEPARATE_DATA_DIRS_BY_DEFAULT = true;
 const SEPARATE_DATA_DIRS = process.env.STACKSHIP_TEST_SEPARATE_DATA_DIRS ? process.env.STACKSHIP_TEST_SEPARATE_DATA_DIRS === "1" : SEPARATE_DATA_DIRS_BY_DEFAULT;
 
 const hosts = suite("an API and runner-only processes as on separate hosts (PostgreSQL)");

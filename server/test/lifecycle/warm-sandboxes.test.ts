@@ -33,8 +33,7 @@ for (const dialect of testDialects()) {
           const done = await waitForStatus(server, token, run.id, ["planned_and_finished", "errored"]);
           assert.is(done.attributes.status, "planned_and_finished", await readLog(server, token, run.id, "plan"));
           const [attempt] = await server.services.stores.attempts.listByRun(run.id);
-          const stored = await server.services.stores.runs.getById(run.id);
-          assert.ok(stored!.execution.planDiffArtifactKey, "the launcher built the plan-diff");
+          assert.ok(await server.services.stores.artifacts.forRun(run.id, "plan_diff"), "the launcher built the plan-diff");
           attempts.push(attempt);
         }
         const ids = attempts.map((a) => a.sandboxId!);

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { readStateBytes } from "../../src/commands/state-versions.ts";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -134,7 +135,7 @@ testEachServer(
     // The apply got only the apply profile's token: no aws file in its sandbox.
     assert.equal([...applyTokens.keys()], ["vault"]);
     const stateVersion = await server.services.stores.stateVersions.current(workspace.id);
-    const stateText = (await server.services.artifacts.get(stateVersion!.artifactKey!, { sizeBytes: stateVersion!.sizeBytes!, sha256: stateVersion!.sha256! })).toString("utf8");
+    const stateText = (await readStateBytes(server.services, stateVersion!)).toString("utf8");
     const state = JSON.parse(stateText);
     assert.is(state.outputs.apply_aws_token_present.value, false);
     assert.is(state.outputs.apply_vault_token_sha256.value, sha256(applyTokens.get("vault")!));
@@ -146,7 +147,9 @@ testEachServer(
     assert.ok(planLog.includes("terraform_data.probe"));
     const review = JSON.stringify((await api(server, token, "GET", `/v1/runs/${run.id}/review`)).body);
     const planChanges = JSON.stringify((await api(server, token, "GET", `/v1/runs/${run.id}/plan-changes`)).body);
-    const tfplan = await server.services.artifacts.get(stored.planArtifactKey!, { sizeBytes: stored.planSizeBytes!, sha256: stored.planDigest! });
+    const planRef = (await server.services.stores.artifacts.forRun(run.id, "plan"))!.ref;
+    assert.is(planRef.sha256, stored.planDigest);
+    const tfplan = await server.services.artifacts.read(planRef, workspace.id);
     const tfplanFile = join(tmpdir(), `wi-${run.id}.tfplan`);
     writeFileSync(tfplanFile, tfplan);
     const tfplanText = execFileSync("unzip", ["-p", tfplanFile], { maxBuffer: 64 * 1024 * 1024 }).toString("latin1");

@@ -69,11 +69,11 @@ const FORBIDDEN_TEXT = [/"resource_changes"/, /"planned_values"/, /"prior_state"
  */
 export async function assertNoLeaks(server: TestServer, document: unknown, runId: string, secrets: readonly string[] = []): Promise<void> {
   const run = await server.db.knex("runs").where({ id: runId }).first();
-  const storedKeys: string[] = [run.plan_artifact_key, run.plan_json_artifact_key, run.plan_diff_artifact_key].filter(Boolean);
+  const storedKeys: string[] = [];
   const configuration = await server.db.knex("configuration_versions").where({ id: run.configuration_version_id }).first();
   if (configuration?.artifact_key) storedKeys.push(configuration.artifact_key);
   for (const row of await server.db.knex("state_versions").where({ workspace_id: run.workspace_id }).select("artifact_key")) if (row.artifact_key) storedKeys.push(row.artifact_key);
-  for (const row of await server.db.knex("artifact_descriptors").select("artifact_key")) storedKeys.push(row.artifact_key);
+  for (const row of await server.db.knex("artifacts").select("artifact_key")) storedKeys.push(row.artifact_key);
   const handles = (await server.db.knex("snapshot_secrets").select("handle", "ciphertext")).flatMap((row: { handle: string; ciphertext: string }) => [row.handle, row.ciphertext]);
   const secretForms = secrets.flatMap(leakForms);
   const entries = walk(document);

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import { writeRunArtifact } from "../../src/commands/run-artifacts.ts";
 import { createRun } from "../../../client/src/index.ts";
 import { buildPlanDiff } from "../../src/domain/plan-diff/plan-diff.mjs";
 import { hashTokenSecret } from "../../src/domain/token-secrets.ts";
@@ -38,8 +39,8 @@ export async function seedRunIn(server: TestServer, token: string, workspaceId: 
     }),
   );
   const planDiff = Buffer.from(buildPlanDiff(JSON.parse(planJson.toString()), { runId: run.id }).json);
-  const stored = await storePlanArtifacts(server, run.id, planJson, planDiff);
-  await server.db.knex("runs").where({ id: run.id }).update({ plan_status: "finished", ...stored });
+  await storePlanArtifacts(server, run.id, planJson, planDiff);
+  await server.db.knex("runs").where({ id: run.id }).update({ plan_status: "finished" });
   const top = (await server.services.stores.stateVersions.listByWorkspace(workspaceId))[0]?.serial ?? 0;
   await storeState(server, workspaceId, run.id, top + 1, "finalized", Buffer.from(`{"version":4,"serial":${top + 1},"lineage":"l","resources":[]}`));
   const pending = await storeState(server, workspaceId, run.id, top + 2, "pending", Buffer.from(`{"version":4,"serial":${top + 2},"lineage":"l","resources":[{"secret":"pending-state-secret"}]}`));
@@ -47,22 +48,14 @@ export async function seedRunIn(server: TestServer, token: string, workspaceId: 
 }
 
 export async function storePlanArtifacts(server: TestServer, runId: string, planJson: Buffer, planDiff: Buffer) {
-  const json = await storePlanJson(server.services, (await server.services.stores.runs.getById(runId))!, planJson);
-  const diff = await server.services.artifacts.put(`runs/${runId}/plan-diff.json`, planDiff);
-  return {
-    plan_json_artifact_key: json.key,
-    plan_json_digest: json.sha256,
-    plan_json_size_bytes: json.sizeBytes,
-    plan_diff_artifact_key: diff.key,
-    plan_diff_digest: diff.sha256,
-    plan_diff_size_bytes: diff.sizeBytes,
-  };
+  const run = (await server.services.stores.runs.getById(runId))!;
+  return { json: await storePlanJson(server.services, run, planJson), diff: await writeRunArtifact(server.services, run, "plan_diff", planDiff) };
 }
 
 export async function storeState(server: TestServer, workspaceId: string, runId: string, serial: number, status: "pending" | "finalized", body: Buffer) {
   const stores = server.services.stores;
   const version = await stores.stateVersions.create({ workspaceId, runId, serial, lineage: "l", md5: createHash("md5").update(body).digest("hex"), fence: 1, outputs: null, createdAt: server.services.clock() });
-  const artifact = await server.services.artifacts.put(`state/${workspaceId}/${version.id}.tfstate`, body);
+  const artifact = await server.services.artifacts.write({ kind: "state", workspaceId, key: `state/${workspaceId}/${version.id}.tfstate` }, body);
   await stores.stateVersions.markUploaded(version.id, { sha256: artifact.sha256, sizeBytes: artifact.sizeBytes, artifactKey: artifact.key, uploadedAt: server.services.clock() });
   if (status === "finalized") await stores.stateVersions.finalize(version.id, server.services.clock());
   return { id: version.id, body };

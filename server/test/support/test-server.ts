@@ -55,6 +55,8 @@ export interface TestServerOptions {
   githubWorker?: Partial<GitHubWorkerOptions> | true;
   /** Set STACKSHIP_PUBLIC_URL to the server's own base URL once it listens (the workload identity issuer). */
   publicUrlIsBaseUrl?: boolean;
+  /** Keep artifacts in `<dataDir>/artifacts` on PostgreSQL too (for tests that tamper with the objects' files). */
+  localArtifacts?: boolean;
 }
 
 /** Starts StackShip on a fresh database of `dialect`, runs `fn`, and tears everything down. */
@@ -69,6 +71,8 @@ export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServe
       bootstrapToken,
       validateResponses: true,
       logLevel: "silent",
+      // The backend a deployment on this database gets by default.
+      artifactStore: dialect === "postgres" && !options.localArtifacts ? { kind: "postgres" as const } : { kind: "local" as const, directory: join(dataDir, "artifacts") },
       ...options.config,
     };
     const stackship = await createStackShip(config, { database: db, logger: pino({ level: "silent" }), clock: options.clock, live: options.live });

@@ -2,6 +2,7 @@
 // updates with a sensitive nested value, replaces, deletes) turned into stackship.plan-diff/v1 by
 // the real builder, and stored as a run's plan-diff artifact. Used by the 5,000-resource e2e
 // scenario and by `npm run bench dashboard`.
+import { writeRunArtifact } from "../../../server/src/commands/run-artifacts.ts";
 import { buildPlanDiff } from "../../../server/src/domain/plan-diff/plan-diff.mjs";
 import type { TestServer } from "../../../server/test/support/test-server.ts";
 
@@ -32,6 +33,5 @@ export function largePlanDiff(runId: string, changed: number): Buffer {
 
 /** Replaces the run's plan-diff artifact with `bytes` (the run's own plan is left as it is). */
 export async function storePlanDiff(server: TestServer, runId: string, bytes: Buffer): Promise<void> {
-  const stored = await server.services.artifacts.put(`runs/${runId}/plan-diff-large.json`, bytes);
-  await server.db.knex("runs").where({ id: runId }).update({ plan_diff_artifact_key: stored.key, plan_diff_digest: stored.sha256, plan_diff_size_bytes: stored.sizeBytes });
+  await writeRunArtifact(server.services, (await server.services.stores.runs.getById(runId))!, "plan_diff", bytes);
 }

@@ -4,7 +4,7 @@ import { FRAMED_FORMAT } from "../../artifacts/framed.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { RequestContext } from "../../http/app.ts";
-import { ArtifactDescriptorRepository } from "../../store/artifact-descriptor-repository.ts";
+import { runArtifact } from "../../commands/run-artifacts.ts";
 import { principalOf } from "../authorize.ts";
 
 type H = Handlers<RequestContext>;
@@ -32,20 +32,13 @@ export const planJsonHandlers = {
     if (!isAllowed(principal, "run:read", { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId })) throw unavailable(planId);
     const workspace = await ctx.services.stores.workspaces.getById(run.workspaceId);
     if (!workspace || workspace.organizationId !== run.organizationId) throw unavailable(planId);
-    const descriptor = await new ArtifactDescriptorRepository(ctx.services.db.knex, ctx.services.db.dialect).findByRun(run.id, "plan_json");
-    if (!descriptor || descriptor.kind !== "plan_json" || descriptor.workspaceId !== run.workspaceId || descriptor.format !== FRAMED_FORMAT || descriptor.sizeBytes > PLAN_JSON_LIMIT_BYTES) {
-      throw unavailable(planId);
-    }
+    const ref = await runArtifact(ctx.services, run, "plan_json");
+    if (!ref || ref.format !== FRAMED_FORMAT || ref.sizeBytes > PLAN_JSON_LIMIT_BYTES) throw unavailable(planId);
     let stream: Readable;
     try {
-      // Checks the object's header and size against the descriptor before anything is sent. The
-      // stream goes straight to the HTTP writer, which gives lent chunks back.
-      stream = await ctx.services.artifacts.openFramed(
-        descriptor.artifactKey,
-        { kind: descriptor.kind, workspaceId: descriptor.workspaceId },
-        { sizeBytes: descriptor.sizeBytes, sha256: descriptor.sha256 },
-        { lend: true },
-      );
+      // Checks the object's header and size against the ref before anything is sent. The stream
+      // goes straight to the HTTP writer, which gives lent chunks back.
+      stream = await ctx.services.artifacts.open(ref, run.workspaceId, { lend: true });
     } catch (error) {
       ctx.log.warn({ runId: run.id, err: (error as Error).message }, "the plan JSON does not match its descriptor; it is not served");
       throw unavailable(planId);
@@ -57,7 +50,7 @@ export const planJsonHandlers = {
         action: "plan.json_output_read",
         targetType: "runs",
         targetId: run.id,
-        data: { size_bytes: descriptor.sizeBytes, sha256: descriptor.sha256 },
+        data: { size_bytes: ref.sizeBytes, sha256: ref.sha256 },
         createdAt: ctx.services.clock(),
       });
     } catch (error) {
@@ -73,7 +66,7 @@ export const planJsonHandlers = {
     return {
       status: 200,
       body: stream,
-      headers: { "Cache-Control": "private, no-store", "Content-Length": String(descriptor.sizeBytes) },
+      headers: { "Cache-Control": "private, no-store", "Content-Length": String(ref.sizeBytes) },
     };
   },
 } satisfies Pick<H, "getPlanJsonOutput">;

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import * as validators from '../../../../generated/v1/validators.gen.js';
 import { ADMIN, attempt, awaiting, caller, DIGEST, evaluation, NOW, OPERATOR, POLICY_DIGEST, records, run, STATE_DIGEST, VIEWER } from '../../../test/support/review-records.ts';
 import type { RunReview } from '../../domain/records.ts';
-import { failedPhase } from '../../domain/review.ts';
+import { failedPhase, type ReviewRecords } from '../../domain/review.ts';
 import { deriveRunReview } from './review-presenter.ts';
 
 function valid(document: unknown): void {
@@ -236,6 +236,16 @@ downloads('an admin session gets all three, the sensitive ones guarded by reason
   });
 });
 
+downloads('a plan is downloadable only when the run published it', () => {
+  const downloadsOf = (artifacts: ReviewRecords['artifacts']) => {
+    const d = deriveRunReview(records(awaiting(), { artifacts }), caller(ADMIN), NOW).attributes.downloads;
+    return d?.state === 'permitted' && d.items.map((i) => [i.kind, i.available]);
+  };
+  assert.equal(downloadsOf(['plan', 'plan_json']), [['redacted_plan', false], ['raw_plan', true], ['emergency_state', false]]);
+  assert.equal(downloadsOf(['plan', 'plan_diff']), [['redacted_plan', true], ['raw_plan', false], ['emergency_state', false]]);
+  assert.equal(downloadsOf([]), [['redacted_plan', false], ['raw_plan', false], ['emergency_state', false]]);
+});
+
 downloads('emergency state is available once the run uploaded a state version, pending or committed; run:recover alone gives none', () => {
   const r = records(run('needs_recovery', { ...awaiting().execution, applyStatus: 'interrupted' }), {
     stateVersions: [{ id: 'sv-1', serial: 2, sha256: STATE_DIGEST, status: 'pending', publishedAt: null, uploaded: true }],
@@ -293,9 +303,9 @@ evidence('attempts and recorded identities; everything unrecorded is explicit', 
 });
 
 evidence('artifact object keys never reach the document', () => {
-  const r = run('applied', { ...awaiting().execution, applyStatus: 'finished', planArtifactKey: 'runs/run-0000000000000001/plan.tfplan', planJsonArtifactKey: 'runs/run-0000000000000001/plan.json', planDiffArtifactKey: 'runs/run-0000000000000001/plan-diff.json', dependencyLockFile: 'provider "x" {}' });
+  const r = run('applied', { ...awaiting().execution, applyStatus: 'finished', dependencyLockFile: 'provider "x" {}' });
   const text = JSON.stringify(deriveRunReview(records(r), caller(ADMIN), NOW));
-  for (const key of [r.execution.planArtifactKey!, r.execution.planJsonArtifactKey!, r.execution.planDiffArtifactKey!]) assert.not.ok(text.includes(key), key);
+  for (const key of ['plan.tfplan', 'plan.json', 'plan-diff.json']) assert.not.ok(text.includes(`runs/run-0000000000000001/${key}`), key);
   assert.not.match(text, /provider "x"/);
 });
 

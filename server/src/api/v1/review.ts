@@ -9,6 +9,7 @@ import type { RequestContext } from "../../http/app.ts";
 import type { Services } from "../../commands/services.ts";
 import { principalOf } from "../authorize.ts";
 import { recoveryEvidence } from "../../commands/recovery.ts";
+import { publishedRunArtifacts } from "../../commands/run-artifacts.ts";
 import { presentRecovery } from "./presenters.ts";
 import { loadRun } from "../lookup.ts";
 
@@ -22,7 +23,7 @@ type H = Handlers<RequestContext>;
  */
 async function reviewRecords(services: Services, run: Run): Promise<ReviewDocumentInput> {
   const stores = services.stores;
-  const [workspace, attempts, jobs, decision, evaluation, findings, overridePage, stateVersions] = await Promise.all([
+  const [workspace, attempts, jobs, decision, evaluation, findings, overridePage, stateVersions, artifacts] = await Promise.all([
     stores.workspaces.getById(run.workspaceId),
     stores.attempts.listByRun(run.id),
     stores.jobs.listByRun(run.id),
@@ -31,6 +32,7 @@ async function reviewRecords(services: Services, run: Run): Promise<ReviewDocume
     stores.policyResults.listFindings(run.id),
     stores.policyResults.listOverrides(run.id, REVIEW_OVERRIDE_LIMIT),
     stores.stateVersions.listByRun(run.id),
+    publishedRunArtifacts(services, run),
   ]);
   const phase = failedPhase(run);
   const actors = [decision?.actorId ?? null, ...overridePage.overrides.map((o) => o.actorId)].filter((id): id is string => id !== null);
@@ -53,6 +55,7 @@ async function reviewRecords(services: Services, run: Run): Promise<ReviewDocume
     findings,
     overrides: overridePage.overrides,
     overridesTruncated: overridePage.truncated,
+    artifacts,
     stateVersions: stateVersions.map((v) => ({
       id: v.id,
       serial: v.serial,

@@ -11,6 +11,8 @@ import * as addLogChunkOffsets from './20261203000000_add_log_chunk_offsets.ts';
 import * as createGithubSource from './20261203010000_create_github_source.ts';
 import * as createAuthThrottles from './20261203100000_create_auth_throttles.ts';
 import * as createWorkloadIdentity from './20261203110000_create_workload_identity.ts';
+import * as createArtifactObjects from './20261203140500_create_artifact_objects.ts';
+import * as createArtifacts from './20261203140600_create_artifacts.ts';
 
 /** A migration as the migration source serves it. */
 export interface NamedMigration {
@@ -33,4 +35,6 @@ export const migrations: readonly NamedMigration[] = [
   { name: '20261203010000_create_github_source', up: createGithubSource.up, down: createGithubSource.down },
   { name: '20261203100000_create_auth_throttles', up: createAuthThrottles.up, down: createAuthThrottles.down },
   { name: '20261203110000_create_workload_identity', up: createWorkloadIdentity.up, down: createWorkloadIdentity.down },
+  { name: '20261203140500_create_artifact_objects', up: createArtifactObjects.up, down: createArtifactObjects.down },
+  { name: '20261203140600_create_artifacts', up: createArtifacts.up, down: createArtifacts.down },
 ];

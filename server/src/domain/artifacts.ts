@@ -1,0 +1,30 @@
+// The one artifact model: every stored artifact (uploaded configuration, state version, saved
+// plan, plan JSON, redacted plan changes) is an object in the artifact store, written in the
+// framed format (artifacts/framed.ts), and known to the rest of the code only by its ArtifactRef.
+
+/** What an artifact is; bound into its encryption, so an object cannot pass as another kind. */
+export type ArtifactKind = "configuration" | "state" | "plan" | "plan_json" | "plan_diff";
+
+/** The artifact kinds a run produces (at most one of each per run). */
+export type RunArtifactKind = Extract<ArtifactKind, "plan" | "plan_json" | "plan_diff">;
+
+/** Every kind, for closed-set checks. */
+export const ARTIFACT_KINDS: readonly ArtifactKind[] = ["configuration", "state", "plan", "plan_json", "plan_diff"];
+
+/** The format every artifact is written in (artifacts/framed.ts FRAMED_FORMAT). */
+export const ARTIFACT_FORMAT = "framed-aes256gcm-v1";
+
+/** A stored artifact: where it is, what it must be (plaintext size and SHA-256), and its format. */
+export interface ArtifactRef {
+  kind: ArtifactKind;
+  key: string;
+  sizeBytes: number;
+  sha256: string;
+  format: typeof ARTIFACT_FORMAT;
+}
+
+/** The ref of an artifact whose descriptor columns live on its own record (configuration and state versions). */
+export function artifactRefOf(kind: ArtifactKind, fields: { key: string | null; sizeBytes: number | null; sha256: string | null }): ArtifactRef | null {
+  if (fields.key === null || fields.sizeBytes === null || fields.sha256 === null) return null;
+  return { kind, key: fields.key, sizeBytes: fields.sizeBytes, sha256: fields.sha256, format: ARTIFACT_FORMAT };
+}

@@ -1,0 +1,71 @@
+import { newId } from '../domain/ids.ts';
+import type { RunReview } from '../domain/records.ts';
+import type { Dialect, Executor } from './dialect.ts';
+import { translating } from './translate-error.ts';
+import type { DbTimestamp } from './rows.ts';
+import { isoForWrite, isoFromRow } from './values.ts';
+
+/** run_reviews */
+interface ReviewRow {
+  id: string;
+  run_id: string;
+  decision: RunReview['decision'];
+  actor_id: string | null;
+  reason: string | null;
+  plan_digest: string | null;
+  policy_result_digest: string | null;
+  predecessor_state_digest: string | null;
+  dependency_bundle_digest: string | null;
+  decided_at: DbTimestamp;
+}
+
+function toReview(row: ReviewRow): RunReview {
+  return {
+    id: row.id,
+    runId: row.run_id,
+    decision: row.decision,
+    actorId: row.actor_id,
+    reason: row.reason,
+    planDigest: row.plan_digest,
+    policyResultDigest: row.policy_result_digest,
+    predecessorStateDigest: row.predecessor_state_digest,
+    dependencyBundleDigest: row.dependency_bundle_digest,
+    decidedAt: isoFromRow(row.decided_at),
+  };
+}
+
+/** Review decisions: at most one per run (a unique index makes racing decisions fail). */
+export class ReviewRepository {
+  constructor(
+    private readonly db: Executor,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /** Records the run's decision; a second decision throws CONSTRAINT_VIOLATION. */
+  async record(input: Omit<RunReview, 'id' | 'decidedAt'> & { decidedAt: Date | string }): Promise<RunReview> {
+    const row: ReviewRow = {
+      id: newId('review'),
+      run_id: input.runId,
+      decision: input.decision,
+      actor_id: input.actorId,
+      reason: input.reason,
+      plan_digest: input.planDigest,
+      policy_result_digest: input.policyResultDigest,
+      predecessor_state_digest: input.predecessorStateDigest,
+      dependency_bundle_digest: input.dependencyBundleDigest,
+      decided_at: isoForWrite(input.decidedAt),
+    };
+    return translating(this.dialect, async () => {
+      await this.db<ReviewRow>('run_reviews').insert(row);
+      return toReview(row);
+    });
+  }
+
+  /** The run's decision, if any. */
+  async getByRun(runId: string): Promise<RunReview | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db<ReviewRow>('run_reviews').where({ run_id: runId }).first();
+      return row && toReview(row);
+    });
+  }
+}
