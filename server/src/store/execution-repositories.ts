@@ -376,7 +376,7 @@ export class JobRepository {
       const candidate = await this.db('run_jobs as j')
         .where('j.id', id)
         .where('j.status', 'queued')
-        .where((q) =>
+        .where((q) => void
           q.where('j.serial', false).orWhereNotExists(
             this.db('run_jobs as r').select(this.db.raw('1')).whereRaw('r.workspace_id = j.workspace_id').where('r.serial', true).where('r.status', 'running'),
           ),
@@ -408,7 +408,7 @@ export class JobRepository {
       const candidates = await this.db('run_jobs as j')
         .where('j.status', 'queued')
         .where('j.available_at', '<=', at)
-        .where((q) =>
+        .where((q) => void
           q.where('j.serial', false).orWhereNotExists(
             this.db('run_jobs as r').select(this.db.raw('1')).whereRaw('r.workspace_id = j.workspace_id').where('r.serial', true).where('r.status', 'running'),
           ),

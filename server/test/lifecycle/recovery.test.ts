@@ -20,7 +20,7 @@ const slow = {
 testEachServer(recovery, "kill -9 of the runner process during apply: needs_recovery with evidence, lock held, state kept; the operator resolves it, audited", async (server) => {
   const { token, organizationName } = await createOrganizationWithToken(server, "acme");
   const workspace = await createWorkspace(server, token, organizationName, { name: "fragile" });
-  let runner = startRunnerProcess(server);
+  const runner = startRunnerProcess(server);
   try {
     // A first apply publishes serial 1, so there is state that must not be lost.
     const first = await startRun(server, token, workspace.id, fixture("basic"));

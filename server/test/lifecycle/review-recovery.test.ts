@@ -5,7 +5,7 @@ import { RunnerEngine } from "../../src/runner/engine.ts";
 import { createOrganizationWithToken, createToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { assertNoLeaks, review } from "../support/review.ts";
 import { readLog, startRunnerProcess, startRun, waitForStatus } from "../support/runs.ts";
-import { testEachServer, type TestServer } from "../support/test-server.ts";
+import { testEachServer } from "../support/test-server.ts";
 
 const recovery = suite("run review of an interrupted apply");
 

@@ -77,6 +77,7 @@ function isOmitted(actions) {
   return true;
 }
 
+// eslint-disable-next-line @typescript-eslint/unbound-method -- always called as hasOwn.call(object, key)
 const hasOwn = Object.prototype.hasOwnProperty;
 
 /** A member of a parsed JSON object, never one inherited from Object.prototype (`constructor`, `toString`…). */
