@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { operations } from "../../../generated/tfe/operations.gen.ts";
-import { stateUploadUrls } from "../../src/api/commands/state-versions.ts";
+import { stateUploadUrls } from "../../src/commands/state-versions.ts";
 import { stateVersionOutputId } from "../../src/api/tfe/presenters.ts";
 import { createOrganizationWithToken, createToken, createWorkspace, uploadConfiguration } from "../support/factories.ts";
 import { seededOrganization, seedRunIn } from "../support/seeded-runs.ts";

@@ -6,7 +6,7 @@ import knex from "knex";
 import { REPO_ROOT } from "../../src/config.ts";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { applyRunEvent } from "../../src/api/commands/run-decisions.ts";
+import { applyRunEvent } from "../../src/commands/run-decisions.ts";
 import type { LiveHelloMessage, LiveLogMessage, LiveRunMessage } from "../../src/live/messages.ts";
 import { createStores, inTransaction } from "../../src/store/index.ts";
 import { connectLive, disconnect, openLive, type LiveClient } from "../support/live.ts";
