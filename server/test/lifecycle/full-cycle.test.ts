@@ -2,8 +2,9 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { approveRun, getRun } from "../../../client/src/index.ts";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
-import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
-import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { expectStatus } from "../support/factories.ts";
+import { readLog, waitForStatus } from "../support/runs.ts";
+import { plannedRun } from "../support/scenarios.ts";
 import { testEachServer } from "../support/test-server.ts";
 
 const cycle = suite("run lifecycle with real tofu");
@@ -12,12 +13,7 @@ testEachServer(
   cycle,
   "plan → awaiting_approval → approve → applied, publishing state serial 1 linked to the run",
   async (server) => {
-    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
-    const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
-    const run = await startRun(server, token, workspace.id, fixture("basic"));
-
-    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+    const { token, workspace, run, planned } = await plannedRun(server, "app");
     assert.equal(planned.attributes.plan_counts, { create: 1, change: 0, destroy: 0 });
     assert.is(planned.attributes.has_changes, true);
     assert.is(planned.attributes.plan_status, "finished");
