@@ -5,17 +5,13 @@
  * (run job queued → phase attempt started). Targets from the issue: ≤ 1.3× local; p50 ≤ 150 ms.
  */
 import { execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pino from "pino";
-import { loadConfig, REPO_ROOT } from "../../server/src/config.ts";
+import { REPO_ROOT } from "../../server/src/config.ts";
 import { RunnerEngine } from "../../server/src/runner/engine.ts";
 import type { AttemptTimings } from "../../server/src/runner/execution.ts";
-import { createStackShip } from "../../server/src/server.ts";
+import { api, startBenchServer } from "./support.ts";
 
 const RUNS = Number(process.env.BENCH_PLANS ?? 10);
 const CONFIG = 'resource "terraform_data" "a" {\n  input = "one"\n}\nresource "terraform_data" "b" {\n  input = terraform_data.a.output\n}\n';
@@ -42,26 +38,8 @@ function localPlan(): number {
   }
 }
 
-async function api(base: string, token: string, method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json", Accept: "application/vnd.api+json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
 
-const dataDir = mkdtempSync(join(tmpdir(), "ss-bench-runs-"));
-const bootstrapToken = `ss0.${randomBytes(24).toString("base64url")}`;
-const config = { ...loadConfig({}), dataDir, databaseUrl: `sqlite://${join(dataDir, "stackship.db")}`, bootstrapToken, validateResponses: false, logLevel: "silent" };
-const stackship = await createStackShip(config, { logger: pino({ level: "silent" }) });
-// eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
-const http = createServer(stackship.app.callback());
-await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-const port = (http.address() as AddressInfo).port;
-const base = `http://127.0.0.1:${port}`;
+const { dataDir, bootstrapToken, stackship, http, port, base } = await startBenchServer("ss-bench-runs-");
 const timings = new Map<string, AttemptTimings>();
 const runner = new RunnerEngine(
   { services: stackship.services, api: { host: "127.0.0.1", port }, phaseTimeoutMs: 120_000, onAttemptTimings: (t) => timings.set(t.runId, t) },

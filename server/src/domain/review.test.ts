@@ -14,41 +14,14 @@ import {
   type ReviewRecords,
 } from './review.ts';
 import { RUN_REASONS } from './run-lifecycle.ts';
+import { runExecution } from './test-fixtures.ts';
 
 const NOW = new Date('2026-12-02T12:00:00.000Z');
 const DIGEST = 'a'.repeat(64);
 const POLICY_DIGEST = 'b'.repeat(64);
 const STATE_DIGEST = 'c'.repeat(64);
 
-function execution(overrides: Partial<RunExecution> = {}): RunExecution {
-  return {
-    planStatus: 'pending',
-    applyStatus: 'pending',
-    statusReason: null,
-    hasChanges: null,
-    planCounts: null,
-    planDigest: null,
-    planSizeBytes: null,
-    planArtifactKey: null,
-    planJsonDigest: null,
-    planJsonSizeBytes: null,
-    planJsonArtifactKey: null,
-    planDiffDigest: null,
-    planDiffSizeBytes: null,
-    planDiffArtifactKey: null,
-    dependencyBundleDigest: null,
-    dependencyLockFile: null,
-    policyOutcome: null,
-    policyResultDigest: null,
-    predecessorStateVersionId: null,
-    predecessorStateDigest: null,
-    workspaceLockFence: null,
-    approvalExpiresAt: null,
-    cancelRequestedAt: null,
-    finishedAt: null,
-    ...overrides,
-  };
-}
+const execution = runExecution;
 
 function run(status: Run['status'], x: Partial<RunExecution> = {}, extra: Partial<Run> = {}): Run {
   return {

@@ -1,10 +1,9 @@
 // Bad input the fuzzing found (issue 12 §6): gzip bombs in configuration uploads, JSON bodies that
 // are not UTF-8. Each is refused with a JSON:API error and a stable code, and nothing is written.
-import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { gzipSync } from "node:zlib";
 import { suite } from "uvu";
+import { artifactFiles } from "../support/files.ts";
 import * as assert from "uvu/assert";
 import { listVariables } from "../../../client/src/index.ts";
 import {
@@ -25,24 +24,6 @@ async function allTablesUnchanged<T>(server: TestServer, act: () => Promise<T>):
   return expectNothingWritten(server, act, await applicationTables(server));
 }
 
-function artifactFiles(server: TestServer): string[] {
-  const files: string[] = [];
-  const walk = (dir: string) => {
-    let entries: string[];
-    try {
-      entries = readdirSync(dir);
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      const path = join(dir, entry);
-      if (statSync(path).isDirectory()) walk(path);
-      else files.push(path);
-    }
-  };
-  walk(join(server.services.config.dataDir, "artifacts"));
-  return files.sort();
-}
 
 /** A fetch Response as the SDK result shape the error helpers take. */
 async function asResult(response: Response): Promise<SdkResult> {

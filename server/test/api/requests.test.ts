@@ -1,7 +1,6 @@
-import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { suite } from "uvu";
+import { artifactFiles } from "../support/files.ts";
 import * as assert from "uvu/assert";
 import {
   createConfigurationVersion,
@@ -86,25 +85,6 @@ function declaredStatuses(operationId: string): number[] {
   return Object.keys(operation.responses).map(Number);
 }
 
-function artifactFiles(server: TestServer): string[] {
-  const root = join(server.services.config.dataDir, "artifacts");
-  const files: string[] = [];
-  const walk = (dir: string) => {
-    let entries: string[];
-    try {
-      entries = readdirSync(dir);
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      const path = join(dir, entry);
-      if (statSync(path).isDirectory()) walk(path);
-      else files.push(path);
-    }
-  };
-  walk(root);
-  return files.sort();
-}
 
 function tokenOf(uploadUrl: string): string {
   const prefix = "/uploads/configuration-versions/";

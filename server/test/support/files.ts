@@ -1,4 +1,7 @@
+import { readdirSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { TestServer } from './test-server.ts';
 
 /** Flips one bit of the byte at `position` of a file on disk (tampering with a stored object). */
 export async function flipByte(file: string, position: number): Promise<void> {
@@ -11,4 +14,24 @@ export async function flipByte(file: string, position: number): Promise<void> {
   } finally {
     await handle.close();
   }
+}
+
+/** Every file under the server's artifact store, sorted (none if it does not exist yet). */
+export function artifactFiles(server: TestServer): string[] {
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    let entries: string[];
+    try {
+      entries = readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const path = join(dir, entry);
+      if (statSync(path).isDirectory()) walk(path);
+      else files.push(path);
+    }
+  };
+  walk(join(server.services.config.dataDir, 'artifacts'));
+  return files.sort();
 }
