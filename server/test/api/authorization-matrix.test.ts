@@ -1,5 +1,5 @@
 import { suite } from "uvu";
-import { READ, matrixMismatches, row, type Caller, type Row } from "../support/authorization-matrix.ts";
+import { READ, matrixMismatches, matrixRequest, row, type Caller, type Row } from "../support/authorization-matrix.ts";
 import * as assert from "uvu/assert";
 import { operations } from "../../../generated/v1/operations.gen.ts";
 import { createPendingConfiguration, createVariable, makeConfigurationTarball } from "../support/factories.ts";
@@ -246,20 +246,8 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
 }
 
 async function send(world: World, operation: (typeof operations)[number], caller: Caller, call: Call): Promise<Response> {
-  const url = operation.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
-    if (!(name in call.path)) throw new Error(`${operation.operationId}: no value for ${name}`);
-    return encodeURIComponent(call.path[name]);
-  });
+  const { url, headers, body } = matrixRequest(operation, call);
   const session = call.session !== undefined ? call.session : caller === "anonymous" ? null : world.sessions[caller].session;
-  const headers: Record<string, string> = {};
-  let body: BodyInit | undefined;
-  if (call.rawBody) {
-    headers["Content-Type"] = "application/octet-stream";
-    body = Buffer.from(call.rawBody) as unknown as BodyInit;
-  } else if (call.body !== undefined) {
-    headers["Content-Type"] = "application/vnd.api+json";
-    body = JSON.stringify(call.body);
-  }
   if (session) {
     headers.Cookie = session.cookie;
     if (operation.method !== "GET") headers["X-CSRF-Token"] = session.csrfToken;

@@ -36,18 +36,7 @@ import {
   type SdkResult,
 } from "../support/factories.ts";
 import { testEachServer } from "../support/test-server.ts";
-import {
-  MINUTE,
-  setUp,
-  newRun,
-  startApply,
-  stateFile,
-  createWith,
-  expectConflict,
-  expectUnchanged,
-  validWorkspaceDocument,
-  CLI_LOCK_BODY,
-} from "./state-support.ts";
+import { MINUTE, setUp, newRun, startApply, stateFile, createWith, expectConflict, expectUnchanged, validWorkspaceDocument, CLI_LOCK_BODY } from "./state-support.ts";
 
 // ---------------------------------------------------------------------------------------------
 const locks = suite("workspace lock through /api/v2 (API tokens)");

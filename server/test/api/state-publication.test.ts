@@ -28,23 +28,7 @@ import {
   rejection,
 } from "../support/factories.ts";
 import { testEachServer } from "../support/test-server.ts";
-import {
-  MINUTE,
-  setUp,
-  newRun,
-  startApply,
-  stateFile,
-  hex,
-  createBody,
-  createWith,
-  writeState,
-  publication,
-  publishState,
-  downloadBytes,
-  expectConflict,
-  expectUnchanged,
-  validWorkspaceDocument,
-} from "./state-support.ts";
+import { MINUTE, setUp, newRun, startApply, stateFile, hex, createBody, createWith, writeState, publication, publishState, downloadBytes, expectConflict, expectUnchanged, validWorkspaceDocument } from "./state-support.ts";
 
 const publishing = suite("state publication through /api/v2");
 

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { suite } from "uvu";
-import { READ, matrixMismatches, row, type Caller, type Row } from "../support/authorization-matrix.ts";
+import { READ, matrixMismatches, matrixRequest, row, type Caller, type Row } from "../support/authorization-matrix.ts";
 import * as assert from "uvu/assert";
 import { operations } from "../../../generated/tfe/operations.gen.ts";
 import { stateUploadUrls } from "../../src/commands/state-versions.ts";
@@ -211,19 +211,7 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
 }
 
 async function send(world: World, operation: (typeof operations)[number], caller: Caller, call: Call): Promise<Response> {
-  const url = operation.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
-    if (!(name in call.path)) throw new Error(`${operation.operationId}: no value for ${name}`);
-    return encodeURIComponent(call.path[name]);
-  });
-  const headers: Record<string, string> = {};
-  let body: BodyInit | undefined;
-  if (call.rawBody) {
-    headers["Content-Type"] = "application/octet-stream";
-    body = Buffer.from(call.rawBody) as unknown as BodyInit;
-  } else if (call.body !== undefined) {
-    headers["Content-Type"] = "application/vnd.api+json";
-    body = JSON.stringify(call.body);
-  }
+  const { url, headers, body } = matrixRequest(operation, call);
   if (caller !== "anonymous") headers.Authorization = `Bearer ${world.tokens[caller]}`;
   return fetch(`${world.server.baseUrl}${url}`, { method: operation.method, headers, body });
 }

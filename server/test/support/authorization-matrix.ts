@@ -21,3 +21,28 @@ export async function matrixMismatches<Op extends { operationId: string }>(opera
   }
   return mismatches;
 }
+
+/** An operation's request: path values, and a JSON:API body or raw bytes. */
+export interface MatrixCall {
+  path: Record<string, string>;
+  body?: unknown;
+  rawBody?: Uint8Array | string;
+}
+
+/** The URL path (operation path with `call.path` filled in), the content headers and the body of one call. */
+export function matrixRequest(operation: { operationId: string; path: string }, call: MatrixCall): { url: string; headers: Record<string, string>; body: BodyInit | undefined } {
+  const url = operation.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
+    if (!(name in call.path)) throw new Error(`${operation.operationId}: no value for ${name}`);
+    return encodeURIComponent(call.path[name]);
+  });
+  const headers: Record<string, string> = {};
+  let body: BodyInit | undefined;
+  if (call.rawBody) {
+    headers["Content-Type"] = "application/octet-stream";
+    body = Buffer.from(call.rawBody) as unknown as BodyInit;
+  } else if (call.body !== undefined) {
+    headers["Content-Type"] = "application/vnd.api+json";
+    body = JSON.stringify(call.body);
+  }
+  return { url, headers, body };
+}
