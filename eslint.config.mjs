@@ -6,7 +6,8 @@ import tseslint from "typescript-eslint";
 
 export default tseslint.config(
   {
-    ignores: ["generated/**", "web/dist/**", ".tools/**", "**/node_modules/**", ".stackship/**", "docs/**", "**/*.d.ts"],
+    // What .gitignore leaves out too (test venvs, data directories), plus generated code.
+    ignores: ["generated/**", "web/dist/**", ".tools/**", "**/node_modules/**", ".stackship/**", ".stackship-test/**", "tmp/**", "docs/**", "**/*.d.ts"],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
