@@ -6,16 +6,23 @@
 // output is printed when each finishes. A fourth runs beside them: the contract suites (uvu over
 // server/test/contract: the generated Python and Go SDKs driving real runs, the prism mock, the
 // schemathesis fuzzing), which mostly wait on child processes. The optional argument filters
-// every suite by file path.
+// every suite by file path. Each suite's skipped tests are printed, and so is their total; a
+// committed `.only(` in a test file about to run fails the run (one failure per call, with the
+// file and line), since it would silently skip the rest of its file.
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { scanForOnly } from "./only-scan.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const filter = process.argv[2] ?? "\\.test\\.ts$";
 
 function run(label, command, args, parse, { stream = true } = {}) {
+  return runProcess(label, command, args, parse, { stream }).then((result) => ({ label, ...result }));
+}
+
+function runProcess(label, command, args, parse, { stream }) {
   return new Promise((resolve) => {
     const banner = `\n[test] ${label}: ${command} ${args.join(" ")}\n`;
     if (stream) process.stdout.write(banner);
@@ -50,12 +57,12 @@ function testFiles(dir, pattern) {
 
 /** @web/test-runner's summary: the last "N passed, N failed" it printed. */
 function parseWtr(output, code) {
-  const matches = [...output.matchAll(/(\d+) passed, (\d+) failed/g)];
+  const matches = [...output.matchAll(/(\d+) passed, (\d+) failed(?:, (\d+) skipped)?/g)];
   const last = matches.at(-1);
   if (!last) return { passed: 0, failed: 1, skipped: 0, note: `@web/test-runner exited ${code} without a summary` };
   const passed = Number(last[1]);
   const failed = Number(last[2]);
-  return { passed, failed: failed + (code !== 0 && failed === 0 ? 1 : 0), skipped: 0 };
+  return { passed, failed: failed + (code !== 0 && failed === 0 ? 1 : 0), skipped: Number(last[3] ?? 0) };
 }
 
 const CHROMIUM = process.env.STACKSHIP_CHROMIUM || "/usr/lib/chromium/chromium";
@@ -81,6 +88,12 @@ function hasRego(dir) {
 }
 
 const results = [];
+// Every test file some suite below runs (uvu's own ignores: node_modules, generated, .tools, .stackship).
+const ignored = /(^|\/)(node_modules|generated|\.tools|\.stackship)(\/|$)/;
+const scanned = [...new Set(["server", "client", "scripts", "web/test/e2e", "web/src"].flatMap((dir) => testFiles(dir, /\.test\.ts$/)))].filter((file) => !ignored.test(file));
+const focused = scanForOnly(root, scanned);
+for (const hit of focused) process.stdout.write(`[test] ${hit.file}:${hit.line}: a committed ${hit.call} skips the rest of its file: remove it\n`);
+if (focused.length > 0) results.push({ label: "committed .only( calls", passed: 0, failed: focused.length, skipped: 0, note: `${focused.length} committed .only( call(s) in ${new Set(focused.map((hit) => hit.file)).size} test file(s) (listed above)` });
 const suites = [run("server and client (uvu)", join(root, "node_modules/.bin/uvu"), ["-r", "tsx", ".", filter, "-i", "node_modules", "-i", "generated", "-i", ".tools", "-i", ".stackship", "-i", "^web[\\\\/]", "-i", "^server[\\\\/]test[\\\\/]contract[\\\\/]"], parseUvu)];
 const contract = testFiles("server/test/contract", /\.test\.ts$/);
 if (contract.length > 0) {
@@ -90,7 +103,7 @@ if (contract.length > 0) {
 const e2e = testFiles("web/test/e2e", /\.test\.ts$/);
 const components = testFiles("web/src", /\.test\.ts$/);
 if ((e2e.length > 0 || components.length > 0) && !existsSync(CHROMIUM)) {
-  results.push({ passed: 0, failed: 1, skipped: 0, note: `Chromium is not at ${CHROMIUM} (apt-get install chromium, or set STACKSHIP_CHROMIUM): the dashboard's browser suites could not run` });
+  results.push({ label: "dashboard browser suites", passed: 0, failed: 1, skipped: 0, note: `Chromium is not at ${CHROMIUM} (apt-get install chromium, or set STACKSHIP_CHROMIUM): the dashboard's browser suites could not run` });
 } else {
   if (e2e.length > 0) {
     const names = e2e.map((file) => file.slice("web/test/e2e/".length).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
@@ -108,7 +121,11 @@ if (hasRego(join(root, "policies")) && existsSync(opa)) {
 
 const passed = results.reduce((n, r) => n + r.passed, 0);
 const failed = results.reduce((n, r) => n + r.failed, 0);
+const skipped = results.reduce((n, r) => n + r.skipped, 0);
 for (const r of results) if (r.note) process.stdout.write(`[test] ${r.note}\n`);
+process.stdout.write("\n");
+for (const r of results) process.stdout.write(`[test] ${r.label}: ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped\n`);
+process.stdout.write(`[test] skipped in total: ${skipped}\n`);
 if (passed + failed === 0) {
   process.stdout.write("[test] no test ran: that is a failure\n0 passed, 1 failed\n");
   process.exit(1);

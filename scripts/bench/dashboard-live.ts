@@ -10,7 +10,7 @@
  *      Target ≤ 2×.
  * Prints figures and ratios; asserts nothing (benchmarks never do).
  */
-import type { Page, WebSocketRoute } from "playwright-core";
+import type { WebSocketRoute } from "playwright-core";
 import { startHarness } from "../../web/test/support/index.ts";
 
 const EVENTS = Number(process.env.BENCH_LIVE_EVENTS ?? 1000);

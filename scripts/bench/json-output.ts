@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import pino from "pino";
+import { api } from "./support.ts";
 
 const SIZE = Number(process.env.BENCH_PLAN_JSON_BYTES ?? 100 * 1024 * 1024);
 const REPEATS = Number(process.env.BENCH_JSON_OUTPUT_REPEATS ?? 5);
@@ -93,32 +94,24 @@ async function serve(): Promise<void> {
     ctx.length = SIZE;
     ctx.body = createReadStream(rawFile, { highWaterMark: BATCH });
   });
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
   const http = createServer(stackship.app.callback());
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
 
-  const api = async (token: string, method: string, path: string, body?: unknown): Promise<any> => {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json", Accept: "application/vnd.api+json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-    return text ? JSON.parse(text) : undefined;
-  };
-  await api(bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
-  const token = (await api(bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "viewer" } } })).data.attributes.secret;
-  const admin = (await api(bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes.secret;
-  const workspace = (await api(admin, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name: "w" } } })).data;
-  const cv = (await api(admin, "POST", `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })).data;
+  const call = (token: string, method: string, path: string, body?: unknown) => api(base, token, method, path, body);
+  await call(bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
+  const token = (await call(bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "viewer" } } })).data.attributes.secret;
+  const admin = (await call(bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes.secret;
+  const workspace = (await call(admin, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name: "w" } } })).data;
+  const cv = (await call(admin, "POST", `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })).data;
   const src = join(dataDir, "src");
   mkdirSync(join(src, "c"), { recursive: true });
   writeFileSync(join(src, "c", "main.tf"), "\n");
   execFileSync("tar", ["-czf", join(src, "c.tgz"), "-C", join(src, "c"), "."]);
   const upload = await fetch(cv.attributes.upload_url, { method: "PUT", body: readFileSync(join(src, "c.tgz")) });
   if (!upload.ok) throw new Error(`upload: ${upload.status}`);
-  const created = (await api(admin, "POST", `/v1/workspaces/${workspace.id}/runs`, {
+  const created = (await call(admin, "POST", `/v1/workspaces/${workspace.id}/runs`, {
     data: { type: "runs", attributes: { kind: "speculative" }, relationships: { configuration_version: { data: { type: "configuration-versions", id: cv.id } } } },
   })).data;
 

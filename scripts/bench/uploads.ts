@@ -42,6 +42,7 @@ async function serve(): Promise<void> {
   const bootstrapToken = `ss0.${randomBytes(24).toString("base64url")}`;
   const config = { ...loadConfig({}), dataDir, databaseUrl: `sqlite://${join(dataDir, "stackship.db")}`, bootstrapToken, validateResponses: false, logLevel: "silent" };
   const stackship = await createStackShip(config, { logger: pino({ level: "silent" }) });
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
   const http = createServer(stackship.app.callback());
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
@@ -111,7 +112,7 @@ async function round(child: ReturnType<typeof fork>, ready: Ready, urls: string[
   if (urls.length === 0) await new Promise((resolve) => setTimeout(resolve, 1000));
   const refusals = await Promise.all(
     urls.map(async (url) => {
-      const response = await fetch(url, { method: "PUT", headers: { "Content-Type": "application/octet-stream" }, body: bomb });
+      const response = await fetch(url, { method: "PUT", headers: { "Content-Type": "application/octet-stream" }, body: new Uint8Array(bomb) });
       const body = (await response.json()) as { errors?: Array<{ code: string }> };
       return { status: response.status, code: body.errors?.[0]?.code, ms: performance.now() - started };
     }),

@@ -4,39 +4,21 @@
  * audit record written, the sandbox's files and variables built), p50 and p95 over many mints,
  * and its share of a real plan attempt (speculative plans with the in-process runner).
  */
-import { randomBytes } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pino from "pino";
-import { loadConfig } from "../../server/src/config.ts";
 import { RunnerEngine } from "../../server/src/runner/engine.ts";
 import { addWorkloadIdentity } from "../../server/src/runner/workload-identity-files.ts";
-import { createStackShip } from "../../server/src/server.ts";
+import { api, startBenchServer } from "./support.ts";
 
 const MINTS = Number(process.env.BENCH_MINTS ?? 300);
 const PLANS = Number(process.env.BENCH_PLANS ?? 5);
 
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
 
-async function api(base: string, token: string, method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${base}${path}`, { method, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
 
-const dataDir = mkdtempSync(join(tmpdir(), "ss-bench-wi-"));
-const bootstrapToken = `ss0.${randomBytes(24).toString("base64url")}`;
-const config = { ...loadConfig({}), dataDir, databaseUrl: `sqlite://${join(dataDir, "stackship.db")}`, bootstrapToken, validateResponses: false, logLevel: "silent" };
-const stackship = await createStackShip(config, { logger: pino({ level: "silent" }) });
-const http = createServer(stackship.app.callback());
-await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-const port = (http.address() as AddressInfo).port;
-const base = `http://127.0.0.1:${port}`;
+const { dataDir, bootstrapToken, stackship, http, port, base } = await startBenchServer("ss-bench-wi-");
 stackship.services.config.publicUrl = base;
 const runner = new RunnerEngine({ services: stackship.services, api: { host: "127.0.0.1", port }, phaseTimeoutMs: 120_000 }, { pollIntervalMs: 10, concurrency: 1 });
 try {

@@ -37,6 +37,7 @@ async function main() {
   say(`database: ${config.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")}`);
   say(`artifacts: ${describeArtifactStore(config.artifactStore)}`);
   const stackship = await createStackShip({ ...config, bootstrapToken: bootstrap.token }, {}, (m) => say(`migrations: ${m}`));
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
   const server = createServer(stackship.app.callback());
   stackship.live.attach(server);
   await new Promise<void>((resolve, reject) => {
@@ -46,6 +47,7 @@ async function main() {
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.httpPort;
   const url = `http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${port}`;
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
   const https = await startHttps(config, stackship.app.callback());
   if (https) stackship.live.attach(https.server);
   // The embedded default runs the job loop in this process; sandboxes reach the API on loopback.

@@ -35,7 +35,7 @@ export interface StackShip {
   services: Services;
   /** The live run WebSocket (`/live/runs/{run_id}`): attach it to every HTTP and HTTPS server. */
   live: LiveGateway;
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
 function packageVersion(): string {
@@ -45,7 +45,7 @@ function packageVersion(): string {
 /** Services without an HTTP app: what a runner-only process needs. */
 export interface StackShipServices {
   services: Services;
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
 /** Opens and migrates the database and wires every service; `onProgress` narrates slow steps. */

@@ -201,7 +201,11 @@ test("lending: chunks are views that stay intact until given back; at most WINDO
     // Given back whole, joined, or in pieces.
     if (round % 3 === 0) for (const chunk of taken) giveBack(chunk);
     else if (round % 3 === 1) giveBack(Buffer.concat(taken));
-    else for (const chunk of taken) (giveBack(chunk.subarray(0, 1000)), giveBack(chunk.subarray(1000)));
+    else
+      for (const chunk of taken) {
+        giveBack(chunk.subarray(0, 1000));
+        giveBack(chunk.subarray(1000));
+      }
   }
   assert.ok(Buffer.concat(out).equals(o.plaintext));
   assert.ok(most <= WINDOW, `${most} chunks were out at once`);

@@ -8,6 +8,7 @@ export const RUN_PHASE_TASK = "stackship_run_phase";
 /** graphile-worker's own logging goes through pino at debug level (its info lines are per job). */
 function graphileLogger(log: (message: string, meta?: unknown) => void): Logger {
   return new Logger(() => (level, message, meta) => {
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-enum-comparison -- graphile's LogLevel values are these strings
     if (level === "error" || level === "warning") log(`graphile-worker ${level}: ${message}`, meta);
   });
 }

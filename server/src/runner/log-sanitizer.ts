@@ -29,5 +29,6 @@ export class LogSanitizer {
 
 /** Removes ANSI escape sequences (tofu runs with -no-color, but providers may still emit them). */
 export function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex -- ANSI escapes start with ESC on purpose
   return text.replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, "");
 }

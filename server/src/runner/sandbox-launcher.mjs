@@ -268,6 +268,7 @@ function start(message, booted) {
   child.once('error', (error) => {
     if (child.pid === undefined) finish(127, { type: 'error', message: `${argv[0]}: ${error.message}` });
   });
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- buildPlanDiff reports failures as outcomes and never rejects
   child.once('exit', async (code, signal) => {
     if (code === 0 && message.planDiff && typeof message.planDiff === 'object') {
       send({ type: 'mark', name: 'plan-diff', at: now() });

@@ -1076,6 +1076,7 @@ export class Sandbox {
       await this.end();
       await this.release();
     }
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what was caught, as it was
     if (outputError !== undefined) throw outputError;
     return result;
   }

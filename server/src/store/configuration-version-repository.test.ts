@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { testEachDatabase } from '../../test/support/databases.ts';
-import { DomainError } from '../domain/errors.ts';
+import type { DomainError } from '../domain/errors.ts';
 import { isId } from '../domain/ids.ts';
 import { createStores } from './index.ts';
 import { assertDomainError, at, seedTenancy } from './test-fixtures.ts';

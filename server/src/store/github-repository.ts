@@ -411,7 +411,7 @@ export class GitHubRepository {
         .join('runs as r', 'r.id', 'c.run_id')
         .select('c.*')
         .where('c.next_attempt_at', '<=', isoForWrite(now))
-        .andWhere((q) => q.whereNull('c.sent_state').orWhereRaw('?? > ??', ['r.updated_at', 'c.updated_at']))
+        .andWhere((q) => void q.whereNull('c.sent_state').orWhereRaw('?? > ??', ['r.updated_at', 'c.updated_at']))
         .orderBy('c.next_attempt_at')
         .limit(limit);
       return rows.map(toCheckRun);

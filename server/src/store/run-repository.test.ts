@@ -8,6 +8,7 @@ import type { Database } from './db.ts';
 import { createStores, inTransaction } from './index.ts';
 import { RunRepository, type CreateRunInput } from './run-repository.ts';
 import { assertDomainError, assertRejects, at, countRows, runInput, seedRunPrerequisites, type RunPrerequisites } from './test-fixtures.ts';
+import { runExecution } from '../domain/test-fixtures.ts';
 import { translateError } from './translate-error.ts';
 
 const CURSOR_SECRET = Buffer.from('run-repository-test-secret-0123456789');
@@ -48,24 +49,7 @@ async function rejectsTranslated(db: Database, promise: PromiseLike<unknown>): P
   return assert.unreachable('the database accepted the row');
 }
 
-const NOTHING_EXECUTED = {
-  planStatus: 'pending',
-  applyStatus: 'pending',
-  statusReason: null,
-  hasChanges: null,
-  planCounts: null,
-  planDigest: null,
-  dependencyBundleDigest: null,
-  dependencyLockFile: null,
-  policyOutcome: null,
-  policyResultDigest: null,
-  predecessorStateVersionId: null,
-  predecessorStateDigest: null,
-  workspaceLockFence: null,
-  approvalExpiresAt: null,
-  cancelRequestedAt: null,
-  finishedAt: null,
-};
+const NOTHING_EXECUTED = runExecution();
 
 const runs = suite('RunRepository');
 

@@ -166,7 +166,7 @@ export class RunRepository {
       const rows = await this.db<RunRow>('runs')
         .whereIn('workspace_id', workspaceIds as string[])
         .andWhere({ source: 'github_pull_request', kind: 'speculative', status: 'pending', pull_request_number: pullRequestNumber })
-        .andWhere((q) => q.whereNull('github_delivery_id').orWhereNot('github_delivery_id', exceptDeliveryId))
+        .andWhere((q) => void q.whereNull('github_delivery_id').orWhereNot('github_delivery_id', exceptDeliveryId))
         .orderBy([{ column: 'created_at' }, { column: 'id' }]);
       return rows.map(toRun);
     });

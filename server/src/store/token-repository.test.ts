@@ -33,25 +33,10 @@ testEachDatabase(tokens, 'findByTokenHash returns the token, its principal and t
   const principal = await stores.principals.createPrincipal({ kind: 'api_token', organizationId: organization.id, name: 'ci', createdAt: at(1) });
   const readRuns = await stores.grants.grant({ principalId: principal.id, scopeKind: 'organization', scopeId: organization.id, permission: 'run:read', createdAt: at(2) });
   const createRuns = await stores.grants.grant({ principalId: principal.id, scopeKind: 'organization', scopeId: organization.id, permission: 'run:create', createdAt: at(3) });
-  const token = await stores.tokens.createToken({
-    principalId: principal.id,
-    organizationId: organization.id,
-    role: 'operator',
-    description: 'CI pipeline',
-    tokenHash: 'f'.repeat(64),
-    createdAt: '2026-12-02T10:11:12.345Z',
-  });
+  const input = { principalId: principal.id, organizationId: organization.id, role: 'operator' as const, description: 'CI pipeline', tokenHash: 'f'.repeat(64), createdAt: '2026-12-02T10:11:12.345Z' };
+  const token = await stores.tokens.createToken(input);
   assert.ok(isId('apiToken', token.id));
-  assert.equal(token, {
-    id: token.id,
-    principalId: principal.id,
-    organizationId: organization.id,
-    role: 'operator',
-    description: 'CI pipeline',
-    tokenHash: 'f'.repeat(64),
-    createdAt: '2026-12-02T10:11:12.345Z',
-    lastUsedAt: null,
-  });
+  assert.equal(token, { id: token.id, ...input, lastUsedAt: null });
   assert.equal(await stores.tokens.findByTokenHash('f'.repeat(64)), { token, principal, grants: [readRuns, createRuns] });
   assert.is(await stores.tokens.findByTokenHash('e'.repeat(64)), undefined);
 });

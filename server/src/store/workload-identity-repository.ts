@@ -197,7 +197,7 @@ export class SigningKeyRepository {
     return translating(this.dialect, async () => {
       await this.db('workload_identity_keys')
         .where({ kid })
-        .andWhere((q) => q.whereNull('last_token_expires_at').orWhere('last_token_expires_at', '<', at))
+        .andWhere((q) => void q.whereNull('last_token_expires_at').orWhere('last_token_expires_at', '<', at))
         .update({ last_token_expires_at: at });
     });
   }

@@ -10,29 +10,18 @@ const workspaces = suite('WorkspaceRepository');
 testEachDatabase(workspaces, 'create applies defaults and round-trips every field', async (db) => {
   const stores = createStores(db.knex, db.dialect);
   const { organization, project } = await seedTenancy(stores);
-  const created = await stores.workspaces.create({
-    organizationId: organization.id,
-    projectId: project.id,
-    name: 'dns',
-    opentofuVersion: '1.8.5',
-    executionRegion: 'eu-west-1',
-    createdAt: '2026-12-02T10:11:12.345Z',
-  });
+  const input = { organizationId: organization.id, projectId: project.id, name: 'dns', opentofuVersion: '1.8.5', executionRegion: 'eu-west-1', createdAt: '2026-12-02T10:11:12.345Z' };
+  const created = await stores.workspaces.create(input);
   assert.ok(isId('workspace', created.id));
   assert.equal(created, {
     id: created.id,
-    organizationId: organization.id,
-    projectId: project.id,
-    name: 'dns',
+    ...input,
     description: null,
     trackedBranch: 'main',
     workingDirectory: '',
-    opentofuVersion: '1.8.5',
-    executionRegion: 'eu-west-1',
     approvalTtlSeconds: 86_400,
     planRequiresCredential: false,
-    createdAt: '2026-12-02T10:11:12.345Z',
-    updatedAt: '2026-12-02T10:11:12.345Z',
+    updatedAt: input.createdAt,
   });
   assert.equal(await stores.workspaces.getById(created.id), created);
   assert.equal(await stores.workspaces.getByName(organization.id, 'dns'), created);

@@ -1,4 +1,5 @@
 import { suite } from "uvu";
+import { READ, matrixMismatches, matrixRequest, row, type Caller, type Row } from "../support/authorization-matrix.ts";
 import * as assert from "uvu/assert";
 import { operations } from "../../../generated/v1/operations.gen.ts";
 import { createPendingConfiguration, createVariable, makeConfigurationTarball } from "../support/factories.ts";
@@ -13,12 +14,6 @@ import { testEachServer, type TestServer } from "../support/test-server.ts";
 // Callers: anonymous (no credentials), other (an admin of another organization), and viewer,
 // operator, admin of organization acme, all as signed-in dashboard sessions.
 
-const CALLERS = ["anonymous", "other", "viewer", "operator", "admin"] as const;
-type Caller = (typeof CALLERS)[number];
-type Row = Record<Caller, number>;
-
-const row = (anonymous: number, other: number, viewer: number, operator: number, admin: number): Row => ({ anonymous, other, viewer, operator, admin });
-const READ = row(401, 404, 200, 200, 200);
 const WRITE = row(401, 404, 403, 201, 201);
 const ADMIN_CREATE = row(401, 404, 403, 403, 201);
 const SITE_ADMIN = row(401, 403, 403, 403, 403);
@@ -254,20 +249,8 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
 }
 
 async function send(world: World, operation: (typeof operations)[number], caller: Caller, call: Call): Promise<Response> {
-  const url = operation.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
-    if (!(name in call.path)) throw new Error(`${operation.operationId}: no value for ${name}`);
-    return encodeURIComponent(call.path[name]);
-  });
+  const { url, headers, body } = matrixRequest(operation, call);
   const session = call.session !== undefined ? call.session : caller === "anonymous" ? null : world.sessions[caller].session;
-  const headers: Record<string, string> = {};
-  let body: BodyInit | undefined;
-  if (call.rawBody) {
-    headers["Content-Type"] = "application/octet-stream";
-    body = Buffer.from(call.rawBody) as unknown as BodyInit;
-  } else if (call.body !== undefined) {
-    headers["Content-Type"] = "application/vnd.api+json";
-    body = JSON.stringify(call.body);
-  }
   if (session) {
     headers.Cookie = session.cookie;
     if (operation.method !== "GET") headers["X-CSRF-Token"] = session.csrfToken;
@@ -306,16 +289,7 @@ testEachServer(matrix, "every v1 operation × anonymous/other-org/viewer/operato
     policySetId: ((await policySet.json()) as { data: { id: string } }).data.id,
     sessions,
   };
-  const mismatches: string[] = [];
-  for (const operation of operations) {
-    for (const caller of CALLERS) {
-      const call = await callFor(operation.operationId, caller, world);
-      const response = await send(world, operation, caller, call);
-      const expected = EXPECTED[operation.operationId][caller];
-      if (response.status !== expected) mismatches.push(`${operation.operationId} as ${caller}: ${response.status} (expected ${expected}) ${(await response.text()).slice(0, 300)}`);
-    }
-  }
-  assert.equal(mismatches, []);
+  assert.equal(await matrixMismatches(operations, EXPECTED, async (operation, caller) => send(world, operation, caller, await callFor(operation.operationId, caller, world))), []);
 }, { publicUrlIsBaseUrl: true });
 
 matrix.run();

@@ -48,16 +48,16 @@ testEachServer(bombs, "refuses a 0.5 MB gzip bomb (500 MiB inflated) with 422 CO
   const { token, workspace } = await setUp(server);
   assert.ok(BOMB.length < 600_000, String(BOMB.length));
   const pending = await createPendingConfiguration(server, token, workspace.id);
-  const before = (await storedArtifactKeys(server));
+  const before = await storedArtifactKeys(server);
   const result = await allTablesUnchanged(server, async () => asResult(await putUpload(pending.attributes.upload_url!, BOMB)));
   const error = expectV1Error(result, 422, "CONFIGURATION_UPLOAD_INVALID");
   assert.match(error.detail!, "compression bomb");
-  assert.equal((await storedArtifactKeys(server)), before);
+  assert.equal(await storedArtifactKeys(server), before);
   // A bomb that is a tar archive (a zero-filled file, well over the ratio) is refused the same way.
   const tarBomb = gzipSync(tarArchive([{ name: "zeros.bin", data: Buffer.alloc(64 * 1024 * 1024) }]), { level: 9 });
   const tarResult = await allTablesUnchanged(server, async () => asResult(await putUpload(pending.attributes.upload_url!, tarBomb)));
   assert.match(expectV1Error(tarResult, 422, "CONFIGURATION_UPLOAD_INVALID").detail!, "compression bomb");
-  assert.equal((await storedArtifactKeys(server)), before);
+  assert.equal(await storedArtifactKeys(server), before);
 });
 
 testEachServer(bombs, "answers /healthz while four bombs are inspected in parallel (responses arrive while inspections are in flight)", async (server) => {
@@ -121,7 +121,7 @@ testEachServer(
 testEachServer(bombs, "refuses path traversal, absolute paths, escaping symlinks, bad hard links and devices with 422 CONFIGURATION_UPLOAD_INVALID, and writes nothing", async (server) => {
   const { token, workspace } = await setUp(server);
   const pending = await createPendingConfiguration(server, token, workspace.id);
-  const before = (await storedArtifactKeys(server));
+  const before = await storedArtifactKeys(server);
   const main = { name: "main.tf", data: 'resource "terraform_data" "x" {}\n' };
   const cases: Array<[string, Parameters<typeof tarArchive>[0], string]> = [
     ["traversal", [main, { name: "../../etc/cron.d/x", data: "* * * * * root id\n" }], "path traversal"],
@@ -138,7 +138,7 @@ testEachServer(bombs, "refuses path traversal, absolute paths, escaping symlinks
     const error = expectV1Error(result, 422, "CONFIGURATION_UPLOAD_INVALID");
     assert.match(error.detail!, why, label);
   }
-  assert.equal((await storedArtifactKeys(server)), before);
+  assert.equal(await storedArtifactKeys(server), before);
   // The same URL still takes a good archive.
   assert.is((await putUpload(pending.attributes.upload_url!, gzipSync(tarArchive([main])))).status, 200);
 });

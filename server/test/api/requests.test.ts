@@ -232,7 +232,7 @@ testEachServer(upload, "stores the upload: status uploaded, config_digest is the
   assert.is(shown.attributes.upload_url, null);
   assert.type(shown.attributes.uploaded_at, "string");
   // Stored encrypted: no artifact file holds the plaintext archive.
-  const files = (await storedArtifactKeys(server));
+  const files = await storedArtifactKeys(server);
   assert.is(files.length, 1);
 });
 
@@ -241,7 +241,7 @@ testEachServer(upload, "fails 409 CONFIGURATION_VERSION_ALREADY_UPLOADED on a se
   const pending = await createPendingConfiguration(server, token, workspace.id);
   const first = makeConfigurationTarball();
   assert.is((await putUpload(pending.attributes.upload_url!, first)).status, 200);
-  const artifactsBefore = (await storedArtifactKeys(server));
+  const artifactsBefore = await storedArtifactKeys(server);
   const second = makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "other" {}\n' });
   for (const bytes of [second, first]) {
     const result = await allTablesUnchanged(server, () => sdkUploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: bytes as any }));
@@ -249,7 +249,7 @@ testEachServer(upload, "fails 409 CONFIGURATION_VERSION_ALREADY_UPLOADED on a se
   }
   const shown = expectStatus(await getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
   assert.is(shown.attributes.config_digest, sha256(first));
-  assert.equal((await storedArtifactKeys(server)), artifactsBefore);
+  assert.equal(await storedArtifactKeys(server), artifactsBefore);
 });
 
 testEachServer(upload, "fails 404 NOT_FOUND for a tampered upload token, and writes nothing", async (server) => {
@@ -274,7 +274,7 @@ testEachServer(upload, "fails 404 NOT_FOUND for a tampered upload token, and wri
   }
   const still = expectStatus(await getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
   assert.is(still.attributes.status, "pending");
-  assert.equal((await storedArtifactKeys(server)), []);
+  assert.equal(await storedArtifactKeys(server), []);
 });
 
 testEachServer(upload, "fails 422 CONFIGURATION_UPLOAD_INVALID for data that is not a gzip tar archive, and writes nothing", async (server) => {
@@ -297,7 +297,7 @@ testEachServer(upload, "fails 422 CONFIGURATION_UPLOAD_INVALID for data that is 
   const still = expectStatus(await getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
   assert.is(still.attributes.status, "pending");
   assert.is(still.attributes.config_digest, null);
-  assert.equal((await storedArtifactKeys(server)), []);
+  assert.equal(await storedArtifactKeys(server), []);
   // The same URL still takes a good upload afterwards.
   assert.is((await putUpload(pending.attributes.upload_url!, real)).status, 200);
 });
@@ -312,7 +312,7 @@ testEachServer(upload, "accepts exactly 64 MiB past the size check (422 CONFIGUR
   const overLimit = Buffer.alloc(UPLOAD_LIMIT + 1, 0x61);
   const tooLarge = await allTablesUnchanged(server, () => sdkUploadConfiguration({ client: server.v1(), path: { upload_token: uploadToken }, body: overLimit as any }));
   expectV1Error(tooLarge, 413, "CONFIGURATION_UPLOAD_TOO_LARGE");
-  assert.equal((await storedArtifactKeys(server)), []);
+  assert.equal(await storedArtifactKeys(server), []);
 });
 
 const uploadClock = { now: Date.parse("2026-12-02T10:00:00.000Z") };

@@ -156,6 +156,7 @@ testEachServer(refusals, "404 for another organization's run and for an unknown 
 testEachServer(refusals, "a store that fails gives an error response, never a review of an empty run", async (server) => {
   const { token, run } = await pendingRun(server, "fragile");
   const attempts = server.services.stores.attempts;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- kept only to be put back on the same object
   const original = attempts.listByRun;
   attempts.listByRun = async () => {
     throw new Error("the attempts table is unreadable");

@@ -232,7 +232,7 @@ testEachServer(memberships, "a role applies at its scope: viewers read, operator
 });
 
 testEachServer(memberships, "only organization admins add members; duplicates, unknown users and foreign scopes are refused and write nothing", async (server) => {
-  const acme = await createOrganizationWithToken(server, "acme", "admin");
+  await createOrganizationWithToken(server, "acme", "admin");
   const other = await createOrganizationWithToken(server, "other", "admin");
   const foreign = await createWorkspace(server, other.token, "other", { name: "theirs" });
   const user = await createUser(server);

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { suite } from "uvu";
+import { READ, matrixMismatches, matrixRequest, row, type Caller, type Row } from "../support/authorization-matrix.ts";
 import * as assert from "uvu/assert";
 import { operations } from "../../../generated/tfe/operations.gen.ts";
 import { stateUploadUrls } from "../../src/commands/state-versions.ts";
@@ -18,12 +19,6 @@ import { testEachServer, type TestServer } from "../support/test-server.ts";
 // everything invisible); the handler then answers 404 for an object the caller cannot see,
 // exactly as for a missing one.
 
-const CALLERS = ["anonymous", "other", "viewer", "operator", "admin"] as const;
-type Caller = (typeof CALLERS)[number];
-type Row = Record<Caller, number>;
-
-const row = (anonymous: number, other: number, viewer: number, operator: number, admin: number): Row => ({ anonymous, other, viewer, operator, admin });
-const READ = row(401, 404, 200, 200, 200);
 const OPEN = (status: number) => row(status, status, status, status, status);
 
 const EXPECTED: Record<string, Row> = {
@@ -216,19 +211,7 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
 }
 
 async function send(world: World, operation: (typeof operations)[number], caller: Caller, call: Call): Promise<Response> {
-  const url = operation.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
-    if (!(name in call.path)) throw new Error(`${operation.operationId}: no value for ${name}`);
-    return encodeURIComponent(call.path[name]);
-  });
-  const headers: Record<string, string> = {};
-  let body: BodyInit | undefined;
-  if (call.rawBody) {
-    headers["Content-Type"] = "application/octet-stream";
-    body = Buffer.from(call.rawBody) as unknown as BodyInit;
-  } else if (call.body !== undefined) {
-    headers["Content-Type"] = "application/vnd.api+json";
-    body = JSON.stringify(call.body);
-  }
+  const { url, headers, body } = matrixRequest(operation, call);
   if (caller !== "anonymous") headers.Authorization = `Bearer ${world.tokens[caller]}`;
   return fetch(`${world.server.baseUrl}${url}`, { method: operation.method, headers, body });
 }
@@ -264,16 +247,7 @@ testEachServer(matrix, "every /api/v2 operation × anonymous/other-org/viewer/op
     outputId: stateVersionOutputId(published.id, 0),
     logPath: new URL(logReadUrl).pathname,
   };
-  const mismatches: string[] = [];
-  for (const operation of operations) {
-    for (const caller of CALLERS) {
-      const call = await callFor(operation.operationId, caller, world);
-      const response = await send(world, operation, caller, call);
-      const expected = EXPECTED[operation.operationId][caller];
-      if (response.status !== expected) mismatches.push(`${operation.operationId} as ${caller}: ${response.status} (expected ${expected}) ${(await response.text()).slice(0, 300)}`);
-    }
-  }
-  assert.equal(mismatches, []);
+  assert.equal(await matrixMismatches(operations, EXPECTED, async (operation, caller) => send(world, operation, caller, await callFor(operation.operationId, caller, world))), []);
 });
 
 matrix.run();

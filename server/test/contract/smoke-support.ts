@@ -5,7 +5,10 @@ import { execFile } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { makeConfigurationTarball } from "../support/factories.ts";
+import * as assert from "uvu/assert";
+import { getRun, getRunReview } from "../../../client/src/index.ts";
+import { expectStatus, makeConfigurationTarball } from "../support/factories.ts";
+import { withTestServer } from "../support/test-server.ts";
 
 export interface Finished {
   stdout: string;
@@ -46,4 +49,39 @@ export interface SmokeSummary {
 export function summaryOf(stdout: string): SmokeSummary {
   const last = stdout.trim().split("\n").at(-1) ?? "";
   return JSON.parse(last) as SmokeSummary;
+}
+
+/**
+ * Runs a smoke program (`command args`) against a test server with a runner (SQLite) and checks
+ * what it reports against the server: the run applied, the approval bound to the digest the
+ * program read with `reason`, the plan changes naming the resource, two inventory pages.
+ */
+export async function expectSmokeApplies(command: string, args: string[], organization: string, reason: string): Promise<void> {
+  const tarball = await tarballFile();
+  await withTestServer(
+    "sqlite",
+    async (server) => {
+      const { stdout } = await run(command, args, {
+        env: { ...process.env, STACKSHIP_URL: server.baseUrl, STACKSHIP_BOOTSTRAP_TOKEN: server.bootstrapToken, STACKSHIP_ORGANIZATION: organization, SMOKE_TARBALL: tarball },
+      });
+      const summary = summaryOf(stdout);
+      assert.is(summary.status, "applied");
+      assert.match(summary.planned_digest, /^[0-9a-f]{64}$/);
+      assert.equal(summary.review_actions, ["approve", "discard", "cancel"]);
+      // The server agrees: applied, and the approval is bound to the digest the program read.
+      const applied = expectStatus(await getRun({ client: server.admin, path: { run_id: summary.run } }), 200).data;
+      assert.is(applied.attributes.status, "applied");
+      assert.is(applied.attributes.plan_digest, summary.planned_digest);
+      const approval = expectStatus(await getRunReview({ client: server.admin, path: { run_id: summary.run } }), 200).data.attributes.stages.approval;
+      assert.is(approval.state, "approved");
+      assert.is(approval.plan_digest, summary.planned_digest);
+      assert.is(approval.reason, reason);
+      // Plan changes were read as a document naming the one resource.
+      assert.match(JSON.stringify(summary.changes), /terraform_data\.x/);
+      // Two runs, one per page, each seen exactly once, newest first.
+      assert.is(summary.pages, 2);
+      assert.equal(summary.inventory, [summary.second, summary.run]);
+    },
+    { runner: true },
+  );
 }

@@ -1,35 +1,24 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { cliProject, testEachCliServer, transcript } from "./cli.ts";
+import { expectNothingApplied, testEachInitializedProject, transcript } from "./cli.ts";
 
 const apply = suite("tofu apply against StackShip, answering no");
 
-testEachCliServer(
+testEachInitializedProject(
   apply,
   "plans, prompts, and discards the run on any answer but yes; nothing is applied",
-  async (server) => {
-    const project = await cliProject(server);
-    try {
-      const init = await project.tofu(["init"]);
-      assert.is(init.code, 0, transcript(init));
+  async (server, project) => {
+    const result = await project.tofu(["apply"], { stdin: "no\n" });
+    assert.is(result.code, 1, transcript(result));
+    assert.match(result.stdout, "Plan: 1 to add, 0 to change, 0 to destroy.", transcript(result));
+    assert.match(result.stdout + result.stderr, "Apply discarded.", transcript(result));
 
-      const result = await project.tofu(["apply"], { stdin: "no\n" });
-      assert.is(result.code, 1, transcript(result));
-      assert.match(result.stdout, "Plan: 1 to add, 0 to change, 0 to destroy.", transcript(result));
-      assert.match(result.stdout + result.stderr, "Apply discarded.", transcript(result));
-
-      const [run] = await project.runs();
-      assert.is(run.status, "discarded");
-      assert.is(run.execution.applyStatus, "pending");
-      const review = await server.services.stores.reviews.getByRun(run.id);
-      assert.is(review?.decision, "discarded");
-
-      const workspace = await project.workspace();
-      assert.is(await server.services.stores.stateVersions.current(workspace!.id), undefined);
-      assert.is(await server.services.stores.workspaceLocks.current(workspace!.id), undefined);
-    } finally {
-      await project.cleanup();
-    }
+    const [run] = await project.runs();
+    assert.is(run.status, "discarded");
+    assert.is(run.execution.applyStatus, "pending");
+    const review = await server.services.stores.reviews.getByRun(run.id);
+    assert.is(review?.decision, "discarded");
+    await expectNothingApplied(server, project);
   },
   { runner: true },
 );

@@ -2,47 +2,37 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { discardRun } from "../../../client/src/index.ts";
 import { expectStatus } from "../support/factories.ts";
-import { fixture, startRun, waitForStatus } from "../support/runs.ts";
-import { cliProject, testEachCliServer, transcript } from "./cli.ts";
+import { holdWorkspace, testEachInitializedProject, transcript } from "./cli.ts";
 
 const queued = suite("tofu apply while another run holds the workspace");
 
-testEachCliServer(
+testEachInitializedProject(
   queued,
   "the CLI's run waits pending (queue polled) until the holder is discarded, then plans and prompts",
-  async (server) => {
-    const project = await cliProject(server);
-    try {
-      const init = await project.tofu(["init"]);
-      assert.is(init.code, 0, transcript(init));
-      const workspace = (await project.workspace())!;
-      const holder = await startRun(server, project.token, workspace.id, fixture("basic"));
-      await waitForStatus(server, project.token, holder.id, ["awaiting_approval"]);
+  async (server, project) => {
+    const { holder } = await holdWorkspace(server, project);
 
-      const applying = project.tofu(["apply"], { stdin: "no\n" });
-      // The CLI's run is created and stays pending behind the holder while the CLI polls.
-      const deadline = Date.now() + 30_000;
-      let mine;
-      while (Date.now() < deadline) {
-        mine = (await project.runs()).find((r) => r.id !== holder.id);
-        if (mine) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      assert.ok(mine, "tofu apply created a run");
-      await new Promise((resolve) => setTimeout(resolve, 2500));
-      assert.is((await server.services.stores.runs.getById(mine!.id))?.status, "pending");
-
-      const discarded = await discardRun({ client: server.v1(project.token), path: { run_id: holder.id }, body: { data: { type: "decisions", attributes: { reason: "make room" } } } });
-      expectStatus(discarded, 202);
-
-      const result = await applying;
-      assert.is(result.code, 1, transcript(result));
-      assert.match(result.stdout, "Plan: 1 to add, 0 to change, 0 to destroy.", transcript(result));
-      assert.match(result.stdout + result.stderr, "Apply discarded.", transcript(result));
-      assert.is((await server.services.stores.runs.getById(mine!.id))?.status, "discarded");
-    } finally {
-      await project.cleanup();
+    const applying = project.tofu(["apply"], { stdin: "no\n" });
+    // The CLI's run is created and stays pending behind the holder while the CLI polls.
+    const deadline = Date.now() + 30_000;
+    let mine;
+    while (Date.now() < deadline) {
+      mine = (await project.runs()).find((r) => r.id !== holder.id);
+      if (mine) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    assert.ok(mine, "tofu apply created a run");
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    assert.is((await server.services.stores.runs.getById(mine!.id))?.status, "pending");
+
+    const discarded = await discardRun({ client: server.v1(project.token), path: { run_id: holder.id }, body: { data: { type: "decisions", attributes: { reason: "make room" } } } });
+    expectStatus(discarded, 202);
+
+    const result = await applying;
+    assert.is(result.code, 1, transcript(result));
+    assert.match(result.stdout, "Plan: 1 to add, 0 to change, 0 to destroy.", transcript(result));
+    assert.match(result.stdout + result.stderr, "Apply discarded.", transcript(result));
+    assert.is((await server.services.stores.runs.getById(mine!.id))?.status, "discarded");
   },
   { runner: true },
 );

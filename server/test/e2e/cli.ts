@@ -7,10 +7,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO_ROOT } from "../../src/config.ts";
 import type { Test } from "uvu";
+import * as assert from "uvu/assert";
 import type { Run, Workspace } from "../../src/domain/records.ts";
 import { createOrganizationWithToken, type Role } from "../support/factories.ts";
 import { testDialects } from "../support/databases.ts";
 import { withTestServer, type TestServer, type TestServerOptions } from "../support/test-server.ts";
+import { fixture, startRun, waitForStatus } from "../support/runs.ts";
 import { describeViolations, startContractProxy, type ContractProxy } from "./contract-proxy.ts";
 
 /** A test server, possibly in contract mode: every CLI project then talks to it through prism. */
@@ -64,6 +66,7 @@ export function testEachCliServer<T>(test: Test<T>, title: string, fn: (server: 
           const scenario = failure instanceof Error ? `\n--- the scenario's own failure ---\n${failure.message}` : "";
           throw new Error(`${refused.map(describeViolations).join("\n")}${scenario}`);
         }
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what was caught, as it was
         if (failure) throw failure;
         if (contract.length > 0 && contract.every((proxy) => proxy.validated.length === 0)) {
           throw new Error("contract mode: no request went through prism");
@@ -199,4 +202,47 @@ export async function cliProject(
 /** A failure message with everything tofu printed. */
 export function transcript(result: TofuResult): string {
   return `exit ${result.code}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
+}
+
+/**
+ * Registers a CLI scenario (as testEachCliServer) on a project whose `tofu init` succeeded, so the
+ * scenario states only what it does after init; the project is cleaned up however it ends.
+ */
+export function testEachInitializedProject<T>(
+  test: Test<T>,
+  title: string,
+  fn: (server: CliServer, project: CliProject) => Promise<void>,
+  options: TestServerOptions & { project?: Parameters<typeof cliProject>[1] } = {},
+): void {
+  const { project: projectOptions, ...serverOptions } = options;
+  testEachCliServer(
+    test,
+    title,
+    async (server) => {
+      const project = await cliProject(server, projectOptions);
+      try {
+        const init = await project.tofu(["init"]);
+        assert.is(init.code, 0, transcript(init));
+        await fn(server, project);
+      } finally {
+        await project.cleanup();
+      }
+    },
+    serverOptions,
+  );
+}
+
+/** Another run (the basic fixture) in the project's workspace, awaiting approval, so it holds the workspace lock. */
+export async function holdWorkspace(server: CliServer, project: CliProject) {
+  const workspace = (await project.workspace())!;
+  const holder = await startRun(server, project.token, workspace.id, fixture("basic"));
+  await waitForStatus(server, project.token, holder.id, ["awaiting_approval"]);
+  return { workspace, holder };
+}
+
+/** The project's workspace has no state and no lock: nothing was applied or left holding it. */
+export async function expectNothingApplied(server: CliServer, project: CliProject): Promise<void> {
+  const workspace = await project.workspace();
+  assert.is(await server.services.stores.stateVersions.current(workspace!.id), undefined);
+  assert.is(await server.services.stores.workspaceLocks.current(workspace!.id), undefined);
 }

@@ -17,6 +17,7 @@ testEachCliServer(
     const tls = ensureLocalTls(server.dataDir);
     assert.ok(tls.created);
     // The same services behind an HTTPS listener, as the embedded default serves them.
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
     const listener: Server = createServer({ cert: tls.cert, key: tls.key }, buildApp(server.services, [tfeSurface, v1Surface]).callback());
     await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
     const port = (listener.address() as AddressInfo).port;

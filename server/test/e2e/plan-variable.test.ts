@@ -1,6 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { cliProject, testEachCliServer, transcript } from "./cli.ts";
+import { testEachInitializedProject, transcript } from "./cli.ts";
 
 const planVariable = suite("tofu plan -var against StackShip");
 
@@ -18,31 +18,24 @@ resource "terraform_data" "greeting" {
 }
 `;
 
-testEachCliServer(
+testEachInitializedProject(
   planVariable,
   "-var values reach the remote plan as run variables (strings stay strings, lists stay lists)",
-  async (server) => {
-    const project = await cliProject(server, { configuration: CONFIGURATION });
-    try {
-      const init = await project.tofu(["init"]);
-      assert.is(init.code, 0, transcript(init));
-      const result = await project.tofu(["plan", "-var", "greeting=hello from the CLI", "-var", "sizes=[1, 2, 3]"]);
-      assert.is(result.code, 0, transcript(result));
-      assert.match(result.stdout, '"hello from the CLI:3"', transcript(result));
-      const [run] = await project.runs();
-      const snapshot = await server.services.stores.snapshots.getById(run.inputSnapshotId);
-      assert.equal(
-        snapshot!.document.variables.map((v) => [v.key, v.hcl, "value" in v ? v.value : null]),
-        [
-          ["greeting", true, '"hello from the CLI"'],
-          ["sizes", true, "[1, 2, 3]"],
-        ],
-      );
-    } finally {
-      await project.cleanup();
-    }
+  async (server, project) => {
+    const result = await project.tofu(["plan", "-var", "greeting=hello from the CLI", "-var", "sizes=[1, 2, 3]"]);
+    assert.is(result.code, 0, transcript(result));
+    assert.match(result.stdout, '"hello from the CLI:3"', transcript(result));
+    const [run] = await project.runs();
+    const snapshot = await server.services.stores.snapshots.getById(run.inputSnapshotId);
+    assert.equal(
+      snapshot!.document.variables.map((v) => [v.key, v.hcl, "value" in v ? v.value : null]),
+      [
+        ["greeting", true, '"hello from the CLI"'],
+        ["sizes", true, "[1, 2, 3]"],
+      ],
+    );
   },
-  { runner: true },
+  { runner: true, project: { configuration: CONFIGURATION } },
 );
 
 planVariable.run();

@@ -3,6 +3,7 @@ import * as assert from "uvu/assert";
 import { approveRun, cancelRun, getRun } from "../../../client/src/index.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { planningRun } from "../support/scenarios.ts";
 import { testEachServer } from "../support/test-server.ts";
 
 const expiry = suite("approval expiry");
@@ -46,11 +47,7 @@ testEachServer(
   cancel,
   "cancel while planning interrupts tofu; the run ends canceled and frees the workspace",
   async (server) => {
-    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
-    const workspace = await createWorkspace(server, token, organizationName, { name: "busy" });
-    const many = { "main.tf": 'resource "terraform_data" "many" {\n  count = 4000\n  input = count.index\n}\n' };
-    const run = await startRun(server, token, workspace.id, many);
-    await waitForStatus(server, token, run.id, ["planning"]);
+    const { token, workspace, run } = await planningRun(server, "busy");
     const canceled = expectStatus(await cancelRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "decisions", attributes: { reason: "wrong branch" } } } }), 202).data;
     assert.is(canceled.attributes.status, "canceled");
     assert.is(canceled.attributes.status_reason, "plan_canceled");

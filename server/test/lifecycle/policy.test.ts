@@ -12,6 +12,7 @@ import {
 } from "../../../client/src/index.ts";
 import { createOrganizationWithToken, createToken, createVariable, createWorkspace, databaseText, expectStatus, expectV1Error, leakForms } from "../support/factories.ts";
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { acmeWorkspace } from "../support/scenarios.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 // Policies used below. Each flags the fixture's terraform_data resources (or nothing).
@@ -171,17 +172,22 @@ testEachServer(
   { runner: true },
 );
 
+/** A run stopped by a soft-mandatory policy flagging every data resource (policy_soft_failed). */
+async function softFailedRun(server: TestServer) {
+  const { token, organizationName, workspace } = await acmeWorkspace(server, "app");
+  expectStatus(await newPolicySet(server, token, organizationName, "tags", [policy("tagged", "soft_mandatory", FLAG_EVERY_DATA("soft", "Needs tags"))]), 201);
+  const run = await startRun(server, token, workspace.id, fixture("basic"));
+  const failed = await waitForStatus(server, token, run.id, ["policy_soft_failed", "awaiting_approval", "errored"]);
+  assert.is(failed.attributes.status, "policy_soft_failed", await readLog(server, token, run.id, "policy"));
+  return { token, organizationName, workspace, run, failed };
+}
+
 let offsetMs = 0;
 testEachServer(
   evaluations,
   "an expired override does not allow approval; 257 overrides list 256 newest first, truncated, and the audit keeps all",
   async (server) => {
-    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
-    const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
-    expectStatus(await newPolicySet(server, token, organizationName, "tags", [policy("tagged", "soft_mandatory", FLAG_EVERY_DATA("soft", "Needs tags"))]), 201);
-    const run = await startRun(server, token, workspace.id, fixture("basic"));
-    const failed = await waitForStatus(server, token, run.id, ["policy_soft_failed", "awaiting_approval", "errored"]);
-    assert.is(failed.attributes.status, "policy_soft_failed", await readLog(server, token, run.id, "policy"));
+    const { token, run, failed } = await softFailedRun(server);
     const digest = failed.attributes.policy_result_digest!;
 
     for (let i = 0; i < 257; i += 1) {
@@ -207,12 +213,7 @@ testEachServer(
   evaluations,
   "the apply re-checks the override: one that expired between approval and apply applies nothing",
   async (server) => {
-    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
-    const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
-    expectStatus(await newPolicySet(server, token, organizationName, "tags", [policy("tagged", "soft_mandatory", FLAG_EVERY_DATA("soft", "Needs tags"))]), 201);
-    const run = await startRun(server, token, workspace.id, fixture("basic"));
-    const failed = await waitForStatus(server, token, run.id, ["policy_soft_failed", "awaiting_approval", "errored"]);
-    assert.is(failed.attributes.status, "policy_soft_failed", await readLog(server, token, run.id, "policy"));
+    const { token, workspace, run, failed } = await softFailedRun(server);
     expectStatus(await override(server, token, run.id, { result_digest: failed.attributes.policy_result_digest!, reason: "briefly", duration_seconds: 60 }), 201);
 
     await server.runner!.stop();

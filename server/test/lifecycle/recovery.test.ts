@@ -2,9 +2,9 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { approveRun, getRun, resolveRunRecovery } from "../../../client/src/index.ts";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
-import { RunnerEngine } from "../../src/runner/engine.ts";
 import { createOrganizationWithToken, createToken, createWorkspace, expectStatus, expectV1Error } from "../support/factories.ts";
 import { fixture, readLog, startRunnerProcess, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
+import { killRunner, startSurvivorRunner } from "../support/scenarios.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const recovery = suite("recovery after an interrupted apply");
@@ -20,7 +20,7 @@ const slow = {
 testEachServer(recovery, "kill -9 of the runner process during apply: needs_recovery with evidence, lock held, state kept; the operator resolves it, audited", async (server) => {
   const { token, organizationName } = await createOrganizationWithToken(server, "acme");
   const workspace = await createWorkspace(server, token, organizationName, { name: "fragile" });
-  let runner = startRunnerProcess(server);
+  const runner = startRunnerProcess(server);
   try {
     // A first apply publishes serial 1, so there is state that must not be lost.
     const first = await startRun(server, token, workspace.id, fixture("basic"));
@@ -33,15 +33,13 @@ testEachServer(recovery, "kill -9 of the runner process during apply: needs_reco
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
     await approve(server, token, run.id, planned.attributes.plan_digest!);
     await waitForLog(server, token, run.id, "apply", "provisioning-started");
-    runner.kill("SIGKILL");
-    await new Promise((resolve) => runner.once("exit", resolve));
+    await killRunner(runner);
   } finally {
     if (runner.exitCode === null && runner.signalCode === null) runner.kill("SIGKILL");
   }
 
   // Another runner notices the silence and never guesses.
-  const survivor = new RunnerEngine({ services: server.services, api: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) }, phaseTimeoutMs: 60_000 }, { staleAfterMs: 1_000, heartbeatIntervalMs: 200, pollIntervalMs: 50 });
-  await survivor.start();
+  const survivor = await startSurvivorRunner(server);
   try {
     const runs = await server.db.knex("runs").where({ workspace_id: workspace.id }).orderBy("created_at", "desc").first();
     const stuck = await waitForStatus(server, token, runs.id, ["needs_recovery", "applied", "errored"], 30_000);

@@ -4,6 +4,7 @@ import { createOrganizationWithToken, createToken, createWorkspace } from "../su
 import { assertNoLeaks, review, sessionReview } from "../support/review.ts";
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { addMembership, createUser, signIn } from "../support/sessions.ts";
+import { plannedRun } from "../support/scenarios.ts";
 import { testEachServer } from "../support/test-server.ts";
 
 const decisions = suite("run review of decided runs");
@@ -12,11 +13,7 @@ testEachServer(
   decisions,
   "discarded by a named user: the review names who discarded, when and why",
   async (server) => {
-    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
-    const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
-    const run = await startRun(server, token, workspace.id, fixture("basic"));
-    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+    const { token, organizationName, run, planned } = await plannedRun(server, "app");
 
     const user = await createUser(server, { displayName: "Dana Reviewer" });
     await addMembership(server, organizationName, user.email, "operator");

@@ -1,11 +1,11 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { approveRun } from "../../../client/src/index.ts";
-import { RunnerEngine } from "../../src/runner/engine.ts";
 import { createOrganizationWithToken, createToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { assertNoLeaks, review } from "../support/review.ts";
 import { readLog, startRunnerProcess, startRun, waitForStatus } from "../support/runs.ts";
-import { testEachServer, type TestServer } from "../support/test-server.ts";
+import { killRunner, startSurvivorRunner } from "../support/scenarios.ts";
+import { testEachServer } from "../support/test-server.ts";
 
 const recovery = suite("run review of an interrupted apply");
 
@@ -31,14 +31,12 @@ testEachServer(recovery, "apply interrupted (runner killed): unresolved recovery
     const applying = await review(server.v1(token), run.id);
     assert.equal([applying.attributes.stages.apply.status, applying.attributes.stages.apply.phase_status], ["running", "running"]);
     assert.equal(applying.attributes.available_actions, ["cancel"]);
-    runner.kill("SIGKILL");
-    await new Promise((resolve) => runner.once("exit", resolve));
+    await killRunner(runner);
   } finally {
     if (runner.exitCode === null && runner.signalCode === null) runner.kill("SIGKILL");
   }
 
-  const survivor = new RunnerEngine({ services: server.services, api: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) }, phaseTimeoutMs: 60_000 }, { staleAfterMs: 1_000, heartbeatIntervalMs: 200, pollIntervalMs: 50 });
-  await survivor.start();
+  const survivor = await startSurvivorRunner(server);
   try {
     const stuck = await waitForStatus(server, token, run.id, ["needs_recovery", "applied", "errored"], 30_000);
     assert.is(stuck.attributes.status, "needs_recovery");

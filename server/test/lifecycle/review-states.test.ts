@@ -5,6 +5,7 @@ import { createOrganizationWithToken, createToken, createVariable, createWorkspa
 import { assertNoLeaks, review, sessionReview } from "../support/review.ts";
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { createUser, addMembership, signIn } from "../support/sessions.ts";
+import { planningRun } from "../support/scenarios.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const SECRET = "hunter2-review-secret-9f1c";
@@ -27,11 +28,7 @@ testEachServer(
   states,
   "plan running: attempt evidence, no counts yet; once canceled, the reason, who canceled and the interrupted attempt",
   async (server) => {
-    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
-    const workspace = await createWorkspace(server, token, organizationName, { name: "busy" });
-    const many = { "main.tf": 'resource "terraform_data" "many" {\n  count = 4000\n  input = count.index\n}\n' };
-    const run = await startRun(server, token, workspace.id, many);
-    await waitForStatus(server, token, run.id, ["planning"]);
+    const { token, run } = await planningRun(server, "busy");
     const running = await reviewWhen(server, token, run.id, (r) => r.attributes.evidence.attempts[0]?.sandbox_id != null);
     const s = running.attributes.stages;
     assert.is(running.attributes.header.status, "planning");

@@ -64,6 +64,7 @@ export class GitHubDouble {
 
   /** StackShip's configuration for this double (the pipeline on); its API URL is read when used, so it may be taken before start(). */
   config(tarballMaxBytes = 64 * 1024 * 1024): Config["github"] {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the returned object's getters read the double's live state
     const double = this;
     return {
       state: "on",

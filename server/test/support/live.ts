@@ -54,7 +54,8 @@ export function openLive(
     for (const wake of waiters) wake();
   });
   const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on("close", (code, reason) => resolve({ code, reason: String(reason) })));
-  closed.then(() => {
+  // `closed` never rejects.
+  void closed.then(() => {
     for (const wake of waiters) wake();
   });
   const client: LiveClient = {

@@ -1,6 +1,7 @@
 import type { Permission } from '../../src/domain/authorization.ts';
 import type { Run, RunAttempt, RunExecution } from '../../src/domain/records.ts';
 import type { ReviewCaller } from '../../src/domain/review.ts';
+import { runExecution } from '../../src/domain/test-fixtures.ts';
 import type { ReviewDocumentInput } from '../../src/api/v1/review-presenter.ts';
 
 // The records a run review is derived from, for the domain and presenter tests of the review.
@@ -10,27 +11,7 @@ export const DIGEST = 'a'.repeat(64);
 export const POLICY_DIGEST = 'b'.repeat(64);
 export const STATE_DIGEST = 'c'.repeat(64);
 
-export function execution(overrides: Partial<RunExecution> = {}): RunExecution {
-  return {
-    planStatus: 'pending',
-    applyStatus: 'pending',
-    statusReason: null,
-    hasChanges: null,
-    planCounts: null,
-    planDigest: null,
-    dependencyBundleDigest: null,
-    dependencyLockFile: null,
-    policyOutcome: null,
-    policyResultDigest: null,
-    predecessorStateVersionId: null,
-    predecessorStateDigest: null,
-    workspaceLockFence: null,
-    approvalExpiresAt: null,
-    cancelRequestedAt: null,
-    finishedAt: null,
-    ...overrides,
-  };
-}
+export const execution = runExecution;
 
 export function run(status: Run['status'], x: Partial<RunExecution> = {}, extra: Partial<Run> = {}): Run {
   return {

@@ -76,6 +76,7 @@ export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServe
       ...options.config,
     };
     const stackship = await createStackShip(config, { database: db, logger: pino({ level: "silent" }), clock: options.clock, live: options.live });
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
     const http: Server = createServer(stackship.app.callback());
     stackship.live.attach(http);
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));

@@ -10,7 +10,7 @@ import { customElement } from "lit/decorators.js";
 import { apiContext } from "../app/context.ts";
 import type { Review } from "./review-model.ts";
 
-type Fn = () => unknown | Promise<unknown>;
+type Fn = () => unknown;
 const g = globalThis as unknown as { describe(name: string, fn: () => void): void; it(name: string, fn: Fn): void; beforeEach(fn: Fn): void; afterEach(fn: Fn): void };
 export const describe = (name: string, fn: () => void) => g.describe(name, fn);
 export const it = (name: string, fn: Fn) => g.it(name, fn);

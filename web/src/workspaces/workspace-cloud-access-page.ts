@@ -288,7 +288,7 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
       if (result.response?.ok) {
         this.editing = null;
         this.announcement = profile ? `Saved ${attributes.name}.` : `Created ${attributes.name}.`;
-        this.data.run();
+        void this.data.run(); // the task renders its own failure
         return;
       }
       const failure = failureOf(result.error, result.response?.status ?? 0);
@@ -310,7 +310,7 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
       if (result.response?.ok) {
         this.announcement = done;
         this.confirmingDelete = null;
-        this.data.run();
+        void this.data.run(); // the task renders its own failure
         return;
       }
       this.rowError = { id, message: failureText(failureOf(result.error, result.response?.status ?? 0)) };

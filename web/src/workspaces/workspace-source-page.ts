@@ -288,7 +288,7 @@ export class SsWorkspaceSourcePage extends LitElement {
       });
       if (result.response?.ok) {
         this.announcement = `Connected ${text("repository")}.`;
-        this.data.run();
+        void this.data.run(); // the task renders its own failure
         return;
       }
       this.showError(result.error, result.response?.status ?? 0);
@@ -314,7 +314,7 @@ export class SsWorkspaceSourcePage extends LitElement {
       if (result.response?.ok) {
         this.confirmingDisconnect = false;
         this.announcement = "The repository was disconnected.";
-        this.data.run();
+        void this.data.run(); // the task renders its own failure
         return;
       }
       this.confirmingDisconnect = false;

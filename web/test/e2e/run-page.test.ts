@@ -261,7 +261,7 @@ test("soft policy failure: findings expanded by default, override (admin only) w
   assert.match(await findings.innerText(), /Needs tags[\s\S]*terraform_data\.greeting is flagged/);
   assert.is(await page.getByRole("button", { name: "Approve plan" }).count(), 0, "approval waits for the override");
   assert.ok(await page.getByTestId("approval-waits").isVisible());
-  const review = await h.server.v1(org.token);
+  const review = h.server.v1(org.token);
   const digest = (await getRun({ client: review, path: { run_id: run.id } })).data!.data.attributes.policy_result_digest;
   assert.is(await policy.getByTestId("override-digest").innerText(), digest, "the control is bound to the exact result digest");
   await h.screenshot(page, "run-policy-soft-failed");

@@ -25,6 +25,7 @@ export const REDACTED = "[sensitive value]";
 /** The shortest value (in code points) that is redacted by value when it was found by path. */
 export const MIN_SENSITIVE_VALUE_LENGTH = 6;
 
+// eslint-disable-next-line @typescript-eslint/unbound-method -- always called as hasOwn.call(object, key)
 const hasOwn = Object.prototype.hasOwnProperty;
 
 function isPlainObject(v) {

@@ -25,7 +25,7 @@ async function liveSession(services: Services, secret: string, now: Date): Promi
   if (!/^sss\.[A-Za-z0-9_-]{43}$/.test(secret)) throw refuse("The session cookie is malformed; sign in again.");
   const found = await services.stores.users.findSessionByTokenHash(hashSessionSecret(secret));
   if (!found) throw refuse("The session is unknown; sign in again.");
-  const { session, user } = found;
+  const { session } = found;
   if (session.revokedAt !== null) throw refuse("The session was signed out; sign in again.");
   if (Date.parse(session.expiresAt) <= now.getTime()) throw refuse("The session has expired; sign in again.");
   return found;

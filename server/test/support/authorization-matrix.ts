@@ -1,0 +1,48 @@
+// The shape both authorization matrices (v1 and tfe) share: five callers, a row of expected
+// statuses per operation, and every operation called as every caller.
+
+export const CALLERS = ["anonymous", "other", "viewer", "operator", "admin"] as const;
+export type Caller = (typeof CALLERS)[number];
+export type Row = Record<Caller, number>;
+
+export const row = (anonymous: number, other: number, viewer: number, operator: number, admin: number): Row => ({ anonymous, other, viewer, operator, admin });
+/** Readable by members of the organization, hidden from other organizations. */
+export const READ = row(401, 404, 200, 200, 200);
+
+/** Calls every operation as every caller; each call whose status differs from `expected`, described (empty when all match). */
+export async function matrixMismatches<Op extends { operationId: string }>(operations: readonly Op[], expected: Record<string, Row>, respond: (operation: Op, caller: Caller) => Promise<Response>): Promise<string[]> {
+  const mismatches: string[] = [];
+  for (const operation of operations) {
+    for (const caller of CALLERS) {
+      const response = await respond(operation, caller);
+      const status = expected[operation.operationId][caller];
+      if (response.status !== status) mismatches.push(`${operation.operationId} as ${caller}: ${response.status} (expected ${status}) ${(await response.text()).slice(0, 300)}`);
+    }
+  }
+  return mismatches;
+}
+
+/** An operation's request: path values, and a JSON:API body or raw bytes. */
+export interface MatrixCall {
+  path: Record<string, string>;
+  body?: unknown;
+  rawBody?: Uint8Array | string;
+}
+
+/** The URL path (operation path with `call.path` filled in), the content headers and the body of one call. */
+export function matrixRequest(operation: { operationId: string; path: string }, call: MatrixCall): { url: string; headers: Record<string, string>; body: BodyInit | undefined } {
+  const url = operation.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
+    if (!(name in call.path)) throw new Error(`${operation.operationId}: no value for ${name}`);
+    return encodeURIComponent(call.path[name]);
+  });
+  const headers: Record<string, string> = {};
+  let body: BodyInit | undefined;
+  if (call.rawBody) {
+    headers["Content-Type"] = "application/octet-stream";
+    body = Buffer.from(call.rawBody) as unknown as BodyInit;
+  } else if (call.body !== undefined) {
+    headers["Content-Type"] = "application/vnd.api+json";
+    body = JSON.stringify(call.body);
+  }
+  return { url, headers, body };
+}
