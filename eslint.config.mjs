@@ -7,7 +7,7 @@ import tseslint from "typescript-eslint";
 export default tseslint.config(
   {
     // What .gitignore leaves out too (test venvs, data directories), plus generated code.
-    ignores: ["generated/**", "web/dist/**", ".tools/**", "**/node_modules/**", ".stackship/**", ".stackship-test/**", "tmp/**", "docs/**", "**/*.d.ts"],
+    ignores: ["generated/**", "web/dist/**", ".tools/**", "**/node_modules/**", ".stackship/**", ".stackship-test/**", "tmp/**", "docs/**", "**/*.d.ts", ".dependency-cruiser.cjs"],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
@@ -68,7 +68,7 @@ export default tseslint.config(
   },
   {
     // The plan-diff builder throws a plain Unresolvable marker and catches it in the same module.
-    files: ["server/src/domain/plan-diff/plan-diff.mjs"],
+    files: ["server/src/domain/plan-diff/plan-diff.mjs", "server/src/domain/plan-diff/redact-change.mjs"],
     rules: { "@typescript-eslint/only-throw-error": "off" },
   },
   {

@@ -70,6 +70,7 @@ async function round(adminUrl: string, runners: number): Promise<{ drainMs: numb
   const bootstrapToken = `ss0.${randomBytes(24).toString("base64url")}`;
   const config = { ...loadConfig({}), dataDir, databaseUrl, bootstrapToken, validateResponses: false, logLevel: "silent", runnerConcurrency: 0 };
   const stackship = await createStackShip(config, { logger: pino({ level: "silent" }) });
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
   const http = createServer(stackship.app.callback());
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;

@@ -340,7 +340,6 @@ export function terminalReasonOf(records: ReviewRecords): null | { state: 'not_r
  * when the caller holds no download permission anywhere, `not_permitted` when only elsewhere.
  */
 export function reviewDownloads(records: ReviewRecords, caller: ReviewCaller): { state: 'permitted'; items: { kind: ReviewDownloadKind; available: boolean }[] } | { state: 'not_permitted' | 'hidden' } {
-  const x = records.run.execution;
   const items: { kind: ReviewDownloadKind; available: boolean }[] = [];
   if (caller.may('artifact:read')) {
     items.push({ kind: 'redacted_plan', available: records.artifacts.includes('plan_diff') });

@@ -105,7 +105,7 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     const [version] = pending;
     try {
       await confirmStatePublication(services, { runId: run.id, stateVersionId: version.id, serial: version.serial, lineage: version.lineage, sha256: version.sha256!, fence: fence! });
-    } catch (error) {
+    } catch {
       return endApply(services, run, { type: "apply_uncertain", interrupted: false });
     }
     return endApply(services, run, { type: "apply_finished" });

@@ -1,6 +1,6 @@
 import type { Stores } from "../store/index.ts";
 import { LogSanitizer, stripAnsi } from "./log-sanitizer.ts";
-import { ValueMatcher } from "../domain/redaction/index.ts";
+import { type ValueMatcher } from "../domain/redaction/index.ts";
 
 /**
  * Appends sanitized phase output to the run's log in batches. A held log (the plan's) keeps its

@@ -131,7 +131,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   const planDiffValid = planDiffBytes !== null && isPlanDiffArtifactOf(planDiffBytes, run.id, matcher);
   if (planDiffBytes && !planDiffValid) services.logger.warn({ runId: run.id }, "the plan's redacted plan changes were refused (not this run's, too large, or holding a sensitive value); they are unavailable");
   // Independent objects: written concurrently.
-  const [planArtifact, planJsonArtifact, planDiffArtifact] = await Promise.all([
+  const [planArtifact] = await Promise.all([
     writeRunArtifact(services, run, "plan", planFile),
     storePlanJson(services, run, planJsonBytes),
     planDiffValid && planDiffBytes ? writeRunArtifact(services, run, "plan_diff", planDiffBytes) : null,

@@ -1,4 +1,4 @@
-import { ARTIFACT_FORMAT, type ArtifactKind, type ArtifactRef, type RunArtifactKind } from '../domain/artifacts.ts';
+import { type ARTIFACT_FORMAT, type ArtifactKind, type ArtifactRef, type RunArtifactKind } from '../domain/artifacts.ts';
 import type { Dialect, Executor } from './dialect.ts';
 import type { DbTimestamp } from './rows.ts';
 import { translating } from './translate-error.ts';

@@ -90,11 +90,11 @@ export class JobRepository {
       const candidate = (await this.db('run_jobs as j')
         .where('j.id', id)
         .where('j.status', 'queued')
-        .where((q) =>
-          q.where('j.serial', false).orWhereNotExists(
+        .where((q) => {
+          void q.where('j.serial', false).orWhereNotExists(
             this.db('run_jobs as r').select(this.db.raw('1')).whereRaw('r.workspace_id = j.workspace_id').where('r.serial', true).where('r.status', 'running'),
-          ),
-        )
+          );
+        })
         .select('j.*')
         .first()) as JobRow | undefined;
       if (!candidate) return undefined;
@@ -122,11 +122,11 @@ export class JobRepository {
       const candidates = (await this.db('run_jobs as j')
         .where('j.status', 'queued')
         .where('j.available_at', '<=', at)
-        .where((q) =>
-          q.where('j.serial', false).orWhereNotExists(
+        .where((q) => {
+          void q.where('j.serial', false).orWhereNotExists(
             this.db('run_jobs as r').select(this.db.raw('1')).whereRaw('r.workspace_id = j.workspace_id').where('r.serial', true).where('r.status', 'running'),
-          ),
-        )
+          );
+        })
         .orderBy([{ column: 'j.created_at', order: 'asc' }, { column: 'j.id', order: 'asc' }])
         .limit(5)
         .select('j.*')) as JobRow[];

@@ -1,5 +1,4 @@
 import { storedArtifactKeys } from "../support/artifacts.ts";
-import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";

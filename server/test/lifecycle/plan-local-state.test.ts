@@ -152,7 +152,7 @@ testEachServer(
   planState,
   "kill -9 of the runner mid-plan: another runner's sweep fails the plan and releases the run's lock; the state is untouched",
   async (server) => {
-    let runner = startRunnerProcess(server);
+    const runner = startRunnerProcess(server);
     let runId = "";
     let workspaceId = "";
     let before: Awaited<ReturnType<typeof storedState>> = [];

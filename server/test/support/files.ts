@@ -1,7 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { TestServer } from './test-server.ts';
 
 /** Flips one bit of the byte at `position` of a file on disk (tampering with a stored object). */
 export async function flipByte(file: string, position: number): Promise<void> {

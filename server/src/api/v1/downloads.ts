@@ -1,4 +1,4 @@
-import { Readable } from "node:stream";
+import { type Readable } from "node:stream";
 import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { Run } from "../../domain/records.ts";

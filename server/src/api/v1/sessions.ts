@@ -1,6 +1,5 @@
 import type { components } from "../../../../generated/v1/types.gen.ts";
 import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
-import { DomainError } from "../../domain/errors.ts";
 import { SESSION_COOKIE, SESSION_TTL_MS, stepUpFreshUntil } from "../../domain/sessions.ts";
 import type { RequestContext } from "../../http/app.ts";
 import type { AuthenticatedPrincipal, SessionScope } from "../../domain/principal.ts";

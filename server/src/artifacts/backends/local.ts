@@ -68,9 +68,9 @@ export class LocalObjectBackend implements ObjectBackend {
   }
 
   read(key: string, range: { start?: number; end?: number } = {}): AsyncIterable<Uint8Array> {
-    const backend = this;
+    const open = () => this.openFile(key);
     return (async function* () {
-      const file = await backend.openFile(key);
+      const file = await open();
       try {
         const { size } = await file.stat();
         let position = Math.max(0, range.start ?? 0);

@@ -19,7 +19,7 @@ export class Unresolvable {
   }
 }
 
-
+// eslint-disable-next-line @typescript-eslint/unbound-method -- always called as hasOwn.call(object, key)
 export const hasOwn = Object.prototype.hasOwnProperty;
 
 /** A member of a parsed JSON object, never one inherited from Object.prototype (`constructor`, `toString`…). */
