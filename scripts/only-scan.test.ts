@@ -18,7 +18,7 @@ test("finds test.only, describe.only, suite.only, it.only and a named uvu suite'
     `  it${ONLY}"d", () => {});`,
     'const recovery = suite("recovery");',
     `recovery${ONLY}"e", async () => {});`,
-    "recovery .on" + "ly (\"f\", async () => {});",
+    "recovery .on" + 'ly ("f", async () => {});',
   ].join("\n");
   const found = findOnlyCalls(text);
   assert.equal(

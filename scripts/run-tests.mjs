@@ -93,24 +93,56 @@ const ignored = /(^|\/)(node_modules|generated|\.tools|\.stackship)(\/|$)/;
 const scanned = [...new Set(["server", "client", "scripts", "web/test/e2e", "web/src"].flatMap((dir) => testFiles(dir, /\.test\.ts$/)))].filter((file) => !ignored.test(file));
 const focused = scanForOnly(root, scanned);
 for (const hit of focused) process.stdout.write(`[test] ${hit.file}:${hit.line}: a committed ${hit.call} skips the rest of its file: remove it\n`);
-if (focused.length > 0) results.push({ label: "committed .only( calls", passed: 0, failed: focused.length, skipped: 0, note: `${focused.length} committed .only( call(s) in ${new Set(focused.map((hit) => hit.file)).size} test file(s) (listed above)` });
-const suites = [run("server and client (uvu)", join(root, "node_modules/.bin/uvu"), ["-r", "tsx", ".", filter, "-i", "node_modules", "-i", "generated", "-i", ".tools", "-i", ".stackship", "-i", "^web[\\\\/]", "-i", "^server[\\\\/]test[\\\\/]contract[\\\\/]"], parseUvu)];
+if (focused.length > 0)
+  results.push({
+    label: "committed .only( calls",
+    passed: 0,
+    failed: focused.length,
+    skipped: 0,
+    note: `${focused.length} committed .only( call(s) in ${new Set(focused.map((hit) => hit.file)).size} test file(s) (listed above)`,
+  });
+const suites = [
+  run(
+    "server and client (uvu)",
+    join(root, "node_modules/.bin/uvu"),
+    ["-r", "tsx", ".", filter, "-i", "node_modules", "-i", "generated", "-i", ".tools", "-i", ".stackship", "-i", "^web[\\\\/]", "-i", "^server[\\\\/]test[\\\\/]contract[\\\\/]"],
+    parseUvu,
+  ),
+];
 const contract = testFiles("server/test/contract", /\.test\.ts$/);
 if (contract.length > 0) {
   const names = contract.map((file) => file.slice("server/test/contract/".length).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-  suites.push(run("contract: SDKs, mock, fuzzing (uvu)", join(root, "node_modules/.bin/uvu"), ["-r", "tsx", "server/test/contract", `^(${names.join("|")})$`], parseUvu, { stream: false }));
+  suites.push(
+    run("contract: SDKs, mock, fuzzing (uvu)", join(root, "node_modules/.bin/uvu"), ["-r", "tsx", "server/test/contract", `^(${names.join("|")})$`], parseUvu, { stream: false }),
+  );
 }
 const e2e = testFiles("web/test/e2e", /\.test\.ts$/);
 const components = testFiles("web/src", /\.test\.ts$/);
 if ((e2e.length > 0 || components.length > 0) && !existsSync(CHROMIUM)) {
-  results.push({ label: "dashboard browser suites", passed: 0, failed: 1, skipped: 0, note: `Chromium is not at ${CHROMIUM} (apt-get install chromium, or set STACKSHIP_CHROMIUM): the dashboard's browser suites could not run` });
+  results.push({
+    label: "dashboard browser suites",
+    passed: 0,
+    failed: 1,
+    skipped: 0,
+    note: `Chromium is not at ${CHROMIUM} (apt-get install chromium, or set STACKSHIP_CHROMIUM): the dashboard's browser suites could not run`,
+  });
 } else {
   if (e2e.length > 0) {
     const names = e2e.map((file) => file.slice("web/test/e2e/".length).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-    suites.push(run("dashboard end-to-end (uvu + Chromium)", join(root, "node_modules/.bin/uvu"), ["-r", "tsx", "web/test/e2e", `^(${names.join("|")})$`], parseUvu, { stream: false }));
+    suites.push(
+      run("dashboard end-to-end (uvu + Chromium)", join(root, "node_modules/.bin/uvu"), ["-r", "tsx", "web/test/e2e", `^(${names.join("|")})$`], parseUvu, { stream: false }),
+    );
   }
   if (components.length > 0) {
-    suites.push(run("dashboard components (@web/test-runner + Chromium)", join(root, "node_modules/.bin/web-test-runner"), ["--config", "web/web-test-runner.config.mjs", "--static-logging", ...components], parseWtr, { stream: false }));
+    suites.push(
+      run(
+        "dashboard components (@web/test-runner + Chromium)",
+        join(root, "node_modules/.bin/web-test-runner"),
+        ["--config", "web/web-test-runner.config.mjs", "--static-logging", ...components],
+        parseWtr,
+        { stream: false },
+      ),
+    );
   }
 }
 results.push(...(await Promise.all(suites)));

@@ -82,7 +82,9 @@ try {
     if (i < painted.length) latencies.push(painted[i]![1] - sent[n]!);
   }
   console.log(`dashboard-live: ${EVENTS} apply log events at ${RATE}/s through the run page's live socket (Chromium)`);
-  console.log(`  publish → painted  p50 ${pct(latencies, 50)} ms  p95 ${pct(latencies, 95)} ms  max ${Math.max(...latencies)} ms (target: p95 ≤ 100 ms; ${latencies.length} of ${EVENTS} events seen painted)`);
+  console.log(
+    `  publish → painted  p50 ${pct(latencies, 50)} ms  p95 ${pct(latencies, 95)} ms  max ${Math.max(...latencies)} ms (target: p95 ≤ 100 ms; ${latencies.length} of ${EVENTS} events seen painted)`,
+  );
 
   // 2. CPU per MiB with the cap active, against a plain <pre>.
   const cdp = await page.context().newCDPSession(page);
@@ -96,7 +98,11 @@ try {
     if (k % 64 === 63) await sleep(16);
   }
   const lastMarker = `cpu-${String(chunks - 1).padStart(6, "0")}`;
-  await page.waitForFunction(`(() => { ${FIND} const el = find(document, '[data-testid="console-apply"]'); return !!el && el.textContent.includes(${JSON.stringify(lastMarker)}); })()`, undefined, { timeout: 60_000, polling: 100 });
+  await page.waitForFunction(
+    `(() => { ${FIND} const el = find(document, '[data-testid="console-apply"]'); return !!el && el.textContent.includes(${JSON.stringify(lastMarker)}); })()`,
+    undefined,
+    { timeout: 60_000, polling: 100 },
+  );
   const consoleCpu = (await taskDuration()) - cpuBefore;
   const kept = (await page.evaluate(`(() => { ${FIND} return find(document, '[data-testid="console-apply"]').textContent.length; })()`)) as number;
   // The same messages over the same socket for the policy phase, whose console was never opened:
@@ -112,7 +118,9 @@ try {
   await page.evaluate(`(() => { window.__pre = document.createElement("pre"); document.body.append(window.__pre); })()`);
   const preBefore = await taskDuration();
   for (let k = 0; k < chunks; k += 64) {
-    await page.evaluate(`(() => { for (let j = ${k}; j < ${Math.min(chunks, k + 64)}; j++) window.__pre.insertAdjacentText("beforeend", ${JSON.stringify(body(0))}.replace("000000", String(j).padStart(6, "0"))); })()`);
+    await page.evaluate(
+      `(() => { for (let j = ${k}; j < ${Math.min(chunks, k + 64)}; j++) window.__pre.insertAdjacentText("beforeend", ${JSON.stringify(body(0))}.replace("000000", String(j).padStart(6, "0"))); })()`,
+    );
     await sleep(16);
   }
   await page.evaluate(`new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)))`);
@@ -122,7 +130,9 @@ try {
   console.log(`  CPU, ${CPU_MIB} MiB in ${CHUNK / 1024} KiB events, console capped at 512 KiB (kept ${kept} chars): ${perMiB(consoleCpu)}`);
   console.log(`  CPU, the same messages delivered to no console (socket, routing, parse): ${perMiB(transportCpu)}`);
   console.log(`  CPU, the same chunks appended to a plain <pre>:                        ${perMiB(preCpu)}`);
-  console.log(`  ratio console / (delivery + plain <pre>) ${(consoleCpu / (transportCpu + preCpu)).toFixed(2)}× (target: ≤ 2×); console alone over delivery ${perMiB(consoleCpu - transportCpu)} vs <pre> ${perMiB(preCpu)}`);
+  console.log(
+    `  ratio console / (delivery + plain <pre>) ${(consoleCpu / (transportCpu + preCpu)).toFixed(2)}× (target: ≤ 2×); console alone over delivery ${perMiB(consoleCpu - transportCpu)} vs <pre> ${perMiB(preCpu)}`,
+  );
 } finally {
   await h.stop();
 }

@@ -90,9 +90,13 @@ try {
   const p = median(pre);
   console.log(`dashboard: run page, ${addresses.length} resources in the plan-diff (${(diff.length / 1e6).toFixed(2)} MB); medians of ${REPEATS} in Chromium`);
   console.log(`  5,000 addresses as one plain <pre> (baseline)   ${p.toFixed(1)} ms  [${pre.map((x) => x.toFixed(0)).join(", ")}]`);
-  console.log(`  Changes tab: click → first rows painted          ${t.toFixed(1)} ms  ${(t / p).toFixed(2)}× the <pre> (target: ≤ 3×)  [${tab.map((x) => x.toFixed(0)).join(", ")}]`);
+  console.log(
+    `  Changes tab: click → first rows painted          ${t.toFixed(1)} ms  ${(t / p).toFixed(2)}× the <pre> (target: ≤ 3×)  [${tab.map((x) => x.toFixed(0)).join(", ")}]`,
+  );
   const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
-  console.log(`  run page JS heap with the Changes tab open       ${mib(heapAfter)} (target: ≤ 50 MiB); ${mib(heapBefore)} before the tab was opened; JSHeapUsedSize ${mib(metricsAfter)}`);
+  console.log(
+    `  run page JS heap with the Changes tab open       ${mib(heapAfter)} (target: ≤ 50 MiB); ${mib(heapBefore)} before the tab was opened; JSHeapUsedSize ${mib(metricsAfter)}`,
+  );
 } finally {
   await h.stop();
 }

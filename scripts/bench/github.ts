@@ -36,7 +36,9 @@ try {
         if (i >= 5) samples.push(new Date(run.created_at).getTime() - started);
       }
       samples.sort((a, b) => a - b);
-      process.stdout.write(`[bench] github: webhook received → run created over ${PUSHES} pushes (SQLite, in-process jobs, GitHub double): p50 ${percentile(samples, 50)} ms, p95 ${percentile(samples, 95)} ms, max ${samples.at(-1)} ms\n`);
+      process.stdout.write(
+        `[bench] github: webhook received → run created over ${PUSHES} pushes (SQLite, in-process jobs, GitHub double): p50 ${percentile(samples, 50)} ms, p95 ${percentile(samples, 95)} ms, max ${samples.at(-1)} ms\n`,
+      );
     },
     { config: { github: double.config() }, githubWorker: { pollIntervalMs: 250 } },
   );

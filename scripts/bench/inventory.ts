@@ -98,8 +98,17 @@ async function bench(server: TestServer) {
 
   // v1: the first page, and the last page at depth RUNS − PAGE through the cursor the server issues.
   const depth = RUNS - PAGE;
-  const order = [{ column: "created_at", order: "desc" as const }, { column: "id", order: "desc" as const }];
-  const [before] = await server.db.knex("runs").where({ organization_id: organizationId }).orderBy(order).offset(depth - 1).limit(1).select("created_at", "id");
+  const order = [
+    { column: "created_at", order: "desc" as const },
+    { column: "id", order: "desc" as const },
+  ];
+  const [before] = await server.db
+    .knex("runs")
+    .where({ organization_id: organizationId })
+    .orderBy(order)
+    .offset(depth - 1)
+    .limit(1)
+    .select("created_at", "id");
   const cursor = encodeRunCursor({ createdAt: new Date(before.created_at).toISOString(), id: before.id }, server.services.keys.cursor);
   const v1 = `${server.baseUrl}/v1/organizations/${organizationName}/runs?limit=${PAGE}`;
   const v1Deep = `${v1}&cursor=${encodeURIComponent(cursor)}`;
@@ -138,16 +147,25 @@ async function bench(server: TestServer) {
     }
   }
   const [storeFirst, storeDeep] = storeSamples.map(median);
-  process.stdout.write(`[bench inventory] ${name}: the store query alone: first page ${ms(storeFirst)} | depth ${depth.toLocaleString("en")} ${ms(storeDeep)} = ${(storeDeep / storeFirst).toFixed(2)}×\n`);
+  process.stdout.write(
+    `[bench inventory] ${name}: the store query alone: first page ${ms(storeFirst)} | depth ${depth.toLocaleString("en")} ${ms(storeDeep)} = ${(storeDeep / storeFirst).toFixed(2)}×\n`,
+  );
 
   // Contrast: what OFFSET paging would cost at the v1 deep page's depth (store layer, no HTTP).
   const offsetSamples: number[] = [];
   for (let i = 0; i < OFFSET_REPEATS; i++) {
     const start = process.hrtime.bigint();
-    await server.db.knex("runs").where({ organization_id: organizationId }).orderBy(order).offset(depth).limit(PAGE + 1);
+    await server.db
+      .knex("runs")
+      .where({ organization_id: organizationId })
+      .orderBy(order)
+      .offset(depth)
+      .limit(PAGE + 1);
     offsetSamples.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
-  process.stdout.write(`[bench inventory] ${name}: for contrast, an OFFSET ${depth.toLocaleString("en")} query alone: ${ms(median(offsetSamples))} = ${(median(offsetSamples) / first).toFixed(1)}× the v1 first page\n`);
+  process.stdout.write(
+    `[bench inventory] ${name}: for contrast, an OFFSET ${depth.toLocaleString("en")} query alone: ${ms(median(offsetSamples))} = ${(median(offsetSamples) / first).toFixed(1)}× the v1 first page\n`,
+  );
 }
 
 for (const dialect of testDialects()) {

@@ -55,7 +55,9 @@ function* planJsonChunks(size: number): Generator<Buffer> {
   let pendingSize = head.length;
   const room = () => size - tail.length - produced - pendingSize;
   while (room() > 0) {
-    let item = Buffer.from(`${i === 0 ? "" : ","}{"address":"terraform_data.r${i}","change":{"actions":["create"],"after":{"input":"${createHash("sha256").update(String(i)).digest("hex")}"}}}`);
+    let item = Buffer.from(
+      `${i === 0 ? "" : ","}{"address":"terraform_data.r${i}","change":{"actions":["create"],"after":{"input":"${createHash("sha256").update(String(i)).digest("hex")}"}}}`,
+    );
     if (item.length > room()) item = Buffer.from(" ".repeat(room()));
     pending.push(item);
     pendingSize += item.length;
@@ -111,9 +113,11 @@ async function serve(): Promise<void> {
   execFileSync("tar", ["-czf", join(src, "c.tgz"), "-C", join(src, "c"), "."]);
   const upload = await fetch(cv.attributes.upload_url, { method: "PUT", body: readFileSync(join(src, "c.tgz")) });
   if (!upload.ok) throw new Error(`upload: ${upload.status}`);
-  const created = (await call(admin, "POST", `/v1/workspaces/${workspace.id}/runs`, {
-    data: { type: "runs", attributes: { kind: "speculative" }, relationships: { configuration_version: { data: { type: "configuration-versions", id: cv.id } } } },
-  })).data;
+  const created = (
+    await call(admin, "POST", `/v1/workspaces/${workspace.id}/runs`, {
+      data: { type: "runs", attributes: { kind: "speculative" }, relationships: { configuration_version: { data: { type: "configuration-versions", id: cv.id } } } },
+    })
+  ).data;
 
   // The plaintext on disk, then the same bytes through the runner's writer (no runner runs here).
   const out = createWriteStream(rawFile, { highWaterMark: BATCH });
@@ -190,7 +194,11 @@ const MiB = 1024 * 1024;
 
 async function main(): Promise<void> {
   process.stdout.write(`[bench] json-output: ${(SIZE / MiB).toFixed(0)} MiB plan JSON, framed+encrypted vs unencrypted from disk, same server, ${REPEATS} rounds…\n`);
-  const child = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, BENCH_JSON_OUTPUT_SERVER: "1" }, execArgv: ["--import", "tsx", "--expose-gc"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const child = fork(fileURLToPath(import.meta.url), [], {
+    env: { ...process.env, BENCH_JSON_OUTPUT_SERVER: "1" },
+    execArgv: ["--import", "tsx", "--expose-gc"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   try {
     const ready = (await new Promise((resolve, reject) => {
       child.once("message", resolve);

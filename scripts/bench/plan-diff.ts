@@ -35,21 +35,60 @@ function change(i: number): Record<string, unknown> {
     tags: { env: "prod", service: `svc-${i % 17}` },
   };
   const address = `${module}aws_iam_role.${name}`;
-  const base = { address, ...(module ? { module_address: module.slice(0, -1) } : {}), mode: "managed", type: "aws_iam_role", name, provider_name: "registry.opentofu.org/hashicorp/aws" };
+  const base = {
+    address,
+    ...(module ? { module_address: module.slice(0, -1) } : {}),
+    mode: "managed",
+    type: "aws_iam_role",
+    name,
+    provider_name: "registry.opentofu.org/hashicorp/aws",
+  };
   if (kind < 12) {
     // create: unknown computed attributes, a sensitive-free after.
     const { arn: _arn, ...after } = values;
-    return { ...base, change: { actions: ["create"], before: null, after, after_unknown: { arn: true, create_date: true, id: true, tags: {}, unique_id: true }, before_sensitive: false, after_sensitive: { tags: {} } } };
+    return {
+      ...base,
+      change: {
+        actions: ["create"],
+        before: null,
+        after,
+        after_unknown: { arn: true, create_date: true, id: true, tags: {}, unique_id: true },
+        before_sensitive: false,
+        after_sensitive: { tags: {} },
+      },
+    };
   }
   if (kind < 17) {
     // update with a sensitive value in a nested block.
     const before = { ...values, inline_policy: [{ name: "p", policy: `secret-${i}` }] };
     const after = { ...values, max_session_duration: 7200, inline_policy: [{ name: "p", policy: `secret-${i}-2` }] };
-    return { ...base, change: { actions: ["update"], before, after, after_unknown: { inline_policy: [{}], tags: {} }, before_sensitive: { inline_policy: [{ policy: true }], tags: {} }, after_sensitive: { inline_policy: [{ policy: true }], tags: {} } } };
+    return {
+      ...base,
+      change: {
+        actions: ["update"],
+        before,
+        after,
+        after_unknown: { inline_policy: [{}], tags: {} },
+        before_sensitive: { inline_policy: [{ policy: true }], tags: {} },
+        after_sensitive: { inline_policy: [{ policy: true }], tags: {} },
+      },
+    };
   }
   if (kind < 19) {
     const { arn: _arn, ...after } = values;
-    return { ...base, change: { actions: ["delete", "create"], before: values, after: { ...after, name: `${name}-2` }, after_unknown: { arn: true, tags: {} }, before_sensitive: { tags: {} }, after_sensitive: { tags: {} }, replace_paths: [["name"]] }, action_reason: "replace_because_cannot_update" };
+    return {
+      ...base,
+      change: {
+        actions: ["delete", "create"],
+        before: values,
+        after: { ...after, name: `${name}-2` },
+        after_unknown: { arn: true, tags: {} },
+        before_sensitive: { tags: {} },
+        after_sensitive: { tags: {} },
+        replace_paths: [["name"]],
+      },
+      action_reason: "replace_because_cannot_update",
+    };
   }
   return { ...base, change: { actions: ["delete"], before: values, after: null, after_unknown: {}, before_sensitive: { tags: {} }, after_sensitive: false } };
 }
@@ -59,9 +98,15 @@ function synthesize(withRest: boolean): Buffer {
   const plan: Record<string, unknown> = { format_version: "1.2", terraform_version: "1.12.6" };
   if (withRest) {
     // The sections the builder drops, at their usual share (about 3.2× resource_changes in all).
-    plan.planned_values = { root_module: { resources: resourceChanges.map((r: any) => ({ address: r.address, values: r.change.after, sensitive_values: r.change.after_sensitive })) } };
+    plan.planned_values = {
+      root_module: { resources: resourceChanges.map((r: any) => ({ address: r.address, values: r.change.after, sensitive_values: r.change.after_sensitive })) },
+    };
     plan.prior_state = { values: { root_module: { resources: resourceChanges.map((r: any) => ({ address: r.address, values: r.change.before })) } } };
-    plan.configuration = { root_module: { resources: resourceChanges.map((r: any) => ({ address: r.address, expressions: { name: { constant_value: r.name }, description: { constant_value: "x".repeat(300) } } })) } };
+    plan.configuration = {
+      root_module: {
+        resources: resourceChanges.map((r: any) => ({ address: r.address, expressions: { name: { constant_value: r.name }, description: { constant_value: "x".repeat(300) } } })),
+      },
+    };
   }
   plan.resource_changes = resourceChanges;
   plan.timestamp = "2026-12-02T10:00:00Z";
@@ -114,7 +159,9 @@ function measure(label: string, bytes: Buffer) {
   // quartile. The ratios are of medians; the quartile ratio is a second, less noise-prone view.
   const spread = (samples: number[]) => `[min ${Math.min(...samples).toFixed(1)}, q1 ${quantile(samples, 0.25).toFixed(1)}, q3 ${quantile(samples, 0.75).toFixed(1)}]`;
   const quartileRatio = (samples: number[]) => `(q1/q1 ${(quantile(samples, 0.25) / quantile(parse, 0.25)).toFixed(2)}×)`;
-  console.log(`plan-diff [${label}]: ${RESOURCES} resource changes, ${(bytes.length / 1e6).toFixed(2)} MB plan JSON (${perChange} B per change), artifact ${(artifactBytes / 1e6).toFixed(2)} MB, ${withheld} withheld, truncated ${sample.truncated}; medians of ${REPEATS}`);
+  console.log(
+    `plan-diff [${label}]: ${RESOURCES} resource changes, ${(bytes.length / 1e6).toFixed(2)} MB plan JSON (${perChange} B per change), artifact ${(artifactBytes / 1e6).toFixed(2)} MB, ${withheld} withheld, truncated ${sample.truncated}; medians of ${REPEATS}`,
+  );
   console.log(`  JSON.parse of the plan bytes (baseline)   ${p.toFixed(1)} ms  ${spread(parse)}`);
   console.log(`  build from the parsed plan                ${b.toFixed(1)} ms  ${(b / p).toFixed(2)}× the parse  ${spread(build)} ${quartileRatio(build)}`);
   console.log(`  parse + build (the command's whole work)  ${e.toFixed(1)} ms  ${(e / p).toFixed(2)}× the parse (target: ≤ 2×)  ${spread(endToEnd)} ${quartileRatio(endToEnd)}`);

@@ -92,13 +92,21 @@ async function round(adminUrl: string, runners: number): Promise<{ drainMs: numb
       if (!upload.ok) throw new Error(`upload: ${upload.status}`);
       workspaces.push(workspace.id);
     }
-    const env = { STACKSHIP_DATABASE_URL: databaseUrl, STACKSHIP_DATA_DIR: dataDir, STACKSHIP_API_URL: base, STACKSHIP_RUNNER_CONCURRENCY: CONCURRENCY, STACKSHIP_LOG_LEVEL: "warn" };
+    const env = {
+      STACKSHIP_DATABASE_URL: databaseUrl,
+      STACKSHIP_DATA_DIR: dataDir,
+      STACKSHIP_API_URL: base,
+      STACKSHIP_RUNNER_CONCURRENCY: CONCURRENCY,
+      STACKSHIP_LOG_LEVEL: "warn",
+    };
     for (let i = 0; i < runners; i++) children.push(await startRunner(env));
     // Their warm sandboxes boot before the clock starts.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     const started = performance.now();
     await Promise.all(
-      Array.from({ length: PLANS }, (_, i) => api(base, token, "POST", `/v1/workspaces/${workspaces[i % WORKSPACES]}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })),
+      Array.from({ length: PLANS }, (_, i) =>
+        api(base, token, "POST", `/v1/workspaces/${workspaces[i % WORKSPACES]}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } }),
+      ),
     );
     const knexDb = stackship.services.db.knex;
     for (;;) {
@@ -137,4 +145,6 @@ for (const runners of [1, 2]) {
   );
 }
 const [one, two] = results;
-say(`two processes / one process = ${(two.drainMs / one.drainMs).toFixed(2)}x the drain time (0.50x would be linear scaling; ≥ 1.00x means the second process only adds contention for the same ${availableParallelism()} cores)`);
+say(
+  `two processes / one process = ${(two.drainMs / one.drainMs).toFixed(2)}x the drain time (0.50x would be linear scaling; ≥ 1.00x means the second process only adds contention for the same ${availableParallelism()} cores)`,
+);

@@ -42,7 +42,11 @@ export async function localPlan(): Promise<number> {
   try {
     writeFileSync(join(dir, "main.tf"), CONFIG);
     writeFileSync(join(dir, "cli.tfrc"), `provider_installation {\n  filesystem_mirror {\n    path = "${join(REPO_ROOT, ".tools/providers")}"\n  }\n}\n`);
-    const options = { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: dir, TF_CLI_CONFIG_FILE: join(dir, "cli.tfrc"), TF_IN_AUTOMATION: "1", CHECKPOINT_DISABLE: "1" }, maxBuffer: 64 * 1024 * 1024 };
+    const options = {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "", HOME: dir, TF_CLI_CONFIG_FILE: join(dir, "cli.tfrc"), TF_IN_AUTOMATION: "1", CHECKPOINT_DISABLE: "1" },
+      maxBuffer: 64 * 1024 * 1024,
+    };
     const started = process.hrtime.bigint();
     await run(tofu, ["init", "-input=false", "-no-color"], options);
     await run(tofu, ["plan", "-input=false", "-no-color", "-out=plan.tfplan"], options);
@@ -82,7 +86,8 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
   );
   await runner.start();
   await api(base, bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
-  const token: string = (await api(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes.secret;
+  const token: string = (await api(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes
+    .secret;
   const src = mkdtempSync(join(tmpdir(), "ss-bench-src-"));
   mkdirSync(join(src, "c"));
   writeFileSync(join(src, "c", "main.tf"), CONFIG);

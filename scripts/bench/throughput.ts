@@ -42,7 +42,7 @@ for (const n of SIZES) {
     const runs = await Promise.all(Array.from({ length: n }, (_, i) => bench.speculative(workspaces[i % workspaces.length])));
     // Runs finish roughly in queue order: only the oldest unfinished one is polled (through the
     // store, not HTTP), so the polling does not load the process that runs the runner.
-    for (let next = 0; next < runs.length; ) {
+    for (let next = 0; next < runs.length;) {
       const run = await bench.stackship.services.stores.runs.getById(runs[next]);
       if (run?.status === "planned_and_finished") next++;
       else if (run?.status === "errored") throw new Error(`run ${runs[next]} errored`);

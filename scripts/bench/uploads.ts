@@ -47,7 +47,11 @@ async function serve(): Promise<void> {
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
   const api = async (token: string, path: string, body: unknown): Promise<any> => {
-    const response = await fetch(`${base}${path}`, { method: "POST", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" }, body: JSON.stringify(body) });
+    const response = await fetch(`${base}${path}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
+      body: JSON.stringify(body),
+    });
     if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
     return response.json();
   };
@@ -125,7 +129,9 @@ async function round(child: ReturnType<typeof fork>, ready: Ready, urls: string[
   if (refusals.length > 0) console.log(`  refusals: ${refusals.map((r) => `${r.status} ${r.code} after ${r.ms.toFixed(0)} ms`).join("; ")}`);
   console.log(`  server RSS ${mib(stats.rssBefore)} → peak ${mib(stats.rssPeak)} (+${mib(stats.rssPeak - stats.rssBefore)})`);
   console.log(`  event-loop delay max ${stats.loopDelayMaxMs.toFixed(1)} ms, p99 ${stats.loopDelayP99Ms.toFixed(1)} ms`);
-  console.log(`  /healthz meanwhile: ${latencies.length} answers, max ${latencies.at(-1)?.toFixed(1)} ms, median ${latencies[Math.floor(latencies.length / 2)]?.toFixed(1)} ms (target: within 50 ms)`);
+  console.log(
+    `  /healthz meanwhile: ${latencies.length} answers, max ${latencies.at(-1)?.toFixed(1)} ms, median ${latencies[Math.floor(latencies.length / 2)]?.toFixed(1)} ms (target: within 50 ms)`,
+  );
 }
 
 if (process.env.BENCH_UPLOADS_SERVER) {
@@ -133,7 +139,11 @@ if (process.env.BENCH_UPLOADS_SERVER) {
 } else {
   const bomb = gzipSync(Buffer.alloc(500 * 1024 * 1024), { level: 9 });
   console.log(`[bench uploads] bomb: ${bomb.length} bytes of gzip inflating to 500 MiB`);
-  const child = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, BENCH_UPLOADS_SERVER: "1" }, execArgv: ["--import", "tsx", "--expose-gc"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const child = fork(fileURLToPath(import.meta.url), [], {
+    env: { ...process.env, BENCH_UPLOADS_SERVER: "1" },
+    execArgv: ["--import", "tsx", "--expose-gc"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   const ready = await new Promise<Ready>((resolve) => child.once("message", (message: Ready) => resolve(message)));
   try {
     await round(child, ready, [], bomb, "idle (no upload, for comparison)");

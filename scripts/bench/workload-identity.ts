@@ -17,7 +17,6 @@ const PLANS = Number(process.env.BENCH_PLANS ?? 5);
 
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
 
-
 const { dataDir, bootstrapToken, stackship, http, port, base } = await startBenchServer("ss-bench-wi-");
 stackship.services.config.publicUrl = base;
 const runner = new RunnerEngine({ services: stackship.services, api: { host: "127.0.0.1", port }, phaseTimeoutMs: 120_000 }, { pollIntervalMs: 10, concurrency: 1 });
@@ -25,8 +24,13 @@ try {
   await api(base, bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
   const token = (await api(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes.secret;
   const workspace = (await api(base, token, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name: "w" } } })).data;
-  for (const [name, provider, target, audience] of [["aws", "aws", { role_arn: "arn:aws:iam::123456789012:role/bench" }, undefined], ["vault", "generic", {}, "vault"]] as const) {
-    await api(base, token, "POST", `/v1/workspaces/${workspace.id}/federation-profiles`, { data: { type: "federation-profiles", attributes: { name, provider, target, audience, phases: ["plan", "speculative_plan"] } } });
+  for (const [name, provider, target, audience] of [
+    ["aws", "aws", { role_arn: "arn:aws:iam::123456789012:role/bench" }, undefined],
+    ["vault", "generic", {}, "vault"],
+  ] as const) {
+    await api(base, token, "POST", `/v1/workspaces/${workspace.id}/federation-profiles`, {
+      data: { type: "federation-profiles", attributes: { name, provider, target, audience, phases: ["plan", "speculative_plan"] } },
+    });
   }
   const profiles = await stackship.services.stores.federationProfiles.listByWorkspace(workspace.id);
   for (const profile of profiles) await api(base, token, "POST", `/v1/federation-profiles/${profile.id}/actions/verify`);
@@ -69,7 +73,9 @@ try {
   }
   const p50 = percentile(mints, 50);
   const attempt50 = percentile(attempts, 50);
-  process.stdout.write(`[bench] workload-identity: minting 2 tokens at a phase start (${MINTS} mints, SQLite): p50 ${p50.toFixed(2)} ms, p95 ${percentile(mints, 95).toFixed(2)} ms\n`);
+  process.stdout.write(
+    `[bench] workload-identity: minting 2 tokens at a phase start (${MINTS} mints, SQLite): p50 ${p50.toFixed(2)} ms, p95 ${percentile(mints, 95).toFixed(2)} ms\n`,
+  );
   process.stdout.write(`[bench] workload-identity: plan attempt p50 ${attempt50} ms over ${PLANS} speculative plans; minting is ${((100 * p50) / attempt50).toFixed(2)}% of it\n`);
 } finally {
   await runner.stop({ interrupt: true });

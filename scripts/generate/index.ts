@@ -87,10 +87,14 @@ export type OperationTable = readonly OperationDescriptor[];
 /** generated/docs/<surface>.html: a self-contained reference page (no CDN), served at /docs. */
 function emitReference(surface: Surface) {
   const out = join(root, "generated/docs", `${surface.name}.html`);
-  execFileSync(join(root, "node_modules/.bin/redocly"), ["build-docs", join(root, "generated", surface.name, "openapi.json"), "-o", out, "--inlineBundle", "--lint-config", "off"], {
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
-  });
+  execFileSync(
+    join(root, "node_modules/.bin/redocly"),
+    ["build-docs", join(root, "generated", surface.name, "openapi.json"), "-o", out, "--inlineBundle", "--lint-config", "off"],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
+    },
+  );
 }
 
 async function main() {

@@ -117,7 +117,9 @@ export function emitOperationTable(surface: Surface, operations: Operation[], di
       .join("\n");
     const body = op.requestBody
       ? `{ contentType: ${JSON.stringify(op.requestBody.contentType)}, required: ${op.requestBody.required}, validate: ${
-          !op.requestBody.raw && (op.requestBody.contentType === JSON_API || op.requestBody.contentType === "application/json") ? `v.${exportName(op.operationId, "Request")}` : "null"
+          !op.requestBody.raw && (op.requestBody.contentType === JSON_API || op.requestBody.contentType === "application/json")
+            ? `v.${exportName(op.operationId, "Request")}`
+            : "null"
         }${op.requestBody.raw ? `, raw: ${JSON.stringify(op.requestBody.raw)}` : ""} }`
       : "null";
     return `  {

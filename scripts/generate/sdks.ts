@@ -151,7 +151,20 @@ export function emitSdks({ root, spec, log }: SdkOptions) {
       },
       {
         name: "go",
-        args: ["-g", "go", "--package-name", "stackship", "--git-host", "stackship.local", "--git-user-id", "sdk", "--git-repo-id", "go", "--additional-properties", "packageVersion=1.0.0,hideGenerationTimestamp=true,withGoMod=true,generateInterfaces=false"],
+        args: [
+          "-g",
+          "go",
+          "--package-name",
+          "stackship",
+          "--git-host",
+          "stackship.local",
+          "--git-user-id",
+          "sdk",
+          "--git-repo-id",
+          "go",
+          "--additional-properties",
+          "packageVersion=1.0.0,hideGenerationTimestamp=true,withGoMod=true,generateInterfaces=false",
+        ],
       },
     ];
     for (const target of targets) {

@@ -119,6 +119,11 @@ export function emitValidators(surface: Surface, spec: Record<string, any>, oper
   writeFileSync(join(dir, "parameter-validators.gen.js"), PRELUDE + standaloneCode.default(params, paramExports));
   writeFileSync(
     join(dir, "parameter-validators.gen.d.ts"),
-    DECLARATION + Object.keys(paramExports).sort().map((n) => `export declare const ${n}: Validator;`).join("\n") + "\n",
+    DECLARATION +
+      Object.keys(paramExports)
+        .sort()
+        .map((n) => `export declare const ${n}: Validator;`)
+        .join("\n") +
+      "\n",
   );
 }

@@ -25,8 +25,7 @@ for (let i = 0; i < args.length; i++) {
   else if (args[i] === "--secret-env" && i + 1 < args.length) {
     const value = process.env[args[++i]];
     if (value) knownSecrets.push(value);
-  }
-  else if (args[i] === "--help" || args[i] === "-h") {
+  } else if (args[i] === "--help" || args[i] === "-h") {
     process.stdout.write("usage: stackship-plan-diff [--run-id <run id>] [--secret-env <NAME>]... < plan.json > plan-diff.json\n");
     process.exit(0);
   } else fail(`unexpected argument ${JSON.stringify(args[i])}`);

@@ -15,7 +15,8 @@ github("off without the variables, naming exactly the missing ones", () => {
   const none = loadConfig({}).github;
   assert.is(none.state, "off");
   assert.is(none.apiUrl, "https://api.github.com");
-  if (none.state === "off") assert.is(none.detail, "The GitHub App pipeline is off: set STACKSHIP_GITHUB_APP_ID, STACKSHIP_GITHUB_PRIVATE_KEY (or _FILE), STACKSHIP_GITHUB_WEBHOOK_SECRET.");
+  if (none.state === "off")
+    assert.is(none.detail, "The GitHub App pipeline is off: set STACKSHIP_GITHUB_APP_ID, STACKSHIP_GITHUB_PRIVATE_KEY (or _FILE), STACKSHIP_GITHUB_WEBHOOK_SECRET.");
   const one = loadConfig({ ...ALL, STACKSHIP_GITHUB_WEBHOOK_SECRET: "" }).github;
   assert.is(one.state, "off");
   if (one.state === "off") assert.is(one.detail, "The GitHub App pipeline is off: set STACKSHIP_GITHUB_WEBHOOK_SECRET.");

@@ -45,7 +45,6 @@ export interface Config {
   artifactStore: ArtifactStoreSetting;
 }
 
-
 /**
  * STACKSHIP_ARTIFACT_URL: `file:///abs/dir` (a local directory), `postgres` or the database URL
  * itself (PostgreSQL), or `s3://bucket/prefix?endpoint=…&region=…&force_path_style=true`. Unset: a
@@ -89,8 +88,7 @@ export function artifactStoreSetting(value: string | undefined, dataDir: string,
 
 /** The GitHub App's settings (STACKSHIP_GITHUB_*); the pipeline is off unless all are set. */
 export type GitHubAppSettings =
-  | { state: "on"; appId: string; privateKey: string; webhookSecret: string; apiUrl: string; tarballMaxBytes: number }
-  | { state: "off"; detail: string; apiUrl: string };
+  { state: "on"; appId: string; privateKey: string; webhookSecret: string; apiUrl: string; tarballMaxBytes: number } | { state: "off"; detail: string; apiUrl: string };
 
 /** The variables the pipeline needs (the private key may come from a file instead). */
 const GITHUB_VARIABLES = ["STACKSHIP_GITHUB_APP_ID", "STACKSHIP_GITHUB_PRIVATE_KEY", "STACKSHIP_GITHUB_WEBHOOK_SECRET"] as const;
@@ -110,12 +108,19 @@ function githubSettings(env: NodeJS.ProcessEnv): GitHubAppSettings {
       throw new Error(`STACKSHIP_GITHUB_PRIVATE_KEY_FILE: cannot read ${env.STACKSHIP_GITHUB_PRIVATE_KEY_FILE} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
     }
   }
-  const values = { STACKSHIP_GITHUB_APP_ID: env.STACKSHIP_GITHUB_APP_ID || "", STACKSHIP_GITHUB_PRIVATE_KEY: privateKey, STACKSHIP_GITHUB_WEBHOOK_SECRET: env.STACKSHIP_GITHUB_WEBHOOK_SECRET || "" };
-  const missing = GITHUB_VARIABLES.filter((name) => values[name].trim() === "").map((name) => (name === "STACKSHIP_GITHUB_PRIVATE_KEY" ? "STACKSHIP_GITHUB_PRIVATE_KEY (or _FILE)" : name));
+  const values = {
+    STACKSHIP_GITHUB_APP_ID: env.STACKSHIP_GITHUB_APP_ID || "",
+    STACKSHIP_GITHUB_PRIVATE_KEY: privateKey,
+    STACKSHIP_GITHUB_WEBHOOK_SECRET: env.STACKSHIP_GITHUB_WEBHOOK_SECRET || "",
+  };
+  const missing = GITHUB_VARIABLES.filter((name) => values[name].trim() === "").map((name) =>
+    name === "STACKSHIP_GITHUB_PRIVATE_KEY" ? "STACKSHIP_GITHUB_PRIVATE_KEY (or _FILE)" : name,
+  );
   if (missing.length > 0) {
     return { state: "off", apiUrl, detail: `The GitHub App pipeline is off: set ${missing.join(", ")}.` };
   }
-  if (!/^[1-9][0-9]*$/.test(values.STACKSHIP_GITHUB_APP_ID.trim())) throw new Error(`STACKSHIP_GITHUB_APP_ID must be the App's numeric id, got '${values.STACKSHIP_GITHUB_APP_ID}'`);
+  if (!/^[1-9][0-9]*$/.test(values.STACKSHIP_GITHUB_APP_ID.trim()))
+    throw new Error(`STACKSHIP_GITHUB_APP_ID must be the App's numeric id, got '${values.STACKSHIP_GITHUB_APP_ID}'`);
   if (!/-----BEGIN (RSA )?PRIVATE KEY-----/.test(privateKey)) throw new Error("STACKSHIP_GITHUB_PRIVATE_KEY must be the App's PEM private key (-----BEGIN RSA PRIVATE KEY----- …)");
   return {
     state: "on",
@@ -195,16 +200,20 @@ function runnerConcurrency(value: string | undefined): number {
 
 function origins(value: string | undefined): string[] {
   if (!value) return [];
-  return value.split(",").map((item) => item.trim()).filter(Boolean).map((item) => {
-    let url: URL;
-    try {
-      url = new URL(item);
-    } catch {
-      throw new Error(`STACKSHIP_ALLOWED_ORIGINS: '${item}' is not an origin like https://dashboard.example.com`);
-    }
-    if (url.origin !== item.replace(/\/+$/, "")) throw new Error(`STACKSHIP_ALLOWED_ORIGINS: '${item}' is not an origin (scheme, host and port only)`);
-    return url.origin;
-  });
+  return value
+    .split(",")
+    .map((item) => item.trim())
+    .filter(Boolean)
+    .map((item) => {
+      let url: URL;
+      try {
+        url = new URL(item);
+      } catch {
+        throw new Error(`STACKSHIP_ALLOWED_ORIGINS: '${item}' is not an origin like https://dashboard.example.com`);
+      }
+      if (url.origin !== item.replace(/\/+$/, "")) throw new Error(`STACKSHIP_ALLOWED_ORIGINS: '${item}' is not an origin (scheme, host and port only)`);
+      return url.origin;
+    });
 }
 
 function bootstrapAdmin(env: NodeJS.ProcessEnv): Config["bootstrapAdmin"] {

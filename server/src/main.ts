@@ -56,16 +56,23 @@ async function main() {
   const missing = config.runnerConcurrency === 0 ? [] : sandboxPrerequisites();
   let runner: RunnerEngine | null = null;
   if (config.runnerConcurrency === 0) {
-    say("API only (STACKSHIP_RUNNER_CONCURRENCY=0): no runner in this process, no job polling; runs wait as pending until a runner-only process (npm run runner) on this database takes them.");
+    say(
+      "API only (STACKSHIP_RUNNER_CONCURRENCY=0): no runner in this process, no job polling; runs wait as pending until a runner-only process (npm run runner) on this database takes them.",
+    );
   } else if (missing.length === 0) {
-    runner = new RunnerEngine({
-      services: stackship.services,
-      api: { host: config.host === "0.0.0.0" ? "127.0.0.1" : config.host, port },
-      phaseTimeoutMs: config.phaseTimeoutMs,
-      sandboxLimits: config.sandboxLimits,
-    }, { concurrency: config.runnerConcurrency });
+    runner = new RunnerEngine(
+      {
+        services: stackship.services,
+        api: { host: config.host === "0.0.0.0" ? "127.0.0.1" : config.host, port },
+        phaseTimeoutMs: config.phaseTimeoutMs,
+        sandboxLimits: config.sandboxLimits,
+      },
+      { concurrency: config.runnerConcurrency },
+    );
     await runner.start();
-    say(`runner ${runner.runnerId} started (concurrency ${config.runnerConcurrency}${process.env.STACKSHIP_RUNNER_CONCURRENCY ? "" : ", this machine's cores; STACKSHIP_RUNNER_CONCURRENCY changes it, 0 = API only"})`);
+    say(
+      `runner ${runner.runnerId} started (concurrency ${config.runnerConcurrency}${process.env.STACKSHIP_RUNNER_CONCURRENCY ? "" : ", this machine's cores; STACKSHIP_RUNNER_CONCURRENCY changes it, 0 = API only"})`,
+    );
   } else {
     say("the runner is NOT started: runs stay pending until it is. This host cannot run sandboxes yet:");
     for (const { problem, fix } of missing) say(`  ${problem}; run: ${fix}`);
@@ -80,16 +87,19 @@ async function main() {
   );
   say(`StackShip is listening on ${url}  (health: ${url}/healthz, Prometheus metrics: ${url}/metrics)`);
   say(
-    bootstrap.file
-      ? `administrator token: in ${bootstrap.file} (set STACKSHIP_BOOTSTRAP_TOKEN to choose your own)`
-      : "administrator token: the value of STACKSHIP_BOOTSTRAP_TOKEN",
+    bootstrap.file ? `administrator token: in ${bootstrap.file} (set STACKSHIP_BOOTSTRAP_TOKEN to choose your own)` : "administrator token: the value of STACKSHIP_BOOTSTRAP_TOKEN",
   );
   say("create an organization and an admin token for it:");
   const tokenExpr = bootstrap.file ? `$(cat ${bootstrap.file})` : "$STACKSHIP_BOOTSTRAP_TOKEN";
-  say(`  curl -s -X POST ${url}/v1/organizations -H "Authorization: Bearer ${tokenExpr}" -H 'Content-Type: application/vnd.api+json' -d '{"data":{"type":"organizations","attributes":{"name":"acme"}}}'`);
-  say(`  curl -s -X POST ${url}/v1/organizations/acme/tokens -H "Authorization: Bearer ${tokenExpr}" -H 'Content-Type: application/vnd.api+json' -d '{"data":{"type":"tokens","attributes":{"role":"admin"}}}'`);
+  say(
+    `  curl -s -X POST ${url}/v1/organizations -H "Authorization: Bearer ${tokenExpr}" -H 'Content-Type: application/vnd.api+json' -d '{"data":{"type":"organizations","attributes":{"name":"acme"}}}'`,
+  );
+  say(
+    `  curl -s -X POST ${url}/v1/organizations/acme/tokens -H "Authorization: Bearer ${tokenExpr}" -H 'Content-Type: application/vnd.api+json' -d '{"data":{"type":"tokens","attributes":{"role":"admin"}}}'`,
+  );
   say(`dashboard: ${url}/  (sign in with a user's email and password)`);
-  if (config.bootstrapAdmin) say(`sign in as ${config.bootstrapAdmin.email} (a deployment administrator: sees every organization), in the dashboard or with POST ${url}/v1/auth/sessions`);
+  if (config.bootstrapAdmin)
+    say(`sign in as ${config.bootstrapAdmin.email} (a deployment administrator: sees every organization), in the dashboard or with POST ${url}/v1/auth/sessions`);
   else say("no administrator user yet: set STACKSHIP_BOOTSTRAP_ADMIN_EMAIL and STACKSHIP_BOOTSTRAP_ADMIN_PASSWORD to create one on start");
   if (https) printCloudInstructions(https.port, https.bundleFile, tokenExpr);
   const stop = async (signal: string) => {

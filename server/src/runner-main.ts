@@ -16,7 +16,9 @@ function say(message: string) {
 async function main() {
   const config = loadConfig();
   if (config.runnerConcurrency === 0) {
-    throw new Error("STACKSHIP_RUNNER_CONCURRENCY=0 means no runner, which leaves a runner-only process nothing to do: set it to 1 or more, or unset it to use this machine's cores");
+    throw new Error(
+      "STACKSHIP_RUNNER_CONCURRENCY=0 means no runner, which leaves a runner-only process nothing to do: set it to 1 or more, or unset it to use this machine's cores",
+    );
   }
   const apiUrl = process.env.STACKSHIP_API_URL;
   if (!apiUrl) throw new Error("set STACKSHIP_API_URL to the StackShip API this runner's sandboxes talk to (e.g. http://127.0.0.1:8080)");
@@ -36,10 +38,14 @@ async function main() {
     },
   );
   await runner.start();
-  say(`runner ${runner.runnerId} started: concurrency ${config.runnerConcurrency}${process.env.STACKSHIP_RUNNER_CONCURRENCY ? "" : " (this machine's cores; set STACKSHIP_RUNNER_CONCURRENCY to change)"}, API ${apiUrl}, database ${config.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")}, artifacts ${describeArtifactStore(config.artifactStore)}`);
+  say(
+    `runner ${runner.runnerId} started: concurrency ${config.runnerConcurrency}${process.env.STACKSHIP_RUNNER_CONCURRENCY ? "" : " (this machine's cores; set STACKSHIP_RUNNER_CONCURRENCY to change)"}, API ${apiUrl}, database ${config.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")}, artifacts ${describeArtifactStore(config.artifactStore)}`,
+  );
   // No API here, so the runner serves its own scrape endpoint when asked to.
   const metrics = config.runnerMetricsPort === null ? null : await serveRunnerMetrics(config.host, config.runnerMetricsPort);
-  say(metrics ? `metrics: http://${config.host}:${metrics.port}/metrics` : "metrics: not served (set STACKSHIP_RUNNER_METRICS_PORT to serve Prometheus metrics, 0 for any free port)");
+  say(
+    metrics ? `metrics: http://${config.host}:${metrics.port}/metrics` : "metrics: not served (set STACKSHIP_RUNNER_METRICS_PORT to serve Prometheus metrics, 0 for any free port)",
+  );
   const stop = async (signal: string) => {
     say(`${signal}: interrupting work in flight and stopping`);
     await runner.stop({ interrupt: true });

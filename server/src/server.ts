@@ -102,7 +102,11 @@ export async function createStackShip(config: Config, overrides: ServerOverrides
   const { services, close } = await createServices(config, overrides, onProgress);
   if (config.bootstrapAdmin) {
     const { created } = await ensureBootstrapAdmin(services, config.bootstrapAdmin.email, config.bootstrapAdmin.password);
-    onProgress?.(created ? `created the deployment administrator ${config.bootstrapAdmin.email}` : `deployment administrator ${config.bootstrapAdmin.email} already exists (password unchanged)`);
+    onProgress?.(
+      created
+        ? `created the deployment administrator ${config.bootstrapAdmin.email}`
+        : `deployment administrator ${config.bootstrapAdmin.email} already exists (password unchanged)`,
+    );
   }
   const live = new LiveGateway(services, overrides.live);
   return {

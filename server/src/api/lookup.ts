@@ -48,9 +48,7 @@ export async function loadRun(ctx: RequestContext, id: string, permission: Permi
  * the caller needs `workspace:write` on it. Another organization's project reads as missing.
  */
 export async function loadProjectForNewWorkspace(ctx: RequestContext, organization: Organization, projectId: string | undefined): Promise<Project> {
-  const project = projectId
-    ? await ctx.services.stores.projects.getById(projectId)
-    : await ctx.services.stores.projects.getByName(organization.id, DEFAULT_PROJECT_NAME);
+  const project = projectId ? await ctx.services.stores.projects.getById(projectId) : await ctx.services.stores.projects.getByName(organization.id, DEFAULT_PROJECT_NAME);
   if (!project || project.organizationId !== organization.id) throw notFound(`Project ${projectId ?? DEFAULT_PROJECT_NAME}`);
   authorize(ctx, "workspace:write", { organizationId: organization.id, projectId: project.id }, `Project ${project.name}`);
   return project;

@@ -148,7 +148,7 @@ export class FramedArtifactStore implements ArtifactStore {
       const opener = new FramedOpener(options);
       const buffer = Buffer.allocUnsafe(FRAMED_BATCH_BYTES);
       const batches = async function* () {
-        for (let position = HEADER_SIZE; ; ) {
+        for (let position = HEADER_SIZE; ;) {
           const { bytesRead: n } = await file.read(buffer, 0, buffer.length, position);
           if (n === 0) return;
           position += n;

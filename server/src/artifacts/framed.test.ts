@@ -25,7 +25,12 @@ async function read(object: Buffer, expected: { sizeBytes: number; sha256: strin
     await pipeline(
       Readable.from(chunks),
       new FramedOpener({ dataKey, frameSize, identity, ...expected }),
-      new Writable({ write(chunk, _encoding, callback) { out.push(chunk); callback(); } }),
+      new Writable({
+        write(chunk, _encoding, callback) {
+          out.push(chunk);
+          callback();
+        },
+      }),
     );
   } catch (caught) {
     error = caught as Error;
@@ -61,7 +66,16 @@ test("the writer streams with backpressure and reports size and digest", async (
   const plaintext = randomBytes(10 * FRAME + 5);
   const sealer = new FramedSealer({ wrappingKey: KEY, identity: ID, frameSize: FRAME });
   const parts: Buffer[] = [];
-  await pipeline(Readable.from([plaintext.subarray(0, 3000), plaintext.subarray(3000)]), sealer, new Writable({ write(chunk, _e, cb) { parts.push(chunk); cb(); } }));
+  await pipeline(
+    Readable.from([plaintext.subarray(0, 3000), plaintext.subarray(3000)]),
+    sealer,
+    new Writable({
+      write(chunk, _e, cb) {
+        parts.push(chunk);
+        cb();
+      },
+    }),
+  );
   assert.equal(sealer.result(), { sizeBytes: plaintext.length, sha256: sha(plaintext) });
   assert.ok((await openFramed(Buffer.concat(parts), KEY, ID, sealer.result())).equals(plaintext));
 });
@@ -95,12 +109,27 @@ test("swapped or reordered frames and another artifact's identity fail", async (
   const expected = { sizeBytes: plaintext.length, sha256: sha(plaintext) };
   const object = await sealFramed(plaintext, { wrappingKey: KEY, identity: ID, frameSize: FRAME });
   const frame = FRAME + 16;
-  const swapped = Buffer.concat([object.subarray(0, HEADER_SIZE), object.subarray(HEADER_SIZE + frame, HEADER_SIZE + 2 * frame), object.subarray(HEADER_SIZE, HEADER_SIZE + frame), object.subarray(HEADER_SIZE + 2 * frame)]);
+  const swapped = Buffer.concat([
+    object.subarray(0, HEADER_SIZE),
+    object.subarray(HEADER_SIZE + frame, HEADER_SIZE + 2 * frame),
+    object.subarray(HEADER_SIZE, HEADER_SIZE + frame),
+    object.subarray(HEADER_SIZE + 2 * frame),
+  ]);
   assert.instance((await read(swapped, expected)).error, FramedArtifactError);
-  for (const other of [{ ...ID, workspaceId: "ws-ffffffffffffffff" }, { ...ID, kind: "plan" }, { ...ID, key: "runs/run-ffffffffffffffff/plan.json" }]) {
-    assert.throws(() => openHeader(object.subarray(0, HEADER_SIZE), KEY, other), (error: Error) => error instanceof FramedArtifactError);
+  for (const other of [
+    { ...ID, workspaceId: "ws-ffffffffffffffff" },
+    { ...ID, kind: "plan" },
+    { ...ID, key: "runs/run-ffffffffffffffff/plan.json" },
+  ]) {
+    assert.throws(
+      () => openHeader(object.subarray(0, HEADER_SIZE), KEY, other),
+      (error: Error) => error instanceof FramedArtifactError,
+    );
   }
-  assert.throws(() => openHeader(object.subarray(0, HEADER_SIZE), OTHER_KEY, ID), (error: Error) => error instanceof FramedArtifactError);
+  assert.throws(
+    () => openHeader(object.subarray(0, HEADER_SIZE), OTHER_KEY, ID),
+    (error: Error) => error instanceof FramedArtifactError,
+  );
 });
 
 test("truncation at a frame boundary fails (the final flag is bound), nothing whole comes out", async () => {

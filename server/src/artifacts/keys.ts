@@ -20,7 +20,10 @@ export interface Keys {
  * a value sealed for one purpose cannot be opened as another.
  */
 export class SecretBox {
-  constructor(private readonly key: Buffer, private readonly purpose: string) {}
+  constructor(
+    private readonly key: Buffer,
+    private readonly purpose: string,
+  ) {}
 
   seal(plaintext: Buffer | string): Buffer {
     const iv = randomBytes(12);

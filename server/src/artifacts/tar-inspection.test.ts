@@ -68,11 +68,14 @@ accepted("inside links: a relative symlink to a sibling, one up into the root, a
 accepted("long names: GNU long-name headers and pax headers (system tar, both formats)", () => {
   const deep = `${"d".repeat(90)}/${"e".repeat(90)}/${"f".repeat(90)}`;
   for (const format of ["gnu", "pax"]) {
-    const tar = systemTar((dir) => {
-      mkdirSync(join(dir, deep), { recursive: true });
-      writeFileSync(join(dir, deep, `${"n".repeat(120)}.tf`), "# long\n");
-      symlinkSync(`${"n".repeat(120)}.tf`, join(dir, deep, "link.tf"));
-    }, [`--format=${format}`]);
+    const tar = systemTar(
+      (dir) => {
+        mkdirSync(join(dir, deep), { recursive: true });
+        writeFileSync(join(dir, deep, `${"n".repeat(120)}.tf`), "# long\n");
+        symlinkSync(`${"n".repeat(120)}.tf`, join(dir, deep, "link.tf"));
+      },
+      [`--format=${format}`],
+    );
     assert.is(inspect(tar).entries, 6, format);
   }
 });
@@ -109,8 +112,24 @@ refused("symlinks that leave the root: absolute, '..' past the root, through ano
   assert.match(refusal(tarArchive([{ name: "a", type: "2", linkname: "../outside" }])), "points outside");
   assert.match(refusal(tarArchive([{ name: "d/a", type: "2", linkname: "../../outside" }])), "points outside");
   // Each link alone stays inside: "up" is the root itself, and "up/.." is then the root's parent.
-  assert.match(refusal(tarArchive([{ name: "up", type: "2", linkname: "." }, { name: "sub/b", type: "2", linkname: "../up/.." }])), "points outside");
-  assert.match(refusal(tarArchive([{ name: "x", type: "2", linkname: "y" }, { name: "y", type: "2", linkname: "x/z" }])), "points outside");
+  assert.match(
+    refusal(
+      tarArchive([
+        { name: "up", type: "2", linkname: "." },
+        { name: "sub/b", type: "2", linkname: "../up/.." },
+      ]),
+    ),
+    "points outside",
+  );
+  assert.match(
+    refusal(
+      tarArchive([
+        { name: "x", type: "2", linkname: "y" },
+        { name: "y", type: "2", linkname: "x/z" },
+      ]),
+    ),
+    "points outside",
+  );
 });
 
 refused("writing through a symlink of the archive, and replacing one", () => {
@@ -122,8 +141,24 @@ refused("hard links to anything but an earlier regular file of the archive", () 
   assert.match(refusal(tarArchive([{ name: "h", type: "1", linkname: "/etc/shadow" }])), "absolute path");
   assert.match(refusal(tarArchive([{ name: "h", type: "1", linkname: "../x" }])), "path traversal");
   assert.match(refusal(tarArchive([{ name: "h", type: "1", linkname: "later.tf" }, file("later.tf")])), "not a regular file earlier");
-  assert.match(refusal(tarArchive([{ name: "d", type: "5" }, { name: "h", type: "1", linkname: "d" }])), "not a regular file earlier");
-  assert.match(refusal(tarArchive([{ name: "s", type: "2", linkname: "x" }, { name: "h", type: "1", linkname: "s" }])), "not a regular file earlier");
+  assert.match(
+    refusal(
+      tarArchive([
+        { name: "d", type: "5" },
+        { name: "h", type: "1", linkname: "d" },
+      ]),
+    ),
+    "not a regular file earlier",
+  );
+  assert.match(
+    refusal(
+      tarArchive([
+        { name: "s", type: "2", linkname: "x" },
+        { name: "h", type: "1", linkname: "s" },
+      ]),
+    ),
+    "not a regular file earlier",
+  );
 });
 
 refused("device files and FIFOs", () => {

@@ -243,7 +243,8 @@ export class TarInspector {
       }
       case "1": {
         const target = segmentsOf(linkname, "the hard link target").join("/");
-        if (!this.files.has(target)) throw new UploadRefusal(`the hard link ${quote(name)} points to ${quote(linkname)}, which is not a regular file earlier in the archive`, "link");
+        if (!this.files.has(target))
+          throw new UploadRefusal(`the hard link ${quote(name)} points to ${quote(linkname)}, which is not a regular file earlier in the archive`, "link");
         this.files.add(path);
         return;
       }

@@ -23,7 +23,10 @@ function mib(bytes: number): string {
 export function inflationLimit(compressedBytes: number, limits: InspectionLimits): { bytes: number; why: string } {
   const byRatio = Math.max(limits.ratioFloorBytes, limits.maxRatio * compressedBytes);
   if (byRatio < limits.maxUnpackedBytes) {
-    return { bytes: byRatio, why: `it unpacks to more than ${limits.maxRatio} times its compressed size (${compressedBytes} bytes; at most ${mib(byRatio)} for this upload), which looks like a compression bomb` };
+    return {
+      bytes: byRatio,
+      why: `it unpacks to more than ${limits.maxRatio} times its compressed size (${compressedBytes} bytes; at most ${mib(byRatio)} for this upload), which looks like a compression bomb`,
+    };
   }
   return { bytes: limits.maxUnpackedBytes, why: `it unpacks to more than ${mib(limits.maxUnpackedBytes)}` };
 }

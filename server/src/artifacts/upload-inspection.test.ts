@@ -41,7 +41,7 @@ limits("the ratio limit: exactly 100 times the compressed size is accepted, one 
 limits("the ratio floor: up to 1 MiB unpacked is accepted whatever the ratio, 512 bytes more is refused", async () => {
   assert.is(DEFAULT_INSPECTION_LIMITS.ratioFloorBytes, 1024 * 1024);
   const atFloor = gzipSync(tarOf(1024 * 1024));
-  assert.ok(atFloor.length * 100 < 1024 * 1024, `ratio ${1024 * 1024 / atFloor.length}`);
+  assert.ok(atFloor.length * 100 < 1024 * 1024, `ratio ${(1024 * 1024) / atFloor.length}`);
   assert.equal(await inspectUpload(atFloor, DEFAULT_INSPECTION_LIMITS), { ok: true, unpackedBytes: 1024 * 1024, entries: 1 });
   const over = await inspectUpload(gzipSync(tarOf(1024 * 1024 + 512)), DEFAULT_INSPECTION_LIMITS);
   assert.is(over.ok, false);

@@ -25,7 +25,9 @@ export function checkSensitiveDownload(services: Services, principal: Authentica
   }
   const trimmed = reason.trim();
   if (trimmed === "") {
-    throw new DomainError("DOWNLOAD_REASON_REQUIRED", "Say why you need these sensitive bytes in data.attributes.reason; it is kept in the audit trail.", { source: { pointer: "/data/attributes/reason" } });
+    throw new DomainError("DOWNLOAD_REASON_REQUIRED", "Say why you need these sensitive bytes in data.attributes.reason; it is kept in the audit trail.", {
+      source: { pointer: "/data/attributes/reason" },
+    });
   }
   if (principal.kind !== "user" || !isStepUpFresh(principal.session?.steppedUpAt ?? null, services.clock())) {
     throw new DomainError("STEP_UP_REQUIRED", "Confirm your password (POST /v1/auth/step-up) and try again within 15 minutes.");
@@ -50,7 +52,13 @@ export async function readPlanChanges(services: Services, run: Run): Promise<{ b
 }
 
 /** Commits the audit event of a download, with its reason, before anything is sent. */
-export async function auditDownload(services: Services, actor: AuthenticatedPrincipal, run: Run, download: SensitiveDownload | "redacted_plan", data: Record<string, unknown>): Promise<void> {
+export async function auditDownload(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  run: Run,
+  download: SensitiveDownload | "redacted_plan",
+  data: Record<string, unknown>,
+): Promise<void> {
   await services.stores.audit.record({
     organizationId: run.organizationId,
     actorId: actor.id,

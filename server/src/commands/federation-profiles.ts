@@ -1,6 +1,13 @@
 import { DomainError } from "../domain/errors.ts";
 import type { Workspace } from "../domain/records.ts";
-import { profileDigest, validateProfileContent, type FederationPhase, type FederationProfile, type FederationProvider, type FederationTarget } from "../domain/workload-identity.ts";
+import {
+  profileDigest,
+  validateProfileContent,
+  type FederationPhase,
+  type FederationProfile,
+  type FederationProvider,
+  type FederationTarget,
+} from "../domain/workload-identity.ts";
 import type { Services } from "./services.ts";
 import { inTransaction } from "../store/index.ts";
 
@@ -26,7 +33,15 @@ export interface NewFederationProfile {
 
 /** The audit record of `action` on `profile`: its content as it is now, and `extra`. */
 function profileAudit(actor: Actor, action: string, profile: FederationProfile, now: Date, extra: Record<string, unknown> = {}) {
-  const data = { name: profile.name, provider: profile.provider, audience: profile.audience, target: profile.target, phases: profile.phases, workspace_id: profile.workspaceId, ...extra };
+  const data = {
+    name: profile.name,
+    provider: profile.provider,
+    audience: profile.audience,
+    target: profile.target,
+    phases: profile.phases,
+    workspace_id: profile.workspaceId,
+    ...extra,
+  };
   return { organizationId: profile.organizationId, actorId: actor.id, action, targetType: "federation-profiles", targetId: profile.id, data, createdAt: now };
 }
 
@@ -86,7 +101,15 @@ export function setPlanRequiresCredential(services: Services, actor: Actor, work
   return inTransaction(services.db, async (stores) => {
     const updated = await stores.workspaces.updatePlanRequiresCredential(workspace.id, value, now);
     if (!updated) throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} does not exist.`);
-    await stores.audit.record({ organizationId: workspace.organizationId, actorId: actor.id, action: "workspace.updated", targetType: "workspaces", targetId: workspace.id, data: { plan_requires_credential: value }, createdAt: now });
+    await stores.audit.record({
+      organizationId: workspace.organizationId,
+      actorId: actor.id,
+      action: "workspace.updated",
+      targetType: "workspaces",
+      targetId: workspace.id,
+      data: { plan_requires_credential: value },
+      createdAt: now,
+    });
     return updated;
   });
 }

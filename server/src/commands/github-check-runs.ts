@@ -55,7 +55,16 @@ export async function syncCheckRun(services: Services, check: GitHubCheckRun): P
     const message = error instanceof Error ? error.message : String(error);
     await services.stores.github.checkRunFailed(run.id, { error: message, nextAttemptAt: new Date(now.getTime() + wait), now });
     if (check.attempts === 0) {
-      await services.stores.audit.record({ organizationId: run.organizationId, actorId: GITHUB_ACTOR_ID, action: "github.check_run.failed", targetType: "runs", targetId: run.id, reason: message.slice(0, 500), data: { wanted: key, retry_in_ms: wait }, createdAt: now });
+      await services.stores.audit.record({
+        organizationId: run.organizationId,
+        actorId: GITHUB_ACTOR_ID,
+        action: "github.check_run.failed",
+        targetType: "runs",
+        targetId: run.id,
+        reason: message.slice(0, 500),
+        data: { wanted: key, retry_in_ms: wait },
+        createdAt: now,
+      });
     }
     services.logger.warn({ run_id: run.id, err: message, attempts: check.attempts + 1 }, "check run update failed; retrying later");
   }

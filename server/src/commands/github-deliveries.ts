@@ -51,7 +51,11 @@ async function targetsOf(services: Services, repository: string, installationId:
   const installation = installationId === null ? undefined : await services.stores.github.getInstallation(installationId);
   const through = connections.filter((c) => c.installationId === installationId);
   if (installationId === null || through.length === 0 || installation?.deleted || installation?.suspended) {
-    return done("refused", "installation_unknown", `No workspace connects ${repository} through installation ${installationId ?? "(none)"}${installation?.deleted ? " (it was uninstalled)" : installation?.suspended ? " (it is suspended)" : ""}.`);
+    return done(
+      "refused",
+      "installation_unknown",
+      `No workspace connects ${repository} through installation ${installationId ?? "(none)"}${installation?.deleted ? " (it was uninstalled)" : installation?.suspended ? " (it is suspended)" : ""}.`,
+    );
   }
   if (installation && installation.repositorySelection === "selected" && !installation.repositories.includes(repository.toLowerCase())) {
     return done("refused", "repository_not_granted", `Installation ${installationId} may not read ${repository} (the App's repository access does not include it).`);
@@ -65,7 +69,13 @@ async function targetsOf(services: Services, repository: string, installationId:
 }
 
 /** The configuration `.tar.gz` of each target (all checked before anything is written), or a refusal. */
-async function configurations(services: Services, installationId: number, repository: string, sha: string, targets: readonly Target[]): Promise<Map<string, Buffer> | DeliveryResult> {
+async function configurations(
+  services: Services,
+  installationId: number,
+  repository: string,
+  sha: string,
+  targets: readonly Target[],
+): Promise<Map<string, Buffer> | DeliveryResult> {
   const github = services.github;
   const settings = services.config.github;
   if (!github || settings.state !== "on") throw new Error("the GitHub App pipeline is off");
@@ -79,7 +89,10 @@ async function configurations(services: Services, installationId: number, reposi
   const out = new Map<string, Buffer>();
   for (const { workspace } of targets) {
     try {
-      out.set(workspace.id, await configurationFromGitHubTarball(tarball, workspace.workingDirectory, { maxBytes: settings.tarballMaxBytes, maxUnpackedBytes: MAX_UNPACKED_BYTES }));
+      out.set(
+        workspace.id,
+        await configurationFromGitHubTarball(tarball, workspace.workingDirectory, { maxBytes: settings.tarballMaxBytes, maxUnpackedBytes: MAX_UNPACKED_BYTES }),
+      );
     } catch (error) {
       if (error instanceof TarballRefused) return done("refused", error.outcome, error.detail);
       throw error;
@@ -98,7 +111,14 @@ async function createSourceRun(
   delivery: GitHubDelivery,
   target: Target,
   configuration: Buffer,
-  input: { kind: "plan_and_apply" | "speculative"; source: "github_push" | "github_pull_request"; commit: RunCommit; pullRequestNumber: number | null; installationId: number; baseRepository: string },
+  input: {
+    kind: "plan_and_apply" | "speculative";
+    source: "github_push" | "github_pull_request";
+    commit: RunCommit;
+    pullRequestNumber: number | null;
+    installationId: number;
+    baseRepository: string;
+  },
 ): Promise<string> {
   const existing = await services.stores.runs.runOfDelivery(delivery.id, target.workspace.id);
   if (existing) return existing.id;
@@ -162,7 +182,8 @@ async function handlePush(services: Services, delivery: GitHubDelivery, payload:
   if (tracking.length === 0) return done("ignored", "branch_not_tracked", `No workspace connected to ${repository} tracks the branch ${branch}.`);
   const changed = changedPathsOfPush(payload);
   const concerned = tracking.filter((t) => pushConcernsWorkspace(changed, t.workspace.workingDirectory, t.connection.triggerPaths));
-  if (concerned.length === 0) return done("ignored", "no_relevant_changes", `The push to ${branch} changes nothing under the working directory or trigger paths of the workspaces tracking it.`);
+  if (concerned.length === 0)
+    return done("ignored", "no_relevant_changes", `The push to ${branch} changes nothing under the working directory or trigger paths of the workspaces tracking it.`);
   const sha = payload.after;
   const built = await configurations(services, payload.installation!.id, repository, sha, concerned);
   if (!(built instanceof Map)) return built;
@@ -177,7 +198,16 @@ async function handlePush(services: Services, delivery: GitHubDelivery, payload:
   };
   const runIds: string[] = [];
   for (const target of concerned) {
-    runIds.push(await createSourceRun(services, delivery, target, built.get(target.workspace.id)!, { kind: "plan_and_apply", source: "github_push", commit, pullRequestNumber: null, installationId: payload.installation!.id, baseRepository: repository }));
+    runIds.push(
+      await createSourceRun(services, delivery, target, built.get(target.workspace.id)!, {
+        kind: "plan_and_apply",
+        source: "github_push",
+        commit,
+        pullRequestNumber: null,
+        installationId: payload.installation!.id,
+        baseRepository: repository,
+      }),
+    );
   }
   return done("processed", "run_created", `${runIds.length} plan_and_apply run${runIds.length === 1 ? "" : "s"} for ${sha.slice(0, 12)} on ${branch}.`, runIds);
 }
@@ -197,7 +227,13 @@ interface PullRequestPayload {
 }
 
 /** Cancels the pull request's speculative runs that are still queued (pending) in these workspaces. */
-async function cancelQueuedSpeculativeRuns(services: Services, delivery: GitHubDelivery, workspaceIds: readonly string[], pullRequestNumber: number, reason: string): Promise<string[]> {
+async function cancelQueuedSpeculativeRuns(
+  services: Services,
+  delivery: GitHubDelivery,
+  workspaceIds: readonly string[],
+  pullRequestNumber: number,
+  reason: string,
+): Promise<string[]> {
   const canceled: string[] = [];
   for (const run of await services.stores.runs.queuedPullRequestRuns(workspaceIds, pullRequestNumber, delivery.id)) {
     try {
@@ -217,11 +253,17 @@ async function handlePullRequest(services: Services, delivery: GitHubDelivery, p
   const found = await targetsOf(services, repository, payload.installation?.id ?? null);
   if (!Array.isArray(found)) return found;
   const tracking = found.filter((t) => t.workspace.trackedBranch === pr.base.ref);
-  if (tracking.length === 0) return done("ignored", "branch_not_tracked", `Pull request #${pr.number} targets ${pr.base.ref}, which no workspace connected to ${repository} tracks.`);
+  if (tracking.length === 0)
+    return done("ignored", "branch_not_tracked", `Pull request #${pr.number} targets ${pr.base.ref}, which no workspace connected to ${repository} tracks.`);
   const workspaceIds = tracking.map((t) => t.workspace.id);
   if (payload.action === "closed") {
     const canceled = await cancelQueuedSpeculativeRuns(services, delivery, workspaceIds, pr.number, `Pull request #${pr.number} was closed.`);
-    return done("processed", "pull_request_closed", `Pull request #${pr.number} closed; ${canceled.length} queued speculative run${canceled.length === 1 ? "" : "s"} canceled.`, canceled);
+    return done(
+      "processed",
+      "pull_request_closed",
+      `Pull request #${pr.number} closed; ${canceled.length} queued speculative run${canceled.length === 1 ? "" : "s"} canceled.`,
+      canceled,
+    );
   }
   const built = await configurations(services, payload.installation!.id, repository, pr.head.sha, tracking);
   if (!(built instanceof Map)) return built;
@@ -238,9 +280,23 @@ async function handlePullRequest(services: Services, delivery: GitHubDelivery, p
   await cancelQueuedSpeculativeRuns(services, delivery, workspaceIds, pr.number, `Superseded by ${pr.head.sha.slice(0, 12)}, a newer push to pull request #${pr.number}.`);
   const runIds: string[] = [];
   for (const target of tracking) {
-    runIds.push(await createSourceRun(services, delivery, target, built.get(target.workspace.id)!, { kind: "speculative", source: "github_pull_request", commit, pullRequestNumber: pr.number, installationId: payload.installation!.id, baseRepository: repository }));
+    runIds.push(
+      await createSourceRun(services, delivery, target, built.get(target.workspace.id)!, {
+        kind: "speculative",
+        source: "github_pull_request",
+        commit,
+        pullRequestNumber: pr.number,
+        installationId: payload.installation!.id,
+        baseRepository: repository,
+      }),
+    );
   }
-  return done("processed", "run_created", `${runIds.length} speculative run${runIds.length === 1 ? "" : "s"} for pull request #${pr.number} at ${pr.head.sha.slice(0, 12)}${fork ? " (from a fork: no cloud credential, no sensitive variable)" : ""}.`, runIds);
+  return done(
+    "processed",
+    "run_created",
+    `${runIds.length} speculative run${runIds.length === 1 ? "" : "s"} for pull request #${pr.number} at ${pr.head.sha.slice(0, 12)}${fork ? " (from a fork: no cloud credential, no sensitive variable)" : ""}.`,
+    runIds,
+  );
 }
 
 interface InstallationPayload {
@@ -258,12 +314,24 @@ async function handleInstallation(services: Services, delivery: GitHubDelivery, 
   const selection = (payload.repository_selection ?? i.repository_selection) === "all" ? "all" : "selected";
   if (delivery.event === "installation_repositories") {
     if (!(await services.stores.github.getInstallation(i.id))) {
-      await services.stores.github.putInstallation({ id: i.id, account: i.account?.login ?? null, repositorySelection: selection, suspended: false, deleted: false, repositories: [], now });
+      await services.stores.github.putInstallation({
+        id: i.id,
+        account: i.account?.login ?? null,
+        repositorySelection: selection,
+        suspended: false,
+        deleted: false,
+        repositories: [],
+        now,
+      });
     }
     const added = (payload.repositories_added ?? []).map((r) => r.full_name);
     const removed = (payload.repositories_removed ?? []).map((r) => r.full_name);
     await services.stores.github.changeInstallationRepositories({ id: i.id, added, removed, repositorySelection: selection, now });
-    return done("processed", "installation_repositories_changed", `Installation ${i.id}: ${added.length} repositor${added.length === 1 ? "y" : "ies"} added, ${removed.length} removed.`);
+    return done(
+      "processed",
+      "installation_repositories_changed",
+      `Installation ${i.id}: ${added.length} repositor${added.length === 1 ? "y" : "ies"} added, ${removed.length} removed.`,
+    );
   }
   await services.stores.github.putInstallation({
     id: i.id,

@@ -40,12 +40,25 @@ function header(headers: Readonly<Record<string, string | string[] | undefined>>
 
 /** Records a refused webhook request in the audit trail (nothing else is written). */
 async function auditRefusal(services: Services, reason: string, data: Record<string, unknown>): Promise<void> {
-  await services.stores.audit.record({ organizationId: null, actorId: null, action: "github.webhook.refused", targetType: "github-deliveries", targetId: String(data.delivery_id ?? "unknown").slice(0, 255), reason, data, createdAt: services.clock() });
+  await services.stores.audit.record({
+    organizationId: null,
+    actorId: null,
+    action: "github.webhook.refused",
+    targetType: "github-deliveries",
+    targetId: String(data.delivery_id ?? "unknown").slice(0, 255),
+    reason,
+    data,
+    createdAt: services.clock(),
+  });
 }
 
 /** Audits a webhook body over the size limit (refused before it was read to the end). */
 export async function auditOversizedWebhook(services: Services, headers: Readonly<Record<string, string | string[] | undefined>>, limit: number): Promise<void> {
-  await auditRefusal(services, "body_too_large", { delivery_id: header(headers, "x-github-delivery") ?? null, event: header(headers, "x-github-event") ?? null, limit_bytes: limit });
+  await auditRefusal(services, "body_too_large", {
+    delivery_id: header(headers, "x-github-delivery") ?? null,
+    event: header(headers, "x-github-event") ?? null,
+    limit_bytes: limit,
+  });
 }
 
 /**
@@ -55,7 +68,11 @@ export async function auditOversizedWebhook(services: Services, headers: Readonl
  * the recorded one (`created: false`) and creates nothing. Events the pipeline acts on are queued
  * for the delivery job; `ping` and everything else end at once (processed, ignored).
  */
-export async function receiveWebhook(services: Services, headers: Readonly<Record<string, string | string[] | undefined>>, body: Uint8Array): Promise<{ delivery: GitHubDelivery; created: boolean }> {
+export async function receiveWebhook(
+  services: Services,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  body: Uint8Array,
+): Promise<{ delivery: GitHubDelivery; created: boolean }> {
   const settings = services.config.github;
   const deliveryId = header(headers, "x-github-delivery");
   const event = header(headers, "x-github-event");
@@ -63,7 +80,9 @@ export async function receiveWebhook(services: Services, headers: Readonly<Recor
   const signature = header(headers, "x-hub-signature-256");
   if (!signature) {
     await auditRefusal(services, "signature_missing", { delivery_id: deliveryId ?? null, event: event ?? null });
-    throw new DomainError("GITHUB_WEBHOOK_SIGNATURE_INVALID", "The delivery has no X-Hub-Signature-256 header; configure the App's webhook secret.", { source: { header: "X-Hub-Signature-256" } });
+    throw new DomainError("GITHUB_WEBHOOK_SIGNATURE_INVALID", "The delivery has no X-Hub-Signature-256 header; configure the App's webhook secret.", {
+      source: { header: "X-Hub-Signature-256" },
+    });
   }
   const raw = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8");
   let valid = false;
@@ -74,7 +93,9 @@ export async function receiveWebhook(services: Services, headers: Readonly<Recor
   }
   if (!valid) {
     await auditRefusal(services, "signature_invalid", { delivery_id: deliveryId ?? null, event: event ?? null });
-    throw new DomainError("GITHUB_WEBHOOK_SIGNATURE_INVALID", "The X-Hub-Signature-256 does not match the body and the webhook secret.", { source: { header: "X-Hub-Signature-256" } });
+    throw new DomainError("GITHUB_WEBHOOK_SIGNATURE_INVALID", "The X-Hub-Signature-256 does not match the body and the webhook secret.", {
+      source: { header: "X-Hub-Signature-256" },
+    });
   }
   if (!deliveryId || !event || !DELIVERY_ID.test(deliveryId) || !EVENT_NAME.test(event)) {
     await auditRefusal(services, "headers_invalid", { delivery_id: deliveryId?.slice(0, 100) ?? null, event: event?.slice(0, 100) ?? null });
@@ -88,7 +109,9 @@ export async function receiveWebhook(services: Services, headers: Readonly<Recor
     if (payload === null || typeof payload !== "object" || Array.isArray(payload)) throw new Error("not an object");
   } catch {
     await auditRefusal(services, "payload_not_json", { delivery_id: deliveryId, event });
-    throw new DomainError("GITHUB_WEBHOOK_INVALID", "The delivery's body is not a JSON object; set the App's webhook content type to application/json.", { source: { pointer: "" } });
+    throw new DomainError("GITHUB_WEBHOOK_INVALID", "The delivery's body is not a JSON object; set the App's webhook content type to application/json.", {
+      source: { pointer: "" },
+    });
   }
   const action = typeof payload.action === "string" ? payload.action : null;
   const installation = payload.installation as { id?: unknown } | undefined;
@@ -105,14 +128,34 @@ export async function receiveWebhook(services: Services, headers: Readonly<Recor
     payload: raw,
     status: queued ? "queued" : event === "ping" ? "processed" : "ignored",
     outcome: queued ? null : event === "ping" ? "pong" : "event_not_handled",
-    detail: queued ? null : event === "ping" ? "GitHub's ping arrived: the webhook reaches StackShip and its signature checks." : `StackShip does not act on ${event}${action ? `.${action}` : ""}.`,
+    detail: queued
+      ? null
+      : event === "ping"
+        ? "GitHub's ping arrived: the webhook reaches StackShip and its signature checks."
+        : `StackShip does not act on ${event}${action ? `.${action}` : ""}.`,
     now,
   });
   if (!recorded.created) {
-    await services.stores.audit.record({ organizationId: null, actorId: GITHUB_ACTOR_ID, action: "github.delivery.replayed", targetType: "github-deliveries", targetId: deliveryId, data: { event, status: recorded.delivery.status }, createdAt: now });
+    await services.stores.audit.record({
+      organizationId: null,
+      actorId: GITHUB_ACTOR_ID,
+      action: "github.delivery.replayed",
+      targetType: "github-deliveries",
+      targetId: deliveryId,
+      data: { event, status: recorded.delivery.status },
+      createdAt: now,
+    });
     return recorded;
   }
-  await services.stores.audit.record({ organizationId: null, actorId: GITHUB_ACTOR_ID, action: "github.delivery.received", targetType: "github-deliveries", targetId: deliveryId, data: { event, action, status: recorded.delivery.status }, createdAt: now });
+  await services.stores.audit.record({
+    organizationId: null,
+    actorId: GITHUB_ACTOR_ID,
+    action: "github.delivery.received",
+    targetType: "github-deliveries",
+    targetId: deliveryId,
+    data: { event, action, status: recorded.delivery.status },
+    createdAt: now,
+  });
   if (queued) {
     await services.stores.github.dispatchDelivery(deliveryId, now);
     services.githubDeliveryQueued?.();

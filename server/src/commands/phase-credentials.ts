@@ -57,10 +57,24 @@ export async function endRunWithoutPlanCredentials(services: Services, run: Run)
     await inTransaction(services.db, async (stores) => {
       const current = await stores.runs.getById(run.id);
       if (!current) return;
-      await recordRunEvent(stores, current, { type: "plan_credentials_unavailable" }, {
-        now,
-        audit: [{ organizationId: run.organizationId, actorId: null, action: "run.plan_credentials_required", targetType: "runs", targetId: run.id, data: { refusal: why, workspace_id: workspace.id } }],
-      });
+      await recordRunEvent(
+        stores,
+        current,
+        { type: "plan_credentials_unavailable" },
+        {
+          now,
+          audit: [
+            {
+              organizationId: run.organizationId,
+              actorId: null,
+              action: "run.plan_credentials_required",
+              targetType: "runs",
+              targetId: run.id,
+              data: { refusal: why, workspace_id: workspace.id },
+            },
+          ],
+        },
+      );
     });
   } catch (error) {
     if ((error as { code?: string }).code === "RUN_TRANSITION_INVALID") return false;
@@ -73,7 +87,12 @@ export async function endRunWithoutPlanCredentials(services: Services, run: Run)
  * Mints one token per profile serving this phase of the run, valid from `startedAt` until the
  * phase's wall-clock limit. Each mint is audited (profile, key, jti, expiry; never the token).
  */
-export async function mintPhaseCredentials(services: Services, run: Run, phase: "plan" | "apply", { startedAt, phaseTimeoutMs }: { startedAt: Date; phaseTimeoutMs: number }): Promise<PhaseCredentials> {
+export async function mintPhaseCredentials(
+  services: Services,
+  run: Run,
+  phase: "plan" | "apply",
+  { startedAt, phaseTimeoutMs }: { startedAt: Date; phaseTimeoutMs: number },
+): Promise<PhaseCredentials> {
   const issuer = issuerOf(services);
   const { profiles, refusal } = await profilesForPhase(services, run, phase);
   if (profiles.length === 0) return { tokens: [], refusal };
@@ -111,7 +130,12 @@ export async function mintPhaseCredentials(services: Services, run: Run, phase: 
     action: "workload_identity.tokens_minted",
     targetType: "runs",
     targetId: run.id,
-    data: { phase, kid: key.kid, expires_at: expiresAt.toISOString(), tokens: tokens.map((t) => ({ federation_profile_id: t.profile.id, jti: t.jti, audience: t.profile.audience })) },
+    data: {
+      phase,
+      kid: key.kid,
+      expires_at: expiresAt.toISOString(),
+      tokens: tokens.map((t) => ({ federation_profile_id: t.profile.id, jti: t.jti, audience: t.profile.audience })),
+    },
     createdAt: services.clock(),
   });
   return { tokens, refusal: null };

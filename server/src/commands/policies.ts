@@ -1,12 +1,6 @@
 import { isAllowed } from "../domain/authorization.ts";
 import { DomainError, isDomainError, type ErrorCode } from "../domain/errors.ts";
-import {
-  OVERRIDE_DEFAULT_SECONDS,
-  OVERRIDE_MAX_SECONDS,
-  policySetVersionDigest,
-  preparePolicies,
-  type EnforcementLevel,
-} from "../domain/policy/index.ts";
+import { OVERRIDE_DEFAULT_SECONDS, OVERRIDE_MAX_SECONDS, policySetVersionDigest, preparePolicies, type EnforcementLevel } from "../domain/policy/index.ts";
 import type { Organization, Run } from "../domain/records.ts";
 import { isTerminalRunStatus } from "../domain/run.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
@@ -41,21 +35,29 @@ async function checkAttachments(stores: Stores, organizationId: string, input: C
   const projectIds = input.projectIds ?? [];
   const workspaceIds = input.workspaceIds ?? [];
   if (input.global && (projectIds.length > 0 || workspaceIds.length > 0)) {
-    throw new DomainError("POLICY_SET_ATTACHMENT_INVALID", "A global policy set applies to every workspace; send no project_ids or workspace_ids with it.", { source: { pointer: "/data/attributes/global" } });
+    throw new DomainError("POLICY_SET_ATTACHMENT_INVALID", "A global policy set applies to every workspace; send no project_ids or workspace_ids with it.", {
+      source: { pointer: "/data/attributes/global" },
+    });
   }
   if (!input.global && projectIds.length === 0 && workspaceIds.length === 0) {
-    throw new DomainError("POLICY_SET_ATTACHMENT_INVALID", "A policy set is either global or attached to at least one project or workspace.", { source: { pointer: "/data/attributes" } });
+    throw new DomainError("POLICY_SET_ATTACHMENT_INVALID", "A policy set is either global or attached to at least one project or workspace.", {
+      source: { pointer: "/data/attributes" },
+    });
   }
   for (const [index, id] of projectIds.entries()) {
     const project = await stores.projects.getById(id);
     if (!project || project.organizationId !== organizationId) {
-      throw new DomainError("POLICY_SET_ATTACHMENT_INVALID", `Project ${id} is not a project of this organization.`, { source: { pointer: `/data/attributes/project_ids/${index}` } });
+      throw new DomainError("POLICY_SET_ATTACHMENT_INVALID", `Project ${id} is not a project of this organization.`, {
+        source: { pointer: `/data/attributes/project_ids/${index}` },
+      });
     }
   }
   for (const [index, id] of workspaceIds.entries()) {
     const workspace = await stores.workspaces.getById(id);
     if (!workspace || workspace.organizationId !== organizationId) {
-      throw new DomainError("POLICY_SET_ATTACHMENT_INVALID", `Workspace ${id} is not a workspace of this organization.`, { source: { pointer: `/data/attributes/workspace_ids/${index}` } });
+      throw new DomainError("POLICY_SET_ATTACHMENT_INVALID", `Workspace ${id} is not a workspace of this organization.`, {
+        source: { pointer: `/data/attributes/workspace_ids/${index}` },
+      });
     }
   }
 }
@@ -175,14 +177,23 @@ export async function createPolicyOverride(services: Services, actor: Authentica
       if (!current) throw new DomainError("NOT_FOUND", `Run ${run.id} does not exist.`);
       const x = current.execution;
       if (x.policyOutcome === "hard_failed" || x.policyOutcome === "errored") {
-        throw new DomainError("POLICY_OVERRIDE_HARD_FAILED", `Run ${run.id} failed a hard-mandatory policy or its evaluation errored (${x.policyOutcome}); only a soft-mandatory failure can be overridden.`);
+        throw new DomainError(
+          "POLICY_OVERRIDE_HARD_FAILED",
+          `Run ${run.id} failed a hard-mandatory policy or its evaluation errored (${x.policyOutcome}); only a soft-mandatory failure can be overridden.`,
+        );
       }
       const waiting = current.status === "policy_soft_failed" || (current.status === "awaiting_approval" && x.policyOutcome === "soft_failed");
       if (!waiting) {
-        throw new DomainError("POLICY_OVERRIDE_NOT_SOFT_FAILED", `Run ${run.id} is ${current.status} with policy outcome ${x.policyOutcome ?? "not recorded"}; it is not waiting on a soft policy failure.`);
+        throw new DomainError(
+          "POLICY_OVERRIDE_NOT_SOFT_FAILED",
+          `Run ${run.id} is ${current.status} with policy outcome ${x.policyOutcome ?? "not recorded"}; it is not waiting on a soft policy failure.`,
+        );
       }
       if (input.resultDigest !== x.policyResultDigest) {
-        throw new DomainError("POLICY_OVERRIDE_DIGEST_MISMATCH", `The result digest sent (${input.resultDigest}) is not this run's current policy result (${x.policyResultDigest}). Review the current result and override again.`);
+        throw new DomainError(
+          "POLICY_OVERRIDE_DIGEST_MISMATCH",
+          `The result digest sent (${input.resultDigest}) is not this run's current policy result (${x.policyResultDigest}). Review the current result and override again.`,
+        );
       }
       const override = await stores.policyResults.createOverride({
         runId: run.id,

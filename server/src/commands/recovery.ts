@@ -55,28 +55,43 @@ export async function resolveRecovery(services: Services, actor: AuthenticatedPr
   if (resolution === "commit_pending_state") {
     const uploaded = pending.filter((v) => v.sha256 !== null);
     if (uploaded.length !== 1) {
-      throw new DomainError("RECOVERY_NOTHING_TO_COMMIT", `Run ${run.id} left ${uploaded.length} uploaded pending state versions; committing needs exactly one. Keep the current state instead.`);
+      throw new DomainError(
+        "RECOVERY_NOTHING_TO_COMMIT",
+        `Run ${run.id} left ${uploaded.length} uploaded pending state versions; committing needs exactly one. Keep the current state instead.`,
+      );
     }
     const [version] = uploaded;
-    await confirmStatePublication(services, { runId: run.id, stateVersionId: version.id, serial: version.serial, lineage: version.lineage, sha256: version.sha256!, fence: version.fence });
+    await confirmStatePublication(services, {
+      runId: run.id,
+      stateVersionId: version.id,
+      serial: version.serial,
+      lineage: version.lineage,
+      sha256: version.sha256!,
+      fence: version.fence,
+    });
   }
   const resolved = await inTransaction(services.db, async (stores) => {
     const current = (await stores.runs.getById(run.id)) ?? run;
     if (resolution === "keep_current_state") await stores.stateVersions.discardPendingByRun(run.id);
-    return recordRunEvent(stores, current, { type: "recovery_resolved", stateCommitted: resolution === "commit_pending_state" }, {
-      now,
-      audit: [
-        {
-          organizationId: run.organizationId,
-          actorId: actor.id,
-          action: "run.recovery_resolved",
-          targetType: "runs",
-          targetId: run.id,
-          reason,
-          data: { resolution, pending_state_versions: pending.map((v) => v.id) },
-        },
-      ],
-    });
+    return recordRunEvent(
+      stores,
+      current,
+      { type: "recovery_resolved", stateCommitted: resolution === "commit_pending_state" },
+      {
+        now,
+        audit: [
+          {
+            organizationId: run.organizationId,
+            actorId: actor.id,
+            action: "run.recovery_resolved",
+            targetType: "runs",
+            targetId: run.id,
+            reason,
+            data: { resolution, pending_state_versions: pending.map((v) => v.id) },
+          },
+        ],
+      },
+    );
   });
   await releaseRun(services, resolved);
   return resolved;

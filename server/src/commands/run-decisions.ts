@@ -33,9 +33,13 @@ export async function approveRun(services: Services, actor: AuthenticatedPrincip
     }
     const x = current.execution;
     if (input.planDigest !== x.planDigest) {
-      throw new DomainError("RUN_PLAN_DIGEST_MISMATCH", `The plan digest sent (${input.planDigest}) is not the digest of this run's plan (${x.planDigest}). Review the current plan and approve again.`, {
-        source: { pointer: "/data/attributes/plan_digest" },
-      });
+      throw new DomainError(
+        "RUN_PLAN_DIGEST_MISMATCH",
+        `The plan digest sent (${input.planDigest}) is not the digest of this run's plan (${x.planDigest}). Review the current plan and approve again.`,
+        {
+          source: { pointer: "/data/attributes/plan_digest" },
+        },
+      );
     }
     if (x.policyOutcome === null || (x.policyOutcome !== "skipped" && x.policyOutcome !== "passed" && x.policyOutcome !== "soft_failed")) {
       throw new DomainError("RUN_POLICY_RESULT_CHANGED", `Run ${run.id} has no passing policy result to bind the approval to.`);
@@ -67,26 +71,31 @@ export async function approveRun(services: Services, actor: AuthenticatedPrincip
       },
       now,
     );
-    const approved = await recordRunEvent(stores, current, { type: "approved" }, {
-      now,
-      audit: [
-        {
-          organizationId: run.organizationId,
-          actorId: actor.id,
-          action: "run.approved",
-          targetType: "runs",
-          targetId: run.id,
-          reason: input.reason ?? null,
-          data: {
-            plan_digest: x.planDigest,
-            policy_result_digest: x.policyResultDigest,
-            predecessor_state_digest: x.predecessorStateDigest,
-            dependency_bundle_digest: x.dependencyBundleDigest,
-            ...(policyOverride ? { policy_override_id: policyOverride.id, policy_override_expires_at: policyOverride.expiresAt } : {}),
+    const approved = await recordRunEvent(
+      stores,
+      current,
+      { type: "approved" },
+      {
+        now,
+        audit: [
+          {
+            organizationId: run.organizationId,
+            actorId: actor.id,
+            action: "run.approved",
+            targetType: "runs",
+            targetId: run.id,
+            reason: input.reason ?? null,
+            data: {
+              plan_digest: x.planDigest,
+              policy_result_digest: x.policyResultDigest,
+              predecessor_state_digest: x.predecessorStateDigest,
+              dependency_bundle_digest: x.dependencyBundleDigest,
+              ...(policyOverride ? { policy_override_id: policyOverride.id, policy_override_expires_at: policyOverride.expiresAt } : {}),
+            },
           },
-        },
-      ],
-    });
+        ],
+      },
+    );
     await stores.jobs.enqueue({ runId: run.id, workspaceId: run.workspaceId, phase: "apply", serial: true, now });
     return approved;
   });
@@ -99,10 +108,15 @@ export async function discardRun(services: Services, actor: AuthenticatedPrincip
   const now = services.clock();
   const discarded = await inTransaction(services.db, async (stores) => {
     const current = (await stores.runs.getById(run.id)) ?? run;
-    const ended = await recordRunEvent(stores, current, { type: "discarded" }, {
-      now,
-      audit: [{ organizationId: run.organizationId, actorId: actor.id, action: "run.discarded", targetType: "runs", targetId: run.id, reason }],
-    });
+    const ended = await recordRunEvent(
+      stores,
+      current,
+      { type: "discarded" },
+      {
+        now,
+        audit: [{ organizationId: run.organizationId, actorId: actor.id, action: "run.discarded", targetType: "runs", targetId: run.id, reason }],
+      },
+    );
     await recordDecision(stores, { runId: run.id, decision: "discarded", actorId: actor.id, reason, ...evidenceOf(current) }, now);
     return ended;
   });
@@ -120,10 +134,15 @@ export async function cancelRun(services: Services, actor: AuthenticatedPrincipa
   if (run.status === "applying") {
     const marked = await inTransaction(services.db, async (stores) => {
       const current = (await stores.runs.getById(run.id)) ?? run;
-      return recordRunEvent(stores, current, { type: "apply_cancel_requested" }, {
-        now,
-        audit: [{ organizationId: run.organizationId, actorId: actor.id, action: "run.cancel_requested", targetType: "runs", targetId: run.id, reason }],
-      });
+      return recordRunEvent(
+        stores,
+        current,
+        { type: "apply_cancel_requested" },
+        {
+          now,
+          audit: [{ organizationId: run.organizationId, actorId: actor.id, action: "run.cancel_requested", targetType: "runs", targetId: run.id, reason }],
+        },
+      );
     });
     services.interruptRun?.(run.id);
     return marked;
@@ -131,10 +150,15 @@ export async function cancelRun(services: Services, actor: AuthenticatedPrincipa
   if (!isCancelable(run.status)) throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} is ${run.status} and cannot be canceled.`);
   const canceled = await inTransaction(services.db, async (stores) => {
     const current = (await stores.runs.getById(run.id)) ?? run;
-    const ended = await recordRunEvent(stores, current, { type: "cancel_requested" }, {
-      now,
-      audit: [{ organizationId: run.organizationId, actorId: actor.id, action: "run.canceled", targetType: "runs", targetId: run.id, reason }],
-    });
+    const ended = await recordRunEvent(
+      stores,
+      current,
+      { type: "cancel_requested" },
+      {
+        now,
+        audit: [{ organizationId: run.organizationId, actorId: actor.id, action: "run.canceled", targetType: "runs", targetId: run.id, reason }],
+      },
+    );
     await recordDecision(stores, { runId: run.id, decision: "canceled", actorId: actor.id, reason, ...evidenceOf(current) }, now);
     return ended;
   });
@@ -153,10 +177,15 @@ export async function expireApproval(services: Services, run: Run, now: Date): P
   try {
     expired = await inTransaction(services.db, async (stores) => {
       const current = (await stores.runs.getById(run.id)) ?? run;
-      const ended = await recordRunEvent(stores, current, { type: "approval_expired" }, {
-        now,
-        audit: [{ organizationId: run.organizationId, actorId: null, action: "run.expired", targetType: "runs", targetId: run.id }],
-      });
+      const ended = await recordRunEvent(
+        stores,
+        current,
+        { type: "approval_expired" },
+        {
+          now,
+          audit: [{ organizationId: run.organizationId, actorId: null, action: "run.expired", targetType: "runs", targetId: run.id }],
+        },
+      );
       await stores.reviews.record({ runId: run.id, decision: "expired", actorId: null, reason: null, ...evidenceOf(current), decidedAt: now });
       return ended;
     });

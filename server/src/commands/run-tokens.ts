@@ -30,7 +30,10 @@ export async function mintRunToken(services: Services, run: Run, phase: RunToken
     if (phase === "apply") {
       const lock = await stores.workspaceLocks.current(run.workspaceId, { forUpdate: true });
       if (!lock || lock.holder.kind !== "run" || lock.holder.id !== run.id) {
-        throw new DomainError("RUN_TOKEN_LOCK_REQUIRED", `Run ${run.id} does not hold the lock of workspace ${run.workspaceId}; take it with lockWorkspaceForRun before minting an apply-phase token.`);
+        throw new DomainError(
+          "RUN_TOKEN_LOCK_REQUIRED",
+          `Run ${run.id} does not hold the lock of workspace ${run.workspaceId}; take it with lockWorkspaceForRun before minting an apply-phase token.`,
+        );
       }
       fence = lock.fence;
     }

@@ -49,7 +49,9 @@ testEachDatabase(writer, "writes the whole patch with the facts, announces the e
     const audit = await db.knex("audit_events").where({ target_id: pending.id, action: "run.test" });
     assert.is(audit.length, 1);
     await settle();
-    assert.equal(heard, [{ kind: "run", runId: pending.id, status: "planning", statusReason: null, planStatus: "running", policyOutcome: null, applyStatus: "pending", event: "plan_started" }]);
+    assert.equal(heard, [
+      { kind: "run", runId: pending.id, status: "planning", statusReason: null, planStatus: "running", policyOutcome: null, applyStatus: "pending", event: "plan_started" },
+    ]);
   });
 });
 
@@ -84,7 +86,9 @@ testEachDatabase(writer, "a refused event and a stale run each write nothing: no
 testEachDatabase(writer, "apply_started sets the apply running once; a second start is refused", async (db) => {
   const stores = createStores(db.knex, db.dialect);
   let run = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
-  for (const [i, event] of ([{ type: "plan_started" }, { type: "plan_finished", hasChanges: true }, { type: "policy_evaluated", outcome: "passed" }, { type: "approved" }] as RunEvent[]).entries()) {
+  for (const [i, event] of (
+    [{ type: "plan_started" }, { type: "plan_finished", hasChanges: true }, { type: "policy_evaluated", outcome: "passed" }, { type: "approved" }] as RunEvent[]
+  ).entries()) {
     run = await move(db, run, event, 20 + i);
   }
   assert.is(run.execution.approvalExpiresAt, new Date(Date.parse(at(22)) + 86_400_000).toISOString());

@@ -39,7 +39,12 @@ export async function recordRunEvent(stores: Stores, run: Run, event: RunEvent, 
   const change = runChange({ status: run.status, kind: run.kind, hasChanges: x.hasChanges, planStatus: x.planStatus, applyStatus: x.applyStatus }, event, options);
   // The facts can never override a lifecycle column: the patch is spread last.
   const facts = stripLifecycle(options.facts ?? {});
-  const updated = await stores.runs.update(run.id, run.status, { ...facts, ...change.patch, updatedAt: options.now }, { event: change.event, expected: { planStatus: x.planStatus, applyStatus: x.applyStatus } });
+  const updated = await stores.runs.update(
+    run.id,
+    run.status,
+    { ...facts, ...change.patch, updatedAt: options.now },
+    { event: change.event, expected: { planStatus: x.planStatus, applyStatus: x.applyStatus } },
+  );
   if (!updated) throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} changed while '${event.type}' was being recorded; reload it and try again.`);
   for (const entry of options.audit ?? []) await stores.audit.record({ ...entry, createdAt: options.now });
   return updated;

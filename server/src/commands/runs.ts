@@ -71,7 +71,10 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
         ? new DomainError("NOT_FOUND", `Configuration version ${input.configurationVersionId} does not exist, or this token may not see it.`, {
             source: { pointer: "/data/relationships/configuration_version/data/id" },
           })
-        : new DomainError("CONFIGURATION_VERSION_NOT_UPLOADED", `Workspace ${workspace.name} has no uploaded configuration yet. Create a configuration version and PUT the .tar.gz to its upload_url first.`);
+        : new DomainError(
+            "CONFIGURATION_VERSION_NOT_UPLOADED",
+            `Workspace ${workspace.name} has no uploaded configuration yet. Create a configuration version and PUT the .tar.gz to its upload_url first.`,
+          );
     }
     if (configurationVersion.organizationId !== workspace.organizationId) {
       // Another organization's id reads exactly like a missing one: existence is not confirmed.
@@ -85,7 +88,10 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
       });
     }
     if (configurationVersion.status !== "uploaded" || !configurationVersion.configDigest) {
-      throw new DomainError("CONFIGURATION_VERSION_NOT_UPLOADED", `Configuration version ${configurationVersion.id} is ${configurationVersion.status}; PUT the .tar.gz to its upload_url first.`);
+      throw new DomainError(
+        "CONFIGURATION_VERSION_NOT_UPLOADED",
+        `Configuration version ${configurationVersion.id} is ${configurationVersion.status}; PUT the .tar.gz to its upload_url first.`,
+      );
     }
 
     const overridden = new Set(runVariables.map((v) => v.key));
@@ -99,14 +105,16 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
         executionRegion: workspace.executionRegion,
         platform: services.platform,
         credentialsProfile: null,
-        variables: variables.map((v) => ({
-          key: v.key,
-          category: v.category,
-          hcl: v.hcl,
-          sensitive: v.sensitive,
-          // Unsealed only to be resealed under this snapshot's own handle.
-          value: v.sensitive ? services.keys.secrets.openText(v.valueCiphertext) : v.value,
-        })).concat(runVariables.map((v) => ({ key: v.key, category: "terraform" as const, hcl: true, sensitive: false, value: v.value }))),
+        variables: variables
+          .map((v) => ({
+            key: v.key,
+            category: v.category,
+            hcl: v.hcl,
+            sensitive: v.sensitive,
+            // Unsealed only to be resealed under this snapshot's own handle.
+            value: v.sensitive ? services.keys.secrets.openText(v.valueCiphertext) : v.value,
+          }))
+          .concat(runVariables.map((v) => ({ key: v.key, category: "terraform" as const, hcl: true, sensitive: false, value: v.value }))),
       },
       (plaintext) => {
         const handle = newId("snapshotSecret");

@@ -122,7 +122,14 @@ function privateKeyOf(services: Services, key: StoredSigningKey): Promise<Crypto
 }
 
 /** Signs one token (RS256 signatures are deterministic: the same inputs give the same token). */
-export function signWorkloadToken(privateKey: CryptoKey, kid: string, issuer: string, audience: string, claims: TokenClaims, times: { iat: number; nbf: number; exp: number }): Promise<string> {
+export function signWorkloadToken(
+  privateKey: CryptoKey,
+  kid: string,
+  issuer: string,
+  audience: string,
+  claims: TokenClaims,
+  times: { iat: number; nbf: number; exp: number },
+): Promise<string> {
   const { sub, jti, ...rest } = claims;
   return new SignJWT({ ...rest })
     .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid, typ: "JWT" })

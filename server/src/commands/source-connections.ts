@@ -18,7 +18,12 @@ export interface SourceConnectionInput {
  * connection. The tracked branch and working directory are the workspace's own and change with
  * it, in the same transaction; audited.
  */
-export async function putSourceConnection(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, input: SourceConnectionInput): Promise<{ connection: SourceConnection; workspace: Workspace }> {
+export async function putSourceConnection(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  workspace: Workspace,
+  input: SourceConnectionInput,
+): Promise<{ connection: SourceConnection; workspace: Workspace }> {
   const workingDirectory = (input.workingDirectory ?? "").replace(/^\/+|\/+$/g, "");
   const trackedBranch = input.trackedBranch ?? workspace.trackedBranch;
   const triggerPaths = [...new Set(input.triggerPaths ?? [])];
@@ -26,12 +31,23 @@ export async function putSourceConnection(services: Services, actor: Authenticat
   return inTransaction(services.db, async (stores) => {
     const claimed = await stores.github.organizationsOfInstallation(input.installationId);
     if (claimed.some((organizationId) => organizationId !== workspace.organizationId)) {
-      throw new DomainError("SOURCE_INSTALLATION_IN_USE", `Installation ${input.installationId} is connected to workspaces of another organization; an installation serves one organization. Install the GitHub App on your own account or organization and use that installation.`, {
-        source: { pointer: "/data/attributes/installation_id" },
-      });
+      throw new DomainError(
+        "SOURCE_INSTALLATION_IN_USE",
+        `Installation ${input.installationId} is connected to workspaces of another organization; an installation serves one organization. Install the GitHub App on your own account or organization and use that installation.`,
+        {
+          source: { pointer: "/data/attributes/installation_id" },
+        },
+      );
     }
     const before = await stores.github.getConnection(workspace.id);
-    const connection = await stores.github.putConnection({ workspaceId: workspace.id, organizationId: workspace.organizationId, installationId: input.installationId, repository: input.repository, triggerPaths, now });
+    const connection = await stores.github.putConnection({
+      workspaceId: workspace.id,
+      organizationId: workspace.organizationId,
+      installationId: input.installationId,
+      repository: input.repository,
+      triggerPaths,
+      now,
+    });
     const updated = await stores.workspaces.updateSource(workspace.id, { trackedBranch, workingDirectory }, now);
     if (!updated) throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} does not exist, or this token may not see it.`);
     await stores.audit.record({
@@ -40,7 +56,13 @@ export async function putSourceConnection(services: Services, actor: Authenticat
       action: before ? "source_connection.updated" : "source_connection.created",
       targetType: "workspaces",
       targetId: workspace.id,
-      data: { installation_id: input.installationId, repository: input.repository, tracked_branch: trackedBranch, working_directory: workingDirectory, trigger_paths: triggerPaths },
+      data: {
+        installation_id: input.installationId,
+        repository: input.repository,
+        tracked_branch: trackedBranch,
+        working_directory: workingDirectory,
+        trigger_paths: triggerPaths,
+      },
       createdAt: now,
     });
     return { connection, workspace: updated };
@@ -53,6 +75,13 @@ export async function deleteSourceConnection(services: Services, actor: Authenti
   await inTransaction(services.db, async (stores) => {
     const deleted = await stores.github.deleteConnection(workspace.id);
     if (!deleted) throw new DomainError("NOT_FOUND", `Workspace ${workspace.name} has no source connection.`);
-    await stores.audit.record({ organizationId: workspace.organizationId, actorId: actor.id, action: "source_connection.deleted", targetType: "workspaces", targetId: workspace.id, createdAt: now });
+    await stores.audit.record({
+      organizationId: workspace.organizationId,
+      actorId: actor.id,
+      action: "source_connection.deleted",
+      targetType: "workspaces",
+      targetId: workspace.id,
+      createdAt: now,
+    });
   });
 }

@@ -96,7 +96,10 @@ export function parseDeclaredOutputs(encoded: string | undefined): StateVersionO
 /** Refuses anything but a lock held by `runId` at exactly `fence`. */
 function assertFencedLock(lock: WorkspaceLock | undefined, workspaceId: string, runId: string, fence: number | null): void {
   if (!lock) {
-    throw new DomainError("STATE_VERSION_LOCK_REQUIRED", `Run ${runId} does not hold the lock of workspace ${workspaceId}: the workspace is not locked. State is accepted only from the run holding the workspace lock.`);
+    throw new DomainError(
+      "STATE_VERSION_LOCK_REQUIRED",
+      `Run ${runId} does not hold the lock of workspace ${workspaceId}: the workspace is not locked. State is accepted only from the run holding the workspace lock.`,
+    );
   }
   if (fence === null || lock.fence !== fence) {
     throw new DomainError(
@@ -143,7 +146,10 @@ export async function createStateVersion(services: Services, principal: Authenti
   const scope = principal.run;
   if (scope.workspaceId !== workspace.id) throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} does not exist, or this token may not see it.`);
   if (scope.phase !== "apply") {
-    throw new DomainError("STATE_VERSION_PHASE_FORBIDDEN", `This token belongs to the ${scope.phase} phase of run ${scope.runId}; only its apply phase may write state. A plan never writes state.`);
+    throw new DomainError(
+      "STATE_VERSION_PHASE_FORBIDDEN",
+      `This token belongs to the ${scope.phase} phase of run ${scope.runId}; only its apply phase may write state. A plan never writes state.`,
+    );
   }
   if (input.runId && input.runId !== scope.runId) {
     throw new DomainError("STATE_VERSION_RUN_MISMATCH", `relationships.run names ${input.runId}, but this token belongs to run ${scope.runId}.`, {
@@ -305,7 +311,9 @@ export async function confirmStatePublication(services: Services, publication: S
   try {
     await services.artifacts.read(stored, stateVersion.workspaceId);
   } catch (error) {
-    throw new DomainError("STATE_PUBLICATION_MISMATCH", `The stored state of ${stateVersionId} does not match its recorded SHA-256 and size; it was not published.`, { cause: error });
+    throw new DomainError("STATE_PUBLICATION_MISMATCH", `The stored state of ${stateVersionId} does not match its recorded SHA-256 and size; it was not published.`, {
+      cause: error,
+    });
   }
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
@@ -346,7 +354,11 @@ export function currentStateVersion(services: Services, workspaceId: string): Pr
 export function mayReadRawState(principal: AuthenticatedPrincipal, stateVersion: StateVersion, workspace?: { organizationId: string; projectId: string; id: string }): boolean {
   if (!isRunPrincipal(principal)) {
     // `tofu state pull` and `tofu output` for people and automation: published state only, with state:read.
-    return workspace !== undefined && stateVersion.status === "finalized" && isAllowed(principal, "state:read", { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id });
+    return (
+      workspace !== undefined &&
+      stateVersion.status === "finalized" &&
+      isAllowed(principal, "state:read", { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id })
+    );
   }
   if (principal.run.workspaceId !== stateVersion.workspaceId) return false;
   return stateVersion.status === "finalized" || (stateVersion.status === "pending" && stateVersion.runId === principal.run.runId);

@@ -84,25 +84,39 @@ export async function addMembership(
     throw new DomainError("MEMBERSHIP_SCOPE_INVALID", "Give project_id or workspace_id, not both.", { source: { pointer: "/data/attributes/workspace_id" } });
   }
   const user = await services.stores.users.findByEmail(input.email);
-  if (!user) throw new DomainError("MEMBERSHIP_USER_UNKNOWN", "No user has this email; a deployment administrator creates users with POST /v1/users.", { source: { pointer: "/data/attributes/email" } });
+  if (!user)
+    throw new DomainError("MEMBERSHIP_USER_UNKNOWN", "No user has this email; a deployment administrator creates users with POST /v1/users.", {
+      source: { pointer: "/data/attributes/email" },
+    });
   let scope: { kind: ScopeKind; id: string } = { kind: "organization", id: organization.id };
   if (input.projectId) {
     const project = await services.stores.projects.getById(input.projectId);
     if (!project || project.organizationId !== organization.id) {
-      throw new DomainError("MEMBERSHIP_SCOPE_INVALID", `Project ${input.projectId} is not in organization '${organization.name}'.`, { source: { pointer: "/data/attributes/project_id" } });
+      throw new DomainError("MEMBERSHIP_SCOPE_INVALID", `Project ${input.projectId} is not in organization '${organization.name}'.`, {
+        source: { pointer: "/data/attributes/project_id" },
+      });
     }
     scope = { kind: "project", id: project.id };
   }
   if (input.workspaceId) {
     const workspace = await services.stores.workspaces.getById(input.workspaceId);
     if (!workspace || workspace.organizationId !== organization.id) {
-      throw new DomainError("MEMBERSHIP_SCOPE_INVALID", `Workspace ${input.workspaceId} is not in organization '${organization.name}'.`, { source: { pointer: "/data/attributes/workspace_id" } });
+      throw new DomainError("MEMBERSHIP_SCOPE_INVALID", `Workspace ${input.workspaceId} is not in organization '${organization.name}'.`, {
+        source: { pointer: "/data/attributes/workspace_id" },
+      });
     }
     scope = { kind: "workspace", id: workspace.id };
   }
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
-    const membership = await stores.users.addMembership({ organizationId: organization.id, userId: user.id, role: input.role, scopeKind: scope.kind, scopeId: scope.id, createdAt: now });
+    const membership = await stores.users.addMembership({
+      organizationId: organization.id,
+      userId: user.id,
+      role: input.role,
+      scopeKind: scope.kind,
+      scopeId: scope.id,
+      createdAt: now,
+    });
     await stores.audit.record({
       organizationId: organization.id,
       actorId: actor.id,

@@ -43,7 +43,13 @@ export type VariableChanges = Partial<NewVariable>;
  * Updates a variable. Making a sensitive variable non-sensitive is refused (its value was never
  * shown and must not become readable); a sensitive value not sent stays sealed as it was.
  */
-export function updateVariable(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, current: WorkspaceVariable, changes: VariableChanges): Promise<WorkspaceVariable> {
+export function updateVariable(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  workspace: Workspace,
+  current: WorkspaceVariable,
+  changes: VariableChanges,
+): Promise<WorkspaceVariable> {
   if (current.sensitive && changes.sensitive === false) {
     throw new DomainError("VARIABLE_SENSITIVITY_IRREVERSIBLE", `Variable ${current.key} is sensitive and stays so. Delete it and create a new one instead.`, {
       source: { pointer: "/data/attributes/sensitive" },
@@ -63,7 +69,11 @@ export function updateVariable(services: Services, actor: AuthenticatedPrincipal
           ...base,
           sensitive: true as const,
           valueCiphertext:
-            changes.value !== undefined ? services.keys.secrets.sealText(changes.value) : current.sensitive ? current.valueCiphertext : services.keys.secrets.sealText(current.value),
+            changes.value !== undefined
+              ? services.keys.secrets.sealText(changes.value)
+              : current.sensitive
+                ? current.valueCiphertext
+                : services.keys.secrets.sealText(current.value),
         }
       : { ...base, sensitive: false as const, value: changes.value ?? (current.value as string) };
     const updated = await stores.variables.update(current.id, next);

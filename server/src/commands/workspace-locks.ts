@@ -108,7 +108,13 @@ export async function unlockWorkspaceForUser(services: Services, actor: Authenti
     const lock = await stores.workspaceLocks.current(workspace.id, { forUpdate: true });
     if (!lock) throw alreadyUnlocked(workspace.id);
     if (!sameHolder(lock, { kind: "user", id: actor.id })) {
-      throw lockedBy(workspace.id, lock, lock.holder.kind === "run" ? "The runner releases it when the run ends; an organization administrator can force-unlock it." : "Only its holder can unlock it; an organization administrator can force-unlock it.");
+      throw lockedBy(
+        workspace.id,
+        lock,
+        lock.holder.kind === "run"
+          ? "The runner releases it when the run ends; an organization administrator can force-unlock it."
+          : "Only its holder can unlock it; an organization administrator can force-unlock it.",
+      );
     }
     await stores.workspaceLocks.release(workspace.id, lock.holder);
     await audit(stores, workspace, actor.id, "workspace.unlocked", lock, now);

@@ -13,11 +13,9 @@ export function resolveOpenTofuVersion(requested: string | undefined, provided: 
   if (!wanted || wanted === "latest") return provided[0];
   const match = provided.find((version) => version === wanted || version.startsWith(`${wanted}.`));
   if (match) return match;
-  throw new DomainError(
-    "OPENTOFU_VERSION_UNAVAILABLE",
-    `OpenTofu ${requested} is not available here. Available: ${provided.join(", ")} (or 'latest').`,
-    { source: { pointer: "/data/attributes/opentofu_version" } },
-  );
+  throw new DomainError("OPENTOFU_VERSION_UNAVAILABLE", `OpenTofu ${requested} is not available here. Available: ${provided.join(", ")} (or 'latest').`, {
+    source: { pointer: "/data/attributes/opentofu_version" },
+  });
 }
 
 /** The deployment's execution region; any other is refused. */

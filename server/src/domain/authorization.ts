@@ -1,44 +1,44 @@
 /** Every permission a grant can carry. */
 export const PERMISSIONS = [
-  'org:admin',
-  'workspace:read',
-  'workspace:write',
-  'workspace:delete',
-  'run:read',
-  'run:create',
-  'run:approve',
-  'run:cancel',
-  'run:recover',
-  'policy:override_soft',
-  'artifact:read',
-  'artifact:read_sensitive',
-  'state:read',
-  'state:recover',
+  "org:admin",
+  "workspace:read",
+  "workspace:write",
+  "workspace:delete",
+  "run:read",
+  "run:create",
+  "run:approve",
+  "run:cancel",
+  "run:recover",
+  "policy:override_soft",
+  "artifact:read",
+  "artifact:read_sensitive",
+  "state:read",
+  "state:recover",
 ] as const;
 /** A permission. */
 export type Permission = (typeof PERMISSIONS)[number];
 
 /** The built-in roles an API token or a membership carries. */
-export const ROLES = ['viewer', 'operator', 'admin'] as const;
+export const ROLES = ["viewer", "operator", "admin"] as const;
 /** A role: a named set of permissions. */
 export type Role = (typeof ROLES)[number];
 
 /** The levels of the authorization boundary, outermost first. */
-export const SCOPE_KINDS = ['organization', 'project', 'workspace'] as const;
+export const SCOPE_KINDS = ["organization", "project", "workspace"] as const;
 /** A scope kind. */
 export type ScopeKind = (typeof SCOPE_KINDS)[number];
 
-const VIEWER: readonly Permission[] = ['workspace:read', 'run:read', 'artifact:read'];
+const VIEWER: readonly Permission[] = ["workspace:read", "run:read", "artifact:read"];
 const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
   viewer: VIEWER,
   // The raw plan (artifact:read_sensitive), emergency state (state:recover) and workspace:delete
   // are sensitive: only admins hold them, and destroy capabilities exist for nobody.
-  operator: [...VIEWER, 'run:create', 'workspace:write', 'run:approve', 'run:cancel', 'state:read'],
+  operator: [...VIEWER, "run:create", "workspace:write", "run:approve", "run:cancel", "state:read"],
   // run:recover (resolving an uncertain apply) is kept to organization admins, and so is
   // policy:override_soft (overriding a soft-mandatory policy failure): an operator may approve a
   // plan, but waiving the organization's own policy is an admin's decision.
   // org:admin implies every permission inside the organization (see isAllowed).
-  admin: ['org:admin'],
+  admin: ["org:admin"],
 };
 
 /** A grant as authorization sees it. `permission` is a string because rows are not trusted. */
@@ -63,17 +63,17 @@ export interface AuthorizationTarget {
 
 /** Whether `value` is one of PERMISSIONS. */
 export function isPermission(value: unknown): value is Permission {
-  return typeof value === 'string' && (PERMISSIONS as readonly string[]).includes(value);
+  return typeof value === "string" && (PERMISSIONS as readonly string[]).includes(value);
 }
 
 /** Whether the permission hands out unredacted plan or state bytes (sessions need a fresh step-up). */
 export function isSensitivePermission(permission: Permission): boolean {
-  return permission === 'artifact:read_sensitive' || permission === 'state:recover';
+  return permission === "artifact:read_sensitive" || permission === "state:recover";
 }
 
 /** Whether `value` is one of ROLES. */
 export function isRole(value: unknown): value is Role {
-  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
+  return typeof value === "string" && (ROLES as readonly string[]).includes(value);
 }
 
 /** The permissions a role grants, in a fixed order. */
@@ -91,7 +91,7 @@ export function isAllowed(principal: PrincipalLike, permission: Permission, targ
   return principal.grants.some((grant) => {
     if (!scopeCoversTarget(grant, target)) return false;
     if (grant.permission === permission) return true;
-    return grant.permission === 'org:admin' && grant.scopeKind === 'organization';
+    return grant.permission === "org:admin" && grant.scopeKind === "organization";
   });
 }
 
@@ -104,7 +104,7 @@ export function isAllowed(principal: PrincipalLike, permission: Permission, targ
  */
 export function holdsAnywhere(principal: PrincipalLike, permission: Permission): boolean {
   if (principal.siteAdmin) return true;
-  return principal.grants.some((grant) => grant.permission === permission || (grant.permission === 'org:admin' && grant.scopeKind === 'organization'));
+  return principal.grants.some((grant) => grant.permission === permission || (grant.permission === "org:admin" && grant.scopeKind === "organization"));
 }
 
 /**
@@ -112,17 +112,17 @@ export function holdsAnywhere(principal: PrincipalLike, permission: Permission):
  * dashboard session), `site:admin` (a deployment administrator), `authenticated` (any caller who
  * authenticated; the handler shows only what that caller may see), or `none` (no authentication).
  */
-export const OPERATION_REQUIREMENTS = ['none', 'authenticated', 'session', 'site:admin', ...PERMISSIONS] as const;
+export const OPERATION_REQUIREMENTS = ["none", "authenticated", "session", "site:admin", ...PERMISSIONS] as const;
 /** An operation's `x-stackship-permission`. */
 export type OperationRequirement = (typeof OPERATION_REQUIREMENTS)[number];
 
 function scopeCoversTarget(grant: GrantLike, target: AuthorizationTarget): boolean {
   switch (grant.scopeKind) {
-    case 'organization':
+    case "organization":
       return grant.scopeId === target.organizationId;
-    case 'project':
+    case "project":
       return target.projectId !== undefined && grant.scopeId === target.projectId;
-    case 'workspace':
+    case "workspace":
       return target.workspaceId !== undefined && grant.scopeId === target.workspaceId;
     default: {
       const unknownScope: never = grant.scopeKind;

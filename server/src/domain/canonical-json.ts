@@ -1,13 +1,7 @@
-import { createHash } from 'node:crypto';
+import { createHash } from "node:crypto";
 
 /** A value canonicalize() accepts. */
-export type CanonicalJsonValue =
-  | null
-  | boolean
-  | number
-  | string
-  | readonly CanonicalJsonValue[]
-  | { readonly [key: string]: CanonicalJsonValue | undefined };
+export type CanonicalJsonValue = null | boolean | number | string | readonly CanonicalJsonValue[] | { readonly [key: string]: CanonicalJsonValue | undefined };
 
 /**
  * Deterministic JSON: object keys sorted by UTF-16 code units, no whitespace, array order kept,
@@ -18,25 +12,25 @@ export type CanonicalJsonValue =
  * (Date, Map, Buffer, class instances), which JSON.stringify would encode inconsistently.
  */
 export function canonicalize(value: unknown): string {
-  return encode(value, '$', new Set());
+  return encode(value, "$", new Set());
 }
 
 /** The lowercase hex SHA-256 of a UTF-8 string or of bytes. */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  return createHash("sha256").update(data).digest("hex");
 }
 
 function encode(value: unknown, path: string, ancestors: Set<object>): string {
   switch (typeof value) {
-    case 'string':
+    case "string":
       return JSON.stringify(value);
-    case 'boolean':
-      return value ? 'true' : 'false';
-    case 'number':
+    case "boolean":
+      return value ? "true" : "false";
+    case "number":
       if (!Number.isFinite(value)) throw new TypeError(`canonicalize: non-finite number at ${path}`);
       return JSON.stringify(value);
-    case 'object':
-      if (value === null) return 'null';
+    case "object":
+      if (value === null) return "null";
       return encodeObject(value, path, ancestors);
     default:
       // undefined, bigint, function, symbol
@@ -49,7 +43,7 @@ function encodeObject(value: object, path: string, ancestors: Set<object>): stri
   ancestors.add(value);
   try {
     if (Array.isArray(value)) {
-      return `[${value.map((item, index) => encode(item, `${path}[${index}]`, ancestors)).join(',')}]`;
+      return `[${value.map((item, index) => encode(item, `${path}[${index}]`, ancestors)).join(",")}]`;
     }
     const proto: unknown = Object.getPrototypeOf(value);
     if (proto !== Object.prototype && proto !== null) {
@@ -64,7 +58,7 @@ function encodeObject(value: object, path: string, ancestors: Set<object>): stri
       if (member === undefined) continue;
       members.push(`${JSON.stringify(key)}:${encode(member, `${path}.${key}`, ancestors)}`);
     }
-    return `{${members.join(',')}}`;
+    return `{${members.join(",")}}`;
   } finally {
     ancestors.delete(value);
   }

@@ -1,6 +1,15 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { changedPathsOfPush, checkRunStateKey, commitWebUrl, checkRunStateOf, globToRegExp, isForkPullRequest, pushConcernsWorkspace, PUSH_PAYLOAD_COMMIT_LIMIT } from "./github.ts";
+import {
+  changedPathsOfPush,
+  checkRunStateKey,
+  commitWebUrl,
+  checkRunStateOf,
+  globToRegExp,
+  isForkPullRequest,
+  pushConcernsWorkspace,
+  PUSH_PAYLOAD_COMMIT_LIMIT,
+} from "./github.ts";
 import { RUN_STATUSES } from "./run.ts";
 
 const rules = suite("GitHub pipeline rules");

@@ -1,4 +1,4 @@
-import type { Run } from './records.ts';
+import type { Run } from "./records.ts";
 
 /**
  * Pure rules of the GitHub App source pipeline: which pushes change a workspace, what a pull
@@ -10,26 +10,26 @@ export const PUSH_PAYLOAD_COMMIT_LIMIT = 20;
 
 /** A glob (`*` within a segment, `**` across segments, `?` one character) as an anchored RegExp. */
 export function globToRegExp(glob: string): RegExp {
-  let out = '';
+  let out = "";
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i];
-    if (c === '*') {
-      if (glob[i + 1] === '*') {
+    if (c === "*") {
+      if (glob[i + 1] === "*") {
         // `**/` matches any number of whole segments (including none); a trailing `**` anything.
-        if (glob[i + 2] === '/') {
-          out += '(?:.*/)?';
+        if (glob[i + 2] === "/") {
+          out += "(?:.*/)?";
           i += 2;
         } else {
-          out += '.*';
+          out += ".*";
           i += 1;
         }
       } else {
-        out += '[^/]*';
+        out += "[^/]*";
       }
-    } else if (c === '?') {
-      out += '[^/]';
+    } else if (c === "?") {
+      out += "[^/]";
     } else {
-      out += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+      out += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
     }
   }
   return new RegExp(`^${out}$`);
@@ -37,8 +37,8 @@ export function globToRegExp(glob: string): RegExp {
 
 /** The working directory as a path prefix: "" for the root, else `dir/`. */
 function directoryPrefix(workingDirectory: string): string {
-  const trimmed = workingDirectory.replace(/^\/+|\/+$/g, '');
-  return trimmed === '' ? '' : `${trimmed}/`;
+  const trimmed = workingDirectory.replace(/^\/+|\/+$/g, "");
+  return trimmed === "" ? "" : `${trimmed}/`;
 }
 
 /** Whether a changed file (repository-relative) concerns a workspace: under its working directory or matching a trigger path. */
@@ -70,7 +70,7 @@ export function pushConcernsWorkspace(changed: readonly string[] | null, working
 
 /** The branch a `refs/heads/<branch>` ref names, or null for tags and anything else. */
 export function branchOfRef(ref: string): string | null {
-  return ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null;
+  return ref.startsWith("refs/heads/") ? ref.slice("refs/heads/".length) : null;
 }
 
 /** A pull request from a fork: its head repository is not its base repository (or is gone). */
@@ -80,9 +80,7 @@ export function isForkPullRequest(pullRequest: { head: { repo: { full_name: stri
 }
 
 /** What the check run on GitHub says: its status and, once completed, its conclusion. */
-export type CheckRunState =
-  | { status: 'queued' | 'in_progress' }
-  | { status: 'completed'; conclusion: 'success' | 'action_required' | 'failure' | 'neutral' };
+export type CheckRunState = { status: "queued" | "in_progress" } | { status: "completed"; conclusion: "success" | "action_required" | "failure" | "neutral" };
 
 /**
  * The check run state of a run: queued before anything ran, in progress while it plans, checks
@@ -90,48 +88,48 @@ export type CheckRunState =
  * action_required while it waits on a person (approval, a soft policy failure, a recovery),
  * failure for errors and policy failures, neutral for discarded, canceled and expired runs.
  */
-export function checkRunStateOf(run: Pick<Run, 'status'>): CheckRunState {
+export function checkRunStateOf(run: Pick<Run, "status">): CheckRunState {
   switch (run.status) {
-    case 'pending':
-      return { status: 'queued' };
-    case 'planning':
-    case 'policy_checking':
-    case 'applying':
-      return { status: 'in_progress' };
-    case 'awaiting_approval':
-    case 'policy_soft_failed':
-    case 'needs_recovery':
-      return { status: 'completed', conclusion: 'action_required' };
-    case 'planned_and_finished':
-    case 'applied':
-      return { status: 'completed', conclusion: 'success' };
-    case 'errored':
-    case 'plan_credentials_required':
-      return { status: 'completed', conclusion: 'failure' };
-    case 'discarded':
-    case 'canceled':
-    case 'expired':
-      return { status: 'completed', conclusion: 'neutral' };
+    case "pending":
+      return { status: "queued" };
+    case "planning":
+    case "policy_checking":
+    case "applying":
+      return { status: "in_progress" };
+    case "awaiting_approval":
+    case "policy_soft_failed":
+    case "needs_recovery":
+      return { status: "completed", conclusion: "action_required" };
+    case "planned_and_finished":
+    case "applied":
+      return { status: "completed", conclusion: "success" };
+    case "errored":
+    case "plan_credentials_required":
+      return { status: "completed", conclusion: "failure" };
+    case "discarded":
+    case "canceled":
+    case "expired":
+      return { status: "completed", conclusion: "neutral" };
   }
 }
 
 /** The state as one string (what the check-run record keeps as sent). */
 export function checkRunStateKey(state: CheckRunState): string {
-  return state.status === 'completed' ? `completed:${state.conclusion}` : state.status;
+  return state.status === "completed" ? `completed:${state.conclusion}` : state.status;
 }
 
 /** The check run's title and summary (Markdown): the run's status, plan counts and policy outcome. */
-export function checkRunOutput(run: Pick<Run, 'id' | 'kind' | 'status' | 'execution'>): { title: string; summary: string } {
+export function checkRunOutput(run: Pick<Run, "id" | "kind" | "status" | "execution">): { title: string; summary: string } {
   const x = run.execution;
-  const counts = x.planCounts ? `${x.planCounts.create} to add, ${x.planCounts.change} to change, ${x.planCounts.destroy} to destroy` : 'plan not finished';
-  const policy = x.policyOutcome === null ? 'not evaluated yet' : x.policyOutcome.replace(/_/g, ' ');
-  const title = x.planCounts ? `${run.status.replace(/_/g, ' ')}: ${counts}` : run.status.replace(/_/g, ' ');
+  const counts = x.planCounts ? `${x.planCounts.create} to add, ${x.planCounts.change} to change, ${x.planCounts.destroy} to destroy` : "plan not finished";
+  const policy = x.policyOutcome === null ? "not evaluated yet" : x.policyOutcome.replace(/_/g, " ");
+  const title = x.planCounts ? `${run.status.replace(/_/g, " ")}: ${counts}` : run.status.replace(/_/g, " ");
   const summary = [
-    `**Run** \`${run.id}\` (${run.kind.replace(/_/g, ' ')}): **${run.status.replace(/_/g, ' ')}**${x.statusReason ? ` (${x.statusReason})` : ''}`,
-    '',
+    `**Run** \`${run.id}\` (${run.kind.replace(/_/g, " ")}): **${run.status.replace(/_/g, " ")}**${x.statusReason ? ` (${x.statusReason})` : ""}`,
+    "",
     `- Plan: ${counts}`,
     `- Policy: ${policy}`,
-  ].join('\n');
+  ].join("\n");
   return { title, summary };
 }
 
@@ -148,7 +146,7 @@ export function commitWebUrl(apiUrl: string, repository: string | null | undefin
   } catch {
     return null;
   }
-  if (web.hostname === 'api.github.com') web = new URL('https://github.com');
-  else web.pathname = web.pathname.replace(/\/api\/v3\/?$/, '/');
-  return `${web.origin}${web.pathname.replace(/\/+$/, '')}/${repository}/commit/${sha}`;
+  if (web.hostname === "api.github.com") web = new URL("https://github.com");
+  else web.pathname = web.pathname.replace(/\/api\/v3\/?$/, "/");
+  return `${web.origin}${web.pathname.replace(/\/+$/, "")}/${repository}/commit/${sha}`;
 }

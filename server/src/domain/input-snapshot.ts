@@ -1,10 +1,10 @@
-import { canonicalize, sha256Hex } from './canonical-json.ts';
+import { canonicalize, sha256Hex } from "./canonical-json.ts";
 
 /** The format tag of an input snapshot document. */
-export const INPUT_SNAPSHOT_FORMAT = 'stackship.input-snapshot/v1';
+export const INPUT_SNAPSHOT_FORMAT = "stackship.input-snapshot/v1";
 
 /** A workspace variable category. */
-export type VariableCategory = 'terraform' | 'env';
+export type VariableCategory = "terraform" | "env";
 
 /** A workspace variable as the snapshot builder receives it (sensitive values already unsealed). */
 export interface SnapshotVariableInput {
@@ -49,10 +49,7 @@ export type SealSecret = (plaintext: string) => string;
  * Builds a run's input snapshot and its digest. Sensitive values are replaced by handles from
  * `seal`; a speculative snapshot leaves sensitive variables out entirely and never calls `seal`.
  */
-export function buildInputSnapshot(
-  args: BuildInputSnapshotArgs,
-  seal: SealSecret,
-): { document: InputSnapshotDocument; inputDigest: string } {
+export function buildInputSnapshot(args: BuildInputSnapshotArgs, seal: SealSecret): { document: InputSnapshotDocument; inputDigest: string } {
   const ordered = [...args.variables].sort(compareVariables);
   for (let index = 1; index < ordered.length; index += 1) {
     if (compareVariables(ordered[index - 1], ordered[index]) === 0) {

@@ -1,7 +1,7 @@
-import type { Role, ScopeKind } from './authorization.ts';
-import type { InputSnapshotDocument, VariableCategory } from './input-snapshot.ts';
-import type { ApplyPhaseStatus, PlanPhaseStatus, RunKind, RunStatus } from './run.ts';
-import type { PolicyOutcome, RunReason } from './run-lifecycle.ts';
+import type { Role, ScopeKind } from "./authorization.ts";
+import type { InputSnapshotDocument, VariableCategory } from "./input-snapshot.ts";
+import type { ApplyPhaseStatus, PlanPhaseStatus, RunKind, RunStatus } from "./run.ts";
+import type { PolicyOutcome, RunReason } from "./run-lifecycle.ts";
 
 // Every timestamp below is an ISO string in Date.prototype.toISOString() form.
 
@@ -51,11 +51,10 @@ interface WorkspaceVariableBase {
 
 /** A workspace variable; a sensitive one is only ever held as ciphertext. */
 export type WorkspaceVariable =
-  | (WorkspaceVariableBase & { sensitive: false; value: string; valueCiphertext: null })
-  | (WorkspaceVariableBase & { sensitive: true; value: null; valueCiphertext: string });
+  (WorkspaceVariableBase & { sensitive: false; value: string; valueCiphertext: null }) | (WorkspaceVariableBase & { sensitive: true; value: null; valueCiphertext: string });
 
 /** The kinds of principal. */
-export type PrincipalKind = 'api_token' | 'bootstrap';
+export type PrincipalKind = "api_token" | "bootstrap";
 
 /** Someone or something that acts: the holder of an API token, or the bootstrap identity. */
 export interface Principal {
@@ -89,7 +88,7 @@ export interface PermissionGrant {
 }
 
 /** The states of a configuration version. */
-export type ConfigurationVersionStatus = 'pending' | 'uploaded' | 'errored';
+export type ConfigurationVersionStatus = "pending" | "uploaded" | "errored";
 
 /** An uploaded or fetched configuration tarball; immutable once uploaded. */
 export interface ConfigurationVersion {
@@ -148,7 +147,7 @@ export interface Run {
 }
 
 /** The sources a run can come from (the run document's `source`). */
-export const RUN_SOURCES = ['api', 'cli', 'github_push', 'github_pull_request'] as const;
+export const RUN_SOURCES = ["api", "cli", "github_push", "github_pull_request"] as const;
 export type RunSource = (typeof RUN_SOURCES)[number];
 
 /** The commit a run was made from. */
@@ -209,10 +208,10 @@ export interface AuditEvent {
 }
 
 /** The phases that run in a sandbox. */
-export type ExecutionPhase = 'plan' | 'apply';
+export type ExecutionPhase = "plan" | "apply";
 
 /** The persisted status of one attempt. */
-export type AttemptStatus = 'running' | 'succeeded' | 'failed' | 'interrupted' | 'lost';
+export type AttemptStatus = "running" | "succeeded" | "failed" | "interrupted" | "lost";
 
 /** One execution of a phase in one sandbox. */
 export interface RunAttempt {
@@ -237,7 +236,7 @@ export interface RunAttempt {
 export interface RunReview {
   id: string;
   runId: string;
-  decision: 'approved' | 'discarded' | 'canceled' | 'expired';
+  decision: "approved" | "discarded" | "canceled" | "expired";
   actorId: string | null;
   reason: string | null;
   planDigest: string | null;
@@ -254,7 +253,7 @@ export interface RunJob {
   workspaceId: string;
   phase: ExecutionPhase;
   serial: boolean;
-  status: 'queued' | 'running' | 'done';
+  status: "queued" | "running" | "done";
   runnerId: string | null;
   attempts: number;
   availableAt: string;

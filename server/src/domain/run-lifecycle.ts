@@ -1,5 +1,5 @@
-import { DomainError } from './errors.ts';
-import { isTerminalRunStatus, type ApplyPhaseStatus, type PlanPhaseStatus, type RunKind, type RunStatus } from './run.ts';
+import { DomainError } from "./errors.ts";
+import { isTerminalRunStatus, type ApplyPhaseStatus, type PlanPhaseStatus, type RunKind, type RunStatus } from "./run.ts";
 
 /**
  * The run state machine: one pure function from (run, event) to the next status. Every status
@@ -12,63 +12,57 @@ import { isTerminalRunStatus, type ApplyPhaseStatus, type PlanPhaseStatus, type 
  * classification too). A plan stopped this way ends errored; an apply still goes to
  * needs_recovery, since the provider may have changed something before it was stopped.
  */
-export const SANDBOX_LIMIT_REASONS = [
-  'sandbox_memory_limit',
-  'sandbox_process_limit',
-  'sandbox_file_size_limit',
-  'sandbox_disk_limit',
-  'sandbox_cpu_limit',
-] as const;
+export const SANDBOX_LIMIT_REASONS = ["sandbox_memory_limit", "sandbox_process_limit", "sandbox_file_size_limit", "sandbox_disk_limit", "sandbox_cpu_limit"] as const;
 export type SandboxLimitReason = (typeof SANDBOX_LIMIT_REASONS)[number];
 
 /** Why a run ended (or stopped) where it did; recorded with terminal and recovery statuses. */
 export const RUN_REASONS = [
-  'plan_failed',
-  'plan_canceled',
-  'no_changes',
-  'speculative',
-  'policy_hard_failed',
-  'policy_errored',
-  'discarded',
-  'canceled',
-  'approval_expired',
-  'applied',
-  'apply_failed',
-  'apply_interrupted',
-  'apply_uncertain',
-  'recovered',
-  'plan_credentials_required',
+  "plan_failed",
+  "plan_canceled",
+  "no_changes",
+  "speculative",
+  "policy_hard_failed",
+  "policy_errored",
+  "discarded",
+  "canceled",
+  "approval_expired",
+  "applied",
+  "apply_failed",
+  "apply_interrupted",
+  "apply_uncertain",
+  "recovered",
+  "plan_credentials_required",
   ...SANDBOX_LIMIT_REASONS,
 ] as const;
 /** A reason code. */
 export type RunReason = (typeof RUN_REASONS)[number];
 
 /** The outcome of the policy stage as the lifecycle needs it. */
-export type PolicyOutcome = 'skipped' | 'passed' | 'soft_failed' | 'hard_failed' | 'errored';
+export type PolicyOutcome = "skipped" | "passed" | "soft_failed" | "hard_failed" | "errored";
 
 /** Something that happened to a run. */
 export type RunEvent =
-  | { type: 'plan_started' }
+  | { type: "plan_started" }
   /** The workspace requires a cloud credential for plans and this run may not have one. */
-  | { type: 'plan_credentials_unavailable' }
-  | { type: 'plan_finished'; hasChanges: boolean }
-  | { type: 'plan_failed'; limit?: SandboxLimitReason }
-  | { type: 'policy_evaluated'; outcome: PolicyOutcome }
-  | { type: 'policy_overridden' }
-  | { type: 'approved' }
-  | { type: 'discarded' }
-  | { type: 'approval_expired' }
-  | { type: 'cancel_requested' }
-  | { type: 'apply_started' }
+  | { type: "plan_credentials_unavailable" }
+  | { type: "plan_finished"; hasChanges: boolean }
+  | { type: "plan_failed"; limit?: SandboxLimitReason }
+  | { type: "policy_evaluated"; outcome: PolicyOutcome }
+  | { type: "policy_overridden" }
+  | { type: "approved" }
+  | { type: "discarded" }
+  | { type: "approval_expired" }
+  | { type: "cancel_requested" }
+  | { type: "apply_started" }
   /** Someone asked to cancel while the apply runs: recorded, and the runner interrupts tofu; not a status change. */
-  | { type: 'apply_cancel_requested' }
-  | { type: 'apply_finished' }
+  | { type: "apply_cancel_requested" }
+  | { type: "apply_finished" }
   /** tofu exited non-zero and no state version was left pending: nothing was published. */
-  | { type: 'apply_failed'; limit?: SandboxLimitReason }
+  | { type: "apply_failed"; limit?: SandboxLimitReason }
   /** The runner died, the sandbox was lost, the wall clock ran out, or a state version is pending. */
-  | { type: 'apply_uncertain'; interrupted: boolean; limit?: SandboxLimitReason }
+  | { type: "apply_uncertain"; interrupted: boolean; limit?: SandboxLimitReason }
   /** An operator resolved a recovery: committed the pending state version, or kept the current one. */
-  | { type: 'recovery_resolved'; stateCommitted: boolean };
+  | { type: "recovery_resolved"; stateCommitted: boolean };
 
 /** The part of a run the lifecycle reads. */
 export interface LifecycleRun {
@@ -85,79 +79,79 @@ export interface Transition {
 }
 
 function invalid(run: LifecycleRun, event: RunEvent): DomainError {
-  return new DomainError('RUN_TRANSITION_INVALID', `A run that is ${run.status} cannot take '${event.type}'.`, {
+  return new DomainError("RUN_TRANSITION_INVALID", `A run that is ${run.status} cannot take '${event.type}'.`, {
     meta: { status: run.status, event: event.type },
   });
 }
 
 /** After the policy stage passed (or was skipped or overridden): finish, or wait for a human. */
 function afterPolicyPassed(run: LifecycleRun): Transition {
-  if (run.kind === 'speculative') return { status: 'planned_and_finished', reason: 'speculative' };
-  if (run.hasChanges === false) return { status: 'planned_and_finished', reason: 'no_changes' };
-  return { status: 'awaiting_approval', reason: null };
+  if (run.kind === "speculative") return { status: "planned_and_finished", reason: "speculative" };
+  if (run.hasChanges === false) return { status: "planned_and_finished", reason: "no_changes" };
+  return { status: "awaiting_approval", reason: null };
 }
 
 /** The next status of `run` after `event`, or RUN_TRANSITION_INVALID. */
 export function transition(run: LifecycleRun, event: RunEvent): Transition {
   switch (run.status) {
-    case 'pending':
-      if (event.type === 'plan_started') return { status: 'planning', reason: null };
-      if (event.type === 'plan_credentials_unavailable') return { status: 'plan_credentials_required', reason: 'plan_credentials_required' };
-      if (event.type === 'cancel_requested') return { status: 'canceled', reason: 'canceled' };
+    case "pending":
+      if (event.type === "plan_started") return { status: "planning", reason: null };
+      if (event.type === "plan_credentials_unavailable") return { status: "plan_credentials_required", reason: "plan_credentials_required" };
+      if (event.type === "cancel_requested") return { status: "canceled", reason: "canceled" };
       break;
-    case 'planning':
-      if (event.type === 'plan_finished') return { status: 'policy_checking', reason: null };
-      if (event.type === 'plan_failed') return { status: 'errored', reason: event.limit ?? 'plan_failed' };
+    case "planning":
+      if (event.type === "plan_finished") return { status: "policy_checking", reason: null };
+      if (event.type === "plan_failed") return { status: "errored", reason: event.limit ?? "plan_failed" };
       // The runner interrupts tofu and reports; a plan writes no state, so this is final.
-      if (event.type === 'cancel_requested') return { status: 'canceled', reason: 'plan_canceled' };
+      if (event.type === "cancel_requested") return { status: "canceled", reason: "plan_canceled" };
       break;
-    case 'policy_checking':
-      if (event.type === 'policy_evaluated') {
+    case "policy_checking":
+      if (event.type === "policy_evaluated") {
         switch (event.outcome) {
-          case 'skipped':
-          case 'passed':
+          case "skipped":
+          case "passed":
             return afterPolicyPassed(run);
-          case 'soft_failed':
-            return { status: 'policy_soft_failed', reason: null };
-          case 'hard_failed':
-            return { status: 'errored', reason: 'policy_hard_failed' };
-          case 'errored':
+          case "soft_failed":
+            return { status: "policy_soft_failed", reason: null };
+          case "hard_failed":
+            return { status: "errored", reason: "policy_hard_failed" };
+          case "errored":
             // An OPA failure blocks like a hard failure; it is never a pass.
-            return { status: 'errored', reason: 'policy_errored' };
+            return { status: "errored", reason: "policy_errored" };
         }
       }
-      if (event.type === 'cancel_requested') return { status: 'canceled', reason: 'canceled' };
+      if (event.type === "cancel_requested") return { status: "canceled", reason: "canceled" };
       break;
-    case 'policy_soft_failed':
-      if (event.type === 'policy_overridden') return afterPolicyPassed(run);
-      if (event.type === 'discarded') return { status: 'discarded', reason: 'discarded' };
-      if (event.type === 'approval_expired') return { status: 'expired', reason: 'approval_expired' };
-      if (event.type === 'cancel_requested') return { status: 'canceled', reason: 'canceled' };
+    case "policy_soft_failed":
+      if (event.type === "policy_overridden") return afterPolicyPassed(run);
+      if (event.type === "discarded") return { status: "discarded", reason: "discarded" };
+      if (event.type === "approval_expired") return { status: "expired", reason: "approval_expired" };
+      if (event.type === "cancel_requested") return { status: "canceled", reason: "canceled" };
       break;
-    case 'awaiting_approval':
-      if (event.type === 'approved') return { status: 'applying', reason: null };
-      if (event.type === 'discarded') return { status: 'discarded', reason: 'discarded' };
-      if (event.type === 'approval_expired') return { status: 'expired', reason: 'approval_expired' };
-      if (event.type === 'cancel_requested') return { status: 'canceled', reason: 'canceled' };
+    case "awaiting_approval":
+      if (event.type === "approved") return { status: "applying", reason: null };
+      if (event.type === "discarded") return { status: "discarded", reason: "discarded" };
+      if (event.type === "approval_expired") return { status: "expired", reason: "approval_expired" };
+      if (event.type === "cancel_requested") return { status: "canceled", reason: "canceled" };
       break;
-    case 'applying':
-      if (event.type === 'apply_started') return { status: 'applying', reason: null };
-      if (event.type === 'apply_cancel_requested') return { status: 'applying', reason: null };
-      if (event.type === 'apply_finished') return { status: 'applied', reason: 'applied' };
-      if (event.type === 'apply_failed') return { status: 'errored', reason: event.limit ?? 'apply_failed' };
+    case "applying":
+      if (event.type === "apply_started") return { status: "applying", reason: null };
+      if (event.type === "apply_cancel_requested") return { status: "applying", reason: null };
+      if (event.type === "apply_finished") return { status: "applied", reason: "applied" };
+      if (event.type === "apply_failed") return { status: "errored", reason: event.limit ?? "apply_failed" };
       // Never a guess: whatever the provider may have changed, an operator decides.
-      if (event.type === 'apply_uncertain') return { status: 'needs_recovery', reason: event.limit ?? (event.interrupted ? 'apply_interrupted' : 'apply_uncertain') };
+      if (event.type === "apply_uncertain") return { status: "needs_recovery", reason: event.limit ?? (event.interrupted ? "apply_interrupted" : "apply_uncertain") };
       break;
-    case 'needs_recovery':
-      if (event.type === 'recovery_resolved') return { status: event.stateCommitted ? 'applied' : 'errored', reason: 'recovered' };
+    case "needs_recovery":
+      if (event.type === "recovery_resolved") return { status: event.stateCommitted ? "applied" : "errored", reason: "recovered" };
       break;
-    case 'applied':
-    case 'planned_and_finished':
-    case 'discarded':
-    case 'canceled':
-    case 'errored':
-    case 'expired':
-    case 'plan_credentials_required':
+    case "applied":
+    case "planned_and_finished":
+    case "discarded":
+    case "canceled":
+    case "errored":
+    case "expired":
+    case "plan_credentials_required":
       break;
     default: {
       const unreachable: never = run.status;
@@ -169,12 +163,12 @@ export function transition(run: LifecycleRun, event: RunEvent): Transition {
 
 /** Whether a human decision (approve or discard) is what the run waits for. */
 export function awaitsDecision(status: RunStatus): boolean {
-  return status === 'awaiting_approval' || status === 'policy_soft_failed';
+  return status === "awaiting_approval" || status === "policy_soft_failed";
 }
 
 /** Whether the run may still be canceled. */
 export function isCancelable(status: RunStatus): boolean {
-  return status === 'pending' || status === 'planning' || status === 'policy_checking' || awaitsDecision(status);
+  return status === "pending" || status === "planning" || status === "policy_checking" || awaitsDecision(status);
 }
 
 /** The part of a run `runChange` reads: the lifecycle's, and the phase statuses. */
@@ -207,12 +201,21 @@ export interface LifecyclePatch {
 
 /** One change of a run: the whole lifecycle patch, and the event it records (announced with it). */
 export interface RunChange {
-  event: RunEvent['type'];
+  event: RunEvent["type"];
   patch: LifecyclePatch;
 }
 
 /** The lifecycle columns, by their domain names (what only a RunChange may write). */
-export const LIFECYCLE_FIELDS = ['status', 'statusReason', 'planStatus', 'applyStatus', 'policyOutcome', 'approvalExpiresAt', 'cancelRequestedAt', 'finishedAt'] as const satisfies readonly (keyof LifecyclePatch)[];
+export const LIFECYCLE_FIELDS = [
+  "status",
+  "statusReason",
+  "planStatus",
+  "applyStatus",
+  "policyOutcome",
+  "approvalExpiresAt",
+  "cancelRequestedAt",
+  "finishedAt",
+] as const satisfies readonly (keyof LifecyclePatch)[];
 
 /**
  * The whole change `event` makes to `run`: the next status (through `transition`) and every
@@ -221,26 +224,26 @@ export const LIFECYCLE_FIELDS = ['status', 'statusReason', 'planStatus', 'applyS
  */
 export function runChange(run: LifecycleRunState, event: RunEvent, context: RunChangeContext): RunChange {
   const next = transition(run, event);
-  if (event.type === 'apply_started' && run.applyStatus !== 'pending') {
-    throw new DomainError('RUN_TRANSITION_INVALID', `The apply of this run is already ${run.applyStatus}.`, { meta: { status: run.status, event: event.type } });
+  if (event.type === "apply_started" && run.applyStatus !== "pending") {
+    throw new DomainError("RUN_TRANSITION_INVALID", `The apply of this run is already ${run.applyStatus}.`, { meta: { status: run.status, event: event.type } });
   }
   const now = context.now.toISOString();
   const patch: LifecyclePatch = { status: next.status };
   if (next.reason !== null) patch.statusReason = next.reason;
   const planStatus = PLAN_STATUS_AFTER[event.type];
   if (planStatus) patch.planStatus = planStatus;
-  if (event.type === 'cancel_requested') {
+  if (event.type === "cancel_requested") {
     patch.cancelRequestedAt = now;
-    if (run.planStatus === 'pending' || run.planStatus === 'running') patch.planStatus = 'canceled';
+    if (run.planStatus === "pending" || run.planStatus === "running") patch.planStatus = "canceled";
   }
-  if (event.type === 'apply_cancel_requested') patch.cancelRequestedAt = now;
+  if (event.type === "apply_cancel_requested") patch.cancelRequestedAt = now;
   const applyStatus = applyStatusAfter(event);
   if (applyStatus) patch.applyStatus = applyStatus;
-  if (event.type === 'policy_evaluated') {
+  if (event.type === "policy_evaluated") {
     patch.policyOutcome = event.outcome;
     if (awaitsDecision(next.status)) patch.approvalExpiresAt = new Date(context.now.getTime() + (context.approvalTtlSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS) * 1000).toISOString();
     // Nothing is left to approve.
-    if (next.status === 'planned_and_finished') patch.approvalExpiresAt = null;
+    if (next.status === "planned_and_finished") patch.approvalExpiresAt = null;
   }
   if (isTerminalRunStatus(next.status)) patch.finishedAt = now;
   return { event: event.type, patch };
@@ -249,25 +252,25 @@ export function runChange(run: LifecycleRunState, event: RunEvent, context: RunC
 /** How long a run waits for a decision when its workspace sets nothing else: one day. */
 export const DEFAULT_APPROVAL_TTL_SECONDS = 86_400;
 
-const PLAN_STATUS_AFTER: Partial<Record<RunEvent['type'], PlanPhaseStatus>> = {
-  plan_started: 'running',
-  plan_finished: 'finished',
-  plan_failed: 'errored',
-  plan_credentials_unavailable: 'canceled',
+const PLAN_STATUS_AFTER: Partial<Record<RunEvent["type"], PlanPhaseStatus>> = {
+  plan_started: "running",
+  plan_finished: "finished",
+  plan_failed: "errored",
+  plan_credentials_unavailable: "canceled",
 };
 
 function applyStatusAfter(event: RunEvent): ApplyPhaseStatus | undefined {
   switch (event.type) {
-    case 'apply_started':
-      return 'running';
-    case 'apply_finished':
-      return 'finished';
-    case 'apply_failed':
-      return 'errored';
-    case 'apply_uncertain':
-      return event.interrupted ? 'interrupted' : 'errored';
-    case 'recovery_resolved':
-      return event.stateCommitted ? 'finished' : undefined;
+    case "apply_started":
+      return "running";
+    case "apply_finished":
+      return "finished";
+    case "apply_failed":
+      return "errored";
+    case "apply_uncertain":
+      return event.interrupted ? "interrupted" : "errored";
+    case "recovery_resolved":
+      return event.stateCommitted ? "finished" : undefined;
     default:
       return undefined;
   }

@@ -1,6 +1,6 @@
-import { canonicalize, sha256Hex } from './canonical-json.ts';
-import { DomainError } from './errors.ts';
-import type { RunKind } from './run.ts';
+import { canonicalize, sha256Hex } from "./canonical-json.ts";
+import { DomainError } from "./errors.ts";
+import type { RunKind } from "./run.ts";
 
 /**
  * Workload identity: StackShip as an OpenID Connect issuer of short-lived tokens that a phase's
@@ -9,11 +9,11 @@ import type { RunKind } from './run.ts';
  */
 
 /** The clouds a profile can serve (and so the files and variables the sandbox gets). */
-export const FEDERATION_PROVIDERS = ['aws', 'gcp', 'azure', 'generic'] as const;
+export const FEDERATION_PROVIDERS = ["aws", "gcp", "azure", "generic"] as const;
 export type FederationProvider = (typeof FEDERATION_PROVIDERS)[number];
 
 /** The phases a profile may serve. */
-export const FEDERATION_PHASES = ['plan', 'apply', 'speculative_plan'] as const;
+export const FEDERATION_PHASES = ["plan", "apply", "speculative_plan"] as const;
 export type FederationPhase = (typeof FEDERATION_PHASES)[number];
 
 /** What the token is exchanged for; the members used depend on the provider. */
@@ -27,9 +27,9 @@ export interface FederationTarget {
 
 /** The members each provider's target must have (and the only ones it may have). */
 export const TARGET_MEMBERS: Record<FederationProvider, readonly (keyof FederationTarget)[]> = {
-  aws: ['role_arn'],
-  gcp: ['workload_identity_provider', 'service_account'],
-  azure: ['client_id', 'tenant_id'],
+  aws: ["role_arn"],
+  gcp: ["workload_identity_provider", "service_account"],
+  azure: ["client_id", "tenant_id"],
   generic: [],
 };
 
@@ -52,18 +52,18 @@ export interface FederationProfile {
 }
 
 /** The members a profile is made of (what verification vouches for). */
-export type FederationProfileContent = Pick<FederationProfile, 'name' | 'provider' | 'audience' | 'target' | 'phases'>;
+export type FederationProfileContent = Pick<FederationProfile, "name" | "provider" | "audience" | "target" | "phases">;
 
 /** The profile's audience when none is given; generic profiles have none. */
 export function defaultAudience(provider: FederationProvider, target: FederationTarget): string | null {
   switch (provider) {
-    case 'aws':
-      return 'sts.amazonaws.com';
-    case 'gcp':
+    case "aws":
+      return "sts.amazonaws.com";
+    case "gcp":
       return target.workload_identity_provider ? `//iam.googleapis.com/${target.workload_identity_provider}` : null;
-    case 'azure':
-      return 'api://AzureADTokenExchange';
-    case 'generic':
+    case "azure":
+      return "api://AzureADTokenExchange";
+    case "generic":
       return null;
   }
 }
@@ -72,25 +72,37 @@ export function defaultAudience(provider: FederationProvider, target: Federation
  * Checks a whole profile: the target has exactly its provider's members, an audience is known.
  * Returns the profile with phases in a fixed order. FEDERATION_PROFILE_INVALID otherwise.
  */
-export function validateProfileContent(input: { name: string; provider: FederationProvider; audience?: string | null; target: FederationTarget; phases: readonly FederationPhase[] }): FederationProfileContent {
+export function validateProfileContent(input: {
+  name: string;
+  provider: FederationProvider;
+  audience?: string | null;
+  target: FederationTarget;
+  phases: readonly FederationPhase[];
+}): FederationProfileContent {
   const wanted = TARGET_MEMBERS[input.provider];
   const given = Object.keys(input.target) as (keyof FederationTarget)[];
   const foreign = given.filter((member) => !wanted.includes(member));
   if (foreign.length > 0) {
-    throw new DomainError('FEDERATION_PROFILE_INVALID', `A ${input.provider} profile's target has no ${foreign.join(', ')}; it takes ${wanted.length ? wanted.join(' and ') : 'nothing (an empty object)'}.`, {
-      source: { pointer: `/data/attributes/target/${foreign[0]}` },
-    });
+    throw new DomainError(
+      "FEDERATION_PROFILE_INVALID",
+      `A ${input.provider} profile's target has no ${foreign.join(", ")}; it takes ${wanted.length ? wanted.join(" and ") : "nothing (an empty object)"}.`,
+      {
+        source: { pointer: `/data/attributes/target/${foreign[0]}` },
+      },
+    );
   }
   const missing = wanted.filter((member) => !input.target[member]);
   if (missing.length > 0) {
-    throw new DomainError('FEDERATION_PROFILE_INVALID', `A ${input.provider} profile's target needs ${missing.join(' and ')}.`, { source: { pointer: '/data/attributes/target' } });
+    throw new DomainError("FEDERATION_PROFILE_INVALID", `A ${input.provider} profile's target needs ${missing.join(" and ")}.`, { source: { pointer: "/data/attributes/target" } });
   }
   const audience = input.audience ?? defaultAudience(input.provider, input.target);
   if (!audience) {
-    throw new DomainError('FEDERATION_PROFILE_INVALID', 'A generic profile needs an audience: the value its relying party expects in the token\'s aud.', { source: { pointer: '/data/attributes/audience' } });
+    throw new DomainError("FEDERATION_PROFILE_INVALID", "A generic profile needs an audience: the value its relying party expects in the token's aud.", {
+      source: { pointer: "/data/attributes/audience" },
+    });
   }
   const phases = FEDERATION_PHASES.filter((phase) => input.phases.includes(phase));
-  if (phases.length === 0) throw new DomainError('FEDERATION_PROFILE_INVALID', 'A profile serves at least one phase.', { source: { pointer: '/data/attributes/phases' } });
+  if (phases.length === 0) throw new DomainError("FEDERATION_PROFILE_INVALID", "A profile serves at least one phase.", { source: { pointer: "/data/attributes/phases" } });
   const target: FederationTarget = {};
   for (const member of wanted) target[member] = input.target[member];
   return { name: input.name, provider: input.provider, audience, target, phases };
@@ -117,8 +129,8 @@ export interface RunOrigin {
 
 /** The run's source as the token's `source` claim names it. */
 export function sourceClaim(run: RunOrigin): string {
-  if (run.source === 'tfe-api') return 'cli';
-  if (run.source === 'github') return 'github_push';
+  if (run.source === "tfe-api") return "cli";
+  if (run.source === "github") return "github_push";
   return run.source;
 }
 
@@ -128,31 +140,35 @@ export function sourceClaim(run: RunOrigin): string {
  */
 export function isForkRun(run: RunOrigin): boolean {
   if (run.commit?.fork === true) return true;
-  return sourceClaim(run) === 'github_pull_request' && (run.commit === undefined || run.commit === null);
+  return sourceClaim(run) === "github_pull_request" && (run.commit === undefined || run.commit === null);
 }
 
 /** The phase of a run as profiles name it. */
-export function profilePhaseOf(kind: RunKind, phase: 'plan' | 'apply'): FederationPhase | null {
-  if (kind === 'speculative') return phase === 'plan' ? 'speculative_plan' : null;
+export function profilePhaseOf(kind: RunKind, phase: "plan" | "apply"): FederationPhase | null {
+  if (kind === "speculative") return phase === "plan" ? "speculative_plan" : null;
   return phase;
 }
 
 /** Why a run's phase gets no profile. */
-export type CredentialRefusal = 'fork_pull_request' | 'no_profile';
+export type CredentialRefusal = "fork_pull_request" | "no_profile";
 
 /**
  * The profiles that serve this phase of this run: none for a fork pull request; for a
  * speculative plan only verified `speculative_plan` profiles; for a plan_and_apply run the
  * profiles of its phase. Sorted by name.
  */
-export function profilesServing(run: RunOrigin, phase: 'plan' | 'apply', profiles: readonly FederationProfile[]): { profiles: FederationProfile[]; refusal: CredentialRefusal | null } {
-  if (isForkRun(run)) return { profiles: [], refusal: 'fork_pull_request' };
+export function profilesServing(
+  run: RunOrigin,
+  phase: "plan" | "apply",
+  profiles: readonly FederationProfile[],
+): { profiles: FederationProfile[]; refusal: CredentialRefusal | null } {
+  if (isForkRun(run)) return { profiles: [], refusal: "fork_pull_request" };
   const wanted = profilePhaseOf(run.kind, phase);
-  if (wanted === null) return { profiles: [], refusal: 'no_profile' };
+  if (wanted === null) return { profiles: [], refusal: "no_profile" };
   const serving = profiles
-    .filter((profile) => profile.phases.includes(wanted) && (wanted !== 'speculative_plan' || isVerified(profile)))
+    .filter((profile) => profile.phases.includes(wanted) && (wanted !== "speculative_plan" || isVerified(profile)))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { profiles: serving, refusal: serving.length === 0 ? 'no_profile' : null };
+  return { profiles: serving, refusal: serving.length === 0 ? "no_profile" : null };
 }
 
 /** Names of the organization, project and workspace, for the subject. */
@@ -166,7 +182,7 @@ export interface TokenScope {
 }
 
 /** The token's `sub`: `organization:<o>:project:<p>:workspace:<w>:run_phase:<phase>:run_kind:<kind>`. */
-export function subjectOf(scope: TokenScope, phase: 'plan' | 'apply', kind: RunKind): string {
+export function subjectOf(scope: TokenScope, phase: "plan" | "apply", kind: RunKind): string {
   return `organization:${scope.organizationName}:project:${scope.projectName}:workspace:${scope.workspaceName}:run_phase:${phase}:run_kind:${kind}`;
 }
 
@@ -181,7 +197,7 @@ export interface TokenClaims {
   workspace_id: string;
   workspace_name: string;
   run_id: string;
-  run_phase: 'plan' | 'apply';
+  run_phase: "plan" | "apply";
   run_kind: RunKind;
   source: string;
   federation_profile_id: string;
@@ -189,7 +205,7 @@ export interface TokenClaims {
 }
 
 /** The claims of one token (jti is the caller's random id). */
-export function tokenClaims(scope: TokenScope, run: RunOrigin & { id: string }, phase: 'plan' | 'apply', profile: FederationProfile, jti: string): TokenClaims {
+export function tokenClaims(scope: TokenScope, run: RunOrigin & { id: string }, phase: "plan" | "apply", profile: FederationProfile, jti: string): TokenClaims {
   const claims: TokenClaims = {
     sub: subjectOf(scope, phase, run.kind),
     jti,
@@ -211,13 +227,29 @@ export function tokenClaims(scope: TokenScope, run: RunOrigin & { id: string }, 
 
 /** The names of every claim a token may carry (the discovery document lists them). */
 export const CLAIMS_SUPPORTED = [
-  'iss', 'aud', 'sub', 'exp', 'iat', 'nbf', 'jti',
-  'organization_id', 'organization_name', 'project_id', 'project_name', 'workspace_id', 'workspace_name',
-  'run_id', 'run_phase', 'run_kind', 'source', 'federation_profile_id', 'commit_sha',
+  "iss",
+  "aud",
+  "sub",
+  "exp",
+  "iat",
+  "nbf",
+  "jti",
+  "organization_id",
+  "organization_name",
+  "project_id",
+  "project_name",
+  "workspace_id",
+  "workspace_name",
+  "run_id",
+  "run_phase",
+  "run_kind",
+  "source",
+  "federation_profile_id",
+  "commit_sha",
 ] as const;
 
 /** The signing algorithm (RS256: what AWS, GCP and Azure all accept). */
-export const SIGNING_ALGORITHM = 'RS256';
+export const SIGNING_ALGORITHM = "RS256";
 
 /** A signing key as the schedule sees it. */
 export interface SigningKeySchedule {
@@ -234,9 +266,7 @@ export interface SigningKeySchedule {
  * not sign yet is only published.
  */
 export function signingKeyAt<K extends SigningKeySchedule>(keys: readonly K[], now: Date): K | undefined {
-  return [...keys]
-    .filter((key) => Date.parse(key.signsFrom) <= now.getTime())
-    .sort((a, b) => Date.parse(b.signsFrom) - Date.parse(a.signsFrom) || (b.kid < a.kid ? -1 : 1))[0];
+  return [...keys].filter((key) => Date.parse(key.signsFrom) <= now.getTime()).sort((a, b) => Date.parse(b.signsFrom) - Date.parse(a.signsFrom) || (b.kid < a.kid ? -1 : 1))[0];
 }
 
 /**

@@ -55,7 +55,9 @@ export class GitHubAppClient {
     try {
       this.key = createPrivateKey(settings.privateKey);
     } catch (error) {
-      throw new Error(`STACKSHIP_GITHUB_PRIVATE_KEY is not a readable PEM private key (${error instanceof Error ? error.message : String(error)}); use the .pem file GitHub generated for the App`);
+      throw new Error(
+        `STACKSHIP_GITHUB_PRIVATE_KEY is not a readable PEM private key (${error instanceof Error ? error.message : String(error)}); use the .pem file GitHub generated for the App`,
+      );
     }
     if (this.key.asymmetricKeyType !== "rsa") throw new Error("STACKSHIP_GITHUB_PRIVATE_KEY must be the App's RSA private key (GitHub signs App JWTs with RS256)");
   }
@@ -63,7 +65,12 @@ export class GitHubAppClient {
   /** The App's own JWT: iss = App id, issued a minute in the past against clock drift, 9 minutes long. */
   async appJwt(): Promise<string> {
     const now = Math.floor(this.clock().getTime() / 1000);
-    return new SignJWT({}).setProtectedHeader({ alg: "RS256", typ: "JWT" }).setIssuer(this.settings.appId).setIssuedAt(now - 60).setExpirationTime(now + 9 * 60).sign(this.key);
+    return new SignJWT({})
+      .setProtectedHeader({ alg: "RS256", typ: "JWT" })
+      .setIssuer(this.settings.appId)
+      .setIssuedAt(now - 60)
+      .setExpirationTime(now + 9 * 60)
+      .sign(this.key);
   }
 
   /** An installation access token (POST /app/installations/{id}/access_tokens), cached while it has five minutes left. */
@@ -110,7 +117,11 @@ export class GitHubAppClient {
 
   /** Creates a check run; its id. */
   async createCheckRun(installationId: number, repository: string, body: CheckRunBody): Promise<number> {
-    const response = await this.call(`/repos/${repository}/check-runs`, { method: "POST", headers: { Authorization: `Bearer ${await this.installationToken(installationId)}`, "Content-Type": "application/json" }, body: JSON.stringify(body) }, [201]);
+    const response = await this.call(
+      `/repos/${repository}/check-runs`,
+      { method: "POST", headers: { Authorization: `Bearer ${await this.installationToken(installationId)}`, "Content-Type": "application/json" }, body: JSON.stringify(body) },
+      [201],
+    );
     const created = (await response.json()) as { id?: unknown };
     if (typeof created.id !== "number") throw new GitHubApiError(response.status, "GitHub answered a check run creation without an id");
     return created.id;
@@ -118,7 +129,11 @@ export class GitHubAppClient {
 
   /** Updates a check run. */
   async updateCheckRun(installationId: number, repository: string, checkRunId: number, body: CheckRunBody): Promise<void> {
-    const response = await this.call(`/repos/${repository}/check-runs/${checkRunId}`, { method: "PATCH", headers: { Authorization: `Bearer ${await this.installationToken(installationId)}`, "Content-Type": "application/json" }, body: JSON.stringify(body) }, [200]);
+    const response = await this.call(
+      `/repos/${repository}/check-runs/${checkRunId}`,
+      { method: "PATCH", headers: { Authorization: `Bearer ${await this.installationToken(installationId)}`, "Content-Type": "application/json" }, body: JSON.stringify(body) },
+      [200],
+    );
     await response.body?.cancel();
   }
 
@@ -144,7 +159,10 @@ export class GitHubAppClient {
     try {
       return await fetch(url, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     } catch (error) {
-      throw new GitHubApiError(0, `cannot reach GitHub at ${new URL(url).origin}: ${error instanceof Error ? (error.cause as Error | undefined)?.message ?? error.message : String(error)}`);
+      throw new GitHubApiError(
+        0,
+        `cannot reach GitHub at ${new URL(url).origin}: ${error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error)}`,
+      );
     }
   }
 }

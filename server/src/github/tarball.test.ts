@@ -16,7 +16,10 @@ function unpack(bytes: Buffer): { dir: string; files: string[] } {
   writeFileSync(join(dir, "c.tar.gz"), bytes);
   execFileSync("mkdir", ["-p", join(dir, "out")]);
   execFileSync("tar", ["-xzf", join(dir, "c.tar.gz"), "-C", join(dir, "out")]);
-  const files = execFileSync("find", [".", "-mindepth", "1"], { cwd: join(dir, "out"), encoding: "utf8" }).trim().split("\n").sort();
+  const files = execFileSync("find", [".", "-mindepth", "1"], { cwd: join(dir, "out"), encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .sort();
   return { dir: join(dir, "out"), files };
 }
 
@@ -55,7 +58,10 @@ tarball("strips the top-level folder, keeps the tree (long names too) and a link
   try {
     assert.ok(files.includes("./infra/main.tf"), files.join(","));
     assert.ok(files.includes(`./${long}`), files.join(","));
-    assert.not.ok(files.some((f) => f.includes(TOP)), "the top-level folder is stripped");
+    assert.not.ok(
+      files.some((f) => f.includes(TOP)),
+      "the top-level folder is stripped",
+    );
     assert.is(readFileSync(join(dir, "infra/main.tf"), "utf8"), 'resource "terraform_data" "x" {}\n');
     assert.is(readlinkSync(join(dir, "infra/shared.tf")), "../modules/shared.tf");
   } finally {
@@ -64,27 +70,105 @@ tarball("strips the top-level folder, keeps the tree (long names too) and a link
 });
 
 tarball("refuses `..`, absolute paths, links leaving the tree, devices and a missing working directory", async () => {
-  await refusal([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/../evil.tf`, content: "x" }], "tarball_path_escapes");
+  await refusal(
+    [
+      { name: `${TOP}/`, type: "directory" },
+      { name: `${TOP}/../evil.tf`, content: "x" },
+    ],
+    "tarball_path_escapes",
+  );
   await refusal([{ name: `${TOP}/a/../../evil.tf`, content: "x" }], "tarball_path_escapes");
   await refusal([{ name: "/etc/evil.tf", content: "x" }], "tarball_path_absolute");
-  await refusal([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/escape`, type: "symlink", linkname: "../../etc/passwd" }], "tarball_link_escapes");
-  await refusal([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/dir/escape`, type: "symlink", linkname: "../.." }], "tarball_link_escapes");
-  await refusal([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/abs`, type: "symlink", linkname: "/etc/passwd" }], "tarball_link_escapes");
-  await refusal([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/hard`, type: "hardlink", linkname: "/etc/passwd" }], "tarball_path_absolute");
-  await refusal([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/hard`, type: "hardlink", linkname: "other-top/x" }], "tarball_link_escapes");
-  await refusal([{ name: `${TOP}/`, type: "directory" }, { name: "second-top/main.tf", content: "x" }], "tarball_invalid");
-  await refusal([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/main.tf`, content: "x" }], "working_directory_missing", "infra");
+  await refusal(
+    [
+      { name: `${TOP}/`, type: "directory" },
+      { name: `${TOP}/escape`, type: "symlink", linkname: "../../etc/passwd" },
+    ],
+    "tarball_link_escapes",
+  );
+  await refusal(
+    [
+      { name: `${TOP}/`, type: "directory" },
+      { name: `${TOP}/dir/escape`, type: "symlink", linkname: "../.." },
+    ],
+    "tarball_link_escapes",
+  );
+  await refusal(
+    [
+      { name: `${TOP}/`, type: "directory" },
+      { name: `${TOP}/abs`, type: "symlink", linkname: "/etc/passwd" },
+    ],
+    "tarball_link_escapes",
+  );
+  await refusal(
+    [
+      { name: `${TOP}/`, type: "directory" },
+      { name: `${TOP}/hard`, type: "hardlink", linkname: "/etc/passwd" },
+    ],
+    "tarball_path_absolute",
+  );
+  await refusal(
+    [
+      { name: `${TOP}/`, type: "directory" },
+      { name: `${TOP}/hard`, type: "hardlink", linkname: "other-top/x" },
+    ],
+    "tarball_link_escapes",
+  );
+  await refusal(
+    [
+      { name: `${TOP}/`, type: "directory" },
+      { name: "second-top/main.tf", content: "x" },
+    ],
+    "tarball_invalid",
+  );
+  await refusal(
+    [
+      { name: `${TOP}/`, type: "directory" },
+      { name: `${TOP}/main.tf`, content: "x" },
+    ],
+    "working_directory_missing",
+    "infra",
+  );
 });
 
 tarball("the stripped archive goes through the upload inspection: what an upload may not hold, a commit may not either", async () => {
   // A link that leaves the tree only through another link of the archive.
-  await refusal([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/dir/`, type: "directory" }, { name: `${TOP}/dir/up`, type: "symlink", linkname: ".." }, { name: `${TOP}/x`, type: "symlink", linkname: "dir/up/.." }], "tarball_link_escapes");
+  await refusal(
+    [
+      { name: `${TOP}/`, type: "directory" },
+      { name: `${TOP}/dir/`, type: "directory" },
+      { name: `${TOP}/dir/up`, type: "symlink", linkname: ".." },
+      { name: `${TOP}/x`, type: "symlink", linkname: "dir/up/.." },
+    ],
+    "tarball_link_escapes",
+  );
   // Writing through a link of the archive.
-  await refusal([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/modules`, type: "symlink", linkname: "infra" }, { name: `${TOP}/modules/main.tf`, content: "x" }], "tarball_link_escapes");
+  await refusal(
+    [
+      { name: `${TOP}/`, type: "directory" },
+      { name: `${TOP}/modules`, type: "symlink", linkname: "infra" },
+      { name: `${TOP}/modules/main.tf`, content: "x" },
+    ],
+    "tarball_link_escapes",
+  );
   // A hard link to a file the archive does not hold (inside the top-level folder).
-  await refusal([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/hard`, type: "hardlink", linkname: `${TOP}/missing.tf` }], "tarball_link_escapes");
+  await refusal(
+    [
+      { name: `${TOP}/`, type: "directory" },
+      { name: `${TOP}/hard`, type: "hardlink", linkname: `${TOP}/missing.tf` },
+    ],
+    "tarball_link_escapes",
+  );
   // The same hard link to a file the archive holds earlier is kept, its target stripped too.
-  const bytes = await configurationFromGitHubTarball(await buildTarGz([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/main.tf`, content: "# main\n" }, { name: `${TOP}/hard.tf`, type: "hardlink", linkname: `${TOP}/main.tf` }]), "", LIMITS);
+  const bytes = await configurationFromGitHubTarball(
+    await buildTarGz([
+      { name: `${TOP}/`, type: "directory" },
+      { name: `${TOP}/main.tf`, content: "# main\n" },
+      { name: `${TOP}/hard.tf`, type: "hardlink", linkname: `${TOP}/main.tf` },
+    ]),
+    "",
+    LIMITS,
+  );
   const { dir } = unpack(bytes);
   try {
     assert.is(readFileSync(join(dir, "hard.tf"), "utf8"), "# main\n");
@@ -94,7 +178,12 @@ tarball("the stripped archive goes through the upload inspection: what an upload
 });
 
 tarball("refuses a character device entry", async () => {
-  const bytes = gunzipSync(await buildTarGz([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/dev`, content: "" }]));
+  const bytes = gunzipSync(
+    await buildTarGz([
+      { name: `${TOP}/`, type: "directory" },
+      { name: `${TOP}/dev`, content: "" },
+    ]),
+  );
   // Turn the second entry into a character device ('3') and fix its checksum.
   const header = bytes.subarray(512, 1024);
   header[156] = "3".charCodeAt(0);
@@ -112,7 +201,10 @@ tarball("refuses a character device entry", async () => {
 });
 
 tarball("the size limit holds at exactly the limit and refuses one byte more (compressed and unpacked)", async () => {
-  const bytes = await buildTarGz([{ name: `${TOP}/`, type: "directory" }, { name: `${TOP}/main.tf`, content: "x".repeat(10_000) }]);
+  const bytes = await buildTarGz([
+    { name: `${TOP}/`, type: "directory" },
+    { name: `${TOP}/main.tf`, content: "x".repeat(10_000) },
+  ]);
   await configurationFromGitHubTarball(bytes, "", { maxBytes: bytes.length, maxUnpackedBytes: LIMITS.maxUnpackedBytes });
   try {
     await configurationFromGitHubTarball(bytes, "", { maxBytes: bytes.length - 1, maxUnpackedBytes: LIMITS.maxUnpackedBytes });

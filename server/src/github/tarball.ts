@@ -18,7 +18,14 @@ const gzipAsync = promisify(gzip);
 /** Why a tarball was refused: a stable outcome code and one sentence. */
 export class TarballRefused extends Error {
   constructor(
-    readonly outcome: "tarball_too_large" | "tarball_invalid" | "tarball_path_absolute" | "tarball_path_escapes" | "tarball_link_escapes" | "tarball_entry_unsupported" | "working_directory_missing",
+    readonly outcome:
+      | "tarball_too_large"
+      | "tarball_invalid"
+      | "tarball_path_absolute"
+      | "tarball_path_escapes"
+      | "tarball_link_escapes"
+      | "tarball_entry_unsupported"
+      | "working_directory_missing",
     readonly detail: string,
   ) {
     super(detail);
@@ -183,7 +190,8 @@ export async function configurationFromGitHubTarball(bytes: Buffer, workingDirec
   try {
     tar = await gunzipAsync(bytes, { maxOutputLength: limits.maxUnpackedBytes });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE") throw new TarballRefused("tarball_too_large", `The commit's tarball unpacks to more than ${limits.maxUnpackedBytes} bytes.`);
+    if ((error as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE")
+      throw new TarballRefused("tarball_too_large", `The commit's tarball unpacks to more than ${limits.maxUnpackedBytes} bytes.`);
     throw new TarballRefused("tarball_invalid", "The commit's tarball is not gzip-compressed.");
   }
   const entries = readTar(tar);

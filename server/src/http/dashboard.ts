@@ -11,13 +11,7 @@ const RESERVED = /^\/(v1|v2|api|\.well-known|live|healthz|uploads|metrics)(\/|$)
 
 /** The dashboard's client-side routes (kept in step with web/src/app/router.ts). */
 const ID = "[A-Za-z0-9_-]{1,64}";
-const ROUTES = [
-  /^\/$/,
-  /^\/sign-in\/?$/,
-  /^\/runs\/?$/,
-  new RegExp(`^/runs/${ID}/?$`),
-  new RegExp(`^/workspaces/${ID}(/(state|cloud-access|source))?/?$`),
-];
+const ROUTES = [/^\/$/, /^\/sign-in\/?$/, /^\/runs\/?$/, new RegExp(`^/runs/${ID}/?$`), new RegExp(`^/workspaces/${ID}(/(state|cloud-access|source))?/?$`)];
 
 /** Content-hashed bundles as esbuild names them: `app-ABCD1234.js`, `.css`, and their source maps. */
 const ASSET = /^\/assets\/([A-Za-z0-9_-]+-[A-Z0-9]{8}\.(js|css)(\.map)?)$/;
@@ -54,7 +48,10 @@ export function serveDashboard(ctx: Koa.Context, dir: string): boolean {
   ctx.set("X-Content-Type-Options", "nosniff");
   ctx.set("X-Frame-Options", "DENY");
   ctx.set("Referrer-Policy", "same-origin");
-  ctx.set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+  ctx.set(
+    "Content-Security-Policy",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  );
   if (!existsSync(index)) {
     ctx.status = 503;
     ctx.type = "text/plain; charset=utf-8";

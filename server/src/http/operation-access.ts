@@ -60,7 +60,10 @@ export async function authorizeOperation(
       }
       if (!holdsAnywhere(principal, permission)) {
         if (VISIBILITY.has(permission)) {
-          throw new DomainError("NOT_FOUND", `${op.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => String(path[name] ?? name))} does not exist, or this caller may not see it.`);
+          throw new DomainError(
+            "NOT_FOUND",
+            `${op.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => String(path[name] ?? name))} does not exist, or this caller may not see it.`,
+          );
         }
         throw new DomainError("FORBIDDEN", `This ${principal.kind === "user" ? "account" : "token"} lacks the '${permission}' permission.`);
       }

@@ -55,11 +55,26 @@ export function ensureLocalTls(dataDir: string): LocalTls {
     const csrFile = join(dir, "server.csr");
     const extFile = join(dir, "server.ext");
     openssl([
-      "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-      "-keyout", caKeyFile, "-out", caFile, "-days", "3650", "-sha256",
-      "-subj", `/CN=StackShip local CA ${randomBytes(4).toString("hex")}`,
-      "-addext", "basicConstraints=critical,CA:TRUE,pathlen:0",
-      "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-nodes",
+      "-keyout",
+      caKeyFile,
+      "-out",
+      caFile,
+      "-days",
+      "3650",
+      "-sha256",
+      "-subj",
+      `/CN=StackShip local CA ${randomBytes(4).toString("hex")}`,
+      "-addext",
+      "basicConstraints=critical,CA:TRUE,pathlen:0",
+      "-addext",
+      "keyUsage=critical,keyCertSign,cRLSign",
     ]);
     openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", keyFile, "-out", csrFile, "-subj", "/CN=localhost"]);
     writeFileSync(
@@ -67,8 +82,23 @@ export function ensureLocalTls(dataDir: string): LocalTls {
       "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\n",
     );
     openssl([
-      "x509", "-req", "-in", csrFile, "-CA", caFile, "-CAkey", caKeyFile, "-set_serial", `0x${randomBytes(16).toString("hex")}`,
-      "-out", certFile, "-days", "825", "-sha256", "-extfile", extFile,
+      "x509",
+      "-req",
+      "-in",
+      csrFile,
+      "-CA",
+      caFile,
+      "-CAkey",
+      caKeyFile,
+      "-set_serial",
+      `0x${randomBytes(16).toString("hex")}`,
+      "-out",
+      certFile,
+      "-days",
+      "825",
+      "-sha256",
+      "-extfile",
+      extFile,
     ]);
     rmSync(csrFile, { force: true });
     rmSync(extFile, { force: true });

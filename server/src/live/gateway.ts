@@ -154,21 +154,28 @@ export class LiveGateway {
     }
     const origin = req.headers.origin;
     const ownOrigin = `${(socket as { encrypted?: boolean }).encrypted ? "https" : "http"}://${req.headers.host ?? ""}`;
-    if (!origin) throw new DomainError("FORBIDDEN", "The live WebSocket needs an Origin header naming this server or an allowed dashboard origin.", { source: { header: "Origin" } });
+    if (!origin)
+      throw new DomainError("FORBIDDEN", "The live WebSocket needs an Origin header naming this server or an allowed dashboard origin.", { source: { header: "Origin" } });
     if (!isAllowedOrigin(origin, ownOrigin, this.services.config)) {
       throw new DomainError("FORBIDDEN", `The live WebSocket does not accept connections from origin ${origin}.`, { source: { header: "Origin" } });
     }
     const secret = cookieValue(req.headers.cookie, SESSION_COOKIE);
     if (secret === undefined) {
-      throw new DomainError("UNAUTHENTICATED", "The live WebSocket needs a dashboard session: sign in (POST /v1/auth/sessions) and send its cookie.", { source: { header: "Cookie" } });
+      throw new DomainError("UNAUTHENTICATED", "The live WebSocket needs a dashboard session: sign in (POST /v1/auth/sessions) and send its cookie.", {
+        source: { header: "Cookie" },
+      });
     }
     const principal = await sessionPrincipal(this.services, secret, this.services.clock());
     const ctx: RequestContext = { principal, requestId: "", baseUrl: "", querystring: "", headers: {}, services: this.services, log: this.services.logger };
     const run = await loadRun(ctx, runId, "run:read");
     if (isTerminalRunStatus(run.status)) {
-      throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} is ${run.status}: it has ended and no live events will follow. Read it through GET /v1/runs/${run.id}/review and its logs through GET /v1/runs/${run.id}/logs/{phase}.`, {
-        meta: { status: run.status },
-      });
+      throw new DomainError(
+        "RUN_TRANSITION_INVALID",
+        `Run ${run.id} is ${run.status}: it has ended and no live events will follow. Read it through GET /v1/runs/${run.id}/review and its logs through GET /v1/runs/${run.id}/logs/{phase}.`,
+        {
+          meta: { status: run.status },
+        },
+      );
     }
     return { runId: run.id, secret, target: { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId }, sessionId: principal.session!.id };
   }

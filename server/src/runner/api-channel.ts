@@ -1,5 +1,5 @@
-import { chmod, rm } from 'node:fs/promises';
-import net from 'node:net';
+import { chmod, rm } from "node:fs/promises";
+import net from "node:net";
 
 /**
  * The only way out of a sandbox: a per-attempt Unix socket on the host that relays raw TCP bytes
@@ -15,9 +15,9 @@ export const SANDBOX_API_URL = `http://127.0.0.1:${SANDBOX_API_PORT}`;
 /** The `host:port` form OpenTofu uses in CLI-config `host`/`credentials` blocks and `TF_TOKEN_*`. */
 export const SANDBOX_API_HOST = `127.0.0.1:${SANDBOX_API_PORT}`;
 /** Where the channel's directory is mounted inside the sandbox (read-only; the socket is in it). */
-export const SANDBOX_API_SOCKET_DIR = '/run/stackship/channel';
+export const SANDBOX_API_SOCKET_DIR = "/run/stackship/channel";
 /** The channel socket's name inside its directory, on the host and in the sandbox. */
-export const API_SOCKET_NAME = 'api.sock';
+export const API_SOCKET_NAME = "api.sock";
 /** The channel socket's path inside the sandbox. */
 export const SANDBOX_API_SOCKET_PATH = `${SANDBOX_API_SOCKET_DIR}/${API_SOCKET_NAME}`;
 
@@ -64,13 +64,13 @@ export async function openApiChannel(options: ApiChannelOptions): Promise<ApiCha
       inner.destroy();
       upstream.destroy();
     };
-    inner.on('error', teardown);
-    upstream.on('error', teardown);
-    inner.on('close', () => {
+    inner.on("error", teardown);
+    upstream.on("error", teardown);
+    inner.on("close", () => {
       open.delete(inner);
       upstream.destroy();
     });
-    upstream.on('close', () => {
+    upstream.on("close", () => {
       open.delete(upstream);
       inner.destroy();
     });
@@ -81,9 +81,9 @@ export async function openApiChannel(options: ApiChannelOptions): Promise<ApiCha
   });
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once("error", reject);
     server.listen(socketPath, () => {
-      server.off('error', reject);
+      server.off("error", reject);
       resolve();
     });
   });

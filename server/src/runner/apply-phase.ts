@@ -9,7 +9,18 @@ import { SANDBOX_BASE_PROFILE, type SandboxResult } from "./sandbox.ts";
 import { sensitiveValueSet, ValueMatcher } from "../domain/redaction/index.ts";
 import { readPlanJson } from "./plan-json.ts";
 import { addWorkloadIdentity } from "./workload-identity-files.ts";
-import { type ExecutionContext, type PhaseOutcome, lockForRun, materializeInputs, readPriorState, sandboxFiles, LIMIT_LOG_LINES, limitReason, classify, runPhaseSandbox } from "./execution.ts";
+import {
+  type ExecutionContext,
+  type PhaseOutcome,
+  lockForRun,
+  materializeInputs,
+  readPriorState,
+  sandboxFiles,
+  LIMIT_LOG_LINES,
+  limitReason,
+  classify,
+  runPhaseSandbox,
+} from "./execution.ts";
 import { PhaseLog } from "./phase-log.ts";
 import { runArtifact } from "../commands/run-artifacts.ts";
 
@@ -31,7 +42,9 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
   const policyHolds =
     x.policyOutcome === "skipped" ||
     x.policyOutcome === "passed" ||
-    (x.policyOutcome === "soft_failed" && x.policyResultDigest !== null && (await services.stores.policyResults.findActiveOverride(run.id, x.policyResultDigest, services.clock())) !== undefined);
+    (x.policyOutcome === "soft_failed" &&
+      x.policyResultDigest !== null &&
+      (await services.stores.policyResults.findActiveOverride(run.id, x.policyResultDigest, services.clock())) !== undefined);
   const stale =
     !policyHolds ||
     !review ||
@@ -71,7 +84,14 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     return "done";
   }
   const sanitizedLog = new PhaseLog(services.stores, run.id, "apply", services.clock, secrets);
-  const attempt = await services.stores.attempts.start({ runId: run.id, phase: "apply", runnerId: ctx.runnerId, region: run.executionRegion, baseProfile: SANDBOX_BASE_PROFILE, now: services.clock() });
+  const attempt = await services.stores.attempts.start({
+    runId: run.id,
+    phase: "apply",
+    runnerId: ctx.runnerId,
+    region: run.executionRegion,
+    baseProfile: SANDBOX_BASE_PROFILE,
+    now: services.clock(),
+  });
   const started = await moveRun(services, run.id, { type: "apply_started" });
   if (!started) return "done";
   const { secret } = await mintRunToken(services, run, "apply", ctx.phaseTimeoutMs + 60_000);
@@ -104,7 +124,14 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     await services.stores.attempts.finish(attempt.id, "succeeded", classification, now);
     const [version] = pending;
     try {
-      await confirmStatePublication(services, { runId: run.id, stateVersionId: version.id, serial: version.serial, lineage: version.lineage, sha256: version.sha256!, fence: fence! });
+      await confirmStatePublication(services, {
+        runId: run.id,
+        stateVersionId: version.id,
+        serial: version.serial,
+        lineage: version.lineage,
+        sha256: version.sha256!,
+        fence: fence!,
+      });
     } catch {
       return endApply(services, run, { type: "apply_uncertain", interrupted: false });
     }

@@ -198,7 +198,9 @@ export class RunnerEngine {
     const context: ExecutionContext = { ...this.context, runnerId: this.runnerId, warmPlanSandboxes: this.warm ?? undefined };
     try {
       log.info("phase started");
-      const outcome = await timePhase(this.services, this.runnerId, job, () => (job.phase === "plan" ? executePlan(context, job.runId, signal) : executeApply(context, job.runId, signal)));
+      const outcome = await timePhase(this.services, this.runnerId, job, () =>
+        job.phase === "plan" ? executePlan(context, job.runId, signal) : executeApply(context, job.runId, signal),
+      );
       if (outcome === "retry_later") {
         await this.services.stores.jobs.requeue(job.id, new Date(this.services.clock().getTime() + this.options.busyRetryMs));
         log.info("workspace busy; phase requeued");

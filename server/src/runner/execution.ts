@@ -7,8 +7,31 @@ import { isDomainError } from "../domain/errors.ts";
 import { REPO_ROOT } from "../config.ts";
 import type { Services } from "../commands/services.ts";
 import type { ApiTarget } from "./api-channel.ts";
-import { newSandboxId, type SandboxLimitKind, type SandboxLimits, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, startSandbox, type Sandbox, type SandboxResult, type SandboxShape, type SandboxTimings } from "./sandbox.ts";
-import { CLOUD_OVERRIDE_FILE, STAGED_DIR, TFVARS_FILE, cliConfig, cloudOverride, phaseScript, planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER, tfvars, type MaterializedVariable } from "./tofu-files.ts";
+import {
+  newSandboxId,
+  type SandboxLimitKind,
+  type SandboxLimits,
+  SANDBOX_TOOLS_DIR,
+  SANDBOX_WORK_DIR,
+  startSandbox,
+  type Sandbox,
+  type SandboxResult,
+  type SandboxShape,
+  type SandboxTimings,
+} from "./sandbox.ts";
+import {
+  CLOUD_OVERRIDE_FILE,
+  STAGED_DIR,
+  TFVARS_FILE,
+  cliConfig,
+  cloudOverride,
+  phaseScript,
+  planDiffBinds,
+  planDiffRequest,
+  SANDBOX_PLAN_DIFF_BUILDER,
+  tfvars,
+  type MaterializedVariable,
+} from "./tofu-files.ts";
 import type { WarmSandboxPool } from "./warm-sandboxes.ts";
 import { readStateBytes } from "../commands/state-versions.ts";
 import { configurationArtifact } from "../commands/configuration-versions.ts";
@@ -235,7 +258,10 @@ export async function runPhaseSandbox(
       // sensitive variables' values stay redacted even where the plan's masks miss them.
       planDiff:
         phase === "plan"
-          ? planDiffRequest(run.id, Object.keys(inputs.env).filter((name) => inputs.secrets.includes(inputs.env[name])))
+          ? planDiffRequest(
+              run.id,
+              Object.keys(inputs.env).filter((name) => inputs.secrets.includes(inputs.env[name])),
+            )
           : undefined,
       timeoutMs: ctx.phaseTimeoutMs,
       signal,

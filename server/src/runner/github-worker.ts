@@ -132,13 +132,22 @@ export class GitHubWorker {
         createdAt: now,
       });
       if (last) {
-        await finishDelivery(this.services, delivery, { status: "failed", outcome: isRetryable(error) ? "retries_exhausted" : "error", detail: message.slice(0, 1000), runIds: [] });
+        await finishDelivery(this.services, delivery, {
+          status: "failed",
+          outcome: isRetryable(error) ? "retries_exhausted" : "error",
+          detail: message.slice(0, 1000),
+          runIds: [],
+        });
         log.error({ err: message }, "GitHub delivery failed");
         return;
       }
       const wait = Math.min(10 * 60_000, this.options.backoffBaseMs * 2 ** (delivery.attempts - 1));
       const runAfter = new Date(now.getTime() + wait);
-      await this.services.stores.github.retryDelivery(delivery.id, { detail: `Attempt ${delivery.attempts} failed (${message.slice(0, 300)}); retrying in ${Math.round(wait / 1000)} s.`, runAfter, now });
+      await this.services.stores.github.retryDelivery(delivery.id, {
+        detail: `Attempt ${delivery.attempts} failed (${message.slice(0, 300)}); retrying in ${Math.round(wait / 1000)} s.`,
+        runAfter,
+        now,
+      });
       await this.services.stores.github.dispatchDelivery(delivery.id, runAfter);
       log.warn({ err: message, retry_in_ms: wait }, "GitHub delivery failed; retrying later");
     }

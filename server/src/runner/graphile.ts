@@ -37,7 +37,10 @@ export async function migrateGraphileWorker(db: Database): Promise<void> {
 }
 
 /** Starts a graphile-worker runner that hands each run-phase job to `execute`. */
-export function startGraphileRunner(db: Database, options: { concurrency: number; execute: (runJobId: string) => Promise<void>; log: (message: string, meta?: unknown) => void }): Promise<{ runner: Runner; pool: pg.Pool }> {
+export function startGraphileRunner(
+  db: Database,
+  options: { concurrency: number; execute: (runJobId: string) => Promise<void>; log: (message: string, meta?: unknown) => void },
+): Promise<{ runner: Runner; pool: pg.Pool }> {
   const runPhase = async (payload: unknown) => {
     const runJobId = (payload as { run_job_id?: unknown })?.run_job_id;
     if (typeof runJobId === "string") await options.execute(runJobId);
@@ -46,7 +49,10 @@ export function startGraphileRunner(db: Database, options: { concurrency: number
 }
 
 /** Starts a graphile-worker runner for other tasks than run phases (it takes only the jobs of `tasks`). */
-export async function startGraphileTasks(db: Database, options: { concurrency: number; tasks: Record<string, (payload: unknown) => Promise<void>>; log: (message: string, meta?: unknown) => void }): Promise<{ runner: Runner; pool: pg.Pool }> {
+export async function startGraphileTasks(
+  db: Database,
+  options: { concurrency: number; tasks: Record<string, (payload: unknown) => Promise<void>>; log: (message: string, meta?: unknown) => void },
+): Promise<{ runner: Runner; pool: pg.Pool }> {
   const pool = poolFor(db, options.concurrency + 2);
   const runner = await run({
     pgPool: pool,

@@ -43,7 +43,7 @@ export class PhaseLog {
     const held = this.held.join("");
     this.held = [];
     // In pieces, so the stored chunks (and live messages) stay the size they are while streaming.
-    for (let at = 0; at < held.length; ) {
+    for (let at = 0; at < held.length;) {
       let end = Math.min(held.length, at + 16 * 1024);
       const last = held.charCodeAt(end - 1);
       if (end < held.length && last >= 0xd800 && last <= 0xdbff) end--; // never split a surrogate pair

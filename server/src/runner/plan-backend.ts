@@ -73,7 +73,7 @@ function readVarint(buffer: Buffer, at: number): [number, number] {
 export function replaceField(message: Buffer, field: number, body: Buffer): Buffer {
   const kept: Buffer[] = [];
   let found = false;
-  for (let at = 0; at < message.length; ) {
+  for (let at = 0; at < message.length;) {
     const start = at;
     const [key, afterKey] = readVarint(message, at);
     const wireType = key & 7;

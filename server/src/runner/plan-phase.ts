@@ -40,9 +40,14 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     if (fence === null) return "retry_later";
   }
   const state = await currentStateEvidence(services.stores, run.workspaceId);
-  const started = await moveRun(services, run.id, { type: "plan_started" }, {
-    facts: { workspaceLockFence: fence, predecessorStateVersionId: state?.stateVersionId ?? null, predecessorStateDigest: state?.digest ?? null },
-  });
+  const started = await moveRun(
+    services,
+    run.id,
+    { type: "plan_started" },
+    {
+      facts: { workspaceLockFence: fence, predecessorStateVersionId: state?.stateVersionId ?? null, predecessorStateDigest: state?.digest ?? null },
+    },
+  );
   if (!started) {
     if (run.kind === "plan_and_apply") await unlockWorkspaceForRun(services, run.workspaceId, run.id);
     return "done";
@@ -67,7 +72,14 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   const priorState = planState.priorState;
   const knownBeforePlan = sensitiveValueSet({ variables: inputs.secrets, priorState });
   const log = new PhaseLog(services.stores, run.id, "plan", services.clock, knownBeforePlan, { hold: true });
-  const attempt = await services.stores.attempts.start({ runId: run.id, phase: "plan", runnerId: ctx.runnerId, region: run.executionRegion, baseProfile: SANDBOX_BASE_PROFILE, now: services.clock() });
+  const attempt = await services.stores.attempts.start({
+    runId: run.id,
+    phase: "plan",
+    runnerId: ctx.runnerId,
+    region: run.executionRegion,
+    baseProfile: SANDBOX_BASE_PROFILE,
+    now: services.clock(),
+  });
   const attemptStartedAt = now();
   const { secret } = await mintRunToken(services, run, "plan", ctx.phaseTimeoutMs + 60_000);
   let result: SandboxResult;
@@ -77,7 +89,18 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     // The plan's backend is the read-only local state (plan-state.ts), not the apply's `cloud` block.
     const files = sandboxFiles(services, run, secret, inputs).then((files) => ({ ...files, [`${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`]: localBackendOverride() }));
     files.catch(() => {});
-    ({ result, warm } = await runPhaseSandbox(ctx, run, attempt, "plan", files, inputs, log, signal, ["plan.tfplan", "plan.json", "lock.hcl", "modules.json", "plan-diff.json"], planState));
+    ({ result, warm } = await runPhaseSandbox(
+      ctx,
+      run,
+      attempt,
+      "plan",
+      files,
+      inputs,
+      log,
+      signal,
+      ["plan.tfplan", "plan.json", "lock.hcl", "modules.json", "plan-diff.json"],
+      planState,
+    ));
   } catch (error) {
     log.write(`\nStackShip could not run the plan: ${(error as Error).message}\n`);
     await log.close();
@@ -129,7 +152,8 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   // Checked against the whole set: the builder in the sandbox could not know the values only the
   // stored prior state marks.
   const planDiffValid = planDiffBytes !== null && isPlanDiffArtifactOf(planDiffBytes, run.id, matcher);
-  if (planDiffBytes && !planDiffValid) services.logger.warn({ runId: run.id }, "the plan's redacted plan changes were refused (not this run's, too large, or holding a sensitive value); they are unavailable");
+  if (planDiffBytes && !planDiffValid)
+    services.logger.warn({ runId: run.id }, "the plan's redacted plan changes were refused (not this run's, too large, or holding a sensitive value); they are unavailable");
   // Independent objects: written concurrently.
   const [planArtifact] = await Promise.all([
     writeRunArtifact(services, run, "plan", planFile),
@@ -140,14 +164,21 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   const storedAt = now();
   await services.stores.attempts.finish(attempt.id, "succeeded", classification, services.clock());
 
-  const planned = await moveRun(services, run.id, { type: "plan_finished", hasChanges: summary.hasChanges }, { facts: {
-    hasChanges: summary.hasChanges,
-    planCounts: summary.counts,
-    planDigest: planArtifact.sha256,
-    dependencyBundleDigest: dependencyBundleDigest(result.files["lock.hcl"], result.files["modules.json"]),
-    // The lock file travels with the plan: the apply must use exactly these providers.
-    dependencyLockFile: result.files["lock.hcl"]?.toString("utf8") ?? null,
-  } });
+  const planned = await moveRun(
+    services,
+    run.id,
+    { type: "plan_finished", hasChanges: summary.hasChanges },
+    {
+      facts: {
+        hasChanges: summary.hasChanges,
+        planCounts: summary.counts,
+        planDigest: planArtifact.sha256,
+        dependencyBundleDigest: dependencyBundleDigest(result.files["lock.hcl"], result.files["modules.json"]),
+        // The lock file travels with the plan: the apply must use exactly these providers.
+        dependencyLockFile: result.files["lock.hcl"]?.toString("utf8") ?? null,
+      },
+    },
+  );
   if (!planned) {
     await releaseRun(services, run);
     return "done";

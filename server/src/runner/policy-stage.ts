@@ -2,15 +2,7 @@ import { join } from "node:path";
 import { moveRun, releaseRun } from "../commands/run-transitions.ts";
 import { REPO_ROOT } from "../config.ts";
 import { canonicalize, sha256Hex } from "../domain/canonical-json.ts";
-import {
-  outcomeOf,
-  parseViolations,
-  policyResultDigest,
-  sortFindings,
-  MAX_FINDING_TEXT,
-  type PinnedPolicySetVersion,
-  type PolicyFinding,
-} from "../domain/policy/index.ts";
+import { outcomeOf, parseViolations, policyResultDigest, sortFindings, MAX_FINDING_TEXT, type PinnedPolicySetVersion, type PolicyFinding } from "../domain/policy/index.ts";
 import type { PolicyOutcome } from "../domain/run-lifecycle.ts";
 import type { Run } from "../domain/records.ts";
 import type { Stores } from "../store/index.ts";
@@ -145,7 +137,9 @@ export async function evaluateRunPolicies(options: PolicyStageOptions): Promise<
       });
     }
   }
-  log(`Evaluating ${scheduled.length} ${scheduled.length === 1 ? "policy" : "policies"} from ${applicable.length} policy ${applicable.length === 1 ? "set" : "sets"} with OPA in a fresh sandbox.\n`);
+  log(
+    `Evaluating ${scheduled.length} ${scheduled.length === 1 ? "policy" : "policies"} from ${applicable.length} policy ${applicable.length === 1 ? "set" : "sets"} with OPA in a fresh sandbox.\n`,
+  );
   for (const { set, version } of applicable) log(`  policy set ${set.name} version ${version.version} (${version.digest})\n`);
 
   const files: Record<string, string | Uint8Array> = { "plan.json": options.planJson };
@@ -243,7 +237,16 @@ export async function policyStage(ctx: ExecutionContext, run: Run, storedPlanJso
   try {
     // The plan JSON exactly as stored (its digest is the run's), without reading it back.
     const planJson = storedPlanJson;
-    result = await evaluateRunPolicies({ stores: services.stores, run, planJson, secrets, log: (text) => log.write(text), toolsDir: ctx.toolsDir, timeoutMs: ctx.phaseTimeoutMs, limits: ctx.sandboxLimits });
+    result = await evaluateRunPolicies({
+      stores: services.stores,
+      run,
+      planJson,
+      secrets,
+      log: (text) => log.write(text),
+      toolsDir: ctx.toolsDir,
+      timeoutMs: ctx.phaseTimeoutMs,
+      limits: ctx.sandboxLimits,
+    });
   } catch (error) {
     const message = sanitizeText(secrets, `the policy stage could not run: ${(error as Error).message}`);
     log.write(`\n${message}\n`);
@@ -256,26 +259,31 @@ export async function policyStage(ctx: ExecutionContext, run: Run, storedPlanJso
   const digest = result?.resultDigest ?? skippedPolicyDigest();
   const workspace = await services.stores.workspaces.getById(run.workspaceId);
   const now = services.clock();
-  const next = await moveRun(services, run.id, { type: "policy_evaluated", outcome }, {
-    now,
-    facts: { policyResultDigest: digest },
-    approvalTtlSeconds: workspace?.approvalTtlSeconds,
-    // The result and its sanitized findings are recorded with the run's move, or not at all.
-    alongside: (stores, current) =>
-      stores.policyResults.record(
-        {
-          runId: current.id,
-          outcome,
-          resultDigest: digest,
-          opaVersion: result?.opaVersion ?? null,
-          opaBuildCommit: result?.opaBuildCommit ?? null,
-          policySetVersions: result?.policySetVersions ?? [],
-          error: result?.error ?? null,
-          evaluatedAt: now.toISOString(),
-        },
-        result?.findings ?? [],
-      ),
-  });
+  const next = await moveRun(
+    services,
+    run.id,
+    { type: "policy_evaluated", outcome },
+    {
+      now,
+      facts: { policyResultDigest: digest },
+      approvalTtlSeconds: workspace?.approvalTtlSeconds,
+      // The result and its sanitized findings are recorded with the run's move, or not at all.
+      alongside: (stores, current) =>
+        stores.policyResults.record(
+          {
+            runId: current.id,
+            outcome,
+            resultDigest: digest,
+            opaVersion: result?.opaVersion ?? null,
+            opaBuildCommit: result?.opaBuildCommit ?? null,
+            policySetVersions: result?.policySetVersions ?? [],
+            error: result?.error ?? null,
+            evaluatedAt: now.toISOString(),
+          },
+          result?.findings ?? [],
+        ),
+    },
+  );
   // Ended (no changes, speculative, blocked by policy): release what the run holds.
   if (next && (next.status === "planned_and_finished" || next.status === "errored")) await releaseRun(services, next);
 }

@@ -34,18 +34,18 @@
 // result goes to `output`, a failure only leaves `output` out and says so in the log (never
 // quoting the plan). The worker has its own heap limit, so a plan too big for it fails the
 // artifact, not the attempt.
-import { spawn } from 'node:child_process';
-import { accessSync, constants as fsConstants, statSync } from 'node:fs';
-import { rename, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
-import os from 'node:os';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { spawn } from "node:child_process";
+import { accessSync, constants as fsConstants, statSync } from "node:fs";
+import { rename, rm, writeFile } from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import { pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
 
 const CONTROL_FD = 3;
 /** The plan-diff worker's heap: about what a separate node process would get by default. */
 const PLAN_DIFF_HEAP_MB = 4096;
-const PLAN_DIFF_UNAVAILABLE = 'StackShip could not build the redacted plan changes of this plan; they are unavailable for this run.';
+const PLAN_DIFF_UNAVAILABLE = "StackShip could not build the redacted plan changes of this plan; they are unavailable for this run.";
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -54,13 +54,13 @@ function parseArgs(args) {
   for (let i = 0; i < args.length; i += 2) {
     const [flag, value] = [args[i], args[i + 1]];
     if (value === undefined) throw new Error(`missing value for ${flag}`);
-    if (flag === '--api-socket') options.apiSocket = value;
-    else if (flag === '--api-port') options.apiPort = Number(value);
-    else if (flag === '--plan-diff-builder') options.planDiffBuilder = value;
+    if (flag === "--api-socket") options.apiSocket = value;
+    else if (flag === "--api-port") options.apiPort = Number(value);
+    else if (flag === "--plan-diff-builder") options.planDiffBuilder = value;
     else throw new Error(`unknown option ${flag}`);
   }
   if ((options.apiSocket === undefined) !== (options.apiPort === undefined)) {
-    throw new Error('--api-socket and --api-port go together');
+    throw new Error("--api-socket and --api-port go together");
   }
   return options;
 }
@@ -85,17 +85,17 @@ function startForwarder(socketPath, port) {
       client.destroy();
       upstream.destroy();
     };
-    client.on('error', teardown);
-    upstream.on('error', teardown);
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    client.on("error", teardown);
+    upstream.on("error", teardown);
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
     client.pipe(upstream);
     upstream.pipe(client);
   });
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host: '127.0.0.1', port, exclusive: true }, () => {
-      server.off('error', reject);
+    server.once("error", reject);
+    server.listen({ host: "127.0.0.1", port, exclusive: true }, () => {
+      server.off("error", reject);
       server.unref();
       resolve(server);
     });
@@ -136,13 +136,13 @@ parentPort.on('message', async ({ input, runId, knownSecrets }) => {
 
 /** The plan-diff worker, started at boot; resolves once the builder is loaded (or failed to). */
 function startPlanDiffWorker(builder) {
-  const worker = new Worker(PLAN_DIFF_WORKER, { eval: true, workerData: { builder }, resourceLimits: { maxOldGenerationSizeMb: PLAN_DIFF_HEAP_MB }});
+  const worker = new Worker(PLAN_DIFF_WORKER, { eval: true, workerData: { builder }, resourceLimits: { maxOldGenerationSizeMb: PLAN_DIFF_HEAP_MB } });
   worker.unref();
   const state = { worker, loaded: undefined, exited: false };
   state.loaded = new Promise((resolve) => {
-    worker.once('message', resolve);
-    worker.once('error', resolve);
-    worker.once('exit', () => {
+    worker.once("message", resolve);
+    worker.once("error", resolve);
+    worker.once("exit", () => {
       state.exited = true;
       resolve();
     });
@@ -153,46 +153,46 @@ function startPlanDiffWorker(builder) {
 /** Builds `output` from `input` in the worker; the log gets a line (never quoting the plan) when it cannot. */
 async function buildPlanDiff(planDiffWorker, request, env) {
   const secretEnv = Array.isArray(request.secretEnv) ? request.secretEnv : [];
-  const knownSecrets = secretEnv.map((name) => env[name]).filter((value) => typeof value === 'string' && value !== '');
+  const knownSecrets = secretEnv.map((name) => env[name]).filter((value) => typeof value === "string" && value !== "");
   const output = String(request.output);
   let outcome;
-  if (!planDiffWorker) outcome = { error: 'this sandbox has no plan-diff builder' };
+  if (!planDiffWorker) outcome = { error: "this sandbox has no plan-diff builder" };
   else await planDiffWorker.loaded;
-  if (planDiffWorker?.exited) outcome = { error: 'the builder is not running' };
+  if (planDiffWorker?.exited) outcome = { error: "the builder is not running" };
   if (!outcome) {
     outcome = await new Promise((resolve) => {
       const { worker } = planDiffWorker;
       const onMessage = (message) => done(message);
-      const onError = () => done({ error: 'could not build the artifact' });
-      const onExit = () => done({ error: 'could not build the artifact' });
+      const onError = () => done({ error: "could not build the artifact" });
+      const onExit = () => done({ error: "could not build the artifact" });
       function done(message) {
-        worker.off('message', onMessage);
-        worker.off('error', onError);
-        worker.off('exit', onExit);
+        worker.off("message", onMessage);
+        worker.off("error", onError);
+        worker.off("exit", onExit);
         resolve(message);
       }
-      worker.on('message', onMessage);
-      worker.once('error', onError);
-      worker.once('exit', onExit);
-      worker.postMessage({ input: String(request.input), runId: typeof request.runId === 'string' ? request.runId : null, knownSecrets });
+      worker.on("message", onMessage);
+      worker.once("error", onError);
+      worker.once("exit", onExit);
+      worker.postMessage({ input: String(request.input), runId: typeof request.runId === "string" ? request.runId : null, knownSecrets });
     });
   }
-  if (typeof outcome?.json === 'string') {
+  if (typeof outcome?.json === "string") {
     try {
       await writeFile(`${output}.partial`, outcome.json, { mode: 0o600 });
       await rename(`${output}.partial`, output);
       return;
     } catch {
       await rm(`${output}.partial`, { force: true }).catch(() => {});
-      outcome = { error: 'could not write the artifact' };
+      outcome = { error: "could not write the artifact" };
     }
   }
-  const reason = typeof outcome?.error === 'string' ? outcome.error : 'could not build the artifact';
+  const reason = typeof outcome?.error === "string" ? outcome.error : "could not build the artifact";
   process.stdout.write(`stackship-plan-diff: ${reason}\n${PLAN_DIFF_UNAVAILABLE}\n`);
 }
 
 let child;
-let pending = '';
+let pending = "";
 let started = false;
 
 function killGroup(signal) {
@@ -207,24 +207,29 @@ function killGroup(signal) {
 
 /** Step marks: each line the command writes to its fd 3. */
 function readMarks(stream) {
-  let buffered = '';
-  stream.setEncoding('utf8');
-  stream.on('error', () => {});
-  stream.on('data', (data) => {
+  let buffered = "";
+  stream.setEncoding("utf8");
+  stream.on("error", () => {});
+  stream.on("data", (data) => {
     const at = now();
     buffered += data;
     let newline;
-    while ((newline = buffered.indexOf('\n')) >= 0) {
+    while ((newline = buffered.indexOf("\n")) >= 0) {
       const name = buffered.slice(0, newline).trim().slice(0, 64);
       buffered = buffered.slice(newline + 1);
-      if (name) send({ type: 'mark', name, at });
+      if (name) send({ type: "mark", name, at });
     }
   });
 }
 
 /** Whether `name` is an executable file, by itself (with a slash) or in one of PATH's directories. */
 function findExecutable(name, searchPath) {
-  const candidates = name.includes('/') ? [name] : String(searchPath ?? '').split(':').filter(Boolean).map((dir) => `${dir}/${name}`);
+  const candidates = name.includes("/")
+    ? [name]
+    : String(searchPath ?? "")
+        .split(":")
+        .filter(Boolean)
+        .map((dir) => `${dir}/${name}`);
   return candidates.some((candidate) => {
     try {
       accessSync(candidate, fsConstants.X_OK);
@@ -237,67 +242,67 @@ function findExecutable(name, searchPath) {
 
 function start(message, booted) {
   const argv = Array.isArray(message.argv) ? message.argv : [];
-  if (argv.length === 0 || !argv.every((a) => typeof a === 'string')) {
-    finish(127, { type: 'error', message: 'start: argv must be a non-empty list of strings' });
+  if (argv.length === 0 || !argv.every((a) => typeof a === "string")) {
+    finish(127, { type: "error", message: "start: argv must be a non-empty list of strings" });
     return;
   }
   if (booted.forwarderError !== undefined) {
-    finish(126, { type: 'error', message: `API forwarder: ${booted.forwarderError.message}` });
+    finish(126, { type: "error", message: `API forwarder: ${booted.forwarderError.message}` });
     return;
   }
-  const env = message.env && typeof message.env === 'object' ? message.env : {};
-  const wrapper = Array.isArray(message.wrapper) && message.wrapper.every((a) => typeof a === 'string') ? message.wrapper : [];
+  const env = message.env && typeof message.env === "object" ? message.env : {};
+  const wrapper = Array.isArray(message.wrapper) && message.wrapper.every((a) => typeof a === "string") ? message.wrapper : [];
   if (wrapper.length > 0 && !findExecutable(argv[0], env.PATH)) {
-    finish(127, { type: 'error', message: `${argv[0]}: spawn ${argv[0]} ENOENT` });
+    finish(127, { type: "error", message: `${argv[0]}: spawn ${argv[0]} ENOENT` });
     return;
   }
   const command = [...wrapper, ...argv];
   try {
     child = spawn(command[0], command.slice(1), {
-      cwd: typeof message.cwd === 'string' ? message.cwd : process.cwd(),
+      cwd: typeof message.cwd === "string" ? message.cwd : process.cwd(),
       env,
-      stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
+      stdio: ["ignore", "inherit", "inherit", "pipe"],
       detached: true,
     });
   } catch (error) {
-    finish(127, { type: 'error', message: `${argv[0]}: ${error.message}` });
+    finish(127, { type: "error", message: `${argv[0]}: ${error.message}` });
     return;
   }
   if (child.stdio[3]) readMarks(child.stdio[3]);
-  child.once('spawn', () => send({ type: 'started', pid: child.pid, at: now() }));
-  child.once('error', (error) => {
-    if (child.pid === undefined) finish(127, { type: 'error', message: `${argv[0]}: ${error.message}` });
+  child.once("spawn", () => send({ type: "started", pid: child.pid, at: now() }));
+  child.once("error", (error) => {
+    if (child.pid === undefined) finish(127, { type: "error", message: `${argv[0]}: ${error.message}` });
   });
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- buildPlanDiff reports failures as outcomes and never rejects
-  child.once('exit', async (code, signal) => {
-    if (code === 0 && message.planDiff && typeof message.planDiff === 'object') {
-      send({ type: 'mark', name: 'plan-diff', at: now() });
+  child.once("exit", async (code, signal) => {
+    if (code === 0 && message.planDiff && typeof message.planDiff === "object") {
+      send({ type: "mark", name: "plan-diff", at: now() });
       await buildPlanDiff(booted.planDiff, message.planDiff, env);
     }
     // The shell convention, so bwrap's own exit status still says what happened.
     const status = code ?? 128 + (os.constants.signals[signal] ?? 0);
-    finish(status, { type: 'exit', code, signal, at: now() });
+    finish(status, { type: "exit", code, signal, at: now() });
   });
 }
 
 function handle(message, booted) {
-  if (message.type === 'start' && !started) {
+  if (message.type === "start" && !started) {
     started = true;
     // The command needs the forwarder; the plan-diff builder is awaited only after the command.
     void booted.forwarder.then(() => start(message, booted));
-  } else if (message.type === 'signal' && typeof message.signal === 'string') {
+  } else if (message.type === "signal" && typeof message.signal === "string") {
     killGroup(message.signal);
   }
 }
 
 function main() {
   control = new net.Socket({ fd: CONTROL_FD, readable: true, writable: true });
-  control.on('error', () => {});
+  control.on("error", () => {});
   let options;
   try {
     options = parseArgs(process.argv.slice(2));
   } catch (error) {
-    finish(125, { type: 'error', message: `launcher: ${error.message}` });
+    finish(125, { type: "error", message: `launcher: ${error.message}` });
     return;
   }
   const booted = { forwarderError: undefined, planDiff: undefined, forwarder: Promise.resolve() };
@@ -308,12 +313,12 @@ function main() {
     );
   }
   if (options.planDiffBuilder !== undefined) booted.planDiff = startPlanDiffWorker(options.planDiffBuilder);
-  void Promise.all([booted.forwarder, booted.planDiff?.loaded]).then(() => send({ type: 'ready', at: now() }));
-  control.setEncoding('utf8');
-  control.on('data', (data) => {
+  void Promise.all([booted.forwarder, booted.planDiff?.loaded]).then(() => send({ type: "ready", at: now() }));
+  control.setEncoding("utf8");
+  control.on("data", (data) => {
     pending += data;
     let newline;
-    while ((newline = pending.indexOf('\n')) >= 0) {
+    while ((newline = pending.indexOf("\n")) >= 0) {
       const line = pending.slice(0, newline);
       pending = pending.slice(newline + 1);
       if (!line.trim()) continue;
@@ -325,8 +330,8 @@ function main() {
     }
   });
   // The runner went away: nobody is left to collect the result, so stop everything.
-  control.on('end', () => {
-    killGroup('SIGKILL');
+  control.on("end", () => {
+    killGroup("SIGKILL");
     process.exit(137);
   });
 }

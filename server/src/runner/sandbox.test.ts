@@ -1,47 +1,37 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import http from 'node:http';
-import net from 'node:net';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { suite } from 'uvu';
-import * as assert from 'uvu/assert';
-import { openApiChannel, SANDBOX_API_PORT } from './api-channel.ts';
-import {
-  bwrapArgs,
-  isSandboxId,
-  newSandboxId,
-  runInSandbox,
-  SANDBOX_BASE_PROFILE,
-  SANDBOX_TOOLS_DIR,
-  startSandbox,
-  type SandboxOptions,
-  type SandboxResult,
-} from './sandbox.ts';
-import { buildPlanDiff } from '../domain/plan-diff/plan-diff.mjs';
-import { planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER } from './tofu-files.ts';
-import { WarmSandboxPool } from './warm-sandboxes.ts';
-import { alive, environOf, ourBwraps, ourSandboxes, processTree } from '../../test/support/processes.ts';
+import { readdirSync, readFileSync } from "node:fs";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import http from "node:http";
+import net from "node:net";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { openApiChannel, SANDBOX_API_PORT } from "./api-channel.ts";
+import { bwrapArgs, isSandboxId, newSandboxId, runInSandbox, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, startSandbox, type SandboxOptions, type SandboxResult } from "./sandbox.ts";
+import { buildPlanDiff } from "../domain/plan-diff/plan-diff.mjs";
+import { planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER } from "./tofu-files.ts";
+import { WarmSandboxPool } from "./warm-sandboxes.ts";
+import { alive, environOf, ourBwraps, ourSandboxes, processTree } from "../../test/support/processes.ts";
 
-const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-const toolsDir = path.join(repoRoot, '.tools');
-const fixtures = path.join(repoRoot, 'server/test/fixtures/configs');
+const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+const toolsDir = path.join(repoRoot, ".tools");
+const fixtures = path.join(repoRoot, "server/test/fixtures/configs");
 const node = process.execPath;
 
-let tmpDir = '';
+let tmpDir = "";
 
 /** Runs in the sandbox, collecting stdout as text; attempts live under the suite's tmpDir. */
 async function run(options: SandboxOptions): Promise<SandboxResult & { stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
+  let stdout = "";
+  let stderr = "";
   const result = await runInSandbox({
     tmpDir,
     ...options,
     onOutput: (chunk, stream) => {
-      if (stream === 'stdout') stdout += chunk.toString('utf8');
-      else stderr += chunk.toString('utf8');
+      if (stream === "stdout") stdout += chunk.toString("utf8");
+      else stderr += chunk.toString("utf8");
       options.onOutput?.(chunk, stream);
     },
   });
@@ -50,7 +40,7 @@ async function run(options: SandboxOptions): Promise<SandboxResult & { stdout: s
 
 /** Runs a node program inside the sandbox and parses the JSON it prints. */
 async function probe(program: string, options: Partial<SandboxOptions> = {}): Promise<{ result: SandboxResult; value: any; stderr: string }> {
-  const result = await run({ argv: [node, '-e', program], ...options });
+  const result = await run({ argv: [node, "-e", program], ...options });
   let value: unknown;
   try {
     value = JSON.parse(result.stdout);
@@ -61,69 +51,63 @@ async function probe(program: string, options: Partial<SandboxOptions> = {}): Pr
 }
 
 async function listen(server: net.Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return (server.address() as AddressInfo).port;
 }
 
-const test = suite('sandbox');
+const test = suite("sandbox");
 
 test.before.each(async () => {
-  tmpDir = await mkdtemp(path.join(os.tmpdir(), 'stackship-sandbox-test-'));
+  tmpDir = await mkdtemp(path.join(os.tmpdir(), "stackship-sandbox-test-"));
 });
 
 test.after.each(async () => {
   // Every attempt removes its private host directory, whatever happened in it.
   const left = await readdir(tmpDir);
   await rm(tmpDir, { recursive: true, force: true });
-  assert.equal(left, [], 'attempt directories left behind');
+  assert.equal(left, [], "attempt directories left behind");
 });
 
-test('sandbox ids and the bwrap flag list', () => {
+test("sandbox ids and the bwrap flag list", () => {
   const id = newSandboxId();
   assert.ok(isSandboxId(id), id);
   assert.is.not(newSandboxId(), id);
   const args = bwrapArgs({
-    name: 'sbx-name',
-    workDir: '/host/work',
-    etcDir: '/host/etc',
-    launcherPath: '/host/launcher.mjs',
-    nodePath: '/usr/bin/node',
-    apiSocketDir: '/host/channel',
-    readOnlyBinds: [{ source: '/host/tools', target: '/opt/stackship/tools' }],
+    name: "sbx-name",
+    workDir: "/host/work",
+    etcDir: "/host/etc",
+    launcherPath: "/host/launcher.mjs",
+    nodePath: "/usr/bin/node",
+    apiSocketDir: "/host/channel",
+    readOnlyBinds: [{ source: "/host/tools", target: "/opt/stackship/tools" }],
     uid: 3000000123,
-    tmpDir: '/host/fs/tmp',
+    tmpDir: "/host/fs/tmp",
     seccomp: true,
   });
-  for (const flag of [
-    '--unshare-pid',
-    '--unshare-ipc',
-    '--unshare-uts',
-    '--unshare-cgroup',
-    '--unshare-net',
-    '--die-with-parent',
-    '--new-session',
-    '--clearenv',
-  ]) {
+  for (const flag of ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup", "--unshare-net", "--die-with-parent", "--new-session", "--clearenv"]) {
     assert.ok(args.includes(flag), flag);
   }
-  const joined = args.join(' ');
+  const joined = args.join(" ");
   // As root: every capability but the three setpriv needs to switch uid, and setpriv clears those.
-  assert.ok(joined.includes('--cap-drop ALL --cap-add CAP_SETUID --cap-add CAP_SETGID --cap-add CAP_SETPCAP'));
-  assert.ok(joined.includes('--seccomp 4'));
-  assert.ok(joined.includes('--bind /host/fs/tmp /tmp'));
-  assert.ok(joined.includes('/usr/bin/setpriv --reuid=3000000123 --regid=3000000123 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- /usr/bin/node'));
-  assert.ok(joined.includes('--hostname sbx-name'));
-  assert.ok(joined.includes('--bind /host/work /work'));
-  assert.ok(joined.includes('--ro-bind /host/tools /opt/stackship/tools'));
-  assert.ok(joined.includes('--ro-bind /host/channel /run/stackship/channel'));
-  assert.ok(joined.includes('--proc /proc') && joined.includes('--dev /dev'));
-  assert.not.ok(args.some((a) => a === '/' && args[args.indexOf(a) - 1] === '--bind'), 'no writable root');
+  assert.ok(joined.includes("--cap-drop ALL --cap-add CAP_SETUID --cap-add CAP_SETGID --cap-add CAP_SETPCAP"));
+  assert.ok(joined.includes("--seccomp 4"));
+  assert.ok(joined.includes("--bind /host/fs/tmp /tmp"));
+  assert.ok(joined.includes("/usr/bin/setpriv --reuid=3000000123 --regid=3000000123 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- /usr/bin/node"));
+  assert.ok(joined.includes("--hostname sbx-name"));
+  assert.ok(joined.includes("--bind /host/work /work"));
+  assert.ok(joined.includes("--ro-bind /host/tools /opt/stackship/tools"));
+  assert.ok(joined.includes("--ro-bind /host/channel /run/stackship/channel"));
+  assert.ok(joined.includes("--proc /proc") && joined.includes("--dev /dev"));
+  assert.not.ok(
+    args.some((a) => a === "/" && args[args.indexOf(a) - 1] === "--bind"),
+    "no writable root",
+  );
   // The root is made read-only after every mount is in place, right before the command.
-  assert.ok(args.indexOf('--remount-ro') > args.lastIndexOf('--ro-bind'));
-  assert.equal(args.slice(-6), ['/usr/bin/node', '/run/stackship/launcher.mjs', '--api-socket', '/run/stackship/channel/api.sock', '--api-port', '7480']);
+  assert.ok(args.indexOf("--remount-ro") > args.lastIndexOf("--ro-bind"));
+  assert.equal(args.slice(-6), ["/usr/bin/node", "/run/stackship/launcher.mjs", "--api-socket", "/run/stackship/channel/api.sock", "--api-port", "7480"]);
 });
 
-test('inside: read-only root, writable /work, own PID namespace, hostname, only the given env, no capabilities', async () => {
+test("inside: read-only root, writable /work, own PID namespace, hostname, only the given env, no capabilities", async () => {
   const program = `
     const fs = require('fs');
     const os = require('os');
@@ -144,38 +128,38 @@ test('inside: read-only root, writable /work, own PID namespace, hostname, only 
       home: fs.readdirSync('/').sort(),
     }));
   `;
-  const { result, value } = await probe(program, { name: 'ss-plan-test-1', env: { TF_IN_AUTOMATION: '1', SECRET_LIKE: 'x y z' } });
+  const { result, value } = await probe(program, { name: "ss-plan-test-1", env: { TF_IN_AUTOMATION: "1", SECRET_LIKE: "x y z" } });
   assert.is(result.exitCode, 0);
   assert.is(result.signal, null);
   assert.ok(result.started);
-  assert.is(result.name, 'ss-plan-test-1');
+  assert.is(result.name, "ss-plan-test-1");
   assert.is(result.baseProfile, SANDBOX_BASE_PROFILE);
   assert.ok(isSandboxId(result.sandboxId));
-  assert.is(value.etc, 'EROFS');
-  assert.is(value.usr, 'EROFS');
-  assert.is(value.root, 'EROFS');
-  assert.is(value.work, 'ok');
-  assert.is(value.tmp, 'ok');
-  assert.is(value.cwd, '/work');
+  assert.is(value.etc, "EROFS");
+  assert.is(value.usr, "EROFS");
+  assert.is(value.root, "EROFS");
+  assert.is(value.work, "ok");
+  assert.is(value.tmp, "ok");
+  assert.is(value.cwd, "/work");
   assert.ok(value.pid < 20, `pid ${value.pid}`);
   // bwrap's init, the launcher and the probe (node may still be tearing down a helper).
   assert.ok(value.processes <= 5, `${value.processes} processes visible`);
-  assert.is(value.hostname, 'ss-plan-test-1');
-  assert.equal(value.env, { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/work', TF_IN_AUTOMATION: '1', SECRET_LIKE: 'x y z' });
-  assert.is(value.capEff, '0000000000000000');
-  assert.is(value.hostFiles, 'ENOENT');
+  assert.is(value.hostname, "ss-plan-test-1");
+  assert.equal(value.env, { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/work", TF_IN_AUTOMATION: "1", SECRET_LIKE: "x y z" });
+  assert.is(value.capEff, "0000000000000000");
+  assert.is(value.hostFiles, "ENOENT");
   // Only what a run needs is mounted: no /root, /home, /var, /srv, /mnt or the repository.
-  const unexpected = value.home.filter((d: string) => !['bin', 'dev', 'etc', 'lib', 'lib32', 'lib64', 'libx32', 'proc', 'run', 'sbin', 'tmp', 'usr', 'work'].includes(d));
+  const unexpected = value.home.filter((d: string) => !["bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "run", "sbin", "tmp", "usr", "work"].includes(d));
   assert.equal(unexpected, []);
 });
 
-test('environment values never appear on a host command line', async () => {
+test("environment values never appear on a host command line", async () => {
   const secret = `s3cr3t-${newSandboxId()}`;
   const seen: string[] = [];
   const watcher = setInterval(() => {
-    for (const pid of readdirSync('/proc').filter((p) => /^[0-9]+$/.test(p))) {
+    for (const pid of readdirSync("/proc").filter((p) => /^[0-9]+$/.test(p))) {
       try {
-        const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
         if (cmdline.includes(secret)) seen.push(cmdline);
       } catch {
         // The process ended.
@@ -183,7 +167,7 @@ test('environment values never appear on a host command line', async () => {
     }
   }, 50);
   try {
-    const result = await run({ argv: ['sh', '-c', 'sleep 0.4; test "$TOKEN" = "$EXPECTED"'], env: { TOKEN: secret, EXPECTED: secret } });
+    const result = await run({ argv: ["sh", "-c", 'sleep 0.4; test "$TOKEN" = "$EXPECTED"'], env: { TOKEN: secret, EXPECTED: secret } });
     assert.is(result.exitCode, 0);
   } finally {
     clearInterval(watcher);
@@ -191,10 +175,10 @@ test('environment values never appear on a host command line', async () => {
   assert.equal(seen, []);
 });
 
-test('network: the API channel reaches the API; the host and any other port do not', async () => {
+test("network: the API channel reaches the API; the host and any other port do not", async () => {
   const api = http.createServer((req, res) => res.end(`stackship api: ${req.url}`));
   const apiPort = await listen(api);
-  const other = net.createServer((socket) => socket.end('host service\n'));
+  const other = net.createServer((socket) => socket.end("host service\n"));
   const otherPort = await listen(other);
   const program = `
     const net = require('net');
@@ -224,33 +208,36 @@ test('network: the API channel reaches the API; the host and any other port do n
     })();
   `;
   try {
-    const { result, value } = await probe(program, { api: { host: '127.0.0.1', port: apiPort } });
+    const { result, value } = await probe(program, { api: { host: "127.0.0.1", port: apiPort } });
     assert.is(result.exitCode, 0);
-    assert.is(value.api, '200 stackship api: /api/v2/ping');
-    assert.is(value.hostService, 'ECONNREFUSED');
-    assert.is(value.hostApiDirect, 'ECONNREFUSED');
-    assert.is(value.otherLoopbackPort, 'ECONNREFUSED');
-    assert.is(value.postgres, 'ECONNREFUSED');
-    assert.is(value.outside, 'ENETUNREACH');
+    assert.is(value.api, "200 stackship api: /api/v2/ping");
+    assert.is(value.hostService, "ECONNREFUSED");
+    assert.is(value.hostApiDirect, "ECONNREFUSED");
+    assert.is(value.otherLoopbackPort, "ECONNREFUSED");
+    assert.is(value.postgres, "ECONNREFUSED");
+    assert.is(value.outside, "ENETUNREACH");
   } finally {
     api.close();
     other.close();
   }
 });
 
-test('a caller-managed API channel socket works the same way', async () => {
-  const api = http.createServer((_req, res) => res.end('managed channel'));
+test("a caller-managed API channel socket works the same way", async () => {
+  const api = http.createServer((_req, res) => res.end("managed channel"));
   const apiPort = await listen(api);
-  const channelDir = await mkdtemp(path.join(os.tmpdir(), 'stackship-channel-'));
-  const channel = await openApiChannel({ socketPath: path.join(channelDir, 'api.sock'), target: { host: '127.0.0.1', port: apiPort } });
+  const channelDir = await mkdtemp(path.join(os.tmpdir(), "stackship-channel-"));
+  const channel = await openApiChannel({ socketPath: path.join(channelDir, "api.sock"), target: { host: "127.0.0.1", port: apiPort } });
   try {
-    const { result, value } = await probe(`
+    const { result, value } = await probe(
+      `
       require('http').get('http://127.0.0.1:${SANDBOX_API_PORT}/', (res) => {
         let b = ''; res.on('data', (c) => (b += c)); res.on('end', () => console.log(JSON.stringify(b)));
       }).on('error', (e) => console.log(JSON.stringify(e.code)));
-    `, { apiSocketPath: channel.socketPath });
+    `,
+      { apiSocketPath: channel.socketPath },
+    );
     assert.is(result.exitCode, 0);
-    assert.is(value, 'managed channel');
+    assert.is(value, "managed channel");
     assert.is(channel.connectionCount, 1);
   } finally {
     await channel.close();
@@ -259,43 +246,43 @@ test('a caller-managed API channel socket works the same way', async () => {
   }
 });
 
-test('without an API channel nothing listens inside', async () => {
+test("without an API channel nothing listens inside", async () => {
   const { value } = await probe(`
     const s = require('net').connect({ host: '127.0.0.1', port: ${SANDBOX_API_PORT} });
     s.once('connect', () => { console.log(JSON.stringify('connected')); s.destroy(); });
     s.once('error', (e) => console.log(JSON.stringify(e.code)));
   `);
-  assert.is(value, 'ECONNREFUSED');
+  assert.is(value, "ECONNREFUSED");
 });
 
-test('timeout: SIGTERM at the wall-clock limit, promptly', async () => {
+test("timeout: SIGTERM at the wall-clock limit, promptly", async () => {
   const started = Date.now();
-  const result = await run({ argv: ['sleep', '30'], timeoutMs: 500 });
+  const result = await run({ argv: ["sleep", "30"], timeoutMs: 500 });
   const elapsed = Date.now() - started;
   assert.ok(result.timedOut);
   assert.not.ok(result.interrupted);
   assert.not.ok(result.killed);
-  assert.is(result.signal, 'SIGTERM');
+  assert.is(result.signal, "SIGTERM");
   assert.is(result.exitCode, null);
   assert.ok(elapsed < 2500, `took ${elapsed} ms`);
 });
 
-test('timeout: a command that ignores SIGTERM is killed after the grace period', async () => {
+test("timeout: a command that ignores SIGTERM is killed after the grace period", async () => {
   const started = Date.now();
   // Ignored signals stay ignored across exec, so sleep ignores TERM and INT too.
   const marker = `30.${Date.now() % 1000}17`;
-  const result = await run({ argv: ['sh', '-c', `trap "" TERM INT; sleep ${marker}`], timeoutMs: 300, killGraceMs: 300 });
+  const result = await run({ argv: ["sh", "-c", `trap "" TERM INT; sleep ${marker}`], timeoutMs: 300, killGraceMs: 300 });
   const elapsed = Date.now() - started;
   assert.ok(result.timedOut);
   assert.ok(result.killed);
-  assert.is(result.signal, 'SIGKILL');
+  assert.is(result.signal, "SIGKILL");
   assert.ok(elapsed < 2500, `took ${elapsed} ms`);
   // Killing bwrap takes the whole PID namespace with it: nothing of the sandbox survives.
-  const survivors = readdirSync('/proc')
+  const survivors = readdirSync("/proc")
     .filter((p) => /^[0-9]+$/.test(p))
     .filter((pid) => {
       try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker);
       } catch {
         return false;
       }
@@ -303,154 +290,155 @@ test('timeout: a command that ignores SIGTERM is killed after the grace period',
   assert.equal(survivors, []);
 });
 
-test('abort: SIGINT to the command, reported as interrupted', async () => {
+test("abort: SIGINT to the command, reported as interrupted", async () => {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), 300);
-  const result = await run({ argv: ['sleep', '30'], signal: controller.signal });
+  const result = await run({ argv: ["sleep", "30"], signal: controller.signal });
   clearTimeout(timer);
   assert.ok(result.interrupted);
   assert.not.ok(result.timedOut);
-  assert.is(result.signal, 'SIGINT');
+  assert.is(result.signal, "SIGINT");
   assert.ok(result.durationMs < 2500, `took ${result.durationMs} ms`);
 });
 
-test('abort: a command that ignores SIGINT gets SIGTERM after the interrupt grace', async () => {
+test("abort: a command that ignores SIGINT gets SIGTERM after the interrupt grace", async () => {
   const controller = new AbortController();
   // Aborted once the sandbox surely runs (a loaded machine can take a while to start it).
   const timer = setTimeout(() => controller.abort(), 1500);
-  const result = await run({ argv: ['sh', '-c', 'trap "" INT; sleep 30'], signal: controller.signal, interruptGraceMs: 300 });
+  const result = await run({ argv: ["sh", "-c", 'trap "" INT; sleep 30'], signal: controller.signal, interruptGraceMs: 300 });
   clearTimeout(timer);
   assert.ok(result.interrupted);
-  assert.is(result.signal, 'SIGTERM');
+  assert.is(result.signal, "SIGTERM");
   // Not a speed target: it proves SIGTERM ended the 30 s sleep early.
   assert.ok(result.durationMs < 20_000, `took ${result.durationMs} ms`);
 });
 
-test('abort before start: nothing runs', async () => {
+test("abort before start: nothing runs", async () => {
   const controller = new AbortController();
   controller.abort();
-  const result = await run({ argv: ['true'], signal: controller.signal });
+  const result = await run({ argv: ["true"], signal: controller.signal });
   assert.ok(result.interrupted);
   assert.not.ok(result.started);
   assert.is(result.exitCode, null);
 });
 
-test('files in and out; the host work dir is removed afterwards', async () => {
+test("files in and out; the host work dir is removed afterwards", async () => {
   const result = await run({
-    argv: ['sh', '-c', 'cat in.txt nested/deeper.txt main.tf > out.txt; mkdir -p results; echo done > results/status; wc -c < out.txt'],
-    copyDir: path.join(fixtures, 'basic'),
-    files: { 'in.txt': 'first\n', 'nested/deeper.txt': Buffer.from('second\n') },
-    collect: ['out.txt', 'results/status', 'missing.txt'],
+    argv: ["sh", "-c", "cat in.txt nested/deeper.txt main.tf > out.txt; mkdir -p results; echo done > results/status; wc -c < out.txt"],
+    copyDir: path.join(fixtures, "basic"),
+    files: { "in.txt": "first\n", "nested/deeper.txt": Buffer.from("second\n") },
+    collect: ["out.txt", "results/status", "missing.txt"],
   });
   assert.is(result.exitCode, 0, result.stderr);
-  const out = result.files['out.txt']!.toString('utf8');
-  assert.ok(out.startsWith('first\nsecond\n'));
+  const out = result.files["out.txt"]!.toString("utf8");
+  assert.ok(out.startsWith("first\nsecond\n"));
   assert.ok(out.includes('resource "terraform_data" "greeting"'));
-  assert.is(result.files['results/status']!.toString('utf8'), 'done\n');
-  assert.is(result.files['missing.txt'], null);
+  assert.is(result.files["results/status"]!.toString("utf8"), "done\n");
+  assert.is(result.files["missing.txt"], null);
   assert.is(result.stdout.trim(), String(Buffer.byteLength(out)));
   // test.after.each checks that tmpDir is empty again.
 });
 
-test('collect does not follow symlinks the sandbox planted', async () => {
+test("collect does not follow symlinks the sandbox planted", async () => {
   const result = await run({
-    argv: ['sh', '-c', 'ln -s /etc/hostname leak.txt; mkdir d; ln -s /etc d/etc; ln -s / up'],
-    collect: ['leak.txt', 'd/etc/hostname', 'up/etc/hostname'],
+    argv: ["sh", "-c", "ln -s /etc/hostname leak.txt; mkdir d; ln -s /etc d/etc; ln -s / up"],
+    collect: ["leak.txt", "d/etc/hostname", "up/etc/hostname"],
   });
   assert.is(result.exitCode, 0);
-  assert.equal(result.files, { 'leak.txt': null, 'd/etc/hostname': null, 'up/etc/hostname': null });
+  assert.equal(result.files, { "leak.txt": null, "d/etc/hostname": null, "up/etc/hostname": null });
 });
 
-test('paths outside the work dir are refused before anything starts', async () => {
-  const refused: Record<string, string>[] = [{ '../escape': 'x' }, { '/etc/passwd': 'x' }, { 'a/../../b': 'x' }];
+test("paths outside the work dir are refused before anything starts", async () => {
+  const refused: Record<string, string>[] = [{ "../escape": "x" }, { "/etc/passwd": "x" }, { "a/../../b": "x" }];
   for (const files of refused) {
-    let message = '';
-    await runInSandbox({ argv: ['true'], files, tmpDir }).catch((error: Error) => (message = error.message));
+    let message = "";
+    await runInSandbox({ argv: ["true"], files, tmpDir }).catch((error: Error) => (message = error.message));
     assert.match(message, /not a relative path inside the work directory/);
   }
-  let message = '';
-  await runInSandbox({ argv: ['true'], readOnlyBinds: [{ source: toolsDir, target: '/work/tools' }], tmpDir }).catch(
-    (error: Error) => (message = error.message),
-  );
+  let message = "";
+  await runInSandbox({ argv: ["true"], readOnlyBinds: [{ source: toolsDir, target: "/work/tools" }], tmpDir }).catch((error: Error) => (message = error.message));
   assert.match(message, /would cover/);
 });
 
-test('exit codes, stderr and a missing command', async () => {
-  const failing = await run({ argv: ['sh', '-c', 'echo to-stderr >&2; exit 3'] });
+test("exit codes, stderr and a missing command", async () => {
+  const failing = await run({ argv: ["sh", "-c", "echo to-stderr >&2; exit 3"] });
   assert.is(failing.exitCode, 3);
-  assert.is(failing.stderr, 'to-stderr\n');
+  assert.is(failing.stderr, "to-stderr\n");
   assert.is(failing.error, undefined);
 
-  const missing = await run({ argv: ['no-such-command-anywhere'] });
+  const missing = await run({ argv: ["no-such-command-anywhere"] });
   assert.not.ok(missing.started);
   assert.is(missing.exitCode, 127);
-  assert.match(missing.error ?? '', /ENOENT/);
+  assert.match(missing.error ?? "", /ENOENT/);
 
-  const noBwrap = await run({ argv: ['true'], bwrapPath: '/nonexistent/bwrap' });
+  const noBwrap = await run({ argv: ["true"], bwrapPath: "/nonexistent/bwrap" });
   assert.not.ok(noBwrap.started);
-  assert.match(noBwrap.error ?? '', /ENOENT/);
+  assert.match(noBwrap.error ?? "", /ENOENT/);
 });
 
-test('an onOutput callback that throws fails the run after cleanup', async () => {
-  let message = '';
+test("an onOutput callback that throws fails the run after cleanup", async () => {
+  let message = "";
   await runInSandbox({
-    argv: ['echo', 'hi'],
+    argv: ["echo", "hi"],
     tmpDir,
     onOutput: () => {
-      throw new Error('consumer broke');
+      throw new Error("consumer broke");
     },
   }).catch((error: Error) => (message = error.message));
-  assert.is(message, 'consumer broke');
+  assert.is(message, "consumer broke");
 });
 
-test('warm: boots without the attempt, gets its env only at the handoff, serves one attempt, leaves nothing behind', async () => {
+test("warm: boots without the attempt, gets its env only at the handoff, serves one attempt, leaves nothing behind", async () => {
   const canary = `warm-canary-${Date.now()}`;
   const sandbox = await startSandbox({ tmpDir });
-  assert.ok(await sandbox.ready, 'the launcher reports ready');
+  assert.ok(await sandbox.ready, "the launcher reports ready");
   assert.ok(sandbox.available);
-  assert.is(sandbox.name, sandbox.sandboxId, 'a sandbox started ahead is named by its id');
+  assert.is(sandbox.name, sandbox.sandboxId, "a sandbox started ahead is named by its id");
   const idle = processTree(sandbox.pid!);
   assert.ok(idle.length >= 2, `bwrap and the launcher run: ${idle}`);
   let launchers = 0;
   for (const pid of idle) {
     const env = environOf(pid);
-    assert.not.ok(env.some((entry) => entry.includes(canary)), 'nothing of the run before the handoff');
-    const launcher = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[1] === '/run/stackship/launcher.mjs';
+    assert.not.ok(
+      env.some((entry) => entry.includes(canary)),
+      "nothing of the run before the handoff",
+    );
+    const launcher = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[1] === "/run/stackship/launcher.mjs";
     // bwrap itself runs with an empty environment, the launcher with only what bwrap sets.
     // (PWD only where bwrap itself could enter /work: not as root, where /work is the sandbox uid's.)
-    assert.equal(env.filter((entry) => !entry.startsWith('PWD=')).sort(), launcher ? ['HOME=/work', 'PATH=/usr/local/bin:/usr/bin:/bin'] : []);
+    assert.equal(env.filter((entry) => !entry.startsWith("PWD=")).sort(), launcher ? ["HOME=/work", "PATH=/usr/local/bin:/usr/bin:/bin"] : []);
     launchers += launcher ? 1 : 0;
   }
   assert.is(launchers, 1);
-  let stdout = '';
+  let stdout = "";
   const result = await sandbox.run({
-    argv: ['sh', '-c', 'echo "$RUN_SECRET"; cat in.txt; hostname'],
+    argv: ["sh", "-c", 'echo "$RUN_SECRET"; cat in.txt; hostname'],
     env: { RUN_SECRET: canary },
-    files: { 'in.txt': 'handed over\n' },
+    files: { "in.txt": "handed over\n" },
     onOutput: (chunk) => (stdout += chunk.toString()),
   });
   assert.is(result.exitCode, 0, result.error);
   assert.is(stdout, `${canary}\nhanded over\n${sandbox.sandboxId}\n`);
   assert.ok(result.timings.readyAt! <= result.timings.handedOverAt && result.timings.handedOverAt <= result.timings.startedAt!);
   // One attempt only; afterwards the whole process tree is gone (tmpDir emptiness: test.after.each).
-  let message = '';
-  await sandbox.run({ argv: ['true'] }).catch((error: Error) => (message = error.message));
+  let message = "";
+  await sandbox.run({ argv: ["true"] }).catch((error: Error) => (message = error.message));
   assert.match(message, /already served an attempt/);
   assert.not.ok(sandbox.available);
   assert.equal(idle.filter(alive), []);
 });
 
-test('warm: the wall-clock limit counts from the handoff, not from the boot', async () => {
+test("warm: the wall-clock limit counts from the handoff, not from the boot", async () => {
   const sandbox = await startSandbox({ tmpDir });
   assert.ok(await sandbox.ready);
   await new Promise((resolve) => setTimeout(resolve, 800));
-  const result = await sandbox.run({ argv: ['sh', '-c', 'sleep 0.3; echo done'], timeoutMs: 600 });
-  assert.not.ok(result.timedOut, 'the idle time before the handoff does not count');
+  const result = await sandbox.run({ argv: ["sh", "-c", "sleep 0.3; echo done"], timeoutMs: 600 });
+  assert.not.ok(result.timedOut, "the idle time before the handoff does not count");
   assert.is(result.exitCode, 0);
   assert.ok(result.durationMs < 800, `duration ${result.durationMs} ms counts from the handoff`);
 });
 
-test('warm: destroyed unused, or aborted before the handoff, nothing runs and nothing is left', async () => {
+test("warm: destroyed unused, or aborted before the handoff, nothing runs and nothing is left", async () => {
   const unused = await startSandbox({ tmpDir });
   assert.ok(await unused.ready);
   const tree = processTree(unused.pid!);
@@ -459,84 +447,90 @@ test('warm: destroyed unused, or aborted before the handoff, nothing runs and no
   const aborted = await startSandbox({ tmpDir });
   const controller = new AbortController();
   controller.abort();
-  const result = await aborted.run({ argv: ['true'], signal: controller.signal });
+  const result = await aborted.run({ argv: ["true"], signal: controller.signal });
   assert.ok(result.interrupted);
   assert.not.ok(result.started);
 });
 
-test('steps the command marks on its fd 3 come back as timings', async () => {
-  const result = await run({ argv: ['sh', '-c', 'echo one >&3; sleep 0.05; echo two >&3; echo out'] });
+test("steps the command marks on its fd 3 come back as timings", async () => {
+  const result = await run({ argv: ["sh", "-c", "echo one >&3; sleep 0.05; echo two >&3; echo out"] });
   assert.is(result.exitCode, 0);
-  assert.equal(result.timings.marks.map((m) => m.name), ['one', 'two']);
+  assert.equal(
+    result.timings.marks.map((m) => m.name),
+    ["one", "two"],
+  );
   const [one, two] = result.timings.marks;
   assert.ok(two.at - one.at >= 40, `${two.at - one.at} ms between the marks`);
   assert.ok(result.timings.startedAt! <= one.at && two.at <= result.timings.exitedAt!);
 });
 
-test('plan-diff: the launcher builds it inside the sandbox after the command, with the builder loaded at boot', async () => {
-  const secret = 'lt-sandbox-secret-0451';
+test("plan-diff: the launcher builds it inside the sandbox after the command, with the builder loaded at boot", async () => {
+  const secret = "lt-sandbox-secret-0451";
   const plan = {
-    format_version: '1.2',
-    terraform_version: '1.12.6',
+    format_version: "1.2",
+    terraform_version: "1.12.6",
     errored: false,
     resource_changes: [
       {
-        address: 'terraform_data.a',
-        mode: 'managed',
-        type: 'terraform_data',
-        name: 'a',
-        provider_name: 'terraform.io/builtin/terraform',
-        change: { actions: ['create'], before: null, after: { input: secret }, after_unknown: { id: true }, before_sensitive: false, after_sensitive: {} },
+        address: "terraform_data.a",
+        mode: "managed",
+        type: "terraform_data",
+        name: "a",
+        provider_name: "terraform.io/builtin/terraform",
+        change: { actions: ["create"], before: null, after: { input: secret }, after_unknown: { id: true }, before_sensitive: false, after_sensitive: {} },
       },
     ],
   };
   const shape = { tmpDir, readOnlyBinds: planDiffBinds(), planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER };
-  const request = planDiffRequest('run-0123456789abcdef', ['PD_SECRET']);
+  const request = planDiffRequest("run-0123456789abcdef", ["PD_SECRET"]);
   const sandbox = await startSandbox(shape);
-  assert.ok(await sandbox.ready, 'ready once the builder is loaded');
+  assert.ok(await sandbox.ready, "ready once the builder is loaded");
   const withFile = await sandbox.run({
-    argv: ['true'],
-    files: { 'plan.json': JSON.stringify(plan) },
+    argv: ["true"],
+    files: { "plan.json": JSON.stringify(plan) },
     env: { PD_SECRET: secret },
     planDiff: request,
-    collect: ['plan-diff.json', 'plan-diff.json.partial'],
+    collect: ["plan-diff.json", "plan-diff.json.partial"],
   });
   assert.is(withFile.exitCode, 0, withFile.error);
-  assert.equal(withFile.timings.marks.map((m) => m.name), ['plan-diff']);
-  const text = withFile.files['plan-diff.json']!.toString('utf8');
-  assert.not.match(text, secret, 'a value named by secretEnv stays redacted');
-  assert.equal(JSON.parse(text), buildPlanDiff(plan, { runId: 'run-0123456789abcdef', knownSecrets: [secret] }).artifact);
-  assert.is(withFile.files['plan-diff.json.partial'], null);
+  assert.equal(
+    withFile.timings.marks.map((m) => m.name),
+    ["plan-diff"],
+  );
+  const text = withFile.files["plan-diff.json"]!.toString("utf8");
+  assert.not.match(text, secret, "a value named by secretEnv stays redacted");
+  assert.equal(JSON.parse(text), buildPlanDiff(plan, { runId: "run-0123456789abcdef", knownSecrets: [secret] }).artifact);
+  assert.is(withFile.files["plan-diff.json.partial"], null);
 
   // Not a plan: no artifact, a line in the log that does not quote the input, and the attempt still succeeds.
-  let log = '';
+  let log = "";
   const refused = await runInSandbox({
     ...shape,
-    argv: ['true'],
-    files: { 'plan.json': '{"password": "hunter2", oops' },
+    argv: ["true"],
+    files: { "plan.json": '{"password": "hunter2", oops' },
     planDiff: request,
-    collect: ['plan-diff.json'],
+    collect: ["plan-diff.json"],
     onOutput: (chunk) => (log += chunk.toString()),
   });
   assert.is(refused.exitCode, 0);
-  assert.is(refused.files['plan-diff.json'], null);
+  assert.is(refused.files["plan-diff.json"], null);
   assert.match(log, /could not build the redacted plan changes/);
-  assert.not.match(log, 'hunter2');
+  assert.not.match(log, "hunter2");
 
   // A failed command: no plan-diff at all.
-  const failed = await runInSandbox({ ...shape, argv: ['sh', '-c', 'exit 4'], files: { 'plan.json': JSON.stringify(plan) }, planDiff: request, collect: ['plan-diff.json'] });
+  const failed = await runInSandbox({ ...shape, argv: ["sh", "-c", "exit 4"], files: { "plan.json": JSON.stringify(plan) }, planDiff: request, collect: ["plan-diff.json"] });
   assert.is(failed.exitCode, 4);
-  assert.is(failed.files['plan-diff.json'], null);
+  assert.is(failed.files["plan-diff.json"], null);
 });
 
-test('warm pool: one sandbox per slot, each taken once, replaced on refill, none left after stop', async () => {
+test("warm pool: one sandbox per slot, each taken once, replaced on refill, none left after stop", async () => {
   const pool = new WarmSandboxPool({ size: 1, shape: () => ({ tmpDir }), idleMs: 60_000 });
   pool.start();
   try {
     const first = await pool.take();
-    assert.ok(first?.available, 'take waits for the sandbox that is booting');
-    assert.is(await pool.take(), undefined, 'nothing else is ready or starting');
-    const result = await first!.run({ argv: ['true'] });
+    assert.ok(first?.available, "take waits for the sandbox that is booting");
+    assert.is(await pool.take(), undefined, "nothing else is ready or starting");
+    const result = await first!.run({ argv: ["true"] });
     assert.is(result.exitCode, 0);
     pool.refill();
     await pool.settled();
@@ -546,15 +540,15 @@ test('warm pool: one sandbox per slot, each taken once, replaced on refill, none
     await second!.destroy();
     pool.refill();
     await pool.settled();
-    assert.is(ourSandboxes().length, 1, 'one warm sandbox waits');
+    assert.is(ourSandboxes().length, 1, "one warm sandbox waits");
   } finally {
     await pool.stop();
   }
-  assert.equal(ourBwraps(), [], 'stop leaves no bwrap behind');
+  assert.equal(ourBwraps(), [], "stop leaves no bwrap behind");
   assert.is(await pool.take(), undefined);
 });
 
-test('warm pool: a sandbox idle longer than idleMs is replaced by a new one', async () => {
+test("warm pool: a sandbox idle longer than idleMs is replaced by a new one", async () => {
   const pool = new WarmSandboxPool({ size: 1, shape: () => ({ tmpDir }), idleMs: 300 });
   pool.start();
   try {
@@ -577,7 +571,7 @@ test('warm pool: a sandbox idle longer than idleMs is replaced by a new one', as
   assert.equal(ourBwraps(), []);
 });
 
-test('tofu: offline init from the provider mirror, plan -out, show -json', async () => {
+test("tofu: offline init from the provider mirror, plan -out, show -json", async () => {
   const cliConfig = `provider_installation {
   filesystem_mirror {
     path    = "${SANDBOX_TOOLS_DIR}/providers"
@@ -585,46 +579,43 @@ test('tofu: offline init from the provider mirror, plan -out, show -json', async
   }
 }
 `;
-  const script = [
-    'set -e',
-    'tofu init -input=false -no-color',
-    'tofu plan -input=false -no-color -lock=false -out=plan.tfplan',
-    'tofu show -json plan.tfplan > plan.json',
-  ].join('\n');
+  const script = ["set -e", "tofu init -input=false -no-color", "tofu plan -input=false -no-color -lock=false -out=plan.tfplan", "tofu show -json plan.tfplan > plan.json"].join(
+    "\n",
+  );
   const result = await run({
-    argv: ['sh', '-c', script],
-    name: 'ss-plan-tofu',
-    copyDir: path.join(fixtures, 'random'),
-    files: { '.tofurc': cliConfig },
+    argv: ["sh", "-c", script],
+    name: "ss-plan-tofu",
+    copyDir: path.join(fixtures, "random"),
+    files: { ".tofurc": cliConfig },
     env: {
       PATH: `${SANDBOX_TOOLS_DIR}/bin:/usr/bin:/bin`,
-      TF_CLI_CONFIG_FILE: '/work/.tofurc',
-      TF_IN_AUTOMATION: '1',
-      CHECKPOINT_DISABLE: '1',
+      TF_CLI_CONFIG_FILE: "/work/.tofurc",
+      TF_IN_AUTOMATION: "1",
+      CHECKPOINT_DISABLE: "1",
     },
     readOnlyBinds: [{ source: toolsDir, target: SANDBOX_TOOLS_DIR }],
     timeoutMs: 60_000,
-    collect: ['plan.tfplan', 'plan.json', '.terraform.lock.hcl'],
+    collect: ["plan.tfplan", "plan.json", ".terraform.lock.hcl"],
   });
   assert.is(result.exitCode, 0, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`);
   assert.match(result.stdout, /Installed hashicorp\/random v3\.9\.0/);
   assert.match(result.stdout, /Plan: 2 to add, 0 to change, 0 to destroy\./);
-  assert.ok(result.files['plan.tfplan']!.length > 0);
-  assert.match(result.files['.terraform.lock.hcl']!.toString('utf8'), /registry\.opentofu\.org\/hashicorp\/random/);
+  assert.ok(result.files["plan.tfplan"]!.length > 0);
+  assert.match(result.files[".terraform.lock.hcl"]!.toString("utf8"), /registry\.opentofu\.org\/hashicorp\/random/);
 
-  const plan = JSON.parse(result.files['plan.json']!.toString('utf8'));
+  const plan = JSON.parse(result.files["plan.json"]!.toString("utf8"));
   assert.is(plan.errored, false);
   const changes = Object.fromEntries(plan.resource_changes.map((c: any) => [c.address, c.change]));
-  assert.equal(Object.keys(changes).sort(), ['random_password.db', 'terraform_data.app']);
-  assert.equal(changes['random_password.db'].actions, ['create']);
-  assert.equal(changes['terraform_data.app'].actions, ['create']);
+  assert.equal(Object.keys(changes).sort(), ["random_password.db", "terraform_data.app"]);
+  assert.equal(changes["random_password.db"].actions, ["create"]);
+  assert.equal(changes["terraform_data.app"].actions, ["create"]);
   // The provider marks result sensitive; at plan time it is also unknown, so `after` omits it.
-  assert.is(changes['random_password.db'].after_sensitive.result, true);
-  assert.is(changes['random_password.db'].after_unknown.result, true);
-  assert.not.ok('result' in changes['random_password.db'].after);
-  assert.is(changes['terraform_data.app'].after_unknown.input.password, true);
+  assert.is(changes["random_password.db"].after_sensitive.result, true);
+  assert.is(changes["random_password.db"].after_unknown.result, true);
+  assert.not.ok("result" in changes["random_password.db"].after);
+  assert.is(changes["terraform_data.app"].after_unknown.input.password, true);
   // tofu ran the pinned version.
-  assert.is(plan.terraform_version, readFileSync(path.join(repoRoot, 'scripts/tool-versions.env'), 'utf8').match(/^OPENTOFU_VERSION=(.*)$/m)![1]);
+  assert.is(plan.terraform_version, readFileSync(path.join(repoRoot, "scripts/tool-versions.env"), "utf8").match(/^OPENTOFU_VERSION=(.*)$/m)![1]);
 });
 
 test.run();

@@ -1,21 +1,13 @@
-import { execFile, spawn } from 'node:child_process';
-import { randomBytes, randomInt } from 'node:crypto';
-import { accessSync, closeSync, constants as fsConstants, existsSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
-import { chmod, chown, cp, lchown, mkdir, mkdtemp, open, readdir, readFile, realpath, rm, statfs, writeFile } from 'node:fs/promises';
-import type net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { recordSandboxBoot } from '../metrics/registry.ts';
-import {
-  API_SOCKET_NAME,
-  openApiChannel,
-  SANDBOX_API_PORT,
-  SANDBOX_API_SOCKET_DIR,
-  SANDBOX_API_SOCKET_PATH,
-  type ApiChannel,
-  type ApiTarget,
-} from './api-channel.ts';
+import { execFile, spawn } from "node:child_process";
+import { randomBytes, randomInt } from "node:crypto";
+import { accessSync, closeSync, constants as fsConstants, existsSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
+import { chmod, chown, cp, lchown, mkdir, mkdtemp, open, readdir, readFile, realpath, rm, statfs, writeFile } from "node:fs/promises";
+import type net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { recordSandboxBoot } from "../metrics/registry.ts";
+import { API_SOCKET_NAME, openApiChannel, SANDBOX_API_PORT, SANDBOX_API_SOCKET_DIR, SANDBOX_API_SOCKET_PATH, type ApiChannel, type ApiTarget } from "./api-channel.ts";
 
 /**
  * One command in one fresh bubblewrap sandbox. See `bwrapArgs` for what the sandbox is made of,
@@ -23,29 +15,29 @@ import {
  */
 
 /** The name of the isolation profile every attempt records; change it when `bwrapArgs` changes meaningfully. */
-export const SANDBOX_BASE_PROFILE = 'stackship-standard-v2';
+export const SANDBOX_BASE_PROFILE = "stackship-standard-v2";
 /** The private, writable work directory inside the sandbox (also HOME and the working directory). */
-export const SANDBOX_WORK_DIR = '/work';
+export const SANDBOX_WORK_DIR = "/work";
 /** A conventional read-only mount point for the runner's `.tools` directory (tofu, opa, providers). */
-export const SANDBOX_TOOLS_DIR = '/opt/stackship/tools';
+export const SANDBOX_TOOLS_DIR = "/opt/stackship/tools";
 /** PATH inside the sandbox unless the caller's env sets one. */
-export const SANDBOX_DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin';
+export const SANDBOX_DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
 
 const DEFAULT_KILL_GRACE_MS = 5_000;
 const DEFAULT_INTERRUPT_GRACE_MS = 30_000;
 const DEFAULT_COLLECT_MAX_BYTES = 256 * 1024 * 1024;
 const TMP_SIZE_BYTES = 256 * 1024 * 1024;
 
-const LAUNCHER_HOST_PATH = fileURLToPath(new URL('./sandbox-launcher.mjs', import.meta.url));
+const LAUNCHER_HOST_PATH = fileURLToPath(new URL("./sandbox-launcher.mjs", import.meta.url));
 /** The seccomp filter scripts/bootstrap-tools compiles (scripts/sandbox-seccomp). */
-export const DEFAULT_SECCOMP_FILTER = fileURLToPath(new URL('../../../.tools/seccomp/sandbox.bpf', import.meta.url));
+export const DEFAULT_SECCOMP_FILTER = fileURLToPath(new URL("../../../.tools/seccomp/sandbox.bpf", import.meta.url));
 /** bwrap reads the seccomp filter from this descriptor (the fifth stdio slot). */
 const SECCOMP_FD = 4;
 
 const MIB = 1024 * 1024;
 
 /** Which limit of a sandbox stopped its command. */
-export type SandboxLimitKind = 'memory' | 'processes' | 'file_size' | 'disk' | 'cpu';
+export type SandboxLimitKind = "memory" | "processes" | "file_size" | "disk" | "cpu";
 
 /**
  * What one sandbox may use. Memory, processes and CPU time count everything in the sandbox
@@ -85,21 +77,21 @@ export const SANDBOX_UID_BASE = 3_000_000_000;
 const SANDBOX_UID_RANGE = 1 << 20;
 /** The uid and gid inside a user namespace, when the runner is not root. */
 const UNPRIVILEGED_INSIDE_ID = 1000;
-const SETPRIV = '/usr/bin/setpriv';
-const PRLIMIT = '/usr/bin/prlimit';
+const SETPRIV = "/usr/bin/setpriv";
+const PRLIMIT = "/usr/bin/prlimit";
 const CLOCK_TICKS_PER_SECOND = 100;
-const SANDBOX_LAUNCHER_PATH = '/run/stackship/launcher.mjs';
+const SANDBOX_LAUNCHER_PATH = "/run/stackship/launcher.mjs";
 /** bwrap passes inherited descriptors through; the launcher's control channel is the fourth stdio slot. */
 const CONTROL_FD = 3;
 
-const SANDBOX_ID_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
+const SANDBOX_ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 // 252 is the largest multiple of 36 below 256: bytes from it up are dropped so every character is equally likely.
 const SANDBOX_ID_UNBIASED_LIMIT = 252;
 const SANDBOX_ID_PATTERN = /^sbx-[0-9a-z]{16}$/;
 // A hostname label, which is also what the name is used as inside.
 const SANDBOX_NAME_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
-export type OutputStream = 'stdout' | 'stderr';
+export type OutputStream = "stdout" | "stderr";
 
 /** A host path made visible read-only inside the sandbox, at `target` (default: the same path). */
 export interface ReadOnlyBind {
@@ -236,7 +228,7 @@ export interface SandboxResult {
 
 /** A fresh sandbox id: `sbx-` and 16 characters of [0-9a-z]. */
 export function newSandboxId(): string {
-  let suffix = '';
+  let suffix = "";
   while (suffix.length < 16) {
     for (const byte of randomBytes(32)) {
       if (byte >= SANDBOX_ID_UNBIASED_LIMIT) continue;
@@ -248,7 +240,7 @@ export function newSandboxId(): string {
 }
 
 export function isSandboxId(value: unknown): value is string {
-  return typeof value === 'string' && SANDBOX_ID_PATTERN.test(value);
+  return typeof value === "string" && SANDBOX_ID_PATTERN.test(value);
 }
 
 /** What `bwrapArgs` needs to know about one attempt's host side. */
@@ -288,144 +280,145 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
   const add = (...parts: string[]) => args.push(...parts);
   // bwrap makes the missing parents of a mount point owner-only (0700, root's): create them
   // world-traversable first, or the sandbox's own uid could not reach e.g. /etc/ssl.
-  const made = new Set<string>(['/']);
+  const made = new Set<string>(["/"]);
   const parents = (target: string) => {
     const missing: string[] = [];
-    for (let dir = path.posix.dirname(target); !made.has(dir) && !isUnder(dir, '/usr') && dir !== '/usr'; dir = path.posix.dirname(dir)) missing.unshift(dir);
+    for (let dir = path.posix.dirname(target); !made.has(dir) && !isUnder(dir, "/usr") && dir !== "/usr"; dir = path.posix.dirname(dir)) missing.unshift(dir);
     for (const dir of missing) {
       made.add(dir);
-      add('--perms', '0755', '--dir', dir);
+      add("--perms", "0755", "--dir", dir);
     }
   };
 
   // Namespaces.
-  add('--unshare-pid'); // own PID namespace: sees only its own processes; all die with its pid 1
-  add('--unshare-ipc'); // no System V IPC / POSIX message queues shared with the host
-  add('--unshare-uts'); // own hostname, so --hostname does not touch the host's
-  add('--unshare-cgroup'); // /proc/self/cgroup shows the sandbox as the root, hiding the host's layout
-  add('--unshare-net'); // only a private loopback: no route anywhere; the API channel is the one way out
-  add('--hostname', layout.name); // the attempt's sandbox name, visible to the command and in logs
+  add("--unshare-pid"); // own PID namespace: sees only its own processes; all die with its pid 1
+  add("--unshare-ipc"); // no System V IPC / POSIX message queues shared with the host
+  add("--unshare-uts"); // own hostname, so --hostname does not touch the host's
+  add("--unshare-cgroup"); // /proc/self/cgroup shows the sandbox as the root, hiding the host's layout
+  add("--unshare-net"); // only a private loopback: no route anywhere; the API channel is the one way out
+  add("--hostname", layout.name); // the attempt's sandbox name, visible to the command and in logs
 
   // Process lifetime and privileges.
-  add('--die-with-parent'); // PR_SET_PDEATHSIG: if the runner dies (even SIGKILL), the sandbox dies with it
-  add('--new-session'); // setsid(): no controlling terminal, so no TIOCSTI injection into the runner's tty
+  add("--die-with-parent"); // PR_SET_PDEATHSIG: if the runner dies (even SIGKILL), the sandbox dies with it
+  add("--new-session"); // setsid(): no controlling terminal, so no TIOCSTI injection into the runner's tty
   if (layout.uid !== undefined) {
     // As root: only what setpriv needs to become the sandbox's own uid; it then clears every
     // capability set (effective, permitted, inheritable, ambient, bounding) before the launcher.
-    add('--cap-drop', 'ALL', '--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP');
+    add("--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP");
   } else {
     // Not root: a user namespace mapping the runner's uid to an ordinary uid inside, no capabilities.
-    add('--unshare-user', '--uid', String(UNPRIVILEGED_INSIDE_ID), '--gid', String(UNPRIVILEGED_INSIDE_ID));
-    add('--cap-drop', 'ALL');
+    add("--unshare-user", "--uid", String(UNPRIVILEGED_INSIDE_ID), "--gid", String(UNPRIVILEGED_INSIDE_ID));
+    add("--cap-drop", "ALL");
   }
   // The seccomp filter (scripts/sandbox-seccomp): ptrace, mount, namespaces, keyrings, bpf, perf,
   // modules… fail with EPERM. bwrap also sets no_new_privs, so nothing can regain a privilege.
-  if (layout.seccomp) add('--seccomp', String(SECCOMP_FD));
+  if (layout.seccomp) add("--seccomp", String(SECCOMP_FD));
 
   // Environment: the launcher gets only these; the command's env comes over the control channel.
-  add('--clearenv'); // nothing of the runner's environment (tokens, keys, DATABASE_URL…) leaks in
-  add('--setenv', 'PATH', SANDBOX_DEFAULT_PATH);
-  add('--setenv', 'HOME', SANDBOX_WORK_DIR);
+  add("--clearenv"); // nothing of the runner's environment (tokens, keys, DATABASE_URL…) leaks in
+  add("--setenv", "PATH", SANDBOX_DEFAULT_PATH);
+  add("--setenv", "HOME", SANDBOX_WORK_DIR);
 
   // Filesystem: a fresh tmpfs root holding only what a tofu run needs, made read-only at the end.
-  add('--ro-bind', '/usr', '/usr'); // binaries and libraries (sh, coreutils, libc, node on Debian)
-  for (const top of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
+  add("--ro-bind", "/usr", "/usr"); // binaries and libraries (sh, coreutils, libc, node on Debian)
+  for (const top of ["bin", "sbin", "lib", "lib32", "lib64", "libx32"]) {
     // Debian's merged /usr makes these symlinks; recreate them as such (or bind a real directory).
     const host = `/${top}`;
     const kind = hostEntryKind(host);
-    if (kind === 'symlink') add('--symlink', readlinkSync(host), host);
-    else if (kind === 'directory') add('--ro-bind', host, host);
+    if (kind === "symlink") add("--symlink", readlinkSync(host), host);
+    else if (kind === "directory") add("--ro-bind", host, host);
   }
-  parents('/etc/ld.so.cache');
-  add('--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache'); // the dynamic loader's library index
-  add('--ro-bind-try', '/etc/alternatives', '/etc/alternatives'); // Debian's symlinks behind e.g. awk
-  add('--ro-bind-try', '/etc/ssl', '/etc/ssl'); // CA certificates, should a provider ever need TLS to the channel
-  for (const file of ['passwd', 'group', 'hosts', 'nsswitch.conf']) {
+  parents("/etc/ld.so.cache");
+  add("--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"); // the dynamic loader's library index
+  add("--ro-bind-try", "/etc/alternatives", "/etc/alternatives"); // Debian's symlinks behind e.g. awk
+  add("--ro-bind-try", "/etc/ssl", "/etc/ssl"); // CA certificates, should a provider ever need TLS to the channel
+  for (const file of ["passwd", "group", "hosts", "nsswitch.conf"]) {
     // Generated minimal files instead of the host's: no host accounts or host names inside.
-    add('--ro-bind', path.join(layout.etcDir, file), `/etc/${file}`);
+    add("--ro-bind", path.join(layout.etcDir, file), `/etc/${file}`);
   }
-  add('--proc', '/proc'); // a procfs of the sandbox's own PID namespace only
-  add('--dev', '/dev'); // a minimal /dev: null, zero, full, random, urandom, tty, shm, pts
-  if (layout.tmpDir !== undefined) add('--bind', layout.tmpDir, '/tmp'); // private scratch space on the sandbox's size-limited tmpfs
-  else add('--size', String(TMP_SIZE_BYTES), '--tmpfs', '/tmp'); // private, bounded scratch space
-  add('--bind', layout.workDir, SANDBOX_WORK_DIR); // the private work dir, a host temp dir so results can be read back
+  add("--proc", "/proc"); // a procfs of the sandbox's own PID namespace only
+  add("--dev", "/dev"); // a minimal /dev: null, zero, full, random, urandom, tty, shm, pts
+  if (layout.tmpDir !== undefined)
+    add("--bind", layout.tmpDir, "/tmp"); // private scratch space on the sandbox's size-limited tmpfs
+  else add("--size", String(TMP_SIZE_BYTES), "--tmpfs", "/tmp"); // private, bounded scratch space
+  add("--bind", layout.workDir, SANDBOX_WORK_DIR); // the private work dir, a host temp dir so results can be read back
   parents(SANDBOX_LAUNCHER_PATH);
-  add('--ro-bind', layout.launcherPath, SANDBOX_LAUNCHER_PATH); // the first process (and loopback forwarder)
-  if (!isUnder(layout.nodePath, '/usr')) {
+  add("--ro-bind", layout.launcherPath, SANDBOX_LAUNCHER_PATH); // the first process (and loopback forwarder)
+  if (!isUnder(layout.nodePath, "/usr")) {
     parents(layout.nodePath);
-    add('--ro-bind', layout.nodePath, layout.nodePath);
+    add("--ro-bind", layout.nodePath, layout.nodePath);
   } // node outside /usr
   if (layout.apiSocketDir !== undefined) {
-    add('--ro-bind', layout.apiSocketDir, SANDBOX_API_SOCKET_DIR); // the API channel; connect() works on a read-only mount
+    add("--ro-bind", layout.apiSocketDir, SANDBOX_API_SOCKET_DIR); // the API channel; connect() works on a read-only mount
   } else if (layout.apiSocketPath !== undefined) {
     parents(SANDBOX_API_SOCKET_PATH);
-    add('--ro-bind', layout.apiSocketPath, SANDBOX_API_SOCKET_PATH);
+    add("--ro-bind", layout.apiSocketPath, SANDBOX_API_SOCKET_PATH);
   }
   for (const bind of layout.readOnlyBinds) {
     parents(bind.target);
-    add('--ro-bind', bind.source, bind.target); // e.g. .tools
+    add("--ro-bind", bind.source, bind.target); // e.g. .tools
   }
-  add('--remount-ro', '/'); // the root tmpfs (and so /etc, /run, /opt) becomes read-only; /work and /tmp stay writable
+  add("--remount-ro", "/"); // the root tmpfs (and so /etc, /run, /opt) becomes read-only; /work and /tmp stay writable
   // As root, bwrap itself (without CAP_DAC_OVERRIDE) cannot enter the sandbox uid's /work: the
   // launcher starts the command there instead.
-  if (layout.uid === undefined) add('--chdir', SANDBOX_WORK_DIR);
+  if (layout.uid === undefined) add("--chdir", SANDBOX_WORK_DIR);
 
   if (layout.uid !== undefined) {
     const id = String(layout.uid);
-    add(SETPRIV, `--reuid=${id}`, `--regid=${id}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--');
+    add(SETPRIV, `--reuid=${id}`, `--regid=${id}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--");
   }
   add(layout.nodePath, SANDBOX_LAUNCHER_PATH);
   if (layout.apiSocketDir !== undefined || layout.apiSocketPath !== undefined) {
-    add('--api-socket', SANDBOX_API_SOCKET_PATH, '--api-port', String(SANDBOX_API_PORT));
+    add("--api-socket", SANDBOX_API_SOCKET_PATH, "--api-port", String(SANDBOX_API_PORT));
   }
-  if (layout.planDiffBuilder !== undefined) add('--plan-diff-builder', layout.planDiffBuilder);
+  if (layout.planDiffBuilder !== undefined) add("--plan-diff-builder", layout.planDiffBuilder);
   return args;
 }
 
-function hostEntryKind(p: string): 'symlink' | 'directory' | 'other' | 'missing' {
+function hostEntryKind(p: string): "symlink" | "directory" | "other" | "missing" {
   try {
     const stat = lstatSync(p);
-    if (stat.isSymbolicLink()) return 'symlink';
-    return stat.isDirectory() ? 'directory' : 'other';
+    if (stat.isSymbolicLink()) return "symlink";
+    return stat.isDirectory() ? "directory" : "other";
   } catch {
-    return 'missing';
+    return "missing";
   }
 }
 
 function isUnder(p: string, dir: string): boolean {
   const relative = path.relative(dir, p);
-  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
+  return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative);
 }
 
 /** A relative path that stays inside the work directory, normalised; throws otherwise. */
 function workRelative(p: string, what: string): string {
   const normal = path.posix.normalize(p);
-  if (p === '' || path.posix.isAbsolute(p) || normal === '.' || normal === '..' || normal.startsWith('../')) {
+  if (p === "" || path.posix.isAbsolute(p) || normal === "." || normal === ".." || normal.startsWith("../")) {
     throw new Error(`${what}: '${p}' is not a relative path inside the work directory`);
   }
   return normal;
 }
 
 /** The attempt's read-only files, owned by the runner (0444), into the sandbox's read-only input directory. */
-async function writeReadOnlyFiles(inputDir: string | undefined, files: SandboxRun['readOnlyFiles']): Promise<void> {
+async function writeReadOnlyFiles(inputDir: string | undefined, files: SandboxRun["readOnlyFiles"]): Promise<void> {
   const entries = Object.entries(files ?? {});
   if (entries.length === 0) return;
-  if (inputDir === undefined) throw new Error('readOnlyFiles: this sandbox has no readOnlyInputDir');
+  if (inputDir === undefined) throw new Error("readOnlyFiles: this sandbox has no readOnlyInputDir");
   for (const [name, contents] of entries) {
-    if (!/^[A-Za-z0-9._-]+$/.test(name) || name === '.' || name === '..') throw new Error(`readOnlyFiles: '${name}' is not a plain file name`);
-    await writeFile(path.join(inputDir, name), contents, { mode: 0o444, flag: 'wx' });
+    if (!/^[A-Za-z0-9._-]+$/.test(name) || name === "." || name === "..") throw new Error(`readOnlyFiles: '${name}' is not a plain file name`);
+    await writeFile(path.join(inputDir, name), contents, { mode: 0o444, flag: "wx" });
   }
 }
 
-function resolveBinds(binds: SandboxOptions['readOnlyBinds']): Required<ReadOnlyBind>[] {
+function resolveBinds(binds: SandboxOptions["readOnlyBinds"]): Required<ReadOnlyBind>[] {
   return (binds ?? []).map((bind) => {
-    const { source, target } = typeof bind === 'string' ? { source: bind, target: bind } : bind;
+    const { source, target } = typeof bind === "string" ? { source: bind, target: bind } : bind;
     const resolvedTarget = path.posix.normalize(target ?? source);
     if (!path.isAbsolute(source) || !path.posix.isAbsolute(resolvedTarget)) {
       throw new Error(`readOnlyBinds: '${source}' → '${resolvedTarget}' must both be absolute`);
     }
-    for (const reserved of ['/', '/usr', '/etc', '/proc', '/dev', '/tmp', '/run', SANDBOX_WORK_DIR]) {
-      if (resolvedTarget === reserved || (reserved !== '/' && isUnder(resolvedTarget, reserved))) {
+    for (const reserved of ["/", "/usr", "/etc", "/proc", "/dev", "/tmp", "/run", SANDBOX_WORK_DIR]) {
+      if (resolvedTarget === reserved || (reserved !== "/" && isUnder(resolvedTarget, reserved))) {
         throw new Error(`readOnlyBinds: target '${resolvedTarget}' would cover the sandbox's own ${reserved}`);
       }
     }
@@ -438,7 +431,7 @@ function etcFiles(name: string, uid: number): Record<string, string> {
     passwd: `root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nstackship:x:${uid}:${uid}:StackShip sandbox:/work:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
     group: `root:x:0:\nstackship:x:${uid}:\nnogroup:x:65534:\n`,
     hosts: `127.0.0.1\tlocalhost ${name}\n::1\tlocalhost ip6-localhost ip6-loopback\n`,
-    'nsswitch.conf': 'passwd: files\ngroup: files\nhosts: files\n',
+    "nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n",
   };
 }
 
@@ -468,7 +461,6 @@ async function readCollected(workDir: string, relative: string, maxBytes: number
   }
 }
 
-
 const now = () => performance.timeOrigin + performance.now();
 
 const isRoot = () => process.getuid?.() === 0;
@@ -497,8 +489,8 @@ function allocateUid(): number {
 
 function execTool(command: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile(command, args, { env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } }, (error, _stdout, stderr) => {
-      if (error) reject(new Error(`${command} ${args.join(' ')}: ${String(stderr).trim() || error.message}`));
+    execFile(command, args, { env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" } }, (error, _stdout, stderr) => {
+      if (error) reject(new Error(`${command} ${args.join(" ")}: ${String(stderr).trim() || error.message}`));
       else resolve();
     });
   });
@@ -506,28 +498,28 @@ function execTool(command: string, args: string[]): Promise<void> {
 
 /** Mounts the sandbox's own tmpfs (the disk limit) at `dir`, owned by the sandbox's uid. */
 async function mountSandboxFs(dir: string, sizeBytes: number, uid: number, sandboxId: string): Promise<void> {
-  await execTool('mount', ['-t', 'tmpfs', '-o', `size=${sizeBytes},mode=0700,uid=${uid},gid=${uid},nosuid,nodev`, `stackship-${sandboxId}`, dir]);
+  await execTool("mount", ["-t", "tmpfs", "-o", `size=${sizeBytes},mode=0700,uid=${uid},gid=${uid},nosuid,nodev`, `stackship-${sandboxId}`, dir]);
 }
 
 async function unmountSandboxFs(dir: string): Promise<void> {
   try {
-    await execTool('umount', [dir]);
+    await execTool("umount", [dir]);
   } catch {
     // Still busy (a process of the sandbox not yet reaped): detach it now, the kernel frees it once unused.
-    await execTool('umount', ['-l', dir]).catch(() => {});
+    await execTool("umount", ["-l", dir]).catch(() => {});
   }
 }
 
 /** Lines of /proc/self/mountinfo: mount points of StackShip sandbox tmpfs mounts. */
 async function sandboxMounts(): Promise<string[]> {
-  const info = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
+  const info = await readFile("/proc/self/mountinfo", "utf8").catch(() => "");
   const points: string[] = [];
-  for (const line of info.split('\n')) {
-    const [before, after] = line.split(' - ');
+  for (const line of info.split("\n")) {
+    const [before, after] = line.split(" - ");
     if (after === undefined) continue;
-    const [fsType, source] = after.split(' ');
-    const mountPoint = before.split(' ')[4]?.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
-    if (fsType === 'tmpfs' && /^stackship-sbx-[0-9a-z]{16}$/.test(source ?? '') && mountPoint !== undefined && path.basename(mountPoint) === 'fs') points.push(mountPoint);
+    const [fsType, source] = after.split(" ");
+    const mountPoint = before.split(" ")[4]?.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+    if (fsType === "tmpfs" && /^stackship-sbx-[0-9a-z]{16}$/.test(source ?? "") && mountPoint !== undefined && path.basename(mountPoint) === "fs") points.push(mountPoint);
   }
   return points;
 }
@@ -552,8 +544,8 @@ export async function sweepStaleSandboxMounts(): Promise<string[]> {
   const swept: string[] = [];
   for (const mountPoint of await sandboxMounts()) {
     const hostDir = path.dirname(mountPoint);
-    const owner = await readFile(path.join(hostDir, 'owner'), 'utf8').catch(() => undefined);
-    const [pid, startTime] = (owner ?? '').trim().split(' ');
+    const owner = await readFile(path.join(hostDir, "owner"), "utf8").catch(() => undefined);
+    const [pid, startTime] = (owner ?? "").trim().split(" ");
     if (owner !== undefined && isRunning({ pid: Number(pid), startTime })) continue;
     await unmountSandboxFs(mountPoint);
     await rm(hostDir, { recursive: true, force: true }).catch(() => {});
@@ -615,13 +607,13 @@ function sampleProcesses(bwrapPid: number): { memoryBytes: number; processes: nu
     for (const task of tasks) {
       let children: string;
       try {
-        children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8');
+        children = readFileSync(`/proc/${pid}/task/${task}/children`, "utf8");
       } catch {
         continue;
       }
       for (const child of children.trim().split(/\s+/)) {
         const childPid = Number(child);
-        if (child === '' || seen.has(childPid)) continue;
+        if (child === "" || seen.has(childPid)) continue;
         seen.add(childPid);
         queue.push(childPid);
       }
@@ -633,7 +625,7 @@ function sampleProcesses(bwrapPid: number): { memoryBytes: number; processes: nu
       continue;
     }
     try {
-      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const status = readFileSync(`/proc/${pid}/status`, "utf8");
       sample.processes += Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 1);
       sample.memoryBytes += Number(/^RssAnon:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024;
       const fields = statFields(pid);
@@ -647,15 +639,15 @@ function sampleProcesses(bwrapPid: number): { memoryBytes: number; processes: nu
 
 /** The run options checked and normalised; throws before anything starts. */
 function checkRun(options: SandboxRun) {
-  if (options.argv.length === 0) throw new Error('runInSandbox: argv is empty');
+  if (options.argv.length === 0) throw new Error("runInSandbox: argv is empty");
   for (const [key, value] of Object.entries(options.env ?? {})) {
-    if (!/^[^=\0]+$/.test(key) || typeof value !== 'string' || value.includes('\0')) {
+    if (!/^[^=\0]+$/.test(key) || typeof value !== "string" || value.includes("\0")) {
       throw new Error(`runInSandbox: env ${JSON.stringify(key)} is not a valid environment entry`);
     }
   }
   return {
-    files: Object.entries(options.files ?? {}).map(([p, contents]) => [workRelative(p, 'files'), contents] as const),
-    collect: (options.collect ?? []).map((p) => [p, workRelative(p, 'collect')] as const),
+    files: Object.entries(options.files ?? {}).map(([p, contents]) => [workRelative(p, "files"), contents] as const),
+    collect: (options.collect ?? []).map((p) => [p, workRelative(p, "collect")] as const),
   };
 }
 
@@ -663,7 +655,7 @@ function checkRun(options: SandboxRun) {
 function processIdentity(bwrapPid: number | undefined): { pid: number; startTime: string } | undefined {
   if (bwrapPid === undefined) return undefined;
   try {
-    const [child] = readFileSync(`/proc/${bwrapPid}/task/${bwrapPid}/children`, 'utf8').trim().split(/\s+/).map(Number);
+    const [child] = readFileSync(`/proc/${bwrapPid}/task/${bwrapPid}/children`, "utf8").trim().split(/\s+/).map(Number);
     if (!Number.isInteger(child)) return undefined;
     const fields = statFields(child);
     return fields === undefined ? undefined : { pid: child, startTime: fields[19] };
@@ -675,8 +667,8 @@ function processIdentity(bwrapPid: number | undefined): { pid: number; startTime
 /** The fields of /proc/<pid>/stat after the command name (state first), or undefined if gone. */
 function statFields(pid: number): string[] | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return undefined;
   }
@@ -685,7 +677,7 @@ function statFields(pid: number): string[] | undefined {
 /** Whether this very process still runs (a zombie has exited). */
 function isRunning(process: { pid: number; startTime: string }): boolean {
   const fields = statFields(process.pid);
-  return fields !== undefined && fields[19] === process.startTime && fields[0] !== 'Z';
+  return fields !== undefined && fields[19] === process.startTime && fields[0] !== "Z";
 }
 
 /** How one sandbox is confined beyond its bwrap flags. */
@@ -740,36 +732,36 @@ export class Sandbox {
     bwrapPath: string,
     private readonly confinement: Confinement,
   ) {
-    this.child = spawn(bwrapPath, args, { stdio: ['ignore', 'pipe', 'pipe', 'pipe', confinement.seccompFd ?? 'ignore'], env: {} });
+    this.child = spawn(bwrapPath, args, { stdio: ["ignore", "pipe", "pipe", "pipe", confinement.seccompFd ?? "ignore"], env: {} });
     if (confinement.seccompFd !== undefined) closeSync(confinement.seccompFd);
     this.control = this.child.stdio[CONTROL_FD] as net.Socket;
     const deliver = (stream: OutputStream) => (chunk: Buffer) => {
       if (this.onOutput) this.onOutput(chunk, stream);
       else if (!this.used) this.early.push([chunk, stream]);
     };
-    this.child.stdout!.on('data', deliver('stdout'));
-    this.child.stderr!.on('data', deliver('stderr'));
+    this.child.stdout!.on("data", deliver("stdout"));
+    this.child.stderr!.on("data", deliver("stderr"));
     let markReady: (ready: boolean) => void = () => {};
     this.ready = new Promise((resolve) => (markReady = resolve));
     this.closed = new Promise((resolve) => {
-      this.child.once('error', (error) => {
+      this.child.once("error", (error) => {
         this.launcherError ??= `bwrap: ${error.message}`;
         resolve([null, null]);
       });
-      this.child.once('close', (code, signal) => resolve([code, signal]));
+      this.child.once("close", (code, signal) => resolve([code, signal]));
     }).then(async (status) => {
       await this.innerInitGone();
       this.ended = true;
       markReady(false);
       return status as [number | null, NodeJS.Signals | null];
     });
-    let pending = '';
-    this.control.setEncoding('utf8');
-    this.control.on('error', () => {});
-    this.control.on('data', (data: string) => {
+    let pending = "";
+    this.control.setEncoding("utf8");
+    this.control.on("error", () => {});
+    this.control.on("data", (data: string) => {
       pending += data;
       let newline: number;
-      while ((newline = pending.indexOf('\n')) >= 0) {
+      while ((newline = pending.indexOf("\n")) >= 0) {
         const line = pending.slice(0, newline);
         pending = pending.slice(newline + 1);
         let message: ControlMessage;
@@ -778,20 +770,20 @@ export class Sandbox {
         } catch {
           continue;
         }
-        const at = typeof message.at === 'number' ? message.at : now();
-        if (message.type === 'ready') {
+        const at = typeof message.at === "number" ? message.at : now();
+        if (message.type === "ready") {
           this.readyAt = at;
           this.innerInit = processIdentity(this.child.pid);
           markReady(true);
-        } else if (message.type === 'started') this.startedAt = at;
-        else if (message.type === 'mark' && typeof message.name === 'string') this.marks.push({ name: message.name, at });
-        else if (message.type === 'exit') {
+        } else if (message.type === "started") this.startedAt = at;
+        else if (message.type === "mark" && typeof message.name === "string") this.marks.push({ name: message.name, at });
+        else if (message.type === "exit") {
           this.exitedAt = at;
           this.report = {
-            code: typeof message.code === 'number' ? message.code : null,
-            signal: typeof message.signal === 'string' ? (message.signal as NodeJS.Signals) : null,
+            code: typeof message.code === "number" ? message.code : null,
+            signal: typeof message.signal === "string" ? (message.signal as NodeJS.Signals) : null,
           };
-        } else if (message.type === 'error') this.launcherError = String(message.message);
+        } else if (message.type === "error") this.launcherError = String(message.message);
       }
     });
   }
@@ -843,7 +835,7 @@ export class Sandbox {
   private async end(): Promise<void> {
     if (this.ended) return;
     this.control.end();
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 1_000);
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), 1_000);
     await this.closed;
     clearTimeout(timer);
   }
@@ -872,8 +864,8 @@ export class Sandbox {
       `--data=${dataBytes}`,
       // The watcher ends the sandbox at the total first; this only catches a process it missed.
       `--cpu=${limits.cpuSeconds + 2}:${limits.cpuSeconds + 5}`,
-      '--core=0',
-      '--',
+      "--core=0",
+      "--",
     ];
   }
 
@@ -900,9 +892,9 @@ export class Sandbox {
           if (fs !== undefined) usage.diskBytes = Math.max(usage.diskBytes ?? 0, (fs.blocks - fs.bfree) * fs.bsize);
         }
         if (stopped) return;
-        if (sample.memoryBytes >= limits.memoryBytes) onLimit('memory');
-        else if (sample.processes >= limits.processes) onLimit('processes');
-        else if (sample.cpuSeconds >= limits.cpuSeconds) onLimit('cpu');
+        if (sample.memoryBytes >= limits.memoryBytes) onLimit("memory");
+        else if (sample.processes >= limits.processes) onLimit("processes");
+        else if (sample.cpuSeconds >= limits.cpuSeconds) onLimit("cpu");
       } finally {
         busy = false;
       }
@@ -917,14 +909,14 @@ export class Sandbox {
   /** After a command that did not succeed: which limit it ran into, if its traces say so. */
   private async limitAfterwards(result: SandboxResult): Promise<SandboxLimitKind | null> {
     const { limits, fsDir } = this.confinement;
-    if (result.signal === 'SIGXFSZ') return 'file_size';
-    if (result.signal === 'SIGXCPU') return 'cpu';
-    if (await hasFileOfSize(fsDir ?? this.workDir, limits.fileSizeBytes)) return 'file_size';
+    if (result.signal === "SIGXFSZ") return "file_size";
+    if (result.signal === "SIGXCPU") return "cpu";
+    if (await hasFileOfSize(fsDir ?? this.workDir, limits.fileSizeBytes)) return "file_size";
     if (fsDir !== undefined) {
       const fs = await statfs(fsDir).catch(() => undefined);
-      if (fs !== undefined && fs.bfree * fs.bsize < DISK_FULL_SLACK_BYTES) return 'disk';
+      if (fs !== undefined && fs.bfree * fs.bsize < DISK_FULL_SLACK_BYTES) return "disk";
     }
-    if (result.usage.processes >= limits.processes && !(result.exitCode === 0 && result.signal === null)) return 'processes';
+    if (result.usage.processes >= limits.processes && !(result.exitCode === 0 && result.signal === null)) return "processes";
     return null;
   }
 
@@ -1010,27 +1002,27 @@ export class Sandbox {
       const terminate = () => {
         if (terminating) return;
         terminating = true;
-        this.send({ type: 'signal', signal: 'SIGTERM' });
+        this.send({ type: "signal", signal: "SIGTERM" });
         later(killGraceMs, () => {
           result.killed = true;
-          this.child.kill('SIGKILL');
+          this.child.kill("SIGKILL");
         });
       };
       const onAbort = () => {
         result.interrupted = true;
-        this.send({ type: 'signal', signal: 'SIGINT' });
+        this.send({ type: "signal", signal: "SIGINT" });
         later(interruptGraceMs, terminate);
       };
 
       const env = { PATH: SANDBOX_DEFAULT_PATH, HOME: SANDBOX_WORK_DIR, ...options.env };
       handedOverAt = result.timings.handedOverAt = now();
-      this.send({ type: 'start', argv: options.argv, wrapper: this.limitWrapper(), env, cwd: SANDBOX_WORK_DIR, ...(options.planDiff ? { planDiff: options.planDiff } : {}) });
+      this.send({ type: "start", argv: options.argv, wrapper: this.limitWrapper(), env, cwd: SANDBOX_WORK_DIR, ...(options.planDiff ? { planDiff: options.planDiff } : {}) });
       stopWatching = this.watch(result, (kind) => {
         // A limit reached: the whole sandbox ends at once (a fork bomb gets no grace period).
         if (result.limit !== null) return;
         result.limit = kind;
         result.killed = true;
-        this.child.kill('SIGKILL');
+        this.child.kill("SIGKILL");
       });
       if (options.timeoutMs !== undefined) {
         later(options.timeoutMs, () => {
@@ -1038,14 +1030,14 @@ export class Sandbox {
           terminate();
         });
       }
-      options.signal?.addEventListener('abort', onAbort, { once: true });
+      options.signal?.addEventListener("abort", onAbort, { once: true });
       // An abort that landed while the files were being written.
       if (options.signal?.aborted && !result.interrupted) onAbort();
 
       const [bwrapCode, bwrapSignal] = await this.closed;
       finished = true;
       stopWatching();
-      options.signal?.removeEventListener('abort', onAbort);
+      options.signal?.removeEventListener("abort", onAbort);
       result.timings.endedAt = now();
       result.durationMs = Math.round(result.timings.endedAt - (startedForThisRun ? this.spawnedAt : handedOverAt));
       result.started = this.startedAt !== null;
@@ -1089,7 +1081,10 @@ export class Sandbox {
  */
 export async function startSandbox(options: SandboxShape): Promise<Sandbox> {
   // Counted for /metrics (stackship_sandbox_boots_total) by outcome.
-  return bootSandbox(options).then((sandbox) => (recordSandboxBoot("ok"), sandbox), (error: unknown) => (recordSandboxBoot("failed"), Promise.reject(error)));
+  return bootSandbox(options).then(
+    (sandbox) => (recordSandboxBoot("ok"), sandbox),
+    (error: unknown) => (recordSandboxBoot("failed"), Promise.reject(error)),
+  );
 }
 
 async function bootSandbox(options: SandboxShape): Promise<Sandbox> {
@@ -1098,7 +1093,7 @@ async function bootSandbox(options: SandboxShape): Promise<Sandbox> {
   const name = options.name ?? sandboxId;
   if (!SANDBOX_NAME_PATTERN.test(name)) throw new Error(`runInSandbox: name '${name}' is not a lowercase DNS label`);
   if (options.api !== undefined && options.apiSocketPath !== undefined) {
-    throw new Error('runInSandbox: give either api or apiSocketPath, not both');
+    throw new Error("runInSandbox: give either api or apiSocketPath, not both");
   }
   const readOnlyBinds = resolveBinds(options.readOnlyBinds);
   if (options.planDiffBuilder !== undefined && !readOnlyBinds.some((bind) => bind.target === options.planDiffBuilder || isUnder(options.planDiffBuilder!, bind.target))) {
@@ -1120,21 +1115,21 @@ async function bootSandbox(options: SandboxShape): Promise<Sandbox> {
   let channel: ApiChannel | undefined;
   const confinement: Confinement = { limits };
   try {
-    const etcDir = path.join(hostDir, 'etc');
-    const channelDir = path.join(hostDir, 'channel');
-    let workDir = path.join(hostDir, 'work');
+    const etcDir = path.join(hostDir, "etc");
+    const channelDir = path.join(hostDir, "channel");
+    let workDir = path.join(hostDir, "work");
     let tmpDir: string | undefined;
     if (root) {
       // Its own uid, and its own tmpfs for /work and /tmp: the disk limit is the tmpfs's size.
       confinement.uid = allocateUid();
-      const fsDir = path.join(hostDir, 'fs');
+      const fsDir = path.join(hostDir, "fs");
       await mkdir(fsDir, { mode: 0o700 });
       // Who owns the mount, for the sweep after a runner that died without unmounting.
-      await writeFile(path.join(hostDir, 'owner'), `${process.pid} ${statFields(process.pid)?.[19] ?? ''}\n`);
+      await writeFile(path.join(hostDir, "owner"), `${process.pid} ${statFields(process.pid)?.[19] ?? ""}\n`);
       await mountSandboxFs(fsDir, limits.diskBytes, confinement.uid, sandboxId);
       confinement.fsDir = fsDir;
-      workDir = path.join(fsDir, 'work');
-      tmpDir = path.join(fsDir, 'tmp');
+      workDir = path.join(fsDir, "work");
+      tmpDir = path.join(fsDir, "tmp");
       await mkdir(workDir, { mode: 0o700 });
       await mkdir(tmpDir, { mode: 0o700 });
       await chown(workDir, confinement.uid, confinement.uid);
@@ -1143,7 +1138,7 @@ async function bootSandbox(options: SandboxShape): Promise<Sandbox> {
       await mkdir(workDir, { mode: 0o700 });
     }
     if (options.readOnlyInputDir !== undefined) {
-      confinement.inputDir = path.join(confinement.fsDir ?? hostDir, 'input');
+      confinement.inputDir = path.join(confinement.fsDir ?? hostDir, "input");
       await mkdir(confinement.inputDir, { mode: 0o755 });
       readOnlyBinds.push(...resolveBinds([{ source: confinement.inputDir, target: options.readOnlyInputDir }]));
     }
@@ -1159,7 +1154,7 @@ async function bootSandbox(options: SandboxShape): Promise<Sandbox> {
       }
     }
     if (options.apiSocketPath !== undefined && confinement.uid !== undefined) await chmod(options.apiSocketPath, 0o666);
-    confinement.seccompFd = openSync(seccompFilter, 'r');
+    confinement.seccompFd = openSync(seccompFilter, "r");
     const args = bwrapArgs({
       name,
       workDir,
@@ -1174,7 +1169,7 @@ async function bootSandbox(options: SandboxShape): Promise<Sandbox> {
       tmpDir,
       seccomp: true,
     });
-    return new Sandbox(sandboxId, name, hostDir, workDir, channel, args, options.bwrapPath ?? '/usr/bin/bwrap', confinement);
+    return new Sandbox(sandboxId, name, hostDir, workDir, channel, args, options.bwrapPath ?? "/usr/bin/bwrap", confinement);
   } catch (error) {
     if (confinement.seccompFd !== undefined) closeSync(confinement.seccompFd);
     await channel?.close();
@@ -1188,7 +1183,7 @@ async function bootSandbox(options: SandboxShape): Promise<Sandbox> {
 /** What this host lacks to run sandboxes, each with the exact command that fixes it (empty when ready). */
 export function sandboxPrerequisites(options: { bwrapPath?: string; seccompFilter?: string } = {}): { problem: string; fix: string }[] {
   const problems: { problem: string; fix: string }[] = [];
-  const sudo = isRoot() ? '' : 'sudo ';
+  const sudo = isRoot() ? "" : "sudo ";
   const missing: string[] = [];
   const executable = (file: string) => {
     try {
@@ -1198,17 +1193,17 @@ export function sandboxPrerequisites(options: { bwrapPath?: string; seccompFilte
       return false;
     }
   };
-  if (!executable(options.bwrapPath ?? '/usr/bin/bwrap')) missing.push('bubblewrap');
-  if (!executable(SETPRIV) || !executable(PRLIMIT)) missing.push('util-linux');
-  if (isRoot() && (!executable('/usr/bin/mount') || !executable('/usr/bin/umount'))) missing.push('mount');
+  if (!executable(options.bwrapPath ?? "/usr/bin/bwrap")) missing.push("bubblewrap");
+  if (!executable(SETPRIV) || !executable(PRLIMIT)) missing.push("util-linux");
+  if (isRoot() && (!executable("/usr/bin/mount") || !executable("/usr/bin/umount"))) missing.push("mount");
   if (missing.length > 0) {
     problems.push({
-      problem: `the Debian package${missing.length > 1 ? 's' : ''} ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not installed`,
-      fix: `${sudo}apt-get install -y --no-install-recommends ${missing.join(' ')}`,
+      problem: `the Debian package${missing.length > 1 ? "s" : ""} ${missing.join(", ")} ${missing.length > 1 ? "are" : "is"} not installed`,
+      fix: `${sudo}apt-get install -y --no-install-recommends ${missing.join(" ")}`,
     });
   }
   if (!existsSync(options.seccompFilter ?? DEFAULT_SECCOMP_FILTER)) {
-    problems.push({ problem: `the sandbox's seccomp filter ${options.seccompFilter ?? DEFAULT_SECCOMP_FILTER} has not been built`, fix: 'npm run tools' });
+    problems.push({ problem: `the sandbox's seccomp filter ${options.seccompFilter ?? DEFAULT_SECCOMP_FILTER} has not been built`, fix: "npm run tools" });
   }
   return problems;
 }

@@ -11,7 +11,14 @@ files("tfvars: template sequences in a string value are escaped, so tofu reads t
 
 files("the plan sandbox mounts the plan-diff builder and the two modules it imports", () => {
   const binds = planDiffBinds();
-  assert.equal(binds.map((b) => b.target), [SANDBOX_PLAN_DIFF_BUILDER, SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff/plan-diff.mjs", "redaction/sensitive-values.mjs"), SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff.mjs", "redact-change.mjs")]);
+  assert.equal(
+    binds.map((b) => b.target),
+    [
+      SANDBOX_PLAN_DIFF_BUILDER,
+      SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff/plan-diff.mjs", "redaction/sensitive-values.mjs"),
+      SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff.mjs", "redact-change.mjs"),
+    ],
+  );
 });
 
 files.run();

@@ -41,7 +41,9 @@ export const STAGED_DIR = "stackship";
 function hclString(value: string): string {
   // JSON string escapes are valid HCL; `${` and `%{` would start a template, so they are doubled.
   // Function replacements: in a replacement string `$$` is one `$`, which would undo the escape.
-  return JSON.stringify(value).replace(/\$\{/g, () => "$${").replace(/%\{/g, () => "%%{");
+  return JSON.stringify(value)
+    .replace(/\$\{/g, () => "$${")
+    .replace(/%\{/g, () => "%%{");
 }
 
 /**
@@ -107,7 +109,7 @@ export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory
   const common = [
     "set -eu",
     "umask 077",
-    "mark() { echo \"$1\" 2>/dev/null >&3 || :; }",
+    'mark() { echo "$1" 2>/dev/null >&3 || :; }',
     "mark unpack",
     `mkdir -p ${SANDBOX_WORK_DIR}/cfg`,
     `tar -xzf ${SANDBOX_WORK_DIR}/config.tar.gz -C ${SANDBOX_WORK_DIR}/cfg --no-same-owner --no-same-permissions`,

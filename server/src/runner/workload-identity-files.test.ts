@@ -8,7 +8,17 @@ const test = suite("workload identity files and variables in the sandbox");
 
 function minted(name: string, provider: FederationProfile["provider"], target: FederationProfile["target"], audience?: string): MintedToken {
   const content = validateProfileContent({ name, provider, target, audience, phases: ["plan"] });
-  const profile: FederationProfile = { id: `fp-${name}`, organizationId: "org-1", workspaceId: "ws-1", ...content, verifiedAt: null, verifiedBy: null, verifiedDigest: null, createdAt: "", updatedAt: "" };
+  const profile: FederationProfile = {
+    id: `fp-${name}`,
+    organizationId: "org-1",
+    workspaceId: "ws-1",
+    ...content,
+    verifiedAt: null,
+    verifiedBy: null,
+    verifiedDigest: null,
+    createdAt: "",
+    updatedAt: "",
+  };
   return { profile, token: `token-of-${name}`, jti: name, expiresAt: new Date(0) };
 }
 

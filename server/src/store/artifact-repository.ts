@@ -1,8 +1,8 @@
-import { type ARTIFACT_FORMAT, type ArtifactKind, type ArtifactRef, type RunArtifactKind } from '../domain/artifacts.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import type { DbTimestamp } from './rows.ts';
-import { translating } from './translate-error.ts';
-import { isoForWrite, numberFromRow } from './values.ts';
+import { type ARTIFACT_FORMAT, type ArtifactKind, type ArtifactRef, type RunArtifactKind } from "../domain/artifacts.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import type { DbTimestamp } from "./rows.ts";
+import { translating } from "./translate-error.ts";
+import { isoForWrite, numberFromRow } from "./values.ts";
 
 /** artifacts */
 interface ArtifactRow {
@@ -55,7 +55,7 @@ export class ArtifactRepository {
       created_at: isoForWrite(createdAt),
     };
     return translating(this.dialect, async () => {
-      await this.db<ArtifactRow>('artifacts').insert(row).onConflict('artifact_key').merge();
+      await this.db<ArtifactRow>("artifacts").insert(row).onConflict("artifact_key").merge();
       return toRecord(row);
     });
   }
@@ -63,13 +63,13 @@ export class ArtifactRepository {
   /** The run's artifact of `kind`, if one was recorded. */
   async forRun(runId: string, kind: RunArtifactKind): Promise<ArtifactRecord | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<ArtifactRow>('artifacts').where({ run_id: runId, kind }).first();
+      const row = await this.db<ArtifactRow>("artifacts").where({ run_id: runId, kind }).first();
       return row ? toRecord(row) : undefined;
     });
   }
 
   /** Every artifact recorded for the run. */
   async listForRun(runId: string): Promise<ArtifactRecord[]> {
-    return translating(this.dialect, async () => (await this.db<ArtifactRow>('artifacts').where({ run_id: runId }).orderBy('kind')).map(toRecord));
+    return translating(this.dialect, async () => (await this.db<ArtifactRow>("artifacts").where({ run_id: runId }).orderBy("kind")).map(toRecord));
   }
 }

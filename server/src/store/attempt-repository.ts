@@ -1,9 +1,9 @@
-import { newId } from '../domain/ids.ts';
-import type { AttemptStatus, ExecutionPhase, RunAttempt } from '../domain/records.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import { translating } from './translate-error.ts';
-import type { DbTimestamp } from './rows.ts';
-import { isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from './values.ts';
+import { newId } from "../domain/ids.ts";
+import type { AttemptStatus, ExecutionPhase, RunAttempt } from "../domain/records.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import { translating } from "./translate-error.ts";
+import type { DbTimestamp } from "./rows.ts";
+import { isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
 
 /** run_attempts */
 interface AttemptRow {
@@ -52,10 +52,10 @@ export class AttemptRepository {
   /** Starts the next attempt of a phase (attempt numbers count from 1). */
   async start(input: { runId: string; phase: ExecutionPhase; runnerId: string; region: string; baseProfile: string; now: Date | string }): Promise<RunAttempt> {
     return translating(this.dialect, async () => {
-      const last = await this.db<AttemptRow>('run_attempts').where({ run_id: input.runId, phase: input.phase }).max({ n: 'attempt_number' }).first();
+      const last = await this.db<AttemptRow>("run_attempts").where({ run_id: input.runId, phase: input.phase }).max({ n: "attempt_number" }).first();
       const now = isoForWrite(input.now);
       const row: AttemptRow = {
-        id: newId('attempt'),
+        id: newId("attempt"),
         run_id: input.runId,
         phase: input.phase,
         attempt_number: (last?.n === null || last?.n === undefined ? 0 : numberFromRow(last.n)) + 1,
@@ -64,32 +64,36 @@ export class AttemptRepository {
         sandbox_name: null,
         region: input.region,
         base_profile: input.baseProfile,
-        status: 'running',
+        status: "running",
         terminal_classification: null,
         started_at: now,
         heartbeat_at: now,
         finished_at: null,
       };
-      await this.db<AttemptRow>('run_attempts').insert(row);
+      await this.db<AttemptRow>("run_attempts").insert(row);
       return toAttempt(row);
     });
   }
 
   /** Records the sandbox an attempt runs in. */
   async recordSandbox(id: string, sandboxId: string, sandboxName: string): Promise<void> {
-    await translating(this.dialect, () => this.db<AttemptRow>('run_attempts').where({ id }).update({ sandbox_id: sandboxId, sandbox_name: sandboxName }));
+    await translating(this.dialect, () => this.db<AttemptRow>("run_attempts").where({ id }).update({ sandbox_id: sandboxId, sandbox_name: sandboxName }));
   }
 
   /** Refreshes a running attempt's heartbeat. */
   async heartbeat(id: string, now: Date | string): Promise<void> {
-    await translating(this.dialect, () => this.db<AttemptRow>('run_attempts').where({ id, status: 'running' }).update({ heartbeat_at: isoForWrite(now) }));
+    await translating(this.dialect, () =>
+      this.db<AttemptRow>("run_attempts")
+        .where({ id, status: "running" })
+        .update({ heartbeat_at: isoForWrite(now) }),
+    );
   }
 
   /** Ends a running attempt; a second finish is ignored (returns false). */
-  async finish(id: string, status: Exclude<AttemptStatus, 'running'>, classification: string, now: Date | string): Promise<boolean> {
+  async finish(id: string, status: Exclude<AttemptStatus, "running">, classification: string, now: Date | string): Promise<boolean> {
     return translating(this.dialect, async () => {
-      const changed = await this.db<AttemptRow>('run_attempts')
-        .where({ id, status: 'running' })
+      const changed = await this.db<AttemptRow>("run_attempts")
+        .where({ id, status: "running" })
         .update({ status, terminal_classification: classification, finished_at: isoForWrite(now) });
       return changed > 0;
     });
@@ -98,14 +102,21 @@ export class AttemptRepository {
   /** A run's attempts in order. */
   async listByRun(runId: string): Promise<RunAttempt[]> {
     return translating(this.dialect, async () =>
-      (await this.db<AttemptRow>('run_attempts').where({ run_id: runId }).orderBy([{ column: 'phase', order: 'desc' }, { column: 'attempt_number', order: 'asc' }])).map(toAttempt),
+      (
+        await this.db<AttemptRow>("run_attempts")
+          .where({ run_id: runId })
+          .orderBy([
+            { column: "phase", order: "desc" },
+            { column: "attempt_number", order: "asc" },
+          ])
+      ).map(toAttempt),
     );
   }
 
   /** Running attempts whose heartbeat is older than `before`. */
   async listStale(before: Date | string): Promise<RunAttempt[]> {
     return translating(this.dialect, async () =>
-      (await this.db<AttemptRow>('run_attempts').where({ status: 'running' }).where('heartbeat_at', '<', isoForWrite(before))).map(toAttempt),
+      (await this.db<AttemptRow>("run_attempts").where({ status: "running" }).where("heartbeat_at", "<", isoForWrite(before))).map(toAttempt),
     );
   }
 }

@@ -1,10 +1,10 @@
-import { canonicalize } from '../domain/canonical-json.ts';
-import { newId } from '../domain/ids.ts';
-import type { AuditEvent } from '../domain/records.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import type { AuditEventRow } from './rows.ts';
-import { translating } from './translate-error.ts';
-import { isoForWrite, isoFromRow } from './values.ts';
+import { canonicalize } from "../domain/canonical-json.ts";
+import { newId } from "../domain/ids.ts";
+import type { AuditEvent } from "../domain/records.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import type { AuditEventRow } from "./rows.ts";
+import { translating } from "./translate-error.ts";
+import { isoForWrite, isoFromRow } from "./values.ts";
 
 /** What recording an audit event needs. */
 export interface RecordAuditEventInput {
@@ -30,7 +30,7 @@ export class AuditRepository {
   /** Records an audit event. */
   async record(input: RecordAuditEventInput): Promise<AuditEvent> {
     const row: AuditEventRow = {
-      id: input.id ?? newId('auditEvent'),
+      id: input.id ?? newId("auditEvent"),
       organization_id: input.organizationId,
       actor_id: input.actorId,
       action: input.action,
@@ -41,7 +41,7 @@ export class AuditRepository {
       created_at: isoForWrite(input.createdAt),
     };
     return translating(this.dialect, async () => {
-      await this.db<AuditEventRow>('audit_events').insert(row);
+      await this.db<AuditEventRow>("audit_events").insert(row);
       return toAuditEvent(row);
     });
   }
@@ -49,10 +49,12 @@ export class AuditRepository {
   /** The organization's audit events, oldest first. */
   async listByOrganization(organizationId: string): Promise<AuditEvent[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<AuditEventRow>('audit_events').where({ organization_id: organizationId }).orderBy([
-        { column: 'created_at', order: 'asc' },
-        { column: 'id', order: 'asc' },
-      ]);
+      const rows = await this.db<AuditEventRow>("audit_events")
+        .where({ organization_id: organizationId })
+        .orderBy([
+          { column: "created_at", order: "asc" },
+          { column: "id", order: "asc" },
+        ]);
       return rows.map(toAuditEvent);
     });
   }

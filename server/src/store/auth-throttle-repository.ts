@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
-import { delayAfterFailures, type ThrottlePolicy } from '../domain/auth-throttle.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import { translating } from './translate-error.ts';
-import { numberFromRow } from './values.ts';
+import { createHash } from "node:crypto";
+import { delayAfterFailures, type ThrottlePolicy } from "../domain/auth-throttle.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import { translating } from "./translate-error.ts";
+import { numberFromRow } from "./values.ts";
 
 interface AuthThrottleRow {
   key: string;
@@ -13,7 +13,7 @@ interface AuthThrottleRow {
 
 /** One throttled key: what it is (for the row key) and the policy that applies to it. */
 export interface ThrottleKey {
-  kind: 'account' | 'address';
+  kind: "account" | "address";
   /** The email (lower-cased by the caller) or the client address; stored only as a SHA-256. */
   value: string;
   policy: ThrottlePolicy;
@@ -24,12 +24,12 @@ export type Reservation = { allowed: true } | { allowed: false; blockedUntilMs: 
 
 class Blocked extends Error {
   constructor(readonly blockedUntilMs: number) {
-    super('blocked');
+    super("blocked");
   }
 }
 
 function rowKey(key: ThrottleKey): string {
-  return `${key.kind}:${createHash('sha256').update(key.value).digest('hex')}`;
+  return `${key.kind}:${createHash("sha256").update(key.value).digest("hex")}`;
 }
 
 /**
@@ -58,19 +58,19 @@ export class AuthThrottleRepository {
           for (const key of keys) {
             const id = rowKey(key);
             const forgetBefore = nowMs - key.policy.forgetAfterMs;
-            await trx<AuthThrottleRow>('auth_throttles')
+            await trx<AuthThrottleRow>("auth_throttles")
               .insert({ key: id, failures: 1, last_failure_ms: nowMs, blocked_until_ms: null })
-              .onConflict('key')
+              .onConflict("key")
               .merge({
-                failures: trx.raw('CASE WHEN ?? < ? THEN 1 ELSE ?? + 1 END', ['auth_throttles.last_failure_ms', forgetBefore, 'auth_throttles.failures']) as unknown as number,
+                failures: trx.raw("CASE WHEN ?? < ? THEN 1 ELSE ?? + 1 END", ["auth_throttles.last_failure_ms", forgetBefore, "auth_throttles.failures"]) as unknown as number,
                 last_failure_ms: nowMs,
               });
-            const row = (await trx<AuthThrottleRow>('auth_throttles').where({ key: id }).first())!;
+            const row = (await trx<AuthThrottleRow>("auth_throttles").where({ key: id }).first())!;
             const until = row.blocked_until_ms === null ? 0 : numberFromRow(row.blocked_until_ms);
             if (until > nowMs) blockedUntil = Math.max(blockedUntil, until);
             const delay = delayAfterFailures(key.policy, numberFromRow(row.failures));
             if (delay > 0) {
-              await trx<AuthThrottleRow>('auth_throttles')
+              await trx<AuthThrottleRow>("auth_throttles")
                 .where({ key: id })
                 .update({ blocked_until_ms: Math.max(until, nowMs + delay) });
             }
@@ -95,16 +95,18 @@ export class AuthThrottleRepository {
     return translating(this.dialect, async () => {
       for (const key of keys) {
         const id = rowKey(key);
-        if (key.kind === 'account') await this.db<AuthThrottleRow>('auth_throttles').where({ key: id }).delete();
-        else await this.db<AuthThrottleRow>('auth_throttles').where({ key: id }).andWhere('failures', '>', 0).decrement('failures', 1);
+        if (key.kind === "account") await this.db<AuthThrottleRow>("auth_throttles").where({ key: id }).delete();
+        else await this.db<AuthThrottleRow>("auth_throttles").where({ key: id }).andWhere("failures", ">", 0).decrement("failures", 1);
       }
     });
   }
 
   /** The failures counted against a key (0 when none), for tests and diagnostics. */
-  async failuresOf(key: Omit<ThrottleKey, 'policy'>): Promise<number> {
+  async failuresOf(key: Omit<ThrottleKey, "policy">): Promise<number> {
     return translating(this.dialect, async () => {
-      const row = await this.db<AuthThrottleRow>('auth_throttles').where({ key: rowKey(key as ThrottleKey) }).first();
+      const row = await this.db<AuthThrottleRow>("auth_throttles")
+        .where({ key: rowKey(key as ThrottleKey) })
+        .first();
       return row ? numberFromRow(row.failures) : 0;
     });
   }

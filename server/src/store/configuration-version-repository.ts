@@ -1,10 +1,10 @@
-import { DomainError } from '../domain/errors.ts';
-import { newId } from '../domain/ids.ts';
-import type { ConfigurationVersion, ConfigurationVersionStatus } from '../domain/records.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import type { ConfigurationVersionRow } from './rows.ts';
-import { translating } from './translate-error.ts';
-import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from './values.ts';
+import { DomainError } from "../domain/errors.ts";
+import { newId } from "../domain/ids.ts";
+import type { ConfigurationVersion, ConfigurationVersionStatus } from "../domain/records.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import type { ConfigurationVersionRow } from "./rows.ts";
+import { translating } from "./translate-error.ts";
+import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
 
 /** What creating a configuration version needs; it starts `pending`. */
 export interface CreateConfigurationVersionInput {
@@ -34,10 +34,10 @@ export class ConfigurationVersionRepository {
   /** Creates a pending configuration version. */
   async create(input: CreateConfigurationVersionInput): Promise<ConfigurationVersion> {
     const row: ConfigurationVersionRow = {
-      id: input.id ?? newId('configurationVersion'),
+      id: input.id ?? newId("configurationVersion"),
       organization_id: input.organizationId,
       workspace_id: input.workspaceId,
-      status: 'pending',
+      status: "pending",
       speculative: input.speculative,
       source: input.source,
       config_digest: null,
@@ -47,7 +47,7 @@ export class ConfigurationVersionRepository {
       uploaded_at: null,
     };
     return translating(this.dialect, async () => {
-      await this.db<ConfigurationVersionRow>('configuration_versions').insert(row);
+      await this.db<ConfigurationVersionRow>("configuration_versions").insert(row);
       return toConfigurationVersion(row);
     });
   }
@@ -55,7 +55,7 @@ export class ConfigurationVersionRepository {
   /** The configuration version with this id, if any. */
   async getById(id: string): Promise<ConfigurationVersion | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<ConfigurationVersionRow>('configuration_versions').where({ id }).first();
+      const row = await this.db<ConfigurationVersionRow>("configuration_versions").where({ id }).first();
       return row && toConfigurationVersion(row);
     });
   }
@@ -67,13 +67,13 @@ export class ConfigurationVersionRepository {
    */
   async latestUploaded(workspaceId: string, options: { includeSpeculative?: boolean } = {}): Promise<ConfigurationVersion | undefined> {
     return translating(this.dialect, async () => {
-      const query = this.db<ConfigurationVersionRow>('configuration_versions').where({ workspace_id: workspaceId, status: 'uploaded' });
+      const query = this.db<ConfigurationVersionRow>("configuration_versions").where({ workspace_id: workspaceId, status: "uploaded" });
       if (options.includeSpeculative !== true) query.where({ speculative: false });
       const row = await query
         .orderBy([
-          { column: 'uploaded_at', order: 'desc' },
-          { column: 'created_at', order: 'desc' },
-          { column: 'id', order: 'desc' },
+          { column: "uploaded_at", order: "desc" },
+          { column: "created_at", order: "desc" },
+          { column: "id", order: "desc" },
         ])
         .first();
       return row && toConfigurationVersion(row);
@@ -86,27 +86,25 @@ export class ConfigurationVersionRepository {
    */
   async markUploaded(id: string, upload: UploadedConfiguration): Promise<ConfigurationVersion> {
     const uploadedAt = isoForWrite(upload.uploadedAt);
-    if (!Number.isSafeInteger(upload.sizeBytes) || upload.sizeBytes < 0) throw new TypeError('sizeBytes must be a non-negative integer');
+    if (!Number.isSafeInteger(upload.sizeBytes) || upload.sizeBytes < 0) throw new TypeError("sizeBytes must be a non-negative integer");
     return translating(this.dialect, async () => {
       // The status condition makes the transition a compare-and-set, so two concurrent uploads
       // cannot both succeed.
-      const updated = await this.db<ConfigurationVersionRow>('configuration_versions')
-        .where({ id, status: 'pending' })
-        .update({
-          status: 'uploaded',
-          config_digest: upload.configDigest,
-          size_bytes: upload.sizeBytes,
-          artifact_key: upload.artifactKey,
-          uploaded_at: uploadedAt,
-        });
-      const row = await this.db<ConfigurationVersionRow>('configuration_versions').where({ id }).first();
-      if (row === undefined) throw new DomainError('NOT_FOUND', 'No such configuration version.');
+      const updated = await this.db<ConfigurationVersionRow>("configuration_versions").where({ id, status: "pending" }).update({
+        status: "uploaded",
+        config_digest: upload.configDigest,
+        size_bytes: upload.sizeBytes,
+        artifact_key: upload.artifactKey,
+        uploaded_at: uploadedAt,
+      });
+      const row = await this.db<ConfigurationVersionRow>("configuration_versions").where({ id }).first();
+      if (row === undefined) throw new DomainError("NOT_FOUND", "No such configuration version.");
       if (updated === 0) {
         throw new DomainError(
-          'CONFIGURATION_VERSION_ALREADY_UPLOADED',
-          row.status === 'errored'
-            ? 'The configuration version has errored; create a new one and upload to it.'
-            : 'The configuration version has already been uploaded; configuration versions are immutable.',
+          "CONFIGURATION_VERSION_ALREADY_UPLOADED",
+          row.status === "errored"
+            ? "The configuration version has errored; create a new one and upload to it."
+            : "The configuration version has already been uploaded; configuration versions are immutable.",
         );
       }
       return toConfigurationVersion(row);

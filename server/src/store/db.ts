@@ -1,12 +1,12 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import knex from 'knex';
-import type { Knex } from 'knex';
-import type { Dialect } from './dialect.ts';
-import { migrations } from './migrations/index.ts';
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import knex from "knex";
+import type { Knex } from "knex";
+import type { Dialect } from "./dialect.ts";
+import { migrations } from "./migrations/index.ts";
 
-export { dialectOf } from './dialect.ts';
-export type { Dialect } from './dialect.ts';
+export { dialectOf } from "./dialect.ts";
+export type { Dialect } from "./dialect.ts";
 
 /** An open database: the Knex instance, its dialect, and how to close it. */
 export interface Database {
@@ -34,7 +34,7 @@ export async function openDatabase(url: string): Promise<Database> {
   const instance = knex(config.knex);
   try {
     // Connect now so a bad URL fails here rather than on the first query.
-    await instance.raw('select 1');
+    await instance.raw("select 1");
   } catch (error) {
     await instance.destroy();
     throw error;
@@ -43,27 +43,27 @@ export async function openDatabase(url: string): Promise<Database> {
 }
 
 function knexConfig(url: string): { dialect: Dialect; knex: Knex.Config } {
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    return { dialect: 'postgres', knex: { client: 'pg', connection: url, pool: { min: 0, max: 10 } } };
+  if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
+    return { dialect: "postgres", knex: { client: "pg", connection: url, pool: { min: 0, max: 10 } } };
   }
-  if (url.startsWith('sqlite:')) {
-    return { dialect: 'sqlite', knex: sqliteConfig(sqliteFilename(url)) };
+  if (url.startsWith("sqlite:")) {
+    return { dialect: "sqlite", knex: sqliteConfig(sqliteFilename(url)) };
   }
-  throw new Error(`unsupported database URL scheme: ${url.split(':', 1)[0]}`);
+  throw new Error(`unsupported database URL scheme: ${url.split(":", 1)[0]}`);
 }
 
 function sqliteFilename(url: string): string {
-  if (url === 'sqlite::memory:') return ':memory:';
-  if (url.startsWith('sqlite:///')) return url.slice('sqlite://'.length);
-  if (url.startsWith('sqlite://') && url.length > 'sqlite://'.length) return resolve(url.slice('sqlite://'.length));
-  throw new Error('a SQLite URL is sqlite:///abs/path.db, sqlite://relative/path.db or sqlite::memory:');
+  if (url === "sqlite::memory:") return ":memory:";
+  if (url.startsWith("sqlite:///")) return url.slice("sqlite://".length);
+  if (url.startsWith("sqlite://") && url.length > "sqlite://".length) return resolve(url.slice("sqlite://".length));
+  throw new Error("a SQLite URL is sqlite:///abs/path.db, sqlite://relative/path.db or sqlite::memory:");
 }
 
 function sqliteConfig(filename: string): Knex.Config {
-  const inMemory = filename === ':memory:';
+  const inMemory = filename === ":memory:";
   if (!inMemory) mkdirSync(dirname(filename), { recursive: true });
   return {
-    client: 'better-sqlite3',
+    client: "better-sqlite3",
     connection: { filename },
     useNullAsDefault: true,
     // NOTE: better-sqlite3 is synchronous and SQLite has one writer; one connection avoids
@@ -74,9 +74,9 @@ function sqliteConfig(filename: string): Knex.Config {
       max: 1,
       afterCreate(connection: BetterSqliteConnection, done: (error: Error | null, connection: BetterSqliteConnection) => void) {
         try {
-          connection.pragma('foreign_keys = ON');
+          connection.pragma("foreign_keys = ON");
           connection.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
-          if (!inMemory) connection.pragma('journal_mode = WAL');
+          if (!inMemory) connection.pragma("journal_mode = WAL");
           done(null, connection);
         } catch (error) {
           done(error as Error, connection);
@@ -120,7 +120,7 @@ function withProgress(onProgress: ((message: string) => void) | undefined): Knex
 /** Applies every pending migration; returns the names applied. */
 export async function migrateLatest(db: Database, onProgress?: (message: string) => void): Promise<string[]> {
   const [, applied] = (await db.knex.migrate.latest({ migrationSource: withProgress(onProgress) })) as [number, string[]];
-  onProgress?.(applied.length === 0 ? 'database schema is up to date' : `applied ${applied.length} migration(s)`);
+  onProgress?.(applied.length === 0 ? "database schema is up to date" : `applied ${applied.length} migration(s)`);
   return applied;
 }
 

@@ -1,14 +1,14 @@
-import type { Dialect, Executor } from './dialect.ts';
-import type { DbBoolean, DbTimestamp } from './rows.ts';
-import { atomically } from './run-events.ts';
-import { translating } from './translate-error.ts';
-import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from './values.ts';
+import type { Dialect, Executor } from "./dialect.ts";
+import type { DbBoolean, DbTimestamp } from "./rows.ts";
+import { atomically } from "./run-events.ts";
+import { translating } from "./translate-error.ts";
+import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
 
 /** A workspace's connection to a GitHub repository (tracked branch and working directory are the workspace's). */
 export interface SourceConnection {
   workspaceId: string;
   organizationId: string;
-  provider: 'github';
+  provider: "github";
   installationId: number;
   repository: string;
   triggerPaths: string[];
@@ -17,7 +17,7 @@ export interface SourceConnection {
 }
 
 /** The states of a webhook delivery (see the GitHubDelivery schema). */
-export type DeliveryStatus = 'queued' | 'processing' | 'processed' | 'ignored' | 'refused' | 'failed';
+export type DeliveryStatus = "queued" | "processing" | "processed" | "ignored" | "refused" | "failed";
 
 /** A verified webhook delivery: the idempotency record and the job that acts on it. */
 export interface GitHubDelivery {
@@ -41,7 +41,7 @@ export interface GitHubDelivery {
 export interface GitHubInstallation {
   id: number;
   account: string | null;
-  repositorySelection: 'all' | 'selected';
+  repositorySelection: "all" | "selected";
   suspended: boolean;
   deleted: boolean;
   /** Lower-case `owner/name` of the selected repositories (empty for `all`). */
@@ -108,7 +108,7 @@ interface CheckRunRow {
 }
 
 /** The graphile-worker task a queued delivery is dispatched as (PostgreSQL). */
-export const GITHUB_DELIVERY_TASK = 'stackship_github_delivery';
+export const GITHUB_DELIVERY_TASK = "stackship_github_delivery";
 
 const repositoryKey = (repository: string) => repository.toLowerCase();
 
@@ -116,7 +116,7 @@ function toConnection(row: ConnectionRow): SourceConnection {
   return {
     workspaceId: row.workspace_id,
     organizationId: row.organization_id,
-    provider: 'github',
+    provider: "github",
     installationId: numberFromRow(row.installation_id),
     repository: row.repository,
     triggerPaths: JSON.parse(row.trigger_paths) as string[],
@@ -168,14 +168,14 @@ export class GitHubRepository {
   // ---- source connections
 
   /** Creates or replaces the workspace's connection. */
-  async putConnection(input: Omit<SourceConnection, 'provider' | 'createdAt' | 'updatedAt'> & { now: Date | string }): Promise<SourceConnection> {
+  async putConnection(input: Omit<SourceConnection, "provider" | "createdAt" | "updatedAt"> & { now: Date | string }): Promise<SourceConnection> {
     const now = isoForWrite(input.now);
     return translating(this.dialect, async () => {
-      const existing = await this.db<ConnectionRow>('source_connections').where({ workspace_id: input.workspaceId }).first();
+      const existing = await this.db<ConnectionRow>("source_connections").where({ workspace_id: input.workspaceId }).first();
       const row: ConnectionRow = {
         workspace_id: input.workspaceId,
         organization_id: input.organizationId,
-        provider: 'github',
+        provider: "github",
         installation_id: input.installationId,
         repository: input.repository,
         repository_key: repositoryKey(input.repository),
@@ -183,28 +183,28 @@ export class GitHubRepository {
         created_at: existing ? isoFromRow(existing.created_at) : now,
         updated_at: now,
       };
-      if (existing) await this.db<ConnectionRow>('source_connections').where({ workspace_id: input.workspaceId }).update(row);
-      else await this.db<ConnectionRow>('source_connections').insert(row);
+      if (existing) await this.db<ConnectionRow>("source_connections").where({ workspace_id: input.workspaceId }).update(row);
+      else await this.db<ConnectionRow>("source_connections").insert(row);
       return toConnection(row);
     });
   }
 
   async getConnection(workspaceId: string): Promise<SourceConnection | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<ConnectionRow>('source_connections').where({ workspace_id: workspaceId }).first();
+      const row = await this.db<ConnectionRow>("source_connections").where({ workspace_id: workspaceId }).first();
       return row && toConnection(row);
     });
   }
 
   /** Deletes the connection; whether there was one. */
   async deleteConnection(workspaceId: string): Promise<boolean> {
-    return translating(this.dialect, async () => (await this.db('source_connections').where({ workspace_id: workspaceId }).delete()) > 0);
+    return translating(this.dialect, async () => (await this.db("source_connections").where({ workspace_id: workspaceId }).delete()) > 0);
   }
 
   /** The organizations whose workspaces connect through `installationId`. */
   async organizationsOfInstallation(installationId: number): Promise<string[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db('source_connections').distinct<{ organization_id: string }[]>('organization_id').where({ installation_id: installationId });
+      const rows = await this.db("source_connections").distinct<{ organization_id: string }[]>("organization_id").where({ installation_id: installationId });
       return rows.map((r) => r.organization_id);
     });
   }
@@ -212,7 +212,9 @@ export class GitHubRepository {
   /** Every connection to `repository` (any case), oldest first. */
   async connectionsOf(repository: string): Promise<SourceConnection[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<ConnectionRow>('source_connections').where({ repository_key: repositoryKey(repository) }).orderBy('created_at');
+      const rows = await this.db<ConnectionRow>("source_connections")
+        .where({ repository_key: repositoryKey(repository) })
+        .orderBy("created_at");
       return rows.map(toConnection);
     });
   }
@@ -223,7 +225,18 @@ export class GitHubRepository {
    * Records a verified delivery, queued. Returns the recorded delivery and whether this call
    * created it (false: a redelivery of an id already recorded, left exactly as it was).
    */
-  async recordDelivery(input: { id: string; event: string; action: string | null; installationId: number | null; repository: string | null; payload: string; status: DeliveryStatus; outcome?: string | null; detail?: string | null; now: Date | string }): Promise<{ delivery: GitHubDelivery; created: boolean }> {
+  async recordDelivery(input: {
+    id: string;
+    event: string;
+    action: string | null;
+    installationId: number | null;
+    repository: string | null;
+    payload: string;
+    status: DeliveryStatus;
+    outcome?: string | null;
+    detail?: string | null;
+    now: Date | string;
+  }): Promise<{ delivery: GitHubDelivery; created: boolean }> {
     const now = isoForWrite(input.now);
     const row: DeliveryRow = {
       id: input.id,
@@ -233,7 +246,7 @@ export class GitHubRepository {
       repository: input.repository,
       repository_key: input.repository === null ? null : repositoryKey(input.repository),
       // Kept only while the job needs it.
-      payload: input.status === 'queued' ? input.payload : '',
+      payload: input.status === "queued" ? input.payload : "",
       status: input.status,
       outcome: input.outcome ?? null,
       detail: input.detail ?? null,
@@ -241,15 +254,15 @@ export class GitHubRepository {
       run_after: now,
       locked_by: null,
       locked_at: null,
-      run_ids: '[]',
+      run_ids: "[]",
       received_at: now,
-      processed_at: input.status === 'queued' ? null : now,
+      processed_at: input.status === "queued" ? null : now,
       updated_at: now,
     };
     const existing = await this.getDelivery(input.id);
     if (existing) return { delivery: existing, created: false };
     try {
-      await translating(this.dialect, () => this.db('github_deliveries').insert(row));
+      await translating(this.dialect, () => this.db("github_deliveries").insert(row));
     } catch (error) {
       // A concurrent redelivery won the insert: that one is the record.
       const winner = await this.getDelivery(input.id);
@@ -265,13 +278,17 @@ export class GitHubRepository {
    * claims and retries work on (SQLite: the in-process loop polls it).
    */
   async dispatchDelivery(id: string, runAt: Date | string): Promise<void> {
-    if (this.dialect !== 'postgres') return;
-    await this.db.raw("select graphile_worker.add_job(?::text, json_build_object('delivery_id', ?::text), run_at => ?::timestamptz, max_attempts => 1)", [GITHUB_DELIVERY_TASK, id, isoForWrite(runAt)]);
+    if (this.dialect !== "postgres") return;
+    await this.db.raw("select graphile_worker.add_job(?::text, json_build_object('delivery_id', ?::text), run_at => ?::timestamptz, max_attempts => 1)", [
+      GITHUB_DELIVERY_TASK,
+      id,
+      isoForWrite(runAt),
+    ]);
   }
 
   async getDelivery(id: string): Promise<GitHubDelivery | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<DeliveryRow>('github_deliveries').where({ id }).first();
+      const row = await this.db<DeliveryRow>("github_deliveries").where({ id }).first();
       return row && toDelivery(row);
     });
   }
@@ -281,26 +298,39 @@ export class GitHubRepository {
     const at = isoForWrite(now);
     return translating(this.dialect, () =>
       atomically(this.db, this.dialect, async (db) => {
-        const query = db<DeliveryRow>('github_deliveries').where({ status: 'queued' }).andWhere('run_after', '<=', at);
-        const candidate = await (id ? query.andWhere({ id }) : query).orderBy([{ column: 'run_after' }, { column: 'id' }]).first();
+        const query = db<DeliveryRow>("github_deliveries").where({ status: "queued" }).andWhere("run_after", "<=", at);
+        const candidate = await (id ? query.andWhere({ id }) : query).orderBy([{ column: "run_after" }, { column: "id" }]).first();
         if (!candidate) return undefined;
-        const changed = await db('github_deliveries')
-          .where({ id: candidate.id, status: 'queued' })
-          .update({ status: 'processing', locked_by: workerId, locked_at: at, attempts: candidate.attempts + 1, updated_at: at });
+        const changed = await db("github_deliveries")
+          .where({ id: candidate.id, status: "queued" })
+          .update({ status: "processing", locked_by: workerId, locked_at: at, attempts: candidate.attempts + 1, updated_at: at });
         if (changed === 0) return undefined;
-        const row = await db<DeliveryRow>('github_deliveries').where({ id: candidate.id }).first();
+        const row = await db<DeliveryRow>("github_deliveries").where({ id: candidate.id }).first();
         return row && toDelivery(row);
       }),
     );
   }
 
   /** Ends a processing delivery: processed, ignored, refused or failed, with its outcome (its payload, up to 5 MiB, is no longer kept). */
-  async finishDelivery(id: string, input: { status: Exclude<DeliveryStatus, 'queued' | 'processing'>; outcome: string; detail: string; runIds?: string[]; now: Date | string }): Promise<void> {
+  async finishDelivery(
+    id: string,
+    input: { status: Exclude<DeliveryStatus, "queued" | "processing">; outcome: string; detail: string; runIds?: string[]; now: Date | string },
+  ): Promise<void> {
     const at = isoForWrite(input.now);
     await translating(this.dialect, () =>
-      this.db('github_deliveries')
+      this.db("github_deliveries")
         .where({ id })
-        .update({ status: input.status, outcome: input.outcome, detail: input.detail, run_ids: JSON.stringify(input.runIds ?? []), payload: '', processed_at: at, locked_by: null, locked_at: null, updated_at: at }),
+        .update({
+          status: input.status,
+          outcome: input.outcome,
+          detail: input.detail,
+          run_ids: JSON.stringify(input.runIds ?? []),
+          payload: "",
+          processed_at: at,
+          locked_by: null,
+          locked_at: null,
+          updated_at: at,
+        }),
     );
   }
 
@@ -308,23 +338,31 @@ export class GitHubRepository {
   async retryDelivery(id: string, input: { detail: string; runAfter: Date | string; now: Date | string }): Promise<void> {
     const at = isoForWrite(input.now);
     await translating(this.dialect, () =>
-      this.db('github_deliveries').where({ id, status: 'processing' }).update({ status: 'queued', outcome: 'retrying', detail: input.detail, run_after: isoForWrite(input.runAfter), locked_by: null, locked_at: null, updated_at: at }),
+      this.db("github_deliveries")
+        .where({ id, status: "processing" })
+        .update({ status: "queued", outcome: "retrying", detail: input.detail, run_after: isoForWrite(input.runAfter), locked_by: null, locked_at: null, updated_at: at }),
     );
   }
 
   /** Processing deliveries whose worker went away (locked before `before`) go back to the queue. */
   async releaseStaleDeliveries(before: Date | string, now: Date | string): Promise<number> {
     return translating(this.dialect, () =>
-      this.db('github_deliveries').where({ status: 'processing' }).andWhere('locked_at', '<', isoForWrite(before)).update({ status: 'queued', locked_by: null, locked_at: null, updated_at: isoForWrite(now) }),
+      this.db("github_deliveries")
+        .where({ status: "processing" })
+        .andWhere("locked_at", "<", isoForWrite(before))
+        .update({ status: "queued", locked_by: null, locked_at: null, updated_at: isoForWrite(now) }),
     );
   }
 
   /** The last `limit` deliveries about `repository`, newest first. */
   async recentDeliveries(repository: string, limit: number): Promise<GitHubDelivery[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<DeliveryRow>('github_deliveries')
+      const rows = await this.db<DeliveryRow>("github_deliveries")
         .where({ repository_key: repositoryKey(repository) })
-        .orderBy([{ column: 'received_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+        .orderBy([
+          { column: "received_at", order: "desc" },
+          { column: "id", order: "desc" },
+        ])
         .limit(limit);
       return rows.map(toDelivery);
     });
@@ -333,39 +371,58 @@ export class GitHubRepository {
   // ---- installations
 
   /** Records what an installation event said (replacing the selected repositories when `repositories` is given). */
-  async putInstallation(input: { id: number; account: string | null; repositorySelection: 'all' | 'selected'; suspended: boolean; deleted: boolean; repositories?: string[]; now: Date | string }): Promise<void> {
+  async putInstallation(input: {
+    id: number;
+    account: string | null;
+    repositorySelection: "all" | "selected";
+    suspended: boolean;
+    deleted: boolean;
+    repositories?: string[];
+    now: Date | string;
+  }): Promise<void> {
     const now = isoForWrite(input.now);
     await translating(this.dialect, async () => {
       const row = { id: input.id, account: input.account, repository_selection: input.repositorySelection, suspended: input.suspended, deleted: input.deleted, updated_at: now };
-      await this.db('github_installations').insert(row).onConflict('id').merge();
+      await this.db("github_installations").insert(row).onConflict("id").merge();
       if (input.repositories !== undefined) {
-        await this.db('github_installation_repositories').where({ installation_id: input.id }).delete();
+        await this.db("github_installation_repositories").where({ installation_id: input.id }).delete();
         const keys = [...new Set(input.repositories.map(repositoryKey))];
-        if (keys.length > 0) await this.db('github_installation_repositories').insert(keys.map((key) => ({ installation_id: input.id, repository_key: key })));
+        if (keys.length > 0) await this.db("github_installation_repositories").insert(keys.map((key) => ({ installation_id: input.id, repository_key: key })));
       }
     });
   }
 
   /** Adds and removes selected repositories of a known installation. */
-  async changeInstallationRepositories(input: { id: number; added: string[]; removed: string[]; repositorySelection: 'all' | 'selected'; now: Date | string }): Promise<void> {
+  async changeInstallationRepositories(input: { id: number; added: string[]; removed: string[]; repositorySelection: "all" | "selected"; now: Date | string }): Promise<void> {
     await translating(this.dialect, async () => {
-      await this.db('github_installations').where({ id: input.id }).update({ repository_selection: input.repositorySelection, updated_at: isoForWrite(input.now) });
+      await this.db("github_installations")
+        .where({ id: input.id })
+        .update({ repository_selection: input.repositorySelection, updated_at: isoForWrite(input.now) });
       const removed = input.removed.map(repositoryKey);
-      if (removed.length > 0) await this.db('github_installation_repositories').where({ installation_id: input.id }).whereIn('repository_key', removed).delete();
+      if (removed.length > 0) await this.db("github_installation_repositories").where({ installation_id: input.id }).whereIn("repository_key", removed).delete();
       const added = [...new Set(input.added.map(repositoryKey))];
-      if (added.length > 0) await this.db('github_installation_repositories').insert(added.map((key) => ({ installation_id: input.id, repository_key: key }))).onConflict(['installation_id', 'repository_key']).ignore();
+      if (added.length > 0)
+        await this.db("github_installation_repositories")
+          .insert(added.map((key) => ({ installation_id: input.id, repository_key: key })))
+          .onConflict(["installation_id", "repository_key"])
+          .ignore();
     });
   }
 
   async getInstallation(id: number): Promise<GitHubInstallation | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<{ id: number | string; account: string | null; repository_selection: string; suspended: DbBoolean; deleted: DbBoolean }>('github_installations').where({ id }).first();
+      const row = await this.db<{ id: number | string; account: string | null; repository_selection: string; suspended: DbBoolean; deleted: DbBoolean }>("github_installations")
+        .where({ id })
+        .first();
       if (!row) return undefined;
-      const repositories = await this.db('github_installation_repositories').select<{ repository_key: string }[]>('repository_key').where({ installation_id: id }).orderBy('repository_key');
+      const repositories = await this.db("github_installation_repositories")
+        .select<{ repository_key: string }[]>("repository_key")
+        .where({ installation_id: id })
+        .orderBy("repository_key");
       return {
         id: numberFromRow(row.id),
         account: row.account,
-        repositorySelection: row.repository_selection === 'all' ? 'all' : 'selected',
+        repositorySelection: row.repository_selection === "all" ? "all" : "selected",
         suspended: booleanFromRow(row.suspended),
         deleted: booleanFromRow(row.deleted),
         repositories: repositories.map((r) => r.repository_key),
@@ -379,7 +436,7 @@ export class GitHubRepository {
   async trackCheckRun(input: { runId: string; installationId: number; repository: string; headSha: string; now: Date | string }): Promise<void> {
     const now = isoForWrite(input.now);
     await translating(this.dialect, () =>
-      this.db('github_check_runs').insert({
+      this.db("github_check_runs").insert({
         run_id: input.runId,
         installation_id: input.installationId,
         repository: input.repository,
@@ -396,7 +453,7 @@ export class GitHubRepository {
 
   async getCheckRun(runId: string): Promise<GitHubCheckRun | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<CheckRunRow>('github_check_runs').where({ run_id: runId }).first();
+      const row = await this.db<CheckRunRow>("github_check_runs").where({ run_id: runId }).first();
       return row && toCheckRun(row);
     });
   }
@@ -407,12 +464,12 @@ export class GitHubRepository {
    */
   async dueCheckRuns(now: Date | string, limit: number): Promise<GitHubCheckRun[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<CheckRunRow>('github_check_runs as c')
-        .join('runs as r', 'r.id', 'c.run_id')
-        .select('c.*')
-        .where('c.next_attempt_at', '<=', isoForWrite(now))
-        .andWhere((q) => void q.whereNull('c.sent_state').orWhereRaw('?? > ??', ['r.updated_at', 'c.updated_at']))
-        .orderBy('c.next_attempt_at')
+      const rows = await this.db<CheckRunRow>("github_check_runs as c")
+        .join("runs as r", "r.id", "c.run_id")
+        .select("c.*")
+        .where("c.next_attempt_at", "<=", isoForWrite(now))
+        .andWhere((q) => void q.whereNull("c.sent_state").orWhereRaw("?? > ??", ["r.updated_at", "c.updated_at"]))
+        .orderBy("c.next_attempt_at")
         .limit(limit);
       return rows.map(toCheckRun);
     });
@@ -423,26 +480,38 @@ export class GitHubRepository {
    * so that two API processes never both create it on GitHub. Whether this caller got it.
    */
   async leaseCheckRun(runId: string, dueAt: string, leaseUntil: Date | string): Promise<boolean> {
-    return translating(this.dialect, async () => (await this.db('github_check_runs').where({ run_id: runId, next_attempt_at: isoForWrite(dueAt) }).update({ next_attempt_at: isoForWrite(leaseUntil) })) > 0);
+    return translating(
+      this.dialect,
+      async () =>
+        (await this.db("github_check_runs")
+          .where({ run_id: runId, next_attempt_at: isoForWrite(dueAt) })
+          .update({ next_attempt_at: isoForWrite(leaseUntil) })) > 0,
+    );
   }
 
   /** Records what GitHub now shows for the run as it was at `runUpdatedAt`; due again whenever the run changes. */
   async checkRunSent(runId: string, input: { checkRunId: number; sentState: string; runUpdatedAt: Date | string; now: Date | string }): Promise<void> {
     await translating(this.dialect, () =>
-      this.db('github_check_runs')
+      this.db("github_check_runs")
         .where({ run_id: runId })
-        .update({ check_run_id: input.checkRunId, sent_state: input.sentState, attempts: 0, last_error: null, updated_at: isoForWrite(input.runUpdatedAt), next_attempt_at: isoForWrite(input.now) }),
+        .update({
+          check_run_id: input.checkRunId,
+          sent_state: input.sentState,
+          attempts: 0,
+          last_error: null,
+          updated_at: isoForWrite(input.runUpdatedAt),
+          next_attempt_at: isoForWrite(input.now),
+        }),
     );
   }
 
   /** Records a failed call and when to try again. */
   async checkRunFailed(runId: string, input: { error: string; nextAttemptAt: Date | string; now: Date | string }): Promise<void> {
     await translating(this.dialect, () =>
-      this.db('github_check_runs')
+      this.db("github_check_runs")
         .where({ run_id: runId })
         // updated_at stays: it is the run version last synced, and the run is still to be synced.
-        .update({ attempts: this.db.raw('attempts + 1') as unknown as number, last_error: input.error.slice(0, 2000), next_attempt_at: isoForWrite(input.nextAttemptAt) }),
+        .update({ attempts: this.db.raw("attempts + 1") as unknown as number, last_error: input.error.slice(0, 2000), next_attempt_at: isoForWrite(input.nextAttemptAt) }),
     );
   }
-
 }

@@ -1,10 +1,10 @@
-import type { ScopeKind } from '../domain/authorization.ts';
-import { newId } from '../domain/ids.ts';
-import type { PermissionGrant } from '../domain/records.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import type { PermissionGrantRow } from './rows.ts';
-import { translating } from './translate-error.ts';
-import { isoForWrite, isoFromRow } from './values.ts';
+import type { ScopeKind } from "../domain/authorization.ts";
+import { newId } from "../domain/ids.ts";
+import type { PermissionGrant } from "../domain/records.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import type { PermissionGrantRow } from "./rows.ts";
+import { translating } from "./translate-error.ts";
+import { isoForWrite, isoFromRow } from "./values.ts";
 
 /** What granting a permission needs. */
 export interface GrantInput {
@@ -26,7 +26,7 @@ export class GrantRepository {
   /** Grants a permission on a scope; granting the same one twice throws CONSTRAINT_VIOLATION. */
   async grant(input: GrantInput): Promise<PermissionGrant> {
     const row: PermissionGrantRow = {
-      id: input.id ?? newId('grant'),
+      id: input.id ?? newId("grant"),
       principal_id: input.principalId,
       scope_kind: input.scopeKind,
       scope_id: input.scopeId,
@@ -34,7 +34,7 @@ export class GrantRepository {
       created_at: isoForWrite(input.createdAt),
     };
     return translating(this.dialect, async () => {
-      await this.db<PermissionGrantRow>('permission_grants').insert(row);
+      await this.db<PermissionGrantRow>("permission_grants").insert(row);
       return toGrant(row);
     });
   }
@@ -42,10 +42,12 @@ export class GrantRepository {
   /** The principal's grants, oldest first. */
   async listForPrincipal(principalId: string): Promise<PermissionGrant[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<PermissionGrantRow>('permission_grants').where({ principal_id: principalId }).orderBy([
-        { column: 'created_at', order: 'asc' },
-        { column: 'id', order: 'asc' },
-      ]);
+      const rows = await this.db<PermissionGrantRow>("permission_grants")
+        .where({ principal_id: principalId })
+        .orderBy([
+          { column: "created_at", order: "asc" },
+          { column: "id", order: "asc" },
+        ]);
       return rows.map(toGrant);
     });
   }

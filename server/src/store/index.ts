@@ -1,60 +1,84 @@
-import { ArtifactRepository } from './artifact-repository.ts';
-import { AuditRepository } from './audit-repository.ts';
-export { ArtifactRepository, type ArtifactRecord } from './artifact-repository.ts';
-import { ConfigurationVersionRepository } from './configuration-version-repository.ts';
-import type { Database } from './db.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import { GrantRepository } from './grant-repository.ts';
-import { OrganizationRepository } from './organization-repository.ts';
-import { PrincipalRepository } from './principal-repository.ts';
-import { ProjectRepository } from './project-repository.ts';
-import { RunRepository } from './run-repository.ts';
-import { SnapshotRepository } from './snapshot-repository.ts';
-import { TokenRepository } from './token-repository.ts';
-import { VariableRepository } from './variable-repository.ts';
-import { WorkspaceRepository } from './workspace-repository.ts';
-import { RunTokenRepository } from './run-token-repository.ts';
-import { StateVersionRepository } from './state-version-repository.ts';
-import { WorkspaceLockRepository } from './workspace-lock-repository.ts';
-import { PolicySetRepository } from './policy-set-repository.ts';
-import { PolicyResultRepository } from './policy-result-repository.ts';
-import { UserRepository } from './user-repository.ts';
-import { GitHubRepository } from './github-repository.ts';
-export { GITHUB_DELIVERY_TASK, GitHubRepository, type DeliveryStatus, type GitHubCheckRun, type GitHubDelivery, type GitHubInstallation, type SourceConnection } from './github-repository.ts';
-import { FederationProfileRepository, SigningKeyRepository } from './workload-identity-repository.ts';
-export { FederationProfileRepository, SigningKeyRepository, type StoredSigningKey } from './workload-identity-repository.ts';
-import { AuthThrottleRepository } from './auth-throttle-repository.ts';
-export type { ThrottleKey, Reservation } from './auth-throttle-repository.ts';
+import { ArtifactRepository } from "./artifact-repository.ts";
+import { AuditRepository } from "./audit-repository.ts";
+export { ArtifactRepository, type ArtifactRecord } from "./artifact-repository.ts";
+import { ConfigurationVersionRepository } from "./configuration-version-repository.ts";
+import type { Database } from "./db.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import { GrantRepository } from "./grant-repository.ts";
+import { OrganizationRepository } from "./organization-repository.ts";
+import { PrincipalRepository } from "./principal-repository.ts";
+import { ProjectRepository } from "./project-repository.ts";
+import { RunRepository } from "./run-repository.ts";
+import { SnapshotRepository } from "./snapshot-repository.ts";
+import { TokenRepository } from "./token-repository.ts";
+import { VariableRepository } from "./variable-repository.ts";
+import { WorkspaceRepository } from "./workspace-repository.ts";
+import { RunTokenRepository } from "./run-token-repository.ts";
+import { StateVersionRepository } from "./state-version-repository.ts";
+import { WorkspaceLockRepository } from "./workspace-lock-repository.ts";
+import { PolicySetRepository } from "./policy-set-repository.ts";
+import { PolicyResultRepository } from "./policy-result-repository.ts";
+import { UserRepository } from "./user-repository.ts";
+import { GitHubRepository } from "./github-repository.ts";
+export {
+  GITHUB_DELIVERY_TASK,
+  GitHubRepository,
+  type DeliveryStatus,
+  type GitHubCheckRun,
+  type GitHubDelivery,
+  type GitHubInstallation,
+  type SourceConnection,
+} from "./github-repository.ts";
+import { FederationProfileRepository, SigningKeyRepository } from "./workload-identity-repository.ts";
+export { FederationProfileRepository, SigningKeyRepository, type StoredSigningKey } from "./workload-identity-repository.ts";
+import { AuthThrottleRepository } from "./auth-throttle-repository.ts";
+export type { ThrottleKey, Reservation } from "./auth-throttle-repository.ts";
 
-export { migrateDown, migrateLatest, openDatabase, rollbackAll } from './db.ts';
-export type { Database } from './db.ts';
-export { AttemptRepository } from './attempt-repository.ts';
-export { JobRepository } from './job-repository.ts';
-export { LogRepository, type LogChunk, type LogPhase, type LogPosition, type LogWindow } from './log-repository.ts';
-export { ReviewRepository } from './review-repository.ts';
-export { announce, openRunChangeFeed, RUN_CHANGE_CHANNEL, type RunChangeFeed, type RunChangeListener, type RunChangeNotice, type LogChunkNotice, type RunStateNotice } from './run-events.ts';
-import { AttemptRepository } from './attempt-repository.ts';
-import { JobRepository } from './job-repository.ts';
-import { LogRepository } from './log-repository.ts';
-import { ReviewRepository } from './review-repository.ts';
-export type { Dialect, Executor } from './dialect.ts';
-export type { CreateOrganizationInput } from './organization-repository.ts';
-export type { CreateProjectInput } from './project-repository.ts';
-export type { CreateWorkspaceInput } from './workspace-repository.ts';
-export type { CreateVariableInput } from './variable-repository.ts';
-export type { CreatePrincipalInput } from './principal-repository.ts';
-export type { AuthenticatedToken, CreateTokenInput } from './token-repository.ts';
-export type { GrantInput } from './grant-repository.ts';
-export type { CreateConfigurationVersionInput, UploadedConfiguration } from './configuration-version-repository.ts';
-export type { CreateSnapshotInput, SnapshotSecretInput } from './snapshot-repository.ts';
-export type { CreateRunInput, ListRunsOptions, RunPage } from './run-repository.ts';
-export type { RecordAuditEventInput } from './audit-repository.ts';
-export { RUN_TOKEN_PHASES, RunTokenRepository, type CreateRunTokenInput, type FoundRunToken, type RunToken, type RunTokenPhase } from './run-token-repository.ts';
-export { StateVersionRepository, type CreateStateVersionInput, type StateVersion, type StateVersionOutput, type StateVersionStatus, type UploadedState } from './state-version-repository.ts';
-export { PolicySetRepository, type CreatePolicySetInput, type PolicySet, type PolicySetVersion } from './policy-set-repository.ts';
-export { PolicyResultRepository, type PolicyEvaluation, type PolicyOverride } from './policy-result-repository.ts';
-export { grantsOfMemberships, UserRepository, type Membership, type Session, type User } from './user-repository.ts';
-export { WorkspaceLockRepository, type AcquireResult, type LockHolder, type LockHolderKind, type WorkspaceLock } from './workspace-lock-repository.ts';
+export { migrateDown, migrateLatest, openDatabase, rollbackAll } from "./db.ts";
+export type { Database } from "./db.ts";
+export { AttemptRepository } from "./attempt-repository.ts";
+export { JobRepository } from "./job-repository.ts";
+export { LogRepository, type LogChunk, type LogPhase, type LogPosition, type LogWindow } from "./log-repository.ts";
+export { ReviewRepository } from "./review-repository.ts";
+export {
+  announce,
+  openRunChangeFeed,
+  RUN_CHANGE_CHANNEL,
+  type RunChangeFeed,
+  type RunChangeListener,
+  type RunChangeNotice,
+  type LogChunkNotice,
+  type RunStateNotice,
+} from "./run-events.ts";
+import { AttemptRepository } from "./attempt-repository.ts";
+import { JobRepository } from "./job-repository.ts";
+import { LogRepository } from "./log-repository.ts";
+import { ReviewRepository } from "./review-repository.ts";
+export type { Dialect, Executor } from "./dialect.ts";
+export type { CreateOrganizationInput } from "./organization-repository.ts";
+export type { CreateProjectInput } from "./project-repository.ts";
+export type { CreateWorkspaceInput } from "./workspace-repository.ts";
+export type { CreateVariableInput } from "./variable-repository.ts";
+export type { CreatePrincipalInput } from "./principal-repository.ts";
+export type { AuthenticatedToken, CreateTokenInput } from "./token-repository.ts";
+export type { GrantInput } from "./grant-repository.ts";
+export type { CreateConfigurationVersionInput, UploadedConfiguration } from "./configuration-version-repository.ts";
+export type { CreateSnapshotInput, SnapshotSecretInput } from "./snapshot-repository.ts";
+export type { CreateRunInput, ListRunsOptions, RunPage } from "./run-repository.ts";
+export type { RecordAuditEventInput } from "./audit-repository.ts";
+export { RUN_TOKEN_PHASES, RunTokenRepository, type CreateRunTokenInput, type FoundRunToken, type RunToken, type RunTokenPhase } from "./run-token-repository.ts";
+export {
+  StateVersionRepository,
+  type CreateStateVersionInput,
+  type StateVersion,
+  type StateVersionOutput,
+  type StateVersionStatus,
+  type UploadedState,
+} from "./state-version-repository.ts";
+export { PolicySetRepository, type CreatePolicySetInput, type PolicySet, type PolicySetVersion } from "./policy-set-repository.ts";
+export { PolicyResultRepository, type PolicyEvaluation, type PolicyOverride } from "./policy-result-repository.ts";
+export { grantsOfMemberships, UserRepository, type Membership, type Session, type User } from "./user-repository.ts";
+export { WorkspaceLockRepository, type AcquireResult, type LockHolder, type LockHolderKind, type WorkspaceLock } from "./workspace-lock-repository.ts";
 export {
   AuditRepository,
   ConfigurationVersionRepository,

@@ -1,9 +1,9 @@
-import { newId } from '../domain/ids.ts';
-import type { ExecutionPhase, RunJob } from '../domain/records.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import { translating } from './translate-error.ts';
-import type { DbBoolean, DbTimestamp } from './rows.ts';
-import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from './values.ts';
+import { newId } from "../domain/ids.ts";
+import type { ExecutionPhase, RunJob } from "../domain/records.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import { translating } from "./translate-error.ts";
+import type { DbBoolean, DbTimestamp } from "./rows.ts";
+import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
 
 /** run_jobs */
 interface JobRow {
@@ -12,7 +12,7 @@ interface JobRow {
   workspace_id: string;
   phase: ExecutionPhase;
   serial: DbBoolean;
-  status: RunJob['status'];
+  status: RunJob["status"];
   runner_id: string | null;
   attempts: number | string;
   available_at: DbTimestamp;
@@ -49,12 +49,12 @@ export class JobRepository {
   async enqueue(input: { runId: string; workspaceId: string; phase: ExecutionPhase; serial: boolean; now: Date | string }): Promise<RunJob> {
     const now = isoForWrite(input.now);
     const row: JobRow = {
-      id: newId('job'),
+      id: newId("job"),
       run_id: input.runId,
       workspace_id: input.workspaceId,
       phase: input.phase,
       serial: input.serial,
-      status: 'queued',
+      status: "queued",
       runner_id: null,
       attempts: 0,
       available_at: now,
@@ -63,7 +63,7 @@ export class JobRepository {
       finished_at: null,
     };
     return translating(this.dialect, async () => {
-      await this.db('run_jobs').insert(row);
+      await this.db("run_jobs").insert(row);
       await this.dispatch(row.id, now);
       return toJob(row);
     });
@@ -75,9 +75,9 @@ export class JobRepository {
    * that claims, heartbeats and lost-runner detection work on.
    */
   async dispatch(id: string, runAt: string): Promise<void> {
-    if (this.dialect !== 'postgres') return;
+    if (this.dialect !== "postgres") return;
     await this.db.raw("select graphile_worker.add_job(?::text, json_build_object('run_job_id', ?::text), run_at => ?::timestamptz, max_attempts => 1)", [
-      'stackship_run_phase',
+      "stackship_run_phase",
       id,
       runAt,
     ]);
@@ -87,27 +87,27 @@ export class JobRepository {
   async claimById(id: string, runnerId: string, now: Date | string): Promise<RunJob | undefined> {
     const at = isoForWrite(now);
     return translating(this.dialect, async () => {
-      const candidate = (await this.db('run_jobs as j')
-        .where('j.id', id)
-        .where('j.status', 'queued')
+      const candidate = (await this.db("run_jobs as j")
+        .where("j.id", id)
+        .where("j.status", "queued")
         .where((q) => {
-          void q.where('j.serial', false).orWhereNotExists(
-            this.db('run_jobs as r').select(this.db.raw('1')).whereRaw('r.workspace_id = j.workspace_id').where('r.serial', true).where('r.status', 'running'),
-          );
+          void q
+            .where("j.serial", false)
+            .orWhereNotExists(this.db("run_jobs as r").select(this.db.raw("1")).whereRaw("r.workspace_id = j.workspace_id").where("r.serial", true).where("r.status", "running"));
         })
-        .select('j.*')
+        .select("j.*")
         .first()) as JobRow | undefined;
       if (!candidate) return undefined;
       const attempts = numberFromRow(candidate.attempts) + 1;
-      const changed = await this.db('run_jobs').where({ id, status: 'queued' }).update({ status: 'running', runner_id: runnerId, attempts, heartbeat_at: at });
-      return changed > 0 ? toJob({ ...candidate, status: 'running', runner_id: runnerId, attempts, heartbeat_at: at }) : undefined;
+      const changed = await this.db("run_jobs").where({ id, status: "queued" }).update({ status: "running", runner_id: runnerId, attempts, heartbeat_at: at });
+      return changed > 0 ? toJob({ ...candidate, status: "running", runner_id: runnerId, attempts, heartbeat_at: at }) : undefined;
     });
   }
 
   /** A job by id. */
   async getById(id: string): Promise<RunJob | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<JobRow>('run_jobs').where({ id }).first();
+      const row = await this.db<JobRow>("run_jobs").where({ id }).first();
       return row && toJob(row);
     });
   }
@@ -119,22 +119,25 @@ export class JobRepository {
   async claim(runnerId: string, now: Date | string): Promise<RunJob | undefined> {
     const at = isoForWrite(now);
     return translating(this.dialect, async () => {
-      const candidates = (await this.db('run_jobs as j')
-        .where('j.status', 'queued')
-        .where('j.available_at', '<=', at)
+      const candidates = (await this.db("run_jobs as j")
+        .where("j.status", "queued")
+        .where("j.available_at", "<=", at)
         .where((q) => {
-          void q.where('j.serial', false).orWhereNotExists(
-            this.db('run_jobs as r').select(this.db.raw('1')).whereRaw('r.workspace_id = j.workspace_id').where('r.serial', true).where('r.status', 'running'),
-          );
+          void q
+            .where("j.serial", false)
+            .orWhereNotExists(this.db("run_jobs as r").select(this.db.raw("1")).whereRaw("r.workspace_id = j.workspace_id").where("r.serial", true).where("r.status", "running"));
         })
-        .orderBy([{ column: 'j.created_at', order: 'asc' }, { column: 'j.id', order: 'asc' }])
+        .orderBy([
+          { column: "j.created_at", order: "asc" },
+          { column: "j.id", order: "asc" },
+        ])
         .limit(5)
-        .select('j.*')) as JobRow[];
+        .select("j.*")) as JobRow[];
       for (const candidate of candidates) {
-        const changed = await this.db('run_jobs')
-          .where({ id: candidate.id, status: 'queued' })
-          .update({ status: 'running', runner_id: runnerId, attempts: numberFromRow(candidate.attempts) + 1, heartbeat_at: at });
-        if (changed > 0) return toJob({ ...candidate, status: 'running', runner_id: runnerId, attempts: numberFromRow(candidate.attempts) + 1, heartbeat_at: at });
+        const changed = await this.db("run_jobs")
+          .where({ id: candidate.id, status: "queued" })
+          .update({ status: "running", runner_id: runnerId, attempts: numberFromRow(candidate.attempts) + 1, heartbeat_at: at });
+        if (changed > 0) return toJob({ ...candidate, status: "running", runner_id: runnerId, attempts: numberFromRow(candidate.attempts) + 1, heartbeat_at: at });
       }
       return undefined;
     });
@@ -142,41 +145,48 @@ export class JobRepository {
 
   /** Refreshes the heartbeat of the runner's running jobs. */
   async heartbeat(runnerId: string, now: Date | string): Promise<void> {
-    await translating(this.dialect, () => this.db('run_jobs').where({ runner_id: runnerId, status: 'running' }).update({ heartbeat_at: isoForWrite(now) }));
+    await translating(this.dialect, () =>
+      this.db("run_jobs")
+        .where({ runner_id: runnerId, status: "running" })
+        .update({ heartbeat_at: isoForWrite(now) }),
+    );
   }
 
   /** Puts a running job back in the queue, available again at `availableAt` (e.g. the workspace is busy). */
   async requeue(id: string, availableAt: Date | string): Promise<void> {
     await translating(this.dialect, async () => {
-      const changed = await this.db('run_jobs')
-        .where({ id, status: 'running' })
-        .update({ status: 'queued', runner_id: null, heartbeat_at: null, available_at: isoForWrite(availableAt) });
+      const changed = await this.db("run_jobs")
+        .where({ id, status: "running" })
+        .update({ status: "queued", runner_id: null, heartbeat_at: null, available_at: isoForWrite(availableAt) });
       if (changed > 0) await this.dispatch(id, isoForWrite(availableAt));
     });
   }
 
   /** Marks a job done. */
   async finish(id: string, now: Date | string): Promise<void> {
-    await translating(this.dialect, () => this.db('run_jobs').where({ id }).update({ status: 'done', finished_at: isoForWrite(now) }));
+    await translating(this.dialect, () =>
+      this.db("run_jobs")
+        .where({ id })
+        .update({ status: "done", finished_at: isoForWrite(now) }),
+    );
   }
 
   /** Running jobs whose runner stopped heartbeating before `before`. */
   async listStale(before: Date | string): Promise<RunJob[]> {
-    return translating(this.dialect, async () =>
-      (await this.db<JobRow>('run_jobs').where({ status: 'running' }).where('heartbeat_at', '<', isoForWrite(before))).map(toJob),
-    );
+    return translating(this.dialect, async () => (await this.db<JobRow>("run_jobs").where({ status: "running" }).where("heartbeat_at", "<", isoForWrite(before))).map(toJob));
   }
 
   /** How many jobs wait in the queue and when the oldest of them was queued (for /metrics). */
   async queueSummary(): Promise<{ depth: number; oldestQueuedAt: string | null }> {
     return translating(this.dialect, async () => {
-      const row = (await this.db('run_jobs').where({ status: 'queued' }).count({ depth: '*' }).min({ oldest: 'created_at' }).first()) as { depth: number | string; oldest: DbTimestamp | null } | undefined;
+      const row = (await this.db("run_jobs").where({ status: "queued" }).count({ depth: "*" }).min({ oldest: "created_at" }).first()) as
+        { depth: number | string; oldest: DbTimestamp | null } | undefined;
       return { depth: row ? numberFromRow(row.depth) : 0, oldestQueuedAt: row ? optionalIsoFromRow(row.oldest ?? null) : null };
     });
   }
 
   /** A run's jobs, oldest first. */
   async listByRun(runId: string): Promise<RunJob[]> {
-    return translating(this.dialect, async () => (await this.db<JobRow>('run_jobs').where({ run_id: runId }).orderBy('created_at', 'asc')).map(toJob));
+    return translating(this.dialect, async () => (await this.db<JobRow>("run_jobs").where({ run_id: runId }).orderBy("created_at", "asc")).map(toJob));
   }
 }

@@ -1,8 +1,8 @@
-import { announce, atomically } from './run-events.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import { translating } from './translate-error.ts';
-import type { DbBoolean, DbTimestamp } from './rows.ts';
-import { booleanFromRow, isoForWrite, numberFromRow } from './values.ts';
+import { announce, atomically } from "./run-events.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import { translating } from "./translate-error.ts";
+import type { DbBoolean, DbTimestamp } from "./rows.ts";
+import { booleanFromRow, isoForWrite, numberFromRow } from "./values.ts";
 
 /** run_log_chunks */
 interface LogChunkRow {
@@ -28,7 +28,7 @@ interface LogPositionRow {
 }
 
 /** The phases whose logs are stored. */
-export type LogPhase = 'plan' | 'policy' | 'apply';
+export type LogPhase = "plan" | "policy" | "apply";
 
 /** One stored log chunk. */
 export interface LogChunk {
@@ -67,11 +67,11 @@ export class LogRepository {
   async append(runId: string, phase: LogPhase, text: string, final: boolean, now: Date | string): Promise<number> {
     return translating(this.dialect, () =>
       atomically(this.db, this.dialect, async (db) => {
-        const last = await db('run_log_chunks').where({ run_id: runId, phase }).orderBy('seq', 'desc').first('seq', 'char_end', 'byte_end');
+        const last = await db("run_log_chunks").where({ run_id: runId, phase }).orderBy("seq", "desc").first("seq", "char_end", "byte_end");
         const seq = last === undefined ? 0 : numberFromRow(last.seq) + 1;
         const charStart = last === undefined ? 0 : numberFromRow(last.char_end);
         const byteStart = last === undefined ? 0 : numberFromRow(last.byte_end);
-        await db('run_log_chunks').insert({
+        await db("run_log_chunks").insert({
           run_id: runId,
           phase,
           seq,
@@ -80,10 +80,10 @@ export class LogRepository {
           char_start: charStart,
           char_end: charStart + text.length,
           byte_start: byteStart,
-          byte_end: byteStart + Buffer.byteLength(text, 'utf8'),
+          byte_end: byteStart + Buffer.byteLength(text, "utf8"),
           created_at: isoForWrite(now),
         });
-        await announce(db, this.dialect, { kind: 'log', runId, phase, seq, final, text });
+        await announce(db, this.dialect, { kind: "log", runId, phase, seq, final, text });
         return seq;
       }),
     );
@@ -93,12 +93,7 @@ export class LogRepository {
   async chunksFrom(runId: string, phase: LogPhase, fromSeq: number, limit: number): Promise<LogChunk[]> {
     return translating(this.dialect, async () =>
       (
-        await this.db<LogChunkRow>('run_log_chunks')
-          .where({ run_id: runId, phase })
-          .where('seq', '>=', fromSeq)
-          .orderBy('seq', 'asc')
-          .limit(limit)
-          .select('seq', 'text', 'final')
+        await this.db<LogChunkRow>("run_log_chunks").where({ run_id: runId, phase }).where("seq", ">=", fromSeq).orderBy("seq", "asc").limit(limit).select("seq", "text", "final")
       ).map((r) => ({ seq: numberFromRow(r.seq), text: r.text as string, final: booleanFromRow(r.final) })),
     );
   }
@@ -115,12 +110,12 @@ export class LogRepository {
         policy: { nextSeq: 0, nextOffset: 0, byteLength: 0, complete: false },
         apply: { nextSeq: 0, nextOffset: 0, byteLength: 0, complete: false },
       };
-      const rows = (await this.db<LogChunkRow>('run_log_chunks')
+      const rows = (await this.db<LogChunkRow>("run_log_chunks")
         .where({ run_id: runId })
-        .groupBy('phase')
-        .select('phase')
-        .max({ seq: 'seq', char_end: 'char_end', byte_end: 'byte_end' })
-        .select(this.db.raw('max(case when ?? then 1 else 0 end) as ??', ['final', 'final']))) as LogPositionRow[];
+        .groupBy("phase")
+        .select("phase")
+        .max({ seq: "seq", char_end: "char_end", byte_end: "byte_end" })
+        .select(this.db.raw("max(case when ?? then 1 else 0 end) as ??", ["final", "final"]))) as LogPositionRow[];
       for (const row of rows) {
         const position = out[row.phase as LogPhase];
         if (!position) continue;
@@ -137,51 +132,67 @@ export class LogRepository {
   async read(runId: string, phase: LogPhase, offset: number, limit: number): Promise<LogWindow> {
     const position = (await this.positions(runId))[phase];
     const end = Math.min(position.nextOffset, offset + limit);
-    if (offset >= end) return { text: '', nextOffset: Math.min(offset, position.nextOffset), complete: position.complete && offset >= position.nextOffset };
-    const rows = await this.overlapping(runId, phase, 'char', offset, end);
+    if (offset >= end) return { text: "", nextOffset: Math.min(offset, position.nextOffset), complete: position.complete && offset >= position.nextOffset };
+    const rows = await this.overlapping(runId, phase, "char", offset, end);
     const first = rows.length === 0 ? offset : numberFromRow(rows[0].char_start);
-    const text = rows.map((r) => r.text as string).join('').slice(offset - first, end - first);
+    const text = rows
+      .map((r) => r.text as string)
+      .join("")
+      .slice(offset - first, end - first);
     return { text, nextOffset: offset + text.length, complete: position.complete && offset + text.length >= position.nextOffset };
   }
 
   /** The UTF-8 bytes `[start, end)` of the phase's log (a window may cut a character; the log-read protocol counts bytes). */
   async readBytes(runId: string, phase: LogPhase, start: number, end: number): Promise<Buffer> {
     if (start >= end) return Buffer.alloc(0);
-    const rows = await this.overlapping(runId, phase, 'byte', start, end);
+    const rows = await this.overlapping(runId, phase, "byte", start, end);
     if (rows.length === 0) return Buffer.alloc(0);
     const first = numberFromRow(rows[0].byte_start);
-    const bytes = Buffer.from(rows.map((r) => r.text as string).join(''), 'utf8');
+    const bytes = Buffer.from(rows.map((r) => r.text as string).join(""), "utf8");
     return bytes.subarray(start - first, end - first);
   }
 
   /** The last `lines` non-empty lines of a phase's log, read from the end backwards. */
   async tail(runId: string, phase: LogPhase, lines: number): Promise<string[]> {
     return translating(this.dialect, async () => {
-      let text = '';
+      let text = "";
       let beforeSeq: number | undefined;
       for (;;) {
-        const query = this.db<LogChunkRow>('run_log_chunks').where({ run_id: runId, phase });
-        if (beforeSeq !== undefined) query.where('seq', '<', beforeSeq);
-        const rows = await query.orderBy('seq', 'desc').limit(TAIL_BATCH).select('seq', 'text');
+        const query = this.db<LogChunkRow>("run_log_chunks").where({ run_id: runId, phase });
+        if (beforeSeq !== undefined) query.where("seq", "<", beforeSeq);
+        const rows = await query.orderBy("seq", "desc").limit(TAIL_BATCH).select("seq", "text");
         if (rows.length === 0) break;
-        text = rows.map((r) => r.text as string).reverse().join('') + text;
+        text =
+          rows
+            .map((r) => r.text as string)
+            .reverse()
+            .join("") + text;
         beforeSeq = numberFromRow(rows[rows.length - 1].seq);
         // One line more than asked, so the first of the kept ones is whole.
-        if (text.split('\n').filter((line) => line.length > 0).length > lines) break;
+        if (text.split("\n").filter((line) => line.length > 0).length > lines) break;
       }
-      return text.split('\n').filter((line) => line.length > 0).slice(-lines);
+      return text
+        .split("\n")
+        .filter((line) => line.length > 0)
+        .slice(-lines);
     });
   }
 
   /** The chunks of a phase that overlap `[start, end)` in the given units, in order. */
-  private async overlapping(runId: string, phase: LogPhase, unit: 'char' | 'byte', start: number, end: number): Promise<Array<Pick<LogChunkRow, 'text' | 'char_start' | 'byte_start'>>> {
+  private async overlapping(
+    runId: string,
+    phase: LogPhase,
+    unit: "char" | "byte",
+    start: number,
+    end: number,
+  ): Promise<Array<Pick<LogChunkRow, "text" | "char_start" | "byte_start">>> {
     return translating(this.dialect, async () =>
-      this.db<LogChunkRow>('run_log_chunks')
+      this.db<LogChunkRow>("run_log_chunks")
         .where({ run_id: runId, phase })
-        .where(`${unit}_end`, '>', start)
-        .where(`${unit}_start`, '<', end)
-        .orderBy('seq', 'asc')
-        .select('text', 'char_start', 'byte_start'),
+        .where(`${unit}_end`, ">", start)
+        .where(`${unit}_start`, "<", end)
+        .orderBy("seq", "asc")
+        .select("text", "char_start", "byte_start"),
     );
   }
 }

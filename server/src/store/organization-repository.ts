@@ -1,9 +1,9 @@
-import { newId } from '../domain/ids.ts';
-import type { Organization } from '../domain/records.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import type { OrganizationRow } from './rows.ts';
-import { translating } from './translate-error.ts';
-import { isoForWrite, isoFromRow } from './values.ts';
+import { newId } from "../domain/ids.ts";
+import type { Organization } from "../domain/records.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import type { OrganizationRow } from "./rows.ts";
+import { translating } from "./translate-error.ts";
+import { isoForWrite, isoFromRow } from "./values.ts";
 
 /** What creating an organization needs. */
 export interface CreateOrganizationInput {
@@ -21,9 +21,9 @@ export class OrganizationRepository {
 
   /** Creates an organization; a taken name throws ORGANIZATION_NAME_TAKEN. */
   async create(input: CreateOrganizationInput): Promise<Organization> {
-    const row: OrganizationRow = { id: input.id ?? newId('organization'), name: input.name, created_at: isoForWrite(input.createdAt) };
+    const row: OrganizationRow = { id: input.id ?? newId("organization"), name: input.name, created_at: isoForWrite(input.createdAt) };
     return translating(this.dialect, async () => {
-      await this.db<OrganizationRow>('organizations').insert(row);
+      await this.db<OrganizationRow>("organizations").insert(row);
       return toOrganization(row);
     });
   }
@@ -31,7 +31,7 @@ export class OrganizationRepository {
   /** The organization with this id, if any. */
   async getById(id: string): Promise<Organization | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<OrganizationRow>('organizations').where({ id }).first();
+      const row = await this.db<OrganizationRow>("organizations").where({ id }).first();
       return row && toOrganization(row);
     });
   }
@@ -39,10 +39,10 @@ export class OrganizationRepository {
   /** The organizations with these ids (all of them when `ids` is null), ordered by name. */
   async list(ids: readonly string[] | null): Promise<Organization[]> {
     return translating(this.dialect, async () => {
-      const query = this.db<OrganizationRow>('organizations').orderBy([{ column: 'name', order: 'asc' }]);
+      const query = this.db<OrganizationRow>("organizations").orderBy([{ column: "name", order: "asc" }]);
       if (ids !== null) {
         if (ids.length === 0) return [];
-        query.whereIn('id', [...ids]);
+        query.whereIn("id", [...ids]);
       }
       return (await query).map(toOrganization);
     });
@@ -51,7 +51,7 @@ export class OrganizationRepository {
   /** The organization with this name, if any. */
   async getByName(name: string): Promise<Organization | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<OrganizationRow>('organizations').where({ name }).first();
+      const row = await this.db<OrganizationRow>("organizations").where({ name }).first();
       return row && toOrganization(row);
     });
   }

@@ -1,10 +1,10 @@
-import { canonicalize } from '../domain/canonical-json.ts';
-import { newId } from '../domain/ids.ts';
-import type { PinnedPolicySetVersion, PolicyFinding } from '../domain/policy/index.ts';
-import type { PolicyOutcome } from '../domain/run-lifecycle.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import { translating } from './translate-error.ts';
-import { isoForWrite, isoFromRow, numberFromRow } from './values.ts';
+import { canonicalize } from "../domain/canonical-json.ts";
+import { newId } from "../domain/ids.ts";
+import type { PinnedPolicySetVersion, PolicyFinding } from "../domain/policy/index.ts";
+import type { PolicyOutcome } from "../domain/run-lifecycle.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import { translating } from "./translate-error.ts";
+import { isoForWrite, isoFromRow, numberFromRow } from "./values.ts";
 
 type Row = Record<string, any>;
 
@@ -82,7 +82,7 @@ export class PolicyResultRepository {
   /** Records a run's policy result and its (already sanitized) findings, once. */
   async record(evaluation: PolicyEvaluation, findings: readonly PolicyFinding[]): Promise<void> {
     await translating(this.dialect, async () => {
-      await this.db('run_policy_evaluations').insert({
+      await this.db("run_policy_evaluations").insert({
         run_id: evaluation.runId,
         outcome: evaluation.outcome,
         result_digest: evaluation.resultDigest,
@@ -94,7 +94,7 @@ export class PolicyResultRepository {
       });
       if (findings.length === 0) return;
       const rows = findings.map((f, seq) => ({
-        id: newId('policyFinding'),
+        id: newId("policyFinding"),
         run_id: evaluation.runId,
         seq,
         policy_set_id: f.policySetId,
@@ -105,27 +105,27 @@ export class PolicyResultRepository {
         message: f.message,
         address: f.address,
       }));
-      for (let i = 0; i < rows.length; i += 100) await this.db('run_policy_findings').insert(rows.slice(i, i + 100));
+      for (let i = 0; i < rows.length; i += 100) await this.db("run_policy_findings").insert(rows.slice(i, i + 100));
     });
   }
 
   async getEvaluation(runId: string): Promise<PolicyEvaluation | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db('run_policy_evaluations').where({ run_id: runId }).first();
+      const row = await this.db("run_policy_evaluations").where({ run_id: runId }).first();
       return row ? toEvaluation(row) : undefined;
     });
   }
 
   async listFindings(runId: string): Promise<PolicyFinding[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db('run_policy_findings').where({ run_id: runId }).orderBy('seq', 'asc');
+      const rows = await this.db("run_policy_findings").where({ run_id: runId }).orderBy("seq", "asc");
       return rows.map(toFinding);
     });
   }
 
-  async createOverride(input: Omit<PolicyOverride, 'id'>): Promise<PolicyOverride> {
+  async createOverride(input: Omit<PolicyOverride, "id">): Promise<PolicyOverride> {
     const row = {
-      id: newId('policyOverride'),
+      id: newId("policyOverride"),
       run_id: input.runId,
       organization_id: input.organizationId,
       result_digest: input.resultDigest,
@@ -135,7 +135,7 @@ export class PolicyResultRepository {
       expires_at: isoForWrite(input.expiresAt),
     };
     return translating(this.dialect, async () => {
-      await this.db('policy_overrides').insert(row);
+      await this.db("policy_overrides").insert(row);
       return toOverride(row);
     });
   }
@@ -143,11 +143,11 @@ export class PolicyResultRepository {
   /** At most `limit` overrides of the run, newest first, and whether there are more. */
   async listOverrides(runId: string, limit: number): Promise<{ overrides: PolicyOverride[]; truncated: boolean }> {
     return translating(this.dialect, async () => {
-      const rows = await this.db('policy_overrides')
+      const rows = await this.db("policy_overrides")
         .where({ run_id: runId })
         .orderBy([
-          { column: 'created_at', order: 'desc' },
-          { column: 'id', order: 'desc' },
+          { column: "created_at", order: "desc" },
+          { column: "id", order: "desc" },
         ])
         .limit(limit + 1);
       return { overrides: rows.slice(0, limit).map(toOverride), truncated: rows.length > limit };
@@ -157,10 +157,10 @@ export class PolicyResultRepository {
   /** An override of the run for exactly `digest` that has not expired at `now`, if any. */
   async findActiveOverride(runId: string, digest: string, now: Date): Promise<PolicyOverride | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db('policy_overrides')
+      const row = await this.db("policy_overrides")
         .where({ run_id: runId, result_digest: digest })
-        .andWhere('expires_at', '>', isoForWrite(now))
-        .orderBy('expires_at', 'desc')
+        .andWhere("expires_at", ">", isoForWrite(now))
+        .orderBy("expires_at", "desc")
         .first();
       return row ? toOverride(row) : undefined;
     });
@@ -168,6 +168,6 @@ export class PolicyResultRepository {
 
   /** Whether the run has any override for `digest` (expired or not). */
   async hasOverride(runId: string, digest: string): Promise<boolean> {
-    return translating(this.dialect, async () => Boolean(await this.db('policy_overrides').where({ run_id: runId, result_digest: digest }).first()));
+    return translating(this.dialect, async () => Boolean(await this.db("policy_overrides").where({ run_id: runId, result_digest: digest }).first()));
   }
 }

@@ -1,9 +1,9 @@
-import { canonicalize } from '../domain/canonical-json.ts';
-import { newId } from '../domain/ids.ts';
-import type { EnforcementLevel, PolicyModule } from '../domain/policy/index.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import { translating } from './translate-error.ts';
-import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow } from './values.ts';
+import { canonicalize } from "../domain/canonical-json.ts";
+import { newId } from "../domain/ids.ts";
+import type { EnforcementLevel, PolicyModule } from "../domain/policy/index.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import { translating } from "./translate-error.ts";
+import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow } from "./values.ts";
 
 type Row = Record<string, any>;
 
@@ -31,7 +31,7 @@ export interface PolicySet {
 }
 
 /** What creating a policy set needs. */
-export type CreatePolicySetInput = Omit<PolicySet, 'id' | 'currentVersionId' | 'createdAt'> & { now: Date | string };
+export type CreatePolicySetInput = Omit<PolicySet, "id" | "currentVersionId" | "createdAt"> & { now: Date | string };
 
 function toSet(row: Row): PolicySet {
   const attachments = JSON.parse(row.attachments) as { project_ids: string[]; workspace_ids: string[] };
@@ -70,7 +70,7 @@ export class PolicySetRepository {
   /** Creates a policy set without a version (add one with `addVersion` in the same transaction). */
   async create(input: CreatePolicySetInput): Promise<PolicySet> {
     const row = {
-      id: newId('policySet'),
+      id: newId("policySet"),
       organization_id: input.organizationId,
       name: input.name,
       description: input.description,
@@ -80,7 +80,7 @@ export class PolicySetRepository {
       created_at: isoForWrite(input.now),
     };
     return translating(this.dialect, async () => {
-      await this.db('policy_sets').insert(row);
+      await this.db("policy_sets").insert(row);
       return toSet(row);
     });
   }
@@ -88,38 +88,38 @@ export class PolicySetRepository {
   /** Adds the next immutable version and makes it current. */
   async addVersion(policySetId: string, policies: readonly PolicyModule[], digest: string, now: Date | string): Promise<PolicySetVersion> {
     return translating(this.dialect, async () => {
-      const last = await this.db('policy_set_versions').where({ policy_set_id: policySetId }).max({ n: 'version' }).first();
+      const last = await this.db("policy_set_versions").where({ policy_set_id: policySetId }).max({ n: "version" }).first();
       const row = {
-        id: newId('policySetVersion'),
+        id: newId("policySetVersion"),
         policy_set_id: policySetId,
         version: (last?.n === null || last?.n === undefined ? 0 : numberFromRow(last.n)) + 1,
         digest,
         policies: canonicalize(policies.map((p) => ({ name: p.name, enforcement_level: p.enforcementLevel, package: p.package, source: p.source, source_sha256: p.sourceDigest }))),
         created_at: isoForWrite(now),
       };
-      await this.db('policy_set_versions').insert(row);
-      await this.db('policy_sets').where({ id: policySetId }).update({ current_version_id: row.id });
+      await this.db("policy_set_versions").insert(row);
+      await this.db("policy_sets").where({ id: policySetId }).update({ current_version_id: row.id });
       return toVersion(row);
     });
   }
 
   async getById(id: string): Promise<PolicySet | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db('policy_sets').where({ id }).first();
+      const row = await this.db("policy_sets").where({ id }).first();
       return row ? toSet(row) : undefined;
     });
   }
 
   async getByName(organizationId: string, name: string): Promise<PolicySet | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db('policy_sets').where({ organization_id: organizationId, name }).first();
+      const row = await this.db("policy_sets").where({ organization_id: organizationId, name }).first();
       return row ? toSet(row) : undefined;
     });
   }
 
   async getVersion(id: string): Promise<PolicySetVersion | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db('policy_set_versions').where({ id }).first();
+      const row = await this.db("policy_set_versions").where({ id }).first();
       return row ? toVersion(row) : undefined;
     });
   }
@@ -127,7 +127,7 @@ export class PolicySetRepository {
   /** The organization's policy sets by name. */
   async listByOrganization(organizationId: string): Promise<PolicySet[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db('policy_sets').where({ organization_id: organizationId }).orderBy('name', 'asc');
+      const rows = await this.db("policy_sets").where({ organization_id: organizationId }).orderBy("name", "asc");
       return rows.map(toSet);
     });
   }

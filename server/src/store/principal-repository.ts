@@ -1,9 +1,9 @@
-import { newId } from '../domain/ids.ts';
-import type { Principal, PrincipalKind } from '../domain/records.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import type { PrincipalRow } from './rows.ts';
-import { translating } from './translate-error.ts';
-import { isoForWrite, isoFromRow } from './values.ts';
+import { newId } from "../domain/ids.ts";
+import type { Principal, PrincipalKind } from "../domain/records.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import type { PrincipalRow } from "./rows.ts";
+import { translating } from "./translate-error.ts";
+import { isoForWrite, isoFromRow } from "./values.ts";
 
 /** What creating a principal needs. */
 export interface CreatePrincipalInput {
@@ -24,14 +24,14 @@ export class PrincipalRepository {
   /** Creates a principal. */
   async createPrincipal(input: CreatePrincipalInput): Promise<Principal> {
     const row: PrincipalRow = {
-      id: input.id ?? newId('principal'),
+      id: input.id ?? newId("principal"),
       kind: input.kind,
       organization_id: input.organizationId,
       name: input.name,
       created_at: isoForWrite(input.createdAt),
     };
     return translating(this.dialect, async () => {
-      await this.db<PrincipalRow>('principals').insert(row);
+      await this.db<PrincipalRow>("principals").insert(row);
       return toPrincipal(row);
     });
   }
@@ -39,7 +39,7 @@ export class PrincipalRepository {
   /** The principal with this id, if any. */
   async getById(id: string): Promise<Principal | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<PrincipalRow>('principals').where({ id }).first();
+      const row = await this.db<PrincipalRow>("principals").where({ id }).first();
       return row && toPrincipal(row);
     });
   }

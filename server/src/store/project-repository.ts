@@ -1,9 +1,9 @@
-import { newId } from '../domain/ids.ts';
-import type { Project } from '../domain/records.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import type { ProjectRow } from './rows.ts';
-import { translating } from './translate-error.ts';
-import { isoForWrite, isoFromRow } from './values.ts';
+import { newId } from "../domain/ids.ts";
+import type { Project } from "../domain/records.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import type { ProjectRow } from "./rows.ts";
+import { translating } from "./translate-error.ts";
+import { isoForWrite, isoFromRow } from "./values.ts";
 
 /** What creating a project needs. */
 export interface CreateProjectInput {
@@ -23,13 +23,13 @@ export class ProjectRepository {
   /** Creates a project; a name taken in the organization throws PROJECT_NAME_TAKEN. */
   async create(input: CreateProjectInput): Promise<Project> {
     const row: ProjectRow = {
-      id: input.id ?? newId('project'),
+      id: input.id ?? newId("project"),
       organization_id: input.organizationId,
       name: input.name,
       created_at: isoForWrite(input.createdAt),
     };
     return translating(this.dialect, async () => {
-      await this.db<ProjectRow>('projects').insert(row);
+      await this.db<ProjectRow>("projects").insert(row);
       return toProject(row);
     });
   }
@@ -37,7 +37,7 @@ export class ProjectRepository {
   /** The project with this id, if any. */
   async getById(id: string): Promise<Project | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<ProjectRow>('projects').where({ id }).first();
+      const row = await this.db<ProjectRow>("projects").where({ id }).first();
       return row && toProject(row);
     });
   }
@@ -45,7 +45,7 @@ export class ProjectRepository {
   /** The project with this name in the organization, if any. */
   async getByName(organizationId: string, name: string): Promise<Project | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<ProjectRow>('projects').where({ organization_id: organizationId, name }).first();
+      const row = await this.db<ProjectRow>("projects").where({ organization_id: organizationId, name }).first();
       return row && toProject(row);
     });
   }
@@ -53,10 +53,12 @@ export class ProjectRepository {
   /** The organization's projects, by name. */
   async listByOrganization(organizationId: string): Promise<Project[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<ProjectRow>('projects').where({ organization_id: organizationId }).orderBy([
-        { column: 'name', order: 'asc' },
-        { column: 'id', order: 'asc' },
-      ]);
+      const rows = await this.db<ProjectRow>("projects")
+        .where({ organization_id: organizationId })
+        .orderBy([
+          { column: "name", order: "asc" },
+          { column: "id", order: "asc" },
+        ]);
       return rows.map(toProject);
     });
   }

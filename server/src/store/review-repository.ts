@@ -1,15 +1,15 @@
-import { newId } from '../domain/ids.ts';
-import type { RunReview } from '../domain/records.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import { translating } from './translate-error.ts';
-import type { DbTimestamp } from './rows.ts';
-import { isoForWrite, isoFromRow } from './values.ts';
+import { newId } from "../domain/ids.ts";
+import type { RunReview } from "../domain/records.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import { translating } from "./translate-error.ts";
+import type { DbTimestamp } from "./rows.ts";
+import { isoForWrite, isoFromRow } from "./values.ts";
 
 /** run_reviews */
 interface ReviewRow {
   id: string;
   run_id: string;
-  decision: RunReview['decision'];
+  decision: RunReview["decision"];
   actor_id: string | null;
   reason: string | null;
   plan_digest: string | null;
@@ -42,9 +42,9 @@ export class ReviewRepository {
   ) {}
 
   /** Records the run's decision; a second decision throws CONSTRAINT_VIOLATION. */
-  async record(input: Omit<RunReview, 'id' | 'decidedAt'> & { decidedAt: Date | string }): Promise<RunReview> {
+  async record(input: Omit<RunReview, "id" | "decidedAt"> & { decidedAt: Date | string }): Promise<RunReview> {
     const row: ReviewRow = {
-      id: newId('review'),
+      id: newId("review"),
       run_id: input.runId,
       decision: input.decision,
       actor_id: input.actorId,
@@ -56,7 +56,7 @@ export class ReviewRepository {
       decided_at: isoForWrite(input.decidedAt),
     };
     return translating(this.dialect, async () => {
-      await this.db<ReviewRow>('run_reviews').insert(row);
+      await this.db<ReviewRow>("run_reviews").insert(row);
       return toReview(row);
     });
   }
@@ -64,7 +64,7 @@ export class ReviewRepository {
   /** The run's decision, if any. */
   async getByRun(runId: string): Promise<RunReview | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<ReviewRow>('run_reviews').where({ run_id: runId }).first();
+      const row = await this.db<ReviewRow>("run_reviews").where({ run_id: runId }).first();
       return row && toReview(row);
     });
   }

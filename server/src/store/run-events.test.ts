@@ -1,29 +1,38 @@
-import { suite } from 'uvu';
-import * as assert from 'uvu/assert';
-import { testEachDatabase } from '../../test/support/databases.ts';
-import { createStores, inTransaction } from './index.ts';
-import { decodeNotice, encodeNotice, openRunChangeFeed, type RunChangeNotice } from './run-events.ts';
-import { at, runInput, seedRunPrerequisites } from './test-fixtures.ts';
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { testEachDatabase } from "../../test/support/databases.ts";
+import { createStores, inTransaction } from "./index.ts";
+import { decodeNotice, encodeNotice, openRunChangeFeed, type RunChangeNotice } from "./run-events.ts";
+import { at, runInput, seedRunPrerequisites } from "./test-fixtures.ts";
 
-const payloads = suite('run change notices');
+const payloads = suite("run change notices");
 
-payloads('a log notice carries its text only while the NOTIFY payload stays under 8000 bytes; both decode', () => {
-  const small: RunChangeNotice = { kind: 'log', runId: 'run-0123456789abcdef', phase: 'plan', seq: 7, final: false, text: 'hello ✓\n' };
+payloads("a log notice carries its text only while the NOTIFY payload stays under 8000 bytes; both decode", () => {
+  const small: RunChangeNotice = { kind: "log", runId: "run-0123456789abcdef", phase: "plan", seq: 7, final: false, text: "hello ✓\n" };
   assert.equal(decodeNotice(encodeNotice(small)), small);
-  const big: RunChangeNotice = { ...small, seq: 8, final: true, text: '€'.repeat(3000) };
+  const big: RunChangeNotice = { ...small, seq: 8, final: true, text: "€".repeat(3000) };
   const encoded = encodeNotice(big);
   assert.ok(Buffer.byteLength(encoded) < 8000);
-  assert.equal(decodeNotice(encoded), { kind: 'log', runId: big.runId, phase: 'plan', seq: 8, final: true });
-  const run: RunChangeNotice = { kind: 'run', runId: small.runId, status: 'planning', statusReason: null, planStatus: 'running', policyOutcome: null, applyStatus: 'pending', event: 'plan_started' };
+  assert.equal(decodeNotice(encoded), { kind: "log", runId: big.runId, phase: "plan", seq: 8, final: true });
+  const run: RunChangeNotice = {
+    kind: "run",
+    runId: small.runId,
+    status: "planning",
+    statusReason: null,
+    planStatus: "running",
+    policyOutcome: null,
+    applyStatus: "pending",
+    event: "plan_started",
+  };
   assert.equal(decodeNotice(encodeNotice(run)), run);
   assert.equal(decodeNotice(encodeNotice({ ...run, event: null })), { ...run, event: null });
   assert.is(decodeNotice('{"k":"log"'), undefined);
   assert.is(decodeNotice('{"k":"other","r":"x"}'), undefined);
 });
 
-const feed = suite('run change feed');
+const feed = suite("run change feed");
 
-testEachDatabase(feed, 'announces committed log chunks and run updates, after the commit, and nothing that rolls back', async (db) => {
+testEachDatabase(feed, "announces committed log chunks and run updates, after the commit, and nothing that rolls back", async (db) => {
   const stores = createStores(db.knex, db.dialect);
   const run = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
   const heard: RunChangeNotice[] = [];
@@ -33,28 +42,40 @@ testEachDatabase(feed, 'announces committed log chunks and run updates, after th
     for (let i = 0; i < 100 && heard.length < count; i++) await new Promise((resolve) => setTimeout(resolve, 20));
   };
   try {
-    await stores.logs.append(run.id, 'plan', 'one\n', false, at(1));
+    await stores.logs.append(run.id, "plan", "one\n", false, at(1));
     await settle(1);
-    assert.equal(heard, [{ kind: 'log', runId: run.id, phase: 'plan', seq: 0, final: false, text: 'one\n' }]);
+    assert.equal(heard, [{ kind: "log", runId: run.id, phase: "plan", seq: 0, final: false, text: "one\n" }]);
 
     let heardInside = -1;
     await inTransaction(db, async (trx) => {
-      await trx.logs.append(run.id, 'plan', 'two\n', false, at(2));
-      await trx.runs.update(run.id, 'pending', { status: 'planning', planStatus: 'running', updatedAt: at(2) }, { event: 'plan_started' });
+      await trx.logs.append(run.id, "plan", "two\n", false, at(2));
+      await trx.runs.update(run.id, "pending", { status: "planning", planStatus: "running", updatedAt: at(2) }, { event: "plan_started" });
       await new Promise((resolve) => setTimeout(resolve, 50));
       heardInside = heard.length;
     });
-    assert.is(heardInside, 1, 'nothing is announced before the commit');
+    assert.is(heardInside, 1, "nothing is announced before the commit");
     await settle(3);
-    assert.equal(heard.slice(1).map((n) => n.kind), ['log', 'run']);
-    assert.equal(heard[2], { kind: 'run', runId: run.id, status: 'planning', statusReason: null, planStatus: 'running', policyOutcome: null, applyStatus: 'pending', event: 'plan_started' });
+    assert.equal(
+      heard.slice(1).map((n) => n.kind),
+      ["log", "run"],
+    );
+    assert.equal(heard[2], {
+      kind: "run",
+      runId: run.id,
+      status: "planning",
+      statusReason: null,
+      planStatus: "running",
+      policyOutcome: null,
+      applyStatus: "pending",
+      event: "plan_started",
+    });
 
     await inTransaction(db, async (trx) => {
-      await trx.logs.append(run.id, 'apply', 'never\n', false, at(3));
-      throw new Error('roll back');
+      await trx.logs.append(run.id, "apply", "never\n", false, at(3));
+      throw new Error("roll back");
     }).catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.is(heard.length, 3, 'a rolled-back write announces nothing');
+    assert.is(heard.length, 3, "a rolled-back write announces nothing");
   } finally {
     unsubscribe();
     await changes.close();

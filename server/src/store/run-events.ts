@@ -1,10 +1,10 @@
-import { EventEmitter } from 'node:events';
-import type { Knex } from 'knex';
-import pg from 'pg';
-import type { ApplyPhaseStatus, PlanPhaseStatus, RunStatus } from '../domain/run.ts';
-import type { PolicyOutcome, RunEvent, RunReason } from '../domain/run-lifecycle.ts';
-import type { Database } from './db.ts';
-import type { Dialect, Executor } from './dialect.ts';
+import { EventEmitter } from "node:events";
+import type { Knex } from "knex";
+import pg from "pg";
+import type { ApplyPhaseStatus, PlanPhaseStatus, RunStatus } from "../domain/run.ts";
+import type { PolicyOutcome, RunEvent, RunReason } from "../domain/run-lifecycle.ts";
+import type { Database } from "./db.ts";
+import type { Dialect, Executor } from "./dialect.ts";
 
 /**
  * The run change feed: the repositories announce every stored log chunk and every run update,
@@ -16,13 +16,13 @@ import type { Dialect, Executor } from './dialect.ts';
  */
 
 /** The PostgreSQL channel run changes are announced on. */
-export const RUN_CHANGE_CHANNEL = 'stackship_run_changes';
+export const RUN_CHANGE_CHANNEL = "stackship_run_changes";
 
 /** A log chunk was stored: its run, phase and sequence number, and its text when small. */
 export interface LogChunkNotice {
-  kind: 'log';
+  kind: "log";
   runId: string;
-  phase: 'plan' | 'policy' | 'apply';
+  phase: "plan" | "policy" | "apply";
   seq: number;
   final: boolean;
   /** The chunk's text, only when it fits the notification; otherwise read it from the database. */
@@ -31,7 +31,7 @@ export interface LogChunkNotice {
 
 /** A run's execution record was updated: the facts the live channel reports. */
 export interface RunStateNotice {
-  kind: 'run';
+  kind: "run";
   runId: string;
   status: RunStatus;
   statusReason: RunReason | null;
@@ -39,7 +39,7 @@ export interface RunStateNotice {
   policyOutcome: PolicyOutcome | null;
   applyStatus: ApplyPhaseStatus;
   /** The lifecycle event that made this change (commands/run-transitions.ts); null for any other update. */
-  event: RunEvent['type'] | null;
+  event: RunEvent["type"] | null;
 }
 
 /** One announcement of the run change feed. */
@@ -49,16 +49,25 @@ export type RunChangeNotice = LogChunkNotice | RunStateNotice;
 const NOTIFY_PAYLOAD_LIMIT = 7000;
 
 type Wire =
-  | { k: 'log'; r: string; p: LogChunkNotice['phase']; s: number; f: 0 | 1; t?: string }
-  | { k: 'run'; r: string; st: RunStatus; sr: RunReason | null; ps: PlanPhaseStatus; po: PolicyOutcome | null; as: ApplyPhaseStatus; ev?: RunEvent['type'] | null };
+  | { k: "log"; r: string; p: LogChunkNotice["phase"]; s: number; f: 0 | 1; t?: string }
+  | { k: "run"; r: string; st: RunStatus; sr: RunReason | null; ps: PlanPhaseStatus; po: PolicyOutcome | null; as: ApplyPhaseStatus; ev?: RunEvent["type"] | null };
 
 /** The compact NOTIFY payload of a notice (a log chunk's text only when the whole payload stays small). */
 export function encodeNotice(notice: RunChangeNotice): string {
-  if (notice.kind === 'run') {
-    const wire: Wire = { k: 'run', r: notice.runId, st: notice.status, sr: notice.statusReason, ps: notice.planStatus, po: notice.policyOutcome, as: notice.applyStatus, ev: notice.event };
+  if (notice.kind === "run") {
+    const wire: Wire = {
+      k: "run",
+      r: notice.runId,
+      st: notice.status,
+      sr: notice.statusReason,
+      ps: notice.planStatus,
+      po: notice.policyOutcome,
+      as: notice.applyStatus,
+      ev: notice.event,
+    };
     return JSON.stringify(wire);
   }
-  const bare: Wire = { k: 'log', r: notice.runId, p: notice.phase, s: notice.seq, f: notice.final ? 1 : 0 };
+  const bare: Wire = { k: "log", r: notice.runId, p: notice.phase, s: notice.seq, f: notice.final ? 1 : 0 };
   if (notice.text === undefined) return JSON.stringify(bare);
   const full = JSON.stringify({ ...bare, t: notice.text });
   return Buffer.byteLength(full) < NOTIFY_PAYLOAD_LIMIT ? full : JSON.stringify(bare);
@@ -72,11 +81,11 @@ export function decodeNotice(payload: string): RunChangeNotice | undefined {
   } catch {
     return undefined;
   }
-  if (wire?.k === 'log' && typeof wire.r === 'string' && Number.isSafeInteger(wire.s)) {
-    return { kind: 'log', runId: wire.r, phase: wire.p, seq: wire.s, final: wire.f === 1, ...(typeof wire.t === 'string' ? { text: wire.t } : {}) };
+  if (wire?.k === "log" && typeof wire.r === "string" && Number.isSafeInteger(wire.s)) {
+    return { kind: "log", runId: wire.r, phase: wire.p, seq: wire.s, final: wire.f === 1, ...(typeof wire.t === "string" ? { text: wire.t } : {}) };
   }
-  if (wire?.k === 'run' && typeof wire.r === 'string') {
-    return { kind: 'run', runId: wire.r, status: wire.st, statusReason: wire.sr, planStatus: wire.ps, policyOutcome: wire.po, applyStatus: wire.as, event: wire.ev ?? null };
+  if (wire?.k === "run" && typeof wire.r === "string") {
+    return { kind: "run", runId: wire.r, status: wire.st, statusReason: wire.sr, planStatus: wire.ps, policyOutcome: wire.po, applyStatus: wire.as, event: wire.ev ?? null };
   }
   return undefined;
 }
@@ -85,7 +94,7 @@ export function decodeNotice(payload: string): RunChangeNotice | undefined {
 // across databases, so two databases in one process (tests) never see each other's runs.
 const localBus = new EventEmitter();
 localBus.setMaxListeners(0);
-const LOCAL_EVENT = 'notice';
+const LOCAL_EVENT = "notice";
 
 function outermost(trx: Knex.Transaction): Knex.Transaction {
   let current = trx as Knex.Transaction & { parentTransaction?: Knex.Transaction };
@@ -99,8 +108,8 @@ function outermost(trx: Knex.Transaction): Knex.Transaction {
  * right away when the write was not in a transaction.
  */
 export async function announce(executor: Executor, dialect: Dialect, notice: RunChangeNotice): Promise<void> {
-  if (dialect === 'postgres') {
-    await executor.raw('select pg_notify(?, ?)', [RUN_CHANGE_CHANNEL, encodeNotice(notice)]);
+  if (dialect === "postgres") {
+    await executor.raw("select pg_notify(?, ?)", [RUN_CHANGE_CHANNEL, encodeNotice(notice)]);
     return;
   }
   const trx = executor as Knex.Transaction;
@@ -120,7 +129,7 @@ export async function announce(executor: Executor, dialect: Dialect, notice: Run
  * transaction it opens one; inside a transaction (or on SQLite) it runs on `executor` as is.
  */
 export async function atomically<T>(executor: Executor, dialect: Dialect, fn: (executor: Executor) => Promise<T>): Promise<T> {
-  if (dialect === 'postgres' && !(executor as Knex.Transaction).isTransaction) return (executor as Knex).transaction((trx) => fn(trx));
+  if (dialect === "postgres" && !(executor as Knex.Transaction).isTransaction) return (executor as Knex).transaction((trx) => fn(trx));
   return fn(executor);
 }
 
@@ -140,7 +149,7 @@ export interface RunChangeFeed {
 
 /** The feed of `db`: the in-process bus on SQLite, LISTEN on a dedicated connection on PostgreSQL. */
 export function openRunChangeFeed(db: Database, log: { warn(obj: object, msg: string): void } = { warn: () => undefined }): RunChangeFeed {
-  return db.dialect === 'postgres' ? new PostgresFeed(db.url, log) : new LocalFeed();
+  return db.dialect === "postgres" ? new PostgresFeed(db.url, log) : new LocalFeed();
 }
 
 class LocalFeed implements RunChangeFeed {
@@ -198,14 +207,14 @@ class PostgresFeed implements RunChangeFeed {
 
   private async open(): Promise<void> {
     const client = new pg.Client({ connectionString: this.url });
-    client.on('notification', (message) => {
+    client.on("notification", (message) => {
       if (message.channel !== RUN_CHANGE_CHANNEL || !message.payload) return;
       const notice = decodeNotice(message.payload);
       if (!notice) return;
       for (const listener of this.listeners) listener.notice(notice);
     });
-    client.on('error', (error) => this.lost(client, error));
-    client.on('end', () => this.lost(client, new Error('connection ended')));
+    client.on("error", (error) => this.lost(client, error));
+    client.on("end", () => this.lost(client, new Error("connection ended")));
     await client.connect();
     await client.query(`LISTEN ${RUN_CHANGE_CHANNEL}`);
     if (this.closed) {
@@ -218,9 +227,9 @@ class PostgresFeed implements RunChangeFeed {
   private lost(client: pg.Client, error: Error): void {
     if (this.client !== client || this.closed) return;
     this.client = null;
-    client.removeAllListeners('notification');
+    client.removeAllListeners("notification");
     void client.end().catch(() => undefined);
-    this.log.warn({ err: error }, 'live: the LISTEN connection was lost; reconnecting');
+    this.log.warn({ err: error }, "live: the LISTEN connection was lost; reconnecting");
     const retry = (delay: number) => {
       this.retryTimer = setTimeout(() => {
         this.retryTimer = null;

@@ -1,13 +1,22 @@
-import type { RunCursorKey } from '../domain/cursor.ts';
-import { newId } from '../domain/ids.ts';
-import type { PlanCounts, Run, RunCommit, RunExecution } from '../domain/records.ts';
-import type { PolicyOutcome, RunEvent, RunReason } from '../domain/run-lifecycle.ts';
-import { APPLY_PHASE_STATUSES, PLAN_PHASE_STATUSES, assertRunCreationAllowed, isRunStatus, type ApplyPhaseStatus, type PlanPhaseStatus, type RunKind, type RunStatus } from '../domain/run.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import type { RunRow } from './rows.ts';
-import { announce, atomically } from './run-events.ts';
-import { translating } from './translate-error.ts';
-import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from './values.ts';
+import type { RunCursorKey } from "../domain/cursor.ts";
+import { newId } from "../domain/ids.ts";
+import type { PlanCounts, Run, RunCommit, RunExecution } from "../domain/records.ts";
+import type { PolicyOutcome, RunEvent, RunReason } from "../domain/run-lifecycle.ts";
+import {
+  APPLY_PHASE_STATUSES,
+  PLAN_PHASE_STATUSES,
+  assertRunCreationAllowed,
+  isRunStatus,
+  type ApplyPhaseStatus,
+  type PlanPhaseStatus,
+  type RunKind,
+  type RunStatus,
+} from "../domain/run.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import type { RunRow } from "./rows.ts";
+import { announce, atomically } from "./run-events.ts";
+import { translating } from "./translate-error.ts";
+import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
 
 /** What creating a run needs. `autoApply` and `isDestroy` may only be absent or false. */
 export interface CreateRunInput {
@@ -68,11 +77,11 @@ export class RunRepository {
       autoApply: firstRefused(raw.autoApply, raw.auto_apply),
       isDestroy: firstRefused(raw.isDestroy, raw.is_destroy),
     });
-    const status = input.status ?? 'pending';
+    const status = input.status ?? "pending";
     if (!isRunStatus(status)) throw new TypeError(`unknown run status ${String(status)}`);
     const createdAt = isoForWrite(input.createdAt);
     const row: RunRow = {
-      id: input.id ?? newId('run'),
+      id: input.id ?? newId("run"),
       organization_id: input.organizationId,
       project_id: input.projectId,
       workspace_id: input.workspaceId,
@@ -80,7 +89,7 @@ export class RunRepository {
       input_snapshot_id: input.inputSnapshotId,
       kind: input.kind,
       status,
-      message: input.message ?? '',
+      message: input.message ?? "",
       source: input.source,
       auto_apply: false,
       is_destroy: false,
@@ -103,7 +112,7 @@ export class RunRepository {
       github_delivery_id: input.githubDeliveryId ?? null,
     };
     return translating(this.dialect, async () => {
-      await this.db<RunRow>('runs').insert(row);
+      await this.db<RunRow>("runs").insert(row);
       return toRun(row);
     });
   }
@@ -111,7 +120,7 @@ export class RunRepository {
   /** The run with this id, if any. */
   async getById(id: string): Promise<Run | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<RunRow>('runs').where({ id }).first();
+      const row = await this.db<RunRow>("runs").where({ id }).first();
       return row && toRun(row);
     });
   }
@@ -130,15 +139,15 @@ export class RunRepository {
     if (options.expected?.applyStatus !== undefined) expected.apply_status = options.expected.applyStatus;
     return translating(this.dialect, () =>
       atomically(this.db, this.dialect, async (db) => {
-        const changed = await db<RunRow>('runs').where(expected).update(row);
+        const changed = await db<RunRow>("runs").where(expected).update(row);
         if (changed === 0) return undefined;
-        const updated = await db<RunRow>('runs').where({ id }).first();
+        const updated = await db<RunRow>("runs").where({ id }).first();
         if (!updated) return undefined;
         const run = toRun(updated);
         // Announced in the same transaction: the live WebSocket reports stage and status changes.
         const x = run.execution;
         await announce(db, this.dialect, {
-          kind: 'run',
+          kind: "run",
           runId: run.id,
           status: run.status,
           statusReason: x.statusReason,
@@ -155,7 +164,7 @@ export class RunRepository {
   /** The run a GitHub delivery created in a workspace, if any (a retried delivery creates no second one). */
   async runOfDelivery(deliveryId: string, workspaceId: string): Promise<Run | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<RunRow>('runs').where({ github_delivery_id: deliveryId, workspace_id: workspaceId }).first();
+      const row = await this.db<RunRow>("runs").where({ github_delivery_id: deliveryId, workspace_id: workspaceId }).first();
       return row && toRun(row);
     });
   }
@@ -163,11 +172,11 @@ export class RunRepository {
   /** The speculative runs of a pull request in these workspaces that have not started (pending), oldest first. */
   async queuedPullRequestRuns(workspaceIds: readonly string[], pullRequestNumber: number, exceptDeliveryId: string): Promise<Run[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<RunRow>('runs')
-        .whereIn('workspace_id', workspaceIds as string[])
-        .andWhere({ source: 'github_pull_request', kind: 'speculative', status: 'pending', pull_request_number: pullRequestNumber })
-        .andWhere((q) => void q.whereNull('github_delivery_id').orWhereNot('github_delivery_id', exceptDeliveryId))
-        .orderBy([{ column: 'created_at' }, { column: 'id' }]);
+      const rows = await this.db<RunRow>("runs")
+        .whereIn("workspace_id", workspaceIds as string[])
+        .andWhere({ source: "github_pull_request", kind: "speculative", status: "pending", pull_request_number: pullRequestNumber })
+        .andWhere((q) => void q.whereNull("github_delivery_id").orWhereNot("github_delivery_id", exceptDeliveryId))
+        .orderBy([{ column: "created_at" }, { column: "id" }]);
       return rows.map(toRun);
     });
   }
@@ -175,7 +184,7 @@ export class RunRepository {
   /** How many runs are in each status (statuses without runs are absent). */
   async countByStatus(): Promise<Map<RunStatus, number>> {
     return translating(this.dialect, async () => {
-      const rows = (await this.db('runs').select('status').count({ n: '*' }).groupBy('status')) as Array<{ status: RunStatus; n: number | string }>;
+      const rows = (await this.db("runs").select("status").count({ n: "*" }).groupBy("status")) as Array<{ status: RunStatus; n: number | string }>;
       return new Map(rows.map((row) => [row.status, numberFromRow(row.n)]));
     });
   }
@@ -183,44 +192,51 @@ export class RunRepository {
   /** Which of `ids` have a recorded cancel request (what a runner executing them polls). */
   async listCancelRequested(ids: readonly string[]): Promise<string[]> {
     if (ids.length === 0) return [];
-    return translating(this.dialect, async () => (await this.db('runs').whereIn('id', ids as string[]).whereNotNull('cancel_requested_at').select('id')).map((row: { id: string }) => row.id));
+    return translating(this.dialect, async () =>
+      (
+        await this.db("runs")
+          .whereIn("id", ids as string[])
+          .whereNotNull("cancel_requested_at")
+          .select("id")
+      ).map((row: { id: string }) => row.id),
+    );
   }
 
   /** Runs in one of `statuses` whose approval window closed at or before `now`. */
   async listApprovalExpired(now: Date | string, statuses: readonly RunStatus[]): Promise<Run[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<RunRow>('runs')
-        .whereIn('status', statuses as RunStatus[])
-        .whereNotNull('approval_expires_at')
-        .where('approval_expires_at', '<=', isoForWrite(now));
+      const rows = await this.db<RunRow>("runs")
+        .whereIn("status", statuses as RunStatus[])
+        .whereNotNull("approval_expires_at")
+        .where("approval_expires_at", "<=", isoForWrite(now));
       return rows.map(toRun);
     });
   }
 
   /** One page of the organization's runs, newest first (keyset pagination on created_at, id). */
   async listByOrganization(organizationId: string, options: ListRunsOptions): Promise<RunPage> {
-    return this.listPage('organization_id', organizationId, options);
+    return this.listPage("organization_id", organizationId, options);
   }
 
   /** One page of the workspace's runs, newest first (keyset pagination on created_at, id). */
   async listByWorkspace(workspaceId: string, options: ListRunsOptions): Promise<RunPage> {
-    return this.listPage('workspace_id', workspaceId, options);
+    return this.listPage("workspace_id", workspaceId, options);
   }
 
-  private async listPage(column: 'organization_id' | 'workspace_id', value: string, { limit, after }: ListRunsOptions): Promise<RunPage> {
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError('limit must be a positive integer');
+  private async listPage(column: "organization_id" | "workspace_id", value: string, { limit, after }: ListRunsOptions): Promise<RunPage> {
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError("limit must be a positive integer");
     const afterCreatedAt = after === undefined ? undefined : isoForWrite(after.createdAt);
     return translating(this.dialect, async () => {
-      const query = this.db<RunRow>('runs').where(column, value);
+      const query = this.db<RunRow>("runs").where(column, value);
       if (after !== undefined) {
         // A row-value comparison, which both databases support and PostgreSQL turns into a
         // single index range on runs_org_created_id / runs_ws_created_id. Never OFFSET.
-        query.whereRaw('(??, ??) < (?, ?)', ['created_at', 'id', afterCreatedAt as string, after.id]);
+        query.whereRaw("(??, ??) < (?, ?)", ["created_at", "id", afterCreatedAt as string, after.id]);
       }
       const rows = await query
         .orderBy([
-          { column: 'created_at', order: 'desc' },
-          { column: 'id', order: 'desc' },
+          { column: "created_at", order: "desc" },
+          { column: "id", order: "desc" },
         ])
         .limit(limit + 1);
       return { runs: rows.slice(0, limit).map(toRun), hasMore: rows.length > limit };
@@ -236,11 +252,11 @@ function firstRefused(camel: unknown, snake: unknown): unknown {
 /** What an update compares besides the status, and the lifecycle event it records. */
 export interface RunUpdateOptions {
   expected?: { planStatus?: PlanPhaseStatus; applyStatus?: ApplyPhaseStatus };
-  event?: RunEvent['type'];
+  event?: RunEvent["type"];
 }
 
 /** The columns an execution update may set, by their domain names. */
-export type RunPatch = Partial<Omit<RunExecution, 'planCounts'>> & {
+export type RunPatch = Partial<Omit<RunExecution, "planCounts">> & {
   status?: RunStatus;
   planCounts?: PlanCounts | null;
   updatedAt: Date | string;
@@ -254,28 +270,28 @@ function patchToRow(patch: RunPatch): Partial<RunRow> {
   if (patch.status !== undefined && !isRunStatus(patch.status)) throw new TypeError(`unknown run status ${String(patch.status)}`);
   if (patch.planStatus !== undefined && !(PLAN_PHASE_STATUSES as readonly string[]).includes(patch.planStatus)) throw new TypeError(`unknown plan status ${patch.planStatus}`);
   if (patch.applyStatus !== undefined && !(APPLY_PHASE_STATUSES as readonly string[]).includes(patch.applyStatus)) throw new TypeError(`unknown apply status ${patch.applyStatus}`);
-  set('status', patch.status);
-  set('plan_status', patch.planStatus);
-  set('apply_status', patch.applyStatus);
-  set('status_reason', patch.statusReason);
-  set('has_changes', patch.hasChanges);
+  set("status", patch.status);
+  set("plan_status", patch.planStatus);
+  set("apply_status", patch.applyStatus);
+  set("status_reason", patch.statusReason);
+  set("has_changes", patch.hasChanges);
   if (patch.planCounts !== undefined) {
     row.plan_create = patch.planCounts?.create ?? null;
     row.plan_change = patch.planCounts?.change ?? null;
     row.plan_destroy = patch.planCounts?.destroy ?? null;
   }
-  set('plan_digest', patch.planDigest);
-  set('dependency_bundle_digest', patch.dependencyBundleDigest);
-  set('dependency_lock_file', patch.dependencyLockFile);
-  set('policy_outcome', patch.policyOutcome);
-  set('policy_result_digest', patch.policyResultDigest);
-  set('predecessor_state_version_id', patch.predecessorStateVersionId);
-  set('predecessor_state_digest', patch.predecessorStateDigest);
-  set('workspace_lock_fence', patch.workspaceLockFence);
+  set("plan_digest", patch.planDigest);
+  set("dependency_bundle_digest", patch.dependencyBundleDigest);
+  set("dependency_lock_file", patch.dependencyLockFile);
+  set("policy_outcome", patch.policyOutcome);
+  set("policy_result_digest", patch.policyResultDigest);
+  set("predecessor_state_version_id", patch.predecessorStateVersionId);
+  set("predecessor_state_digest", patch.predecessorStateDigest);
+  set("workspace_lock_fence", patch.workspaceLockFence);
   const time = (value: string | null | undefined) => (value === undefined || value === null ? value : isoForWrite(value));
-  set('approval_expires_at', time(patch.approvalExpiresAt));
-  set('cancel_requested_at', time(patch.cancelRequestedAt));
-  set('finished_at', time(patch.finishedAt));
+  set("approval_expires_at", time(patch.approvalExpiresAt));
+  set("cancel_requested_at", time(patch.cancelRequestedAt));
+  set("finished_at", time(patch.finishedAt));
   return row;
 }
 
@@ -313,15 +329,15 @@ function toRun(row: RunRow): Run {
             sha: row.commit_sha,
             message: row.commit_message ?? null,
             author: row.commit_author ?? null,
-            ref: row.commit_ref ?? '',
-            repository: row.commit_repository ?? '',
+            ref: row.commit_ref ?? "",
+            repository: row.commit_repository ?? "",
             fork: row.commit_fork === null || row.commit_fork === undefined ? false : booleanFromRow(row.commit_fork),
           },
     sourceWorkingDirectory: row.working_directory ?? null,
     pullRequestNumber: row.pull_request_number === null || row.pull_request_number === undefined ? null : numberFromRow(row.pull_request_number),
     execution: {
-      planStatus: (row.plan_status ?? 'pending') as PlanPhaseStatus,
-      applyStatus: (row.apply_status ?? 'pending') as ApplyPhaseStatus,
+      planStatus: (row.plan_status ?? "pending") as PlanPhaseStatus,
+      applyStatus: (row.apply_status ?? "pending") as ApplyPhaseStatus,
       statusReason: (row.status_reason ?? null) as RunReason | null,
       hasChanges: row.has_changes === null || row.has_changes === undefined ? null : booleanFromRow(row.has_changes),
       planCounts:

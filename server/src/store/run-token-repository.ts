@@ -1,11 +1,11 @@
-import { newId } from '../domain/ids.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import type { RunRow, RunTokenRow } from './rows.ts';
-import { translating } from './translate-error.ts';
-import { isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from './values.ts';
+import { newId } from "../domain/ids.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import type { RunRow, RunTokenRow } from "./rows.ts";
+import { translating } from "./translate-error.ts";
+import { isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
 
 /** The phases a run token is scoped to. */
-export const RUN_TOKEN_PHASES = ['plan', 'apply'] as const;
+export const RUN_TOKEN_PHASES = ["plan", "apply"] as const;
 /** A run token's phase. */
 export type RunTokenPhase = (typeof RUN_TOKEN_PHASES)[number];
 
@@ -44,8 +44,8 @@ export interface FoundRunToken {
  * A new id with a prefix that domain/ids.ts does not list yet (`sv`, `rtk`): the same 16 unbiased
  * characters as every other id.
  */
-export function newPrefixedId(prefix: 'sv' | 'rtk'): string {
-  return `${prefix}-${newId('run').slice('run-'.length)}`;
+export function newPrefixedId(prefix: "sv" | "rtk"): string {
+  return `${prefix}-${newId("run").slice("run-".length)}`;
 }
 
 /** Run tokens: the credentials a run's sandboxed `tofu` uses against the compatibility API. */
@@ -58,7 +58,7 @@ export class RunTokenRepository {
   /** Creates a token; a duplicate hash throws CONSTRAINT_VIOLATION. */
   async create(input: CreateRunTokenInput): Promise<RunToken> {
     const row: RunTokenRow = {
-      id: input.id ?? newPrefixedId('rtk'),
+      id: input.id ?? newPrefixedId("rtk"),
       run_id: input.runId,
       phase: input.phase,
       token_hash: input.tokenHash,
@@ -68,7 +68,7 @@ export class RunTokenRepository {
       revoked_at: null,
     };
     return translating(this.dialect, async () => {
-      await this.db<RunTokenRow>('run_tokens').insert(row);
+      await this.db<RunTokenRow>("run_tokens").insert(row);
       return toRunToken(row);
     });
   }
@@ -76,12 +76,11 @@ export class RunTokenRepository {
   /** The token with this hash (revoked and expired ones included: the caller decides), with its run's workspace. */
   async findByTokenHash(tokenHash: string): Promise<FoundRunToken | undefined> {
     return translating(this.dialect, async () => {
-      const row = (await this.db<RunTokenRow>('run_tokens')
-        .join<RunRow>('runs', 'runs.id', 'run_tokens.run_id')
-        .where('run_tokens.token_hash', tokenHash)
-        .first('run_tokens.*', { workspace_id: 'runs.workspace_id', organization_id: 'runs.organization_id' })) as
-        | (RunTokenRow & { workspace_id: string; organization_id: string })
-        | undefined;
+      const row = (await this.db<RunTokenRow>("run_tokens")
+        .join<RunRow>("runs", "runs.id", "run_tokens.run_id")
+        .where("run_tokens.token_hash", tokenHash)
+        .first("run_tokens.*", { workspace_id: "runs.workspace_id", organization_id: "runs.organization_id" })) as
+        (RunTokenRow & { workspace_id: string; organization_id: string }) | undefined;
       if (row === undefined) return undefined;
       return { token: toRunToken(row), workspaceId: row.workspace_id, organizationId: row.organization_id };
     });
@@ -90,10 +89,12 @@ export class RunTokenRepository {
   /** The run's tokens, oldest first. */
   async listByRun(runId: string): Promise<RunToken[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<RunTokenRow>('run_tokens').where({ run_id: runId }).orderBy([
-        { column: 'created_at', order: 'asc' },
-        { column: 'id', order: 'asc' },
-      ]);
+      const rows = await this.db<RunTokenRow>("run_tokens")
+        .where({ run_id: runId })
+        .orderBy([
+          { column: "created_at", order: "asc" },
+          { column: "id", order: "asc" },
+        ]);
       return rows.map(toRunToken);
     });
   }
@@ -102,9 +103,9 @@ export class RunTokenRepository {
   async revokeByRun(runId: string, now: Date | string, phase?: RunTokenPhase): Promise<number> {
     const revokedAt = isoForWrite(now);
     return translating(this.dialect, () =>
-      this.db<RunTokenRow>('run_tokens')
+      this.db<RunTokenRow>("run_tokens")
         .where({ run_id: runId, ...(phase === undefined ? {} : { phase }) })
-        .whereNull('revoked_at')
+        .whereNull("revoked_at")
         .update({ revoked_at: revokedAt }),
     );
   }

@@ -1,11 +1,11 @@
-import { suite } from 'uvu';
-import * as assert from 'uvu/assert';
-import { testEachDatabase } from '../../test/support/databases.ts';
-import { createStores, type CreateStateVersionInput, type Stores } from './index.ts';
-import { assertDomainError, at, countRows, runInput, seedRunPrerequisites } from './test-fixtures.ts';
-import { translateError } from './translate-error.ts';
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { testEachDatabase } from "../../test/support/databases.ts";
+import { createStores, type CreateStateVersionInput, type Stores } from "./index.ts";
+import { assertDomainError, at, countRows, runInput, seedRunPrerequisites } from "./test-fixtures.ts";
+import { translateError } from "./translate-error.ts";
 
-const versions = suite('StateVersionRepository');
+const versions = suite("StateVersionRepository");
 
 async function seed(db: Parameters<Parameters<typeof testEachDatabase>[2]>[0]) {
   const stores = createStores(db.knex, db.dialect);
@@ -15,8 +15,8 @@ async function seed(db: Parameters<Parameters<typeof testEachDatabase>[2]>[0]) {
     workspaceId: prerequisites.workspace.id,
     runId: run.id,
     serial: 1,
-    lineage: 'lineage-1',
-    md5: 'A'.repeat(32),
+    lineage: "lineage-1",
+    md5: "A".repeat(32),
     fence: 1,
     outputs: null,
     createdAt: at(1),
@@ -26,11 +26,11 @@ async function seed(db: Parameters<Parameters<typeof testEachDatabase>[2]>[0]) {
 }
 
 async function publish(stores: Stores, id: string, seconds: number) {
-  await stores.stateVersions.markUploaded(id, { sha256: 'c'.repeat(64), sizeBytes: 10, artifactKey: `state-versions/${id}/x.tfstate`, uploadedAt: at(seconds) });
+  await stores.stateVersions.markUploaded(id, { sha256: "c".repeat(64), sizeBytes: 10, artifactKey: `state-versions/${id}/x.tfstate`, uploadedAt: at(seconds) });
   return stores.stateVersions.finalize(id, at(seconds + 1));
 }
 
-testEachDatabase(versions, 'create makes a pending version without bytes (md5 lower-cased); getById round-trips', async (db) => {
+testEachDatabase(versions, "create makes a pending version without bytes (md5 lower-cased); getById round-trips", async (db) => {
   const { stores, run, workspace, input } = await seed(db);
   const created = await stores.stateVersions.create(input());
   assert.match(created.id, /^sv-[0-9a-z]{16}$/);
@@ -39,11 +39,11 @@ testEachDatabase(versions, 'create makes a pending version without bytes (md5 lo
     workspaceId: workspace.id,
     runId: run.id,
     serial: 1,
-    lineage: 'lineage-1',
-    md5: 'a'.repeat(32),
+    lineage: "lineage-1",
+    md5: "a".repeat(32),
     sha256: null,
     sizeBytes: null,
-    status: 'pending',
+    status: "pending",
     fence: 1,
     artifactKey: null,
     outputs: null,
@@ -52,78 +52,97 @@ testEachDatabase(versions, 'create makes a pending version without bytes (md5 lo
     publishedAt: null,
   });
   assert.equal(await stores.stateVersions.getById(created.id), created);
-  assert.is(await stores.stateVersions.getById('sv-0000000000000000'), undefined);
+  assert.is(await stores.stateVersions.getById("sv-0000000000000000"), undefined);
 });
 
-testEachDatabase(versions, 'outputs are stored sorted by name and a sensitive value is never stored, whatever the caller passes', async (db) => {
+testEachDatabase(versions, "outputs are stored sorted by name and a sensitive value is never stored, whatever the caller passes", async (db) => {
   const { stores, input } = await seed(db);
   const created = await stores.stateVersions.create(
     input({
       outputs: [
-        { name: 'z', sensitive: false, type: ['list', 'string'], value: ['a'] },
-        { name: 'password', sensitive: true, type: 'string', value: 'hunter2-secret' },
+        { name: "z", sensitive: false, type: ["list", "string"], value: ["a"] },
+        { name: "password", sensitive: true, type: "string", value: "hunter2-secret" },
       ],
     }),
   );
   assert.equal(created.outputs, [
-    { name: 'password', sensitive: true, type: 'string', value: null },
-    { name: 'z', sensitive: false, type: ['list', 'string'], value: ['a'] },
+    { name: "password", sensitive: true, type: "string", value: null },
+    { name: "z", sensitive: false, type: ["list", "string"], value: ["a"] },
   ]);
-  const rows = await db.knex('state_versions').select('json_outputs');
-  assert.not.ok(JSON.stringify(rows).includes('hunter2-secret'));
+  const rows = await db.knex("state_versions").select("json_outputs");
+  assert.not.ok(JSON.stringify(rows).includes("hunter2-secret"));
 });
 
-testEachDatabase(versions, 'markUploaded records the bytes once; outputs from the upload fill only undeclared ones', async (db) => {
+testEachDatabase(versions, "markUploaded records the bytes once; outputs from the upload fill only undeclared ones", async (db) => {
   const { stores, input } = await seed(db);
   const undeclared = await stores.stateVersions.create(input());
-  const upload = { sha256: 'b'.repeat(64), sizeBytes: 42, artifactKey: 'state-versions/a/b.tfstate', uploadedAt: at(5), outputs: [{ name: 'o', sensitive: false, type: 'string', value: 'v' }] };
+  const upload = {
+    sha256: "b".repeat(64),
+    sizeBytes: 42,
+    artifactKey: "state-versions/a/b.tfstate",
+    uploadedAt: at(5),
+    outputs: [{ name: "o", sensitive: false, type: "string", value: "v" }],
+  };
   const uploaded = await stores.stateVersions.markUploaded(undeclared.id, upload);
-  assert.equal({ ...uploaded, outputs: uploaded?.outputs }, { ...undeclared, sha256: 'b'.repeat(64), sizeBytes: 42, artifactKey: 'state-versions/a/b.tfstate', uploadedAt: at(5), outputs: upload.outputs });
-  assert.is(await stores.stateVersions.markUploaded(undeclared.id, { ...upload, sha256: 'e'.repeat(64) }), undefined, 'a second upload changes nothing');
-  assert.is((await stores.stateVersions.getById(undeclared.id))?.sha256, 'b'.repeat(64));
+  assert.equal(
+    { ...uploaded, outputs: uploaded?.outputs },
+    { ...undeclared, sha256: "b".repeat(64), sizeBytes: 42, artifactKey: "state-versions/a/b.tfstate", uploadedAt: at(5), outputs: upload.outputs },
+  );
+  assert.is(await stores.stateVersions.markUploaded(undeclared.id, { ...upload, sha256: "e".repeat(64) }), undefined, "a second upload changes nothing");
+  assert.is((await stores.stateVersions.getById(undeclared.id))?.sha256, "b".repeat(64));
 
   const declared = await stores.stateVersions.create(input({ serial: 2, outputs: [] }));
   assert.equal((await stores.stateVersions.markUploaded(declared.id, upload))?.outputs, []);
 });
 
-testEachDatabase(versions, 'finalize needs bytes and a pending version; current is the finalized version with the highest serial', async (db) => {
+testEachDatabase(versions, "finalize needs bytes and a pending version; current is the finalized version with the highest serial", async (db) => {
   const { stores, workspace, input } = await seed(db);
   const first = await stores.stateVersions.create(input({ serial: 1 }));
-  assert.is(await stores.stateVersions.finalize(first.id, at(2)), undefined, 'no bytes yet');
+  assert.is(await stores.stateVersions.finalize(first.id, at(2)), undefined, "no bytes yet");
   assert.is(await stores.stateVersions.current(workspace.id), undefined);
   const finalized = await publish(stores, first.id, 3);
-  assert.equal(finalized?.status, 'finalized');
+  assert.equal(finalized?.status, "finalized");
   assert.is(finalized?.publishedAt, at(4));
-  assert.is(await stores.stateVersions.finalize(first.id, at(9)), undefined, 'finalized once');
+  assert.is(await stores.stateVersions.finalize(first.id, at(9)), undefined, "finalized once");
   const pending = await stores.stateVersions.create(input({ serial: 5 }));
-  assert.equal((await stores.stateVersions.current(workspace.id))?.id, first.id, 'a pending version is never current');
+  assert.equal((await stores.stateVersions.current(workspace.id))?.id, first.id, "a pending version is never current");
   const second = await stores.stateVersions.create(input({ serial: 2 }));
   await publish(stores, second.id, 10);
   assert.equal((await stores.stateVersions.current(workspace.id))?.id, second.id);
-  assert.equal((await stores.stateVersions.listPendingByRun(first.runId!)).map((v) => v.id), [pending.id]);
-  assert.equal((await stores.stateVersions.listByWorkspace(workspace.id)).map((v) => v.serial), [5, 2, 1]);
+  assert.equal(
+    (await stores.stateVersions.listPendingByRun(first.runId!)).map((v) => v.id),
+    [pending.id],
+  );
+  assert.equal(
+    (await stores.stateVersions.listByWorkspace(workspace.id)).map((v) => v.serial),
+    [5, 2, 1],
+  );
 });
 
-testEachDatabase(versions, 'two finalized versions of a workspace never share a serial; pending ones may', async (db) => {
+testEachDatabase(versions, "two finalized versions of a workspace never share a serial; pending ones may", async (db) => {
   const { stores, input } = await seed(db);
   const a = await stores.stateVersions.create(input({ serial: 3 }));
   const b = await stores.stateVersions.create(input({ serial: 3 }));
   await publish(stores, a.id, 2);
-  await stores.stateVersions.markUploaded(b.id, { sha256: 'd'.repeat(64), sizeBytes: 1, artifactKey: 'k', uploadedAt: at(5) });
-  await assertDomainError(stores.stateVersions.finalize(b.id, at(6)), 'CONSTRAINT_VIOLATION');
-  assert.is((await stores.stateVersions.getById(b.id))?.status, 'pending');
+  await stores.stateVersions.markUploaded(b.id, { sha256: "d".repeat(64), sizeBytes: 1, artifactKey: "k", uploadedAt: at(5) });
+  await assertDomainError(stores.stateVersions.finalize(b.id, at(6)), "CONSTRAINT_VIOLATION");
+  assert.is((await stores.stateVersions.getById(b.id))?.status, "pending");
 });
 
-testEachDatabase(versions, 'the database refuses an unknown status, a negative serial, and a finalized row without bytes', async (db) => {
+testEachDatabase(versions, "the database refuses an unknown status, a negative serial, and a finalized row without bytes", async (db) => {
   const { stores, workspace, input } = await seed(db);
-  const before = await countRows(db.knex, 'state_versions');
-  const row = { id: 'sv-0000000000000000', workspace_id: workspace.id, run_id: null, serial: 1, lineage: 'l', md5: 'a'.repeat(32), status: 'pending', fence: 1, created_at: at(1) };
-  const insert = (overrides: Record<string, unknown>) => db.knex('state_versions').insert({ ...row, ...overrides }).catch((error: unknown) => Promise.reject(translateError(db.dialect, error)));
-  await assertDomainError(insert({ status: 'current' }), 'CONSTRAINT_VIOLATION');
-  await assertDomainError(insert({ serial: -1 }), 'CONSTRAINT_VIOLATION');
-  await assertDomainError(insert({ status: 'finalized', published_at: at(2) }), 'CONSTRAINT_VIOLATION');
-  await assertDomainError(stores.stateVersions.create(input({ workspaceId: 'ws-0000000000000000' })), 'CONSTRAINT_VIOLATION');
-  assert.is(await countRows(db.knex, 'state_versions'), before);
+  const before = await countRows(db.knex, "state_versions");
+  const row = { id: "sv-0000000000000000", workspace_id: workspace.id, run_id: null, serial: 1, lineage: "l", md5: "a".repeat(32), status: "pending", fence: 1, created_at: at(1) };
+  const insert = (overrides: Record<string, unknown>) =>
+    db
+      .knex("state_versions")
+      .insert({ ...row, ...overrides })
+      .catch((error: unknown) => Promise.reject(translateError(db.dialect, error)));
+  await assertDomainError(insert({ status: "current" }), "CONSTRAINT_VIOLATION");
+  await assertDomainError(insert({ serial: -1 }), "CONSTRAINT_VIOLATION");
+  await assertDomainError(insert({ status: "finalized", published_at: at(2) }), "CONSTRAINT_VIOLATION");
+  await assertDomainError(stores.stateVersions.create(input({ workspaceId: "ws-0000000000000000" })), "CONSTRAINT_VIOLATION");
+  assert.is(await countRows(db.knex, "state_versions"), before);
 });
 
 versions.run();

@@ -1,11 +1,11 @@
-import type { Dialect, Executor } from './dialect.ts';
-import { newPrefixedId } from './run-token-repository.ts';
-import type { StateVersionRow } from './rows.ts';
-import { translating } from './translate-error.ts';
-import { isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from './values.ts';
+import type { Dialect, Executor } from "./dialect.ts";
+import { newPrefixedId } from "./run-token-repository.ts";
+import type { StateVersionRow } from "./rows.ts";
+import { translating } from "./translate-error.ts";
+import { isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
 
 /** The states of a state version: uploaded state is `pending` until its publication is confirmed. */
-export type StateVersionStatus = 'pending' | 'finalized' | 'discarded';
+export type StateVersionStatus = "pending" | "finalized" | "discarded";
 
 /** One root-module output of a state version. A sensitive output never has its value stored. */
 export interface StateVersionOutput {
@@ -73,7 +73,7 @@ export class StateVersionRepository {
   /** Creates a `pending` state version with no bytes yet. */
   async create(input: CreateStateVersionInput): Promise<StateVersion> {
     const row: StateVersionRow = {
-      id: input.id ?? newPrefixedId('sv'),
+      id: input.id ?? newPrefixedId("sv"),
       workspace_id: input.workspaceId,
       run_id: input.runId,
       serial: input.serial,
@@ -81,7 +81,7 @@ export class StateVersionRepository {
       md5: input.md5.toLowerCase(),
       sha256: null,
       size_bytes: null,
-      status: 'pending',
+      status: "pending",
       fence: input.fence,
       artifact_key: null,
       json_outputs: encodeOutputs(input.outputs),
@@ -90,7 +90,7 @@ export class StateVersionRepository {
       published_at: null,
     };
     return translating(this.dialect, async () => {
-      await this.db<StateVersionRow>('state_versions').insert(row);
+      await this.db<StateVersionRow>("state_versions").insert(row);
       return toStateVersion(row);
     });
   }
@@ -98,7 +98,7 @@ export class StateVersionRepository {
   /** The state version with this id, if any. */
   async getById(id: string): Promise<StateVersion | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<StateVersionRow>('state_versions').where({ id }).first();
+      const row = await this.db<StateVersionRow>("state_versions").where({ id }).first();
       return row && toStateVersion(row);
     });
   }
@@ -106,10 +106,7 @@ export class StateVersionRepository {
   /** The workspace's current state version: the finalized one with the highest serial. */
   async current(workspaceId: string): Promise<StateVersion | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<StateVersionRow>('state_versions')
-        .where({ workspace_id: workspaceId, status: 'finalized' })
-        .orderBy('serial', 'desc')
-        .first();
+      const row = await this.db<StateVersionRow>("state_versions").where({ workspace_id: workspaceId, status: "finalized" }).orderBy("serial", "desc").first();
       return row && toStateVersion(row);
     });
   }
@@ -126,12 +123,15 @@ export class StateVersionRepository {
       uploaded_at: isoForWrite(upload.uploadedAt),
     };
     return translating(this.dialect, async () => {
-      const updated = await this.db<StateVersionRow>('state_versions').where({ id, status: 'pending' }).whereNull('sha256').update(patch);
+      const updated = await this.db<StateVersionRow>("state_versions").where({ id, status: "pending" }).whereNull("sha256").update(patch);
       if (updated === 0) return undefined;
       if (upload.outputs !== undefined) {
-        await this.db<StateVersionRow>('state_versions').where({ id }).whereNull('json_outputs').update({ json_outputs: encodeOutputs(upload.outputs) });
+        await this.db<StateVersionRow>("state_versions")
+          .where({ id })
+          .whereNull("json_outputs")
+          .update({ json_outputs: encodeOutputs(upload.outputs) });
       }
-      const row = await this.db<StateVersionRow>('state_versions').where({ id }).first();
+      const row = await this.db<StateVersionRow>("state_versions").where({ id }).first();
       return row && toStateVersion(row);
     });
   }
@@ -144,28 +144,30 @@ export class StateVersionRepository {
   async finalize(id: string, publishedAt: Date | string): Promise<StateVersion | undefined> {
     const published = isoForWrite(publishedAt);
     return translating(this.dialect, async () => {
-      const updated = await this.db<StateVersionRow>('state_versions')
-        .where({ id, status: 'pending' })
-        .whereNotNull('sha256')
-        .update({ status: 'finalized', published_at: published });
+      const updated = await this.db<StateVersionRow>("state_versions")
+        .where({ id, status: "pending" })
+        .whereNotNull("sha256")
+        .update({ status: "finalized", published_at: published });
       if (updated === 0) return undefined;
-      const row = await this.db<StateVersionRow>('state_versions').where({ id }).first();
+      const row = await this.db<StateVersionRow>("state_versions").where({ id }).first();
       return row && toStateVersion(row);
     });
   }
 
   /** Marks every pending state version of a run discarded (a recovery that keeps the current state); how many. */
   async discardPendingByRun(runId: string): Promise<number> {
-    return translating(this.dialect, () => this.db<StateVersionRow>('state_versions').where({ run_id: runId, status: 'pending' }).update({ status: 'discarded' }));
+    return translating(this.dialect, () => this.db<StateVersionRow>("state_versions").where({ run_id: runId, status: "pending" }).update({ status: "discarded" }));
   }
 
   /** The run's pending state versions, oldest first (what recovery inspects). */
   async listPendingByRun(runId: string): Promise<StateVersion[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<StateVersionRow>('state_versions').where({ run_id: runId, status: 'pending' }).orderBy([
-        { column: 'created_at', order: 'asc' },
-        { column: 'id', order: 'asc' },
-      ]);
+      const rows = await this.db<StateVersionRow>("state_versions")
+        .where({ run_id: runId, status: "pending" })
+        .orderBy([
+          { column: "created_at", order: "asc" },
+          { column: "id", order: "asc" },
+        ]);
       return rows.map(toStateVersion);
     });
   }
@@ -173,10 +175,12 @@ export class StateVersionRepository {
   /** Every state version a run created (pending, finalized or discarded), oldest first. */
   async listByRun(runId: string): Promise<StateVersion[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<StateVersionRow>('state_versions').where({ run_id: runId }).orderBy([
-        { column: 'created_at', order: 'asc' },
-        { column: 'id', order: 'asc' },
-      ]);
+      const rows = await this.db<StateVersionRow>("state_versions")
+        .where({ run_id: runId })
+        .orderBy([
+          { column: "created_at", order: "asc" },
+          { column: "id", order: "asc" },
+        ]);
       return rows.map(toStateVersion);
     });
   }
@@ -184,11 +188,13 @@ export class StateVersionRepository {
   /** The workspace's state versions, newest serial first. */
   async listByWorkspace(workspaceId: string): Promise<StateVersion[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<StateVersionRow>('state_versions').where({ workspace_id: workspaceId }).orderBy([
-        { column: 'serial', order: 'desc' },
-        { column: 'created_at', order: 'desc' },
-        { column: 'id', order: 'desc' },
-      ]);
+      const rows = await this.db<StateVersionRow>("state_versions")
+        .where({ workspace_id: workspaceId })
+        .orderBy([
+          { column: "serial", order: "desc" },
+          { column: "created_at", order: "desc" },
+          { column: "id", order: "desc" },
+        ]);
       return rows.map(toStateVersion);
     });
   }

@@ -1,14 +1,14 @@
 // Builders shared by the store tests. Not imported by production code.
-import type { Knex } from 'knex';
-import * as assert from 'uvu/assert';
-import { DomainError, type ErrorCode } from '../domain/errors.ts';
-import { buildInputSnapshot } from '../domain/input-snapshot.ts';
-import { newId } from '../domain/ids.ts';
-import type { ConfigurationVersion, InputSnapshot, Organization, Project, Workspace } from '../domain/records.ts';
-import type { Stores } from './index.ts';
-import type { CreateRunInput } from './run-repository.ts';
+import type { Knex } from "knex";
+import * as assert from "uvu/assert";
+import { DomainError, type ErrorCode } from "../domain/errors.ts";
+import { buildInputSnapshot } from "../domain/input-snapshot.ts";
+import { newId } from "../domain/ids.ts";
+import type { ConfigurationVersion, InputSnapshot, Organization, Project, Workspace } from "../domain/records.ts";
+import type { Stores } from "./index.ts";
+import type { CreateRunInput } from "./run-repository.ts";
 
-const EPOCH = Date.parse('2026-12-02T09:00:00.000Z');
+const EPOCH = Date.parse("2026-12-02T09:00:00.000Z");
 
 /** A deterministic clock for tests: `at(n)` is n seconds after a fixed instant, as ISO text. */
 export function at(seconds: number, milliseconds = 0): string {
@@ -23,15 +23,15 @@ export interface Tenancy {
 }
 
 /** Creates an organization with one project and one workspace. */
-export async function seedTenancy(stores: Stores, name = 'acme'): Promise<Tenancy> {
+export async function seedTenancy(stores: Stores, name = "acme"): Promise<Tenancy> {
   const organization = await stores.organizations.create({ name, createdAt: at(0) });
-  const project = await stores.projects.create({ organizationId: organization.id, name: 'default', createdAt: at(1) });
+  const project = await stores.projects.create({ organizationId: organization.id, name: "default", createdAt: at(1) });
   const workspace = await stores.workspaces.create({
     organizationId: organization.id,
     projectId: project.id,
-    name: 'networking',
-    opentofuVersion: '1.8.5',
-    executionRegion: 'eu-west-1',
+    name: "networking",
+    opentofuVersion: "1.8.5",
+    executionRegion: "eu-west-1",
     createdAt: at(2),
   });
   return { organization, project, workspace };
@@ -44,17 +44,17 @@ export interface RunPrerequisites extends Tenancy {
 }
 
 /** Creates tenancy plus an uploaded configuration version and an input snapshot. */
-export async function seedRunPrerequisites(stores: Stores, name = 'acme'): Promise<RunPrerequisites> {
+export async function seedRunPrerequisites(stores: Stores, name = "acme"): Promise<RunPrerequisites> {
   const tenancy = await seedTenancy(stores, name);
   const created = await stores.configurationVersions.create({
     organizationId: tenancy.organization.id,
     workspaceId: tenancy.workspace.id,
     speculative: false,
-    source: 'tfe-api',
+    source: "tfe-api",
     createdAt: at(3),
   });
   const configurationVersion = await stores.configurationVersions.markUploaded(created.id, {
-    configDigest: 'a'.repeat(64),
+    configDigest: "a".repeat(64),
     sizeBytes: 1024,
     artifactKey: `config/${created.id}.tar.gz`,
     uploadedAt: at(4),
@@ -63,13 +63,13 @@ export async function seedRunPrerequisites(stores: Stores, name = 'acme'): Promi
     {
       workspaceId: tenancy.workspace.id,
       speculative: false,
-      opentofuVersion: '1.8.5',
-      executionRegion: 'eu-west-1',
-      platform: 'linux_amd64',
+      opentofuVersion: "1.8.5",
+      executionRegion: "eu-west-1",
+      platform: "linux_amd64",
       credentialsProfile: null,
       variables: [],
     },
-    () => newId('snapshotSecret'),
+    () => newId("snapshotSecret"),
   );
   const snapshot = await stores.snapshots.create({ workspaceId: tenancy.workspace.id, inputDigest, document, secrets: [], createdAt: at(5) });
   return { ...tenancy, configurationVersion, snapshot };
@@ -83,13 +83,13 @@ export function runInput(prerequisites: RunPrerequisites, overrides: Partial<Cre
     workspaceId: prerequisites.workspace.id,
     configurationVersionId: prerequisites.configurationVersion.id,
     inputSnapshotId: prerequisites.snapshot.id,
-    kind: 'plan_and_apply',
-    source: 'api',
-    configDigest: prerequisites.configurationVersion.configDigest ?? '',
+    kind: "plan_and_apply",
+    source: "api",
+    configDigest: prerequisites.configurationVersion.configDigest ?? "",
     inputDigest: prerequisites.snapshot.inputDigest,
-    opentofuVersion: '1.8.5',
-    executionRegion: 'eu-west-1',
-    platform: 'linux_amd64',
+    opentofuVersion: "1.8.5",
+    executionRegion: "eu-west-1",
+    platform: "linux_amd64",
     createdBy: null,
     createdAt: at(10),
     ...overrides,
@@ -98,7 +98,7 @@ export function runInput(prerequisites: RunPrerequisites, overrides: Partial<Cre
 
 /** Reads `select count(*)` of a table as a number on either dialect (pg returns a string). */
 export async function countRows(knex: Knex, table: string): Promise<number> {
-  const [row] = await knex(table).count({ count: '*' });
+  const [row] = await knex(table).count({ count: "*" });
   return Number(row.count);
 }
 
@@ -110,7 +110,7 @@ export async function assertRejects(promise: Promise<unknown>, type: new (...arg
     assert.instance(error, type, message);
     return;
   }
-  throw new assert.Assertion({ message: `${message ?? 'expected'} to reject with ${type.name}`, generated: false, operator: 'rejects', expects: type.name, actual: 'resolved' });
+  throw new assert.Assertion({ message: `${message ?? "expected"} to reject with ${type.name}`, generated: false, operator: "rejects", expects: type.name, actual: "resolved" });
 }
 
 /** Awaits `promise` and asserts that it rejects with a DomainError of `code`. */
@@ -122,5 +122,5 @@ export async function assertDomainError(promise: Promise<unknown>, code: ErrorCo
     assert.is((error as DomainError).code, code, message);
     return error as DomainError;
   }
-  throw new assert.Assertion({ message: `${message ?? 'expected'} to reject with ${code}`, generated: false, operator: 'rejects', expects: code, actual: 'resolved' });
+  throw new assert.Assertion({ message: `${message ?? "expected"} to reject with ${code}`, generated: false, operator: "rejects", expects: code, actual: "resolved" });
 }

@@ -1,12 +1,12 @@
-import type { Role } from '../domain/authorization.ts';
-import { newId } from '../domain/ids.ts';
-import type { ApiToken, PermissionGrant, Principal } from '../domain/records.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import { toGrant } from './grant-repository.ts';
-import { toPrincipal } from './principal-repository.ts';
-import type { ApiTokenRow, PermissionGrantRow, PrincipalRow } from './rows.ts';
-import { translating } from './translate-error.ts';
-import { isoForWrite, isoFromRow, optionalIsoFromRow } from './values.ts';
+import type { Role } from "../domain/authorization.ts";
+import { newId } from "../domain/ids.ts";
+import type { ApiToken, PermissionGrant, Principal } from "../domain/records.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import { toGrant } from "./grant-repository.ts";
+import { toPrincipal } from "./principal-repository.ts";
+import type { ApiTokenRow, PermissionGrantRow, PrincipalRow } from "./rows.ts";
+import { translating } from "./translate-error.ts";
+import { isoForWrite, isoFromRow, optionalIsoFromRow } from "./values.ts";
 
 /** What creating an API token needs; only the hash of its secret is stored. */
 export interface CreateTokenInput {
@@ -36,7 +36,7 @@ export class TokenRepository {
   /** Creates a token; a duplicate hash throws CONSTRAINT_VIOLATION. */
   async createToken(input: CreateTokenInput): Promise<ApiToken> {
     const row: ApiTokenRow = {
-      id: input.id ?? newId('apiToken'),
+      id: input.id ?? newId("apiToken"),
       principal_id: input.principalId,
       organization_id: input.organizationId,
       role: input.role,
@@ -46,7 +46,7 @@ export class TokenRepository {
       last_used_at: null,
     };
     return translating(this.dialect, async () => {
-      await this.db<ApiTokenRow>('api_tokens').insert(row);
+      await this.db<ApiTokenRow>("api_tokens").insert(row);
       return toToken(row);
     });
   }
@@ -54,15 +54,15 @@ export class TokenRepository {
   /** The token with this hash, its principal and the principal's grants, if any. */
   async findByTokenHash(tokenHash: string): Promise<AuthenticatedToken | undefined> {
     return translating(this.dialect, async () => {
-      const tokenRow = await this.db<ApiTokenRow>('api_tokens').where({ token_hash: tokenHash }).first();
+      const tokenRow = await this.db<ApiTokenRow>("api_tokens").where({ token_hash: tokenHash }).first();
       if (tokenRow === undefined) return undefined;
-      const principalRow = await this.db<PrincipalRow>('principals').where({ id: tokenRow.principal_id }).first();
+      const principalRow = await this.db<PrincipalRow>("principals").where({ id: tokenRow.principal_id }).first();
       if (principalRow === undefined) return undefined;
-      const grantRows = await this.db<PermissionGrantRow>('permission_grants')
+      const grantRows = await this.db<PermissionGrantRow>("permission_grants")
         .where({ principal_id: principalRow.id })
         .orderBy([
-          { column: 'created_at', order: 'asc' },
-          { column: 'id', order: 'asc' },
+          { column: "created_at", order: "asc" },
+          { column: "id", order: "asc" },
         ]);
       return { token: toToken(tokenRow), principal: toPrincipal(principalRow), grants: grantRows.map(toGrant) };
     });
@@ -72,7 +72,7 @@ export class TokenRepository {
   async touchLastUsed(tokenId: string, usedAt: Date | string): Promise<void> {
     const lastUsedAt = isoForWrite(usedAt);
     return translating(this.dialect, async () => {
-      await this.db<ApiTokenRow>('api_tokens').where({ id: tokenId }).update({ last_used_at: lastUsedAt });
+      await this.db<ApiTokenRow>("api_tokens").where({ id: tokenId }).update({ last_used_at: lastUsedAt });
     });
   }
 }

@@ -1,13 +1,13 @@
-import { permissionsForRole, type Role, type ScopeKind } from '../domain/authorization.ts';
-import { newId } from '../domain/ids.ts';
-import type { PermissionGrant } from '../domain/records.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import { translating } from './translate-error.ts';
-import type { DbBoolean } from './rows.ts';
-import { booleanFromRow, isoForWrite, isoFromRow, optionalIsoFromRow } from './values.ts';
+import { permissionsForRole, type Role, type ScopeKind } from "../domain/authorization.ts";
+import { newId } from "../domain/ids.ts";
+import type { PermissionGrant } from "../domain/records.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import { translating } from "./translate-error.ts";
+import type { DbBoolean } from "./rows.ts";
+import { booleanFromRow, isoForWrite, isoFromRow, optionalIsoFromRow } from "./values.ts";
 
-export type { Membership, Session, User } from '../domain/records.ts';
-import type { Membership, Session, User } from '../domain/records.ts';
+export type { Membership, Session, User } from "../domain/records.ts";
+import type { Membership, Session, User } from "../domain/records.ts";
 
 interface UserRow {
   id: string;
@@ -49,7 +49,7 @@ export class UserRepository {
   /** Creates a user; an email already taken (in any case) throws CONSTRAINT_VIOLATION. */
   async createUser(input: { email: string; displayName: string; passwordHash: string; siteAdmin: boolean; createdAt: Date | string }): Promise<User> {
     const row: UserRow = {
-      id: newId('user'),
+      id: newId("user"),
       email: input.email.toLowerCase(),
       display_name: input.displayName,
       password_hash: input.passwordHash,
@@ -57,7 +57,7 @@ export class UserRepository {
       created_at: isoForWrite(input.createdAt),
     };
     return translating(this.dialect, async () => {
-      await this.db<UserRow>('users').insert(row);
+      await this.db<UserRow>("users").insert(row);
       return toUser(row);
     });
   }
@@ -65,7 +65,7 @@ export class UserRepository {
   /** The user with this email (compared case-insensitively), if any. */
   async findByEmail(email: string): Promise<User | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<UserRow>('users').where({ email: email.toLowerCase() }).first();
+      const row = await this.db<UserRow>("users").where({ email: email.toLowerCase() }).first();
       return row && toUser(row);
     });
   }
@@ -73,7 +73,7 @@ export class UserRepository {
   /** The user with this id, if any. */
   async getById(id: string): Promise<User | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<UserRow>('users').where({ id }).first();
+      const row = await this.db<UserRow>("users").where({ id }).first();
       return row && toUser(row);
     });
   }
@@ -82,7 +82,9 @@ export class UserRepository {
   async displayNames(ids: readonly string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
     return translating(this.dialect, async () => {
-      const rows = await this.db<UserRow>('users').whereIn('id', [...new Set(ids)]).select('id', 'display_name');
+      const rows = await this.db<UserRow>("users")
+        .whereIn("id", [...new Set(ids)])
+        .select("id", "display_name");
       return new Map(rows.map((row) => [row.id, row.display_name]));
     });
   }
@@ -90,7 +92,7 @@ export class UserRepository {
   /** Adds a membership; the same user at the same scope twice throws CONSTRAINT_VIOLATION. */
   async addMembership(input: { organizationId: string; userId: string; role: Role; scopeKind: ScopeKind; scopeId: string; createdAt: Date | string }): Promise<Membership> {
     const row: MembershipRow = {
-      id: newId('membership'),
+      id: newId("membership"),
       organization_id: input.organizationId,
       user_id: input.userId,
       role: input.role,
@@ -99,7 +101,7 @@ export class UserRepository {
       created_at: isoForWrite(input.createdAt),
     };
     return translating(this.dialect, async () => {
-      await this.db<MembershipRow>('memberships').insert(row);
+      await this.db<MembershipRow>("memberships").insert(row);
       return toMembership(row);
     });
   }
@@ -107,10 +109,12 @@ export class UserRepository {
   /** The user's memberships in every organization, oldest first. */
   async membershipsOf(userId: string): Promise<Membership[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<MembershipRow>('memberships').where({ user_id: userId }).orderBy([
-        { column: 'created_at', order: 'asc' },
-        { column: 'id', order: 'asc' },
-      ]);
+      const rows = await this.db<MembershipRow>("memberships")
+        .where({ user_id: userId })
+        .orderBy([
+          { column: "created_at", order: "asc" },
+          { column: "id", order: "asc" },
+        ]);
       return rows.map(toMembership);
     });
   }
@@ -118,18 +122,27 @@ export class UserRepository {
   /** An organization's memberships, oldest first. */
   async membershipsIn(organizationId: string): Promise<Membership[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<MembershipRow>('memberships').where({ organization_id: organizationId }).orderBy([
-        { column: 'created_at', order: 'asc' },
-        { column: 'id', order: 'asc' },
-      ]);
+      const rows = await this.db<MembershipRow>("memberships")
+        .where({ organization_id: organizationId })
+        .orderBy([
+          { column: "created_at", order: "asc" },
+          { column: "id", order: "asc" },
+        ]);
       return rows.map(toMembership);
     });
   }
 
   /** Creates a session. */
-  async createSession(input: { userId: string; tokenHash: string; csrfTokenHash: string; createdAt: Date | string; expiresAt: Date | string; steppedUpAt: Date | string | null }): Promise<Session> {
+  async createSession(input: {
+    userId: string;
+    tokenHash: string;
+    csrfTokenHash: string;
+    createdAt: Date | string;
+    expiresAt: Date | string;
+    steppedUpAt: Date | string | null;
+  }): Promise<Session> {
     const row: SessionRow = {
-      id: newId('session'),
+      id: newId("session"),
       user_id: input.userId,
       token_hash: input.tokenHash,
       csrf_token_hash: input.csrfTokenHash,
@@ -139,7 +152,7 @@ export class UserRepository {
       revoked_at: null,
     };
     return translating(this.dialect, async () => {
-      await this.db<SessionRow>('sessions').insert(row);
+      await this.db<SessionRow>("sessions").insert(row);
       return toSession(row);
     });
   }
@@ -147,9 +160,9 @@ export class UserRepository {
   /** The session with this cookie-secret hash, with its user, if any. */
   async findSessionByTokenHash(tokenHash: string): Promise<{ session: Session; user: User } | undefined> {
     return translating(this.dialect, async () => {
-      const sessionRow = await this.db<SessionRow>('sessions').where({ token_hash: tokenHash }).first();
+      const sessionRow = await this.db<SessionRow>("sessions").where({ token_hash: tokenHash }).first();
       if (!sessionRow) return undefined;
-      const userRow = await this.db<UserRow>('users').where({ id: sessionRow.user_id }).first();
+      const userRow = await this.db<UserRow>("users").where({ id: sessionRow.user_id }).first();
       return userRow && { session: toSession(sessionRow), user: toUser(userRow) };
     });
   }
@@ -157,14 +170,20 @@ export class UserRepository {
   /** Stamps a fresh step-up on a live session. */
   async stepUp(sessionId: string, at: Date | string): Promise<void> {
     return translating(this.dialect, async () => {
-      await this.db<SessionRow>('sessions').where({ id: sessionId }).whereNull('revoked_at').update({ stepped_up_at: isoForWrite(at) });
+      await this.db<SessionRow>("sessions")
+        .where({ id: sessionId })
+        .whereNull("revoked_at")
+        .update({ stepped_up_at: isoForWrite(at) });
     });
   }
 
   /** Ends a session (logout); ending it twice changes nothing. */
   async revokeSession(sessionId: string, at: Date | string): Promise<void> {
     return translating(this.dialect, async () => {
-      await this.db<SessionRow>('sessions').where({ id: sessionId }).whereNull('revoked_at').update({ revoked_at: isoForWrite(at) });
+      await this.db<SessionRow>("sessions")
+        .where({ id: sessionId })
+        .whereNull("revoked_at")
+        .update({ revoked_at: isoForWrite(at) });
     });
   }
 }

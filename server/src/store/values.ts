@@ -1,11 +1,11 @@
-import type { DbBoolean, DbTimestamp } from './rows.ts';
+import type { DbBoolean, DbTimestamp } from "./rows.ts";
 
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** A caller-supplied time as the toISOString() text every repository writes. */
 export function isoForWrite(value: Date | string): string {
   if (value instanceof Date) {
-    if (Number.isNaN(value.getTime())) throw new TypeError('invalid Date');
+    if (Number.isNaN(value.getTime())) throw new TypeError("invalid Date");
     return value.toISOString();
   }
   // Anything but the exact toISOString() form would sort wrongly as SQLite text.

@@ -1,9 +1,9 @@
-import type { FederationPhase, FederationProfile, FederationProfileContent, FederationProvider, FederationTarget } from '../domain/workload-identity.ts';
-import { newId } from '../domain/ids.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import type { DbTimestamp } from './rows.ts';
-import { translating } from './translate-error.ts';
-import { isoForWrite, isoFromRow, optionalIsoFromRow } from './values.ts';
+import type { FederationPhase, FederationProfile, FederationProfileContent, FederationProvider, FederationTarget } from "../domain/workload-identity.ts";
+import { newId } from "../domain/ids.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import type { DbTimestamp } from "./rows.ts";
+import { translating } from "./translate-error.ts";
+import { isoForWrite, isoFromRow, optionalIsoFromRow } from "./values.ts";
 
 interface FederationProfileRow {
   id: string;
@@ -50,7 +50,7 @@ export class FederationProfileRepository {
   async create(input: FederationProfileContent & { organizationId: string; workspaceId: string; now: Date | string }): Promise<FederationProfile> {
     const at = isoForWrite(input.now);
     const row: FederationProfileRow = {
-      id: newId('federationProfile'),
+      id: newId("federationProfile"),
       organization_id: input.organizationId,
       workspace_id: input.workspaceId,
       name: input.name,
@@ -65,14 +65,14 @@ export class FederationProfileRepository {
       updated_at: at,
     };
     return translating(this.dialect, async () => {
-      await this.db<FederationProfileRow>('federation_profiles').insert(row);
+      await this.db<FederationProfileRow>("federation_profiles").insert(row);
       return toProfile(row);
     });
   }
 
   async getById(id: string): Promise<FederationProfile | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<FederationProfileRow>('federation_profiles').where({ id }).first();
+      const row = await this.db<FederationProfileRow>("federation_profiles").where({ id }).first();
       return row && toProfile(row);
     });
   }
@@ -80,10 +80,12 @@ export class FederationProfileRepository {
   /** The workspace's profiles, by name. */
   async listByWorkspace(workspaceId: string): Promise<FederationProfile[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<FederationProfileRow>('federation_profiles').where({ workspace_id: workspaceId }).orderBy([
-        { column: 'name', order: 'asc' },
-        { column: 'id', order: 'asc' },
-      ]);
+      const rows = await this.db<FederationProfileRow>("federation_profiles")
+        .where({ workspace_id: workspaceId })
+        .orderBy([
+          { column: "name", order: "asc" },
+          { column: "id", order: "asc" },
+        ]);
       return rows.map(toProfile);
     });
   }
@@ -91,17 +93,19 @@ export class FederationProfileRepository {
   /** Replaces what the profile says and clears its verification (any change does). */
   async update(id: string, content: FederationProfileContent, now: Date | string): Promise<FederationProfile | undefined> {
     return translating(this.dialect, async () => {
-      await this.db<FederationProfileRow>('federation_profiles').where({ id }).update({
-        name: content.name,
-        provider: content.provider,
-        audience: content.audience,
-        target: JSON.stringify(content.target),
-        phases: JSON.stringify(content.phases),
-        verified_at: null,
-        verified_by: null,
-        verified_digest: null,
-        updated_at: isoForWrite(now),
-      });
+      await this.db<FederationProfileRow>("federation_profiles")
+        .where({ id })
+        .update({
+          name: content.name,
+          provider: content.provider,
+          audience: content.audience,
+          target: JSON.stringify(content.target),
+          phases: JSON.stringify(content.phases),
+          verified_at: null,
+          verified_by: null,
+          verified_digest: null,
+          updated_at: isoForWrite(now),
+        });
       return this.getById(id);
     });
   }
@@ -109,7 +113,7 @@ export class FederationProfileRepository {
   /** Records a verification of the profile as it is (its digest), by whom and when. */
   async verify(id: string, verifiedBy: string, digest: string, now: Date | string): Promise<FederationProfile | undefined> {
     return translating(this.dialect, async () => {
-      await this.db<FederationProfileRow>('federation_profiles')
+      await this.db<FederationProfileRow>("federation_profiles")
         .where({ id })
         .update({ verified_at: isoForWrite(now), verified_by: verifiedBy, verified_digest: digest });
       return this.getById(id);
@@ -117,7 +121,7 @@ export class FederationProfileRepository {
   }
 
   async delete(id: string): Promise<boolean> {
-    return translating(this.dialect, async () => (await this.db('federation_profiles').where({ id }).delete()) > 0);
+    return translating(this.dialect, async () => (await this.db("federation_profiles").where({ id }).delete()) > 0);
   }
 }
 
@@ -161,7 +165,7 @@ export class SigningKeyRepository {
     private readonly dialect: Dialect,
   ) {}
 
-  async add(key: Omit<StoredSigningKey, 'lastTokenExpiresAt'>): Promise<StoredSigningKey> {
+  async add(key: Omit<StoredSigningKey, "lastTokenExpiresAt">): Promise<StoredSigningKey> {
     const row: SigningKeyRow = {
       kid: key.kid,
       algorithm: key.algorithm,
@@ -172,7 +176,7 @@ export class SigningKeyRepository {
       last_token_expires_at: null,
     };
     return translating(this.dialect, async () => {
-      await this.db<SigningKeyRow>('workload_identity_keys').insert(row);
+      await this.db<SigningKeyRow>("workload_identity_keys").insert(row);
       return toKey(row);
     });
   }
@@ -180,9 +184,9 @@ export class SigningKeyRepository {
   /** Every stored key, oldest first. */
   async list(): Promise<StoredSigningKey[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<SigningKeyRow>('workload_identity_keys').orderBy([
-        { column: 'signs_from', order: 'asc' },
-        { column: 'kid', order: 'asc' },
+      const rows = await this.db<SigningKeyRow>("workload_identity_keys").orderBy([
+        { column: "signs_from", order: "asc" },
+        { column: "kid", order: "asc" },
       ]);
       return rows.map(toKey);
     });
@@ -195,15 +199,15 @@ export class SigningKeyRepository {
   async noteTokenExpiry(kid: string, expiresAt: Date): Promise<void> {
     const at = isoForWrite(expiresAt);
     return translating(this.dialect, async () => {
-      await this.db('workload_identity_keys')
+      await this.db("workload_identity_keys")
         .where({ kid })
-        .andWhere((q) => void q.whereNull('last_token_expires_at').orWhere('last_token_expires_at', '<', at))
+        .andWhere((q) => void q.whereNull("last_token_expires_at").orWhere("last_token_expires_at", "<", at))
         .update({ last_token_expires_at: at });
     });
   }
 
   async delete(kids: readonly string[]): Promise<number> {
     if (kids.length === 0) return 0;
-    return translating(this.dialect, async () => this.db('workload_identity_keys').whereIn('kid', kids).delete());
+    return translating(this.dialect, async () => this.db("workload_identity_keys").whereIn("kid", kids).delete());
   }
 }

@@ -1,10 +1,10 @@
-import type { Dialect, Executor } from './dialect.ts';
-import type { WorkspaceLockFenceRow, WorkspaceLockRow } from './rows.ts';
-import { translating } from './translate-error.ts';
-import { isoForWrite, isoFromRow, numberFromRow } from './values.ts';
+import type { Dialect, Executor } from "./dialect.ts";
+import type { WorkspaceLockFenceRow, WorkspaceLockRow } from "./rows.ts";
+import { translating } from "./translate-error.ts";
+import { isoForWrite, isoFromRow, numberFromRow } from "./values.ts";
 
 /** Who can hold a workspace lock: a run (through the runner) or a person's API token principal. */
-export type LockHolderKind = 'run' | 'user';
+export type LockHolderKind = "run" | "user";
 
 /** The holder of a workspace lock. */
 export interface LockHolder {
@@ -28,7 +28,7 @@ export type AcquireResult = { acquired: true; lock: WorkspaceLock } | { acquired
 /** Thrown inside the acquisition transaction to roll back the fence increment of a lost race. */
 class LostRace extends Error {
   constructor(readonly lock: WorkspaceLock) {
-    super('workspace lock taken concurrently');
+    super("workspace lock taken concurrently");
   }
 }
 
@@ -52,19 +52,19 @@ export class WorkspaceLockRepository {
     return translating(this.dialect, async () => {
       try {
         return await this.db.transaction(async (trx) => {
-          const existing = await trx<WorkspaceLockRow>('workspace_locks').where({ workspace_id: workspaceId }).first();
+          const existing = await trx<WorkspaceLockRow>("workspace_locks").where({ workspace_id: workspaceId }).first();
           if (existing !== undefined) throw new LostRace(toLock(existing));
           // On PostgreSQL the upsert also takes the counter row's lock, so concurrent acquirers of
           // one workspace queue here and each then sees the previous winner's committed lock row.
-          await trx<WorkspaceLockFenceRow>('workspace_lock_fences')
+          await trx<WorkspaceLockFenceRow>("workspace_lock_fences")
             .insert({ workspace_id: workspaceId, fence: 1 })
-            .onConflict('workspace_id')
-            .merge({ fence: trx.raw('?? + 1', ['workspace_lock_fences.fence']) as unknown as number });
-          const counter = await trx<WorkspaceLockFenceRow>('workspace_lock_fences').where({ workspace_id: workspaceId }).first();
+            .onConflict("workspace_id")
+            .merge({ fence: trx.raw("?? + 1", ["workspace_lock_fences.fence"]) as unknown as number });
+          const counter = await trx<WorkspaceLockFenceRow>("workspace_lock_fences").where({ workspace_id: workspaceId }).first();
           const fence = numberFromRow(counter!.fence);
           const row: WorkspaceLockRow = { workspace_id: workspaceId, holder_kind: holder.kind, holder_id: holder.id, fence, reason, locked_at: lockedAt };
-          await trx<WorkspaceLockRow>('workspace_locks').insert(row).onConflict('workspace_id').ignore();
-          const held = await trx<WorkspaceLockRow>('workspace_locks').where({ workspace_id: workspaceId }).first();
+          await trx<WorkspaceLockRow>("workspace_locks").insert(row).onConflict("workspace_id").ignore();
+          const held = await trx<WorkspaceLockRow>("workspace_locks").where({ workspace_id: workspaceId }).first();
           if (held === undefined) throw new Error(`workspace lock of ${workspaceId} vanished inside its acquisition`);
           const lock = toLock(held);
           if (lock.fence !== fence) throw new LostRace(lock);
@@ -80,9 +80,7 @@ export class WorkspaceLockRepository {
   /** Releases the lock if `holder` holds it; whether it did. */
   async release(workspaceId: string, holder: LockHolder): Promise<boolean> {
     return translating(this.dialect, async () => {
-      const deleted = await this.db<WorkspaceLockRow>('workspace_locks')
-        .where({ workspace_id: workspaceId, holder_kind: holder.kind, holder_id: holder.id })
-        .delete();
+      const deleted = await this.db<WorkspaceLockRow>("workspace_locks").where({ workspace_id: workspaceId, holder_kind: holder.kind, holder_id: holder.id }).delete();
       return deleted > 0;
     });
   }
@@ -90,10 +88,10 @@ export class WorkspaceLockRepository {
   /** Releases the lock whoever holds it; the lock that was released, if there was one. */
   async forceRelease(workspaceId: string): Promise<WorkspaceLock | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<WorkspaceLockRow>('workspace_locks').where({ workspace_id: workspaceId }).first();
+      const row = await this.db<WorkspaceLockRow>("workspace_locks").where({ workspace_id: workspaceId }).first();
       if (row === undefined) return undefined;
       // Only that acquisition: a lock taken meanwhile (a new fence) stays.
-      const deleted = await this.db<WorkspaceLockRow>('workspace_locks').where({ workspace_id: workspaceId, fence: row.fence }).delete();
+      const deleted = await this.db<WorkspaceLockRow>("workspace_locks").where({ workspace_id: workspaceId, fence: row.fence }).delete();
       return deleted > 0 ? toLock(row) : undefined;
     });
   }
@@ -105,8 +103,8 @@ export class WorkspaceLockRepository {
    */
   async current(workspaceId: string, options: { forUpdate?: boolean } = {}): Promise<WorkspaceLock | undefined> {
     return translating(this.dialect, async () => {
-      let query = this.db<WorkspaceLockRow>('workspace_locks').where({ workspace_id: workspaceId });
-      if (options.forUpdate && this.dialect === 'postgres') query = query.forUpdate();
+      let query = this.db<WorkspaceLockRow>("workspace_locks").where({ workspace_id: workspaceId });
+      if (options.forUpdate && this.dialect === "postgres") query = query.forUpdate();
       const row = await query.first();
       return row && toLock(row);
     });
@@ -115,7 +113,7 @@ export class WorkspaceLockRepository {
   /** The last fence handed out for the workspace (0 if it was never locked). */
   async lastFence(workspaceId: string): Promise<number> {
     return translating(this.dialect, async () => {
-      const row = await this.db<WorkspaceLockFenceRow>('workspace_lock_fences').where({ workspace_id: workspaceId }).first();
+      const row = await this.db<WorkspaceLockFenceRow>("workspace_lock_fences").where({ workspace_id: workspaceId }).first();
       return row === undefined ? 0 : numberFromRow(row.fence);
     });
   }

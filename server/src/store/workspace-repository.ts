@@ -1,10 +1,10 @@
-import { DomainError } from '../domain/errors.ts';
-import { newId } from '../domain/ids.ts';
-import type { Workspace } from '../domain/records.ts';
-import type { Dialect, Executor } from './dialect.ts';
-import type { ProjectRow, WorkspaceRow } from './rows.ts';
-import { translating } from './translate-error.ts';
-import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow } from './values.ts';
+import { DomainError } from "../domain/errors.ts";
+import { newId } from "../domain/ids.ts";
+import type { Workspace } from "../domain/records.ts";
+import type { Dialect, Executor } from "./dialect.ts";
+import type { ProjectRow, WorkspaceRow } from "./rows.ts";
+import { translating } from "./translate-error.ts";
+import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow } from "./values.ts";
 
 /** What creating a workspace needs; omitted optional fields get the documented defaults. */
 export interface CreateWorkspaceInput {
@@ -40,13 +40,13 @@ export class WorkspaceRepository {
   async create(input: CreateWorkspaceInput): Promise<Workspace> {
     const createdAt = isoForWrite(input.createdAt);
     const row: WorkspaceRow = {
-      id: input.id ?? newId('workspace'),
+      id: input.id ?? newId("workspace"),
       organization_id: input.organizationId,
       project_id: input.projectId,
       name: input.name,
       description: input.description ?? null,
-      tracked_branch: input.trackedBranch ?? 'main',
-      working_directory: input.workingDirectory ?? '',
+      tracked_branch: input.trackedBranch ?? "main",
+      working_directory: input.workingDirectory ?? "",
       opentofu_version: input.opentofuVersion,
       execution_region: input.executionRegion,
       approval_ttl_seconds: input.approvalTtlSeconds ?? 86_400,
@@ -55,12 +55,12 @@ export class WorkspaceRepository {
       updated_at: createdAt,
     };
     return translating(this.dialect, async () => {
-      const project = await this.db<ProjectRow>('projects').where({ id: input.projectId }).first('organization_id');
+      const project = await this.db<ProjectRow>("projects").where({ id: input.projectId }).first("organization_id");
       // The foreign key alone would accept a project of another organization.
       if (project !== undefined && project.organization_id !== input.organizationId) {
-        throw new DomainError('CONSTRAINT_VIOLATION', 'The project belongs to another organization.');
+        throw new DomainError("CONSTRAINT_VIOLATION", "The project belongs to another organization.");
       }
-      await this.db<WorkspaceRow>('workspaces').insert(row);
+      await this.db<WorkspaceRow>("workspaces").insert(row);
       return toWorkspace(row);
     });
   }
@@ -68,7 +68,7 @@ export class WorkspaceRepository {
   /** The workspace with this id, if any. */
   async getById(id: string): Promise<Workspace | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<WorkspaceRow>('workspaces').where({ id }).first();
+      const row = await this.db<WorkspaceRow>("workspaces").where({ id }).first();
       return row && toWorkspace(row);
     });
   }
@@ -76,7 +76,7 @@ export class WorkspaceRepository {
   /** The workspace with this name in the organization, if any. */
   async getByName(organizationId: string, name: string): Promise<Workspace | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<WorkspaceRow>('workspaces').where({ organization_id: organizationId, name }).first();
+      const row = await this.db<WorkspaceRow>("workspaces").where({ organization_id: organizationId, name }).first();
       return row && toWorkspace(row);
     });
   }
@@ -84,8 +84,10 @@ export class WorkspaceRepository {
   /** Pins the workspace to another OpenTofu version (already resolved to a provided one). */
   async updateOpentofuVersion(id: string, opentofuVersion: string, now: Date | string): Promise<Workspace | undefined> {
     return translating(this.dialect, async () => {
-      await this.db<WorkspaceRow>('workspaces').where({ id }).update({ opentofu_version: opentofuVersion, updated_at: isoForWrite(now) });
-      const row = await this.db<WorkspaceRow>('workspaces').where({ id }).first();
+      await this.db<WorkspaceRow>("workspaces")
+        .where({ id })
+        .update({ opentofu_version: opentofuVersion, updated_at: isoForWrite(now) });
+      const row = await this.db<WorkspaceRow>("workspaces").where({ id }).first();
       return row && toWorkspace(row);
     });
   }
@@ -93,8 +95,10 @@ export class WorkspaceRepository {
   /** Sets the tracked branch and working directory (what a source connection says). */
   async updateSource(id: string, input: { trackedBranch: string; workingDirectory: string }, now: Date | string): Promise<Workspace | undefined> {
     return translating(this.dialect, async () => {
-      await this.db<WorkspaceRow>('workspaces').where({ id }).update({ tracked_branch: input.trackedBranch, working_directory: input.workingDirectory, updated_at: isoForWrite(now) });
-      const row = await this.db<WorkspaceRow>('workspaces').where({ id }).first();
+      await this.db<WorkspaceRow>("workspaces")
+        .where({ id })
+        .update({ tracked_branch: input.trackedBranch, working_directory: input.workingDirectory, updated_at: isoForWrite(now) });
+      const row = await this.db<WorkspaceRow>("workspaces").where({ id }).first();
       return row && toWorkspace(row);
     });
   }
@@ -102,8 +106,10 @@ export class WorkspaceRepository {
   /** Sets whether a plan needs a cloud credential from a federation profile. */
   async updatePlanRequiresCredential(id: string, value: boolean, now: Date | string): Promise<Workspace | undefined> {
     return translating(this.dialect, async () => {
-      await this.db<WorkspaceRow>('workspaces').where({ id }).update({ plan_requires_credential: value, updated_at: isoForWrite(now) });
-      const row = await this.db<WorkspaceRow>('workspaces').where({ id }).first();
+      await this.db<WorkspaceRow>("workspaces")
+        .where({ id })
+        .update({ plan_requires_credential: value, updated_at: isoForWrite(now) });
+      const row = await this.db<WorkspaceRow>("workspaces").where({ id }).first();
       return row && toWorkspace(row);
     });
   }
@@ -111,10 +117,12 @@ export class WorkspaceRepository {
   /** The organization's workspaces, by name. */
   async listByOrganization(organizationId: string): Promise<Workspace[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<WorkspaceRow>('workspaces').where({ organization_id: organizationId }).orderBy([
-        { column: 'name', order: 'asc' },
-        { column: 'id', order: 'asc' },
-      ]);
+      const rows = await this.db<WorkspaceRow>("workspaces")
+        .where({ organization_id: organizationId })
+        .orderBy([
+          { column: "name", order: "asc" },
+          { column: "id", order: "asc" },
+        ]);
       return rows.map(toWorkspace);
     });
   }
@@ -122,7 +130,7 @@ export class WorkspaceRepository {
   /** The workspace's tags, sorted. */
   async tagsOf(workspaceId: string): Promise<string[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db('workspace_tags').where({ workspace_id: workspaceId }).orderBy('name').select('name');
+      const rows = await this.db("workspace_tags").where({ workspace_id: workspaceId }).orderBy("name").select("name");
       return rows.map((row: { name: string }) => row.name);
     });
   }
@@ -132,9 +140,9 @@ export class WorkspaceRepository {
     const unique = [...new Set(names)];
     if (unique.length === 0) return;
     return translating(this.dialect, async () => {
-      await this.db('workspace_tags')
+      await this.db("workspace_tags")
         .insert(unique.map((name) => ({ workspace_id: workspaceId, name, created_at: isoForWrite(at) })))
-        .onConflict(['workspace_id', 'name'])
+        .onConflict(["workspace_id", "name"])
         .ignore();
     });
   }
@@ -143,16 +151,13 @@ export class WorkspaceRepository {
   async listByTags(organizationId: string, tags: readonly string[]): Promise<Workspace[]> {
     const unique = [...new Set(tags)];
     return translating(this.dialect, async () => {
-      let query = this.db<WorkspaceRow>('workspaces').where({ organization_id: organizationId });
+      let query = this.db<WorkspaceRow>("workspaces").where({ organization_id: organizationId });
       if (unique.length > 0) {
-        query = query.whereIn(
-          'id',
-          this.db('workspace_tags').select('workspace_id').whereIn('name', unique).groupBy('workspace_id').havingRaw('count(*) = ?', [unique.length]),
-        );
+        query = query.whereIn("id", this.db("workspace_tags").select("workspace_id").whereIn("name", unique).groupBy("workspace_id").havingRaw("count(*) = ?", [unique.length]));
       }
       const rows = await query.orderBy([
-        { column: 'name', order: 'asc' },
-        { column: 'id', order: 'asc' },
+        { column: "name", order: "asc" },
+        { column: "id", order: "asc" },
       ]);
       return rows.map(toWorkspace);
     });

@@ -218,7 +218,11 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       return { path: ws, body: sourceConnection };
     case "deleteWorkspaceSource": {
       // Each caller gets a connection to remove.
-      const put = await fetch(`${server.baseUrl}/v1/workspaces/${world.workspaceId}/source`, { method: "PUT", headers: { Authorization: `Bearer ${world.adminToken}`, "Content-Type": "application/vnd.api+json" }, body: JSON.stringify(sourceConnection) });
+      const put = await fetch(`${server.baseUrl}/v1/workspaces/${world.workspaceId}/source`, {
+        method: "PUT",
+        headers: { Authorization: `Bearer ${world.adminToken}`, "Content-Type": "application/vnd.api+json" },
+        body: JSON.stringify(sourceConnection),
+      });
       assert.is(put.status, 200);
       return { path: ws };
     }
@@ -237,11 +241,16 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       const created = await fetch(`${server.baseUrl}/v1/workspaces/${world.workspaceId}/federation-profiles`, {
         method: "POST",
         headers: { Authorization: `Bearer ${world.adminToken}`, "Content-Type": "application/vnd.api+json" },
-        body: JSON.stringify({ data: { type: "federation-profiles", attributes: { name: unique("fp"), provider: "generic", audience: "a", target: {}, phases: ["speculative_plan"] } } }),
+        body: JSON.stringify({
+          data: { type: "federation-profiles", attributes: { name: unique("fp"), provider: "generic", audience: "a", target: {}, phases: ["speculative_plan"] } },
+        }),
       });
       const profileId = ((await created.json()) as { data: { id: string } }).data.id;
       if (operationId === "verifyFederationProfile") return { path: { profile_id: profileId } };
-      return { path: { ...ws, profile_id: profileId }, body: operationId === "updateFederationProfile" ? { data: { type: "federation-profiles", attributes: { audience: "b" } } } : undefined };
+      return {
+        path: { ...ws, profile_id: profileId },
+        body: operationId === "updateFederationProfile" ? { data: { type: "federation-profiles", attributes: { audience: "b" } } } : undefined,
+      };
     }
     default:
       throw new Error(`no request for ${operationId}: add it to callFor and a row to EXPECTED`);
@@ -265,31 +274,39 @@ matrix("has exactly one row per v1 operation of the spec", () => {
   assert.equal(Object.keys(EXPECTED).sort(), specIds);
 });
 
-testEachServer(matrix, "every v1 operation × anonymous/other-org/viewer/operator/admin answers the expected status", async (server) => {
-  const { org, workspace } = await seededOrganization(server);
-  const project = await server.services.stores.projects.getByName(org.organizationId, "Default Project");
-  const policySet = await fetch(`${server.baseUrl}/v1/organizations/acme/policy-sets`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${org.token}`, "Content-Type": "application/vnd.api+json" },
-    body: JSON.stringify({ data: { type: "policy-sets", attributes: { name: "baseline", global: true, policies: [POLICY] } } }),
-  });
-  assert.is(policySet.status, 201, await policySet.clone().text());
-  const sessions = {
-    other: await signedInMember(server, "other", "admin"),
-    viewer: await signedInMember(server, "acme", "viewer"),
-    operator: await signedInMember(server, "acme", "operator"),
-    admin: await signedInMember(server, "acme", "admin"),
-  };
-  const world: World = {
-    server,
-    organizationName: "acme",
-    adminToken: org.token,
-    workspaceId: workspace.id,
-    projectId: project!.id,
-    policySetId: ((await policySet.json()) as { data: { id: string } }).data.id,
-    sessions,
-  };
-  assert.equal(await matrixMismatches(operations, EXPECTED, async (operation, caller) => send(world, operation, caller, await callFor(operation.operationId, caller, world))), []);
-}, { publicUrlIsBaseUrl: true });
+testEachServer(
+  matrix,
+  "every v1 operation × anonymous/other-org/viewer/operator/admin answers the expected status",
+  async (server) => {
+    const { org, workspace } = await seededOrganization(server);
+    const project = await server.services.stores.projects.getByName(org.organizationId, "Default Project");
+    const policySet = await fetch(`${server.baseUrl}/v1/organizations/acme/policy-sets`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${org.token}`, "Content-Type": "application/vnd.api+json" },
+      body: JSON.stringify({ data: { type: "policy-sets", attributes: { name: "baseline", global: true, policies: [POLICY] } } }),
+    });
+    assert.is(policySet.status, 201, await policySet.clone().text());
+    const sessions = {
+      other: await signedInMember(server, "other", "admin"),
+      viewer: await signedInMember(server, "acme", "viewer"),
+      operator: await signedInMember(server, "acme", "operator"),
+      admin: await signedInMember(server, "acme", "admin"),
+    };
+    const world: World = {
+      server,
+      organizationName: "acme",
+      adminToken: org.token,
+      workspaceId: workspace.id,
+      projectId: project!.id,
+      policySetId: ((await policySet.json()) as { data: { id: string } }).data.id,
+      sessions,
+    };
+    assert.equal(
+      await matrixMismatches(operations, EXPECTED, async (operation, caller) => send(world, operation, caller, await callFor(operation.operationId, caller, world))),
+      [],
+    );
+  },
+  { publicUrlIsBaseUrl: true },
+);
 
 matrix.run();

@@ -211,7 +211,13 @@ testEachServer(isolation, "answers a hidden object exactly like a missing one (s
   const fixture = await twoOrganizations(server);
   const bClient = server.v1(fixture.b.token);
   const pairs: Array<[string, SdkResult, SdkResult, string, string]> = [
-    ["getRun", await getRun({ client: bClient, path: { run_id: fixture.run.id } }), await getRun({ client: bClient, path: { run_id: "run-0000000000000000" } }), fixture.run.id, "run-0000000000000000"],
+    [
+      "getRun",
+      await getRun({ client: bClient, path: { run_id: fixture.run.id } }),
+      await getRun({ client: bClient, path: { run_id: "run-0000000000000000" } }),
+      fixture.run.id,
+      "run-0000000000000000",
+    ],
     [
       "getWorkspace",
       await getWorkspace({ client: bClient, path: { workspace_id: fixture.workspace.id } }),
@@ -327,12 +333,18 @@ testEachServer(roles, "an operator token creates workspaces, configuration versi
   const fixture = await twoOrganizations(server);
   const { token: operator } = await createToken(server, fixture.a.token, fixture.a.organizationName, "operator");
   const client = server.v1(operator);
-  const run = expectStatus(await createRun({ client, path: { workspace_id: fixture.workspace.id }, body: { data: { type: "runs", attributes: { message: "by operator" } } } }), 201)!.data;
+  const run = expectStatus(
+    await createRun({ client, path: { workspace_id: fixture.workspace.id }, body: { data: { type: "runs", attributes: { message: "by operator" } } } }),
+    201,
+  )!.data;
   assert.is(run.attributes.message, "by operator");
   const row = await server.db.knex("runs").where({ id: run.id }).first("created_by");
   const principal = await server.db.knex("api_tokens").where({ role: "operator" }).first("principal_id");
   assert.is(row.created_by, principal.principal_id);
-  const workspace = expectStatus(await createWorkspace({ client, path: { organization_name: fixture.a.organizationName }, body: { data: { type: "workspaces", attributes: { name: "by-operator" } } } }), 201)!.data;
+  const workspace = expectStatus(
+    await createWorkspace({ client, path: { organization_name: fixture.a.organizationName }, body: { data: { type: "workspaces", attributes: { name: "by-operator" } } } }),
+    201,
+  )!.data;
   await uploadConfiguration(server, operator, workspace.id);
   expectStatus(await createRun({ client, path: { workspace_id: workspace.id }, body: { data: { type: "runs" } } }), 201);
   for (const [operationId, call] of authenticatedOperations(fixture).filter(([id]) => ["createOrganizationToken", "createProject", "createOrganization"].includes(id))) {
@@ -386,7 +398,11 @@ testEachServer(tokens, "returns the secret once and stores only its SHA-256", as
 testEachServer(tokens, "fails 422 DOCUMENT_INVALID at /data/attributes/role for an unknown role, and writes nothing", async (server) => {
   const { a } = await twoOrganizations(server);
   const result = await expectAllTablesUnchanged(server, () =>
-    createOrganizationToken({ client: server.v1(a.token), path: { organization_name: a.organizationName }, body: { data: { type: "tokens", attributes: { role: "owner" } } } as any }),
+    createOrganizationToken({
+      client: server.v1(a.token),
+      path: { organization_name: a.organizationName },
+      body: { data: { type: "tokens", attributes: { role: "owner" } } } as any,
+    }),
   );
   expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer: "/data/attributes/role" });
 });

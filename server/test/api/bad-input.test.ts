@@ -24,7 +24,6 @@ async function allTablesUnchanged<T>(server: TestServer, act: () => Promise<T>):
   return expectNothingWritten(server, act, await applicationTables(server));
 }
 
-
 /** A fetch Response as the SDK result shape the error helpers take. */
 async function asResult(response: Response): Promise<SdkResult> {
   const text = await response.text();
@@ -87,7 +86,9 @@ testEachServer(bombs, "answers /healthz while four bombs are inspected in parall
   for (const result of await Promise.all(uploads)) expectV1Error(result, 422, "CONFIGURATION_UPLOAD_INVALID");
   // The event loop served /healthz while the bombs were being inflated (on the workers).
   assert.ok(answeredInFlight >= 1, `no /healthz answer while an inspection was in flight (${answered} answered)`);
-  console.log(`  /healthz answered ${answeredInFlight} times while bombs were inspected; event-loop delay max ${(delay.max / 1e6).toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms`);
+  console.log(
+    `  /healthz answered ${answeredInFlight} times while bombs were inspected; event-loop delay max ${(delay.max / 1e6).toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms`,
+  );
   assert.is(inspector.inFlight, 0);
 });
 
@@ -118,30 +119,41 @@ testEachServer(
   { config: { uploadInspections: 1, uploadInspectionQueue: 1 } },
 );
 
-testEachServer(bombs, "refuses path traversal, absolute paths, escaping symlinks, bad hard links and devices with 422 CONFIGURATION_UPLOAD_INVALID, and writes nothing", async (server) => {
-  const { token, workspace } = await setUp(server);
-  const pending = await createPendingConfiguration(server, token, workspace.id);
-  const before = await storedArtifactKeys(server);
-  const main = { name: "main.tf", data: 'resource "terraform_data" "x" {}\n' };
-  const cases: Array<[string, Parameters<typeof tarArchive>[0], string]> = [
-    ["traversal", [main, { name: "../../etc/cron.d/x", data: "* * * * * root id\n" }], "path traversal"],
-    ["absolute", [main, { name: "/etc/passwd", data: "x" }], "absolute path"],
-    ["escaping symlink", [main, { name: "host", type: "2", linkname: "../../../../" }], "points outside"],
-    ["absolute symlink", [main, { name: "host", type: "2", linkname: "/etc" }], "absolute path"],
-    ["write through a symlink", [{ name: "d", type: "2", linkname: "." }, { name: "d/x.tf", data: "x" }], "inside the symlink"],
-    ["hard link out", [main, { name: "shadow", type: "1", linkname: "/etc/shadow" }], "absolute path"],
-    ["hard link to nothing", [main, { name: "h", type: "1", linkname: "missing.tf" }], "not a regular file earlier"],
-    ["device", [main, { name: "null", type: "3" }], "device file"],
-  ];
-  for (const [label, entries, why] of cases) {
-    const result = await allTablesUnchanged(server, async () => asResult(await putUpload(pending.attributes.upload_url!, gzipSync(tarArchive(entries)))));
-    const error = expectV1Error(result, 422, "CONFIGURATION_UPLOAD_INVALID");
-    assert.match(error.detail!, why, label);
-  }
-  assert.equal(await storedArtifactKeys(server), before);
-  // The same URL still takes a good archive.
-  assert.is((await putUpload(pending.attributes.upload_url!, gzipSync(tarArchive([main])))).status, 200);
-});
+testEachServer(
+  bombs,
+  "refuses path traversal, absolute paths, escaping symlinks, bad hard links and devices with 422 CONFIGURATION_UPLOAD_INVALID, and writes nothing",
+  async (server) => {
+    const { token, workspace } = await setUp(server);
+    const pending = await createPendingConfiguration(server, token, workspace.id);
+    const before = await storedArtifactKeys(server);
+    const main = { name: "main.tf", data: 'resource "terraform_data" "x" {}\n' };
+    const cases: Array<[string, Parameters<typeof tarArchive>[0], string]> = [
+      ["traversal", [main, { name: "../../etc/cron.d/x", data: "* * * * * root id\n" }], "path traversal"],
+      ["absolute", [main, { name: "/etc/passwd", data: "x" }], "absolute path"],
+      ["escaping symlink", [main, { name: "host", type: "2", linkname: "../../../../" }], "points outside"],
+      ["absolute symlink", [main, { name: "host", type: "2", linkname: "/etc" }], "absolute path"],
+      [
+        "write through a symlink",
+        [
+          { name: "d", type: "2", linkname: "." },
+          { name: "d/x.tf", data: "x" },
+        ],
+        "inside the symlink",
+      ],
+      ["hard link out", [main, { name: "shadow", type: "1", linkname: "/etc/shadow" }], "absolute path"],
+      ["hard link to nothing", [main, { name: "h", type: "1", linkname: "missing.tf" }], "not a regular file earlier"],
+      ["device", [main, { name: "null", type: "3" }], "device file"],
+    ];
+    for (const [label, entries, why] of cases) {
+      const result = await allTablesUnchanged(server, async () => asResult(await putUpload(pending.attributes.upload_url!, gzipSync(tarArchive(entries)))));
+      const error = expectV1Error(result, 422, "CONFIGURATION_UPLOAD_INVALID");
+      assert.match(error.detail!, why, label);
+    }
+    assert.equal(await storedArtifactKeys(server), before);
+    // The same URL still takes a good archive.
+    assert.is((await putUpload(pending.attributes.upload_url!, gzipSync(tarArchive([main])))).status, 200);
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 const utf8 = suite("JSON bodies that are not UTF-8");
@@ -159,32 +171,36 @@ function send(server: TestServer, method: string, path: string, token: string, b
   }).then(asResult);
 }
 
-testEachServer(utf8, "v1: a variable value a\\xff\\xfeb is 400 REQUEST_ENCODING_INVALID at its pointer and nothing is written; valid multi-byte text is kept exactly", async (server) => {
-  const { token, workspace } = await setUp(server);
-  const path = `/v1/workspaces/${workspace.id}/variables`;
-  const cases: Array<[Buffer, string]> = [
-    [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"a', [0xff, 0xfe], 'b"}}}'), "/data/attributes/value"],
-    // Invalid in a member name: the pointer is the object holding it.
-    [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"v","x', [0xc0, 0xaf], '":1}}}'), "/data/attributes"],
-    // A lone continuation byte, a truncated sequence, an encoded surrogate, a code point above U+10FFFF.
-    [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"', [0x80], '"}}}'), "/data/attributes/value"],
-    [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"', [0xe2, 0x82], '"}}}'), "/data/attributes/value"],
-    [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"', [0xed, 0xa0, 0x80], '"}}}'), "/data/attributes/value"],
-    [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"', [0xf4, 0x90, 0x80, 0x80], '"}}}'), "/data/attributes/value"],
-    // Outside any string: the whole body.
-    [withBytes('{"data":', [0xff], "}"), ""],
-  ];
-  for (const [body, pointer] of cases) {
-    const result = await allTablesUnchanged(server, () => send(server, "POST", path, token, body));
-    const error = expectV1Error(result, 400, "REQUEST_ENCODING_INVALID", { pointer });
-    assert.match(error.detail!, "not valid UTF-8");
-  }
-  const text = "aé✓😀b";
-  const created = await send(server, "POST", path, token, Buffer.from(JSON.stringify({ data: { type: "variables", attributes: { key: "k", value: text } } })));
-  assert.is(created.response.status, 201, JSON.stringify(created.error));
-  const listed = expectStatus(await listVariables({ client: server.v1(token), path: { workspace_id: workspace.id } }), 200);
-  assert.is(listed.data[0].attributes.value, text);
-});
+testEachServer(
+  utf8,
+  "v1: a variable value a\\xff\\xfeb is 400 REQUEST_ENCODING_INVALID at its pointer and nothing is written; valid multi-byte text is kept exactly",
+  async (server) => {
+    const { token, workspace } = await setUp(server);
+    const path = `/v1/workspaces/${workspace.id}/variables`;
+    const cases: Array<[Buffer, string]> = [
+      [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"a', [0xff, 0xfe], 'b"}}}'), "/data/attributes/value"],
+      // Invalid in a member name: the pointer is the object holding it.
+      [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"v","x', [0xc0, 0xaf], '":1}}}'), "/data/attributes"],
+      // A lone continuation byte, a truncated sequence, an encoded surrogate, a code point above U+10FFFF.
+      [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"', [0x80], '"}}}'), "/data/attributes/value"],
+      [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"', [0xe2, 0x82], '"}}}'), "/data/attributes/value"],
+      [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"', [0xed, 0xa0, 0x80], '"}}}'), "/data/attributes/value"],
+      [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"', [0xf4, 0x90, 0x80, 0x80], '"}}}'), "/data/attributes/value"],
+      // Outside any string: the whole body.
+      [withBytes('{"data":', [0xff], "}"), ""],
+    ];
+    for (const [body, pointer] of cases) {
+      const result = await allTablesUnchanged(server, () => send(server, "POST", path, token, body));
+      const error = expectV1Error(result, 400, "REQUEST_ENCODING_INVALID", { pointer });
+      assert.match(error.detail!, "not valid UTF-8");
+    }
+    const text = "aé✓😀b";
+    const created = await send(server, "POST", path, token, Buffer.from(JSON.stringify({ data: { type: "variables", attributes: { key: "k", value: text } } })));
+    assert.is(created.response.status, 201, JSON.stringify(created.error));
+    const listed = expectStatus(await listVariables({ client: server.v1(token), path: { workspace_id: workspace.id } }), 200);
+    assert.is(listed.data[0].attributes.value, text);
+  },
+);
 
 testEachServer(utf8, "/api/v2: a workspace description a\\xff\\xfeb is 400 REQUEST_ENCODING_INVALID at its pointer and nothing is written", async (server) => {
   const { organizationName, token } = await setUp(server);

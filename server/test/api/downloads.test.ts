@@ -12,7 +12,11 @@ const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex
 const reasonBody = (reason: string) => ({ data: { type: "download-requests", attributes: { reason } } });
 
 function post(server: TestServer, path: string, token: string, body: unknown = reasonBody("incident 42: verify the plan")) {
-  return fetch(`${server.baseUrl}${path}`, { method: "POST", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" }, body: JSON.stringify(body) });
+  return fetch(`${server.baseUrl}${path}`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
+    body: JSON.stringify(body),
+  });
 }
 
 /** A signed-in session's POST (cookie and CSRF token); signing in counts as a fresh step-up. */
@@ -49,7 +53,10 @@ testEachServer(sensitive, "raw plan and emergency state: exact bytes, attachment
   assert.ok(Buffer.from(await state.arrayBuffer()).equals(pending.body));
 
   const audits = await downloadAudits(server, run.id);
-  assert.equal(audits.map((a: any) => a.action), ["run.download.raw_plan", "run.download.emergency_state"]);
+  assert.equal(
+    audits.map((a: any) => a.action),
+    ["run.download.raw_plan", "run.download.emergency_state"],
+  );
   const data = audits.map((a: any) => JSON.parse(a.data));
   assert.is(data[0].reason, "incident 42: verify the plan");
   assert.is(data[0].sha256, sha256(planJson));
@@ -92,48 +99,52 @@ testEachServer(sensitive, "each refusal of a session writes nothing: missing per
   assert.is((await postAs(admin, `${raw}?`)).status, 200);
 });
 
-testEachServer(sensitive, "tokens never download raw plans or emergency state: 403 STEP_UP_REQUIRED with the reason in a sentence, the refusal audited, no bytes", async (server) => {
-  const { org, run, planJson } = await seededRun(server);
-  const other = await createOrganizationWithToken(server, "third", "admin");
-  const raw = `/v1/runs/${run.id}/downloads/raw-plan`;
-  const state = `/v1/runs/${run.id}/downloads/emergency-state`;
-  const callers: Array<[string, string, string | null]> = [
-    ["the organization's admin token", org.token, org.organizationId],
-    ["the bootstrap token", server.bootstrapToken, null],
-    // Another organization's admin gets the same answer as for a run it could see: nothing about the run leaks.
-    ["another organization's admin token", other.token, other.organizationId],
-    // Whatever the token's grants: the session comes first.
-    ["a viewer token", await tokenWith(server, org.organizationId, ["run:read", "artifact:read"]), org.organizationId],
-    ["a token with run:recover but not state:recover", await tokenWith(server, org.organizationId, ["run:read", "run:recover"]), org.organizationId],
-  ];
-  for (const [label, token, organizationId] of callers) {
-    for (const path of [raw, state]) {
-      const before = await downloadAudits(server, run.id);
-      const response = await post(server, path, token);
-      const text = await response.text();
-      assert.is(response.status, 403, `${label} ${path}: ${text}`);
-      assert.not.ok(text.includes(planJson.toString().slice(0, 40)), label);
-      const error = (JSON.parse(text) as { errors: Array<{ code: string; detail: string }> }).errors[0];
-      assert.is(error.code, "STEP_UP_REQUIRED", label);
-      assert.match(error.detail, /only by a person: sign in to the dashboard/);
-      assert.match(error.detail, /confirm your password \(POST \/v1\/auth\/step-up\)/);
-      const after = await downloadAudits(server, run.id);
-      assert.is(after.length, before.length + 1, `${label}: one audit event for the refusal`);
-      const event = after.at(-1);
-      assert.is(event.action, "run.download.refused");
-      assert.is(event.organization_id, organizationId);
-      const data = JSON.parse(event.data);
-      assert.is(data.refusal, "STEP_UP_REQUIRED");
-      assert.is(data.operation, path === raw ? "downloadRawPlan" : "downloadEmergencyState");
+testEachServer(
+  sensitive,
+  "tokens never download raw plans or emergency state: 403 STEP_UP_REQUIRED with the reason in a sentence, the refusal audited, no bytes",
+  async (server) => {
+    const { org, run, planJson } = await seededRun(server);
+    const other = await createOrganizationWithToken(server, "third", "admin");
+    const raw = `/v1/runs/${run.id}/downloads/raw-plan`;
+    const state = `/v1/runs/${run.id}/downloads/emergency-state`;
+    const callers: Array<[string, string, string | null]> = [
+      ["the organization's admin token", org.token, org.organizationId],
+      ["the bootstrap token", server.bootstrapToken, null],
+      // Another organization's admin gets the same answer as for a run it could see: nothing about the run leaks.
+      ["another organization's admin token", other.token, other.organizationId],
+      // Whatever the token's grants: the session comes first.
+      ["a viewer token", await tokenWith(server, org.organizationId, ["run:read", "artifact:read"]), org.organizationId],
+      ["a token with run:recover but not state:recover", await tokenWith(server, org.organizationId, ["run:read", "run:recover"]), org.organizationId],
+    ];
+    for (const [label, token, organizationId] of callers) {
+      for (const path of [raw, state]) {
+        const before = await downloadAudits(server, run.id);
+        const response = await post(server, path, token);
+        const text = await response.text();
+        assert.is(response.status, 403, `${label} ${path}: ${text}`);
+        assert.not.ok(text.includes(planJson.toString().slice(0, 40)), label);
+        const error = (JSON.parse(text) as { errors: Array<{ code: string; detail: string }> }).errors[0];
+        assert.is(error.code, "STEP_UP_REQUIRED", label);
+        assert.match(error.detail, /only by a person: sign in to the dashboard/);
+        assert.match(error.detail, /confirm your password \(POST \/v1\/auth\/step-up\)/);
+        const after = await downloadAudits(server, run.id);
+        assert.is(after.length, before.length + 1, `${label}: one audit event for the refusal`);
+        const event = after.at(-1);
+        assert.is(event.action, "run.download.refused");
+        assert.is(event.organization_id, organizationId);
+        const data = JSON.parse(event.data);
+        assert.is(data.refusal, "STEP_UP_REQUIRED");
+        assert.is(data.operation, path === raw ? "downloadRawPlan" : "downloadEmergencyState");
+      }
     }
-  }
-  // Not a single byte went out: no download event besides the refusals.
-  assert.equal([...new Set((await downloadAudits(server, run.id)).map((a: any) => a.action))], ["run.download.refused"]);
-  // The plan JSON route of the compatibility surface keeps its own rule (run:read, tokens welcome).
-  const json = await fetch(`${server.baseUrl}/api/v2/plans/${run.id.replace(/^run-/, "plan-")}/json-output`, { headers: { Authorization: `Bearer ${org.token}` } });
-  assert.is(json.status, 200);
-  assert.ok(Buffer.from(await json.arrayBuffer()).equals(planJson));
-});
+    // Not a single byte went out: no download event besides the refusals.
+    assert.equal([...new Set((await downloadAudits(server, run.id)).map((a: any) => a.action))], ["run.download.refused"]);
+    // The plan JSON route of the compatibility surface keeps its own rule (run:read, tokens welcome).
+    const json = await fetch(`${server.baseUrl}/api/v2/plans/${run.id.replace(/^run-/, "plan-")}/json-output`, { headers: { Authorization: `Bearer ${org.token}` } });
+    assert.is(json.status, 200);
+    assert.ok(Buffer.from(await json.arrayBuffer()).equals(planJson));
+  },
+);
 
 testEachServer(sensitive, "a run that uploaded no state has no emergency state; a run without plan JSON has no raw plan", async (server) => {
   const { run } = await seededRun(server);
@@ -185,8 +196,16 @@ testEachServer(sensitive, "the audit row is committed even when the client disco
       now = new Date("2026-12-02T10:15:01.000Z");
       const tables = await applicationTables(server);
       await errorOf(await expectNothingWritten(server, () => admin.session.request("POST", path, { body: reasonBody("stale") }), tables), 403, "STEP_UP_REQUIRED");
-      await errorOf(await expectNothingWritten(server, () => admin.session.request("POST", `/v1/runs/${run.id}/downloads/emergency-state`, { body: reasonBody("stale") }), tables), 403, "STEP_UP_REQUIRED");
-      await errorOf(await expectNothingWritten(server, () => admin.session.request("POST", path, { body: reasonBody("no csrf"), csrf: false }), tables), 403, "SESSION_CSRF_INVALID");
+      await errorOf(
+        await expectNothingWritten(server, () => admin.session.request("POST", `/v1/runs/${run.id}/downloads/emergency-state`, { body: reasonBody("stale") }), tables),
+        403,
+        "STEP_UP_REQUIRED",
+      );
+      await errorOf(
+        await expectNothingWritten(server, () => admin.session.request("POST", path, { body: reasonBody("no csrf"), csrf: false }), tables),
+        403,
+        "SESSION_CSRF_INVALID",
+      );
       assert.is((await admin.session.request("POST", "/v1/auth/step-up", { body: { data: { type: "step-ups", attributes: { password: admin.password } } } })).status, 200);
       assert.is((await admin.session.request("POST", path, { body: reasonBody("after step-up") })).status, 200);
       const reasons = (await downloadAudits(server, run.id)).map((a: any) => JSON.parse(a.data).reason);
@@ -209,7 +228,10 @@ testEachServer(redacted, "artifact:read (a viewer) downloads the plan-diff artif
   assert.is(response.status, 200);
   assert.equal(await response.json(), JSON.parse(planDiff.toString()));
   assert.is(response.headers.get("content-disposition"), `attachment; filename="${run.id}-plan-changes.json"`);
-  assert.equal((await downloadAudits(server, run.id)).map((a: any) => a.action), ["run.download.redacted_plan"]);
+  assert.equal(
+    (await downloadAudits(server, run.id)).map((a: any) => a.action),
+    ["run.download.redacted_plan"],
+  );
 
   const noArtifacts = await tokenWith(server, org.organizationId, ["run:read"]);
   await errorOf(await fetch(`${server.baseUrl}/v1/runs/${run.id}/downloads/redacted-plan`, { headers: { Authorization: `Bearer ${noArtifacts}` } }), 403, "FORBIDDEN");

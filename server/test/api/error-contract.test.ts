@@ -27,7 +27,11 @@ type Spec = { paths: Record<string, Record<string, any>>; components: { paramete
 
 function resolve(spec: Spec, node: any): any {
   let at = node;
-  while (at && typeof at.$ref === "string") at = at.$ref.slice(2).split("/").reduce((o: any, k: string) => o?.[k], spec);
+  while (at && typeof at.$ref === "string")
+    at = at.$ref
+      .slice(2)
+      .split("/")
+      .reduce((o: any, k: string) => o?.[k], spec);
   return at;
 }
 
@@ -113,13 +117,22 @@ async function probes(server: TestServer, spec: Spec, op: OperationDescriptor, t
   return results;
 }
 
-async function checkSurface(server: TestServer, spec: Spec, table: readonly OperationDescriptor[], token: string, errorDocument: Validator, personOnly?: { cookie: string; csrfToken: string }) {
+async function checkSurface(
+  server: TestServer,
+  spec: Spec,
+  table: readonly OperationDescriptor[],
+  token: string,
+  errorDocument: Validator,
+  personOnly?: { cookie: string; csrfToken: string },
+) {
   const problems: string[] = [];
   let probed = 0;
   const answering400 = new Set<string>();
   for (const op of table) {
     // The binding refuses a token on what only a person may do before it reads a body; a session reaches the body.
-    const needsPerson = personOnly && (op.permission === "session" || (op.permission !== "none" && op.permission !== "authenticated" && op.permission !== "site:admin" && isSensitivePermission(op.permission)));
+    const needsPerson =
+      personOnly &&
+      (op.permission === "session" || (op.permission !== "none" && op.permission !== "authenticated" && op.permission !== "site:admin" && isSensitivePermission(op.permission)));
     for (const probe of await probes(server, spec, op, needsPerson ? personOnly : token)) {
       probed += 1;
       const where = `${op.operationId} (${probe.label})`;
@@ -131,7 +144,8 @@ async function checkSurface(server: TestServer, spec: Spec, table: readonly Oper
       answering400.add(op.operationId);
       const declared = op.responses[400];
       if (!declared) problems.push(`${where}: 400 is not declared`);
-      else if (declared.validate && !declared.validate(probe.body)) problems.push(`${where}: the 400 document breaks the declared schema: ${JSON.stringify(declared.validate.errors)}`);
+      else if (declared.validate && !declared.validate(probe.body))
+        problems.push(`${where}: the 400 document breaks the declared schema: ${JSON.stringify(declared.validate.errors)}`);
       if (!errorDocument(probe.body)) problems.push(`${where}: not an ErrorDocument`);
     }
   }
@@ -148,18 +162,29 @@ async function setUp(server: TestServer) {
 // ---------------------------------------------------------------------------------------------
 const declared = suite("400 answers are declared and valid");
 
-testEachServer(declared, "/api/v2: every operation answers 400 to bad parameters, and every JSON body operation to malformed, oversized and non-UTF-8 bodies; each 400 is declared and validates, and nothing is written", async (server) => {
-  const { token } = await setUp(server);
-  const tables = await applicationTables(server);
-  const { probed, answering400 } = await expectNothingWritten(server, () => checkSurface(server, tfeSpec as Spec, tfeOperations, token, tfeValidators.ErrorDocument as Validator), tables);
-  const withJsonBody = tfeOperations.filter((op) => op.requestBody && op.requestBody.contentType !== "application/octet-stream");
-  assert.ok(withJsonBody.length >= 10, String(withJsonBody.length));
-  for (const op of withJsonBody) assert.ok(answering400.has(op.operationId), op.operationId);
-  // The operations that can answer 400 declare it, and only those.
-  const declaring = (tfeOperations as readonly OperationDescriptor[]).filter((op) => op.responses[400]).map((op) => op.operationId).sort();
-  assert.equal(declaring, [...answering400].sort());
-  console.log(`  /api/v2: ${probed} requests, ${answering400.size} of ${tfeOperations.length} operations answer 400`);
-});
+testEachServer(
+  declared,
+  "/api/v2: every operation answers 400 to bad parameters, and every JSON body operation to malformed, oversized and non-UTF-8 bodies; each 400 is declared and validates, and nothing is written",
+  async (server) => {
+    const { token } = await setUp(server);
+    const tables = await applicationTables(server);
+    const { probed, answering400 } = await expectNothingWritten(
+      server,
+      () => checkSurface(server, tfeSpec as Spec, tfeOperations, token, tfeValidators.ErrorDocument as Validator),
+      tables,
+    );
+    const withJsonBody = tfeOperations.filter((op) => op.requestBody && op.requestBody.contentType !== "application/octet-stream");
+    assert.ok(withJsonBody.length >= 10, String(withJsonBody.length));
+    for (const op of withJsonBody) assert.ok(answering400.has(op.operationId), op.operationId);
+    // The operations that can answer 400 declare it, and only those.
+    const declaring = (tfeOperations as readonly OperationDescriptor[])
+      .filter((op) => op.responses[400])
+      .map((op) => op.operationId)
+      .sort();
+    assert.equal(declaring, [...answering400].sort());
+    console.log(`  /api/v2: ${probed} requests, ${answering400.size} of ${tfeOperations.length} operations answer 400`);
+  },
+);
 
 testEachServer(declared, "/v1: the same probes on every operation; each 400 is declared and validates, and nothing is written", async (server) => {
   const { token } = await setUp(server);
@@ -169,7 +194,11 @@ testEachServer(declared, "/v1: the same probes on every operation; each 400 is d
   void token;
   const admin = await createUser(server, { siteAdmin: true });
   const session = await signIn(server, admin.email, admin.password);
-  const { probed, answering400 } = await expectNothingWritten(server, () => checkSurface(server, v1Spec as Spec, v1Operations, server.bootstrapToken, v1Validators.ErrorDocument as Validator, session), tables);
+  const { probed, answering400 } = await expectNothingWritten(
+    server,
+    () => checkSurface(server, v1Spec as Spec, v1Operations, server.bootstrapToken, v1Validators.ErrorDocument as Validator, session),
+    tables,
+  );
   console.log(`  /v1: ${probed} requests, ${answering400.size} of ${v1Operations.length} operations answer 400`);
 });
 
@@ -225,7 +254,10 @@ check("dev mode: malformed JSON on an operation that declares no 400 is caught (
     const caught = await post(baseUrl, "{");
     assert.is(caught.status, 500);
     assert.is(caught.body.errors?.[0].code, "INTERNAL");
-    assert.ok(logged.some((line) => line.includes("error response violates the spec") && line.includes("probe answered undeclared status 400")), logged.join("\n"));
+    assert.ok(
+      logged.some((line) => line.includes("error response violates the spec") && line.includes("probe answered undeclared status 400")),
+      logged.join("\n"),
+    );
   });
 });
 
@@ -234,7 +266,10 @@ check("dev mode: a declared 400 whose document breaks the declared schema is cau
   await probeApp(true, refuses, async (baseUrl, logged) => {
     const caught = await post(baseUrl, "{");
     assert.is(caught.status, 500);
-    assert.ok(logged.some((line) => line.includes("probe 400 response violates the spec")), logged.join("\n"));
+    assert.ok(
+      logged.some((line) => line.includes("probe 400 response violates the spec")),
+      logged.join("\n"),
+    );
   });
 });
 

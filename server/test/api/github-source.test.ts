@@ -19,11 +19,17 @@ const MAIN_TF = 'resource "terraform_data" "greeting" {\n  input = "hello"\n}\n'
 const PIPELINE_TABLES = ["runs", "configuration_versions", "input_snapshots", "snapshot_secrets", "run_jobs", "github_check_runs"] as const;
 
 function sourceOf(server: TestServer, workspaceId: string, token: string) {
-  return fetch(`${server.baseUrl}/v1/workspaces/${workspaceId}/source`, { headers: { Authorization: `Bearer ${token}` } }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+  return fetch(`${server.baseUrl}/v1/workspaces/${workspaceId}/source`, { headers: { Authorization: `Bearer ${token}` } }).then(async (r) => ({
+    status: r.status,
+    body: (await r.json()) as any,
+  }));
 }
 
 async function auditOf(server: TestServer, targetId: string) {
-  return server.db.knex("audit_events").where({ target_id: targetId }).orderBy([{ column: "created_at" }, { column: "id" }]);
+  return server.db
+    .knex("audit_events")
+    .where({ target_id: targetId })
+    .orderBy([{ column: "created_at" }, { column: "id" }]);
 }
 
 async function runOf(server: TestServer, token: string, runId: string) {
@@ -65,7 +71,17 @@ testEachServer(
     const attributes = read.body.data.attributes;
     assert.equal(
       { ...attributes, created_at: undefined, updated_at: undefined },
-      { provider: "github", installation_id: connected.installationId, repository: connected.repository, tracked_branch: "release", working_directory: "infra", trigger_paths: ["modules/**"], repository_access: "unknown", created_at: undefined, updated_at: undefined },
+      {
+        provider: "github",
+        installation_id: connected.installationId,
+        repository: connected.repository,
+        tracked_branch: "release",
+        working_directory: "infra",
+        trigger_paths: ["modules/**"],
+        repository_access: "unknown",
+        created_at: undefined,
+        updated_at: undefined,
+      },
     );
     assert.is(read.body.meta.pipeline.state, "on");
     assert.is(read.body.meta.pipeline.webhook_url, `${server.baseUrl}/v1/github/webhooks`);
@@ -75,11 +91,21 @@ testEachServer(
     assert.is(workspace.data.attributes.working_directory, "infra");
 
     const put = (token: string, attributes: Record<string, unknown>) =>
-      fetch(`${server.baseUrl}/v1/workspaces/${connected.workspaceId}/source`, { method: "PUT", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" }, body: JSON.stringify({ data: { type: "source-connections", attributes } }) });
+      fetch(`${server.baseUrl}/v1/workspaces/${connected.workspaceId}/source`, {
+        method: "PUT",
+        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
+        body: JSON.stringify({ data: { type: "source-connections", attributes } }),
+      });
     const { token: viewer } = await createToken(server, server.bootstrapToken, connected.organizationName, "viewer");
     const before = await countRows(server, ["source_connections", "audit_events"]);
     assert.is((await put(viewer, { installation_id: 1, repository: "a/b" })).status, 403);
-    for (const bad of [{ installation_id: 0, repository: "a/b" }, { installation_id: 1, repository: "not-a-repo" }, { installation_id: 1, repository: "a/b", working_directory: "../up" }, { installation_id: 1, repository: "a/b", trigger_paths: ["/abs/**"] }, { installation_id: "1", repository: "a/b" }]) {
+    for (const bad of [
+      { installation_id: 0, repository: "a/b" },
+      { installation_id: 1, repository: "not-a-repo" },
+      { installation_id: 1, repository: "a/b", working_directory: "../up" },
+      { installation_id: 1, repository: "a/b", trigger_paths: ["/abs/**"] },
+      { installation_id: "1", repository: "a/b" },
+    ]) {
       const response = await put(connected.token, bad);
       assert.is(response.status, 422, JSON.stringify(bad));
     }
@@ -92,7 +118,10 @@ testEachServer(
     assert.is((await sourceOf(server, connected.workspaceId, connected.token)).body.data, null);
     assert.is((await del(connected.token)).status, 404);
     const actions = (await auditOf(server, connected.workspaceId)).map((e) => e.action);
-    assert.equal(actions.filter((a) => a.startsWith("source_connection.")), ["source_connection.created", "source_connection.deleted"]);
+    assert.equal(
+      actions.filter((a) => a.startsWith("source_connection.")),
+      ["source_connection.created", "source_connection.deleted"],
+    );
   },
   GITHUB,
 );
@@ -116,8 +145,14 @@ testEachServer(
     const tampered = await deliver(server, double, "ping", ping, { signature: await double.sign(JSON.stringify({ ...ping, zen: "x" })) });
     assert.is(tampered.response.status, 401);
     assert.equal(await countRows(server, tables), before);
-    assert.equal((await auditOf(server, missing.deliveryId)).map((e) => [e.action, e.reason]), [["github.webhook.refused", "signature_missing"]]);
-    assert.equal((await auditOf(server, wrong.deliveryId)).map((e) => [e.action, e.reason]), [["github.webhook.refused", "signature_invalid"]]);
+    assert.equal(
+      (await auditOf(server, missing.deliveryId)).map((e) => [e.action, e.reason]),
+      [["github.webhook.refused", "signature_missing"]],
+    );
+    assert.equal(
+      (await auditOf(server, wrong.deliveryId)).map((e) => [e.action, e.reason]),
+      [["github.webhook.refused", "signature_invalid"]],
+    );
 
     const LIMIT = 5 * 1024 * 1024;
     const padded = (size: number) => {
@@ -133,7 +168,10 @@ testEachServer(
     assert.is(over.response.status, 413);
     assert.is(over.body.errors[0].code, "GITHUB_WEBHOOK_TOO_LARGE");
     assert.equal(await countRows(server, tables), before);
-    assert.equal((await auditOf(server, over.deliveryId)).map((e) => [e.action, e.reason]), [["github.webhook.refused", "body_too_large"]]);
+    assert.equal(
+      (await auditOf(server, over.deliveryId)).map((e) => [e.action, e.reason]),
+      [["github.webhook.refused", "body_too_large"]],
+    );
 
     const again = await deliver(server, double, "ping", null, { raw: padded(LIMIT), deliveryId: exact.deliveryId });
     assert.is(again.response.status, 200);
@@ -176,10 +214,18 @@ testEachServer(
     assert.is(run.attributes.kind, "plan_and_apply");
     assert.is(run.attributes.source, "github_push");
     assert.is(run.attributes.message, `GitHub ${sha}`);
-    assert.equal(run.attributes.commit, { sha, message: "Add the greeting\n\nWith a body.", author: "octocat", ref: "refs/heads/main", repository: connected.repository, fork: false });
+    assert.equal(run.attributes.commit, {
+      sha,
+      message: "Add the greeting\n\nWith a body.",
+      author: "octocat",
+      ref: "refs/heads/main",
+      repository: connected.repository,
+      fork: false,
+    });
     assert.is(run.attributes.auto_apply, false);
 
-    const review = ((await (await fetch(`${server.baseUrl}/v1/runs/${run.id}/review`, { headers: { Authorization: `Bearer ${connected.token}` } })).json()) as any).data.attributes.header;
+    const review = ((await (await fetch(`${server.baseUrl}/v1/runs/${run.id}/review`, { headers: { Authorization: `Bearer ${connected.token}` } })).json()) as any).data.attributes
+      .header;
     assert.is(review.title, `GitHub ${sha}`);
     assert.is(review.title_generated, true);
     assert.equal(review.commit_sha, { state: "recorded", value: sha });
@@ -205,7 +251,10 @@ testEachServer(
     assert.not.ok(double.downloadSawAuthorization, "the token is never sent to the download host");
 
     const doc = await sourceOf(server, connected.workspaceId, connected.token);
-    assert.equal(doc.body.meta.deliveries.map((d: any) => [d.id, d.attributes.status, d.attributes.outcome, d.attributes.run_ids]), [[sent.deliveryId, "processed", "run_created", [run.id]]]);
+    assert.equal(
+      doc.body.meta.deliveries.map((d: any) => [d.id, d.attributes.status, d.attributes.outcome, d.attributes.run_ids]),
+      [[sent.deliveryId, "processed", "run_created", [run.id]]],
+    );
 
     const before = await countRows(server, PIPELINE_TABLES);
     const again = await deliver(server, double, "push", payload, { deliveryId: sent.deliveryId });
@@ -229,7 +278,10 @@ testEachServer(
     const other = await deliver(server, double, "push", pushPayload(connected.repository, connected.installationId, sha, { branch: "feature", changed: ["infra/main.tf"] }));
     assert.equal(await settled(server, other.deliveryId).then((r) => [r.status, r.outcome]), ["ignored", "branch_not_tracked"]);
     assert.equal(await countRows(server, PIPELINE_TABLES), before);
-    assert.equal((await auditOf(server, other.deliveryId)).filter((e) => e.action !== "github.delivery.received").map((e) => [e.action, e.reason]), [["github.delivery.ignored", "branch_not_tracked"]]);
+    assert.equal(
+      (await auditOf(server, other.deliveryId)).filter((e) => e.action !== "github.delivery.received").map((e) => [e.action, e.reason]),
+      [["github.delivery.ignored", "branch_not_tracked"]],
+    );
     // A trigger path outside the working directory does create one.
     const module = await deliver(server, double, "push", pushPayload(connected.repository, connected.installationId, sha, { changed: ["modules/x/main.tf"] }));
     assert.is((await settled(server, module.deliveryId)).status, "processed");
@@ -247,14 +299,43 @@ testEachServer(
     const cases: Array<{ outcome: string; payload: (sha: string) => unknown; tarball?: (sha: string) => Promise<Buffer> }> = [
       { outcome: "installation_unknown", payload: (sha) => pushPayload(connected.repository, newInstallationId(), sha) },
       { outcome: "repository_not_connected", payload: (sha) => pushPayload("someone/else", connected.installationId, sha) },
-      { outcome: "tarball_path_escapes", payload: (sha) => pushPayload(connected.repository, connected.installationId, sha), tarball: (sha) => buildTarGz([{ name: `${top(sha)}/`, type: "directory" }, { name: `${top(sha)}/main.tf`, content: MAIN_TF }, { name: `${top(sha)}/../../evil.tf`, content: "x" }]) },
-      { outcome: "tarball_path_absolute", payload: (sha) => pushPayload(connected.repository, connected.installationId, sha), tarball: (sha) => buildTarGz([{ name: `${top(sha)}/`, type: "directory" }, { name: "/etc/cron.d/evil", content: "x" }]) },
-      { outcome: "tarball_link_escapes", payload: (sha) => pushPayload(connected.repository, connected.installationId, sha), tarball: (sha) => buildTarGz([{ name: `${top(sha)}/`, type: "directory" }, { name: `${top(sha)}/main.tf`, type: "symlink", linkname: "../../../etc/passwd" }]) },
+      {
+        outcome: "tarball_path_escapes",
+        payload: (sha) => pushPayload(connected.repository, connected.installationId, sha),
+        tarball: (sha) =>
+          buildTarGz([
+            { name: `${top(sha)}/`, type: "directory" },
+            { name: `${top(sha)}/main.tf`, content: MAIN_TF },
+            { name: `${top(sha)}/../../evil.tf`, content: "x" },
+          ]),
+      },
+      {
+        outcome: "tarball_path_absolute",
+        payload: (sha) => pushPayload(connected.repository, connected.installationId, sha),
+        tarball: (sha) =>
+          buildTarGz([
+            { name: `${top(sha)}/`, type: "directory" },
+            { name: "/etc/cron.d/evil", content: "x" },
+          ]),
+      },
+      {
+        outcome: "tarball_link_escapes",
+        payload: (sha) => pushPayload(connected.repository, connected.installationId, sha),
+        tarball: (sha) =>
+          buildTarGz([
+            { name: `${top(sha)}/`, type: "directory" },
+            { name: `${top(sha)}/main.tf`, type: "symlink", linkname: "../../../etc/passwd" },
+          ]),
+      },
       {
         outcome: "tarball_too_large",
         payload: (sha) => pushPayload(connected.repository, connected.installationId, sha),
         // Random bytes do not compress: over the 64 KiB limit once gzipped.
-        tarball: (sha) => buildTarGz([{ name: `${top(sha)}/`, type: "directory" }, { name: `${top(sha)}/blob.bin`, content: newBytes(TARBALL_LIMIT + 1024) }]),
+        tarball: (sha) =>
+          buildTarGz([
+            { name: `${top(sha)}/`, type: "directory" },
+            { name: `${top(sha)}/blob.bin`, content: newBytes(TARBALL_LIMIT + 1024) },
+          ]),
       },
     ];
     for (const c of cases) {
@@ -266,13 +347,25 @@ testEachServer(
       const result = await settled(server, sent.deliveryId);
       assert.equal([result.status, result.outcome], ["refused", c.outcome], JSON.stringify(result));
       assert.equal(await countRows(server, PIPELINE_TABLES), before, `${c.outcome} wrote rows`);
-      assert.equal((await auditOf(server, sent.deliveryId)).filter((e) => e.action !== "github.delivery.received").map((e) => [e.action, e.reason]), [["github.delivery.refused", c.outcome]]);
+      assert.equal(
+        (await auditOf(server, sent.deliveryId)).filter((e) => e.action !== "github.delivery.received").map((e) => [e.action, e.reason]),
+        [["github.delivery.refused", c.outcome]],
+      );
     }
     // Just under the limit is accepted.
     const sha = newSha();
     let size = TARBALL_LIMIT - 2048;
-    let tarball = await buildTarGz([{ name: `${top(sha)}/`, type: "directory" }, { name: `${top(sha)}/main.tf`, content: MAIN_TF }, { name: `${top(sha)}/blob.bin`, content: newBytes(size) }]);
-    while (tarball.length > TARBALL_LIMIT) tarball = await buildTarGz([{ name: `${top(sha)}/`, type: "directory" }, { name: `${top(sha)}/main.tf`, content: MAIN_TF }, { name: `${top(sha)}/blob.bin`, content: newBytes((size -= 256)) }]);
+    let tarball = await buildTarGz([
+      { name: `${top(sha)}/`, type: "directory" },
+      { name: `${top(sha)}/main.tf`, content: MAIN_TF },
+      { name: `${top(sha)}/blob.bin`, content: newBytes(size) },
+    ]);
+    while (tarball.length > TARBALL_LIMIT)
+      tarball = await buildTarGz([
+        { name: `${top(sha)}/`, type: "directory" },
+        { name: `${top(sha)}/main.tf`, content: MAIN_TF },
+        { name: `${top(sha)}/blob.bin`, content: newBytes((size -= 256)) },
+      ]);
     double.setTarball(connected.repository, sha, tarball);
     const ok = await deliver(server, double, "push", pushPayload(connected.repository, connected.installationId, sha));
     assert.is((await settled(server, ok.deliveryId)).status, "processed");
@@ -332,10 +425,16 @@ testEachServer(
     double.installations.set(network.installationId, [network.repository]);
     const sha = newSha();
     double.setTarball(network.repository, sha, await commitTarball(network.repository, sha, { "network/main.tf": MAIN_TF, "app/main.tf": MAIN_TF }));
-    const one = await settled(server, (await deliver(server, double, "push", pushPayload(network.repository, network.installationId, sha, { changed: ["app/main.tf"] }))).deliveryId);
+    const one = await settled(
+      server,
+      (await deliver(server, double, "push", pushPayload(network.repository, network.installationId, sha, { changed: ["app/main.tf"] }))).deliveryId,
+    );
     assert.is(one.run_ids.length, 1);
     assert.is((await server.db.knex("runs").where({ id: one.run_ids[0] }).first()).workspace_id, app.workspaceId);
-    const both = await settled(server, (await deliver(server, double, "push", pushPayload(network.repository, network.installationId, sha, { changed: ["app/main.tf", "network/main.tf"] }))).deliveryId);
+    const both = await settled(
+      server,
+      (await deliver(server, double, "push", pushPayload(network.repository, network.installationId, sha, { changed: ["app/main.tf", "network/main.tf"] }))).deliveryId,
+    );
     const workspaces = (await server.db.knex("runs").whereIn("id", both.run_ids).select("workspace_id")).map((r) => r.workspace_id).sort();
     assert.equal(workspaces, [network.workspaceId, app.workspaceId].sort());
   },
@@ -392,7 +491,14 @@ testEachServer(
     const older = await runOf(server, connected.token, one.run_ids[0]);
     assert.is(older.attributes.kind, "speculative");
     assert.is(older.attributes.source, "github_pull_request");
-    assert.equal(older.attributes.commit, { sha: first, message: "Change #7", author: older.attributes.commit.author, ref: "refs/pull/7/head", repository: connected.repository, fork: false });
+    assert.equal(older.attributes.commit, {
+      sha: first,
+      message: "Change #7",
+      author: older.attributes.commit.author,
+      ref: "refs/pull/7/head",
+      repository: connected.repository,
+      fork: false,
+    });
 
     const synced = await deliver(server, double, "pull_request", pullRequestPayload(connected.repository, connected.installationId, "synchronize", { number: 7, headSha: second }));
     const two = await settled(server, synced.deliveryId);
@@ -402,7 +508,12 @@ testEachServer(
     assert.is(newer.attributes.commit.sha, second);
 
     // A pull request targeting another branch plans nothing.
-    const elsewhere = await deliver(server, double, "pull_request", pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 8, headSha: first, base: "develop" }));
+    const elsewhere = await deliver(
+      server,
+      double,
+      "pull_request",
+      pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 8, headSha: first, base: "develop" }),
+    );
     assert.equal(await settled(server, elsewhere.deliveryId).then((r) => [r.status, r.outcome]), ["ignored", "branch_not_tracked"]);
 
     const closed = await deliver(server, double, "pull_request", pullRequestPayload(connected.repository, connected.installationId, "closed", { number: 7, headSha: second }));
@@ -424,14 +535,22 @@ testEachServer(
     await createVariable(server, connected.token, connected.workspaceId, { key: "AWS_SECRET_ACCESS_KEY", value: `${canary}-env`, sensitive: true, category: "env" });
     const sha = newSha();
     double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }));
-    const sent = await deliver(server, double, "pull_request", pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 9, headSha: sha, headRepository: "mallory/infra" }));
+    const sent = await deliver(
+      server,
+      double,
+      "pull_request",
+      pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 9, headSha: sha, headRepository: "mallory/infra" }),
+    );
     const result = await settled(server, sent.deliveryId);
     assert.is(result.status, "processed", JSON.stringify(result));
     const run = await runOf(server, connected.token, result.run_ids[0]);
     assert.is(run.attributes.kind, "speculative");
     assert.is(run.attributes.commit.fork, true);
     assert.is(run.attributes.commit.repository, "mallory/infra");
-    const snapshot = await server.db.knex("input_snapshots").where({ id: (await server.db.knex("runs").where({ id: run.id }).first()).input_snapshot_id }).first();
+    const snapshot = await server.db
+      .knex("input_snapshots")
+      .where({ id: (await server.db.knex("runs").where({ id: run.id }).first()).input_snapshot_id })
+      .first();
     assert.not.match(snapshot.document, canary);
     assert.not.match(snapshot.document, "db_password");
     assert.not.match(snapshot.document, "AWS_SECRET_ACCESS_KEY");

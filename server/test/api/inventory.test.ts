@@ -4,14 +4,7 @@ import * as assert from "uvu/assert";
 import { createRun, listOrganizationRuns, type Run } from "../../../client/src/index.ts";
 import * as v1Validators from "../../../generated/v1/validators.gen.js";
 import { encodeRunCursor } from "../../src/domain/cursor.ts";
-import {
-  createOrganizationWithToken,
-  createWorkspace,
-  expectNothingWritten,
-  expectStatus,
-  expectV1Error,
-  uploadConfiguration,
-} from "../support/factories.ts";
+import { createOrganizationWithToken, createWorkspace, expectNothingWritten, expectStatus, expectV1Error, uploadConfiguration } from "../support/factories.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 // The injectable clock: every server in this file reads `now`.
@@ -63,7 +56,12 @@ async function seedInventory(server: TestServer) {
   const wsA1 = await createWorkspace(server, a.token, a.organizationName, { name: "a-one" });
   const wsA2 = await createWorkspace(server, a.token, a.organizationName, { name: "a-two" });
   const wsB = await createWorkspace(server, b.token, b.organizationName, { name: "b-one" });
-  for (const [token, ws] of [[a.token, wsA1.id], [a.token, wsA2.id], [b.token, wsB.id]] as const) await uploadConfiguration(server, token, ws);
+  for (const [token, ws] of [
+    [a.token, wsA1.id],
+    [a.token, wsA2.id],
+    [b.token, wsB.id],
+  ] as const)
+    await uploadConfiguration(server, token, ws);
 
   const before = (ORG_A_RUNS - ORG_A_TIED) / 2;
   let tick = 0;
@@ -75,10 +73,7 @@ async function seedInventory(server: TestServer) {
     ...(await createRuns(server, a.token, [wsA1.id, wsA2.id], ORG_A_TIED, tied)),
     ...(await createRuns(server, a.token, [wsA1.id, wsA2.id], ORG_A_RUNS - ORG_A_TIED - before, later)),
   ];
-  const runsB = [
-    ...(await createRuns(server, b.token, [wsB.id], 15, tied)),
-    ...(await createRuns(server, b.token, [wsB.id], 15, later)),
-  ];
+  const runsB = [...(await createRuns(server, b.token, [wsB.id], 15, tied)), ...(await createRuns(server, b.token, [wsB.id], 15, later))];
   assert.is(runsA.length, ORG_A_RUNS);
   assert.is(runsA.filter((r) => r.attributes.created_at === TIE).length, ORG_A_TIED);
   return { a, b, runsA, runsB, wsA1 };
@@ -155,23 +150,38 @@ testEachServer(
     const expected = [...runsA].sort(byInventoryOrder).map((r) => r.id);
 
     const one = expectStatus(await page(server, a.token, a.organizationName, { limit: 1 }), 200)!;
-    assert.equal(one.data.map((r) => r.id), expected.slice(0, 1));
+    assert.equal(
+      one.data.map((r) => r.id),
+      expected.slice(0, 1),
+    );
     assert.is(one.meta.page.limit, 1);
     assert.type(one.meta.page.next_cursor, "string");
 
     const hundred = expectStatus(await page(server, a.token, a.organizationName, { limit: 100 }), 200)!;
-    assert.equal(hundred.data.map((r) => r.id), expected.slice(0, 100));
+    assert.equal(
+      hundred.data.map((r) => r.id),
+      expected.slice(0, 100),
+    );
     assert.is(hundred.meta.page.limit, 100);
     const rest = expectStatus(await page(server, a.token, a.organizationName, { limit: 100, cursor: hundred.meta.page.next_cursor }), 200)!;
-    assert.equal(rest.data.map((r) => r.id), expected.slice(100, 200));
+    assert.equal(
+      rest.data.map((r) => r.id),
+      expected.slice(100, 200),
+    );
     const tail = expectStatus(await page(server, a.token, a.organizationName, { limit: 100, cursor: rest.meta.page.next_cursor }), 200)!;
-    assert.equal(tail.data.map((r) => r.id), expected.slice(200));
+    assert.equal(
+      tail.data.map((r) => r.id),
+      expected.slice(200),
+    );
     assert.is(tail.meta.page.next_cursor, null);
 
     const byDefault = expectStatus(await page(server, a.token, a.organizationName, {}), 200)!;
     assert.is(byDefault.data.length, 20);
     assert.is(byDefault.meta.page.limit, 20);
-    assert.equal(byDefault.data.map((r) => r.id), expected.slice(0, 20));
+    assert.equal(
+      byDefault.data.map((r) => r.id),
+      expected.slice(0, 20),
+    );
 
     for (const limit of [0, 101, -1, 1000, "abc", "1.5", 7.5]) {
       const result = await expectNothingWritten(server, () => page(server, a.token, a.organizationName, { limit }));
@@ -263,9 +273,15 @@ testEachServer(
     const foreignCursor = bFirst.meta.page.next_cursor!;
     const keyRun = bFirst.data[2];
     const result = expectStatus(await page(server, a.token, a.organizationName, { limit: 100, cursor: foreignCursor }), 200)!;
-    const expected = [...runsA].sort(byInventoryOrder).filter((r) => byInventoryOrder(r, keyRun) > 0).map((r) => r.id);
+    const expected = [...runsA]
+      .sort(byInventoryOrder)
+      .filter((r) => byInventoryOrder(r, keyRun) > 0)
+      .map((r) => r.id);
     assert.ok(expected.length > 0);
-    assert.equal(result.data.map((r) => r.id), expected.slice(0, 100));
+    assert.equal(
+      result.data.map((r) => r.id),
+      expected.slice(0, 100),
+    );
     const foreign = new Set(runsB.map((r) => r.id));
     assert.ok(result.data.every((r) => !foreign.has(r.id)));
   },

@@ -39,7 +39,11 @@ testEachServer(
     const missing = await fetch(`${server.baseUrl}/v1/no-such-thing`);
     assert.is(missing.status, 404);
     const after = await scrape(`${server.baseUrl}/metrics`);
-    assert.is(after.value('stackship_http_request_duration_seconds_count{operation_id="unmatched",status="404"}') - queued.value('stackship_http_request_duration_seconds_count{operation_id="unmatched",status="404"}'), 1);
+    assert.is(
+      after.value('stackship_http_request_duration_seconds_count{operation_id="unmatched",status="404"}') -
+        queued.value('stackship_http_request_duration_seconds_count{operation_id="unmatched",status="404"}'),
+      1,
+    );
     assert.ok(after.value('stackship_artifact_bytes_total{direction="written"}') > 0, "the uploads were counted");
     for (const name of ["metered", workspace.id, organizationName, token]) assert.not.ok(after.text.includes(name), `the page names ${name}`);
   },

@@ -28,7 +28,10 @@ table("every operation of both surfaces names a known requirement; `none` exactl
 });
 
 table("run tokens get past the binding only on the operations the sandboxed tofu needs beyond workspace:read", () => {
-  const marked = [...v1Operations, ...tfeOperations].filter((op) => op.runToken).map((op) => op.operationId).sort();
+  const marked = [...v1Operations, ...tfeOperations]
+    .filter((op) => op.runToken)
+    .map((op) => op.operationId)
+    .sort();
   assert.equal(marked, ["createStateVersion", "downloadStateVersion", "lockWorkspace", "unlockWorkspace"]);
 });
 
@@ -36,13 +39,25 @@ table("the caller-only refusals live in the binding alone: no handler or command
   // Handlers keep object-level checks (which workspace, which run); whether the caller holds the
   // operation's permission anywhere, has a session or is a site admin is decided once, before them.
   const root = join(dirname(fileURLToPath(import.meta.url)), "../../src");
-  const sources = ["api", "commands"].flatMap((dir) => readdirSync(join(root, dir), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts")).map((f) => join(dir, f)));
+  const sources = ["api", "commands"].flatMap((dir) =>
+    readdirSync(join(root, dir), { recursive: true, encoding: "utf8" })
+      .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
+      .map((f) => join(dir, f)),
+  );
   assert.ok(sources.length > 40, `${sources.length} sources`);
   const repeats = sources.filter((f) => /"SESSION_REQUIRED"|holdsAnywhere\(|\bprincipal\.siteAdmin\)\s*throw|!\s*principal\.siteAdmin\b/.test(readFileSync(join(root, f), "utf8")));
   assert.equal(repeats, []);
 });
 
-const principal = (overrides: Partial<AuthenticatedPrincipal>): AuthenticatedPrincipal => ({ kind: "token", id: "prn-x", siteAdmin: false, grants: [], organizationId: "org-a", tokenId: "tok-x", ...overrides });
+const principal = (overrides: Partial<AuthenticatedPrincipal>): AuthenticatedPrincipal => ({
+  kind: "token",
+  id: "prn-x",
+  siteAdmin: false,
+  grants: [],
+  organizationId: "org-a",
+  tokenId: "tok-x",
+  ...overrides,
+});
 const grant = (permission: string, scopeKind: "organization" | "project" | "workspace" = "workspace", scopeId = "ws-1") => ({ scopeKind, scopeId, permission });
 const op = (permission: (typeof OPERATION_REQUIREMENTS)[number], runToken = false) => ({ operationId: "anything", permission, runToken, path: "/api/v2/runs/{run_id}" });
 const noServices = {} as Services;

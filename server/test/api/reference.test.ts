@@ -31,7 +31,10 @@ test("/openapi/v1.json and /openapi/tfe.json are the bundled specs, without a to
 
 test("/docs and /docs/tfe are the generated reference pages, loading nothing from another host", () =>
   withTestServer("sqlite", async (server) => {
-    for (const [path, file, title] of [["/docs", "docs/v1.html", "StackShip API"], ["/docs/tfe", "docs/tfe.html", ""]] as const) {
+    for (const [path, file, title] of [
+      ["/docs", "docs/v1.html", "StackShip API"],
+      ["/docs/tfe", "docs/tfe.html", ""],
+    ] as const) {
       const response = await fetch(`${server.baseUrl}${path}`);
       assert.is(response.status, 200, path);
       assert.match(response.headers.get("content-type") ?? "", /^text\/html/, path);

@@ -60,20 +60,36 @@ function jsonBodyOperations(organizationName: string, workspaceId: string): Arra
   const org = { organization_name: organizationName };
   const ws = { workspace_id: workspaceId };
   return [
-    ["createOrganization", (client, extra) => createOrganization({ client, body: { data: { type: "organizations", attributes: { name: "other" } } }, ...extra }), { data: { type: "organizations", attributes: { name: "other" } } }],
+    [
+      "createOrganization",
+      (client, extra) => createOrganization({ client, body: { data: { type: "organizations", attributes: { name: "other" } } }, ...extra }),
+      { data: { type: "organizations", attributes: { name: "other" } } },
+    ],
     [
       "createOrganizationToken",
       (client, extra) => createOrganizationToken({ client, path: org, body: { data: { type: "tokens", attributes: { role: "viewer" } } }, ...extra }),
       { data: { type: "tokens", attributes: { role: "viewer" } } },
     ],
-    ["createProject", (client, extra) => createProject({ client, path: org, body: { data: { type: "projects", attributes: { name: "p" } } }, ...extra }), { data: { type: "projects", attributes: { name: "p" } } }],
-    ["createWorkspace", (client, extra) => createWorkspace({ client, path: org, body: { data: { type: "workspaces", attributes: { name: "w" } } }, ...extra }), { data: { type: "workspaces", attributes: { name: "w" } } }],
+    [
+      "createProject",
+      (client, extra) => createProject({ client, path: org, body: { data: { type: "projects", attributes: { name: "p" } } }, ...extra }),
+      { data: { type: "projects", attributes: { name: "p" } } },
+    ],
+    [
+      "createWorkspace",
+      (client, extra) => createWorkspace({ client, path: org, body: { data: { type: "workspaces", attributes: { name: "w" } } }, ...extra }),
+      { data: { type: "workspaces", attributes: { name: "w" } } },
+    ],
     [
       "createVariable",
       (client, extra) => createVariable({ client, path: ws, body: { data: { type: "variables", attributes: { key: "k", value: "v" } } }, ...extra }),
       { data: { type: "variables", attributes: { key: "k", value: "v" } } },
     ],
-    ["createConfigurationVersion", (client, extra) => createConfigurationVersion({ client, path: ws, body: { data: { type: "configuration-versions" } }, ...extra }), { data: { type: "configuration-versions" } }],
+    [
+      "createConfigurationVersion",
+      (client, extra) => createConfigurationVersion({ client, path: ws, body: { data: { type: "configuration-versions" } }, ...extra }),
+      { data: { type: "configuration-versions" } },
+    ],
     ["createRun", (client, extra) => createRun({ client, path: ws, body: { data: { type: "runs" } }, ...extra }), { data: { type: "runs" } }],
   ];
 }
@@ -84,7 +100,6 @@ function declaredStatuses(operationId: string): number[] {
   if (!operation) throw new Error(`no operation ${operationId}`);
   return Object.keys(operation.responses).map(Number);
 }
-
 
 function tokenOf(uploadUrl: string): string {
   const prefix = "/uploads/configuration-versions/";
@@ -130,9 +145,13 @@ testEachServer(documents, "fails 422 DOCUMENT_INVALID at /data/type for a wrong 
 
 testEachServer(documents, "fails 422 DOCUMENT_INVALID at the member for unknown top-level and data members, and writes nothing", async (server) => {
   const { workspace } = await setUp(server);
-  const topLevel = await allTablesUnchanged(server, () => createRun({ client: server.admin, path: { workspace_id: workspace.id }, body: { data: { type: "runs" }, included: [] } as any }));
+  const topLevel = await allTablesUnchanged(server, () =>
+    createRun({ client: server.admin, path: { workspace_id: workspace.id }, body: { data: { type: "runs" }, included: [] } as any }),
+  );
   expectV1Error(topLevel, 422, "DOCUMENT_INVALID", { pointer: "/included" });
-  const inData = await allTablesUnchanged(server, () => createRun({ client: server.admin, path: { workspace_id: workspace.id }, body: { data: { type: "runs", id: "run-0123456789abcdef" } } as any }));
+  const inData = await allTablesUnchanged(server, () =>
+    createRun({ client: server.admin, path: { workspace_id: workspace.id }, body: { data: { type: "runs", id: "run-0123456789abcdef" } } as any }),
+  );
   expectV1Error(inData, 422, "DOCUMENT_INVALID", { pointer: "/data/id" });
 });
 
@@ -158,7 +177,8 @@ testEachServer(documents, "answers every error status with one the spec declares
     }
   }
   const badToken = await sdkUploadConfiguration({ client: server.v1(), path: { upload_token: "not-a-token" }, body: Buffer.from("x") as any });
-  if (!declaredStatuses("uploadConfiguration").includes(badToken.response.status)) undeclared.push(`uploadConfiguration answers ${badToken.response.status} to a malformed upload token`);
+  if (!declaredStatuses("uploadConfiguration").includes(badToken.response.status))
+    undeclared.push(`uploadConfiguration answers ${badToken.response.status} to a malformed upload token`);
   assert.equal(undeclared, []);
 });
 
@@ -203,7 +223,12 @@ testEachServer(routing, "keeps a well-formed incoming X-Request-Id and replaces 
   const kept = await getRun({ client: server.admin, path: { run_id: "run-0000000000000000" }, headers: { "X-Request-Id": "trace-0123456789" } });
   expectV1Error(kept, 404, "NOT_FOUND");
   assert.is(kept.response.headers.get("x-request-id"), "trace-0123456789");
-  const replaced = await createRun({ client: server.admin, path: { workspace_id: workspace.id }, body: { data: { type: "runs", attributes: { auto_apply: true } } }, headers: { "X-Request-Id": "bad id with spaces" } });
+  const replaced = await createRun({
+    client: server.admin,
+    path: { workspace_id: workspace.id },
+    body: { data: { type: "runs", attributes: { auto_apply: true } } },
+    headers: { "X-Request-Id": "bad id with spaces" },
+  });
   const error = expectV1Error(replaced, 422, "RUN_AUTO_APPLY_FORBIDDEN");
   assert.is.not(error.meta?.request_id, "bad id with spaces");
   assert.match(String(error.meta?.request_id), /^[A-Za-z0-9._-]{8,64}$/);
@@ -243,7 +268,9 @@ testEachServer(upload, "fails 409 CONFIGURATION_VERSION_ALREADY_UPLOADED on a se
   const artifactsBefore = await storedArtifactKeys(server);
   const second = makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "other" {}\n' });
   for (const bytes of [second, first]) {
-    const result = await allTablesUnchanged(server, () => sdkUploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: bytes as any }));
+    const result = await allTablesUnchanged(server, () =>
+      sdkUploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: bytes as any }),
+    );
     expectV1Error(result, 409, "CONFIGURATION_VERSION_ALREADY_UPLOADED");
   }
   const shown = expectStatus(await getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
@@ -290,7 +317,9 @@ testEachServer(upload, "fails 422 CONFIGURATION_UPLOAD_INVALID for data that is 
     ["a zip archive header", Buffer.from("PK\u0003\u0004not really a zip")],
   ];
   for (const [label, bytes] of bodies) {
-    const result = await allTablesUnchanged(server, () => sdkUploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: bytes as any }));
+    const result = await allTablesUnchanged(server, () =>
+      sdkUploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: bytes as any }),
+    );
     labelled(label, () => expectV1Error(result, 422, "CONFIGURATION_UPLOAD_INVALID"));
   }
   const still = expectStatus(await getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
@@ -301,18 +330,22 @@ testEachServer(upload, "fails 422 CONFIGURATION_UPLOAD_INVALID for data that is 
   assert.is((await putUpload(pending.attributes.upload_url!, real)).status, 200);
 });
 
-testEachServer(upload, "accepts exactly 64 MiB past the size check (422 CONFIGURATION_UPLOAD_INVALID) and fails 413 CONFIGURATION_UPLOAD_TOO_LARGE at 64 MiB + 1 byte", async (server) => {
-  const { token, workspace } = await setUp(server);
-  const pending = await createPendingConfiguration(server, token, workspace.id);
-  const uploadToken = tokenOf(pending.attributes.upload_url!);
-  const atLimit = Buffer.alloc(UPLOAD_LIMIT, 0x61);
-  const fits = await allTablesUnchanged(server, () => sdkUploadConfiguration({ client: server.v1(), path: { upload_token: uploadToken }, body: atLimit as any }));
-  expectV1Error(fits, 422, "CONFIGURATION_UPLOAD_INVALID");
-  const overLimit = Buffer.alloc(UPLOAD_LIMIT + 1, 0x61);
-  const tooLarge = await allTablesUnchanged(server, () => sdkUploadConfiguration({ client: server.v1(), path: { upload_token: uploadToken }, body: overLimit as any }));
-  expectV1Error(tooLarge, 413, "CONFIGURATION_UPLOAD_TOO_LARGE");
-  assert.equal(await storedArtifactKeys(server), []);
-});
+testEachServer(
+  upload,
+  "accepts exactly 64 MiB past the size check (422 CONFIGURATION_UPLOAD_INVALID) and fails 413 CONFIGURATION_UPLOAD_TOO_LARGE at 64 MiB + 1 byte",
+  async (server) => {
+    const { token, workspace } = await setUp(server);
+    const pending = await createPendingConfiguration(server, token, workspace.id);
+    const uploadToken = tokenOf(pending.attributes.upload_url!);
+    const atLimit = Buffer.alloc(UPLOAD_LIMIT, 0x61);
+    const fits = await allTablesUnchanged(server, () => sdkUploadConfiguration({ client: server.v1(), path: { upload_token: uploadToken }, body: atLimit as any }));
+    expectV1Error(fits, 422, "CONFIGURATION_UPLOAD_INVALID");
+    const overLimit = Buffer.alloc(UPLOAD_LIMIT + 1, 0x61);
+    const tooLarge = await allTablesUnchanged(server, () => sdkUploadConfiguration({ client: server.v1(), path: { upload_token: uploadToken }, body: overLimit as any }));
+    expectV1Error(tooLarge, 413, "CONFIGURATION_UPLOAD_TOO_LARGE");
+    assert.equal(await storedArtifactKeys(server), []);
+  },
+);
 
 const uploadClock = { now: Date.parse("2026-12-02T10:00:00.000Z") };
 testEachServer(
@@ -323,7 +356,9 @@ testEachServer(
     const { token, workspace } = await setUp(server);
     const pending = await createPendingConfiguration(server, token, workspace.id);
     uploadClock.now += 3600 * 1000 + 1000;
-    const result = await allTablesUnchanged(server, () => sdkUploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: makeConfigurationTarball() as any }));
+    const result = await allTablesUnchanged(server, () =>
+      sdkUploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: makeConfigurationTarball() as any }),
+    );
     expectV1Error(result, 404, "NOT_FOUND");
     // Within the hour it works.
     const fresh = await createPendingConfiguration(server, token, workspace.id);
@@ -340,7 +375,12 @@ testEachServer(workspaces, "resolves opentofu_version latest, the major.minor pr
   const { organizationName, token } = await setUp(server);
   const pinned = pinnedOpenTofuVersion();
   const prefix = pinned.split(".").slice(0, 2).join(".");
-  for (const [name, requested] of [["latest", "latest"], ["prefix", prefix], ["exact", pinned], ["default", undefined]] as const) {
+  for (const [name, requested] of [
+    ["latest", "latest"],
+    ["prefix", prefix],
+    ["exact", pinned],
+    ["default", undefined],
+  ] as const) {
     const workspace = await createWorkspaceFixture(server, token, organizationName, requested === undefined ? { name } : { name, opentofu_version: requested });
     labelled(String(requested), () => assert.is(workspace.attributes.opentofu_version, pinned));
     const row = await server.db.knex("workspaces").where({ id: workspace.id }).first("opentofu_version");
@@ -355,7 +395,11 @@ testEachServer(workspaces, "fails 422 OPENTOFU_VERSION_UNAVAILABLE for a version
   // NOTE: "1.1" must not match 1.12.x: a prefix is whole components.
   for (const requested of ["9.9.9", `${major}.${minor}.999`, `${major}.${Number(minor) + 1}`, `${major}.${minor.slice(0, 1)}`, "oldest"]) {
     const result = await allTablesUnchanged(server, () =>
-      createWorkspace({ client: server.v1(token), path: { organization_name: organizationName }, body: { data: { type: "workspaces", attributes: { name: "w", opentofu_version: requested } } } }),
+      createWorkspace({
+        client: server.v1(token),
+        path: { organization_name: organizationName },
+        body: { data: { type: "workspaces", attributes: { name: "w", opentofu_version: requested } } },
+      }),
     );
     labelled(JSON.stringify(requested), () => expectV1Error(result, 422, "OPENTOFU_VERSION_UNAVAILABLE", { pointer: "/data/attributes/opentofu_version" }));
   }
@@ -364,7 +408,11 @@ testEachServer(workspaces, "fails 422 OPENTOFU_VERSION_UNAVAILABLE for a version
 testEachServer(workspaces, "fails 422 for an empty opentofu_version (it is none of exact, major.minor or latest), and writes nothing", async (server) => {
   const { organizationName, token } = await setUp(server);
   const result = await allTablesUnchanged(server, () =>
-    createWorkspace({ client: server.v1(token), path: { organization_name: organizationName }, body: { data: { type: "workspaces", attributes: { name: "w", opentofu_version: "" } } } }),
+    createWorkspace({
+      client: server.v1(token),
+      path: { organization_name: organizationName },
+      body: { data: { type: "workspaces", attributes: { name: "w", opentofu_version: "" } } },
+    }),
   );
   assert.is(result.response.status, 422, `got ${result.response.status}: ${JSON.stringify(result.data ?? result.error).slice(0, 300)}`);
   const code = (result.error as { errors: Array<{ code: string }> }).errors[0].code;
@@ -374,7 +422,11 @@ testEachServer(workspaces, "fails 422 for an empty opentofu_version (it is none 
 testEachServer(workspaces, "fails 422 EXECUTION_REGION_UNAVAILABLE for execution_region mars, and writes nothing; local is accepted", async (server) => {
   const { organizationName, token } = await setUp(server);
   const result = await allTablesUnchanged(server, () =>
-    createWorkspace({ client: server.v1(token), path: { organization_name: organizationName }, body: { data: { type: "workspaces", attributes: { name: "w", execution_region: "mars" } } } }),
+    createWorkspace({
+      client: server.v1(token),
+      path: { organization_name: organizationName },
+      body: { data: { type: "workspaces", attributes: { name: "w", execution_region: "mars" } } },
+    }),
   );
   expectV1Error(result, 422, "EXECUTION_REGION_UNAVAILABLE", { pointer: "/data/attributes/execution_region" });
   const local = await createWorkspaceFixture(server, token, organizationName, { name: "here", execution_region: "local" });

@@ -17,7 +17,13 @@ async function pendingRun(server: TestServer, message?: string) {
   const created = await createRun({
     client: server.v1(org.token),
     path: { workspace_id: workspace.id },
-    body: { data: { type: "runs", attributes: { kind: "plan_and_apply", ...(message === undefined ? {} : { message }) }, relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersion.id } } } } },
+    body: {
+      data: {
+        type: "runs",
+        attributes: { kind: "plan_and_apply", ...(message === undefined ? {} : { message }) },
+        relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersion.id } } },
+      },
+    },
   });
   const run = expectStatus(created, 201).data;
   return { ...org, workspace, run };
@@ -61,7 +67,10 @@ testEachServer(getRunReviewSuite, "a pending run: header facts from records, unr
   assert.is(data.attributes.recovery, null);
   const e = data.attributes.evidence;
   assert.equal(e.attempts, []);
-  assert.equal(e.jobs.map((j) => j.phase), ["plan"]);
+  assert.equal(
+    e.jobs.map((j) => j.phase),
+    ["plan"],
+  );
   assert.match(e.jobs[0].id, /^job-/);
   assert.equal(e.opentofu_version, { state: "recorded", value: run.attributes.opentofu_version });
   for (const fact of [e.definition_sha, e.build_sha, e.runner_release, e.protocol, e.job_engine_build, e.sandbox_base_profile, e.opa_version, e.opa_build_commit]) {
@@ -132,11 +141,20 @@ testEachServer(downloads, "no artifact permission at all: no downloads section; 
   // The same grants plus artifact:read on another workspace: some download permission, none here.
   const other = await createWorkspace(server, token, organizationName, { name: "other" });
   await server.services.stores.grants.grant({ principalId: blind.principalId, scopeKind: "workspace", scopeId: other.id, permission: "artifact:read", createdAt: new Date() });
-  assert.equal((await review(server.v1(blind.token), run.id)).attributes.downloads, { state: "not_permitted", note: "You don't have permission to download this run's plan or state." });
+  assert.equal((await review(server.v1(blind.token), run.id)).attributes.downloads, {
+    state: "not_permitted",
+    note: "You don't have permission to download this run's plan or state.",
+  });
 
   // run:recover is not state:recover: an operator with run:recover but without artifact:read still gets nothing.
   const recoverer = await tokenWithout(server, token, organizationName, "operator", "artifact:read");
-  await server.services.stores.grants.grant({ principalId: recoverer.principalId, scopeKind: "organization", scopeId: run.relationships.organization.data.id, permission: "run:recover", createdAt: new Date() });
+  await server.services.stores.grants.grant({
+    principalId: recoverer.principalId,
+    scopeKind: "organization",
+    scopeId: run.relationships.organization.data.id,
+    permission: "run:recover",
+    createdAt: new Date(),
+  });
   assert.is((await review(server.v1(recoverer.token), run.id)).attributes.downloads, null);
 });
 

@@ -1,13 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import {
-  createRun,
-  getRun,
-  getWorkspace,
-  listOrganizationRuns,
-  listVariables,
-  type Run,
-} from "../../../client/src/index.ts";
+import { createRun, getRun, getWorkspace, listOrganizationRuns, listVariables, type Run } from "../../../client/src/index.ts";
 import * as v1Validators from "../../../generated/v1/validators.gen.js";
 import {
   createOrganizationWithToken,
@@ -49,7 +42,11 @@ function runBody(attributes: Record<string, unknown> = {}, configurationVersionI
 }
 
 async function snapshotOf(server: TestServer, runId: string): Promise<{ id: string; document: string; input_digest: string }> {
-  const row = await server.db.knex("runs").join("input_snapshots", "input_snapshots.id", "runs.input_snapshot_id").where("runs.id", runId).first("input_snapshots.id", "input_snapshots.document", "input_snapshots.input_digest");
+  const row = await server.db
+    .knex("runs")
+    .join("input_snapshots", "input_snapshots.id", "runs.input_snapshot_id")
+    .where("runs.id", runId)
+    .first("input_snapshots.id", "input_snapshots.document", "input_snapshots.input_digest");
   assert.ok(row, `no input snapshot for ${runId}`);
   return row;
 }
@@ -109,7 +106,10 @@ testEachServer(create, "pins config_digest, input_digest, the exact OpenTofu ver
 
 testEachServer(create, "accepts auto_apply false and is_destroy false spelled out, and a speculative kind", async (server) => {
   const { token, workspace } = await setUp(server);
-  const explicit = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ auto_apply: false, is_destroy: false }) }), 201)!.data;
+  const explicit = expectStatus(
+    await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ auto_apply: false, is_destroy: false }) }),
+    201,
+  )!.data;
   assert.is(explicit.attributes.auto_apply, false);
   assert.is(explicit.attributes.is_destroy, false);
   const speculative = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ kind: "speculative" }) }), 201)!.data;
@@ -195,9 +195,11 @@ testEachServer(create, "fails 422 RUN_AUTO_APPLY_FORBIDDEN or RUN_DESTROY_FORBID
   assert.ok(code === "RUN_AUTO_APPLY_FORBIDDEN" || code === "RUN_DESTROY_FORBIDDEN", code);
 });
 
-testEachServer(create, "fails 422 DOCUMENT_INVALID at /data/attributes/auto_apply when auto_apply is the string \"true\", and writes nothing", async (server) => {
+testEachServer(create, 'fails 422 DOCUMENT_INVALID at /data/attributes/auto_apply when auto_apply is the string "true", and writes nothing', async (server) => {
   const { token, workspace } = await setUp(server);
-  const result = await expectNothingWritten(server, () => createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ auto_apply: "true" }) as any }));
+  const result = await expectNothingWritten(server, () =>
+    createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ auto_apply: "true" }) as any }),
+  );
   expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer: "/data/attributes/auto_apply" });
 });
 
@@ -209,10 +211,14 @@ testEachServer(create, "fails 422 DOCUMENT_INVALID at /data/attributes/is_destro
 
 testEachServer(create, "fails 422 DOCUMENT_INVALID pointing at an unknown attribute, and writes nothing", async (server) => {
   const { token, workspace } = await setUp(server);
-  const unknown = await expectNothingWritten(server, () => createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ refresh_only: true }) as any }));
+  const unknown = await expectNothingWritten(server, () =>
+    createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ refresh_only: true }) as any }),
+  );
   expectV1Error(unknown, 422, "DOCUMENT_INVALID", { pointer: "/data/attributes/refresh_only" });
   // The TFE spelling is not a v1 member either: it must not slip past as an unknown key.
-  const dashed = await expectNothingWritten(server, () => createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ "auto-apply": true }) as any }));
+  const dashed = await expectNothingWritten(server, () =>
+    createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ "auto-apply": true }) as any }),
+  );
   expectV1Error(dashed, 422, "DOCUMENT_INVALID", { pointer: "/data/attributes/auto-apply" });
 });
 
@@ -244,7 +250,9 @@ testEachServer(create, "fails 422 CONFIGURATION_VERSION_WORKSPACE_MISMATCH for a
   const { organizationName, token, workspace } = await setUp(server);
   const other = await createWorkspace(server, token, organizationName, { name: "other" });
   const foreign = await uploadConfiguration(server, token, other.id);
-  const result = await expectNothingWritten(server, () => createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({}, foreign.configurationVersion.id) }));
+  const result = await expectNothingWritten(server, () =>
+    createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({}, foreign.configurationVersion.id) }),
+  );
   expectV1Error(result, 422, "CONFIGURATION_VERSION_WORKSPACE_MISMATCH", { pointer: "/data/relationships/configuration_version/data/id" });
 });
 
@@ -294,7 +302,10 @@ testEachServer(create, "never lets a sensitive value reach the database in clear
   const sealed = await server.db.knex("snapshot_secrets").where({ handle: dbPassword.value_handle }).first();
   assert.ok(sealed, "the handle has no snapshot secret");
   assert.is(server.services.keys.secrets.openText(sealed.ciphertext), SECRET);
-  assert.equal(fullDocument.variables.find((v: { key: string }) => v.key === "region"), { key: "region", category: "terraform", hcl: false, sensitive: false, value: "eu-west-1" });
+  assert.equal(
+    fullDocument.variables.find((v: { key: string }) => v.key === "region"),
+    { key: "region", category: "terraform", hcl: false, sensitive: false, value: "eu-west-1" },
+  );
 
   // speculative: sensitive variables are absent altogether, and no secret was sealed for it.
   const speculativeText = (await snapshotOf(server, speculative.id)).document;

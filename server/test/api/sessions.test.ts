@@ -24,7 +24,8 @@ const signInPost = (server: TestServer, email: string, password: string) =>
 // Failed password attempts write exactly two things: their audit event and the throttle counts.
 const writeTables = async (server: TestServer) => (await applicationTables(server)).filter((table) => table !== "audit_events" && table !== "auth_throttles");
 
-const failureAudits = (server: TestServer) => server.db.knex("audit_events").whereIn("action", ["session.sign_in_failed", "session.step_up_failed"]).orderBy("created_at").orderBy("id");
+const failureAudits = (server: TestServer) =>
+  server.db.knex("audit_events").whereIn("action", ["session.sign_in_failed", "session.step_up_failed"]).orderBy("created_at").orderBy("id");
 
 // ---------------------------------------------------------------------------------------------
 const bootstrap = suite("bootstrap administrator and sign-in");
@@ -44,23 +45,30 @@ testEachServer(
   { config: { bootstrapAdmin: ADMIN } },
 );
 
-testEachServer(bootstrap, "a wrong password and an unknown email get the same 401 CREDENTIALS_INVALID, write nothing but their audit events, and the audit names no unknown email", async (server) => {
-  const { email, userId } = await createUser(server, { password: "a long enough password" });
-  const tables = await writeTables(server);
-  const wrong = await expectNothingWritten(server, () => signInPost(server, email, "a long enough passworD"), tables);
-  const unknown = await expectNothingWritten(server, () => signInPost(server, "nobody@example.com", "a long enough password"), tables);
-  const a = await errorOf(wrong, 401, "CREDENTIALS_INVALID");
-  const b = await errorOf(unknown, 401, "CREDENTIALS_INVALID");
-  assert.is(a.detail, b.detail);
-  assert.equal(a.source, b.source);
-  assert.is(wrong.headers.get("set-cookie"), null);
-  const audits = await failureAudits(server);
-  assert.equal(audits.map((row: any) => [row.action, row.actor_id, JSON.parse(row.data).refusal]), [
-    ["session.sign_in_failed", userId, "CREDENTIALS_INVALID"],
-    ["session.sign_in_failed", null, "CREDENTIALS_INVALID"],
-  ]);
-  assert.not.ok(JSON.stringify(audits).includes("nobody@example.com"));
-});
+testEachServer(
+  bootstrap,
+  "a wrong password and an unknown email get the same 401 CREDENTIALS_INVALID, write nothing but their audit events, and the audit names no unknown email",
+  async (server) => {
+    const { email, userId } = await createUser(server, { password: "a long enough password" });
+    const tables = await writeTables(server);
+    const wrong = await expectNothingWritten(server, () => signInPost(server, email, "a long enough passworD"), tables);
+    const unknown = await expectNothingWritten(server, () => signInPost(server, "nobody@example.com", "a long enough password"), tables);
+    const a = await errorOf(wrong, 401, "CREDENTIALS_INVALID");
+    const b = await errorOf(unknown, 401, "CREDENTIALS_INVALID");
+    assert.is(a.detail, b.detail);
+    assert.equal(a.source, b.source);
+    assert.is(wrong.headers.get("set-cookie"), null);
+    const audits = await failureAudits(server);
+    assert.equal(
+      audits.map((row: any) => [row.action, row.actor_id, JSON.parse(row.data).refusal]),
+      [
+        ["session.sign_in_failed", userId, "CREDENTIALS_INVALID"],
+        ["session.sign_in_failed", null, "CREDENTIALS_INVALID"],
+      ],
+    );
+    assert.not.ok(JSON.stringify(audits).includes("nobody@example.com"));
+  },
+);
 
 testEachServer(bootstrap, "the cookie is HttpOnly, SameSite=Strict, Path=/ and not Secure over plain HTTP", async (server) => {
   const { email, password } = await createUser(server);
@@ -119,7 +127,11 @@ testEachServer(csrf, "a cookie-authenticated change needs the session's X-CSRF-T
   assert.is((await member.session.request("GET", path)).status, 200);
   assert.is((await member.session.request("POST", path, { body, headers: { Origin: new URL(server.baseUrl).origin } })).status, 201);
   // An API token needs no CSRF token.
-  const viaToken = await fetch(`${server.baseUrl}${path}`, { method: "POST", headers: { Authorization: `Bearer ${org.token}`, "Content-Type": "application/vnd.api+json" }, body: JSON.stringify({ data: { type: "workspaces", attributes: { name: "ws-2" } } }) });
+  const viaToken = await fetch(`${server.baseUrl}${path}`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${org.token}`, "Content-Type": "application/vnd.api+json" },
+    body: JSON.stringify({ data: { type: "workspaces", attributes: { name: "ws-2" } } }),
+  });
   assert.is(viaToken.status, 201);
 });
 
@@ -186,9 +198,16 @@ testEachServer(lifecycle, "malformed and unknown cookies are 401 UNAUTHENTICATED
 
       now = new Date("2026-12-02T10:40:00.000Z");
       const tables = await writeTables(server);
-      const wrong = await expectNothingWritten(server, () => session.request("POST", "/v1/auth/step-up", { body: { data: { type: "step-ups", attributes: { password: "not it at all" } } } }), tables);
+      const wrong = await expectNothingWritten(
+        server,
+        () => session.request("POST", "/v1/auth/step-up", { body: { data: { type: "step-ups", attributes: { password: "not it at all" } } } }),
+        tables,
+      );
       await errorOf(wrong, 403, "STEP_UP_PASSWORD_INVALID");
-      assert.equal((await failureAudits(server)).map((row: any) => [row.action, row.actor_id, JSON.parse(row.data).refusal]), [["session.step_up_failed", session.userId, "STEP_UP_PASSWORD_INVALID"]]);
+      assert.equal(
+        (await failureAudits(server)).map((row: any) => [row.action, row.actor_id, JSON.parse(row.data).refusal]),
+        [["session.step_up_failed", session.userId, "STEP_UP_PASSWORD_INVALID"]],
+      );
       const ok = await session.request("POST", "/v1/auth/step-up", { body: { data: { type: "step-ups", attributes: { password } } } });
       assert.is(ok.status, 200);
       const stepped = (await ok.json()) as any;
@@ -214,22 +233,33 @@ testEachServer(lifecycle, "malformed and unknown cookies are 401 UNAUTHENTICATED
 // ---------------------------------------------------------------------------------------------
 const memberships = suite("memberships");
 
-testEachServer(memberships, "a role applies at its scope: viewers read, operators create runs, a workspace member sees only that workspace, other organizations are 404", async (server) => {
-  const acme = await createOrganizationWithToken(server, "acme", "admin");
-  await createOrganizationWithToken(server, "other", "admin");
-  const ws1 = await createWorkspace(server, acme.token, "acme", { name: "one" });
-  const ws2 = await createWorkspace(server, acme.token, "acme", { name: "two" });
-  const viewer = await signedInMember(server, "acme", "viewer");
-  const scoped = await signedInMember(server, "acme", "operator", { workspace_id: ws1.id });
+testEachServer(
+  memberships,
+  "a role applies at its scope: viewers read, operators create runs, a workspace member sees only that workspace, other organizations are 404",
+  async (server) => {
+    const acme = await createOrganizationWithToken(server, "acme", "admin");
+    await createOrganizationWithToken(server, "other", "admin");
+    const ws1 = await createWorkspace(server, acme.token, "acme", { name: "one" });
+    const ws2 = await createWorkspace(server, acme.token, "acme", { name: "two" });
+    const viewer = await signedInMember(server, "acme", "viewer");
+    const scoped = await signedInMember(server, "acme", "operator", { workspace_id: ws1.id });
 
-  assert.is((await viewer.session.request("GET", `/v1/workspaces/${ws2.id}`)).status, 200);
-  await errorOf(await viewer.session.request("POST", `/v1/workspaces/${ws2.id}/variables`, { body: { data: { type: "variables", attributes: { key: "k", value: "v" } } } }), 403, "FORBIDDEN");
-  await errorOf(await viewer.session.request("GET", "/v1/organizations/other"), 404, "NOT_FOUND");
+    assert.is((await viewer.session.request("GET", `/v1/workspaces/${ws2.id}`)).status, 200);
+    await errorOf(
+      await viewer.session.request("POST", `/v1/workspaces/${ws2.id}/variables`, { body: { data: { type: "variables", attributes: { key: "k", value: "v" } } } }),
+      403,
+      "FORBIDDEN",
+    );
+    await errorOf(await viewer.session.request("GET", "/v1/organizations/other"), 404, "NOT_FOUND");
 
-  assert.is((await scoped.session.request("GET", `/v1/workspaces/${ws1.id}`)).status, 200);
-  assert.is((await scoped.session.request("POST", `/v1/workspaces/${ws1.id}/variables`, { body: { data: { type: "variables", attributes: { key: "k", value: "v" } } } })).status, 201);
-  await errorOf(await scoped.session.request("GET", `/v1/workspaces/${ws2.id}`), 404, "NOT_FOUND");
-});
+    assert.is((await scoped.session.request("GET", `/v1/workspaces/${ws1.id}`)).status, 200);
+    assert.is(
+      (await scoped.session.request("POST", `/v1/workspaces/${ws1.id}/variables`, { body: { data: { type: "variables", attributes: { key: "k", value: "v" } } } })).status,
+      201,
+    );
+    await errorOf(await scoped.session.request("GET", `/v1/workspaces/${ws2.id}`), 404, "NOT_FOUND");
+  },
+);
 
 testEachServer(memberships, "only organization admins add members; duplicates, unknown users and foreign scopes are refused and write nothing", async (server) => {
   await createOrganizationWithToken(server, "acme", "admin");
@@ -238,7 +268,8 @@ testEachServer(memberships, "only organization admins add members; duplicates, u
   const user = await createUser(server);
   const operator = await signedInMember(server, "acme", "operator");
   const admin = await signedInMember(server, "acme", "admin");
-  const post = (attributes: Record<string, unknown>, session = admin.session) => session.request("POST", "/v1/organizations/acme/memberships", { body: { data: { type: "memberships", attributes } } });
+  const post = (attributes: Record<string, unknown>, session = admin.session) =>
+    session.request("POST", "/v1/organizations/acme/memberships", { body: { data: { type: "memberships", attributes } } });
 
   const tables = await writeTables(server);
   await errorOf(await expectNothingWritten(server, () => post({ email: user.email, role: "viewer" }, operator.session), tables), 403, "FORBIDDEN");
@@ -248,7 +279,18 @@ testEachServer(memberships, "only organization admins add members; duplicates, u
   const created = await post({ email: user.email.toUpperCase(), role: "viewer" });
   assert.is(created.status, 201);
   const membership = ((await created.json()) as any).data;
-  assert.equal({ ...membership.attributes, created_at: undefined }, { user_id: user.userId, email: user.email, display_name: user.email.split("@")[0], role: "viewer", scope_kind: "organization", scope_id: membership.attributes.scope_id, created_at: undefined });
+  assert.equal(
+    { ...membership.attributes, created_at: undefined },
+    {
+      user_id: user.userId,
+      email: user.email,
+      display_name: user.email.split("@")[0],
+      role: "viewer",
+      scope_kind: "organization",
+      scope_id: membership.attributes.scope_id,
+      created_at: undefined,
+    },
+  );
   await errorOf(await expectNothingWritten(server, () => post({ email: user.email, role: "admin" }), await writeTables(server)), 409, "MEMBERSHIP_EXISTS");
 
   const list = await admin.session.request("GET", "/v1/organizations/acme/memberships");

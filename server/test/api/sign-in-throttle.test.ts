@@ -31,7 +31,13 @@ function signInFrom(server: TestServer, email: string, password: string, options
         const parsed = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { errors?: Array<{ code: string; meta?: Record<string, unknown> }> };
         const error = parsed.errors?.[0];
         if (error?.meta) delete error.meta.request_id;
-        resolve({ status: res.statusCode ?? 0, retryAfter: (res.headers["retry-after"] as string | undefined) ?? null, code: error?.code ?? null, error: error ?? null, setCookie: (res.headers["set-cookie"] ?? [null])[0] });
+        resolve({
+          status: res.statusCode ?? 0,
+          retryAfter: (res.headers["retry-after"] as string | undefined) ?? null,
+          code: error?.code ?? null,
+          error: error ?? null,
+          setCookie: (res.headers["set-cookie"] ?? [null])[0],
+        });
       });
     });
     req.on("error", reject);
@@ -101,7 +107,17 @@ testEachServer(
     const { email } = await createUser(server);
     const sequence = async (who: string) => {
       const answers: unknown[] = [];
-      for (const [offset, password] of [[0, "a"], [0, "b"], [0, "c"], [0, "d"], [0, "e"], [0, "f"], [500, "g"], [1000, "h"], [1000, "i"]] as const) {
+      for (const [offset, password] of [
+        [0, "a"],
+        [0, "b"],
+        [0, "c"],
+        [0, "d"],
+        [0, "e"],
+        [0, "f"],
+        [500, "g"],
+        [1000, "h"],
+        [1000, "i"],
+      ] as const) {
         at(offset);
         const { status, retryAfter, error, setCookie } = await signInFrom(server, who, password);
         answers.push({ status, retryAfter, error, setCookie });

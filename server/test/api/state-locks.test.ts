@@ -25,16 +25,7 @@ import * as tfeValidators from "../../../generated/tfe/validators.gen.js";
 import { mintRunToken, revokeRunTokens } from "../../src/commands/run-tokens.ts";
 import { lockWorkspaceForRun, unlockWorkspaceForRun } from "../../src/commands/workspace-locks.ts";
 import { isDomainError } from "../../src/domain/errors.ts";
-import {
-  countRows,
-  createOrganizationWithToken,
-  createToken,
-  createWorkspace,
-  expectStatus,
-  expectTfeError,
-  rejection,
-  type SdkResult,
-} from "../support/factories.ts";
+import { countRows, createOrganizationWithToken, createToken, createWorkspace, expectStatus, expectTfeError, rejection, type SdkResult } from "../support/factories.ts";
 import { testEachServer } from "../support/test-server.ts";
 import { MINUTE, setUp, newRun, startApply, stateFile, createWith, expectConflict, expectUnchanged, validWorkspaceDocument, CLI_LOCK_BODY } from "./state-support.ts";
 
@@ -74,7 +65,10 @@ testEachServer(locks, "lock, unlock and force-unlock answer 200 with the workspa
   const forced = validWorkspaceDocument(await forceUnlockWorkspace({ client, path }));
   assert.is(forced.data.attributes.locked, false);
   const events = (await server.services.stores.audit.listByOrganization(f.organizationId)).map((e) => e.action);
-  assert.equal(events.filter((a) => /^workspace\.(force_)?(un)?locked$/.test(a)), ["workspace.locked", "workspace.unlocked", "workspace.locked", "workspace.force_unlocked"]);
+  assert.equal(
+    events.filter((a) => /^workspace\.(force_)?(un)?locked$/.test(a)),
+    ["workspace.locked", "workspace.unlocked", "workspace.locked", "workspace.force_unlocked"],
+  );
 });
 
 testEachServer(locks, "fails 409 with the text the CLI matches: locked by someone (also the caller), locked by User, already unlocked; nothing changes", async (server) => {
@@ -179,7 +173,13 @@ testEachServer(runLocks, "the run's own token: lock is re-entrant (200, no new f
     const unlocked = validWorkspaceDocument(await unlockWorkspace({ client: server.tfe(token), path }));
     assert.is(unlocked.data.attributes.locked, true, "the run keeps its lock until the runner releases it");
   }
-  assert.equal(await server.services.stores.workspaceLocks.current(f.workspaceId), { workspaceId: f.workspaceId, holder: { kind: "run", id: run.id }, fence, reason: "Locked by StackShip for a run", lockedAt: (await server.services.stores.workspaceLocks.current(f.workspaceId))!.lockedAt });
+  assert.equal(await server.services.stores.workspaceLocks.current(f.workspaceId), {
+    workspaceId: f.workspaceId,
+    holder: { kind: "run", id: run.id },
+    fence,
+    reason: "Locked by StackShip for a run",
+    lockedAt: (await server.services.stores.workspaceLocks.current(f.workspaceId))!.lockedAt,
+  });
   assert.is(await server.services.stores.workspaceLocks.lastFence(f.workspaceId), fence, "no new fence");
 
   // Others see the CLI's wording for a run's lock.
@@ -194,7 +194,11 @@ testEachServer(runLocks, "the run's own token: lock is re-entrant (200, no new f
   // Once the runner released it: the apply token neither takes nor releases a lock, the plan token still passes.
   assert.ok(await unlockWorkspaceForRun(server.services, f.workspaceId, run.id));
   await expectUnchanged(server, f.workspaceId, async () => {
-    expectConflict(await lockWorkspace({ client: server.tfe(secret), path, body: CLI_LOCK_BODY as never }), "RUN_TOKEN_LOCK_REQUIRED", "An apply token needs the run to hold the lock");
+    expectConflict(
+      await lockWorkspace({ client: server.tfe(secret), path, body: CLI_LOCK_BODY as never }),
+      "RUN_TOKEN_LOCK_REQUIRED",
+      "An apply token needs the run to hold the lock",
+    );
     expectConflict(await unlockWorkspace({ client: server.tfe(secret), path }), "WORKSPACE_NOT_LOCKED", "Workspace is not locked");
     assert.is(validWorkspaceDocument(await lockWorkspace({ client: server.tfe(planSecret), path })).data.attributes.locked, false, "a plan takes no lock");
     validWorkspaceDocument(await unlockWorkspace({ client: server.tfe(planSecret), path }));
@@ -248,10 +252,22 @@ testEachServer(scope, "a run token reaches its run's organization and workspace 
     ["v1 listWorkspaces", await v1ListWorkspaces({ client: v1, path: { organization_name: f.organizationName } })],
     ["v1 getRun", await v1GetRun({ client: v1, path: { run_id: run.id } })],
     ["v1 createRun", await v1CreateRun({ client: v1, path: { workspace_id: f.workspaceId }, body: { data: { type: "runs" } } })],
-    ["v1 createWorkspace", await v1CreateWorkspace({ client: v1, path: { organization_name: f.organizationName }, body: { data: { type: "workspaces", attributes: { name: "x" } } } })],
-    ["v1 createConfigurationVersion", await v1CreateConfigurationVersion({ client: v1, path: { workspace_id: f.workspaceId }, body: { data: { type: "configuration-versions" } } })],
-    ["v1 createVariable", await v1CreateVariable({ client: v1, path: { workspace_id: f.workspaceId }, body: { data: { type: "variables", attributes: { key: "k", value: "v" } } } })],
-    ["v1 createOrganizationToken", await v1CreateOrganizationToken({ client: v1, path: { organization_name: f.organizationName }, body: { data: { type: "tokens", attributes: { role: "admin" } } } })],
+    [
+      "v1 createWorkspace",
+      await v1CreateWorkspace({ client: v1, path: { organization_name: f.organizationName }, body: { data: { type: "workspaces", attributes: { name: "x" } } } }),
+    ],
+    [
+      "v1 createConfigurationVersion",
+      await v1CreateConfigurationVersion({ client: v1, path: { workspace_id: f.workspaceId }, body: { data: { type: "configuration-versions" } } }),
+    ],
+    [
+      "v1 createVariable",
+      await v1CreateVariable({ client: v1, path: { workspace_id: f.workspaceId }, body: { data: { type: "variables", attributes: { key: "k", value: "v" } } } }),
+    ],
+    [
+      "v1 createOrganizationToken",
+      await v1CreateOrganizationToken({ client: v1, path: { organization_name: f.organizationName }, body: { data: { type: "tokens", attributes: { role: "admin" } } } }),
+    ],
     [
       "tfe createRun",
       await tfeCreateRun({

@@ -17,17 +17,25 @@ import { mintRunToken } from "../../src/commands/run-tokens.ts";
 import { confirmStatePublication, listPendingStateVersions, type StatePublication } from "../../src/commands/state-versions.ts";
 import { lockWorkspaceForRun, unlockWorkspaceForRun } from "../../src/commands/workspace-locks.ts";
 import { isDomainError } from "../../src/domain/errors.ts";
-import {
-  createOrganizationWithToken,
-  createToken,
-  databaseText,
-  expectStatus,
-  expectTfeError,
-  putUpload,
-  rejection,
-} from "../support/factories.ts";
+import { createOrganizationWithToken, createToken, databaseText, expectStatus, expectTfeError, putUpload, rejection } from "../support/factories.ts";
 import { testEachServer } from "../support/test-server.ts";
-import { MINUTE, setUp, newRun, startApply, stateFile, hex, createBody, createWith, writeState, publication, publishState, downloadBytes, expectConflict, expectUnchanged, validWorkspaceDocument } from "./state-support.ts";
+import {
+  MINUTE,
+  setUp,
+  newRun,
+  startApply,
+  stateFile,
+  hex,
+  createBody,
+  createWith,
+  writeState,
+  publication,
+  publishState,
+  downloadBytes,
+  expectConflict,
+  expectUnchanged,
+  validWorkspaceDocument,
+} from "./state-support.ts";
 
 const publishing = suite("state publication through /api/v2");
 
@@ -43,118 +51,127 @@ testEachServer(publishing, "no state yet: current-state-version is 404 and curre
   }
 });
 
-testEachServer(publishing, "create → 201 with absolute signed upload URLs; PUT; pending and not current until confirmed; then current, with the exact bytes and the outputs", async (server) => {
-  const f = await setUp(server);
-  const run = await newRun(server, f);
-  const { fence, secret } = await startApply(server, run);
-  const lineage = "3b4e1d5c-0000-4000-8000-000000000001";
-  const outputs = {
-    endpoint: { sensitive: false, type: "string", value: "https://example.test" },
-    ports: { sensitive: false, type: ["list", "number"], value: [80, 443] },
-    password: { sensitive: true, type: "string", value: "s3cr3t-out-put" },
-  };
-  const bytes = stateFile(1, lineage, outputs);
-  const path = { workspace_id: f.workspaceId };
+testEachServer(
+  publishing,
+  "create → 201 with absolute signed upload URLs; PUT; pending and not current until confirmed; then current, with the exact bytes and the outputs",
+  async (server) => {
+    const f = await setUp(server);
+    const run = await newRun(server, f);
+    const { fence, secret } = await startApply(server, run);
+    const lineage = "3b4e1d5c-0000-4000-8000-000000000001";
+    const outputs = {
+      endpoint: { sensitive: false, type: "string", value: "https://example.test" },
+      ports: { sensitive: false, type: ["list", "number"], value: [80, 443] },
+      password: { sensitive: true, type: "string", value: "s3cr3t-out-put" },
+    };
+    const bytes = stateFile(1, lineage, outputs);
+    const path = { workspace_id: f.workspaceId };
 
-  const created = await createWith(server, secret, f.workspaceId, bytes, 1, lineage, { runId: run.id, outputs });
-  const document = expectStatus(created, 201)!;
-  assert.ok(tfeValidators.createStateVersionResponse201(document), JSON.stringify(tfeValidators.createStateVersionResponse201.errors));
-  const sv = document.data;
-  assert.match(sv.id, /^sv-[0-9a-z]{16}$/);
-  assert.is(sv.attributes.status, "pending");
-  assert.is(sv.attributes.serial, 1);
-  assert.is(sv.attributes.fence, fence);
-  assert.equal(sv.relationships.run.data, { type: "runs", id: run.id });
-  for (const url of [sv.attributes["hosted-state-upload-url"]!, sv.attributes["hosted-json-state-upload-url"]!]) {
-    assert.ok(url.startsWith(`${server.baseUrl}/api/v2/uploads/`), url);
-  }
-  assert.is.not(sv.attributes["hosted-state-upload-url"], sv.attributes["hosted-json-state-upload-url"]);
-  assert.match(sv.attributes["created-at"], /Z$/);
+    const created = await createWith(server, secret, f.workspaceId, bytes, 1, lineage, { runId: run.id, outputs });
+    const document = expectStatus(created, 201)!;
+    assert.ok(tfeValidators.createStateVersionResponse201(document), JSON.stringify(tfeValidators.createStateVersionResponse201.errors));
+    const sv = document.data;
+    assert.match(sv.id, /^sv-[0-9a-z]{16}$/);
+    assert.is(sv.attributes.status, "pending");
+    assert.is(sv.attributes.serial, 1);
+    assert.is(sv.attributes.fence, fence);
+    assert.equal(sv.relationships.run.data, { type: "runs", id: run.id });
+    for (const url of [sv.attributes["hosted-state-upload-url"]!, sv.attributes["hosted-json-state-upload-url"]!]) {
+      assert.ok(url.startsWith(`${server.baseUrl}/api/v2/uploads/`), url);
+    }
+    assert.is.not(sv.attributes["hosted-state-upload-url"], sv.attributes["hosted-json-state-upload-url"]);
+    assert.match(sv.attributes["created-at"], /Z$/);
 
-  // The two PUTs, concurrently and without Authorization, as the CLI does them.
-  const [state, json] = await Promise.all([
-    putUpload(sv.attributes["hosted-state-upload-url"]!, bytes),
-    putUpload(sv.attributes["hosted-json-state-upload-url"]!, Buffer.from('{"format_version":"1.0","values":{}}')),
-  ]);
-  assert.is(state.status, 204);
-  assert.is(json.status, 204);
-  const shown = expectStatus(await getStateVersion({ client: server.tfe(secret), path: { state_version_id: sv.id } }), 200)!;
-  assert.ok(tfeValidators.getStateVersionResponse200(shown));
-  assert.is(shown.data.attributes.status, "pending");
-  assert.is(shown.data.attributes.sha256, hex("sha256", bytes));
-  assert.is(shown.data.attributes["hosted-state-upload-url"], undefined);
+    // The two PUTs, concurrently and without Authorization, as the CLI does them.
+    const [state, json] = await Promise.all([
+      putUpload(sv.attributes["hosted-state-upload-url"]!, bytes),
+      putUpload(sv.attributes["hosted-json-state-upload-url"]!, Buffer.from('{"format_version":"1.0","values":{}}')),
+    ]);
+    assert.is(state.status, 204);
+    assert.is(json.status, 204);
+    const shown = expectStatus(await getStateVersion({ client: server.tfe(secret), path: { state_version_id: sv.id } }), 200)!;
+    assert.ok(tfeValidators.getStateVersionResponse200(shown));
+    assert.is(shown.data.attributes.status, "pending");
+    assert.is(shown.data.attributes.sha256, hex("sha256", bytes));
+    assert.is(shown.data.attributes["hosted-state-upload-url"], undefined);
 
-  // Stored encrypted: no artifact file holds the plaintext.
-  const files = await storedArtifactKeys(server, "state-versions/");
-  assert.is(files.length, 1);
-  const sealed = await storedObject(server, files[0]);
-  assert.not.ok(sealed.includes(Buffer.from(lineage)), "state must be stored encrypted");
-  assert.not.ok(sealed.includes(Buffer.from("s3cr3t-out-put")));
+    // Stored encrypted: no artifact file holds the plaintext.
+    const files = await storedArtifactKeys(server, "state-versions/");
+    assert.is(files.length, 1);
+    const sealed = await storedObject(server, files[0]);
+    assert.not.ok(sealed.includes(Buffer.from(lineage)), "state must be stored encrypted");
+    assert.not.ok(sealed.includes(Buffer.from("s3cr3t-out-put")));
 
-  // Pending: not current, no outputs; only the run itself may read its pending bytes.
-  expectTfeError(await getCurrentStateVersion({ client: server.tfe(f.token), path }), 404, "not found");
-  assert.equal(expectStatus(await listCurrentStateVersionOutputs({ client: server.tfe(f.token), path }), 200)!.data, []);
-  const own = await downloadBytes(server, secret, sv.id);
-  assert.is(own.result.response.status, 200);
-  assert.ok(own.bytes?.equals(bytes));
-  const { secret: otherRunSecret } = await mintRunToken(server.services, await newRun(server, f), "plan", MINUTE);
-  expectTfeError((await downloadBytes(server, otherRunSecret, sv.id)).result, 403, "Permission denied");
-  // A person never reads an unpublished upload through this route, even with state:read.
-  const unpublished = expectTfeError((await downloadBytes(server, f.token, sv.id)).result, 403, "Permission denied");
-  assert.match(unpublished.detail!, /emergency-state/);
-  assert.equal((await listPendingStateVersions(server.services, run.id)).map((v) => v.id), [sv.id]);
+    // Pending: not current, no outputs; only the run itself may read its pending bytes.
+    expectTfeError(await getCurrentStateVersion({ client: server.tfe(f.token), path }), 404, "not found");
+    assert.equal(expectStatus(await listCurrentStateVersionOutputs({ client: server.tfe(f.token), path }), 200)!.data, []);
+    const own = await downloadBytes(server, secret, sv.id);
+    assert.is(own.result.response.status, 200);
+    assert.ok(own.bytes?.equals(bytes));
+    const { secret: otherRunSecret } = await mintRunToken(server.services, await newRun(server, f), "plan", MINUTE);
+    expectTfeError((await downloadBytes(server, otherRunSecret, sv.id)).result, 403, "Permission denied");
+    // A person never reads an unpublished upload through this route, even with state:read.
+    const unpublished = expectTfeError((await downloadBytes(server, f.token, sv.id)).result, 403, "Permission denied");
+    assert.match(unpublished.detail!, /emergency-state/);
+    assert.equal(
+      (await listPendingStateVersions(server.services, run.id)).map((v) => v.id),
+      [sv.id],
+    );
 
-  // The runner confirms after a successful apply.
-  const published = await confirmStatePublication(server.services, publication(run, sv.id, bytes, 1, lineage, fence));
-  assert.is(published.status, "finalized");
-  assert.ok(published.publishedAt);
-  assert.equal(await listPendingStateVersions(server.services, run.id), []);
+    // The runner confirms after a successful apply.
+    const published = await confirmStatePublication(server.services, publication(run, sv.id, bytes, 1, lineage, fence));
+    assert.is(published.status, "finalized");
+    assert.ok(published.publishedAt);
+    assert.equal(await listPendingStateVersions(server.services, run.id), []);
 
-  for (const token of [secret, f.token]) {
-    const current = expectStatus(await getCurrentStateVersion({ client: server.tfe(token), path }), 200)!;
-    assert.ok(tfeValidators.getCurrentStateVersionResponse200(current), JSON.stringify(tfeValidators.getCurrentStateVersionResponse200.errors));
-    assert.is(current.data.id, sv.id);
-    assert.is(current.data.attributes.status, "finalized");
-    assert.is(current.data.attributes["hosted-state-download-url"], `/api/v2/state-versions/${sv.id}/download`);
-    assert.is(current.data.attributes["published-at"], published.publishedAt);
-  }
-  // The download URL is relative to the server; the CLI sends its token there. Byte for byte.
-  const download = await fetch(`${server.baseUrl}/api/v2/state-versions/${sv.id}/download`, { headers: { Authorization: `Bearer ${otherRunSecret}`, Accept: "application/json" } });
-  assert.is(download.status, 200);
-  assert.ok(Buffer.from(await download.arrayBuffer()).equals(bytes), "the exact uploaded bytes");
-  // People read published state (`tofu state pull`) with state:read, audited; a viewer has no state:read.
-  const person = await downloadBytes(server, f.token, sv.id);
-  assert.is(person.result.response.status, 200);
-  assert.ok(person.bytes?.equals(bytes));
-  const audit = await server.db.knex("audit_events").where({ action: "state_version.downloaded", target_id: sv.id });
-  assert.is(audit.length, 1);
-  const viewer = await createToken(server, f.token, f.organizationName, "viewer");
-  const refused = expectTfeError((await downloadBytes(server, viewer.token, sv.id)).result, 403, "Permission denied");
-  assert.match(refused.detail!, /state:read/);
-  expectTfeError((await downloadBytes(server, undefined, sv.id)).result, 401, "unauthorized");
+    for (const token of [secret, f.token]) {
+      const current = expectStatus(await getCurrentStateVersion({ client: server.tfe(token), path }), 200)!;
+      assert.ok(tfeValidators.getCurrentStateVersionResponse200(current), JSON.stringify(tfeValidators.getCurrentStateVersionResponse200.errors));
+      assert.is(current.data.id, sv.id);
+      assert.is(current.data.attributes.status, "finalized");
+      assert.is(current.data.attributes["hosted-state-download-url"], `/api/v2/state-versions/${sv.id}/download`);
+      assert.is(current.data.attributes["published-at"], published.publishedAt);
+    }
+    // The download URL is relative to the server; the CLI sends its token there. Byte for byte.
+    const download = await fetch(`${server.baseUrl}/api/v2/state-versions/${sv.id}/download`, {
+      headers: { Authorization: `Bearer ${otherRunSecret}`, Accept: "application/json" },
+    });
+    assert.is(download.status, 200);
+    assert.ok(Buffer.from(await download.arrayBuffer()).equals(bytes), "the exact uploaded bytes");
+    // People read published state (`tofu state pull`) with state:read, audited; a viewer has no state:read.
+    const person = await downloadBytes(server, f.token, sv.id);
+    assert.is(person.result.response.status, 200);
+    assert.ok(person.bytes?.equals(bytes));
+    const audit = await server.db.knex("audit_events").where({ action: "state_version.downloaded", target_id: sv.id });
+    assert.is(audit.length, 1);
+    const viewer = await createToken(server, f.token, f.organizationName, "viewer");
+    const refused = expectTfeError((await downloadBytes(server, viewer.token, sv.id)).result, 403, "Permission denied");
+    assert.match(refused.detail!, /state:read/);
+    expectTfeError((await downloadBytes(server, undefined, sv.id)).result, 401, "unauthorized");
 
-  const listed = expectStatus(await listCurrentStateVersionOutputs({ client: server.tfe(f.token), path }), 200)!;
-  assert.ok(tfeValidators.listCurrentStateVersionOutputsResponse200(listed), JSON.stringify(tfeValidators.listCurrentStateVersionOutputsResponse200.errors));
-  assert.equal(
-    listed.data.map((o) => o.attributes),
-    [
-      { name: "endpoint", sensitive: false, type: "string", value: "https://example.test", "detailed-type": "string" },
-      { name: "password", sensitive: true, type: "string", value: null, "detailed-type": "string" },
-      { name: "ports", sensitive: false, type: "list", value: [80, 443], "detailed-type": ["list", "number"] },
-    ],
-  );
-  const password = listed.data[1];
-  const single = expectStatus(await getStateVersionOutput({ client: server.tfe(f.token), path: { state_version_output_id: password.id } }), 200)!;
-  assert.ok(tfeValidators.getStateVersionOutputResponse200(single));
-  assert.equal(single.data, password);
-  expectTfeError(await getStateVersionOutput({ client: server.tfe(f.token), path: { state_version_output_id: `svo-${"0".repeat(16)}-0` } }), 404, "not found");
-  assert.not.ok((await databaseText(server)).includes("s3cr3t-out-put"), "a sensitive output value is never stored");
+    const listed = expectStatus(await listCurrentStateVersionOutputs({ client: server.tfe(f.token), path }), 200)!;
+    assert.ok(tfeValidators.listCurrentStateVersionOutputsResponse200(listed), JSON.stringify(tfeValidators.listCurrentStateVersionOutputsResponse200.errors));
+    assert.equal(
+      listed.data.map((o) => o.attributes),
+      [
+        { name: "endpoint", sensitive: false, type: "string", value: "https://example.test", "detailed-type": "string" },
+        { name: "password", sensitive: true, type: "string", value: null, "detailed-type": "string" },
+        { name: "ports", sensitive: false, type: "list", value: [80, 443], "detailed-type": ["list", "number"] },
+      ],
+    );
+    const password = listed.data[1];
+    const single = expectStatus(await getStateVersionOutput({ client: server.tfe(f.token), path: { state_version_output_id: password.id } }), 200)!;
+    assert.ok(tfeValidators.getStateVersionOutputResponse200(single));
+    assert.equal(single.data, password);
+    expectTfeError(await getStateVersionOutput({ client: server.tfe(f.token), path: { state_version_output_id: `svo-${"0".repeat(16)}-0` } }), 404, "not found");
+    assert.not.ok((await databaseText(server)).includes("s3cr3t-out-put"), "a sensitive output value is never stored");
 
-  const events = (await server.services.stores.audit.listByOrganization(f.organizationId)).map((e) => e.action).filter((a) => a.startsWith("state_version."));
-  assert.equal(events, ["state_version.created", "state_version.uploaded", "state_version.published", "state_version.downloaded"]);
-  const again = await rejection(confirmStatePublication(server.services, publication(run, sv.id, bytes, 1, lineage, fence)));
-  assert.ok(isDomainError(again, "STATE_VERSION_NOT_PENDING"), String(again));
-});
+    const events = (await server.services.stores.audit.listByOrganization(f.organizationId)).map((e) => e.action).filter((a) => a.startsWith("state_version."));
+    assert.equal(events, ["state_version.created", "state_version.uploaded", "state_version.published", "state_version.downloaded"]);
+    const again = await rejection(confirmStatePublication(server.services, publication(run, sv.id, bytes, 1, lineage, fence)));
+    assert.ok(isDomainError(again, "STATE_VERSION_NOT_PENDING"), String(again));
+  },
+);
 
 testEachServer(publishing, "without relationships.run (no TFE_RUN_ID) the version is still linked to the token's run", async (server) => {
   const f = await setUp(server);
@@ -172,7 +189,11 @@ testEachServer(publishing, "serial must increase and the lineage must stay (forc
   await publishState(server, run, secret, fence, stateFile(3, "lineage-a"), 3, "lineage-a");
   await expectUnchanged(server, f.workspaceId, async () => {
     for (const serial of [3, 2, 0]) {
-      const error = expectConflict(await createWith(server, secret, f.workspaceId, stateFile(serial, "lineage-a"), serial, "lineage-a", { runId: run.id }), "STATE_VERSION_SERIAL_NOT_INCREASING", "State serial must increase");
+      const error = expectConflict(
+        await createWith(server, secret, f.workspaceId, stateFile(serial, "lineage-a"), serial, "lineage-a", { runId: run.id }),
+        "STATE_VERSION_SERIAL_NOT_INCREASING",
+        "State serial must increase",
+      );
       assert.match(error.detail!, /greater than the current state's serial 3/);
     }
     for (const force of [false, true]) {
@@ -198,7 +219,11 @@ testEachServer(refusals, "a plan-phase token, a user API token, and a relationsh
   const other = await newRun(server, f);
   const bytes = stateFile(1, "lineage-a");
   await expectUnchanged(server, f.workspaceId, async () => {
-    const phase = expectConflict(await createWith(server, plan, f.workspaceId, bytes, 1, "lineage-a", { runId: run.id }), "STATE_VERSION_PHASE_FORBIDDEN", "Only the apply phase may write state");
+    const phase = expectConflict(
+      await createWith(server, plan, f.workspaceId, bytes, 1, "lineage-a", { runId: run.id }),
+      "STATE_VERSION_PHASE_FORBIDDEN",
+      "Only the apply phase may write state",
+    );
     assert.match(phase.detail!, /plan phase/);
     const user = expectConflict(await createWith(server, f.token, f.workspaceId, bytes, 1, "lineage-a"), "STATE_VERSION_RUN_REQUIRED", "State is published only by an apply");
     assert.match(user.detail!, /state push/);
@@ -239,43 +264,55 @@ testEachServer(refusals, "an apply token of a run that no longer holds the lock:
   const { secret } = await startApply(server, run);
   assert.ok(await unlockWorkspaceForRun(server.services, f.workspaceId, run.id));
   await expectUnchanged(server, f.workspaceId, async () => {
-    const error = expectConflict(await createWith(server, secret, f.workspaceId, stateFile(1, "l"), 1, "l", { runId: run.id }), "STATE_VERSION_LOCK_REQUIRED", "Run does not hold the workspace lock");
+    const error = expectConflict(
+      await createWith(server, secret, f.workspaceId, stateFile(1, "l"), 1, "l", { runId: run.id }),
+      "STATE_VERSION_LOCK_REQUIRED",
+      "Run does not hold the workspace lock",
+    );
     assert.match(error.detail!, /not locked/);
   });
 });
 
-testEachServer(refusals, "a stale fence: the lock released and taken again (by another run, by a person, by the same run) refuses the old token; a new token works", async (server) => {
-  const f = await setUp(server);
-  const a = await newRun(server, f);
-  const b = await newRun(server, f);
-  const { fence: first, secret: stale } = await startApply(server, a);
-  const path = { workspace_id: f.workspaceId };
-  const bytes = stateFile(1, "lineage-a");
+testEachServer(
+  refusals,
+  "a stale fence: the lock released and taken again (by another run, by a person, by the same run) refuses the old token; a new token works",
+  async (server) => {
+    const f = await setUp(server);
+    const a = await newRun(server, f);
+    const b = await newRun(server, f);
+    const { fence: first, secret: stale } = await startApply(server, a);
+    const path = { workspace_id: f.workspaceId };
+    const bytes = stateFile(1, "lineage-a");
 
-  // An administrator force-unlocks; run b takes the lock.
-  validWorkspaceDocument(await forceUnlockWorkspace({ client: server.tfe(f.token), path }));
-  const second = await lockWorkspaceForRun(server.services, f.workspaceId, b.id);
-  assert.is(second, first + 1);
-  await expectUnchanged(server, f.workspaceId, async () => {
-    const error = expectConflict(await createWith(server, stale, f.workspaceId, bytes, 1, "lineage-a", { runId: a.id }), "STATE_VERSION_FENCE_STALE", "Stale workspace lock fence");
-    assert.match(error.detail!, new RegExp(`fence ${first}.*fence ${second}, held by Run ${b.id}`));
-  });
-  // A person holds it.
-  await unlockWorkspaceForRun(server.services, f.workspaceId, b.id);
-  validWorkspaceDocument(await lockWorkspace({ client: server.tfe(f.token), path }));
-  await expectUnchanged(server, f.workspaceId, async () => {
-    expectConflict(await createWith(server, stale, f.workspaceId, bytes, 1, "lineage-a"), "STATE_VERSION_FENCE_STALE", "Stale workspace lock fence");
-  });
-  // The same run re-acquires: the old token's fence is still stale.
-  validWorkspaceDocument(await unlockWorkspace({ client: server.tfe(f.token), path }));
-  const third = await lockWorkspaceForRun(server.services, f.workspaceId, a.id);
-  await expectUnchanged(server, f.workspaceId, async () => {
-    expectConflict(await createWith(server, stale, f.workspaceId, bytes, 1, "lineage-a", { runId: a.id }), "STATE_VERSION_FENCE_STALE", "Stale workspace lock fence");
-  });
-  const { secret: fresh } = await mintRunToken(server.services, a, "apply", MINUTE);
-  const published = await publishState(server, a, fresh, third, bytes, 1, "lineage-a");
-  assert.is(published.fence, third);
-});
+    // An administrator force-unlocks; run b takes the lock.
+    validWorkspaceDocument(await forceUnlockWorkspace({ client: server.tfe(f.token), path }));
+    const second = await lockWorkspaceForRun(server.services, f.workspaceId, b.id);
+    assert.is(second, first + 1);
+    await expectUnchanged(server, f.workspaceId, async () => {
+      const error = expectConflict(
+        await createWith(server, stale, f.workspaceId, bytes, 1, "lineage-a", { runId: a.id }),
+        "STATE_VERSION_FENCE_STALE",
+        "Stale workspace lock fence",
+      );
+      assert.match(error.detail!, new RegExp(`fence ${first}.*fence ${second}, held by Run ${b.id}`));
+    });
+    // A person holds it.
+    await unlockWorkspaceForRun(server.services, f.workspaceId, b.id);
+    validWorkspaceDocument(await lockWorkspace({ client: server.tfe(f.token), path }));
+    await expectUnchanged(server, f.workspaceId, async () => {
+      expectConflict(await createWith(server, stale, f.workspaceId, bytes, 1, "lineage-a"), "STATE_VERSION_FENCE_STALE", "Stale workspace lock fence");
+    });
+    // The same run re-acquires: the old token's fence is still stale.
+    validWorkspaceDocument(await unlockWorkspace({ client: server.tfe(f.token), path }));
+    const third = await lockWorkspaceForRun(server.services, f.workspaceId, a.id);
+    await expectUnchanged(server, f.workspaceId, async () => {
+      expectConflict(await createWith(server, stale, f.workspaceId, bytes, 1, "lineage-a", { runId: a.id }), "STATE_VERSION_FENCE_STALE", "Stale workspace lock fence");
+    });
+    const { secret: fresh } = await mintRunToken(server.services, a, "apply", MINUTE);
+    const published = await publishState(server, a, fresh, third, bytes, 1, "lineage-a");
+    assert.is(published.fence, third);
+  },
+);
 
 testEachServer(refusals, "confirmStatePublication refuses any mismatch, a stale fence and a version without bytes, and changes nothing", async (server) => {
   const f = await setUp(server);
@@ -322,7 +359,10 @@ testEachServer(refusals, "confirmStatePublication refuses any mismatch, a stale 
     assert.ok(isDomainError(stale, "STATE_VERSION_FENCE_STALE"), String(stale));
   });
   expectTfeError(await getCurrentStateVersion({ client: server.tfe(f.token), path: { workspace_id: f.workspaceId } }), 404, "not found");
-  assert.equal((await listPendingStateVersions(server.services, run.id)).map((v) => v.id), [sv.id, empty.id]);
+  assert.equal(
+    (await listPendingStateVersions(server.services, run.id)).map((v) => v.id),
+    [sv.id, empty.id],
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -392,7 +432,6 @@ testEachServer(
   },
   { clock: () => new Date(clock.now) },
 );
-
 
 publishing.run();
 refusals.run();

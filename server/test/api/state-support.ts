@@ -3,13 +3,8 @@
 // state files and their create bodies, and the checks that a refusal changed nothing.
 import { createHash } from "node:crypto";
 import * as assert from "uvu/assert";
-import {
-  createRun as v1CreateRun,
-} from "../../../client/src/index.ts";
-import {
-  createStateVersion,
-  downloadStateVersion,
-} from "../../../generated/tfe/client/index.ts";
+import { createRun as v1CreateRun } from "../../../client/src/index.ts";
+import { createStateVersion, downloadStateVersion } from "../../../generated/tfe/client/index.ts";
 import * as tfeValidators from "../../../generated/tfe/validators.gen.js";
 import { mintRunToken } from "../../src/commands/run-tokens.ts";
 import { confirmStatePublication, type StatePublication } from "../../src/commands/state-versions.ts";
@@ -96,7 +91,15 @@ export function createBody(bytes: Buffer, serial: number, lineage: string, optio
   };
 }
 
-export function createWith(server: TestServer, secret: string | undefined, workspaceId: string, bytes: Buffer, serial: number, lineage: string, options: Parameters<typeof createBody>[3] = {}) {
+export function createWith(
+  server: TestServer,
+  secret: string | undefined,
+  workspaceId: string,
+  bytes: Buffer,
+  serial: number,
+  lineage: string,
+  options: Parameters<typeof createBody>[3] = {},
+) {
   return createStateVersion({ client: server.tfe(secret), path: { workspace_id: workspaceId }, body: createBody(bytes, serial, lineage, options) });
 }
 
@@ -116,7 +119,16 @@ export function publication(run: Run, stateVersionId: string, bytes: Buffer, ser
   return { runId: run.id, stateVersionId, serial, lineage, sha256: hex("sha256", bytes), fence };
 }
 
-export async function publishState(server: TestServer, run: Run, secret: string, fence: number, bytes: Buffer, serial: number, lineage: string, outputs?: unknown): Promise<StateVersion> {
+export async function publishState(
+  server: TestServer,
+  run: Run,
+  secret: string,
+  fence: number,
+  bytes: Buffer,
+  serial: number,
+  lineage: string,
+  outputs?: unknown,
+): Promise<StateVersion> {
   const created = await writeState(server, secret, run, bytes, serial, lineage, outputs);
   return confirmStatePublication(server.services, publication(run, created.id, bytes, serial, lineage, fence));
 }
@@ -135,7 +147,14 @@ export function expectConflict(result: SdkResult, code: string, title: string): 
 
 /** Snapshot of everything a refusal must leave unchanged: state rows, the lock, the current state. */
 export async function stateSnapshot(server: TestServer, workspaceId: string) {
-  const rows = await Promise.all(STATE_TABLES.map((table) => server.db.knex(table).select("*").orderBy(table === "workspace_locks" || table === "workspace_lock_fences" ? "workspace_id" : "id")));
+  const rows = await Promise.all(
+    STATE_TABLES.map((table) =>
+      server.db
+        .knex(table)
+        .select("*")
+        .orderBy(table === "workspace_locks" || table === "workspace_lock_fences" ? "workspace_id" : "id"),
+    ),
+  );
   return {
     rows: JSON.parse(JSON.stringify(rows)) as unknown,
     counts: await countRows(server, [...STATE_TABLES, "audit_events"]),
@@ -160,4 +179,3 @@ export function validWorkspaceDocument(result: SdkResult): { data: { id: string;
 
 /** The body the CLI sends with `POST …/actions/lock`: a JSON:API document whose type is empty. */
 export const CLI_LOCK_BODY = { data: { type: "", attributes: { reason: "Locked by OpenTofu" } } };
-

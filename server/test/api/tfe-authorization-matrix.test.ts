@@ -228,7 +228,10 @@ testEachServer(matrix, "every /api/v2 operation × anonymous/other-org/viewer/op
   // A published state version with an output, and a run whose plan has a log URL.
   const seeded = await seedRunIn(server, org.token, workspace.id);
   const published = (await server.services.stores.stateVersions.listByWorkspace(workspace.id)).find((v) => v.status === "finalized")!;
-  await server.db.knex("state_versions").where({ id: published.id }).update({ json_outputs: JSON.stringify([{ name: "greeting", sensitive: false, type: "string", value: "hi" }]) });
+  await server.db
+    .knex("state_versions")
+    .where({ id: published.id })
+    .update({ json_outputs: JSON.stringify([{ name: "greeting", sensitive: false, type: "string", value: "hi" }]) });
   const plan = await fetch(`${server.baseUrl}/api/v2/plans/${seeded.run.id.replace(/^run-/, "plan-")}`, { headers: { Authorization: `Bearer ${org.token}` } });
   const logReadUrl = ((await plan.json()) as { data: { attributes: { "log-read-url": string } } }).data.attributes["log-read-url"];
   const world: World = {

@@ -31,7 +31,13 @@ function planJsonOf(bytes: number): Buffer {
   const changes: string[] = [];
   let size = 0;
   for (let i = 0; size < bytes; i++) {
-    const change = JSON.stringify({ address: `terraform_data.r${i}`, mode: "managed", type: "terraform_data", name: `r${i}`, change: { actions: ["create"], before: null, after: { input: randomBytes(48).toString("hex"), n: i } } });
+    const change = JSON.stringify({
+      address: `terraform_data.r${i}`,
+      mode: "managed",
+      type: "terraform_data",
+      name: `r${i}`,
+      change: { actions: ["create"], before: null, after: { input: randomBytes(48).toString("hex"), n: i } },
+    });
     changes.push(change);
     size += change.length + 1;
   }
@@ -251,12 +257,18 @@ testEachServer(test, "a descriptor size mismatch is refused before the first byt
   const planJson = planJsonOf(16 * 1024 * 1024 + 7);
   const sized = await runWithPlanJson(server, admin, workspace.id, planJson);
   for (const delta of [-1, 1]) {
-    await server.db.knex("artifacts").where({ artifact_key: sized.stored.key }).update({ size_bytes: planJson.length + delta });
+    await server.db
+      .knex("artifacts")
+      .where({ artifact_key: sized.stored.key })
+      .update({ size_bytes: planJson.length + delta });
     await expectUnavailable(await get(server, token, sized.planId), sized.planId);
   }
 
   const digested = await runWithPlanJson(server, admin, workspace.id, planJson);
-  await server.db.knex("artifacts").where({ artifact_key: digested.stored.key }).update({ sha256: sha256("something else") });
+  await server.db
+    .knex("artifacts")
+    .where({ artifact_key: digested.stored.key })
+    .update({ sha256: sha256("something else") });
   const response = await get(server, token, digested.planId);
   assert.is(response.status, 200);
   const { bytes, failed } = await drain(response);
@@ -278,9 +290,21 @@ testEachServer(test, "missing, another workspace's token, another organization's
   const theirs = await runWithPlanJson(server, admin, other.id, planJson);
 
   // A token with run:read on the other workspace only.
-  const principal = await server.services.stores.principals.createPrincipal({ kind: "api_token", organizationId: (await server.services.stores.organizations.getByName(organizationName))!.id, name: "other-ws", createdAt: new Date() });
+  const principal = await server.services.stores.principals.createPrincipal({
+    kind: "api_token",
+    organizationId: (await server.services.stores.organizations.getByName(organizationName))!.id,
+    name: "other-ws",
+    createdAt: new Date(),
+  });
   const secret = `ss1.${randomBytes(32).toString("base64url")}`;
-  await server.services.stores.tokens.createToken({ principalId: principal.id, organizationId: principal.organizationId, role: null, description: null, tokenHash: hashTokenSecret(secret), createdAt: new Date() });
+  await server.services.stores.tokens.createToken({
+    principalId: principal.id,
+    organizationId: principal.organizationId,
+    role: null,
+    description: null,
+    tokenHash: hashTokenSecret(secret),
+    createdAt: new Date(),
+  });
   await server.services.stores.grants.grant({ principalId: principal.id, scopeKind: "workspace", scopeId: other.id, permission: "run:read", createdAt: new Date() });
   const theirsResponse = await get(server, secret, theirs.planId);
   assert.is(theirsResponse.status, 200, "the workspace token reads its own workspace's plan JSON");
@@ -360,7 +384,6 @@ test("through prism: a plan JSON and the unavailable answer conform to spec/tfe 
     if (proxy.violations.length > 0) throw new Error(`${describeViolations(proxy)}${failure instanceof Error ? `\n--- the case's own failure ---\n${failure.message}` : ""}`);
     // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what was caught, as it was
     if (failure) throw failure;
-  }),
-);
+  }));
 
 test.run();

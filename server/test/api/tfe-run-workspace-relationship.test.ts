@@ -32,7 +32,10 @@ testEachServer(test, "data: null and an empty id are refused 422 DOCUMENT_INVALI
   // The real workspace is accepted past validation (it has no configuration version yet: not a 422 DOCUMENT_INVALID on the relationship).
   const named = await post({ type: "workspaces", id: workspace.id });
   const body = await named.json();
-  assert.not.ok(body.errors?.some((e: any) => e.source?.pointer?.startsWith("/data/relationships/workspace")), JSON.stringify(body));
+  assert.not.ok(
+    body.errors?.some((e: any) => e.source?.pointer?.startsWith("/data/relationships/workspace")),
+    JSON.stringify(body),
+  );
 });
 
 test.run();

@@ -31,7 +31,13 @@ const cv = suite("configuration versions (tfe)");
 
 testEachServer(cv, "creates a speculative version with an absolute upload URL; uploaded synchronously; a run on it is speculative", async (server) => {
   const { token, workspace } = await setUp(server);
-  const created = await api(server, token, "POST", `/workspaces/${workspace.id}/configuration-versions`, JSON.stringify({ data: { type: "configuration-versions", attributes: { "auto-queue-runs": false, speculative: true, provisional: false } } }));
+  const created = await api(
+    server,
+    token,
+    "POST",
+    `/workspaces/${workspace.id}/configuration-versions`,
+    JSON.stringify({ data: { type: "configuration-versions", attributes: { "auto-queue-runs": false, speculative: true, provisional: false } } }),
+  );
   assert.is(created.status, 201, JSON.stringify(created.json));
   const version = created.json.data;
   assert.is(version.type, "configuration-versions");
@@ -47,13 +53,19 @@ testEachServer(cv, "creates a speculative version with an absolute upload URL; u
   assert.is(shown.json.data.attributes["upload-url"], null);
 
   // The CLI never sends plan-only: the speculative version decides.
-  const run = await api(server, token, "POST", "/runs", JSON.stringify({
-    data: {
-      type: "runs",
-      attributes: { "auto-apply": false, refresh: true, "save-plan": false },
-      relationships: { workspace: { data: { type: "workspaces", id: workspace.id } }, "configuration-version": { data: { type: "configuration-versions", id: version.id } } },
-    },
-  }));
+  const run = await api(
+    server,
+    token,
+    "POST",
+    "/runs",
+    JSON.stringify({
+      data: {
+        type: "runs",
+        attributes: { "auto-apply": false, refresh: true, "save-plan": false },
+        relationships: { workspace: { data: { type: "workspaces", id: workspace.id } }, "configuration-version": { data: { type: "configuration-versions", id: version.id } } },
+      },
+    }),
+  );
   assert.is(run.status, 201, JSON.stringify(run.json));
   assert.is(run.json.data.attributes["plan-only"], true);
   assert.is((await server.services.stores.runs.getById(run.json.data.id))?.kind, "speculative");
@@ -61,13 +73,40 @@ testEachServer(cv, "creates a speculative version with an absolute upload URL; u
 
 testEachServer(cv, "refuses -target, -refresh-only and malformed variables with 422 invalid_document instead of dropping them, and writes no run", async (server) => {
   const { token, workspace } = await setUp(server);
-  const created = await api(server, token, "POST", `/workspaces/${workspace.id}/configuration-versions`, JSON.stringify({ data: { type: "configuration-versions", attributes: { speculative: true } } }));
+  const created = await api(
+    server,
+    token,
+    "POST",
+    `/workspaces/${workspace.id}/configuration-versions`,
+    JSON.stringify({ data: { type: "configuration-versions", attributes: { speculative: true } } }),
+  );
   await putUpload(created.json.data.attributes["upload-url"], makeConfigurationTarball());
-  const invalidVariables = [{ variables: [{ key: "a b", value: '"hi"' }] }, { variables: [{ key: "x", value: "1" }, { key: "x", value: "2" }] }];
+  const invalidVariables = [
+    { variables: [{ key: "a b", value: '"hi"' }] },
+    {
+      variables: [
+        { key: "x", value: "1" },
+        { key: "x", value: "2" },
+      ],
+    },
+  ];
   for (const attributes of [...invalidVariables, { "target-addrs": ["terraform_data.x"] }, { "refresh-only": true }]) {
-    const run = await api(server, token, "POST", "/runs", JSON.stringify({
-      data: { type: "runs", attributes, relationships: { workspace: { data: { type: "workspaces", id: workspace.id } }, "configuration-version": { data: { type: "configuration-versions", id: created.json.data.id } } } },
-    }));
+    const run = await api(
+      server,
+      token,
+      "POST",
+      "/runs",
+      JSON.stringify({
+        data: {
+          type: "runs",
+          attributes,
+          relationships: {
+            workspace: { data: { type: "workspaces", id: workspace.id } },
+            "configuration-version": { data: { type: "configuration-versions", id: created.json.data.id } },
+          },
+        },
+      }),
+    );
     assert.is(run.status, 422, JSON.stringify(run.json));
     assert.is(run.json.errors[0].title, "invalid_document");
     assert.is(run.json.errors[0].status, "422");
@@ -77,18 +116,51 @@ testEachServer(cv, "refuses -target, -refresh-only and malformed variables with 
 
 testEachServer(cv, "-var values become run variables in the input snapshot, replacing workspace terraform variables of the same key only", async (server) => {
   const { token, workspace } = await setUp(server);
-  for (const [key, value, category] of [["greeting", "from-workspace", "terraform"], ["greeting", "env-kept", "env"], ["other", "kept", "terraform"]]) {
-    await server.services.stores.variables.create({ workspaceId: workspace.id, key, value, category: category as "terraform" | "env", hcl: false, sensitive: false, description: null, createdAt: new Date() });
+  for (const [key, value, category] of [
+    ["greeting", "from-workspace", "terraform"],
+    ["greeting", "env-kept", "env"],
+    ["other", "kept", "terraform"],
+  ]) {
+    await server.services.stores.variables.create({
+      workspaceId: workspace.id,
+      key,
+      value,
+      category: category as "terraform" | "env",
+      hcl: false,
+      sensitive: false,
+      description: null,
+      createdAt: new Date(),
+    });
   }
-  const created = await api(server, token, "POST", `/workspaces/${workspace.id}/configuration-versions`, JSON.stringify({ data: { type: "configuration-versions", attributes: { speculative: true } } }));
+  const created = await api(
+    server,
+    token,
+    "POST",
+    `/workspaces/${workspace.id}/configuration-versions`,
+    JSON.stringify({ data: { type: "configuration-versions", attributes: { speculative: true } } }),
+  );
   await putUpload(created.json.data.attributes["upload-url"], makeConfigurationTarball());
-  const run = await api(server, token, "POST", "/runs", JSON.stringify({
-    data: {
-      type: "runs",
-      attributes: { variables: [{ key: "greeting", value: '"from-cli"' }, { key: "count", value: "3" }] },
-      relationships: { workspace: { data: { type: "workspaces", id: workspace.id } }, "configuration-version": { data: { type: "configuration-versions", id: created.json.data.id } } },
-    },
-  }));
+  const run = await api(
+    server,
+    token,
+    "POST",
+    "/runs",
+    JSON.stringify({
+      data: {
+        type: "runs",
+        attributes: {
+          variables: [
+            { key: "greeting", value: '"from-cli"' },
+            { key: "count", value: "3" },
+          ],
+        },
+        relationships: {
+          workspace: { data: { type: "workspaces", id: workspace.id } },
+          "configuration-version": { data: { type: "configuration-versions", id: created.json.data.id } },
+        },
+      },
+    }),
+  );
   assert.is(run.status, 201, JSON.stringify(run.json));
   const stored = await server.services.stores.runs.getById(run.json.data.id);
   const snapshot = await server.services.stores.snapshots.getById(stored!.inputSnapshotId);
@@ -104,36 +176,49 @@ testEachServer(cv, "-var values become run variables in the input snapshot, repl
 // ---------------------------------------------------------------------------------------------
 const runs = suite("runs, plans, applies and actions (tfe)");
 
-testEachServer(runs, "shows a pending run with plan and apply relationships, includes workspace and plan, accepts unknown includes; run-events is an empty list", async (server) => {
-  const { token, workspace, organizationName } = await setUp(server);
-  const run = await startRun(server, token, workspace.id, { "main.tf": 'resource "terraform_data" "x" {}\n' });
-  const shown = await api(server, token, "GET", `/runs/${run.id}?include=task_stages`);
-  assert.is(shown.status, 200);
-  const a = shown.json.data.attributes;
-  assert.is(a.status, "pending");
-  assert.equal(a.actions, { "is-cancelable": true, "is-confirmable": false, "is-discardable": false, "is-force-cancelable": false });
-  assert.equal(shown.json.data.relationships.plan.data, { type: "plans", id: phaseId(run.id, "plan") });
-  assert.equal(shown.json.data.relationships.apply.data, { type: "applies", id: phaseId(run.id, "apply") });
-  assert.is(shown.json.included, undefined);
+testEachServer(
+  runs,
+  "shows a pending run with plan and apply relationships, includes workspace and plan, accepts unknown includes; run-events is an empty list",
+  async (server) => {
+    const { token, workspace, organizationName } = await setUp(server);
+    const run = await startRun(server, token, workspace.id, { "main.tf": 'resource "terraform_data" "x" {}\n' });
+    const shown = await api(server, token, "GET", `/runs/${run.id}?include=task_stages`);
+    assert.is(shown.status, 200);
+    const a = shown.json.data.attributes;
+    assert.is(a.status, "pending");
+    assert.equal(a.actions, { "is-cancelable": true, "is-confirmable": false, "is-discardable": false, "is-force-cancelable": false });
+    assert.equal(shown.json.data.relationships.plan.data, { type: "plans", id: phaseId(run.id, "plan") });
+    assert.equal(shown.json.data.relationships.apply.data, { type: "applies", id: phaseId(run.id, "apply") });
+    assert.is(shown.json.included, undefined);
 
-  const included = await api(server, token, "GET", `/runs/${run.id}?include=${encodeURIComponent("workspace,plan")}`);
-  assert.is(included.status, 200);
-  assert.equal(included.json.included.map((r: any) => r.type), ["workspaces", "plans"]);
-  assert.is(included.json.included[0].relationships.organization.data.id, organizationName);
+    const included = await api(server, token, "GET", `/runs/${run.id}?include=${encodeURIComponent("workspace,plan")}`);
+    assert.is(included.status, 200);
+    assert.equal(
+      included.json.included.map((r: any) => r.type),
+      ["workspaces", "plans"],
+    );
+    assert.is(included.json.included[0].relationships.organization.data.id, organizationName);
 
-  const events = await api(server, token, "GET", `/runs/${run.id}/run-events`);
-  assert.is(events.status, 200);
-  assert.equal(events.json, { data: [] });
+    const events = await api(server, token, "GET", `/runs/${run.id}/run-events`);
+    assert.is(events.status, 200);
+    assert.equal(events.json, { data: [] });
 
-  const queue = await api(server, token, "GET", `/organizations/${organizationName}/runs/queue`);
-  assert.is(queue.status, 200);
-  assert.equal(queue.json.data.map((r: any) => [r.id, r.attributes["position-in-queue"]]), [[run.id, 0]]);
-  assert.is(queue.json.meta.pagination["total-pages"], 1);
-  const listed = await api(server, token, "GET", `/workspaces/${workspace.id}/runs?page%5Bnumber%5D=1&page%5Bsize%5D=20`);
-  assert.is(listed.status, 200);
-  assert.equal(listed.json.data.map((r: any) => r.id), [run.id]);
-  assert.is(listed.json.meta.pagination["next-page"], null);
-});
+    const queue = await api(server, token, "GET", `/organizations/${organizationName}/runs/queue`);
+    assert.is(queue.status, 200);
+    assert.equal(
+      queue.json.data.map((r: any) => [r.id, r.attributes["position-in-queue"]]),
+      [[run.id, 0]],
+    );
+    assert.is(queue.json.meta.pagination["total-pages"], 1);
+    const listed = await api(server, token, "GET", `/workspaces/${workspace.id}/runs?page%5Bnumber%5D=1&page%5Bsize%5D=20`);
+    assert.is(listed.status, 200);
+    assert.equal(
+      listed.json.data.map((r: any) => r.id),
+      [run.id],
+    );
+    assert.is(listed.json.meta.pagination["next-page"], null);
+  },
+);
 
 testEachServer(runs, "run actions take {} or a comment with any content type, or no body; refusals are 409 with title and detail", async (server) => {
   const { token, workspace } = await setUp(server);

@@ -136,9 +136,17 @@ testEachServer(workspaces, "fails 404 not found for a missing workspace name and
   const { organizationName } = await setUp(server);
   const other = await createOrganizationWithToken(server, "other", "admin");
   expectTfeError(await getWorkspaceByName({ client: server.tfe(other.token), path: { organization_name: organizationName, workspace_name: "networking" } }), 404, "not found");
-  expectTfeError(await getWorkspaceByName({ client: server.tfe(other.token), path: { organization_name: other.organizationName, workspace_name: "networking" } }), 404, "not found");
+  expectTfeError(
+    await getWorkspaceByName({ client: server.tfe(other.token), path: { organization_name: other.organizationName, workspace_name: "networking" } }),
+    404,
+    "not found",
+  );
   const created = await allTablesUnchanged(server, () =>
-    tfeCreateWorkspace({ client: server.tfe(other.token), path: { organization_name: organizationName }, body: { data: { type: "workspaces", attributes: { name: "intruder" } } } }),
+    tfeCreateWorkspace({
+      client: server.tfe(other.token),
+      path: { organization_name: organizationName },
+      body: { data: { type: "workspaces", attributes: { name: "intruder" } } },
+    }),
   );
   expectTfeError(created, 404, "not found");
 });
@@ -148,7 +156,9 @@ const runs = suite("createRun (tfe)");
 
 testEachServer(runs, "fails 422 invalid_document telling to rerun without -auto-approve when auto-apply is true, and writes nothing", async (server) => {
   const { token, workspace, configurationVersion } = await setUp(server);
-  const result = await allTablesUnchanged(server, () => tfeCreateRun({ client: server.tfe(token), body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": true }) as any }));
+  const result = await allTablesUnchanged(server, () =>
+    tfeCreateRun({ client: server.tfe(token), body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": true }) as any }),
+  );
   const error = expectTfeError(result, 422, "invalid_document");
   assert.is(error.status, "422");
   assert.ok(error.detail!.includes("-auto-approve"), error.detail);
@@ -159,7 +169,9 @@ testEachServer(runs, "fails 422 invalid_document telling to rerun without -auto-
 
 testEachServer(runs, "fails 422 invalid_document about destroy when is-destroy is true, and writes nothing", async (server) => {
   const { token, workspace, configurationVersion } = await setUp(server);
-  const result = await allTablesUnchanged(server, () => tfeCreateRun({ client: server.tfe(token), body: runDocument(workspace.id, configurationVersion.id, { "is-destroy": true }) as any }));
+  const result = await allTablesUnchanged(server, () =>
+    tfeCreateRun({ client: server.tfe(token), body: runDocument(workspace.id, configurationVersion.id, { "is-destroy": true }) as any }),
+  );
   const error = expectTfeError(result, 422, "invalid_document");
   assert.match(error.detail!, /destroy/i);
   assert.is(error.code, "RUN_DESTROY_FORBIDDEN");
@@ -198,7 +210,10 @@ testEachServer(runs, "fails 422 invalid_document when the workspace relationship
 
 testEachServer(runs, "creates a run with auto-apply false: 201, plan and apply relationships, visible through v1 with source tfe-api", async (server) => {
   const { token, workspace, configurationVersion } = await setUp(server);
-  const result = await tfeCreateRun({ client: server.tfe(token), body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": false, message: "from the CLI" }) as any });
+  const result = await tfeCreateRun({
+    client: server.tfe(token),
+    body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": false, message: "from the CLI" }) as any,
+  });
   const run = expectStatus(result, 201)!.data;
   assert.ok(tfeValidators.createRunResponse201(result.data), JSON.stringify(tfeValidators.createRunResponse201.errors));
   const suffix = run.id.slice("run-".length);
@@ -224,7 +239,10 @@ testEachServer(runs, "creates a run with auto-apply false: 201, plan and apply r
 
 testEachServer(runs, "creates a speculative run for plan-only, and a run without any attributes", async (server) => {
   const { token, workspace, configurationVersion } = await setUp(server);
-  const planOnly = expectStatus(await tfeCreateRun({ client: server.tfe(token), body: runDocument(workspace.id, configurationVersion.id, { "plan-only": true }) as any }), 201)!.data;
+  const planOnly = expectStatus(
+    await tfeCreateRun({ client: server.tfe(token), body: runDocument(workspace.id, configurationVersion.id, { "plan-only": true }) as any }),
+    201,
+  )!.data;
   assert.is(planOnly.attributes["plan-only"], true);
   const v1 = expectStatus(await getRun({ client: server.v1(token), path: { run_id: planOnly.id } }), 200)!.data;
   assert.is(v1.attributes.kind, "speculative");
@@ -238,10 +256,14 @@ testEachServer(runs, "creates a speculative run for plan-only, and a run without
 testEachServer(runs, "fails 404 not found for a token of another organization, and writes nothing; 401 unauthorized without a token", async (server) => {
   const { workspace, configurationVersion } = await setUp(server);
   const other = await createOrganizationWithToken(server, "other", "admin");
-  const foreign = await allTablesUnchanged(server, () => tfeCreateRun({ client: server.tfe(other.token), body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": false }) as any }));
+  const foreign = await allTablesUnchanged(server, () =>
+    tfeCreateRun({ client: server.tfe(other.token), body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": false }) as any }),
+  );
   expectTfeError(foreign, 404, "not found");
   // Even the refused flags reveal nothing about a workspace the token cannot see.
-  const foreignAutoApply = await allTablesUnchanged(server, () => tfeCreateRun({ client: server.tfe(other.token), body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": true }) as any }));
+  const foreignAutoApply = await allTablesUnchanged(server, () =>
+    tfeCreateRun({ client: server.tfe(other.token), body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": true }) as any }),
+  );
   expectTfeError(foreignAutoApply, 404, "not found");
   const anonymous = await allTablesUnchanged(server, () => tfeCreateRun({ client: server.tfe(), body: runDocument(workspace.id, configurationVersion.id, {}) as any }));
   expectTfeError(anonymous, 401, "unauthorized");
@@ -250,7 +272,9 @@ testEachServer(runs, "fails 404 not found for a token of another organization, a
 testEachServer(runs, "fails 404 not found (as for a missing one) when another organization names this organization's configuration version, and writes nothing", async (server) => {
   const { configurationVersion } = await setUp(server);
   const other = await setUp(server, "other");
-  const hidden = await allTablesUnchanged(server, () => tfeCreateRun({ client: server.tfe(other.token), body: runDocument(other.workspace.id, configurationVersion.id, {}) as any }));
+  const hidden = await allTablesUnchanged(server, () =>
+    tfeCreateRun({ client: server.tfe(other.token), body: runDocument(other.workspace.id, configurationVersion.id, {}) as any }),
+  );
   expectTfeError(hidden, 404, "not found");
   const missing = await tfeCreateRun({ client: server.tfe(other.token), body: runDocument(other.workspace.id, "cv-0000000000000000", {}) as any });
   expectTfeError(missing, 404, "not found");
@@ -259,7 +283,9 @@ testEachServer(runs, "fails 404 not found (as for a missing one) when another or
 testEachServer(runs, "fails 403 for a viewer, and writes nothing", async (server) => {
   const { organizationName, token, workspace, configurationVersion } = await setUp(server);
   const { token: viewer } = await createToken(server, token, organizationName, "viewer");
-  const result = (await allTablesUnchanged(server, () => tfeCreateRun({ client: server.tfe(viewer), body: runDocument(workspace.id, configurationVersion.id, {}) as any }))) as SdkResult;
+  const result = (await allTablesUnchanged(server, () =>
+    tfeCreateRun({ client: server.tfe(viewer), body: runDocument(workspace.id, configurationVersion.id, {}) as any }),
+  )) as SdkResult;
   assert.is(result.response.status, 403);
   const body = result.error as { errors: Array<{ status: string; title: string }> };
   assert.is(body.errors[0].status, "403");

@@ -13,7 +13,10 @@ import { testEachServer, withTestServer, type TestServer } from "../support/test
 const wi = suite("workload identity: issuer, federation profiles, tokens");
 
 const ROLE = "arn:aws:iam::123456789012:role/stackship-plan";
-const GCP = { workload_identity_provider: "projects/123/locations/global/workloadIdentityPools/stackship/providers/main", service_account: "planner@proj-1.iam.gserviceaccount.com" };
+const GCP = {
+  workload_identity_provider: "projects/123/locations/global/workloadIdentityPools/stackship/providers/main",
+  service_account: "planner@proj-1.iam.gserviceaccount.com",
+};
 const AZURE = { client_id: "11111111-2222-3333-4444-555555555555", tenant_id: "66666666-7777-8888-9999-000000000000" };
 
 async function api(server: TestServer, token: string | null, method: string, path: string, body?: unknown) {
@@ -105,7 +108,15 @@ testEachServer(wi, "federation profiles: create with defaults, refuse bad input 
   const base = `/v1/workspaces/${workspace.id}/federation-profiles`;
 
   const aws = await createProfile(server, operator, workspace.id, { name: "aws-prod", provider: "aws", target: { role_arn: ROLE }, phases: ["apply", "plan"] });
-  assert.equal(aws.attributes, { ...aws.attributes, provider: "aws", audience: "sts.amazonaws.com", target: { role_arn: ROLE }, phases: ["plan", "apply"], verified_at: null, verified_by: null });
+  assert.equal(aws.attributes, {
+    ...aws.attributes,
+    provider: "aws",
+    audience: "sts.amazonaws.com",
+    target: { role_arn: ROLE },
+    phases: ["plan", "apply"],
+    verified_at: null,
+    verified_by: null,
+  });
   const gcp = await createProfile(server, operator, workspace.id, { name: "gcp", provider: "gcp", target: GCP, phases: ["plan"] });
   assert.is(gcp.attributes.audience, `//iam.googleapis.com/${GCP.workload_identity_provider}`);
   await createProfile(server, operator, workspace.id, { name: "azure", provider: "azure", target: AZURE, phases: ["plan"] });
@@ -149,11 +160,17 @@ testEachServer(wi, "federation profiles: create with defaults, refuse bad input 
   assert.is(mismatch.status, 422);
   assert.is(mismatch.body.errors[0].code, "FEDERATION_PROFILE_INVALID");
   // A verification written behind the API's back for other content does not count.
-  await server.db.knex("federation_profiles").where({ id: aws.id }).update({ verified_at: "2026-12-03T00:00:00.000Z", verified_by: "x", verified_digest: "0".repeat(64) });
+  await server.db
+    .knex("federation_profiles")
+    .where({ id: aws.id })
+    .update({ verified_at: "2026-12-03T00:00:00.000Z", verified_by: "x", verified_digest: "0".repeat(64) });
   assert.is((await api(server, token, "GET", `${base}/${aws.id}`)).body.data.attributes.verified_at, null);
 
   const listed = await api(server, token, "GET", base);
-  assert.equal(listed.body.data.map((p: { attributes: { name: string } }) => p.attributes.name), ["aws-prod", "azure", "gcp"]);
+  assert.equal(
+    listed.body.data.map((p: { attributes: { name: string } }) => p.attributes.name),
+    ["aws-prod", "azure", "gcp"],
+  );
   assert.is((await api(server, operator, "DELETE", `${base}/${gcp.id}`)).status, 204);
   assert.is((await api(server, token, "GET", `${base}/${gcp.id}`)).status, 404);
 
@@ -162,8 +179,17 @@ testEachServer(wi, "federation profiles: create with defaults, refuse bad input 
   assert.is(setting.status, 200);
   assert.is(setting.body.data.attributes.plan_requires_credential, true);
   assert.is((await api(server, operator, "PATCH", `/v1/workspaces/${workspace.id}`, { data: { type: "workspaces", attributes: {} } })).status, 422);
-  const audit = await server.db.knex("audit_events").whereIn("action", ["federation_profile.created", "federation_profile.verified", "federation_profile.updated", "federation_profile.deleted", "workspace.updated"]).select("action");
-  assert.equal([...new Set(audit.map((a: { action: string }) => a.action))].sort(), ["federation_profile.created", "federation_profile.deleted", "federation_profile.updated", "federation_profile.verified", "workspace.updated"]);
+  const audit = await server.db
+    .knex("audit_events")
+    .whereIn("action", ["federation_profile.created", "federation_profile.verified", "federation_profile.updated", "federation_profile.deleted", "workspace.updated"])
+    .select("action");
+  assert.equal([...new Set(audit.map((a: { action: string }) => a.action))].sort(), [
+    "federation_profile.created",
+    "federation_profile.deleted",
+    "federation_profile.updated",
+    "federation_profile.verified",
+    "workspace.updated",
+  ]);
 });
 
 testEachServer(
@@ -187,7 +213,10 @@ testEachServer(
       const run = await newRun(server, token, workspace.id, c.kind);
       const startedAt = server.services.clock();
       const minted = await mintPhaseCredentials(server.services, run, c.phase, { startedAt, phaseTimeoutMs });
-      assert.equal(minted.tokens.map((t) => t.profile.name), [c.profile]);
+      assert.equal(
+        minted.tokens.map((t) => t.profile.name),
+        [c.profile],
+      );
       const { payload, protectedHeader } = await rp.verify(minted.tokens[0].token, c.audience);
       assert.is(protectedHeader.alg, "RS256");
       const iat = Math.floor(startedAt.getTime() / 1000);
@@ -232,22 +261,36 @@ testEachServer(
     assert.equal([none.tokens, none.refusal], [[], "no_profile"]);
     assert.is((await api(server, token, "POST", `/v1/federation-profiles/${spec.id}/actions/verify`)).status, 200);
     const some = await mintPhaseCredentials(server.services, speculative, "plan", { startedAt: server.services.clock(), phaseTimeoutMs });
-    assert.equal(some.tokens.map((t) => t.profile.name), ["vault"]);
+    assert.equal(
+      some.tokens.map((t) => t.profile.name),
+      ["vault"],
+    );
     const { payload } = await rp.verify(some.tokens[0].token, "vault.example");
-    assert.equal([payload.sub, payload.run_kind, payload.run_phase], [`organization:acme:project:${project.name}:workspace:app:run_phase:plan:run_kind:speculative`, "speculative", "plan"]);
+    assert.equal(
+      [payload.sub, payload.run_kind, payload.run_phase],
+      [`organization:acme:project:${project.name}:workspace:app:run_phase:plan:run_kind:speculative`, "speculative", "plan"],
+    );
     // A speculative run has no apply; its plan never gets plan or apply profiles.
     assert.equal((await mintPhaseCredentials(server.services, speculative, "apply", { startedAt: server.services.clock(), phaseTimeoutMs })).tokens, []);
     // Changed after verification: nothing again.
     assert.is((await api(server, token, "PATCH", `/v1/workspaces/${workspace.id}/federation-profiles/${spec.id}`, profileBody({ audience: "vault2.example" }))).status, 200);
     assert.equal((await mintPhaseCredentials(server.services, speculative, "plan", { startedAt: server.services.clock(), phaseTimeoutMs })).tokens, []);
     // A fork pull request gets nothing, whatever is configured (the GitHub source records commit.fork).
-    const everything = await createProfile(server, token, workspace.id, { name: "everything", provider: "aws", target: { role_arn: ROLE }, phases: ["plan", "apply", "speculative_plan"] });
+    const everything = await createProfile(server, token, workspace.id, {
+      name: "everything",
+      provider: "aws",
+      target: { role_arn: ROLE },
+      phases: ["plan", "apply", "speculative_plan"],
+    });
     assert.is((await api(server, token, "POST", `/v1/federation-profiles/${everything.id}/actions/verify`)).status, 200);
     const fork = { ...speculative, source: "github_pull_request", commit: { sha: "f".repeat(40), fork: true } } as Run;
     assert.equal(await mintPhaseCredentials(server.services, fork, "plan", { startedAt: server.services.clock(), phaseTimeoutMs }), { tokens: [], refusal: "fork_pull_request" });
     const sameRepo = { ...speculative, source: "github_pull_request", commit: { sha: "e".repeat(40), fork: false } } as Run;
     const pr = await mintPhaseCredentials(server.services, sameRepo, "plan", { startedAt: server.services.clock(), phaseTimeoutMs });
-    assert.equal(pr.tokens.map((t) => t.profile.name), ["everything"]);
+    assert.equal(
+      pr.tokens.map((t) => t.profile.name),
+      ["everything"],
+    );
     const prClaims = (await rp.verify(pr.tokens[0].token, "sts.amazonaws.com")).payload;
     assert.equal([prClaims.source, prClaims.commit_sha], ["github_pull_request", "e".repeat(40)]);
 
@@ -320,8 +363,11 @@ wi("npm run keys:rotate rotates the key of the deployment it is pointed at", asy
       // Asynchronously: the server answers in this process while the script runs.
       const keysRotate = (args: string[], env: Record<string, string>) =>
         new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-          execFile(process.execPath, ["--import", "tsx", join(REPO_ROOT, "server/src/keys-main.ts"), ...args], { cwd: REPO_ROOT, env: { PATH: process.env.PATH, ...env } }, (error, stdout, stderr) =>
-            resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+          execFile(
+            process.execPath,
+            ["--import", "tsx", join(REPO_ROOT, "server/src/keys-main.ts"), ...args],
+            { cwd: REPO_ROOT, env: { PATH: process.env.PATH, ...env } },
+            (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
           );
         });
       const env = { STACKSHIP_DATABASE_URL: server.databaseUrl, STACKSHIP_DATA_DIR: server.dataDir, STACKSHIP_PUBLIC_URL: server.baseUrl };

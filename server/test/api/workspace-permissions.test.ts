@@ -23,10 +23,17 @@ testEachServer(test, "meta.permissions says write for operators and admins, veri
   assert.equal(await read(org.token), { write: true, verify_federation_profiles: true });
 
   // The create and update answers carry it too.
-  const created = expectStatus(await createWorkspaceCall({ client: server.v1(operator), path: { organization_name: "acme" }, body: { data: { type: "workspaces", attributes: { name: "other" } } } }), 201);
+  const created = expectStatus(
+    await createWorkspaceCall({ client: server.v1(operator), path: { organization_name: "acme" }, body: { data: { type: "workspaces", attributes: { name: "other" } } } }),
+    201,
+  );
   assert.equal(created.meta.permissions, { write: true, verify_federation_profiles: false });
   const updated = expectStatus(
-    await updateWorkspace({ client: server.v1(org.token), path: { workspace_id: workspace.id }, body: { data: { type: "workspaces", attributes: { plan_requires_credential: true } } } }),
+    await updateWorkspace({
+      client: server.v1(org.token),
+      path: { workspace_id: workspace.id },
+      body: { data: { type: "workspaces", attributes: { plan_requires_credential: true } } },
+    }),
     200,
   );
   assert.equal(updated.meta.permissions, { write: true, verify_federation_profiles: true });

@@ -26,7 +26,12 @@ let base = "";
 test.before(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  mock = spawn(process.execPath, ["scripts/mock.mjs"], { cwd: new URL("../../..", import.meta.url).pathname, env: { ...process.env, STACKSHIP_MOCK_PORT: String(port) }, stdio: "ignore", detached: true });
+  mock = spawn(process.execPath, ["scripts/mock.mjs"], {
+    cwd: new URL("../../..", import.meta.url).pathname,
+    env: { ...process.env, STACKSHIP_MOCK_PORT: String(port) },
+    stdio: "ignore",
+    detached: true,
+  });
   const deadline = Date.now() + 60_000;
   for (;;) {
     try {
@@ -53,14 +58,17 @@ const READS: Array<[string, string]> = [
   ["listOrganizationRuns", "/v1/organizations/acme/runs"],
   ["getRun", `/v1/runs/${RUN}`],
   ["getRunReview", `/v1/runs/${RUN}/review`],
-  ["getRunPlanChanges", `/v1/runs/${RUN}/plan-changes`],  // application/json
+  ["getRunPlanChanges", `/v1/runs/${RUN}/plan-changes`], // application/json
   ["getWorkspace", `/v1/workspaces/${WS}`],
   ["getCurrentSession", "/v1/auth/sessions/current"],
 ];
 
 test("answers the dashboard's reads (three times each) with documents the spec's own validators accept", async () => {
   for (const [operationId, path] of READS) {
-    assert.ok(operations.some((op) => op.operationId === operationId), operationId);
+    assert.ok(
+      operations.some((op) => op.operationId === operationId),
+      operationId,
+    );
     const { contentType, validate } = responseOf(operationId, 200);
     for (let i = 0; i < 3; i++) {
       const response = await fetch(`${base}${path}`, { headers: { Authorization: "Bearer mock", Accept: contentType! } });

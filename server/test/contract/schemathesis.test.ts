@@ -62,10 +62,30 @@ ${extraConfig}`,
     console.log(`  ${surface}: schemathesis ${SCHEMATHESIS_VERSION}, seed ${SEED} (replay: STACKSHIP_FUZZ_SEED=${SEED})`);
     const started = Date.now();
     const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== "FORCE_COLOR")), NO_COLOR: "1", SCHEMATHESIS_TELEMETRY: "false" };
-    const args = ["--config-file", config, "run", join(REPO_ROOT, `generated/${surface}/openapi.json`), "--url", server.baseUrl, "-H", `Authorization: Bearer ${org.token}`, "--checks", "all", "--phases", "examples,coverage,fuzzing,stateful", "--max-failures", "100", ...extraArgs];
+    const args = [
+      "--config-file",
+      config,
+      "run",
+      join(REPO_ROOT, `generated/${surface}/openapi.json`),
+      "--url",
+      server.baseUrl,
+      "-H",
+      `Authorization: Bearer ${org.token}`,
+      "--checks",
+      "all",
+      "--phases",
+      "examples,coverage,fuzzing,stateful",
+      "--max-failures",
+      "100",
+      ...extraArgs,
+    ];
     // Run in the temporary directory: schemathesis keeps a cache (.schemathesis/) in its working directory.
     const result = await run(st, args, { cwd: dir, env, timeoutMs: 240_000 }).catch((error: Error) => ({ stdout: error.message, stderr: "", failed: true }));
-    const summary = result.stdout.split("\n").filter((line) => /generated|passed|failed|Seed/.test(line)).slice(-4).join("\n");
+    const summary = result.stdout
+      .split("\n")
+      .filter((line) => /generated|passed|failed|Seed/.test(line))
+      .slice(-4)
+      .join("\n");
     console.log(`${summary}\n  (${((Date.now() - started) / 1000).toFixed(1)} s)`);
     assert.not.ok("failed" in result, result.stdout.slice(-6000));
   });

@@ -14,7 +14,8 @@ testEachInitializedProject(
     assert.match(result.stderr, "Rerun `tofu apply` without -auto-approve", transcript(result));
     assert.not.match(result.stdout, "Apply complete", transcript(result));
 
-    assert.equal(await project.runs(), []);    await expectNothingApplied(server, project);
+    assert.equal(await project.runs(), []);
+    await expectNothingApplied(server, project);
   },
   { runner: true },
 );

@@ -25,7 +25,11 @@ testEachInitializedProject(
     await new Promise((resolve) => setTimeout(resolve, 2500));
     assert.is((await server.services.stores.runs.getById(mine!.id))?.status, "pending");
 
-    const discarded = await discardRun({ client: server.v1(project.token), path: { run_id: holder.id }, body: { data: { type: "decisions", attributes: { reason: "make room" } } } });
+    const discarded = await discardRun({
+      client: server.v1(project.token),
+      path: { run_id: holder.id },
+      body: { data: { type: "decisions", attributes: { reason: "make room" } } },
+    });
     expectStatus(discarded, 202);
 
     const result = await applying;

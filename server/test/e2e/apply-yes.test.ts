@@ -36,7 +36,10 @@ testEachInitializedProject(
     const pulledState = JSON.parse(pulled.stdout) as { serial: number; lineage: string; resources: Array<{ type: string; name: string }> };
     assert.is(pulledState.serial, 1);
     assert.is(pulledState.lineage, state!.lineage);
-    assert.equal(pulledState.resources.map((r) => `${r.type}.${r.name}`), ["terraform_data.greeting"]);
+    assert.equal(
+      pulledState.resources.map((r) => `${r.type}.${r.name}`),
+      ["terraform_data.greeting"],
+    );
     const listed = await project.tofu(["state", "list"]);
     assert.is(listed.code, 0, transcript(listed));
     assert.is(listed.stdout.trim(), "terraform_data.greeting");

@@ -12,7 +12,15 @@ test("prism refuses a response that violates spec/tfe and the front records why;
     seen.push(`${req.method} ${req.url} host=${req.headers.host}`);
     if (req.url === "/api/v2/organizations/good/entitlement-set") {
       res.writeHead(200, { "content-type": "application/vnd.api+json" });
-      res.end(JSON.stringify({ data: { id: "org-good", type: "entitlement-sets", attributes: { operations: true, "private-module-registry": false, sentinel: false, "state-storage": true, teams: false, "vcs-integrations": false } } }));
+      res.end(
+        JSON.stringify({
+          data: {
+            id: "org-good",
+            type: "entitlement-sets",
+            attributes: { operations: true, "private-module-registry": false, sentinel: false, "state-storage": true, teams: false, "vcs-integrations": false },
+          },
+        }),
+      );
     } else if (req.url === "/api/v2/organizations/bad/entitlement-set") {
       res.writeHead(200, { "content-type": "application/vnd.api+json" });
       res.end(JSON.stringify({ data: { id: 42, type: "nope" } }));
@@ -60,7 +68,10 @@ test("prism refuses a response that violates spec/tfe and the front records why;
     assert.match(message, "VIOLATIONS");
     assert.match(message, "response.body.data");
     // The server sees the front's host, so the absolute URLs it builds lead back through the front.
-    assert.ok(seen.every((line) => line.endsWith(`host=localhost:${proxy.port}`)), seen.join("\n"));
+    assert.ok(
+      seen.every((line) => line.endsWith(`host=localhost:${proxy.port}`)),
+      seen.join("\n"),
+    );
   } finally {
     await proxy.close();
     await new Promise<void>((resolve) => upstream.close(() => resolve()));

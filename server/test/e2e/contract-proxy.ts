@@ -235,9 +235,7 @@ export async function startContractProxy(options: ContractProxyOptions): Promise
     prism.once("exit", () => running.delete(prism!));
     prism.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
     prism.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-    const exited = new Promise<never>((_, reject) =>
-      prism!.once("exit", (code, signal) => reject(new Error(`prism exited (${signal ?? code}) before it was ready:\n${output}`))),
-    );
+    const exited = new Promise<never>((_, reject) => prism!.once("exit", (code, signal) => reject(new Error(`prism exited (${signal ?? code}) before it was ready:\n${output}`))));
     exited.catch(() => undefined);
     // Poll until prism accepts connections (it listens only once the document is loaded).
     const ready = (async () => {
@@ -274,7 +272,9 @@ export function describeViolations(proxy: ContractProxy): string {
     const problem = v.problem as { type?: string; title?: string; detail?: string; validation?: { location?: string[]; severity?: string; message?: string }[] } | string;
     if (typeof problem !== "object" || problem === null) return `- ${v.method} ${v.path} → prism ${v.status}: ${String(problem)}`;
     const type = (problem.type ?? "").replace("https://stoplight.io/prism/errors#", "");
-    const details = (problem.validation ?? []).map((item) => `\n    ${item.severity ? `[${item.severity}] ` : ""}${(item.location ?? []).join(".")}: ${item.message ?? ""}`).join("");
+    const details = (problem.validation ?? [])
+      .map((item) => `\n    ${item.severity ? `[${item.severity}] ` : ""}${(item.location ?? []).join(".")}: ${item.message ?? ""}`)
+      .join("");
     return `- ${v.method} ${v.path} → ${v.status}${type ? ` prism ${type}` : ""}: ${problem.title ?? ""}${details || (problem.detail ? `\n    ${problem.detail}` : "")}`;
   });
   const log = proxy.output().trim().split("\n").slice(-40).join("\n");

@@ -14,7 +14,9 @@ testEachCliServer(
         fetch(`${server.baseUrl}/api/v2/organizations/${project.organizationName}/workspaces`, {
           method: "POST",
           headers: { Authorization: `Bearer ${project.token}`, "Content-Type": "application/vnd.api+json" },
-          body: JSON.stringify({ data: { type: "workspaces", attributes: { name }, relationships: { tags: { data: tags.map((tag) => ({ type: "tags", attributes: { name: tag } })) } } } }),
+          body: JSON.stringify({
+            data: { type: "workspaces", attributes: { name }, relationships: { tags: { data: tags.map((tag) => ({ type: "tags", attributes: { name: tag } })) } } },
+          }),
         });
       assert.is((await create("app", ["svc", "team-a", "prod"])).status, 201);
       assert.is((await create("partial", ["team-a"])).status, 201);
@@ -39,7 +41,14 @@ testEachCliServer(
 
       const listed = await project.tofu(["workspace", "list"]);
       assert.is(listed.code, 0, transcript(listed));
-      assert.equal(listed.stdout.split("\n").map((line) => line.replace("*", "").trim()).filter(Boolean).sort(), ["app", "web"]);
+      assert.equal(
+        listed.stdout
+          .split("\n")
+          .map((line) => line.replace("*", "").trim())
+          .filter(Boolean)
+          .sort(),
+        ["app", "web"],
+      );
     } finally {
       await project.cleanup();
     }

@@ -7,13 +7,7 @@ import { DomainError, isDomainError, type ErrorCode } from "../../src/domain/err
 import { newId } from "../../src/domain/ids.ts";
 import type { CreateRunInput } from "../../src/store/index.ts";
 import { translateError } from "../../src/store/translate-error.ts";
-import {
-  countRows,
-  createOrganizationWithToken,
-  createWorkspace,
-  expectStatus,
-  uploadConfiguration,
-} from "../support/factories.ts";
+import { countRows, createOrganizationWithToken, createWorkspace, expectStatus, uploadConfiguration } from "../support/factories.ts";
 import type { TestServer } from "../support/test-server.ts";
 
 /** The tables an attempted run creation must leave untouched. */

@@ -17,16 +17,7 @@ import { createStores, inTransaction } from "../../src/store/index.ts";
 import { countRows, expectNothingWritten, expectStatus, expectTfeError, expectV1Error, type SdkResult } from "../support/factories.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { testEachServer } from "../support/test-server.ts";
-import {
-  RUN_TABLES,
-  expectConstraintRefusal,
-  expectDomainError,
-  expectTranslated,
-  hasCheckConstraint,
-  rawInsertWithLiteral,
-  refusedWithoutWrites,
-  seedRunnable,
-} from "./doors.ts";
+import { RUN_TABLES, expectConstraintRefusal, expectDomainError, expectTranslated, hasCheckConstraint, rawInsertWithLiteral, refusedWithoutWrites, seedRunnable } from "./doors.ts";
 
 type Attributes = Record<string, unknown>;
 
@@ -166,7 +157,11 @@ for (const inv of invariants) {
     const r = await seedRunnable(server);
     const admin = await signedInMember(server, r.organizationName, "admin");
     for (const attributes of inv.dashboardAttributes) {
-      const response = await expectNothingWritten(server, () => admin.session.request("POST", `/v1/workspaces/${r.workspaceId}/runs`, { body: { data: { type: "runs", attributes } } }), RUN_TABLES);
+      const response = await expectNothingWritten(
+        server,
+        () => admin.session.request("POST", `/v1/workspaces/${r.workspaceId}/runs`, { body: { data: { type: "runs", attributes } } }),
+        RUN_TABLES,
+      );
       assert.is(response.status, 422);
       assert.is(((await response.json()) as { errors: Array<{ code: string }> }).errors[0].code, code);
     }
@@ -175,12 +170,20 @@ for (const inv of invariants) {
   testEachServer(invariant, `v1 createRun: non-boolean and misspelled ${column} flags fail 422 DOCUMENT_INVALID, and write nothing`, async (server) => {
     const r = await seedRunnable(server);
     for (const [attributes, pointer] of inv.misspelled) {
-      const result = await expectNothingWritten(server, () => createRun({ client: server.v1(r.token), path: { workspace_id: r.workspaceId }, body: { data: { type: "runs", attributes } } as any }), RUN_TABLES);
+      const result = await expectNothingWritten(
+        server,
+        () => createRun({ client: server.v1(r.token), path: { workspace_id: r.workspaceId }, body: { data: { type: "runs", attributes } } as any }),
+        RUN_TABLES,
+      );
       expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer });
     }
     if (inv.checksMeta) {
       // Outside attributes (data.meta, top-level) it is not a member either.
-      const smuggled = await expectNothingWritten(server, () => createRun({ client: server.v1(r.token), path: { workspace_id: r.workspaceId }, body: { data: { type: "runs", meta: { [column]: true } } } as any }), RUN_TABLES);
+      const smuggled = await expectNothingWritten(
+        server,
+        () => createRun({ client: server.v1(r.token), path: { workspace_id: r.workspaceId }, body: { data: { type: "runs", meta: { [column]: true } } } as any }),
+        RUN_TABLES,
+      );
       expectV1Error(smuggled, 422, "DOCUMENT_INVALID", { pointer: "/data/meta" });
     }
   });
@@ -189,43 +192,61 @@ for (const inv of invariants) {
     const r = await seedRunnable(server);
     const before = await countRows(server, RUN_TABLES);
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.constant(true), fc.jsonValue().filter((value) => value !== false)), async (value) => {
-        const result = (await createRun({
-          client: server.v1(r.token),
-          path: { workspace_id: r.workspaceId },
-          body: { data: { type: "runs", attributes: { [column]: value } } } as any,
-        })) as SdkResult;
-        if (value === true) expectV1Error(result, 422, code);
-        else expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer: `/data/attributes/${column}` });
-        assert.equal(await countRows(server, RUN_TABLES), before);
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          fc.constant(true),
+          fc.jsonValue().filter((value) => value !== false),
+        ),
+        async (value) => {
+          const result = (await createRun({
+            client: server.v1(r.token),
+            path: { workspace_id: r.workspaceId },
+            body: { data: { type: "runs", attributes: { [column]: value } } } as any,
+          })) as SdkResult;
+          if (value === true) expectV1Error(result, 422, code);
+          else expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer: `/data/attributes/${column}` });
+          assert.equal(await countRows(server, RUN_TABLES), before);
+        },
+      ),
       { numRuns: 25 },
     );
   });
 
-  testEachServer(invariant, `tfe createRun: ${inv.tfeName} true fails 422 invalid_document (with the other flags too), non-booleans too, and nothing is written; unknown spellings are ignored and the run keeps false`, async (server) => {
-    const r = await seedRunnable(server);
-    const relationships = {
-      workspace: { data: { type: "workspaces", id: r.workspaceId } },
-      "configuration-version": { data: { type: "configuration-versions", id: r.configurationVersionId } },
-    };
-    for (const attributes of inv.tfeTrue) {
-      const result = await expectNothingWritten(server, () => tfeCreateRun({ client: server.tfe(r.token), body: { data: { type: "runs", attributes, relationships } } as any }), RUN_TABLES);
-      const error = expectTfeError(result, 422, "invalid_document");
-      if (inv.tfeCodeIsOwn) assert.is(error.code, code);
-      assert.match(error.detail!, inv.tfeDetail);
-    }
-    for (const attributes of inv.tfeNonBoolean) {
-      const result = await expectNothingWritten(server, () => tfeCreateRun({ client: server.tfe(r.token), body: { data: { type: "runs", attributes, relationships } } as any }), RUN_TABLES);
-      expectTfeError(result, 422, "invalid_document");
-    }
-    // An attribute the compatibility surface does not know cannot turn the flag on.
-    const ignored = await tfeCreateRun({ client: server.tfe(r.token), body: { data: { type: "runs", attributes: inv.tfeIgnored, relationships } } as any });
-    const run = expectStatus(ignored, 201)!.data;
-    assert.is(run.attributes[inv.tfeName], false);
-    const row = await server.db.knex("runs").where({ id: run.id }).first(column);
-    assert.is(Boolean(row[column]), false);
-  });
+  testEachServer(
+    invariant,
+    `tfe createRun: ${inv.tfeName} true fails 422 invalid_document (with the other flags too), non-booleans too, and nothing is written; unknown spellings are ignored and the run keeps false`,
+    async (server) => {
+      const r = await seedRunnable(server);
+      const relationships = {
+        workspace: { data: { type: "workspaces", id: r.workspaceId } },
+        "configuration-version": { data: { type: "configuration-versions", id: r.configurationVersionId } },
+      };
+      for (const attributes of inv.tfeTrue) {
+        const result = await expectNothingWritten(
+          server,
+          () => tfeCreateRun({ client: server.tfe(r.token), body: { data: { type: "runs", attributes, relationships } } as any }),
+          RUN_TABLES,
+        );
+        const error = expectTfeError(result, 422, "invalid_document");
+        if (inv.tfeCodeIsOwn) assert.is(error.code, code);
+        assert.match(error.detail!, inv.tfeDetail);
+      }
+      for (const attributes of inv.tfeNonBoolean) {
+        const result = await expectNothingWritten(
+          server,
+          () => tfeCreateRun({ client: server.tfe(r.token), body: { data: { type: "runs", attributes, relationships } } as any }),
+          RUN_TABLES,
+        );
+        expectTfeError(result, 422, "invalid_document");
+      }
+      // An attribute the compatibility surface does not know cannot turn the flag on.
+      const ignored = await tfeCreateRun({ client: server.tfe(r.token), body: { data: { type: "runs", attributes: inv.tfeIgnored, relationships } } as any });
+      const run = expectStatus(ignored, 201)!.data;
+      assert.is(run.attributes[inv.tfeName], false);
+      const row = await server.db.knex("runs").where({ id: run.id }).first(column);
+      assert.is(Boolean(row[column]), false);
+    },
+  );
 
   testEachServer(invariant, `RunRepository.create: every non-false ${inv.inputName} spelling is a DomainError ${code} before any write`, async (server) => {
     const r = await seedRunnable(server);
@@ -235,10 +256,14 @@ for (const inv of invariants) {
       expectDomainError(error, code, label);
     }
     // Inside a transaction, through the stores a command would use.
-    const inTx = await refusedWithoutWrites(server, "in a transaction", () => inTransaction(server.db, (stores) => stores.runs.create({ ...r.repositoryInput(), [inv.inputName]: true } as any)));
+    const inTx = await refusedWithoutWrites(server, "in a transaction", () =>
+      inTransaction(server.db, (stores) => stores.runs.create({ ...r.repositoryInput(), [inv.inputName]: true } as any)),
+    );
     expectDomainError(inTx, code, "in a transaction");
     // A fresh repository on the raw knex (no service wiring) refuses the same way.
-    const fresh = await refusedWithoutWrites(server, "fresh stores", () => createStores(server.db.knex, server.dialect).runs.create({ ...r.repositoryInput(), [column]: true } as any));
+    const fresh = await refusedWithoutWrites(server, "fresh stores", () =>
+      createStores(server.db.knex, server.dialect).runs.create({ ...r.repositoryInput(), [column]: true } as any),
+    );
     expectDomainError(fresh, code, "fresh stores");
     // Control: the same input with the flag false (or absent) is accepted, so the refusals above were about the flag.
     const before = await countRows(server, ["runs"]);
@@ -278,7 +303,11 @@ for (const inv of invariants) {
   testEachServer(invariant, `raw SQL: updating an existing run to ${column} true fails on the CHECK, translated to ${code}, and the row keeps false`, async (server) => {
     const r = await seedRunnable(server);
     const knex = server.db.knex;
-    const viaKnex = await refusedWithoutWrites(server, "knex update", () => knex("runs").where({ id: r.acceptedRun.id }).update({ [column]: true }));
+    const viaKnex = await refusedWithoutWrites(server, "knex update", () =>
+      knex("runs")
+        .where({ id: r.acceptedRun.id })
+        .update({ [column]: true }),
+    );
     expectTranslated(server, viaKnex, code, "knex update");
     const viaRaw = await refusedWithoutWrites(server, "raw update", () => knex.raw(`update runs set ${column} = true where id = ?`, [r.acceptedRun.id]));
     expectTranslated(server, viaRaw, code, "raw update");
@@ -306,25 +335,36 @@ testEachServer(approval, "approveRun: a run without a recorded plan cannot be ap
   assert.is(shown.attributes.status, "pending");
 });
 
-testEachServer(approval, "there is no apply action besides approval: v1 has none (404); the tfe apply action is the bound approval, so a run without a plan gets 409; the run stays pending", async (server) => {
-  const r = await seedRunnable(server);
-  for (const [client, url, status] of [
-    // The CLI's "yes" (contract §7.1) is recorded as the approval of the run's own plan: with no plan there is nothing to approve.
-    [server.tfe(r.token), `/api/v2/runs/${r.acceptedRun.id}/actions/apply`, 409],
-    [server.v1(r.token), `/v1/runs/${r.acceptedRun.id}/actions/apply`, 404],
-    [server.v1(r.token), `/v1/runs/${r.acceptedRun.id}/apply`, 404],
-  ] as const) {
-    const result = (await expectNothingWritten(server, () => client.post({ url: url as any, body: {}, headers: { Authorization: `Bearer ${r.token}` } }), RUN_TABLES)) as SdkResult;
-    assert.is(result.response.status, status, url);
-  }
-  const shown = expectStatus(await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }), 200)!.data;
-  assert.is(shown.attributes.status, "pending");
-});
+testEachServer(
+  approval,
+  "there is no apply action besides approval: v1 has none (404); the tfe apply action is the bound approval, so a run without a plan gets 409; the run stays pending",
+  async (server) => {
+    const r = await seedRunnable(server);
+    for (const [client, url, status] of [
+      // The CLI's "yes" (contract §7.1) is recorded as the approval of the run's own plan: with no plan there is nothing to approve.
+      [server.tfe(r.token), `/api/v2/runs/${r.acceptedRun.id}/actions/apply`, 409],
+      [server.v1(r.token), `/v1/runs/${r.acceptedRun.id}/actions/apply`, 404],
+      [server.v1(r.token), `/v1/runs/${r.acceptedRun.id}/apply`, 404],
+    ] as const) {
+      const result = (await expectNothingWritten(
+        server,
+        () => client.post({ url: url as any, body: {}, headers: { Authorization: `Bearer ${r.token}` } }),
+        RUN_TABLES,
+      )) as SdkResult;
+      assert.is(result.response.status, status, url);
+    }
+    const shown = expectStatus(await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }), 200)!.data;
+    assert.is(shown.attributes.status, "pending");
+  },
+);
 
 // A door only invariant 2 has: the tfe workspace's destroy permissions.
 testEachServer(suites.get(invariants[1])!, "tfe workspaces never advertise destroy: allow-destroy-plan false, can-queue-destroy false, is-destroyable false", async (server) => {
   const r = await seedRunnable(server);
-  const workspace = expectStatus(await getWorkspaceByName({ client: server.tfe(r.token), path: { organization_name: r.organizationName, workspace_name: "networking" } }), 200)!.data;
+  const workspace = expectStatus(
+    await getWorkspaceByName({ client: server.tfe(r.token), path: { organization_name: r.organizationName, workspace_name: "networking" } }),
+    200,
+  )!.data;
   assert.is(workspace.attributes["allow-destroy-plan"], false);
   assert.is(workspace.attributes.permissions["can-queue-destroy"], false);
   assert.is(workspace.attributes.actions["is-destroyable"], false);

@@ -15,7 +15,10 @@ config("the runner's concurrency defaults to this machine's cores; 0 is an API-o
   assert.is(loadConfig({ STACKSHIP_RUNNER_CONCURRENCY: "1" }).runnerConcurrency, 1);
   assert.is(loadConfig({ STACKSHIP_RUNNER_CONCURRENCY: "16" }).runnerConcurrency, 16);
   for (const bad of ["-1", "1.5", "two", "0x2"]) {
-    assert.throws(() => loadConfig({ STACKSHIP_RUNNER_CONCURRENCY: bad }), (error: Error) => error.message.includes(`got '${bad}'`) && error.message.includes("0 = API only") && error.message.includes("Unset it"));
+    assert.throws(
+      () => loadConfig({ STACKSHIP_RUNNER_CONCURRENCY: bad }),
+      (error: Error) => error.message.includes(`got '${bad}'`) && error.message.includes("0 = API only") && error.message.includes("Unset it"),
+    );
   }
 });
 
@@ -30,11 +33,23 @@ const processes = suite("an API-only process");
 
 processes("STACKSHIP_RUNNER_CONCURRENCY=0: main says it is API only, starts no runner and serves the API and /metrics; a runner-only process with 0 refuses to start", async () => {
   const dataDir = await mkdtemp(join(tmpdir(), "ss-api-only-"));
-  const api = spawnStackShip("main.ts", { STACKSHIP_DATA_DIR: dataDir, STACKSHIP_HTTP_PORT: "0", STACKSHIP_HTTPS_PORT: "off", STACKSHIP_RUNNER_CONCURRENCY: "0", STACKSHIP_LOG_LEVEL: "warn" });
+  const api = spawnStackShip("main.ts", {
+    STACKSHIP_DATA_DIR: dataDir,
+    STACKSHIP_HTTP_PORT: "0",
+    STACKSHIP_HTTPS_PORT: "off",
+    STACKSHIP_RUNNER_CONCURRENCY: "0",
+    STACKSHIP_LOG_LEVEL: "warn",
+  });
   try {
     const url = (await api.line(/StackShip is listening on (http:\/\/\S+)/))[1];
-    assert.ok(api.output.some((line) => line.includes("API only (STACKSHIP_RUNNER_CONCURRENCY=0): no runner in this process")), api.output.join("\n"));
-    assert.not.ok(api.output.some((line) => /runner \S+ started|runner is NOT started/.test(line)), api.output.join("\n"));
+    assert.ok(
+      api.output.some((line) => line.includes("API only (STACKSHIP_RUNNER_CONCURRENCY=0): no runner in this process")),
+      api.output.join("\n"),
+    );
+    assert.not.ok(
+      api.output.some((line) => /runner \S+ started|runner is NOT started/.test(line)),
+      api.output.join("\n"),
+    );
     const metrics = await scrape(`${url}/metrics`);
     assert.is(metrics.value("stackship_run_queue_depth"), 0);
     assert.ok(metrics.text.includes('stackship_runs{status="pending"} 0'), metrics.text);

@@ -22,7 +22,15 @@ testEachServer(
     assert.is(planned.attributes.status, "awaiting_approval");
 
     expectV1Error(await approve(server, token, run.id, "0".repeat(64)), 409, "RUN_PLAN_DIGEST_MISMATCH", { pointer: "/data/attributes/plan_digest" });
-    assert.is(await server.db.knex("run_reviews").where({ run_id: run.id }).count({ n: "*" }).first().then((r) => Number(r!.n)), 0);
+    assert.is(
+      await server.db
+        .knex("run_reviews")
+        .where({ run_id: run.id })
+        .count({ n: "*" })
+        .first()
+        .then((r) => Number(r!.n)),
+      0,
+    );
     assert.is(expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data.attributes.status, "awaiting_approval");
 
     // Two approvals at once: exactly one wins, the other is refused, one apply job exists.
@@ -47,8 +55,21 @@ testEachServer(
     // Another state appears after the plan (as if published behind StackShip's back).
     const now = new Date().toISOString();
     await server.db.knex("state_versions").insert({
-      id: "sv-0000000000000001", workspace_id: workspace.id, run_id: null, serial: 7, lineage: "l", md5: "0".repeat(32), sha256: "1".repeat(64),
-      size_bytes: 10, status: "finalized", fence: 0, artifact_key: "x", json_outputs: "[]", created_at: now, uploaded_at: now, published_at: now,
+      id: "sv-0000000000000001",
+      workspace_id: workspace.id,
+      run_id: null,
+      serial: 7,
+      lineage: "l",
+      md5: "0".repeat(32),
+      sha256: "1".repeat(64),
+      size_bytes: 10,
+      status: "finalized",
+      fence: 0,
+      artifact_key: "x",
+      json_outputs: "[]",
+      created_at: now,
+      uploaded_at: now,
+      published_at: now,
     });
     expectV1Error(await approve(server, token, run.id, planned.attributes.plan_digest!), 409, "RUN_PREDECESSOR_STATE_CHANGED");
     assert.is(expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data.attributes.status, "awaiting_approval");
@@ -95,7 +116,8 @@ testEachServer(
     // The configuration does not declare the variable sensitive, so tofu itself would print it.
     const files = {
       ...fixture("random"),
-      "leak.tf": 'variable "db_password" { type = string }\nresource "terraform_data" "leak" {\n  input = var.db_password\n}\noutput "leak" {\n  value = terraform_data.leak.output\n}\n',
+      "leak.tf":
+        'variable "db_password" { type = string }\nresource "terraform_data" "leak" {\n  input = var.db_password\n}\noutput "leak" {\n  value = terraform_data.leak.output\n}\n',
     };
     const run = await startRun(server, token, workspace.id, files);
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);

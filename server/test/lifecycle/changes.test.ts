@@ -12,14 +12,17 @@ function config(resources: string): Record<string, string> {
   return { "main.tf": resources };
 }
 
-const data = (name: string, input: string, trigger = "1") =>
-  `resource "terraform_data" "${name}" {\n  input = "${input}"\n  triggers_replace = "${trigger}"\n}\n`;
+const data = (name: string, input: string, trigger = "1") => `resource "terraform_data" "${name}" {\n  input = "${input}"\n  triggers_replace = "${trigger}"\n}\n`;
 
 async function planAndApply(server: TestServer, token: string, workspaceId: string, files: Record<string, string>): Promise<{ planned: Run; applied: Run }> {
   const run = await startRun(server, token, workspaceId, files);
   const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "planned_and_finished", "errored"]);
   assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-  const approved = await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } });
+  const approved = await approveRun({
+    client: server.v1(token),
+    path: { run_id: run.id },
+    body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
+  });
   expectStatus(approved, 202);
   const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
   assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
@@ -79,7 +82,11 @@ testEachServer(
     assert.is(finished.attributes.status, "planned_and_finished");
     assert.is(finished.attributes.status_reason, "speculative");
     assert.equal(finished.attributes.plan_counts, { create: 1, change: 0, destroy: 0 });
-    const approval = await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: finished.attributes.plan_digest! } } } });
+    const approval = await approveRun({
+      client: server.v1(token),
+      path: { run_id: run.id },
+      body: { data: { type: "approvals", attributes: { plan_digest: finished.attributes.plan_digest! } } },
+    });
     expectV1Error(approval, 409, "RUN_TRANSITION_INVALID");
     const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
     assert.is(current.response.status, 404, "a speculative run publishes no state");

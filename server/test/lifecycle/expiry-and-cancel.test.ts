@@ -27,7 +27,11 @@ testEachServer(
 
     offsetMs = 50_000;
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    assert.is(expectStatus(await getRun({ client: server.v1(token), path: { run_id: first.id } }), 200).data.attributes.status, "awaiting_approval", "not before the window closes");
+    assert.is(
+      expectStatus(await getRun({ client: server.v1(token), path: { run_id: first.id } }), 200).data.attributes.status,
+      "awaiting_approval",
+      "not before the window closes",
+    );
 
     offsetMs = 61_000;
     const expired = await waitForStatus(server, token, first.id, ["expired"], 20_000);
@@ -48,7 +52,10 @@ testEachServer(
   "cancel while planning interrupts tofu; the run ends canceled and frees the workspace",
   async (server) => {
     const { token, workspace, run } = await planningRun(server, "busy");
-    const canceled = expectStatus(await cancelRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "decisions", attributes: { reason: "wrong branch" } } } }), 202).data;
+    const canceled = expectStatus(
+      await cancelRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "decisions", attributes: { reason: "wrong branch" } } } }),
+      202,
+    ).data;
     assert.is(canceled.attributes.status, "canceled");
     assert.is(canceled.attributes.status_reason, "plan_canceled");
     // The attempt stops: it ends interrupted, not succeeded, and no plan is recorded.
@@ -78,7 +85,10 @@ testEachServer(
     const slow = { "main.tf": 'resource "terraform_data" "slow" {\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 60"\n  }\n}\n' };
     const run = await startRun(server, token, workspace.id, slow);
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval"]);
-    expectStatus(await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }), 202);
+    expectStatus(
+      await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
+      202,
+    );
     const deadline = Date.now() + 60_000;
     while (!(await readLog(server, token, run.id, "apply")).includes("provisioning-started")) {
       assert.ok(Date.now() < deadline, "the apply never reached the provisioner");

@@ -31,7 +31,12 @@ testEachServer(
     double.installations.set(connected.installationId, [connected.repository]);
     const sha = newSha();
     double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, FILES));
-    const sent = await deliver(server, double, "push", pushPayload(connected.repository, connected.installationId, sha, { changed: ["modules/greet/main.tf"], message: "Greet the world" }));
+    const sent = await deliver(
+      server,
+      double,
+      "push",
+      pushPayload(connected.repository, connected.installationId, sha, { changed: ["modules/greet/main.tf"], message: "Greet the world" }),
+    );
     assert.is(sent.response.status, 202);
     const result = await settled(server, sent.deliveryId);
     assert.is(result.status, "processed", JSON.stringify(result));
@@ -57,7 +62,11 @@ testEachServer(
     assert.match(waiting.body.output.summary, "1 to add, 0 to change, 0 to destroy");
     assert.match(waiting.body.output.summary, "Policy: skipped");
 
-    const approved = await approveRun({ client: server.v1(connected.token), path: { run_id: runId }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } });
+    const approved = await approveRun({
+      client: server.v1(connected.token),
+      path: { run_id: runId },
+      body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
+    });
     expectStatus(approved, 202);
     const applied = await waitForStatus(server, connected.token, runId, ["applied", "errored", "needs_recovery"]);
     assert.is(applied.attributes.status, "applied", await readLog(server, connected.token, runId, "apply"));

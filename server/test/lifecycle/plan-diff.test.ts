@@ -64,7 +64,10 @@ testEachServer(
     assert.is(stored.key, `runs/${run.id}/plan-diff.json`);
     assert.is(stored.format, "framed-aes256gcm-v1");
 
-    expectStatus(await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }), 202);
+    expectStatus(
+      await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
+      202,
+    );
     const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
     assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
 
@@ -129,7 +132,10 @@ testEachServer(serving, "not available yet while the plan is unfinished; unavail
   expectV1Error(await planChanges(server, token, run.id), 404, "RUN_PLAN_CHANGES_UNAVAILABLE");
 
   // A stored artifact is served as stored.
-  const text = '{"format":"stackship.plan-diff/v1","run_id":"' + run.id + '","opentofu_version":"1.12.6","plan_format_version":"1.2","plan_timestamp":null,"plan_errored":false,"truncated":false,"truncation":{"max_resources":5000,"max_bytes":4194304,"changed_resources":0,"cut":0,"withheld":0,"dropped":0},"resources":[]}';
+  const text =
+    '{"format":"stackship.plan-diff/v1","run_id":"' +
+    run.id +
+    '","opentofu_version":"1.12.6","plan_format_version":"1.2","plan_timestamp":null,"plan_errored":false,"truncated":false,"truncation":{"max_resources":5000,"max_bytes":4194304,"changed_resources":0,"cut":0,"withheld":0,"dropped":0},"resources":[]}';
   const descriptor = await writeRunArtifact(server.services, (await server.services.stores.runs.getById(run.id))!, "plan_diff", Buffer.from(text));
   const served = await artifactOf(server, token, run.id);
   assert.is(served.text, text);

@@ -15,7 +15,8 @@ const ONE = 'resource "terraform_data" "a" {\n  input = "one"\n}\n';
 // What a plan would write into its state if it could: a move, a new output.
 const MOVED = 'resource "terraform_data" "b" {\n  input = "one"\n}\nmoved {\n  from = terraform_data.a\n  to   = terraform_data.b\n}\noutput "o" {\n  value = "new"\n}\n';
 // The configuration may bring a cloud block of its own (the CLI's); the plan still uses the handed-over state.
-const WITH_CLOUD = 'terraform {\n  cloud {\n    hostname     = "app.example.invalid"\n    organization = "elsewhere"\n    workspaces {\n      name = "other"\n    }\n  }\n}\n' + ONE;
+const WITH_CLOUD =
+  'terraform {\n  cloud {\n    hostname     = "app.example.invalid"\n    organization = "elsewhere"\n    workspaces {\n      name = "other"\n    }\n  }\n}\n' + ONE;
 
 async function appliedWorkspace(server: TestServer) {
   const { token, organizationName } = await createOrganizationWithToken(server, "acme");
@@ -23,7 +24,10 @@ async function appliedWorkspace(server: TestServer) {
   const run = await startRun(server, token, workspace.id, { "main.tf": ONE });
   const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
   assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-  expectStatus(await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }), 202);
+  expectStatus(
+    await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
+    202,
+  );
   const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
   assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
   const state = await server.services.stores.stateVersions.current(workspace.id);
@@ -35,7 +39,13 @@ async function appliedWorkspace(server: TestServer) {
 async function storedState(server: TestServer, workspaceId: string) {
   const versions = await server.services.stores.stateVersions.listByWorkspace(workspaceId);
   return Promise.all(
-    versions.map(async (v) => ({ id: v.id, serial: v.serial, sha256: v.sha256, status: v.status, bytes: v.artifactKey ? (await readStateBytes(server.services, v)).toString("base64") : null })),
+    versions.map(async (v) => ({
+      id: v.id,
+      serial: v.serial,
+      sha256: v.sha256,
+      status: v.status,
+      bytes: v.artifactKey ? (await readStateBytes(server.services, v)).toString("base64") : null,
+    })),
   );
 }
 
@@ -106,7 +116,11 @@ testEachServer(
 
     // A plan_and_apply plan without changes ends and releases the lock; the state is still untouched.
     const noop = await startRun(server, token, workspace.id, { "main.tf": ONE });
-    assert.is((await waitForStatus(server, token, noop.id, ["planned_and_finished", "errored"])).attributes.status, "planned_and_finished", await readLog(server, token, noop.id, "plan"));
+    assert.is(
+      (await waitForStatus(server, token, noop.id, ["planned_and_finished", "errored"])).attributes.status,
+      "planned_and_finished",
+      await readLog(server, token, noop.id, "plan"),
+    );
     assert.ok(await lockReleased(server, workspace.id));
     assert.equal(await storedState(server, workspace.id), before);
   },
@@ -118,7 +132,10 @@ testEachServer(
   "a state version that does not match its recorded digest fails the plan closed, with the reason in the log and no sandbox",
   async (server) => {
     const { token, workspace, state } = await appliedWorkspace(server);
-    await server.db.knex("state_versions").where({ id: state.id }).update({ sha256: "f".repeat(64) });
+    await server.db
+      .knex("state_versions")
+      .where({ id: state.id })
+      .update({ sha256: "f".repeat(64) });
     const run = await startRun(server, token, workspace.id, { "main.tf": ONE }, "speculative");
     const ended = await waitForStatus(server, token, run.id, ["planned_and_finished", "errored"]);
     const log = await readLog(server, token, run.id, "plan");
@@ -148,50 +165,49 @@ testEachServer(
   { runner: true },
 );
 
-testEachServer(
-  planState,
-  "kill -9 of the runner mid-plan: another runner's sweep fails the plan and releases the run's lock; the state is untouched",
-  async (server) => {
-    const runner = startRunnerProcess(server);
-    let runId = "";
-    let workspaceId = "";
-    let before: Awaited<ReturnType<typeof storedState>> = [];
-    try {
-      const { token, workspace } = await appliedWorkspace(server);
-      workspaceId = workspace.id;
-      before = await storedState(server, workspace.id);
-      // Many instances: a plan long enough to be killed in the middle.
-      const many = 'resource "terraform_data" "a" {\n  input = "one"\n}\nresource "terraform_data" "many" {\n  count = 1500\n  input = count.index\n}\n';
-      const run = await startRun(server, token, workspace.id, { "main.tf": many });
-      runId = run.id;
-      for (;;) {
-        const current = await server.services.stores.runs.getById(run.id);
-        if (current?.status === "planning") break;
-        assert.ok(current?.status === "pending", `the run is ${current?.status}`);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      assert.is((await server.services.stores.workspaceLocks.current(workspace.id))?.holder.id, run.id);
-      runner.kill("SIGKILL");
-      await new Promise((resolve) => runner.once("exit", resolve));
-    } finally {
-      if (runner.exitCode === null && runner.signalCode === null) runner.kill("SIGKILL");
+testEachServer(planState, "kill -9 of the runner mid-plan: another runner's sweep fails the plan and releases the run's lock; the state is untouched", async (server) => {
+  const runner = startRunnerProcess(server);
+  let runId = "";
+  let workspaceId = "";
+  let before: Awaited<ReturnType<typeof storedState>> = [];
+  try {
+    const { token, workspace } = await appliedWorkspace(server);
+    workspaceId = workspace.id;
+    before = await storedState(server, workspace.id);
+    // Many instances: a plan long enough to be killed in the middle.
+    const many = 'resource "terraform_data" "a" {\n  input = "one"\n}\nresource "terraform_data" "many" {\n  count = 1500\n  input = count.index\n}\n';
+    const run = await startRun(server, token, workspace.id, { "main.tf": many });
+    runId = run.id;
+    for (;;) {
+      const current = await server.services.stores.runs.getById(run.id);
+      if (current?.status === "planning") break;
+      assert.ok(current?.status === "pending", `the run is ${current?.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    const survivor = new RunnerEngine({ services: server.services, api: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) }, phaseTimeoutMs: 60_000 }, { staleAfterMs: 1_000, heartbeatIntervalMs: 200, pollIntervalMs: 50 });
-    await survivor.start();
-    try {
-      const deadline = Date.now() + 30_000;
-      let run = await server.services.stores.runs.getById(runId);
-      while (run?.status === "planning" && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        run = await server.services.stores.runs.getById(runId);
-      }
-      assert.is(run?.status, "errored");
-      assert.ok(await lockReleased(server, workspaceId));
-      assert.equal(await storedState(server, workspaceId), before);
-    } finally {
-      await survivor.stop({ interrupt: true });
+    assert.is((await server.services.stores.workspaceLocks.current(workspace.id))?.holder.id, run.id);
+    runner.kill("SIGKILL");
+    await new Promise((resolve) => runner.once("exit", resolve));
+  } finally {
+    if (runner.exitCode === null && runner.signalCode === null) runner.kill("SIGKILL");
+  }
+  const survivor = new RunnerEngine(
+    { services: server.services, api: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) }, phaseTimeoutMs: 60_000 },
+    { staleAfterMs: 1_000, heartbeatIntervalMs: 200, pollIntervalMs: 50 },
+  );
+  await survivor.start();
+  try {
+    const deadline = Date.now() + 30_000;
+    let run = await server.services.stores.runs.getById(runId);
+    while (run?.status === "planning" && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      run = await server.services.stores.runs.getById(runId);
     }
-  },
-);
+    assert.is(run?.status, "errored");
+    assert.ok(await lockReleased(server, workspaceId));
+    assert.equal(await storedState(server, workspaceId), before);
+  } finally {
+    await survivor.stop({ interrupt: true });
+  }
+});
 
 planState.run();

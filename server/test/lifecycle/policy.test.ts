@@ -24,7 +24,14 @@ function policy(name: string, enforcement_level: PolicyInput["enforcement_level"
   return { name, enforcement_level, source };
 }
 
-async function newPolicySet(server: TestServer, token: string, organizationName: string, name: string, policies: PolicyInput[], attachments: { global?: boolean; workspace_ids?: string[]; project_ids?: string[] } = { global: true }) {
+async function newPolicySet(
+  server: TestServer,
+  token: string,
+  organizationName: string,
+  name: string,
+  policies: PolicyInput[],
+  attachments: { global?: boolean; workspace_ids?: string[]; project_ids?: string[] } = { global: true },
+) {
   const result = await createPolicySet({
     client: server.v1(token),
     path: { organization_name: organizationName },
@@ -47,7 +54,9 @@ async function evaluation(server: TestServer, token: string, runId: string) {
 
 async function auditActions(server: TestServer, runId: string): Promise<string[]> {
   const rows = await server.db.knex("audit_events").where({ target_id: runId }).orderBy("created_at", "asc").select("action", "data");
-  return rows.filter((row) => row.action.startsWith("policy.") || row.action === "run.approved").map((row) => `${row.action}${JSON.parse(row.data).code ? `:${JSON.parse(row.data).code}` : ""}`);
+  return rows
+    .filter((row) => row.action.startsWith("policy.") || row.action === "run.approved")
+    .map((row) => `${row.action}${JSON.parse(row.data).code ? `:${JSON.parse(row.data).code}` : ""}`);
 }
 
 const sets = suite("policy sets");
@@ -60,27 +69,51 @@ testEachServer(sets, "create, list and version policy sets; refusals have their 
   assert.is(created.attributes.global, true);
   assert.is(created.attributes.current_version.version, 1);
   assert.match(created.attributes.current_version.digest, /^[0-9a-f]{64}$/);
-  assert.equal(created.attributes.current_version.policies.map((p) => [p.name, p.enforcement_level, p.package]), [["quiet", "advisory", "quiet"]]);
+  assert.equal(
+    created.attributes.current_version.policies.map((p) => [p.name, p.enforcement_level, p.package]),
+    [["quiet", "advisory", "quiet"]],
+  );
 
-  const attached = expectStatus(await newPolicySet(server, token, organizationName, "app-only", [policy("flag", "soft_mandatory", FLAG_EVERY_DATA("x.y", "t"))], { workspace_ids: [workspace.id] }), 201).data;
+  const attached = expectStatus(
+    await newPolicySet(server, token, organizationName, "app-only", [policy("flag", "soft_mandatory", FLAG_EVERY_DATA("x.y", "t"))], { workspace_ids: [workspace.id] }),
+    201,
+  ).data;
   assert.equal(attached.attributes.workspace_ids, [workspace.id]);
 
   // A new version is immutable and digested apart; the same content digests the same.
   const v2 = expectStatus(
-    await createPolicySetVersion({ client: server.v1(token), path: { policy_set_id: created.id }, body: { data: { type: "policy-set-versions", attributes: { policies: [policy("quiet", "hard_mandatory", FIND_NOTHING)] } } } }),
+    await createPolicySetVersion({
+      client: server.v1(token),
+      path: { policy_set_id: created.id },
+      body: { data: { type: "policy-set-versions", attributes: { policies: [policy("quiet", "hard_mandatory", FIND_NOTHING)] } } },
+    }),
     201,
   ).data;
   assert.is(v2.attributes.current_version.version, 2);
   assert.is.not(v2.attributes.current_version.digest, created.attributes.current_version.digest);
 
   const listed = expectStatus(await listPolicySets({ client: server.v1(token), path: { organization_name: organizationName } }), 200).data;
-  assert.equal(listed.map((s) => [s.attributes.name, s.attributes.current_version.version]), [["app-only", 1], ["baseline", 2]]);
+  assert.equal(
+    listed.map((s) => [s.attributes.name, s.attributes.current_version.version]),
+    [
+      ["app-only", 1],
+      ["baseline", 2],
+    ],
+  );
 
   expectV1Error(await newPolicySet(server, token, organizationName, "baseline", [policy("quiet", "advisory", FIND_NOTHING)]), 409, "POLICY_SET_NAME_TAKEN");
   expectV1Error(await newPolicySet(server, token, organizationName, "nopkg", [policy("p", "advisory", "violations := set()\n")]), 422, "POLICY_SOURCE_INVALID");
-  expectV1Error(await newPolicySet(server, token, organizationName, "both", [policy("p", "advisory", FIND_NOTHING)], { global: true, workspace_ids: [workspace.id] }), 422, "POLICY_SET_ATTACHMENT_INVALID");
+  expectV1Error(
+    await newPolicySet(server, token, organizationName, "both", [policy("p", "advisory", FIND_NOTHING)], { global: true, workspace_ids: [workspace.id] }),
+    422,
+    "POLICY_SET_ATTACHMENT_INVALID",
+  );
   expectV1Error(await newPolicySet(server, token, organizationName, "nowhere", [policy("p", "advisory", FIND_NOTHING)], {}), 422, "POLICY_SET_ATTACHMENT_INVALID");
-  expectV1Error(await newPolicySet(server, token, organizationName, "level", [{ name: "p", enforcement_level: "mandatory" as never, source: FIND_NOTHING }]), 422, "DOCUMENT_INVALID");
+  expectV1Error(
+    await newPolicySet(server, token, organizationName, "level", [{ name: "p", enforcement_level: "mandatory" as never, source: FIND_NOTHING }]),
+    422,
+    "DOCUMENT_INVALID",
+  );
   const { token: operator } = await createToken(server, token, organizationName, "operator");
   expectV1Error(await newPolicySet(server, operator, organizationName, "op", [policy("p", "advisory", FIND_NOTHING)]), 403, "FORBIDDEN");
 });
@@ -94,7 +127,10 @@ testEachServer(
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
     const set = expectStatus(
-      await newPolicySet(server, token, organizationName, "baseline", [policy("advice", "advisory", FLAG_EVERY_DATA("stackship.advice", "Heads up")), policy("quiet", "hard_mandatory", FIND_NOTHING)]),
+      await newPolicySet(server, token, organizationName, "baseline", [
+        policy("advice", "advisory", FLAG_EVERY_DATA("stackship.advice", "Heads up")),
+        policy("quiet", "hard_mandatory", FIND_NOTHING),
+      ]),
       201,
     ).data;
     const run = await startRun(server, token, workspace.id, fixture("basic"));
@@ -109,7 +145,15 @@ testEachServer(
     assert.is(result.opa_version, "1.22.4");
     assert.equal(result.policy_set_versions, [{ policy_set_id: set.id, version: 1, digest: set.attributes.current_version.digest }]);
     assert.equal(result.findings, [
-      { policy_set_id: set.id, policy_set_version: 1, policy: "advice", enforcement_level: "advisory", title: "Heads up", message: "terraform_data.greeting is flagged", address: "terraform_data.greeting" },
+      {
+        policy_set_id: set.id,
+        policy_set_version: 1,
+        policy: "advice",
+        enforcement_level: "advisory",
+        title: "Heads up",
+        message: "terraform_data.greeting is flagged",
+        address: "terraform_data.greeting",
+      },
     ]);
     assert.is(result.error, null);
     const log = await readLog(server, token, run.id, "policy");
@@ -129,7 +173,10 @@ testEachServer(
   async (server) => {
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
-    expectStatus(await newPolicySet(server, token, organizationName, "tags", [policy("tagged", "soft_mandatory", FLAG_EVERY_DATA("soft", "Needs tags"))], { workspace_ids: [workspace.id] }), 201);
+    expectStatus(
+      await newPolicySet(server, token, organizationName, "tags", [policy("tagged", "soft_mandatory", FLAG_EVERY_DATA("soft", "Needs tags"))], { workspace_ids: [workspace.id] }),
+      201,
+    );
     const run = await startRun(server, token, workspace.id, fixture("basic"));
     const failed = await waitForStatus(server, token, run.id, ["policy_soft_failed", "awaiting_approval", "errored"]);
     assert.is(failed.attributes.status, "policy_soft_failed", await readLog(server, token, run.id, "policy"));
@@ -259,7 +306,13 @@ testEachServer(
   async (server) => {
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
-    expectStatus(await newPolicySet(server, token, organizationName, "guard", [policy("never", "hard_mandatory", FLAG_EVERY_DATA("hard.guard", "Forbidden")), policy("soft", "soft_mandatory", FLAG_EVERY_DATA("soft", "Soft"))]), 201);
+    expectStatus(
+      await newPolicySet(server, token, organizationName, "guard", [
+        policy("never", "hard_mandatory", FLAG_EVERY_DATA("hard.guard", "Forbidden")),
+        policy("soft", "soft_mandatory", FLAG_EVERY_DATA("soft", "Soft")),
+      ]),
+      201,
+    );
     const run = await startRun(server, token, workspace.id, fixture("basic"));
     const ended = await waitForStatus(server, token, run.id, ["errored", "policy_soft_failed", "awaiting_approval"]);
     assert.is(ended.attributes.status, "errored", await readLog(server, token, run.id, "policy"));

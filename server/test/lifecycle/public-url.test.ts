@@ -19,12 +19,19 @@ testEachServer(
     const upload = await putUpload(`${server.baseUrl}${new URL(pending.attributes.upload_url!).pathname}`, makeConfigurationTarball(fixture("basic")));
     assert.ok(upload.ok, `upload: ${upload.status}`);
     const run = expectStatus(
-      await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: { data: { type: "runs", relationships: { configuration_version: { data: { type: "configuration-versions", id: pending.id } } } } } }),
+      await createRun({
+        client: server.v1(token),
+        path: { workspace_id: workspace.id },
+        body: { data: { type: "runs", relationships: { configuration_version: { data: { type: "configuration-versions", id: pending.id } } } } },
+      }),
       201,
     ).data;
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-    expectStatus(await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }), 202);
+    expectStatus(
+      await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
+      202,
+    );
     const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
     assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
     assert.is((await server.services.stores.stateVersions.current(workspace.id))?.runId, run.id);

@@ -51,7 +51,10 @@ testEachServer(recovery, "kill -9 of the runner process during apply: needs_reco
     assert.is(evidence.attempt?.status, "lost");
     assert.is(evidence.attempt?.terminal_classification, "runner_lost");
     assert.match(evidence.attempt?.sandbox_id ?? "", /^sbx-/);
-    assert.ok(evidence.last_log_lines.some((line) => line.includes("provisioning-started")), JSON.stringify(evidence.last_log_lines));
+    assert.ok(
+      evidence.last_log_lines.some((line) => line.includes("provisioning-started")),
+      JSON.stringify(evidence.last_log_lines),
+    );
     assert.equal(evidence.lock?.holder_id, stuck.id, "the workspace stays locked by the run");
     assert.match(evidence.predecessor_state_digest ?? "", /^[0-9a-f]{64}$/);
     const state = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
@@ -59,10 +62,16 @@ testEachServer(recovery, "kill -9 of the runner process during apply: needs_reco
 
     // Only run:recover may resolve, with a typed reason.
     const operator = await createToken(server, token, organizationName, "operator");
-    const body = { data: { type: "recovery-resolutions" as const, attributes: { resolution: "keep_current_state" as const, reason: "provisioner was only sleeping; nothing changed" } } };
+    const body = {
+      data: { type: "recovery-resolutions" as const, attributes: { resolution: "keep_current_state" as const, reason: "provisioner was only sleeping; nothing changed" } },
+    };
     expectV1Error(await resolveRunRecovery({ client: server.v1(operator.token), path: { run_id: stuck.id }, body }), 403, "FORBIDDEN");
     expectV1Error(
-      await resolveRunRecovery({ client: server.v1(token), path: { run_id: stuck.id }, body: { data: { type: "recovery-resolutions", attributes: { resolution: "keep_current_state", reason: "short" } } } }),
+      await resolveRunRecovery({
+        client: server.v1(token),
+        path: { run_id: stuck.id },
+        body: { data: { type: "recovery-resolutions", attributes: { resolution: "keep_current_state", reason: "short" } } },
+      }),
       422,
       "DOCUMENT_INVALID",
     );

@@ -36,13 +36,20 @@ const masks = suite("redaction by value: where OpenTofu's masks lose a sensitive
 
 testEachServer(
   masks,
-  "terraform_data copies sensitive(\"s3cret-value\") into its unmasked output: the second plan's log, plan changes, findings and review never show it",
+  'terraform_data copies sensitive("s3cret-value") into its unmasked output: the second plan\'s log, plan changes, findings and review never show it',
   async (server) => {
     const secret = "s3cret-value";
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     const workspace = await createWorkspace(server, token, organizationName, { name: "copy" });
     const gen = await createVariable(server, token, workspace.id, { key: "gen", value: "g1" });
-    expectStatus(await createPolicySet({ client: server.v1(token), path: { organization_name: organizationName }, body: { data: { type: "policy-sets", attributes: { name: "quote", policies: [QUOTE_OUTPUTS], global: true } } } }), 201);
+    expectStatus(
+      await createPolicySet({
+        client: server.v1(token),
+        path: { organization_name: organizationName },
+        body: { data: { type: "policy-sets", attributes: { name: "quote", policies: [QUOTE_OUTPUTS], global: true } } },
+      }),
+      201,
+    );
     const files = {
       "main.tf": 'variable "gen" { type = string }\nresource "terraform_data" "copy" {\n  input = { user = "u", pass = sensitive("s3cret-value"), gen = var.gen }\n}\n',
     };
@@ -52,7 +59,14 @@ testEachServer(
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, first.id, "plan"));
     await approveAndApply(server, token, first.id, planned.attributes.plan_digest!);
 
-    expectStatus(await updateVariable({ client: server.v1(token), path: { workspace_id: workspace.id, variable_id: gen.id }, body: { data: { type: "variables", id: gen.id, attributes: { value: "g2" } } } as never }), 200);
+    expectStatus(
+      await updateVariable({
+        client: server.v1(token),
+        path: { workspace_id: workspace.id, variable_id: gen.id },
+        body: { data: { type: "variables", id: gen.id, attributes: { value: "g2" } } } as never,
+      }),
+      200,
+    );
     const second = await startRun(server, token, workspace.id, files);
     const planned2 = await waitForStatus(server, token, second.id, ["awaiting_approval", "errored"]);
     const planLog = await readLog(server, token, second.id, "plan");
@@ -125,7 +139,10 @@ testEachServer(
     await approveAndApply(server, token, run.id, planned.attributes.plan_digest!);
     const applyLog = await readLog(server, token, run.id, "apply");
     assert.match(applyLog, /echo = "\[sensitive value\]"/);
-    for (const [name, text] of [["plan", planLog], ["apply", applyLog]] as const) {
+    for (const [name, text] of [
+      ["plan", planLog],
+      ["apply", applyLog],
+    ] as const) {
       assertNoLeak(`the ${name} log`, text, variable);
       assertNoLeak(`the ${name} log`, text, declared);
     }

@@ -82,7 +82,12 @@ testEachServer(
     assert.ok(reason?.state === "recorded");
     assert.is(reason.code, "approval_expired");
     assert.is(reason.sentence, "No decision was made before the approval window closed, so the run expired without applying.");
-    assert.equal(reason.guidance, { code: "expired", sentence: "A new run starts from a push to the tracked branch or from the CLI.", target: "workspace_source_settings", workspace_id: workspace.id });
+    assert.equal(reason.guidance, {
+      code: "expired",
+      sentence: "A new run starts from a push to the tracked branch or from the CLI.",
+      target: "workspace_source_settings",
+      workspace_id: workspace.id,
+    });
     assert.is(reason.log_tail, null);
     assert.equal(data.attributes.available_actions, []);
     assert.is(data.attributes.stages.apply.status, "skipped");

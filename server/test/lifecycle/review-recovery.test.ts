@@ -21,7 +21,10 @@ testEachServer(recovery, "apply interrupted (runner killed): unresolved recovery
   try {
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-    expectStatus(await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }), 202);
+    expectStatus(
+      await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
+      202,
+    );
     const deadline = Date.now() + 60_000;
     while (!(await readLog(server, token, run.id, "apply")).includes("provisioning-started")) {
       assert.ok(Date.now() < deadline, "the apply never reached the provisioner");
@@ -47,7 +50,10 @@ testEachServer(recovery, "apply interrupted (runner killed): unresolved recovery
     assert.ok(evidence, "unresolved recovery evidence is present");
     assert.is(evidence.attempt?.status, "lost");
     assert.is(evidence.attempt?.terminal_classification, "runner_lost");
-    assert.ok(evidence.last_log_lines.some((line) => line.includes("provisioning-started")), JSON.stringify(evidence.last_log_lines));
+    assert.ok(
+      evidence.last_log_lines.some((line) => line.includes("provisioning-started")),
+      JSON.stringify(evidence.last_log_lines),
+    );
     assert.is(evidence.lock?.holder_id, run.id, "the workspace stays locked by the run");
     const reason = data.attributes.terminal_reason;
     assert.ok(reason?.state === "recorded");

@@ -9,7 +9,8 @@ import { planningRun } from "../support/scenarios.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const SECRET = "hunter2-review-secret-9f1c";
-const sensitiveVariable = (server: TestServer, token: string, workspaceId: string, key = "db_password") => createVariable(server, token, workspaceId, { key, value: SECRET, sensitive: true });
+const sensitiveVariable = (server: TestServer, token: string, workspaceId: string, key = "db_password") =>
+  createVariable(server, token, workspaceId, { key, value: SECRET, sensitive: true });
 
 /** Polls the review until `ready` holds (the runner records some facts a moment after the status moves). */
 async function reviewWhen(server: TestServer, token: string, runId: string, ready: (review: RunReview) => boolean, timeoutMs = 30_000): Promise<RunReview> {
@@ -102,14 +103,23 @@ testEachServer(
     assert.equal((await review(server.v1(viewer.token), run.id)).attributes.available_actions, []);
     const downloads = waiting.attributes.downloads;
     assert.ok(downloads?.state === "permitted");
-    assert.equal(downloads.items.map((i) => [i.kind, i.available]), [["redacted_plan", true], ["raw_plan", true], ["emergency_state", false]]);
+    assert.equal(
+      downloads.items.map((i) => [i.kind, i.available]),
+      [
+        ["redacted_plan", true],
+        ["raw_plan", true],
+        ["emergency_state", false],
+      ],
+    );
     await assertNoLeaks(server, waiting, run.id, [SECRET]);
 
     // A signed-in operator with a display name approves through the API.
     const user = await createUser(server, { displayName: "Avery Approver" });
     await addMembership(server, organizationName, user.email, "operator");
     const session = await signIn(server, user.email, user.password);
-    const approved = await session.request("POST", `/v1/runs/${run.id}/actions/approve`, { body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest } } } });
+    const approved = await session.request("POST", `/v1/runs/${run.id}/actions/approve`, {
+      body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest } } },
+    });
     assert.is(approved.status, 202, await approved.text());
     const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
     assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
@@ -126,16 +136,28 @@ testEachServer(
     assert.is(apply.phase_status, "finished");
     const version = await server.db.knex("state_versions").where({ run_id: run.id, status: "finalized" }).first();
     assert.ok(version, "the apply committed a state version");
-    assert.equal(apply.state_version, { state: "committed", id: version.id, serial: Number(version.serial), published_at: new Date(version.published_at).toISOString(), digest: version.sha256 });
+    assert.equal(apply.state_version, {
+      state: "committed",
+      id: version.id,
+      serial: Number(version.serial),
+      published_at: new Date(version.published_at).toISOString(),
+      digest: version.sha256,
+    });
     const reason = done.attributes.terminal_reason;
     assert.ok(reason?.state === "recorded");
     assert.equal([reason.code, reason.guidance, reason.log_tail], ["applied", null, null]);
     assert.is(done.attributes.header.finished_at, applied.attributes.finished_at);
-    assert.equal(done.attributes.evidence.attempts.map((x) => [x.phase, x.attempt_number, x.status, x.terminal_classification]), [
-      ["plan", 1, "succeeded", "exit_zero"],
-      ["apply", 1, "succeeded", "exit_zero"],
-    ]);
-    assert.equal(done.attributes.evidence.jobs.map((j) => j.phase), ["plan", "apply"]);
+    assert.equal(
+      done.attributes.evidence.attempts.map((x) => [x.phase, x.attempt_number, x.status, x.terminal_classification]),
+      [
+        ["plan", 1, "succeeded", "exit_zero"],
+        ["apply", 1, "succeeded", "exit_zero"],
+      ],
+    );
+    assert.equal(
+      done.attributes.evidence.jobs.map((j) => j.phase),
+      ["plan", "apply"],
+    );
     assert.equal(done.attributes.available_actions, []);
     // An operator session may download only the redacted plan (no sensitive permission).
     assert.equal(done.attributes.downloads, {
@@ -155,7 +177,14 @@ testEachServer(
     const adminSession = await signIn(server, adminUser.email, adminUser.password);
     const offered = (await sessionReview(adminSession, run.id)).attributes.downloads;
     assert.ok(offered?.state === "permitted");
-    assert.equal(offered.items.map((i) => [i.kind, i.requires_step_up]), [["redacted_plan", false], ["raw_plan", true], ["emergency_state", true]]);
+    assert.equal(
+      offered.items.map((i) => [i.kind, i.requires_step_up]),
+      [
+        ["redacted_plan", false],
+        ["raw_plan", true],
+        ["emergency_state", true],
+      ],
+    );
     for (const item of offered.items) {
       const body = item.requires_reason ? { data: { type: "download-requests", attributes: { reason: "review test" } } } : undefined;
       const response = await adminSession.request(item.method, item.href, { body });
@@ -204,14 +233,23 @@ testEachServer(
     assert.is(reason.log_tail.phase, "plan");
     assert.is(reason.log_tail.caption, "The last lines of the plan log");
     assert.equal(reason.log_tail.lines, logLines.slice(-8));
-    assert.ok(reason.log_tail.lines.some((line) => line.includes("[sensitive value]")), JSON.stringify(reason.log_tail.lines));
+    assert.ok(
+      reason.log_tail.lines.some((line) => line.includes("[sensitive value]")),
+      JSON.stringify(reason.log_tail.lines),
+    );
     const s = data.attributes.stages;
     assert.equal([s.plan.status, s.plan.phase_status], ["failed", "errored"]);
     assert.equal(s.plan.summary, { state: "not_produced" });
     assert.equal([s.policy.status, s.approval.status, s.apply.status], ["skipped", "skipped", "skipped"]);
-    assert.equal(data.attributes.evidence.attempts.map((x) => [x.status, x.terminal_classification]), [["failed", "exit_nonzero"]]);
+    assert.equal(
+      data.attributes.evidence.attempts.map((x) => [x.status, x.terminal_classification]),
+      [["failed", "exit_nonzero"]],
+    );
     assert.ok(data.attributes.downloads?.state === "permitted");
-    assert.ok(data.attributes.downloads.items.every((i) => i.available === false), "a failed plan has nothing to download");
+    assert.ok(
+      data.attributes.downloads.items.every((i) => i.available === false),
+      "a failed plan has nothing to download",
+    );
     await assertNoLeaks(server, data, run.id, [SECRET]);
   },
   { runner: true },
@@ -230,7 +268,12 @@ testEachServer(
       await createPolicySet({
         client: server.v1(token),
         path: { organization_name: organizationName },
-        body: { data: { type: "policy-sets", attributes: { name: "tags", policies: [{ name: "tagged", enforcement_level: "soft_mandatory", source: FLAG_EVERY_DATA }], workspace_ids: [workspace.id] } } },
+        body: {
+          data: {
+            type: "policy-sets",
+            attributes: { name: "tags", policies: [{ name: "tagged", enforcement_level: "soft_mandatory", source: FLAG_EVERY_DATA }], workspace_ids: [workspace.id] },
+          },
+        },
       }),
       201,
     );
@@ -265,17 +308,31 @@ testEachServer(
     assert.not.ok(JSON.stringify(operatorReview).includes(digest), "no override control data without policy:override_soft");
 
     const created = expectStatus(
-      await createPolicyOverride({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "policy-overrides", attributes: { result_digest: digest, reason: "tags follow in the next change" } } } }),
+      await createPolicyOverride({
+        client: server.v1(token),
+        path: { run_id: run.id },
+        body: { data: { type: "policy-overrides", attributes: { result_digest: digest, reason: "tags follow in the next change" } } },
+      }),
       201,
     ).data;
     const overridden = await review(server.v1(token), run.id);
     const q = overridden.attributes.stages.policy;
     assert.is(q.status, "succeeded");
     assert.is(q.override_control?.active_override_expires_at, created.attributes.expires_at);
-    assert.equal(q.overrides.map((o) => [o.id, o.reason, o.actor_display_name, o.expires_at]), [[created.id, "tags follow in the next change", null, created.attributes.expires_at]]);
+    assert.equal(
+      q.overrides.map((o) => [o.id, o.reason, o.actor_display_name, o.expires_at]),
+      [[created.id, "tags follow in the next change", null, created.attributes.expires_at]],
+    );
     assert.equal(overridden.attributes.available_actions, ["approve", "discard", "cancel", "override"]);
     assert.is(overridden.attributes.stages.approval.status, "waiting");
-    expectStatus(await approveRun({ client: server.v1(operator.token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: failed.attributes.plan_digest! } } } }), 202);
+    expectStatus(
+      await approveRun({
+        client: server.v1(operator.token),
+        path: { run_id: run.id },
+        body: { data: { type: "approvals", attributes: { plan_digest: failed.attributes.plan_digest! } } },
+      }),
+      202,
+    );
     await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
   },
   { runner: true },

@@ -35,7 +35,10 @@ async function startRunner(server: TestServer, dirs: string[]): Promise<Spawned>
     dataDir = await mkdtemp(join(tmpdir(), "ss-runner-host-"));
     dirs.push(dataDir);
   }
-  const runner = spawnStackShip("runner-main.ts", runnerEnv(server, { STACKSHIP_DATA_DIR: dataDir, STACKSHIP_ENCRYPTION_KEY: masterKeyOf(server), STACKSHIP_RUNNER_STALE_AFTER_MS: "1500" }));
+  const runner = spawnStackShip(
+    "runner-main.ts",
+    runnerEnv(server, { STACKSHIP_DATA_DIR: dataDir, STACKSHIP_ENCRYPTION_KEY: masterKeyOf(server), STACKSHIP_RUNNER_STALE_AFTER_MS: "1500" }),
+  );
   await runner.line(/runner \S+ started/);
   return runner;
 }
@@ -55,63 +58,73 @@ if (!process.env.STACKSHIP_TEST_PG_URL) {
     console.log("  [separate-hosts] skipped: STACKSHIP_TEST_PG_URL is not set");
   });
 } else {
-  hosts(`plan → approve → apply → state → review → json-output, then a kill -9 of the runner mid-apply and recovery by another runner (${SEPARATE_DATA_DIRS ? "separate" : "shared"} data directories)`, () =>
-    withTestServer("postgres", async (server) => {
-      const dirs: string[] = [];
-      const runners: Spawned[] = [];
-      try {
-        const { token, organizationName } = await createOrganizationWithToken(server, "acme");
-        const workspace = await createWorkspace(server, token, organizationName, { name: "far-away" });
-        runners.push(await startRunner(server, dirs));
+  hosts(
+    `plan → approve → apply → state → review → json-output, then a kill -9 of the runner mid-apply and recovery by another runner (${SEPARATE_DATA_DIRS ? "separate" : "shared"} data directories)`,
+    () =>
+      withTestServer("postgres", async (server) => {
+        const dirs: string[] = [];
+        const runners: Spawned[] = [];
+        try {
+          const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+          const workspace = await createWorkspace(server, token, organizationName, { name: "far-away" });
+          runners.push(await startRunner(server, dirs));
 
-        // The whole cycle: the API reads everything the runner wrote, and the runner everything the API stored.
-        const run = await startRun(server, token, workspace.id, fixture("basic"));
-        const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-        assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-        await approve(server, token, run.id, planned.attributes.plan_digest!);
-        const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
-        assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
-        const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
-        const stateVersion = (current.data as any).data;
-        assert.is(stateVersion.attributes.serial, 1);
-        const state = await readJson(server, token, stateVersion.attributes["hosted-state-download-url"]);
-        assert.is(state.serial, 1);
-        assert.ok(state.resources.some((resource: any) => resource.type === "terraform_data"), JSON.stringify(state.resources));
-        const reviewed = await review(server.v1(token), run.id);
-        assert.is(reviewed.id, run.id);
-        const changes = expectStatus(await getRunPlanChanges({ client: server.v1(token), path: { run_id: run.id } }), 200) as any;
-        assert.ok(changes.resources.length >= 1, JSON.stringify(changes));
-        const planJson = await readJson(server, token, `/api/v2/plans/${phaseId(run.id, "plan")}/json-output`);
-        assert.ok(planJson.resource_changes.some((change: any) => change.type === "terraform_data"), JSON.stringify(planJson.resource_changes));
+          // The whole cycle: the API reads everything the runner wrote, and the runner everything the API stored.
+          const run = await startRun(server, token, workspace.id, fixture("basic"));
+          const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
+          assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+          await approve(server, token, run.id, planned.attributes.plan_digest!);
+          const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
+          assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+          const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
+          const stateVersion = (current.data as any).data;
+          assert.is(stateVersion.attributes.serial, 1);
+          const state = await readJson(server, token, stateVersion.attributes["hosted-state-download-url"]);
+          assert.is(state.serial, 1);
+          assert.ok(
+            state.resources.some((resource: any) => resource.type === "terraform_data"),
+            JSON.stringify(state.resources),
+          );
+          const reviewed = await review(server.v1(token), run.id);
+          assert.is(reviewed.id, run.id);
+          const changes = expectStatus(await getRunPlanChanges({ client: server.v1(token), path: { run_id: run.id } }), 200) as any;
+          assert.ok(changes.resources.length >= 1, JSON.stringify(changes));
+          const planJson = await readJson(server, token, `/api/v2/plans/${phaseId(run.id, "plan")}/json-output`);
+          assert.ok(
+            planJson.resource_changes.some((change: any) => change.type === "terraform_data"),
+            JSON.stringify(planJson.resource_changes),
+          );
 
-        // kill -9 of the runner mid-apply: another runner process finds it lost and never guesses.
-        const fragile = await startRun(server, token, workspace.id, slow);
-        const fragilePlanned = await waitForStatus(server, token, fragile.id, ["awaiting_approval", "errored"]);
-        assert.is(fragilePlanned.attributes.status, "awaiting_approval", await readLog(server, token, fragile.id, "plan"));
-        await approve(server, token, fragile.id, fragilePlanned.attributes.plan_digest!);
-        await waitForLog(server, token, fragile.id, "apply", "provisioning-started");
-        await runners[0].kill("SIGKILL");
-        runners.push(await startRunner(server, dirs));
-        const stuck = await waitForStatus(server, token, fragile.id, ["needs_recovery", "applied", "errored"], 60_000);
-        assert.is(stuck.attributes.status, "needs_recovery");
-        assert.is(stuck.attributes.status_reason, "apply_interrupted");
-        assert.is(stuck.attributes.recovery?.attempt?.terminal_classification, "runner_lost");
-        assert.ok(stuck.attributes.recovery?.last_log_lines.some((line) => line.includes("provisioning-started")));
-        assert.equal(stuck.attributes.recovery?.lock?.holder_id, fragile.id, "the workspace stays locked by the run");
-        const kept = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
-        assert.is((kept.data as any).data.attributes.serial, 1, "the published state is untouched");
-        const body = { data: { type: "recovery-resolutions" as const, attributes: { resolution: "keep_current_state" as const, reason: "the provisioner only slept; nothing changed" } } };
-        const resolved = expectStatus(await resolveRunRecovery({ client: server.v1(token), path: { run_id: fragile.id }, body }), 202).data;
-        assert.is(resolved.attributes.status_reason, "recovered");
+          // kill -9 of the runner mid-apply: another runner process finds it lost and never guesses.
+          const fragile = await startRun(server, token, workspace.id, slow);
+          const fragilePlanned = await waitForStatus(server, token, fragile.id, ["awaiting_approval", "errored"]);
+          assert.is(fragilePlanned.attributes.status, "awaiting_approval", await readLog(server, token, fragile.id, "plan"));
+          await approve(server, token, fragile.id, fragilePlanned.attributes.plan_digest!);
+          await waitForLog(server, token, fragile.id, "apply", "provisioning-started");
+          await runners[0].kill("SIGKILL");
+          runners.push(await startRunner(server, dirs));
+          const stuck = await waitForStatus(server, token, fragile.id, ["needs_recovery", "applied", "errored"], 60_000);
+          assert.is(stuck.attributes.status, "needs_recovery");
+          assert.is(stuck.attributes.status_reason, "apply_interrupted");
+          assert.is(stuck.attributes.recovery?.attempt?.terminal_classification, "runner_lost");
+          assert.ok(stuck.attributes.recovery?.last_log_lines.some((line) => line.includes("provisioning-started")));
+          assert.equal(stuck.attributes.recovery?.lock?.holder_id, fragile.id, "the workspace stays locked by the run");
+          const kept = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
+          assert.is((kept.data as any).data.attributes.serial, 1, "the published state is untouched");
+          const body = {
+            data: { type: "recovery-resolutions" as const, attributes: { resolution: "keep_current_state" as const, reason: "the provisioner only slept; nothing changed" } },
+          };
+          const resolved = expectStatus(await resolveRunRecovery({ client: server.v1(token), path: { run_id: fragile.id }, body }), 202).data;
+          assert.is(resolved.attributes.status_reason, "recovered");
 
-        // The surviving runner takes new work: the workspace is free and plans again.
-        const next = await startRun(server, token, workspace.id, fixture("basic"));
-        assert.is((await waitForStatus(server, token, next.id, ["awaiting_approval", "planned_and_finished", "errored"])).attributes.status, "planned_and_finished");
-      } finally {
-        for (const runner of runners) await runner.kill();
-        for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-      }
-    }),
+          // The surviving runner takes new work: the workspace is free and plans again.
+          const next = await startRun(server, token, workspace.id, fixture("basic"));
+          assert.is((await waitForStatus(server, token, next.id, ["awaiting_approval", "planned_and_finished", "errored"])).attributes.status, "planned_and_finished");
+        } finally {
+          for (const runner of runners) await runner.kill();
+          for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+        }
+      }),
   );
 }
 

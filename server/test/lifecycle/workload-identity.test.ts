@@ -81,14 +81,25 @@ async function tokensOf(server: TestServer, runId: string, phase: "plan" | "appl
   const workspace = (await server.services.stores.workspaces.getById(run.workspaceId))!;
   const organization = (await server.services.stores.organizations.getById(run.organizationId))!;
   const project = (await server.services.stores.projects.getById(run.projectId))!;
-  const scope = { organizationId: organization.id, organizationName: organization.name, projectId: project.id, projectName: project.name, workspaceId: workspace.id, workspaceName: workspace.name };
+  const scope = {
+    organizationId: organization.id,
+    organizationName: organization.name,
+    projectId: project.id,
+    projectName: project.name,
+    workspaceId: workspace.id,
+    workspaceName: workspace.name,
+  };
   const key = (await server.services.stores.signingKeys.list()).find((k) => k.kid === record.kid)!;
   const privateKey = await openSigningKey(server.services, key);
   const exp = Date.parse(record.expires_at) / 1000;
   for (const t of record.tokens as Array<{ federation_profile_id: string; jti: string; audience: string }>) {
     const profile = (await server.services.stores.federationProfiles.getById(t.federation_profile_id))!;
     const claims = tokenClaims(scope, run, phase, profile, t.jti);
-    const token = await signWorkloadToken(privateKey, key.kid, server.services.config.publicUrl!, t.audience, claims, { iat: exp - PHASE_TIMEOUT_S, nbf: exp - PHASE_TIMEOUT_S, exp });
+    const token = await signWorkloadToken(privateKey, key.kid, server.services.config.publicUrl!, t.audience, claims, {
+      iat: exp - PHASE_TIMEOUT_S,
+      nbf: exp - PHASE_TIMEOUT_S,
+      exp,
+    });
     out.set(profile.name, token);
   }
   return out;
@@ -129,7 +140,10 @@ testEachServer(
     const verified = await jwtVerify(planTokens.get("aws-plan")!, jwks, { issuer: server.baseUrl, audience: "sts.amazonaws.com" });
     assert.is(verified.payload.run_phase, "plan");
 
-    expectStatus(await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }), 202);
+    expectStatus(
+      await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
+      202,
+    );
     await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]).then((r) => assert.is(r.attributes.status, "applied", r.attributes.status_reason ?? ""));
     const applyTokens = await tokensOf(server, run.id, "apply");
     // The apply got only the apply profile's token: no aws file in its sandbox.
@@ -162,7 +176,9 @@ testEachServer(
       state: stateText,
       tfplan: tfplanText,
       database: await databaseText(server),
-      dataDir: filesUnder(server.dataDir).map((file) => readFileSync(file).toString("latin1")).join("\n"),
+      dataDir: filesUnder(server.dataDir)
+        .map((file) => readFileSync(file).toString("latin1"))
+        .join("\n"),
     };
     assert.ok(places.database.includes("workload_identity.tokens_minted"), "the mints are audited");
     const all = [...planTokens.values(), ...applyTokens.values()];
@@ -199,7 +215,12 @@ testEachServer(
     assert.match(String(refusal.data), /no_profile/);
     const review = (await api(server, token, "GET", `/v1/runs/${blocked.id}/review`)).body.data.attributes;
     assert.is(review.terminal_reason.code, "plan_credentials_required");
-    assert.equal(review.terminal_reason.guidance, { code: "plan_credentials_required", sentence: "Set up the workspace's cloud access, then start a new run.", target: "workspace_cloud_access", workspace_id: workspace.id });
+    assert.equal(review.terminal_reason.guidance, {
+      code: "plan_credentials_required",
+      sentence: "Set up the workspace's cloud access, then start a new run.",
+      target: "workspace_cloud_access",
+      workspace_id: workspace.id,
+    });
 
     // Verified, the same kind of run plans with its token.
     assert.is((await api(server, token, "POST", `/v1/federation-profiles/${profileId}/actions/verify`)).status, 200);

@@ -73,7 +73,11 @@ testEachServer(refusals, "wrong or missing Origin 403, no or bad cookie 401, API
   assert.is(foreign.refusal?.body?.errors[0].code, "NOT_FOUND");
   const missing = await openLive(server, "run-doesnotexist000000", { cookie: viewer.session.cookie });
   assert.is(missing.refusal?.status, 404);
-  assert.is(foreign.refusal?.body?.errors[0].detail?.replace(run.id, "X"), missing.refusal?.body?.errors[0].detail?.replace("run-doesnotexist000000", "X"), "hidden reads exactly like missing");
+  assert.is(
+    foreign.refusal?.body?.errors[0].detail?.replace(run.id, "X"),
+    missing.refusal?.body?.errors[0].detail?.replace("run-doesnotexist000000", "X"),
+    "hidden reads exactly like missing",
+  );
   assert.is((await openLive(server, run.id, { cookie: viewer.session.cookie })).client?.ws.terminate(), undefined, "the same viewer is accepted");
 
   const cancel = await fetch(`${server.baseUrl}/v1/runs/${run.id}/actions/cancel`, { method: "POST", headers: { Authorization: `Bearer ${token}` } });
@@ -87,11 +91,15 @@ testEachServer(refusals, "wrong or missing Origin 403, no or bad cookie 401, API
 
 testEachServer(refusals, "requests upgrading to anything but a WebSocket (curl --http2's h2c) are served as ordinary requests; a WebSocket elsewhere is 404", async (server) => {
   const h2c = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const request = httpGet(`${server.baseUrl}/healthz`, { headers: { Connection: "Upgrade, HTTP2-Settings", Upgrade: "h2c", "HTTP2-Settings": "AAMAAABkAAQCAAAAAAIAAAAA" } }, (res) => {
-      let body = "";
-      res.on("data", (chunk) => (body += chunk));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const request = httpGet(
+      `${server.baseUrl}/healthz`,
+      { headers: { Connection: "Upgrade, HTTP2-Settings", Upgrade: "h2c", "HTTP2-Settings": "AAMAAABkAAQCAAAAAAIAAAAA" } },
+      (res) => {
+        let body = "";
+        res.on("data", (chunk) => (body += chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     request.on("upgrade", () => reject(new Error("upgraded")));
     request.on("error", reject);
   });
@@ -167,7 +175,13 @@ testEachServer(events, "a dropped connection resumes from the HTTP route: no gap
   for (let i = 100; i < 150; i++) await append(server, run.id, "plan", `c${i}\n`, i === 149);
   await b.waitFor((m) => m.type === "log" && m.final);
   assertContiguous(b.logs("plan"), 100, window.next_offset);
-  const assembled = seen.map((m) => m.text).join("") + window.text + b.logs("plan").map((m) => m.text).join("");
+  const assembled =
+    seen.map((m) => m.text).join("") +
+    window.text +
+    b
+      .logs("plan")
+      .map((m) => m.text)
+      .join("");
   assert.is(assembled, Array.from({ length: 150 }, (_, i) => `${i < 50 ? "a" : i < 100 ? "b" : "c"}${i}\n`).join(""));
   await disconnect(b);
 });
@@ -281,7 +295,11 @@ if (testDialects().includes("postgres")) {
         assert.is(changed.run.status, "planning");
         const logs = client.logs("plan");
         assert.is(logs.length, 3);
-        assert.equal(logs.map((m) => m.text), ["small chunk\n", big, "committed\n"], "a chunk too big for NOTIFY is read from the database");
+        assert.equal(
+          logs.map((m) => m.text),
+          ["small chunk\n", big, "committed\n"],
+          "a chunk too big for NOTIFY is read from the database",
+        );
         assertContiguous(logs, 0, 0);
         assert.is(client.logs("apply").length, 0, "a rolled-back write announces nothing");
       } finally {
@@ -297,10 +315,15 @@ if (testDialects().includes("postgres")) {
       const client = await connectLive(server, run.id, { cookie: viewer.session.cookie });
       await hello(client);
       // Asynchronously: this process keeps serving the socket while the other one writes.
-      await promisify(execFile)(process.execPath, ["--import", "tsx", join(REPO_ROOT, "server/test/support/live-publisher.ts"), server.databaseUrl, run.id, "20"], { cwd: REPO_ROOT });
+      await promisify(execFile)(process.execPath, ["--import", "tsx", join(REPO_ROOT, "server/test/support/live-publisher.ts"), server.databaseUrl, run.id, "20"], {
+        cwd: REPO_ROOT,
+      });
       await client.waitFor((m) => m.type === "log" && m.final, 10_000);
       assertContiguous(client.logs("policy"), 0, 0);
-      assert.equal(client.logs("policy").map((m) => m.text), Array.from({ length: 20 }, (_, i) => `from another process ${i}\n`));
+      assert.equal(
+        client.logs("policy").map((m) => m.text),
+        Array.from({ length: 20 }, (_, i) => `from another process ${i}\n`),
+      );
       await disconnect(client);
     }),
   );
@@ -324,7 +347,10 @@ if (testDialects().includes("postgres")) {
       const [relistened] = await listeners();
       assert.ok(relistened !== undefined && relistened !== listener, "LISTEN is back on a new connection");
       assertContiguous(client.logs("plan"), 0, 0);
-      assert.equal(client.logs("plan").map((m) => m.text), ["before\n", "while reconnecting 1\n", "while reconnecting 2\n", "while reconnecting 3\n", "after\n"]);
+      assert.equal(
+        client.logs("plan").map((m) => m.text),
+        ["before\n", "while reconnecting 1\n", "while reconnecting 2\n", "while reconnecting 3\n", "after\n"],
+      );
       await disconnect(client);
     }),
   );

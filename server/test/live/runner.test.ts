@@ -42,7 +42,10 @@ testEachServer(
     await assertLogsMatch(server, token, run.id, client, start, "plan");
 
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval"]);
-    expectStatus(await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }), 202);
+    expectStatus(
+      await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
+      202,
+    );
     const closed = await client.closed;
     assert.is(closed.code, 1000, closed.reason);
     const statuses = client.messages.filter((m): m is LiveRunMessage => m.type === "run").map((m) => m.run.status);

@@ -68,31 +68,43 @@ testEachServer(
   { config: { liveSocketsPerSession: LIMIT } },
 );
 
-testEachServer(limit, "the refusal carries Retry-After", async (server) => {
-  const { organizationName, token } = await createOrganizationWithToken(server, "acme", "admin");
-  const workspace = await createWorkspace(server, token, organizationName);
-  const run = await startRun(server, token, workspace.id, DEFAULT_CONFIGURATION);
-  const viewer = await signedInMember(server, organizationName, "viewer");
-  const first = await open(server, run.id, viewer.session.cookie);
-  assert.ok(first.client);
-  // A raw upgrade request, to read the refusal's headers.
-  const headers = await new Promise<Record<string, unknown>>((resolve, reject) => {
-    const req = request(`${server.baseUrl}/live/runs/${run.id}`, {
-      headers: { Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": Buffer.alloc(16, 1).toString("base64"), Origin: server.baseUrl, Cookie: viewer.session.cookie },
+testEachServer(
+  limit,
+  "the refusal carries Retry-After",
+  async (server) => {
+    const { organizationName, token } = await createOrganizationWithToken(server, "acme", "admin");
+    const workspace = await createWorkspace(server, token, organizationName);
+    const run = await startRun(server, token, workspace.id, DEFAULT_CONFIGURATION);
+    const viewer = await signedInMember(server, organizationName, "viewer");
+    const first = await open(server, run.id, viewer.session.cookie);
+    assert.ok(first.client);
+    // A raw upgrade request, to read the refusal's headers.
+    const headers = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      const req = request(`${server.baseUrl}/live/runs/${run.id}`, {
+        headers: {
+          Connection: "Upgrade",
+          Upgrade: "websocket",
+          "Sec-WebSocket-Version": "13",
+          "Sec-WebSocket-Key": Buffer.alloc(16, 1).toString("base64"),
+          Origin: server.baseUrl,
+          Cookie: viewer.session.cookie,
+        },
+      });
+      req.on("response", (res) => {
+        res.resume();
+        resolve({ status: res.statusCode, retryAfter: res.headers["retry-after"] });
+      });
+      req.on("upgrade", (_res, socket) => {
+        socket.destroy();
+        reject(new Error("the second socket was accepted"));
+      });
+      req.on("error", reject);
+      req.end();
     });
-    req.on("response", (res) => {
-      res.resume();
-      resolve({ status: res.statusCode, retryAfter: res.headers["retry-after"] });
-    });
-    req.on("upgrade", (_res, socket) => {
-      socket.destroy();
-      reject(new Error("the second socket was accepted"));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-  assert.equal(headers, { status: 429, retryAfter: "5" });
-  first.client!.ws.terminate();
-}, { config: { liveSocketsPerSession: 1 } });
+    assert.equal(headers, { status: 429, retryAfter: "5" });
+    first.client!.ws.terminate();
+  },
+  { config: { liveSocketsPerSession: 1 } },
+);
 
 limit.run();

@@ -10,7 +10,11 @@ export const row = (anonymous: number, other: number, viewer: number, operator: 
 export const READ = row(401, 404, 200, 200, 200);
 
 /** Calls every operation as every caller; each call whose status differs from `expected`, described (empty when all match). */
-export async function matrixMismatches<Op extends { operationId: string }>(operations: readonly Op[], expected: Record<string, Row>, respond: (operation: Op, caller: Caller) => Promise<Response>): Promise<string[]> {
+export async function matrixMismatches<Op extends { operationId: string }>(
+  operations: readonly Op[],
+  expected: Record<string, Row>,
+  respond: (operation: Op, caller: Caller) => Promise<Response>,
+): Promise<string[]> {
   const mismatches: string[] = [];
   for (const operation of operations) {
     for (const caller of CALLERS) {

@@ -125,13 +125,21 @@ export class GitHubDouble {
       if (!this.installations.has(installation)) return this.json(res, 404, { message: "Not Found" });
       const token = `ghs_${randomBytes(18).toString("base64url")}`;
       this.tokens.set(token, installation);
-      return this.json(res, 201, { token, expires_at: new Date(Date.now() + 3600_000).toISOString(), permissions: { contents: "read", checks: "write" }, repository_selection: "selected" });
+      return this.json(res, 201, {
+        token,
+        expires_at: new Date(Date.now() + 3600_000).toISOString(),
+        permissions: { contents: "read", checks: "write" },
+        repository_selection: "selected",
+      });
     }
     if (req.method === "GET" && url.pathname === "/installation/repositories") {
       const installation = this.installationOf(req);
       if (installation === undefined) return this.json(res, 401, { message: "Bad credentials" });
       const repositories = this.installations.get(installation) ?? [];
-      return this.json(res, 200, { total_count: repositories.length, repositories: repositories.map((full_name) => ({ full_name, name: full_name.split("/")[1], owner: { login: full_name.split("/")[0] } })) });
+      return this.json(res, 200, {
+        total_count: repositories.length,
+        repositories: repositories.map((full_name) => ({ full_name, name: full_name.split("/")[1], owner: { login: full_name.split("/")[0] } })),
+      });
     }
     if (req.method === "GET" && (m = /^\/repos\/([^/]+\/[^/]+)\/tarball\/([0-9a-f]{40})$/.exec(url.pathname))) {
       const installation = this.installationOf(req);

@@ -23,7 +23,10 @@ export function commitTarball(repository: string, sha: string, files: Record<str
     const parts = path.split("/");
     for (let i = 1; i < parts.length; i++) dirs.add(`${top}/${parts.slice(0, i).join("/")}/`);
   }
-  return buildTarGz([...[...dirs].sort().map((name) => ({ name, type: "directory" as const })), ...Object.entries(files).map(([path, content]) => ({ name: `${top}/${path}`, content }))], sha);
+  return buildTarGz(
+    [...[...dirs].sort().map((name) => ({ name, type: "directory" as const })), ...Object.entries(files).map(([path, content]) => ({ name: `${top}/${path}`, content }))],
+    sha,
+  );
 }
 
 /** A connected workspace: organization, token, workspace, and its source connection. */
@@ -38,7 +41,14 @@ export interface Connected {
 /** Creates an organization and a workspace and connects it (PUT /v1/workspaces/{id}/source). */
 export async function connectWorkspace(
   server: TestServer,
-  options: { repository?: string; installationId?: number; trackedBranch?: string; workingDirectory?: string; triggerPaths?: string[]; organization?: { organizationName: string; token: string } } = {},
+  options: {
+    repository?: string;
+    installationId?: number;
+    trackedBranch?: string;
+    workingDirectory?: string;
+    triggerPaths?: string[];
+    organization?: { organizationName: string; token: string };
+  } = {},
 ): Promise<Connected> {
   const { organizationName, token } = options.organization ?? (await createOrganizationWithToken(server, `gh-${randomBytes(4).toString("hex")}`, "admin"));
   const workspace = await createWorkspace(server, token, organizationName);
@@ -78,13 +88,23 @@ export function pushPayload(repository: string, installationId: number, sha: str
   payload.repository.name = name;
   payload.repository.owner.login = owner;
   payload.installation = { id: installationId, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==" };
-  payload.head_commit = { ...(payload.head_commit ?? {}), id: sha, message: options.message ?? "Add the greeting", author: { name: "Octo Cat", email: "octocat@example.com", username: "octocat" } };
+  payload.head_commit = {
+    ...(payload.head_commit ?? {}),
+    id: sha,
+    message: options.message ?? "Add the greeting",
+    author: { name: "Octo Cat", email: "octocat@example.com", username: "octocat" },
+  };
   payload.commits = [{ ...payload.head_commit, added: options.changed ?? ["main.tf"], removed: [], modified: [] }];
   return payload;
 }
 
 /** A pull_request payload (from @octokit/webhooks-examples). */
-export function pullRequestPayload(repository: string, installationId: number, action: "opened" | "synchronize" | "reopened" | "closed", options: { number: number; headSha: string; base?: string; headRepository?: string }): any {
+export function pullRequestPayload(
+  repository: string,
+  installationId: number,
+  action: "opened" | "synchronize" | "reopened" | "closed",
+  options: { number: number; headSha: string; base?: string; headRepository?: string },
+): any {
   const payload = webhookExample("pull_request", (p) => p.action === (action === "synchronize" ? "synchronize" : action === "closed" ? "closed" : "opened") && p.installation);
   const [owner, name] = repository.split("/");
   payload.action = action;
@@ -105,7 +125,13 @@ export function pullRequestPayload(repository: string, installationId: number, a
 }
 
 /** POSTs a delivery signed with the double's secret (or the given signature; null: none). */
-export async function deliver(server: TestServer, double: GitHubDouble, event: string, payload: unknown, options: { deliveryId?: string; signature?: string | null; raw?: string } = {}): Promise<{ response: Response; deliveryId: string; body: any }> {
+export async function deliver(
+  server: TestServer,
+  double: GitHubDouble,
+  event: string,
+  payload: unknown,
+  options: { deliveryId?: string; signature?: string | null; raw?: string } = {},
+): Promise<{ response: Response; deliveryId: string; body: any }> {
   const deliveryId = options.deliveryId ?? randomUUID();
   const raw = options.raw ?? JSON.stringify(payload);
   const signature = options.signature === undefined ? await double.sign(raw) : options.signature;
@@ -119,11 +145,16 @@ export async function deliver(server: TestServer, double: GitHubDouble, event: s
 }
 
 /** Waits until the delivery's job has ended (processed, ignored, refused, failed). */
-export async function settled(server: TestServer, deliveryId: string, timeoutMs = 30_000): Promise<{ status: string; outcome: string | null; detail: string | null; run_ids: string[]; attempts: number }> {
+export async function settled(
+  server: TestServer,
+  deliveryId: string,
+  timeoutMs = 30_000,
+): Promise<{ status: string; outcome: string | null; detail: string | null; run_ids: string[]; attempts: number }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const row = await server.db.knex("github_deliveries").where({ id: deliveryId }).first();
-    if (row && !["queued", "processing"].includes(row.status)) return { status: row.status, outcome: row.outcome, detail: row.detail, run_ids: JSON.parse(row.run_ids), attempts: Number(row.attempts) };
+    if (row && !["queued", "processing"].includes(row.status))
+      return { status: row.status, outcome: row.outcome, detail: row.detail, run_ids: JSON.parse(row.run_ids), attempts: Number(row.attempts) };
     if (Date.now() > deadline) throw new Error(`delivery ${deliveryId} did not settle: ${JSON.stringify(row)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -1,15 +1,15 @@
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 
 // Host processes as /proc shows them, to prove sandboxes leave nothing running.
 
 /** Host processes whose parent chain leads to `root` (itself included). */
 export function processTree(root: number): number[] {
   const parents = new Map<number, number>();
-  for (const pid of readdirSync('/proc').filter((p) => /^[0-9]+$/.test(p))) {
+  for (const pid of readdirSync("/proc").filter((p) => /^[0-9]+$/.test(p))) {
     try {
       // The command name is in parentheses and may hold spaces; the fields after it are fixed.
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      parents.set(Number(pid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      parents.set(Number(pid), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
     } catch {
       // Gone meanwhile.
     }
@@ -25,8 +25,8 @@ export function processTree(root: number): number[] {
  */
 export function alive(pid: number): boolean {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
   } catch {
     return false;
   }
@@ -34,7 +34,7 @@ export function alive(pid: number): boolean {
 
 export function environOf(pid: number): string[] {
   try {
-    return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+    return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter(Boolean);
   } catch {
     return [];
   }
@@ -42,8 +42,8 @@ export function environOf(pid: number): string[] {
 
 export function parentOf(pid: number): number | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
   } catch {
     return undefined;
   }
@@ -54,7 +54,7 @@ export function ourBwraps(): number[] {
   return processTree(process.pid).filter((pid) => {
     if (!alive(pid)) return false;
     try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('/usr/bin/bwrap');
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("/usr/bin/bwrap");
     } catch {
       return false;
     }
@@ -69,9 +69,9 @@ export function ourSandboxes(): number[] {
 /** The sandbox name (bwrap's --hostname) a bwrap process runs, if it is one. */
 export function sandboxNameOf(pid: number): string | undefined {
   try {
-    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    if (argv[0] !== '/usr/bin/bwrap') return undefined;
-    const at = argv.indexOf('--hostname');
+    const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    if (argv[0] !== "/usr/bin/bwrap") return undefined;
+    const at = argv.indexOf("--hostname");
     return at >= 0 ? argv[at + 1] : undefined;
   } catch {
     return undefined;
@@ -83,7 +83,7 @@ export function sandboxNameOf(pid: number): string | undefined {
  * bwrap ended is reparented) that run one of these sandboxes.
  */
 export function runningSandboxProcesses(names: ReadonlySet<string>): number[] {
-  return readdirSync('/proc')
+  return readdirSync("/proc")
     .filter((p) => /^[0-9]+$/.test(p))
     .map(Number)
     .filter((pid) => {
@@ -95,7 +95,7 @@ export function runningSandboxProcesses(names: ReadonlySet<string>): number[] {
 /** Open descriptors of this process that point at `file`. */
 export function openDescriptors(file: string): number {
   let count = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
+  for (const fd of readdirSync("/proc/self/fd")) {
     try {
       if (readlinkSync(`/proc/self/fd/${fd}`) === file) count += 1;
     } catch {

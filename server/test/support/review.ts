@@ -59,7 +59,16 @@ const FORBIDDEN_KEYS = [
 ];
 
 /** Text markers of raw plans, plan JSON (the policy input), state bodies and lock files. */
-const FORBIDDEN_TEXT = [/"resource_changes"/, /"planned_values"/, /"prior_state"/, /"format_version"/, /"terraform_version"/, /"lineage"\s*:/, /tofu init/, /BEGIN [A-Z ]*PRIVATE KEY/];
+const FORBIDDEN_TEXT = [
+  /"resource_changes"/,
+  /"planned_values"/,
+  /"prior_state"/,
+  /"format_version"/,
+  /"terraform_version"/,
+  /"lineage"\s*:/,
+  /tofu init/,
+  /BEGIN [A-Z ]*PRIVATE KEY/,
+];
 
 /**
  * Walks the whole review document (every key and every string) and fails on anything it must
@@ -72,7 +81,8 @@ export async function assertNoLeaks(server: TestServer, document: unknown, runId
   const storedKeys: string[] = [];
   const configuration = await server.db.knex("configuration_versions").where({ id: run.configuration_version_id }).first();
   if (configuration?.artifact_key) storedKeys.push(configuration.artifact_key);
-  for (const row of await server.db.knex("state_versions").where({ workspace_id: run.workspace_id }).select("artifact_key")) if (row.artifact_key) storedKeys.push(row.artifact_key);
+  for (const row of await server.db.knex("state_versions").where({ workspace_id: run.workspace_id }).select("artifact_key"))
+    if (row.artifact_key) storedKeys.push(row.artifact_key);
   for (const row of await server.db.knex("artifacts").select("artifact_key")) storedKeys.push(row.artifact_key);
   const handles = (await server.db.knex("snapshot_secrets").select("handle", "ciphertext")).flatMap((row: { handle: string; ciphertext: string }) => [row.handle, row.ciphertext]);
   const secretForms = secrets.flatMap(leakForms);
@@ -85,7 +95,10 @@ export async function assertNoLeaks(server: TestServer, document: unknown, runId
     }
     const text = entry.text!;
     for (const key of storedKeys) assert.not.ok(text.includes(key), `artifact key ${key} at ${entry.path}`);
-    assert.not.ok(/(^|[^/])(runs|state-versions|configuration-versions)\/[a-z]+-[0-9a-z]{16}\/[^/]+\.(json|tfplan|tfstate|tar\.gz)/.test(text), `artifact-key-like text at ${entry.path}: ${text}`);
+    assert.not.ok(
+      /(^|[^/])(runs|state-versions|configuration-versions)\/[a-z]+-[0-9a-z]{16}\/[^/]+\.(json|tfplan|tfstate|tar\.gz)/.test(text),
+      `artifact-key-like text at ${entry.path}: ${text}`,
+    );
     for (const handle of handles) assert.not.ok(text.includes(handle), `secret handle or ciphertext at ${entry.path}`);
     for (const form of secretForms) assert.not.ok(text.includes(form), `a secret value at ${entry.path}`);
     for (const marker of FORBIDDEN_TEXT) assert.not.ok(marker.test(text), `forbidden text ${marker} at ${entry.path}: ${text.slice(0, 200)}`);

@@ -16,7 +16,13 @@ export function fixture(name: string): Record<string, string> {
 }
 
 /** Uploads `files` as a new configuration version and creates a run on it. */
-export async function startRun(server: TestServer, token: string, workspaceId: string, files: Record<string, string>, kind: "plan_and_apply" | "speculative" = "plan_and_apply"): Promise<Run> {
+export async function startRun(
+  server: TestServer,
+  token: string,
+  workspaceId: string,
+  files: Record<string, string>,
+  kind: "plan_and_apply" | "speculative" = "plan_and_apply",
+): Promise<Run> {
   const { configurationVersion } = await uploadConfiguration(server, token, workspaceId, makeConfigurationTarball(files));
   const created = await createRun({
     client: server.v1(token),

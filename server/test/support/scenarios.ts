@@ -49,7 +49,10 @@ export async function killRunner(runner: ChildProcess): Promise<void> {
 
 /** A second, in-process runner that declares a silent attempt lost after a second. */
 export async function startSurvivorRunner(server: TestServer): Promise<RunnerEngine> {
-  const survivor = new RunnerEngine({ services: server.services, api: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) }, phaseTimeoutMs: 60_000 }, { staleAfterMs: 1_000, heartbeatIntervalMs: 200, pollIntervalMs: 50 });
+  const survivor = new RunnerEngine(
+    { services: server.services, api: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) }, phaseTimeoutMs: 60_000 },
+    { staleAfterMs: 1_000, heartbeatIntervalMs: 200, pollIntervalMs: 50 },
+  );
   await survivor.start();
   return survivor;
 }

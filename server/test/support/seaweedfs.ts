@@ -29,12 +29,14 @@ export interface SeaweedS3 {
 
 async function freePorts(count: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: count }, () =>
-      new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-        const server = createServer();
-        server.once("error", reject);
-        server.listen(0, "127.0.0.1", () => resolve(server));
-      }),
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+          const server = createServer();
+          server.once("error", reject);
+          server.listen(0, "127.0.0.1", () => resolve(server));
+        }),
     ),
   );
   const ports = servers.map((server) => (server.address() as AddressInfo).port);
@@ -58,7 +60,9 @@ export async function startSeaweedS3(): Promise<SeaweedS3 | null> {
   const bucket = "stackship-artifacts";
   await writeFile(
     join(dir, "s3.json"),
-    JSON.stringify({ identities: [{ name: "stackship", credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }], actions: ["Admin", "Read", "Write", "List", "Tagging"] }] }),
+    JSON.stringify({
+      identities: [{ name: "stackship", credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }], actions: ["Admin", "Read", "Write", "List", "Tagging"] }],
+    }),
   );
   const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3, s3Grpc] = await freePorts(8);
   const log = join(dir, "weed.log");
@@ -66,12 +70,28 @@ export async function startSeaweedS3(): Promise<SeaweedS3 | null> {
   const child = spawn(
     WEED,
     [
-      "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", `-dir=${dir}`, "-volume.max=16", "-master.volumeSizeLimitMB=64",
-      "-master.telemetry=false", `-master.port=${master}`, `-master.port.grpc=${masterGrpc}`,
-      `-volume.port=${volume}`, `-volume.port.grpc=${volumeGrpc}`,
-      "-filer", `-filer.port=${filer}`, `-filer.port.grpc=${filerGrpc}`, `-filer.localSocket=${join(dir, "filer.sock")}`,
-      "-s3", `-s3.port=${s3}`, `-s3.port.grpc=${s3Grpc}`, "-s3.port.iceberg=0", "-s3.port.lance=0",
-      `-s3.config=${join(dir, "s3.json")}`, `-s3.localSocket=${join(dir, "s3.sock")}`,
+      "server",
+      "-ip=127.0.0.1",
+      "-ip.bind=127.0.0.1",
+      `-dir=${dir}`,
+      "-volume.max=16",
+      "-master.volumeSizeLimitMB=64",
+      "-master.telemetry=false",
+      `-master.port=${master}`,
+      `-master.port.grpc=${masterGrpc}`,
+      `-volume.port=${volume}`,
+      `-volume.port.grpc=${volumeGrpc}`,
+      "-filer",
+      `-filer.port=${filer}`,
+      `-filer.port.grpc=${filerGrpc}`,
+      `-filer.localSocket=${join(dir, "filer.sock")}`,
+      "-s3",
+      `-s3.port=${s3}`,
+      `-s3.port.grpc=${s3Grpc}`,
+      "-s3.port.iceberg=0",
+      "-s3.port.lance=0",
+      `-s3.config=${join(dir, "s3.json")}`,
+      `-s3.localSocket=${join(dir, "s3.sock")}`,
     ],
     { cwd: dir, stdio: ["ignore", out, out] },
   );
@@ -113,7 +133,12 @@ export async function startSeaweedS3(): Promise<SeaweedS3 | null> {
     }
   }
   return {
-    endpoint, bucket, accessKeyId, secretAccessKey, client, stop,
+    endpoint,
+    bucket,
+    accessKeyId,
+    secretAccessKey,
+    client,
+    stop,
     url(prefix: string) {
       const url = new URL(`s3://${bucket}/${prefix}`);
       url.searchParams.set("endpoint", endpoint);

@@ -28,14 +28,27 @@ export async function seededRun(server: TestServer) {
 export async function seedRunIn(server: TestServer, token: string, workspaceId: string) {
   const { configurationVersion } = await uploadConfiguration(server, token, workspaceId);
   const run = expectStatus(
-    await createRun({ client: server.v1(token), path: { workspace_id: workspaceId }, body: { data: { type: "runs", relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersion.id } } } } } }),
+    await createRun({
+      client: server.v1(token),
+      path: { workspace_id: workspaceId },
+      body: { data: { type: "runs", relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersion.id } } } } },
+    }),
     201,
   ).data;
   const planJson = Buffer.from(
     JSON.stringify({
       format_version: "1.2",
       terraform_version: "1.12.6",
-      resource_changes: [{ address: "x.y", mode: "managed", type: "x", name: "y", provider_name: "registry.opentofu.org/hashicorp/x", change: { actions: ["create"], before: null, after: { password: "hunter2-secret" }, after_unknown: {}, before_sensitive: false, after_sensitive: { password: true } } }],
+      resource_changes: [
+        {
+          address: "x.y",
+          mode: "managed",
+          type: "x",
+          name: "y",
+          provider_name: "registry.opentofu.org/hashicorp/x",
+          change: { actions: ["create"], before: null, after: { password: "hunter2-secret" }, after_unknown: {}, before_sensitive: false, after_sensitive: { password: true } },
+        },
+      ],
     }),
   );
   const planDiff = Buffer.from(buildPlanDiff(JSON.parse(planJson.toString()), { runId: run.id }).json);
@@ -43,7 +56,14 @@ export async function seedRunIn(server: TestServer, token: string, workspaceId: 
   await server.db.knex("runs").where({ id: run.id }).update({ plan_status: "finished" });
   const top = (await server.services.stores.stateVersions.listByWorkspace(workspaceId))[0]?.serial ?? 0;
   await storeState(server, workspaceId, run.id, top + 1, "finalized", Buffer.from(`{"version":4,"serial":${top + 1},"lineage":"l","resources":[]}`));
-  const pending = await storeState(server, workspaceId, run.id, top + 2, "pending", Buffer.from(`{"version":4,"serial":${top + 2},"lineage":"l","resources":[{"secret":"pending-state-secret"}]}`));
+  const pending = await storeState(
+    server,
+    workspaceId,
+    run.id,
+    top + 2,
+    "pending",
+    Buffer.from(`{"version":4,"serial":${top + 2},"lineage":"l","resources":[{"secret":"pending-state-secret"}]}`),
+  );
   return { run, planJson, planDiff, pending };
 }
 
@@ -54,7 +74,16 @@ export async function storePlanArtifacts(server: TestServer, runId: string, plan
 
 export async function storeState(server: TestServer, workspaceId: string, runId: string, serial: number, status: "pending" | "finalized", body: Buffer) {
   const stores = server.services.stores;
-  const version = await stores.stateVersions.create({ workspaceId, runId, serial, lineage: "l", md5: createHash("md5").update(body).digest("hex"), fence: 1, outputs: null, createdAt: server.services.clock() });
+  const version = await stores.stateVersions.create({
+    workspaceId,
+    runId,
+    serial,
+    lineage: "l",
+    md5: createHash("md5").update(body).digest("hex"),
+    fence: 1,
+    outputs: null,
+    createdAt: server.services.clock(),
+  });
   const artifact = await server.services.artifacts.write({ kind: "state", workspaceId, key: `state/${workspaceId}/${version.id}.tfstate` }, body);
   await stores.stateVersions.markUploaded(version.id, { sha256: artifact.sha256, sizeBytes: artifact.sizeBytes, artifactKey: artifact.key, uploadedAt: server.services.clock() });
   if (status === "finalized") await stores.stateVersions.finalize(version.id, server.services.clock());
@@ -71,4 +100,3 @@ export async function tokenWith(server: TestServer, organizationId: string, perm
   await stores.tokens.createToken({ principalId: principal.id, organizationId, role: null, description: null, tokenHash: hashTokenSecret(secret), createdAt: now });
   return secret;
 }
-

@@ -23,7 +23,9 @@ export async function createUser(server: TestServer, options: { email?: string; 
   const response = await fetch(`${server.baseUrl}/v1/users`, {
     method: "POST",
     headers: { Authorization: `Bearer ${server.bootstrapToken}`, "Content-Type": "application/vnd.api+json" },
-    body: JSON.stringify({ data: { type: "users", attributes: { email, password, display_name: options.displayName ?? email.split("@")[0], site_admin: options.siteAdmin ?? false } } }),
+    body: JSON.stringify({
+      data: { type: "users", attributes: { email, password, display_name: options.displayName ?? email.split("@")[0], site_admin: options.siteAdmin ?? false } },
+    }),
   });
   if (response.status !== 201) throw new Error(`createUser: ${response.status} ${await response.text()}`);
   const body = (await response.json()) as { data: { id: string } };
@@ -31,7 +33,13 @@ export async function createUser(server: TestServer, options: { email?: string; 
 }
 
 /** Gives the user a role in the organization (at a project or workspace when named). */
-export async function addMembership(server: TestServer, organizationName: string, email: string, role: Role, scope: { project_id?: string; workspace_id?: string } = {}): Promise<void> {
+export async function addMembership(
+  server: TestServer,
+  organizationName: string,
+  email: string,
+  role: Role,
+  scope: { project_id?: string; workspace_id?: string } = {},
+): Promise<void> {
   const response = await fetch(`${server.baseUrl}/v1/organizations/${organizationName}/memberships`, {
     method: "POST",
     headers: { Authorization: `Bearer ${server.bootstrapToken}`, "Content-Type": "application/vnd.api+json" },

@@ -97,7 +97,9 @@ export function masterKeyOf(server: TestServer): string {
 
 /** The live host processes of the sandbox named `name` (its bwrap and everything under it). */
 export function sandboxProcesses(name: string): number[] {
-  return runningSandboxProcesses(new Set([name])).flatMap((pid) => processTree(pid)).filter(alive);
+  return runningSandboxProcesses(new Set([name]))
+    .flatMap((pid) => processTree(pid))
+    .filter(alive);
 }
 
 /** The metrics text at `url`, as a map from series (name with labels) to value. */

@@ -89,12 +89,28 @@ export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServe
         )
       : null;
     await runner?.start();
-    const githubWorker = options.githubWorker ? new GitHubWorker(stackship.services, { pollIntervalMs: 50, backoffBaseMs: 200, ...(options.githubWorker === true ? {} : options.githubWorker) }) : null;
+    const githubWorker = options.githubWorker
+      ? new GitHubWorker(stackship.services, { pollIntervalMs: 50, backoffBaseMs: 200, ...(options.githubWorker === true ? {} : options.githubWorker) })
+      : null;
     await githubWorker?.start();
     const v1 = (token?: string) => createStackShipClient({ baseUrl, token });
     const tfe = (token?: string) => createTfeClient({ baseUrl, headers: { Accept: "application/vnd.api+json" }, auth: token });
     try {
-      return await fn({ baseUrl, dataDir, databaseUrl: db.url, dialect, db, services: stackship.services, bootstrapToken, admin: v1(bootstrapToken), v1, tfe, runner, githubWorker, live: stackship.live });
+      return await fn({
+        baseUrl,
+        dataDir,
+        databaseUrl: db.url,
+        dialect,
+        db,
+        services: stackship.services,
+        bootstrapToken,
+        admin: v1(bootstrapToken),
+        v1,
+        tfe,
+        runner,
+        githubWorker,
+        live: stackship.live,
+      });
     } finally {
       await githubWorker?.stop();
       await runner?.stop({ interrupt: true });

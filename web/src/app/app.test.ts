@@ -13,7 +13,11 @@ function run(id: string, createdAt: string, status = "applied"): Run {
     type: "runs",
     id,
     attributes: { status, created_at: createdAt, finished_at: null, updated_at: createdAt, message: id, source: "api", commit: null } as unknown as Run["attributes"],
-    relationships: { organization: { data: { type: "organizations", id: "org-1" } }, workspace: { data: { type: "workspaces", id: "ws-1" } }, configuration_version: { data: { type: "configuration-versions", id: "cv-1" } } },
+    relationships: {
+      organization: { data: { type: "organizations", id: "org-1" } },
+      workspace: { data: { type: "workspaces", id: "ws-1" } },
+      configuration_version: { data: { type: "configuration-versions", id: "cv-1" } },
+    },
     links: { self: `/v1/runs/${id}` },
   } as Run;
 }
@@ -41,7 +45,10 @@ describe("routes and next", () => {
 
 describe("formatting", () => {
   it("should word durations and relative times, and give the absolute time in UTC", () => {
-    equal([duration(0), duration(59_999), duration(60_000), duration(65_000), duration(3_600_000 + 180_000), duration(90_000_000)], ["0s", "59s", "1m 00s", "1m 05s", "1h 03m", "1d 1h"]);
+    equal(
+      [duration(0), duration(59_999), duration(60_000), duration(65_000), duration(3_600_000 + 180_000), duration(90_000_000)],
+      ["0s", "59s", "1m 00s", "1m 05s", "1h 03m", "1d 1h"],
+    );
     const now = Date.parse("2026-12-03T12:00:00.000Z");
     equal(relativeTime("2026-12-03T11:59:55.000Z", now), "just now");
     equal(relativeTime("2026-12-03T11:59:30.000Z", now), "30 seconds ago");
@@ -68,7 +75,14 @@ describe("closed sets", () => {
     const loaded = [run("run-b", "2026-12-03T11:00:00.000Z", "planning"), run("run-a", "2026-12-03T10:00:00.000Z")];
     const fresh = [run("run-c", "2026-12-03T12:00:00.000Z", "pending"), run("run-b", "2026-12-03T11:00:00.000Z", "awaiting_approval")];
     const merged = mergeFirstPage(loaded, fresh);
-    equal(merged.map((r) => [r.id, r.attributes.status]), [["run-c", "pending"], ["run-b", "awaiting_approval"], ["run-a", "applied"]]);
+    equal(
+      merged.map((r) => [r.id, r.attributes.status]),
+      [
+        ["run-c", "pending"],
+        ["run-b", "awaiting_approval"],
+        ["run-a", "applied"],
+      ],
+    );
   });
 });
 

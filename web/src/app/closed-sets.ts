@@ -27,7 +27,15 @@ const runStatusesComplete: Exhaustive<(typeof RUN_STATUSES)[number], RunStatus> 
 void runStatusesComplete;
 
 /** Statuses a run does not leave on its own (the runs page stops re-reading when only these are listed). */
-export const TERMINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set<RunStatus>(["applied", "planned_and_finished", "discarded", "canceled", "errored", "expired", "plan_credentials_required"]);
+export const TERMINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set<RunStatus>([
+  "applied",
+  "planned_and_finished",
+  "discarded",
+  "canceled",
+  "errored",
+  "expired",
+  "plan_credentials_required",
+]);
 
 export type Intent = "info" | "attention" | "success" | "danger" | "neutral";
 
@@ -67,7 +75,8 @@ export function checkRun(run: Run): Run {
   if (!a || typeof run.id !== "string") throw new ContractError("A run in the response has no id or attributes.");
   if (!isRunStatus(a.status)) throw new ContractError(`Run ${run.id} has the status “${String(a.status)}”, which is not one of the statuses StackShip defines.`);
   if (typeof a.created_at !== "string" || Number.isNaN(Date.parse(a.created_at))) throw new ContractError(`Run ${run.id} has no valid creation time.`);
-  if (a.finished_at !== null && (typeof a.finished_at !== "string" || Number.isNaN(Date.parse(a.finished_at)))) throw new ContractError(`Run ${run.id} has an invalid finish time.`);
+  if (a.finished_at !== null && (typeof a.finished_at !== "string" || Number.isNaN(Date.parse(a.finished_at))))
+    throw new ContractError(`Run ${run.id} has an invalid finish time.`);
   if (typeof run.relationships?.workspace?.data?.id !== "string") throw new ContractError(`Run ${run.id} names no workspace.`);
   if (!Object.hasOwn(RUN_SOURCE_LABELS, a.source)) throw new ContractError(`Run ${run.id} has the source “${String(a.source)}”, which StackShip does not define.`);
   return run;

@@ -196,21 +196,23 @@ export class SsApp extends LitElement {
     return html`<header>
       <a class="brand" href="/runs">StackShip</a>
       <nav aria-label="Main"><a href="/runs">Runs</a> <a href="/docs">API reference</a></nav>
-      ${session.organizations.length > 1
-        ? html`<label>
-            <span class="visually-hidden">Organization</span>
-            <select
-              id="organization-switcher"
-              aria-label="Organization"
-              .value=${session.organization ?? ""}
-              @change=${(e: Event) => this.switchOrganization((e.target as HTMLSelectElement).value)}
-            >
-              ${session.organizations.map((o) => html`<option value=${o.name} ?selected=${o.name === session.organization}>${o.name}</option>`)}
-            </select>
-          </label>`
-        : session.organization
-          ? html`<span class="muted" id="organization-name">${session.organization}</span>`
-          : nothing}
+      ${
+        session.organizations.length > 1
+          ? html`<label>
+              <span class="visually-hidden">Organization</span>
+              <select
+                id="organization-switcher"
+                aria-label="Organization"
+                .value=${session.organization ?? ""}
+                @change=${(e: Event) => this.switchOrganization((e.target as HTMLSelectElement).value)}
+              >
+                ${session.organizations.map((o) => html`<option value=${o.name} ?selected=${o.name === session.organization}>${o.name}</option>`)}
+              </select>
+            </label>`
+          : session.organization
+            ? html`<span class="muted" id="organization-name">${session.organization}</span>`
+            : nothing
+      }
       <div class="who">
         <span id="user-name">${session.user.display_name || session.user.email}</span>
         <button id="sign-out" @click=${() => void this.signOut()}>Sign out</button>

@@ -42,7 +42,10 @@ describe("ss-step-up-dialog", () => {
     ok(!native.open, "closed after success");
     equal(detail, { freshUntil: FRESH });
     equal(attempts, 2);
-    equal(server.requests.every((r) => r.path === "/v1/auth/step-up"), true);
+    equal(
+      server.requests.every((r) => r.path === "/v1/auth/step-up"),
+      true,
+    );
   });
 
   it("should resolve false when canceled, sending nothing", async () => {

@@ -23,20 +23,26 @@ export class SsApprovalEvidence extends LitElement {
     if (!a) return nothing;
     const headline = approvalHeadline(a);
     return html`<div class="stack">
-      ${headline === null
-        ? html`<p class="lead error" data-testid="approval-lead">Unknown approval state “${a.state}”</p>`
-        : html`<p class="lead" data-testid="approval-lead">
-            ${headline.verb}${headline.who
-              ? html` ${headline.who.name ? headline.who.name : html`<code data-testid="actor-id">${headline.who.id}</code>`}`
-              : nothing}${a.decided_at ? html` at <time datetime=${a.decided_at}>${formatUtc(a.decided_at)}</time>` : nothing}
-          </p>`}
+      ${
+        headline === null
+          ? html`<p class="lead error" data-testid="approval-lead">Unknown approval state “${a.state}”</p>`
+          : html`<p class="lead" data-testid="approval-lead">
+              ${headline.verb}${
+                headline.who ? html` ${headline.who.name ? headline.who.name : html`<code data-testid="actor-id">${headline.who.id}</code>`}` : nothing
+              }${a.decided_at ? html` at <time datetime=${a.decided_at}>${formatUtc(a.decided_at)}</time>` : nothing}
+            </p>`
+      }
       ${a.reason ? html`<p data-testid="approval-reason">Reason: ${a.reason}</p>` : nothing}
-      ${a.state === "awaiting" && a.approval_expires_at
-        ? html`<p>The approval window closes at <time datetime=${a.approval_expires_at}>${formatUtc(a.approval_expires_at)}</time>.</p>`
-        : nothing}
-      ${a.state === "expired" && a.approval_expires_at
-        ? html`<p>The approval window closed at <time datetime=${a.approval_expires_at}>${formatUtc(a.approval_expires_at)}</time>.</p>`
-        : nothing}
+      ${
+        a.state === "awaiting" && a.approval_expires_at
+          ? html`<p>The approval window closes at <time datetime=${a.approval_expires_at}>${formatUtc(a.approval_expires_at)}</time>.</p>`
+          : nothing
+      }
+      ${
+        a.state === "expired" && a.approval_expires_at
+          ? html`<p>The approval window closed at <time datetime=${a.approval_expires_at}>${formatUtc(a.approval_expires_at)}</time>.</p>`
+          : nothing
+      }
       ${a.state === "awaiting" && a.destroy_confirmation_required ? html`<p>This plan destroys at least one resource.</p>` : nothing}
       ${a.plan_digest ? html`<p class="secondary">Plan digest <code data-testid="plan-digest">${a.plan_digest}</code></p>` : nothing}
     </div>`;

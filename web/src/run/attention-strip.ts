@@ -53,16 +53,18 @@ export class SsAttentionStrip extends LitElement {
     return html`<section aria-labelledby="decision-heading" data-testid="attention-strip">
       <h2 id="decision-heading">This plan is waiting for a decision</h2>
       ${counts ? html`<p>The plan will create ${counts.create}, change ${counts.change} and destroy ${counts.destroy} resources.</p>` : nothing}
-      ${!canApprove && this.policy?.outcome === "soft_failed"
-        ? html`<p data-testid="approval-waits">Approval becomes possible once the soft-mandatory policy failure is overridden.</p>`
-        : nothing}
+      ${
+        !canApprove && this.policy?.outcome === "soft_failed"
+          ? html`<p data-testid="approval-waits">Approval becomes possible once the soft-mandatory policy failure is overridden.</p>`
+          : nothing
+      }
       <div class="row">
-        ${canApprove
-          ? html`<button id="approve" type="button" class="primary" ?disabled=${this.busy || this.armed !== "none"} @click=${this.onApprove}>Approve plan</button>`
-          : nothing}
-        ${canDiscard
-          ? html`<button id="discard" type="button" ?disabled=${this.busy || this.armed !== "none"} @click=${this.onDiscard}>Discard run</button>`
-          : nothing}
+        ${
+          canApprove
+            ? html`<button id="approve" type="button" class="primary" ?disabled=${this.busy || this.armed !== "none"} @click=${this.onApprove}>Approve plan</button>`
+            : nothing
+        }
+        ${canDiscard ? html`<button id="discard" type="button" ?disabled=${this.busy || this.armed !== "none"} @click=${this.onDiscard}>Discard run</button>` : nothing}
       </div>
       ${this.armed === "approve" ? this.renderApproveConfirm(counts) : nothing} ${this.armed === "discard" ? this.renderDiscardConfirm() : nothing}
       ${this.failure ? html`<p class="error" role="alert">${this.failure.detail} <code>${this.failure.summary}</code></p>` : nothing}
@@ -72,10 +74,12 @@ export class SsAttentionStrip extends LitElement {
   private renderApproveConfirm(counts: { create: number; change: number; destroy: number } | null) {
     return html`<div class="confirm" role="group" aria-labelledby="approve-confirm-text" data-testid="approve-confirmation">
       <p id="approve-confirm-text">
-        ${counts
-          ? html`Approving applies this plan: <strong>${counts.create} to create</strong>, <strong>${counts.change} to change</strong> and
-              <span class="destroy">${counts.destroy} to destroy</span>.`
-          : html`Approving applies this plan, which destroys at least one resource.`}
+        ${
+          counts
+            ? html`Approving applies this plan: <strong>${counts.create} to create</strong>, <strong>${counts.change} to change</strong> and
+                <span class="destroy">${counts.destroy} to destroy</span>.`
+            : html`Approving applies this plan, which destroys at least one resource.`
+        }
       </p>
       <div class="row">
         <button id="confirm-approve" type="button" class="danger" ?disabled=${this.busy} @click=${this.approve}>
@@ -125,7 +129,9 @@ export class SsAttentionStrip extends LitElement {
   private async approve() {
     const digest = this.approval?.plan_digest;
     if (!this.client || !digest) return;
-    await this.send("approve", () => approveRun({ client: this.client!, path: { run_id: this.runId }, body: { data: { type: "approvals", attributes: { plan_digest: digest } } } }));
+    await this.send("approve", () =>
+      approveRun({ client: this.client!, path: { run_id: this.runId }, body: { data: { type: "approvals", attributes: { plan_digest: digest } } } }),
+    );
   }
 
   private async discard(event: SubmitEvent) {

@@ -25,7 +25,11 @@ describe("ss-phase-badge", () => {
 
   it("should render a status outside the closed set as an explicit error, never a guess", async () => {
     // Plans have no `interrupted`; `paused` exists nowhere.
-    for (const [phase, status] of [["plan", "interrupted"], ["apply", "paused"], ["plan", ""]] as const) {
+    for (const [phase, status] of [
+      ["plan", "interrupted"],
+      ["apply", "paused"],
+      ["plan", ""],
+    ] as const) {
       const badge = await mount(new FakeServer(), Object.assign(document.createElement("ss-phase-badge"), { phase, status }));
       equal(badge.shadowRoot!.querySelector(".badge")!.getAttribute("data-tone"), "error");
       ok(text(badge).includes(`unknown status “${status}”`), text(badge));

@@ -57,7 +57,10 @@ describe("ss-plan-changes", () => {
     const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, { status: 200, body: planDiffFixture(5000), contentType: "application/json" });
     const el = await changes(server);
     const select = el.shadowRoot!.querySelector("select")!;
-    ok([...select.options].some((o) => o.textContent === "replace (1250)"), "replace is its own class with its count");
+    ok(
+      [...select.options].some((o) => o.textContent === "replace (1250)"),
+      "replace is its own class with its count",
+    );
     select.value = "replace";
     select.dispatchEvent(new Event("change"));
     await el.updateComplete;
@@ -101,7 +104,10 @@ describe("ss-plan-changes", () => {
     });
     const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, { status: 200, body: diff, contentType: "application/json" });
     const el = await changes(server);
-    match(text(el.shadowRoot!.querySelector('[data-testid="changes-truncated"]')), /truncated: the plan changes 6,200 resources; 1200 cut beyond the 5,000-resource limit, 1 with their before\/after detail withheld to fit 4 MiB/);
+    match(
+      text(el.shadowRoot!.querySelector('[data-testid="changes-truncated"]')),
+      /truncated: the plan changes 6,200 resources; 1200 cut beyond the 5,000-resource limit, 1 with their before\/after detail withheld to fit 4 MiB/,
+    );
     (rows(el)[0].querySelector("button") as HTMLButtonElement).click();
     await el.updateComplete;
     match(text(deep(el.shadowRoot!, '[data-testid="detail-withheld"]')), /withheld: the change list had to fit 4 MiB/);

@@ -29,18 +29,18 @@ export class SsPlanStageBody extends LitElement {
 
   override render() {
     return html`<div class="stack">
-      <div role="tablist" aria-label="Plan evidence" @keydown=${this.onKeydown}>
-        ${this.tabButton("log", "Log")} ${this.tabButton("changes", "Changes")}
-      </div>
+      <div role="tablist" aria-label="Plan evidence" @keydown=${this.onKeydown}>${this.tabButton("log", "Log")} ${this.tabButton("changes", "Changes")}</div>
       <div role="tabpanel" id="panel-log" aria-labelledby="tab-log" ?hidden=${this.tab !== "log"}>
         ${this.opened.has("log") ? html`<ss-run-console run-id=${this.runId} phase="plan" ?held=${this.planRunning}></ss-run-console>` : nothing}
       </div>
       <div role="tabpanel" id="panel-changes" aria-labelledby="tab-changes" ?hidden=${this.tab !== "changes"}>
-        ${this.opened.has("changes")
-          ? this.planFinished
-            ? html`<ss-plan-changes run-id=${this.runId}></ss-plan-changes>`
-            : html`<p class="notice" data-testid="changes-not-ready">Plan not finished yet: the changes appear when the plan finishes.</p>`
-          : nothing}
+        ${
+          this.opened.has("changes")
+            ? this.planFinished
+              ? html`<ss-plan-changes run-id=${this.runId}></ss-plan-changes>`
+              : html`<p class="notice" data-testid="changes-not-ready">Plan not finished yet: the changes appear when the plan finishes.</p>`
+            : nothing
+        }
       </div>
     </div>`;
   }

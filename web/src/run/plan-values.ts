@@ -5,12 +5,7 @@
 
 /** What one leaf of a redacted value shows. */
 export type Leaf =
-  | { kind: "absent" }
-  | { kind: "value"; text: string }
-  | { kind: "sensitive" }
-  | { kind: "unknown"; sensitive: boolean }
-  | { kind: "imprecise" }
-  | { kind: "marker"; name: string };
+  { kind: "absent" } | { kind: "value"; text: string } | { kind: "sensitive" } | { kind: "unknown"; sensitive: boolean } | { kind: "imprecise" } | { kind: "marker"; name: string };
 
 /** One attribute row: its path and the two sides. */
 export interface AttributeRow {
@@ -100,7 +95,12 @@ export function attributeRows(before: unknown, after: unknown, replacePaths: Rea
       before: beforeLeaf,
       after: afterLeaf,
       changed: !sameLeaf(beforeLeaf, afterLeaf),
-      forcesReplacement: replacePaths.some((prefix) => startsWith(steps, prefix.map((s) => (typeof s === "string" ? unescapeKey(s) : s)))),
+      forcesReplacement: replacePaths.some((prefix) =>
+        startsWith(
+          steps,
+          prefix.map((s) => (typeof s === "string" ? unescapeKey(s) : s)),
+        ),
+      ),
     };
   });
 }

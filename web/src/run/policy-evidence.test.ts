@@ -10,7 +10,14 @@ function softFailed(patch: Partial<PolicyStage> = {}): PolicyStage {
     status: "waiting",
     outcome: "soft_failed",
     findings: [{ title: "Needs tags", message: "terraform_data.greeting is flagged", address: "terraform_data.greeting", enforcement_level: "soft_mandatory" }],
-    override_control: { result_digest: RESULT, href: `/v1/runs/${RUN_ID}/policy-overrides`, default_duration_seconds: 3600, max_duration_seconds: 86400, active_override_expires_at: null, expires_at: "2026-12-04T10:00:00.000Z" },
+    override_control: {
+      result_digest: RESULT,
+      href: `/v1/runs/${RUN_ID}/policy-overrides`,
+      default_duration_seconds: 3600,
+      max_duration_seconds: 86400,
+      active_override_expires_at: null,
+      expires_at: "2026-12-04T10:00:00.000Z",
+    },
     ...patch,
   } as PolicyStage;
 }
@@ -40,7 +47,10 @@ describe("ss-policy-evidence", () => {
     equal(server.requests.length, 0);
     form.querySelector<HTMLTextAreaElement>("textarea")!.value = "tags follow";
     const select = form.querySelector<HTMLSelectElement>("select")!;
-    equal([...select.options].map((o) => o.textContent), ["15 minutes", "1 hour", "4 hours", "24 hours"]);
+    equal(
+      [...select.options].map((o) => o.textContent),
+      ["15 minutes", "1 hour", "4 hours", "24 hours"],
+    );
     select.value = String(4 * 3600);
     form.requestSubmit();
     await new Promise((r) => setTimeout(r, 50));
@@ -51,7 +61,16 @@ describe("ss-policy-evidence", () => {
     const el = await evidence(
       new FakeServer(),
       softFailed({
-        overrides: [{ id: "po-1", actor_id: "prn-0000000000000001", actor_display_name: null, reason: "ok for now", created_at: "2026-12-03T10:00:00.000Z", expires_at: "2026-12-03T11:00:00.000Z" }],
+        overrides: [
+          {
+            id: "po-1",
+            actor_id: "prn-0000000000000001",
+            actor_display_name: null,
+            reason: "ok for now",
+            created_at: "2026-12-03T10:00:00.000Z",
+            expires_at: "2026-12-03T11:00:00.000Z",
+          },
+        ],
         overrides_truncated: true,
       }),
       ["override"],

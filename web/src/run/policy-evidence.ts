@@ -58,18 +58,21 @@ export class SsPolicyEvidence extends LitElement {
         ${p.outcome === null ? "No policy result was recorded yet." : (OUTCOMES[p.outcome] ?? html`<span class="error">Unknown policy outcome “${p.outcome}”</span>`)}
       </p>
       ${p.finished_at ? html`<p class="secondary">Evaluated at <time datetime=${p.finished_at}>${formatUtc(p.finished_at)}</time></p>` : nothing}
-      ${p.findings.length > 0
-        ? html`<ul class="findings" aria-label="Policy findings" data-testid="policy-findings">
-            ${p.findings.map(
-              (f) => html`<li class=${f.enforcement_level}>
-                <div class="level">${f.enforcement_level.replace("_", "-")}</div>
-                <div><strong>${f.title}</strong></div>
-                <div>${f.message}</div>
-                ${f.address ? html`<div class="secondary"><code>${f.address}</code></div>` : nothing}
-              </li>`,
-            )}
-          </ul>`
-        : nothing}
+      ${
+        p.findings.length > 0
+          ? html`<ul class="findings" aria-label="Policy findings" data-testid="policy-findings">
+              ${p.findings.map(
+                (f) =>
+                  html`<li class=${f.enforcement_level}>
+                    <div class="level">${f.enforcement_level.replace("_", "-")}</div>
+                    <div><strong>${f.title}</strong></div>
+                    <div>${f.message}</div>
+                    ${f.address ? html`<div class="secondary"><code>${f.address}</code></div>` : nothing}
+                  </li>`,
+              )}
+            </ul>`
+          : nothing
+      }
       ${this.renderOverrides(p)} ${p.override_control && this.actions.includes("override") ? this.renderControl(p.override_control) : nothing}
     </div>`;
   }
@@ -77,24 +80,34 @@ export class SsPolicyEvidence extends LitElement {
   private renderOverrides(p: PolicyStage) {
     const active = p.override_control?.active_override_expires_at;
     return html`${active ? html`<p data-testid="active-override">An override is active until <time datetime=${active}>${formatUtc(active)}</time>.</p>` : nothing}
-    ${p.overrides.length > 0
-      ? html`<table data-testid="policy-overrides">
-          <caption class="visually-hidden">Policy overrides</caption>
-          <thead>
-            <tr><th scope="col">Overridden by</th><th scope="col">Reason</th><th scope="col">At</th><th scope="col">Until</th></tr>
-          </thead>
-          <tbody>
-            ${p.overrides.map(
-              (o) => html`<tr>
-                <td>${o.actor_display_name ?? (o.actor_id ? html`<code>${o.actor_id}</code>` : html`<span class="muted">not recorded</span>`)}</td>
-                <td>${o.reason}</td>
-                <td>${formatUtc(o.created_at)}</td>
-                <td>${formatUtc(o.expires_at)}</td>
-              </tr>`,
-            )}
-          </tbody>
-        </table>`
-      : nothing}
+    ${
+      p.overrides.length > 0
+        ? html`<table data-testid="policy-overrides">
+            <caption class="visually-hidden">
+              Policy overrides
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Overridden by</th>
+                <th scope="col">Reason</th>
+                <th scope="col">At</th>
+                <th scope="col">Until</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${p.overrides.map(
+                (o) =>
+                  html`<tr>
+                    <td>${o.actor_display_name ?? (o.actor_id ? html`<code>${o.actor_id}</code>` : html`<span class="muted">not recorded</span>`)}</td>
+                    <td>${o.reason}</td>
+                    <td>${formatUtc(o.created_at)}</td>
+                    <td>${formatUtc(o.expires_at)}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+        : nothing
+    }
     ${p.overrides_truncated ? html`<p class="secondary">Only the newest 256 overrides are listed; the organization audit history keeps every one.</p>` : nothing}`;
   }
 

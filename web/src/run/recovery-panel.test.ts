@@ -3,7 +3,16 @@ import type { Action, Recovery } from "./review-model.ts";
 import "./recovery-panel.ts";
 
 const EVIDENCE: Recovery = {
-  attempt: { id: "att-1", attempt_number: 1, status: "lost", terminal_classification: "runner_lost", sandbox_id: "sbx-1", runner_id: "vm-1", started_at: "2026-12-03T10:00:00.000Z", finished_at: null },
+  attempt: {
+    id: "att-1",
+    attempt_number: 1,
+    status: "lost",
+    terminal_classification: "runner_lost",
+    sandbox_id: "sbx-1",
+    runner_id: "vm-1",
+    started_at: "2026-12-03T10:00:00.000Z",
+    finished_at: null,
+  },
   last_log_lines: ["terraform_data.slow: Creating...", "provisioning-started"],
   pending_state_version: null,
   lock: { holder_kind: "run", holder_id: RUN_ID, fence: 3 },

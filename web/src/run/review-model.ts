@@ -28,7 +28,16 @@ export const STAGE_STATUSES = ["pending", "running", "succeeded", "failed", "ski
 export { RUN_STATUSES };
 export const TERMINAL_RUN_STATUSES = [...APP_TERMINAL];
 export const RUN_KINDS = ["plan_and_apply", "speculative"] as const satisfies readonly Header["kind"][];
-export const APPROVAL_STATES = ["not_reached", "not_required", "awaiting", "approved", "discarded", "expired", "canceled", "not_recorded"] as const satisfies readonly ApprovalStage["state"][];
+export const APPROVAL_STATES = [
+  "not_reached",
+  "not_required",
+  "awaiting",
+  "approved",
+  "discarded",
+  "expired",
+  "canceled",
+  "not_recorded",
+] as const satisfies readonly ApprovalStage["state"][];
 export const PLAN_CHANGE_ACTIONS = ["create", "update", "delete", "replace", "forget", "forget_replace", "unknown"] as const satisfies readonly PlanDiffResource["action"][];
 
 // Each list above names every value the generated types allow (and, by `satisfies`, nothing else):

@@ -140,7 +140,8 @@ export class SsRunConsole extends LitElement implements PhaseListener {
       do {
         this.again = false;
         for (let windows = 0; windows < 64; windows++) {
-          const window = unwrap(await getRunLog({ client: this.client, path: { run_id: this.runId, phase: this.phase }, query: { offset: this.offset, limit: WINDOW } })).data.attributes;
+          const window = unwrap(await getRunLog({ client: this.client, path: { run_id: this.runId, phase: this.phase }, query: { offset: this.offset, limit: WINDOW } })).data
+            .attributes;
           const moved = window.next_offset !== this.offset;
           if (window.next_offset > this.offset) this.appendText(window.text);
           this.offset = Math.max(this.offset, window.next_offset);
@@ -157,8 +158,9 @@ export class SsRunConsole extends LitElement implements PhaseListener {
     }
     const waiting = this.pending;
     this.pending = [];
-    for (const chunk of waiting) if (!this.reading) this.apply(chunk);
-    else this.pending.push(chunk);
+    for (const chunk of waiting)
+      if (!this.reading) this.apply(chunk);
+      else this.pending.push(chunk);
   }
 
   private apply(chunk: LiveChunk) {
@@ -231,20 +233,17 @@ export class SsRunConsole extends LitElement implements PhaseListener {
   override render() {
     const caption = CAPTIONS[this.phase];
     const live = this.live?.live === true;
-    const refresh = live
-      ? nothing
-      : html`<button type="button" @click=${() => void this.read()} ?disabled=${this.reading} data-testid="refresh-log">Refresh log</button>`;
+    const refresh = live ? nothing : html`<button type="button" @click=${() => void this.read()} ?disabled=${this.reading} data-testid="refresh-log">Refresh log</button>`;
     let body;
     if (this.kept > 0) body = this.pre(caption);
     else if (!this.loaded) body = html`<p class="muted" role="status">Loading the ${caption.toLowerCase()}…</p>`;
     else if (this.held && !this.complete)
-      body = html`<p class="muted" data-testid="console-held">The plan log appears when the plan finishes: the runner holds it until the plan's own sensitive values are known.</p>`;
+      body = html`<p class="muted" data-testid="console-held">
+        The plan log appears when the plan finishes: the runner holds it until the plan's own sensitive values are known.
+      </p>`;
     else if (!this.error) body = html`<p class="muted" data-testid="console-empty">No ${caption.toLowerCase()} output${this.complete ? "" : " yet"}.</p>`;
-    return html`<div class="bar">
-        <span class="muted">${caption}${live ? html` · <span data-testid="console-live">live</span>` : nothing}</span>${refresh}
-      </div>
-      ${this.clipped ? html`<p class="muted trimmed" data-testid="console-trimmed">… earlier output trimmed: showing the newest 512 KiB</p>` : nothing}
-      ${body ?? nothing}
+    return html`<div class="bar"><span class="muted">${caption}${live ? html` · <span data-testid="console-live">live</span>` : nothing}</span>${refresh}</div>
+      ${this.clipped ? html`<p class="muted trimmed" data-testid="console-trimmed">… earlier output trimmed: showing the newest 512 KiB</p>` : nothing} ${body ?? nothing}
       ${this.error ? html`<p class="error" role="alert">The ${caption.toLowerCase()} could not be read: ${this.error}</p>` : nothing}`;
   }
 

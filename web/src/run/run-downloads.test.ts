@@ -35,7 +35,10 @@ describe("ss-run-downloads", () => {
       ],
     });
     const forms = [...el.shadowRoot!.querySelectorAll("form")];
-    equal(forms.map((f) => f.dataset.testid), ["download-redacted_plan", "download-raw_plan", "download-emergency_state"]);
+    equal(
+      forms.map((f) => f.dataset.testid),
+      ["download-redacted_plan", "download-raw_plan", "download-emergency_state"],
+    );
     equal(forms[0].querySelector("input"), null, "the redacted plan needs no reason");
     ok(forms[1].querySelector('input[name="reason"]'), "the raw plan asks for a reason");
     ok(text(forms[1]).includes("You will confirm your password first."));

@@ -70,21 +70,19 @@ export class SsRunDownloads extends LitElement {
     const id = `reason-${item.kind}`;
     return html`<form novalidate data-testid="download-${item.kind}" @submit=${(e: SubmitEvent) => this.submit(e, item)}>
       <h3>${TITLES[item.kind]}</h3>
-      ${item.available
-        ? nothing
-        : html`<p class="muted">${MISSING[item.kind]}</p>`}
-      ${item.requires_reason && item.available
-        ? html`<label for=${id}>Reason (kept in the audit trail before any bytes are sent)</label>
-            <input type="text" id=${id} name="reason" maxlength="1000" autocomplete="off" required />`
-        : nothing}
+      ${item.available ? nothing : html`<p class="muted">${MISSING[item.kind]}</p>`}
+      ${
+        item.requires_reason && item.available
+          ? html`<label for=${id}>Reason (kept in the audit trail before any bytes are sent)</label>
+              <input type="text" id=${id} name="reason" maxlength="1000" autocomplete="off" required />`
+          : nothing
+      }
       ${item.requires_step_up && item.available ? html`<p class="muted">You will confirm your password first.</p>` : nothing}
       <div class="row">
         <button type="submit" class=${item.method === "POST" ? "danger" : ""} ?disabled=${!item.available || this.busy !== null}>${BUTTONS[item.kind]}</button>
         ${this.done[item.kind] ? html`<span role="status">Downloaded.</span>` : nothing}
       </div>
-      ${problem
-        ? html`<p class="error" role="alert">${typeof problem === "string" ? problem : html`${problem.detail} <code>${problem.summary}</code>`}</p>`
-        : nothing}
+      ${problem ? html`<p class="error" role="alert">${typeof problem === "string" ? problem : html`${problem.detail} <code>${problem.summary}</code>`}</p>` : nothing}
     </form>`;
   }
 

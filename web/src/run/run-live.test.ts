@@ -29,7 +29,13 @@ function server(patch: (r: Review) => void = applying) {
     const slice = log.stored.slice(offset, offset + limit);
     return {
       status: 200,
-      body: { data: { type: "run-logs", id: `${RUN_ID}/apply`, attributes: { phase: "apply", offset, text: slice, next_offset: offset + slice.length, complete: log.complete && offset + slice.length >= log.stored.length } } },
+      body: {
+        data: {
+          type: "run-logs",
+          id: `${RUN_ID}/apply`,
+          attributes: { phase: "apply", offset, text: slice, next_offset: offset + slice.length, complete: log.complete && offset + slice.length >= log.stored.length },
+        },
+      },
     };
   });
   return { s, log };
@@ -150,7 +156,13 @@ describe("the run page's live feed", () => {
     socket.send(helloMessage());
     await sleep(100);
     const before = s.count(REVIEW);
-    for (let i = 0; i < 6; i++) socket.send({ type: "run", run_id: RUN_ID, run: { status: "applying", status_reason: null, plan_status: "finished", policy_outcome: "passed", apply_status: "running", terminal: false }, changed: ["apply_status"] });
+    for (let i = 0; i < 6; i++)
+      socket.send({
+        type: "run",
+        run_id: RUN_ID,
+        run: { status: "applying", status_reason: null, plan_status: "finished", policy_outcome: "passed", apply_status: "running", terminal: false },
+        changed: ["apply_status"],
+      });
     await sleep(150);
     equal(s.count(REVIEW) - before, 1);
   });
@@ -171,7 +183,12 @@ describe("the run page's live feed", () => {
     await until(() => FakeSocket.all.length === 2, 1000, "a reconnect");
     FakeSocket.last.send(helloMessage({ apply: { next_seq: 2, next_offset: 4 } }));
     await until(() => !refreshButton(el));
-    FakeSocket.last.send({ type: "run", run_id: RUN_ID, run: { status: "applied", status_reason: null, plan_status: "finished", policy_outcome: "passed", apply_status: "finished", terminal: true }, changed: ["status"] });
+    FakeSocket.last.send({
+      type: "run",
+      run_id: RUN_ID,
+      run: { status: "applied", status_reason: null, plan_status: "finished", policy_outcome: "passed", apply_status: "finished", terminal: true },
+      changed: ["status"],
+    });
     FakeSocket.last.drop(1000);
     await until(() => refreshButton(el), 1000, "Refresh log once terminal");
     await sleep(100);

@@ -69,7 +69,10 @@ describe("ss-run-page", () => {
     ok(text(deep(header.shadowRoot!, '[data-testid="commit-message"]')) === "Add the greeting resource");
     ok(h.includes("Awaiting approval") && h.includes("Plan and apply") && h.includes("0123456789ab") && h.includes(RUN_ID), h);
     ok(h.includes("Source refnot recorded"), "an unrecorded fact says so");
-    equal(deep<HTMLAnchorElement>(header.shadowRoot!, '[data-testid="commit-link"]')!.getAttribute("href"), "https://github.com/acme/infra/commit/0123456789abcdef0123456789abcdef01234567");
+    equal(
+      deep<HTMLAnchorElement>(header.shadowRoot!, '[data-testid="commit-link"]')!.getAttribute("href"),
+      "https://github.com/acme/infra/commit/0123456789abcdef0123456789abcdef01234567",
+    );
     equal(deep<HTMLAnchorElement>(header.shadowRoot!, '[data-testid="workspace-link"]')!.getAttribute("href"), `/workspaces/${WS_ID}`);
     ok(deepAll(header.shadowRoot!, "button").some((b) => b.textContent === "Cancel run"));
   });
@@ -150,7 +153,10 @@ describe("ss-run-page", () => {
             findings: [{ title: "Needs tags", message: "terraform_data.greeting is flagged", address: "terraform_data.greeting", enforcement_level: "soft_mandatory" }],
           });
         }),
-      ).on(`GET /v1/runs/${RUN_ID}/logs/policy`, { status: 200, body: { data: { type: "run-logs", id: "x", attributes: { phase: "policy", offset: 0, text: "", next_offset: 0, complete: true } } } }),
+      ).on(`GET /v1/runs/${RUN_ID}/logs/policy`, {
+        status: 200,
+        body: { data: { type: "run-logs", id: "x", attributes: { phase: "policy", offset: 0, text: "", next_offset: 0, complete: true } } },
+      }),
     );
     equal(head(stage(soft, "policy")).getAttribute("aria-expanded"), "true");
     match(text(deep(stage(soft, "policy"), '[data-testid="policy-findings"]')), /Needs tags.*terraform_data\.greeting is flagged/);
@@ -162,7 +168,12 @@ describe("ss-run-page", () => {
           r.attributes.header.status = "applied";
           r.attributes.header.finished_at = "2026-12-03T10:01:00.000Z";
           r.attributes.available_actions = [];
-          Object.assign(r.attributes.stages.approval, { status: "succeeded", state: "approved", decided_by: { actor_id: "pr-0123456789abcdef", display_name: null }, decided_at: "2026-12-03T10:00:30.000Z" });
+          Object.assign(r.attributes.stages.approval, {
+            status: "succeeded",
+            state: "approved",
+            decided_by: { actor_id: "pr-0123456789abcdef", display_name: null },
+            decided_at: "2026-12-03T10:00:30.000Z",
+          });
           Object.assign(r.attributes.stages.apply, {
             status: "succeeded",
             phase_status: "finished",
@@ -172,7 +183,10 @@ describe("ss-run-page", () => {
           });
           r.attributes.terminal_reason = { state: "recorded", code: "applied", sentence: "The plan was applied and its state was published.", guidance: null, log_tail: null };
         }),
-      ).on(`GET /v1/runs/${RUN_ID}/logs/apply`, { status: 200, body: { data: { type: "run-logs", id: "x", attributes: { phase: "apply", offset: 0, text: "Apply complete!\n", next_offset: 16, complete: true } } } }),
+      ).on(`GET /v1/runs/${RUN_ID}/logs/apply`, {
+        status: 200,
+        body: { data: { type: "run-logs", id: "x", attributes: { phase: "apply", offset: 0, text: "Apply complete!\n", next_offset: 16, complete: true } } },
+      }),
     );
     const apply = stage(applied, "apply");
     equal(head(apply).getAttribute("aria-expanded"), "true");
@@ -220,7 +234,12 @@ describe("ss-run-page", () => {
       endedWith("plan_credentials_required", {
         code: "plan_credentials_required",
         sentence: "The plan could not start.",
-        guidance: { code: "plan_credentials_required", sentence: "Set up the workspace's cloud access, then start a new run.", target: "workspace_cloud_access", workspace_id: WS_ID },
+        guidance: {
+          code: "plan_credentials_required",
+          sentence: "Set up the workspace's cloud access, then start a new run.",
+          target: "workspace_cloud_access",
+          workspace_id: WS_ID,
+        },
       }),
     );
     equal(deep(credentials, '[data-testid="guidance-strip"] a')!.getAttribute("href"), `/workspaces/${WS_ID}/cloud-access`);

@@ -211,12 +211,14 @@ export class SsRunPage extends LitElement {
     }
     return html`<div class="page" @ss-run-action-done=${this.onActionDone} @ss-run-refresh=${() => this.refresh()}>
       <p class="visually-hidden" role="status" data-testid="run-announcement">${this.announcement}</p>
-      ${status === TaskStatus.ERROR
-        ? html`<p class="notice attention stale" role="status" data-testid="review-stale">
-            The latest read of this run failed (${asFailure(this.reviewTask.error).detail}); what you see may be stale.
-            <button type="button" @click=${() => this.refresh()}>Try again</button>
-          </p>`
-        : nothing}
+      ${
+        status === TaskStatus.ERROR
+          ? html`<p class="notice attention stale" role="status" data-testid="review-stale">
+              The latest read of this run failed (${asFailure(this.reviewTask.error).detail}); what you see may be stale.
+              <button type="button" @click=${() => this.refresh()}>Try again</button>
+            </p>`
+          : nothing
+      }
       ${this.renderReview(review)}
     </div>`;
   }
@@ -231,9 +233,11 @@ export class SsRunPage extends LitElement {
     return html`<section class="notice ${missing ? "" : "danger"} unavailable" data-testid="run-unavailable" role="alert">
       <h1>${missing ? "Run not found" : "This run is unavailable"}</h1>
       <p>
-        ${missing
-          ? html`No run <code>${this.runId}</code> exists that you may see.`
-          : html`The run could not be read right now: ${error.detail}. This is not an empty run; try again.`}
+        ${
+          missing
+            ? html`No run <code>${this.runId}</code> exists that you may see.`
+            : html`The run could not be read right now: ${error.detail}. This is not an empty run; try again.`
+        }
       </p>
       ${error.summary ? html`<p class="muted"><code>${error.summary}</code></p>` : nothing}
       ${missing ? html`<p><a href="/runs">All runs</a></p>` : html`<p><button type="button" @click=${() => this.refresh()}>Try again</button></p>`}
@@ -246,15 +250,17 @@ export class SsRunPage extends LitElement {
     const guidance = reason?.state === "recorded" ? reason.guidance : null;
     return html`<ss-run-header .header=${a.header} .actions=${a.available_actions} now=${this.now} ?stale=${this.stale}></ss-run-header>
       <ss-terminal-reason .reason=${reason}></ss-terminal-reason>
-      ${guidance
-        ? html`<ss-guidance-strip .guidance=${guidance}></ss-guidance-strip>`
-        : html`<ss-attention-strip
-            run-id=${review.id}
-            .actions=${a.available_actions}
-            .approval=${a.stages.approval}
-            .plan=${a.stages.plan}
-            .policy=${a.stages.policy}
-          ></ss-attention-strip>`}
+      ${
+        guidance
+          ? html`<ss-guidance-strip .guidance=${guidance}></ss-guidance-strip>`
+          : html`<ss-attention-strip
+              run-id=${review.id}
+              .actions=${a.available_actions}
+              .approval=${a.stages.approval}
+              .plan=${a.stages.plan}
+              .policy=${a.stages.policy}
+            ></ss-attention-strip>`
+      }
       ${a.recovery ? html`<ss-recovery-panel run-id=${review.id} .recovery=${a.recovery} .actions=${a.available_actions}></ss-recovery-panel>` : nothing}
       <ss-stage-timeline run-id=${review.id} .stages=${a.stages} .header=${a.header} .actions=${a.available_actions} now=${this.now}></ss-stage-timeline>
       <ss-run-downloads run-id=${review.id} .downloads=${a.downloads}></ss-run-downloads>`;

@@ -45,11 +45,13 @@ export class SsRunStage extends LitElement {
       <span class="summary"><slot name="summary"></slot></span>
       <span class="duration">${this.duration}</span>`;
     return html`<div class="stage" data-stage=${this.stage}>
-      ${this.skipped
-        ? html`<div class="head" data-testid="stage-head">${inner}</div>`
-        : html`<button type="button" class="head" aria-expanded=${this.expanded ? "true" : "false"} aria-controls=${bodyId} @click=${this.toggle} data-testid="stage-head">
-            ${inner}
-          </button>`}
+      ${
+        this.skipped
+          ? html`<div class="head" data-testid="stage-head">${inner}</div>`
+          : html`<button type="button" class="head" aria-expanded=${this.expanded ? "true" : "false"} aria-controls=${bodyId} @click=${this.toggle} data-testid="stage-head">
+              ${inner}
+            </button>`
+      }
       <div class="body" id=${bodyId} ?hidden=${!this.expanded || this.skipped} role="region" aria-label="${NAMES[this.stage]} stage"><slot></slot></div>
     </div>`;
   }

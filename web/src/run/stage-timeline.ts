@@ -128,7 +128,13 @@ export class SsStageTimeline extends LitElement {
 
   private renderPolicy(s: Stages) {
     const p = s.policy;
-    const words: Record<string, string> = { skipped: "No policy applies", passed: "Passed", soft_failed: "Soft-mandatory failure", hard_failed: "Hard-mandatory failure", errored: "Errored" };
+    const words: Record<string, string> = {
+      skipped: "No policy applies",
+      passed: "Passed",
+      soft_failed: "Soft-mandatory failure",
+      hard_failed: "Hard-mandatory failure",
+      errored: "Errored",
+    };
     return html`<ss-run-stage
       stage="policy"
       status=${p.status}
@@ -137,14 +143,16 @@ export class SsStageTimeline extends LitElement {
       data-testid="stage-policy"
     >
       <span slot="summary" class="summary" data-testid="policy-summary"
-        >${p.outcome === null ? html`<span class="quiet">${p.status === "skipped" ? "Not reached" : "No result yet"}</span>` : (words[p.outcome] ?? `Unknown outcome “${p.outcome}”`)}${p.findings.length
-          ? html` · ${p.findings.length} ${p.findings.length === 1 ? "finding" : "findings"}`
-          : nothing}</span
+        >${p.outcome === null ? html`<span class="quiet">${p.status === "skipped" ? "Not reached" : "No result yet"}</span>` : (words[p.outcome] ?? `Unknown outcome “${p.outcome}”`)}${
+          p.findings.length ? html` · ${p.findings.length} ${p.findings.length === 1 ? "finding" : "findings"}` : nothing
+        }</span
       >
-      ${this.opened.has("policy")
-        ? html`<ss-run-console run-id=${this.runId} phase="policy"></ss-run-console>
-            <ss-policy-evidence run-id=${this.runId} .policy=${p} .actions=${this.actions}></ss-policy-evidence>`
-        : nothing}
+      ${
+        this.opened.has("policy")
+          ? html`<ss-run-console run-id=${this.runId} phase="policy"></ss-run-console>
+              <ss-policy-evidence run-id=${this.runId} .policy=${p} .actions=${this.actions}></ss-policy-evidence>`
+          : nothing
+      }
     </ss-run-stage>`;
   }
 
@@ -175,13 +183,11 @@ export class SsStageTimeline extends LitElement {
       data-testid="stage-apply"
     >
       <span slot="summary" class="summary"
-        >${a.status === "skipped"
-          ? html`<span>Not applied</span>`
-          : html`<ss-phase-badge phase="apply" status=${a.phase_status}></ss-phase-badge>`}${v.state === "committed" ? html`<span>State serial ${v.serial}</span>` : nothing}</span
+        >${
+          a.status === "skipped" ? html`<span>Not applied</span>` : html`<ss-phase-badge phase="apply" status=${a.phase_status}></ss-phase-badge>`
+        }${v.state === "committed" ? html`<span>State serial ${v.serial}</span>` : nothing}</span
       >
-      ${this.opened.has("apply")
-        ? html`<ss-run-console run-id=${this.runId} phase="apply"></ss-run-console><ss-apply-evidence .apply=${a}></ss-apply-evidence>`
-        : nothing}
+      ${this.opened.has("apply") ? html`<ss-run-console run-id=${this.runId} phase="apply"></ss-run-console><ss-apply-evidence .apply=${a}></ss-apply-evidence>` : nothing}
     </ss-run-stage>`;
   }
 }

@@ -33,12 +33,14 @@ export class SsTerminalReason extends LitElement {
     return html`<section class="notice ${tone}" data-testid="terminal-reason" aria-label="Why the run ended">
       <p class="sentence">${reason.sentence}</p>
       <p class="code muted">Reason code <code data-testid="terminal-reason-code">${reason.code}</code></p>
-      ${tail
-        ? html`<figure data-testid="log-tail">
-            <figcaption>${tail.caption}</figcaption>
-            <pre class="ink" tabindex="0" aria-label=${tail.caption}>${tail.lines.slice(-8).join("\n")}</pre>
-          </figure>`
-        : nothing}
+      ${
+        tail
+          ? html`<figure data-testid="log-tail">
+              <figcaption>${tail.caption}</figcaption>
+              <pre class="ink" tabindex="0" aria-label=${tail.caption}>${tail.lines.slice(-8).join("\n")}</pre>
+            </figure>`
+          : nothing
+      }
     </section>`;
   }
 }

@@ -36,7 +36,9 @@ export interface Recorded {
   body: unknown;
 }
 
-type Answer = { status: number; body?: unknown; contentType?: string } | ((request: Recorded) => { status: number; body?: unknown; contentType?: string } | Promise<{ status: number; body?: unknown; contentType?: string }>);
+type Answer =
+  | { status: number; body?: unknown; contentType?: string }
+  | ((request: Recorded) => { status: number; body?: unknown; contentType?: string } | Promise<{ status: number; body?: unknown; contentType?: string }>);
 
 /** A fake StackShip behind the real generated SDK: routes are "METHOD /path" keys. */
 export class FakeServer {
@@ -188,8 +190,23 @@ export function reviewFixture(patch: (review: Review) => void = () => undefined)
       },
       available_actions: ["approve", "discard", "cancel"],
       stages: {
-        plan: { status: "succeeded", phase_status: "finished", started_at: "2026-12-03T10:00:01.000Z", finished_at: "2026-12-03T10:00:05.000Z", summary: { state: "recorded", counts: { create: 1, change: 0, destroy: 0 }, has_changes: true } },
-        policy: { status: "skipped", outcome: "skipped", started_at: null, finished_at: "2026-12-03T10:00:05.000Z", findings: [], override_control: null, overrides: [], overrides_truncated: false },
+        plan: {
+          status: "succeeded",
+          phase_status: "finished",
+          started_at: "2026-12-03T10:00:01.000Z",
+          finished_at: "2026-12-03T10:00:05.000Z",
+          summary: { state: "recorded", counts: { create: 1, change: 0, destroy: 0 }, has_changes: true },
+        },
+        policy: {
+          status: "skipped",
+          outcome: "skipped",
+          started_at: null,
+          finished_at: "2026-12-03T10:00:05.000Z",
+          findings: [],
+          override_control: null,
+          overrides: [],
+          overrides_truncated: false,
+        },
         approval: {
           status: "waiting",
           state: "awaiting",

@@ -34,9 +34,7 @@ export function workspaceNav(workspace: Workspace, current: WorkspaceTab): Templ
     ["source", "Source settings", `/workspaces/${workspace.id}/source`],
   ];
   return html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/runs">Runs</a> › <span>Workspace ${workspace.attributes.name}</span></nav>
-    <nav class="tabs" aria-label="Workspace">
-      ${tabs.map(([tab, label, href]) => html`<a href=${href} aria-current=${tab === current ? "page" : nothing}>${label}</a>`)}
-    </nav>`;
+    <nav class="tabs" aria-label="Workspace">${tabs.map(([tab, label, href]) => html`<a href=${href} aria-current=${tab === current ? "page" : nothing}>${label}</a>`)}</nav>`;
 }
 
 /** An API refusal in its own words, with "HTTP 422 · CODE" after it. */
@@ -61,9 +59,11 @@ export function renderFailure(title: string, error: unknown): TemplateResult {
   return html`<div class="notice danger" role="alert" id="workspace-unavailable">
     <h1>${title}</h1>
     <p>
-      ${missing
-        ? "There is no such workspace, or you may not see it."
-        : html`It could not be read${failed ? html` (<span class="mono">${failed.summary}</span>)` : html`: ${(error as Error).message}`}. Try again in a moment.`}
+      ${
+        missing
+          ? "There is no such workspace, or you may not see it."
+          : html`It could not be read${failed ? html` (<span class="mono">${failed.summary}</span>)` : html`: ${(error as Error).message}`}. Try again in a moment.`
+      }
     </p>
     <p><a href="/runs">Back to runs</a></p>
   </div>`;

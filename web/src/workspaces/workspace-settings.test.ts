@@ -13,7 +13,16 @@ function run(patch: Partial<Run["attributes"]>): Run {
   return {
     type: "runs",
     id: "run-1",
-    attributes: { status: "applied", created_at: "2026-12-03T12:00:00.000Z", finished_at: null, updated_at: "2026-12-03T12:00:00.000Z", message: "m", source: "api", commit: null, ...patch } as Run["attributes"],
+    attributes: {
+      status: "applied",
+      created_at: "2026-12-03T12:00:00.000Z",
+      finished_at: null,
+      updated_at: "2026-12-03T12:00:00.000Z",
+      message: "m",
+      source: "api",
+      commit: null,
+      ...patch,
+    } as Run["attributes"],
     relationships: { workspace: { data: { type: "workspaces", id: "ws-1" } } },
   } as unknown as Run;
 }
@@ -51,10 +60,33 @@ describe("workspace settings pages", () => {
     throwsContract(() => checkRun(run({ source: "gitlab" as never })), /source “gitlab”/);
     const document: SourceConnectionDocument = { data: null, meta: { pipeline: { state: "off", detail: "off", webhook_url: "http://x/v1/github/webhooks" }, deliveries: [] } };
     equal(checkSourceDocument(document), document);
-    throwsContract(() => checkSourceDocument({ ...document, meta: { ...document.meta, pipeline: { ...document.meta.pipeline, state: "paused" as never } } }), /pipeline state “paused”/);
-    const delivery = { type: "github-deliveries" as const, id: "d-1", attributes: { event: "push", action: null, repository: null, installation_id: null, status: "lost" as never, outcome: null, detail: null, attempts: 1, run_ids: [], received_at: "2026-12-03T12:00:00.000Z", processed_at: null } };
+    throwsContract(
+      () => checkSourceDocument({ ...document, meta: { ...document.meta, pipeline: { ...document.meta.pipeline, state: "paused" as never } } }),
+      /pipeline state “paused”/,
+    );
+    const delivery = {
+      type: "github-deliveries" as const,
+      id: "d-1",
+      attributes: {
+        event: "push",
+        action: null,
+        repository: null,
+        installation_id: null,
+        status: "lost" as never,
+        outcome: null,
+        detail: null,
+        attempts: 1,
+        run_ids: [],
+        received_at: "2026-12-03T12:00:00.000Z",
+        processed_at: null,
+      },
+    };
     throwsContract(() => checkSourceDocument({ ...document, meta: { ...document.meta, deliveries: [delivery] } }), /status “lost”/);
-    const profile = { type: "federation-profiles", id: "fp-1", attributes: { name: "p", provider: "oracle", audience: "a", target: {}, phases: ["plan"], verified_at: null, verified_by: null } } as unknown as FederationProfile;
+    const profile = {
+      type: "federation-profiles",
+      id: "fp-1",
+      attributes: { name: "p", provider: "oracle", audience: "a", target: {}, phases: ["plan"], verified_at: null, verified_by: null },
+    } as unknown as FederationProfile;
     throwsContract(() => checkProfile(profile), /provider “oracle”/);
     throwsContract(() => checkProfile({ ...profile, attributes: { ...profile.attributes, provider: "aws", phases: ["destroy" as never] } }), /phase “destroy”/);
   });

@@ -36,45 +36,56 @@ let browser: Browser | null = null;
 let base = "";
 const errors: string[] = [];
 
-test.before(hook(async () => {
-  const dist = mkdtempSync(join(tmpdir(), "stackship-mock-dashboard-"));
-  await buildDashboard(dist);
-  const mockPort = await freePort();
-  // A fixed seed: the same documents every run (the test must not depend on what faker drew).
-  mock = spawn(process.execPath, ["scripts/mock.mjs", "--seed", "stackship"], { cwd: REPO_ROOT, env: { ...process.env, STACKSHIP_MOCK_PORT: String(mockPort) }, stdio: "ignore", detached: true });
-  site = createServer((req, res) => {
-    const path = new URL(req.url ?? "/", "http://x").pathname;
-    if (path.startsWith("/v1/") || path === "/healthz") {
-      const upstream = request({ host: "127.0.0.1", port: mockPort, path: req.url, method: req.method, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
-      upstream.on("error", () => res.writeHead(502).end());
-      req.pipe(upstream);
-      return;
+test.before(
+  hook(async () => {
+    const dist = mkdtempSync(join(tmpdir(), "stackship-mock-dashboard-"));
+    await buildDashboard(dist);
+    const mockPort = await freePort();
+    // A fixed seed: the same documents every run (the test must not depend on what faker drew).
+    mock = spawn(process.execPath, ["scripts/mock.mjs", "--seed", "stackship"], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, STACKSHIP_MOCK_PORT: String(mockPort) },
+      stdio: "ignore",
+      detached: true,
+    });
+    site = createServer((req, res) => {
+      const path = new URL(req.url ?? "/", "http://x").pathname;
+      if (path.startsWith("/v1/") || path === "/healthz") {
+        const upstream = request({ host: "127.0.0.1", port: mockPort, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        });
+        upstream.on("error", () => res.writeHead(502).end());
+        req.pipe(upstream);
+        return;
+      }
+      const file = path.startsWith("/assets/") ? normalize(join(dist, path)) : join(dist, "index.html");
+      if (!file.startsWith(dist)) return void res.writeHead(404).end();
+      try {
+        res.writeHead(200, { "Content-Type": TYPES[extname(file)] ?? "application/octet-stream" }).end(readFileSync(file));
+      } catch {
+        res.writeHead(404).end();
+      }
+    });
+    await new Promise<void>((resolve) => site!.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(site.address() as { port: number }).port}`;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        if ((await fetch(`${base}/healthz`)).ok) break;
+      } catch {
+        // prism is not listening yet.
+      }
+      if (Date.now() > deadline) throw new Error("prism mock did not answer within 60 s");
+      await new Promise((r) => setTimeout(r, 250));
     }
-    const file = path.startsWith("/assets/") ? normalize(join(dist, path)) : join(dist, "index.html");
-    if (!file.startsWith(dist)) return void res.writeHead(404).end();
-    try {
-      res.writeHead(200, { "Content-Type": TYPES[extname(file)] ?? "application/octet-stream" }).end(readFileSync(file));
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
-  await new Promise<void>((resolve) => site!.listen(0, "127.0.0.1", resolve));
-  base = `http://127.0.0.1:${(site.address() as { port: number }).port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) break;
-    } catch {
-      // prism is not listening yet.
-    }
-    if (Date.now() > deadline) throw new Error("prism mock did not answer within 60 s");
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--no-first-run", "--disable-quic"] });
-}));
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--no-first-run", "--disable-quic"],
+    });
+  }),
+);
 
 test.after(async () => {
   await browser?.close();

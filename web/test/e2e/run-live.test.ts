@@ -26,13 +26,17 @@ const PRINTING = {
   "main.tf": `resource "terraform_data" "printing" {\n  provisioner "local-exec" {\n    command = "for i in ${NUMBERS}; do echo live-line-$i; sleep 1; done"\n  }\n}\n`,
 };
 
-test.before(hook(async (ctx: Context) => {
-  ctx.h = await startHarness();
-  ctx.org = await ctx.h.organization("acme");
-}));
-test.after(hook(async (ctx: Context) => {
-  await ctx.h?.stop();
-}));
+test.before(
+  hook(async (ctx: Context) => {
+    ctx.h = await startHarness();
+    ctx.org = await ctx.h.organization("acme");
+  }),
+);
+test.after(
+  hook(async (ctx: Context) => {
+    await ctx.h?.stop();
+  }),
+);
 
 async function status(h: Harness, org: HarnessOrganization, runId: string) {
   return (await getRun({ client: h.server.v1(org.token), path: { run_id: runId } })).data!.data.attributes.status;
@@ -85,7 +89,9 @@ test("an applying run watched live: lines append in order without a reload, a cu
   await page.getByTestId("console-live").waitFor({ timeout: 10_000 });
   assert.is(await refresh.count(), 0, "no manual control while live");
 
-  expectStatus(await approveRun({ client: h.server.v1(org.token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: run.attributes.plan_digest! } } } }));
+  expectStatus(
+    await approveRun({ client: h.server.v1(org.token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: run.attributes.plan_digest! } } } }),
+  );
   await page.getByTestId("run-status").filter({ hasText: "Applying" }).waitFor({ timeout: 30_000 });
   await consoleEl.filter({ hasText: "live-line-03" }).waitFor({ timeout: 30_000 });
   assert.is(await status(h, org, run.id), "applying", "the lines arrived while the apply ran");
@@ -96,7 +102,11 @@ test("an applying run watched live: lines append in order without a reload, a cu
   assert.ok(logReads.includes(gap!.offset), `the gap was re-read from the route at ${gap!.offset} (reads at ${logReads.join(",")})`);
   const early = lines(await consoleEl.innerText());
   assert.ok(early.length >= 3, `lines so far: ${early.join(",")}`);
-  assert.equal(early, early.map((_, i) => String(i + 1).padStart(2, "0")), `in order from the first: ${early.join(",")}`);
+  assert.equal(
+    early,
+    early.map((_, i) => String(i + 1).padStart(2, "0")),
+    `in order from the first: ${early.join(",")}`,
+  );
   assert.is(await refresh.count(), 0);
 
   // Cut the socket mid-run and refuse the reconnects: the page falls back to the route, shows
@@ -169,7 +179,9 @@ test("two tabs on one applying run each get the live lines; closing the tabs fre
     await p.getByTestId("console-live").waitFor({ timeout: 10_000 });
   }
   assert.is(h.server.live.hub.stats().viewers, 2, "one socket per tab");
-  expectStatus(await approveRun({ client: h.server.v1(org.token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: run.attributes.plan_digest! } } } }));
+  expectStatus(
+    await approveRun({ client: h.server.v1(org.token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: run.attributes.plan_digest! } } } }),
+  );
   for (const p of [page, second]) await p.getByTestId("console-apply").filter({ hasText: "live-line-02" }).waitFor({ timeout: 30_000 });
   await second.close();
   await page.close();

@@ -293,7 +293,10 @@ test("plan failed: one sentence, the raw code, and at most eight final log lines
   assert.is(await tail.locator("figcaption").innerText(), "The last lines of the plan log");
   const lines = (await tail.locator("pre").innerText()).split("\n");
   assert.ok(lines.length >= 1 && lines.length <= 8, `${lines.length} lines`);
-  assert.ok(lines.some((line) => /not-a-number|Invalid|Error/i.test(line)), lines.join("\n"));
+  assert.ok(
+    lines.some((line) => /not-a-number|Invalid|Error/i.test(line)),
+    lines.join("\n"),
+  );
   const background = await tail.locator("pre").evaluate((el) => getComputedStyle(el).backgroundColor);
   assert.is(background, "rgb(20, 23, 28)", "the ink surface");
   assert.is(await page.getByTestId("stage-policy").getByTestId("stage-status").innerText(), "Skipped");

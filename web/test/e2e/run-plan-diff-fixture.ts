@@ -13,15 +13,46 @@ function change(i: number): Record<string, unknown> {
   const name = `res_${i}`;
   const module = i % 3 === 0 ? `module.svc_${i % 17}.` : "";
   const values = { name, path: "/", max_session_duration: 3600, tags: { env: "prod", service: `svc-${i % 17}` } };
-  const base = { address: `${module}aws_iam_role.${name}`, ...(module ? { module_address: module.slice(0, -1) } : {}), mode: "managed", type: "aws_iam_role", name, provider_name: "registry.opentofu.org/hashicorp/aws" };
+  const base = {
+    address: `${module}aws_iam_role.${name}`,
+    ...(module ? { module_address: module.slice(0, -1) } : {}),
+    mode: "managed",
+    type: "aws_iam_role",
+    name,
+    provider_name: "registry.opentofu.org/hashicorp/aws",
+  };
   const kind = i % 20;
-  if (kind < 12) return { ...base, change: { actions: ["create"], before: null, after: values, after_unknown: { arn: true, id: true }, before_sensitive: false, after_sensitive: {} } };
+  if (kind < 12)
+    return { ...base, change: { actions: ["create"], before: null, after: values, after_unknown: { arn: true, id: true }, before_sensitive: false, after_sensitive: {} } };
   if (kind < 17) {
     const before = { ...values, inline_policy: [{ name: "p", policy: `${PLAN_SECRET}-${i}` }] };
     const after = { ...values, max_session_duration: 7200, inline_policy: [{ name: "p", policy: `${PLAN_SECRET}-${i}-2` }] };
-    return { ...base, change: { actions: ["update"], before, after, after_unknown: {}, before_sensitive: { inline_policy: [{ policy: true }] }, after_sensitive: { inline_policy: [{ policy: true }] } } };
+    return {
+      ...base,
+      change: {
+        actions: ["update"],
+        before,
+        after,
+        after_unknown: {},
+        before_sensitive: { inline_policy: [{ policy: true }] },
+        after_sensitive: { inline_policy: [{ policy: true }] },
+      },
+    };
   }
-  if (kind < 19) return { ...base, action_reason: "replace_because_cannot_update", change: { actions: ["delete", "create"], before: values, after: { ...values, name: `${name}-2` }, after_unknown: { arn: true }, before_sensitive: {}, after_sensitive: {}, replace_paths: [["name"]] } };
+  if (kind < 19)
+    return {
+      ...base,
+      action_reason: "replace_because_cannot_update",
+      change: {
+        actions: ["delete", "create"],
+        before: values,
+        after: { ...values, name: `${name}-2` },
+        after_unknown: { arn: true },
+        before_sensitive: {},
+        after_sensitive: {},
+        replace_paths: [["name"]],
+      },
+    };
   return { ...base, change: { actions: ["delete"], before: values, after: null, after_unknown: {}, before_sensitive: {}, after_sensitive: false } };
 }
 

@@ -44,7 +44,14 @@ test("the header links the API reference, which the server serves outside the da
   assert.is(await page.title(), "StackShip API");
 });
 
-test("every listed run: message, id, workspace name, status in words, duration final or ticking, relative time with the UTC time as tooltip", async ({ h, acme, applied, awaiting, failed, running }) => {
+test("every listed run: message, id, workspace name, status in words, duration final or ticking, relative time with the UTC time as tooltip", async ({
+  h,
+  acme,
+  applied,
+  awaiting,
+  failed,
+  running,
+}) => {
   const { page } = await h.signInAs(acme, "viewer");
   await rows(page).first().waitFor();
   assert.is(await rows(page).count(), 4);
@@ -102,7 +109,14 @@ test("every listed run: message, id, workspace name, status in words, duration f
   await h.cancel(acme, running.run.id);
 });
 
-test("the free-text filter matches run id, message and workspace name; status and workspace filters narrow the loaded rows", async ({ h, acme, applied, awaiting, failed, running }) => {
+test("the free-text filter matches run id, message and workspace name; status and workspace filters narrow the loaded rows", async ({
+  h,
+  acme,
+  applied,
+  awaiting,
+  failed,
+  running,
+}) => {
   const { page } = await h.signInAs(acme, "viewer");
   await rows(page).first().waitFor();
   const filter = page.getByLabel("Filter");
@@ -157,7 +171,8 @@ test("while a listed run is not terminal the first page is re-read and merged: t
   await h.cancel(acme, running.run.id);
   await h.waitForStatus(acme, running.run.id, ["canceled"]);
   await page.waitForFunction(
-    (id) => document.querySelector("ss-app")?.shadowRoot?.querySelector("ss-runs-page")?.shadowRoot?.querySelector(`tr[data-run-id="${id}"]`)?.getAttribute("data-status") === "canceled",
+    (id) =>
+      document.querySelector("ss-app")?.shadowRoot?.querySelector("ss-runs-page")?.shadowRoot?.querySelector(`tr[data-run-id="${id}"]`)?.getAttribute("data-status") === "canceled",
     running.run.id,
     { timeout: 15_000 },
   );

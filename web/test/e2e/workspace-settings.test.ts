@@ -52,7 +52,11 @@ test("source settings, pipeline off: the missing variables are named; a viewer s
   await page.goto(h.url(`/workspaces/${workspace.id}/source`));
   await page.locator("#pipeline-off").waitFor();
   assert.match(await page.locator("#pipeline-off").innerText(), "The GitHub App pipeline is off on this deployment.");
-  assert.equal(await page.locator("#pipeline-missing li").allInnerTexts(), ["STACKSHIP_GITHUB_APP_ID", "STACKSHIP_GITHUB_PRIVATE_KEY (or _FILE)", "STACKSHIP_GITHUB_WEBHOOK_SECRET"]);
+  assert.equal(await page.locator("#pipeline-missing li").allInnerTexts(), [
+    "STACKSHIP_GITHUB_APP_ID",
+    "STACKSHIP_GITHUB_PRIVATE_KEY (or _FILE)",
+    "STACKSHIP_GITHUB_WEBHOOK_SECRET",
+  ]);
   assert.match(await page.locator("#source-not-connected").innerText(), "No Git repository is connected to this workspace.");
   assert.match(await page.locator("#source-not-connected").innerText(), "Someone with write access to this workspace");
   assert.is(await page.locator("#source-form").count(), 0, "a viewer sees no form");
@@ -99,7 +103,10 @@ test("an admin connects a repository through the form; a refusal is shown next t
   assert.match(await page.locator("#source-access").innerText(), "Unknown");
   assert.match(await page.locator("#deliveries-empty").innerText(), `No webhook delivery about ${REPOSITORY} has arrived yet.`);
   const saved = (await sourceOf(ctx)).data!.attributes;
-  assert.equal([saved.installation_id, saved.repository, saved.tracked_branch, saved.working_directory, saved.trigger_paths], [INSTALLATION, REPOSITORY, "main", "infra", ["modules/**", "*.tfvars"]]);
+  assert.equal(
+    [saved.installation_id, saved.repository, saved.tracked_branch, saved.working_directory, saved.trigger_paths],
+    [INSTALLATION, REPOSITORY, "main", "infra", ["modules/**", "*.tfvars"]],
+  );
   await h.screenshot(page, "workspace-source-connected-admin");
   await h.checkA11y(page, "source settings, connected");
 
@@ -209,7 +216,8 @@ test("cloud access: workload identity off is said plainly; a viewer sees no cont
   const card = page.locator("article.profile");
   await card.waitFor();
   const text = await card.innerText();
-  for (const fact of ["deploy", "AWS", "sts.amazonaws.com", "arn:aws:iam::123456789012:role/stackship-deploy", "Plan, Apply, Speculative plan", "Not verified"]) assert.match(text, fact);
+  for (const fact of ["deploy", "AWS", "sts.amazonaws.com", "arn:aws:iam::123456789012:role/stackship-deploy", "Plan, Apply, Speculative plan", "Not verified"])
+    assert.match(text, fact);
   assert.is(await card.getByRole("button", { name: /^Verify/ }).count(), 0, "an operator may not verify");
   assert.is(await card.getByRole("button", { name: "Edit deploy" }).count(), 1);
   await h.screenshot(page, "workspace-cloud-access-profile-operator");

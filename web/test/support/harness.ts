@@ -7,7 +7,14 @@ import { chromium, type Browser, type BrowserContext, type Page } from "playwrig
 import { approveRun, cancelRun, createPolicySet, createRun, discardRun, type Run, type Workspace } from "../../../client/src/index.ts";
 import { REPO_ROOT } from "../../../server/src/config.ts";
 import { RunnerEngine } from "../../../server/src/runner/engine.ts";
-import { createOrganizationWithToken, createWorkspace, expectStatus, makeConfigurationTarball, uploadConfiguration, type WorkspaceAttributes } from "../../../server/test/support/factories.ts";
+import {
+  createOrganizationWithToken,
+  createWorkspace,
+  expectStatus,
+  makeConfigurationTarball,
+  uploadConfiguration,
+  type WorkspaceAttributes,
+} from "../../../server/test/support/factories.ts";
 import { fixture, readLog, startRunnerProcess, waitForStatus } from "../../../server/test/support/runs.ts";
 import { addMembership, createUser } from "../../../server/test/support/sessions.ts";
 import { withTestServer, type TestServer } from "../../../server/test/support/test-server.ts";
@@ -35,15 +42,7 @@ export interface HarnessUser {
 }
 
 export type RunState =
-  | "plan_running"
-  | "awaiting_approval"
-  | "awaiting_approval_destroys"
-  | "discarded"
-  | "policy_soft_failed"
-  | "applied"
-  | "plan_failed"
-  | "needs_recovery"
-  | "expired";
+  "plan_running" | "awaiting_approval" | "awaiting_approval_destroys" | "discarded" | "policy_soft_failed" | "applied" | "plan_failed" | "needs_recovery" | "expired";
 
 export interface MadeRun {
   run: Run;
@@ -149,7 +148,16 @@ export async function startHarness(): Promise<Harness> {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-dev-shm-usage",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+      "--disable-quic",
+    ],
   });
   const contexts: BrowserContext[] = [];
   const axeSource = readFileSync(join(REPO_ROOT, "node_modules/axe-core/axe.min.js"), "utf8");
@@ -229,7 +237,10 @@ export async function startHarness(): Promise<Harness> {
     async expireSession(email) {
       const user = await server.db.knex("users").whereRaw("lower(email) = ?", [email.toLowerCase()]).first();
       if (!user) throw new Error(`no user ${email}`);
-      await server.db.knex("sessions").where({ user_id: user.id }).update({ expires_at: new Date(Date.now() - 1_000).toISOString() });
+      await server.db
+        .knex("sessions")
+        .where({ user_id: user.id })
+        .update({ expires_at: new Date(Date.now() - 1_000).toISOString() });
     },
 
     async screenshot(page, name) {
@@ -242,14 +253,22 @@ export async function startHarness(): Promise<Harness> {
       // Evaluated through the DevTools protocol, which the page's CSP does not govern (a <script> tag would be refused).
       if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
       const result = await page.evaluate(async (exclude) => {
-        const axe = (window as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[] }> }> }> } }).axe;
+        const axe = (
+          window as unknown as {
+            axe: {
+              run(context: unknown, options: unknown): Promise<{ violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[] }> }> }>;
+            };
+          }
+        ).axe;
         const context = exclude.length > 0 ? { exclude: exclude.map((selector) => [selector]) } : document;
         const outcome = await axe.run(context, { resultTypes: ["violations"] });
         return outcome.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => JSON.stringify(n.target)).slice(0, 5) }));
       }, options.exclude ?? []);
       const serious = result.filter((v) => v.impact === "serious" || v.impact === "critical");
       if (serious.length > 0) {
-        throw new Error(`axe (${label}): ${serious.length} serious/critical violation(s):\n${serious.map((v) => `  ${v.impact} ${v.id}: ${v.help} at ${v.targets.join(", ")}`).join("\n")}`);
+        throw new Error(
+          `axe (${label}): ${serious.length} serious/critical violation(s):\n${serious.map((v) => `  ${v.impact} ${v.id}: ${v.help} at ${v.targets.join(", ")}`).join("\n")}`,
+        );
       }
     },
 
@@ -269,7 +288,13 @@ export async function startHarness(): Promise<Harness> {
     const created = await createRun({
       client: server.v1(token),
       path: { workspace_id: workspaceId },
-      body: { data: { type: "runs", attributes: message === undefined ? {} : { message }, relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersion.id } } } } },
+      body: {
+        data: {
+          type: "runs",
+          attributes: message === undefined ? {} : { message },
+          relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersion.id } } },
+        },
+      },
     });
     return expectStatus(created, 201).data;
   }
@@ -278,17 +303,29 @@ export async function startHarness(): Promise<Harness> {
 
   async function planned(org: HarnessOrganization, files: Record<string, string>, workspace: Workspace, statuses = ["awaiting_approval"]) {
     const run = await startRun(org.token, workspace.id, files, message);
-    const reached = await waitForStatus(server, org.token, run.id, [...statuses, "errored", "canceled", "planned_and_finished", "needs_recovery", "plan_credentials_required"], 120_000);
+    const reached = await waitForStatus(
+      server,
+      org.token,
+      run.id,
+      [...statuses, "errored", "canceled", "planned_and_finished", "needs_recovery", "plan_credentials_required"],
+      120_000,
+    );
     if (!statuses.includes(reached.attributes.status)) {
-      throw new Error(`run ${run.id} ended ${reached.attributes.status} (${reached.attributes.status_reason}), wanted ${statuses.join("|")}; plan log:\n${await readLog(server, org.token, run.id, "plan")}`);
+      throw new Error(
+        `run ${run.id} ended ${reached.attributes.status} (${reached.attributes.status_reason}), wanted ${statuses.join("|")}; plan log:\n${await readLog(server, org.token, run.id, "plan")}`,
+      );
     }
     return reached;
   }
 
   async function approveAndApply(org: HarnessOrganization, run: Run) {
-    expectStatus(await approveRun({ client: server.v1(org.token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: run.attributes.plan_digest! } } } }), 202);
+    expectStatus(
+      await approveRun({ client: server.v1(org.token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: run.attributes.plan_digest! } } } }),
+      202,
+    );
     const applied = await waitForStatus(server, org.token, run.id, ["applied", "errored", "needs_recovery"], 120_000);
-    if (applied.attributes.status !== "applied") throw new Error(`run ${run.id} ended ${applied.attributes.status}; apply log:\n${await readLog(server, org.token, run.id, "apply")}`);
+    if (applied.attributes.status !== "applied")
+      throw new Error(`run ${run.id} ended ${applied.attributes.status}; apply log:\n${await readLog(server, org.token, run.id, "apply")}`);
     return applied;
   }
 
@@ -309,7 +346,14 @@ export async function startHarness(): Promise<Harness> {
       }
       case "discarded": {
         const run = await planned(org, basic, workspace);
-        expectStatus(await discardRun({ client: server.v1(org.token), path: { run_id: run.id }, body: { data: { type: "decisions", attributes: { reason: options.reason ?? "not this one" } } } }), 202);
+        expectStatus(
+          await discardRun({
+            client: server.v1(org.token),
+            path: { run_id: run.id },
+            body: { data: { type: "decisions", attributes: { reason: options.reason ?? "not this one" } } },
+          }),
+          202,
+        );
         return { run: await waitForStatus(server, org.token, run.id, ["discarded"], 30_000), workspace };
       }
       case "policy_soft_failed": {
@@ -317,7 +361,12 @@ export async function startHarness(): Promise<Harness> {
           await createPolicySet({
             client: server.v1(org.token),
             path: { organization_name: org.name },
-            body: { data: { type: "policy-sets", attributes: { name: unique("tags"), policies: [{ name: "tagged", enforcement_level: "soft_mandatory", source: FLAG_EVERY_DATA }], workspace_ids: [workspace.id] } } },
+            body: {
+              data: {
+                type: "policy-sets",
+                attributes: { name: unique("tags"), policies: [{ name: "tagged", enforcement_level: "soft_mandatory", source: FLAG_EVERY_DATA }], workspace_ids: [workspace.id] },
+              },
+            },
           }),
           201,
         );
@@ -333,7 +382,10 @@ export async function startHarness(): Promise<Harness> {
       }
       case "expired": {
         const run = await planned(org, basic, workspace);
-        await server.db.knex("runs").where({ id: run.id }).update({ approval_expires_at: new Date(Date.now() - 1_000).toISOString() });
+        await server.db
+          .knex("runs")
+          .where({ id: run.id })
+          .update({ approval_expires_at: new Date(Date.now() - 1_000).toISOString() });
         return { run: await waitForStatus(server, org.token, run.id, ["expired"], 30_000), workspace };
       }
       case "needs_recovery":
@@ -349,7 +401,14 @@ export async function startHarness(): Promise<Harness> {
     try {
       child = startRunnerProcess(server);
       const run = await planned(org, files, workspace);
-      expectStatus(await approveRun({ client: server.v1(org.token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: run.attributes.plan_digest! } } } }), 202);
+      expectStatus(
+        await approveRun({
+          client: server.v1(org.token),
+          path: { run_id: run.id },
+          body: { data: { type: "approvals", attributes: { plan_digest: run.attributes.plan_digest! } } },
+        }),
+        202,
+      );
       const deadline = Date.now() + 90_000;
       while (!(await readLog(server, org.token, run.id, "apply")).includes("provisioning-started")) {
         if (Date.now() > deadline) throw new Error("the apply never reached the provisioner");

@@ -72,7 +72,13 @@ export function phaseId(runId: string, phase: "plan" | "apply"): string {
  * `locked` while anyone holds the workspace lock. A run token may lock and unlock its run's
  * workspace (re-entrantly); force-unlock is for organization administrators.
  */
-export function presentWorkspace(workspace: Workspace, organizationName: string, principal: AuthenticatedPrincipal, lock: WorkspaceLock | undefined, tags: readonly string[]): S["Workspace"] {
+export function presentWorkspace(
+  workspace: Workspace,
+  organizationName: string,
+  principal: AuthenticatedPrincipal,
+  lock: WorkspaceLock | undefined,
+  tags: readonly string[],
+): S["Workspace"] {
   const target = { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id };
   const canWrite = isAllowed(principal, "workspace:write", target);
   const canRun = isAllowed(principal, "run:create", target);

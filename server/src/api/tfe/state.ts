@@ -5,14 +5,7 @@ import type { RequestContext } from "../../http/app.ts";
 import { isRunPrincipal } from "../../domain/principal.ts";
 import type { StateVersion } from "../../store/index.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
-import {
-  createStateVersion,
-  mayReadRawState,
-  readStateBytes,
-  stateUploadUrls,
-  uploadJsonState,
-  uploadState,
-} from "../../commands/state-versions.ts";
+import { createStateVersion, mayReadRawState, readStateBytes, stateUploadUrls, uploadJsonState, uploadState } from "../../commands/state-versions.ts";
 import { alreadyUnlocked, forceUnlockWorkspace, lockedBy, lockWorkspaceForUser, unlockWorkspaceForUser } from "../../commands/workspace-locks.ts";
 import { loadWorkspaceForCli } from "./access.ts";
 import { workspaceResource } from "./workspaces.ts";
@@ -69,7 +62,10 @@ export const stateHandlers = {
       const heldByRun = lock?.holder.kind === "run" && lock.holder.id === principal.run.runId;
       if (!heldByRun && principal.run.phase === "apply") {
         if (lock) throw lockedBy(workspace.id, lock, `Run ${principal.run.runId} cannot apply without the workspace lock.`);
-        throw new DomainError("RUN_TOKEN_LOCK_REQUIRED", `Run ${principal.run.runId} does not hold the lock of workspace ${workspace.id}; StackShip takes it for the run before the apply starts, and a run token never takes it itself.`);
+        throw new DomainError(
+          "RUN_TOKEN_LOCK_REQUIRED",
+          `Run ${principal.run.runId} does not hold the lock of workspace ${workspace.id}; StackShip takes it for the run before the apply starts, and a run token never takes it itself.`,
+        );
       }
       return { status: 200, body: await workspaceDocument(ctx, workspace) };
     }

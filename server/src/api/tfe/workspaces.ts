@@ -49,7 +49,12 @@ export const workspaceTagHandlers = {
 
   async addWorkspaceTags({ path, body, ctx }) {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
-    await addWorkspaceTags(ctx.services, principalOf(ctx), workspace, body.data.map((tag) => tag.attributes.name));
+    await addWorkspaceTags(
+      ctx.services,
+      principalOf(ctx),
+      workspace,
+      body.data.map((tag) => tag.attributes.name),
+    );
     return { status: 204, body: undefined };
   },
 } satisfies Pick<H, "listWorkspaces" | "addWorkspaceTags">;

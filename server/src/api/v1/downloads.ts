@@ -57,7 +57,13 @@ export const downloadHandlers = {
     const reason = checkSensitiveDownload(ctx.services, principal, ctx.querystring, body.data.attributes.reason);
     const { version, ref } = await emergencyStateOf(ctx.services, run);
     const bytes = await ctx.services.artifacts.read(ref, version.workspaceId);
-    await auditDownload(ctx.services, principal, run, "emergency_state", { reason, state_version_id: version.id, serial: version.serial, status: version.status, sha256: ref.sha256 });
+    await auditDownload(ctx.services, principal, run, "emergency_state", {
+      reason,
+      state_version_id: version.id,
+      serial: version.serial,
+      status: version.status,
+      sha256: ref.sha256,
+    });
     return { status: 200, body: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), headers: attachment(`${run.id}-state-${version.serial}.tfstate`, ref.sha256) };
   },
 } satisfies Partial<H>;

@@ -51,4 +51,3 @@ export const organizationHandlers = {
     return { status: 201, body: { data: presentProject(project) } };
   },
 } satisfies Partial<H>;
-

@@ -46,7 +46,13 @@ async function reviewRecords(services: Services, run: Run): Promise<ReviewDocume
     workspace: workspace ? { id: workspace.id, name: workspace.name, workingDirectory: workspace.workingDirectory } : null,
     // Recorded by the source that created the run (the GitHub pipeline); not recorded for API and CLI runs.
     commit: run.commit
-      ? { sha: run.commit.sha, ref: run.commit.ref, message: run.commit.message, author: run.commit.author, url: commitWebUrl(services.config.github.apiUrl, run.commit.repository, run.commit.sha) }
+      ? {
+          sha: run.commit.sha,
+          ref: run.commit.ref,
+          message: run.commit.message,
+          author: run.commit.author,
+          url: commitWebUrl(services.config.github.apiUrl, run.commit.repository, run.commit.sha),
+        }
       : null,
     attempts: [...attempts].sort((a, b) => (a.startedAt < b.startedAt ? -1 : a.startedAt > b.startedAt ? 1 : a.attemptNumber - b.attemptNumber)),
     jobs,

@@ -65,7 +65,13 @@ export const workloadIdentityHandlers = {
   async createFederationProfile({ path, body, ctx }) {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
     const a = body.data.attributes;
-    const profile = await createFederationProfile(ctx.services, actorOf(ctx), workspace, { name: a.name, provider: a.provider, audience: a.audience, target: a.target, phases: a.phases });
+    const profile = await createFederationProfile(ctx.services, actorOf(ctx), workspace, {
+      name: a.name,
+      provider: a.provider,
+      audience: a.audience,
+      target: a.target,
+      phases: a.phases,
+    });
     return { status: 201, body: { data: presentFederationProfile(profile) } };
   },
 

@@ -14,7 +14,11 @@ testEachServer(variables, "updates key, value and description, and keeps a sensi
   const secret = await createVariable(server, token, workspace.id, { key: "password", value: "s3cr3t-value", sensitive: true });
 
   const renamed = expectStatus(
-    await updateVariable({ client, path: { workspace_id: workspace.id, variable_id: plain.id }, body: { data: { type: "variables", attributes: { key: "aws_region", value: "us" } } } }),
+    await updateVariable({
+      client,
+      path: { workspace_id: workspace.id, variable_id: plain.id },
+      body: { data: { type: "variables", attributes: { key: "aws_region", value: "us" } } },
+    }),
     200,
   );
   assert.is(renamed.data.attributes.key, "aws_region");
@@ -49,7 +53,11 @@ testEachServer(variables, "making a plain variable sensitive seals its current v
   const workspace = await createWorkspace(server, token, organizationName);
   const plain = await createVariable(server, token, workspace.id, { key: "api_key", value: "abc-123-def" });
   const result = expectStatus(
-    await updateVariable({ client: server.v1(token), path: { workspace_id: workspace.id, variable_id: plain.id }, body: { data: { type: "variables", attributes: { sensitive: true } } } }),
+    await updateVariable({
+      client: server.v1(token),
+      path: { workspace_id: workspace.id, variable_id: plain.id },
+      body: { data: { type: "variables", attributes: { sensitive: true } } },
+    }),
     200,
   );
   assert.is(result.data.attributes.value, null);
@@ -70,7 +78,10 @@ testEachServer(variables, "deletes a variable; runs created before keep it in th
   assert.is(deleted.response.status, 204);
   const listed = expectStatus(await listVariables({ client, path: { workspace_id: workspace.id } }), 200);
   assert.equal(listed.data, []);
-  const snapshot = await server.db.knex("input_snapshots").where({ id: (await server.services.stores.runs.getById(before.data.id))!.inputSnapshotId }).first();
+  const snapshot = await server.db
+    .knex("input_snapshots")
+    .where({ id: (await server.services.stores.runs.getById(before.data.id))!.inputSnapshotId })
+    .first();
   assert.match(snapshot.document, '"key":"region"');
   const again = await deleteVariable({ client, path: { workspace_id: workspace.id, variable_id: variable.id } });
   expectV1Error(again, 404, "NOT_FOUND");

@@ -74,7 +74,9 @@ export const workspaceHandlers = {
           id: workspace.id,
           attributes: {
             current_state_version_id: published[0]?.id ?? null,
-            state_versions: published.slice(0, STATE_SUMMARY_LIMIT).map((v) => ({ id: v.id, serial: v.serial, run_id: v.runId, published_at: v.publishedAt!, digest: v.sha256!, size_bytes: v.sizeBytes ?? 0 })),
+            state_versions: published
+              .slice(0, STATE_SUMMARY_LIMIT)
+              .map((v) => ({ id: v.id, serial: v.serial, run_id: v.runId, published_at: v.publishedAt!, digest: v.sha256!, size_bytes: v.sizeBytes ?? 0 })),
             truncated: published.length > STATE_SUMMARY_LIMIT,
             lock: lock ? { holder_kind: lock.holder.kind, holder_id: lock.holder.id, reason: lock.reason, locked_at: lock.lockedAt } : null,
           },

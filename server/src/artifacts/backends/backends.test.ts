@@ -19,9 +19,20 @@ runObjectBackendConformance("local", async () => new LocalObjectBackend(director
 const local = suite("local backend");
 local("leaves no temporary file behind after completed and aborted writes", async () => {
   const backend = new LocalObjectBackend(join(directory, "temporaries"));
-  await backend.write("a/b.bin", (async function* () { yield patterned(1000); })());
+  await backend.write(
+    "a/b.bin",
+    (async function* () {
+      yield patterned(1000);
+    })(),
+  );
   await backend
-    .write("a/c.bin", (async function* () { yield patterned(1000); throw new Error("cut off"); })())
+    .write(
+      "a/c.bin",
+      (async function* () {
+        yield patterned(1000);
+        throw new Error("cut off");
+      })(),
+    )
     .catch(() => undefined);
   assert.equal(readdirSync(join(directory, "temporaries", "a")), ["b.bin"]);
 });
@@ -49,13 +60,29 @@ if (process.env[TEST_PG_URL_ENV]) {
     const rows = async () => Number((await db.knex("artifact_object_chunks").count({ n: "*" }))[0].n);
     const before = await rows();
     await backend
-      .write("rows/aborted.bin", (async function* () { yield patterned(1024 * 1024); throw new Error("cut off"); })())
+      .write(
+        "rows/aborted.bin",
+        (async function* () {
+          yield patterned(1024 * 1024);
+          throw new Error("cut off");
+        })(),
+      )
       .catch(() => undefined);
     assert.is(await rows(), before, "chunks of an aborted write");
     assert.is(Number((await db.knex("artifact_objects").where({ object_key: "rows/aborted.bin" }).count({ n: "*" }))[0].n), 0);
-    await backend.write("rows/replaced.bin", (async function* () { yield patterned(600 * 1024); })());
+    await backend.write(
+      "rows/replaced.bin",
+      (async function* () {
+        yield patterned(600 * 1024);
+      })(),
+    );
     assert.is(await rows(), before + 3, "600 KiB is three 256 KiB rows");
-    await backend.write("rows/replaced.bin", (async function* () { yield patterned(10); })());
+    await backend.write(
+      "rows/replaced.bin",
+      (async function* () {
+        yield patterned(10);
+      })(),
+    );
     assert.is(await rows(), before + 1, "the replaced object's rows are gone");
     await backend.delete("rows/replaced.bin");
     assert.is(await rows(), before);
@@ -64,7 +91,16 @@ if (process.env[TEST_PG_URL_ENV]) {
     const db = await ready;
     const backend = new PostgresObjectBackend(db.knex);
     const sizes = [300 * 1024, 700 * 1024, 5, 1024 * 1024];
-    await Promise.all(sizes.map((size, i) => backend.write("rows/raced.bin", (async function* () { yield patterned(size, i); })())));
+    await Promise.all(
+      sizes.map((size, i) =>
+        backend.write(
+          "rows/raced.bin",
+          (async function* () {
+            yield patterned(size, i);
+          })(),
+        ),
+      ),
+    );
     const size = await backend.size("rows/raced.bin");
     assert.ok(size !== null && sizes.includes(size));
     const head = await db.knex("artifact_objects").where({ object_key: "rows/raced.bin" }).first("object_id");

@@ -55,10 +55,7 @@ export class PostgresObjectBackend implements ObjectBackend {
       // Writers of one key take turns from here on, so a replaced object's chunks are always found.
       await trx.raw("select pg_advisory_xact_lock(hashtextextended(?, 0))", [`stackship/artifact/${key}`]);
       const previous = await trx<ObjectRow>("artifact_objects").where({ object_key: key }).first("object_id");
-      await trx("artifact_objects")
-        .insert({ object_key: key, object_id: objectId, size_bytes: length, chunk_bytes: POSTGRES_CHUNK_BYTES })
-        .onConflict("object_key")
-        .merge();
+      await trx("artifact_objects").insert({ object_key: key, object_id: objectId, size_bytes: length, chunk_bytes: POSTGRES_CHUNK_BYTES }).onConflict("object_key").merge();
       if (previous) await trx("artifact_object_chunks").where({ object_id: previous.object_id }).delete();
       return length;
     });
@@ -76,7 +73,7 @@ export class PostgresObjectBackend implements ObjectBackend {
       const end = Math.min(size, range.end ?? size);
       if (start >= end) return;
       const last = Math.floor((end - 1) / chunkBytes);
-      for (let seq = Math.floor(start / chunkBytes); seq <= last; ) {
+      for (let seq = Math.floor(start / chunkBytes); seq <= last;) {
         const to = Math.min(last, seq + CHUNKS_PER_QUERY - 1);
         const rows: Array<{ seq: number; data: Buffer }> = await knex("artifact_object_chunks")
           .where({ object_id: head.object_id })

@@ -75,7 +75,9 @@ urls.run();
 // ---------------------------------------------------------------------------------------------
 // Against SeaweedFS.
 if (!existsSync(WEED)) {
-  process.stdout.write(`[s3.test] SKIPPED the S3 backend tests against SeaweedFS: ${WEED} is absent (bash scripts/bootstrap-tools --with-test-tools, which npm test runs, builds it)\n`);
+  process.stdout.write(
+    `[s3.test] SKIPPED the S3 backend tests against SeaweedFS: ${WEED} is absent (bash scripts/bootstrap-tools --with-test-tools, which npm test runs, builds it)\n`,
+  );
 } else {
   let started: Promise<SeaweedS3 | null> | undefined;
   let prefixes = 0;
@@ -154,10 +156,26 @@ if (!existsSync(WEED)) {
     assert.is(await backend.write("ranges/a", chunks(data, 100_003)), size);
     const P = PART_SIZE;
     const cases: Array<{ start?: number; end?: number }> = [
-      {}, { start: 0 }, { end: size }, { start: 0, end: 1 }, { start: 0, end: P - 1 }, { start: P - 1, end: P }, { start: P - 1, end: P + 1 },
-      { start: P, end: P + 1 }, { start: P, end: 2 * P }, { start: 2 * P - 1, end: 2 * P + 1 }, { start: size - 1 }, { start: size - 1, end: size },
-      { start: size }, { start: size, end: size + 10 }, { start: size + 5 }, { start: size + 5, end: size + 10 }, { start: 10, end: 10 },
-      { start: 10, end: 5 }, { start: 0, end: size + 1 }, { start: P + 17, end: size * 2 },
+      {},
+      { start: 0 },
+      { end: size },
+      { start: 0, end: 1 },
+      { start: 0, end: P - 1 },
+      { start: P - 1, end: P },
+      { start: P - 1, end: P + 1 },
+      { start: P, end: P + 1 },
+      { start: P, end: 2 * P },
+      { start: 2 * P - 1, end: 2 * P + 1 },
+      { start: size - 1 },
+      { start: size - 1, end: size },
+      { start: size },
+      { start: size, end: size + 10 },
+      { start: size + 5 },
+      { start: size + 5, end: size + 10 },
+      { start: 10, end: 10 },
+      { start: 10, end: 5 },
+      { start: 0, end: size + 1 },
+      { start: P + 17, end: size * 2 },
     ];
     for (const range of cases) {
       const expected = data.subarray(range.start ?? 0, Math.max(range.start ?? 0, Math.min(range.end ?? size, size)));
@@ -362,7 +380,10 @@ if (!existsSync(WEED)) {
     const s3server = await started;
     if (s3server) {
       const left = await s3server.client.send(new ListObjectsV2Command({ Bucket: s3server.bucket, Prefix: "own-checks/aborted/" }));
-      assert.ok((left.Contents ?? []).every((o) => o.Key === "own-checks/aborted/replace"), "only the replaced object is under aborted/");
+      assert.ok(
+        (left.Contents ?? []).every((o) => o.Key === "own-checks/aborted/replace"),
+        "only the replaced object is under aborted/",
+      );
       await s3server.stop();
     }
   });

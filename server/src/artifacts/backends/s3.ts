@@ -12,14 +12,7 @@
  * No message this module makes contains a credential or the full URL.
  */
 import { Readable } from "node:stream";
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadBucketCommand,
-  HeadObjectCommand,
-  S3Client,
-  type S3ClientConfig,
-} from "@aws-sdk/client-s3";
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { assertObjectKey, ObjectNotFoundError, type ObjectBackend } from "../object-backend.ts";
 
@@ -155,7 +148,8 @@ export class S3Backend implements ObjectBackend {
     } catch (error) {
       const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
       const status = e?.$metadata?.httpStatusCode;
-      const reason = status === 404 ? "the bucket does not exist" : status === 403 ? "access denied (check the credentials)" : `${e?.name ?? "error"}${status ? ` (HTTP ${status})` : ""}`;
+      const reason =
+        status === 404 ? "the bucket does not exist" : status === 403 ? "access denied (check the credentials)" : `${e?.name ?? "error"}${status ? ` (HTTP ${status})` : ""}`;
       throw new Error(`S3 artifact store ${this.#describe}: ${reason}`);
     }
   }

@@ -46,7 +46,11 @@ setting("bad values are clear startup errors naming the variable", () => {
     ["not a url", PG, /'not a url' is not a URL/],
   ];
   for (const [value, database, message] of refused) {
-    assert.throws(() => artifactStoreSetting(value, "/data", database), (error: Error) => error.message.startsWith("STACKSHIP_ARTIFACT_URL: ") && message.test(error.message), value);
+    assert.throws(
+      () => artifactStoreSetting(value, "/data", database),
+      (error: Error) => error.message.startsWith("STACKSHIP_ARTIFACT_URL: ") && message.test(error.message),
+      value,
+    );
   }
 });
 

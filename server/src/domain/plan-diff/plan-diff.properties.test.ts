@@ -30,9 +30,9 @@ const { node } = fc.letrec<{ node: Shape; leaf: Shape; arr: Shape; obj: Shape }>
   }),
 }));
 // Flags are rare enough that most trees have visible parts.
-const root = fc.tuple(fc.uniqueArray(fc.tuple(fc.constantFrom(...KEYS), node), { minLength: 1, maxLength: 6, selector: ([k]) => k }), fc.integer({ min: 0, max: 2 ** 30 })).map(
-  ([entries, seed]) => ({ shape: { s: false, u: false, kind: "obj", entries } as Shape, seed }),
-);
+const root = fc
+  .tuple(fc.uniqueArray(fc.tuple(fc.constantFrom(...KEYS), node), { minLength: 1, maxLength: 6, selector: ([k]) => k }), fc.integer({ min: 0, max: 2 ** 30 }))
+  .map(([entries, seed]) => ({ shape: { s: false, u: false, kind: "obj", entries } as Shape, seed }));
 
 function set(o: Record<string, unknown>, key: string, value: unknown) {
   Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
@@ -132,8 +132,22 @@ function encode(shape: Shape): Encoded {
 
 /** Through JSON text, as the builder really receives it. */
 function planOf(e: Encoded, overrides: Record<string, unknown> = {}) {
-  const change = { actions: ["update"], before: e.before, after: e.after, after_unknown: e.afterUnknown, before_sensitive: e.beforeSensitive, after_sensitive: e.afterSensitive, ...overrides };
-  return JSON.parse(JSON.stringify({ format_version: "1.2", terraform_version: "1.12.6", resource_changes: [{ address: "x.y", mode: "managed", type: "x", name: "y", provider_name: "p", change }] }));
+  const change = {
+    actions: ["update"],
+    before: e.before,
+    after: e.after,
+    after_unknown: e.afterUnknown,
+    before_sensitive: e.beforeSensitive,
+    after_sensitive: e.afterSensitive,
+    ...overrides,
+  };
+  return JSON.parse(
+    JSON.stringify({
+      format_version: "1.2",
+      terraform_version: "1.12.6",
+      resource_changes: [{ address: "x.y", mode: "managed", type: "x", name: "y", provider_name: "p", change }],
+    }),
+  );
 }
 
 const escape = (k: string | number) => (typeof k === "string" && k.startsWith("$") ? `$${k}` : k);

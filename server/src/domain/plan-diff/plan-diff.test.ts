@@ -79,7 +79,10 @@ section6("E3 replace: trigger path kept, secrets redacted on both sides (unknown
 
 section6("E4 read and E5 no-op are omitted; totals differ from the plan counts", () => {
   const { artifact } = buildPlanDiff(plan([examples.E4, examples.E5, examples.E1]));
-  assert.equal(artifact.resources.map((r) => r.address), ["module.payments.aws_iam_role.app"]);
+  assert.equal(
+    artifact.resources.map((r) => r.address),
+    ["module.payments.aws_iam_role.app"],
+  );
   assert.is(artifact.truncation.changed_resources, 1);
   assert.is(artifact.truncated, false);
 });
@@ -143,14 +146,19 @@ section6("E9 delete of a deposed object", () => {
 });
 
 section6("all nine together: the top level", () => {
-  const { artifact, json, bytes } = buildPlanDiff(plan(Object.values(examples), { timestamp: "2026-12-02T10:00:00Z", variables: { pw: { value: "var-secret" } } }), { runId: "run-0123456789abcdef" });
+  const { artifact, json, bytes } = buildPlanDiff(plan(Object.values(examples), { timestamp: "2026-12-02T10:00:00Z", variables: { pw: { value: "var-secret" } } }), {
+    runId: "run-0123456789abcdef",
+  });
   assert.is(artifact.format, "stackship.plan-diff/v1");
   assert.is(artifact.run_id, "run-0123456789abcdef");
   assert.is(artifact.opentofu_version, "1.12.6");
   assert.is(artifact.plan_timestamp, "2026-12-02T10:00:00Z");
   assert.is(artifact.truncated, false);
   assert.equal(artifact.truncation, { max_resources: 5000, max_bytes: 4194304, changed_resources: 7, cut: 0, withheld: 0, dropped: 0 });
-  assert.equal(artifact.resources.map((r) => r.action), ["create", "update", "replace", "update", "update", "update", "delete"]);
+  assert.equal(
+    artifact.resources.map((r) => r.action),
+    ["create", "update", "replace", "update", "update", "update", "delete"],
+  );
   assert.is(json, JSON.stringify(artifact));
   assert.is(bytes, Buffer.byteLength(json));
   assert.not.match(json, "var-secret");
@@ -187,7 +195,14 @@ rules("classification of every action array OpenTofu emits; anything else is unk
 });
 
 rules("masks missing (Terraform 0.14, format 0.1): withheld per resource; unknown top-level keys ignored", () => {
-  const entry = { address: "aws_s3_bucket.b", mode: "managed", type: "aws_s3_bucket", name: "b", provider_name: "aws", change: { actions: ["create"], before: null, after: { bucket: "x", acl: "secret-ish" }, after_unknown: { id: true } } };
+  const entry = {
+    address: "aws_s3_bucket.b",
+    mode: "managed",
+    type: "aws_s3_bucket",
+    name: "b",
+    provider_name: "aws",
+    change: { actions: ["create"], before: null, after: { bucket: "x", acl: "secret-ish" }, after_unknown: { id: true } },
+  };
   const { artifact } = buildPlanDiff({ format_version: "0.1", terraform_version: "0.14.0", resource_changes: [entry], applyable: true, complete: true, something_new: [1] });
   assert.is(artifact.resources[0].withheld_reason, "unresolvable_masks");
   assert.is(artifact.opentofu_version, "0.14.0");
@@ -212,7 +227,10 @@ rules("an unknown mask on a known value, or a sensitive path on either side, is 
   const conflicting = { ...base, change: { actions: ["update"], before: { a: "1" }, after: { a: "2" }, after_unknown: { a: true }, before_sensitive: {}, after_sensitive: {} } };
   assert.is(only(conflicting).withheld_reason, "unresolvable_masks");
   // Sensitive only after: the before value is redacted too.
-  const becomes = { ...base, change: { actions: ["update"], before: { a: "old-secret" }, after: { a: "new-secret" }, after_unknown: {}, before_sensitive: {}, after_sensitive: { a: true } } };
+  const becomes = {
+    ...base,
+    change: { actions: ["update"], before: { a: "old-secret" }, after: { a: "new-secret" }, after_unknown: {}, before_sensitive: {}, after_sensitive: { a: true } },
+  };
   assert.equal([only(becomes).before, only(becomes).after], [{ a: S }, { a: S }]);
 });
 
@@ -239,9 +257,22 @@ rules("replace_paths stop at a sensitive value and non-name steps withhold", () 
 
 rules("known secrets are redacted where the masks miss them (terraform_data's before.output); in a key or path they withhold", () => {
   const base = { address: "terraform_data.s", provider_name: "terraform.io/builtin/terraform", mode: "managed", type: "terraform_data", name: "s" };
-  const change = { actions: ["update"], before: { input: "tok-123", output: "tok-123", id: "i" }, after: { input: "tok-123-v2", id: "i" }, after_unknown: { output: true }, before_sensitive: { input: true }, after_sensitive: { input: true } };
+  const change = {
+    actions: ["update"],
+    before: { input: "tok-123", output: "tok-123", id: "i" },
+    after: { input: "tok-123-v2", id: "i" },
+    after_unknown: { output: true },
+    before_sensitive: { input: true },
+    after_sensitive: { input: true },
+  };
   const r = buildPlanDiff(plan([{ ...base, change }]), { knownSecrets: ["tok-123", ""] }).artifact.resources[0];
-  assert.equal([r.before, r.after], [{ input: S, output: S, id: "i" }, { input: S, id: "i", output: U }]);
+  assert.equal(
+    [r.before, r.after],
+    [
+      { input: S, output: S, id: "i" },
+      { input: S, id: "i", output: U },
+    ],
+  );
   // Without being told: the plan marks `input` sensitive, so its value is redacted in `output` too.
   assert.equal(buildPlanDiff(plan([{ ...base, change }])).artifact.resources[0].before, { input: S, output: S, id: "i" });
   // Masks alone (what the builder did before redaction by value) miss it.
@@ -263,7 +294,21 @@ rules("the host keeps a collected artifact only when it is this run's, in bounds
 });
 
 rules("the host's check looks at what came from the plan, not at the artifact's own words", () => {
-  const entry = { address: 'x.y["tenant-a"]', provider_name: "p", mode: "managed", type: "x", name: "y", change: { actions: ["update"], before: { m: { "key-value": "before-value" }, s: "sv" }, after: { m: { "key-value": "after-value" }, s: "sv" }, after_unknown: { u: true }, before_sensitive: { s: true }, after_sensitive: { s: true } } };
+  const entry = {
+    address: 'x.y["tenant-a"]',
+    provider_name: "p",
+    mode: "managed",
+    type: "x",
+    name: "y",
+    change: {
+      actions: ["update"],
+      before: { m: { "key-value": "before-value" }, s: "sv" },
+      after: { m: { "key-value": "after-value" }, s: "sv" },
+      after_unknown: { u: true },
+      before_sensitive: { s: true },
+      after_sensitive: { s: true },
+    },
+  };
   const bytes = Buffer.from(buildPlanDiff(plan([entry]), { runId: "run-0123456789abcdef" }).json);
   // Member names, actions, markers: a sensitive value that happens to spell one withholds nothing.
   for (const word of ["sensitive", "unknown", "update", "resources", "address", "stackship.plan-diff/v1", "truncation", "max_bytes"]) {
@@ -274,7 +319,21 @@ rules("the host's check looks at what came from the plan, not at the artifact's 
 });
 
 rules("a handed-over plan (consume) gives the same artifact; values only prior_state, planned_values or the configuration mark are still redacted", () => {
-  const entry = { address: "terraform_data.copy", mode: "managed", type: "terraform_data", name: "copy", provider_name: "terraform.io/builtin/terraform", change: { actions: ["update"], before: { input: "prior-secret-1", output: "x" }, after: { input: "planned-secret-2", output: "default-secret-3" }, after_unknown: {}, before_sensitive: {}, after_sensitive: {} } };
+  const entry = {
+    address: "terraform_data.copy",
+    mode: "managed",
+    type: "terraform_data",
+    name: "copy",
+    provider_name: "terraform.io/builtin/terraform",
+    change: {
+      actions: ["update"],
+      before: { input: "prior-secret-1", output: "x" },
+      after: { input: "planned-secret-2", output: "default-secret-3" },
+      after_unknown: {},
+      before_sensitive: {},
+      after_sensitive: {},
+    },
+  };
   const full = () =>
     plan([structuredClone(entry)], {
       prior_state: { values: { root_module: { resources: [{ address: "terraform_data.copy", values: { input: "prior-secret-1" }, sensitive_values: { input: true } }] } } },
@@ -291,8 +350,18 @@ rules("a handed-over plan (consume) gives the same artifact; values only prior_s
 });
 
 rules("input that is not a plan is refused with a message that does not quote it", () => {
-  for (const input of [null, [], "plan", { resource_changes: [] }, { format_version: "1.2", resource_changes: {} }, { format_version: "1.2", resource_changes: [{ address: "a", change: { actions: "create" } }] }]) {
-    assert.throws(() => buildPlanDiff(input), (e: unknown) => e instanceof PlanDiffInputError);
+  for (const input of [
+    null,
+    [],
+    "plan",
+    { resource_changes: [] },
+    { format_version: "1.2", resource_changes: {} },
+    { format_version: "1.2", resource_changes: [{ address: "a", change: { actions: "create" } }] },
+  ]) {
+    assert.throws(
+      () => buildPlanDiff(input),
+      (e: unknown) => e instanceof PlanDiffInputError,
+    );
   }
   // No resource_changes at all means no changes.
   assert.equal(buildPlanDiff({ format_version: "1.2" }).artifact.resources, []);
@@ -310,7 +379,10 @@ rules("the bin: plan JSON in, artifact out; non-zero exit and a message on stder
   assert.match(bad.stderr.toString(), "stackship-plan-diff: standard input is not JSON");
   assert.not.match(bad.stderr.toString(), "hunter2");
   const secretPlan = plan([{ ...examples.E9, deposed: undefined }]);
-  const withSecret = spawnSync(process.execPath, [BIN, "--secret-env", "PD_SECRET"], { input: JSON.stringify(secretPlan), env: { ...process.env, PD_SECRET: "lt-0a1b2c3d4e5f60718" } });
+  const withSecret = spawnSync(process.execPath, [BIN, "--secret-env", "PD_SECRET"], {
+    input: JSON.stringify(secretPlan),
+    env: { ...process.env, PD_SECRET: "lt-0a1b2c3d4e5f60718" },
+  });
   assert.is(withSecret.status, 0);
   assert.not.match(withSecret.stdout.toString(), "lt-0a1b2c3d4e5f60718");
   assert.not.match(withSecret.stdout.toString(), "PD_SECRET");
@@ -321,18 +393,35 @@ rules("the bin: plan JSON in, artifact out; non-zero exit and a message on stder
 
 rules("the bin redacts by value what the plan itself marks: a copy in terraform_data's output, a sensitive variable mirrored in an update and a delete", () => {
   const copy = {
-    address: "terraform_data.copy", mode: "managed", type: "terraform_data", name: "copy", provider_name: "terraform.io/builtin/terraform",
+    address: "terraform_data.copy",
+    mode: "managed",
+    type: "terraform_data",
+    name: "copy",
+    provider_name: "terraform.io/builtin/terraform",
     change: {
       actions: ["update"],
       before: { id: "i", input: { gen: "g1", pass: "s3cret-value", user: "u" }, output: { gen: "g1", pass: "s3cret-value", user: "u" } },
       after: { id: "i", input: { gen: "g2", pass: "s3cret-value", user: "u" } },
-      after_unknown: { input: {}, output: true }, before_sensitive: { input: { pass: true }, output: {} }, after_sensitive: { input: { pass: true }, output: {} },
+      after_unknown: { input: {}, output: true },
+      before_sensitive: { input: { pass: true }, output: {} },
+      after_sensitive: { input: { pass: true }, output: {} },
     },
   };
   // Terraform-style plans: the variable is marked only by the configuration; its value is mirrored unmasked.
   const mirrored = (address: string, actions: string[], after: unknown) => ({
-    address, mode: "managed", type: "null_resource", name: address.split(".")[1], provider_name: "registry.terraform.io/hashicorp/null",
-    change: { actions, before: { id: "1", triggers: { conn: "postgres://app:db-password-9@db/app", n: "3" } }, after, after_unknown: after === null ? false : {}, before_sensitive: {}, after_sensitive: after === null ? false : {} },
+    address,
+    mode: "managed",
+    type: "null_resource",
+    name: address.split(".")[1],
+    provider_name: "registry.terraform.io/hashicorp/null",
+    change: {
+      actions,
+      before: { id: "1", triggers: { conn: "postgres://app:db-password-9@db/app", n: "3" } },
+      after,
+      after_unknown: after === null ? false : {},
+      before_sensitive: {},
+      after_sensitive: after === null ? false : {},
+    },
   });
   const input = plan([copy, mirrored("null_resource.upd", ["update"], { id: "1", triggers: { conn: "db-password-9", n: "4" } }), mirrored("null_resource.del", ["delete"], null)], {
     format_version: "1.2",
@@ -347,7 +436,13 @@ rules("the bin redacts by value what the plan itself marks: a copy in terraform_
   assert.not.match(text, "db-password-9");
   const [c, u, d] = JSON.parse(text).resources;
   assert.equal(c.before.output, { gen: "g1", pass: S, user: "u" });
-  assert.equal([u.before.triggers, u.after.triggers], [{ conn: S, n: "3" }, { conn: S, n: "4" }]);
+  assert.equal(
+    [u.before.triggers, u.after.triggers],
+    [
+      { conn: S, n: "3" },
+      { conn: S, n: "4" },
+    ],
+  );
   assert.equal([d.action, d.before.triggers, d.after], ["delete", { conn: S, n: "3" }, null]);
 });
 
@@ -412,7 +507,10 @@ bounds("one byte over 4 MiB: the largest resource's detail is withheld, the rest
   assert.is(artifact.truncated, true);
   assert.equal(artifact.truncation, { max_resources: 5000, max_bytes: MAX_BYTES, changed_resources: 2, cut: 0, withheld: 1, dropped: 0 });
   assert.equal([artifact.resources[0].detail_withheld, artifact.resources[0].withheld_reason, artifact.resources[0].after], [true, "size_limit", undefined]);
-  assert.equal([artifact.resources[0].address, artifact.resources[0].provider, artifact.resources[0].actions], ["terraform_data.r[0]", "terraform.io/builtin/terraform", ["create"]]);
+  assert.equal(
+    [artifact.resources[0].address, artifact.resources[0].provider, artifact.resources[0].actions],
+    ["terraform_data.r[0]", "terraform.io/builtin/terraform", ["create"]],
+  );
   assert.equal(artifact.resources[1].after, { input: "v1", id: U, output: U });
 });
 
@@ -420,7 +518,10 @@ bounds("withholding goes largest first and stops as soon as the artifact fits", 
   const entries = [withPadding(small(0), "blob", 1_500_000), withPadding(small(1), "blob", 2_000_000), withPadding(small(2), "blob", 1_000_000), small(3)];
   const { artifact, bytes } = buildPlanDiff(plan(entries));
   assert.ok(bytes <= MAX_BYTES);
-  assert.equal(artifact.resources.map((r) => r.withheld_reason ?? null), [null, "size_limit", null, null]);
+  assert.equal(
+    artifact.resources.map((r) => r.withheld_reason ?? null),
+    [null, "size_limit", null, null],
+  );
   assert.is(artifact.truncation.withheld, 1);
 });
 
@@ -450,7 +551,8 @@ bounds("every bound from all-withheld to whole: the fewest details withheld, cou
   // Twelve resources of the same size (two-digit indices), so withholding goes in plan order.
   const entries = Array.from({ length: 12 }, (_, i) => withPadding(small(10 + i), "blob", 200));
   const whole = buildPlanDiff(plan(entries));
-  const allWithheld = 12 * Buffer.byteLength(JSON.stringify({ ...whole.artifact.resources[0], before: undefined, after: undefined, detail_withheld: true, withheld_reason: "size_limit" }));
+  const allWithheld =
+    12 * Buffer.byteLength(JSON.stringify({ ...whole.artifact.resources[0], before: undefined, after: undefined, detail_withheld: true, withheld_reason: "size_limit" }));
   let sawTenWithheld = false;
   for (let maxBytes = allWithheld; maxBytes <= whole.bytes; maxBytes++) {
     const { artifact, bytes, json } = buildPlanDiff(plan(entries), { maxBytes });
@@ -473,7 +575,11 @@ bounds("every bound from all-withheld to whole: the fewest details withheld, cou
     assert.ok(artifact.resources.every((r, i) => (r.withheld_reason === "size_limit") === i < withheld));
     if (withheld === 1) continue;
     // One detail fewer withheld (the header's counter one smaller too) would not have fitted.
-    const fewer = { ...artifact, truncation: { ...artifact.truncation, withheld: withheld - 1 }, resources: artifact.resources.map((r, i) => (i === withheld - 1 ? whole.artifact.resources[i] : r)) };
+    const fewer = {
+      ...artifact,
+      truncation: { ...artifact.truncation, withheld: withheld - 1 },
+      resources: artifact.resources.map((r, i) => (i === withheld - 1 ? whole.artifact.resources[i] : r)),
+    };
     assert.ok(Buffer.byteLength(JSON.stringify(fewer)) > maxBytes, `at ${maxBytes}`);
   }
   assert.ok(sawTenWithheld);

@@ -1,6 +1,6 @@
-import { canonicalize, sha256Hex } from '../canonical-json.ts';
-import { DomainError } from '../errors.ts';
-import type { PolicyOutcome } from '../run-lifecycle.ts';
+import { canonicalize, sha256Hex } from "../canonical-json.ts";
+import { DomainError } from "../errors.ts";
+import type { PolicyOutcome } from "../run-lifecycle.ts";
 
 /**
  * The policy stage's pure rules: the policy module contract (policies/README.md), the digest of
@@ -9,12 +9,12 @@ import type { PolicyOutcome } from '../run-lifecycle.ts';
  */
 
 /** How much a policy's findings block a run. */
-export const ENFORCEMENT_LEVELS = ['advisory', 'soft_mandatory', 'hard_mandatory'] as const;
+export const ENFORCEMENT_LEVELS = ["advisory", "soft_mandatory", "hard_mandatory"] as const;
 /** An enforcement level. */
 export type EnforcementLevel = (typeof ENFORCEMENT_LEVELS)[number];
 
 /** The format tag of the canonical policy result. */
-export const POLICY_RESULT_FORMAT = 'stackship.policy-result/v1';
+export const POLICY_RESULT_FORMAT = "stackship.policy-result/v1";
 /** The most findings one policy may report; more make the evaluation errored. */
 export const MAX_FINDINGS_PER_POLICY = 500;
 /** Longest stored title, message and address; longer text is cut with an ellipsis. */
@@ -67,14 +67,14 @@ const PACKAGE_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;
  * identifiers are accepted, so the package path can be queried as `data.<package>.violations`.
  */
 export function regoPackage(source: string): string {
-  for (const rawLine of source.split('\n')) {
-    const line = rawLine.replace(/#.*$/, '').trim();
-    if (line === '') continue;
+  for (const rawLine of source.split("\n")) {
+    const line = rawLine.replace(/#.*$/, "").trim();
+    if (line === "") continue;
     const match = /^package\s+(\S+)\s*$/.exec(line);
-    if (match && PACKAGE_PATTERN.test(match[1]!) && match[1] !== 'data' && !match[1]!.startsWith('data.')) return match[1]!;
+    if (match && PACKAGE_PATTERN.test(match[1]!) && match[1] !== "data" && !match[1]!.startsWith("data.")) return match[1]!;
     break;
   }
-  throw new DomainError('POLICY_SOURCE_INVALID', 'A policy module must start with a `package` clause naming a dotted identifier path (for example `package stackship.tags`).');
+  throw new DomainError("POLICY_SOURCE_INVALID", "A policy module must start with a `package` clause naming a dotted identifier path (for example `package stackship.tags`).");
 }
 
 /** The policies of a new version, validated, with their packages and source digests. */
@@ -82,7 +82,7 @@ export function preparePolicies(policies: ReadonlyArray<{ name: string; enforcem
   const seen = new Set<string>();
   return policies.map((policy, index) => {
     if (seen.has(policy.name)) {
-      throw new DomainError('POLICY_SOURCE_INVALID', `Two policies are named '${policy.name}'; names are unique within a policy set.`, {
+      throw new DomainError("POLICY_SOURCE_INVALID", `Two policies are named '${policy.name}'; names are unique within a policy set.`, {
         source: { pointer: `/data/attributes/policies/${index}/name` },
       });
     }
@@ -91,7 +91,8 @@ export function preparePolicies(policies: ReadonlyArray<{ name: string; enforcem
     try {
       pkg = regoPackage(policy.source);
     } catch (error) {
-      if (error instanceof DomainError) throw new DomainError(error.code, `Policy '${policy.name}': ${error.message}`, { source: { pointer: `/data/attributes/policies/${index}/source` } });
+      if (error instanceof DomainError)
+        throw new DomainError(error.code, `Policy '${policy.name}': ${error.message}`, { source: { pointer: `/data/attributes/policies/${index}/source` } });
       throw error;
     }
     return { name: policy.name, enforcementLevel: policy.enforcement_level, package: pkg, source: policy.source, sourceDigest: sha256Hex(policy.source) };
@@ -102,7 +103,7 @@ export function preparePolicies(policies: ReadonlyArray<{ name: string; enforcem
 export function policySetVersionDigest(policies: readonly PolicyModule[]): string {
   return sha256Hex(
     canonicalize({
-      format: 'stackship.policy-set-version/v1',
+      format: "stackship.policy-set-version/v1",
       policies: policies.map((p) => ({ name: p.name, enforcement_level: p.enforcementLevel, package: p.package, source_sha256: p.sourceDigest })),
     }),
   );
@@ -119,28 +120,28 @@ function clip(text: string): string {
  * is still replaced whole.
  */
 export function parseViolations(value: unknown, redact: (text: string) => string = (text) => text): RawViolation[] {
-  if (!Array.isArray(value)) throw new Error('the `violations` rule is not a set');
+  if (!Array.isArray(value)) throw new Error("the `violations` rule is not a set");
   if (value.length > MAX_FINDINGS_PER_POLICY) throw new Error(`the policy reported ${value.length} violations (at most ${MAX_FINDINGS_PER_POLICY})`);
   return value.map((item, index) => {
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) throw new Error(`violation ${index} is not an object`);
+    if (typeof item !== "object" || item === null || Array.isArray(item)) throw new Error(`violation ${index} is not an object`);
     const { title, message, address } = item as Record<string, unknown>;
-    if (typeof title !== 'string' || typeof message !== 'string') throw new Error(`violation ${index} needs string \`title\` and \`message\``);
-    if (address !== undefined && address !== null && typeof address !== 'string') throw new Error(`violation ${index} has a non-string \`address\``);
-    return { title: clip(redact(title)), message: clip(redact(message)), address: typeof address === 'string' ? clip(redact(address)) : null };
+    if (typeof title !== "string" || typeof message !== "string") throw new Error(`violation ${index} needs string \`title\` and \`message\``);
+    if (address !== undefined && address !== null && typeof address !== "string") throw new Error(`violation ${index} has a non-string \`address\``);
+    return { title: clip(redact(title)), message: clip(redact(message)), address: typeof address === "string" ? clip(redact(address)) : null };
   });
 }
 
 /** The outcome from the findings: any hard-mandatory finding fails hard, any soft-mandatory fails soft; advisory never blocks. */
-export function outcomeOf(findings: readonly Pick<PolicyFinding, 'enforcementLevel'>[], errored: boolean): PolicyOutcome {
-  if (errored) return 'errored';
-  if (findings.some((f) => f.enforcementLevel === 'hard_mandatory')) return 'hard_failed';
-  if (findings.some((f) => f.enforcementLevel === 'soft_mandatory')) return 'soft_failed';
-  return 'passed';
+export function outcomeOf(findings: readonly Pick<PolicyFinding, "enforcementLevel">[], errored: boolean): PolicyOutcome {
+  if (errored) return "errored";
+  if (findings.some((f) => f.enforcementLevel === "hard_mandatory")) return "hard_failed";
+  if (findings.some((f) => f.enforcementLevel === "soft_mandatory")) return "soft_failed";
+  return "passed";
 }
 
 /** Findings in their canonical order (so the digest does not depend on OPA's set order). */
 export function sortFindings<T extends PolicyFinding>(findings: readonly T[]): T[] {
-  const key = (f: PolicyFinding) => canonicalize([f.policySetId, f.policy, f.address ?? '', f.title, f.message]);
+  const key = (f: PolicyFinding) => canonicalize([f.policySetId, f.policy, f.address ?? "", f.title, f.message]);
   return [...findings].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 
@@ -176,9 +177,7 @@ export function policyResultDigest(result: PolicyResult): string {
   const document: Record<string, unknown> = {
     format: POLICY_RESULT_FORMAT,
     outcome: result.outcome,
-    policy_set_versions: [...result.policySetVersions]
-      .sort((a, b) => (a.policySetId < b.policySetId ? -1 : a.policySetId > b.policySetId ? 1 : 0))
-      .map(pinnedVersionDocument),
+    policy_set_versions: [...result.policySetVersions].sort((a, b) => (a.policySetId < b.policySetId ? -1 : a.policySetId > b.policySetId ? 1 : 0)).map(pinnedVersionDocument),
     findings: sortFindings(result.findings).map(findingDocument),
   };
   // A skipped stage ran no OPA; its digest keeps the shape it always had.

@@ -33,7 +33,10 @@ const secretNumber = fc.integer({ min: 10_000_000, max: 99_999_999 });
 const secret: fc.Arbitrary<Secret> = fc.record({
   value: fc.oneof(secretText, secretNumber),
   source: fc.constantFrom<Source>("mask", "output", "variable", "prior_values", "state", "snapshot"),
-  places: fc.array(fc.record({ place: fc.constantFrom<Place>("attr", "other", "nested", "key", "output", "state"), embed: fc.boolean(), target: fc.nat(5) }), { minLength: 1, maxLength: 4 }),
+  places: fc.array(fc.record({ place: fc.constantFrom<Place>("attr", "other", "nested", "key", "output", "state"), embed: fc.boolean(), target: fc.nat(5) }), {
+    minLength: 1,
+    maxLength: 4,
+  }),
 });
 
 interface Scenario {
@@ -62,7 +65,14 @@ function build(s: Scenario) {
     type: "res",
     name: NAMES[i],
     provider_name: "registry.opentofu.org/x/res",
-    change: { actions: ["update"], before: { id: "fixed" } as Record<string, unknown>, after: { id: "fixed" } as Record<string, unknown>, before_sensitive: {} as Record<string, unknown>, after_sensitive: {} as Record<string, unknown>, after_unknown: {} },
+    change: {
+      actions: ["update"],
+      before: { id: "fixed" } as Record<string, unknown>,
+      after: { id: "fixed" } as Record<string, unknown>,
+      before_sensitive: {} as Record<string, unknown>,
+      after_sensitive: {} as Record<string, unknown>,
+      after_unknown: {},
+    },
   }));
   const outputChanges: Record<string, unknown> = {};
   const variables: Record<string, unknown> = {};
@@ -93,7 +103,10 @@ function build(s: Scenario) {
         break;
       case "state":
         stateInstance.attributes[`st${i}`] = { value: { inner: value }, type: ["object", { inner: "string" }] };
-        stateInstance.sensitive_attributes.push([{ type: "get_attr", value: `st${i}` }, { type: "get_attr", value: "inner" }]);
+        stateInstance.sensitive_attributes.push([
+          { type: "get_attr", value: `st${i}` },
+          { type: "get_attr", value: "inner" },
+        ]);
         break;
       case "snapshot":
         snapshot.push(String(value));

@@ -124,7 +124,8 @@ class Collector {
   configurationDefaults(module, depth = 0) {
     if (!isPlainObject(module) || depth > 64) return;
     const variables = own(module, "variables");
-    if (isPlainObject(variables)) for (const name in variables) if (hasOwn.call(variables, name) && own(variables[name], "sensitive") === true) this.all(own(variables[name], "default"));
+    if (isPlainObject(variables))
+      for (const name in variables) if (hasOwn.call(variables, name) && own(variables[name], "sensitive") === true) this.all(own(variables[name], "default"));
     const calls = own(module, "module_calls");
     if (isPlainObject(calls)) for (const name in calls) if (hasOwn.call(calls, name)) this.configurationDefaults(own(calls[name], "module"), depth + 1);
   }

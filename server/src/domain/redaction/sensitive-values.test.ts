@@ -1,7 +1,17 @@
 import fc from "fast-check";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { isSpecific, MIN_SENSITIVE_VALUE_LENGTH, REDACTED, sensitiveValueSet, sensitiveValuesOfPlan, sensitiveValuesOfState, spellingsOf, StreamRedactor, ValueMatcher } from "./index.ts";
+import {
+  isSpecific,
+  MIN_SENSITIVE_VALUE_LENGTH,
+  REDACTED,
+  sensitiveValueSet,
+  sensitiveValuesOfPlan,
+  sensitiveValuesOfState,
+  spellingsOf,
+  StreamRedactor,
+  ValueMatcher,
+} from "./index.ts";
 
 const R = REDACTED;
 const sorted = (values: string[]) => [...values].sort();
@@ -51,7 +61,13 @@ const issuePlan = {
   planned_values: {
     outputs: { o: { sensitive: false, type: "string", value: "default-secret-xyz" }, s: { sensitive: true, type: "string", value: "default-secret-xyz" } },
     root_module: {
-      resources: [{ address: "terraform_data.copy", values: { id: "03cd6be9", input: { gen: "g2", pass: "s3cret-value", user: "u" } }, sensitive_values: { input: { pass: true }, output: {} } }],
+      resources: [
+        {
+          address: "terraform_data.copy",
+          values: { id: "03cd6be9", input: { gen: "g2", pass: "s3cret-value", user: "u" } },
+          sensitive_values: { input: { pass: true }, output: {} },
+        },
+      ],
     },
   },
   resource_changes: [
@@ -92,12 +108,27 @@ plans("masks of resource changes, planned and prior values, sensitive outputs, d
 });
 
 plans("a mask that does not fit its value fails closed: everything below it", () => {
-  const change = { actions: ["update"], before: { a: ["one-value", "two-value"], b: "kept-out-1" }, before_sensitive: { a: { not: true } }, after: { c: "after-value" }, after_sensitive: { c: [true] } };
+  const change = {
+    actions: ["update"],
+    before: { a: ["one-value", "two-value"], b: "kept-out-1" },
+    before_sensitive: { a: { not: true } },
+    after: { c: "after-value" },
+    after_sensitive: { c: [true] },
+  };
   assert.equal(sorted(sensitiveValuesOfPlan({ format_version: "1.2", resource_changes: [{ change }] })), sorted(["one-value", "two-value", "after-value"]));
 });
 
 plans("anything that is not plan JSON gives nothing and never throws", () => {
-  for (const input of [null, 3, "plan", [], {}, { resource_changes: "x" }, { resource_changes: [null, { change: null }] }, { prior_state: { values: { root_module: { resources: [null] } } } }]) {
+  for (const input of [
+    null,
+    3,
+    "plan",
+    [],
+    {},
+    { resource_changes: "x" },
+    { resource_changes: [null, { change: null }] },
+    { prior_state: { values: { root_module: { resources: [null] } } } },
+  ]) {
     assert.equal(sensitiveValuesOfPlan(input), []);
   }
 });
@@ -120,7 +151,12 @@ const issueState = {
             input: { value: { gen: "g1", pass: "s3cret-value", user: "u" }, type: ["object", { gen: "string", pass: "string", user: "string" }] },
             output: { value: { gen: "g1", pass: "s3cret-value", user: "u" }, type: ["object", { gen: "string", pass: "string", user: "string" }] },
           },
-          sensitive_attributes: [[{ type: "get_attr", value: "input" }, { type: "get_attr", value: "pass" }]],
+          sensitive_attributes: [
+            [
+              { type: "get_attr", value: "input" },
+              { type: "get_attr", value: "pass" },
+            ],
+          ],
         },
       ],
     },
@@ -130,12 +166,26 @@ const issueState = {
         {
           attributes: { tags: { "secret-tag": "tag-secret-1", other: "tag-visible-1" }, list: ["first-item", "second-item"], pw: null },
           sensitive_attributes: [
-            [{ type: "get_attr", value: "tags" }, { type: "index", value: { value: "secret-tag", type: "string" } }],
-            [{ type: "get_attr", value: "list" }, { type: "index", value: { value: 1, type: "number" } }],
+            [
+              { type: "get_attr", value: "tags" },
+              { type: "index", value: { value: "secret-tag", type: "string" } },
+            ],
+            [
+              { type: "get_attr", value: "list" },
+              { type: "index", value: { value: 1, type: "number" } },
+            ],
             [{ type: "get_attr", value: "pw" }],
           ],
         },
-        { attributes: { set: ["set-member-1"], plain: "visible-plain" }, sensitive_attributes: [[{ type: "get_attr", value: "set" }, { type: "index", value: { value: "set-member-1", type: "string" } }]] },
+        {
+          attributes: { set: ["set-member-1"], plain: "visible-plain" },
+          sensitive_attributes: [
+            [
+              { type: "get_attr", value: "set" },
+              { type: "index", value: { value: "set-member-1", type: "string" } },
+            ],
+          ],
+        },
       ],
     },
   ],
@@ -146,7 +196,11 @@ states("paths through dynamic attributes, map keys and list indexes; sensitive o
 });
 
 states("a path that does not resolve fails closed: everything below its last resolved step", () => {
-  const state = { resources: [{ instances: [{ attributes: { a: { b: "below-a-1", c: ["below-a-2"] }, d: "not-below-a" }, sensitive_attributes: [[{ type: "get_attr", value: "a" }, { type: "weird" }]] }] }] };
+  const state = {
+    resources: [
+      { instances: [{ attributes: { a: { b: "below-a-1", c: ["below-a-2"] }, d: "not-below-a" }, sensitive_attributes: [[{ type: "get_attr", value: "a" }, { type: "weird" }]] }] },
+    ],
+  };
   assert.equal(sorted(sensitiveValuesOfState(state)), sorted(["below-a-1", "below-a-2"]));
   const broken = { resources: [{ instances: [{ attributes: { a: "whole-attributes" }, sensitive_attributes: "not a list" }] }] };
   assert.equal(sensitiveValuesOfState(broken), ["whole-attributes"]);
@@ -154,7 +208,10 @@ states("a path that does not resolve fails closed: everything below its last res
 });
 
 states("the phase's set: snapshot secrets at any length, state and plan values by the rule", () => {
-  assert.equal(sorted(sensitiveValueSet({ variables: ["ab", ""], priorState: issueState, plan: { format_version: "1.2" } })), sorted(["ab", "s3cret-value", "sensitive-output-1", "tag-secret-1", "second-item", "set-member-1"]));
+  assert.equal(
+    sorted(sensitiveValueSet({ variables: ["ab", ""], priorState: issueState, plan: { format_version: "1.2" } })),
+    sorted(["ab", "s3cret-value", "sensitive-output-1", "tag-secret-1", "second-item", "set-member-1"]),
+  );
 });
 
 const text = suite("redaction by value: replacing in text");
@@ -162,7 +219,12 @@ const text = suite("redaction by value: replacing in text");
 text("every spelling: as is, JSON-escaped, Go-escaped, HCL template-escaped, each line of a multi-line value", () => {
   assert.equal(spellingsOf('a"b<c>&d\\e'), ['a"b<c>&d\\e', 'a\\"b<c>&d\\\\e', 'a\\"b\\u003cc\\u003e\\u0026d\\\\e']);
   assert.ok(spellingsOf("pre-${x}-%{y}").includes("pre-$${x}-%%{y}"));
-  assert.equal(spellingsOf("line-one-long\r\nshort\nline-three-long").filter((s) => !s.includes("\\")).sort(), ["line-one-long", "line-one-long\r\nshort\nline-three-long", "line-three-long"]);
+  assert.equal(
+    spellingsOf("line-one-long\r\nshort\nline-three-long")
+      .filter((s) => !s.includes("\\"))
+      .sort(),
+    ["line-one-long", "line-one-long\r\nshort\nline-three-long", "line-three-long"],
+  );
   const m = new ValueMatcher(["-----BEGIN KEY-----\nMIIEsecretbody\n-----END KEY-----"]);
   // A heredoc as tofu prints it: each line indented.
   assert.is(m.redact("    <<-EOT\n        MIIEsecretbody\n    EOT"), `    <<-EOT\n        ${R}\n    EOT`);

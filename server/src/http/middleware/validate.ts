@@ -42,9 +42,7 @@ export function validateParameters(validate: Validator, values: Record<string, u
   const error = firstError(validate);
   const name = pointerOf(error).replace(/^\//, "").split("/")[0];
   const detail =
-    error.keyword === "additionalProperties"
-      ? `The ${where} parameter '${name}' is not supported by this operation.`
-      : `The ${where} parameter '${name}' ${describe(error)}.`;
+    error.keyword === "additionalProperties" ? `The ${where} parameter '${name}' is not supported by this operation.` : `The ${where} parameter '${name}' ${describe(error)}.`;
   throw new DomainError("REQUEST_INVALID", detail, { source: { parameter: name } });
 }
 
@@ -75,11 +73,9 @@ export function parseJson(raw: Buffer): unknown {
   } catch {
     const offset = firstInvalidUtf8(raw);
     const pointer = pointerAtEnd(UTF8.decode(raw.subarray(0, offset)));
-    throw new DomainError(
-      "REQUEST_ENCODING_INVALID",
-      `The request body is not valid UTF-8 (byte ${offset}${pointer ? `, in ${pointer}` : ""}); JSON text must be UTF-8.`,
-      { source: { pointer } },
-    );
+    throw new DomainError("REQUEST_ENCODING_INVALID", `The request body is not valid UTF-8 (byte ${offset}${pointer ? `, in ${pointer}` : ""}); JSON text must be UTF-8.`, {
+      source: { pointer },
+    });
   }
   try {
     return JSON.parse(text);
@@ -127,8 +123,7 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
 export function pointerAtEnd(prefix: string): string {
   type Frame = { array: boolean; index: number; key: string | null; expectingKey: boolean };
   const stack: Frame[] = [];
-  const path = (frames: Frame[]) =>
-    frames.map((f) => "/" + escapePointer(f.array ? String(f.index) : (f.key ?? ""))).join("");
+  const path = (frames: Frame[]) => frames.map((f) => "/" + escapePointer(f.array ? String(f.index) : (f.key ?? ""))).join("");
   let i = 0;
   while (i < prefix.length) {
     const c = prefix[i]!;

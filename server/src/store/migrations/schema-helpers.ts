@@ -1,5 +1,5 @@
-import type { Knex } from 'knex';
-import type { Dialect } from '../dialect.ts';
+import type { Knex } from "knex";
+import type { Dialect } from "../dialect.ts";
 
 // Column conventions every migration shares.
 
@@ -9,7 +9,7 @@ export const ID = 32;
 // PostgreSQL keeps them as timestamptz(3). SQLite has no timestamp type, so they are stored as
 // the 24-character toISOString() text, which sorts chronologically; a GLOB CHECK keeps any
 // other spelling (which would sort wrongly) out.
-export const ISO_GLOB = '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9].[0-9][0-9][0-9]Z';
+export const ISO_GLOB = "[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9].[0-9][0-9][0-9]Z";
 
 /** Dialect-aware column builders. */
 export interface Columns {
@@ -20,10 +20,9 @@ export interface Columns {
 export function columnsFor(dialect: Dialect, table: string, t: Knex.CreateTableBuilder): Columns {
   return {
     timestamp(column, { nullable = false } = {}) {
-      const builder =
-        dialect === 'postgres' ? t.timestamp(column, { useTz: true, precision: 3 }) : t.string(column, 24);
+      const builder = dialect === "postgres" ? t.timestamp(column, { useTz: true, precision: 3 }) : t.string(column, 24);
       if (!nullable) builder.notNullable();
-      if (dialect === 'sqlite') t.check(`?? GLOB '${ISO_GLOB}'`, [column], `${table}_${column}_iso`);
+      if (dialect === "sqlite") t.check(`?? GLOB '${ISO_GLOB}'`, [column], `${table}_${column}_iso`);
     },
   };
 }
@@ -31,12 +30,11 @@ export function columnsFor(dialect: Dialect, table: string, t: Knex.CreateTableB
 /** The primary key. */
 export function idColumn(t: Knex.CreateTableBuilder): void {
   // NOTE: SQLite lets a non-INTEGER primary key hold NULL unless it is declared NOT NULL.
-  t.string('id', ID).notNullable().primary();
+  t.string("id", ID).notNullable().primary();
 }
 
 /** A foreign key to `table.id`. */
 export function reference(t: Knex.CreateTableBuilder, column: string, table: string, { nullable = false } = {}): void {
-  const builder = t.string(column, ID).references('id').inTable(table);
+  const builder = t.string(column, ID).references("id").inTable(table);
   if (!nullable) builder.notNullable();
 }
-
