@@ -1,162 +1,28 @@
 import type { Dialect, Executor } from "./dialect.ts";
-import type { DbBoolean, DbTimestamp } from "./rows.ts";
+import {
+  toCheckRun,
+  toConnection,
+  toDelivery,
+  type CheckRunRow,
+  type ConnectionRow,
+  type DeliveryRow,
+  type DeliveryStatus,
+  type GitHubCheckRun,
+  type GitHubDelivery,
+  type GitHubInstallation,
+  type SourceConnection,
+} from "./github-records.ts";
+import type { DbBoolean } from "./rows.ts";
 import { atomically } from "./run-events.ts";
 import { translating } from "./translate-error.ts";
-import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
-
-/** A workspace's connection to a GitHub repository (tracked branch and working directory are the workspace's). */
-export interface SourceConnection {
-  workspaceId: string;
-  organizationId: string;
-  provider: "github";
-  installationId: number;
-  repository: string;
-  triggerPaths: string[];
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** The states of a webhook delivery (see the GitHubDelivery schema). */
-export type DeliveryStatus = "queued" | "processing" | "processed" | "ignored" | "refused" | "failed";
-
-/** A verified webhook delivery: the idempotency record and the job that acts on it. */
-export interface GitHubDelivery {
-  id: string;
-  event: string;
-  action: string | null;
-  installationId: number | null;
-  repository: string | null;
-  payload: string;
-  status: DeliveryStatus;
-  outcome: string | null;
-  detail: string | null;
-  attempts: number;
-  runAfter: string;
-  runIds: string[];
-  receivedAt: string;
-  processedAt: string | null;
-}
-
-/** A GitHub App installation as its events described it. */
-export interface GitHubInstallation {
-  id: number;
-  account: string | null;
-  repositorySelection: "all" | "selected";
-  suspended: boolean;
-  deleted: boolean;
-  /** Lower-case `owner/name` of the selected repositories (empty for `all`). */
-  repositories: string[];
-}
-
-/** The check run kept in step with one GitHub-triggered run. */
-export interface GitHubCheckRun {
-  runId: string;
-  installationId: number;
-  repository: string;
-  headSha: string;
-  checkRunId: number | null;
-  sentState: string | null;
-  attempts: number;
-  nextAttemptAt: string;
-  lastError: string | null;
-}
-
-interface ConnectionRow {
-  workspace_id: string;
-  organization_id: string;
-  provider: string;
-  installation_id: number | string;
-  repository: string;
-  repository_key: string;
-  trigger_paths: string;
-  created_at: DbTimestamp;
-  updated_at: DbTimestamp;
-}
-
-interface DeliveryRow {
-  id: string;
-  event: string;
-  action: string | null;
-  installation_id: number | string | null;
-  repository: string | null;
-  repository_key: string | null;
-  payload: string;
-  status: string;
-  outcome: string | null;
-  detail: string | null;
-  attempts: number;
-  run_after: DbTimestamp;
-  locked_by: string | null;
-  locked_at: DbTimestamp | null;
-  run_ids: string;
-  received_at: DbTimestamp;
-  processed_at: DbTimestamp | null;
-  updated_at: DbTimestamp;
-}
-
-interface CheckRunRow {
-  run_id: string;
-  installation_id: number | string;
-  repository: string;
-  head_sha: string;
-  check_run_id: number | string | null;
-  sent_state: string | null;
-  attempts: number;
-  next_attempt_at: DbTimestamp;
-  last_error: string | null;
-  updated_at: DbTimestamp;
-}
+import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow } from "./values.ts";
 
 /** The graphile-worker task a queued delivery is dispatched as (PostgreSQL). */
 export const GITHUB_DELIVERY_TASK = "stackship_github_delivery";
 
+export type { DeliveryStatus, GitHubCheckRun, GitHubDelivery, GitHubInstallation, SourceConnection } from "./github-records.ts";
+
 const repositoryKey = (repository: string) => repository.toLowerCase();
-
-function toConnection(row: ConnectionRow): SourceConnection {
-  return {
-    workspaceId: row.workspace_id,
-    organizationId: row.organization_id,
-    provider: "github",
-    installationId: numberFromRow(row.installation_id),
-    repository: row.repository,
-    triggerPaths: JSON.parse(row.trigger_paths) as string[],
-    createdAt: isoFromRow(row.created_at),
-    updatedAt: isoFromRow(row.updated_at),
-  };
-}
-
-function toDelivery(row: DeliveryRow): GitHubDelivery {
-  return {
-    id: row.id,
-    event: row.event,
-    action: row.action,
-    installationId: row.installation_id === null ? null : numberFromRow(row.installation_id),
-    repository: row.repository,
-    payload: row.payload,
-    status: row.status as DeliveryStatus,
-    outcome: row.outcome,
-    detail: row.detail,
-    attempts: numberFromRow(row.attempts),
-    runAfter: isoFromRow(row.run_after),
-    runIds: JSON.parse(row.run_ids) as string[],
-    receivedAt: isoFromRow(row.received_at),
-    processedAt: optionalIsoFromRow(row.processed_at),
-  };
-}
-
-function toCheckRun(row: CheckRunRow): GitHubCheckRun {
-  return {
-    runId: row.run_id,
-    installationId: numberFromRow(row.installation_id),
-    repository: row.repository,
-    headSha: row.head_sha,
-    checkRunId: row.check_run_id === null ? null : numberFromRow(row.check_run_id),
-    sentState: row.sent_state,
-    attempts: numberFromRow(row.attempts),
-    nextAttemptAt: isoFromRow(row.next_attempt_at),
-    lastError: row.last_error,
-  };
-}
 
 /** Source connections, webhook deliveries, installations and check runs of the GitHub App pipeline. */
 export class GitHubRepository {

@@ -1,42 +1,20 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { createOrganizationWithToken, createToken, createVariable, createWorkspace, countRows } from "../support/factories.ts";
+import { createOrganizationWithToken, createToken, createWorkspace, countRows } from "../support/factories.ts";
 import { GitHubDouble } from "../support/github-double.ts";
-import { commitTarball, connectWorkspace, deliver, eventually, newInstallationId, newSha, pullRequestPayload, pushPayload, settled } from "../support/github.ts";
+import { commitTarball, connectWorkspace, deliver, eventually, newInstallationId, newSha, pushPayload, settled } from "../support/github.ts";
 import { buildTarGz } from "../../src/github/tarball.ts";
-import { testEachServer, type TestServer } from "../support/test-server.ts";
+import { testEachServer } from "../support/test-server.ts";
+import { auditOf, githubServerOptions, MAIN_TF, PIPELINE_TABLES, runOf, sourceOf, TARBALL_LIMIT } from "../support/github-source.ts";
 
 // The GitHub App pipeline against a local GitHub API double (no runner: runs stay pending, which
-// is what the queue-related cases need). The end-to-end case with real tofu is in
-// test/lifecycle/github-push.test.ts.
+// is what the queue-related cases need): source connections, the webhook intake and pushes; pull
+// requests and installations are github-pull-requests.test.ts. The end-to-end case with real tofu
+// is in test/lifecycle/github-push.test.ts.
 
 // Started before the first suite and stopped after the last (uvu's -r tsx hook has no top-level await).
 const double = new GitHubDouble();
-/** The tarball limit of these servers: small, so that both sides of it are cheap to test. */
-const TARBALL_LIMIT = 64 * 1024;
-const GITHUB = { config: { github: double.config(TARBALL_LIMIT) }, githubWorker: { backoffBaseMs: 100 } } as const;
-const MAIN_TF = 'resource "terraform_data" "greeting" {\n  input = "hello"\n}\n';
-const PIPELINE_TABLES = ["runs", "configuration_versions", "input_snapshots", "snapshot_secrets", "run_jobs", "github_check_runs"] as const;
-
-function sourceOf(server: TestServer, workspaceId: string, token: string) {
-  return fetch(`${server.baseUrl}/v1/workspaces/${workspaceId}/source`, { headers: { Authorization: `Bearer ${token}` } }).then(async (r) => ({
-    status: r.status,
-    body: (await r.json()) as any,
-  }));
-}
-
-async function auditOf(server: TestServer, targetId: string) {
-  return server.db
-    .knex("audit_events")
-    .where({ target_id: targetId })
-    .orderBy([{ column: "created_at" }, { column: "id" }]);
-}
-
-async function runOf(server: TestServer, token: string, runId: string) {
-  const response = await fetch(`${server.baseUrl}/v1/runs/${runId}`, { headers: { Authorization: `Bearer ${token}` } });
-  assert.is(response.status, 200);
-  return ((await response.json()) as any).data;
-}
+const GITHUB = githubServerOptions(double);
 
 // ---------------------------------------------------------------------------------------------
 const source = suite("workspace source connection");
@@ -474,134 +452,8 @@ testEachServer(
 );
 
 // ---------------------------------------------------------------------------------------------
-const pulls = suite("pull requests → speculative runs");
-
-testEachServer(
-  pulls,
-  "a pull request plans speculatively; a newer push cancels the queued older run; closing cancels the queued one",
-  async (server) => {
-    const connected = await connectWorkspace(server);
-    double.installations.set(connected.installationId, [connected.repository]);
-    const first = newSha();
-    const second = newSha();
-    for (const sha of [first, second]) double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }));
-    const opened = await deliver(server, double, "pull_request", pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 7, headSha: first }));
-    const one = await settled(server, opened.deliveryId);
-    assert.is(one.status, "processed", JSON.stringify(one));
-    const older = await runOf(server, connected.token, one.run_ids[0]);
-    assert.is(older.attributes.kind, "speculative");
-    assert.is(older.attributes.source, "github_pull_request");
-    assert.equal(older.attributes.commit, {
-      sha: first,
-      message: "Change #7",
-      author: older.attributes.commit.author,
-      ref: "refs/pull/7/head",
-      repository: connected.repository,
-      fork: false,
-    });
-
-    const synced = await deliver(server, double, "pull_request", pullRequestPayload(connected.repository, connected.installationId, "synchronize", { number: 7, headSha: second }));
-    const two = await settled(server, synced.deliveryId);
-    assert.is((await runOf(server, connected.token, older.id)).attributes.status, "canceled");
-    const newer = await runOf(server, connected.token, two.run_ids[0]);
-    assert.is(newer.attributes.status, "pending");
-    assert.is(newer.attributes.commit.sha, second);
-
-    // A pull request targeting another branch plans nothing.
-    const elsewhere = await deliver(
-      server,
-      double,
-      "pull_request",
-      pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 8, headSha: first, base: "develop" }),
-    );
-    assert.equal(await settled(server, elsewhere.deliveryId).then((r) => [r.status, r.outcome]), ["ignored", "branch_not_tracked"]);
-
-    const closed = await deliver(server, double, "pull_request", pullRequestPayload(connected.repository, connected.installationId, "closed", { number: 7, headSha: second }));
-    const three = await settled(server, closed.deliveryId);
-    assert.equal([three.outcome, three.run_ids], ["pull_request_closed", [newer.id]]);
-    assert.is((await runOf(server, connected.token, newer.id)).attributes.status, "canceled");
-  },
-  GITHUB,
-);
-
-testEachServer(
-  pulls,
-  "a fork pull request gets a speculative run marked fork, with no sensitive value in its snapshot and its record saying why",
-  async (server) => {
-    const connected = await connectWorkspace(server);
-    double.installations.set(connected.installationId, [connected.repository]);
-    const canary = `canary-${newSha()}`;
-    await createVariable(server, connected.token, connected.workspaceId, { key: "db_password", value: canary, sensitive: true });
-    await createVariable(server, connected.token, connected.workspaceId, { key: "AWS_SECRET_ACCESS_KEY", value: `${canary}-env`, sensitive: true, category: "env" });
-    const sha = newSha();
-    double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }));
-    const sent = await deliver(
-      server,
-      double,
-      "pull_request",
-      pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 9, headSha: sha, headRepository: "mallory/infra" }),
-    );
-    const result = await settled(server, sent.deliveryId);
-    assert.is(result.status, "processed", JSON.stringify(result));
-    const run = await runOf(server, connected.token, result.run_ids[0]);
-    assert.is(run.attributes.kind, "speculative");
-    assert.is(run.attributes.commit.fork, true);
-    assert.is(run.attributes.commit.repository, "mallory/infra");
-    const snapshot = await server.db
-      .knex("input_snapshots")
-      .where({ id: (await server.db.knex("runs").where({ id: run.id }).first()).input_snapshot_id })
-      .first();
-    assert.not.match(snapshot.document, canary);
-    assert.not.match(snapshot.document, "db_password");
-    assert.not.match(snapshot.document, "AWS_SECRET_ACCESS_KEY");
-    assert.not.match(JSON.stringify(snapshot.document), "value_handle");
-    const created = (await auditOf(server, run.id)).find((e) => e.action === "github.run_created");
-    const data = JSON.parse(created.data);
-    assert.is(data.fork, true);
-    assert.match(data.cloud_credentials, "withheld");
-    assert.match(data.sensitive_variables, "omitted");
-  },
-  GITHUB,
-);
-
-// ---------------------------------------------------------------------------------------------
-const installations = suite("installations");
-installations.after(() => double.stop());
-
-testEachServer(
-  installations,
-  "installation and installation_repositories events say which repositories the App can see (the source document's repository_access)",
-  async (server) => {
-    const installationId = newInstallationId();
-    const connected = await connectWorkspace(server, { installationId });
-    const created = (await import("../support/github-double.ts")).webhookExample("installation", (p) => p.action === "created");
-    created.installation.id = installationId;
-    created.installation.repository_selection = "selected";
-    created.repositories = [{ ...created.repositories[0], full_name: connected.repository }];
-    assert.is((await settled(server, (await deliver(server, double, "installation", created)).deliveryId)).status, "processed");
-    assert.is((await sourceOf(server, connected.workspaceId, connected.token)).body.data.attributes.repository_access, "granted");
-    const removed = (await import("../support/github-double.ts")).webhookExample("installation_repositories", (p) => p.action === "removed");
-    removed.installation.id = installationId;
-    removed.repository_selection = "selected";
-    removed.repositories_removed = [{ ...removed.repositories_removed[0], full_name: connected.repository }];
-    removed.repositories_added = [];
-    assert.is((await settled(server, (await deliver(server, double, "installation_repositories", removed)).deliveryId)).status, "processed");
-    assert.is((await sourceOf(server, connected.workspaceId, connected.token)).body.data.attributes.repository_access, "not_granted");
-    const notGranted = await deliver(server, double, "push", pushPayload(connected.repository, installationId, newSha()));
-    assert.equal(await settled(server, notGranted.deliveryId).then((r) => [r.status, r.outcome]), ["refused", "repository_not_granted"]);
-    const deleted = (await import("../support/github-double.ts")).webhookExample("installation", (p) => p.action === "deleted");
-    deleted.installation.id = installationId;
-    assert.is((await settled(server, (await deliver(server, double, "installation", deleted)).deliveryId)).status, "processed");
-    // A push through an uninstalled installation is refused.
-    const sha = newSha();
-    const refused = await deliver(server, double, "push", pushPayload(connected.repository, installationId, sha));
-    assert.equal(await settled(server, refused.deliveryId).then((r) => [r.status, r.outcome]), ["refused", "installation_unknown"]);
-  },
-  GITHUB,
-);
+push.after(() => double.stop());
 
 source.run();
 webhook.run();
 push.run();
-pulls.run();
-installations.run();

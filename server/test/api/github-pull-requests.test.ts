@@ -1,0 +1,145 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { createVariable } from "../support/factories.ts";
+import { GitHubDouble } from "../support/github-double.ts";
+import { commitTarball, connectWorkspace, deliver, newInstallationId, newSha, pullRequestPayload, pushPayload, settled } from "../support/github.ts";
+import { testEachServer } from "../support/test-server.ts";
+import { auditOf, githubServerOptions, MAIN_TF, runOf, sourceOf } from "../support/github-source.ts";
+
+// Pull requests and installations through the GitHub App pipeline, against a local GitHub API double
+// (no runner: runs stay pending). Pushes and the webhook intake are github-source.test.ts.
+
+const double = new GitHubDouble();
+const GITHUB = githubServerOptions(double);
+
+const pulls = suite("pull requests → speculative runs");
+pulls.before(async () => {
+  await double.start();
+});
+
+testEachServer(
+  pulls,
+  "a pull request plans speculatively; a newer push cancels the queued older run; closing cancels the queued one",
+  async (server) => {
+    const connected = await connectWorkspace(server);
+    double.installations.set(connected.installationId, [connected.repository]);
+    const first = newSha();
+    const second = newSha();
+    for (const sha of [first, second]) double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }));
+    const opened = await deliver(server, double, "pull_request", pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 7, headSha: first }));
+    const one = await settled(server, opened.deliveryId);
+    assert.is(one.status, "processed", JSON.stringify(one));
+    const older = await runOf(server, connected.token, one.run_ids[0]);
+    assert.is(older.attributes.kind, "speculative");
+    assert.is(older.attributes.source, "github_pull_request");
+    assert.equal(older.attributes.commit, {
+      sha: first,
+      message: "Change #7",
+      author: older.attributes.commit.author,
+      ref: "refs/pull/7/head",
+      repository: connected.repository,
+      fork: false,
+    });
+
+    const synced = await deliver(server, double, "pull_request", pullRequestPayload(connected.repository, connected.installationId, "synchronize", { number: 7, headSha: second }));
+    const two = await settled(server, synced.deliveryId);
+    assert.is((await runOf(server, connected.token, older.id)).attributes.status, "canceled");
+    const newer = await runOf(server, connected.token, two.run_ids[0]);
+    assert.is(newer.attributes.status, "pending");
+    assert.is(newer.attributes.commit.sha, second);
+
+    // A pull request targeting another branch plans nothing.
+    const elsewhere = await deliver(
+      server,
+      double,
+      "pull_request",
+      pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 8, headSha: first, base: "develop" }),
+    );
+    assert.equal(await settled(server, elsewhere.deliveryId).then((r) => [r.status, r.outcome]), ["ignored", "branch_not_tracked"]);
+
+    const closed = await deliver(server, double, "pull_request", pullRequestPayload(connected.repository, connected.installationId, "closed", { number: 7, headSha: second }));
+    const three = await settled(server, closed.deliveryId);
+    assert.equal([three.outcome, three.run_ids], ["pull_request_closed", [newer.id]]);
+    assert.is((await runOf(server, connected.token, newer.id)).attributes.status, "canceled");
+  },
+  GITHUB,
+);
+
+testEachServer(
+  pulls,
+  "a fork pull request gets a speculative run marked fork, with no sensitive value in its snapshot and its record saying why",
+  async (server) => {
+    const connected = await connectWorkspace(server);
+    double.installations.set(connected.installationId, [connected.repository]);
+    const canary = `canary-${newSha()}`;
+    await createVariable(server, connected.token, connected.workspaceId, { key: "db_password", value: canary, sensitive: true });
+    await createVariable(server, connected.token, connected.workspaceId, { key: "AWS_SECRET_ACCESS_KEY", value: `${canary}-env`, sensitive: true, category: "env" });
+    const sha = newSha();
+    double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }));
+    const sent = await deliver(
+      server,
+      double,
+      "pull_request",
+      pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 9, headSha: sha, headRepository: "mallory/infra" }),
+    );
+    const result = await settled(server, sent.deliveryId);
+    assert.is(result.status, "processed", JSON.stringify(result));
+    const run = await runOf(server, connected.token, result.run_ids[0]);
+    assert.is(run.attributes.kind, "speculative");
+    assert.is(run.attributes.commit.fork, true);
+    assert.is(run.attributes.commit.repository, "mallory/infra");
+    const snapshot = await server.db
+      .knex("input_snapshots")
+      .where({ id: (await server.db.knex("runs").where({ id: run.id }).first()).input_snapshot_id })
+      .first();
+    assert.not.match(snapshot.document, canary);
+    assert.not.match(snapshot.document, "db_password");
+    assert.not.match(snapshot.document, "AWS_SECRET_ACCESS_KEY");
+    assert.not.match(JSON.stringify(snapshot.document), "value_handle");
+    const created = (await auditOf(server, run.id)).find((e) => e.action === "github.run_created");
+    const data = JSON.parse(created.data);
+    assert.is(data.fork, true);
+    assert.match(data.cloud_credentials, "withheld");
+    assert.match(data.sensitive_variables, "omitted");
+  },
+  GITHUB,
+);
+
+// ---------------------------------------------------------------------------------------------
+const installations = suite("installations");
+installations.after(() => double.stop());
+
+testEachServer(
+  installations,
+  "installation and installation_repositories events say which repositories the App can see (the source document's repository_access)",
+  async (server) => {
+    const installationId = newInstallationId();
+    const connected = await connectWorkspace(server, { installationId });
+    const created = (await import("../support/github-double.ts")).webhookExample("installation", (p) => p.action === "created");
+    created.installation.id = installationId;
+    created.installation.repository_selection = "selected";
+    created.repositories = [{ ...created.repositories[0], full_name: connected.repository }];
+    assert.is((await settled(server, (await deliver(server, double, "installation", created)).deliveryId)).status, "processed");
+    assert.is((await sourceOf(server, connected.workspaceId, connected.token)).body.data.attributes.repository_access, "granted");
+    const removed = (await import("../support/github-double.ts")).webhookExample("installation_repositories", (p) => p.action === "removed");
+    removed.installation.id = installationId;
+    removed.repository_selection = "selected";
+    removed.repositories_removed = [{ ...removed.repositories_removed[0], full_name: connected.repository }];
+    removed.repositories_added = [];
+    assert.is((await settled(server, (await deliver(server, double, "installation_repositories", removed)).deliveryId)).status, "processed");
+    assert.is((await sourceOf(server, connected.workspaceId, connected.token)).body.data.attributes.repository_access, "not_granted");
+    const notGranted = await deliver(server, double, "push", pushPayload(connected.repository, installationId, newSha()));
+    assert.equal(await settled(server, notGranted.deliveryId).then((r) => [r.status, r.outcome]), ["refused", "repository_not_granted"]);
+    const deleted = (await import("../support/github-double.ts")).webhookExample("installation", (p) => p.action === "deleted");
+    deleted.installation.id = installationId;
+    assert.is((await settled(server, (await deliver(server, double, "installation", deleted)).deliveryId)).status, "processed");
+    // A push through an uninstalled installation is refused.
+    const sha = newSha();
+    const refused = await deliver(server, double, "push", pushPayload(connected.repository, installationId, sha));
+    assert.equal(await settled(server, refused.deliveryId).then((r) => [r.status, r.outcome]), ["refused", "installation_unknown"]);
+  },
+  GITHUB,
+);
+
+pulls.run();
+installations.run();
