@@ -4,7 +4,8 @@
  * a local `tofu` (init, plan -out, show -json in a fresh directory), and the queue-to-start latency
  * (run job queued → phase attempt started). Targets from the issue: ≤ 1.3× local; p50 ≤ 150 ms.
  */
-import { api, load, localPlan, median, startBenchStackShip } from "./stackship-harness.ts";
+import { load, localPlan, median, startBenchStackShip } from "./stackship-harness.ts";
+import { api } from "./support.ts";
 
 const RUNS = Number(process.env.BENCH_PLANS ?? 10);
 

@@ -8,7 +8,7 @@
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
@@ -17,28 +17,18 @@ import knex from "knex";
 import pino from "pino";
 import { loadConfig, REPO_ROOT } from "../../server/src/config.ts";
 import { createStackShip } from "../../server/src/server.ts";
+import { configTarball } from "./stackship-harness.ts";
+import { api } from "./support.ts";
 
 const PLANS = Number(process.env.BENCH_SCALE_PLANS ?? 40);
 const WORKSPACES = Math.max(1, Math.floor(PLANS / 2));
 const CONCURRENCY = process.env.STACKSHIP_RUNNER_CONCURRENCY || String(availableParallelism());
-const CONFIG = 'resource "terraform_data" "a" {\n  input = "one"\n}\nresource "terraform_data" "b" {\n  input = terraform_data.a.output\n}\n';
 
 const say = (message: string) => process.stdout.write(`[bench] scale: ${message}\n`);
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-async function api(base: string, token: string, method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json", Accept: "application/vnd.api+json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
 }
 
 /** A runner-only process; resolves once it says it started. */
@@ -78,12 +68,7 @@ async function round(adminUrl: string, runners: number): Promise<{ drainMs: numb
   try {
     await api(base, bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
     const token = (await api(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes.secret;
-    const src = mkdtempSync(join(tmpdir(), "ss-bench-src-"));
-    mkdirSync(join(src, "c"));
-    writeFileSync(join(src, "c", "main.tf"), CONFIG);
-    execFileSync("tar", ["-czf", join(src, "c.tgz"), "-C", join(src, "c"), "."]);
-    const tarball = readFileSync(join(src, "c.tgz"));
-    rmSync(src, { recursive: true, force: true });
+    const tarball = configTarball();
     const workspaces: string[] = [];
     for (let i = 0; i < WORKSPACES; i++) {
       const workspace = (await api(base, token, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name: `w${i}` } } })).data;

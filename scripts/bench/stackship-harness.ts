@@ -4,18 +4,14 @@
  * in-process runner and real bubblewrap sandboxes, with workspaces holding that configuration.
  */
 import { execFile, execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import pino from "pino";
-import { loadConfig, REPO_ROOT } from "../../server/src/config.ts";
+import { REPO_ROOT } from "../../server/src/config.ts";
 import { RunnerEngine, type RunnerOptions } from "../../server/src/runner/engine.ts";
 import type { AttemptTimings } from "../../server/src/runner/execution.ts";
-import { createStackShip } from "../../server/src/server.ts";
+import { api, startBenchServer } from "./support.ts";
 
 export const CONFIG = 'resource "terraform_data" "a" {\n  input = "one"\n}\nresource "terraform_data" "b" {\n  input = terraform_data.a.output\n}\n';
 const tofu = join(REPO_ROOT, ".tools/bin/tofu");
@@ -57,28 +53,22 @@ export async function localPlan(): Promise<number> {
   }
 }
 
-export async function api(base: string, token: string, method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json", Accept: "application/vnd.api+json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
+/** The benchmark configuration as the .tar.gz a configuration version uploads. */
+export function configTarball() {
+  const src = mkdtempSync(join(tmpdir(), "ss-bench-src-"));
+  try {
+    mkdirSync(join(src, "c"));
+    writeFileSync(join(src, "c", "main.tf"), CONFIG);
+    execFileSync("tar", ["-czf", join(src, "c.tgz"), "-C", join(src, "c"), "."]);
+    return readFileSync(join(src, "c.tgz"));
+  } finally {
+    rmSync(src, { recursive: true, force: true });
+  }
 }
 
 /** A StackShip with its runner, an organization and an admin token. */
 export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>) {
-  const dataDir = mkdtempSync(join(tmpdir(), "ss-bench-runs-"));
-  const bootstrapToken = `ss0.${randomBytes(24).toString("base64url")}`;
-  const config = { ...loadConfig({}), dataDir, databaseUrl: `sqlite://${join(dataDir, "stackship.db")}`, bootstrapToken, validateResponses: false, logLevel: "silent" };
-  const stackship = await createStackShip(config, { logger: pino({ level: "silent" }) });
-  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
-  const http = createServer(stackship.app.callback());
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const port = (http.address() as AddressInfo).port;
-  const base = `http://127.0.0.1:${port}`;
+  const { dataDir, bootstrapToken, stackship, http, port, base } = await startBenchServer("ss-bench-runs-");
   const timings = new Map<string, AttemptTimings>();
   const runner = new RunnerEngine(
     { services: stackship.services, api: { host: "127.0.0.1", port }, phaseTimeoutMs: 300_000, onAttemptTimings: (t) => timings.set(t.runId, t) },
@@ -88,12 +78,7 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
   await api(base, bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
   const token: string = (await api(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes
     .secret;
-  const src = mkdtempSync(join(tmpdir(), "ss-bench-src-"));
-  mkdirSync(join(src, "c"));
-  writeFileSync(join(src, "c", "main.tf"), CONFIG);
-  execFileSync("tar", ["-czf", join(src, "c.tgz"), "-C", join(src, "c"), "."]);
-  const tarball = readFileSync(join(src, "c.tgz"));
-  rmSync(src, { recursive: true, force: true });
+  const tarball = configTarball();
   return {
     stackship,
     runner,
