@@ -199,16 +199,16 @@ export class SsApp extends LitElement {
       ${
         session.organizations.length > 1
           ? html`<label>
-              <span class="visually-hidden">Organization</span>
-              <select
-                id="organization-switcher"
-                aria-label="Organization"
-                .value=${session.organization ?? ""}
-                @change=${(e: Event) => this.switchOrganization((e.target as HTMLSelectElement).value)}
-              >
-                ${session.organizations.map((o) => html`<option value=${o.name} ?selected=${o.name === session.organization}>${o.name}</option>`)}
-              </select>
-            </label>`
+            <span class="visually-hidden">Organization</span>
+            <select
+              id="organization-switcher"
+              aria-label="Organization"
+              .value=${session.organization ?? ""}
+              @change=${(e: Event) => this.switchOrganization((e.target as HTMLSelectElement).value)}
+            >
+              ${session.organizations.map((o) => html`<option value=${o.name} ?selected=${o.name === session.organization}>${o.name}</option>`)}
+            </select>
+          </label>`
           : session.organization
             ? html`<span class="muted" id="organization-name">${session.organization}</span>`
             : nothing

@@ -27,14 +27,14 @@ export class SsApplyEvidence extends LitElement {
       ${
         v.state === "committed"
           ? html`<p class="lead" data-testid="state-version">
-              Published state version <code>${v.id}</code>, serial ${v.serial}, at <time datetime=${v.published_at}>${formatUtc(v.published_at)}</time>
-            </p>`
+            Published state version <code>${v.id}</code>, serial ${v.serial}, at <time datetime=${v.published_at}>${formatUtc(v.published_at)}</time>
+          </p>`
           : v.state === "unavailable"
             ? html`<p class="notice attention" data-testid="state-version">The apply committed a state version, but its record is unavailable.</p>`
             : v.state === "not_recorded"
               ? html`<p class="muted" data-testid="state-version">
-                  ${a.phase_status === "pending" ? "Nothing applied yet: no state version." : "No state version was committed by this apply."}
-                </p>`
+                ${a.phase_status === "pending" ? "Nothing applied yet: no state version." : "No state version was committed by this apply."}
+              </p>`
               : html`<p class="error" data-testid="state-version">Unknown state version state “${(v as { state: string }).state}”</p>`
       }
     </div>`;

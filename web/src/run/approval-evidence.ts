@@ -27,10 +27,10 @@ export class SsApprovalEvidence extends LitElement {
         headline === null
           ? html`<p class="lead error" data-testid="approval-lead">Unknown approval state “${a.state}”</p>`
           : html`<p class="lead" data-testid="approval-lead">
-              ${headline.verb}${
-                headline.who ? html` ${headline.who.name ? headline.who.name : html`<code data-testid="actor-id">${headline.who.id}</code>`}` : nothing
-              }${a.decided_at ? html` at <time datetime=${a.decided_at}>${formatUtc(a.decided_at)}</time>` : nothing}
-            </p>`
+            ${headline.verb}${
+              headline.who ? html` ${headline.who.name ? headline.who.name : html`<code data-testid="actor-id">${headline.who.id}</code>`}` : nothing
+            }${a.decided_at ? html` at <time datetime=${a.decided_at}>${formatUtc(a.decided_at)}</time>` : nothing}
+          </p>`
       }
       ${a.reason ? html`<p data-testid="approval-reason">Reason: ${a.reason}</p>` : nothing}
       ${

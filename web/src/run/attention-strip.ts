@@ -77,7 +77,7 @@ export class SsAttentionStrip extends LitElement {
         ${
           counts
             ? html`Approving applies this plan: <strong>${counts.create} to create</strong>, <strong>${counts.change} to change</strong> and
-                <span class="destroy">${counts.destroy} to destroy</span>.`
+              <span class="destroy">${counts.destroy} to destroy</span>.`
             : html`Approving applies this plan, which destroys at least one resource.`
         }
       </p>

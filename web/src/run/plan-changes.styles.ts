@@ -79,23 +79,11 @@ export const planChangesStyles = css`
     font-size: 0.8125rem;
     font-weight: 600;
   }
-  .a-create {
-    color: var(--ss-success);
-  }
-  .a-update {
-    color: var(--ss-info);
-  }
-  .a-delete,
-  .a-replace,
-  .a-forget_replace {
-    color: var(--ss-danger);
-  }
-  .a-forget {
-    color: var(--ss-attention);
-  }
-  .a-unknown {
-    color: var(--ss-danger);
-  }
+  .a-create { color: var(--ss-success); }
+  .a-update { color: var(--ss-info); }
+  .a-delete, .a-replace, .a-forget_replace { color: var(--ss-danger); }
+  .a-forget { color: var(--ss-attention); }
+  .a-unknown { color: var(--ss-danger); }
   .detail {
     margin-top: var(--ss-space-3);
     border: 1px solid var(--ss-border);

@@ -118,7 +118,8 @@ export class SsPlanChanges extends LitElement {
     const selected = this.selected !== null ? resources[this.selected] : undefined;
     return html`<div class="notes">
         <p class="muted">
-          This view omits resources whose only actions are no-op or read and counts a create-and-delete pair as one replace, so its totals can differ from the plan counts.
+          This view omits resources whose only actions are no-op or read and counts a create-and-delete pair as one replace, so its totals can differ
+          from the plan counts.
         </p>
         ${diff.truncated ? this.renderTruncation(diff) : nothing}
         ${diff.plan_errored ? html`<p class="notice danger">OpenTofu reported the plan as errored: this change list may be incomplete.</p>` : nothing}
@@ -143,16 +144,16 @@ export class SsPlanChanges extends LitElement {
         rows.length === 0
           ? html`<p class="notice" data-testid="changes-empty">${resources.length === 0 ? "This plan changes no resources." : "No resource matches these filters."}</p>`
           : html`<div class="viewport" @scroll=${this.onScroll} tabindex="-1" data-testid="changes-viewport">
-              <div
-                class="rows"
-                role="list"
-                aria-label="Changed resources (arrow keys move between rows)"
-                style="height:${rows.length * ROW_HEIGHT}px"
-                @keydown=${(e: KeyboardEvent) => this.onRowKeydown(e, rows.length)}
-              >
-                ${visible.map((index, offset) => this.renderRow(resources[index], index, first + offset, rows.length, tabStop))}
-              </div>
-            </div>`
+            <div
+              class="rows"
+              role="list"
+              aria-label="Changed resources (arrow keys move between rows)"
+              style="height:${rows.length * ROW_HEIGHT}px"
+              @keydown=${(e: KeyboardEvent) => this.onRowKeydown(e, rows.length)}
+            >
+              ${visible.map((index, offset) => this.renderRow(resources[index], index, first + offset, rows.length, tabStop))}
+            </div>
+          </div>`
       }
       ${selected ? this.renderDetail(selected) : nothing}`;
   }
@@ -197,8 +198,8 @@ export class SsPlanChanges extends LitElement {
       ${
         r.detail_withheld
           ? html`<p class="notice attention" data-testid="detail-withheld">
-              Before/after detail withheld: ${r.withheld_reason ? (WITHHELD[r.withheld_reason] ?? r.withheld_reason) : "no reason recorded"}.
-            </p>`
+            Before/after detail withheld: ${r.withheld_reason ? (WITHHELD[r.withheld_reason] ?? r.withheld_reason) : "no reason recorded"}.
+          </p>`
           : this.renderAttributes(r)
       }
     </section>`;
@@ -211,15 +212,14 @@ export class SsPlanChanges extends LitElement {
       ${tableHead(["Attribute", "Before", "After"])}
       <tbody>
         ${rows.map(
-          (row) =>
-            html`<tr class=${row.changed ? "changed" : ""}>
-              <td class="path">
-                <code>${row.path}</code> ${row.changed ? html`<span class="tag">changed</span>` : nothing}
-                ${row.forcesReplacement ? html`<span class="tag">forces replacement</span>` : nothing}
-              </td>
-              <td class="value">${this.leaf(row.before)}</td>
-              <td class="value">${this.leaf(row.after)}</td>
-            </tr>`,
+          (row) => html`<tr class=${row.changed ? "changed" : ""}>
+            <td class="path">
+              <code>${row.path}</code> ${row.changed ? html`<span class="tag">changed</span>` : nothing}
+              ${row.forcesReplacement ? html`<span class="tag">forces replacement</span>` : nothing}
+            </td>
+            <td class="value">${this.leaf(row.before)}</td>
+            <td class="value">${this.leaf(row.after)}</td>
+          </tr>`,
         )}
       </tbody>
     </table>`;

@@ -29,7 +29,9 @@ export class SsPlanStageBody extends LitElement {
 
   override render() {
     return html`<div class="stack">
-      <div role="tablist" aria-label="Plan evidence" @keydown=${this.onKeydown}>${this.tabButton("log", "Log")} ${this.tabButton("changes", "Changes")}</div>
+      <div role="tablist" aria-label="Plan evidence" @keydown=${this.onKeydown}>
+        ${this.tabButton("log", "Log")} ${this.tabButton("changes", "Changes")}
+      </div>
       <div role="tabpanel" id="panel-log" aria-labelledby="tab-log" ?hidden=${this.tab !== "log"}>
         ${this.opened.has("log") ? html`<ss-run-console run-id=${this.runId} phase="plan" ?held=${this.planRunning}></ss-run-console>` : nothing}
       </div>

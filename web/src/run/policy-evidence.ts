@@ -61,16 +61,15 @@ export class SsPolicyEvidence extends LitElement {
       ${
         p.findings.length > 0
           ? html`<ul class="findings" aria-label="Policy findings" data-testid="policy-findings">
-              ${p.findings.map(
-                (f) =>
-                  html`<li class=${f.enforcement_level}>
-                    <div class="level">${f.enforcement_level.replace("_", "-")}</div>
-                    <div><strong>${f.title}</strong></div>
-                    <div>${f.message}</div>
-                    ${f.address ? html`<div class="secondary"><code>${f.address}</code></div>` : nothing}
-                  </li>`,
-              )}
-            </ul>`
+            ${p.findings.map(
+              (f) => html`<li class=${f.enforcement_level}>
+                <div class="level">${f.enforcement_level.replace("_", "-")}</div>
+                <div><strong>${f.title}</strong></div>
+                <div>${f.message}</div>
+                ${f.address ? html`<div class="secondary"><code>${f.address}</code></div>` : nothing}
+              </li>`,
+            )}
+          </ul>`
           : nothing
       }
       ${this.renderOverrides(p)} ${p.override_control && this.actions.includes("override") ? this.renderControl(p.override_control) : nothing}
@@ -83,29 +82,21 @@ export class SsPolicyEvidence extends LitElement {
     ${
       p.overrides.length > 0
         ? html`<table data-testid="policy-overrides">
-            <caption class="visually-hidden">
-              Policy overrides
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Overridden by</th>
-                <th scope="col">Reason</th>
-                <th scope="col">At</th>
-                <th scope="col">Until</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${p.overrides.map(
-                (o) =>
-                  html`<tr>
-                    <td>${o.actor_display_name ?? (o.actor_id ? html`<code>${o.actor_id}</code>` : html`<span class="muted">not recorded</span>`)}</td>
-                    <td>${o.reason}</td>
-                    <td>${formatUtc(o.created_at)}</td>
-                    <td>${formatUtc(o.expires_at)}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
+          <caption class="visually-hidden">Policy overrides</caption>
+          <thead>
+            <tr><th scope="col">Overridden by</th><th scope="col">Reason</th><th scope="col">At</th><th scope="col">Until</th></tr>
+          </thead>
+          <tbody>
+            ${p.overrides.map(
+              (o) => html`<tr>
+                <td>${o.actor_display_name ?? (o.actor_id ? html`<code>${o.actor_id}</code>` : html`<span class="muted">not recorded</span>`)}</td>
+                <td>${o.reason}</td>
+                <td>${formatUtc(o.created_at)}</td>
+                <td>${formatUtc(o.expires_at)}</td>
+              </tr>`,
+            )}
+          </tbody>
+        </table>`
         : nothing
     }
     ${p.overrides_truncated ? html`<p class="secondary">Only the newest 256 overrides are listed; the organization audit history keeps every one.</p>` : nothing}`;

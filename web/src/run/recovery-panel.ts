@@ -54,21 +54,22 @@ export class SsRecoveryPanel extends LitElement {
         ${
           a
             ? html`<dt>Sandbox</dt>
-                <dd>${a.sandbox_id ? html`<code>${a.sandbox_id}</code>` : notRecorded}</dd>
-                <dt>Runner</dt>
-                <dd><code>${a.runner_id}</code></dd>
-                <dt>Started</dt>
-                <dd>${formatUtc(a.started_at)}</dd>
-                <dt>Ended</dt>
-                <dd>${a.finished_at ? formatUtc(a.finished_at) : notRecorded}</dd>`
+              <dd>${a.sandbox_id ? html`<code>${a.sandbox_id}</code>` : notRecorded}</dd>
+              <dt>Runner</dt>
+              <dd><code>${a.runner_id}</code></dd>
+              <dt>Started</dt>
+              <dd>${formatUtc(a.started_at)}</dd>
+              <dt>Ended</dt>
+              <dd>${a.finished_at ? formatUtc(a.finished_at) : notRecorded}</dd>`
             : nothing
         }
         <dt>Pending state version</dt>
         <dd data-testid="pending-state">
           ${
             r.pending_state_version
-              ? html`<code>${r.pending_state_version.id}</code>, serial
-                  ${r.pending_state_version.serial}${r.pending_state_version.sha256 ? html`, <code>${r.pending_state_version.sha256}</code>` : nothing}`
+              ? html`<code>${r.pending_state_version.id}</code>, serial ${r.pending_state_version.serial}${
+                  r.pending_state_version.sha256 ? html`, <code>${r.pending_state_version.sha256}</code>` : nothing
+                }`
               : html`none was uploaded`
           }
         </dd>
@@ -80,9 +81,9 @@ export class SsRecoveryPanel extends LitElement {
       ${
         r.last_log_lines.length > 0
           ? html`<figure style="margin:0">
-              <figcaption class="muted">The last lines of the apply log</figcaption>
-              <pre class="ink" tabindex="0" aria-label="The last lines of the apply log">${r.last_log_lines.join("\n")}</pre>
-            </figure>`
+            <figcaption class="muted">The last lines of the apply log</figcaption>
+            <pre class="ink" tabindex="0" aria-label="The last lines of the apply log">${r.last_log_lines.join("\n")}</pre>
+          </figure>`
           : html`<p class="muted">The apply log recorded no lines.</p>`
       }
       ${this.actions.includes("recover") ? this.renderForm(r) : nothing}
@@ -95,8 +96,8 @@ export class SsRecoveryPanel extends LitElement {
       <fieldset>
         <legend>Resolve</legend>
         <label
-          ><input type="radio" name="resolution" value="commit_pending_state" ?disabled=${!canCommit} ?checked=${canCommit} /> Commit the pending state version (the run ends
-          applied)</label
+          ><input type="radio" name="resolution" value="commit_pending_state" ?disabled=${!canCommit} ?checked=${canCommit} /> Commit the pending state
+          version (the run ends applied)</label
         >
         <label><input type="radio" name="resolution" value="keep_current_state" ?checked=${!canCommit} /> Keep the current state (the run ends errored)</label>
       </fieldset>

@@ -238,12 +238,13 @@ export class SsRunConsole extends LitElement implements PhaseListener {
     if (this.kept > 0) body = this.pre(caption);
     else if (!this.loaded) body = html`<p class="muted" role="status">Loading the ${caption.toLowerCase()}…</p>`;
     else if (this.held && !this.complete)
-      body = html`<p class="muted" data-testid="console-held">
-        The plan log appears when the plan finishes: the runner holds it until the plan's own sensitive values are known.
-      </p>`;
+      body = html`<p class="muted" data-testid="console-held">The plan log appears when the plan finishes: the runner holds it until the plan's own sensitive values are known.</p>`;
     else if (!this.error) body = html`<p class="muted" data-testid="console-empty">No ${caption.toLowerCase()} output${this.complete ? "" : " yet"}.</p>`;
-    return html`<div class="bar"><span class="muted">${caption}${live ? html` · <span data-testid="console-live">live</span>` : nothing}</span>${refresh}</div>
-      ${this.clipped ? html`<p class="muted trimmed" data-testid="console-trimmed">… earlier output trimmed: showing the newest 512 KiB</p>` : nothing} ${body ?? nothing}
+    return html`<div class="bar">
+        <span class="muted">${caption}${live ? html` · <span data-testid="console-live">live</span>` : nothing}</span>${refresh}
+      </div>
+      ${this.clipped ? html`<p class="muted trimmed" data-testid="console-trimmed">… earlier output trimmed: showing the newest 512 KiB</p>` : nothing}
+      ${body ?? nothing}
       ${this.error ? html`<p class="error" role="alert">The ${caption.toLowerCase()} could not be read: ${this.error}</p>` : nothing}`;
   }
 

@@ -74,7 +74,7 @@ export class SsRunDownloads extends LitElement {
       ${
         item.requires_reason && item.available
           ? html`<label for=${id}>Reason (kept in the audit trail before any bytes are sent)</label>
-              <input type="text" id=${id} name="reason" maxlength="1000" autocomplete="off" required />`
+            <input type="text" id=${id} name="reason" maxlength="1000" autocomplete="off" required />`
           : nothing
       }
       ${item.requires_step_up && item.available ? html`<p class="muted">You will confirm your password first.</p>` : nothing}

@@ -65,44 +65,27 @@ export class SsRunHeader extends LitElement {
         ${
           status === null
             ? html`<span class="status tone-error" data-testid="run-status">${icon("error")}Unknown run status “${h.status}”</span>`
-            : html`<span class="status tone-${RUN_STATUS_TONES[status]}" data-testid="run-status">${icon(RUN_STATUS_TONES[status])}${RUN_STATUS_LABELS[status]}</span>`
+            : html`<span class="status tone-${RUN_STATUS_TONES[status]}" data-testid="run-status"
+              >${icon(RUN_STATUS_TONES[status])}${RUN_STATUS_LABELS[status]}</span
+            >`
         }
         ${this.stale ? html`<span class="stale-note" role="status" data-testid="live-stale">Reconnecting — data may be stale</span>` : nothing}
         ${kind === null ? html`<span class="kind error">Unknown kind “${h.kind}”</span>` : html`<span class="kind">${KIND_LABELS[kind]}</span>`}
       </div>
       <dl>
-        <div>
-          <dt>Commit</dt>
-          <dd>
-            ${this.recorded(h.commit_sha, (sha) => {
-              const code = html`<code title=${sha}>${sha.slice(0, 12)}</code>`;
-              // Only an http(s) page the server derived from the recorded repository becomes a link.
-              const url = h.commit_url.state === "recorded" && /^https?:\/\//.test(h.commit_url.value ?? "") ? h.commit_url.value : null;
-              return url ? html`<a href=${url} rel="noopener noreferrer" target="_blank" data-testid="commit-link">${code}</a>` : code;
-            })}
-          </dd>
-        </div>
-        <div>
-          <dt>Source ref</dt>
-          <dd>${this.recorded(h.source_ref, (ref) => html`<code>${ref}</code>`)}</dd>
-        </div>
-        <div>
-          <dt>Working directory</dt>
-          <dd>${this.recorded(h.working_directory, (dir) => html`<code>${dir === "" ? "/" : dir}</code>`)}</dd>
-        </div>
-        <div>
-          <dt>Author</dt>
-          <dd>${this.recorded(h.commit_author, (author) => author)}</dd>
-        </div>
-        <div>
-          <dt>Created</dt>
-          <dd><time datetime=${h.created_at}>${formatUtc(h.created_at)}</time></dd>
-        </div>
+        <div><dt>Commit</dt><dd>${this.recorded(h.commit_sha, (sha) => {
+          const code = html`<code title=${sha}>${sha.slice(0, 12)}</code>`;
+          // Only an http(s) page the server derived from the recorded repository becomes a link.
+          const url = h.commit_url.state === "recorded" && /^https?:\/\//.test(h.commit_url.value ?? "") ? h.commit_url.value : null;
+          return url ? html`<a href=${url} rel="noopener noreferrer" target="_blank" data-testid="commit-link">${code}</a>` : code;
+        })}</dd></div>
+        <div><dt>Source ref</dt><dd>${this.recorded(h.source_ref, (ref) => html`<code>${ref}</code>`)}</dd></div>
+        <div><dt>Working directory</dt><dd>${this.recorded(h.working_directory, (dir) => html`<code>${dir === "" ? "/" : dir}</code>`)}</dd></div>
+        <div><dt>Author</dt><dd>${this.recorded(h.commit_author, (author) => author)}</dd></div>
+        <div><dt>Created</dt><dd><time datetime=${h.created_at}>${formatUtc(h.created_at)}</time></dd></div>
         <div>
           <dt>Duration</dt>
-          <dd data-testid="run-duration">
-            ${duration === null ? "not recorded" : formatDuration(duration)}${terminal ? nothing : html` <span class="muted">(${h.status === "needs_recovery" ? "waiting for recovery" : h.status === "awaiting_approval" || h.status === "policy_soft_failed" ? "waiting for a decision" : "running"})</span>`}
-          </dd>
+          <dd data-testid="run-duration">${duration === null ? "not recorded" : formatDuration(duration)}${terminal ? nothing : html` <span class="muted">(${h.status === "needs_recovery" ? "waiting for recovery" : h.status === "awaiting_approval" || h.status === "policy_soft_failed" ? "waiting for a decision" : "running"})</span>`}</dd>
         </div>
         <div>
           <dt>Run ID</dt>
@@ -111,10 +94,7 @@ export class SsRunHeader extends LitElement {
             ><button class="copy" type="button" @click=${this.copyId} aria-label="Copy run ID">${this.copied ? "Copied" : "Copy"}</button>
           </dd>
         </div>
-        <div>
-          <dt>Workspace</dt>
-          <dd><a href="/workspaces/${h.workspace.id}" data-testid="workspace-link">${h.workspace.name}</a></dd>
-        </div>
+        <div><dt>Workspace</dt><dd><a href="/workspaces/${h.workspace.id}" data-testid="workspace-link">${h.workspace.name}</a></dd></div>
       </dl>
     </header>`;
   }

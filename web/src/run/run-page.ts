@@ -214,9 +214,9 @@ export class SsRunPage extends LitElement {
       ${
         status === TaskStatus.ERROR
           ? html`<p class="notice attention stale" role="status" data-testid="review-stale">
-              The latest read of this run failed (${asFailure(this.reviewTask.error).detail}); what you see may be stale.
-              <button type="button" @click=${() => this.refresh()}>Try again</button>
-            </p>`
+            The latest read of this run failed (${asFailure(this.reviewTask.error).detail}); what you see may be stale.
+            <button type="button" @click=${() => this.refresh()}>Try again</button>
+          </p>`
           : nothing
       }
       ${this.renderReview(review)}
@@ -254,12 +254,12 @@ export class SsRunPage extends LitElement {
         guidance
           ? html`<ss-guidance-strip .guidance=${guidance}></ss-guidance-strip>`
           : html`<ss-attention-strip
-              run-id=${review.id}
-              .actions=${a.available_actions}
-              .approval=${a.stages.approval}
-              .plan=${a.stages.plan}
-              .policy=${a.stages.policy}
-            ></ss-attention-strip>`
+            run-id=${review.id}
+            .actions=${a.available_actions}
+            .approval=${a.stages.approval}
+            .plan=${a.stages.plan}
+            .policy=${a.stages.policy}
+          ></ss-attention-strip>`
       }
       ${a.recovery ? html`<ss-recovery-panel run-id=${review.id} .recovery=${a.recovery} .actions=${a.available_actions}></ss-recovery-panel>` : nothing}
       <ss-stage-timeline run-id=${review.id} .stages=${a.stages} .header=${a.header} .actions=${a.available_actions} now=${this.now}></ss-stage-timeline>

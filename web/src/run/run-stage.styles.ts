@@ -52,22 +52,11 @@ export const runStageStyles = css`
     width: 14px;
     height: 14px;
   }
-  .tone-info {
-    color: var(--ss-info);
-  }
-  .tone-success {
-    color: var(--ss-success);
-  }
-  .tone-attention {
-    color: var(--ss-attention);
-  }
-  .tone-danger,
-  .tone-error {
-    color: var(--ss-danger);
-  }
-  .tone-neutral {
-    color: var(--ss-neutral);
-  }
+  .tone-info { color: var(--ss-info); }
+  .tone-success { color: var(--ss-success); }
+  .tone-attention { color: var(--ss-attention); }
+  .tone-danger, .tone-error { color: var(--ss-danger); }
+  .tone-neutral { color: var(--ss-neutral); }
   .summary {
     min-width: 0;
   }

@@ -49,8 +49,8 @@ export class SsRunStage extends LitElement {
         this.skipped
           ? html`<div class="head" data-testid="stage-head">${inner}</div>`
           : html`<button type="button" class="head" aria-expanded=${this.expanded ? "true" : "false"} aria-controls=${bodyId} @click=${this.toggle} data-testid="stage-head">
-              ${inner}
-            </button>`
+            ${inner}
+          </button>`
       }
       <div class="body" id=${bodyId} ?hidden=${!this.expanded || this.skipped} role="region" aria-label="${NAMES[this.stage]} stage"><slot></slot></div>
     </div>`;

@@ -150,7 +150,7 @@ export class SsStageTimeline extends LitElement {
       ${
         this.opened.has("policy")
           ? html`<ss-run-console run-id=${this.runId} phase="policy"></ss-run-console>
-              <ss-policy-evidence run-id=${this.runId} .policy=${p} .actions=${this.actions}></ss-policy-evidence>`
+            <ss-policy-evidence run-id=${this.runId} .policy=${p} .actions=${this.actions}></ss-policy-evidence>`
           : nothing
       }
     </ss-run-stage>`;

@@ -36,9 +36,9 @@ export class SsTerminalReason extends LitElement {
       ${
         tail
           ? html`<figure data-testid="log-tail">
-              <figcaption>${tail.caption}</figcaption>
-              <pre class="ink" tabindex="0" aria-label=${tail.caption}>${tail.lines.slice(-8).join("\n")}</pre>
-            </figure>`
+            <figcaption>${tail.caption}</figcaption>
+            <pre class="ink" tabindex="0" aria-label=${tail.caption}>${tail.lines.slice(-8).join("\n")}</pre>
+          </figure>`
           : nothing
       }
     </section>`;

@@ -189,12 +189,12 @@ export class SsRunsPage extends LitElement {
         organization
           ? html`<p class="muted">Every run of <strong>${organization}</strong>, newest first.</p>`
           : html`<p class="notice info" role="status" id="no-organization">
-              ${
-                this.session?.user.site_admin
-                  ? html`No organization exists yet. Create one through the API (<code>POST /v1/organizations</code>, see the README), then reload.`
-                  : "You are not a member of any organization yet. Ask an organization admin to add you."
-              }
-            </p>`
+            ${
+              this.session?.user.site_admin
+                ? html`No organization exists yet. Create one through the API (<code>POST /v1/organizations</code>, see the README), then reload.`
+                : "You are not a member of any organization yet. Ask an organization admin to add you."
+            }
+          </p>`
       }
       ${organization ? this.renderBody() : nothing}`;
   }
@@ -216,9 +216,9 @@ export class SsRunsPage extends LitElement {
       ${
         contract
           ? html`<p>The server answered with something this dashboard does not recognise, so it shows nothing rather than guess.</p>
-              <p class="mono">${(error as Error).message}</p>`
+            <p class="mono">${(error as Error).message}</p>`
           : html`<p>The runs could not be read${failed ? html` (<span class="mono">${failed.summary}</span>)` : nothing}. This is not an empty history: try again in a moment.</p>
-              ${failed?.message ? html`<p class="muted">${failed.message}</p>` : nothing}`
+            ${failed?.message ? html`<p class="muted">${failed.message}</p>` : nothing}`
       }
       <button @click=${() => void this.firstPage.run()}>Try again</button>
     </div>`;
@@ -227,31 +227,23 @@ export class SsRunsPage extends LitElement {
   private renderList(): TemplateResult {
     const visible = this.visibleRows();
     const workspaceIds = [...new Set(this.rows.map((run) => run.relationships.workspace.data.id))];
-    return html` ${
+    return html`
+      ${
         this.ignoredStatus !== null
           ? html`<p class="notice attention" role="status" id="ignored-status">“${this.ignoredStatus}” is not a run status, so the list is not filtered by status.</p>`
           : nothing
       }
       <div class="filters" role="search">
-        <label
-          >Filter
-          <input
-            id="filter-text"
-            type="search"
-            placeholder="Run id, message or workspace"
-            .value=${this.text}
-            @input=${(e: Event) => (this.text = (e.target as HTMLInputElement).value)}
-          />
+        <label>Filter
+          <input id="filter-text" type="search" placeholder="Run id, message or workspace" .value=${this.text} @input=${(e: Event) => (this.text = (e.target as HTMLInputElement).value)} />
         </label>
-        <label
-          >Status
+        <label>Status
           <select id="filter-status" @change=${(e: Event) => this.setStatusFilter((e.target as HTMLSelectElement).value)}>
             <option value="" ?selected=${this.statusFilter === ""}>All statuses</option>
             ${RUN_STATUSES.map((status) => html`<option value=${status} ?selected=${this.statusFilter === status}>${RUN_STATUS_LABELS[status].label}</option>`)}
           </select>
         </label>
-        <label
-          >Workspace
+        <label>Workspace
           <select id="filter-workspace" @change=${(e: Event) => (this.workspaceFilter = (e.target as HTMLSelectElement).value)}>
             <option value="" ?selected=${this.workspaceFilter === ""}>All workspaces</option>
             ${workspaceIds.map((id) => html`<option value=${id} ?selected=${this.workspaceFilter === id}>${this.workspaceNames?.get(id) ?? id}</option>`)}
@@ -271,9 +263,7 @@ export class SsRunsPage extends LitElement {
             ? html`<p id="runs-no-match">No loaded runs match these filters${this.nextCursor ? "; older runs are not loaded yet" : ""}.</p>`
             : this.renderTable(visible)
       }
-      <p class="count muted" role="status" aria-live="polite">
-        Showing ${visible.length} of ${this.rows.length} loaded run${this.rows.length === 1 ? "" : "s"}${this.nextCursor ? " (more available)" : ""}.
-      </p>
+      <p class="count muted" role="status" aria-live="polite">Showing ${visible.length} of ${this.rows.length} loaded run${this.rows.length === 1 ? "" : "s"}${this.nextCursor ? " (more available)" : ""}.</p>
       ${this.renderMore()}`;
   }
 
@@ -282,26 +272,21 @@ export class SsRunsPage extends LitElement {
     const failed = this.morePage.status === TaskStatus.ERROR ? this.morePage.error : null;
     return html`${
       failed
-        ? html`<p class="notice danger" role="alert" id="more-failed">
-            Older runs could not be
-            loaded${failed instanceof RequestFailed ? html` (<span class="mono">${failed.summary}</span>)` : failed instanceof ContractError ? html`: ${failed.message}` : nothing}.
-          </p>`
+        ? html`<p class="notice danger" role="alert" id="more-failed">Older runs could not be loaded${failed instanceof RequestFailed ? html` (<span class="mono">${failed.summary}</span>)` : failed instanceof ContractError ? html`: ${failed.message}` : nothing}.</p>`
         : nothing
     }
-    ${
-      this.nextCursor
-        ? html`<button id="load-more" ?disabled=${pending} @click=${() => void this.morePage.run()}>${pending ? "Loading more runs…" : "Load more runs"}</button>`
-        : this.rows.length > 0
-          ? html`<p class="muted" id="runs-end">That is every run.</p>`
-          : nothing
-    }`;
+      ${
+        this.nextCursor
+          ? html`<button id="load-more" ?disabled=${pending} @click=${() => void this.morePage.run()}>${pending ? "Loading more runs…" : "Load more runs"}</button>`
+          : this.rows.length > 0
+            ? html`<p class="muted" id="runs-end">That is every run.</p>`
+            : nothing
+      }`;
   }
 
   private renderTable(rows: Run[]): TemplateResult {
     return html`<table>
-      <caption class="visually-hidden">
-        Runs
-      </caption>
+      <caption class="visually-hidden">Runs</caption>
       ${tableHead(["Run", "Workspace", "Status", "Duration", "Created"])}
       <tbody>
         ${rows.map((run) => this.renderRow(run))}
@@ -325,8 +310,7 @@ export class SsRunsPage extends LitElement {
       <td><a href="/workspaces/${workspaceId}">${name ?? workspaceId}</a></td>
       <td><ss-status-badge status=${a.status}></ss-status-badge></td>
       <td class="duration" data-final=${terminal ? "true" : "false"}>
-        <span>${terminal ? duration(end - Date.parse(a.created_at)) : html`<ss-elapsed since=${a.created_at}></ss-elapsed>`}</span
-        >${terminal ? nothing : html`<span class="visually-hidden"> so far</span>`}
+        <span>${terminal ? duration(end - Date.parse(a.created_at)) : html`<ss-elapsed since=${a.created_at}></ss-elapsed>`}</span>${terminal ? nothing : html`<span class="visually-hidden"> so far</span>`}
       </td>
       <td><time datetime=${a.created_at} title=${absoluteUtc(a.created_at)}>${relativeTime(a.created_at, this.now)}</time></td>
     </tr>`;

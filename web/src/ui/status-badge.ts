@@ -19,26 +19,11 @@ export class SsStatusBadge extends LitElement {
         white-space: nowrap;
         font-weight: 600;
       }
-      .info {
-        color: var(--ss-info);
-        background: var(--ss-info-bg);
-      }
-      .attention {
-        color: var(--ss-attention);
-        background: var(--ss-attention-bg);
-      }
-      .success {
-        color: var(--ss-success);
-        background: var(--ss-success-bg);
-      }
-      .danger {
-        color: var(--ss-danger);
-        background: var(--ss-danger-bg);
-      }
-      .neutral {
-        color: var(--ss-neutral);
-        background: var(--ss-neutral-bg);
-      }
+      .info { color: var(--ss-info); background: var(--ss-info-bg); }
+      .attention { color: var(--ss-attention); background: var(--ss-attention-bg); }
+      .success { color: var(--ss-success); background: var(--ss-success-bg); }
+      .danger { color: var(--ss-danger); background: var(--ss-danger-bg); }
+      .neutral { color: var(--ss-neutral); background: var(--ss-neutral-bg); }
     `,
   ];
 

@@ -124,8 +124,7 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
   });
 
   override render(): TemplateResult {
-    return html`${this.renderPage()}
-      <p role="status" class="visually-hidden" id="cloud-access-announcement">${this.announcement}</p>`;
+    return html`${this.renderPage()}<p role="status" class="visually-hidden" id="cloud-access-announcement">${this.announcement}</p>`;
   }
 
   private renderPage(): TemplateResult {
@@ -133,19 +132,18 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
       initial: () => html`<p role="status">Loading cloud access…</p>`,
       pending: () => html`<p role="status">Loading cloud access…</p>`,
       error: (error) => renderFailure("Cloud access is unavailable", error),
-      complete: (loaded) =>
-        html`${workspaceNav(loaded.workspace, "cloud-access")}
-          <h1>Cloud access for ${loaded.workspace.attributes.name}</h1>
-          ${this.renderIssuer(loaded.issuer)} ${this.renderPlanRequirement(loaded)}
-          <section aria-labelledby="profiles-heading">
-            <h2 id="profiles-heading">Federation profiles</h2>
-            <p id="verification-note">
-              A run receives a short-lived token for each profile that serves its phase. <strong>Any change to a profile clears its verification</strong>, and only verified
-              profiles serve speculative plans (same-repository pull requests); an organization admin verifies them. Fork pull requests never receive a credential.
-            </p>
-            ${loaded.profiles.length === 0 ? html`<p id="profiles-empty">This workspace has no federation profile: its runs receive no cloud credential.</p>` : loaded.profiles.map((p) => this.renderProfile(p, loaded))}
-            ${loaded.permissions.write ? this.renderEditor(loaded) : nothing}
-          </section>`,
+      complete: (loaded) => html`${workspaceNav(loaded.workspace, "cloud-access")}
+        <h1>Cloud access for ${loaded.workspace.attributes.name}</h1>
+        ${this.renderIssuer(loaded.issuer)} ${this.renderPlanRequirement(loaded)}
+        <section aria-labelledby="profiles-heading">
+          <h2 id="profiles-heading">Federation profiles</h2>
+          <p id="verification-note">
+            A run receives a short-lived token for each profile that serves its phase. <strong>Any change to a profile clears its verification</strong>, and only verified profiles serve speculative
+            plans (same-repository pull requests); an organization admin verifies them. Fork pull requests never receive a credential.
+          </p>
+          ${loaded.profiles.length === 0 ? html`<p id="profiles-empty">This workspace has no federation profile: its runs receive no cloud credential.</p>` : loaded.profiles.map((p) => this.renderProfile(p, loaded))}
+          ${loaded.permissions.write ? this.renderEditor(loaded) : nothing}
+        </section>`,
     });
   }
 
@@ -157,8 +155,8 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
       return html`<div class="notice attention" id="workload-identity-off">
         <p><strong>Workload identity is off on this deployment.</strong> No run receives a cloud credential, whatever the profiles below say.</p>
         <p>
-          To turn it on, the deployment's operator sets <code>STACKSHIP_PUBLIC_URL</code> to the URL clouds reach StackShip at (it becomes the token issuer, exactly) and restarts
-          it; the cloud then trusts that issuer.
+          To turn it on, the deployment's operator sets <code>STACKSHIP_PUBLIC_URL</code> to the URL clouds reach StackShip at (it becomes the token issuer, exactly) and restarts it; the cloud then trusts that
+          issuer.
         </p>
       </div>`;
     }
@@ -175,16 +173,9 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
       ${
         loaded.permissions.write
           ? html`<label class="actions">
-              <input
-                type="checkbox"
-                role="switch"
-                id="plan-requires-credential"
-                .checked=${live(this.planPending ?? required)}
-                ?disabled=${this.busy}
-                @change=${(e: Event) => this.setPlanRequirement(loaded, (e.target as HTMLInputElement).checked)}
-              />
-              Plans need a cloud credential
-            </label>`
+            <input type="checkbox" role="switch" id="plan-requires-credential" .checked=${live(this.planPending ?? required)} ?disabled=${this.busy} @change=${(e: Event) => this.setPlanRequirement(loaded, (e.target as HTMLInputElement).checked)} />
+            Plans need a cloud credential
+          </label>`
           : nothing
       }
       <p id="plan-requirement">${sentence}</p>
@@ -200,42 +191,34 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
     return html`<article class="profile" data-profile-id=${profile.id} aria-labelledby=${headingId}>
       <h3 id=${headingId}>${a.name}</h3>
       <dl class="facts">
-        <dt>Provider</dt>
-        <dd>${PROVIDER_LABELS[a.provider]}</dd>
-        <dt>Audience</dt>
-        <dd class="mono">${a.audience}</dd>
-        ${targets.map(
-          (key) =>
-            html`<dt>${TARGET_LABELS[key]}</dt>
-              <dd class="mono">${a.target[key]}</dd>`,
-        )}
-        <dt>Phases</dt>
-        <dd>${a.phases.map((p) => PHASE_LABELS[p]).join(", ")}</dd>
+        <dt>Provider</dt><dd>${PROVIDER_LABELS[a.provider]}</dd>
+        <dt>Audience</dt><dd class="mono">${a.audience}</dd>
+        ${targets.map((key) => html`<dt>${TARGET_LABELS[key]}</dt><dd class="mono">${a.target[key]}</dd>`)}
+        <dt>Phases</dt><dd>${a.phases.map((p) => PHASE_LABELS[p]).join(", ")}</dd>
         <dt>Verification</dt>
         <dd class="verification">
           ${
             a.verified_at
               ? html`<span class="verified">Verified</span> by <span class="mono">${a.verified_by}</span> ${timeCell(a.verified_at)}`
-              : html`<span class="unverified">Not verified</span
-                  >${a.phases.includes("speculative_plan") ? html` — it serves no speculative plan until an organization admin verifies it` : nothing}`
+              : html`<span class="unverified">Not verified</span>${a.phases.includes("speculative_plan") ? html` — it serves no speculative plan until an organization admin verifies it` : nothing}`
           }
         </dd>
-        <dt>Changed</dt>
-        <dd>${timeCell(a.updated_at)}</dd>
+        <dt>Changed</dt><dd>${timeCell(a.updated_at)}</dd>
       </dl>
       <div class="actions">
         ${loaded.permissions.verify_federation_profiles && !a.verified_at ? html`<button type="button" class="primary" ?disabled=${this.busy} @click=${() => this.verify(profile)}>Verify ${a.name}</button>` : nothing}
         ${
           loaded.permissions.write
-            ? html`<button type="button" ?disabled=${this.busy} @click=${() => this.startEditing({ mode: "edit", profile })}>Edit ${a.name}</button> ${
-                  this.confirmingDelete === profile.id
-                    ? html`<span role="group" aria-label="Confirm deletion">
-                        Delete ${a.name}? Runs stop receiving its token.
-                        <button type="button" class="danger" ?disabled=${this.busy} @click=${() => this.deleteProfile(profile)}>Delete</button>
-                        <button type="button" @click=${() => (this.confirmingDelete = null)}>Keep it</button>
-                      </span>`
-                    : html`<button type="button" @click=${() => (this.confirmingDelete = profile.id)}>Delete ${a.name}…</button>`
-                }`
+            ? html`<button type="button" ?disabled=${this.busy} @click=${() => this.startEditing({ mode: "edit", profile })}>Edit ${a.name}</button>
+              ${
+                this.confirmingDelete === profile.id
+                  ? html`<span role="group" aria-label="Confirm deletion">
+                    Delete ${a.name}? Runs stop receiving its token.
+                    <button type="button" class="danger" ?disabled=${this.busy} @click=${() => this.deleteProfile(profile)}>Delete</button>
+                    <button type="button" @click=${() => (this.confirmingDelete = null)}>Keep it</button>
+                  </span>`
+                  : html`<button type="button" @click=${() => (this.confirmingDelete = profile.id)}>Delete ${a.name}…</button>`
+              }`
             : nothing
         }
       </div>
@@ -262,16 +245,7 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
     return html`<form class="settings" id="profile-form" novalidate aria-labelledby="profile-form-heading" @submit=${(e: SubmitEvent) => this.save(e, loaded, profile)}>
       <h3 id="profile-form-heading">${profile ? `Edit ${a!.name}` : "New federation profile"}</h3>
       ${profile?.attributes.verified_at ? html`<p class="notice attention" id="edit-clears-verification">Saving a change clears this profile's verification.</p>` : nothing}
-      <label
-        >Name
-        <input
-          name="name"
-          required
-          value=${a?.name ?? ""}
-          aria-invalid=${this.fieldErrors.name ? "true" : "false"}
-          aria-describedby=${describedBy("name")}
-        />${error("name")}</label
-      >
+      <label>Name <input name="name" required value=${a?.name ?? ""} aria-invalid=${this.fieldErrors.name ? "true" : "false"} aria-describedby=${describedBy("name")} />${error("name")}</label>
       <label
         >Provider
         <select name="provider" @change=${(e: Event) => (this.provider = (e.target as HTMLSelectElement).value as FederationProvider)}>
@@ -281,24 +255,13 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
       </label>
       <div class="field">
         <label for="field-audience">Audience</label> <span class="hint" id="hint-audience">Empty for the provider's default (a generic profile must name one).</span>
-        <input
-          id="field-audience"
-          name="audience"
-          value=${a?.audience ?? ""}
-          aria-invalid=${this.fieldErrors.audience ? "true" : "false"}
-          aria-describedby=${["hint-audience", this.fieldErrors.audience ? "error-audience" : ""].filter(Boolean).join(" ")}
-        />${error("audience")}
+        <input id="field-audience" name="audience" value=${a?.audience ?? ""} aria-invalid=${this.fieldErrors.audience ? "true" : "false"} aria-describedby=${["hint-audience", this.fieldErrors.audience ? "error-audience" : ""].filter(Boolean).join(" ")} />${error("audience")}
       </div>
       ${PROVIDER_TARGETS[this.provider].map(
         (key) =>
           html`<label
             >${TARGET_LABELS[key]}
-            <input
-              name="target.${key}"
-              value=${a?.target[key] ?? ""}
-              aria-invalid=${this.fieldErrors[`target/${key}`] ? "true" : "false"}
-              aria-describedby=${describedBy(`target/${key}`)}
-            />${error(`target/${key}`)}
+            <input name="target.${key}" value=${a?.target[key] ?? ""} aria-invalid=${this.fieldErrors[`target/${key}`] ? "true" : "false"} aria-describedby=${describedBy(`target/${key}`)} />${error(`target/${key}`)}
           </label>`,
       )}
       ${error("target")}

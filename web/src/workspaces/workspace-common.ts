@@ -34,7 +34,9 @@ export function workspaceNav(workspace: Workspace, current: WorkspaceTab): Templ
     ["source", "Source settings", `/workspaces/${workspace.id}/source`],
   ];
   return html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/runs">Runs</a> › <span>Workspace ${workspace.attributes.name}</span></nav>
-    <nav class="tabs" aria-label="Workspace">${tabs.map(([tab, label, href]) => html`<a href=${href} aria-current=${tab === current ? "page" : nothing}>${label}</a>`)}</nav>`;
+    <nav class="tabs" aria-label="Workspace">
+      ${tabs.map(([tab, label, href]) => html`<a href=${href} aria-current=${tab === current ? "page" : nothing}>${label}</a>`)}
+    </nav>`;
 }
 
 /** An API refusal in its own words, with "HTTP 422 · CODE" after it. */

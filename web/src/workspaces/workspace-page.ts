@@ -66,22 +66,14 @@ export class SsWorkspacePage extends LitElement {
           <h1>${a.name}</h1>
           ${a.description ? html`<p>${a.description}</p>` : nothing}
           <dl class="facts">
-            <dt>Organization</dt>
-            <dd>${organization ?? html`<span class="muted">not recorded</span>`}</dd>
-            <dt>Tracked branch</dt>
-            <dd class="mono">${a.tracked_branch}</dd>
-            <dt>Working directory</dt>
-            <dd class="mono">${a.working_directory || "/"}</dd>
-            <dt>OpenTofu version</dt>
-            <dd class="mono">${a.opentofu_version}</dd>
-            <dt>Execution region</dt>
-            <dd>${a.execution_region}</dd>
-            <dt>Approval window</dt>
-            <dd>${duration(a.approval_ttl_seconds * 1000)}</dd>
-            <dt>Created</dt>
-            <dd><time datetime=${a.created_at} title=${absoluteUtc(a.created_at)}>${relativeTime(a.created_at)}</time></dd>
-            <dt>Workspace id</dt>
-            <dd class="mono">${workspace.id}</dd>
+            <dt>Organization</dt><dd>${organization ?? html`<span class="muted">not recorded</span>`}</dd>
+            <dt>Tracked branch</dt><dd class="mono">${a.tracked_branch}</dd>
+            <dt>Working directory</dt><dd class="mono">${a.working_directory || "/"}</dd>
+            <dt>OpenTofu version</dt><dd class="mono">${a.opentofu_version}</dd>
+            <dt>Execution region</dt><dd>${a.execution_region}</dd>
+            <dt>Approval window</dt><dd>${duration(a.approval_ttl_seconds * 1000)}</dd>
+            <dt>Created</dt><dd><time datetime=${a.created_at} title=${absoluteUtc(a.created_at)}>${relativeTime(a.created_at)}</time></dd>
+            <dt>Workspace id</dt><dd class="mono">${workspace.id}</dd>
           </dl>
           <section aria-labelledby="state-heading">
             <h2 id="state-heading">State and lock</h2>
@@ -101,18 +93,13 @@ export class SsWorkspacePage extends LitElement {
       initial: () => html`<p role="status">Loading state…</p>`,
       pending: () => html`<p role="status">Loading state…</p>`,
       error: (error) =>
-        html`<p class="notice danger" role="alert" id="overview-state-unavailable">
-          The current state version and the lock are
-          unavailable${error instanceof RequestFailed ? html` (<span class="mono">${error.summary}</span>)` : html`: ${(error as Error).message}`}.
-        </p>`,
+        html`<p class="notice danger" role="alert" id="overview-state-unavailable">The current state version and the lock are unavailable${error instanceof RequestFailed ? html` (<span class="mono">${error.summary}</span>)` : html`: ${(error as Error).message}`}.</p>`,
       complete: (summary) => {
         const current = summary.state_versions.find((v) => v.id === summary.current_state_version_id);
         return html`<p id="current-state">
             ${
               current
-                ? html`Current state: serial <strong>${current.serial}</strong>, published
-                    <time datetime=${current.published_at} title=${absoluteUtc(current.published_at)}>${relativeTime(current.published_at)}</time
-                    >${current.run_id ? html` by run <a class="mono" href="/runs/${current.run_id}">${current.run_id}</a>` : nothing}.`
+                ? html`Current state: serial <strong>${current.serial}</strong>, published <time datetime=${current.published_at} title=${absoluteUtc(current.published_at)}>${relativeTime(current.published_at)}</time>${current.run_id ? html` by run <a class="mono" href="/runs/${current.run_id}">${current.run_id}</a>` : nothing}.`
                 : html`No state has been published yet.`
             }
           </p>
@@ -126,27 +113,15 @@ export class SsWorkspacePage extends LitElement {
       initial: () => html`<p role="status">Loading runs…</p>`,
       pending: () => html`<p role="status">Loading runs…</p>`,
       error: (error) =>
-        html`<p class="notice danger" role="alert" id="workspace-runs-unavailable">
-          The runs of this workspace are unavailable${error instanceof RequestFailed ? html` (<span class="mono">${error.summary}</span>)` : html`: ${(error as Error).message}`}.
-          This is not an empty history.
-        </p>`,
+        html`<p class="notice danger" role="alert" id="workspace-runs-unavailable">The runs of this workspace are unavailable${error instanceof RequestFailed ? html` (<span class="mono">${error.summary}</span>)` : html`: ${(error as Error).message}`}. This is not an empty history.</p>`,
       complete: (result) => {
         if (!result) return html`<p class="muted">The organization of this workspace is not known, so its runs cannot be listed.</p>`;
         const scope = result.complete ? "" : ` among the organization's ${result.scanned} newest runs`;
         if (result.runs.length === 0) return html`<p id="workspace-runs-empty">No runs${scope}.</p>`;
         const now = Date.now();
         return html`<table>
-            <caption class="visually-hidden">
-              Runs of this workspace
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Run</th>
-                <th scope="col">Status</th>
-                <th scope="col">Duration</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
+            <caption class="visually-hidden">Runs of this workspace</caption>
+            <thead><tr><th scope="col">Run</th><th scope="col">Status</th><th scope="col">Duration</th><th scope="col">Created</th></tr></thead>
             <tbody>
               ${result.runs.map((run) => {
                 const a = run.attributes;

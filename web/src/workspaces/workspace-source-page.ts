@@ -90,8 +90,7 @@ export class SsWorkspaceSourcePage extends LitElement {
   });
 
   override render(): TemplateResult {
-    return html`${this.renderPage()}
-      <p role="status" class="visually-hidden" id="source-announcement">${this.announcement}</p>`;
+    return html`${this.renderPage()}<p role="status" class="visually-hidden" id="source-announcement">${this.announcement}</p>`;
   }
 
   private renderPage(): TemplateResult {
@@ -126,9 +125,9 @@ export class SsWorkspaceSourcePage extends LitElement {
         ${
           missing.length > 0
             ? html`<p>Missing:</p>
-                <ul id="pipeline-missing">
-                  ${missing.map((name) => html`<li><code>${name}</code></li>`)}
-                </ul>`
+              <ul id="pipeline-missing">
+                ${missing.map((name) => html`<li><code>${name}</code></li>`)}
+              </ul>`
             : nothing
         }
         <p>The deployment's operator sets them and restarts StackShip. Runs still start from the CLI and the API.</p>
@@ -143,33 +142,16 @@ export class SsWorkspaceSourcePage extends LitElement {
   private renderConnection(connection: SourceConnection, loaded: LoadedWorkspace): TemplateResult {
     const a = connection.attributes;
     return html`<dl class="facts" id="source-connection">
-        <dt>Repository</dt>
-        <dd class="mono" id="source-repository">${a.repository}</dd>
-        <dt>Installation id</dt>
-        <dd class="mono" id="source-installation">${a.installation_id}</dd>
-        <dt>Tracked branch</dt>
-        <dd class="mono" id="tracked-branch">${a.tracked_branch}</dd>
-        <dt>Working directory</dt>
-        <dd class="mono" id="working-directory">${a.working_directory || "/ (the repository root)"}</dd>
+        <dt>Repository</dt><dd class="mono" id="source-repository">${a.repository}</dd>
+        <dt>Installation id</dt><dd class="mono" id="source-installation">${a.installation_id}</dd>
+        <dt>Tracked branch</dt><dd class="mono" id="tracked-branch">${a.tracked_branch}</dd>
+        <dt>Working directory</dt><dd class="mono" id="working-directory">${a.working_directory || "/ (the repository root)"}</dd>
         <dt>Trigger paths</dt>
-        <dd id="source-trigger-paths">
-          ${
-            a.trigger_paths.length > 0
-              ? html`<ul>
-                  ${a.trigger_paths.map((p) => html`<li class="mono">${p}</li>`)}
-                </ul>`
-              : html`<span class="muted">none: only changes under the working directory start runs</span>`
-          }
-        </dd>
-        <dt>Repository access</dt>
-        <dd id="source-access">${REPOSITORY_ACCESS_LABELS[a.repository_access]}</dd>
-        <dt>Connected</dt>
-        <dd>${timeCell(a.created_at)}${a.updated_at !== a.created_at ? html`, changed ${timeCell(a.updated_at)}` : nothing}</dd>
+        <dd id="source-trigger-paths">${a.trigger_paths.length > 0 ? html`<ul>${a.trigger_paths.map((p) => html`<li class="mono">${p}</li>`)}</ul>` : html`<span class="muted">none: only changes under the working directory start runs</span>`}</dd>
+        <dt>Repository access</dt><dd id="source-access">${REPOSITORY_ACCESS_LABELS[a.repository_access]}</dd>
+        <dt>Connected</dt><dd>${timeCell(a.created_at)}${a.updated_at !== a.created_at ? html`, changed ${timeCell(a.updated_at)}` : nothing}</dd>
       </dl>
-      <p class="muted">
-        A push to <span class="mono">${a.tracked_branch}</span> that changes the working directory or a trigger path starts a plan-and-apply run; a pull request targeting it starts
-        a speculative plan.
-      </p>
+      <p class="muted">A push to <span class="mono">${a.tracked_branch}</span> that changes the working directory or a trigger path starts a plan-and-apply run; a pull request targeting it starts a speculative plan.</p>
       ${loaded.permissions.write ? this.renderDisconnect(loaded.workspace, connection) : nothing}`;
   }
 
@@ -178,8 +160,8 @@ export class SsWorkspaceSourcePage extends LitElement {
     return html`<div class="notice info" id="source-not-connected">
         <p><strong>No Git repository is connected to this workspace.</strong></p>
         <p>
-          Pushes do not start runs. New runs start from the CLI (<code>tofu plan</code> / <code>tofu apply</code> with a <code>cloud</code> block naming this workspace) or from the
-          API (upload a configuration version, then create a run).
+          Pushes do not start runs. New runs start from the CLI (<code>tofu plan</code> / <code>tofu apply</code> with a <code>cloud</code> block naming this workspace) or from the API (upload a configuration
+          version, then create a run).
         </p>
         <p>
           ${
@@ -190,10 +172,8 @@ export class SsWorkspaceSourcePage extends LitElement {
         </p>
       </div>
       <dl class="facts">
-        <dt>Tracked branch</dt>
-        <dd class="mono" id="tracked-branch">${a.tracked_branch}</dd>
-        <dt>Working directory</dt>
-        <dd class="mono" id="working-directory">${a.working_directory || "/"}</dd>
+        <dt>Tracked branch</dt><dd class="mono" id="tracked-branch">${a.tracked_branch}</dd>
+        <dt>Working directory</dt><dd class="mono" id="working-directory">${a.working_directory || "/"}</dd>
       </dl>`;
   }
 
@@ -203,8 +183,7 @@ export class SsWorkspaceSourcePage extends LitElement {
     }
     return html`<div class="notice attention" role="group" aria-labelledby="disconnect-question" id="disconnect-confirmation">
       <p id="disconnect-question">
-        Disconnect <span class="mono">${connection.attributes.repository}</span> from ${workspace.attributes.name}? Pushes and pull requests will no longer start runs here. Runs
-        already created are kept.
+        Disconnect <span class="mono">${connection.attributes.repository}</span> from ${workspace.attributes.name}? Pushes and pull requests will no longer start runs here. Runs already created are kept.
       </p>
       <div class="actions">
         <button type="button" class="danger" id="disconnect-confirm" ?disabled=${this.saving} @click=${() => this.disconnect(workspace)}>Disconnect</button>
@@ -229,65 +208,30 @@ export class SsWorkspaceSourcePage extends LitElement {
         ${field(
           "installation_id",
           "Installation id",
-          html`<input
-            id="field-installation_id"
-            name="installation_id"
-            inputmode="numeric"
-            required
-            value=${a?.installation_id ?? ""}
-            aria-invalid=${this.fieldErrors.installation_id ? "true" : "false"}
-            aria-describedby=${described("installation_id", true)}
-          />`,
+          html`<input id="field-installation_id" name="installation_id" inputmode="numeric" required value=${a?.installation_id ?? ""} aria-invalid=${this.fieldErrors.installation_id ? "true" : "false"} aria-describedby=${described("installation_id", true)} />`,
           "The number at the end of the installation's settings URL on GitHub.",
         )}
         ${field(
           "repository",
           "Repository",
-          html`<input
-            id="field-repository"
-            name="repository"
-            required
-            placeholder="owner/name"
-            value=${a?.repository ?? ""}
-            aria-invalid=${this.fieldErrors.repository ? "true" : "false"}
-            aria-describedby=${described("repository", true)}
-          />`,
+          html`<input id="field-repository" name="repository" required placeholder="owner/name" value=${a?.repository ?? ""} aria-invalid=${this.fieldErrors.repository ? "true" : "false"} aria-describedby=${described("repository", true)} />`,
           "owner/name",
         )}
         ${field(
           "tracked_branch",
           "Tracked branch",
-          html`<input
-            id="field-tracked_branch"
-            name="tracked_branch"
-            value=${a?.tracked_branch ?? workspace.attributes.tracked_branch}
-            aria-invalid=${this.fieldErrors.tracked_branch ? "true" : "false"}
-            aria-describedby=${described("tracked_branch")}
-          />`,
+          html`<input id="field-tracked_branch" name="tracked_branch" value=${a?.tracked_branch ?? workspace.attributes.tracked_branch} aria-invalid=${this.fieldErrors.tracked_branch ? "true" : "false"} aria-describedby=${described("tracked_branch")} />`,
         )}
         ${field(
           "working_directory",
           "Working directory",
-          html`<input
-            id="field-working_directory"
-            name="working_directory"
-            value=${a?.working_directory ?? workspace.attributes.working_directory}
-            aria-invalid=${this.fieldErrors.working_directory ? "true" : "false"}
-            aria-describedby=${described("working_directory", true)}
-          />`,
+          html`<input id="field-working_directory" name="working_directory" value=${a?.working_directory ?? workspace.attributes.working_directory} aria-invalid=${this.fieldErrors.working_directory ? "true" : "false"} aria-describedby=${described("working_directory", true)} />`,
           "The configuration's folder inside the repository; empty for the root.",
         )}
         ${field(
           "trigger_paths",
           "Trigger paths",
-          html`<textarea
-            id="field-trigger_paths"
-            name="trigger_paths"
-            rows="3"
-            aria-invalid=${this.fieldErrors.trigger_paths ? "true" : "false"}
-            aria-describedby=${described("trigger_paths", true)}
-          >
-${a?.trigger_paths.join("\n") ?? ""}</textarea>`,
+          html`<textarea id="field-trigger_paths" name="trigger_paths" rows="3" aria-invalid=${this.fieldErrors.trigger_paths ? "true" : "false"} aria-describedby=${described("trigger_paths", true)}>${a?.trigger_paths.join("\n") ?? ""}</textarea>`,
           "One glob per line (modules/**, *.tfvars). A push also starts a run when it changes a matching file.",
         )}
         ${this.formError ? html`<p class="notice danger" role="alert" id="source-form-error">${this.formError}</p>` : nothing}
@@ -303,28 +247,15 @@ ${a?.trigger_paths.join("\n") ?? ""}</textarea>`,
     if (source.meta.deliveries.length === 0)
       return html`<p id="deliveries-empty">No webhook delivery about <span class="mono">${source.data.attributes.repository}</span> has arrived yet.</p>`;
     return html`<table id="deliveries">
-        <caption class="visually-hidden">
-          Webhook deliveries about the connected repository, newest first
-        </caption>
+        <caption class="visually-hidden">Webhook deliveries about the connected repository, newest first</caption>
         <thead>
-          <tr>
-            <th scope="col">Event</th>
-            <th scope="col">Status</th>
-            <th scope="col">Outcome</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Runs</th>
-            <th scope="col">Received</th>
-            <th scope="col">Processed</th>
-          </tr>
+          <tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Outcome</th><th scope="col">Attempts</th><th scope="col">Runs</th><th scope="col">Received</th><th scope="col">Processed</th></tr>
         </thead>
         <tbody>
           ${source.meta.deliveries.map((d) => {
             const a = d.attributes;
             return html`<tr data-delivery-id=${d.id}>
-              <td>
-                <span class="mono">${a.event}${a.action ? ` · ${a.action}` : ""}</span>
-                <div class="mono muted">${d.id}</div>
-              </td>
+              <td><span class="mono">${a.event}${a.action ? ` · ${a.action}` : ""}</span><div class="mono muted">${d.id}</div></td>
               <td>${DELIVERY_STATUS_LABELS[a.status]}</td>
               <td>${a.outcome ? html`<span class="mono">${a.outcome}</span>` : html`<span class="muted">none yet</span>`}${a.detail ? html`<div>${a.detail}</div>` : nothing}</td>
               <td>${a.attempts}</td>

@@ -62,19 +62,15 @@ export class SsWorkspaceStatePage extends LitElement {
       initial: () => html`<p role="status">Loading state…</p>`,
       pending: () => html`<p role="status">Loading state…</p>`,
       error: (error) => renderFailure("The workspace is unavailable", error),
-      complete: ({ workspace, summary }) =>
-        html`${workspaceNav(workspace, "state")}
-          <h1>State of ${workspace.attributes.name}</h1>
-          ${summary instanceof Error ? this.renderUnavailable(summary) : this.renderSummary(summary)}`,
+      complete: ({ workspace, summary }) => html`${workspaceNav(workspace, "state")}
+        <h1>State of ${workspace.attributes.name}</h1>
+        ${summary instanceof Error ? this.renderUnavailable(summary) : this.renderSummary(summary)}`,
     });
   }
 
   private renderUnavailable(error: Error): TemplateResult {
     return html`<div class="notice danger" role="alert" id="state-unavailable">
-      <p>
-        The state versions of this workspace are unavailable${error instanceof RequestFailed ? html` (<span class="mono">${error.summary}</span>)` : html`: ${error.message}`}. This
-        does not mean it has no state.
-      </p>
+      <p>The state versions of this workspace are unavailable${error instanceof RequestFailed ? html` (<span class="mono">${error.summary}</span>)` : html`: ${error.message}`}. This does not mean it has no state.</p>
     </div>`;
   }
 
@@ -89,37 +85,23 @@ export class SsWorkspaceStatePage extends LitElement {
         ${
           summary.state_versions.length === 0
             ? html`<p id="no-state">No state has been published yet: the first applied run publishes serial 1.</p>`
-            : html`<p>
-                  Current:
-                  ${current ? html`serial <strong>${current.serial}</strong>, published ${relativeTime(current.published_at)}` : html`<span class="muted">not recorded</span>`}.
-                </p>
-                <table>
-                  <caption class="visually-hidden">
-                    Published state versions, newest first
-                  </caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Serial</th>
-                      <th scope="col">Published</th>
-                      <th scope="col">Digest (SHA-256)</th>
-                      <th scope="col">Size</th>
-                      <th scope="col">Run</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    ${summary.state_versions.map(
-                      (v) =>
-                        html`<tr data-state-version-id=${v.id}>
-                          <td>${v.serial}${v.id === summary.current_state_version_id ? html` <span class="muted">(current)</span>` : nothing}</td>
-                          <td><time datetime=${v.published_at} title=${absoluteUtc(v.published_at)}>${absoluteUtc(v.published_at)}</time></td>
-                          <td class="mono digest">${v.digest}</td>
-                          <td>${v.size_bytes.toLocaleString("en")} bytes</td>
-                          <td>${v.run_id ? html`<a class="mono" href="/runs/${v.run_id}">${v.run_id}</a>` : html`<span class="muted">outside a run</span>`}</td>
-                        </tr>`,
-                    )}
-                  </tbody>
-                </table>
-                ${summary.truncated ? html`<p class="muted" id="state-truncated">Only the newest 100 published versions are listed.</p>` : nothing}`
+            : html`<p>Current: ${current ? html`serial <strong>${current.serial}</strong>, published ${relativeTime(current.published_at)}` : html`<span class="muted">not recorded</span>`}.</p>
+              <table>
+                <caption class="visually-hidden">Published state versions, newest first</caption>
+                <thead><tr><th scope="col">Serial</th><th scope="col">Published</th><th scope="col">Digest (SHA-256)</th><th scope="col">Size</th><th scope="col">Run</th></tr></thead>
+                <tbody>
+                  ${summary.state_versions.map(
+                    (v) => html`<tr data-state-version-id=${v.id}>
+                      <td>${v.serial}${v.id === summary.current_state_version_id ? html` <span class="muted">(current)</span>` : nothing}</td>
+                      <td><time datetime=${v.published_at} title=${absoluteUtc(v.published_at)}>${absoluteUtc(v.published_at)}</time></td>
+                      <td class="mono digest">${v.digest}</td>
+                      <td>${v.size_bytes.toLocaleString("en")} bytes</td>
+                      <td>${v.run_id ? html`<a class="mono" href="/runs/${v.run_id}">${v.run_id}</a>` : html`<span class="muted">outside a run</span>`}</td>
+                    </tr>`,
+                  )}
+                </tbody>
+              </table>
+              ${summary.truncated ? html`<p class="muted" id="state-truncated">Only the newest 100 published versions are listed.</p>` : nothing}`
         }
       </section>`;
   }
