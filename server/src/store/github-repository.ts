@@ -91,18 +91,10 @@ export class GitHubRepository {
    * Records a verified delivery, queued. Returns the recorded delivery and whether this call
    * created it (false: a redelivery of an id already recorded, left exactly as it was).
    */
-  async recordDelivery(input: {
-    id: string;
-    event: string;
-    action: string | null;
-    installationId: number | null;
-    repository: string | null;
-    payload: string;
-    status: DeliveryStatus;
-    outcome?: string | null;
-    detail?: string | null;
-    now: Date | string;
-  }): Promise<{ delivery: GitHubDelivery; created: boolean }> {
+  async recordDelivery(
+    input: Pick<GitHubDelivery, "id" | "event" | "action" | "installationId" | "repository" | "payload" | "status"> &
+      Partial<Pick<GitHubDelivery, "outcome" | "detail">> & { now: Date | string },
+  ): Promise<{ delivery: GitHubDelivery; created: boolean }> {
     const now = isoForWrite(input.now);
     const row: DeliveryRow = {
       id: input.id,
