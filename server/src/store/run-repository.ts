@@ -1,6 +1,6 @@
 import type { RunCursorKey } from "../domain/cursor.ts";
 import { newId } from "../domain/ids.ts";
-import type { PlanCounts, Run, RunCommit, RunExecution } from "../domain/records.ts";
+import type { PlanCounts, Run, RunExecution } from "../domain/records.ts";
 import type { PolicyOutcome, RunEvent, RunReason } from "../domain/run-lifecycle.ts";
 import {
   APPLY_PHASE_STATUSES,
@@ -18,31 +18,30 @@ import { announce, atomically } from "./run-events.ts";
 import { translating } from "./translate-error.ts";
 import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
 
-/** What creating a run needs. `autoApply` and `isDestroy` may only be absent or false. */
-export interface CreateRunInput {
-  id?: string;
-  organizationId: string;
-  projectId: string;
-  workspaceId: string;
-  configurationVersionId: string;
-  inputSnapshotId: string;
-  kind: RunKind;
-  /** Defaults to `pending`. */
-  status?: RunStatus;
-  message?: string;
-  source: string;
-  configDigest: string;
-  inputDigest: string;
-  opentofuVersion: string;
-  executionRegion: string;
-  platform: string;
-  createdBy: string | null;
+/**
+ * What creating a run needs: the run's own facts, less what the store sets. `autoApply` and
+ * `isDestroy` may only be absent or false; `status` defaults to `pending`.
+ */
+export interface CreateRunInput
+  extends
+    Pick<
+      Run,
+      | "organizationId"
+      | "projectId"
+      | "workspaceId"
+      | "configurationVersionId"
+      | "inputSnapshotId"
+      | "kind"
+      | "source"
+      | "configDigest"
+      | "inputDigest"
+      | "opentofuVersion"
+      | "executionRegion"
+      | "platform"
+      | "createdBy"
+    >,
+    Partial<Pick<Run, "id" | "status" | "message" | "autoApply" | "isDestroy" | "commit" | "sourceWorkingDirectory" | "pullRequestNumber">> {
   createdAt: Date | string;
-  autoApply?: false;
-  isDestroy?: false;
-  commit?: RunCommit | null;
-  sourceWorkingDirectory?: string | null;
-  pullRequestNumber?: number | null;
   githubDeliveryId?: string | null;
 }
 
