@@ -4,7 +4,7 @@ import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
 import { inTransaction, type StateVersion, type WorkspaceLock } from "../store/index.ts";
 import { recordRunEvent, releaseRun } from "./run-transitions.ts";
-import { confirmStatePublication } from "./state-versions.ts";
+import { confirmStatePublication, publicationOf } from "./state-versions.ts";
 
 /** What an operator sees of a run that needs (or needed) recovery; api/v1/presenters.ts shapes it. */
 export interface RecoveryEvidence {
@@ -61,14 +61,7 @@ export async function resolveRecovery(services: Services, actor: AuthenticatedPr
       );
     }
     const [version] = uploaded;
-    await confirmStatePublication(services, {
-      runId: run.id,
-      stateVersionId: version.id,
-      serial: version.serial,
-      lineage: version.lineage,
-      sha256: version.sha256!,
-      fence: version.fence,
-    });
+    await confirmStatePublication(services, publicationOf(run.id, version, version.fence));
   }
   const resolved = await inTransaction(services.db, async (stores) => {
     const current = (await stores.runs.getById(run.id)) ?? run;

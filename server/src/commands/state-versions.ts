@@ -275,6 +275,11 @@ export interface StatePublication {
   fence: number;
 }
 
+/** The publication of a run's uploaded pending state version at the given fence (its sha256 is set once uploaded). */
+export function publicationOf(runId: string, version: StateVersion, fence: number): StatePublication {
+  return { runId, stateVersionId: version.id, serial: version.serial, lineage: version.lineage, sha256: version.sha256!, fence };
+}
+
 /**
  * Publishes a pending state version after its apply succeeded: every given field must equal what
  * was uploaded (the run link, serial, lineage, the SHA-256 of the stored plaintext, the fence),

@@ -2,7 +2,7 @@ import type { Run } from "../domain/records.ts";
 import type { RunEvent } from "../domain/run-lifecycle.ts";
 import { moveRun, releaseRun } from "../commands/run-transitions.ts";
 import { mintRunToken, revokeRunTokens } from "../commands/run-tokens.ts";
-import { confirmStatePublication, listPendingStateVersions } from "../commands/state-versions.ts";
+import { confirmStatePublication, listPendingStateVersions, publicationOf } from "../commands/state-versions.ts";
 import { currentStateEvidence } from "../commands/state-evidence.ts";
 import type { Services } from "../commands/services.ts";
 import { SANDBOX_BASE_PROFILE, type SandboxResult } from "./sandbox.ts";
@@ -124,14 +124,7 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     await services.stores.attempts.finish(attempt.id, "succeeded", classification, now);
     const [version] = pending;
     try {
-      await confirmStatePublication(services, {
-        runId: run.id,
-        stateVersionId: version.id,
-        serial: version.serial,
-        lineage: version.lineage,
-        sha256: version.sha256!,
-        fence: fence!,
-      });
+      await confirmStatePublication(services, publicationOf(run.id, version, fence!));
     } catch {
       return endApply(services, run, { type: "apply_uncertain", interrupted: false });
     }
