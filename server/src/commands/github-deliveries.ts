@@ -101,25 +101,22 @@ async function configurations(
   return out;
 }
 
+/** What the runs of one delivery share. */
+interface SourceRunInput {
+  kind: "plan_and_apply" | "speculative";
+  source: "github_push" | "github_pull_request";
+  commit: RunCommit;
+  pullRequestNumber: number | null;
+  installationId: number;
+  baseRepository: string;
+}
+
 /**
  * Creates the run of one workspace: a configuration version through the same upload path (and
  * inspection) as an API upload, then the run with its commit recorded, then the check run to
  * keep in step. A retried delivery finds the run it already created and creates nothing.
  */
-async function createSourceRun(
-  services: Services,
-  delivery: GitHubDelivery,
-  target: Target,
-  configuration: Buffer,
-  input: {
-    kind: "plan_and_apply" | "speculative";
-    source: "github_push" | "github_pull_request";
-    commit: RunCommit;
-    pullRequestNumber: number | null;
-    installationId: number;
-    baseRepository: string;
-  },
-): Promise<string> {
+async function createSourceRun(services: Services, delivery: GitHubDelivery, target: Target, configuration: Buffer, input: SourceRunInput): Promise<string> {
   const existing = await services.stores.runs.runOfDelivery(delivery.id, target.workspace.id);
   if (existing) return existing.id;
   const actor = githubActor(target.workspace.organizationId);
@@ -172,6 +169,13 @@ interface PushPayload {
   commits?: Array<{ added?: string[]; removed?: string[]; modified?: string[] }>;
 }
 
+/** Creates the run of each target in turn (createSourceRun); their ids, in target order. */
+async function createSourceRuns(services: Services, delivery: GitHubDelivery, targets: readonly Target[], built: Map<string, Buffer>, input: SourceRunInput): Promise<string[]> {
+  const runIds: string[] = [];
+  for (const target of targets) runIds.push(await createSourceRun(services, delivery, target, built.get(target.workspace.id)!, input));
+  return runIds;
+}
+
 async function handlePush(services: Services, delivery: GitHubDelivery, payload: PushPayload): Promise<DeliveryResult> {
   const repository = payload.repository.full_name;
   const branch = branchOfRef(payload.ref);
@@ -196,19 +200,14 @@ async function handlePush(services: Services, delivery: GitHubDelivery, payload:
     repository,
     fork: false,
   };
-  const runIds: string[] = [];
-  for (const target of concerned) {
-    runIds.push(
-      await createSourceRun(services, delivery, target, built.get(target.workspace.id)!, {
-        kind: "plan_and_apply",
-        source: "github_push",
-        commit,
-        pullRequestNumber: null,
-        installationId: payload.installation!.id,
-        baseRepository: repository,
-      }),
-    );
-  }
+  const runIds = await createSourceRuns(services, delivery, concerned, built, {
+    kind: "plan_and_apply",
+    source: "github_push",
+    commit,
+    pullRequestNumber: null,
+    installationId: payload.installation!.id,
+    baseRepository: repository,
+  });
   return done("processed", "run_created", `${runIds.length} plan_and_apply run${runIds.length === 1 ? "" : "s"} for ${sha.slice(0, 12)} on ${branch}.`, runIds);
 }
 
@@ -278,19 +277,14 @@ async function handlePullRequest(services: Services, delivery: GitHubDelivery, p
   };
   // The older speculative runs of this pull request that have not started yet are superseded.
   await cancelQueuedSpeculativeRuns(services, delivery, workspaceIds, pr.number, `Superseded by ${pr.head.sha.slice(0, 12)}, a newer push to pull request #${pr.number}.`);
-  const runIds: string[] = [];
-  for (const target of tracking) {
-    runIds.push(
-      await createSourceRun(services, delivery, target, built.get(target.workspace.id)!, {
-        kind: "speculative",
-        source: "github_pull_request",
-        commit,
-        pullRequestNumber: pr.number,
-        installationId: payload.installation!.id,
-        baseRepository: repository,
-      }),
-    );
-  }
+  const runIds = await createSourceRuns(services, delivery, tracking, built, {
+    kind: "speculative",
+    source: "github_pull_request",
+    commit,
+    pullRequestNumber: pr.number,
+    installationId: payload.installation!.id,
+    baseRepository: repository,
+  });
   return done(
     "processed",
     "run_created",
