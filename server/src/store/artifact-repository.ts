@@ -1,5 +1,5 @@
 import { type ARTIFACT_FORMAT, type ArtifactKind, type ArtifactRef, type RunArtifactKind } from "../domain/artifacts.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import type { DbTimestamp } from "./rows.ts";
 import { translating } from "./translate-error.ts";
 import { isoForWrite, numberFromRow } from "./values.ts";
@@ -36,12 +36,7 @@ function toRecord(row: ArtifactRow): ArtifactRecord {
  * ArtifactRef with its workspace and run, at most one of each kind per run. A reader checks the
  * object against its ref before releasing anything (artifacts/artifact-store.ts).
  */
-export class ArtifactRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class ArtifactRepository extends Repository {
   /** Records a run's artifact; a plan attempt that writes its artifacts again replaces the row of the same key. */
   async recordForRun(ref: ArtifactRef & { kind: RunArtifactKind }, owner: { workspaceId: string; runId: string }, createdAt: Date | string): Promise<ArtifactRecord> {
     const row: ArtifactRow = {

@@ -1,6 +1,6 @@
 import { newId } from "../domain/ids.ts";
 import type { AttemptStatus, ExecutionPhase, RunAttempt } from "../domain/records.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
 import type { DbTimestamp } from "./rows.ts";
 import { isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
@@ -43,12 +43,7 @@ function toAttempt(row: AttemptRow): RunAttempt {
 }
 
 /** Phase attempts: one row per sandbox execution. */
-export class AttemptRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class AttemptRepository extends Repository {
   /** Starts the next attempt of a phase (attempt numbers count from 1). */
   async start(input: { runId: string; phase: ExecutionPhase; runnerId: string; region: string; baseProfile: string; now: Date | string }): Promise<RunAttempt> {
     return translating(this.dialect, async () => {

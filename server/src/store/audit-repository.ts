@@ -1,7 +1,7 @@
 import { canonicalize } from "../domain/canonical-json.ts";
 import { newId } from "../domain/ids.ts";
 import type { AuditEvent } from "../domain/records.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import type { AuditEventRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
 import { isoForWrite, isoFromRow } from "./values.ts";
@@ -21,12 +21,7 @@ export interface RecordAuditEventInput {
 }
 
 /** The audit trail. */
-export class AuditRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class AuditRepository extends Repository {
   /** Records an audit event. */
   async record(input: RecordAuditEventInput): Promise<AuditEvent> {
     const row: AuditEventRow = {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { delayAfterFailures, type ThrottlePolicy } from "../domain/auth-throttle.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
 import { numberFromRow } from "./values.ts";
 
@@ -40,12 +40,7 @@ function rowKey(key: ThrottleKey): string {
  * before any of them failed. On PostgreSQL the counting upsert takes the row's lock, so
  * concurrent reservations of one key queue; on SQLite the write transaction serializes them.
  */
-export class AuthThrottleRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class AuthThrottleRepository extends Repository {
   /**
    * Counts one attempt against every key, unless one of them is blocked at `nowMs` (then nothing
    * is counted and the latest end of the blocks is returned).

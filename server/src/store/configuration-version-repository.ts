@@ -1,7 +1,7 @@
 import { DomainError } from "../domain/errors.ts";
 import { newId } from "../domain/ids.ts";
 import type { ConfigurationVersion, ConfigurationVersionStatus } from "../domain/records.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import type { ConfigurationVersionRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
 import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
@@ -25,12 +25,7 @@ export interface UploadedConfiguration {
 }
 
 /** Configuration versions. */
-export class ConfigurationVersionRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class ConfigurationVersionRepository extends Repository {
   /** Creates a pending configuration version. */
   async create(input: CreateConfigurationVersionInput): Promise<ConfigurationVersion> {
     const row: ConfigurationVersionRow = {

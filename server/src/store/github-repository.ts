@@ -1,4 +1,4 @@
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import {
   toCheckRun,
   toConnection,
@@ -25,12 +25,7 @@ export type { DeliveryStatus, GitHubCheckRun, GitHubDelivery, GitHubInstallation
 const repositoryKey = (repository: string) => repository.toLowerCase();
 
 /** Source connections, webhook deliveries, installations and check runs of the GitHub App pipeline. */
-export class GitHubRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class GitHubRepository extends Repository {
   // ---- source connections
 
   /** Creates or replaces the workspace's connection. */

@@ -1,7 +1,7 @@
 import type { ScopeKind } from "../domain/authorization.ts";
 import { newId } from "../domain/ids.ts";
 import type { PermissionGrant } from "../domain/records.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import type { PermissionGrantRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
 import { isoForWrite, isoFromRow } from "./values.ts";
@@ -17,12 +17,7 @@ export interface GrantInput {
 }
 
 /** Permission grants. */
-export class GrantRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class GrantRepository extends Repository {
   /** Grants a permission on a scope; granting the same one twice throws CONSTRAINT_VIOLATION. */
   async grant(input: GrantInput): Promise<PermissionGrant> {
     const row: PermissionGrantRow = {

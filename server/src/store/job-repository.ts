@@ -1,6 +1,6 @@
 import { newId } from "../domain/ids.ts";
 import type { ExecutionPhase, RunJob } from "../domain/records.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
 import type { DbBoolean, DbTimestamp } from "./rows.ts";
 import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
@@ -39,12 +39,7 @@ function toJob(row: JobRow): RunJob {
 }
 
 /** The run job queue of the embedded default (and its fallback on PostgreSQL). */
-export class JobRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class JobRepository extends Repository {
   /** Enqueues a phase of a run. */
   async enqueue(input: { runId: string; workspaceId: string; phase: ExecutionPhase; serial: boolean; now: Date | string }): Promise<RunJob> {
     const now = isoForWrite(input.now);

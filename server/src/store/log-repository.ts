@@ -1,5 +1,5 @@
 import { announce, atomically } from "./run-events.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
 import type { DbBoolean, DbTimestamp } from "./rows.ts";
 import { booleanFromRow, isoForWrite, numberFromRow } from "./values.ts";
@@ -54,12 +54,7 @@ export interface LogWindow {
 }
 
 /** Sequence-numbered, already sanitized log chunks per run phase. */
-export class LogRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class LogRepository extends Repository {
   /**
    * Appends a chunk; `final` marks the phase's log complete. Returns its sequence number. The
    * chunk is announced on the run change feed (the live WebSocket) in the same transaction.

@@ -1,6 +1,6 @@
 import { newId } from "../domain/ids.ts";
 import type { Organization } from "../domain/records.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import type { OrganizationRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
 import { isoForWrite, isoFromRow } from "./values.ts";
@@ -13,12 +13,7 @@ export interface CreateOrganizationInput {
 }
 
 /** Organizations. */
-export class OrganizationRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class OrganizationRepository extends Repository {
   /** Creates an organization; a taken name throws ORGANIZATION_NAME_TAKEN. */
   async create(input: CreateOrganizationInput): Promise<Organization> {
     const row: OrganizationRow = { id: input.id ?? newId("organization"), name: input.name, created_at: isoForWrite(input.createdAt) };

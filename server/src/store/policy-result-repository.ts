@@ -2,7 +2,7 @@ import { canonicalize } from "../domain/canonical-json.ts";
 import { newId } from "../domain/ids.ts";
 import type { PinnedPolicySetVersion, PolicyFinding } from "../domain/policy/index.ts";
 import type { PolicyOutcome } from "../domain/run-lifecycle.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
 import { isoForWrite, isoFromRow, numberFromRow } from "./values.ts";
 
@@ -73,12 +73,7 @@ function toOverride(row: Row): PolicyOverride {
 }
 
 /** Policy results, findings and overrides of runs. */
-export class PolicyResultRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class PolicyResultRepository extends Repository {
   /** Records a run's policy result and its (already sanitized) findings, once. */
   async record(evaluation: PolicyEvaluation, findings: readonly PolicyFinding[]): Promise<void> {
     await translating(this.dialect, async () => {

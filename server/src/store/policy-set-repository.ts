@@ -1,7 +1,7 @@
 import { canonicalize } from "../domain/canonical-json.ts";
 import { newId } from "../domain/ids.ts";
 import type { EnforcementLevel, PolicyModule } from "../domain/policy/index.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
 import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow } from "./values.ts";
 
@@ -61,12 +61,7 @@ function toVersion(row: Row): PolicySetVersion {
 }
 
 /** Policy sets and their versions. Versions are only ever inserted, never changed. */
-export class PolicySetRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class PolicySetRepository extends Repository {
   /** Creates a policy set without a version (add one with `addVersion` in the same transaction). */
   async create(input: CreatePolicySetInput): Promise<PolicySet> {
     const row = {

@@ -1,6 +1,6 @@
 import { newId } from "../domain/ids.ts";
 import type { Principal, PrincipalKind } from "../domain/records.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import type { PrincipalRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
 import { isoForWrite, isoFromRow } from "./values.ts";
@@ -15,12 +15,7 @@ export interface CreatePrincipalInput {
 }
 
 /** Principals: who acts. */
-export class PrincipalRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class PrincipalRepository extends Repository {
   /** Creates a principal. */
   async createPrincipal(input: CreatePrincipalInput): Promise<Principal> {
     const row: PrincipalRow = {

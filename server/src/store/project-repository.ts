@@ -1,6 +1,6 @@
 import { newId } from "../domain/ids.ts";
 import type { Project } from "../domain/records.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import type { ProjectRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
 import { isoForWrite, isoFromRow } from "./values.ts";
@@ -14,12 +14,7 @@ export interface CreateProjectInput {
 }
 
 /** Projects. */
-export class ProjectRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class ProjectRepository extends Repository {
   /** Creates a project; a name taken in the organization throws PROJECT_NAME_TAKEN. */
   async create(input: CreateProjectInput): Promise<Project> {
     const row: ProjectRow = {

@@ -1,6 +1,6 @@
 import { newId } from "../domain/ids.ts";
 import type { RunReview } from "../domain/records.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
 import type { DbTimestamp } from "./rows.ts";
 import { isoForWrite, isoFromRow } from "./values.ts";
@@ -35,12 +35,7 @@ function toReview(row: ReviewRow): RunReview {
 }
 
 /** Review decisions: at most one per run (a unique index makes racing decisions fail). */
-export class ReviewRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class ReviewRepository extends Repository {
   /** Records the run's decision; a second decision throws CONSTRAINT_VIOLATION. */
   async record(input: Omit<RunReview, "id" | "decidedAt"> & { decidedAt: Date | string }): Promise<RunReview> {
     const row: ReviewRow = {

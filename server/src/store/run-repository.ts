@@ -12,7 +12,7 @@ import {
   type RunKind,
   type RunStatus,
 } from "../domain/run.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import type { RunRow } from "./rows.ts";
 import { announce, atomically } from "./run-events.ts";
 import { translating } from "./translate-error.ts";
@@ -58,12 +58,7 @@ export interface RunPage {
 }
 
 /** Runs. */
-export class RunRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class RunRepository extends Repository {
   /**
    * Creates a run. Auto-apply, destroy mode (camelCase or snake_case, any truthy spelling) and
    * unknown kinds are refused before any query runs.

@@ -1,5 +1,5 @@
 import { newId } from "../domain/ids.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import type { RunRow, RunTokenRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
 import { isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
@@ -49,12 +49,7 @@ export function newPrefixedId(prefix: "sv" | "rtk"): string {
 }
 
 /** Run tokens: the credentials a run's sandboxed `tofu` uses against the compatibility API. */
-export class RunTokenRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class RunTokenRepository extends Repository {
   /** Creates a token; a duplicate hash throws CONSTRAINT_VIOLATION. */
   async create(input: CreateRunTokenInput): Promise<RunToken> {
     const row: RunTokenRow = {

@@ -2,7 +2,7 @@ import { canonicalize, sha256Hex } from "../domain/canonical-json.ts";
 import { isId, newId } from "../domain/ids.ts";
 import type { InputSnapshotDocument } from "../domain/input-snapshot.ts";
 import type { InputSnapshot } from "../domain/records.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import type { InputSnapshotRow, SnapshotSecretRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
 import { isoForWrite, isoFromRow } from "./values.ts";
@@ -24,12 +24,7 @@ export interface CreateSnapshotInput {
 }
 
 /** Input snapshots and the sealed secrets they reference. */
-export class SnapshotRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class SnapshotRepository extends Repository {
   /** Stores a snapshot (as canonical JSON) and its secrets in one transaction. */
   async create(input: CreateSnapshotInput): Promise<InputSnapshot> {
     const document = canonicalize(input.document);

@@ -1,4 +1,4 @@
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import { newPrefixedId } from "./run-token-repository.ts";
 import type { StateVersionRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
@@ -64,12 +64,7 @@ export interface UploadedState {
 }
 
 /** State versions. */
-export class StateVersionRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class StateVersionRepository extends Repository {
   /** Creates a `pending` state version with no bytes yet. */
   async create(input: CreateStateVersionInput): Promise<StateVersion> {
     const row: StateVersionRow = {

@@ -1,7 +1,7 @@
 import type { Role } from "../domain/authorization.ts";
 import { newId } from "../domain/ids.ts";
 import type { ApiToken, PermissionGrant, Principal } from "../domain/records.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import { toGrant } from "./grant-repository.ts";
 import { toPrincipal } from "./principal-repository.ts";
 import type { ApiTokenRow, PermissionGrantRow, PrincipalRow } from "./rows.ts";
@@ -27,12 +27,7 @@ export interface AuthenticatedToken {
 }
 
 /** API tokens. */
-export class TokenRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class TokenRepository extends Repository {
   /** Creates a token; a duplicate hash throws CONSTRAINT_VIOLATION. */
   async createToken(input: CreateTokenInput): Promise<ApiToken> {
     const row: ApiTokenRow = {

@@ -1,7 +1,7 @@
 import { permissionsForRole, type Role, type ScopeKind } from "../domain/authorization.ts";
 import { newId } from "../domain/ids.ts";
 import type { PermissionGrant } from "../domain/records.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
 import type { DbBoolean } from "./rows.ts";
 import { booleanFromRow, isoForWrite, isoFromRow, optionalIsoFromRow } from "./values.ts";
@@ -40,12 +40,7 @@ interface SessionRow {
 }
 
 /** Users, their memberships and their sessions. */
-export class UserRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class UserRepository extends Repository {
   /** Creates a user; an email already taken (in any case) throws CONSTRAINT_VIOLATION. */
   async createUser(input: { email: string; displayName: string; passwordHash: string; siteAdmin: boolean; createdAt: Date | string }): Promise<User> {
     const row: UserRow = {

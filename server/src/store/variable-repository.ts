@@ -1,7 +1,7 @@
 import { newId } from "../domain/ids.ts";
 import type { VariableCategory } from "../domain/input-snapshot.ts";
 import type { WorkspaceVariable } from "../domain/records.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import type { WorkspaceVariableRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
 import { booleanFromRow, isoForWrite, isoFromRow } from "./values.ts";
@@ -42,12 +42,7 @@ function fieldColumns(fields: VariableFields) {
 }
 
 /** Workspace variables. Sensitive values are stored and returned only as ciphertext. */
-export class VariableRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class VariableRepository extends Repository {
   /** Creates a variable; a key taken in the workspace and category throws VARIABLE_KEY_TAKEN. */
   async create(input: CreateVariableInput): Promise<WorkspaceVariable> {
     const row: WorkspaceVariableRow = {

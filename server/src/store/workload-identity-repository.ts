@@ -1,6 +1,6 @@
 import type { FederationPhase, FederationProfile, FederationProfileContent, FederationProvider, FederationTarget } from "../domain/workload-identity.ts";
 import { newId } from "../domain/ids.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import type { DbTimestamp } from "./rows.ts";
 import { translating } from "./translate-error.ts";
 import { isoForWrite, isoFromRow, optionalIsoFromRow } from "./values.ts";
@@ -40,12 +40,7 @@ function toProfile(row: FederationProfileRow): FederationProfile {
 }
 
 /** Federation profiles: which cloud identity a workspace's phases may assume. */
-export class FederationProfileRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class FederationProfileRepository extends Repository {
   /** Creates an unverified profile; a name taken in the workspace throws FEDERATION_PROFILE_NAME_TAKEN. */
   async create(input: FederationProfileContent & { organizationId: string; workspaceId: string; now: Date | string }): Promise<FederationProfile> {
     const at = isoForWrite(input.now);
@@ -159,12 +154,7 @@ function toKey(row: SigningKeyRow): StoredSigningKey {
 }
 
 /** The issuer's signing keys. */
-export class SigningKeyRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class SigningKeyRepository extends Repository {
   async add(key: Omit<StoredSigningKey, "lastTokenExpiresAt">): Promise<StoredSigningKey> {
     const row: SigningKeyRow = {
       kid: key.kid,

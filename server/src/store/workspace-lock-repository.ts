@@ -1,4 +1,4 @@
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import type { WorkspaceLockFenceRow, WorkspaceLockRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
 import { isoForWrite, isoFromRow, numberFromRow } from "./values.ts";
@@ -36,12 +36,7 @@ class LostRace extends Error {
  * Workspace locks with fencing tokens. The lock row's primary key is the mutual exclusion; the
  * per-workspace counter in workspace_lock_fences hands out the fences.
  */
-export class WorkspaceLockRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class WorkspaceLockRepository extends Repository {
   /**
    * Takes the lock for `holder` with the next fence, or reports the lock already held (also when
    * the caller itself holds it: re-entrancy is the caller's decision). Atomic: of two concurrent

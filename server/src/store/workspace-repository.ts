@@ -1,7 +1,7 @@
 import { DomainError } from "../domain/errors.ts";
 import { newId } from "../domain/ids.ts";
 import type { Workspace } from "../domain/records.ts";
-import type { Dialect, Executor } from "./dialect.ts";
+import { Repository } from "./repository.ts";
 import type { ProjectRow, WorkspaceRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
 import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow } from "./values.ts";
@@ -27,12 +27,7 @@ export interface CreateWorkspaceInput {
 }
 
 /** Workspaces. */
-export class WorkspaceRepository {
-  constructor(
-    private readonly db: Executor,
-    private readonly dialect: Dialect,
-  ) {}
-
+export class WorkspaceRepository extends Repository {
   /**
    * Creates a workspace in a project of the same organization; a name taken in the organization
    * throws WORKSPACE_NAME_TAKEN.
