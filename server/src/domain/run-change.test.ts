@@ -21,144 +21,99 @@ function run(
   return { status, kind, hasChanges, planStatus, applyStatus };
 }
 
+function policy(outcome: Extract<RunEvent, { type: "policy_evaluated" }>["outcome"]): RunEvent {
+  return { type: "policy_evaluated", outcome };
+}
+
+/** The patch of a transition that ends the run: its status and reason, the extra fields, finished now. */
+function ended(status: LifecyclePatch["status"], statusReason: NonNullable<LifecyclePatch["statusReason"]>, extra: Partial<LifecyclePatch> = {}): LifecyclePatch {
+  return { status, statusReason, ...extra, finishedAt: T };
+}
+
+// The states most transitions start from.
+const planning = run("planning", "running");
+const checking = run("policy_checking", "finished");
+const softFailed = run("policy_soft_failed", "finished");
+const awaiting = run("awaiting_approval", "finished");
+const applying = run("applying", "finished", "running");
+
 const cases: Array<[string, LifecycleRunState, RunEvent, LifecyclePatch, number?]> = [
   ["plan starts", run("pending"), { type: "plan_started" }, { status: "planning", planStatus: "running" }],
-  [
-    "no plan credential",
-    run("pending"),
-    { type: "plan_credentials_unavailable" },
-    { status: "plan_credentials_required", statusReason: "plan_credentials_required", planStatus: "canceled", finishedAt: T },
-  ],
-  [
-    "pending run canceled",
-    run("pending"),
-    { type: "cancel_requested" },
-    { status: "canceled", statusReason: "canceled", planStatus: "canceled", cancelRequestedAt: T, finishedAt: T },
-  ],
-  ["plan finishes", run("planning", "running"), { type: "plan_finished", hasChanges: true }, { status: "policy_checking", planStatus: "finished" }],
-  ["plan fails", run("planning", "running"), { type: "plan_failed" }, { status: "errored", statusReason: "plan_failed", planStatus: "errored", finishedAt: T }],
-  [
-    "plan stopped by a sandbox limit",
-    run("planning", "running"),
-    { type: "plan_failed", limit: "sandbox_cpu_limit" },
-    { status: "errored", statusReason: "sandbox_cpu_limit", planStatus: "errored", finishedAt: T },
-  ],
-  [
-    "planning run canceled",
-    run("planning", "running"),
-    { type: "cancel_requested" },
-    { status: "canceled", statusReason: "plan_canceled", planStatus: "canceled", cancelRequestedAt: T, finishedAt: T },
-  ],
-  [
-    "policy checking run canceled (the finished plan stays finished)",
-    run("policy_checking", "finished"),
-    { type: "cancel_requested" },
-    { status: "canceled", statusReason: "canceled", cancelRequestedAt: T, finishedAt: T },
-  ],
+  ["no plan credential", run("pending"), { type: "plan_credentials_unavailable" }, ended("plan_credentials_required", "plan_credentials_required", { planStatus: "canceled" })],
+  ["pending run canceled", run("pending"), { type: "cancel_requested" }, ended("canceled", "canceled", { planStatus: "canceled", cancelRequestedAt: T })],
+  ["plan finishes", planning, { type: "plan_finished", hasChanges: true }, { status: "policy_checking", planStatus: "finished" }],
+  ["plan fails", planning, { type: "plan_failed" }, ended("errored", "plan_failed", { planStatus: "errored" })],
+  ["plan stopped by a sandbox limit", planning, { type: "plan_failed", limit: "sandbox_cpu_limit" }, ended("errored", "sandbox_cpu_limit", { planStatus: "errored" })],
+  ["planning run canceled", planning, { type: "cancel_requested" }, ended("canceled", "plan_canceled", { planStatus: "canceled", cancelRequestedAt: T })],
+  ["policy checking run canceled (the finished plan stays finished)", checking, { type: "cancel_requested" }, ended("canceled", "canceled", { cancelRequestedAt: T })],
   [
     "policy passed with changes: waits one default TTL",
-    run("policy_checking", "finished"),
-    { type: "policy_evaluated", outcome: "passed" },
+    checking,
+    policy("passed"),
     { status: "awaiting_approval", policyOutcome: "passed", approvalExpiresAt: later(DEFAULT_APPROVAL_TTL_SECONDS) },
   ],
   [
     "policy skipped with changes: waits the workspace TTL",
-    run("policy_checking", "finished"),
-    { type: "policy_evaluated", outcome: "skipped" },
+    checking,
+    policy("skipped"),
     { status: "awaiting_approval", policyOutcome: "skipped", approvalExpiresAt: later(600) },
     600,
   ],
   [
     "policy passed, no changes: finished, nothing to approve",
     run("policy_checking", "finished", "pending", "plan_and_apply", false),
-    { type: "policy_evaluated", outcome: "passed" },
-    { status: "planned_and_finished", statusReason: "no_changes", policyOutcome: "passed", approvalExpiresAt: null, finishedAt: T },
+    policy("passed"),
+    ended("planned_and_finished", "no_changes", { policyOutcome: "passed", approvalExpiresAt: null }),
   ],
   [
     "speculative run: finished",
     run("policy_checking", "finished", "pending", "speculative"),
-    { type: "policy_evaluated", outcome: "skipped" },
-    { status: "planned_and_finished", statusReason: "speculative", policyOutcome: "skipped", approvalExpiresAt: null, finishedAt: T },
+    policy("skipped"),
+    ended("planned_and_finished", "speculative", { policyOutcome: "skipped", approvalExpiresAt: null }),
   ],
-  [
-    "soft failure waits for an override",
-    run("policy_checking", "finished"),
-    { type: "policy_evaluated", outcome: "soft_failed" },
-    { status: "policy_soft_failed", policyOutcome: "soft_failed", approvalExpiresAt: later(60) },
-    60,
-  ],
-  [
-    "hard failure ends it (no approval window)",
-    run("policy_checking", "finished"),
-    { type: "policy_evaluated", outcome: "hard_failed" },
-    { status: "errored", statusReason: "policy_hard_failed", policyOutcome: "hard_failed", finishedAt: T },
-  ],
-  [
-    "policy error ends it",
-    run("policy_checking", "finished"),
-    { type: "policy_evaluated", outcome: "errored" },
-    { status: "errored", statusReason: "policy_errored", policyOutcome: "errored", finishedAt: T },
-  ],
-  ["override with changes", run("policy_soft_failed", "finished"), { type: "policy_overridden" }, { status: "awaiting_approval" }],
+  ["soft failure waits for an override", checking, policy("soft_failed"), { status: "policy_soft_failed", policyOutcome: "soft_failed", approvalExpiresAt: later(60) }, 60],
+  ["hard failure ends it (no approval window)", checking, policy("hard_failed"), ended("errored", "policy_hard_failed", { policyOutcome: "hard_failed" })],
+  ["policy error ends it", checking, policy("errored"), ended("errored", "policy_errored", { policyOutcome: "errored" })],
+  ["override with changes", softFailed, { type: "policy_overridden" }, { status: "awaiting_approval" }],
   [
     "override without changes ends it",
     run("policy_soft_failed", "finished", "pending", "plan_and_apply", false),
     { type: "policy_overridden" },
-    { status: "planned_and_finished", statusReason: "no_changes", finishedAt: T },
+    ended("planned_and_finished", "no_changes"),
   ],
-  ["soft failure discarded", run("policy_soft_failed", "finished"), { type: "discarded" }, { status: "discarded", statusReason: "discarded", finishedAt: T }],
-  ["soft failure expires", run("policy_soft_failed", "finished"), { type: "approval_expired" }, { status: "expired", statusReason: "approval_expired", finishedAt: T }],
-  [
-    "soft failure canceled",
-    run("policy_soft_failed", "finished"),
-    { type: "cancel_requested" },
-    { status: "canceled", statusReason: "canceled", cancelRequestedAt: T, finishedAt: T },
-  ],
-  ["approved", run("awaiting_approval", "finished"), { type: "approved" }, { status: "applying" }],
-  ["discarded", run("awaiting_approval", "finished"), { type: "discarded" }, { status: "discarded", statusReason: "discarded", finishedAt: T }],
-  ["approval expires", run("awaiting_approval", "finished"), { type: "approval_expired" }, { status: "expired", statusReason: "approval_expired", finishedAt: T }],
-  [
-    "awaiting run canceled",
-    run("awaiting_approval", "finished"),
-    { type: "cancel_requested" },
-    { status: "canceled", statusReason: "canceled", cancelRequestedAt: T, finishedAt: T },
-  ],
+  ["soft failure discarded", softFailed, { type: "discarded" }, ended("discarded", "discarded")],
+  ["soft failure expires", softFailed, { type: "approval_expired" }, ended("expired", "approval_expired")],
+  ["soft failure canceled", softFailed, { type: "cancel_requested" }, ended("canceled", "canceled", { cancelRequestedAt: T })],
+  ["approved", awaiting, { type: "approved" }, { status: "applying" }],
+  ["discarded", awaiting, { type: "discarded" }, ended("discarded", "discarded")],
+  ["approval expires", awaiting, { type: "approval_expired" }, ended("expired", "approval_expired")],
+  ["awaiting run canceled", awaiting, { type: "cancel_requested" }, ended("canceled", "canceled", { cancelRequestedAt: T })],
   ["apply starts", run("applying", "finished"), { type: "apply_started" }, { status: "applying", applyStatus: "running" }],
-  ["cancel during apply only records the request", run("applying", "finished", "running"), { type: "apply_cancel_requested" }, { status: "applying", cancelRequestedAt: T }],
-  ["apply finishes", run("applying", "finished", "running"), { type: "apply_finished" }, { status: "applied", statusReason: "applied", applyStatus: "finished", finishedAt: T }],
-  [
-    "apply fails, nothing published",
-    run("applying", "finished", "running"),
-    { type: "apply_failed" },
-    { status: "errored", statusReason: "apply_failed", applyStatus: "errored", finishedAt: T },
-  ],
+  ["cancel during apply only records the request", applying, { type: "apply_cancel_requested" }, { status: "applying", cancelRequestedAt: T }],
+  ["apply finishes", applying, { type: "apply_finished" }, ended("applied", "applied", { applyStatus: "finished" })],
+  ["apply fails, nothing published", applying, { type: "apply_failed" }, ended("errored", "apply_failed", { applyStatus: "errored" })],
   [
     "apply refused before it started (stale approval)",
     run("applying", "finished", "pending"),
     { type: "apply_failed" },
-    { status: "errored", statusReason: "apply_failed", applyStatus: "errored", finishedAt: T },
+    ended("errored", "apply_failed", { applyStatus: "errored" }),
   ],
-  [
-    "apply fails on a limit",
-    run("applying", "finished", "running"),
-    { type: "apply_failed", limit: "sandbox_disk_limit" },
-    { status: "errored", statusReason: "sandbox_disk_limit", applyStatus: "errored", finishedAt: T },
-  ],
+  ["apply fails on a limit", applying, { type: "apply_failed", limit: "sandbox_disk_limit" }, ended("errored", "sandbox_disk_limit", { applyStatus: "errored" })],
   [
     "apply interrupted: recovery, not finished",
-    run("applying", "finished", "running"),
+    applying,
     { type: "apply_uncertain", interrupted: true },
     { status: "needs_recovery", statusReason: "apply_interrupted", applyStatus: "interrupted" },
   ],
   [
     "apply uncertain: recovery, not finished",
-    run("applying", "finished", "running"),
+    applying,
     { type: "apply_uncertain", interrupted: false },
     { status: "needs_recovery", statusReason: "apply_uncertain", applyStatus: "errored" },
   ],
   [
     "apply killed by a limit",
-    run("applying", "finished", "running"),
+    applying,
     { type: "apply_uncertain", interrupted: true, limit: "sandbox_memory_limit" },
     { status: "needs_recovery", statusReason: "sandbox_memory_limit", applyStatus: "interrupted" },
   ],
@@ -166,13 +121,13 @@ const cases: Array<[string, LifecycleRunState, RunEvent, LifecyclePatch, number?
     "recovery commits the pending state",
     run("needs_recovery", "finished", "interrupted"),
     { type: "recovery_resolved", stateCommitted: true },
-    { status: "applied", statusReason: "recovered", applyStatus: "finished", finishedAt: T },
+    ended("applied", "recovered", { applyStatus: "finished" }),
   ],
   [
     "recovery keeps the current state (apply status kept)",
     run("needs_recovery", "finished", "interrupted"),
     { type: "recovery_resolved", stateCommitted: false },
-    { status: "errored", statusReason: "recovered", finishedAt: T },
+    ended("errored", "recovered"),
   ],
 ];
 

@@ -10,6 +10,10 @@ function run(status: RunStatus, kind: RunKind = "plan_and_apply", hasChanges: bo
   return { status, kind, hasChanges };
 }
 
+function policy(outcome: Extract<RunEvent, { type: "policy_evaluated" }>["outcome"]): RunEvent {
+  return { type: "policy_evaluated", outcome };
+}
+
 const cases: Array<[string, LifecycleRun, RunEvent, RunStatus, string | null]> = [
   ["pending → planning when the plan starts", run("pending"), { type: "plan_started" }, "planning", null],
   ["pending → canceled on cancel", run("pending"), { type: "cancel_requested" }, "canceled", "canceled"],
@@ -17,37 +21,13 @@ const cases: Array<[string, LifecycleRun, RunEvent, RunStatus, string | null]> =
   ["planning → errored plan_failed", run("planning"), { type: "plan_failed" }, "errored", "plan_failed"],
   ["planning → canceled plan_canceled", run("planning"), { type: "cancel_requested" }, "canceled", "plan_canceled"],
   ["planning → errored with the sandbox limit that stopped the plan", run("planning"), { type: "plan_failed", limit: "sandbox_disk_limit" }, "errored", "sandbox_disk_limit"],
-  ["policy passed with changes → awaiting_approval", run("policy_checking", "plan_and_apply", true), { type: "policy_evaluated", outcome: "passed" }, "awaiting_approval", null],
-  ["policy skipped with changes → awaiting_approval", run("policy_checking", "plan_and_apply", true), { type: "policy_evaluated", outcome: "skipped" }, "awaiting_approval", null],
-  [
-    "policy passed, no changes → planned_and_finished no_changes",
-    run("policy_checking", "plan_and_apply", false),
-    { type: "policy_evaluated", outcome: "passed" },
-    "planned_and_finished",
-    "no_changes",
-  ],
-  [
-    "speculative with changes → planned_and_finished speculative",
-    run("policy_checking", "speculative", true),
-    { type: "policy_evaluated", outcome: "passed" },
-    "planned_and_finished",
-    "speculative",
-  ],
-  ["policy soft failed → policy_soft_failed", run("policy_checking", "plan_and_apply", true), { type: "policy_evaluated", outcome: "soft_failed" }, "policy_soft_failed", null],
-  [
-    "policy hard failed → errored policy_hard_failed",
-    run("policy_checking", "plan_and_apply", true),
-    { type: "policy_evaluated", outcome: "hard_failed" },
-    "errored",
-    "policy_hard_failed",
-  ],
-  [
-    "policy errored → errored policy_errored (never a pass)",
-    run("policy_checking", "plan_and_apply", false),
-    { type: "policy_evaluated", outcome: "errored" },
-    "errored",
-    "policy_errored",
-  ],
+  ["policy passed with changes → awaiting_approval", run("policy_checking", "plan_and_apply", true), policy("passed"), "awaiting_approval", null],
+  ["policy skipped with changes → awaiting_approval", run("policy_checking", "plan_and_apply", true), policy("skipped"), "awaiting_approval", null],
+  ["policy passed, no changes → planned_and_finished no_changes", run("policy_checking", "plan_and_apply", false), policy("passed"), "planned_and_finished", "no_changes"],
+  ["speculative with changes → planned_and_finished speculative", run("policy_checking", "speculative", true), policy("passed"), "planned_and_finished", "speculative"],
+  ["policy soft failed → policy_soft_failed", run("policy_checking", "plan_and_apply", true), policy("soft_failed"), "policy_soft_failed", null],
+  ["policy hard failed → errored policy_hard_failed", run("policy_checking", "plan_and_apply", true), policy("hard_failed"), "errored", "policy_hard_failed"],
+  ["policy errored → errored policy_errored (never a pass)", run("policy_checking", "plan_and_apply", false), policy("errored"), "errored", "policy_errored"],
   ["policy_checking → canceled", run("policy_checking"), { type: "cancel_requested" }, "canceled", "canceled"],
   ["soft failure overridden → awaiting_approval", run("policy_soft_failed", "plan_and_apply", true), { type: "policy_overridden" }, "awaiting_approval", null],
   ["soft failure discarded", run("policy_soft_failed"), { type: "discarded" }, "discarded", "discarded"],

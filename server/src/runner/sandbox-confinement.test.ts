@@ -1,20 +1,11 @@
 import { readFileSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { execFileSync, spawnSync } from "node:child_process";
-import os from "node:os";
 import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import {
-  DEFAULT_SECCOMP_FILTER,
-  runInSandbox,
-  sandboxPrerequisites,
-  sweepStaleSandboxMounts,
-  SANDBOX_UID_BASE,
-  type SandboxLimits,
-  type SandboxOptions,
-  type SandboxResult,
-} from "./sandbox.ts";
+import { DEFAULT_SECCOMP_FILTER, runInSandbox, sandboxPrerequisites, sweepStaleSandboxMounts, SANDBOX_UID_BASE, type SandboxLimits, type SandboxOptions } from "./sandbox.ts";
+import { attemptDirectoryPerCase, runCollecting, type CollectedResult } from "./sandbox-test-support.ts";
 
 /**
  * Least privilege and limits of the real bubblewrap sandbox: who the command runs as, what it may
@@ -23,38 +14,15 @@ import {
  */
 
 const MIB = 1024 * 1024;
-let tmpDir = "";
+const test = suite("sandbox confinement");
+// Each case's attempts live in their own directory; afterwards every sandbox tmpfs was unmounted too.
+const tmpDir = attemptDirectoryPerCase(test, "stackship-confinement-test-", async (dir) => {
+  assert.not.match(await readFile("/proc/self/mountinfo", "utf8"), dir);
+});
 
-async function run(options: SandboxOptions): Promise<SandboxResult & { stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const result = await runInSandbox({
-    tmpDir,
-    timeoutMs: 60_000,
-    ...options,
-    onOutput: (chunk, stream) => {
-      if (stream === "stdout") stdout += chunk.toString("utf8");
-      else stderr += chunk.toString("utf8");
-    },
-  });
-  return { ...result, stdout, stderr };
-}
+const run = (options: SandboxOptions): Promise<CollectedResult> => runCollecting({ tmpDir: tmpDir(), timeoutMs: 60_000, ...options });
 
 const sh = (script: string, limits?: Partial<SandboxLimits>) => run({ argv: ["sh", "-c", script], limits });
-
-const test = suite("sandbox confinement");
-
-test.before.each(async () => {
-  tmpDir = await mkdtemp(path.join(os.tmpdir(), "stackship-confinement-test-"));
-});
-
-test.after.each(async () => {
-  const left = await readdir(tmpDir);
-  await rm(tmpDir, { recursive: true, force: true });
-  assert.equal(left, [], "attempt directories left behind");
-  // Every sandbox tmpfs was unmounted.
-  assert.not.match(await readFile("/proc/self/mountinfo", "utf8"), tmpDir);
-});
 
 const asRoot = process.getuid?.() === 0;
 
@@ -203,7 +171,7 @@ test("CPU time: a busy loop ends the sandbox on its CPU limit", async () => {
 
 test("limits must be positive whole numbers", async () => {
   let message = "";
-  await runInSandbox({ argv: ["true"], tmpDir, limits: { memoryBytes: 0 } }).catch((error: Error) => (message = error.message));
+  await runInSandbox({ argv: ["true"], tmpDir: tmpDir(), limits: { memoryBytes: 0 } }).catch((error: Error) => (message = error.message));
   assert.match(message, /memoryBytes must be a positive whole number/);
   assert.ok(readFileSync(DEFAULT_SECCOMP_FILTER).length % 8 === 0, "the filter is a whole number of BPF instructions");
 });
@@ -213,7 +181,7 @@ test("a sandbox tmpfs left by a runner that died is swept; one of a live runner 
   const stat = (pid: number) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[19];
   const dead = spawnSync("true").pid!;
   const mountOne = async (id: string, owner: string) => {
-    const hostDir = path.join(tmpDir, `stackship-sbx-${id}-x`);
+    const hostDir = path.join(tmpDir(), `stackship-sbx-${id}-x`);
     await mkdir(path.join(hostDir, "fs"), { recursive: true });
     await writeFile(path.join(hostDir, "owner"), owner);
     execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", `stackship-sbx-${id}`, path.join(hostDir, "fs")]);

@@ -3,7 +3,7 @@
 // limits, handoff, the warm pool), all on the same run/probe helpers and per-case temporary
 // directory; the uid/seccomp confinement cases are sandbox-confinement.test.ts.
 import { readdirSync, readFileSync } from "node:fs";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
@@ -16,6 +16,7 @@ import { openApiChannel, SANDBOX_API_PORT } from "./api-channel.ts";
 import { bwrapArgs, isSandboxId, newSandboxId, runInSandbox, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, startSandbox, type SandboxOptions, type SandboxResult } from "./sandbox.ts";
 import { buildPlanDiff } from "../domain/plan-diff/plan-diff.mjs";
 import { planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER } from "./tofu-files.ts";
+import { attemptDirectoryPerCase, runCollecting, type CollectedResult } from "./sandbox-test-support.ts";
 import { WarmSandboxPool } from "./warm-sandboxes.ts";
 import { alive, environOf, ourBwraps, ourSandboxes, processTree } from "../../test/support/processes.ts";
 
@@ -24,23 +25,11 @@ const toolsDir = path.join(repoRoot, ".tools");
 const fixtures = path.join(repoRoot, "server/test/fixtures/configs");
 const node = process.execPath;
 
-let tmpDir = "";
+const test = suite("sandbox");
+const tmpDir = attemptDirectoryPerCase(test, "stackship-sandbox-test-");
 
-/** Runs in the sandbox, collecting stdout as text; attempts live under the suite's tmpDir. */
-async function run(options: SandboxOptions): Promise<SandboxResult & { stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const result = await runInSandbox({
-    tmpDir,
-    ...options,
-    onOutput: (chunk, stream) => {
-      if (stream === "stdout") stdout += chunk.toString("utf8");
-      else stderr += chunk.toString("utf8");
-      options.onOutput?.(chunk, stream);
-    },
-  });
-  return { ...result, stdout, stderr };
-}
+/** Runs in the sandbox, collecting stdout as text; attempts live under the case's directory. */
+const run = (options: SandboxOptions): Promise<CollectedResult> => runCollecting({ tmpDir: tmpDir(), ...options });
 
 /** Runs a node program inside the sandbox and parses the JSON it prints. */
 async function probe(program: string, options: Partial<SandboxOptions> = {}): Promise<{ result: SandboxResult; value: any; stderr: string }> {
@@ -58,19 +47,6 @@ async function listen(server: net.Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return (server.address() as AddressInfo).port;
 }
-
-const test = suite("sandbox");
-
-test.before.each(async () => {
-  tmpDir = await mkdtemp(path.join(os.tmpdir(), "stackship-sandbox-test-"));
-});
-
-test.after.each(async () => {
-  // Every attempt removes its private host directory, whatever happened in it.
-  const left = await readdir(tmpDir);
-  await rm(tmpDir, { recursive: true, force: true });
-  assert.equal(left, [], "attempt directories left behind");
-});
 
 test("sandbox ids and the bwrap flag list", () => {
   const id = newSandboxId();
@@ -356,11 +332,11 @@ test("paths outside the work dir are refused before anything starts", async () =
   const refused: Record<string, string>[] = [{ "../escape": "x" }, { "/etc/passwd": "x" }, { "a/../../b": "x" }];
   for (const files of refused) {
     let message = "";
-    await runInSandbox({ argv: ["true"], files, tmpDir }).catch((error: Error) => (message = error.message));
+    await runInSandbox({ argv: ["true"], files, tmpDir: tmpDir() }).catch((error: Error) => (message = error.message));
     assert.match(message, /not a relative path inside the work directory/);
   }
   let message = "";
-  await runInSandbox({ argv: ["true"], readOnlyBinds: [{ source: toolsDir, target: "/work/tools" }], tmpDir }).catch((error: Error) => (message = error.message));
+  await runInSandbox({ argv: ["true"], readOnlyBinds: [{ source: toolsDir, target: "/work/tools" }], tmpDir: tmpDir() }).catch((error: Error) => (message = error.message));
   assert.match(message, /would cover/);
 });
 
@@ -384,7 +360,7 @@ test("an onOutput callback that throws fails the run after cleanup", async () =>
   let message = "";
   await runInSandbox({
     argv: ["echo", "hi"],
-    tmpDir,
+    tmpDir: tmpDir(),
     onOutput: () => {
       throw new Error("consumer broke");
     },
@@ -394,7 +370,7 @@ test("an onOutput callback that throws fails the run after cleanup", async () =>
 
 test("warm: boots without the attempt, gets its env only at the handoff, serves one attempt, leaves nothing behind", async () => {
   const canary = `warm-canary-${Date.now()}`;
-  const sandbox = await startSandbox({ tmpDir });
+  const sandbox = await startSandbox({ tmpDir: tmpDir() });
   assert.ok(await sandbox.ready, "the launcher reports ready");
   assert.ok(sandbox.available);
   assert.is(sandbox.name, sandbox.sandboxId, "a sandbox started ahead is named by its id");
@@ -433,7 +409,7 @@ test("warm: boots without the attempt, gets its env only at the handoff, serves 
 });
 
 test("warm: the wall-clock limit counts from the handoff, not from the boot", async () => {
-  const sandbox = await startSandbox({ tmpDir });
+  const sandbox = await startSandbox({ tmpDir: tmpDir() });
   assert.ok(await sandbox.ready);
   await new Promise((resolve) => setTimeout(resolve, 800));
   const result = await sandbox.run({ argv: ["sh", "-c", "sleep 0.3; echo done"], timeoutMs: 600 });
@@ -443,12 +419,12 @@ test("warm: the wall-clock limit counts from the handoff, not from the boot", as
 });
 
 test("warm: destroyed unused, or aborted before the handoff, nothing runs and nothing is left", async () => {
-  const unused = await startSandbox({ tmpDir });
+  const unused = await startSandbox({ tmpDir: tmpDir() });
   assert.ok(await unused.ready);
   const tree = processTree(unused.pid!);
   await unused.destroy();
   assert.equal(tree.filter(alive), []);
-  const aborted = await startSandbox({ tmpDir });
+  const aborted = await startSandbox({ tmpDir: tmpDir() });
   const controller = new AbortController();
   controller.abort();
   const result = await aborted.run({ argv: ["true"], signal: controller.signal });
@@ -485,7 +461,7 @@ test("plan-diff: the launcher builds it inside the sandbox after the command, wi
       },
     ],
   };
-  const shape = { tmpDir, readOnlyBinds: planDiffBinds(), planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER };
+  const shape = { tmpDir: tmpDir(), readOnlyBinds: planDiffBinds(), planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER };
   const request = planDiffRequest("run-0123456789abcdef", ["PD_SECRET"]);
   const sandbox = await startSandbox(shape);
   assert.ok(await sandbox.ready, "ready once the builder is loaded");
@@ -528,7 +504,7 @@ test("plan-diff: the launcher builds it inside the sandbox after the command, wi
 });
 
 test("warm pool: one sandbox per slot, each taken once, replaced on refill, none left after stop", async () => {
-  const pool = new WarmSandboxPool({ size: 1, shape: () => ({ tmpDir }), idleMs: 60_000 });
+  const pool = new WarmSandboxPool({ size: 1, shape: () => ({ tmpDir: tmpDir() }), idleMs: 60_000 });
   pool.start();
   try {
     const first = await pool.take();
@@ -553,7 +529,7 @@ test("warm pool: one sandbox per slot, each taken once, replaced on refill, none
 });
 
 test("warm pool: a sandbox idle longer than idleMs is replaced by a new one", async () => {
-  const pool = new WarmSandboxPool({ size: 1, shape: () => ({ tmpDir }), idleMs: 300 });
+  const pool = new WarmSandboxPool({ size: 1, shape: () => ({ tmpDir: tmpDir() }), idleMs: 300 });
   pool.start();
   try {
     await pool.settled();

@@ -3,12 +3,27 @@ import * as assert from "uvu/assert";
 import { testEachDatabase } from "../../test/support/databases.ts";
 import type { DomainError } from "../domain/errors.ts";
 import { isId } from "../domain/ids.ts";
+import type { Database } from "./db.ts";
 import { createStores } from "./index.ts";
 import { assertDomainError, at, seedTenancy } from "./test-fixtures.ts";
 
 const configurationVersions = suite("ConfigurationVersionRepository");
 
 const UPLOAD = { configDigest: "c".repeat(64), sizeBytes: 5_000_000_123, artifactKey: "config/abc.tar.gz", uploadedAt: "2026-12-02T10:11:13.456Z" };
+
+/** Stores over `db`, a tenancy and one pending, non-speculative configuration version created at at(3). */
+async function seedPendingVersion(db: Database) {
+  const stores = createStores(db.knex, db.dialect);
+  const { organization, workspace } = await seedTenancy(stores);
+  const created = await stores.configurationVersions.create({
+    organizationId: organization.id,
+    workspaceId: workspace.id,
+    speculative: false,
+    source: "tfe-api",
+    createdAt: at(3),
+  });
+  return { stores, created };
+}
 
 testEachDatabase(configurationVersions, "create starts pending; markUploaded records the upload exactly", async (db) => {
   const stores = createStores(db.knex, db.dialect);
@@ -51,15 +66,7 @@ testEachDatabase(configurationVersions, "create starts pending; markUploaded rec
 });
 
 testEachDatabase(configurationVersions, "a second upload is CONFIGURATION_VERSION_ALREADY_UPLOADED and changes nothing", async (db) => {
-  const stores = createStores(db.knex, db.dialect);
-  const { organization, workspace } = await seedTenancy(stores);
-  const created = await stores.configurationVersions.create({
-    organizationId: organization.id,
-    workspaceId: workspace.id,
-    speculative: false,
-    source: "tfe-api",
-    createdAt: at(3),
-  });
+  const { stores, created } = await seedPendingVersion(db);
   const first = await stores.configurationVersions.markUploaded(created.id, UPLOAD);
   await assertDomainError(
     stores.configurationVersions.markUploaded(created.id, { ...UPLOAD, configDigest: "d".repeat(64), uploadedAt: at(9) }),
@@ -69,15 +76,7 @@ testEachDatabase(configurationVersions, "a second upload is CONFIGURATION_VERSIO
 });
 
 testEachDatabase(configurationVersions, "an errored version cannot be uploaded either", async (db) => {
-  const stores = createStores(db.knex, db.dialect);
-  const { organization, workspace } = await seedTenancy(stores);
-  const created = await stores.configurationVersions.create({
-    organizationId: organization.id,
-    workspaceId: workspace.id,
-    speculative: false,
-    source: "tfe-api",
-    createdAt: at(3),
-  });
+  const { stores, created } = await seedPendingVersion(db);
   await db.knex("configuration_versions").where({ id: created.id }).update({ status: "errored" });
   await assertDomainError(stores.configurationVersions.markUploaded(created.id, UPLOAD), "CONFIGURATION_VERSION_ALREADY_UPLOADED");
 });
@@ -88,15 +87,7 @@ testEachDatabase(configurationVersions, "an unknown id is NOT_FOUND", async (db)
 });
 
 testEachDatabase(configurationVersions, "of two concurrent uploads exactly one wins", async (db) => {
-  const stores = createStores(db.knex, db.dialect);
-  const { organization, workspace } = await seedTenancy(stores);
-  const created = await stores.configurationVersions.create({
-    organizationId: organization.id,
-    workspaceId: workspace.id,
-    speculative: false,
-    source: "tfe-api",
-    createdAt: at(3),
-  });
+  const { stores, created } = await seedPendingVersion(db);
   const results = await Promise.allSettled([
     stores.configurationVersions.markUploaded(created.id, { ...UPLOAD, configDigest: "1".repeat(64) }),
     stores.configurationVersions.markUploaded(created.id, { ...UPLOAD, configDigest: "2".repeat(64) }),
@@ -127,15 +118,7 @@ testEachDatabase(configurationVersions, "latestUploaded picks the newest upload,
 });
 
 testEachDatabase(configurationVersions, "an unknown status is refused by the database", async (db) => {
-  const stores = createStores(db.knex, db.dialect);
-  const { organization, workspace } = await seedTenancy(stores);
-  const created = await stores.configurationVersions.create({
-    organizationId: organization.id,
-    workspaceId: workspace.id,
-    speculative: false,
-    source: "tfe-api",
-    createdAt: at(3),
-  });
+  const { created } = await seedPendingVersion(db);
   try {
     await db.knex("configuration_versions").where({ id: created.id }).update({ status: "archived" });
     assert.unreachable();

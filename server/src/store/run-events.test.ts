@@ -5,6 +5,11 @@ import { createStores, inTransaction } from "./index.ts";
 import { decodeNotice, encodeNotice, openRunChangeFeed, type RunChangeNotice } from "./run-events.ts";
 import { at, runInput, seedRunPrerequisites } from "./test-fixtures.ts";
 
+/** The run notice of a plan that has just started. */
+function planStartedNotice(runId: string): Extract<RunChangeNotice, { kind: "run" }> {
+  return { kind: "run", runId, status: "planning", statusReason: null, planStatus: "running", policyOutcome: null, applyStatus: "pending", event: "plan_started" };
+}
+
 const payloads = suite("run change notices");
 
 payloads("a log notice carries its text only while the NOTIFY payload stays under 8000 bytes; both decode", () => {
@@ -14,16 +19,7 @@ payloads("a log notice carries its text only while the NOTIFY payload stays unde
   const encoded = encodeNotice(big);
   assert.ok(Buffer.byteLength(encoded) < 8000);
   assert.equal(decodeNotice(encoded), { kind: "log", runId: big.runId, phase: "plan", seq: 8, final: true });
-  const run: RunChangeNotice = {
-    kind: "run",
-    runId: small.runId,
-    status: "planning",
-    statusReason: null,
-    planStatus: "running",
-    policyOutcome: null,
-    applyStatus: "pending",
-    event: "plan_started",
-  };
+  const run = planStartedNotice(small.runId);
   assert.equal(decodeNotice(encodeNotice(run)), run);
   assert.equal(decodeNotice(encodeNotice({ ...run, event: null })), { ...run, event: null });
   assert.is(decodeNotice('{"k":"log"'), undefined);
@@ -59,16 +55,7 @@ testEachDatabase(feed, "announces committed log chunks and run updates, after th
       heard.slice(1).map((n) => n.kind),
       ["log", "run"],
     );
-    assert.equal(heard[2], {
-      kind: "run",
-      runId: run.id,
-      status: "planning",
-      statusReason: null,
-      planStatus: "running",
-      policyOutcome: null,
-      applyStatus: "pending",
-      event: "plan_started",
-    });
+    assert.equal(heard[2], planStartedNotice(run.id));
 
     await inTransaction(db, async (trx) => {
       await trx.logs.append(run.id, "apply", "never\n", false, at(3));

@@ -56,36 +56,24 @@ const runs = suite("RunRepository");
 testEachDatabase(runs, "create and getById round-trip with exact timestamps; the flags are always false", async (db) => {
   const stores = createStores(db.knex, db.dialect);
   const prerequisites = await seedRunPrerequisites(stores);
-  const run = await stores.runs.create(
-    runInput(prerequisites, { message: "first", createdBy: "prn-0000000000000001", createdAt: "2026-12-02T10:11:12.345Z", autoApply: false, isDestroy: false }),
-  );
+  // Every field of the input comes back as given (the fixture's ids, digests, version, region and platform).
+  const input = runInput(prerequisites, { message: "first", createdBy: "prn-0000000000000001", createdAt: "2026-12-02T10:11:12.345Z", autoApply: false, isDestroy: false });
+  const run = await stores.runs.create(input);
   assert.ok(isId("run", run.id));
   assert.equal(run, {
+    ...input,
     id: run.id,
-    organizationId: prerequisites.organization.id,
-    projectId: prerequisites.project.id,
-    workspaceId: prerequisites.workspace.id,
-    configurationVersionId: prerequisites.configurationVersion.id,
-    inputSnapshotId: prerequisites.snapshot.id,
-    kind: "plan_and_apply",
     status: "pending",
-    message: "first",
-    source: "api",
-    autoApply: false,
-    isDestroy: false,
-    configDigest: "a".repeat(64),
-    inputDigest: prerequisites.snapshot.inputDigest,
-    opentofuVersion: "1.8.5",
-    executionRegion: "eu-west-1",
-    platform: "linux_amd64",
-    createdBy: "prn-0000000000000001",
-    createdAt: "2026-12-02T10:11:12.345Z",
     updatedAt: "2026-12-02T10:11:12.345Z",
     commit: null,
     sourceWorkingDirectory: null,
     pullRequestNumber: null,
     execution: NOTHING_EXECUTED,
   });
+  assert.equal(
+    [run.kind, run.source, run.configDigest, run.opentofuVersion, run.executionRegion, run.platform],
+    ["plan_and_apply", "api", "a".repeat(64), "1.8.5", "eu-west-1", "linux_amd64"],
+  );
   assert.equal(await stores.runs.getById(run.id), run);
   assert.is(await stores.runs.getById("run-0000000000000000"), undefined);
   const [row] = await db.knex("runs").where({ id: run.id }).select("auto_apply", "is_destroy");

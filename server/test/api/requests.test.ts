@@ -2,19 +2,7 @@ import { storedArtifactKeys } from "../support/artifacts.ts";
 import { gzipSync } from "node:zlib";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import {
-  createConfigurationVersion,
-  createOrganization,
-  createOrganizationToken,
-  createProject,
-  createRun,
-  createVariable,
-  createWorkspace,
-  getConfigurationVersion,
-  getRun,
-  uploadConfiguration as sdkUploadConfiguration,
-  type Client,
-} from "../../../client/src/index.ts";
+import * as sdk from "../../../client/src/index.ts";
 import { operations } from "../../../generated/v1/operations.gen.ts";
 import {
   applicationTables,
@@ -53,7 +41,7 @@ async function setUp(server: TestServer) {
   return { organizationName, token, workspace };
 }
 
-type BodyCall = (client: Client, extra: Record<string, unknown>) => Promise<SdkResult>;
+type BodyCall = (client: sdk.Client, extra: Record<string, unknown>) => Promise<SdkResult>;
 
 /** Every v1 operation with a JSON request body, with a valid body, so `extra` can replace or break it. */
 function jsonBodyOperations(organizationName: string, workspaceId: string): Array<[string, BodyCall, unknown]> {
@@ -62,35 +50,35 @@ function jsonBodyOperations(organizationName: string, workspaceId: string): Arra
   return [
     [
       "createOrganization",
-      (client, extra) => createOrganization({ client, body: { data: { type: "organizations", attributes: { name: "other" } } }, ...extra }),
+      (client, extra) => sdk.createOrganization({ client, body: { data: { type: "organizations", attributes: { name: "other" } } }, ...extra }),
       { data: { type: "organizations", attributes: { name: "other" } } },
     ],
     [
       "createOrganizationToken",
-      (client, extra) => createOrganizationToken({ client, path: org, body: { data: { type: "tokens", attributes: { role: "viewer" } } }, ...extra }),
+      (client, extra) => sdk.createOrganizationToken({ client, path: org, body: { data: { type: "tokens", attributes: { role: "viewer" } } }, ...extra }),
       { data: { type: "tokens", attributes: { role: "viewer" } } },
     ],
     [
       "createProject",
-      (client, extra) => createProject({ client, path: org, body: { data: { type: "projects", attributes: { name: "p" } } }, ...extra }),
+      (client, extra) => sdk.createProject({ client, path: org, body: { data: { type: "projects", attributes: { name: "p" } } }, ...extra }),
       { data: { type: "projects", attributes: { name: "p" } } },
     ],
     [
       "createWorkspace",
-      (client, extra) => createWorkspace({ client, path: org, body: { data: { type: "workspaces", attributes: { name: "w" } } }, ...extra }),
+      (client, extra) => sdk.createWorkspace({ client, path: org, body: { data: { type: "workspaces", attributes: { name: "w" } } }, ...extra }),
       { data: { type: "workspaces", attributes: { name: "w" } } },
     ],
     [
       "createVariable",
-      (client, extra) => createVariable({ client, path: ws, body: { data: { type: "variables", attributes: { key: "k", value: "v" } } }, ...extra }),
+      (client, extra) => sdk.createVariable({ client, path: ws, body: { data: { type: "variables", attributes: { key: "k", value: "v" } } }, ...extra }),
       { data: { type: "variables", attributes: { key: "k", value: "v" } } },
     ],
     [
       "createConfigurationVersion",
-      (client, extra) => createConfigurationVersion({ client, path: ws, body: { data: { type: "configuration-versions" } }, ...extra }),
+      (client, extra) => sdk.createConfigurationVersion({ client, path: ws, body: { data: { type: "configuration-versions" } }, ...extra }),
       { data: { type: "configuration-versions" } },
     ],
-    ["createRun", (client, extra) => createRun({ client, path: ws, body: { data: { type: "runs" } }, ...extra }), { data: { type: "runs" } }],
+    ["createRun", (client, extra) => sdk.createRun({ client, path: ws, body: { data: { type: "runs" } }, ...extra }), { data: { type: "runs" } }],
   ];
 }
 
@@ -146,11 +134,11 @@ testEachServer(documents, "fails 422 DOCUMENT_INVALID at /data/type for a wrong 
 testEachServer(documents, "fails 422 DOCUMENT_INVALID at the member for unknown top-level and data members, and writes nothing", async (server) => {
   const { workspace } = await setUp(server);
   const topLevel = await allTablesUnchanged(server, () =>
-    createRun({ client: server.admin, path: { workspace_id: workspace.id }, body: { data: { type: "runs" }, included: [] } as any }),
+    sdk.createRun({ client: server.admin, path: { workspace_id: workspace.id }, body: { data: { type: "runs" }, included: [] } as any }),
   );
   expectV1Error(topLevel, 422, "DOCUMENT_INVALID", { pointer: "/included" });
   const inData = await allTablesUnchanged(server, () =>
-    createRun({ client: server.admin, path: { workspace_id: workspace.id }, body: { data: { type: "runs", id: "run-0123456789abcdef" } } as any }),
+    sdk.createRun({ client: server.admin, path: { workspace_id: workspace.id }, body: { data: { type: "runs", id: "run-0123456789abcdef" } } as any }),
   );
   expectV1Error(inData, 422, "DOCUMENT_INVALID", { pointer: "/data/id" });
 });
@@ -158,7 +146,7 @@ testEachServer(documents, "fails 422 DOCUMENT_INVALID at the member for unknown 
 testEachServer(documents, "refuses a JSON body over 1 MiB with a 4xx JSON:API error, and writes nothing", async (server) => {
   const { workspace } = await setUp(server);
   const huge = JSON.stringify({ data: { type: "runs", attributes: { message: "x".repeat(1024 * 1024) } } });
-  const result = await allTablesUnchanged(server, () => createRun({ client: server.admin, path: { workspace_id: workspace.id }, body: {} as any, bodySerializer: () => huge }));
+  const result = await allTablesUnchanged(server, () => sdk.createRun({ client: server.admin, path: { workspace_id: workspace.id }, body: {} as any, bodySerializer: () => huge }));
   assert.ok([400, 413].includes(result.response.status), String(result.response.status));
   expectV1Error(result, result.response.status, "REQUEST_INVALID");
 });
@@ -172,11 +160,11 @@ testEachServer(documents, "answers every error status with one the spec declares
       ["missing body", { body: undefined }],
       ["no token", { client: server.v1() }],
     ] as const) {
-      const result = await allTablesUnchanged(server, () => call((extra as { client?: Client }).client ?? server.admin, extra));
+      const result = await allTablesUnchanged(server, () => call((extra as { client?: sdk.Client }).client ?? server.admin, extra));
       if (!declaredStatuses(operationId).includes(result.response.status)) undeclared.push(`${operationId} answers ${result.response.status} to ${label}`);
     }
   }
-  const badToken = await sdkUploadConfiguration({ client: server.v1(), path: { upload_token: "not-a-token" }, body: Buffer.from("x") as any });
+  const badToken = await sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: "not-a-token" }, body: Buffer.from("x") as any });
   if (!declaredStatuses("uploadConfiguration").includes(badToken.response.status))
     undeclared.push(`uploadConfiguration answers ${badToken.response.status} to a malformed upload token`);
   assert.equal(undeclared, []);
@@ -220,10 +208,10 @@ testEachServer(routing, "names the allowed methods in an Allow header on 405 (RF
 
 testEachServer(routing, "keeps a well-formed incoming X-Request-Id and replaces a malformed one; meta.request_id always equals the header", async (server) => {
   const { workspace } = await setUp(server);
-  const kept = await getRun({ client: server.admin, path: { run_id: "run-0000000000000000" }, headers: { "X-Request-Id": "trace-0123456789" } });
+  const kept = await sdk.getRun({ client: server.admin, path: { run_id: "run-0000000000000000" }, headers: { "X-Request-Id": "trace-0123456789" } });
   expectV1Error(kept, 404, "NOT_FOUND");
   assert.is(kept.response.headers.get("x-request-id"), "trace-0123456789");
-  const replaced = await createRun({
+  const replaced = await sdk.createRun({
     client: server.admin,
     path: { workspace_id: workspace.id },
     body: { data: { type: "runs", attributes: { auto_apply: true } } },
@@ -233,8 +221,8 @@ testEachServer(routing, "keeps a well-formed incoming X-Request-Id and replaces 
   assert.is.not(error.meta?.request_id, "bad id with spaces");
   assert.match(String(error.meta?.request_id), /^[A-Za-z0-9._-]{8,64}$/);
   // Two requests never share an id.
-  const one = await getRun({ client: server.admin, path: { run_id: "run-0000000000000000" } });
-  const two = await getRun({ client: server.admin, path: { run_id: "run-0000000000000000" } });
+  const one = await sdk.getRun({ client: server.admin, path: { run_id: "run-0000000000000000" } });
+  const two = await sdk.getRun({ client: server.admin, path: { run_id: "run-0000000000000000" } });
   assert.is.not(one.response.headers.get("x-request-id"), two.response.headers.get("x-request-id"));
 });
 
@@ -249,7 +237,7 @@ testEachServer(upload, "stores the upload: status uploaded, config_digest is the
   const bytes = makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "x" {}\n', "modules/a/main.tf": "# a\n" });
   const response = await putUpload(pending.attributes.upload_url!, bytes);
   assert.is(response.status, 200);
-  const shown = expectStatus(await getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
+  const shown = expectStatus(await sdk.getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
   assert.is(shown.attributes.status, "uploaded");
   assert.is(shown.attributes.config_digest, sha256(bytes));
   assert.is(shown.attributes.size_bytes, bytes.length);
@@ -269,11 +257,11 @@ testEachServer(upload, "fails 409 CONFIGURATION_VERSION_ALREADY_UPLOADED on a se
   const second = makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "other" {}\n' });
   for (const bytes of [second, first]) {
     const result = await allTablesUnchanged(server, () =>
-      sdkUploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: bytes as any }),
+      sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: bytes as any }),
     );
     expectV1Error(result, 409, "CONFIGURATION_VERSION_ALREADY_UPLOADED");
   }
-  const shown = expectStatus(await getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
+  const shown = expectStatus(await sdk.getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
   assert.is(shown.attributes.config_digest, sha256(first));
   assert.equal(await storedArtifactKeys(server), artifactsBefore);
 });
@@ -295,10 +283,10 @@ testEachServer(upload, "fails 404 NOT_FOUND for a tampered upload token, and wri
     `${Buffer.from(JSON.stringify({ cv: pending.id, exp: 4102444800 })).toString("base64url")}.${mac}`,
   ];
   for (const t of tampered) {
-    const result = await allTablesUnchanged(server, () => sdkUploadConfiguration({ client: server.v1(), path: { upload_token: t }, body: makeConfigurationTarball() as any }));
+    const result = await allTablesUnchanged(server, () => sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: t }, body: makeConfigurationTarball() as any }));
     labelled(t, () => expectV1Error(result, 404, "NOT_FOUND"));
   }
-  const still = expectStatus(await getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
+  const still = expectStatus(await sdk.getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
   assert.is(still.attributes.status, "pending");
   assert.equal(await storedArtifactKeys(server), []);
 });
@@ -318,11 +306,11 @@ testEachServer(upload, "fails 422 CONFIGURATION_UPLOAD_INVALID for data that is 
   ];
   for (const [label, bytes] of bodies) {
     const result = await allTablesUnchanged(server, () =>
-      sdkUploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: bytes as any }),
+      sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: bytes as any }),
     );
     labelled(label, () => expectV1Error(result, 422, "CONFIGURATION_UPLOAD_INVALID"));
   }
-  const still = expectStatus(await getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
+  const still = expectStatus(await sdk.getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
   assert.is(still.attributes.status, "pending");
   assert.is(still.attributes.config_digest, null);
   assert.equal(await storedArtifactKeys(server), []);
@@ -338,10 +326,10 @@ testEachServer(
     const pending = await createPendingConfiguration(server, token, workspace.id);
     const uploadToken = tokenOf(pending.attributes.upload_url!);
     const atLimit = Buffer.alloc(UPLOAD_LIMIT, 0x61);
-    const fits = await allTablesUnchanged(server, () => sdkUploadConfiguration({ client: server.v1(), path: { upload_token: uploadToken }, body: atLimit as any }));
+    const fits = await allTablesUnchanged(server, () => sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: uploadToken }, body: atLimit as any }));
     expectV1Error(fits, 422, "CONFIGURATION_UPLOAD_INVALID");
     const overLimit = Buffer.alloc(UPLOAD_LIMIT + 1, 0x61);
-    const tooLarge = await allTablesUnchanged(server, () => sdkUploadConfiguration({ client: server.v1(), path: { upload_token: uploadToken }, body: overLimit as any }));
+    const tooLarge = await allTablesUnchanged(server, () => sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: uploadToken }, body: overLimit as any }));
     expectV1Error(tooLarge, 413, "CONFIGURATION_UPLOAD_TOO_LARGE");
     assert.equal(await storedArtifactKeys(server), []);
   },
@@ -357,7 +345,7 @@ testEachServer(
     const pending = await createPendingConfiguration(server, token, workspace.id);
     uploadClock.now += 3600 * 1000 + 1000;
     const result = await allTablesUnchanged(server, () =>
-      sdkUploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: makeConfigurationTarball() as any }),
+      sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: makeConfigurationTarball() as any }),
     );
     expectV1Error(result, 404, "NOT_FOUND");
     // Within the hour it works.
@@ -395,7 +383,7 @@ testEachServer(workspaces, "fails 422 OPENTOFU_VERSION_UNAVAILABLE for a version
   // NOTE: "1.1" must not match 1.12.x: a prefix is whole components.
   for (const requested of ["9.9.9", `${major}.${minor}.999`, `${major}.${Number(minor) + 1}`, `${major}.${minor.slice(0, 1)}`, "oldest"]) {
     const result = await allTablesUnchanged(server, () =>
-      createWorkspace({
+      sdk.createWorkspace({
         client: server.v1(token),
         path: { organization_name: organizationName },
         body: { data: { type: "workspaces", attributes: { name: "w", opentofu_version: requested } } },
@@ -408,7 +396,7 @@ testEachServer(workspaces, "fails 422 OPENTOFU_VERSION_UNAVAILABLE for a version
 testEachServer(workspaces, "fails 422 for an empty opentofu_version (it is none of exact, major.minor or latest), and writes nothing", async (server) => {
   const { organizationName, token } = await setUp(server);
   const result = await allTablesUnchanged(server, () =>
-    createWorkspace({
+    sdk.createWorkspace({
       client: server.v1(token),
       path: { organization_name: organizationName },
       body: { data: { type: "workspaces", attributes: { name: "w", opentofu_version: "" } } },
@@ -422,7 +410,7 @@ testEachServer(workspaces, "fails 422 for an empty opentofu_version (it is none 
 testEachServer(workspaces, "fails 422 EXECUTION_REGION_UNAVAILABLE for execution_region mars, and writes nothing; local is accepted", async (server) => {
   const { organizationName, token } = await setUp(server);
   const result = await allTablesUnchanged(server, () =>
-    createWorkspace({
+    sdk.createWorkspace({
       client: server.v1(token),
       path: { organization_name: organizationName },
       body: { data: { type: "workspaces", attributes: { name: "w", execution_region: "mars" } } },
@@ -436,7 +424,7 @@ testEachServer(workspaces, "fails 422 EXECUTION_REGION_UNAVAILABLE for execution
 testEachServer(workspaces, "fails 409 WORKSPACE_NAME_TAKEN for a duplicate name in the organization, and writes nothing; another organization may reuse it", async (server) => {
   const { organizationName, token } = await setUp(server);
   const result = await allTablesUnchanged(server, () =>
-    createWorkspace({ client: server.v1(token), path: { organization_name: organizationName }, body: { data: { type: "workspaces", attributes: { name: "networking" } } } }),
+    sdk.createWorkspace({ client: server.v1(token), path: { organization_name: organizationName }, body: { data: { type: "workspaces", attributes: { name: "networking" } } } }),
   );
   expectV1Error(result, 409, "WORKSPACE_NAME_TAKEN");
   const other = await createOrganizationWithToken(server, "other-org", "admin");
@@ -449,14 +437,14 @@ const organizations = suite("createOrganization");
 
 testEachServer(organizations, "fails 409 ORGANIZATION_NAME_TAKEN for a duplicate organization, and writes nothing", async (server) => {
   await setUp(server);
-  const result = await allTablesUnchanged(server, () => createOrganization({ client: server.admin, body: { data: { type: "organizations", attributes: { name: "acme" } } } }));
+  const result = await allTablesUnchanged(server, () => sdk.createOrganization({ client: server.admin, body: { data: { type: "organizations", attributes: { name: "acme" } } } }));
   expectV1Error(result, 409, "ORGANIZATION_NAME_TAKEN");
 });
 
 testEachServer(organizations, "fails 422 DOCUMENT_INVALID at /data/attributes/name for a name outside the pattern, and writes nothing", async (server) => {
   await setUp(server);
   for (const name of ["", "-acme", "a".repeat(41), "acme corp", "acme/x"]) {
-    const result = await allTablesUnchanged(server, () => createOrganization({ client: server.admin, body: { data: { type: "organizations", attributes: { name } } } }));
+    const result = await allTablesUnchanged(server, () => sdk.createOrganization({ client: server.admin, body: { data: { type: "organizations", attributes: { name } } } }));
     labelled(JSON.stringify(name), () => expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer: "/data/attributes/name" }));
   }
 });

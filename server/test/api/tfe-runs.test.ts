@@ -26,18 +26,42 @@ async function setUp(server: TestServer) {
   return { organizationName, token, workspace };
 }
 
+function createVersion(server: TestServer, token: string, workspaceId: string, attributes: Record<string, unknown>) {
+  return api(server, token, "POST", `/workspaces/${workspaceId}/configuration-versions`, JSON.stringify({ data: { type: "configuration-versions", attributes } }));
+}
+
+/** A speculative configuration version with the default tarball uploaded; its id. */
+async function uploadedVersion(server: TestServer, token: string, workspaceId: string): Promise<string> {
+  const created = await createVersion(server, token, workspaceId, { speculative: true });
+  await putUpload(created.json.data.attributes["upload-url"], makeConfigurationTarball());
+  return created.json.data.id;
+}
+
+function createRun(server: TestServer, token: string, workspaceId: string, versionId: string, attributes: Record<string, unknown>) {
+  return api(
+    server,
+    token,
+    "POST",
+    "/runs",
+    JSON.stringify({
+      data: {
+        type: "runs",
+        attributes,
+        relationships: {
+          workspace: { data: { type: "workspaces", id: workspaceId } },
+          "configuration-version": { data: { type: "configuration-versions", id: versionId } },
+        },
+      },
+    }),
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 const cv = suite("configuration versions (tfe)");
 
 testEachServer(cv, "creates a speculative version with an absolute upload URL; uploaded synchronously; a run on it is speculative", async (server) => {
   const { token, workspace } = await setUp(server);
-  const created = await api(
-    server,
-    token,
-    "POST",
-    `/workspaces/${workspace.id}/configuration-versions`,
-    JSON.stringify({ data: { type: "configuration-versions", attributes: { "auto-queue-runs": false, speculative: true, provisional: false } } }),
-  );
+  const created = await createVersion(server, token, workspace.id, { "auto-queue-runs": false, speculative: true, provisional: false });
   assert.is(created.status, 201, JSON.stringify(created.json));
   const version = created.json.data;
   assert.is(version.type, "configuration-versions");
@@ -53,19 +77,7 @@ testEachServer(cv, "creates a speculative version with an absolute upload URL; u
   assert.is(shown.json.data.attributes["upload-url"], null);
 
   // The CLI never sends plan-only: the speculative version decides.
-  const run = await api(
-    server,
-    token,
-    "POST",
-    "/runs",
-    JSON.stringify({
-      data: {
-        type: "runs",
-        attributes: { "auto-apply": false, refresh: true, "save-plan": false },
-        relationships: { workspace: { data: { type: "workspaces", id: workspace.id } }, "configuration-version": { data: { type: "configuration-versions", id: version.id } } },
-      },
-    }),
-  );
+  const run = await createRun(server, token, workspace.id, version.id, { "auto-apply": false, refresh: true, "save-plan": false });
   assert.is(run.status, 201, JSON.stringify(run.json));
   assert.is(run.json.data.attributes["plan-only"], true);
   assert.is((await server.services.stores.runs.getById(run.json.data.id))?.kind, "speculative");
@@ -73,14 +85,7 @@ testEachServer(cv, "creates a speculative version with an absolute upload URL; u
 
 testEachServer(cv, "refuses -target, -refresh-only and malformed variables with 422 invalid_document instead of dropping them, and writes no run", async (server) => {
   const { token, workspace } = await setUp(server);
-  const created = await api(
-    server,
-    token,
-    "POST",
-    `/workspaces/${workspace.id}/configuration-versions`,
-    JSON.stringify({ data: { type: "configuration-versions", attributes: { speculative: true } } }),
-  );
-  await putUpload(created.json.data.attributes["upload-url"], makeConfigurationTarball());
+  const versionId = await uploadedVersion(server, token, workspace.id);
   const invalidVariables = [
     { variables: [{ key: "a b", value: '"hi"' }] },
     {
@@ -91,22 +96,7 @@ testEachServer(cv, "refuses -target, -refresh-only and malformed variables with 
     },
   ];
   for (const attributes of [...invalidVariables, { "target-addrs": ["terraform_data.x"] }, { "refresh-only": true }]) {
-    const run = await api(
-      server,
-      token,
-      "POST",
-      "/runs",
-      JSON.stringify({
-        data: {
-          type: "runs",
-          attributes,
-          relationships: {
-            workspace: { data: { type: "workspaces", id: workspace.id } },
-            "configuration-version": { data: { type: "configuration-versions", id: created.json.data.id } },
-          },
-        },
-      }),
-    );
+    const run = await createRun(server, token, workspace.id, versionId, attributes);
     assert.is(run.status, 422, JSON.stringify(run.json));
     assert.is(run.json.errors[0].title, "invalid_document");
     assert.is(run.json.errors[0].status, "422");
@@ -132,35 +122,13 @@ testEachServer(cv, "-var values become run variables in the input snapshot, repl
       createdAt: new Date(),
     });
   }
-  const created = await api(
-    server,
-    token,
-    "POST",
-    `/workspaces/${workspace.id}/configuration-versions`,
-    JSON.stringify({ data: { type: "configuration-versions", attributes: { speculative: true } } }),
-  );
-  await putUpload(created.json.data.attributes["upload-url"], makeConfigurationTarball());
-  const run = await api(
-    server,
-    token,
-    "POST",
-    "/runs",
-    JSON.stringify({
-      data: {
-        type: "runs",
-        attributes: {
-          variables: [
-            { key: "greeting", value: '"from-cli"' },
-            { key: "count", value: "3" },
-          ],
-        },
-        relationships: {
-          workspace: { data: { type: "workspaces", id: workspace.id } },
-          "configuration-version": { data: { type: "configuration-versions", id: created.json.data.id } },
-        },
-      },
-    }),
-  );
+  const versionId = await uploadedVersion(server, token, workspace.id);
+  const run = await createRun(server, token, workspace.id, versionId, {
+    variables: [
+      { key: "greeting", value: '"from-cli"' },
+      { key: "count", value: "3" },
+    ],
+  });
   assert.is(run.status, 201, JSON.stringify(run.json));
   const stored = await server.services.stores.runs.getById(run.json.data.id);
   const snapshot = await server.services.stores.snapshots.getById(stored!.inputSnapshotId);

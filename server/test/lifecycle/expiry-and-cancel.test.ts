@@ -2,7 +2,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { approveRun, cancelRun, getRun } from "../../../client/src/index.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
-import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { fixture, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
 import { planningRun } from "../support/scenarios.ts";
 import { testEachServer } from "../support/test-server.ts";
 
@@ -89,11 +89,7 @@ testEachServer(
       await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
       202,
     );
-    const deadline = Date.now() + 60_000;
-    while (!(await readLog(server, token, run.id, "apply")).includes("provisioning-started")) {
-      assert.ok(Date.now() < deadline, "the apply never reached the provisioner");
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitForLog(server, token, run.id, "apply", "provisioning-started");
     const asked = expectStatus(await cancelRun({ client: server.v1(token), path: { run_id: run.id } }), 202).data;
     assert.is(asked.attributes.status, "applying", "cancel during apply is an interrupt, not a status");
     const ended = await waitForStatus(server, token, run.id, ["needs_recovery", "errored", "applied"], 60_000);

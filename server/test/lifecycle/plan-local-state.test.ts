@@ -2,10 +2,10 @@
 // backend against the run's recorded state version, handed over read-only and verified.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun, discardRun } from "../../../client/src/index.ts";
+import { discardRun } from "../../../client/src/index.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { RunnerEngine } from "../../src/runner/engine.ts";
-import { readLog, startRunnerProcess, startRun, waitForStatus } from "../support/runs.ts";
+import { planApproveApply, readLog, startRunnerProcess, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import { readStateBytes } from "../../src/commands/state-versions.ts";
 
@@ -22,14 +22,7 @@ async function appliedWorkspace(server: TestServer) {
   const { token, organizationName } = await createOrganizationWithToken(server, "acme");
   const workspace = await createWorkspace(server, token, organizationName, { name: "stateful" });
   const run = await startRun(server, token, workspace.id, { "main.tf": ONE });
-  const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-  assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-  expectStatus(
-    await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
-    202,
-  );
-  const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
-  assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+  await planApproveApply(server, token, run.id);
   const state = await server.services.stores.stateVersions.current(workspace.id);
   assert.ok(state?.sha256);
   return { token, workspace, state: state! };

@@ -1,8 +1,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun, createRun } from "../../../client/src/index.ts";
+import { createRun } from "../../../client/src/index.ts";
 import { createOrganizationWithToken, createPendingConfiguration, createWorkspace, expectStatus, makeConfigurationTarball, putUpload } from "../support/factories.ts";
-import { fixture, readLog, waitForStatus } from "../support/runs.ts";
+import { fixture, planApproveApply } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
 
 const publicUrl = suite("STACKSHIP_PUBLIC_URL and the sandbox");
@@ -26,14 +26,7 @@ testEachServer(
       }),
       201,
     ).data;
-    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-    expectStatus(
-      await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
-      202,
-    );
-    const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
-    assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+    await planApproveApply(server, token, run.id);
     assert.is((await server.services.stores.stateVersions.current(workspace.id))?.runId, run.id);
   },
   { runner: true, config: { publicUrl: "https://stackship.invalid" } },

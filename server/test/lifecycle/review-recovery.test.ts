@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { approveRun } from "../../../client/src/index.ts";
 import { createOrganizationWithToken, createToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { assertNoLeaks, review } from "../support/review.ts";
-import { readLog, startRunnerProcess, startRun, waitForStatus } from "../support/runs.ts";
+import { readLog, startRunnerProcess, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
 import { killRunner, startSurvivorRunner } from "../support/scenarios.ts";
 import { testEachServer } from "../support/test-server.ts";
 
@@ -25,11 +25,7 @@ testEachServer(recovery, "apply interrupted (runner killed): unresolved recovery
       await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
       202,
     );
-    const deadline = Date.now() + 60_000;
-    while (!(await readLog(server, token, run.id, "apply")).includes("provisioning-started")) {
-      assert.ok(Date.now() < deadline, "the apply never reached the provisioner");
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitForLog(server, token, run.id, "apply", "provisioning-started");
     // While applying: the review shows the running apply and offers cancel (an interrupt request).
     const applying = await review(server.v1(token), run.id);
     assert.equal([applying.attributes.stages.apply.status, applying.attributes.stages.apply.phase_status], ["running", "running"]);

@@ -78,17 +78,10 @@ async function tokensOf(server: TestServer, runId: string, phase: "plan" | "appl
   const out = new Map<string, string>();
   if (!record) return out;
   const run = (await server.services.stores.runs.getById(runId))!;
-  const workspace = (await server.services.stores.workspaces.getById(run.workspaceId))!;
-  const organization = (await server.services.stores.organizations.getById(run.organizationId))!;
-  const project = (await server.services.stores.projects.getById(run.projectId))!;
-  const scope = {
-    organizationId: organization.id,
-    organizationName: organization.name,
-    projectId: project.id,
-    projectName: project.name,
-    workspaceId: workspace.id,
-    workspaceName: workspace.name,
-  };
+  const { id: workspaceId, name: workspaceName } = (await server.services.stores.workspaces.getById(run.workspaceId))!;
+  const { id: organizationId, name: organizationName } = (await server.services.stores.organizations.getById(run.organizationId))!;
+  const { id: projectId, name: projectName } = (await server.services.stores.projects.getById(run.projectId))!;
+  const scope = { organizationId, organizationName, projectId, projectName, workspaceId, workspaceName };
   const key = (await server.services.stores.signingKeys.list()).find((k) => k.kid === record.kid)!;
   const privateKey = await openSigningKey(server.services, key);
   const exp = Date.parse(record.expires_at) / 1000;

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import * as assert from "uvu/assert";
-import { createRun, getRun, getRunLog, type Run } from "../../../client/src/index.ts";
+import { approveRun, createRun, getRun, getRunLog, type Run } from "../../../client/src/index.ts";
 import { REPO_ROOT } from "../../src/config.ts";
 import { expectStatus, makeConfigurationTarball, uploadConfiguration } from "./factories.ts";
 import { runnerEnv } from "./spawned.ts";
@@ -74,4 +74,17 @@ export async function waitForLog(server: TestServer, token: string, runId: strin
     assert.ok(Date.now() < deadline, `the ${phase} log never showed ${JSON.stringify(text)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** Waits for the run to await approval, approves its plan and waits for it to be applied; each step asserted, with the phase's log when it fails. */
+export async function planApproveApply(server: TestServer, token: string, runId: string): Promise<Run> {
+  const planned = await waitForStatus(server, token, runId, ["awaiting_approval", "errored"]);
+  assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, runId, "plan"));
+  expectStatus(
+    await approveRun({ client: server.v1(token), path: { run_id: runId }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
+    202,
+  );
+  const applied = await waitForStatus(server, token, runId, ["applied", "errored", "needs_recovery"]);
+  assert.is(applied.attributes.status, "applied", await readLog(server, token, runId, "apply"));
+  return applied;
 }

@@ -7,6 +7,8 @@ import type { Run } from "@stackship/client";
 type RunStatus = Run["attributes"]["status"];
 type Exhaustive<Listed, All> = [Exclude<All, Listed>] extends [never] ? true : { missing: Exclude<All, Listed> };
 
+const TERMINAL = ["applied", "planned_and_finished", "discarded", "canceled", "errored", "expired", "plan_credentials_required"] as const;
+
 export const RUN_STATUSES = [
   "pending",
   "planning",
@@ -14,28 +16,14 @@ export const RUN_STATUSES = [
   "policy_soft_failed",
   "awaiting_approval",
   "applying",
-  "applied",
-  "planned_and_finished",
-  "discarded",
-  "canceled",
-  "errored",
-  "expired",
-  "plan_credentials_required",
+  ...TERMINAL,
   "needs_recovery",
 ] as const satisfies readonly RunStatus[];
 const runStatusesComplete: Exhaustive<(typeof RUN_STATUSES)[number], RunStatus> = true;
 void runStatusesComplete;
 
 /** Statuses a run does not leave on its own (the runs page stops re-reading when only these are listed). */
-export const TERMINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set<RunStatus>([
-  "applied",
-  "planned_and_finished",
-  "discarded",
-  "canceled",
-  "errored",
-  "expired",
-  "plan_credentials_required",
-]);
+export const TERMINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set<RunStatus>(TERMINAL);
 
 export type Intent = "info" | "attention" | "success" | "danger" | "neutral";
 

@@ -44,14 +44,8 @@ test("the header links the API reference, which the server serves outside the da
   assert.is(await page.title(), "StackShip API");
 });
 
-test("every listed run: message, id, workspace name, status in words, duration final or ticking, relative time with the UTC time as tooltip", async ({
-  h,
-  acme,
-  applied,
-  awaiting,
-  failed,
-  running,
-}) => {
+test("every listed run: message, id, workspace name, status in words, duration final or ticking, relative time with the UTC time as tooltip", async (ctx) => {
+  const { h, acme, applied, awaiting, failed, running } = ctx;
   const { page } = await h.signInAs(acme, "viewer");
   await rows(page).first().waitFor();
   assert.is(await rows(page).count(), 4);
@@ -109,14 +103,8 @@ test("every listed run: message, id, workspace name, status in words, duration f
   await h.cancel(acme, running.run.id);
 });
 
-test("the free-text filter matches run id, message and workspace name; status and workspace filters narrow the loaded rows", async ({
-  h,
-  acme,
-  applied,
-  awaiting,
-  failed,
-  running,
-}) => {
+test("the free-text filter matches run id, message and workspace name; status and workspace filters narrow the loaded rows", async (ctx) => {
+  const { h, acme, applied, awaiting, failed, running } = ctx;
   const { page } = await h.signInAs(acme, "viewer");
   await rows(page).first().waitFor();
   const filter = page.getByLabel("Filter");

@@ -25,17 +25,23 @@ function only(entry: unknown): PlanDiffResource {
   return artifact.resources[0];
 }
 
+/** The head the artifact gives a managed resource: address, provider, mode, type and name. */
+function managed(address: string, provider: string, type: string, name: string) {
+  return { address, provider, mode: "managed", type, name };
+}
+
+/** A managed resource_changes entry of a plan. */
+function changeEntry(address: string, providerName: string, type: string, name: string, change: Record<string, unknown>) {
+  return { address, provider_name: providerName, mode: "managed", type, name, change };
+}
+
 const section6 = suite("plan-diff: the composed examples of plan-json.md §6");
 
 section6("E1 create: after shown, unknown computed attributes marked, nothing guessed", () => {
   const r = only(examples.E1);
   const after = examples.E1.change.after;
   assert.equal(r, {
-    address: "module.payments.aws_iam_role.app",
-    provider: "registry.opentofu.org/hashicorp/aws",
-    mode: "managed",
-    type: "aws_iam_role",
-    name: "app",
+    ...managed("module.payments.aws_iam_role.app", "registry.opentofu.org/hashicorp/aws", "aws_iam_role", "app"),
     module_address: "module.payments",
     actions: ["create"],
     action: "create",
@@ -90,11 +96,7 @@ section6("E4 read and E5 no-op are omitted; totals differ from the plan counts",
 section6("E6 bare true masks: address and action only, every attribute redacted", () => {
   const r = only(examples.E6);
   assert.equal(r, {
-    address: 'terraform_data.bootstrap["blue"]',
-    provider: "terraform.io/builtin/terraform",
-    mode: "managed",
-    type: "terraform_data",
-    name: "bootstrap",
+    ...managed('terraform_data.bootstrap["blue"]', "terraform.io/builtin/terraform", "terraform_data", "bootstrap"),
     actions: ["update"],
     action: "update",
     before: S,
@@ -116,11 +118,7 @@ section6("E7 nested blocks and sets: labels and locations shown; client_key and 
 section6("E8 malformed masks: address, type and actions kept, all detail withheld (memory_size not salvaged)", () => {
   const r = only(examples.E8);
   assert.equal(r, {
-    address: "aws_lambda_function.broken",
-    provider: "registry.opentofu.org/hashicorp/aws",
-    mode: "managed",
-    type: "aws_lambda_function",
-    name: "broken",
+    ...managed("aws_lambda_function.broken", "registry.opentofu.org/hashicorp/aws", "aws_lambda_function", "broken"),
     actions: ["update"],
     action: "update",
     detail_withheld: true,
@@ -132,11 +130,7 @@ section6("E8 malformed masks: address, type and actions kept, all detail withhel
 section6("E9 delete of a deposed object", () => {
   const r = only(examples.E9);
   assert.equal(r, {
-    address: "aws_launch_template.web",
-    provider: "registry.opentofu.org/hashicorp/aws",
-    mode: "managed",
-    type: "aws_launch_template",
-    name: "web",
+    ...managed("aws_launch_template.web", "registry.opentofu.org/hashicorp/aws", "aws_launch_template", "web"),
     deposed: "4f1a9c2e",
     actions: ["delete"],
     action: "delete",
@@ -294,21 +288,14 @@ rules("the host keeps a collected artifact only when it is this run's, in bounds
 });
 
 rules("the host's check looks at what came from the plan, not at the artifact's own words", () => {
-  const entry = {
-    address: 'x.y["tenant-a"]',
-    provider_name: "p",
-    mode: "managed",
-    type: "x",
-    name: "y",
-    change: {
-      actions: ["update"],
-      before: { m: { "key-value": "before-value" }, s: "sv" },
-      after: { m: { "key-value": "after-value" }, s: "sv" },
-      after_unknown: { u: true },
-      before_sensitive: { s: true },
-      after_sensitive: { s: true },
-    },
-  };
+  const entry = changeEntry('x.y["tenant-a"]', "p", "x", "y", {
+    actions: ["update"],
+    before: { m: { "key-value": "before-value" }, s: "sv" },
+    after: { m: { "key-value": "after-value" }, s: "sv" },
+    after_unknown: { u: true },
+    before_sensitive: { s: true },
+    after_sensitive: { s: true },
+  });
   const bytes = Buffer.from(buildPlanDiff(plan([entry]), { runId: "run-0123456789abcdef" }).json);
   // Member names, actions, markers: a sensitive value that happens to spell one withholds nothing.
   for (const word of ["sensitive", "unknown", "update", "resources", "address", "stackship.plan-diff/v1", "truncation", "max_bytes"]) {
@@ -319,21 +306,14 @@ rules("the host's check looks at what came from the plan, not at the artifact's 
 });
 
 rules("a handed-over plan (consume) gives the same artifact; values only prior_state, planned_values or the configuration mark are still redacted", () => {
-  const entry = {
-    address: "terraform_data.copy",
-    mode: "managed",
-    type: "terraform_data",
-    name: "copy",
-    provider_name: "terraform.io/builtin/terraform",
-    change: {
-      actions: ["update"],
-      before: { input: "prior-secret-1", output: "x" },
-      after: { input: "planned-secret-2", output: "default-secret-3" },
-      after_unknown: {},
-      before_sensitive: {},
-      after_sensitive: {},
-    },
-  };
+  const entry = changeEntry("terraform_data.copy", "terraform.io/builtin/terraform", "terraform_data", "copy", {
+    actions: ["update"],
+    before: { input: "prior-secret-1", output: "x" },
+    after: { input: "planned-secret-2", output: "default-secret-3" },
+    after_unknown: {},
+    before_sensitive: {},
+    after_sensitive: {},
+  });
   const full = () =>
     plan([structuredClone(entry)], {
       prior_state: { values: { root_module: { resources: [{ address: "terraform_data.copy", values: { input: "prior-secret-1" }, sensitive_values: { input: true } }] } } },
@@ -392,21 +372,14 @@ rules("the bin: plan JSON in, artifact out; non-zero exit and a message on stder
 });
 
 rules("the bin redacts by value what the plan itself marks: a copy in terraform_data's output, a sensitive variable mirrored in an update and a delete", () => {
-  const copy = {
-    address: "terraform_data.copy",
-    mode: "managed",
-    type: "terraform_data",
-    name: "copy",
-    provider_name: "terraform.io/builtin/terraform",
-    change: {
-      actions: ["update"],
-      before: { id: "i", input: { gen: "g1", pass: "s3cret-value", user: "u" }, output: { gen: "g1", pass: "s3cret-value", user: "u" } },
-      after: { id: "i", input: { gen: "g2", pass: "s3cret-value", user: "u" } },
-      after_unknown: { input: {}, output: true },
-      before_sensitive: { input: { pass: true }, output: {} },
-      after_sensitive: { input: { pass: true }, output: {} },
-    },
-  };
+  const copy = changeEntry("terraform_data.copy", "terraform.io/builtin/terraform", "terraform_data", "copy", {
+    actions: ["update"],
+    before: { id: "i", input: { gen: "g1", pass: "s3cret-value", user: "u" }, output: { gen: "g1", pass: "s3cret-value", user: "u" } },
+    after: { id: "i", input: { gen: "g2", pass: "s3cret-value", user: "u" } },
+    after_unknown: { input: {}, output: true },
+    before_sensitive: { input: { pass: true }, output: {} },
+    after_sensitive: { input: { pass: true }, output: {} },
+  });
   // Terraform-style plans: the variable is marked only by the configuration; its value is mirrored unmasked.
   const mirrored = (address: string, actions: string[], after: unknown) => ({
     address,

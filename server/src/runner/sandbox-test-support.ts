@@ -1,0 +1,44 @@
+// Shared by the real-bubblewrap sandbox tests (sandbox.test.ts, sandbox-confinement.test.ts). Not
+// imported by production code.
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type { Test } from "uvu";
+import * as assert from "uvu/assert";
+import { runInSandbox, type SandboxOptions, type SandboxResult } from "./sandbox.ts";
+
+export type CollectedResult = SandboxResult & { stdout: string; stderr: string };
+
+/** Runs in the sandbox, collecting stdout and stderr as text (and still handing each chunk to `options.onOutput`). */
+export async function runCollecting(options: SandboxOptions): Promise<CollectedResult> {
+  let stdout = "";
+  let stderr = "";
+  const result = await runInSandbox({
+    ...options,
+    onOutput: (chunk, stream) => {
+      if (stream === "stdout") stdout += chunk.toString("utf8");
+      else stderr += chunk.toString("utf8");
+      options.onOutput?.(chunk, stream);
+    },
+  });
+  return { ...result, stdout, stderr };
+}
+
+/**
+ * A fresh temporary directory for each case of `test` (the attempts' host directories live there);
+ * after each case it must be empty again (every attempt removes its private directory, whatever
+ * happened in it), then it is removed and `afterEach` runs. Returns the current case's directory.
+ */
+export function attemptDirectoryPerCase<T>(test: Test<T>, prefix: string, afterEach: (dir: string) => Promise<void> = async () => undefined): () => string {
+  let dir = "";
+  test.before.each(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  });
+  test.after.each(async () => {
+    const left = await readdir(dir);
+    await rm(dir, { recursive: true, force: true });
+    assert.equal(left, [], "attempt directories left behind");
+    await afterEach(dir);
+  });
+  return () => dir;
+}
