@@ -239,7 +239,7 @@ export async function runPhaseSandbox(
   }
   const result = await sandbox.run(
     {
-      argv: ["sh", "-c", phaseScript({ phase, workingDirectory: run.sourceWorkingDirectory ?? workspace?.workingDirectory ?? "", speculative: run.kind === "speculative" })],
+      argv: ["sh", "-c", phaseScript({ phase, workingDirectory: run.sourceWorkingDirectory ?? workspace?.workingDirectory ?? "" })],
       files: handedOver,
       env: {
         ...inputs.env,

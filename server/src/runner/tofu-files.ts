@@ -103,7 +103,7 @@ export function tfvars(variables: readonly MaterializedVariable[]): string {
  * `mark` names each step on fd 3 (the launcher's step pipe, a shell builtin write, no fork) for
  * the attempt's timings; tofu itself does not get that descriptor.
  */
-export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory: string; speculative: boolean }): string {
+export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory: string }): string {
   const dir = options.workingDirectory.replace(/^\/+|\/+$/g, "");
   const cd = dir ? `cd ${shellQuote(dir)}` : ":";
   const common = [
