@@ -33,13 +33,13 @@ try {
     local.push(await localPlan());
     const started = process.hrtime.bigint();
     const createdAt = performance.timeOrigin + performance.now();
+    // The client learns of the end from the run change feed (what the dashboard's live socket
+    // hears), then reads the run once over HTTP; it does not load the server with tight polling.
+    const ended = bench.runEnded();
     const run = (await api(base, token, "POST", `/v1/workspaces/${workspace.id}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data;
-    for (;;) {
-      const status = (await api(base, token, "GET", `/v1/runs/${run.id}`)).data.attributes.status;
-      if (status === "planned_and_finished") break;
-      if (status === "errored") throw new Error(`run ${run.id} errored`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await ended.of(run.id);
+    const status = (await api(base, token, "GET", `/v1/runs/${run.id}`)).data.attributes.status;
+    if (status !== "planned_and_finished") throw new Error(`run ${run.id} ended ${status}`);
     managed.push(Number(process.hrtime.bigint() - started) / 1e6);
     queueToStart.push(await bench.queueToStart(run.id));
     const attempt = (await stackship.services.stores.attempts.listByRun(run.id))[0];

@@ -10,6 +10,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { REPO_ROOT } from "../../server/src/config.ts";
 import { RunnerEngine, type RunnerOptions } from "../../server/src/runner/engine.ts";
+import { isTerminalRunStatus } from "../../server/src/domain/run.ts";
+import { openRunChangeFeed } from "../../server/src/store/run-events.ts";
 import type { AttemptTimings } from "../../server/src/runner/execution.ts";
 import { api, startBenchServer } from "./support.ts";
 
@@ -79,6 +81,7 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
   const token: string = (await api(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes
     .secret;
   const tarball = configTarball();
+  const feed = openRunChangeFeed(stackship.services.db);
   return {
     stackship,
     runner,
@@ -97,6 +100,32 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
     async speculative(workspaceId: string): Promise<string> {
       return (await api(base, token, "POST", `/v1/workspaces/${workspaceId}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data.id;
     },
+    /**
+     * Listens (from now on) to the run change feed: `of(runId)` resolves once that run is terminal.
+     * Call it before creating the run, so its notices cannot be missed.
+     */
+    runEnded(): { of(runId: string): Promise<void> } {
+      const ended = new Set<string>();
+      const waiting = new Map<string, () => void>();
+      const subscribed = feed.subscribe({
+        notice: (notice) => {
+          if (notice.kind !== "run" || !isTerminalRunStatus(notice.status)) return;
+          ended.add(notice.runId);
+          waiting.get(notice.runId)?.();
+        },
+        resync: () => undefined,
+      });
+      return {
+        async of(runId: string): Promise<void> {
+          const unsubscribe = await subscribed;
+          try {
+            if (!ended.has(runId)) await new Promise<void>((resolve) => waiting.set(runId, resolve));
+          } finally {
+            unsubscribe();
+          }
+        },
+      };
+    },
     /** Job queued → first attempt started, ms. */
     async queueToStart(runId: string): Promise<number> {
       const [job] = await stackship.services.stores.jobs.listByRun(runId);
@@ -105,6 +134,7 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
     },
     async close(): Promise<void> {
       await runner.stop({ interrupt: true });
+      await feed.close();
       http.close();
       await stackship.close();
       rmSync(dataDir, { recursive: true, force: true });
