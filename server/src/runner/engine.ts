@@ -11,6 +11,7 @@ import { startGraphileRunner } from "./graphile.ts";
 import { CancelWatch } from "./cancel-watch.ts";
 import { timePhase } from "./phase-metrics.ts";
 import { WarmSandboxPool } from "./warm-sandboxes.ts";
+import { sandboxReleasesSettled } from "./sandbox.ts";
 
 /** Tuning of a runner process. */
 export interface RunnerOptions {
@@ -154,6 +155,7 @@ export class RunnerEngine {
     while (this.running.size > 0 || this.ticking) await new Promise((resolve) => setTimeout(resolve, 20));
     await this.warm?.stop();
     this.warm = null;
+    await sandboxReleasesSettled();
     if (this.services.jobQueued === this.wake) this.services.jobQueued = undefined;
     if (this.graphile) {
       await this.graphile.runner.stop();

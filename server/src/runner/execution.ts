@@ -268,7 +268,8 @@ export async function runPhaseSandbox(
       collect,
       onOutput: (chunk) => log.write(chunk.toString("utf8")),
     },
-    { startedForThisRun: !warm },
+    // The host side is removed after the attempt's result is on its way (engine.stop waits for it).
+    { startedForThisRun: !warm, releaseLater: true },
   );
   return { result, warm };
 }

@@ -38,7 +38,6 @@ import { spawn } from "node:child_process";
 import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import { rename, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
-import os from "node:os";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 
@@ -76,6 +75,17 @@ function finish(code, message) {
   // Exit only once the runner has the last message.
   control.end(`${JSON.stringify(message)}\n`, () => process.exit(code));
   setTimeout(() => process.exit(code), 1000).unref();
+}
+
+/**
+ * After the command's exit report: the runner takes the report's status, not this process's, so
+ * nothing is left to do but end. A SIGKILL of itself ends the process (and so the sandbox) a few
+ * milliseconds sooner than process.exit, which first tears down the plan-diff worker's isolate.
+ * Everything this process wrote went out synchronously (stdout is a pipe) or is flushed by then.
+ */
+function finishReported(message) {
+  control.end(`${JSON.stringify(message)}\n`, () => process.kill(process.pid, "SIGKILL"));
+  setTimeout(() => process.kill(process.pid, "SIGKILL"), 1000).unref();
 }
 
 function startForwarder(socketPath, port) {
@@ -279,9 +289,7 @@ function start(message, booted) {
       send({ type: "mark", name: "plan-diff", at: now() });
       await buildPlanDiff(booted.planDiff, message.planDiff, env);
     }
-    // The shell convention, so bwrap's own exit status still says what happened.
-    const status = code ?? 128 + (os.constants.signals[signal] ?? 0);
-    finish(status, { type: "exit", code, signal, at: now() });
+    finishReported({ type: "exit", code, signal, at: now() });
   });
 }
 

@@ -535,6 +535,20 @@ let staleSweep: Promise<void> | undefined;
  * with it (--die-with-parent) but the mounts hold memory until unmounted. Once per process, remove
  * those whose owner (recorded beside the mount as pid and start time) no longer runs.
  */
+/** Sandboxes whose host side is still being removed (`run` with `releaseLater`). */
+const pendingReleases = new Set<Promise<void>>();
+
+function trackRelease(release: Promise<void>): void {
+  // A failed unmount leaves a mount that the next start's sweep removes (sweepStaleSandboxMounts).
+  const tracked: Promise<void> = release.catch(() => undefined).finally(() => pendingReleases.delete(tracked));
+  pendingReleases.add(tracked);
+}
+
+/** Resolves once every sandbox released later has its host side removed. */
+export async function sandboxReleasesSettled(): Promise<void> {
+  while (pendingReleases.size > 0) await Promise.all([...pendingReleases]);
+}
+
 function sweepStaleMounts(): Promise<void> {
   staleSweep ??= sweepStaleSandboxMounts().then(
     () => {},
@@ -720,6 +734,9 @@ export class Sandbox {
   /** The namespace's init process on the host (bwrap's child), learnt once the launcher is up. */
   private innerInit: { pid: number; startTime: string } | undefined;
   private report: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  /** Resolves when the launcher reports the command's exit (never if it does not). */
+  private readonly exitReported: Promise<void>;
+  private markExitReported: () => void = () => {};
   private launcherError: string | undefined;
   private onOutput: ((chunk: Buffer, stream: OutputStream) => void) | undefined;
   /** Output before the handoff (the launcher prints none; kept for the attempt's log should it). */
@@ -746,6 +763,7 @@ export class Sandbox {
     this.child.stdout!.on("data", deliver("stdout"));
     this.child.stderr!.on("data", deliver("stderr"));
     let markReady: (ready: boolean) => void = () => {};
+    this.exitReported = new Promise((resolve) => (this.markExitReported = resolve));
     this.ready = new Promise((resolve) => (markReady = resolve));
     this.closed = new Promise((resolve) => {
       this.child.once("error", (error) => {
@@ -787,6 +805,7 @@ export class Sandbox {
             code: typeof message.code === "number" ? message.code : null,
             signal: typeof message.signal === "string" ? (message.signal as NodeJS.Signals) : null,
           };
+          this.markExitReported();
         } else if (message.type === "error") this.launcherError = String(message.message);
       }
     });
@@ -910,6 +929,20 @@ export class Sandbox {
     };
   }
 
+  /** What `run` needs once the command reported its exit: the collected files and the traces of a limit. */
+  private async inspectAfterExit(
+    result: SandboxResult,
+    report: { code: number | null; signal: NodeJS.Signals | null },
+    collect: readonly (readonly [string, string])[],
+    collectMaxBytes: number,
+  ): Promise<{ files: (Buffer | null)[]; limit: SandboxLimitKind | null }> {
+    const [files, limit] = await Promise.all([
+      Promise.all(collect.map(([, relative]) => readCollected(this.workDir, relative, collectMaxBytes))),
+      this.limitAfterwards({ ...result, exitCode: report.code, signal: report.signal }),
+    ]);
+    return { files, limit };
+  }
+
   /** After a command that did not succeed: which limit it ran into, if its traces say so. */
   private async limitAfterwards(result: SandboxResult): Promise<SandboxLimitKind | null> {
     const { limits, fsDir } = this.confinement;
@@ -929,7 +962,7 @@ export class Sandbox {
    * control channel. The wall-clock limit counts from here. A sandbox serves one attempt only and
    * is gone (process tree and host directory) when this returns.
    */
-  async run(options: SandboxRun, { startedForThisRun = false } = {}): Promise<SandboxResult> {
+  async run(options: SandboxRun, { startedForThisRun = false, releaseLater = false } = {}): Promise<SandboxResult> {
     if (this.used) throw new Error(`sandbox ${this.sandboxId} already served an attempt`);
     this.used = true;
     let checked: ReturnType<typeof checkRun>;
@@ -1038,6 +1071,13 @@ export class Sandbox {
       // An abort that landed while the files were being written.
       if (options.signal?.aborted && !result.interrupted) onAbort();
 
+      // Once the command reported its exit, what it left is read (and checked for the traces of a
+      // limit) while bwrap tears the sandbox down; bwrap's end is still awaited, so that all of the
+      // command's output has arrived before this returns.
+      const afterExit = Promise.race([this.exitReported, this.closed]).then(() =>
+        this.report === undefined ? undefined : this.inspectAfterExit(result, this.report, collect, collectMaxBytes),
+      );
+      afterExit.catch(() => undefined);
       const [bwrapCode, bwrapSignal] = await this.closed;
       finished = true;
       stopWatching();
@@ -1060,8 +1100,9 @@ export class Sandbox {
 
       // Even after an exit 0: a program that ignores a failed write (tofu show into a full disk)
       // leaves a truncated file behind, which must not pass for a result.
-      if (result.limit === null && result.started) result.limit = await this.limitAfterwards(result);
-      const read = await Promise.all(collect.map(([, relative]) => readCollected(this.workDir, relative, collectMaxBytes)));
+      const inspected = this.report !== undefined ? await afterExit : undefined;
+      if (result.limit === null && result.started) result.limit = inspected ? inspected.limit : await this.limitAfterwards(result);
+      const read = inspected ? inspected.files : await Promise.all(collect.map(([, relative]) => readCollected(this.workDir, relative, collectMaxBytes)));
       collect.forEach(([original], index) => (result.files[original] = read[index]));
       result.timings.collectedAt = now();
     } finally {
@@ -1070,7 +1111,10 @@ export class Sandbox {
       for (const timer of timers) clearTimeout(timer);
       // Only after a failure above is the sandbox still running here.
       await this.end();
-      await this.release();
+      // Unmounting and removing the host side is off the caller's path when it asks so (the attempt's
+      // result no longer depends on it); `sandboxReleasesSettled` waits for it.
+      if (releaseLater && outputError === undefined) trackRelease(this.release());
+      else await this.release();
     }
     // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what was caught, as it was
     if (outputError !== undefined) throw outputError;
