@@ -16,6 +16,7 @@ import {
   materializeInputs,
   readPriorState,
   sandboxFiles,
+  readRunConfiguration,
   LIMIT_LOG_LINES,
   limitReason,
   classify,
@@ -98,7 +99,7 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
   let result: SandboxResult;
   try {
     const files = (async () => {
-      const files = await sandboxFiles(services, run, secret, inputs);
+      const files = sandboxFiles(await readRunConfiguration(services, run), secret, inputs);
       const plan = await runArtifact(services, run, "plan");
       // The saved plan must be the one the approval bound (its digest is the run's).
       if (!plan || plan.sha256 !== x.planDigest) throw new Error(`run ${run.id}: its saved plan is missing or is not the approved one`);

@@ -145,7 +145,15 @@ export async function readPriorState(services: Services, stateVersionId: string 
   return JSON.parse((await readStateBytes(services, version)).toString("utf8"));
 }
 
-export async function sandboxFiles(services: Services, run: Run, token: string, inputs: Materialized): Promise<Record<string, string | Uint8Array>> {
+/** What a phase's sandbox needs of the run's configuration: its verified tarball and the names its backend block uses. */
+export interface RunConfiguration {
+  tarball: Buffer;
+  organizationName: string;
+  workspaceName: string;
+}
+
+/** Reads the run's configuration (the plan phase starts this before anything else, to overlap the read). */
+export async function readRunConfiguration(services: Services, run: Run): Promise<RunConfiguration> {
   const configurationVersion = await services.stores.configurationVersions.getById(run.configurationVersionId);
   const workspace = await services.stores.workspaces.getById(run.workspaceId);
   const organization = workspace && (await services.stores.organizations.getById(workspace.organizationId));
@@ -155,10 +163,14 @@ export async function sandboxFiles(services: Services, run: Run, token: string, 
   }
   if (configurationVersion.configDigest !== run.configDigest) throw new Error(`run ${run.id}: configuration digest changed`);
   const tarball = await services.artifacts.read(configuration, run.workspaceId);
+  return { tarball, organizationName: organization.name, workspaceName: workspace.name };
+}
+
+export function sandboxFiles(configuration: RunConfiguration, token: string, inputs: Materialized): Record<string, string | Uint8Array> {
   return {
-    "config.tar.gz": tarball,
+    "config.tar.gz": configuration.tarball,
     "cli.tfrc": cliConfig(token),
-    [`${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`]: cloudOverride(organization.name, workspace.name),
+    [`${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`]: cloudOverride(configuration.organizationName, configuration.workspaceName),
     [`${STAGED_DIR}/${TFVARS_FILE}`]: tfvars(inputs.terraform),
     ...inputs.files,
   };

@@ -12,7 +12,7 @@ import { isPlanDiffArtifactOf } from "../domain/plan-diff/index.ts";
 import { sensitiveValueSet, ValueMatcher } from "../domain/redaction/index.ts";
 import { endRunWithoutPlanCredentials } from "../commands/phase-credentials.ts";
 import { addWorkloadIdentity } from "./workload-identity-files.ts";
-import { type ExecutionContext, type PhaseOutcome, lockForRun, materializeInputs, sandboxFiles, LIMIT_LOG_LINES, limitReason, classify, runPhaseSandbox } from "./execution.ts";
+import { type ExecutionContext, type PhaseOutcome, lockForRun, materializeInputs, readRunConfiguration, sandboxFiles, LIMIT_LOG_LINES, limitReason, classify, runPhaseSandbox } from "./execution.ts";
 import { PhaseLog } from "./phase-log.ts";
 import { policyStage } from "./policy-stage.ts";
 import { writeRunArtifact } from "../commands/run-artifacts.ts";
@@ -33,6 +33,10 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   if (!run || run.status !== "pending") return "done";
   // Before any lock, token or sandbox: a run that may not have the credential its plan needs ends here.
   if (await endRunWithoutPlanCredentials(services, run)) return "done";
+
+  // Read while the phase starts and its inputs are prepared (awaited only when the sandbox takes it).
+  const configuration = readRunConfiguration(services, run);
+  configuration.catch(() => undefined);
 
   let fence: number | null = null;
   if (run.kind === "plan_and_apply") {
@@ -87,7 +91,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   try {
     // Read while the sandbox is taken (or starts).
     // The plan's backend is the read-only local state (plan-state.ts), not the apply's `cloud` block.
-    const files = sandboxFiles(services, run, secret, inputs).then((files) => ({ ...files, [`${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`]: localBackendOverride() }));
+    const files = configuration.then((configuration) => ({ ...sandboxFiles(configuration, secret, inputs), [`${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`]: localBackendOverride() }));
     files.catch(() => {});
     ({ result, warm } = await runPhaseSandbox(
       ctx,
