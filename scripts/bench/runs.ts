@@ -54,8 +54,10 @@ try {
       stage(`phase started → attempt recorded`, t.attemptStartedAt - t.phaseStartedAt);
       stage(t.warm ? "attempt recorded → handoff (warm sandbox)" : "attempt recorded → handoff (cold sandbox)", s.handedOverAt - t.attemptStartedAt);
       if (!t.warm) stage("  of which bwrap spawn → launcher ready", between(s.spawnedAt, s.readyAt));
-      stage("handoff → command started", between(s.handedOverAt, s.startedAt));
-      stage("unpack config (tar, cp)", between(s.startedAt, mark("init")));
+      stage("handoff → launcher unpacks", between(s.handedOverAt, mark("launcher-unpack")));
+      stage("unpack config (in the launcher)", between(mark("launcher-unpack"), mark("launcher-unpacked")));
+      stage("unpacked → command started", between(mark("launcher-unpacked") ?? s.handedOverAt, s.startedAt));
+      stage("command started → tofu init", between(s.startedAt, mark("init")));
       stage("tofu init", between(mark("init"), mark("plan")));
       stage("tofu plan", between(mark("plan"), mark("show")));
       stage("tofu show -json", between(mark("show"), mark("copy")));

@@ -26,6 +26,8 @@ import {
   cliConfig,
   cloudOverride,
   phaseScript,
+  phaseUnpack,
+  CONFIG_ARCHIVE,
   planDiffBinds,
   planDiffRequest,
   SANDBOX_PLAN_DIFF_BUILDER,
@@ -168,7 +170,7 @@ export async function readRunConfiguration(services: Services, run: Run): Promis
 
 export function sandboxFiles(configuration: RunConfiguration, token: string, inputs: Materialized): Record<string, string | Uint8Array> {
   return {
-    "config.tar.gz": configuration.tarball,
+    [CONFIG_ARCHIVE]: configuration.tarball,
     "cli.tfrc": cliConfig(token),
     [`${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`]: cloudOverride(configuration.organizationName, configuration.workspaceName),
     [`${STAGED_DIR}/${TFVARS_FILE}`]: tfvars(inputs.terraform),
@@ -249,9 +251,11 @@ export async function runPhaseSandbox(
     await sandbox.destroy();
     throw error;
   }
+  const workingDirectory = run.sourceWorkingDirectory ?? workspace?.workingDirectory ?? "";
   const result = await sandbox.run(
     {
-      argv: ["sh", "-c", phaseScript({ phase, workingDirectory: run.sourceWorkingDirectory ?? workspace?.workingDirectory ?? "" })],
+      argv: ["sh", "-c", phaseScript({ phase, workingDirectory })],
+      unpack: phaseUnpack(workingDirectory),
       files: handedOver,
       env: {
         ...inputs.env,

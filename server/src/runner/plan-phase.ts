@@ -12,7 +12,18 @@ import { isPlanDiffArtifactOf } from "../domain/plan-diff/index.ts";
 import { sensitiveValueSet, ValueMatcher } from "../domain/redaction/index.ts";
 import { endRunWithoutPlanCredentials } from "../commands/phase-credentials.ts";
 import { addWorkloadIdentity } from "./workload-identity-files.ts";
-import { type ExecutionContext, type PhaseOutcome, lockForRun, materializeInputs, readRunConfiguration, sandboxFiles, LIMIT_LOG_LINES, limitReason, classify, runPhaseSandbox } from "./execution.ts";
+import {
+  type ExecutionContext,
+  type PhaseOutcome,
+  lockForRun,
+  materializeInputs,
+  readRunConfiguration,
+  sandboxFiles,
+  LIMIT_LOG_LINES,
+  limitReason,
+  classify,
+  runPhaseSandbox,
+} from "./execution.ts";
 import { PhaseLog } from "./phase-log.ts";
 import { policyStage } from "./policy-stage.ts";
 import { writeRunArtifact } from "../commands/run-artifacts.ts";

@@ -1,4 +1,5 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { suite } from "uvu";
@@ -51,3 +52,52 @@ input("without files the directory is empty; a name that is not a plain file nam
 });
 
 input.run();
+
+// The configuration unpacked by the launcher before the command (sandbox-unpack.mjs), as the
+// sandbox's uid; when it cannot, the command finds no directory and its own tar takes over.
+const unpacking = suite("sandbox: the launcher unpacks the configuration");
+let unpackDir = "";
+unpacking.before(async () => {
+  unpackDir = await mkdtemp(path.join(os.tmpdir(), "ss-unpack-"));
+});
+unpacking.after(async () => {
+  await rm(unpackDir, { recursive: true, force: true });
+});
+
+async function unpackIn(tarball: Buffer) {
+  const sandbox = await startSandbox({ tmpDir: unpackDir });
+  let output = "";
+  const result = await sandbox.run({
+    argv: ["sh", "-c", "if [ -d /work/cfg ]; then cd /work/cfg/env && ls -ln && cat main.tf staged.tf; else echo NOT UNPACKED; fi"],
+    files: { "config.tar.gz": tarball, "staged/staged.tf": "# staged\n" },
+    unpack: { archive: "/work/config.tar.gz", into: "/work/cfg", workingDirectory: "env", copy: ["/work/staged/staged.tf"] },
+    timeoutMs: 30_000,
+    onOutput: (chunk) => (output += chunk.toString("utf8")),
+  });
+  return { result, output, marks: result.timings.marks.map((m) => m.name) };
+}
+
+unpacking("a configuration is unpacked into the working directory before the command starts, owned by the sandbox", async () => {
+  const src = path.join(unpackDir, "src");
+  await mkdir(path.join(src, "env"), { recursive: true });
+  await writeFile(path.join(src, "env", "main.tf"), "# main\n");
+  const { result, output, marks } = await unpackIn(execFileSync("tar", ["-cz", "-C", src, "."]));
+  assert.is(result.exitCode, 0, output);
+  assert.match(output, "# main\n# staged\n");
+  assert.ok(marks.includes("launcher-unpacked"), marks.join(","));
+  const owners = output
+    .split("\n")
+    .filter((line) => line.startsWith("-"))
+    .map((line) => line.split(/\s+/)[2]);
+  assert.equal(new Set(owners).size, 1, output);
+  if (process.getuid?.() === 0) assert.is.not(owners[0], "0", "the files are the sandbox uid's, not root's");
+});
+
+unpacking("an archive the launcher does not take leaves no directory behind for the command", async () => {
+  const { result, output, marks } = await unpackIn(Buffer.from("not a tarball"));
+  assert.is(result.exitCode, 0, output);
+  assert.is(output.trim(), "NOT UNPACKED");
+  assert.ok(marks.includes("launcher-unpack-skipped"), marks.join(","));
+});
+
+unpacking.run();

@@ -40,6 +40,7 @@ import { rename, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
+import { unpackConfiguration } from "./sandbox-unpack.mjs";
 
 const CONTROL_FD = 3;
 /** The plan-diff worker's heap: about what a separate node process would get by default. */
@@ -205,8 +206,14 @@ let child;
 let pending = "";
 let started = false;
 
+/** A signal that came before the command was started (while the configuration was unpacked): sent to it once it is. */
+let pendingSignal;
+
 function killGroup(signal) {
-  if (!child || child.pid === undefined) return;
+  if (!child || child.pid === undefined) {
+    pendingSignal = signal;
+    return;
+  }
   try {
     // The command leads its own process group (detached), so `sh -c 'tofu …'` and tofu both get it.
     process.kill(-child.pid, signal);
@@ -250,7 +257,7 @@ function findExecutable(name, searchPath) {
   });
 }
 
-function start(message, booted) {
+async function start(message, booted) {
   const argv = Array.isArray(message.argv) ? message.argv : [];
   if (argv.length === 0 || !argv.every((a) => typeof a === "string")) {
     finish(127, { type: "error", message: "start: argv must be a non-empty list of strings" });
@@ -267,6 +274,13 @@ function start(message, booted) {
     return;
   }
   const command = [...wrapper, ...argv];
+  // The configuration, unpacked here rather than by tar processes (sandbox-unpack.mjs); when it is
+  // not, the command's script unpacks it itself.
+  if (message.unpack && typeof message.unpack === "object") {
+    send({ type: "mark", name: "launcher-unpack", at: now() });
+    const unpacked = await unpackConfiguration(message.unpack).catch(() => false);
+    send({ type: "mark", name: unpacked ? "launcher-unpacked" : "launcher-unpack-skipped", at: now() });
+  }
   try {
     child = spawn(command[0], command.slice(1), {
       cwd: typeof message.cwd === "string" ? message.cwd : process.cwd(),
@@ -279,7 +293,10 @@ function start(message, booted) {
     return;
   }
   if (child.stdio[3]) readMarks(child.stdio[3]);
-  child.once("spawn", () => send({ type: "started", pid: child.pid, at: now() }));
+  child.once("spawn", () => {
+    send({ type: "started", pid: child.pid, at: now() });
+    if (pendingSignal !== undefined) killGroup(pendingSignal);
+  });
   child.once("error", (error) => {
     if (child.pid === undefined) finish(127, { type: "error", message: `${argv[0]}: ${error.message}` });
   });

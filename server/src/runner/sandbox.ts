@@ -85,6 +85,8 @@ const SETPRIV = "/usr/bin/setpriv";
 const PRLIMIT = "/usr/bin/prlimit";
 const CLOCK_TICKS_PER_SECOND = 100;
 const SANDBOX_LAUNCHER_PATH = "/run/stackship/launcher.mjs";
+/** The module the launcher imports, bound beside it (same file name inside and on the host). */
+const LAUNCHER_UNPACK_MODULE = "sandbox-unpack.mjs";
 /** bwrap passes inherited descriptors through; the launcher's control channel is the fourth stdio slot. */
 const CONTROL_FD = 3;
 
@@ -178,6 +180,12 @@ export interface SandboxRun {
    * `secretEnv` names entries of `env` whose values are secret whatever the plan's masks say.
    */
   planDiff?: { input: string; output: string; runId: string; secretEnv: readonly string[] };
+  /**
+   * Before the command: the launcher unpacks the gzip'd tar `archive` into `into` (absent before)
+   * and copies `copy` into its `workingDirectory` (sandbox-unpack.mjs); paths inside the sandbox.
+   * When it cannot, it leaves nothing behind and the command finds `into` missing.
+   */
+  unpack?: { archive: string; into: string; workingDirectory: string; copy: readonly string[] };
 }
 
 export type SandboxOptions = SandboxShape & SandboxRun;
@@ -348,6 +356,7 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
   add("--bind", layout.workDir, SANDBOX_WORK_DIR); // the private work dir, a host temp dir so results can be read back
   parents(SANDBOX_LAUNCHER_PATH);
   add("--ro-bind", layout.launcherPath, SANDBOX_LAUNCHER_PATH); // the first process (and loopback forwarder)
+  add("--ro-bind", path.join(path.dirname(layout.launcherPath), LAUNCHER_UNPACK_MODULE), path.posix.join(path.posix.dirname(SANDBOX_LAUNCHER_PATH), LAUNCHER_UNPACK_MODULE)); // the launcher's unpacker
   if (!isUnder(layout.nodePath, "/usr")) {
     parents(layout.nodePath);
     add("--ro-bind", layout.nodePath, layout.nodePath);
@@ -1053,7 +1062,15 @@ export class Sandbox {
 
       const env = { PATH: SANDBOX_DEFAULT_PATH, HOME: SANDBOX_WORK_DIR, ...options.env };
       handedOverAt = result.timings.handedOverAt = now();
-      this.send({ type: "start", argv: options.argv, wrapper: this.limitWrapper(), env, cwd: SANDBOX_WORK_DIR, ...(options.planDiff ? { planDiff: options.planDiff } : {}) });
+      this.send({
+        type: "start",
+        argv: options.argv,
+        wrapper: this.limitWrapper(),
+        env,
+        cwd: SANDBOX_WORK_DIR,
+        ...(options.planDiff ? { planDiff: options.planDiff } : {}),
+        ...(options.unpack ? { unpack: options.unpack } : {}),
+      });
       stopWatching = this.watch(result, (kind) => {
         // A limit reached: the whole sandbox ends at once (a fork bomb gets no grace period).
         if (result.limit !== null) return;

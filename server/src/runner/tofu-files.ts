@@ -103,6 +103,17 @@ export function tfvars(variables: readonly MaterializedVariable[]): string {
  * `mark` names each step on fd 3 (the launcher's step pipe, a shell builtin write, no fork) for
  * the attempt's timings; tofu itself does not get that descriptor.
  */
+/** Where the phase's configuration tarball is written (relative to the work dir) and unpacked. */
+export const CONFIG_ARCHIVE = "config.tar.gz";
+const CONFIG_DIR = `${SANDBOX_WORK_DIR}/cfg`;
+/** The staged files copied into the configuration's working directory after it is unpacked (so that they win). */
+const STAGED_FILES = [`${SANDBOX_WORK_DIR}/${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`, `${SANDBOX_WORK_DIR}/${STAGED_DIR}/${TFVARS_FILE}`];
+
+/** What the launcher unpacks before the phase script (sandbox.ts SandboxRun.unpack); the script does it itself otherwise. */
+export function phaseUnpack(workingDirectory: string): { archive: string; into: string; workingDirectory: string; copy: readonly string[] } {
+  return { archive: `${SANDBOX_WORK_DIR}/${CONFIG_ARCHIVE}`, into: CONFIG_DIR, workingDirectory: workingDirectory.replace(/^\/+|\/+$/g, ""), copy: STAGED_FILES };
+}
+
 export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory: string }): string {
   const dir = options.workingDirectory.replace(/^\/+|\/+$/g, "");
   const cd = dir ? `cd ${shellQuote(dir)}` : ":";
@@ -110,13 +121,20 @@ export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory
     "set -eu",
     "umask 077",
     'mark() { echo "$1" 2>/dev/null >&3 || :; }',
-    "mark unpack",
-    `mkdir -p ${SANDBOX_WORK_DIR}/cfg`,
-    `tar -xzf ${SANDBOX_WORK_DIR}/config.tar.gz -C ${SANDBOX_WORK_DIR}/cfg --no-same-owner --no-same-permissions`,
-    `cd ${SANDBOX_WORK_DIR}/cfg`,
-    cd,
+    // The launcher unpacked the configuration and copied the staged files in (phaseUnpack); when
+    // it could not, the script does it with tar (whose error then reaches the log).
+    `if [ -d ${CONFIG_DIR} ]; then`,
+    `  cd ${CONFIG_DIR}`,
+    `  ${cd}`,
+    "else",
+    "  mark unpack",
+    `  mkdir -p ${CONFIG_DIR}`,
+    `  tar -xzf ${SANDBOX_WORK_DIR}/${CONFIG_ARCHIVE} -C ${CONFIG_DIR} --no-same-owner --no-same-permissions`,
+    `  cd ${CONFIG_DIR}`,
+    `  ${cd}`,
     // Both in one cp (a process less), after the configuration's own files so that these win.
-    `cp ${SANDBOX_WORK_DIR}/${STAGED_DIR}/${CLOUD_OVERRIDE_FILE} ${SANDBOX_WORK_DIR}/${STAGED_DIR}/${TFVARS_FILE} ./`,
+    `  cp ${STAGED_FILES.join(" ")} ./`,
+    "fi",
   ];
   if (options.phase === "plan") {
     return [
