@@ -16,6 +16,7 @@ import {
   startSandbox,
   type Sandbox,
   type SandboxResult,
+  type SandboxRun,
   type SandboxShape,
   type SandboxTimings,
 } from "./sandbox.ts";
@@ -220,6 +221,7 @@ export async function runPhaseSandbox(
   signal: AbortSignal,
   collect: string[],
   planState?: PlanState,
+  onMark?: SandboxRun["onMark"],
 ): Promise<{ result: SandboxResult; warm: boolean }> {
   const workspace = await ctx.services.stores.workspaces.getById(run.workspaceId);
   // A pre-started plan sandbox when one is ready; its name is its id (fixed before the run was known).
@@ -283,6 +285,7 @@ export async function runPhaseSandbox(
       signal,
       collect,
       onOutput: (chunk) => log.write(chunk.toString("utf8")),
+      onMark,
     },
     // The host side is removed after the attempt's result is on its way (engine.stop waits for it).
     { startedForThisRun: !warm, releaseLater: true },

@@ -28,7 +28,8 @@ import { PhaseLog } from "./phase-log.ts";
 import { policyStage } from "./policy-stage.ts";
 import { writeRunArtifact } from "../commands/run-artifacts.ts";
 import { loadPlanState, localBackendOverride, planForApply, type PlanState } from "./plan-state.ts";
-import { CLOUD_OVERRIDE_FILE, STAGED_DIR } from "./tofu-files.ts";
+import { CLOUD_OVERRIDE_FILE, PLAN_SHOWN_MARK, STAGED_DIR } from "./tofu-files.ts";
+import type { ArtifactRef } from "../domain/artifacts.ts";
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -99,6 +100,8 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   const { secret } = await mintRunToken(services, run, "plan", ctx.phaseTimeoutMs + 60_000);
   let result: SandboxResult;
   let warm: boolean;
+  // Stored while the launcher builds the plan changes and the sandbox ends (storePlanEarly).
+  let early: Promise<StoredPlan | undefined> | undefined;
   try {
     // Read while the sandbox is taken (or starts).
     // The plan's backend is the read-only local state (plan-state.ts), not the apply's `cloud` block.
@@ -115,6 +118,9 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
       signal,
       ["plan.tfplan", "plan.json", "lock.hcl", "modules.json", "plan-diff.json"],
       planState,
+      (name, read) => {
+        if (name === PLAN_SHOWN_MARK && early === undefined) early = storePlanEarly(services, run, planState, read);
+      },
     ));
   } catch (error) {
     log.write(`\nStackShip could not run the plan: ${(error as Error).message}\n`);
@@ -126,11 +132,14 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   const classification = classify(result);
   let planFile = result.files["plan.tfplan"];
   const planJsonBytes = result.files["plan.json"];
+  // What was stored early counts only if the files the sandbox ended with are exactly those.
+  const stored = await early;
+  const reused = stored && planFile?.equals(stored.planFile) && planJsonBytes?.equals(stored.planJsonBytes) ? stored : undefined;
   // The phase's whole set of sensitive values, now that the plan exists; the held log goes out
   // redacted with it (without a plan: with the values known before it).
-  let planJson: unknown;
+  let planJson: unknown = reused?.planJson;
   try {
-    planJson = planJsonBytes ? JSON.parse(planJsonBytes.toString("utf8")) : undefined;
+    planJson ??= planJsonBytes ? JSON.parse(planJsonBytes.toString("utf8")) : undefined;
   } catch {
     planJson = undefined;
   }
@@ -146,7 +155,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     return "done";
   }
   try {
-    planFile = await planForApply(services, run, planFile, planState);
+    planFile = reused ? reused.forApply : await planForApply(services, run, planFile, planState);
   } catch (error) {
     log.write(`\nStackShip could not prepare the saved plan for its apply: ${(error as Error).message}\n`);
     await log.close();
@@ -154,7 +163,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     await failPlan(services, run);
     return "done";
   }
-  const summary = summarizePlan(planJson as Parameters<typeof summarizePlan>[0]);
+  const summary = reused?.summary ?? summarizePlan(planJson as Parameters<typeof summarizePlan>[0]);
   if (summary.errored) {
     log.write("\nOpenTofu reported the plan as errored; it cannot be applied.\n");
     await log.close();
@@ -171,8 +180,8 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     services.logger.warn({ runId: run.id }, "the plan's redacted plan changes were refused (not this run's, too large, or holding a sensitive value); they are unavailable");
   // Independent objects: written concurrently.
   const [planArtifact] = await Promise.all([
-    writeRunArtifact(services, run, "plan", planFile),
-    storePlanJson(services, run, planJsonBytes),
+    reused ? reused.planArtifact : writeRunArtifact(services, run, "plan", planFile),
+    reused ? null : storePlanJson(services, run, planJsonBytes),
     planDiffValid && planDiffBytes ? writeRunArtifact(services, run, "plan_diff", planDiffBytes) : null,
     log.close(),
   ]);
@@ -201,6 +210,40 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   await policyStage(ctx, planned, planJsonBytes, matcher);
   ctx.onAttemptTimings?.({ runId: run.id, phase: "plan", warm, phaseStartedAt, attemptStartedAt, sandbox: result.timings, storedAt, finishedAt: now() });
   return "done";
+}
+
+/** A plan stored before its attempt's result (storePlanEarly). */
+interface StoredPlan {
+  /** The files as the sandbox wrote them. */
+  planFile: Buffer;
+  planJsonBytes: Buffer;
+  planJson: unknown;
+  summary: ReturnType<typeof summarizePlan>;
+  /** The saved plan as stored: its backend the apply's (planForApply). */
+  forApply: Buffer;
+  planArtifact: ArtifactRef;
+}
+
+/**
+ * Once the script has shown the plan (PLAN_SHOWN_MARK), the saved plan and its JSON are what tofu
+ * wrote: they are read, checked and stored while the launcher builds the plan changes and the
+ * sandbox ends. Nothing of it is published before the phase's result (a run's artifacts count
+ * only once its plan finished), and executePlan uses it only when the files the sandbox ended with
+ * are byte for byte these; otherwise (or on any error here) it does all of this again itself.
+ */
+async function storePlanEarly(services: Services, run: Run, planState: PlanState, read: (relative: string) => Promise<Buffer | null>): Promise<StoredPlan | undefined> {
+  try {
+    const [planFile, planJsonBytes] = await Promise.all([read("plan.tfplan"), read("plan.json")]);
+    if (!planFile || !planJsonBytes) return undefined;
+    const planJson: unknown = JSON.parse(planJsonBytes.toString("utf8"));
+    const summary = summarizePlan(planJson as Parameters<typeof summarizePlan>[0]);
+    if (summary.errored) return undefined;
+    const forApply = await planForApply(services, run, planFile, planState);
+    const [planArtifact] = await Promise.all([writeRunArtifact(services, run, "plan", forApply), storePlanJson(services, run, planJsonBytes)]);
+    return { planFile, planJsonBytes, planJson, summary, forApply, planArtifact };
+  } catch {
+    return undefined;
+  }
 }
 
 async function failPlan(services: Services, run: Run, limit?: SandboxLimitReason): Promise<void> {

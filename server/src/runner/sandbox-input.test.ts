@@ -101,3 +101,53 @@ unpacking("an archive the launcher does not take leaves no directory behind for 
 });
 
 unpacking.run();
+
+// onMark: each step mark as the command writes it, with a reader of /work at that moment (the plan
+// phase stores the plan early from it, and uses that only if the collected files are the same).
+const marks = suite("sandbox: step marks reach the runner while the command runs");
+let marksDir = "";
+marks.before(async () => {
+  marksDir = await mkdtemp(path.join(os.tmpdir(), "ss-marks-"));
+});
+marks.after(async () => {
+  await rm(marksDir, { recursive: true, force: true });
+});
+
+marks("a mark's reader sees the file as it was then; the collected file is what the command left at its end", async () => {
+  const sandbox = await startSandbox({ tmpDir: marksDir });
+  const seen: Promise<string | null>[] = [];
+  const result = await sandbox.run({
+    argv: ["sh", "-c", "echo one > /work/f; echo shown >&3; sleep 0.5; echo two > /work/f"],
+    collect: ["f"],
+    timeoutMs: 30_000,
+    onMark: (name, read) => {
+      if (name === "shown") seen.push(read("f").then((bytes) => bytes?.toString("utf8") ?? null));
+    },
+  });
+  assert.is(result.exitCode, 0);
+  assert.equal(await Promise.all(seen), ["one\n"]);
+  assert.is(result.files.f?.toString("utf8"), "two\n");
+});
+
+marks("a mark's reader refuses a path outside /work and reads a missing file as null", async () => {
+  const sandbox = await startSandbox({ tmpDir: marksDir });
+  const reads: Promise<unknown>[] = [];
+  await sandbox.run({
+    argv: ["sh", "-c", "echo m >&3; sleep 0.3"],
+    timeoutMs: 30_000,
+    onMark: (_name, read) => {
+      reads.push(
+        read("../etc/passwd").then(
+          () => "read",
+          (error: Error) => error.message,
+        ),
+      );
+      reads.push(read("missing"));
+    },
+  });
+  const [outside, missing] = await Promise.all(reads);
+  assert.match(String(outside), "is not a relative path inside the work directory");
+  assert.is(missing, null);
+});
+
+marks.run();

@@ -186,6 +186,12 @@ export interface SandboxRun {
    * When it cannot, it leaves nothing behind and the command finds `into` missing.
    */
   unpack?: { archive: string; into: string; workingDirectory: string; copy: readonly string[] };
+  /**
+   * Called with each step mark the command writes (its fd 3) while it runs, and a reader of files
+   * in /work as `collect` reads them (null when missing; rejects once the sandbox is gone). Must
+   * not throw.
+   */
+  onMark?: (name: string, read: (relative: string) => Promise<Buffer | null>) => void;
 }
 
 export type SandboxOptions = SandboxShape & SandboxRun;
@@ -748,6 +754,7 @@ export class Sandbox {
   private markExitReported: () => void = () => {};
   private launcherError: string | undefined;
   private onOutput: ((chunk: Buffer, stream: OutputStream) => void) | undefined;
+  private onMark: ((name: string) => void) | undefined;
   /** Output before the handoff (the launcher prints none; kept for the attempt's log should it). */
   private early: [Buffer, OutputStream][] = [];
 
@@ -807,8 +814,10 @@ export class Sandbox {
           this.innerInit = processIdentity(this.child.pid);
           markReady(true);
         } else if (message.type === "started") this.startedAt = at;
-        else if (message.type === "mark" && typeof message.name === "string") this.marks.push({ name: message.name, at });
-        else if (message.type === "exit") {
+        else if (message.type === "mark" && typeof message.name === "string") {
+          this.marks.push({ name: message.name, at });
+          this.onMark?.(message.name);
+        } else if (message.type === "exit") {
           this.exitedAt = at;
           this.report = {
             code: typeof message.code === "number" ? message.code : null,
@@ -1036,6 +1045,11 @@ export class Sandbox {
         }
       };
       for (const [chunk, stream] of this.early.splice(0)) this.onOutput(chunk, stream);
+      const onMark = options.onMark;
+      if (onMark !== undefined) {
+        const read = async (relative: string) => readCollected(this.workDir, workRelative(relative, "collect"), collectMaxBytes);
+        this.onMark = (name) => onMark(name, read);
+      }
 
       const later = (ms: number, fn: () => void) => {
         const timer = setTimeout(() => {

@@ -114,6 +114,9 @@ export function phaseUnpack(workingDirectory: string): { archive: string; into: 
   return { archive: `${SANDBOX_WORK_DIR}/${CONFIG_ARCHIVE}`, into: CONFIG_DIR, workingDirectory: workingDirectory.replace(/^\/+|\/+$/g, ""), copy: STAGED_FILES };
 }
 
+/** The plan script's mark once `tofu show` wrote the plan JSON: the plan file and its JSON are final from then on. */
+export const PLAN_SHOWN_MARK = "copy";
+
 export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory: string }): string {
   const dir = options.workingDirectory.replace(/^\/+|\/+$/g, "");
   const cd = dir ? `cd ${shellQuote(dir)}` : ":";
@@ -146,7 +149,7 @@ export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory
       `tofu plan -input=false -no-color -lock=false -out=${SANDBOX_WORK_DIR}/plan.tfplan 3>&-`,
       "mark show",
       `tofu show -json ${SANDBOX_WORK_DIR}/plan.tfplan > ${SANDBOX_WORK_DIR}/plan.json 3>&-`,
-      "mark copy",
+      `mark ${PLAN_SHOWN_MARK}`,
       `if [ -f .terraform.lock.hcl ]; then cp .terraform.lock.hcl ${SANDBOX_WORK_DIR}/lock.hcl; fi`,
       `if [ -f .terraform/modules/modules.json ]; then cp .terraform/modules/modules.json ${SANDBOX_WORK_DIR}/modules.json; fi`,
     ].join("\n");
