@@ -23,6 +23,28 @@ const SQLITE_BUSY_TIMEOUT_MS = 5000;
 /** What knex hands to afterCreate for better-sqlite3 (the package ships no types here). */
 interface BetterSqliteConnection {
   pragma(source: string): unknown;
+  prepare(source: string): unknown;
+}
+
+/** How many prepared statements a SQLite connection keeps for reuse (least recently used dropped first). */
+const SQLITE_STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Knex prepares every query anew; the server runs the same few hundred statements over and over,
+ * so the connection keeps them (SQLite re-prepares a statement itself after a schema change).
+ */
+function cacheStatements(connection: BetterSqliteConnection): void {
+  const prepare = connection.prepare.bind(connection);
+  const statements = new Map<string, unknown>();
+  connection.prepare = (source: string) => {
+    let statement = statements.get(source);
+    if (statement === undefined) {
+      statement = prepare(source);
+      if (statements.size >= SQLITE_STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+    } else statements.delete(source);
+    statements.set(source, statement);
+    return statement;
+  };
 }
 
 /**
@@ -77,6 +99,7 @@ function sqliteConfig(filename: string): Knex.Config {
           connection.pragma("foreign_keys = ON");
           connection.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
           if (!inMemory) connection.pragma("journal_mode = WAL");
+          cacheStatements(connection);
           done(null, connection);
         } catch (error) {
           done(error as Error, connection);
