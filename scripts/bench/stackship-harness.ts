@@ -74,7 +74,9 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
   const timings = new Map<string, AttemptTimings>();
   const runner = new RunnerEngine(
     { services: stackship.services, api: { host: "127.0.0.1", port }, phaseTimeoutMs: 300_000, onAttemptTimings: (t) => timings.set(t.runId, t) },
-    { pollIntervalMs: 10, warmSandboxes: process.env.BENCH_WARM !== "0", ...runnerOptions },
+    // The runner's default poll interval: on SQLite a run queued in this process wakes it at once,
+    // and a 10 ms poll only loads the process that runs the plans.
+    { warmSandboxes: process.env.BENCH_WARM !== "0", ...runnerOptions },
   );
   await runner.start();
   await api(base, bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
