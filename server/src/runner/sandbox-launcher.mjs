@@ -30,7 +30,9 @@
 // With --plan-diff-builder the launcher loads that builder (`plan-diff.mjs`, the same file the
 // `stackship-plan-diff` command imports) into a worker thread at boot. A start message with
 // `planDiff: {input, output, runId, secretEnv}` then has it build the redacted plan changes from
-// `input` after the command exited 0, inside this sandbox, before the exit is reported: the
+// `input` after the command exited 0 (or already once it marks `afterMark`, the step after which
+// `input` is final, so that the build overlaps the command's last steps), inside this sandbox,
+// before the exit is reported: the
 // result goes to `output`, a failure only leaves `output` out and says so in the log (never
 // quoting the plan). The worker has its own heap limit, so a plan too big for it fails the
 // artifact, not the attempt.
@@ -223,7 +225,7 @@ function killGroup(signal) {
 }
 
 /** Step marks: each line the command writes to its fd 3. */
-function readMarks(stream) {
+function readMarks(stream, onMark) {
   let buffered = "";
   stream.setEncoding("utf8");
   stream.on("error", () => {});
@@ -234,7 +236,10 @@ function readMarks(stream) {
     while ((newline = buffered.indexOf("\n")) >= 0) {
       const name = buffered.slice(0, newline).trim().slice(0, 64);
       buffered = buffered.slice(newline + 1);
-      if (name) send({ type: "mark", name, at });
+      if (name) {
+        send({ type: "mark", name, at });
+        onMark(name);
+      }
     }
   });
 }
@@ -292,7 +297,16 @@ async function start(message, booted) {
     finish(127, { type: "error", message: `${argv[0]}: ${error.message}` });
     return;
   }
-  if (child.stdio[3]) readMarks(child.stdio[3]);
+  const planDiff = message.planDiff && typeof message.planDiff === "object" ? message.planDiff : undefined;
+  let planDiffBuilt;
+  const buildPlanDiffOnce = () => {
+    if (planDiffBuilt === undefined) {
+      send({ type: "mark", name: "plan-diff", at: now() });
+      planDiffBuilt = buildPlanDiff(booted.planDiff, planDiff, env);
+    }
+    return planDiffBuilt;
+  };
+  if (child.stdio[3]) readMarks(child.stdio[3], (name) => planDiff && typeof planDiff.afterMark === "string" && name === planDiff.afterMark && void buildPlanDiffOnce());
   child.once("spawn", () => {
     send({ type: "started", pid: child.pid, at: now() });
     if (pendingSignal !== undefined) killGroup(pendingSignal);
@@ -302,10 +316,7 @@ async function start(message, booted) {
   });
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- buildPlanDiff reports failures as outcomes and never rejects
   child.once("exit", async (code, signal) => {
-    if (code === 0 && message.planDiff && typeof message.planDiff === "object") {
-      send({ type: "mark", name: "plan-diff", at: now() });
-      await buildPlanDiff(booted.planDiff, message.planDiff, env);
-    }
+    if (code === 0 && planDiff) await buildPlanDiffOnce();
     finishReported({ type: "exit", code, signal, at: now() });
   });
 }

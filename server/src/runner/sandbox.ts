@@ -176,11 +176,12 @@ export interface SandboxRun {
   /** Largest file `collect` reads back. Default 256 MiB; a larger file is an error. */
   collectMaxBytes?: number;
   /**
-   * After the command exited 0, build the redacted plan changes of `input` (plan JSON) into
+   * After the command exited 0 (or already once it marks `afterMark`, after which `input` is
+   * final), build the redacted plan changes of `input` (plan JSON) into
    * `output` with the sandbox's `planDiffBuilder`, inside the sandbox; paths inside the sandbox.
    * `secretEnv` names entries of `env` whose values are secret whatever the plan's masks say.
    */
-  planDiff?: { input: string; output: string; runId: string; secretEnv: readonly string[] };
+  planDiff?: { input: string; output: string; runId: string; secretEnv: readonly string[]; afterMark?: string };
   /**
    * Before the command: the launcher unpacks the gzip'd tar `archive` into `into` (absent before)
    * and copies `copy` into its `workingDirectory` (sandbox-unpack.mjs); paths inside the sandbox.

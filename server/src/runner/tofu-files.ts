@@ -25,7 +25,7 @@ export function planDiffBinds(): ReadOnlyBind[] {
  * and says so in the log; the message never quotes the plan).
  */
 export function planDiffRequest(runId: string, secretEnv: readonly string[]) {
-  return { input: `${SANDBOX_WORK_DIR}/plan.json`, output: `${SANDBOX_WORK_DIR}/plan-diff.json`, runId, secretEnv };
+  return { input: `${SANDBOX_WORK_DIR}/plan.json`, output: `${SANDBOX_WORK_DIR}/plan-diff.json`, runId, secretEnv, afterMark: PLAN_SHOWN_MARK };
 }
 
 /** The hostname tofu inside the sandbox knows StackShip by (mapped by the CLI config's host block). */
