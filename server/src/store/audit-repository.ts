@@ -4,7 +4,8 @@ import type { AuditEvent } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import type { AuditEventRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { isoForWrite, isoFromRow } from "./values.ts";
+import { isoForWrite } from "./values.ts";
+import { rowMapper } from "./columns.ts";
 
 /** What recording an audit event needs. */
 export interface RecordAuditEventInput {
@@ -55,16 +56,4 @@ export class AuditRepository extends Repository {
   }
 }
 
-function toAuditEvent(row: AuditEventRow): AuditEvent {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    actorId: row.actor_id,
-    action: row.action,
-    targetType: row.target_type,
-    targetId: row.target_id,
-    reason: row.reason,
-    data: JSON.parse(row.data) as Record<string, unknown>,
-    createdAt: isoFromRow(row.created_at),
-  };
-}
+const toAuditEvent = rowMapper<AuditEventRow, AuditEvent>()("id organization_id actor_id action target_type target_id reason data:json created_at:iso");
