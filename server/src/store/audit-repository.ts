@@ -21,6 +21,13 @@ export interface RecordAuditEventInput {
   createdAt: Date | string;
 }
 
+/** Who made an audited change, in which organization, and when. */
+export interface AuditActor {
+  organizationId: string | null;
+  actorId: string | null;
+  createdAt: Date | string;
+}
+
 /** The audit trail. */
 export class AuditRepository extends Repository {
   /** Records an audit event. */
@@ -40,6 +47,11 @@ export class AuditRepository extends Repository {
       await this.db<AuditEventRow>("audit_events").insert(row);
       return toAuditEvent(row);
     });
+  }
+
+  /** Records `action` on one resource (its JSON:API type and id) by `by`: record() in one line. */
+  async recordAction(by: AuditActor, action: string, target: readonly [type: string, id: string], data?: Record<string, unknown>): Promise<AuditEvent> {
+    return this.record({ ...by, action, targetType: target[0], targetId: target[1], data });
   }
 
   /** The organization's audit events, oldest first. */

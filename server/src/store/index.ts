@@ -65,7 +65,7 @@ export type { GrantInput } from "./grant-repository.ts";
 export type { CreateConfigurationVersionInput, UploadedConfiguration } from "./configuration-version-repository.ts";
 export type { CreateSnapshotInput, SnapshotSecretInput } from "./snapshot-repository.ts";
 export type { CreateRunInput, ListRunsOptions, RunPage } from "./run-repository.ts";
-export type { RecordAuditEventInput } from "./audit-repository.ts";
+export type { AuditActor, RecordAuditEventInput } from "./audit-repository.ts";
 export { RUN_TOKEN_PHASES, RunTokenRepository, type CreateRunTokenInput, type FoundRunToken, type RunToken, type RunTokenPhase } from "./run-token-repository.ts";
 export {
   StateVersionRepository,
