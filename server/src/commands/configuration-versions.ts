@@ -46,15 +46,12 @@ export function createConfigurationVersion(
       source: input.source,
       createdAt: now,
     });
-    await stores.audit.record({
-      organizationId: workspace.organizationId,
-      actorId: actor.id,
-      action: "configuration_version.created",
-      targetType: "configuration-versions",
-      targetId: configurationVersion.id,
-      data: { workspace_id: workspace.id, speculative: input.speculative },
-      createdAt: now,
-    });
+    await stores.audit.recordAction(
+      { organizationId: workspace.organizationId, actorId: actor.id, createdAt: now },
+      "configuration_version.created",
+      ["configuration-versions", configurationVersion.id],
+      { workspace_id: workspace.id, speculative: input.speculative },
+    );
     return configurationVersion;
   });
 }
@@ -97,14 +94,9 @@ export async function uploadConfiguration(services: Services, token: string, bod
         artifactKey: key,
         uploadedAt: now,
       });
-      await stores.audit.record({
-        organizationId: current.organizationId,
-        actorId: null,
-        action: "configuration_version.uploaded",
-        targetType: "configuration-versions",
-        targetId: id,
-        data: { config_digest: descriptor.sha256, size_bytes: descriptor.sizeBytes },
-        createdAt: now,
+      await stores.audit.recordAction({ organizationId: current.organizationId, actorId: null, createdAt: now }, "configuration_version.uploaded", ["configuration-versions", id], {
+        config_digest: descriptor.sha256,
+        size_bytes: descriptor.sizeBytes,
       });
       return uploaded;
     });

@@ -81,14 +81,13 @@ export async function createPolicySet(services: Services, actor: AuthenticatedPr
         now,
       });
       const version = await stores.policySets.addVersion(set.id, policies, digest, now);
-      await stores.audit.record({
-        organizationId: organization.id,
-        actorId: actor.id,
-        action: "policy_set.created",
-        targetType: "policy-sets",
-        targetId: set.id,
-        data: { name: set.name, version: version.version, digest, global: set.global, project_ids: set.projectIds, workspace_ids: set.workspaceIds },
-        createdAt: now,
+      await stores.audit.recordAction({ organizationId: organization.id, actorId: actor.id, createdAt: now }, "policy_set.created", ["policy-sets", set.id], {
+        name: set.name,
+        version: version.version,
+        digest,
+        global: set.global,
+        project_ids: set.projectIds,
+        workspace_ids: set.workspaceIds,
       });
       return { set: { ...set, currentVersionId: version.id }, version };
     });
@@ -110,14 +109,9 @@ export async function createPolicySetVersion(services: Services, actor: Authenti
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     const version = await stores.policySets.addVersion(set.id, prepared, digest, now);
-    await stores.audit.record({
-      organizationId: set.organizationId,
-      actorId: actor.id,
-      action: "policy_set.version_created",
-      targetType: "policy-sets",
-      targetId: set.id,
-      data: { version: version.version, digest },
-      createdAt: now,
+    await stores.audit.recordAction({ organizationId: set.organizationId, actorId: actor.id, createdAt: now }, "policy_set.version_created", ["policy-sets", set.id], {
+      version: version.version,
+      digest,
     });
     return { set: { ...set, currentVersionId: version.id }, version };
   });

@@ -8,15 +8,7 @@ export function createProject(services: Services, actor: AuthenticatedPrincipal,
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     const created = await stores.projects.create({ organizationId: organization.id, name, createdAt: now });
-    await stores.audit.record({
-      organizationId: organization.id,
-      actorId: actor.id,
-      action: "project.created",
-      targetType: "projects",
-      targetId: created.id,
-      data: { name: created.name },
-      createdAt: now,
-    });
+    await stores.audit.recordAction({ organizationId: organization.id, actorId: actor.id, createdAt: now }, "project.created", ["projects", created.id], { name: created.name });
     return created;
   });
 }

@@ -172,15 +172,12 @@ export async function createStateVersion(services: Services, principal: Authenti
       outputs,
       createdAt: now,
     });
-    await stores.audit.record({
-      organizationId: workspace.organizationId,
-      actorId: principal.id,
-      action: "state_version.created",
-      targetType: "state-versions",
-      targetId: stateVersion.id,
-      data: { workspace_id: workspace.id, run_id: scope.runId, serial: input.serial, lineage: input.lineage, fence: stateVersion.fence },
-      createdAt: now,
-    });
+    await stores.audit.recordAction(
+      { organizationId: workspace.organizationId, actorId: principal.id, createdAt: now },
+      "state_version.created",
+      ["state-versions", stateVersion.id],
+      { workspace_id: workspace.id, run_id: scope.runId, serial: input.serial, lineage: input.lineage, fence: stateVersion.fence },
+    );
     return stateVersion;
   });
 }
@@ -238,14 +235,9 @@ export async function uploadState(services: Services, token: string, body: Uint8
       outputs: header.outputs,
     });
     if (!marked) return undefined;
-    await stores.audit.record({
-      organizationId: workspace?.organizationId ?? null,
-      actorId: null,
-      action: "state_version.uploaded",
-      targetType: "state-versions",
-      targetId: id,
-      data: { sha256: descriptor.sha256, size_bytes: descriptor.sizeBytes },
-      createdAt: now,
+    await stores.audit.recordAction({ organizationId: workspace?.organizationId ?? null, actorId: null, createdAt: now }, "state_version.uploaded", ["state-versions", id], {
+      sha256: descriptor.sha256,
+      size_bytes: descriptor.sizeBytes,
     });
     return marked;
   });
@@ -328,15 +320,12 @@ export async function confirmStatePublication(services: Services, publication: S
     const finalized = await stores.stateVersions.finalize(stateVersionId, now);
     if (!finalized) throw new DomainError("STATE_VERSION_NOT_PENDING", `State version ${stateVersionId} changed while it was being published.`);
     const workspace = await stores.workspaces.getById(stateVersion.workspaceId);
-    await stores.audit.record({
-      organizationId: workspace?.organizationId ?? null,
-      actorId: runId,
-      action: "state_version.published",
-      targetType: "state-versions",
-      targetId: stateVersionId,
-      data: { workspace_id: stateVersion.workspaceId, run_id: runId, serial, lineage, sha256: finalized.sha256, fence },
-      createdAt: now,
-    });
+    await stores.audit.recordAction(
+      { organizationId: workspace?.organizationId ?? null, actorId: runId, createdAt: now },
+      "state_version.published",
+      ["state-versions", stateVersionId],
+      { workspace_id: stateVersion.workspaceId, run_id: runId, serial, lineage, sha256: finalized.sha256, fence },
+    );
     return finalized;
   });
 }

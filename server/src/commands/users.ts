@@ -40,15 +40,7 @@ export async function createUser(
       siteAdmin: input.siteAdmin,
       createdAt: now,
     });
-    await stores.audit.record({
-      organizationId: null,
-      actorId: actor?.id ?? user.id,
-      action: "user.created",
-      targetType: "users",
-      targetId: user.id,
-      data: { site_admin: user.siteAdmin },
-      createdAt: now,
-    });
+    await stores.audit.recordAction({ organizationId: null, actorId: actor?.id ?? user.id, createdAt: now }, "user.created", ["users", user.id], { site_admin: user.siteAdmin });
     return user;
   });
 }
@@ -117,14 +109,11 @@ export async function addMembership(
       scopeId: scope.id,
       createdAt: now,
     });
-    await stores.audit.record({
-      organizationId: organization.id,
-      actorId: actor.id,
-      action: "membership.created",
-      targetType: "memberships",
-      targetId: membership.id,
-      data: { user_id: user.id, role: input.role, scope_kind: scope.kind, scope_id: scope.id },
-      createdAt: now,
+    await stores.audit.recordAction({ organizationId: organization.id, actorId: actor.id, createdAt: now }, "membership.created", ["memberships", membership.id], {
+      user_id: user.id,
+      role: input.role,
+      scope_kind: scope.kind,
+      scope_id: scope.id,
     });
     return { membership, user };
   });
@@ -188,14 +177,10 @@ export async function signIn(services: Services, email: string, password: string
     });
     if (previous && previous.session.revokedAt === null) {
       await stores.users.revokeSession(previous.session.id, now);
-      await stores.audit.record({
-        organizationId: null,
-        actorId: user.id,
-        action: "session.ended",
-        targetType: "sessions",
-        targetId: previous.session.id,
-        data: { reason: "replaced_by_sign_in", replaced_by: created.id, user_id: previous.user.id },
-        createdAt: now,
+      await stores.audit.recordAction({ organizationId: null, actorId: user.id, createdAt: now }, "session.ended", ["sessions", previous.session.id], {
+        reason: "replaced_by_sign_in",
+        replaced_by: created.id,
+        user_id: previous.user.id,
       });
     }
     await stores.audit.record({ organizationId: null, actorId: user.id, action: "session.created", targetType: "sessions", targetId: created.id, createdAt: now });

@@ -3,7 +3,8 @@ import type { AttemptStatus, ExecutionPhase, RunAttempt } from "../domain/record
 import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
 import type { DbTimestamp } from "./rows.ts";
-import { isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
+import { isoForWrite, numberFromRow } from "./values.ts";
+import { rowMapper } from "./columns.ts";
 
 /** run_attempts */
 interface AttemptRow {
@@ -23,24 +24,9 @@ interface AttemptRow {
   finished_at: DbTimestamp | null;
 }
 
-function toAttempt(row: AttemptRow): RunAttempt {
-  return {
-    id: row.id,
-    runId: row.run_id,
-    phase: row.phase,
-    attemptNumber: numberFromRow(row.attempt_number),
-    runnerId: row.runner_id,
-    sandboxId: row.sandbox_id,
-    sandboxName: row.sandbox_name,
-    region: row.region,
-    baseProfile: row.base_profile,
-    status: row.status,
-    terminalClassification: row.terminal_classification,
-    startedAt: isoFromRow(row.started_at),
-    heartbeatAt: isoFromRow(row.heartbeat_at),
-    finishedAt: optionalIsoFromRow(row.finished_at),
-  };
-}
+const toAttempt = rowMapper<AttemptRow, RunAttempt>()(
+  "id run_id phase attempt_number:number runner_id sandbox_id sandbox_name region base_profile status terminal_classification started_at:iso heartbeat_at:iso finished_at:iso?",
+);
 
 /** Phase attempts: one row per sandbox execution. */
 export class AttemptRepository extends Repository {

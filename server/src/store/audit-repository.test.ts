@@ -36,4 +36,15 @@ testEachDatabase(audit, "record and listByOrganization round-trip, oldest first,
   assert.is(row.data, '{"kind":"plan_and_apply","nested":{"a":[1,"x"],"b":2}}');
 });
 
+testEachDatabase(audit, "recordAction records the same event as record, data included or not", async (db) => {
+  const stores = createStores(db.knex, db.dialect);
+  const by = { organizationId: "org-aaaaaaaaaaaaaaaa", actorId: "prn-aaaaaaaaaaaaaaaa", createdAt: at(2) };
+  const created = await stores.audit.recordAction(by, "project.created", ["projects", "prj-aaaaaaaaaaaaaaaa"], { name: "infra" });
+  const bare = await stores.audit.recordAction({ ...by, actorId: null, createdAt: at(3) }, "session.ended", ["sessions", "ses-aaaaaaaaaaaaaaaa"]);
+  assert.equal(created, { id: created.id, ...by, action: "project.created", targetType: "projects", targetId: "prj-aaaaaaaaaaaaaaaa", reason: null, data: { name: "infra" } });
+  assert.equal(bare.data, {});
+  assert.is(bare.actorId, null);
+  assert.equal(await stores.audit.listByOrganization("org-aaaaaaaaaaaaaaaa"), [created, bare]);
+});
+
 audit.run();

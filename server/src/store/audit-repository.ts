@@ -4,7 +4,8 @@ import type { AuditEvent } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import type { AuditEventRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { isoForWrite, isoFromRow } from "./values.ts";
+import { isoForWrite } from "./values.ts";
+import { rowMapper } from "./columns.ts";
 
 /** What recording an audit event needs. */
 export interface RecordAuditEventInput {
@@ -17,6 +18,13 @@ export interface RecordAuditEventInput {
   reason?: string | null;
   /** Plain JSON data; stored as canonical JSON. */
   data?: Record<string, unknown>;
+  createdAt: Date | string;
+}
+
+/** Who made an audited change, in which organization, and when. */
+export interface AuditActor {
+  organizationId: string | null;
+  actorId: string | null;
   createdAt: Date | string;
 }
 
@@ -41,6 +49,11 @@ export class AuditRepository extends Repository {
     });
   }
 
+  /** Records `action` on one resource (its JSON:API type and id) by `by`: record() in one line. */
+  async recordAction(by: AuditActor, action: string, target: readonly [type: string, id: string], data?: Record<string, unknown>): Promise<AuditEvent> {
+    return this.record({ ...by, action, targetType: target[0], targetId: target[1], data });
+  }
+
   /** The organization's audit events, oldest first. */
   async listByOrganization(organizationId: string): Promise<AuditEvent[]> {
     return translating(this.dialect, async () => {
@@ -55,16 +68,4 @@ export class AuditRepository extends Repository {
   }
 }
 
-function toAuditEvent(row: AuditEventRow): AuditEvent {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    actorId: row.actor_id,
-    action: row.action,
-    targetType: row.target_type,
-    targetId: row.target_id,
-    reason: row.reason,
-    data: JSON.parse(row.data) as Record<string, unknown>,
-    createdAt: isoFromRow(row.created_at),
-  };
-}
+const toAuditEvent = rowMapper<AuditEventRow, AuditEvent>()("id organization_id actor_id action target_type target_id reason data:json created_at:iso");

@@ -1,10 +1,11 @@
 import { DomainError } from "../domain/errors.ts";
 import { newId } from "../domain/ids.ts";
-import type { ConfigurationVersion, ConfigurationVersionStatus } from "../domain/records.ts";
+import type { ConfigurationVersion } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import type { ConfigurationVersionRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
+import { isoForWrite } from "./values.ts";
+import { rowMapper } from "./columns.ts";
 
 /** What creating a configuration version needs; it starts `pending`. */
 export interface CreateConfigurationVersionInput {
@@ -107,18 +108,6 @@ export class ConfigurationVersionRepository extends Repository {
   }
 }
 
-function toConfigurationVersion(row: ConfigurationVersionRow): ConfigurationVersion {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    workspaceId: row.workspace_id,
-    status: row.status as ConfigurationVersionStatus,
-    speculative: booleanFromRow(row.speculative),
-    source: row.source,
-    configDigest: row.config_digest,
-    sizeBytes: row.size_bytes === null ? null : numberFromRow(row.size_bytes),
-    artifactKey: row.artifact_key,
-    createdAt: isoFromRow(row.created_at),
-    uploadedAt: optionalIsoFromRow(row.uploaded_at),
-  };
-}
+const toConfigurationVersion = rowMapper<ConfigurationVersionRow, ConfigurationVersion>()(
+  "id organization_id workspace_id status:as speculative:boolean source config_digest size_bytes:number? artifact_key created_at:iso uploaded_at:iso?",
+);

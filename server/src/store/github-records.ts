@@ -1,7 +1,8 @@
 // The GitHub App pipeline's records (source connections, webhook deliveries, installations, check
 // runs) and how their rows map to them; the queries are github-repository.ts.
 import type { DbTimestamp } from "./rows.ts";
-import { isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
+import { isoFromRow, numberFromRow } from "./values.ts";
+import { rowMapper } from "./columns.ts";
 
 /** A workspace's connection to a GitHub repository (tracked branch and working directory are the workspace's). */
 export interface SourceConnection {
@@ -119,35 +120,10 @@ export function toConnection(row: ConnectionRow): SourceConnection {
   };
 }
 
-export function toDelivery(row: DeliveryRow): GitHubDelivery {
-  return {
-    id: row.id,
-    event: row.event,
-    action: row.action,
-    installationId: row.installation_id === null ? null : numberFromRow(row.installation_id),
-    repository: row.repository,
-    payload: row.payload,
-    status: row.status as DeliveryStatus,
-    outcome: row.outcome,
-    detail: row.detail,
-    attempts: numberFromRow(row.attempts),
-    runAfter: isoFromRow(row.run_after),
-    runIds: JSON.parse(row.run_ids) as string[],
-    receivedAt: isoFromRow(row.received_at),
-    processedAt: optionalIsoFromRow(row.processed_at),
-  };
-}
+export const toDelivery = rowMapper<DeliveryRow, GitHubDelivery>()(
+  "id event action installation_id:number? repository payload status:as outcome detail attempts:number run_after:iso run_ids:json received_at:iso processed_at:iso?",
+);
 
-export function toCheckRun(row: CheckRunRow): GitHubCheckRun {
-  return {
-    runId: row.run_id,
-    installationId: numberFromRow(row.installation_id),
-    repository: row.repository,
-    headSha: row.head_sha,
-    checkRunId: row.check_run_id === null ? null : numberFromRow(row.check_run_id),
-    sentState: row.sent_state,
-    attempts: numberFromRow(row.attempts),
-    nextAttemptAt: isoFromRow(row.next_attempt_at),
-    lastError: row.last_error,
-  };
-}
+export const toCheckRun = rowMapper<CheckRunRow, GitHubCheckRun>()(
+  "run_id installation_id:number repository head_sha check_run_id:number? sent_state attempts:number next_attempt_at:iso last_error",
+);

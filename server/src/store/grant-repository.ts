@@ -4,7 +4,8 @@ import type { PermissionGrant } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import type { PermissionGrantRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { isoForWrite, isoFromRow } from "./values.ts";
+import { isoForWrite } from "./values.ts";
+import { rowMapper } from "./columns.ts";
 
 /** What granting a permission needs. */
 export interface GrantInput {
@@ -49,13 +50,4 @@ export class GrantRepository extends Repository {
 }
 
 /** Maps a permission_grants row to its record. */
-export function toGrant(row: PermissionGrantRow): PermissionGrant {
-  return {
-    id: row.id,
-    principalId: row.principal_id,
-    scopeKind: row.scope_kind as ScopeKind,
-    scopeId: row.scope_id,
-    permission: row.permission,
-    createdAt: isoFromRow(row.created_at),
-  };
-}
+export const toGrant = rowMapper<PermissionGrantRow, PermissionGrant>()("id principal_id scope_kind:as scope_id permission created_at:iso");

@@ -20,15 +20,8 @@ import { PolicySetRepository } from "./policy-set-repository.ts";
 import { PolicyResultRepository } from "./policy-result-repository.ts";
 import { UserRepository } from "./user-repository.ts";
 import { GitHubRepository } from "./github-repository.ts";
-export {
-  GITHUB_DELIVERY_TASK,
-  GitHubRepository,
-  type DeliveryStatus,
-  type GitHubCheckRun,
-  type GitHubDelivery,
-  type GitHubInstallation,
-  type SourceConnection,
-} from "./github-repository.ts";
+export { GITHUB_DELIVERY_TASK, GitHubRepository } from "./github-repository.ts";
+export type { DeliveryStatus, GitHubCheckRun, GitHubDelivery, GitHubInstallation, SourceConnection } from "./github-repository.ts";
 import { FederationProfileRepository, SigningKeyRepository } from "./workload-identity-repository.ts";
 export { FederationProfileRepository, SigningKeyRepository, type StoredSigningKey } from "./workload-identity-repository.ts";
 import { AuthThrottleRepository } from "./auth-throttle-repository.ts";
@@ -40,16 +33,8 @@ export { AttemptRepository } from "./attempt-repository.ts";
 export { JobRepository } from "./job-repository.ts";
 export { LogRepository, type LogChunk, type LogPhase, type LogPosition, type LogWindow } from "./log-repository.ts";
 export { ReviewRepository } from "./review-repository.ts";
-export {
-  announce,
-  openRunChangeFeed,
-  RUN_CHANGE_CHANNEL,
-  type RunChangeFeed,
-  type RunChangeListener,
-  type RunChangeNotice,
-  type LogChunkNotice,
-  type RunStateNotice,
-} from "./run-events.ts";
+export { announce, openRunChangeFeed, RUN_CHANGE_CHANNEL } from "./run-events.ts";
+export type { RunChangeFeed, RunChangeListener, RunChangeNotice, LogChunkNotice, RunStateNotice } from "./run-events.ts";
 import { AttemptRepository } from "./attempt-repository.ts";
 import { JobRepository } from "./job-repository.ts";
 import { LogRepository } from "./log-repository.ts";
@@ -65,7 +50,7 @@ export type { GrantInput } from "./grant-repository.ts";
 export type { CreateConfigurationVersionInput, UploadedConfiguration } from "./configuration-version-repository.ts";
 export type { CreateSnapshotInput, SnapshotSecretInput } from "./snapshot-repository.ts";
 export type { CreateRunInput, ListRunsOptions, RunPage } from "./run-repository.ts";
-export type { RecordAuditEventInput } from "./audit-repository.ts";
+export type { AuditActor, RecordAuditEventInput } from "./audit-repository.ts";
 export { RUN_TOKEN_PHASES, RunTokenRepository, type CreateRunTokenInput, type FoundRunToken, type RunToken, type RunTokenPhase } from "./run-token-repository.ts";
 export {
   StateVersionRepository,

@@ -3,7 +3,8 @@ import type { ExecutionPhase, RunJob } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
 import type { DbBoolean, DbTimestamp } from "./rows.ts";
-import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
+import { isoForWrite, numberFromRow, optionalIsoFromRow } from "./values.ts";
+import { rowMapper } from "./columns.ts";
 
 /** run_jobs */
 interface JobRow {
@@ -21,22 +22,9 @@ interface JobRow {
   finished_at: DbTimestamp | null;
 }
 
-function toJob(row: JobRow): RunJob {
-  return {
-    id: row.id,
-    runId: row.run_id,
-    workspaceId: row.workspace_id,
-    phase: row.phase,
-    serial: booleanFromRow(row.serial),
-    status: row.status,
-    runnerId: row.runner_id,
-    attempts: numberFromRow(row.attempts),
-    availableAt: isoFromRow(row.available_at),
-    heartbeatAt: optionalIsoFromRow(row.heartbeat_at),
-    createdAt: isoFromRow(row.created_at),
-    finishedAt: optionalIsoFromRow(row.finished_at),
-  };
-}
+const toJob = rowMapper<JobRow, RunJob>()(
+  "id run_id workspace_id phase serial:boolean status runner_id attempts:number available_at:iso heartbeat_at:iso? created_at:iso finished_at:iso?",
+);
 
 /** The run job queue of the embedded default (and its fallback on PostgreSQL). */
 export class JobRepository extends Repository {

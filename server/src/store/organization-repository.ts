@@ -3,7 +3,8 @@ import type { Organization } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import type { OrganizationRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { isoForWrite, isoFromRow } from "./values.ts";
+import { isoForWrite } from "./values.ts";
+import { rowMapper } from "./columns.ts";
 
 /** What creating an organization needs. */
 export interface CreateOrganizationInput {
@@ -52,6 +53,4 @@ export class OrganizationRepository extends Repository {
   }
 }
 
-function toOrganization(row: OrganizationRow): Organization {
-  return { id: row.id, name: row.name, createdAt: isoFromRow(row.created_at) };
-}
+const toOrganization = rowMapper<OrganizationRow, Organization>()("id name created_at:iso");

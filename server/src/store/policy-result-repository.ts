@@ -5,6 +5,8 @@ import type { PolicyOutcome } from "../domain/run-lifecycle.ts";
 import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
 import { isoForWrite, isoFromRow, numberFromRow } from "./values.ts";
+import { rowMapper } from "./columns.ts";
+import type { DbTimestamp } from "./rows.ts";
 
 type Row = Record<string, any>;
 
@@ -59,18 +61,19 @@ function toFinding(row: Row): PolicyFinding {
   };
 }
 
-function toOverride(row: Row): PolicyOverride {
-  return {
-    id: row.id,
-    runId: row.run_id,
-    organizationId: row.organization_id,
-    resultDigest: row.result_digest,
-    reason: row.reason,
-    actorId: row.actor_id ?? null,
-    createdAt: isoFromRow(row.created_at),
-    expiresAt: isoFromRow(row.expires_at),
-  };
+/** policy_overrides */
+interface OverrideRow {
+  id: string;
+  run_id: string;
+  organization_id: string;
+  result_digest: string;
+  reason: string;
+  actor_id: string | null;
+  created_at: DbTimestamp;
+  expires_at: DbTimestamp;
 }
+
+const toOverride = rowMapper<OverrideRow, PolicyOverride>()("id run_id organization_id result_digest reason actor_id created_at:iso expires_at:iso");
 
 /** Policy results, findings and overrides of runs. */
 export class PolicyResultRepository extends Repository {
@@ -119,7 +122,7 @@ export class PolicyResultRepository extends Repository {
   }
 
   async createOverride(input: Omit<PolicyOverride, "id">): Promise<PolicyOverride> {
-    const row = {
+    const row: OverrideRow = {
       id: newId("policyOverride"),
       run_id: input.runId,
       organization_id: input.organizationId,
@@ -138,7 +141,7 @@ export class PolicyResultRepository extends Repository {
   /** At most `limit` overrides of the run, newest first, and whether there are more. */
   async listOverrides(runId: string, limit: number): Promise<{ overrides: PolicyOverride[]; truncated: boolean }> {
     return translating(this.dialect, async () => {
-      const rows = await this.db("policy_overrides")
+      const rows = await this.db<OverrideRow>("policy_overrides")
         .where({ run_id: runId })
         .orderBy([
           { column: "created_at", order: "desc" },
@@ -152,7 +155,7 @@ export class PolicyResultRepository extends Repository {
   /** An override of the run for exactly `digest` that has not expired at `now`, if any. */
   async findActiveOverride(runId: string, digest: string, now: Date): Promise<PolicyOverride | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db("policy_overrides")
+      const row = await this.db<OverrideRow>("policy_overrides")
         .where({ run_id: runId, result_digest: digest })
         .andWhere("expires_at", ">", isoForWrite(now))
         .orderBy("expires_at", "desc")

@@ -3,7 +3,8 @@ import type { Principal, PrincipalKind } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import type { PrincipalRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { isoForWrite, isoFromRow } from "./values.ts";
+import { isoForWrite } from "./values.ts";
+import { rowMapper } from "./columns.ts";
 
 /** What creating a principal needs. */
 export interface CreatePrincipalInput {
@@ -41,12 +42,4 @@ export class PrincipalRepository extends Repository {
 }
 
 /** Maps a principals row to its record. */
-export function toPrincipal(row: PrincipalRow): Principal {
-  return {
-    id: row.id,
-    kind: row.kind as PrincipalKind,
-    organizationId: row.organization_id,
-    name: row.name,
-    createdAt: isoFromRow(row.created_at),
-  };
-}
+export const toPrincipal = rowMapper<PrincipalRow, Principal>()("id kind:as organization_id name created_at:iso");

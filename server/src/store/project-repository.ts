@@ -3,7 +3,8 @@ import type { Project } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import type { ProjectRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { isoForWrite, isoFromRow } from "./values.ts";
+import { isoForWrite } from "./values.ts";
+import { rowMapper } from "./columns.ts";
 
 /** What creating a project needs. */
 export interface CreateProjectInput {
@@ -59,6 +60,4 @@ export class ProjectRepository extends Repository {
   }
 }
 
-function toProject(row: ProjectRow): Project {
-  return { id: row.id, organizationId: row.organization_id, name: row.name, createdAt: isoFromRow(row.created_at) };
-}
+const toProject = rowMapper<ProjectRow, Project>()("id organization_id name created_at:iso");

@@ -3,7 +3,8 @@ import type { RunReview } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
 import type { DbTimestamp } from "./rows.ts";
-import { isoForWrite, isoFromRow } from "./values.ts";
+import { isoForWrite } from "./values.ts";
+import { rowMapper } from "./columns.ts";
 
 /** run_reviews */
 interface ReviewRow {
@@ -19,20 +20,9 @@ interface ReviewRow {
   decided_at: DbTimestamp;
 }
 
-function toReview(row: ReviewRow): RunReview {
-  return {
-    id: row.id,
-    runId: row.run_id,
-    decision: row.decision,
-    actorId: row.actor_id,
-    reason: row.reason,
-    planDigest: row.plan_digest,
-    policyResultDigest: row.policy_result_digest,
-    predecessorStateDigest: row.predecessor_state_digest,
-    dependencyBundleDigest: row.dependency_bundle_digest,
-    decidedAt: isoFromRow(row.decided_at),
-  };
-}
+const toReview = rowMapper<ReviewRow, RunReview>()(
+  "id run_id decision actor_id reason plan_digest policy_result_digest predecessor_state_digest dependency_bundle_digest decided_at:iso",
+);
 
 /** Review decisions: at most one per run (a unique index makes racing decisions fail). */
 export class ReviewRepository extends Repository {

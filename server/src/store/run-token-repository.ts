@@ -2,7 +2,8 @@ import { newId } from "../domain/ids.ts";
 import { Repository } from "./repository.ts";
 import type { RunRow, RunTokenRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
+import { isoForWrite } from "./values.ts";
+import { rowMapper } from "./columns.ts";
 
 /** The phases a run token is scoped to. */
 export const RUN_TOKEN_PHASES = ["plan", "apply"] as const;
@@ -106,15 +107,4 @@ export class RunTokenRepository extends Repository {
   }
 }
 
-function toRunToken(row: RunTokenRow): RunToken {
-  return {
-    id: row.id,
-    runId: row.run_id,
-    phase: row.phase as RunTokenPhase,
-    tokenHash: row.token_hash,
-    fence: row.fence === null ? null : numberFromRow(row.fence),
-    expiresAt: isoFromRow(row.expires_at),
-    createdAt: isoFromRow(row.created_at),
-    revokedAt: optionalIsoFromRow(row.revoked_at),
-  };
-}
+const toRunToken = rowMapper<RunTokenRow, RunToken>()("id run_id phase:as token_hash fence:number? expires_at:iso created_at:iso revoked_at:iso?");

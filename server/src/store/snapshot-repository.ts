@@ -5,7 +5,8 @@ import type { InputSnapshot } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import type { InputSnapshotRow, SnapshotSecretRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { isoForWrite, isoFromRow } from "./values.ts";
+import { isoForWrite } from "./values.ts";
+import { rowMapper } from "./columns.ts";
 
 /** A sealed sensitive value referenced from a snapshot document. */
 export interface SnapshotSecretInput {
@@ -73,12 +74,4 @@ export class SnapshotRepository extends Repository {
   }
 }
 
-function toSnapshot(row: InputSnapshotRow): InputSnapshot {
-  return {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    inputDigest: row.input_digest,
-    document: JSON.parse(row.document) as InputSnapshotDocument,
-    createdAt: isoFromRow(row.created_at),
-  };
-}
+const toSnapshot = rowMapper<InputSnapshotRow, InputSnapshot>()("id workspace_id input_digest document:json created_at:iso");

@@ -2,7 +2,8 @@ import { Repository } from "./repository.ts";
 import { newPrefixedId } from "./run-token-repository.ts";
 import type { StateVersionRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
+import { isoForWrite } from "./values.ts";
+import { rowMapper } from "./columns.ts";
 
 /** The states of a state version: uploaded state is `pending` until its publication is confirmed. */
 export type StateVersionStatus = "pending" | "finalized" | "discarded";
@@ -204,22 +205,6 @@ function encodeOutputs(outputs: StateVersionOutput[] | null | undefined): string
   return JSON.stringify(safe);
 }
 
-function toStateVersion(row: StateVersionRow): StateVersion {
-  return {
-    id: row.id,
-    workspaceId: row.workspace_id,
-    runId: row.run_id,
-    serial: numberFromRow(row.serial),
-    lineage: row.lineage,
-    md5: row.md5,
-    sha256: row.sha256,
-    sizeBytes: row.size_bytes === null ? null : numberFromRow(row.size_bytes),
-    status: row.status as StateVersionStatus,
-    fence: numberFromRow(row.fence),
-    artifactKey: row.artifact_key,
-    outputs: row.json_outputs === null ? null : (JSON.parse(row.json_outputs) as StateVersionOutput[]),
-    createdAt: isoFromRow(row.created_at),
-    uploadedAt: optionalIsoFromRow(row.uploaded_at),
-    publishedAt: optionalIsoFromRow(row.published_at),
-  };
-}
+const toStateVersion = rowMapper<StateVersionRow, StateVersion>()(
+  "id workspace_id run_id serial:number lineage md5 sha256 size_bytes:number? status:as fence:number artifact_key outputs=json_outputs:json? created_at:iso uploaded_at:iso? published_at:iso?",
+);

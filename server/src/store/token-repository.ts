@@ -6,7 +6,8 @@ import { toGrant } from "./grant-repository.ts";
 import { toPrincipal } from "./principal-repository.ts";
 import type { ApiTokenRow, PermissionGrantRow, PrincipalRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { isoForWrite, isoFromRow, optionalIsoFromRow } from "./values.ts";
+import { isoForWrite } from "./values.ts";
+import { rowMapper } from "./columns.ts";
 
 /** What creating an API token needs; only the hash of its secret is stored. */
 export interface CreateTokenInput {
@@ -72,15 +73,4 @@ export class TokenRepository extends Repository {
   }
 }
 
-function toToken(row: ApiTokenRow): ApiToken {
-  return {
-    id: row.id,
-    principalId: row.principal_id,
-    organizationId: row.organization_id,
-    role: row.role as Role | null,
-    description: row.description,
-    tokenHash: row.token_hash,
-    createdAt: isoFromRow(row.created_at),
-    lastUsedAt: optionalIsoFromRow(row.last_used_at),
-  };
-}
+const toToken = rowMapper<ApiTokenRow, ApiToken>()("id principal_id organization_id role:as description token_hash created_at:iso last_used_at:iso?");

@@ -4,10 +4,11 @@ import type { PermissionGrant } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
 import type { DbBoolean } from "./rows.ts";
-import { booleanFromRow, isoForWrite, isoFromRow, optionalIsoFromRow } from "./values.ts";
+import { isoForWrite } from "./values.ts";
 
 export type { Membership, Session, User } from "../domain/records.ts";
 import type { Membership, Session, User } from "../domain/records.ts";
+import { rowMapper } from "./columns.ts";
 
 interface UserRow {
   id: string;
@@ -197,38 +198,8 @@ export function grantsOfMemberships(memberships: readonly Membership[]): Permiss
   );
 }
 
-function toUser(row: UserRow): User {
-  return {
-    id: row.id,
-    email: row.email,
-    displayName: row.display_name,
-    passwordHash: row.password_hash,
-    siteAdmin: booleanFromRow(row.site_admin),
-    createdAt: isoFromRow(row.created_at),
-  };
-}
+const toUser = rowMapper<UserRow, User>()("id email display_name password_hash site_admin:boolean created_at:iso");
 
-function toMembership(row: MembershipRow): Membership {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    userId: row.user_id,
-    role: row.role as Role,
-    scopeKind: row.scope_kind as ScopeKind,
-    scopeId: row.scope_id,
-    createdAt: isoFromRow(row.created_at),
-  };
-}
+const toMembership = rowMapper<MembershipRow, Membership>()("id organization_id user_id role:as scope_kind:as scope_id created_at:iso");
 
-function toSession(row: SessionRow): Session {
-  return {
-    id: row.id,
-    userId: row.user_id,
-    tokenHash: row.token_hash,
-    csrfTokenHash: row.csrf_token_hash,
-    createdAt: isoFromRow(row.created_at),
-    expiresAt: isoFromRow(row.expires_at),
-    steppedUpAt: optionalIsoFromRow(row.stepped_up_at),
-    revokedAt: optionalIsoFromRow(row.revoked_at),
-  };
-}
+const toSession = rowMapper<SessionRow, Session>()("id user_id token_hash csrf_token_hash created_at:iso expires_at:iso stepped_up_at:iso? revoked_at:iso?");

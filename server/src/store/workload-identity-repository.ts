@@ -1,9 +1,10 @@
-import type { FederationPhase, FederationProfile, FederationProfileContent, FederationProvider, FederationTarget } from "../domain/workload-identity.ts";
+import type { FederationProfile, FederationProfileContent } from "../domain/workload-identity.ts";
 import { newId } from "../domain/ids.ts";
 import { Repository } from "./repository.ts";
 import type { DbTimestamp } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { isoForWrite, isoFromRow, optionalIsoFromRow } from "./values.ts";
+import { isoForWrite } from "./values.ts";
+import { rowMapper } from "./columns.ts";
 
 interface FederationProfileRow {
   id: string;
@@ -21,23 +22,9 @@ interface FederationProfileRow {
   updated_at: DbTimestamp;
 }
 
-function toProfile(row: FederationProfileRow): FederationProfile {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    workspaceId: row.workspace_id,
-    name: row.name,
-    provider: row.provider as FederationProvider,
-    audience: row.audience,
-    target: JSON.parse(row.target) as FederationTarget,
-    phases: JSON.parse(row.phases) as FederationPhase[],
-    verifiedAt: optionalIsoFromRow(row.verified_at),
-    verifiedBy: row.verified_by,
-    verifiedDigest: row.verified_digest,
-    createdAt: isoFromRow(row.created_at),
-    updatedAt: isoFromRow(row.updated_at),
-  };
-}
+const toProfile = rowMapper<FederationProfileRow, FederationProfile>()(
+  "id organization_id workspace_id name provider:as audience target:json phases:json verified_at:iso? verified_by verified_digest created_at:iso updated_at:iso",
+);
 
 /** Federation profiles: which cloud identity a workspace's phases may assume. */
 export class FederationProfileRepository extends Repository {
@@ -141,17 +128,7 @@ export interface StoredSigningKey {
   lastTokenExpiresAt: string | null;
 }
 
-function toKey(row: SigningKeyRow): StoredSigningKey {
-  return {
-    kid: row.kid,
-    algorithm: row.algorithm,
-    publicJwk: JSON.parse(row.public_jwk) as Record<string, unknown>,
-    privateKeySealed: row.private_key_sealed,
-    createdAt: isoFromRow(row.created_at),
-    signsFrom: isoFromRow(row.signs_from),
-    lastTokenExpiresAt: optionalIsoFromRow(row.last_token_expires_at),
-  };
-}
+const toKey = rowMapper<SigningKeyRow, StoredSigningKey>()("kid algorithm public_jwk:json private_key_sealed created_at:iso signs_from:iso last_token_expires_at:iso?");
 
 /** The issuer's signing keys. */
 export class SigningKeyRepository extends Repository {

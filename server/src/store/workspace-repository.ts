@@ -4,7 +4,8 @@ import type { Workspace } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import type { ProjectRow, WorkspaceRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow } from "./values.ts";
+import { isoForWrite } from "./values.ts";
+import { rowMapper } from "./columns.ts";
 
 /** What creating a workspace needs; omitted optional fields get the documented defaults. */
 export interface CreateWorkspaceInput {
@@ -159,20 +160,6 @@ export class WorkspaceRepository extends Repository {
   }
 }
 
-function toWorkspace(row: WorkspaceRow): Workspace {
-  return {
-    id: row.id,
-    organizationId: row.organization_id,
-    projectId: row.project_id,
-    name: row.name,
-    description: row.description,
-    trackedBranch: row.tracked_branch,
-    workingDirectory: row.working_directory,
-    opentofuVersion: row.opentofu_version,
-    executionRegion: row.execution_region,
-    approvalTtlSeconds: numberFromRow(row.approval_ttl_seconds),
-    planRequiresCredential: row.plan_requires_credential === undefined ? false : booleanFromRow(row.plan_requires_credential),
-    createdAt: isoFromRow(row.created_at),
-    updatedAt: isoFromRow(row.updated_at),
-  };
-}
+const toWorkspace = rowMapper<WorkspaceRow, Workspace>()(
+  "id organization_id project_id name description tracked_branch working_directory opentofu_version execution_region approval_ttl_seconds:number plan_requires_credential:boolean created_at:iso updated_at:iso",
+);
