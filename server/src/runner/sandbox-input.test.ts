@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { startSandbox } from "./sandbox.ts";
+import { sandboxReleasesSettled, startSandbox } from "./sandbox.ts";
 
 // The read-only input directory (the plan's state file, plan-state.ts): written by the runner at
 // the handoff, readable inside, not writable, not replaceable.
@@ -151,3 +151,43 @@ marks("a mark's reader refuses a path outside /work and reads a missing file as 
 });
 
 marks.run();
+
+// A phase's sandbox (`releaseLater`) returns once the output the exit report counts has arrived,
+// not when bwrap has ended: every byte the command wrote is still there, on both streams.
+const output = suite("sandbox: the attempt's whole output, without waiting for the teardown");
+let outputDir = "";
+output.before(async () => {
+  outputDir = await mkdtemp(path.join(os.tmpdir(), "ss-output-"));
+});
+output.after(async () => {
+  await sandboxReleasesSettled();
+  await rm(outputDir, { recursive: true, force: true });
+});
+
+async function released(script: string) {
+  const sandbox = await startSandbox({ tmpDir: outputDir });
+  const streams = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
+  const result = await sandbox.run({ argv: ["sh", "-c", script], timeoutMs: 30_000, onOutput: (chunk, stream) => streams[stream].push(chunk) }, { releaseLater: true });
+  return { result, stdout: Buffer.concat(streams.stdout).toString("utf8"), stderr: Buffer.concat(streams.stderr).toString("utf8") };
+}
+
+output("megabytes on both streams, the last line right before the exit: all of it arrives", async () => {
+  const { result, stdout, stderr } = await released(
+    "i=0; while [ $i -lt 3000 ]; do echo out-$i-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; echo err-$i >&2; i=$((i+1)); done; echo LAST; echo LAST-ERR >&2",
+  );
+  assert.is(result.exitCode, 0);
+  const lines = stdout.trimEnd().split("\n");
+  assert.is(lines.length, 3001);
+  assert.is(lines[2999].slice(0, 9), "out-2999-");
+  assert.is(lines.at(-1), "LAST");
+  assert.is(stderr.trimEnd().split("\n").length, 3001);
+  assert.ok(stderr.endsWith("err-2999\nLAST-ERR\n"));
+});
+
+output("a process the command left behind, even in a session of its own, does not hold the result back; what was written before the exit is there", async () => {
+  const { result, stdout } = await released("(sleep 30 &); setsid sleep 30 > /dev/null 2>&1 < /dev/null & setsid sh -c 'sleep 30' & echo done");
+  assert.is(result.exitCode, 0);
+  assert.is(stdout, "done\n");
+});
+
+output.run();

@@ -8,12 +8,13 @@
 //
 // It talks to the runner over fd 3 (a socketpair the runner passed through bwrap), one JSON
 // object per line:
-//   runner -> launcher  {"type":"start","argv":[...],"wrapper":[...]?,"env":{...},"cwd":"/work","planDiff":{...}?}
+//   runner -> launcher  {"type":"start","argv":[...],"wrapper":[...]?,"env":{...},"cwd":"/work","planDiff":{...}?,"unpack":{...}?}
 //                       {"type":"signal","signal":"SIGINT"}        (sent to the command's process group)
 //   launcher -> runner  {"type":"ready","at":T}                    (booted: forwarder listening, builder loaded)
 //                       {"type":"started","pid":N,"at":T}
 //                       {"type":"mark","name":"...","at":T}         (a step boundary, see below)
-//                       {"type":"exit","code":N|null,"signal":"SIGx"|null,"at":T}
+//                       {"type":"exit","code":N|null,"signal":"SIGx"|null,"at":T,"output":{"stdout":N,"stderr":N}}
+//                                                                  (output: the bytes written to stdout and stderr since the start)
 //                       {"type":"error","message":"..."}
 // T is wall-clock milliseconds (the host's clock: the sandbox shares it), for the attempt's timings.
 // The command and its environment arrive over the channel rather than on bwrap's argv so that
@@ -201,10 +202,24 @@ async function buildPlanDiff(planDiffWorker, request, env) {
     }
   }
   const reason = typeof outcome?.error === "string" ? outcome.error : "could not build the artifact";
-  process.stdout.write(`stackship-plan-diff: ${reason}\n${PLAN_DIFF_UNAVAILABLE}\n`);
+  writeOutput("stdout", `stackship-plan-diff: ${reason}\n${PLAN_DIFF_UNAVAILABLE}\n`);
 }
 
 let child;
+
+/**
+ * Everything this process writes to its stdout and stderr once it started the command: the
+ * command's output (forwarded from the command's own pipes) and the launcher's lines. The exit
+ * report gives the byte counts, so that the runner knows when it has all of the attempt's output
+ * without waiting for the sandbox to end.
+ */
+const written = { stdout: 0, stderr: 0 };
+function writeOutput(stream, chunk) {
+  written[stream] += typeof chunk === "string" ? Buffer.byteLength(chunk) : chunk.length;
+  (stream === "stdout" ? process.stdout : process.stderr).write(chunk);
+}
+/** How long the launcher waits, after the command exited, for the last of its output (a process it left behind may hold its pipes). */
+const OUTPUT_DRAIN_MS = 500;
 let pending = "";
 let started = false;
 
@@ -290,13 +305,23 @@ async function start(message, booted) {
     child = spawn(command[0], command.slice(1), {
       cwd: typeof message.cwd === "string" ? message.cwd : process.cwd(),
       env,
-      stdio: ["ignore", "inherit", "inherit", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", "pipe"],
       detached: true,
     });
   } catch (error) {
     finish(127, { type: "error", message: `${argv[0]}: ${error.message}` });
     return;
   }
+  const outputEnded = Promise.all(
+    ["stdout", "stderr"].map(
+      (stream) =>
+        new Promise((resolve) => {
+          child[stream].on("data", (chunk) => writeOutput(stream, chunk));
+          child[stream].once("close", resolve);
+          child[stream].once("error", resolve);
+        }),
+    ),
+  );
   const planDiff = message.planDiff && typeof message.planDiff === "object" ? message.planDiff : undefined;
   let planDiffBuilt;
   const buildPlanDiffOnce = () => {
@@ -317,7 +342,10 @@ async function start(message, booted) {
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- buildPlanDiff reports failures as outcomes and never rejects
   child.once("exit", async (code, signal) => {
     if (code === 0 && planDiff) await buildPlanDiffOnce();
-    finishReported({ type: "exit", code, signal, at: now() });
+    // What the command left running ends with it (the sandbox's end would take it a moment later).
+    killGroup("SIGKILL");
+    await Promise.race([outputEnded, new Promise((resolve) => setTimeout(resolve, OUTPUT_DRAIN_MS))]);
+    finishReported({ type: "exit", code, signal, at: now(), output: { ...written } });
   });
 }
 

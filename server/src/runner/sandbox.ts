@@ -719,7 +719,7 @@ interface Confinement {
   inputDir?: string;
 }
 
-type ControlMessage = { type?: unknown; code?: unknown; signal?: unknown; message?: unknown; name?: unknown; at?: unknown };
+type ControlMessage = { type?: unknown; code?: unknown; signal?: unknown; message?: unknown; name?: unknown; at?: unknown; output?: unknown };
 
 /**
  * One started sandbox: bwrap and its launcher, booted and waiting for exactly one attempt
@@ -745,6 +745,12 @@ export class Sandbox {
   /** Resolves when the launcher reports the command's exit (never if it does not). */
   private readonly exitReported: Promise<void>;
   private markExitReported: () => void = () => {};
+  /** Bytes received on bwrap's stdout and stderr, and what the exit report says the launcher wrote there. */
+  private readonly received = { stdout: 0, stderr: 0 };
+  private reportedOutput: { stdout: number; stderr: number } | undefined;
+  /** Resolves once all the output the exit report counts has arrived (never if it does not add up). */
+  private readonly outputDrained: Promise<void>;
+  private markOutputDrained: () => void = () => {};
   private launcherError: string | undefined;
   private onOutput: ((chunk: Buffer, stream: OutputStream) => void) | undefined;
   private onMark: ((name: string) => void) | undefined;
@@ -766,6 +772,8 @@ export class Sandbox {
     if (confinement.seccompFd !== undefined) closeSync(confinement.seccompFd);
     this.control = this.child.stdio[CONTROL_FD] as net.Socket;
     const deliver = (stream: OutputStream) => (chunk: Buffer) => {
+      this.received[stream] += chunk.length;
+      this.checkDrained();
       if (this.onOutput) this.onOutput(chunk, stream);
       else if (!this.used) this.early.push([chunk, stream]);
     };
@@ -773,6 +781,7 @@ export class Sandbox {
     this.child.stderr!.on("data", deliver("stderr"));
     let markReady: (ready: boolean) => void = () => {};
     this.exitReported = new Promise((resolve) => (this.markExitReported = resolve));
+    this.outputDrained = new Promise((resolve) => (this.markOutputDrained = resolve));
     this.ready = new Promise((resolve) => (markReady = resolve));
     this.closed = new Promise((resolve) => {
       this.child.once("error", (error) => {
@@ -816,10 +825,19 @@ export class Sandbox {
             code: typeof message.code === "number" ? message.code : null,
             signal: typeof message.signal === "string" ? (message.signal as NodeJS.Signals) : null,
           };
+          const output = message.output as { stdout?: unknown; stderr?: unknown } | undefined;
+          if (typeof output?.stdout === "number" && typeof output.stderr === "number") this.reportedOutput = { stdout: output.stdout, stderr: output.stderr };
           this.markExitReported();
+          this.checkDrained();
         } else if (message.type === "error") this.launcherError = String(message.message);
       }
     });
+  }
+
+  /** Exactly the reported bytes arrived on both streams (more than reported: something else wrote there; only bwrap's end says then). */
+  private checkDrained(): void {
+    const expected = this.reportedOutput;
+    if (expected !== undefined && this.received.stdout === expected.stdout && this.received.stderr === expected.stderr) this.markOutputDrained();
   }
 
   /** Resolves once bwrap ended (its whole PID namespace with it). */
@@ -1096,13 +1114,17 @@ export class Sandbox {
       if (options.signal?.aborted && !result.interrupted) onAbort();
 
       // Once the command reported its exit, what it left is read (and checked for the traces of a
-      // limit) while bwrap tears the sandbox down; bwrap's end is still awaited, so that all of the
-      // command's output has arrived before this returns.
+      // limit) while bwrap tears the sandbox down. This returns once bwrap ended or, when the
+      // caller releases the sandbox later, as soon as all the output the exit report counts has
+      // arrived (the rest of the teardown is then part of the release).
       const afterExit = Promise.race([this.exitReported, this.closed]).then(() =>
         this.report === undefined ? undefined : this.inspectAfterExit(result, this.report, collect, collectMaxBytes),
       );
       afterExit.catch(() => undefined);
-      const [bwrapCode, bwrapSignal] = await this.closed;
+      const ended = await Promise.race([this.closed, ...(releaseLater ? [this.outputDrained.then(() => null)] : [])]);
+      const [bwrapCode, bwrapSignal] = ended ?? [null, null];
+      // Output after this point (of a process the command left behind) is not the attempt's.
+      this.onOutput = undefined;
       finished = true;
       stopWatching();
       options.signal?.removeEventListener("abort", onAbort);
@@ -1133,12 +1155,14 @@ export class Sandbox {
       finished = true;
       stopWatching();
       for (const timer of timers) clearTimeout(timer);
-      // Only after a failure above is the sandbox still running here.
-      await this.end();
-      // Unmounting and removing the host side is off the caller's path when it asks so (the attempt's
-      // result no longer depends on it); `sandboxReleasesSettled` waits for it.
-      if (releaseLater && outputError === undefined) trackRelease(this.release());
-      else await this.release();
+      // Only after a failure above, or when it returned on its output, is the sandbox still running
+      // here. Ending it, unmounting and removing the host side is off the caller's path when it asks
+      // so (the attempt's result no longer depends on it); `sandboxReleasesSettled` waits for it.
+      if (releaseLater && outputError === undefined) trackRelease(this.end().then(() => this.release()));
+      else {
+        await this.end();
+        await this.release();
+      }
     }
     // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what was caught, as it was
     if (outputError !== undefined) throw outputError;
