@@ -52,6 +52,14 @@ try {
   }
   await bench.runner.warmSandboxesSettled();
   if (phases.includes("stackship")) {
+    // SQL statements per plan by shape (BENCH_CPU_QUERIES=1): what the API and the runner ask the database.
+    const queries = new Map<string, number>();
+    if (process.env.BENCH_CPU_QUERIES === "1") {
+      bench.stackship.services.db.knex.on("query", (query: { sql: string }) => {
+        const shape = query.sql.replace(/\?(, ?\?)*/g, "?").slice(0, 140);
+        queries.set(shape, (queries.get(shape) ?? 0) + 1);
+      });
+    }
     await measured("stackship", async () => {
       const runs = await Promise.all(Array.from({ length: n }, (_, i) => bench.speculative(workspaces[i % workspaces.length])));
       for (let next = 0; next < runs.length;) {
@@ -63,6 +71,11 @@ try {
       // The last attempt's sandbox teardown and the replacement boot belong to these plans too.
       await bench.runner.warmSandboxesSettled();
     });
+    if (queries.size > 0) {
+      const total = [...queries.values()].reduce((a, b) => a + b, 0);
+      process.stdout.write(`[bench] cpu: ${(total / n).toFixed(1)} SQL statements per plan; by shape:\n`);
+      for (const [shape, count] of [...queries].sort((a, b) => b[1] - a[1]).slice(0, 40)) process.stdout.write(`  ${(count / n).toFixed(2).padStart(6)}  ${shape}\n`);
+    }
   }
 } finally {
   await bench.close();
