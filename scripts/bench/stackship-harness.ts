@@ -53,6 +53,21 @@ export async function localPlan(): Promise<number> {
   }
 }
 
+/** N local plans (`localPlan`), `concurrency` at a time; wall-clock ms. */
+export async function localDrain(n: number, concurrency: number): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) {
+        next++;
+        await localPlan();
+      }
+    }),
+  );
+  return performance.now() - started;
+}
+
 /** The benchmark configuration as the .tar.gz a configuration version uploads. */
 export function configTarball() {
   const src = mkdtempSync(join(tmpdir(), "ss-bench-src-"));
@@ -96,6 +111,19 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
     /** Queues a speculative run on the workspace's current configuration. */
     async speculative(workspaceId: string): Promise<string> {
       return (await api(base, token, "POST", `/v1/workspaces/${workspaceId}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data.id;
+    },
+    /**
+     * Resolves once every run's plan finished (throws on an errored one). Runs finish roughly in
+     * queue order: only the oldest unfinished one is polled (through the store, not HTTP), so the
+     * polling does not load the process that runs the runner.
+     */
+    async allPlanned(runs: readonly string[]): Promise<void> {
+      for (let next = 0; next < runs.length;) {
+        const run = await stackship.services.stores.runs.getById(runs[next]);
+        if (run?.status === "planned_and_finished") next++;
+        else if (run?.status === "errored") throw new Error(`run ${runs[next]} errored`);
+        else await new Promise((resolve) => setTimeout(resolve, 50));
+      }
     },
     /** Job queued → first attempt started, ms. */
     async queueToStart(runId: string): Promise<number> {

@@ -7,7 +7,7 @@
  *   BENCH_THROUGHPUT_N (default 40), BENCH_CPU_PHASES (default "local,stackship").
  */
 import { loadConfig } from "../../server/src/config.ts";
-import { load, localPlan, startBenchStackShip } from "./stackship-harness.ts";
+import { load, localDrain, localPlan, startBenchStackShip } from "./stackship-harness.ts";
 
 const n = Number(process.env.BENCH_THROUGHPUT_N ?? "40");
 const phases = (process.env.BENCH_CPU_PHASES ?? "local,stackship").split(",");
@@ -39,15 +39,7 @@ try {
   await localPlan();
   if (phases.includes("local")) {
     await measured("local", async () => {
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: concurrency }, async () => {
-          while (next < n) {
-            next++;
-            await localPlan();
-          }
-        }),
-      );
+      await localDrain(n, concurrency);
     });
   }
   await bench.runner.warmSandboxesSettled();
@@ -62,12 +54,7 @@ try {
     }
     await measured("stackship", async () => {
       const runs = await Promise.all(Array.from({ length: n }, (_, i) => bench.speculative(workspaces[i % workspaces.length])));
-      for (let next = 0; next < runs.length;) {
-        const run = await bench.stackship.services.stores.runs.getById(runs[next]);
-        if (run?.status === "planned_and_finished") next++;
-        else if (run?.status === "errored") throw new Error(`run ${runs[next]} errored`);
-        else await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await bench.allPlanned(runs);
       // The last attempt's sandbox teardown and the replacement boot belong to these plans too.
       await bench.runner.warmSandboxesSettled();
     });
