@@ -23,16 +23,24 @@ const cpu = Object.fromEntries(phases.map((p) => [p, new Map()]));
 const execs = Object.fromEntries(phases.map((p) => [p, new Map()]));
 const add = (map, key, value) => map.set(key, (map.get(key) ?? 0) + value);
 
+/** pid → the program it executed last (a child that has not executed yet still has its parent's name). */
+const execOfPid = new Map();
+
 function kind(comm, pid) {
   if (pid === mainPid) return "main node (API + runner + bench)";
-  if (comm === "node") return "launcher node (sandbox)";
+  if (comm === "node") return execOfPid.get(pid) === "node" ? "launcher node (sandbox)" : "forked node child (before exec)";
   if (comm.startsWith("terraform-provi") || comm.startsWith("tofu-provider")) return "provider plugins";
   return comm;
 }
 
 // "            node 12539/12539 23136.498852:    1000000 task-clock/period=1000000/: "
 const SAMPLE = /^\s*(.+?)\s+(\d+)\/(\d+)\s+([\d.]+):\s+(\d+)\s+(\S+):(?:\s|$)/;
-for (const line of readFileSync(samplesFile, "utf8").split("\n")) {
+const lines = readFileSync(samplesFile, "utf8").split("\n");
+for (const line of lines) {
+  const match = SAMPLE.exec(line);
+  if (match?.[6].startsWith("sched:sched_process_exec")) execOfPid.set(Number(match[2]), match[1]);
+}
+for (const line of lines) {
   const match = SAMPLE.exec(line);
   if (!match) continue;
   const [, comm, pidText, , timeText, periodText, event] = match;
