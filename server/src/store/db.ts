@@ -23,30 +23,6 @@ const SQLITE_BUSY_TIMEOUT_MS = 5000;
 /** What knex hands to afterCreate for better-sqlite3 (the package ships no types here). */
 interface BetterSqliteConnection {
   pragma(source: string): unknown;
-  prepare(sql: string): unknown;
-}
-
-/** How many prepared statements one SQLite connection keeps (least recently used go first). */
-export const SQLITE_STATEMENT_CACHE_SIZE = 256;
-
-/**
- * Knex prepares every query anew on better-sqlite3 (it calls `connection.prepare(sql)` each
- * time); the runner's plan makes ~70 queries of a few dozen shapes, and preparing was about a
- * tenth of its database CPU. Statements are kept by their SQL text and reused: Knex only ever
- * runs them to completion (`all`/`run`, which reset the statement), never iterates one, and
- * SQLite re-prepares a statement by itself after a schema change.
- */
-function cacheStatements(connection: BetterSqliteConnection): void {
-  const prepare = connection.prepare.bind(connection);
-  const statements = new Map<string, unknown>();
-  connection.prepare = (sql: string) => {
-    let statement = statements.get(sql);
-    if (statement !== undefined) statements.delete(sql);
-    else statement = prepare(sql);
-    statements.set(sql, statement);
-    if (statements.size > SQLITE_STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value as string);
-    return statement;
-  };
 }
 
 /**
@@ -101,7 +77,6 @@ function sqliteConfig(filename: string): Knex.Config {
           connection.pragma("foreign_keys = ON");
           connection.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
           if (!inMemory) connection.pragma("journal_mode = WAL");
-          cacheStatements(connection);
           done(null, connection);
         } catch (error) {
           done(error as Error, connection);
