@@ -63,9 +63,7 @@ for (const phase of phases) {
   process.stdout.write(`\n[cpu] ${phase}: N = ${n}, wall ${wall.toFixed(1)} s, CPU ${(total / 1000).toFixed(1)} s = ${(total / n).toFixed(0)} ms per plan\n`);
   for (const [k, ms] of rows) {
     if (ms / n < 0.5) continue;
-    process.stdout.write(
-      `  ${k.padEnd(36)} ${(ms / n).toFixed(1).padStart(8)} ms/plan  ${((100 * ms) / total).toFixed(1).padStart(5)}%   execs/plan ${((execs[phase].get(k) ?? 0) / n).toFixed(2)}\n`,
-    );
+    process.stdout.write(`  ${k.padEnd(36)} ${(ms / n).toFixed(1).padStart(8)} ms/plan  ${((100 * ms) / total).toFixed(1).padStart(5)}%   execs/plan ${((execs[phase].get(k) ?? 0) / n).toFixed(2)}\n`);
   }
   const other = [...execs[phase]].filter(([k]) => !cpu[phase].has(k) || cpu[phase].get(k) / n < 0.5);
   if (other.length > 0) process.stdout.write(`  (also executed, under 0.5 ms/plan: ${other.map(([k, c]) => `${k} ${(c / n).toFixed(2)}/plan`).join(", ")})\n`);

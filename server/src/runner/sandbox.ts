@@ -2,7 +2,7 @@
 // boots, confines (uid, seccomp, rlimits, tmpfs), watches (limits), hands an attempt to and tears
 // down a bubblewrap sandbox. Not split yet: the warm-pool, limit-watcher and launcher-handoff parts
 // share the Sandbox object's private state; they are the first candidates for their own files.
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { randomBytes, randomInt } from "node:crypto";
 import { accessSync, closeSync, constants as fsConstants, existsSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import { chmod, chown, cp, lchown, mkdir, mkdtemp, open, readdir, readFile, realpath, rm, statfs, writeFile } from "node:fs/promises";
@@ -11,7 +11,6 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { recordSandboxBoot } from "../metrics/registry.ts";
-import { runTool } from "./tool-helper.ts";
 import { API_SOCKET_NAME, openApiChannel, SANDBOX_API_PORT, SANDBOX_API_SOCKET_DIR, SANDBOX_API_SOCKET_PATH, type ApiChannel, type ApiTarget } from "./api-channel.ts";
 
 /**
@@ -492,17 +491,26 @@ function allocateUid(): number {
   }
 }
 
+function execTool(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" } }, (error, _stdout, stderr) => {
+      if (error) reject(new Error(`${command} ${args.join(" ")}: ${String(stderr).trim() || error.message}`));
+      else resolve();
+    });
+  });
+}
+
 /** Mounts the sandbox's own tmpfs (the disk limit) at `dir`, owned by the sandbox's uid. */
 async function mountSandboxFs(dir: string, sizeBytes: number, uid: number, sandboxId: string): Promise<void> {
-  await runTool("mount", ["-t", "tmpfs", "-o", `size=${sizeBytes},mode=0700,uid=${uid},gid=${uid},nosuid,nodev`, `stackship-${sandboxId}`, dir]);
+  await execTool("mount", ["-t", "tmpfs", "-o", `size=${sizeBytes},mode=0700,uid=${uid},gid=${uid},nosuid,nodev`, `stackship-${sandboxId}`, dir]);
 }
 
 async function unmountSandboxFs(dir: string): Promise<void> {
   try {
-    await runTool("umount", [dir]);
+    await execTool("umount", [dir]);
   } catch {
     // Still busy (a process of the sandbox not yet reaped): detach it now, the kernel frees it once unused.
-    await runTool("umount", ["-l", dir]).catch(() => {});
+    await execTool("umount", ["-l", dir]).catch(() => {});
   }
 }
 
