@@ -112,6 +112,12 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
     async speculative(workspaceId: string): Promise<string> {
       return (await api(base, token, "POST", `/v1/workspaces/${workspaceId}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data.id;
     },
+    /** Job queued → first attempt started, ms. */
+    async queueToStart(runId: string): Promise<number> {
+      const [job] = await stackship.services.stores.jobs.listByRun(runId);
+      const [attempt] = await stackship.services.stores.attempts.listByRun(runId);
+      return new Date(attempt.startedAt).getTime() - new Date(job.createdAt).getTime();
+    },
     /**
      * Resolves once every run's plan finished (throws on an errored one). Runs finish roughly in
      * queue order: only the oldest unfinished one is polled (through the store, not HTTP), so the
@@ -124,12 +130,6 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
         else if (run?.status === "errored") throw new Error(`run ${runs[next]} errored`);
         else await new Promise((resolve) => setTimeout(resolve, 50));
       }
-    },
-    /** Job queued → first attempt started, ms. */
-    async queueToStart(runId: string): Promise<number> {
-      const [job] = await stackship.services.stores.jobs.listByRun(runId);
-      const [attempt] = await stackship.services.stores.attempts.listByRun(runId);
-      return new Date(attempt.startedAt).getTime() - new Date(job.createdAt).getTime();
     },
     async close(): Promise<void> {
       await runner.stop({ interrupt: true });
