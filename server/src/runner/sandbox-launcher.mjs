@@ -188,11 +188,13 @@ async function buildPlanDiff(planDiff, request, env) {
   let outcome;
   if (!planDiff) outcome = { error: "this sandbox has no plan-diff builder" };
   else {
+    // Only a regular file (a device such as /dev/zero would never end).
     const size = await stat(build.input).then(
-      (stats) => stats.size,
-      () => 0,
+      (stats) => (stats.isFile() ? stats.size : undefined),
+      () => undefined,
     );
-    outcome = size <= PLAN_DIFF_INLINE_MAX_BYTES ? await buildFromFile(planDiff.module, build) : await buildInWorker(planDiff.builder, build);
+    if (size === undefined) outcome = { error: "the plan JSON could not be read" };
+    else outcome = size <= PLAN_DIFF_INLINE_MAX_BYTES ? await buildFromFile(planDiff.module, build) : await buildInWorker(planDiff.builder, build);
   }
   if (typeof outcome?.json === "string") {
     try {

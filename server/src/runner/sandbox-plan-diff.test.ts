@@ -94,4 +94,22 @@ planDiff("above the inline limit, input the builder refuses: no artifact, the at
   assert.not.match(log, "hunter2");
 });
 
+planDiff("a plan JSON that is no regular file (a device) or missing: no artifact, the attempt succeeds", async () => {
+  for (const script of ["ln -s /dev/zero plan.json", "rm -f plan.json"]) {
+    const sandbox = await startSandbox({ tmpDir, readOnlyBinds: planDiffBinds(), planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER });
+    let log = "";
+    const result = await sandbox.run({
+      argv: ["sh", "-c", script],
+      planDiff: planDiffRequest("run-0123456789abcdef", []),
+      collect: ["plan-diff.json"],
+      timeoutMs: 30_000,
+      onOutput: (chunk) => (log += chunk.toString("utf8")),
+    });
+    assert.is(result.exitCode, 0, result.error);
+    assert.is(result.limit, null, script);
+    assert.is(result.files["plan-diff.json"], null, script);
+    assert.match(log, /the plan JSON could not be read/, script);
+  }
+});
+
 planDiff.run();
