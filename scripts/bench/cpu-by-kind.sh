@@ -12,4 +12,4 @@ trap 'rm -rf "$out"' EXIT
 BENCH_THROUGHPUT_N="$n" perf record -q -k CLOCK_MONOTONIC -e task-clock/period=1000000/ -e sched:sched_process_exec -o "$out/perf.data" -- \
   node --import tsx scripts/bench/throughput-cpu.ts | tee "$out/marks.txt"
 perf script -i "$out/perf.data" -F comm,pid,tid,time,event,period 2>/dev/null > "$out/samples.txt"
-node scripts/bench/cpu-by-kind.mjs "$out/marks.txt" "$out/samples.txt" "$n"
+node --import tsx scripts/bench/cpu-by-kind.ts "$out/marks.txt" "$out/samples.txt" "$n"
