@@ -55,6 +55,21 @@ export async function localPlan(): Promise<number> {
   }
 }
 
+/** N local plans (`localPlan`), `concurrency` at a time; wall-clock ms. */
+export async function localDrain(n: number, concurrency: number): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) {
+        next++;
+        await localPlan();
+      }
+    }),
+  );
+  return performance.now() - started;
+}
+
 /** The benchmark configuration as the .tar.gz a configuration version uploads. */
 export function configTarball() {
   const src = mkdtempSync(join(tmpdir(), "ss-bench-src-"));
@@ -133,6 +148,19 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
       const [job] = await stackship.services.stores.jobs.listByRun(runId);
       const [attempt] = await stackship.services.stores.attempts.listByRun(runId);
       return new Date(attempt.startedAt).getTime() - new Date(job.createdAt).getTime();
+    },
+    /**
+     * Resolves once every run's plan finished (throws on an errored one). Runs finish roughly in
+     * queue order: only the oldest unfinished one is polled (through the store, not HTTP), so the
+     * polling does not load the process that runs the runner.
+     */
+    async allPlanned(runs: readonly string[]): Promise<void> {
+      for (let next = 0; next < runs.length;) {
+        const run = await stackship.services.stores.runs.getById(runs[next]);
+        if (run?.status === "planned_and_finished") next++;
+        else if (run?.status === "errored") throw new Error(`run ${runs[next]} errored`);
+        else await new Promise((resolve) => setTimeout(resolve, 50));
+      }
     },
     async close(): Promise<void> {
       await runner.stop({ interrupt: true });

@@ -7,25 +7,10 @@
  * started) p50/p95 under that load, with the machine's load averages.
  */
 import { loadConfig } from "../../server/src/config.ts";
-import { load, localPlan, median, percentile, startBenchStackShip } from "./stackship-harness.ts";
+import { load, localDrain, localPlan, median, percentile, startBenchStackShip } from "./stackship-harness.ts";
 
 const SIZES = (process.env.BENCH_THROUGHPUT_N ?? "40,200").split(",").map(Number);
 const concurrency = loadConfig(process.env).runnerConcurrency;
-
-/** N local plans, `concurrency` at a time; wall-clock ms. */
-async function localDrain(n: number): Promise<number> {
-  const started = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < n) {
-        next++;
-        await localPlan();
-      }
-    }),
-  );
-  return performance.now() - started;
-}
 
 for (const n of SIZES) {
   const bench = await startBenchStackShip({ concurrency });
@@ -35,21 +20,14 @@ for (const n of SIZES) {
     for (let i = 0; i < n / 2; i++) workspaces.push(await bench.workspace(`w${i}`));
     await localPlan(); // warm the page cache for both sides
     // Local before and after the StackShip drain, averaged: the machine's load drifts (shared machine).
-    const localBefore = await localDrain(n);
+    const localBefore = await localDrain(n, concurrency);
     await bench.runner.warmSandboxesSettled();
     const loadBefore = load();
     const started = performance.now();
     const runs = await Promise.all(Array.from({ length: n }, (_, i) => bench.speculative(workspaces[i % workspaces.length])));
-    // Runs finish roughly in queue order: only the oldest unfinished one is polled (through the
-    // store, not HTTP), so the polling does not load the process that runs the runner.
-    for (let next = 0; next < runs.length;) {
-      const run = await bench.stackship.services.stores.runs.getById(runs[next]);
-      if (run?.status === "planned_and_finished") next++;
-      else if (run?.status === "errored") throw new Error(`run ${runs[next]} errored`);
-      else await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await bench.allPlanned(runs);
     const managed = performance.now() - started;
-    const localAfter = await localDrain(n);
+    const localAfter = await localDrain(n, concurrency);
     const local = (localBefore + localAfter) / 2;
     const latencies = await Promise.all(runs.map((id) => bench.queueToStart(id)));
     process.stdout.write(

@@ -28,21 +28,22 @@
 // The command gets a pipe as its fd 3: every line written to it is a step name, reported as a
 // mark with the time it arrived (the phase scripts mark their steps with a shell builtin, no fork).
 //
-// With --plan-diff-builder the launcher loads that builder (`plan-diff.mjs`, the same file the
-// `stackship-plan-diff` command imports) into a worker thread at boot. A start message with
+// With --plan-diff-builder the launcher imports that builder (`plan-diff.mjs`, the same file the
+// `stackship-plan-diff` command imports) at boot. A start message with
 // `planDiff: {input, output, runId, secretEnv}` then has it build the redacted plan changes from
 // `input` after the command exited 0 (or already once it marks `afterMark`, the step after which
 // `input` is final, so that the build overlaps the command's last steps), inside this sandbox,
 // before the exit is reported: the
 // result goes to `output`, a failure only leaves `output` out and says so in the log (never
-// quoting the plan). The worker has its own heap limit, so a plan too big for it fails the
-// artifact, not the attempt.
+// quoting the plan). A plan JSON larger than PLAN_DIFF_INLINE_MAX_BYTES is built in a worker
+// thread with its own heap limit, so a plan too big for the builder fails the artifact, not the
+// attempt.
 import { spawn } from "node:child_process";
 import { accessSync, constants as fsConstants, statSync } from "node:fs";
-import { rename, rm, writeFile } from "node:fs/promises";
+import { readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { unpackConfiguration } from "./sandbox-unpack.mjs";
 
 const CONTROL_FD = 3;
@@ -84,7 +85,8 @@ function finish(code, message) {
 /**
  * After the command's exit report: the runner takes the report's status, not this process's, so
  * nothing is left to do but end. A SIGKILL of itself ends the process (and so the sandbox) a few
- * milliseconds sooner than process.exit, which first tears down the plan-diff worker's isolate.
+ * milliseconds sooner than process.exit, which first runs the exit handlers and tears down any
+ * worker thread.
  * Everything this process wrote went out synchronously (stdout is a pipe) or is flushed by then.
  */
 function finishReported(message) {
@@ -116,80 +118,98 @@ function startForwarder(socketPath, port) {
   });
 }
 
-// The worker's whole program: load the builder once, then build from one input file on request.
-// Errors other than the builder's own input errors are reported without their message, which
-// could quote the plan.
-const PLAN_DIFF_WORKER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { readFile } = require('node:fs/promises');
-const loaded = import(workerData.builder);
-loaded.then(() => parentPort.postMessage({ type: 'loaded' }), () => parentPort.postMessage({ type: 'load-failed' }));
-parentPort.on('message', async ({ input, runId, knownSecrets }) => {
+/**
+ * The plan-diff builder, imported into this thread at boot (a worker thread costs a second node
+ * environment, about as much CPU as the launcher itself). A plan JSON of up to
+ * PLAN_DIFF_INLINE_MAX_BYTES is built here: parsing and redacting it takes a small multiple of
+ * its size, nowhere near this thread's heap limit. A larger one is built in a worker started for
+ * it, with its own heap limit, so that a plan too big for the builder fails the artifact, not the
+ * attempt.
+ */
+const PLAN_DIFF_INLINE_MAX_BYTES = 8 * 1024 * 1024;
+
+/** Loads the builder at boot; `loaded` resolves (never rejects) once it is loaded or failed to. */
+function loadPlanDiffBuilder(builder) {
+  const state = { builder, module: import(builder) };
+  state.module.catch(() => {});
+  state.loaded = state.module.then(
+    () => {},
+    () => {},
+  );
+  return state;
+}
+
+/**
+ * One build from the plan JSON in `input`: `{json}` or `{error}`. Errors other than the
+ * builder's own input errors are reported without their message, which could quote the plan.
+ * Runs in this thread, or as the whole program of a worker (below).
+ */
+async function buildFromFile(loaded, { input, runId, knownSecrets }) {
   let builder;
   try {
     builder = await loaded;
   } catch {
-    parentPort.postMessage({ error: 'the builder could not be loaded' });
-    return;
+    return { error: "the builder could not be loaded" };
   }
   let plan;
   try {
-    plan = JSON.parse(await readFile(input, 'utf8'));
+    plan = JSON.parse(await readFile(input, "utf8"));
   } catch {
-    parentPort.postMessage({ error: 'the plan JSON could not be read' });
-    return;
+    return { error: "the plan JSON could not be read" };
   }
   try {
     const { json } = builder.buildPlanDiff(plan, { runId, knownSecrets, consume: true });
-    parentPort.postMessage({ json });
+    return { json };
   } catch (error) {
-    parentPort.postMessage({ error: error instanceof builder.PlanDiffInputError ? error.message : 'could not build the artifact' });
+    return { error: error instanceof builder.PlanDiffInputError ? error.message : "could not build the artifact" };
   }
-});
-`;
-
-/** The plan-diff worker, started at boot; resolves once the builder is loaded (or failed to). */
-function startPlanDiffWorker(builder) {
-  const worker = new Worker(PLAN_DIFF_WORKER, { eval: true, workerData: { builder }, resourceLimits: { maxOldGenerationSizeMb: PLAN_DIFF_HEAP_MB } });
-  worker.unref();
-  const state = { worker, loaded: undefined, exited: false };
-  state.loaded = new Promise((resolve) => {
-    worker.once("message", resolve);
-    worker.once("error", resolve);
-    worker.once("exit", () => {
-      state.exited = true;
-      resolve();
-    });
-  });
-  return state;
 }
 
-/** Builds `output` from `input` in the worker; the log gets a line (never quoting the plan) when it cannot. */
-async function buildPlanDiff(planDiffWorker, request, env) {
+/** The worker's program: this module again, building one request with the builder it loads itself. */
+async function planDiffWorkerMain() {
+  const { builder, request } = workerData;
+  parentPort.postMessage(await buildFromFile(import(builder), request));
+}
+
+/** Builds one request in a worker of its own (heap limit PLAN_DIFF_HEAP_MB); a worker that dies fails only the artifact. */
+function buildInWorker(builder, request) {
+  return new Promise((resolve) => {
+    let worker;
+    try {
+      worker = new Worker(new URL(import.meta.url), { workerData: { planDiffWorker: true, builder, request }, resourceLimits: { maxOldGenerationSizeMb: PLAN_DIFF_HEAP_MB } });
+    } catch {
+      resolve({ error: "the builder is not running" });
+      return;
+    }
+    worker.unref();
+    const done = (message) => {
+      worker.removeAllListeners();
+      worker.on("error", () => {});
+      void worker.terminate();
+      resolve(message);
+    };
+    worker.once("message", done);
+    worker.once("error", () => done({ error: "could not build the artifact" }));
+    worker.once("exit", () => done({ error: "could not build the artifact" }));
+  });
+}
+
+/** Builds `output` from `input`; the log gets a line (never quoting the plan) when it cannot. */
+async function buildPlanDiff(planDiff, request, env) {
   const secretEnv = Array.isArray(request.secretEnv) ? request.secretEnv : [];
   const knownSecrets = secretEnv.map((name) => env[name]).filter((value) => typeof value === "string" && value !== "");
   const output = String(request.output);
+  const build = { input: String(request.input), runId: typeof request.runId === "string" ? request.runId : null, knownSecrets };
   let outcome;
-  if (!planDiffWorker) outcome = { error: "this sandbox has no plan-diff builder" };
-  else await planDiffWorker.loaded;
-  if (planDiffWorker?.exited) outcome = { error: "the builder is not running" };
-  if (!outcome) {
-    outcome = await new Promise((resolve) => {
-      const { worker } = planDiffWorker;
-      const onMessage = (message) => done(message);
-      const onError = () => done({ error: "could not build the artifact" });
-      const onExit = () => done({ error: "could not build the artifact" });
-      function done(message) {
-        worker.off("message", onMessage);
-        worker.off("error", onError);
-        worker.off("exit", onExit);
-        resolve(message);
-      }
-      worker.on("message", onMessage);
-      worker.once("error", onError);
-      worker.once("exit", onExit);
-      worker.postMessage({ input: String(request.input), runId: typeof request.runId === "string" ? request.runId : null, knownSecrets });
-    });
+  if (!planDiff) outcome = { error: "this sandbox has no plan-diff builder" };
+  else {
+    // Only a regular file (a device such as /dev/zero would never end).
+    const size = await stat(build.input).then(
+      (stats) => (stats.isFile() ? stats.size : undefined),
+      () => undefined,
+    );
+    if (size === undefined) outcome = { error: "the plan JSON could not be read" };
+    else outcome = size <= PLAN_DIFF_INLINE_MAX_BYTES ? await buildFromFile(planDiff.module, build) : await buildInWorker(planDiff.builder, build);
   }
   if (typeof outcome?.json === "string") {
     try {
@@ -376,7 +396,7 @@ function main() {
       (error) => (booted.forwarderError = error),
     );
   }
-  if (options.planDiffBuilder !== undefined) booted.planDiff = startPlanDiffWorker(options.planDiffBuilder);
+  if (options.planDiffBuilder !== undefined) booted.planDiff = loadPlanDiffBuilder(options.planDiffBuilder);
   void Promise.all([booted.forwarder, booted.planDiff?.loaded]).then(() => send({ type: "ready", at: now() }));
   control.setEncoding("utf8");
   control.on("data", (data) => {
@@ -401,4 +421,6 @@ function main() {
 }
 
 // Only as a program (in the sandbox): a test runner that loads every file of this folder must not start it.
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) main();
+// In a worker of its own (buildInWorker) it builds one plan-diff instead.
+if (!isMainThread && workerData?.planDiffWorker === true) void planDiffWorkerMain();
+else if (isMainThread && process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) main();
