@@ -28,6 +28,7 @@ import {
   cloudOverride,
   phaseScript,
   phaseUnpack,
+  phaseCopyBack,
   CONFIG_ARCHIVE,
   planDiffBinds,
   planDiffRequest,
@@ -258,6 +259,7 @@ export async function runPhaseSandbox(
     {
       argv: ["sh", "-c", phaseScript({ phase, workingDirectory })],
       unpack: phaseUnpack(workingDirectory),
+      ...(phase === "plan" ? { copyBack: phaseCopyBack(workingDirectory) } : {}),
       files: handedOver,
       env: {
         ...inputs.env,

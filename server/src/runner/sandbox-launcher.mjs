@@ -8,7 +8,7 @@
 //
 // It talks to the runner over fd 3 (a socketpair the runner passed through bwrap), one JSON
 // object per line:
-//   runner -> launcher  {"type":"start","argv":[...],"wrapper":[...]?,"env":{...},"cwd":"/work","planDiff":{...}?,"unpack":{...}?}
+//   runner -> launcher  {"type":"start","argv":[...],"wrapper":[...]?,"env":{...},"cwd":"/work","planDiff":{...}?,"unpack":{...}?,"copyBack":[{from,to}]?}
 //                       {"type":"signal","signal":"SIGINT"}        (sent to the command's process group)
 //   launcher -> runner  {"type":"ready","at":T}                    (booted: forwarder listening, builder loaded)
 //                       {"type":"started","pid":N,"at":T}
@@ -39,7 +39,7 @@
 // thread with its own heap limit, so a plan too big for the builder fails the artifact, not the
 // attempt.
 import { spawn } from "node:child_process";
-import { accessSync, constants as fsConstants, statSync } from "node:fs";
+import { accessSync, constants as fsConstants, copyFileSync, statSync } from "node:fs";
 import { readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { pathToFileURL } from "node:url";
@@ -133,10 +133,52 @@ function loadPlanDiffBuilder(builder) {
   const state = { builder, module: import(builder) };
   state.module.catch(() => {});
   state.loaded = state.module.then(
-    () => {},
+    (module) => warmUp(module),
     () => {},
   );
   return state;
+}
+
+/**
+ * A plan of every kind of change, built once at boot: each sandbox's launcher is a fresh process,
+ * and the builder's functions are compiled on their first call, which would otherwise be the
+ * attempt's own build (a few milliseconds on the plan's critical path for a small plan).
+ */
+function warmUp(module) {
+  const change = (actions, before, after, sensitive) => ({
+    actions,
+    before,
+    after,
+    after_unknown: after ? { id: true } : {},
+    before_sensitive: before ? sensitive : false,
+    after_sensitive: after ? sensitive : false,
+  });
+  const value = { name: "warm-up", tags: { a: "1", b: "2" }, list: [1, 2], secret: "warm-up-secret", nested: [{ k: "v" }] };
+  const entry = (name, actions, before, after) => ({
+    address: `terraform_data.${name}`,
+    mode: "managed",
+    type: "terraform_data",
+    name,
+    provider_name: "terraform.io/builtin/terraform",
+    change: change(actions, before, after, { secret: true }),
+  });
+  const plan = {
+    format_version: "1.2",
+    errored: false,
+    resource_changes: [
+      entry("create", ["create"], null, value),
+      entry("update", ["update"], value, { ...value, name: "warm-up-2", list: [1] }),
+      entry("replace", ["delete", "create"], value, value),
+      entry("delete", ["delete"], value, null),
+      entry("noop", ["no-op"], value, value),
+    ],
+    output_changes: { o: { actions: ["update"], before: "a", after: "b", after_unknown: false, before_sensitive: false, after_sensitive: true } },
+  };
+  try {
+    module.buildPlanDiff(plan, { runId: null, knownSecrets: ["warm-up-known"], consume: true });
+  } catch {
+    // Only a warm-up: the attempt's own build reports whatever is wrong.
+  }
 }
 
 /**
@@ -192,6 +234,23 @@ function buildInWorker(builder, request) {
     worker.once("error", () => done({ error: "could not build the artifact" }));
     worker.once("exit", () => done({ error: "could not build the artifact" }));
   });
+}
+
+/**
+ * After the command exited 0: copies each `from` that is a file (following symlinks, as `[ -f ]`
+ * and `cp` do) to `to`; false, with a line on stderr, when one could not be copied.
+ */
+function copyBack(copies) {
+  for (const { from, to } of copies) {
+    try {
+      if (!statSync(String(from), { throwIfNoEntry: false })?.isFile()) continue;
+      copyFileSync(String(from), String(to));
+    } catch (error) {
+      writeOutput("stderr", `stackship: could not copy ${String(from)}: ${error.code ?? error.message}\n`);
+      return false;
+    }
+  }
+  return true;
 }
 
 /** Builds `output` from `input`; the log gets a line (never quoting the plan) when it cannot. */
@@ -360,7 +419,9 @@ async function start(message, booted) {
     if (child.pid === undefined) finish(127, { type: "error", message: `${argv[0]}: ${error.message}` });
   });
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- buildPlanDiff reports failures as outcomes and never rejects
-  child.once("exit", async (code, signal) => {
+  child.once("exit", async (exitCode, signal) => {
+    // Files the runner collects from where the command left them (what `cp` did in the script).
+    const code = exitCode === 0 && Array.isArray(message.copyBack) && !copyBack(message.copyBack) ? 1 : exitCode;
     if (code === 0 && planDiff) await buildPlanDiffOnce();
     // What the command left running ends with it (the sandbox's end would take it a moment later).
     killGroup("SIGKILL");

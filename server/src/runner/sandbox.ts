@@ -188,6 +188,8 @@ export interface SandboxRun {
    * When it cannot, it leaves nothing behind and the command finds `into` missing.
    */
   unpack?: { archive: string; into: string; workingDirectory: string; copy: readonly string[] };
+  /** After the command exited 0, the launcher copies each `from` that is a file to `to` (paths inside the sandbox); one that fails makes the exit 1. */
+  copyBack?: readonly { from: string; to: string }[];
   /**
    * Called with each step mark the command writes (its fd 3) while it runs, and a reader of files
    * in /work as `collect` reads them (null when missing; rejects once the sandbox is gone). Must
@@ -1095,6 +1097,7 @@ export class Sandbox {
         cwd: SANDBOX_WORK_DIR,
         ...(options.planDiff ? { planDiff: options.planDiff } : {}),
         ...(options.unpack ? { unpack: options.unpack } : {}),
+        ...(options.copyBack ? { copyBack: options.copyBack } : {}),
       });
       stopWatching = this.watch(result, (kind) => {
         // A limit reached: the whole sandbox ends at once (a fork bomb gets no grace period).

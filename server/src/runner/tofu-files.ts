@@ -1,3 +1,4 @@
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { SANDBOX_API_URL } from "./api-channel.ts";
 import { SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, type ReadOnlyBind } from "./sandbox.ts";
@@ -117,6 +118,15 @@ export function phaseUnpack(workingDirectory: string): { archive: string; into: 
 /** The plan script's mark once `tofu show` wrote the plan JSON: the plan file and its JSON are final from then on. */
 export const PLAN_SHOWN_MARK = "copy";
 
+/** What the plan's launcher copies out of the configuration once the script exited 0: the dependency lock file and the module manifest. */
+export function phaseCopyBack(workingDirectory: string): { from: string; to: string }[] {
+  const dir = path.posix.join(CONFIG_DIR, workingDirectory.replace(/^\/+|\/+$/g, ""));
+  return [
+    { from: `${dir}/.terraform.lock.hcl`, to: `${SANDBOX_WORK_DIR}/lock.hcl` },
+    { from: `${dir}/.terraform/modules/modules.json`, to: `${SANDBOX_WORK_DIR}/modules.json` },
+  ];
+}
+
 export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory: string }): string {
   const dir = options.workingDirectory.replace(/^\/+|\/+$/g, "");
   const cd = dir ? `cd ${shellQuote(dir)}` : ":";
@@ -149,9 +159,8 @@ export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory
       `tofu plan -input=false -no-color -lock=false -out=${SANDBOX_WORK_DIR}/plan.tfplan 3>&-`,
       "mark show",
       `tofu show -json ${SANDBOX_WORK_DIR}/plan.tfplan > ${SANDBOX_WORK_DIR}/plan.json 3>&-`,
+      // The launcher then copies the lock file and the module manifest out (phaseCopyBack).
       `mark ${PLAN_SHOWN_MARK}`,
-      `if [ -f .terraform.lock.hcl ]; then cp .terraform.lock.hcl ${SANDBOX_WORK_DIR}/lock.hcl; fi`,
-      `if [ -f .terraform/modules/modules.json ]; then cp .terraform/modules/modules.json ${SANDBOX_WORK_DIR}/modules.json; fi`,
     ].join("\n");
   }
   return [

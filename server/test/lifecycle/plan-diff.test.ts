@@ -38,6 +38,9 @@ testEachServer(
     const run = await startRun(server, token, workspace.id, { ...fixture("random"), "secret.tf": secretTf });
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+    // The dependency lock file tofu init wrote travels with the plan (the launcher copies it out).
+    const recorded = (await server.services.stores.runs.getById(run.id))!.execution.dependencyLockFile;
+    assert.match(recorded ?? "", /provider "registry\.opentofu\.org\/hashicorp\/random" \{/);
 
     const first = await artifactOf(server, token, run.id);
     assert.is(first.artifact.format, "stackship.plan-diff/v1");
