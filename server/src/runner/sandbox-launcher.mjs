@@ -39,8 +39,10 @@
 // thread with its own heap limit, so a plan too big for the builder fails the artifact, not the
 // attempt.
 import { spawn } from "node:child_process";
-import { accessSync, constants as fsConstants, copyFileSync, statSync } from "node:fs";
-import { readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+// Synchronous file calls throughout: the launcher is a fresh process whose first asynchronous one
+// would first start libuv's thread pool (milliseconds on the attempt's path), and it has nothing
+// else to do meanwhile.
+import { accessSync, constants as fsConstants, copyFileSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { pathToFileURL } from "node:url";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
@@ -195,7 +197,7 @@ async function buildFromFile(loaded, { input, runId, knownSecrets }) {
   }
   let plan;
   try {
-    plan = JSON.parse(await readFile(input, "utf8"));
+    plan = JSON.parse(readFileSync(input, "utf8"));
   } catch {
     return { error: "the plan JSON could not be read" };
   }
@@ -263,20 +265,23 @@ async function buildPlanDiff(planDiff, request, env) {
   if (!planDiff) outcome = { error: "this sandbox has no plan-diff builder" };
   else {
     // Only a regular file (a device such as /dev/zero would never end).
-    const size = await stat(build.input).then(
-      (stats) => (stats.isFile() ? stats.size : undefined),
-      () => undefined,
-    );
+    let size;
+    try {
+      const stats = statSync(build.input);
+      size = stats.isFile() ? stats.size : undefined;
+    } catch {
+      size = undefined;
+    }
     if (size === undefined) outcome = { error: "the plan JSON could not be read" };
     else outcome = size <= PLAN_DIFF_INLINE_MAX_BYTES ? await buildFromFile(planDiff.module, build) : await buildInWorker(planDiff.builder, build);
   }
   if (typeof outcome?.json === "string") {
     try {
-      await writeFile(`${output}.partial`, outcome.json, { mode: 0o600 });
-      await rename(`${output}.partial`, output);
+      writeFileSync(`${output}.partial`, outcome.json, { mode: 0o600 });
+      renameSync(`${output}.partial`, output);
       return;
     } catch {
-      await rm(`${output}.partial`, { force: true }).catch(() => {});
+      rmSync(`${output}.partial`, { force: true });
       outcome = { error: "could not write the artifact" };
     }
   }

@@ -979,11 +979,12 @@ export class Sandbox {
     const { limits, fsDir } = this.confinement;
     if (result.signal === "SIGXFSZ") return "file_size";
     if (result.signal === "SIGXCPU") return "cpu";
-    if (await hasFileOfSize(fsDir ?? this.workDir, limits.fileSizeBytes)) return "file_size";
-    if (fsDir !== undefined) {
-      const fs = await statfs(fsDir).catch(() => undefined);
-      if (fs !== undefined && fs.bfree * fs.bsize < DISK_FULL_SLACK_BYTES) return "disk";
-    }
+    const fs = fsDir !== undefined ? await statfs(fsDir).catch(() => undefined) : undefined;
+    // On the sandbox's own tmpfs, a file of the size limit needs at least that much of it in use:
+    // below that, no walk of the tree is needed.
+    const couldHoldOne = fs === undefined || (fs.blocks - fs.bfree) * fs.bsize >= limits.fileSizeBytes;
+    if (couldHoldOne && (await hasFileOfSize(fsDir ?? this.workDir, limits.fileSizeBytes))) return "file_size";
+    if (fs !== undefined && fs.bfree * fs.bsize < DISK_FULL_SLACK_BYTES) return "disk";
     if (result.usage.processes >= limits.processes && !(result.exitCode === 0 && result.signal === null)) return "processes";
     return null;
   }
