@@ -14,6 +14,9 @@ import { WarmSandboxPool } from "./warm-sandboxes.ts";
 import { sandboxReleasesSettled } from "./sandbox.ts";
 
 /** Tuning of a runner process. */
+/** How long after an attempt its slot's next warm sandbox starts booting (WarmSandboxPool.refill). */
+const WARM_REFILL_DELAY_MS = 50;
+
 export interface RunnerOptions {
   /** How many phases this process executes at once. */
   concurrency: number;
@@ -218,7 +221,7 @@ export class RunnerEngine {
       await this.handleLost(job, "runner_error");
     } finally {
       // This slot's next warm sandbox boots now that its attempt is over (not while stopping).
-      if (!this.stopped) this.warm?.refill();
+      if (!this.stopped) this.warm?.refill({ afterMs: WARM_REFILL_DELAY_MS });
     }
   }
 

@@ -46,13 +46,32 @@ export class WarmSandboxPool {
     return this.idle.size + this.warming.size;
   }
 
-  /** Starts replacements for the sandboxes taken (call it once the attempt that took one is over, so the boot does not compete with it). */
-  refill(): void {
+  /**
+   * Starts replacements for the sandboxes taken (call it once the attempt that took one is over, so
+   * the boot does not compete with it). With `afterMs`, a little later: the end of an attempt is
+   * followed by its run's last writes, notices and the clients' reads, which a boot (bwrap's fork,
+   * its set-up) would hold up; a `take` or `settled` in the meantime starts it at once.
+   */
+  refill({ afterMs = 0 } = {}): void {
+    if (afterMs <= 0) {
+      this.fillNow();
+      return;
+    }
+    this.refillTimer ??= setTimeout(() => this.fillNow(), afterMs);
+    this.refillTimer.unref();
+  }
+
+  private refillTimer: NodeJS.Timeout | undefined;
+
+  private fillNow(): void {
+    clearTimeout(this.refillTimer);
+    this.refillTimer = undefined;
     this.fill();
   }
 
   /** Resolves once no sandbox is starting (the pool is full unless a start failed). */
   async settled(): Promise<void> {
+    if (this.refillTimer !== undefined) this.fillNow();
     while (this.warming.size > 0) await Promise.allSettled([...this.warming]);
   }
 
@@ -95,6 +114,7 @@ export class WarmSandboxPool {
   async take(): Promise<Sandbox | undefined> {
     for (;;) {
       if (this.stopped) return undefined;
+      if (this.idle.size === 0 && this.refillTimer !== undefined) this.fillNow();
       for (const [sandbox, timer] of this.idle) {
         clearTimeout(timer);
         this.idle.delete(sandbox);
@@ -113,6 +133,8 @@ export class WarmSandboxPool {
   /** Destroys every sandbox not yet taken and stops replacing them. */
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.refillTimer);
+    this.refillTimer = undefined;
     await this.settled();
     await Promise.all(
       [...this.idle].map(([sandbox, timer]) => {
