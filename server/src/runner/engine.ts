@@ -173,11 +173,6 @@ export class RunnerEngine {
     this.ticking = true;
     this.tickAgain = false;
     try {
-      const now = this.services.clock();
-      if (now.getTime() - this.lastSweep >= Math.min(this.options.heartbeatIntervalMs, 1_000)) {
-        this.lastSweep = now.getTime();
-        await this.sweep();
-      }
       // On PostgreSQL graphile-worker hands work over; the table is only polled on SQLite.
       while (!this.graphile && !this.stopped && this.running.size < this.options.concurrency) {
         const job = await this.services.stores.jobs.claim(this.runnerId, this.services.clock());
@@ -189,6 +184,14 @@ export class RunnerEngine {
           // A slot is free (and the next serial phase of the workspace may be claimable).
           this.wake();
         });
+      }
+      // The sweep after the claims, so that a queued run does not wait for it; what it releases
+      // (a dead runner's work) is claimed by the tick it asks for.
+      const now = this.services.clock();
+      if (!this.stopped && now.getTime() - this.lastSweep >= Math.min(this.options.heartbeatIntervalMs, 1_000)) {
+        this.lastSweep = now.getTime();
+        await this.sweep();
+        if (!this.graphile && this.running.size < this.options.concurrency) this.tickAgain = true;
       }
     } catch (error) {
       this.services.logger.error({ err: error, runner: this.runnerId }, "runner tick failed");
