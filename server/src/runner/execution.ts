@@ -289,8 +289,10 @@ export async function runPhaseSandbox(
       onOutput: (chunk) => log.write(chunk.toString("utf8")),
       onMark,
     },
-    // The host side is removed after the attempt's result is on its way (engine.stop waits for it).
-    { startedForThisRun: !warm, releaseLater: true },
+    // A plan's result is taken once its output has arrived, and the sandbox ends in the background
+    // (engine.stop waits for it). An apply waits for the sandbox's end: nothing left behind by the
+    // configuration may still reach the API with the apply's token once its result is in.
+    { startedForThisRun: !warm, releaseLater: phase === "plan" },
   );
   return { result, warm };
 }
