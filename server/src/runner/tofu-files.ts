@@ -110,9 +110,14 @@ const CONFIG_DIR = `${SANDBOX_WORK_DIR}/cfg`;
 /** The staged files copied into the configuration's working directory after it is unpacked (so that they win). */
 const STAGED_FILES = [`${SANDBOX_WORK_DIR}/${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`, `${SANDBOX_WORK_DIR}/${STAGED_DIR}/${TFVARS_FILE}`];
 
+/** A run's or workspace's working directory as a path below the configuration root (no leading or trailing slash). */
+function relativeWorkingDirectory(workingDirectory: string): string {
+  return workingDirectory.replace(/^\/+|\/+$/g, "");
+}
+
 /** What the launcher unpacks before the phase script (sandbox.ts SandboxRun.unpack); the script does it itself otherwise. */
 export function phaseUnpack(workingDirectory: string): { archive: string; into: string; workingDirectory: string; copy: readonly string[] } {
-  return { archive: `${SANDBOX_WORK_DIR}/${CONFIG_ARCHIVE}`, into: CONFIG_DIR, workingDirectory: workingDirectory.replace(/^\/+|\/+$/g, ""), copy: STAGED_FILES };
+  return { archive: `${SANDBOX_WORK_DIR}/${CONFIG_ARCHIVE}`, into: CONFIG_DIR, workingDirectory: relativeWorkingDirectory(workingDirectory), copy: STAGED_FILES };
 }
 
 /** The plan script's mark once `tofu show` wrote the plan JSON: the plan file and its JSON are final from then on. */
@@ -120,7 +125,7 @@ export const PLAN_SHOWN_MARK = "copy";
 
 /** What the plan's launcher copies out of the configuration once the script exited 0: the dependency lock file and the module manifest. */
 export function phaseCopyBack(workingDirectory: string): { from: string; to: string }[] {
-  const dir = path.posix.join(CONFIG_DIR, workingDirectory.replace(/^\/+|\/+$/g, ""));
+  const dir = path.posix.join(CONFIG_DIR, relativeWorkingDirectory(workingDirectory));
   return [
     { from: `${dir}/.terraform.lock.hcl`, to: `${SANDBOX_WORK_DIR}/lock.hcl` },
     { from: `${dir}/.terraform/modules/modules.json`, to: `${SANDBOX_WORK_DIR}/modules.json` },
@@ -128,7 +133,7 @@ export function phaseCopyBack(workingDirectory: string): { from: string; to: str
 }
 
 export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory: string }): string {
-  const dir = options.workingDirectory.replace(/^\/+|\/+$/g, "");
+  const dir = relativeWorkingDirectory(options.workingDirectory);
   const cd = dir ? `cd ${shellQuote(dir)}` : ":";
   const common = [
     "set -eu",
