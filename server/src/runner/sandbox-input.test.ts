@@ -5,6 +5,7 @@ import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { sandboxReleasesSettled, startSandbox } from "./sandbox.ts";
+import { attemptDirectoryPerCase } from "./sandbox-test-support.ts";
 
 // The read-only input directory (the plan's state file, plan-state.ts): written by the runner at
 // the handoff, readable inside, not writable, not replaceable.
@@ -56,16 +57,10 @@ input.run();
 // The configuration unpacked by the launcher before the command (sandbox-unpack.mjs), as the
 // sandbox's uid; when it cannot, the command finds no directory and its own tar takes over.
 const unpacking = suite("sandbox: the launcher unpacks the configuration");
-let unpackDir = "";
-unpacking.before(async () => {
-  unpackDir = await mkdtemp(path.join(os.tmpdir(), "ss-unpack-"));
-});
-unpacking.after(async () => {
-  await rm(unpackDir, { recursive: true, force: true });
-});
+const unpackDir = attemptDirectoryPerCase(unpacking, "ss-unpack-");
 
 async function unpackIn(tarball: Buffer) {
-  const sandbox = await startSandbox({ tmpDir: unpackDir });
+  const sandbox = await startSandbox({ tmpDir: unpackDir() });
   let output = "";
   const result = await sandbox.run({
     argv: ["sh", "-c", "if [ -d /work/cfg ]; then cd /work/cfg/env && ls -ln && cat main.tf staged.tf; else echo NOT UNPACKED; fi"],
@@ -78,10 +73,12 @@ async function unpackIn(tarball: Buffer) {
 }
 
 unpacking("a configuration is unpacked into the working directory before the command starts, owned by the sandbox", async () => {
-  const src = path.join(unpackDir, "src");
+  const src = await mkdtemp(path.join(os.tmpdir(), "ss-unpack-src-"));
   await mkdir(path.join(src, "env"), { recursive: true });
   await writeFile(path.join(src, "env", "main.tf"), "# main\n");
-  const { result, output, marks } = await unpackIn(execFileSync("tar", ["-cz", "-C", src, "."]));
+  const tarball = execFileSync("tar", ["-cz", "-C", src, "."]);
+  await rm(src, { recursive: true, force: true });
+  const { result, output, marks } = await unpackIn(tarball);
   assert.is(result.exitCode, 0, output);
   assert.match(output, "# main\n# staged\n");
   assert.ok(marks.includes("launcher-unpacked"), marks.join(","));
@@ -105,16 +102,10 @@ unpacking.run();
 // onMark: each step mark as the command writes it, with a reader of /work at that moment (the plan
 // phase stores the plan early from it, and uses that only if the collected files are the same).
 const marks = suite("sandbox: step marks reach the runner while the command runs");
-let marksDir = "";
-marks.before(async () => {
-  marksDir = await mkdtemp(path.join(os.tmpdir(), "ss-marks-"));
-});
-marks.after(async () => {
-  await rm(marksDir, { recursive: true, force: true });
-});
+const marksDir = attemptDirectoryPerCase(marks, "ss-marks-");
 
 marks("a mark's reader sees the file as it was then; the collected file is what the command left at its end", async () => {
-  const sandbox = await startSandbox({ tmpDir: marksDir });
+  const sandbox = await startSandbox({ tmpDir: marksDir() });
   const seen: Promise<string | null>[] = [];
   const result = await sandbox.run({
     argv: ["sh", "-c", "echo one > /work/f; echo shown >&3; sleep 0.5; echo two > /work/f"],
@@ -130,7 +121,7 @@ marks("a mark's reader sees the file as it was then; the collected file is what 
 });
 
 marks("a mark's reader refuses a path outside /work and reads a missing file as null", async () => {
-  const sandbox = await startSandbox({ tmpDir: marksDir });
+  const sandbox = await startSandbox({ tmpDir: marksDir() });
   const reads: Promise<unknown>[] = [];
   await sandbox.run({
     argv: ["sh", "-c", "echo m >&3; sleep 0.3"],
@@ -155,19 +146,14 @@ marks.run();
 // A phase's sandbox (`releaseLater`) returns once the output the exit report counts has arrived,
 // not when bwrap has ended: every byte the command wrote is still there, on both streams.
 const output = suite("sandbox: the attempt's whole output, without waiting for the teardown");
-let outputDir = "";
-output.before(async () => {
-  outputDir = await mkdtemp(path.join(os.tmpdir(), "ss-output-"));
-});
-output.after(async () => {
-  await sandboxReleasesSettled();
-  await rm(outputDir, { recursive: true, force: true });
-});
+const outputDir = attemptDirectoryPerCase(output, "ss-output-");
 
 async function released(script: string) {
-  const sandbox = await startSandbox({ tmpDir: outputDir });
+  const sandbox = await startSandbox({ tmpDir: outputDir() });
   const streams = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
   const result = await sandbox.run({ argv: ["sh", "-c", script], timeoutMs: 30_000, onOutput: (chunk, stream) => streams[stream].push(chunk) }, { releaseLater: true });
+  // The release in the background removes the sandbox's host side (checked after each case).
+  await sandboxReleasesSettled();
   return { result, stdout: Buffer.concat(streams.stdout).toString("utf8"), stderr: Buffer.concat(streams.stderr).toString("utf8") };
 }
 

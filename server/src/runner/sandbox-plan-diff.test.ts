@@ -1,23 +1,15 @@
 import { readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { buildPlanDiff } from "../domain/plan-diff/plan-diff.mjs";
 import { startSandbox } from "./sandbox.ts";
+import { attemptDirectoryPerCase } from "./sandbox-test-support.ts";
 import { planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER } from "./tofu-files.ts";
 
 // The launcher builds a plan JSON up to its inline limit in its own thread, a larger one in a
 // worker thread with its own heap limit (started for that plan); both give the host's artifact.
 const planDiff = suite("sandbox plan-diff: inline and in a worker");
-let tmpDir = "";
-planDiff.before(async () => {
-  tmpDir = await mkdtemp(path.join(os.tmpdir(), "ss-plan-diff-"));
-});
-planDiff.after(async () => {
-  await rm(tmpDir, { recursive: true, force: true });
-});
+const tmpDir = attemptDirectoryPerCase(planDiff, "ss-plan-diff-");
 
 const launcherSource = readFileSync(new URL("./sandbox-launcher.mjs", import.meta.url), "utf8");
 const inlineMaxBytes = Number(/const PLAN_DIFF_INLINE_MAX_BYTES = (\d+) \* 1024 \* 1024;/.exec(launcherSource)?.[1]) * 1024 * 1024;
@@ -48,7 +40,7 @@ function plan(count: number, size: number) {
 }
 
 async function buildInSandbox(planJson: string) {
-  const sandbox = await startSandbox({ tmpDir, readOnlyBinds: planDiffBinds(), planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER });
+  const sandbox = await startSandbox({ tmpDir: tmpDir(), readOnlyBinds: planDiffBinds(), planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER });
   let log = "";
   const result = await sandbox.run({
     argv: ["true"],
@@ -96,7 +88,7 @@ planDiff("above the inline limit, input the builder refuses: no artifact, the at
 
 planDiff("a plan JSON that is no regular file (a device) or missing: no artifact, the attempt succeeds", async () => {
   for (const script of ["ln -s /dev/zero plan.json", "rm -f plan.json"]) {
-    const sandbox = await startSandbox({ tmpDir, readOnlyBinds: planDiffBinds(), planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER });
+    const sandbox = await startSandbox({ tmpDir: tmpDir(), readOnlyBinds: planDiffBinds(), planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER });
     let log = "";
     const result = await sandbox.run({
       argv: ["sh", "-c", script],

@@ -1,23 +1,15 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { WarmSandboxPool } from "./warm-sandboxes.ts";
+import { attemptDirectoryPerCase } from "./sandbox-test-support.ts";
 
 // A refill asked for a little later (after an attempt, so that the boot does not hold up the run's
 // last writes and its clients) starts at once when a sandbox is wanted or the pool is awaited.
 const test = suite("warm pool: a later refill");
-let tmpDir = "";
-test.before(async () => {
-  tmpDir = await mkdtemp(path.join(os.tmpdir(), "ss-warm-pool-"));
-});
-test.after(async () => {
-  await rm(tmpDir, { recursive: true, force: true });
-});
+const tmpDir = attemptDirectoryPerCase(test, "ss-warm-pool-");
 
 async function emptyPool() {
-  const pool = new WarmSandboxPool({ size: 1, shape: () => ({ tmpDir }), idleMs: 60_000 });
+  const pool = new WarmSandboxPool({ size: 1, shape: () => ({ tmpDir: tmpDir() }), idleMs: 60_000 });
   pool.start();
   const first = await pool.take();
   await first!.destroy();
