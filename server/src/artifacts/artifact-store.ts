@@ -1,6 +1,18 @@
 import { Readable } from "node:stream";
 import { ARTIFACT_FORMAT, type ArtifactKind, type ArtifactRef } from "../domain/artifacts.ts";
-import { DEFAULT_FRAME_SIZE, FramedArtifactError, FramedOpener, FramedSealer, framedObjectSize, HEADER_SIZE, openHeader, type FramedOpenerOptions } from "./framed.ts";
+import {
+  DEFAULT_FRAME_SIZE,
+  FramedArtifactError,
+  FramedOpener,
+  FramedSealer,
+  framedObjectSize,
+  HEADER_SIZE,
+  maxFramedObjectSize,
+  openHeader,
+  openWhole,
+  sealWhole,
+  type FramedOpenerOptions,
+} from "./framed.ts";
 import { FramedReadWorker } from "./framed-reader.ts";
 import { ObjectNotFoundError, type ObjectBackend } from "./object-backend.ts";
 
@@ -103,6 +115,12 @@ export class FramedArtifactStore implements ArtifactStore {
   }
 
   async write(target: ArtifactTarget, source: Uint8Array | AsyncIterable<Uint8Array>): Promise<ArtifactRef> {
+    // A small artifact held in memory: sealed at once and stored in one write where the backend can.
+    if (source instanceof Uint8Array && source.byteLength <= MAIN_THREAD_MAX_BYTES && this.backend.writeWhole) {
+      const { object, ...sealed } = sealWhole(source, { wrappingKey: this.dataKeyWrap, identity: target });
+      await this.backend.writeWhole(target.key, object);
+      return { kind: target.kind, key: target.key, ...sealed, format: ARTIFACT_FORMAT };
+    }
     const sealer = new FramedSealer({ wrappingKey: this.dataKeyWrap, identity: target });
     const input = source instanceof Uint8Array ? Readable.from(chunksOf(source)) : Readable.from(source);
     input.once("error", (error) => sealer.destroy(error));
@@ -174,6 +192,13 @@ export class FramedArtifactStore implements ArtifactStore {
   }
 
   async read(ref: ArtifactRef, workspaceId: string): Promise<Buffer> {
+    // A small artifact: read whole and opened at once, with the same checks as a stream's.
+    if (ref.format === ARTIFACT_FORMAT && ref.sizeBytes <= MAIN_THREAD_MAX_BYTES && this.backend.readWhole) {
+      const identity = { kind: ref.kind, workspaceId, key: ref.key };
+      const object = await this.backend.readWhole(ref.key, maxFramedObjectSize(ref.sizeBytes));
+      if (object === null) throw new FramedArtifactError(`artifact '${ref.key}' does not match its descriptor`);
+      return openWhole(object.subarray(HEADER_SIZE), this.check(ref, identity, object.subarray(0, HEADER_SIZE), object.length));
+    }
     return collect(await this.open(ref, workspaceId));
   }
 

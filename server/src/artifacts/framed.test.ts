@@ -4,7 +4,20 @@ import { pipeline } from "node:stream/promises";
 import fc from "fast-check";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { FramedArtifactError, FramedOpener, FramedSealer, HEADER_SIZE, framedObjectSize, openFramed, openHeader, sealFramed, type ArtifactIdentity } from "./framed.ts";
+import {
+  FramedArtifactError,
+  FramedOpener,
+  FramedSealer,
+  HEADER_SIZE,
+  framedObjectSize,
+  maxFramedObjectSize,
+  openFramed,
+  openHeader,
+  openWhole,
+  sealFramed,
+  sealWhole,
+  type ArtifactIdentity,
+} from "./framed.ts";
 
 const KEY = Buffer.alloc(32, 7);
 const OTHER_KEY = Buffer.alloc(32, 8);
@@ -173,6 +186,66 @@ test("each data key is fresh", async () => {
   const b = await sealFramed(Buffer.from("{}"), { wrappingKey: KEY, identity: ID, frameSize: FRAME });
   assert.not.ok(openHeader(a.subarray(0, HEADER_SIZE), KEY, ID).dataKey.equals(openHeader(b.subarray(0, HEADER_SIZE), KEY, ID).dataKey));
   assert.not.ok(a.subarray(HEADER_SIZE).equals(b.subarray(HEADER_SIZE)));
+});
+
+/** openWhole on a whole object: its header opened first, as the artifact store does. */
+function openObjectWhole(object: Buffer, expected: { sizeBytes: number; sha256: string }, identity = ID): Buffer {
+  const { frameSize, dataKey } = openHeader(object.subarray(0, HEADER_SIZE), KEY, identity);
+  return openWhole(object.subarray(HEADER_SIZE), { dataKey, frameSize, identity, ...expected });
+}
+
+test("the whole-buffer writer and reader speak the streaming format both ways", async () => {
+  await fc.assert(
+    fc.asyncProperty(fc.integer({ min: 0, max: 5 * FRAME + 3 }), async (size) => {
+      const plaintext = randomBytes(size);
+      const expected = { sizeBytes: size, sha256: sha(plaintext) };
+      const whole = sealWhole(plaintext, { wrappingKey: KEY, identity: ID, frameSize: FRAME });
+      assert.equal({ sizeBytes: whole.sizeBytes, sha256: whole.sha256 }, expected);
+      assert.is(whole.object.length, framedObjectSize(size, FRAME));
+      assert.ok(whole.object.length <= maxFramedObjectSize(size));
+      assert.ok((await openFramed(whole.object, KEY, ID, expected)).equals(plaintext));
+      const streamed = await sealFramed(plaintext, { wrappingKey: KEY, identity: ID, frameSize: FRAME });
+      assert.ok(openObjectWhole(streamed, expected).equals(plaintext));
+    }),
+    { numRuns: 40 },
+  );
+});
+
+test("the whole-buffer reader fails as the stream does: a flipped byte, reordered frames, truncation, a trailing byte, a digest or size mismatch", () => {
+  const plaintext = randomBytes(4 * FRAME + 100);
+  const expected = { sizeBytes: plaintext.length, sha256: sha(plaintext) };
+  const { object } = sealWhole(plaintext, { wrappingKey: KEY, identity: ID, frameSize: FRAME });
+  const fails = (object: Buffer, declared = expected) =>
+    assert.throws(
+      () => openObjectWhole(object, declared),
+      (error: Error) => error instanceof FramedArtifactError,
+    );
+  fc.assert(
+    fc.property(fc.integer({ min: HEADER_SIZE, max: object.length - 1 }), fc.integer({ min: 1, max: 255 }), (position, mask) => {
+      const tampered = Buffer.from(object);
+      tampered[position]! ^= mask;
+      fails(tampered);
+    }),
+    { numRuns: 60 },
+  );
+  const frame = FRAME + 16;
+  fails(
+    Buffer.concat([
+      object.subarray(0, HEADER_SIZE),
+      object.subarray(HEADER_SIZE + frame, HEADER_SIZE + 2 * frame),
+      object.subarray(HEADER_SIZE, HEADER_SIZE + frame),
+      object.subarray(HEADER_SIZE + 2 * frame),
+    ]),
+  );
+  fails(object.subarray(0, HEADER_SIZE + 2 * frame));
+  fails(object.subarray(0, HEADER_SIZE + 2 * frame), { sizeBytes: 2 * FRAME, sha256: sha(plaintext.subarray(0, 2 * FRAME)) });
+  fails(Buffer.concat([object, Buffer.from("}")]));
+  fails(object, { sizeBytes: plaintext.length, sha256: "0".repeat(64) });
+  fails(object, { sizeBytes: plaintext.length - 1, sha256: sha(plaintext.subarray(0, -1)) });
+  assert.throws(
+    () => openObjectWhole(object, expected, { ...ID, key: "runs/run-ffffffffffffffff/plan.json" }),
+    (error: Error) => error instanceof FramedArtifactError,
+  );
 });
 
 test.run();

@@ -131,10 +131,13 @@ export interface FramedSealerOptions {
 }
 
 /**
- * The streaming writer: plaintext in, header and frames out, with backpressure. It keeps at most
- * one frame of plaintext: a frame is sealed once more bytes follow it, the last one at the end.
+ * The writer's core, without a stream around it (FramedSealer, and sealWhole): plaintext in,
+ * frames out. It keeps at most one frame of plaintext: a frame is sealed once more bytes follow it,
+ * the last one at `finish`.
  */
-export class FramedSealer extends Transform {
+export class FramedSealCore {
+  /** The object's header (first out). */
+  readonly header: Buffer;
   private readonly dataKey: Buffer;
   private readonly identity: Buffer;
   private readonly frameSize: number;
@@ -145,12 +148,11 @@ export class FramedSealer extends Transform {
   private digest: string | null = null;
 
   constructor(options: FramedSealerOptions) {
-    super();
     this.frameSize = options.frameSize ?? DEFAULT_FRAME_SIZE;
     const { header, dataKey } = sealHeader(options.wrappingKey, options.identity, this.frameSize);
+    this.header = header;
     this.dataKey = dataKey;
     this.identity = identityBytes(options.identity);
-    this.push(header);
   }
 
   private seal(plaintext: Buffer, final: boolean): Buffer[] {
@@ -162,7 +164,9 @@ export class FramedSealer extends Transform {
     return [body, cipher.getAuthTag()];
   }
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+  /** Takes more plaintext; returns the frames it completes (bodies and tags, in order). */
+  update(chunk: Buffer): Buffer[] {
+    if (this.digest !== null) throw new Error("the framed writer has finished");
     this.hash.update(chunk);
     this.size += chunk.length;
     const data = this.pending.length > 0 ? Buffer.concat([this.pending, chunk]) : chunk;
@@ -173,22 +177,74 @@ export class FramedSealer extends Transform {
       offset += this.frameSize;
     }
     this.pending = Buffer.from(data.subarray(offset));
+    return out;
+  }
+
+  /** Seals the final frame. */
+  finish(): Buffer[] {
+    if (this.digest !== null) throw new Error("the framed writer has finished");
+    const out = this.seal(this.pending, true);
+    this.pending = Buffer.alloc(0);
+    this.digest = this.hash.digest("hex");
+    return out;
+  }
+
+  /** The plaintext size and SHA-256, once finished. */
+  result(): { sizeBytes: number; sha256: string } {
+    if (this.digest === null) throw new Error("the framed writer has not finished");
+    return { sizeBytes: this.size, sha256: this.digest };
+  }
+}
+
+/** The streaming writer: plaintext in, header and frames out, with backpressure (a FramedSealCore inside). */
+export class FramedSealer extends Transform {
+  private readonly core: FramedSealCore;
+
+  constructor(options: FramedSealerOptions) {
+    super();
+    this.core = new FramedSealCore(options);
+    this.push(this.core.header);
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    const out = this.core.update(chunk);
     if (out.length > 0) this.push(Buffer.concat(out));
     callback();
   }
 
   override _flush(callback: TransformCallback): void {
-    this.push(Buffer.concat(this.seal(this.pending, true)));
-    this.pending = Buffer.alloc(0);
-    this.digest = this.hash.digest("hex");
+    this.push(Buffer.concat(this.core.finish()));
     callback();
   }
 
   /** The plaintext size and SHA-256, once the writer has finished. */
   result(): { sizeBytes: number; sha256: string } {
-    if (this.digest === null) throw new Error("the framed writer has not finished");
-    return { sizeBytes: this.size, sha256: this.digest };
+    return this.core.result();
   }
+}
+
+/** Seals a whole buffer at once: the object, and the plaintext's size and SHA-256 (small artifacts held in memory anyway). */
+export function sealWhole(plaintext: Uint8Array, options: FramedSealerOptions): { object: Buffer; sizeBytes: number; sha256: string } {
+  const core = new FramedSealCore(options);
+  const object = Buffer.concat([core.header, ...core.update(Buffer.from(plaintext.buffer, plaintext.byteOffset, plaintext.byteLength)), ...core.finish()]);
+  return { object, ...core.result() };
+}
+
+/**
+ * Opens the frames of a whole object (everything after its header) at once: the same checks as
+ * the streaming reader (every frame, then length and digest), all of them before anything is
+ * returned.
+ */
+export function openWhole(frames: Buffer, options: FramedOpenerOptions): Buffer {
+  const verifier = new FramedVerifier(options);
+  const first = verifier.update(frames) ?? [];
+  const last = verifier.finish() ?? [];
+  return Buffer.concat([...first, ...last]);
+}
+
+/** The largest object a descriptor of `plaintextSize` bytes can match (the smallest frame size has the most tags). */
+export function maxFramedObjectSize(plaintextSize: number): number {
+  return framedObjectSize(plaintextSize, MIN_FRAME_SIZE);
 }
 
 /** What a reader checks the frames against. */

@@ -33,6 +33,16 @@ export interface ObjectBackend {
    * files (the artifact store then reads large objects in its read worker). The caller closes it.
    */
   openFile?(key: string): Promise<FileHandle>;
+  /**
+   * Optional: stores a small object held whole in memory, atomically like `write` (fewer steps
+   * than a stream for a local file). Resolves to its length.
+   */
+  writeWhole?(key: string, bytes: Buffer): Promise<number>;
+  /**
+   * Optional: reads a small object whole; ObjectNotFoundError when absent, null (nothing read)
+   * when it is larger than `maxBytes`.
+   */
+  readWhole?(key: string, maxBytes: number): Promise<Buffer | null>;
   /** Releases connections and handles the backend holds. */
   close(): Promise<void>;
 }

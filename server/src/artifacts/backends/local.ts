@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { mkdir, open, rename, rm, stat, type FileHandle } from "node:fs/promises";
+import { mkdir, open, rename, rm, stat, writeFile, type FileHandle } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -21,6 +21,8 @@ function isMissing(error: unknown): boolean {
 export class LocalObjectBackend implements ObjectBackend {
   readonly kind = "local";
   readonly root: string;
+  /** Directories this process created or found (a small write then skips its mkdir). */
+  private readonly directories = new Set<string>();
 
   constructor(directory: string) {
     this.root = resolve(directory);
@@ -52,6 +54,51 @@ export class LocalObjectBackend implements ObjectBackend {
       throw error;
     }
     return length;
+  }
+
+  /** A small object in one write of a temporary file, renamed over its target like `write`'s. */
+  async writeWhole(key: string, bytes: Buffer): Promise<number> {
+    const path = this.path(key);
+    const directory = dirname(path);
+    const temporary = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+    const writeTemporary = () => writeFile(temporary, bytes, { mode: 0o600, flag: "wx" });
+    try {
+      if (!this.directories.has(directory)) {
+        await mkdir(directory, { recursive: true });
+        this.directories.add(directory);
+      }
+      try {
+        await writeTemporary();
+      } catch (error) {
+        // Its directory was removed since (by hand): made again, once.
+        if (!isMissing(error)) throw error;
+        await mkdir(directory, { recursive: true });
+        await writeTemporary();
+      }
+      await rename(temporary, path);
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw error;
+    }
+    return bytes.length;
+  }
+
+  async readWhole(key: string, maxBytes: number): Promise<Buffer | null> {
+    const file = await this.openFile(key);
+    try {
+      const { size } = await file.stat();
+      if (size > maxBytes) return null;
+      const buffer = Buffer.allocUnsafe(size);
+      let filled = 0;
+      while (filled < size) {
+        const { bytesRead } = await file.read(buffer, filled, size - filled, filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      return buffer.subarray(0, filled);
+    } finally {
+      await file.close().catch(() => undefined);
+    }
   }
 
   /**
