@@ -4,7 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { sandboxReleasesSettled, startSandbox } from "./sandbox.ts";
+import { createHash, randomBytes } from "node:crypto";
+import { sandboxReleasesSettled, startSandbox, SYNC_IO_MAX_BYTES } from "./sandbox.ts";
 import { attemptDirectoryPerCase } from "./sandbox-test-support.ts";
 
 // The read-only input directory (the plan's state file, plan-state.ts): written by the runner at
@@ -98,6 +99,59 @@ unpacking("an archive the launcher does not take leaves no directory behind for 
 });
 
 unpacking.run();
+
+// Files handed over (up to SYNC_IO_MAX_BYTES in all) and collected (each up to it) are written and
+// read with synchronous calls, larger ones through the thread pool: both sides of the size arrive
+// whole, and what the runner wrote is the sandbox's.
+const sizes = suite("sandbox: files in and out on both sides of the synchronous-I/O size");
+const sizesDir = attemptDirectoryPerCase(sizes, "ss-sizes-");
+const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+
+sizes("handed over in all up to the size and one byte more: whole, owned by the sandbox", async () => {
+  for (const total of [SYNC_IO_MAX_BYTES, SYNC_IO_MAX_BYTES + 1]) {
+    const big = randomBytes(total - 5);
+    const sandbox = await startSandbox({ tmpDir: sizesDir() });
+    let output = "";
+    const result = await sandbox.run({
+      argv: ["sh", "-c", "stat -c '%u %s' d/big small; sha256sum d/big small"],
+      files: { "d/big": big, small: "small" },
+      timeoutMs: 30_000,
+      onOutput: (chunk) => (output += chunk.toString("utf8")),
+    });
+    assert.is(result.exitCode, 0, output);
+    const [bigStat, smallStat, bigSum, smallSum] = output.trim().split("\n");
+    assert.is(bigStat.split(" ")[1], String(total - 5), output);
+    assert.is(smallStat.split(" ")[1], "5", output);
+    if (process.getuid?.() === 0) assert.ok(bigStat.split(" ")[0] !== "0" && smallStat.split(" ")[0] !== "0", `the sandbox's, not root's: ${output}`);
+    assert.is(bigSum.split(" ")[0], sha(big));
+    assert.is(smallSum.split(" ")[0], sha(Buffer.from("small")));
+  }
+});
+
+sizes("collected files of the size and one byte more: whole", async () => {
+  const sandbox = await startSandbox({ tmpDir: sizesDir() });
+  let output = "";
+  const result = await sandbox.run({
+    argv: ["sh", "-c", `head -c ${SYNC_IO_MAX_BYTES} /dev/urandom > at; head -c ${SYNC_IO_MAX_BYTES + 1} /dev/urandom > over; : > empty; sha256sum at over`],
+    collect: ["at", "over", "empty"],
+    timeoutMs: 30_000,
+    onOutput: (chunk) => (output += chunk.toString("utf8")),
+  });
+  assert.is(result.exitCode, 0, output);
+  const sums = Object.fromEntries(
+    output
+      .trim()
+      .split("\n")
+      .map((line) => line.split(/\s+/).reverse()),
+  );
+  assert.is(result.files.at?.length, SYNC_IO_MAX_BYTES);
+  assert.is(result.files.over?.length, SYNC_IO_MAX_BYTES + 1);
+  assert.is(sha(result.files.at!), sums.at);
+  assert.is(sha(result.files.over!), sums.over);
+  assert.is(result.files.empty?.length, 0);
+});
+
+sizes.run();
 
 // onMark: each step mark as the command writes it, with a reader of /work at that moment (the plan
 // phase stores the plan early from it, and uses that only if the collected files are the same).

@@ -46,7 +46,7 @@ import { accessSync, constants as fsConstants, copyFileSync, readFileSync, renam
 import net from "node:net";
 import { pathToFileURL } from "node:url";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
-import { unpackConfiguration } from "./sandbox-unpack.mjs";
+import { unpackConfiguration, warmUpUnpack } from "./sandbox-unpack.mjs";
 
 const CONTROL_FD = 3;
 /** The plan-diff worker's heap: about what a separate node process would get by default. */
@@ -435,6 +435,20 @@ async function start(message, booted) {
   });
 }
 
+/** Starts `sh -c :` as `start` starts the command (see main); resolves once it ended, never rejects. */
+function warmUpSpawn() {
+  return new Promise((resolve) => {
+    try {
+      const shell = spawn("sh", ["-c", ":"], { stdio: ["ignore", "pipe", "pipe", "pipe"], detached: true });
+      shell.once("error", resolve);
+      shell.once("close", resolve);
+      findExecutable("sh", process.env.PATH);
+    } catch {
+      resolve();
+    }
+  });
+}
+
 function handle(message, booted) {
   if (message.type === "start" && !started) {
     started = true;
@@ -463,7 +477,11 @@ function main() {
     );
   }
   if (options.planDiffBuilder !== undefined) booted.planDiff = loadPlanDiffBuilder(options.planDiffBuilder);
-  void Promise.all([booted.forwarder, booted.planDiff?.loaded]).then(() => send({ type: "ready", at: now() }));
+  // What an attempt does first costs more the first time in a fresh process (compiling, zlib's and
+  // child_process's set-up): the unpacker runs once on a sample in the sandbox's /tmp
+  // (sandbox-unpack.mjs) and a shell is started the way the command will be, while the sandbox boots.
+  const warmedUp = Promise.all([warmUpUnpack("/tmp/.stackship-warm-up"), warmUpSpawn()]);
+  void Promise.all([booted.forwarder, booted.planDiff?.loaded, warmedUp]).then(() => send({ type: "ready", at: now() }));
   control.setEncoding("utf8");
   control.on("data", (data) => {
     pending += data;

@@ -12,7 +12,7 @@
 
 import { chmodSync, closeSync, createReadStream, readFileSync, writeFileSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statSync, symlinkSync, writeSync } from "node:fs";
 import path from "node:path";
-import { createGunzip, gunzipSync } from "node:zlib";
+import { createGunzip, gunzipSync, gzipSync } from "node:zlib";
 
 const BLOCK = 512;
 const MAX_EXTENDED_HEADER_BYTES = 1024 * 1024;
@@ -189,5 +189,38 @@ export async function unpackConfiguration({ archive, into, workingDirectory, cop
   } catch {
     rmSync(partial, { recursive: true, force: true });
     return false;
+  }
+}
+
+/** A ustar header block for a warm-up entry (the unpacker reads no checksum); the sandbox's uid must be able to enter its directory. */
+function warmUpHeader(name, type, size) {
+  const header = Buffer.alloc(BLOCK);
+  header.write(name, 0, "utf8");
+  header.write(type === "5" ? "0000700\0" : "0000600\0", 100, "ascii");
+  header.write(`${size.toString(8).padStart(11, "0")}\0`, 124, "ascii");
+  header.write(type, 156, "ascii");
+  header.write("ustar\x0000", 257, "latin1");
+  return header;
+}
+
+/**
+ * Unpacks a small archive built here (a directory, a file, a symlink) under `scratch` and removes
+ * it again: a launcher is a fresh process, and this compiles the unpacker and starts zlib before
+ * an attempt needs them. Resolves whether the sample unpacked; never throws.
+ */
+export async function warmUpUnpack(scratch) {
+  const archive = `${scratch}.tgz`;
+  try {
+    const body = Buffer.alloc(BLOCK);
+    body.write("warm-up\n");
+    const tar = Buffer.concat([warmUpHeader("d/", "5", 0), warmUpHeader("d/f", "0", 8), body, warmUpHeader("d/l", "2", 0), Buffer.alloc(2 * BLOCK)]);
+    tar.write("f", 157 + 3 * BLOCK, "utf8");
+    writeFileSync(archive, gzipSync(tar), { mode: 0o600 });
+    writeFileSync(`${scratch}.copy`, "warm-up\n", { mode: 0o600 });
+    return await unpackConfiguration({ archive, into: scratch, workingDirectory: "d", copy: [`${scratch}.copy`] });
+  } catch {
+    return false;
+  } finally {
+    for (const leftover of [scratch, archive, `${scratch}.copy`]) rmSync(leftover, { recursive: true, force: true });
   }
 }

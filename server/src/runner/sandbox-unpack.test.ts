@@ -6,7 +6,7 @@ import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 // @ts-expect-error -- a plain ES module of the sandbox launcher, without types
-import { unpackConfiguration } from "./sandbox-unpack.mjs";
+import { unpackConfiguration, warmUpUnpack } from "./sandbox-unpack.mjs";
 
 /**
  * The launcher's unpacker against GNU tar itself: for every archive format tar writes (gnu, pax,
@@ -194,6 +194,12 @@ test("a working directory that is a file of the archive is refused too", async (
   const into = path.join(root, "cfg");
   assert.is(await unpack({ archive: tarball("gnu"), into, workingDirectory: "main.tf", copy: staged() }), false);
   assert.not.ok(existsSync(into));
+});
+
+test("the launcher's warm-up sample unpacks (a directory, a file, a symlink, a copied file) and leaves nothing behind", async () => {
+  const warmUp = warmUpUnpack as (scratch: string) => Promise<boolean>;
+  assert.is(await warmUp(path.join(root, "warm-up")), true);
+  assert.equal(readdirSync(root), []);
 });
 
 test.run();

@@ -390,9 +390,16 @@ test("warm: boots without the attempt, gets its env only at the handoff, serves 
     launchers += launcher ? 1 : 0;
   }
   assert.is(launchers, 1);
+  // The launcher's warm-up (a sample unpacked in /tmp, a shell started) is over before it is ready.
+  assert.equal(
+    idle.filter((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("sh\0")),
+    [],
+    "the warm-up shell ended",
+  );
   let stdout = "";
   const result = await sandbox.run({
-    argv: ["sh", "-c", 'echo "$RUN_SECRET"; cat in.txt; hostname'],
+    // `ls -A /tmp` prints nothing: the warm-up left nothing there.
+    argv: ["sh", "-c", 'echo "$RUN_SECRET"; cat in.txt; hostname; ls -A /tmp'],
     env: { RUN_SECRET: canary },
     files: { "in.txt": "handed over\n" },
     onOutput: (chunk) => (stdout += chunk.toString()),

@@ -5,12 +5,30 @@
 import { spawn } from "node:child_process";
 import { runHostTool } from "./host-tools.ts";
 import { randomBytes, randomInt } from "node:crypto";
-import { accessSync, closeSync, constants as fsConstants, existsSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
-import { chmod, chown, cp, lchown, mkdir, mkdtemp, open, readdir, readFile, realpath, rm, statfs, writeFile } from "node:fs/promises";
+import {
+  accessSync,
+  closeSync,
+  constants as fsConstants,
+  existsSync,
+  fstatSync,
+  lchownSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFile as readFileCallback,
+  readFileSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  writeFileSync,
+} from "node:fs";
+import { chmod, chown, cp, lchown, mkdir, mkdtemp, readdir, readFile, realpath, rm, statfs, writeFile } from "node:fs/promises";
 import type net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { recordSandboxBoot } from "../metrics/registry.ts";
 import { API_SOCKET_NAME, openApiChannel, SANDBOX_API_PORT, SANDBOX_API_SOCKET_DIR, SANDBOX_API_SOCKET_PATH, type ApiChannel, type ApiTarget } from "./api-channel.ts";
 
@@ -31,6 +49,12 @@ export const SANDBOX_DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
 const DEFAULT_KILL_GRACE_MS = 5_000;
 const DEFAULT_INTERRUPT_GRACE_MS = 30_000;
 const DEFAULT_COLLECT_MAX_BYTES = 256 * 1024 * 1024;
+/**
+ * Files the runner hands over or collects up to this size are written and read with synchronous
+ * calls: on the sandbox's tmpfs they return at once, and the thread pool's round trips (several per
+ * file) cost more than the copying. Larger ones go through the thread pool.
+ */
+export const SYNC_IO_MAX_BYTES = 1024 * 1024;
 const TMP_SIZE_BYTES = 256 * 1024 * 1024;
 
 const LAUNCHER_HOST_PATH = fileURLToPath(new URL("./sandbox-launcher.mjs", import.meta.url));
@@ -461,28 +485,39 @@ function etcFiles(name: string, uid: number): Record<string, string> {
 async function readCollected(workDir: string, relative: string, maxBytes: number): Promise<Buffer | null> {
   const full = path.join(workDir, relative);
   // The sandbox wrote this tree: a symlink in it must not make the runner read a host file.
+  // Opened, checked and (when small) read with synchronous calls: the sandbox's tmpfs answers at
+  // once, and the thread pool's round trips cost more than the reads (SYNC_IO_MAX_BYTES).
   let parent: string;
   try {
-    parent = await realpath(path.dirname(full));
+    parent = realpathSync(path.dirname(full));
   } catch {
     return null;
   }
   if (parent !== workDir && !isUnder(parent, workDir)) return null;
-  let handle;
+  let fd: number;
   try {
-    handle = await open(path.join(parent, path.basename(full)), fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+    fd = openSync(path.join(parent, path.basename(full)), fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
   } catch {
     return null;
   }
   try {
-    const stat = await handle.stat();
+    const stat = fstatSync(fd);
     if (!stat.isFile()) return null;
     if (stat.size > maxBytes) throw new Error(`collect: ${relative} is ${stat.size} bytes, more than ${maxBytes}`);
-    return await handle.readFile();
+    if (stat.size <= SYNC_IO_MAX_BYTES) {
+      const buffer = Buffer.allocUnsafe(stat.size + 1);
+      let filled = 0;
+      for (let n; filled < buffer.length && (n = readSync(fd, buffer, filled, buffer.length - filled, filled)) > 0;) filled += n;
+      // Still growing (a process left behind writes to it): read to its end like a large file.
+      if (filled <= stat.size) return buffer.subarray(0, filled);
+    }
+    return await readFileOfFd(fd);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
+
+const readFileOfFd = promisify((fd: number, callback: (error: NodeJS.ErrnoException | null, data: Buffer) => void) => readFileCallback(fd, callback));
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -583,7 +618,16 @@ export async function sweepStaleSandboxMounts(): Promise<string[]> {
 }
 
 /** Gives the sandbox's uid everything the runner wrote into its work directory (no symlink is followed). */
-async function chownTree(dir: string, uid: number): Promise<void> {
+async function chownTree(dir: string, uid: number, { sync = false } = {}): Promise<void> {
+  // Synchronously for the few files of a handoff (SYNC_IO_MAX_BYTES).
+  if (sync) {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      lchownSync(full, uid, uid);
+      if (entry.isDirectory()) await chownTree(full, uid, { sync });
+    }
+    return;
+  }
   const entries = await readdir(dir, { withFileTypes: true });
   await Promise.all(
     entries.map(async (entry) => {
@@ -1039,14 +1083,21 @@ export class Sandbox {
       if (options.copyDir !== undefined) {
         await cp(options.copyDir, this.workDir, { recursive: true, verbatimSymlinks: true, errorOnExist: false, force: true });
       }
+      const small = files.reduce((total, [, contents]) => total + (typeof contents === "string" ? Buffer.byteLength(contents) : contents.byteLength), 0) <= SYNC_IO_MAX_BYTES;
       await Promise.all(
         files.map(async ([relative, contents]) => {
-          await mkdir(path.dirname(path.join(this.workDir, relative)), { recursive: true });
-          await writeFile(path.join(this.workDir, relative), contents);
+          const full = path.join(this.workDir, relative);
+          if (small) {
+            mkdirSync(path.dirname(full), { recursive: true });
+            writeFileSync(full, contents);
+            return;
+          }
+          await mkdir(path.dirname(full), { recursive: true });
+          await writeFile(full, contents);
         }),
       );
       // As root the sandbox runs as its own uid: what the runner wrote becomes the sandbox's.
-      if (this.confinement.uid !== undefined) await chownTree(this.workDir, this.confinement.uid);
+      if (this.confinement.uid !== undefined) await chownTree(this.workDir, this.confinement.uid, { sync: small && options.copyDir === undefined });
       await writeReadOnlyFiles(this.confinement.inputDir, options.readOnlyFiles);
 
       const onOutput = options.onOutput;
