@@ -7,7 +7,8 @@
 import { load, localPlan, median, startBenchStackShip } from "./stackship-harness.ts";
 import { api } from "./support.ts";
 
-const RUNS = Number(process.env.BENCH_PLANS ?? 10);
+// The issue asks for the median of at least 10; 20 keeps one slow plan from moving it.
+const RUNS = Number(process.env.BENCH_PLANS ?? 20);
 
 const bench = await startBenchStackShip({ concurrency: 1 });
 const { stackship, runner, base, token, timings } = bench;
@@ -16,7 +17,14 @@ try {
   const workspaceId = await bench.workspace("w");
   const workspace = { id: workspaceId };
 
-  await localPlan(); // warm the page cache for both sides
+  // Neither side's first plan counts: the local one warms the page cache for both, the StackShip
+  // one the server's code paths (its first run compiles what every later one reuses).
+  await localPlan();
+  await runner.warmSandboxesSettled();
+  {
+    const ended = bench.runEnded();
+    await ended.of((await api(base, token, "POST", `/v1/workspaces/${workspace.id}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data.id);
+  }
   const local: number[] = [];
   const managed: number[] = [];
   const queueToStart: number[] = [];
