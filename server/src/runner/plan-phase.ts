@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Run } from "../domain/records.ts";
 import type { SandboxLimitReason } from "../domain/run-lifecycle.ts";
 import { moveRun, releaseRun } from "../commands/run-transitions.ts";
@@ -173,11 +174,16 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   }
   // The redacted plan changes, built in the sandbox; without a valid one they stay unavailable.
   const planDiffBytes = result.files["plan-diff.json"];
-  // Checked against the whole set: the builder in the sandbox could not know the values only the
-  // stored prior state marks.
-  const planDiffValid = planDiffBytes !== null && isPlanDiffArtifactOf(planDiffBytes, run.id, matcher);
+  // Built from exactly the plan JSON stored (a process the configuration left running could have
+  // rewritten it after the build), and checked against the whole set of sensitive values: the
+  // builder in the sandbox could not know the values only the stored prior state marks.
+  const planJsonSha256 = reused?.planJsonArtifact.sha256 ?? createHash("sha256").update(planJsonBytes).digest("hex");
+  const planDiffValid = planDiffBytes !== null && result.planDiffSourceSha256 === planJsonSha256 && isPlanDiffArtifactOf(planDiffBytes, run.id, matcher);
   if (planDiffBytes && !planDiffValid)
-    services.logger.warn({ runId: run.id }, "the plan's redacted plan changes were refused (not this run's, too large, or holding a sensitive value); they are unavailable");
+    services.logger.warn(
+      { runId: run.id },
+      "the plan's redacted plan changes were refused (built from another plan JSON than the one stored, not this run's, too large, or holding a sensitive value); they are unavailable",
+    );
   // Independent objects: written concurrently.
   const [planArtifact] = await Promise.all([
     reused ? reused.planArtifact : writeRunArtifact(services, run, "plan", planFile),
@@ -222,6 +228,7 @@ interface StoredPlan {
   /** The saved plan as stored: its backend the apply's (planForApply). */
   forApply: Buffer;
   planArtifact: ArtifactRef;
+  planJsonArtifact: ArtifactRef;
 }
 
 /**
@@ -239,8 +246,8 @@ async function storePlanEarly(services: Services, run: Run, planState: PlanState
     const summary = summarizePlan(planJson as Parameters<typeof summarizePlan>[0]);
     if (summary.errored) return undefined;
     const forApply = await planForApply(services, run, planFile, planState);
-    const [planArtifact] = await Promise.all([writeRunArtifact(services, run, "plan", forApply), storePlanJson(services, run, planJsonBytes)]);
-    return { planFile, planJsonBytes, planJson, summary, forApply, planArtifact };
+    const [planArtifact, planJsonArtifact] = await Promise.all([writeRunArtifact(services, run, "plan", forApply), storePlanJson(services, run, planJsonBytes)]);
+    return { planFile, planJsonBytes, planJson, summary, forApply, planArtifact, planJsonArtifact };
   } catch {
     return undefined;
   }

@@ -39,6 +39,7 @@
 // thread with its own heap limit, so a plan too big for the builder fails the artifact, not the
 // attempt.
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 // Synchronous file calls throughout: the launcher is a fresh process whose first asynchronous one
 // would first start libuv's thread pool (milliseconds on the attempt's path), and it has nothing
 // else to do meanwhile.
@@ -184,7 +185,8 @@ function warmUp(module) {
 }
 
 /**
- * One build from the plan JSON in `input`: `{json}` or `{error}`. Errors other than the
+ * One build from the plan JSON in `input`: `{json, sourceSha256}` (the SHA-256 of the bytes it
+ * was built from) or `{error}`. Errors other than the
  * builder's own input errors are reported without their message, which could quote the plan.
  * Runs in this thread, or as the whole program of a worker (below).
  */
@@ -196,14 +198,17 @@ async function buildFromFile(loaded, { input, runId, knownSecrets }) {
     return { error: "the builder could not be loaded" };
   }
   let plan;
+  let sourceSha256;
   try {
-    plan = JSON.parse(readFileSync(input, "utf8"));
+    const bytes = readFileSync(input);
+    sourceSha256 = createHash("sha256").update(bytes).digest("hex");
+    plan = JSON.parse(bytes.toString("utf8"));
   } catch {
     return { error: "the plan JSON could not be read" };
   }
   try {
     const { json } = builder.buildPlanDiff(plan, { runId, knownSecrets, consume: true });
-    return { json };
+    return { json, sourceSha256 };
   } catch (error) {
     return { error: error instanceof builder.PlanDiffInputError ? error.message : "could not build the artifact" };
   }
@@ -255,7 +260,11 @@ function copyBack(copies) {
   return true;
 }
 
-/** Builds `output` from `input`; the log gets a line (never quoting the plan) when it cannot. */
+/**
+ * Builds `output` from `input`; the log gets a line (never quoting the plan) when it cannot.
+ * Resolves the SHA-256 of the plan JSON bytes it was built from (the exit report carries it, so
+ * the runner can tell whether they are the plan JSON it stores), or undefined without an artifact.
+ */
 async function buildPlanDiff(planDiff, request, env) {
   const secretEnv = Array.isArray(request.secretEnv) ? request.secretEnv : [];
   const knownSecrets = secretEnv.map((name) => env[name]).filter((value) => typeof value === "string" && value !== "");
@@ -279,7 +288,7 @@ async function buildPlanDiff(planDiff, request, env) {
     try {
       writeFileSync(`${output}.partial`, outcome.json, { mode: 0o600 });
       renameSync(`${output}.partial`, output);
-      return;
+      return typeof outcome.sourceSha256 === "string" ? outcome.sourceSha256 : undefined;
     } catch {
       rmSync(`${output}.partial`, { force: true });
       outcome = { error: "could not write the artifact" };
@@ -287,6 +296,7 @@ async function buildPlanDiff(planDiff, request, env) {
   }
   const reason = typeof outcome?.error === "string" ? outcome.error : "could not build the artifact";
   writeOutput("stdout", `stackship-plan-diff: ${reason}\n${PLAN_DIFF_UNAVAILABLE}\n`);
+  return undefined;
 }
 
 let child;
@@ -427,11 +437,11 @@ async function start(message, booted) {
   child.once("exit", async (exitCode, signal) => {
     // Files the runner collects from where the command left them (what `cp` did in the script).
     const code = exitCode === 0 && Array.isArray(message.copyBack) && !copyBack(message.copyBack) ? 1 : exitCode;
-    if (code === 0 && planDiff) await buildPlanDiffOnce();
+    const planDiffSource = code === 0 && planDiff ? await buildPlanDiffOnce() : undefined;
     // What the command left running ends with it (the sandbox's end would take it a moment later).
     killGroup("SIGKILL");
     await Promise.race([outputEnded, new Promise((resolve) => setTimeout(resolve, OUTPUT_DRAIN_MS))]);
-    finishReported({ type: "exit", code, signal, at: now(), output: { ...written } });
+    finishReported({ type: "exit", code, signal, at: now(), output: { ...written }, ...(planDiffSource ? { planDiffSource } : {}) });
   });
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -74,14 +75,38 @@ for (const [name, count, size] of [
     assert.ok(text, "the artifact was built");
     assert.not.match(text!, secret, "a value named by secretEnv stays redacted");
     assert.equal(JSON.parse(text!), buildPlanDiff(input, { runId: "run-0123456789abcdef", knownSecrets: [secret] }).artifact);
+    assert.is(result.planDiffSourceSha256, sha(json), "the exit report names the plan JSON it was built from");
   });
 }
+
+const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+
+planDiff("built at the mark, the plan-diff names the plan JSON of that moment, not the one a process left behind wrote later", async () => {
+  const first = JSON.stringify(plan(2, 10));
+  const later = JSON.stringify(plan(3, 10));
+  const sandbox = await startSandbox({ tmpDir: tmpDir(), readOnlyBinds: planDiffBinds(), planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER });
+  const request = planDiffRequest("run-0123456789abcdef", []);
+  const result = await sandbox.run({
+    // The mark the launcher builds after, then plan.json rewritten before the command exits.
+    argv: ["sh", "-c", `cp first.json plan.json; echo ${request.afterMark} >&3; sleep 0.3; cp later.json plan.json`],
+    files: { "first.json": first, "later.json": later },
+    planDiff: request,
+    collect: ["plan.json", "plan-diff.json"],
+    timeoutMs: 30_000,
+  });
+  assert.is(result.exitCode, 0, result.error);
+  assert.is(result.files["plan.json"]?.toString("utf8"), later);
+  assert.is(JSON.parse(result.files["plan-diff.json"]!.toString("utf8")).resources.length, 2);
+  assert.is(result.planDiffSourceSha256, sha(first));
+  assert.is.not(result.planDiffSourceSha256, sha(later), "the runner can tell the stored plan JSON is not the one the plan-diff shows");
+});
 
 planDiff("above the inline limit, input the builder refuses: no artifact, the attempt succeeds, the plan is not quoted", async () => {
   const json = `{"password": "hunter2", "pad": "${"x".repeat(inlineMaxBytes)}", oops`;
   const { result, log } = await buildInSandbox(json);
   assert.is(result.exitCode, 0, result.error);
   assert.is(result.files["plan-diff.json"], null);
+  assert.is(result.planDiffSourceSha256, null);
   assert.match(log, /could not build the redacted plan changes/);
   assert.not.match(log, "hunter2");
 });

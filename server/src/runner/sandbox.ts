@@ -267,6 +267,12 @@ export interface SandboxResult {
   error?: string;
   /** The limit that stopped the command (it was ended, or failed on it), or null. */
   limit: SandboxLimitKind | null;
+  /**
+   * With `planDiff`: the SHA-256 (hex) of the plan JSON bytes the launcher built the plan-diff
+   * from, as its exit report says; null without one. A process the command left behind could
+   * rewrite the plan JSON after the build: the caller compares this with what it stores.
+   */
+  planDiffSourceSha256: string | null;
   /** The most the sandbox used while it ran, as sampled by the host. */
   usage: { memoryBytes: number; processes: number; cpuSeconds: number; diskBytes: number | null };
   timings: SandboxTimings;
@@ -765,7 +771,7 @@ interface Confinement {
   inputDir?: string;
 }
 
-type ControlMessage = { type?: unknown; code?: unknown; signal?: unknown; message?: unknown; name?: unknown; at?: unknown; output?: unknown };
+type ControlMessage = { type?: unknown; code?: unknown; signal?: unknown; message?: unknown; name?: unknown; at?: unknown; output?: unknown; planDiffSource?: unknown };
 
 /**
  * One started sandbox: bwrap and its launcher, booted and waiting for exactly one attempt
@@ -787,7 +793,7 @@ export class Sandbox {
   private readonly marks: { name: string; at: number }[] = [];
   /** The namespace's init process on the host (bwrap's child), learnt once the launcher is up. */
   private innerInit: { pid: number; startTime: string } | undefined;
-  private report: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  private report: { code: number | null; signal: NodeJS.Signals | null; planDiffSource: string | null } | undefined;
   /** Resolves when the launcher reports the command's exit (never if it does not). */
   private readonly exitReported: Promise<void>;
   private markExitReported: () => void = () => {};
@@ -870,6 +876,7 @@ export class Sandbox {
           this.report = {
             code: typeof message.code === "number" ? message.code : null,
             signal: typeof message.signal === "string" ? (message.signal as NodeJS.Signals) : null,
+            planDiffSource: typeof message.planDiffSource === "string" && /^[0-9a-f]{64}$/.test(message.planDiffSource) ? message.planDiffSource : null,
           };
           const output = message.output as { stdout?: unknown; stderr?: unknown } | undefined;
           if (typeof output?.stdout === "number" && typeof output.stderr === "number") this.reportedOutput = { stdout: output.stdout, stderr: output.stderr };
@@ -1066,6 +1073,7 @@ export class Sandbox {
       durationMs: 0,
       files: Object.fromEntries(collect.map(([p]) => [p, null])),
       limit: null,
+      planDiffSourceSha256: null,
       usage: { memoryBytes: 0, processes: 0, cpuSeconds: 0, diskBytes: this.confinement.fsDir !== undefined ? 0 : null },
       timings: { spawnedAt: this.spawnedAt, readyAt: null, handedOverAt, startedAt: null, marks: this.marks, exitedAt: null, endedAt: handedOverAt, collectedAt: handedOverAt },
     };
@@ -1190,6 +1198,7 @@ export class Sandbox {
       if (this.report !== undefined) {
         result.exitCode = this.report.code;
         result.signal = this.report.signal;
+        result.planDiffSourceSha256 = this.report.planDiffSource;
       } else if (bwrapSignal !== null) {
         result.signal = bwrapSignal;
       } else {
@@ -1378,6 +1387,7 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxResu
       durationMs: 0,
       files: Object.fromEntries((options.collect ?? []).map((p) => [p, null])),
       limit: null,
+      planDiffSourceSha256: null,
       usage: { memoryBytes: 0, processes: 0, cpuSeconds: 0, diskBytes: null },
       timings: { spawnedAt: at, readyAt: null, handedOverAt: at, startedAt: null, marks: [], exitedAt: null, endedAt: at, collectedAt: at },
     };
