@@ -78,6 +78,7 @@ async function serve(): Promise<void> {
   const { loadConfig } = await import("../../server/src/config.ts");
   const { createStackShip } = await import("../../server/src/server.ts");
   const { storePlanJson } = await import("../../server/src/runner/plan-json.ts");
+  const { moveRun } = await import("../../server/src/commands/run-transitions.ts");
   const dataDir = mkdtempSync(join(tmpdir(), "ss-bench-json-output-"));
   const cleanup = () => rmSync(dataDir, { recursive: true, force: true });
   process.once("exit", cleanup);
@@ -126,6 +127,9 @@ async function serve(): Promise<void> {
   await once(out, "finish");
   const run = (await stackship.services.stores.runs.getById(created.id))!;
   const stored = await storePlanJson(stackship.services, run, createReadStream(rawFile, { highWaterMark: BATCH }));
+  // A run's artifacts are served only once its plan finished: the run moves as the runner moves it.
+  await moveRun(stackship.services, run.id, { type: "plan_started" });
+  if (!(await moveRun(stackship.services, run.id, { type: "plan_finished", hasChanges: true }))) throw new Error("the bench run's plan could not finish");
 
   let baseline = 0;
   let peak = 0;
