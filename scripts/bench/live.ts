@@ -160,5 +160,6 @@ async function bench(server: TestServer) {
   );
 }
 
-for (const dialect of testDialects()) await withTestServer(dialect, bench);
+// All the viewers share one session: its live-socket limit (STACKSHIP_LIVE_SOCKETS_PER_SESSION) is raised to their number.
+for (const dialect of testDialects()) await withTestServer(dialect, bench, { config: { liveSocketsPerSession: VIEWERS } });
 if (!process.env.STACKSHIP_TEST_PG_URL) say("STACKSHIP_TEST_PG_URL is not set: PostgreSQL skipped");
