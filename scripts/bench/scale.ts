@@ -58,7 +58,16 @@ async function round(adminUrl: string, runners: number): Promise<{ drainMs: numb
   const databaseUrl = url.toString();
   const dataDir = mkdtempSync(join(tmpdir(), "ss-bench-scale-"));
   const bootstrapToken = `ss0.${randomBytes(24).toString("base64url")}`;
-  const config = { ...loadConfig({}), dataDir, databaseUrl, bootstrapToken, validateResponses: false, logLevel: "silent", runnerConcurrency: 0 };
+  // From the same environment the runner processes get, so that all of them pick the same artifact
+  // store (on PostgreSQL: the database itself); a config made for SQLite and then pointed at
+  // PostgreSQL kept a local directory the runners could not see, and every plan errored.
+  const config = {
+    ...loadConfig({ STACKSHIP_DATABASE_URL: databaseUrl, STACKSHIP_DATA_DIR: dataDir }),
+    bootstrapToken,
+    validateResponses: false,
+    logLevel: "silent",
+    runnerConcurrency: 0,
+  };
   const stackship = await createStackShip(config, { logger: pino({ level: "silent" }) });
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
   const http = createServer(stackship.app.callback());
@@ -102,6 +111,10 @@ async function round(adminUrl: string, runners: number): Promise<{ drainMs: numb
     }
     const drainMs = performance.now() - started;
     const [{ n: errored }] = await knexDb("runs").where({ status: "errored" }).count({ n: "*" });
+    if (Number(errored) > 0) {
+      const reasons = await knexDb("run_log_chunks").where({ phase: "plan" }).select("text").limit(1);
+      process.stdout.write(`[bench] scale: ${errored} plans errored; the first plan log: ${reasons[0]?.text.trim() ?? "(none)"}\n`);
+    }
     const waits = await knexDb("run_attempts as a")
       .join("run_jobs as j", function () {
         this.on("j.run_id", "=", "a.run_id").andOn("j.phase", "=", "a.phase");
