@@ -388,12 +388,12 @@ export class FramedOpener extends Transform {
   }
 }
 
-/** Seals a whole buffer (tests, small artifacts). */
+/** Seals a whole buffer through the streaming writer (tests: the stream's output, to compare with sealWhole's). */
 export async function sealFramed(plaintext: Uint8Array, options: FramedSealerOptions): Promise<Buffer> {
   return collect(new FramedSealer(options), [Buffer.from(plaintext.buffer, plaintext.byteOffset, plaintext.byteLength)]);
 }
 
-/** Opens a whole framed object (tests, callers that need the whole plaintext anyway). */
+/** Opens a whole framed object through the streaming reader (tests; the store opens small objects with openWhole). */
 export async function openFramed(object: Buffer, wrappingKey: Buffer, identity: ArtifactIdentity, expected: { sizeBytes: number; sha256: string }): Promise<Buffer> {
   const { frameSize, dataKey } = openHeader(object.subarray(0, HEADER_SIZE), wrappingKey, identity);
   if (object.length !== framedObjectSize(expected.sizeBytes, frameSize)) throw new FramedArtifactError("the object size does not match the declared size");

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import type { Run } from "../domain/records.ts";
 import type { SandboxLimitReason } from "../domain/run-lifecycle.ts";
 import { moveRun, releaseRun } from "../commands/run-transitions.ts";
@@ -31,6 +30,7 @@ import { writeRunArtifact } from "../commands/run-artifacts.ts";
 import { loadPlanState, localBackendOverride, planForApply, type PlanState } from "./plan-state.ts";
 import { CLOUD_OVERRIDE_FILE, PLAN_SHOWN_MARK, STAGED_DIR } from "./tofu-files.ts";
 import type { ArtifactRef } from "../domain/artifacts.ts";
+import { sha256Hex } from "../domain/canonical-json.ts";
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -177,7 +177,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   // Built from exactly the plan JSON stored (a process the configuration left running could have
   // rewritten it after the build), and checked against the whole set of sensitive values: the
   // builder in the sandbox could not know the values only the stored prior state marks.
-  const planJsonSha256 = reused?.planJsonArtifact.sha256 ?? createHash("sha256").update(planJsonBytes).digest("hex");
+  const planJsonSha256 = reused?.planJsonArtifact.sha256 ?? sha256Hex(planJsonBytes);
   const planDiffValid = planDiffBytes !== null && result.planDiffSourceSha256 === planJsonSha256 && isPlanDiffArtifactOf(planDiffBytes, run.id, matcher);
   if (planDiffBytes && !planDiffValid)
     services.logger.warn(

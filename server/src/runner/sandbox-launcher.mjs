@@ -452,6 +452,7 @@ function warmUpSpawn() {
       const shell = spawn("sh", ["-c", ":"], { stdio: ["ignore", "pipe", "pipe", "pipe"], detached: true });
       shell.once("error", resolve);
       shell.once("close", resolve);
+      // The PATH lookup `start` does before it spawns.
       findExecutable("sh", process.env.PATH);
     } catch {
       resolve();

@@ -21,8 +21,6 @@ function isMissing(error: unknown): boolean {
 export class LocalObjectBackend implements ObjectBackend {
   readonly kind = "local";
   readonly root: string;
-  /** Directories this process created or found (a small write then skips its mkdir). */
-  private readonly directories = new Set<string>();
 
   constructor(directory: string) {
     this.root = resolve(directory);
@@ -63,14 +61,10 @@ export class LocalObjectBackend implements ObjectBackend {
     const temporary = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
     const writeTemporary = () => writeFile(temporary, bytes, { mode: 0o600, flag: "wx" });
     try {
-      if (!this.directories.has(directory)) {
-        await mkdir(directory, { recursive: true });
-        this.directories.add(directory);
-      }
       try {
         await writeTemporary();
       } catch (error) {
-        // Its directory was removed since (by hand): made again, once.
+        // The first object under its directory (or the directory was removed since): made, once.
         if (!isMissing(error)) throw error;
         await mkdir(directory, { recursive: true });
         await writeTemporary();
