@@ -30,6 +30,8 @@ export interface RequestContext {
   log: Logger;
   /** The client's address as the socket sees it (no proxy headers are trusted). */
   clientAddress?: string;
+  /** True when this request arrived over TLS (the HTTPS listener), whatever STACKSHIP_PUBLIC_URL says. */
+  secureConnection?: boolean;
   /** The `stackship_session` cookie the request carried (v1 only), whatever authenticated it. */
   presentedSessionCookie?: string | null;
 }
@@ -118,6 +120,7 @@ function bindOperation(router: Router, surface: SurfaceBinding, op: OperationDes
         services,
         log: ctx.state.log,
         clientAddress: ctx.ip,
+        secureConnection: (ctx.req.socket as { encrypted?: boolean }).encrypted === true,
         presentedSessionCookie: surface.name === "v1" ? (ctx.cookies.get(SESSION_COOKIE) ?? null) : null,
       },
     });

@@ -11,9 +11,12 @@ import { loadOrganization } from "../lookup.ts";
 type H = Handlers<RequestContext>;
 type S = components["schemas"];
 
-/** The session cookie: HttpOnly, SameSite=Strict, Secure when the client reached us over TLS. */
+/**
+ * The session cookie: HttpOnly, SameSite=Strict, and Secure when this request came over TLS or the
+ * public URL is https (either one: a cookie set on the HTTPS listener must never travel in clear).
+ */
 function sessionCookie(ctx: RequestContext, value: string, maxAgeSeconds: number): string {
-  const secure = ctx.baseUrl.startsWith("https:") ? "; Secure" : "";
+  const secure = ctx.secureConnection || ctx.baseUrl.startsWith("https:") ? "; Secure" : "";
   return `${SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`;
 }
 
