@@ -32,6 +32,15 @@ roles("viewer reads, operator also creates, approves and cancels runs and writes
   assert.equal([...permissionsForRole("admin")], ["org:admin"]);
 });
 
+roles("an admin of a project or a workspace holds every permission at that scope; other roles are the same at every scope", () => {
+  for (const scope of ["project", "workspace"] as const) {
+    assert.equal([...permissionsForRole("admin", scope)], [...PERMISSIONS], scope);
+    assert.equal(permissionsForRole("operator", scope), permissionsForRole("operator"), scope);
+    assert.equal(permissionsForRole("viewer", scope), permissionsForRole("viewer"), scope);
+  }
+  assert.equal([...permissionsForRole("admin", "organization")], ["org:admin"]);
+});
+
 roles("isRole and isPermission accept only members", () => {
   assert.ok(isRole("operator"));
   assert.not.ok(isRole("owner"));

@@ -76,8 +76,16 @@ export function isRole(value: unknown): value is Role {
   return typeof value === "string" && (ROLES as readonly string[]).includes(value);
 }
 
-/** The permissions a role grants, in a fixed order. */
-export function permissionsForRole(role: Role): readonly Permission[] {
+/**
+ * The permissions a role grants at a scope, in a fixed order. An organization admin holds
+ * `org:admin`, which implies every permission in the organization (see isAllowed). Below the
+ * organization `org:admin` implies nothing but itself, so an admin of a project or a workspace
+ * holds every permission, spelled out, at that scope only: what an organization admin may do
+ * there (force-unlock, recovery, raw plans included), and nothing outside it (the
+ * organization-level operations check `org:admin` on the organization, which it does not cover).
+ */
+export function permissionsForRole(role: Role, scope: ScopeKind = "organization"): readonly Permission[] {
+  if (role === "admin" && scope !== "organization") return PERMISSIONS;
   return ROLE_PERMISSIONS[role];
 }
 

@@ -187,7 +187,7 @@ export class UserRepository extends Repository {
 /** The grants a user's memberships carry: each membership's role, expanded at its scope. */
 export function grantsOfMemberships(memberships: readonly Membership[]): PermissionGrant[] {
   return memberships.flatMap((membership) =>
-    permissionsForRole(membership.role).map((permission) => ({
+    permissionsForRole(membership.role, membership.scopeKind).map((permission) => ({
       id: membership.id,
       principalId: membership.userId,
       scopeKind: membership.scopeKind,
