@@ -104,7 +104,8 @@ async function serve(): Promise<void> {
 
   const call = (token: string, method: string, path: string, body?: unknown) => api(base, token, method, path, body);
   await call(bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
-  const token = (await call(bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "viewer" } } })).data.attributes.secret;
+  // json-output needs artifact:read_sensitive (an admin token).
+  const token = (await call(bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes.secret;
   const admin = (await call(bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes.secret;
   const workspace = (await call(admin, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name: "w" } } })).data;
   const cv = (await call(admin, "POST", `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })).data;

@@ -139,7 +139,7 @@ testEachServer(
     }
     // Not a single byte went out: no download event besides the refusals.
     assert.equal([...new Set((await downloadAudits(server, run.id)).map((a: any) => a.action))], ["run.download.refused"]);
-    // The plan JSON route of the compatibility surface keeps its own rule (run:read, tokens welcome).
+    // The plan JSON route of the compatibility surface keeps its own rule (artifact:read_sensitive, tokens welcome, no step-up).
     const json = await fetch(`${server.baseUrl}/api/v2/plans/${run.id.replace(/^run-/, "plan-")}/json-output`, { headers: { Authorization: `Bearer ${org.token}` } });
     assert.is(json.status, 200);
     assert.ok(Buffer.from(await json.arrayBuffer()).equals(planJson));

@@ -61,7 +61,9 @@ const EXPECTED: Record<string, Row> = {
   discardRun: row(401, 404, 403, 409, 409),
   cancelRun: row(401, 404, 403, 202, 202),
   getPlan: READ,
-  getPlanJsonOutput: READ,
+  // The plan JSON is the raw plan in another encoding: artifact:read_sensitive (admin) only;
+  // every other member gets the same 404 as for a missing plan.
+  getPlanJsonOutput: row(401, 404, 404, 404, 200),
   getApply: READ,
 };
 

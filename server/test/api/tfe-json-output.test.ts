@@ -44,11 +44,17 @@ function planJsonOf(bytes: number): Buffer {
   return Buffer.from(`{"format_version":"1.2","terraform_version":"1.9.0","resource_changes":[${changes.join(",")}],"errored":false}`);
 }
 
+/**
+ * `token` reads the plan JSON: it holds artifact:read_sensitive (an admin token; the plan JSON is
+ * the raw plan in another encoding). `viewer` and `operator` hold run:read without it.
+ */
 async function setUp(server: TestServer) {
-  const { organizationName, token } = await createOrganizationWithToken(server, "acme", "viewer");
+  const { organizationName, token } = await createOrganizationWithToken(server, "acme", "admin");
   const { token: admin } = await createToken(server, server.bootstrapToken, organizationName, "admin");
+  const { token: viewer } = await createToken(server, server.bootstrapToken, organizationName, "viewer");
+  const { token: operator } = await createToken(server, server.bootstrapToken, organizationName, "operator");
   const workspace = await createWorkspace(server, admin, organizationName, { name: "app" });
-  return { organizationName, token, admin, workspace };
+  return { organizationName, token, admin, viewer, operator, workspace };
 }
 
 /** A run (left pending: no runner) whose plan JSON is stored exactly as the runner stores it. */
@@ -114,6 +120,61 @@ testEachServer(test, "byte-exact round trip of a large plan JSON: application/js
   const events = await server.services.stores.audit.listByOrganization((await server.services.stores.runs.getById(runId))!.organizationId);
   assert.ok(events.some((event) => event.action === "plan.json_output_read" && event.targetId === runId));
 });
+
+testEachServer(
+  test,
+  "viewers and operators never read the plan JSON (sensitive variables, prior state): the missing-plan answer, nothing audited; an admin token reads it audited before the first byte",
+  async (server) => {
+    const { token, admin, viewer, operator, workspace } = await setUp(server);
+    // What the plan JSON of a workspace with a sensitive variable holds: the value in clear.
+    const secret = "JSONOUTPUT-SECRET-7f3a9c";
+    const planJson = Buffer.from(
+      JSON.stringify({
+        format_version: "1.2",
+        variables: { db_password: { value: secret } },
+        prior_state: { values: { outputs: { leaked: { sensitive: true, value: secret } } } },
+        resource_changes: [],
+      }),
+    );
+    const { planId, runId } = await runWithPlanJson(server, admin, workspace.id, planJson);
+    const organizationId = (await server.services.stores.runs.getById(runId))!.organizationId;
+    const reads = async () =>
+      (await server.services.stores.audit.listByOrganization(organizationId)).filter((event) => event.action === "plan.json_output_read" && event.targetId === runId);
+    const missing = await expectUnavailable(await get(server, token, "plan-0000000000000000"), "plan-0000000000000000");
+    // A token holding run:read and artifact:read (the viewer's grants) on the workspace itself.
+    const principal = await server.services.stores.principals.createPrincipal({ kind: "api_token", organizationId, name: "ws-viewer", createdAt: new Date() });
+    const scoped = `ss1.${randomBytes(32).toString("base64url")}`;
+    await server.services.stores.tokens.createToken({
+      principalId: principal.id,
+      organizationId,
+      role: null,
+      description: null,
+      tokenHash: hashTokenSecret(scoped),
+      createdAt: new Date(),
+    });
+    for (const permission of ["workspace:read", "run:read", "artifact:read"] as const) {
+      await server.services.stores.grants.grant({ principalId: principal.id, scopeKind: "workspace", scopeId: workspace.id, permission, createdAt: new Date() });
+    }
+    for (const [label, caller] of [
+      ["viewer", viewer],
+      ["operator", operator],
+      ["workspace viewer", scoped],
+    ] as const) {
+      const response = await get(server, caller, planId);
+      const text = await response.clone().text();
+      assert.not.ok(text.includes(secret), `${label} read the secret`);
+      assert.equal(await expectUnavailable(response, planId), missing, `${label}: the same answer as a missing plan`);
+    }
+    assert.is((await reads()).length, 0, "a refused read is not a read");
+
+    const response = await get(server, token, planId);
+    assert.is(response.status, 200);
+    // The headers are here, the body not yet read: the audit event is already committed.
+    assert.is((await reads()).length, 1, "audited before the first byte");
+    const { bytes } = await drain(response);
+    assert.ok(bytes.equals(planJson));
+  },
+);
 
 testEachServer(test, "a tampered frame cancels the stream: the response never completes, the tampered frame never comes out", async (server) => {
   const { token, admin, workspace } = await setUp(server);
@@ -289,7 +350,7 @@ testEachServer(test, "missing, another workspace's token, another organization's
   const mine = await runWithPlanJson(server, admin, workspace.id, planJson);
   const theirs = await runWithPlanJson(server, admin, other.id, planJson);
 
-  // A token with run:read on the other workspace only.
+  // A token with run:read and artifact:read_sensitive on the other workspace only.
   const principal = await server.services.stores.principals.createPrincipal({
     kind: "api_token",
     organizationId: (await server.services.stores.organizations.getByName(organizationName))!.id,
@@ -305,7 +366,9 @@ testEachServer(test, "missing, another workspace's token, another organization's
     tokenHash: hashTokenSecret(secret),
     createdAt: new Date(),
   });
-  await server.services.stores.grants.grant({ principalId: principal.id, scopeKind: "workspace", scopeId: other.id, permission: "run:read", createdAt: new Date() });
+  for (const permission of ["run:read", "artifact:read_sensitive"] as const) {
+    await server.services.stores.grants.grant({ principalId: principal.id, scopeKind: "workspace", scopeId: other.id, permission, createdAt: new Date() });
+  }
   const theirsResponse = await get(server, secret, theirs.planId);
   assert.is(theirsResponse.status, 200, "the workspace token reads its own workspace's plan JSON");
   assert.ok((await drain(theirsResponse)).bytes.equals(planJson));

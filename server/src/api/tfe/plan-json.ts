@@ -20,7 +20,7 @@ function unavailable(planId: string): DomainError {
   return new DomainError("PLAN_JSON_UNAVAILABLE", `The JSON of plan ${planId} is not available: it does not exist, this token may not read it, or it cannot be served.`);
 }
 
-/** GET /api/v2/plans/{plan_id}/json-output: the stored plan JSON, streamed and verified on the way out. */
+/** GET /api/v2/plans/{plan_id}/json-output: the stored (unredacted) plan JSON, for holders of artifact:read_sensitive, audited, streamed and verified on the way out. */
 export const planJsonHandlers = {
   async getPlanJsonOutput({ path, ctx }) {
     const principal = principalOf(ctx);
@@ -28,8 +28,11 @@ export const planJsonHandlers = {
     const match = /^plan-([0-9a-z]{16})$/.exec(planId);
     const run = match ? await ctx.services.stores.runs.getById(`run-${match[1]}`) : undefined;
     if (!run) throw unavailable(planId);
-    // run:read inside the run's exact organization, project and workspace.
-    if (!isAllowed(principal, "run:read", { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId })) throw unavailable(planId);
+    // run:read inside the run's exact organization, project and workspace, and the sensitive
+    // permission there: the plan JSON is the raw plan in another encoding (sensitive variables in
+    // clear, the whole prior state). API tokens are welcome (no step-up); every read is audited.
+    const target = { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId };
+    if (!isAllowed(principal, "run:read", target) || !isAllowed(principal, "artifact:read_sensitive", target)) throw unavailable(planId);
     const workspace = await ctx.services.stores.workspaces.getById(run.workspaceId);
     if (!workspace || workspace.organizationId !== run.organizationId) throw unavailable(planId);
     const ref = await runArtifact(ctx.services, run, "plan_json");
