@@ -118,11 +118,25 @@ test("which profiles serve which phase of which run", () => {
 
 test("subject and claims name organization, project, workspace, phase, kind and source", () => {
   const scope = { organizationId: "org-1", organizationName: "acme", projectId: "prj-1", projectName: "core", workspaceId: "ws-1", workspaceName: "app" };
-  assert.is(subjectOf(scope, "plan", "speculative"), "organization:acme:project:core:workspace:app:run_phase:plan:run_kind:speculative");
+  assert.is(
+    subjectOf(scope, "plan", "speculative"),
+    "organization_id:org-1:project_id:prj-1:workspace_id:ws-1:run_phase:plan:run_kind:speculative:organization:acme:project:core:workspace:app",
+  );
+  // Same names, another workspace (renamed into the name, or re-created): another subject.
+  assert.is.not(subjectOf({ ...scope, workspaceId: "ws-2" }, "plan", "speculative"), subjectOf(scope, "plan", "speculative"));
+  // A name cannot imitate the ids, even under the recommended condition's wildcard: its colons are encoded.
+  const tricky = subjectOf({ ...scope, projectId: "prj-2", workspaceId: "ws-9", projectName: "x:workspace_id:ws-1:run_phase:apply:%" }, "apply", "plan_and_apply");
+  assert.is(
+    tricky,
+    "organization_id:org-1:project_id:prj-2:workspace_id:ws-9:run_phase:apply:run_kind:plan_and_apply:organization:acme:project:x%3Aworkspace_id%3Aws-1%3Arun_phase%3Aapply%3A%25:workspace:app",
+  );
+  const condition = /^organization_id:org-1:project_id:.*:workspace_id:ws-1:run_phase:apply:.*$/; // StringLike "organization_id:org-1:project_id:*:workspace_id:ws-1:run_phase:apply:*"
+  assert.not.ok(condition.test(tricky));
+  assert.ok(condition.test(subjectOf(scope, "apply", "plan_and_apply")));
   const p = profile("p", ["plan"]);
   const claims = tokenClaims(scope, { id: "run-1", kind: "plan_and_apply", source: "tfe-api" }, "apply", p, "j");
   assert.equal(claims, {
-    sub: "organization:acme:project:core:workspace:app:run_phase:apply:run_kind:plan_and_apply",
+    sub: "organization_id:org-1:project_id:prj-1:workspace_id:ws-1:run_phase:apply:run_kind:plan_and_apply:organization:acme:project:core:workspace:app",
     jti: "j",
     organization_id: "org-1",
     organization_name: "acme",

@@ -181,9 +181,22 @@ export interface TokenScope {
   workspaceName: string;
 }
 
-/** The token's `sub`: `organization:<o>:project:<p>:workspace:<w>:run_phase:<phase>:run_kind:<kind>`. */
+/**
+ * The token's `sub`:
+ * `organization_id:<id>:project_id:<id>:workspace_id:<id>:run_phase:<phase>:run_kind:<kind>:organization:<o>:project:<p>:workspace:<w>`.
+ * The ids come first and identify the workspace for good: a workspace renamed, or deleted and
+ * re-created under the same name, gets another id, so a trust policy matching the ids (e.g.
+ * `organization_id:org-…:project_id:*:workspace_id:ws-…:run_phase:apply:*`) never trusts it.
+ * The names, which their owners choose (project names may hold spaces and colons), come last,
+ * with `%` and `:` percent-encoded, so no name can imitate the `:`-separated ids or phase even
+ * under a wildcard.
+ */
 export function subjectOf(scope: TokenScope, phase: "plan" | "apply", kind: RunKind): string {
-  return `organization:${scope.organizationName}:project:${scope.projectName}:workspace:${scope.workspaceName}:run_phase:${phase}:run_kind:${kind}`;
+  const name = (value: string) => value.replaceAll("%", "%25").replaceAll(":", "%3A");
+  return (
+    `organization_id:${scope.organizationId}:project_id:${scope.projectId}:workspace_id:${scope.workspaceId}:run_phase:${phase}:run_kind:${kind}` +
+    `:organization:${name(scope.organizationName)}:project:${name(scope.projectName)}:workspace:${name(scope.workspaceName)}`
+  );
 }
 
 /** Everything a token says besides `iss`, `aud` and the times. */

@@ -234,7 +234,7 @@ testEachServer(
         federation_profile_id: minted.tokens[0].profile.id,
         iss: server.baseUrl,
         aud: c.audience,
-        sub: `organization:acme:project:${project.name}:workspace:app:run_phase:${c.phase}:run_kind:${c.kind}`,
+        sub: `organization_id:${organizationId}:project_id:${project.id}:workspace_id:${workspace.id}:run_phase:${c.phase}:run_kind:${c.kind}:organization:acme:project:${project.name}:workspace:app`,
         iat,
         nbf: iat,
         exp: Math.floor((startedAt.getTime() + phaseTimeoutMs) / 1000),
@@ -268,7 +268,11 @@ testEachServer(
     const { payload } = await rp.verify(some.tokens[0].token, "vault.example");
     assert.equal(
       [payload.sub, payload.run_kind, payload.run_phase],
-      [`organization:acme:project:${project.name}:workspace:app:run_phase:plan:run_kind:speculative`, "speculative", "plan"],
+      [
+        `organization_id:${organizationId}:project_id:${project.id}:workspace_id:${workspace.id}:run_phase:plan:run_kind:speculative:organization:acme:project:${project.name}:workspace:app`,
+        "speculative",
+        "plan",
+      ],
     );
     // A speculative run has no apply; its plan never gets plan or apply profiles.
     assert.equal((await mintPhaseCredentials(server.services, speculative, "apply", { startedAt: server.services.clock(), phaseTimeoutMs })).tokens, []);
