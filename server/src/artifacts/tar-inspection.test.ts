@@ -161,6 +161,16 @@ refused("hard links to anything but an earlier regular file of the archive", () 
   );
 });
 
+refused("tofu's working data: anything in a .terraform directory at any depth (a provider there would run as installed); the lock file is fine", () => {
+  const provider = ".terraform/providers/registry.opentofu.org/hashicorp/random/3.9.0/linux_amd64/terraform-provider-random_v3.9.0";
+  assert.match(refusal(tarArchive([file("main.tf"), file(provider)])), "inside a .terraform directory");
+  assert.match(refusal(tarArchive([file("modules/net/.terraform/providers/p")])), '"modules/net/.terraform/providers/p"');
+  assert.match(refusal(tarArchive([{ name: ".terraform", type: "5" }])), "inside a .terraform directory");
+  assert.match(refusal(tarArchive([{ name: "./.terraform", type: "2", linkname: "cache" }])), "inside a .terraform directory");
+  assert.match(refusal(systemTar((dir) => mkdirSync(join(dir, ".terraform/providers"), { recursive: true }))), "inside a .terraform directory");
+  inspect(tarArchive([file(".terraform.lock.hcl"), file("terraform.tfvars"), file("x.terraform/a")]));
+});
+
 refused("device files and FIFOs", () => {
   assert.match(refusal(tarArchive([{ name: "null", type: "3" }])), "device file");
   assert.match(refusal(tarArchive([{ name: "sda", type: "4" }])), "device file");

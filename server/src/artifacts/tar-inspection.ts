@@ -101,7 +101,8 @@ type Extended = "x" | "g" | "L" | "K";
  * Feed the inflated bytes in order with push(), then call finish(). Each throws UploadRefusal
  * for an archive that is not a tar, is truncated, or has an entry that is absolute, contains
  * `..`, is a device or FIFO, writes through a symlink of the archive, or is a hard link to
- * anything but an earlier regular file of the archive; finish() also refuses symlinks whose
+ * anything but an earlier regular file of the archive, or lies in a `.terraform` directory at any
+ * depth (tofu's working data: providers it would run); finish() also refuses symlinks whose
  * target (followed through the archive's other symlinks) leaves the archive root.
  */
 export class TarInspector {
@@ -224,6 +225,10 @@ export class TarInspector {
       const ancestor = segments.slice(0, i).join("/");
       if (i < segments.length && this.symlinks.has(ancestor)) throw new UploadRefusal(`the entry ${quote(name)} is inside the symlink ${quote(ancestor)}`, "link");
     }
+    // tofu's working data (installed providers, modules): a provider binary in it would be run as
+    // "previously installed". The CLI never uploads it; StackShip installs providers only from its mirror.
+    if (segments.includes(".terraform"))
+      throw new UploadRefusal(`the entry ${quote(name)} is inside a .terraform directory (tofu's working data, which a configuration may not carry)`, "unsupported_entry");
     if (type !== "2" && this.symlinks.has(path)) throw new UploadRefusal(`the entry ${quote(name)} replaces a symlink of the archive`, "link");
     switch (type) {
       case "0":

@@ -177,6 +177,22 @@ tarball("the stripped archive goes through the upload inspection: what an upload
   }
 });
 
+tarball("refuses a committed .terraform directory (tofu's working data: its providers would run as installed), like an upload", async () => {
+  const bytes = await buildTarGz([
+    { name: `${TOP}/`, type: "directory" },
+    { name: `${TOP}/main.tf`, content: "" },
+    { name: `${TOP}/.terraform.lock.hcl`, content: "" },
+    { name: `${TOP}/.terraform/providers/registry.opentofu.org/hashicorp/random/3.9.0/linux_amd64/terraform-provider-random_v3.9.0`, content: "#!/bin/sh\n" },
+  ]);
+  try {
+    await configurationFromGitHubTarball(bytes, "", LIMITS);
+    assert.unreachable("a .terraform directory must be refused");
+  } catch (error) {
+    assert.is((error as TarballRefused).outcome, "tarball_entry_unsupported");
+    assert.match((error as TarballRefused).detail, ".terraform/providers/registry.opentofu.org/hashicorp/random");
+  }
+});
+
 tarball("refuses a character device entry", async () => {
   const bytes = gunzipSync(
     await buildTarGz([

@@ -1,0 +1,64 @@
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import * as sdk from "../../../client/src/index.ts";
+import { storedArtifactKeys } from "../support/artifacts.ts";
+import {
+  applicationTables,
+  createOrganizationWithToken,
+  createPendingConfiguration,
+  createWorkspace,
+  expectNothingWritten,
+  expectStatus,
+  expectV1Error,
+  makeConfigurationTarball,
+  putUpload,
+} from "../support/factories.ts";
+import { testEachServer } from "../support/test-server.ts";
+
+// Issue 25 part 5, the upload door: a configuration carrying tofu's working data (`.terraform/`,
+// where `tofu init` finds "previously-installed" providers and `tofu plan` runs them) is refused
+// with 422 CONFIGURATION_UPLOAD_INVALID naming the path, and nothing is written. (The sandbox door,
+// TF_DATA_DIR outside the configuration, is tested in server/test/lifecycle/provider-mirror-only.test.ts.)
+const upload = suite("uploadConfiguration: no .terraform directory");
+
+/** A shadowing "provider": a shell script that leaves a marker wherever it is run. */
+const SHADOW = "#!/bin/sh\necho shadow-provider-ran > /work/shadow-marker\nexit 1\n";
+const PROVIDER = ".terraform/providers/registry.opentofu.org/hashicorp/random/3.9.0/linux_amd64/terraform-provider-random_v3.9.0";
+const LOCK = `provider "registry.opentofu.org/hashicorp/random" {
+  version     = "3.9.0"
+  constraints = "3.9.0"
+  hashes      = ["h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]
+}
+`;
+
+testEachServer(upload, "a provider binary under .terraform/ (at the root or in a module's folder) is refused 422 naming the path; nothing is written", async (server) => {
+  const { organizationName, token } = await createOrganizationWithToken(server, "acme", "admin");
+  const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
+  const pending = await createPendingConfiguration(server, token, workspace.id);
+  const uploadToken = new URL(pending.attributes.upload_url!).pathname.split("/").pop()!;
+  for (const path of [PROVIDER, `modules/net/${PROVIDER}`, ".terraform/modules/modules.json"]) {
+    const tarball = makeConfigurationTarball({ "main.tf": 'resource "random_id" "x" {\n  byte_length = 4\n}\n', ".terraform.lock.hcl": LOCK, [path]: SHADOW });
+    const result = await expectNothingWritten(
+      server,
+      () => sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: uploadToken }, body: tarball as never }),
+      await applicationTables(server),
+    );
+    const error = expectV1Error(result, 422, "CONFIGURATION_UPLOAD_INVALID");
+    assert.match(error.detail ?? "", ".terraform", path);
+    assert.match(
+      error.detail ?? "",
+      path
+        .split("/")
+        .slice(0, path.indexOf(".terraform") === 0 ? 1 : 3)
+        .join("/"),
+      `the detail names the path: ${error.detail}`,
+    );
+  }
+  assert.equal(await storedArtifactKeys(server), []);
+  // A lock file alone is an ordinary configuration file.
+  assert.is((await putUpload(pending.attributes.upload_url!, makeConfigurationTarball({ "main.tf": "", ".terraform.lock.hcl": LOCK }))).status, 200);
+  const shown = expectStatus(await sdk.getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
+  assert.is(shown.attributes.status, "uploaded");
+});
+
+upload.run();
