@@ -1,11 +1,26 @@
 // Redaction by value (sensitive-values.mjs, plain JavaScript because the plan-diff builder in the
 // plan sandbox imports it): the rule and its minimum length are documented there.
-export { isSpecific, MIN_SENSITIVE_VALUE_LENGTH, REDACTED, sensitiveValuesOfPlan, sensitiveValuesOfState, spellingsOf, StreamRedactor, ValueMatcher } from "./sensitive-values.mjs";
-import { sensitiveValuesOfPlan, sensitiveValuesOfState } from "./sensitive-values.mjs";
+export {
+  canonicalNumber,
+  formsOfSecret,
+  isSpecific,
+  MIN_SENSITIVE_VALUE_LENGTH,
+  REDACTED,
+  sensitiveValuesOfPlan,
+  sensitiveValuesOfState,
+  spellingsOf,
+  StreamRedactor,
+  ValueMatcher,
+} from "./sensitive-values.mjs";
+import { formsOfSecret, sensitiveValuesOfPlan, sensitiveValuesOfState } from "./sensitive-values.mjs";
 
 /** Where a phase's sensitive values come from. */
 export interface SensitiveValueSources {
-  /** The sensitive variable values of the run's input snapshot: redacted at any length. */
+  /**
+   * Values secret whatever any mask says: the workspace's sensitive variable values (also those a
+   * speculative snapshot leaves out), the run's own tokens. Redacted at any length, with the forms
+   * OpenTofu prints them in (formsOfSecret: collection elements, canonical numbers).
+   */
   variables?: readonly string[];
   /** The parsed predecessor state (the workspace's current state version when the phase began). */
   priorState?: unknown;
@@ -14,13 +29,13 @@ export interface SensitiveValueSources {
 }
 
 /**
- * The set of sensitive values of a phase: the input snapshot's sensitive variable values ∪ every
+ * The set of sensitive values of a phase: the secret values and their printed forms ∪ every
  * specific value at a sensitive path of the prior state ∪ every specific value the plan marks
  * sensitive anywhere. Deduplicated, in no particular order.
  */
 export function sensitiveValueSet(sources: SensitiveValueSources): string[] {
   const set = new Set<string>();
-  for (const v of sources.variables ?? []) if (v.length > 0) set.add(v);
+  for (const v of sources.variables ?? []) for (const form of formsOfSecret(v)) set.add(form);
   if (sources.priorState !== undefined) for (const v of sensitiveValuesOfState(sources.priorState)) set.add(v);
   if (sources.plan !== undefined) for (const v of sensitiveValuesOfPlan(sources.plan)) set.add(v);
   return [...set];

@@ -9,6 +9,10 @@ export declare function isSpecific(text: unknown): boolean;
 export declare function sensitiveValuesOfPlan(plan: unknown): string[];
 /** Every specific value at a sensitive path of a state file, and of its sensitive outputs (never throws). */
 export declare function sensitiveValuesOfState(state: unknown): string[];
+/** The canonical decimal form OpenTofu prints for a number literal, or undefined when the text is not one. */
+export declare function canonicalNumber(text: string): string | undefined;
+/** A secret value and the forms it takes in OpenTofu's output (collection elements, canonical numbers; derived forms from 6 code points). */
+export declare function formsOfSecret(value: string): string[];
 /** The spellings a value can take in text (as is, JSON-escaped, Go-escaped, HCL-escaped, its specific lines). */
 export declare function spellingsOf(value: string): string[];
 

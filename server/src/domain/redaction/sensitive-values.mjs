@@ -226,6 +226,86 @@ export function sensitiveValuesOfState(state) {
 }
 
 /**
+ * The canonical decimal form OpenTofu prints for a number literal (`00123456789` → `123456789`,
+ * `1.50` → `1.5`, `1e3` → `1000`, `-0012` → `-12`), or undefined when `text` is not one.
+ */
+export function canonicalNumber(text) {
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,4}))?$/.exec(text);
+  if (m === null || (m[2] === "" && (m[3] === undefined || m[3] === ""))) return undefined;
+  let digits = m[2] + (m[3] ?? "");
+  let point = m[2].length + (m[4] === undefined ? 0 : Number(m[4]));
+  // Digits with the decimal point `point` places from their start; then leading and trailing zeros go.
+  if (point < 0) {
+    digits = "0".repeat(-point) + digits;
+    point = 0;
+  }
+  if (point > digits.length) digits += "0".repeat(point - digits.length);
+  let integer = digits.slice(0, point).replace(/^0+/, "");
+  const fraction = digits.slice(point).replace(/0+$/, "");
+  if (integer === "") integer = "0";
+  const sign = m[1] === "-" && (integer !== "0" || fraction !== "") ? "-" : "";
+  return `${sign}${integer}${fraction === "" ? "" : `.${fraction}`}`;
+}
+
+/** The string literals (decoded) and number literals of an HCL or JSON collection's text. */
+function literalsOf(text) {
+  const out = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      let value = "";
+      let j = i + 1;
+      for (; j < text.length && text[j] !== '"'; j++) {
+        if (text[j] === "\\" && j + 1 < text.length) {
+          const e = text[++j];
+          if (e === "n") value += "\n";
+          else if (e === "r") value += "\r";
+          else if (e === "t") value += "\t";
+          else if ((e === "u" || e === "U") && /^[0-9a-fA-F]+$/.test(text.slice(j + 1, j + (e === "u" ? 5 : 9)))) {
+            const width = e === "u" ? 4 : 8;
+            const code = parseInt(text.slice(j + 1, j + 1 + width), 16);
+            value += code <= 0x10ffff ? String.fromCodePoint(code) : "";
+            j += width;
+          } else value += e;
+        } else value += text[j];
+      }
+      out.push(value.replace(/\$\$\{/g, "${").replace(/%%\{/g, "%{"));
+      i = j;
+    } else if (/[-+.0-9]/.test(c) && (i === 0 || !/[\w.]/.test(text[i - 1]))) {
+      const m = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/.exec(text.slice(i));
+      if (m !== null) {
+        out.push(m[0]);
+        i += m[0].length - 1;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The forms a secret value (a sensitive variable's, a run token) takes in OpenTofu's output
+ * besides itself: an HCL or JSON collection (`["one1one","two2two"]`, `{a = "…"}`) prints element by
+ * element, so each string and number element is a form of its own; a number prints in canonical
+ * form (`00123456789` as `123456789`), so that is one too. Derived forms follow the
+ * minimum-length rule (at least MIN_SENSITIVE_VALUE_LENGTH code points); the value itself is
+ * redacted at any length.
+ */
+export function formsOfSecret(value) {
+  if (typeof value !== "string" || value.length === 0) return [];
+  const out = new Set([value]);
+  const derived = [];
+  const trimmed = value.trim();
+  derived.push(trimmed);
+  if (trimmed.startsWith("[") || trimmed.startsWith("{")) derived.push(...literalsOf(trimmed));
+  for (const form of derived) {
+    if (isSpecific(form)) out.add(form);
+    const number = canonicalNumber(form);
+    if (number !== undefined && isSpecific(number)) out.add(number);
+  }
+  return [...out];
+}
+
+/**
  * The spellings a value can take in text: as is, JSON-escaped (inside quotes), with Go's JSON
  * escapes of `<`, `>`, `&` (OpenTofu's JSON output), with HCL's template escapes (`$${`), and
  * each specific line of a multi-line value.

@@ -2,6 +2,8 @@ import fc from "fast-check";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import {
+  canonicalNumber,
+  formsOfSecret,
   isSpecific,
   MIN_SENSITIVE_VALUE_LENGTH,
   REDACTED,
@@ -317,7 +319,46 @@ text("thousands of long values in a megabyte of text", () => {
   assert.is(out.length, big.length - values[4321].length + R.length);
 });
 
+const forms = suite("redaction by value: the forms a secret is printed in (issue 25)");
+
+forms("an HCL-typed sensitive collection: every element from 6 code points is a value of its own", () => {
+  const value = '["HCLELEMone1","HCLELEMtwo2"]';
+  assert.equal(sorted(formsOfSecret(value)), sorted([value, "HCLELEMone1", "HCLELEMtwo2"]));
+  // tofu prints each element on its own line: none of them survives.
+  const log = `  + input = [\n      + "HCLELEMone1",\n      + "HCLELEMtwo2",\n    ]\n`;
+  const redacted = new ValueMatcher(sensitiveValueSet({ variables: [value] })).redact(log);
+  assert.not.ok(redacted.includes("HCLELEM"), redacted);
+  // Objects, escapes, nested collections and numbers; elements under 6 code points are not values of their own.
+  assert.equal(
+    sorted(formsOfSecret('{ a = "quote\\"d\\u00e9", nested = ["deeper1", "short"], n = 000123456, x = 1 }')),
+    sorted(['{ a = "quote\\"d\\u00e9", nested = ["deeper1", "short"], n = 000123456, x = 1 }', 'quote"dé', "deeper1", "000123456", "123456"]),
+  );
+  // 5 code points: too short to be redacted everywhere.
+  assert.equal(formsOfSecret('["abcde"]'), ['["abcde"]']);
+});
+
+forms("a sensitive number: the canonical form tofu prints (leading zeros, trailing zeros, exponents)", () => {
+  assert.equal(sorted(formsOfSecret("00123456789")), sorted(["00123456789", "123456789"]));
+  const redacted = new ValueMatcher(sensitiveValueSet({ variables: ["00123456789"] })).redact("pin = 123456789\n");
+  assert.is(redacted, `pin = ${R}\n`);
+  for (const [text, canonical] of [
+    ["1e3", "1000"],
+    ["-0012", "-12"],
+    ["1.50", "1.5"],
+    [".5", "0.5"],
+    ["1.50e-2", "0.015"],
+    ["-0.000", "0"],
+    ["+7", "7"],
+  ] as const)
+    assert.is(canonicalNumber(text), canonical, text);
+  assert.is(canonicalNumber("abc"), undefined);
+  assert.is(canonicalNumber("-"), undefined);
+  // A short canonical form is not redacted everywhere: "0012" prints as "12".
+  assert.equal(formsOfSecret("0012"), ["0012"]);
+});
+
 rule.run();
+forms.run();
 plans.run();
 states.run();
 text.run();
