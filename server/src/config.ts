@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
 import { availableParallelism } from "node:os";
 import type { ArtifactStoreSetting } from "./artifacts/backends/setting.ts";
 import { dirname, join, resolve } from "node:path";
@@ -27,6 +28,11 @@ export interface Config {
   phaseTimeoutMs: number;
   /** What one plan or apply sandbox may use (STACKSHIP_SANDBOX_*); unset entries take the sandbox's defaults. */
   sandboxLimits: SandboxLimitsConfig;
+  /**
+   * Reverse proxies (IPs and CIDRs, STACKSHIP_TRUSTED_PROXIES, comma-separated) whose X-Forwarded-For
+   * names the client the sign-in throttle counts; from any other peer the header is ignored.
+   */
+  trustedProxies: string[];
   /** Origins besides this server's own that may use a session (STACKSHIP_ALLOWED_ORIGINS, comma-separated). */
   allowedOrigins: string[];
   /** The first deployment administrator, created on start when set (STACKSHIP_BOOTSTRAP_ADMIN_EMAIL/_PASSWORD). */
@@ -216,6 +222,25 @@ function origins(value: string | undefined): string[] {
     });
 }
 
+/** STACKSHIP_TRUSTED_PROXIES: `10.0.0.5, 192.168.0.0/16, ::1` (addresses and CIDR ranges, IPv4 or IPv6). */
+export function trustedProxies(value: string | undefined): string[] {
+  if (!value) return [];
+  return value
+    .split(",")
+    .map((item) => item.trim())
+    .filter(Boolean)
+    .map((item) => {
+      const [address, prefix, extra] = item.split("/");
+      const version = isIP(address);
+      const bits = version === 6 ? 128 : 32;
+      const validPrefix = prefix === undefined || (/^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= bits);
+      if (version === 0 || !validPrefix || extra !== undefined) {
+        throw new Error(`STACKSHIP_TRUSTED_PROXIES: '${item}' is not an IP address or CIDR range like 10.0.0.5 or 10.0.0.0/8`);
+      }
+      return item;
+    });
+}
+
 function bootstrapAdmin(env: NodeJS.ProcessEnv): Config["bootstrapAdmin"] {
   const email = env.STACKSHIP_BOOTSTRAP_ADMIN_EMAIL;
   const password = env.STACKSHIP_BOOTSTRAP_ADMIN_PASSWORD;
@@ -246,6 +271,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     phaseTimeoutMs: positive(env.STACKSHIP_PHASE_TIMEOUT_SECONDS, 3600, "STACKSHIP_PHASE_TIMEOUT_SECONDS") * 1000,
     sandboxLimits: sandboxLimits(env),
     allowedOrigins: origins(env.STACKSHIP_ALLOWED_ORIGINS),
+    trustedProxies: trustedProxies(env.STACKSHIP_TRUSTED_PROXIES),
     bootstrapAdmin: bootstrapAdmin(env),
     uploadInspections: positive(env.STACKSHIP_UPLOAD_INSPECTIONS, 2, "STACKSHIP_UPLOAD_INSPECTIONS"),
     uploadInspectionQueue: nonNegative(env.STACKSHIP_UPLOAD_INSPECTION_QUEUE, 8, "STACKSHIP_UPLOAD_INSPECTION_QUEUE"),

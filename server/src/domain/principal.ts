@@ -1,4 +1,4 @@
-import type { PrincipalLike } from "./authorization.ts";
+import type { Permission, PrincipalLike } from "./authorization.ts";
 import type { User } from "./records.ts";
 
 /** How the caller authenticated: the deployment's bootstrap token, an API token, a run token, a dashboard session, or (no request: a verified webhook) the GitHub App. */
@@ -22,6 +22,13 @@ export interface RunScope {
   /** The workspace-lock fence an apply-phase token is bound to; null for plan. */
   fence: number | null;
 }
+
+/**
+ * What a run token holds on its run's workspace, besides the operations marked
+ * `x-stackship-run-token` (which it may call whatever its grants). The sandbox's API channel lets
+ * through only the operations these two allow.
+ */
+export const RUN_TOKEN_PERMISSIONS: readonly Permission[] = ["workspace:read"];
 
 /** The caller of an authenticated request. */
 export interface AuthenticatedPrincipal extends PrincipalLike {

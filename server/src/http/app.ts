@@ -11,6 +11,7 @@ import { lenderOf } from "../artifacts/lent-chunks.ts";
 import { SESSION_COOKIE } from "../domain/sessions.ts";
 import { authenticate } from "./middleware/authenticate.ts";
 import { authorizeOperation } from "./operation-access.ts";
+import { clientAddressOf } from "./client-address.ts";
 import { errors, renderV1Error, type ErrorRenderer } from "./middleware/errors.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { parseJson, readBody, validateDocument, validateParameters } from "./middleware/validate.ts";
@@ -28,7 +29,7 @@ export interface RequestContext {
   headers: Readonly<Record<string, string | string[] | undefined>>;
   services: Services;
   log: Logger;
-  /** The client's address as the socket sees it (no proxy headers are trusted). */
+  /** The client's address: the socket's peer, or X-Forwarded-For's when the peer is a trusted proxy (client-address.ts). */
   clientAddress?: string;
   /** True when this request arrived over TLS (the HTTPS listener), whatever STACKSHIP_PUBLIC_URL says. */
   secureConnection?: boolean;
@@ -119,7 +120,7 @@ function bindOperation(router: Router, surface: SurfaceBinding, op: OperationDes
         headers: ctx.headers,
         services,
         log: ctx.state.log,
-        clientAddress: ctx.ip,
+        clientAddress: clientAddressOf(ctx.req.socket.remoteAddress, ctx.headers["x-forwarded-for"], services.config.trustedProxies),
         secureConnection: (ctx.req.socket as { encrypted?: boolean }).encrypted === true,
         presentedSessionCookie: surface.name === "v1" ? (ctx.cookies.get(SESSION_COOKIE) ?? null) : null,
       },

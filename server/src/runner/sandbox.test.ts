@@ -210,7 +210,7 @@ test("a caller-managed API channel socket works the same way", async () => {
   try {
     const { result, value } = await probe(
       `
-      require('http').get('http://127.0.0.1:${SANDBOX_API_PORT}/', (res) => {
+      require('http').get('http://127.0.0.1:${SANDBOX_API_PORT}/api/v2/ping', (res) => {
         let b = ''; res.on('data', (c) => (b += c)); res.on('end', () => console.log(JSON.stringify(b)));
       }).on('error', (e) => console.log(JSON.stringify(e.code)));
     `,

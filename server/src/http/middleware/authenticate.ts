@@ -6,7 +6,7 @@ import { csrfTokenFor, hashSessionSecret } from "../../commands/users.ts";
 import { CSRF_HEADER, SESSION_COOKIE } from "../../domain/sessions.ts";
 import type { Services } from "../../commands/services.ts";
 import { grantsOfMemberships, type Session, type Stores, type User } from "../../store/index.ts";
-import type { AuthenticatedPrincipal } from "../../domain/principal.ts";
+import { RUN_TOKEN_PERMISSIONS, type AuthenticatedPrincipal } from "../../domain/principal.ts";
 
 /** The bootstrap administrator's fixed principal id (it has no row; audit events name it). */
 export const BOOTSTRAP_PRINCIPAL_ID = "prn-bootstrap0000000";
@@ -27,6 +27,8 @@ async function liveSession(services: Services, secret: string, now: Date): Promi
   if (!found) throw refuse("The session is unknown; sign in again.");
   const { session } = found;
   if (session.revokedAt !== null) throw refuse("The session was signed out; sign in again.");
+  // Disabling a user ends its sessions in the same transaction; this is the second line.
+  if (found.user.disabledAt !== null) throw refuse("The session was signed out; sign in again.");
   if (Date.parse(session.expiresAt) <= now.getTime()) throw refuse("The session has expired; sign in again.");
   return found;
 }
@@ -107,7 +109,10 @@ export async function authenticate(ctx: Context, services: Services, { sessions 
   }
   if (secret.startsWith(RUN_TOKEN_SECRET_PREFIX)) return authenticateRunToken(stores, hash, now);
   const found = await stores.tokens.findByTokenHash(hash);
-  if (!found) throw new DomainError("UNAUTHENTICATED", UNKNOWN_TOKEN, { source: { header: "Authorization" } });
+  if (!found || found.token.revokedAt !== null) throw new DomainError("UNAUTHENTICATED", UNKNOWN_TOKEN, { source: { header: "Authorization" } });
+  if (found.token.expiresAt !== null && Date.parse(found.token.expiresAt) <= now.getTime()) {
+    throw new DomainError("UNAUTHENTICATED", "The API token has expired.", { source: { header: "Authorization" } });
+  }
   return {
     kind: "token",
     id: found.principal.id,
@@ -134,7 +139,7 @@ async function authenticateRunToken(stores: Stores, hash: string, now: Date): Pr
     kind: "run",
     id: token.runId,
     siteAdmin: false,
-    grants: [{ scopeKind: "workspace", scopeId: workspaceId, permission: "workspace:read" }],
+    grants: RUN_TOKEN_PERMISSIONS.map((permission) => ({ scopeKind: "workspace" as const, scopeId: workspaceId, permission })),
     organizationId,
     tokenId: token.id,
     run: { runId: token.runId, phase: token.phase, workspaceId, fence: token.fence },
