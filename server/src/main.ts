@@ -3,7 +3,9 @@ import { describeArtifactStore } from "./artifacts/backends/index.ts";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
-import { join } from "node:path";
+import { join, resolve, sep } from "node:path";
+import { makePrivate } from "./artifacts/private-files.ts";
+import { sqliteFilename } from "./store/db.ts";
 import { loadConfig, type Config } from "./config.ts";
 import { ensureLocalTls, httpsPortFrom } from "./http/tls.ts";
 import { RunnerEngine } from "./runner/engine.ts";
@@ -23,15 +25,34 @@ function bootstrapToken(config: Config): { token: string; file: string | null } 
   if (config.bootstrapToken) return { token: config.bootstrapToken, file: null };
   const file = join(config.dataDir, "bootstrap-token");
   if (!existsSync(file)) {
-    mkdirSync(config.dataDir, { recursive: true });
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
     writeFileSync(file, `ss0.${randomBytes(32).toString("base64url")}\n`, { mode: 0o600 });
     chmodSync(file, 0o600);
   }
   return { token: readFileSync(file, "utf8").trim(), file };
 }
 
+/**
+ * The data directory 0700 and its files 0600 (database, keys, bootstrap token, local CA, local
+ * artifacts), and the database file and artifact directory when they are kept elsewhere: fixed
+ * where this process owns them, a warning where it does not.
+ */
+function makeDataPrivate(config: Config): void {
+  const inside = (path: string) => path === config.dataDir || path.startsWith(config.dataDir + sep);
+  const others: string[] = [];
+  if (config.databaseUrl.startsWith("sqlite:")) {
+    const file = sqliteFilename(config.databaseUrl);
+    if (file !== ":memory:" && !inside(file)) others.push(file, `${file}-wal`, `${file}-shm`);
+  }
+  if (config.artifactStore.kind === "local" && !inside(resolve(config.artifactStore.directory))) others.push(resolve(config.artifactStore.directory));
+  const report = makePrivate(config.dataDir, others);
+  if (report.fixed.length > 0) say(`made ${report.fixed.length} data path(s) private to this user (directories 0700, files 0600), e.g. ${report.fixed[0]}`);
+  for (const warning of report.warnings) say(`WARNING: ${warning}`);
+}
+
 async function main() {
   const config = loadConfig();
+  makeDataPrivate(config);
   const bootstrap = bootstrapToken(config);
   say(`data directory: ${config.dataDir}`);
   say(`database: ${config.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")}`);

@@ -102,12 +102,11 @@ export function ensureLocalTls(dataDir: string): LocalTls {
     ]);
     rmSync(csrFile, { force: true });
     rmSync(extFile, { force: true });
-    chmodSync(caKeyFile, 0o600);
-    chmodSync(keyFile, 0o600);
+    for (const file of [caKeyFile, keyFile, caFile, certFile]) chmodSync(file, 0o600);
   }
   const ca = readFileSync(caFile, "utf8");
   const system = systemCaBundle();
-  writeFileSync(bundleFile, `${system ? readFileSync(system, "utf8").trimEnd() + "\n" : ""}${ca}`);
+  writeFileSync(bundleFile, `${system ? readFileSync(system, "utf8").trimEnd() + "\n" : ""}${ca}`, { mode: 0o600 });
   return { dir, caFile, bundleFile, certFile, keyFile, cert: readFileSync(certFile), key: readFileSync(keyFile), created };
 }
 

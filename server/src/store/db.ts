@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import knex from "knex";
 import type { Knex } from "knex";
@@ -74,7 +74,8 @@ function knexConfig(url: string): { dialect: Dialect; knex: Knex.Config } {
   throw new Error(`unsupported database URL scheme: ${url.split(":", 1)[0]}`);
 }
 
-function sqliteFilename(url: string): string {
+/** The file a `sqlite:` URL names (`:memory:` for an in-memory database). */
+export function sqliteFilename(url: string): string {
   if (url === "sqlite::memory:") return ":memory:";
   if (url.startsWith("sqlite:///")) return url.slice("sqlite://".length);
   if (url.startsWith("sqlite://") && url.length > "sqlite://".length) return resolve(url.slice("sqlite://".length));
@@ -83,7 +84,11 @@ function sqliteFilename(url: string): string {
 
 function sqliteConfig(filename: string): Knex.Config {
   const inMemory = filename === ":memory:";
-  if (!inMemory) mkdirSync(dirname(filename), { recursive: true });
+  if (!inMemory) {
+    // Private from the first byte: SQLite gives the -wal and -shm files the database file's mode.
+    mkdirSync(dirname(filename), { recursive: true, mode: 0o700 });
+    closeSync(openSync(filename, "a", 0o600));
+  }
   return {
     client: "better-sqlite3",
     connection: { filename },

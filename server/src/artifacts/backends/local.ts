@@ -35,7 +35,7 @@ export class LocalObjectBackend implements ObjectBackend {
 
   async write(key: string, source: AsyncIterable<Uint8Array>): Promise<number> {
     const path = this.path(key);
-    await mkdir(dirname(path), { recursive: true });
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     const temporary = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
     let length = 0;
     const counted = async function* () {
@@ -66,7 +66,7 @@ export class LocalObjectBackend implements ObjectBackend {
       } catch (error) {
         // The first object under its directory (or the directory was removed since): made, once.
         if (!isMissing(error)) throw error;
-        await mkdir(directory, { recursive: true });
+        await mkdir(directory, { recursive: true, mode: 0o700 });
         await writeTemporary();
       }
       await rename(temporary, path);
