@@ -387,7 +387,7 @@ export interface paths {
         };
         /**
          * Show one output of a state version
-         * @description A sensitive output's `value` is null here too; StackShip never stores it.
+         * @description A sensitive output's `value` is null here too; StackShip never stores it. The same rules as the current outputs list: a value only with `state:read` on the workspace (otherwise null), redacted by value.
          */
         get: operations["getStateVersionOutput"];
         put?: never;
@@ -632,7 +632,7 @@ export interface paths {
         };
         /**
          * The outputs of the current state version
-         * @description `{"data":[]}` when the workspace has no state. Sensitive outputs have a null `value`.
+         * @description `{"data":[]}` when the workspace has no state. Sensitive outputs have a null `value`. Values are shown only to a caller holding `state:read` on the workspace (operators, admins); anyone else with `workspace:read` (a viewer) gets every output's name, sensitivity and types with a null `value`. Shown values pass through the same redaction by value as the logs: every occurrence of one of the workspace's sensitive variable values (and the forms OpenTofu prints them in), of a value at a sensitive path of this state, or of a StackShip token secret becomes `[sensitive value]` (a number or object key holding one becomes that string), so a sensitive variable passed through a plain output, or copied out with `nonsensitive()`, never comes back.
          */
         get: operations["listCurrentStateVersionOutputs"];
         put?: never;

@@ -72,7 +72,7 @@ export async function storePlanArtifacts(server: TestServer, runId: string, plan
   return { json: await storePlanJson(server.services, run, planJson), diff: await writeRunArtifact(server.services, run, "plan_diff", planDiff) };
 }
 
-export async function storeState(server: TestServer, workspaceId: string, runId: string, serial: number, status: "pending" | "finalized", body: Buffer) {
+export async function storeState(server: TestServer, workspaceId: string, runId: string | null, serial: number, status: "pending" | "finalized", body: Buffer) {
   const stores = server.services.stores;
   const version = await stores.stateVersions.create({
     workspaceId,

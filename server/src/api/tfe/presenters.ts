@@ -276,8 +276,11 @@ function typeKind(type: unknown): string {
   return "unknown";
 }
 
-/** One output of a state version; a sensitive output's value is null (it is never stored). */
-export function presentStateVersionOutput(stateVersion: StateVersion, output: StateVersionOutput, index: number): S["StateVersionOutput"] {
+/**
+ * One output of a state version; a sensitive output's value is null (it is never stored), and so
+ * is every value when `showValue` is false (a caller without state:read sees names and types).
+ */
+export function presentStateVersionOutput(stateVersion: StateVersion, output: StateVersionOutput, index: number, showValue = true): S["StateVersionOutput"] {
   return {
     type: "state-version-outputs",
     id: stateVersionOutputId(stateVersion.id, index),
@@ -285,7 +288,7 @@ export function presentStateVersionOutput(stateVersion: StateVersion, output: St
       name: output.name,
       sensitive: output.sensitive,
       type: typeKind(output.type),
-      value: output.sensitive ? null : output.value,
+      value: output.sensitive || !showValue ? null : output.value,
       "detailed-type": output.type,
     },
   };

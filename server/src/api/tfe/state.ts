@@ -1,4 +1,5 @@
 import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
+import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { Workspace } from "../../domain/records.ts";
 import type { RequestContext } from "../../http/app.ts";
@@ -6,6 +7,7 @@ import { isRunPrincipal } from "../../domain/principal.ts";
 import type { StateVersion } from "../../store/index.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
 import { createStateVersion, mayReadRawState, readStateBytes, stateUploadUrls, uploadJsonState, uploadState } from "../../commands/state-versions.ts";
+import { redactedOutputValues } from "../../commands/state-output-values.ts";
 import { alreadyUnlocked, forceUnlockWorkspace, lockedBy, lockWorkspaceForUser, unlockWorkspaceForUser } from "../../commands/workspace-locks.ts";
 import { loadWorkspaceForCli } from "./access.ts";
 import { workspaceResource } from "./workspaces.ts";
@@ -22,6 +24,21 @@ async function workspaceDocument(ctx: RequestContext, workspace: Workspace) {
 }
 
 /** A state version the caller may see: a run token its run's workspace's, anyone else with `workspace:read`. */
+/**
+ * A state version's outputs as this caller may see them: values only with state:read on the
+ * workspace (or a run token of it), and then redacted by value like the logs
+ * (commands/state-output-values.ts); otherwise names and types, every value null.
+ */
+async function presentOutputs(ctx: RequestContext, stateVersion: StateVersion) {
+  const principal = principalOf(ctx);
+  const workspace = await ctx.services.stores.workspaces.getById(stateVersion.workspaceId);
+  const showValues = isRunPrincipal(principal)
+    ? principal.run.workspaceId === stateVersion.workspaceId
+    : workspace !== undefined && isAllowed(principal, "state:read", { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id });
+  const outputs = showValues ? await redactedOutputValues(ctx.services, stateVersion) : (stateVersion.outputs ?? []);
+  return outputs.map((output, index) => presentStateVersionOutput(stateVersion, output, index, showValues));
+}
+
 async function loadStateVersion(ctx: RequestContext, id: string): Promise<StateVersion> {
   const what = `State version ${id}`;
   const stateVersion = /^sv-[0-9a-z]{16}$/.test(id) ? await ctx.services.stores.stateVersions.getById(id) : undefined;
@@ -106,7 +123,7 @@ export const stateHandlers = {
   async listCurrentStateVersionOutputs({ path, ctx }) {
     const workspace = await loadWorkspaceForCli(ctx, path.workspace_id, "workspace:read");
     const current = await ctx.services.stores.stateVersions.current(workspace.id);
-    const data = current ? (current.outputs ?? []).map((output, index) => presentStateVersionOutput(current, output, index)) : [];
+    const data = current ? await presentOutputs(ctx, current) : [];
     return {
       status: 200,
       body: { data, meta: { pagination: { "current-page": 1, "next-page": null, "prev-page": null, "total-count": data.length, "total-pages": 1 } } },
@@ -166,9 +183,8 @@ export const stateHandlers = {
     const parsed = parseStateVersionOutputId(path.state_version_output_id);
     if (!parsed) throw notFound(what);
     const stateVersion = await loadStateVersion(ctx, parsed.stateVersionId);
-    const output = stateVersion.outputs?.[parsed.index];
-    if (!output) throw notFound(what);
-    return { status: 200, body: { data: presentStateVersionOutput(stateVersion, output, parsed.index) } };
+    if (!stateVersion.outputs?.[parsed.index]) throw notFound(what);
+    return { status: 200, body: { data: (await presentOutputs(ctx, stateVersion))[parsed.index] } };
   },
 
   async uploadStateVersion({ path, body, ctx }) {
