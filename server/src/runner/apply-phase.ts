@@ -24,6 +24,7 @@ import {
 } from "./execution.ts";
 import { PhaseLog } from "./phase-log.ts";
 import { runArtifact } from "../commands/run-artifacts.ts";
+import { workspaceSecretValues } from "../commands/secret-values.ts";
 
 /**
  * The apply phase: re-check that the approval's evidence is still current and that the run
@@ -71,11 +72,16 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
 
   const inputs = await materializeInputs(services, run);
   await addWorkloadIdentity(ctx, run, "apply", inputs);
-  // The apply's sensitive values: the snapshot's, the prior state's and everything the plan marks.
-  let secrets: ValueMatcher;
+  // The apply's sensitive values: the snapshot's, the workspace's sensitive variables, the prior
+  // state's, everything the plan marks, and (below, once minted) the run's own apply token.
+  let secretValues: string[];
   try {
-    const [priorState, planJson] = await Promise.all([readPriorState(services, state?.stateVersionId), readPlanJson(services, run)]);
-    secrets = new ValueMatcher(sensitiveValueSet({ variables: inputs.secrets, priorState, plan: JSON.parse(planJson.toString("utf8")) }));
+    const [priorState, planJson, workspaceSecrets] = await Promise.all([
+      readPriorState(services, state?.stateVersionId),
+      readPlanJson(services, run),
+      workspaceSecretValues(services, run.workspaceId),
+    ]);
+    secretValues = sensitiveValueSet({ variables: [...inputs.secrets, ...workspaceSecrets], priorState, plan: JSON.parse(planJson.toString("utf8")) });
   } catch (error) {
     services.logger.warn({ runId: run.id, err: error }, "the apply's sensitive values could not be determined");
     log.write("StackShip could not read the plan or the workspace's current state, so it cannot tell which values are sensitive; nothing was applied.\n");
@@ -84,7 +90,6 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     await releaseRun(services, failed ?? run);
     return "done";
   }
-  const sanitizedLog = new PhaseLog(services.stores, run.id, "apply", services.clock, secrets);
   const attempt = await services.stores.attempts.start({
     runId: run.id,
     phase: "apply",
@@ -96,6 +101,8 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
   const started = await moveRun(services, run.id, { type: "apply_started" });
   if (!started) return "done";
   const { secret } = await mintRunToken(services, run, "apply", ctx.phaseTimeoutMs + 60_000);
+  // A provisioner may print the token; the log is viewer-readable.
+  const sanitizedLog = new PhaseLog(services.stores, run.id, "apply", services.clock, new ValueMatcher([...secretValues, secret]));
   let result: SandboxResult;
   try {
     const files = (async () => {

@@ -11,6 +11,8 @@ import { SANDBOX_BASE_PROFILE, type SandboxResult } from "./sandbox.ts";
 import { isPlanDiffArtifactOf } from "../domain/plan-diff/index.ts";
 import { sensitiveValueSet, ValueMatcher } from "../domain/redaction/index.ts";
 import { endRunWithoutPlanCredentials } from "../commands/phase-credentials.ts";
+import { workspaceSecretValues } from "../commands/secret-values.ts";
+import { hostPlanDiff } from "./host-plan-diff.ts";
 import { addWorkloadIdentity } from "./workload-identity-files.ts";
 import {
   type ExecutionContext,
@@ -73,13 +75,16 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
 
   const inputs = await materializeInputs(services, run);
   await addWorkloadIdentity(ctx, run, "plan", inputs);
+  // Secret whatever the masks say: the snapshot's, the workspace's sensitive variables (read here
+  // on the host; a speculative snapshot leaves them out) and, once minted, the run's own token.
+  const secretValues = [...inputs.secrets, ...(await workspaceSecretValues(services, run.workspaceId))];
   // The sensitive values known before the plan: the snapshot's and the prior state's. The plan's
   // own are added once it exists; the log is held until then (PhaseLog).
   let planState: PlanState;
   try {
     planState = await loadPlanState(services, run);
   } catch (error) {
-    const log = new PhaseLog(services.stores, run.id, "plan", services.clock, inputs.secrets);
+    const log = new PhaseLog(services.stores, run.id, "plan", services.clock, secretValues);
     log.write(`StackShip could not verify the workspace's current state (${(error as Error).message}); the plan did not run.\n`);
     await log.close();
     services.logger.warn({ runId: run.id, err: error }, "the prior state could not be read for redaction");
@@ -87,7 +92,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     return "done";
   }
   const priorState = planState.priorState;
-  const knownBeforePlan = sensitiveValueSet({ variables: inputs.secrets, priorState });
+  const knownBeforePlan = sensitiveValueSet({ variables: secretValues, priorState });
   const log = new PhaseLog(services.stores, run.id, "plan", services.clock, knownBeforePlan, { hold: true });
   const attempt = await services.stores.attempts.start({
     runId: run.id,
@@ -99,6 +104,8 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   });
   const attemptStartedAt = now();
   const { secret } = await mintRunToken(services, run, "plan", ctx.phaseTimeoutMs + 60_000);
+  secretValues.push(secret);
+  knownBeforePlan.push(secret);
   let result: SandboxResult;
   let warm: boolean;
   // Stored while the launcher builds the plan changes and the sandbox ends (storePlanEarly).
@@ -144,7 +151,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   } catch {
     planJson = undefined;
   }
-  const secrets = planJson === undefined ? knownBeforePlan : sensitiveValueSet({ variables: inputs.secrets, priorState, plan: planJson });
+  const secrets = planJson === undefined ? knownBeforePlan : sensitiveValueSet({ variables: secretValues, priorState, plan: planJson });
   const matcher = new ValueMatcher(secrets);
   log.release(matcher);
   if (classification !== "exit_zero" || !planFile || !planJsonBytes || planJson === undefined) {
@@ -184,11 +191,13 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
       { runId: run.id },
       "the plan's redacted plan changes were refused (built from another plan JSON than the one stored, not this run's, too large, or holding a sensitive value); they are unavailable",
     );
+  // Then the host builds them itself from the plan JSON it stores, with the whole set of values.
+  const planDiffStored = planDiffValid && planDiffBytes ? planDiffBytes : hostPlanDiff(planJson, run.id, secrets, matcher);
   // Independent objects: written concurrently.
   const [planArtifact] = await Promise.all([
     reused ? reused.planArtifact : writeRunArtifact(services, run, "plan", planFile),
     reused ? null : storePlanJson(services, run, planJsonBytes),
-    planDiffValid && planDiffBytes ? writeRunArtifact(services, run, "plan_diff", planDiffBytes) : null,
+    planDiffStored ? writeRunArtifact(services, run, "plan_diff", planDiffStored) : null,
     log.close(),
   ]);
   const storedAt = now();
