@@ -41,6 +41,36 @@ describe("routes and next", () => {
     equal(safeNext("/sign-in?next=/runs"), "/runs");
     equal(safeNext(null), "/runs");
   });
+
+  it("should refuse every control character and backslash form that the URL parser turns into another host", () => {
+    const attacks: string[] = [];
+    const controls = [...Array.from({ length: 0x20 }, (_, code) => code), 0x7f].map((code) => String.fromCharCode(code));
+    for (const c of controls) {
+      attacks.push(`/${c}/evil.example/`, `${c}//evil.example/`, `/${c}\\evil.example/`, `//${c}evil.example/`, `/${c}${c}/evil.example/`);
+    }
+    attacks.push(
+      "/\\evil.example",
+      "\\\\evil.example",
+      "\\/evil.example",
+      "/\\/evil.example",
+      "/\t/evil",
+      "/\t\\evil.example",
+      "/.//evil.example",
+      "/%2e//evil.example",
+      "/runs/..//evil.example",
+      "javascript:alert(1)",
+      "https:evil.example",
+      " /evil.example",
+    );
+    for (const attack of attacks) {
+      const next = safeNext(attack);
+      equal(next, "/runs", `next=${JSON.stringify(attack)}`);
+      equal(new URL(next, location.origin).origin, location.origin);
+    }
+    // Same-origin dashboard pages are kept as parsed, query and fragment included.
+    equal(safeNext("/workspaces/ws-1/state?x=1#top"), "/workspaces/ws-1/state?x=1#top");
+    equal(safeNext("/runs/run-1"), "/runs/run-1");
+  });
 });
 
 describe("formatting", () => {

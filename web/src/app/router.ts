@@ -56,11 +56,29 @@ export function replaceQuery(params: URLSearchParams): void {
   history.replaceState(null, "", location.pathname + (query ? `?${query}` : "") + location.hash);
 }
 
-/** A `next` parameter that may be followed after sign-in: a dashboard path on this origin only. */
-export function safeNext(value: string | null): string {
-  if (!value || !value.startsWith("/") || value.startsWith("//") || value.startsWith("/\\")) return "/runs";
-  if (matchRoute(new URL(value, "http://x").pathname).name === "sign-in") return "/runs";
-  return value;
+/**
+ * A `next` parameter that may be followed after sign-in: a dashboard page on this origin only.
+ * Decided on the parsed URL, never on the raw string: the URL parser drops tabs and newlines and
+ * reads `\` as `/`, so `/\t/evil.example` or `/\evil.example` are network paths to another host.
+ * What is returned is the parsed path (pathname, search, hash), checked to parse back to this origin.
+ */
+export function safeNext(value: string | null, origin: string = location.origin): string {
+  const fallback = "/runs";
+  if (!value || !value.startsWith("/")) return fallback;
+  let target: URL;
+  try {
+    target = new URL(value, origin);
+  } catch {
+    return fallback;
+  }
+  if (target.origin !== origin) return fallback;
+  const path = target.pathname + target.search + target.hash;
+  // Dot segments can leave `//host` as the pathname (`/.//evil.example`): that must not be followed either.
+  if (!path.startsWith("/") || path.startsWith("//") || new URL(path, origin).origin !== origin) return fallback;
+  // Only a dashboard page other than sign-in itself (the guard remembers nothing else).
+  const route = matchRoute(target.pathname).name;
+  if (route === "sign-in" || route === "not-found") return fallback;
+  return path;
 }
 
 /**
