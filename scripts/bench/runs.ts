@@ -67,9 +67,9 @@ try {
       stage("unpacked → command started", between(mark("launcher-unpacked") ?? s.handedOverAt, s.startedAt));
       stage("command started → tofu init", between(s.startedAt, mark("init")));
       stage("tofu init", between(mark("init"), mark("plan")));
-      stage("tofu plan", between(mark("plan"), mark("show")));
-      stage("tofu show -json", between(mark("show"), mark("copy")));
-      stage("copy lock files, script exit", between(mark("copy"), mark("plan-diff") ?? s.exitedAt));
+      stage("tofu plan, script exit", between(mark("plan"), mark("evidence")));
+      stage("end every other process (in the launcher)", between(mark("evidence"), mark("show")));
+      stage("tofu show -json (in the launcher)", between(mark("show"), mark("plan-diff")));
       stage("plan-diff (in the launcher)", between(mark("plan-diff"), s.exitedAt));
       stage("exit → bwrap ended", between(s.exitedAt, s.endedAt));
       stage("collect files", s.collectedAt - s.endedAt);

@@ -7,6 +7,7 @@ import { inTransaction, type Stores } from "../store/index.ts";
 import { requireActiveOverride } from "./active-override.ts";
 import { recordRunEvent, releaseRun } from "./run-transitions.ts";
 import { currentStateEvidence } from "./state-evidence.ts";
+import { planEvidenceAgrees } from "./plan-evidence-digests.ts";
 
 async function recordDecision(stores: Stores, review: Omit<RunReview, "id" | "decidedAt">, now: Date): Promise<RunReview> {
   try {
@@ -19,7 +20,8 @@ async function recordDecision(stores: Stores, review: Omit<RunReview, "id" | "de
 
 /**
  * Approves a run awaiting approval, bound to the evidence the reviewer saw: the plan digest they
- * send must equal the run's, and the policy result, the workspace's current state and the
+ * send must equal the run's, the stored saved plan, plan JSON and plan changes must be exactly
+ * what the plan phase recorded (all three digests are bound), and the policy result, the workspace's current state and the
  * dependency bundle must all still be what the plan was made against. Then the apply is queued.
  * One transaction; exactly one decision per run (two racing approvals give one apply).
  */
@@ -39,6 +41,12 @@ export async function approveRun(services: Services, actor: AuthenticatedPrincip
         {
           source: { pointer: "/data/attributes/plan_digest" },
         },
+      );
+    }
+    if (!(await planEvidenceAgrees(stores, current))) {
+      throw new DomainError(
+        "RUN_PLAN_DIGEST_MISMATCH",
+        `The stored evidence of run ${run.id} (its saved plan, plan JSON and plan changes) is not what its plan recorded. Start a new run.`,
       );
     }
     if (x.policyOutcome === null || (x.policyOutcome !== "skipped" && x.policyOutcome !== "passed" && x.policyOutcome !== "soft_failed")) {
@@ -65,6 +73,8 @@ export async function approveRun(services: Services, actor: AuthenticatedPrincip
         actorId: actor.id,
         reason: input.reason ?? null,
         planDigest: x.planDigest,
+        planJsonDigest: x.planJsonDigest,
+        planDiffDigest: x.planDiffDigest,
         policyResultDigest: x.policyResultDigest,
         predecessorStateDigest: x.predecessorStateDigest,
         dependencyBundleDigest: x.dependencyBundleDigest,
@@ -87,6 +97,8 @@ export async function approveRun(services: Services, actor: AuthenticatedPrincip
             reason: input.reason ?? null,
             data: {
               plan_digest: x.planDigest,
+              plan_json_digest: x.planJsonDigest,
+              plan_diff_digest: x.planDiffDigest,
               policy_result_digest: x.policyResultDigest,
               predecessor_state_digest: x.predecessorStateDigest,
               dependency_bundle_digest: x.dependencyBundleDigest,
@@ -201,6 +213,8 @@ export async function expireApproval(services: Services, run: Run, now: Date): P
 function evidenceOf(run: Run) {
   return {
     planDigest: run.execution.planDigest,
+    planJsonDigest: run.execution.planJsonDigest,
+    planDiffDigest: run.execution.planDiffDigest,
     policyResultDigest: run.execution.policyResultDigest,
     predecessorStateDigest: run.execution.predecessorStateDigest,
     dependencyBundleDigest: run.execution.dependencyBundleDigest,

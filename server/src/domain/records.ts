@@ -182,6 +182,9 @@ export interface RunExecution {
    * (`stores.artifacts.forRun`), not fields of the run.
    */
   planDigest: string | null;
+  /** The SHA-256 of the plan JSON and of the redacted plan changes stored with that plan (null: none), recorded with `planDigest`; the approval binds all three. */
+  planJsonDigest: string | null;
+  planDiffDigest: string | null;
   dependencyBundleDigest: string | null;
   dependencyLockFile: string | null;
   policyOutcome: PolicyOutcome | null;
@@ -240,6 +243,8 @@ export interface RunReview {
   actorId: string | null;
   reason: string | null;
   planDigest: string | null;
+  planJsonDigest: string | null;
+  planDiffDigest: string | null;
   policyResultDigest: string | null;
   predecessorStateDigest: string | null;
   dependencyBundleDigest: string | null;

@@ -10,6 +10,8 @@ export function runExecution(overrides: Partial<RunExecution> = {}): RunExecutio
     hasChanges: null,
     planCounts: null,
     planDigest: null,
+    planJsonDigest: null,
+    planDiffDigest: null,
     dependencyBundleDigest: null,
     dependencyLockFile: null,
     policyOutcome: null,

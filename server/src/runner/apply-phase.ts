@@ -25,6 +25,7 @@ import {
 import { PhaseLog } from "./phase-log.ts";
 import { runArtifact } from "../commands/run-artifacts.ts";
 import { workspaceSecretValues } from "../commands/secret-values.ts";
+import { planEvidenceAgrees } from "../commands/plan-evidence-digests.ts";
 
 /**
  * The apply phase: re-check that the approval's evidence is still current and that the run
@@ -52,6 +53,9 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     !review ||
     review.decision !== "approved" ||
     review.planDigest !== x.planDigest ||
+    review.planJsonDigest !== x.planJsonDigest ||
+    review.planDiffDigest !== x.planDiffDigest ||
+    !(await planEvidenceAgrees(services.stores, run)) ||
     review.policyResultDigest !== x.policyResultDigest ||
     review.predecessorStateDigest !== (state?.digest ?? null) ||
     review.dependencyBundleDigest !== x.dependencyBundleDigest ||

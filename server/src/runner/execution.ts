@@ -28,10 +28,10 @@ import {
   cloudOverride,
   phaseScript,
   phaseUnpack,
-  phaseCopyBack,
   CONFIG_ARCHIVE,
   planDiffBinds,
-  planDiffRequest,
+  planEvidenceRequest,
+  PROVIDER_SOURCE_ENV,
   SANDBOX_PLAN_DIFF_BUILDER,
   tfvars,
   type MaterializedVariable,
@@ -222,7 +222,7 @@ export async function runPhaseSandbox(
   signal: AbortSignal,
   collect: string[],
   planState?: PlanState,
-  onMark?: SandboxRun["onMark"],
+  onArtifact?: SandboxRun["onArtifact"],
 ): Promise<{ result: SandboxResult; warm: boolean }> {
   const workspace = await ctx.services.stores.workspaces.getById(run.workspaceId);
   // A pre-started plan sandbox when one is ready; its name is its id (fixed before the run was known).
@@ -259,13 +259,13 @@ export async function runPhaseSandbox(
     {
       argv: ["sh", "-c", phaseScript({ phase, workingDirectory })],
       unpack: phaseUnpack(workingDirectory),
-      ...(phase === "plan" ? { copyBack: phaseCopyBack(workingDirectory) } : {}),
       files: handedOver,
       env: {
         ...inputs.env,
         PATH: `${SANDBOX_TOOLS_DIR}/bin:/usr/local/bin:/usr/bin:/bin`,
         HOME: SANDBOX_WORK_DIR,
-        TF_CLI_CONFIG_FILE: `${SANDBOX_WORK_DIR}/cli.tfrc`,
+        // Providers only from the mirror: never a `.terraform` the configuration carries, never a plugin cache.
+        ...PROVIDER_SOURCE_ENV,
         TF_FORCE_LOCAL_BACKEND: "1",
         TFE_RUN_ID: run.id,
         TF_IN_AUTOMATION: "1",
@@ -274,20 +274,22 @@ export async function runPhaseSandbox(
         ...(planState ? PLAN_STATE_ENV : {}),
       },
       readOnlyFiles: planState?.file ? { [PLAN_STATE_FILE]: planState.file } : undefined,
-      // The redacted plan changes, built by the launcher inside the sandbox after the script; the
-      // sensitive variables' values stay redacted even where the plan's masks miss them.
-      planDiff:
+      // The plan's evidence, derived by the launcher after the script with nothing else alive and
+      // sent over its channel (plan-evidence.ts); in the redacted plan changes the sensitive
+      // variables' values stay redacted even where the plan's masks miss them.
+      evidence:
         phase === "plan"
-          ? planDiffRequest(
+          ? planEvidenceRequest(
               run.id,
               Object.keys(inputs.env).filter((name) => inputs.secrets.includes(inputs.env[name])),
+              workingDirectory,
             )
           : undefined,
+      onArtifact,
       timeoutMs: ctx.phaseTimeoutMs,
       signal,
       collect,
       onOutput: (chunk) => log.write(chunk.toString("utf8")),
-      onMark,
     },
     // A plan's result is taken once its output has arrived, and the sandbox ends in the background
     // (engine.stop waits for it). An apply waits for the sandbox's end: nothing left behind by the

@@ -30,9 +30,9 @@ import { PhaseLog } from "./phase-log.ts";
 import { policyStage } from "./policy-stage.ts";
 import { writeRunArtifact } from "../commands/run-artifacts.ts";
 import { loadPlanState, localBackendOverride, planForApply, type PlanState } from "./plan-state.ts";
-import { CLOUD_OVERRIDE_FILE, PLAN_SHOWN_MARK, STAGED_DIR } from "./tofu-files.ts";
+import { CLOUD_OVERRIDE_FILE, STAGED_DIR } from "./tofu-files.ts";
+import { EVIDENCE_PLAN, EVIDENCE_PLAN_DIFF, EVIDENCE_PLAN_JSON } from "./plan-evidence.ts";
 import type { ArtifactRef } from "../domain/artifacts.ts";
-import { sha256Hex } from "../domain/canonical-json.ts";
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -110,26 +110,17 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   let warm: boolean;
   // Stored while the launcher builds the plan changes and the sandbox ends (storePlanEarly).
   let early: Promise<StoredPlan | undefined> | undefined;
+  const arrived: Record<string, Buffer> = {};
   try {
     // Read while the sandbox is taken (or starts).
     // The plan's backend is the read-only local state (plan-state.ts), not the apply's `cloud` block.
     const files = configuration.then((configuration) => ({ ...sandboxFiles(configuration, secret, inputs), [`${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`]: localBackendOverride() }));
     files.catch(() => {});
-    ({ result, warm } = await runPhaseSandbox(
-      ctx,
-      run,
-      attempt,
-      "plan",
-      files,
-      inputs,
-      log,
-      signal,
-      ["plan.tfplan", "plan.json", "lock.hcl", "modules.json", "plan-diff.json"],
-      planState,
-      (name, read) => {
-        if (name === PLAN_SHOWN_MARK && early === undefined) early = storePlanEarly(services, run, planState, read);
-      },
-    ));
+    ({ result, warm } = await runPhaseSandbox(ctx, run, attempt, "plan", files, inputs, log, signal, [], planState, (name, bytes) => {
+      // The saved plan, then its JSON: stored while the launcher builds the plan changes.
+      arrived[name] = bytes;
+      if (name === EVIDENCE_PLAN_JSON && arrived[EVIDENCE_PLAN] && early === undefined) early = storePlanEarly(services, run, planState, arrived[EVIDENCE_PLAN], bytes);
+    }));
   } catch (error) {
     log.write(`\nStackShip could not run the plan: ${(error as Error).message}\n`);
     await log.close();
@@ -138,9 +129,10 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     return "done";
   }
   const classification = classify(result);
-  let planFile = result.files["plan.tfplan"];
-  const planJsonBytes = result.files["plan.json"];
-  // What was stored early counts only if the files the sandbox ended with are exactly those.
+  // The plan's evidence comes only over the launcher's channel (plan-evidence.ts), never from /work.
+  let planFile = result.artifacts[EVIDENCE_PLAN];
+  const planJsonBytes = result.artifacts[EVIDENCE_PLAN_JSON];
+  // What was stored early counts only if the evidence of the exit report is exactly that.
   const stored = await early;
   const reused = stored && planFile?.equals(stored.planFile) && planJsonBytes?.equals(stored.planJsonBytes) ? stored : undefined;
   // The phase's whole set of sensitive values, now that the plan exists; the held log goes out
@@ -180,12 +172,11 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     return "done";
   }
   // The redacted plan changes, built in the sandbox; without a valid one they stay unavailable.
-  const planDiffBytes = result.files["plan-diff.json"];
-  // Built from exactly the plan JSON stored (a process the configuration left running could have
-  // rewritten it after the build), and checked against the whole set of sensitive values: the
-  // builder in the sandbox could not know the values only the stored prior state marks.
-  const planJsonSha256 = reused?.planJsonArtifact.sha256 ?? sha256Hex(planJsonBytes);
-  const planDiffValid = planDiffBytes !== null && result.planDiffSourceSha256 === planJsonSha256 && isPlanDiffArtifactOf(planDiffBytes, run.id, matcher);
+  // Built by the launcher from exactly the plan JSON it sent (in memory, with nothing else of the
+  // sandbox alive), and checked against the whole set of sensitive values: the builder in the
+  // sandbox could not know the values only the stored prior state marks.
+  const planDiffBytes = result.artifacts[EVIDENCE_PLAN_DIFF];
+  const planDiffValid = planDiffBytes !== undefined && isPlanDiffArtifactOf(planDiffBytes, run.id, matcher);
   if (planDiffBytes && !planDiffValid)
     services.logger.warn(
       { runId: run.id },
@@ -194,9 +185,9 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   // Then the host builds them itself from the plan JSON it stores, with the whole set of values.
   const planDiffStored = planDiffValid && planDiffBytes ? planDiffBytes : hostPlanDiff(planJson, run.id, secrets, matcher);
   // Independent objects: written concurrently.
-  const [planArtifact] = await Promise.all([
+  const [planArtifact, planJsonArtifact, planDiffArtifact] = await Promise.all([
     reused ? reused.planArtifact : writeRunArtifact(services, run, "plan", planFile),
-    reused ? null : storePlanJson(services, run, planJsonBytes),
+    reused ? reused.planJsonArtifact : storePlanJson(services, run, planJsonBytes),
     planDiffStored ? writeRunArtifact(services, run, "plan_diff", planDiffStored) : null,
     log.close(),
   ]);
@@ -212,9 +203,12 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
         hasChanges: summary.hasChanges,
         planCounts: summary.counts,
         planDigest: planArtifact.sha256,
-        dependencyBundleDigest: dependencyBundleDigest(result.files["lock.hcl"], result.files["modules.json"]),
+        // Recorded with the saved plan's: the approval binds all three (run-decisions.ts).
+        planJsonDigest: planJsonArtifact.sha256,
+        planDiffDigest: planDiffArtifact?.sha256 ?? null,
+        dependencyBundleDigest: dependencyBundleDigest(result.artifacts["lock.hcl"] ?? null, result.artifacts["modules.json"] ?? null),
         // The lock file travels with the plan: the apply must use exactly these providers.
-        dependencyLockFile: result.files["lock.hcl"]?.toString("utf8") ?? null,
+        dependencyLockFile: result.artifacts["lock.hcl"]?.toString("utf8") ?? null,
       },
     },
   );
@@ -241,16 +235,14 @@ interface StoredPlan {
 }
 
 /**
- * Once the script has shown the plan (PLAN_SHOWN_MARK), the saved plan and its JSON are what tofu
- * wrote: they are read, checked and stored while the launcher builds the plan changes and the
- * sandbox ends. Nothing of it is published before the phase's result (a run's artifacts count
- * only once its plan finished), and executePlan uses it only when the files the sandbox ended with
- * are byte for byte these; otherwise (or on any error here) it does all of this again itself.
+ * Once the launcher sent the saved plan and its JSON (its evidence, plan-evidence.ts), they are
+ * checked and stored while it builds the plan changes and the sandbox ends. Nothing of it is
+ * published before the phase's result (a run's artifacts count only once its plan finished), and
+ * executePlan uses it only when the evidence of the exit report is byte for byte this; otherwise
+ * (or on any error here) it does all of this again itself.
  */
-async function storePlanEarly(services: Services, run: Run, planState: PlanState, read: (relative: string) => Promise<Buffer | null>): Promise<StoredPlan | undefined> {
+async function storePlanEarly(services: Services, run: Run, planState: PlanState, planFile: Buffer, planJsonBytes: Buffer): Promise<StoredPlan | undefined> {
   try {
-    const [planFile, planJsonBytes] = await Promise.all([read("plan.tfplan"), read("plan.json")]);
-    if (!planFile || !planJsonBytes) return undefined;
     const planJson: unknown = JSON.parse(planJsonBytes.toString("utf8"));
     const summary = summarizePlan(planJson as Parameters<typeof summarizePlan>[0]);
     if (summary.errored) return undefined;

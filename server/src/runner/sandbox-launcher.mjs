@@ -8,7 +8,7 @@
 //
 // It talks to the runner over fd 3 (a socketpair the runner passed through bwrap), one JSON
 // object per line:
-//   runner -> launcher  {"type":"start","argv":[...],"wrapper":[...]?,"env":{...},"cwd":"/work","planDiff":{...}?,"unpack":{...}?,"copyBack":[{from,to}]?}
+//   runner -> launcher  {"type":"start","argv":[...],"wrapper":[...]?,"env":{...},"cwd":"/work","evidence":{...}?,"unpack":{...}?}
 //                       {"type":"signal","signal":"SIGINT"}        (sent to the command's process group)
 //   launcher -> runner  {"type":"ready","at":T}                    (booted: forwarder listening, builder loaded)
 //                       {"type":"started","pid":N,"at":T}
@@ -29,21 +29,26 @@
 // mark with the time it arrived (the phase scripts mark their steps with a shell builtin, no fork).
 //
 // With --plan-diff-builder the launcher imports that builder (`plan-diff.mjs`, the same file the
-// `stackship-plan-diff` command imports) at boot. A start message with
-// `planDiff: {input, output, runId, secretEnv}` then has it build the redacted plan changes from
-// `input` after the command exited 0 (or already once it marks `afterMark`, the step after which
-// `input` is final, so that the build overlaps the command's last steps), inside this sandbox,
-// before the exit is reported: the
-// result goes to `output`, a failure only leaves `output` out and says so in the log (never
-// quoting the plan). A plan JSON larger than PLAN_DIFF_INLINE_MAX_BYTES is built in a worker
-// thread with its own heap limit, so a plan too big for the builder fails the artifact, not the
-// attempt.
+// `stackship-plan-diff` command imports) at boot.
+//
+// The plan's evidence (a start message's `evidence`, see plan-evidence.ts on the host): once the
+// command (the configuration's `tofu init` and `tofu plan`) exited 0, the launcher SIGKILLs every
+// other process of the sandbox's PID namespace (anything the configuration left running, also
+// outside the command's process group) and checks none is left; then it reads the saved plan,
+// runs `show` itself (its stdout, the plan JSON, into a file it made afresh, read back once show
+// ended), kills whatever that left running, checks the saved plan is still the bytes it read, builds the
+// redacted plan changes from the plan JSON in memory, and sends each artifact to the runner over
+// this channel (which only the launcher holds: the command gets its own pipes):
+//                       {"type":"artifact","name":"plan.tfplan","size":N,"sha256":"…"}\n followed by exactly N raw bytes
+// The runner takes these artifacts only from the channel, never from /work. A plan JSON larger than
+// PLAN_DIFF_INLINE_MAX_BYTES is built in a worker thread with its own heap limit, so a plan too big
+// for the builder fails that artifact (a line in the log, never quoting the plan), not the attempt.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 // Synchronous file calls throughout: the launcher is a fresh process whose first asynchronous one
 // would first start libuv's thread pool (milliseconds on the attempt's path), and it has nothing
 // else to do meanwhile.
-import { accessSync, constants as fsConstants, copyFileSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, closeSync, constants as fsConstants, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import net from "node:net";
 import { pathToFileURL } from "node:url";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
@@ -185,12 +190,11 @@ function warmUp(module) {
 }
 
 /**
- * One build from the plan JSON in `input`: `{json, sourceSha256}` (the SHA-256 of the bytes it
- * was built from) or `{error}`. Errors other than the
- * builder's own input errors are reported without their message, which could quote the plan.
+ * One build from the plan JSON `bytes`: `{json}` or `{error}`. Errors other than the builder's own
+ * input errors are reported without their message, which could quote the plan.
  * Runs in this thread, or as the whole program of a worker (below).
  */
-async function buildFromFile(loaded, { input, runId, knownSecrets }) {
+async function buildFromBytes(loaded, { bytes, runId, knownSecrets }) {
   let builder;
   try {
     builder = await loaded;
@@ -198,17 +202,14 @@ async function buildFromFile(loaded, { input, runId, knownSecrets }) {
     return { error: "the builder could not be loaded" };
   }
   let plan;
-  let sourceSha256;
   try {
-    const bytes = readFileSync(input);
-    sourceSha256 = createHash("sha256").update(bytes).digest("hex");
-    plan = JSON.parse(bytes.toString("utf8"));
+    plan = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8"));
   } catch {
     return { error: "the plan JSON could not be read" };
   }
   try {
     const { json } = builder.buildPlanDiff(plan, { runId, knownSecrets, consume: true });
-    return { json, sourceSha256 };
+    return { json };
   } catch (error) {
     return { error: error instanceof builder.PlanDiffInputError ? error.message : "could not build the artifact" };
   }
@@ -217,7 +218,7 @@ async function buildFromFile(loaded, { input, runId, knownSecrets }) {
 /** The worker's program: this module again, building one request with the builder it loads itself. */
 async function planDiffWorkerMain() {
   const { builder, request } = workerData;
-  parentPort.postMessage(await buildFromFile(import(builder), request));
+  parentPort.postMessage(await buildFromBytes(import(builder), request));
 }
 
 /** Builds one request in a worker of its own (heap limit PLAN_DIFF_HEAP_MB); a worker that dies fails only the artifact. */
@@ -244,62 +245,178 @@ function buildInWorker(builder, request) {
 }
 
 /**
- * After the command exited 0: copies each `from` that is a file (following symlinks, as `[ -f ]`
- * and `cp` do) to `to`; false, with a line on stderr, when one could not be copied.
+ * The redacted plan changes of the plan JSON `bytes` (in memory: the show's own output), or
+ * undefined with a line in the log (never quoting the plan) when they cannot be built.
  */
-function copyBack(copies) {
-  for (const { from, to } of copies) {
-    try {
-      if (!statSync(String(from), { throwIfNoEntry: false })?.isFile()) continue;
-      copyFileSync(String(from), String(to));
-    } catch (error) {
-      writeOutput("stderr", `stackship: could not copy ${String(from)}: ${error.code ?? error.message}\n`);
-      return false;
-    }
-  }
-  return true;
-}
-
-/**
- * Builds `output` from `input`; the log gets a line (never quoting the plan) when it cannot.
- * Resolves the SHA-256 of the plan JSON bytes it was built from (the exit report carries it, so
- * the runner can tell whether they are the plan JSON it stores), or undefined without an artifact.
- */
-async function buildPlanDiff(planDiff, request, env) {
-  const secretEnv = Array.isArray(request.secretEnv) ? request.secretEnv : [];
+async function buildPlanDiff(planDiff, request, bytes, env) {
+  const secretEnv = Array.isArray(request?.secretEnv) ? request.secretEnv : [];
   const knownSecrets = secretEnv.map((name) => env[name]).filter((value) => typeof value === "string" && value !== "");
-  const output = String(request.output);
-  const build = { input: String(request.input), runId: typeof request.runId === "string" ? request.runId : null, knownSecrets };
+  const build = { bytes, runId: typeof request?.runId === "string" ? request.runId : null, knownSecrets };
   let outcome;
   if (!planDiff) outcome = { error: "this sandbox has no plan-diff builder" };
-  else {
-    // Only a regular file (a device such as /dev/zero would never end).
-    let size;
-    try {
-      const stats = statSync(build.input);
-      size = stats.isFile() ? stats.size : undefined;
-    } catch {
-      size = undefined;
-    }
-    if (size === undefined) outcome = { error: "the plan JSON could not be read" };
-    else outcome = size <= PLAN_DIFF_INLINE_MAX_BYTES ? await buildFromFile(planDiff.module, build) : await buildInWorker(planDiff.builder, build);
-  }
-  if (typeof outcome?.json === "string") {
-    try {
-      writeFileSync(`${output}.partial`, outcome.json, { mode: 0o600 });
-      renameSync(`${output}.partial`, output);
-      return typeof outcome.sourceSha256 === "string" ? outcome.sourceSha256 : undefined;
-    } catch {
-      rmSync(`${output}.partial`, { force: true });
-      outcome = { error: "could not write the artifact" };
-    }
-  }
+  else outcome = bytes.length <= PLAN_DIFF_INLINE_MAX_BYTES ? await buildFromBytes(planDiff.module, build) : await buildInWorker(planDiff.builder, build);
+  if (typeof outcome?.json === "string") return Buffer.from(outcome.json, "utf8");
   const reason = typeof outcome?.error === "string" ? outcome.error : "could not build the artifact";
   writeOutput("stdout", `stackship-plan-diff: ${reason}\n${PLAN_DIFF_UNAVAILABLE}\n`);
   return undefined;
 }
 
+const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
+
+/** One artifact to the runner over the control channel: a header line, then exactly its bytes. */
+function sendArtifact(name, bytes) {
+  control.write(`${JSON.stringify({ type: "artifact", name, size: bytes.length, sha256: sha256(bytes) })}\n`);
+  if (bytes.length > 0) control.write(bytes);
+}
+
+/**
+ * Whether this process runs where `killOthers` may signal everything it can: the sandbox's own PID
+ * namespace, whose pid 1 is bwrap and this launcher's parent. (kill(-1) anywhere else would reach
+ * every process of its user.)
+ */
+function inSandboxPidNamespace() {
+  try {
+    const init = readFileSync("/proc/1/cmdline", "latin1").split("\0")[0];
+    return process.ppid === 1 && process.pid !== 1 && /(^|\/)bwrap$/.test(init);
+  } catch {
+    return false;
+  }
+}
+
+/** The processes of this PID namespace other than its init and this launcher that are still alive (zombies are dead). */
+function otherLiveProcesses() {
+  const alive = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if (pid === 1 || pid === process.pid) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "latin1");
+      const state = stat.charAt(stat.lastIndexOf(")") + 2);
+      if (state !== "Z" && state !== "X") alive.push(pid);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return alive;
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * SIGKILLs every other process of the sandbox (kill(-1): all this uid may signal in this PID
+ * namespace, which is the sandbox's whole tree, whatever its process group or session) until none
+ * is left alive; false when that cannot be done or does not succeed (the evidence is then refused).
+ */
+function killOthers() {
+  if (!inSandboxPidNamespace()) return false;
+  for (let round = 0; round < 400; round++) {
+    try {
+      process.kill(-1, "SIGKILL");
+    } catch {
+      // ESRCH: nothing left to signal.
+    }
+    if (otherLiveProcesses().length === 0) return true;
+    Atomics.wait(pause, 0, 0, 5);
+  }
+  return false;
+}
+
+/** Largest artifact the launcher sends (the runner's collect limit applies too). */
+const EVIDENCE_MAX_BYTES = 256 * 1024 * 1024;
+
+/** A regular file under /work (after following symlinks) of at most EVIDENCE_MAX_BYTES, or undefined. */
+function readEvidenceFile(file) {
+  try {
+    const real = realpathSync(String(file));
+    if (!real.startsWith("/work/")) return undefined;
+    const stats = statSync(real);
+    if (!stats.isFile() || stats.size > EVIDENCE_MAX_BYTES) return undefined;
+    return readFileSync(real);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where the show's output is spooled: made afresh by the launcher once nothing else is alive. */
+const SHOW_SPOOL_DIR = "/work/.stackship-evidence";
+
+/**
+ * Runs the evidence's `show` command (under the sandbox's limit wrapper) with nothing else alive in
+ * the sandbox; its stdout goes to a file the launcher made afresh (so that the plan JSON counts
+ * against the sandbox's disk and file-size limits, as any file the run writes), its stderr to the
+ * log. Once it exited, whatever it started is killed and the file is read into memory. Resolves
+ * `{code, signal, stdout}` (stdout undefined when there is no complete output).
+ */
+function runShow(command, cwd, env) {
+  return new Promise((resolve) => {
+    let show;
+    let fd;
+    try {
+      rmSync(SHOW_SPOOL_DIR, { recursive: true, force: true });
+      mkdirSync(SHOW_SPOOL_DIR, { mode: 0o700 });
+      fd = openSync(`${SHOW_SPOOL_DIR}/plan.json`, "wx", 0o600);
+      show = spawn(command[0], command.slice(1), { cwd, env, stdio: ["ignore", fd, "pipe"], detached: true });
+    } catch {
+      resolve({ code: 127, signal: null, stdout: undefined });
+      return;
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+    signalTarget = show;
+    show.stderr.on("data", (chunk) => writeOutput("stderr", chunk));
+    show.once("error", () => resolve({ code: 127, signal: null, stdout: undefined }));
+    show.once("exit", (code, signal) => {
+      // Whatever show started (its providers) ends before its output counts.
+      const killed = killOthers();
+      const closed = new Promise((done) => (show.stderr.closed ? done() : show.stderr.once("close", done)));
+      void Promise.race([closed, new Promise((done) => setTimeout(done, OUTPUT_DRAIN_MS))]).then(() =>
+        resolve({ code: killed ? code : 1, signal, stdout: killed ? readEvidenceFile(`${SHOW_SPOOL_DIR}/plan.json`) : undefined }),
+      );
+    });
+  });
+}
+
+/**
+ * After the command exited 0: the plan's evidence, derived by this launcher alone (see the header)
+ * and sent over the control channel. Resolves the exit code to report (0, or the failing step's).
+ */
+async function produceEvidence(evidence, booted, env, wrapper) {
+  send({ type: "mark", name: "evidence", at: now() });
+  const fail = (line, code = 1) => {
+    writeOutput("stderr", `stackship: ${line}\n`);
+    return code;
+  };
+  if (!killOthers()) return fail("could not end every other process of the sandbox after the plan; the plan is not used.");
+  const planFile = readEvidenceFile(evidence.plan);
+  if (planFile === undefined) return fail("the saved plan is missing or not a regular file.");
+  const show = Array.isArray(evidence.show) && evidence.show.length > 0 && evidence.show.every((a) => typeof a === "string") ? evidence.show : undefined;
+  if (show === undefined) return fail("the evidence has no show command.");
+  send({ type: "mark", name: "show", at: now() });
+  const shown = await runShow([...wrapper, ...show], typeof evidence.cwd === "string" ? evidence.cwd : "/work", env);
+  if (shown.code !== 0 || shown.signal !== null || shown.stdout === undefined)
+    return fail("could not show the saved plan as JSON.", shown.code === 0 || shown.code === null ? 1 : shown.code);
+  // Read again with nothing else alive: it must still be the plan that was shown.
+  const again = readEvidenceFile(evidence.plan);
+  if (again === undefined || !again.equals(planFile)) return fail("the saved plan changed while it was shown; the plan is not used.");
+  sendArtifact("plan.tfplan", planFile);
+  sendArtifact("plan.json", shown.stdout);
+  send({ type: "mark", name: "plan-diff", at: now() });
+  if (evidence.planDiff && typeof evidence.planDiff === "object") {
+    const planDiff = await buildPlanDiff(booted.planDiff, evidence.planDiff, shown.stdout, env);
+    if (planDiff !== undefined) sendArtifact("plan-diff.json", planDiff);
+  }
+  for (const { name, from } of Array.isArray(evidence.files) ? evidence.files : []) {
+    if (typeof name !== "string" || typeof from !== "string") continue;
+    const bytes = readEvidenceFile(from);
+    if (bytes !== undefined) sendArtifact(name, bytes);
+  }
+  return 0;
+}
+
 let child;
+/** The process group that signals reach: the command's, then the evidence's show while it runs. */
+let signalTarget;
 
 /**
  * Everything this process writes to its stdout and stderr once it started the command: the
@@ -321,13 +438,13 @@ let started = false;
 let pendingSignal;
 
 function killGroup(signal) {
-  if (!child || child.pid === undefined) {
+  if (!signalTarget || signalTarget.pid === undefined) {
     pendingSignal = signal;
     return;
   }
   try {
     // The command leads its own process group (detached), so `sh -c 'tofu …'` and tofu both get it.
-    process.kill(-child.pid, signal);
+    process.kill(-signalTarget.pid, signal);
   } catch {
     // Already gone.
   }
@@ -396,7 +513,7 @@ async function start(message, booted) {
     send({ type: "mark", name: unpacked ? "launcher-unpacked" : "launcher-unpack-skipped", at: now() });
   }
   try {
-    child = spawn(command[0], command.slice(1), {
+    child = signalTarget = spawn(command[0], command.slice(1), {
       cwd: typeof message.cwd === "string" ? message.cwd : process.cwd(),
       env,
       stdio: ["ignore", "pipe", "pipe", "pipe"],
@@ -416,16 +533,8 @@ async function start(message, booted) {
         }),
     ),
   );
-  const planDiff = message.planDiff && typeof message.planDiff === "object" ? message.planDiff : undefined;
-  let planDiffBuilt;
-  const buildPlanDiffOnce = () => {
-    if (planDiffBuilt === undefined) {
-      send({ type: "mark", name: "plan-diff", at: now() });
-      planDiffBuilt = buildPlanDiff(booted.planDiff, planDiff, env);
-    }
-    return planDiffBuilt;
-  };
-  if (child.stdio[3]) readMarks(child.stdio[3], (name) => planDiff && typeof planDiff.afterMark === "string" && name === planDiff.afterMark && void buildPlanDiffOnce());
+  const evidence = message.evidence && typeof message.evidence === "object" ? message.evidence : undefined;
+  if (child.stdio[3]) readMarks(child.stdio[3], () => {});
   child.once("spawn", () => {
     send({ type: "started", pid: child.pid, at: now() });
     if (pendingSignal !== undefined) killGroup(pendingSignal);
@@ -433,15 +542,15 @@ async function start(message, booted) {
   child.once("error", (error) => {
     if (child.pid === undefined) finish(127, { type: "error", message: `${argv[0]}: ${error.message}` });
   });
-  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- buildPlanDiff reports failures as outcomes and never rejects
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- produceEvidence reports failures as exit codes and never rejects
   child.once("exit", async (exitCode, signal) => {
-    // Files the runner collects from where the command left them (what `cp` did in the script).
-    const code = exitCode === 0 && Array.isArray(message.copyBack) && !copyBack(message.copyBack) ? 1 : exitCode;
-    const planDiffSource = code === 0 && planDiff ? await buildPlanDiffOnce() : undefined;
+    // The plan's evidence, derived by this launcher alone once the command succeeded.
+    const code = exitCode === 0 && evidence ? await produceEvidence(evidence, booted, env, wrapper).catch(() => 1) : exitCode;
     // What the command left running ends with it (the sandbox's end would take it a moment later).
+    signalTarget = child;
     killGroup("SIGKILL");
     await Promise.race([outputEnded, new Promise((resolve) => setTimeout(resolve, OUTPUT_DRAIN_MS))]);
-    finishReported({ type: "exit", code, signal, at: now(), output: { ...written }, ...(planDiffSource ? { planDiffSource } : {}) });
+    finishReported({ type: "exit", code, signal, at: now(), output: { ...written } });
   });
 }
 

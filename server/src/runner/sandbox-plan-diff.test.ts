@@ -4,8 +4,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { buildPlanDiff } from "../domain/plan-diff/plan-diff.mjs";
 import { startSandbox } from "./sandbox.ts";
-import { attemptDirectoryPerCase } from "./sandbox-test-support.ts";
-import { planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER } from "./tofu-files.ts";
+import { attemptDirectoryPerCase, catEvidence } from "./sandbox-test-support.ts";
+import { planDiffBinds, SANDBOX_PLAN_DIFF_BUILDER } from "./tofu-files.ts";
 
 // The launcher builds a plan JSON up to its inline limit in its own thread, a larger one in a
 // worker thread with its own heap limit (started for that plan); both give the host's artifact.
@@ -45,10 +45,9 @@ async function buildInSandbox(planJson: string) {
   let log = "";
   const result = await sandbox.run({
     argv: ["true"],
-    files: { "plan.json": planJson },
+    files: { "plan.tfplan": planJson },
     env: { PD_SECRET: secret },
-    planDiff: planDiffRequest("run-0123456789abcdef", ["PD_SECRET"]),
-    collect: ["plan-diff.json"],
+    evidence: catEvidence("run-0123456789abcdef", ["PD_SECRET"]),
     timeoutMs: 120_000,
     onOutput: (chunk) => (log += chunk.toString("utf8")),
   });
@@ -71,61 +70,111 @@ for (const [name, count, size] of [
     const { result, log } = await buildInSandbox(json);
     assert.is(result.exitCode, 0, result.error);
     assert.not.match(log, /could not build/);
-    const text = result.files["plan-diff.json"]?.toString("utf8");
+    const text = result.artifacts["plan-diff.json"]?.toString("utf8");
     assert.ok(text, "the artifact was built");
     assert.not.match(text!, secret, "a value named by secretEnv stays redacted");
     assert.equal(JSON.parse(text!), buildPlanDiff(input, { runId: "run-0123456789abcdef", knownSecrets: [secret] }).artifact);
-    assert.is(result.planDiffSourceSha256, sha(json), "the exit report names the plan JSON it was built from");
+    assert.is(sha(result.artifacts["plan.json"]!), sha(json), "the plan JSON travels over the channel as shown");
   });
 }
 
-const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+const sha = (text: string | Buffer) => createHash("sha256").update(text).digest("hex");
 
-planDiff("built at the mark, the plan-diff names the plan JSON of that moment, not the one a process left behind wrote later", async () => {
-  const first = JSON.stringify(plan(2, 10));
-  const later = JSON.stringify(plan(3, 10));
+// The red team's forging watcher: a process the configuration leaves behind in a session of its
+// own (setsid, so not in the command's process group) rewrites the plan files in a loop.
+const watcher = (files: string) => `setsid sh -c 'while :; do ${files} done' </dev/null >/dev/null 2>&1 &`;
+
+planDiff("a forging watcher left running (setsid) rewrites plan.tfplan, plan.json and plan-diff.json in a loop: the evidence is the real plan's", async () => {
+  const real = JSON.stringify(plan(3, 10));
+  const forged = JSON.stringify(plan(1, 10));
+  const forgedDiff = JSON.stringify(buildPlanDiff(JSON.parse(forged), { runId: "run-0123456789abcdef" }).artifact);
   const sandbox = await startSandbox({ tmpDir: tmpDir(), readOnlyBinds: planDiffBinds(), planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER });
-  const request = planDiffRequest("run-0123456789abcdef", []);
+  let log = "";
   const result = await sandbox.run({
-    // The mark the launcher builds after, then plan.json rewritten before the command exits.
-    argv: ["sh", "-c", `cp first.json plan.json; echo ${request.afterMark} >&3; sleep 0.3; cp later.json plan.json`],
-    files: { "first.json": first, "later.json": later },
-    planDiff: request,
-    collect: ["plan.json", "plan-diff.json"],
+    // The "plan" writes the real plan, starts the watcher and waits until it has rewritten every file once.
+    argv: [
+      "sh",
+      "-c",
+      `cp real.json plan.tfplan; ${watcher("cp forged.json plan.json; cp forged-diff.json plan-diff.json; cp forged.json plan.tfplan.forged; echo x > watching;")}
+       while [ ! -f watching ]; do :; done; cp real.json plan.tfplan`,
+    ],
+    files: { "real.json": real, "forged.json": forged, "forged-diff.json": forgedDiff },
+    evidence: catEvidence("run-0123456789abcdef"),
+    timeoutMs: 30_000,
+    onOutput: (chunk) => (log += chunk.toString("utf8")),
+  });
+  assert.is(result.exitCode, 0, `${result.error ?? ""} ${log}`);
+  assert.is(result.artifacts["plan.json"]?.toString("utf8"), real, "the plan JSON is the show of the saved plan");
+  const diff = JSON.parse(result.artifacts["plan-diff.json"]!.toString("utf8"));
+  assert.equal(
+    diff.resources.map((r: { address: string }) => r.address),
+    ["terraform_data.r0", "terraform_data.r1", "terraform_data.r2"],
+    "every resource of the real plan",
+  );
+  assert.is(result.artifacts["plan.tfplan"]?.toString("utf8"), real);
+});
+
+planDiff("a watcher that rewrites the saved plan itself after it was written: killed before show, so the plan shown is the plan sent", async () => {
+  const real = JSON.stringify(plan(3, 10));
+  const forged = JSON.stringify(plan(1, 10));
+  const sandbox = await startSandbox({ tmpDir: tmpDir(), readOnlyBinds: planDiffBinds(), planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER });
+  const result = await sandbox.run({
+    argv: [
+      "sh",
+      "-c",
+      `cp real.json plan.tfplan; ${watcher("cp forged.json plan.tfplan.new; mv plan.tfplan.new plan.tfplan; echo x > watching;")} while [ ! -f watching ]; do :; done`,
+    ],
+    files: { "real.json": real, "forged.json": forged },
+    evidence: catEvidence("run-0123456789abcdef"),
+    collect: ["plan.tfplan"],
     timeoutMs: 30_000,
   });
   assert.is(result.exitCode, 0, result.error);
-  assert.is(result.files["plan.json"]?.toString("utf8"), later);
-  assert.is(JSON.parse(result.files["plan-diff.json"]!.toString("utf8")).resources.length, 2);
-  assert.is(result.planDiffSourceSha256, sha(first));
-  assert.is.not(result.planDiffSourceSha256, sha(later), "the runner can tell the stored plan JSON is not the one the plan-diff shows");
+  // Whichever version the watcher left when it was killed, the saved plan sent is the one shown and built from.
+  const sent = result.artifacts["plan.tfplan"]!.toString("utf8");
+  assert.is(result.artifacts["plan.json"]?.toString("utf8"), sent);
+  assert.is(JSON.parse(result.artifacts["plan-diff.json"]!.toString("utf8")).resources.length, JSON.parse(sent).resource_changes.length);
+  assert.is(result.files["plan.tfplan"]?.toString("utf8"), sent, "nothing rewrote the saved plan after the watcher was killed");
+});
+
+planDiff("a plan JSON written into /work (by the command or later) is never the evidence: only the show's output is", async () => {
+  const real = JSON.stringify(plan(2, 10));
+  const forged = JSON.stringify(plan(1, 10));
+  const sandbox = await startSandbox({ tmpDir: tmpDir(), readOnlyBinds: planDiffBinds(), planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER });
+  const result = await sandbox.run({
+    argv: ["sh", "-c", "cp real.json plan.tfplan; cp forged.json plan.json; cp forged.json plan-diff.json"],
+    files: { "real.json": real, "forged.json": forged },
+    evidence: catEvidence("run-0123456789abcdef"),
+    timeoutMs: 30_000,
+  });
+  assert.is(result.exitCode, 0, result.error);
+  assert.is(result.artifacts["plan.json"]?.toString("utf8"), real);
+  assert.is(JSON.parse(result.artifacts["plan-diff.json"]!.toString("utf8")).resources.length, 2);
 });
 
 planDiff("above the inline limit, input the builder refuses: no artifact, the attempt succeeds, the plan is not quoted", async () => {
   const json = `{"password": "hunter2", "pad": "${"x".repeat(inlineMaxBytes)}", oops`;
   const { result, log } = await buildInSandbox(json);
   assert.is(result.exitCode, 0, result.error);
-  assert.is(result.files["plan-diff.json"], null);
-  assert.is(result.planDiffSourceSha256, null);
+  assert.is(result.artifacts["plan-diff.json"], undefined);
   assert.match(log, /could not build the redacted plan changes/);
   assert.not.match(log, "hunter2");
 });
 
-planDiff("a plan JSON that is no regular file (a device) or missing: no artifact, the attempt succeeds", async () => {
-  for (const script of ["ln -s /dev/zero plan.json", "rm -f plan.json"]) {
+planDiff("a saved plan that is no regular file (a device) or missing: no evidence, the attempt fails", async () => {
+  for (const script of ["ln -s /dev/zero plan.tfplan", "rm -f plan.tfplan"]) {
     const sandbox = await startSandbox({ tmpDir: tmpDir(), readOnlyBinds: planDiffBinds(), planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER });
     let log = "";
     const result = await sandbox.run({
       argv: ["sh", "-c", script],
-      planDiff: planDiffRequest("run-0123456789abcdef", []),
-      collect: ["plan-diff.json"],
+      evidence: catEvidence("run-0123456789abcdef"),
       timeoutMs: 30_000,
       onOutput: (chunk) => (log += chunk.toString("utf8")),
     });
-    assert.is(result.exitCode, 0, result.error);
+    assert.is(result.exitCode, 1, result.error);
     assert.is(result.limit, null, script);
-    assert.is(result.files["plan-diff.json"], null, script);
-    assert.match(log, /the plan JSON could not be read/, script);
+    assert.equal(result.artifacts, {}, script);
+    assert.match(log, /the saved plan is missing or not a regular file/, script);
   }
 });
 

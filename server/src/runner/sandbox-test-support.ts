@@ -6,6 +6,7 @@ import path from "node:path";
 import type { Test } from "uvu";
 import * as assert from "uvu/assert";
 import { runInSandbox, type SandboxOptions, type SandboxResult } from "./sandbox.ts";
+import type { EvidenceRequest } from "./plan-evidence.ts";
 
 export type CollectedResult = SandboxResult & { stdout: string; stderr: string };
 
@@ -41,4 +42,12 @@ export function attemptDirectoryPerCase<T>(test: Test<T>, prefix: string, afterE
     await afterEach(dir);
   });
   return () => dir;
+}
+
+/**
+ * An evidence request for sandbox tests without tofu: the "saved plan" is a plan JSON in
+ * /work/plan.tfplan, and showing it is `cat` (the launcher still runs it with nothing else alive).
+ */
+export function catEvidence(runId: string, secretEnv: readonly string[] = []): EvidenceRequest {
+  return { plan: "/work/plan.tfplan", show: ["cat", "/work/plan.tfplan"], cwd: "/work", planDiff: { runId, secretEnv } };
 }

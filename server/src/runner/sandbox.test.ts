@@ -15,8 +15,8 @@ import * as assert from "uvu/assert";
 import { openApiChannel, SANDBOX_API_PORT } from "./api-channel.ts";
 import { bwrapArgs, isSandboxId, newSandboxId, runInSandbox, SANDBOX_BASE_PROFILE, SANDBOX_TOOLS_DIR, startSandbox, type SandboxOptions, type SandboxResult } from "./sandbox.ts";
 import { buildPlanDiff } from "../domain/plan-diff/plan-diff.mjs";
-import { planDiffBinds, planDiffRequest, SANDBOX_PLAN_DIFF_BUILDER } from "./tofu-files.ts";
-import { attemptDirectoryPerCase, runCollecting, type CollectedResult } from "./sandbox-test-support.ts";
+import { planDiffBinds, SANDBOX_PLAN_DIFF_BUILDER } from "./tofu-files.ts";
+import { attemptDirectoryPerCase, catEvidence, runCollecting, type CollectedResult } from "./sandbox-test-support.ts";
 import { WarmSandboxPool } from "./warm-sandboxes.ts";
 import { alive, environOf, ourBwraps, ourSandboxes, processTree } from "../../test/support/processes.ts";
 
@@ -470,45 +470,44 @@ test("plan-diff: the launcher builds it inside the sandbox after the command, wi
     ],
   };
   const shape = { tmpDir: tmpDir(), readOnlyBinds: planDiffBinds(), planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER };
-  const request = planDiffRequest("run-0123456789abcdef", ["PD_SECRET"]);
+  const request = catEvidence("run-0123456789abcdef", ["PD_SECRET"]);
   const sandbox = await startSandbox(shape);
   assert.ok(await sandbox.ready, "ready once the builder is loaded");
   const withFile = await sandbox.run({
     argv: ["true"],
-    files: { "plan.json": JSON.stringify(plan) },
+    files: { "plan.tfplan": JSON.stringify(plan) },
     env: { PD_SECRET: secret },
-    planDiff: request,
-    collect: ["plan-diff.json", "plan-diff.json.partial"],
+    evidence: request,
+    collect: ["plan-diff.json"],
   });
   assert.is(withFile.exitCode, 0, withFile.error);
   assert.equal(
     withFile.timings.marks.map((m) => m.name),
-    ["plan-diff"],
+    ["evidence", "show", "plan-diff"],
   );
-  const text = withFile.files["plan-diff.json"]!.toString("utf8");
+  const text = withFile.artifacts["plan-diff.json"]!.toString("utf8");
   assert.not.match(text, secret, "a value named by secretEnv stays redacted");
   assert.equal(JSON.parse(text), buildPlanDiff(plan, { runId: "run-0123456789abcdef", knownSecrets: [secret] }).artifact);
-  assert.is(withFile.files["plan-diff.json.partial"], null);
+  assert.is(withFile.files["plan-diff.json"], null, "nothing is written to /work");
 
   // Not a plan: no artifact, a line in the log that does not quote the input, and the attempt still succeeds.
   let log = "";
   const refused = await runInSandbox({
     ...shape,
     argv: ["true"],
-    files: { "plan.json": '{"password": "hunter2", oops' },
-    planDiff: request,
-    collect: ["plan-diff.json"],
+    files: { "plan.tfplan": '{"password": "hunter2", oops' },
+    evidence: request,
     onOutput: (chunk) => (log += chunk.toString()),
   });
   assert.is(refused.exitCode, 0);
-  assert.is(refused.files["plan-diff.json"], null);
+  assert.is(refused.artifacts["plan-diff.json"], undefined);
   assert.match(log, /could not build the redacted plan changes/);
   assert.not.match(log, "hunter2");
 
   // A failed command: no plan-diff at all.
-  const failed = await runInSandbox({ ...shape, argv: ["sh", "-c", "exit 4"], files: { "plan.json": JSON.stringify(plan) }, planDiff: request, collect: ["plan-diff.json"] });
+  const failed = await runInSandbox({ ...shape, argv: ["sh", "-c", "exit 4"], files: { "plan.tfplan": JSON.stringify(plan) }, evidence: request });
   assert.is(failed.exitCode, 4);
-  assert.is(failed.files["plan-diff.json"], null);
+  assert.equal(failed.artifacts, {});
 });
 
 test("warm pool: one sandbox per slot, each taken once, replaced on refill, none left after stop", async () => {

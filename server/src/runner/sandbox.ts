@@ -30,6 +30,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { recordSandboxBoot } from "../metrics/registry.ts";
+import { ControlReader, type EvidenceRequest } from "./plan-evidence.ts";
 import { API_SOCKET_NAME, openApiChannel, SANDBOX_API_PORT, SANDBOX_API_SOCKET_DIR, SANDBOX_API_SOCKET_PATH, type ApiChannel, type ApiTarget } from "./api-channel.ts";
 
 /**
@@ -200,20 +201,19 @@ export interface SandboxRun {
   /** Largest file `collect` reads back. Default 256 MiB; a larger file is an error. */
   collectMaxBytes?: number;
   /**
-   * After the command exited 0 (or already once it marks `afterMark`, after which `input` is
-   * final), build the redacted plan changes of `input` (plan JSON) into
-   * `output` with the sandbox's `planDiffBuilder`, inside the sandbox; paths inside the sandbox.
-   * `secretEnv` names entries of `env` whose values are secret whatever the plan's masks say.
+   * After the command exited 0, the launcher derives the plan's evidence itself, with nothing
+   * else of the sandbox left alive, and sends it over its control channel (plan-evidence.ts):
+   * it arrives in `SandboxResult.artifacts` and through `onArtifact`, never from /work.
    */
-  planDiff?: { input: string; output: string; runId: string; secretEnv: readonly string[]; afterMark?: string };
+  evidence?: EvidenceRequest;
+  /** Called with each artifact of `evidence` as it arrives (before the exit report). Must not throw. */
+  onArtifact?: (name: string, bytes: Buffer) => void;
   /**
    * Before the command: the launcher unpacks the gzip'd tar `archive` into `into` (absent before)
    * and copies `copy` into its `workingDirectory` (sandbox-unpack.mjs); paths inside the sandbox.
    * When it cannot, it leaves nothing behind and the command finds `into` missing.
    */
   unpack?: { archive: string; into: string; workingDirectory: string; copy: readonly string[] };
-  /** After the command exited 0, the launcher copies each `from` that is a file to `to` (paths inside the sandbox); one that fails makes the exit 1. */
-  copyBack?: readonly { from: string; to: string }[];
   /**
    * Called with each step mark the command writes (its fd 3) while it runs, and a reader of files
    * in /work as `collect` reads them (null when missing; rejects once the sandbox is gone). Must
@@ -267,12 +267,8 @@ export interface SandboxResult {
   error?: string;
   /** The limit that stopped the command (it was ended, or failed on it), or null. */
   limit: SandboxLimitKind | null;
-  /**
-   * With `planDiff`: the SHA-256 (hex) of the plan JSON bytes the launcher built the plan-diff
-   * from, as its exit report says; null without one. A process the command left behind could
-   * rewrite the plan JSON after the build: the caller compares this with what it stores.
-   */
-  planDiffSourceSha256: string | null;
+  /** With `evidence`: the artifacts the launcher sent over its control channel, by name (only those of an exit report; see plan-evidence.ts). */
+  artifacts: Record<string, Buffer>;
   /** The most the sandbox used while it ran, as sampled by the host. */
   usage: { memoryBytes: number; processes: number; cpuSeconds: number; diskBytes: number | null };
   timings: SandboxTimings;
@@ -771,7 +767,7 @@ interface Confinement {
   inputDir?: string;
 }
 
-type ControlMessage = { type?: unknown; code?: unknown; signal?: unknown; message?: unknown; name?: unknown; at?: unknown; output?: unknown; planDiffSource?: unknown };
+type ControlMessage = { type?: unknown; code?: unknown; signal?: unknown; message?: unknown; name?: unknown; at?: unknown; output?: unknown };
 
 /**
  * One started sandbox: bwrap and its launcher, booted and waiting for exactly one attempt
@@ -793,7 +789,10 @@ export class Sandbox {
   private readonly marks: { name: string; at: number }[] = [];
   /** The namespace's init process on the host (bwrap's child), learnt once the launcher is up. */
   private innerInit: { pid: number; startTime: string } | undefined;
-  private report: { code: number | null; signal: NodeJS.Signals | null; planDiffSource: string | null } | undefined;
+  private report: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  /** The artifacts the launcher sent (plan-evidence.ts), and who hears of each as it arrives. */
+  private readonly artifacts: Record<string, Buffer> = {};
+  private onArtifact: ((name: string, bytes: Buffer) => void) | undefined;
   /** Resolves when the launcher reports the command's exit (never if it does not). */
   private readonly exitReported: Promise<void>;
   private markExitReported: () => void = () => {};
@@ -847,21 +846,17 @@ export class Sandbox {
       markReady(false);
       return status as [number | null, NodeJS.Signals | null];
     });
-    let pending = "";
-    this.control.setEncoding("utf8");
-    this.control.on("error", () => {});
-    this.control.on("data", (data: string) => {
-      pending += data;
-      let newline: number;
-      while ((newline = pending.indexOf("\n")) >= 0) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
-        let message: ControlMessage;
-        try {
-          message = JSON.parse(line);
-        } catch {
-          continue;
+    const reader = new ControlReader(
+      DEFAULT_COLLECT_MAX_BYTES,
+      (item) => {
+        if (item.kind === "artifact") {
+          // Only before the exit report: the evidence is what the launcher sent for this attempt.
+          if (this.report !== undefined || item.name in this.artifacts) return;
+          this.artifacts[item.name] = item.bytes;
+          this.onArtifact?.(item.name, item.bytes);
+          return;
         }
+        const message = item.message as ControlMessage;
         const at = typeof message.at === "number" ? message.at : now();
         if (message.type === "ready") {
           this.readyAt = at;
@@ -876,15 +871,17 @@ export class Sandbox {
           this.report = {
             code: typeof message.code === "number" ? message.code : null,
             signal: typeof message.signal === "string" ? (message.signal as NodeJS.Signals) : null,
-            planDiffSource: typeof message.planDiffSource === "string" && /^[0-9a-f]{64}$/.test(message.planDiffSource) ? message.planDiffSource : null,
           };
           const output = message.output as { stdout?: unknown; stderr?: unknown } | undefined;
           if (typeof output?.stdout === "number" && typeof output.stderr === "number") this.reportedOutput = { stdout: output.stdout, stderr: output.stderr };
           this.markExitReported();
           this.checkDrained();
         } else if (message.type === "error") this.launcherError = String(message.message);
-      }
-    });
+      },
+      (problem) => (this.launcherError ??= `the launcher's control channel: ${problem}`),
+    );
+    this.control.on("error", () => {});
+    this.control.on("data", (data: Buffer) => reader.push(data));
   }
 
   /** Exactly the reported bytes arrived on both streams (more than reported: something else wrote there; only bwrap's end says then). */
@@ -1073,7 +1070,7 @@ export class Sandbox {
       durationMs: 0,
       files: Object.fromEntries(collect.map(([p]) => [p, null])),
       limit: null,
-      planDiffSourceSha256: null,
+      artifacts: {},
       usage: { memoryBytes: 0, processes: 0, cpuSeconds: 0, diskBytes: this.confinement.fsDir !== undefined ? 0 : null },
       timings: { spawnedAt: this.spawnedAt, readyAt: null, handedOverAt, startedAt: null, marks: this.marks, exitedAt: null, endedAt: handedOverAt, collectedAt: handedOverAt },
     };
@@ -1123,6 +1120,7 @@ export class Sandbox {
         const read = async (relative: string) => readCollected(this.workDir, workRelative(relative, "collect"), collectMaxBytes);
         this.onMark = (name) => onMark(name, read);
       }
+      this.onArtifact = options.onArtifact;
 
       const later = (ms: number, fn: () => void) => {
         const timer = setTimeout(() => {
@@ -1155,9 +1153,8 @@ export class Sandbox {
         wrapper: this.limitWrapper(),
         env,
         cwd: SANDBOX_WORK_DIR,
-        ...(options.planDiff ? { planDiff: options.planDiff } : {}),
+        ...(options.evidence ? { evidence: options.evidence } : {}),
         ...(options.unpack ? { unpack: options.unpack } : {}),
-        ...(options.copyBack ? { copyBack: options.copyBack } : {}),
       });
       stopWatching = this.watch(result, (kind) => {
         // A limit reached: the whole sandbox ends at once (a fork bomb gets no grace period).
@@ -1198,7 +1195,8 @@ export class Sandbox {
       if (this.report !== undefined) {
         result.exitCode = this.report.code;
         result.signal = this.report.signal;
-        result.planDiffSourceSha256 = this.report.planDiffSource;
+        // Whatever arrived before the exit report (an attempt that failed keeps none).
+        if (this.report.code === 0 && this.report.signal === null) result.artifacts = { ...this.artifacts };
       } else if (bwrapSignal !== null) {
         result.signal = bwrapSignal;
       } else {
@@ -1387,7 +1385,7 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxResu
       durationMs: 0,
       files: Object.fromEntries((options.collect ?? []).map((p) => [p, null])),
       limit: null,
-      planDiffSourceSha256: null,
+      artifacts: {},
       usage: { memoryBytes: 0, processes: 0, cpuSeconds: 0, diskBytes: null },
       timings: { spawnedAt: at, readyAt: null, handedOverAt: at, startedAt: null, marks: [], exitedAt: null, endedAt: at, collectedAt: at },
     };

@@ -2,6 +2,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { SANDBOX_API_URL } from "./api-channel.ts";
 import { SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, type ReadOnlyBind } from "./sandbox.ts";
+import type { EvidenceRequest } from "./plan-evidence.ts";
 
 /** Where the plan-diff builder is mounted read-only inside the sandbox (the server package's layout below it). */
 export const SANDBOX_PLAN_DIFF_DIR = "/opt/stackship/plan-diff";
@@ -21,13 +22,45 @@ export function planDiffBinds(): ReadOnlyBind[] {
 }
 
 /**
- * What the plan sandbox's launcher builds after the plan script succeeded: the redacted plan
- * changes of /work/plan.json into /work/plan-diff.json (a failure only leaves the artifact out
- * and says so in the log; the message never quotes the plan).
+ * The plan's evidence, derived by the plan sandbox's launcher once the plan script (init, plan)
+ * succeeded and every other process of the sandbox is gone (plan-evidence.ts): the saved plan,
+ * `tofu show -json` of it, the redacted plan changes of that JSON (a failure only leaves that
+ * artifact out and says so in the log; the message never quotes the plan), and the dependency
+ * lock file and module manifest, all sent over its control channel.
  */
-export function planDiffRequest(runId: string, secretEnv: readonly string[]) {
-  return { input: `${SANDBOX_WORK_DIR}/plan.json`, output: `${SANDBOX_WORK_DIR}/plan-diff.json`, runId, secretEnv, afterMark: PLAN_SHOWN_MARK };
+export function planEvidenceRequest(runId: string, secretEnv: readonly string[], workingDirectory: string): EvidenceRequest {
+  const dir = path.posix.join(CONFIG_DIR, relativeWorkingDirectory(workingDirectory));
+  const plan = `${SANDBOX_WORK_DIR}/plan.tfplan`;
+  return {
+    plan,
+    show: ["tofu", "show", "-json", "-no-color", plan],
+    cwd: dir,
+    planDiff: { runId, secretEnv },
+    files: [
+      { name: "lock.hcl", from: `${dir}/.terraform.lock.hcl` },
+      { name: "modules.json", from: `${SANDBOX_TF_DATA_DIR}/modules/modules.json` },
+    ],
+  };
 }
+
+/**
+ * tofu's data directory (TF_DATA_DIR: installed providers, modules, backend) in every phase: in
+ * /work, outside the configuration, so that a `.terraform` directory a configuration carries is
+ * never used (its providers would be "previously installed" and run). Providers then come only
+ * from the read-only mirror (cliConfig), checked against the lock file's hashes.
+ */
+export const SANDBOX_TF_DATA_DIR = `${SANDBOX_WORK_DIR}/.stackship-tf-data`;
+
+/**
+ * Where tofu takes its CLI configuration (cliConfig: providers only from the mirror, no `direct`)
+ * and its data directory, with no plugin cache: set after the workspace's own environment
+ * variables, which cannot change them.
+ */
+export const PROVIDER_SOURCE_ENV: Readonly<Record<string, string>> = {
+  TF_CLI_CONFIG_FILE: `${SANDBOX_WORK_DIR}/cli.tfrc`,
+  TF_DATA_DIR: SANDBOX_TF_DATA_DIR,
+  TF_PLUGIN_CACHE_DIR: "",
+};
 
 /** The hostname tofu inside the sandbox knows StackShip by (mapped by the CLI config's host block). */
 export const SANDBOX_STACKSHIP_HOSTNAME = "stackship.internal";
@@ -120,18 +153,6 @@ export function phaseUnpack(workingDirectory: string): { archive: string; into: 
   return { archive: `${SANDBOX_WORK_DIR}/${CONFIG_ARCHIVE}`, into: CONFIG_DIR, workingDirectory: relativeWorkingDirectory(workingDirectory), copy: STAGED_FILES };
 }
 
-/** The plan script's mark once `tofu show` wrote the plan JSON: the plan file and its JSON are final from then on. */
-export const PLAN_SHOWN_MARK = "copy";
-
-/** What the plan's launcher copies out of the configuration once the script exited 0: the dependency lock file and the module manifest. */
-export function phaseCopyBack(workingDirectory: string): { from: string; to: string }[] {
-  const dir = path.posix.join(CONFIG_DIR, relativeWorkingDirectory(workingDirectory));
-  return [
-    { from: `${dir}/.terraform.lock.hcl`, to: `${SANDBOX_WORK_DIR}/lock.hcl` },
-    { from: `${dir}/.terraform/modules/modules.json`, to: `${SANDBOX_WORK_DIR}/modules.json` },
-  ];
-}
-
 export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory: string }): string {
   const dir = relativeWorkingDirectory(options.workingDirectory);
   const cd = dir ? `cd ${shellQuote(dir)}` : ":";
@@ -162,10 +183,7 @@ export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory
       "mark plan",
       // The local backend's read-only state (plan-state.ts): the run's own workspace lock is the lock.
       `tofu plan -input=false -no-color -lock=false -out=${SANDBOX_WORK_DIR}/plan.tfplan 3>&-`,
-      "mark show",
-      `tofu show -json ${SANDBOX_WORK_DIR}/plan.tfplan > ${SANDBOX_WORK_DIR}/plan.json 3>&-`,
-      // The launcher then copies the lock file and the module manifest out (phaseCopyBack).
-      `mark ${PLAN_SHOWN_MARK}`,
+      // The launcher then shows the plan itself, with nothing of this script left (planEvidenceRequest).
     ].join("\n");
   }
   return [

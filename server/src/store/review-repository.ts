@@ -14,6 +14,8 @@ interface ReviewRow {
   actor_id: string | null;
   reason: string | null;
   plan_digest: string | null;
+  plan_json_digest: string | null;
+  plan_diff_digest: string | null;
   policy_result_digest: string | null;
   predecessor_state_digest: string | null;
   dependency_bundle_digest: string | null;
@@ -21,7 +23,7 @@ interface ReviewRow {
 }
 
 const toReview = rowMapper<ReviewRow, RunReview>()(
-  "id run_id decision actor_id reason plan_digest policy_result_digest predecessor_state_digest dependency_bundle_digest decided_at:iso",
+  "id run_id decision actor_id reason plan_digest plan_json_digest plan_diff_digest policy_result_digest predecessor_state_digest dependency_bundle_digest decided_at:iso",
 );
 
 /** Review decisions: at most one per run (a unique index makes racing decisions fail). */
@@ -35,6 +37,8 @@ export class ReviewRepository extends Repository {
       actor_id: input.actorId,
       reason: input.reason,
       plan_digest: input.planDigest,
+      plan_json_digest: input.planJsonDigest,
+      plan_diff_digest: input.planDiffDigest,
       policy_result_digest: input.policyResultDigest,
       predecessor_state_digest: input.predecessorStateDigest,
       dependency_bundle_digest: input.dependencyBundleDigest,

@@ -154,6 +154,8 @@ export interface RunRow {
   plan_change?: number | null;
   plan_destroy?: number | null;
   plan_digest?: string | null;
+  plan_json_digest?: string | null;
+  plan_diff_digest?: string | null;
   dependency_bundle_digest?: string | null;
   dependency_lock_file?: string | null;
   policy_outcome?: string | null;

@@ -275,6 +275,8 @@ function patchToRow(patch: RunPatch): Partial<RunRow> {
     row.plan_destroy = patch.planCounts?.destroy ?? null;
   }
   set("plan_digest", patch.planDigest);
+  set("plan_json_digest", patch.planJsonDigest);
+  set("plan_diff_digest", patch.planDiffDigest);
   set("dependency_bundle_digest", patch.dependencyBundleDigest);
   set("dependency_lock_file", patch.dependencyLockFile);
   set("policy_outcome", patch.policyOutcome);
@@ -339,6 +341,8 @@ function toRun(row: RunRow): Run {
           ? null
           : { create: numberFromRow(row.plan_create), change: numberFromRow(row.plan_change ?? 0), destroy: numberFromRow(row.plan_destroy ?? 0) },
       planDigest: row.plan_digest ?? null,
+      planJsonDigest: row.plan_json_digest ?? null,
+      planDiffDigest: row.plan_diff_digest ?? null,
       dependencyBundleDigest: row.dependency_bundle_digest ?? null,
       dependencyLockFile: row.dependency_lock_file ?? null,
       policyOutcome: (row.policy_outcome ?? null) as PolicyOutcome | null,

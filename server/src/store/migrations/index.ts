@@ -13,6 +13,7 @@ import * as createAuthThrottles from "./20261203100000_create_auth_throttles.ts"
 import * as createWorkloadIdentity from "./20261203110000_create_workload_identity.ts";
 import * as createArtifactObjects from "./20261203140500_create_artifact_objects.ts";
 import * as createArtifacts from "./20261203140600_create_artifacts.ts";
+import * as addPlanEvidenceDigests from "./20261204170000_add_plan_evidence_digests.ts";
 
 /** A migration as the migration source serves it. */
 export interface NamedMigration {
@@ -37,4 +38,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: "20261203110000_create_workload_identity", up: createWorkloadIdentity.up, down: createWorkloadIdentity.down },
   { name: "20261203140500_create_artifact_objects", up: createArtifactObjects.up, down: createArtifactObjects.down },
   { name: "20261203140600_create_artifacts", up: createArtifacts.up, down: createArtifacts.down },
+  { name: "20261204170000_add_plan_evidence_digests", up: addPlanEvidenceDigests.up, down: addPlanEvidenceDigests.down },
 ];
