@@ -166,7 +166,10 @@ export interface paths {
          */
         get: operations["listWorkspaces"];
         put?: never;
-        /** Create a workspace by name */
+        /**
+         * Create a workspace by name
+         * @description `auto-apply: true`, `allow-destroy-plan: true`, `queue-all-runs: true` and an `execution-mode` other than `remote` are refused with 422 as on update, and nothing is written.
+         */
         post: operations["createWorkspace"];
         delete?: never;
         options?: never;
@@ -506,7 +509,7 @@ export interface paths {
         head?: never;
         /**
          * Update a workspace (the CLI sets `terraform-version` right after creating one)
-         * @description Only `terraform-version` is read: a version this deployment provides (exact, `x.y` or `latest`) becomes the workspace's pin; anything else keeps the workspace's version and still answers 200, because the CLI only warns about a failure here. Other attributes are ignored.
+         * @description `name` (the workspace is then found by its new name), `description` and `working-directory` are applied, audited as `workspace.updated`, and move `updated-at`. `auto-apply: true` (422 `RUN_AUTO_APPLY_FORBIDDEN`), `allow-destroy-plan: true` (422 `RUN_DESTROY_FORBIDDEN`), `queue-all-runs: true` and an `execution-mode` other than `remote` (422 `DOCUMENT_INVALID`) are refused and nothing is written; their accepted values change nothing. `terraform-version`: a version this deployment provides (exact, `x.y` or `latest`) becomes the workspace's pin; anything else keeps the workspace's version and still answers 200, because the CLI only warns about a failure here. Other attributes are ignored.
          */
         patch: operations["updateWorkspace"];
         trace?: never;
@@ -1070,6 +1073,8 @@ export interface components {
             id: string;
             type: string;
         };
+        /** @description Relative to the configuration's root; no leading `/` and no `..`. */
+        WorkingDirectory: string;
         Workspace: {
             attributes: {
                 actions: {
@@ -1101,6 +1106,8 @@ export interface components {
                     "can-update": boolean;
                 };
                 /** @constant */
+                "queue-all-runs"?: false;
+                /** @constant */
                 "structured-run-output-enabled": false;
                 /** @description The workspace's tags, sorted. */
                 "tag-names": string[];
@@ -1119,13 +1126,21 @@ export interface components {
             /** @constant */
             type: "workspaces";
         };
+        /** @description Only `false` is accepted; `true` is refused with 422 `RUN_DESTROY_FORBIDDEN` and nothing is written. */
+        WorkspaceAllowDestroyPlan: boolean;
+        /** @description Only `false` is accepted: `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (StackShip never applies without a human approval) and nothing is written. */
+        WorkspaceAutoApply: boolean;
         WorkspaceCreateDocument: {
             data: {
                 attributes: {
+                    "allow-destroy-plan"?: components["schemas"]["WorkspaceAllowDestroyPlan"];
+                    "auto-apply"?: components["schemas"]["WorkspaceAutoApply"];
                     description?: string;
-                    name: string;
+                    "execution-mode"?: components["schemas"]["WorkspaceExecutionMode"];
+                    name: components["schemas"]["WorkspaceName"];
+                    "queue-all-runs"?: components["schemas"]["WorkspaceQueueAllRuns"];
                     "terraform-version"?: string;
-                    "working-directory"?: string;
+                    "working-directory"?: components["schemas"]["WorkingDirectory"];
                 };
                 relationships?: {
                     project?: components["schemas"]["ToOne"];
@@ -1138,6 +1153,11 @@ export interface components {
         WorkspaceDocument: {
             data: components["schemas"]["Workspace"];
         };
+        /**
+         * @description Only `remote`; any other mode is refused with 422 `DOCUMENT_INVALID`.
+         * @enum {unknown}
+         */
+        WorkspaceExecutionMode: "remote";
         WorkspaceListDocument: {
             data: components["schemas"]["Workspace"][];
             meta: {
@@ -1153,6 +1173,10 @@ export interface components {
                 type?: string;
             };
         };
+        /** @description Letters, digits, `_`, `.` and `-`, starting with a letter or digit; unique in the organization. */
+        WorkspaceName: string;
+        /** @description Only `false` is accepted (StackShip queues a run only when someone asks for one); `true` is refused with 422 `DOCUMENT_INVALID` and nothing is written. */
+        WorkspaceQueueAllRuns: boolean;
         WorkspaceTagList: {
             data: {
                 attributes: {
@@ -1165,7 +1189,14 @@ export interface components {
         WorkspaceUpdateDocument: {
             data?: {
                 attributes?: {
+                    "allow-destroy-plan"?: components["schemas"]["WorkspaceAllowDestroyPlan"];
+                    "auto-apply"?: components["schemas"]["WorkspaceAutoApply"];
+                    description?: string | null;
+                    "execution-mode"?: components["schemas"]["WorkspaceExecutionMode"];
+                    name?: components["schemas"]["WorkspaceName"];
+                    "queue-all-runs"?: components["schemas"]["WorkspaceQueueAllRuns"];
                     "terraform-version"?: string;
+                    "working-directory"?: components["schemas"]["WorkingDirectory"];
                 };
                 /** @constant */
                 type?: "workspaces";
@@ -1951,6 +1982,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             422: components["responses"]["Error"];
         };
     };

@@ -64,12 +64,24 @@ export type Handlers<Ctx> = {
     body: Uint8Array;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["uploadConfiguration"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  changePassword: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["changePassword"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["changePassword"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   createSession: (input: {
     path: Record<string, never>;
     query: Record<string, never>;
     body: NonNullable<Ops["createSession"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<201, Ops["createSession"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  deleteAllSessions: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
   getCurrentSession: (input: {
     path: Record<string, never>;
     query: Record<string, never>;
@@ -100,6 +112,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["verifyFederationProfile"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  bindGithubInstallation: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["bindGithubInstallation"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["bindGithubInstallation"]["responses"][200]["content"]["application/vnd.api+json"]> | HandlerResult<201, Ops["bindGithubInstallation"]["responses"][201]["content"]["application/vnd.api+json"]>>;
   receiveGithubWebhook: (input: {
     path: Record<string, never>;
     query: Record<string, never>;
@@ -124,6 +142,18 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getOrganization"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  createGithubInstallationState: (input: {
+    path: NonNullable<Ops["createGithubInstallationState"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<201, Ops["createGithubInstallationState"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  releaseGithubInstallation: (input: {
+    path: NonNullable<Ops["releaseGithubInstallation"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
   listMemberships: (input: {
     path: NonNullable<Ops["listMemberships"]["parameters"]["path"]>;
     query: Record<string, never>;
@@ -136,6 +166,18 @@ export type Handlers<Ctx> = {
     body: NonNullable<Ops["createMembership"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<201, Ops["createMembership"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  updateMembership: (input: {
+    path: NonNullable<Ops["updateMembership"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["updateMembership"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["updateMembership"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  deleteMembership: (input: {
+    path: NonNullable<Ops["deleteMembership"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
   listPolicySets: (input: {
     path: NonNullable<Ops["listPolicySets"]["parameters"]["path"]>;
     query: Record<string, never>;
@@ -166,12 +208,24 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["listOrganizationRuns"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  listOrganizationTokens: (input: {
+    path: NonNullable<Ops["listOrganizationTokens"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listOrganizationTokens"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   createOrganizationToken: (input: {
     path: NonNullable<Ops["createOrganizationToken"]["parameters"]["path"]>;
     query: Record<string, never>;
     body: NonNullable<Ops["createOrganizationToken"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<201, Ops["createOrganizationToken"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  deleteOrganizationToken: (input: {
+    path: NonNullable<Ops["deleteOrganizationToken"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
   listWorkspaces: (input: {
     path: NonNullable<Ops["listWorkspaces"]["parameters"]["path"]>;
     query: Record<string, never>;
@@ -274,6 +328,18 @@ export type Handlers<Ctx> = {
     body: NonNullable<Ops["createUser"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<201, Ops["createUser"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  updateUser: (input: {
+    path: NonNullable<Ops["updateUser"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["updateUser"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["updateUser"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  deleteUserSessions: (input: {
+    path: NonNullable<Ops["deleteUserSessions"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
   getWorkspace: (input: {
     path: NonNullable<Ops["getWorkspace"]["parameters"]["path"]>;
     query: Record<string, never>;

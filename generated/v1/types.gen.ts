@@ -180,6 +180,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the signed-in user's password (ends the user's other sessions)
+         * @description Needs the current password (a wrong one: 403 `PASSWORD_CURRENT_INVALID`, audited, throttled with sign-in and step-up, 429 `AUTH_THROTTLED`). The new one needs at least 12 characters and must differ from the current one (422 `PASSWORD_UNCHANGED`). Every other session of the user ends at once (their live sockets close); this session stays and counts as stepped up.
+         */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/sessions": {
         parameters: {
             query?: never;
@@ -191,10 +211,14 @@ export interface paths {
         put?: never;
         /**
          * Sign in with email and password (sets the session cookie)
-         * @description Sets `stackship_session`, an HttpOnly, SameSite=Strict cookie (Secure over TLS). The response carries the session's CSRF token: every cookie-authenticated request that changes something (POST, PUT, PATCH, DELETE) must send it as `X-CSRF-Token`. A wrong email and a wrong password get the same 401, with the same work done (an unknown email is checked against a decoy password hash). Failed sign-ins and step-ups are throttled per account (email) and per client address with exponential backoff: from the 5th consecutive failure of an account (the 20th of an address) the next attempt must wait 1 s, then 2 s, 4 s, … up to 15 minutes; an attempt during that wait is answered 429 `AUTH_THROTTLED` with `Retry-After`, without checking the password. Failures are forgotten an hour after the last one, and a successful sign-in clears the account's count. Every failure is audited. A successful sign-in always starts a new session: a session cookie sent with the request is revoked.
+         * @description Sets `stackship_session`, an HttpOnly, SameSite=Strict cookie, Secure when the request came over TLS or `STACKSHIP_PUBLIC_URL` is https. The response carries the session's CSRF token: every cookie-authenticated request that changes something (POST, PUT, PATCH, DELETE) must send it as `X-CSRF-Token`. A wrong email and a wrong password get the same 401, with the same work done (an unknown email is checked against a decoy password hash). Failed sign-ins and step-ups are throttled per account (email) and per client address (the connection's peer; only when that peer is a proxy listed in `STACKSHIP_TRUSTED_PROXIES`, the right-most `X-Forwarded-For` address that is not a listed proxy) with exponential backoff: from the 5th consecutive failure of an account (the 20th of an address) the next attempt must wait 1 s, then 2 s, 4 s, … up to 15 minutes; an attempt during that wait is answered 429 `AUTH_THROTTLED` with `Retry-After`, without checking the password. Failures are forgotten an hour after the last one, and a successful sign-in clears the account's count. Every failure is audited. A successful sign-in always starts a new session: a session cookie sent with the request is revoked.
          */
         post: operations["createSession"];
-        delete?: never;
+        /**
+         * Sign out everywhere (ends every session of the signed-in user and clears the cookie)
+         * @description Ends every session of the caller's user, this one included; their live sockets close at once. Audited. (A user has at most 10 live sessions: signing in an 11th time ends the oldest, so the per-session live-socket limit cannot be multiplied by signing in again.)
+         */
+        delete: operations["deleteAllSessions"];
         options?: never;
         head?: never;
         patch?: never;
@@ -279,6 +303,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/github/installations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bind a GitHub App installation to an organization
+         * @description The only way an installation becomes an organization's (source connections may use only installations bound to their organization). With `state` (from `createGithubInstallationState`, redeemed by the same signed-in session, once, within 10 minutes) the installation is bound to the organization the state was issued for, after StackShip confirmed with GitHub (`GET /app/installations/{id}` as the App) that the installation exists and was created after the state was issued (an older installation cannot be claimed by quoting its id: 422 `GITHUB_INSTALLATION_PREDATES_STATE`). Without `state`, naming an `organization`, only a deployment administrator may bind (automation and GitHub Enterprise set-ups), and StackShip still confirms the installation with GitHub first; anyone else gets 403 `GITHUB_INSTALLATION_SETUP_REQUIRED`. An installation bound to another organization is 409 `SOURCE_INSTALLATION_IN_USE` until that organization releases it. An unknown or expired state is 422 `GITHUB_INSTALLATION_STATE_INVALID`; an installation GitHub does not know for this App is 422 `GITHUB_INSTALLATION_NOT_FOUND`; GitHub unreachable is 503 `GITHUB_API_UNAVAILABLE`. Binding again to the same organization answers 200. Audited.
+         */
+        post: operations["bindGithubInstallation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/github/webhooks": {
         parameters: {
             query?: never;
@@ -290,7 +334,7 @@ export interface paths {
         put?: never;
         /**
          * Receive a GitHub App webhook delivery
-         * @description No bearer token: the `X-Hub-Signature-256` HMAC (SHA-256 over the raw body with the App's webhook secret, `STACKSHIP_GITHUB_WEBHOOK_SECRET`) is the proof, checked in constant time before the body is parsed or anything is written; a missing or wrong signature is 401 `GITHUB_WEBHOOK_SIGNATURE_INVALID` and only audited. At most 5 MiB of body (413 `GITHUB_WEBHOOK_TOO_LARGE`). A verified delivery is recorded and answered 202 at once; the work (runs, configuration versions, installation updates) happens in a job that is retried with backoff. A delivery id seen before (a redelivery) creates nothing and answers 200 with the recorded delivery. Events acted on: `push`, `pull_request` (opened, synchronize, reopened, closed), `installation`, `installation_repositories`, `ping`; any other verified event is recorded as ignored. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off.
+         * @description No bearer token: the `X-Hub-Signature-256` HMAC (SHA-256 over the raw body with the App's webhook secret, `STACKSHIP_GITHUB_WEBHOOK_SECRET`) is the proof, checked in constant time before the body is parsed or anything is written; a missing or wrong signature is 401 `GITHUB_WEBHOOK_SIGNATURE_INVALID` and only audited. At most 5 MiB of body (413 `GITHUB_WEBHOOK_TOO_LARGE`). A verified delivery is recorded and answered 202 at once; the work (runs, configuration versions, installation updates) happens in a job that is retried with backoff. A delivery id seen before (a redelivery) creates nothing and answers 200 with the recorded delivery. Because GitHub signs the body and not the delivery id, the job also deduplicates on what is signed: a push whose event, repository, ref and head SHA already created a workspace's run, or a pull request whose number and head SHA did, creates nothing (outcome `replayed`); and a push whose `repository.pushed_at` (the push time GitHub signs into the body) is older than the newest push recorded for that workspace and ref is refused (outcome `push_outdated`), so a captured body re-sent later never runs an old commit. Events acted on: `push`, `pull_request` (opened, synchronize, reopened, closed), `installation`, `installation_repositories`, `ping`; any other verified event is recorded as ignored. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off.
          */
         post: operations["receiveGithubWebhook"];
         delete?: never;
@@ -339,6 +383,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/organizations/{organization_name}/github-installation-states": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start installing the GitHub App for this organization (a one-time setup state)
+         * @description An organization administrator signed in to the dashboard asks for a `state`, then installs the App on GitHub with it (`https://github.com/apps/<app>/installations/new?state=<state>`). GitHub sends the browser back to the App's Setup URL, the dashboard page `<STACKSHIP_PUBLIC_URL>/github/setup`, with `installation_id`, `setup_action` and this `state`, and that page binds the installation (`POST /v1/github/installations`). The state is random (256 bits), returned once, stored only as its SHA-256, valid for 10 minutes, single use, and redeemable only by the session that asked for it. Needs a dashboard session (`session`) holding `org:admin` on the organization itself.
+         */
+        post: operations["createGithubInstallationState"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organization_name}/github-installations/{installation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                installation_id: number;
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Release a GitHub App installation bound to this organization
+         * @description Unbinds the installation so that another organization may bind it (moving an installation needs this first). Refused with 409 `GITHUB_INSTALLATION_HAS_CONNECTIONS` while workspaces of the organization connect through it (disconnect them first); 404 when it is not bound to this organization. Organization administrators only. Audited.
+         */
+        delete: operations["releaseGithubInstallation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/organizations/{organization_name}/memberships": {
         parameters: {
             query?: never;
@@ -360,6 +449,33 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organization_name}/memberships/{membership_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                membership_id: components["parameters"]["membership_id"];
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a membership
+         * @description The member's sessions lose what it granted on their next request, and their live sockets on runs they may no longer read close at once. Audited.
+         */
+        delete: operations["deleteMembership"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a membership's role
+         * @description Takes effect on the member's next request; their live sockets are re-checked at once (closed if they may no longer read the run). Audited with the old and the new role.
+         */
+        patch: operations["updateMembership"];
         trace?: never;
     };
     "/v1/organizations/{organization_name}/policy-sets": {
@@ -436,14 +552,38 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /** The organization's API tokens (never their secrets) */
+        get: operations["listOrganizationTokens"];
         put?: never;
         /**
          * Create an organization API token with a built-in role
-         * @description The secret is returned once, in this response; StackShip stores only its SHA-256.
+         * @description The secret is returned once, in this response; StackShip stores only its SHA-256. An optional `expires_at` (in the future, else 422 `TOKEN_EXPIRY_INVALID`) ends it on its own.
          */
         post: operations["createOrganizationToken"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organization_name}/tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: components["parameters"]["organization_name"];
+                token_id: components["parameters"]["token_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an organization API token
+         * @description The token gets 401 from the next request on; the revocation is audited. A token of another organization, or one already revoked, is 404.
+         */
+        delete: operations["deleteOrganizationToken"];
         options?: never;
         head?: never;
         patch?: never;
@@ -789,6 +929,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/users/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: components["parameters"]["user_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Disable or re-enable a user (deployment administrators only)
+         * @description `disabled: true` ends every session of the user at once (their live sockets close) and refuses sign-in with the same 401 as a wrong password. Audited.
+         */
+        patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/v1/users/{user_id}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: components["parameters"]["user_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Sign a user out everywhere (deployment administrators only)
+         * @description Ends every session of the user at once (their live sockets close). Audited.
+         */
+        delete: operations["deleteUserSessions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspaces/{workspace_id}": {
         parameters: {
             query?: never;
@@ -918,18 +1102,18 @@ export interface paths {
         };
         /**
          * The workspace's source connection, the pipeline's state and the last deliveries
-         * @description Always 200 for a workspace the caller can read: `data` is the connection (null when the workspace has none), `meta.pipeline` says whether the GitHub App pipeline is configured on this deployment (and which variables are missing when it is not), `meta.deliveries` lists the last 20 webhook deliveries about the connected repository, newest first.
+         * @description Always 200 for a workspace the caller can read: `data` is the connection (null when the workspace has none), `meta.pipeline` says whether the GitHub App pipeline is configured on this deployment (and which variables are missing when it is not), `meta.deliveries` lists the last 20 webhook deliveries about the connected repository through the connection's own installation, newest first. `meta.pipeline.app_id` and `api_url` (and the App id and API URL in its `detail`) are given only to administrators of the workspace's organization or of the deployment; everyone else gets null and a detail without them.
          */
         get: operations["getWorkspaceSource"];
         /**
          * Connect the workspace to a GitHub repository (or change the connection)
-         * @description Creates or replaces the connection. `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs. An installation serves one organization: one already used by another organization's workspace is refused (409 `SOURCE_INSTALLATION_IN_USE`), so nobody can point a workspace at a repository through someone else's installation.
+         * @description Creates or replaces the connection; organization administrators only (`org:admin` on the organization itself). `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs. The installation must be bound to the workspace's organization (`bindGithubInstallation`, through the App's setup flow), else 422 `SOURCE_INSTALLATION_NOT_BOUND` (the same answer whether it is unknown or another organization's); and GitHub must confirm that it can access the repository (`GET /installation/repositories` with the installation's token), else 422 `SOURCE_REPOSITORY_NOT_ACCESSIBLE`. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off, 503 `GITHUB_API_UNAVAILABLE` when GitHub cannot be reached. Nothing is written on a refusal.
          */
         put: operations["putWorkspaceSource"];
         post?: never;
         /**
          * Disconnect the workspace from its repository
-         * @description Runs already created stay as they are; later deliveries no longer reach this workspace. 404 when it has no connection.
+         * @description Runs already created stay as they are; later deliveries no longer reach this workspace. 404 when it has no connection. Organization administrators only (`org:admin` on the organization itself).
          */
         delete: operations["deleteWorkspaceSource"];
         options?: never;
@@ -1189,6 +1373,51 @@ export interface components {
         GitHubDeliveryDocument: {
             data: components["schemas"]["GitHubDelivery"];
         };
+        GitHubInstallationBindDocument: {
+            data: {
+                attributes: {
+                    /** @description The `installation_id` GitHub appended to the Setup URL. */
+                    installation_id: number;
+                    /** @description Deployment administrators only, without `state`: the organization to bind to. */
+                    organization?: components["schemas"]["OrganizationName"];
+                    /** @description GitHub's `setup_action` (install, update); informational. */
+                    setup_action?: string;
+                    /** @description The `state` GitHub passed back (from createGithubInstallationState). */
+                    state?: string;
+                };
+                /** @constant */
+                type: "github-installations";
+            };
+        };
+        GitHubInstallationDocument: {
+            data: {
+                attributes: {
+                    /** @description The GitHub account that installed the App, as GitHub's API reported it. */
+                    account: string | null;
+                    bound_at: components["schemas"]["Timestamp"];
+                    installation_id: number;
+                    organization: components["schemas"]["OrganizationName"];
+                };
+                /** @description The installation id. */
+                id: string;
+                /** @constant */
+                type: "github-installations";
+            };
+        };
+        GitHubInstallationStateDocument: {
+            data: {
+                attributes: {
+                    expires_at: components["schemas"]["Timestamp"];
+                    organization: components["schemas"]["OrganizationName"];
+                    /** @description The setup state to install the App with; shown only here. */
+                    state: string;
+                };
+                /** @description The first 16 hex characters of the state's SHA-256 (what the audit names). */
+                id: string;
+                /** @constant */
+                type: "github-installation-states";
+            };
+        };
         Health: {
             /** @enum {string} */
             database: "ok";
@@ -1248,6 +1477,15 @@ export interface components {
         MembershipListDocument: {
             data: components["schemas"]["Membership"][];
         };
+        MembershipUpdateDocument: {
+            data: {
+                attributes: {
+                    role: components["schemas"]["Role"];
+                };
+                /** @constant */
+                type: "memberships";
+            };
+        };
         /** @description An OpenAPI 3.1 document with every reference resolved (as `redocly bundle` writes it). */
         OpenApiDocument: {
             info: {
@@ -1299,6 +1537,17 @@ export interface components {
          */
         OrganizationName: string;
         Password: string;
+        PasswordChangeDocument: {
+            data: {
+                attributes: {
+                    current_password: components["schemas"]["Password"];
+                    /** @description At least 12 characters. Stored only as an scrypt hash. */
+                    new_password: string;
+                };
+                /** @constant */
+                type: "password-changes";
+            };
+        };
         PlanDiff: components["schemas"]["stackship.plan-diff.v1"];
         PlanDiffResource: {
             /**
@@ -2037,7 +2286,7 @@ export interface components {
             /** @description The workspace's connection; null when it has none. */
             data: null | components["schemas"]["SourceConnection"];
             meta: {
-                /** @description The last (at most 20) deliveries about the connected repository, newest first; empty when not connected. */
+                /** @description The last (at most 20) deliveries about the connected repository through the connection's own installation (bound to this workspace's organization), newest first; another organization's deliveries about a repository of the same name never appear. Empty when not connected. */
                 deliveries: components["schemas"]["GitHubDelivery"][];
                 pipeline: components["schemas"]["SourcePipeline"];
             };
@@ -2059,7 +2308,11 @@ export interface components {
             };
         };
         SourcePipeline: {
-            /** @description One sentence: what is configured, or which variables are missing. */
+            /** @description The GitHub API the App talks to (`STACKSHIP_GITHUB_API_URL`), under the same rule as `app_id`: null for anyone but an administrator, and while the pipeline is off. */
+            api_url: string | null;
+            /** @description The GitHub App's id (`STACKSHIP_GITHUB_APP_ID`) for an administrator of the workspace's organization (or of the deployment) while the pipeline is on; null for everyone else. */
+            app_id: string | null;
+            /** @description One sentence: what is configured, or which variables are missing. It names the App id and the API URL only for administrators (as `app_id` and `api_url` do). */
             detail: string;
             /** @enum {string} */
             state: "on" | "off";
@@ -2071,7 +2324,7 @@ export interface components {
          * @example acme/networking
          */
         SourceRepository: string;
-        /** @description Globs relative to the repository root (`*` within a path segment, `**` across segments, `?` one character). A push creates a run only when it changes a file under the working directory or matching one of these. */
+        /** @description Globs relative to the repository root (`*` within a path segment, `**` across segments, `?` one character). A push creates a run only when it changes a file under the working directory or matching one of these. At most 20 globs of at most 200 characters each (422 beyond); they are matched in time linear in the glob's and the path's length (no backtracking). */
         SourceTriggerPaths: string[];
         /**
          * PlanDiff
@@ -2159,10 +2412,28 @@ export interface components {
          * @example 2026-12-02T15:01:38.123Z
          */
         Timestamp: string;
+        Token: {
+            attributes: {
+                created_at: components["schemas"]["Timestamp"];
+                description: string | null;
+                /** @description Whether `expires_at` has passed (the token gets 401). */
+                expired: boolean;
+                /** @description When the token stops working; null when it works until revoked. */
+                expires_at: components["schemas"]["Timestamp"] | null;
+                last_used_at: components["schemas"]["Timestamp"] | null;
+                /** @enum {string} */
+                role: "viewer" | "operator" | "admin";
+            };
+            id: string;
+            /** @constant */
+            type: "tokens";
+        };
         TokenCreateDocument: {
             data: {
                 attributes: {
                     description?: string;
+                    /** @description When the token stops working (401 from then on). Must be in the future (422 `TOKEN_EXPIRY_INVALID`). Without it the token works until it is revoked (`DELETE /v1/organizations/{organization_name}/tokens/{token_id}`). */
+                    expires_at?: components["schemas"]["Timestamp"];
                     /**
                      * @description viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have.
                      * @enum {string}
@@ -2178,6 +2449,8 @@ export interface components {
                 attributes: {
                     created_at: components["schemas"]["Timestamp"];
                     description: string | null;
+                    /** @description When the token stops working; null when it works until revoked. */
+                    expires_at: components["schemas"]["Timestamp"] | null;
                     /** @enum {string} */
                     role: "viewer" | "operator" | "admin";
                     /** @description The bearer token. Returned only in this response; StackShip stores only its hash. */
@@ -2190,6 +2463,10 @@ export interface components {
                 /** @constant */
                 type: "tokens";
             };
+        };
+        TokenListDocument: {
+            /** @description The organization's tokens that were not revoked (expired ones included), oldest first. Never a secret. */
+            data: components["schemas"]["Token"][];
         };
         UserCreateDocument: {
             data: {
@@ -2209,11 +2486,23 @@ export interface components {
             data: {
                 attributes: {
                     created_at: components["schemas"]["Timestamp"];
+                    /** @description A disabled user cannot sign in and has no sessions. */
+                    disabled: boolean;
                     display_name: string;
                     email: components["schemas"]["Email"];
                     site_admin: boolean;
                 };
                 id: string;
+                /** @constant */
+                type: "users";
+            };
+        };
+        UserUpdateDocument: {
+            data: {
+                attributes: {
+                    /** @description true disables the user: every session ends at once (live sockets close) and sign-in is refused like a wrong password; false lets the user sign in again. */
+                    disabled?: boolean;
+                };
                 /** @constant */
                 type: "users";
             };
@@ -2495,9 +2784,12 @@ export interface components {
     parameters: {
         configuration_version_id: components["schemas"]["ConfigurationVersionId"];
         federation_profile_id: components["schemas"]["FederationProfileId"];
+        membership_id: string;
         organization_name: components["schemas"]["OrganizationName"];
         policy_set_id: components["schemas"]["PolicySetId"];
         run_id: components["schemas"]["RunId"];
+        token_id: string;
+        user_id: string;
         variable_id: string;
         workspace_id: components["schemas"]["WorkspaceId"];
     };
@@ -2702,6 +2994,35 @@ export interface operations {
             503: components["responses"]["UploadBusy"];
         };
     };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["PasswordChangeDocument"];
+            };
+        };
+        responses: {
+            /** @description Changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["SessionDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyAttempts"];
+        };
+    };
     createSession: {
         parameters: {
             query?: never;
@@ -2730,6 +3051,29 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyAttempts"];
+        };
+    };
+    deleteAllSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out everywhere. */
+            204: {
+                headers: {
+                    /** @description Clears the session cookie. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
         };
     };
     getCurrentSession: {
@@ -2858,6 +3202,46 @@ export interface operations {
             404: components["responses"]["NotFound"];
         };
     };
+    bindGithubInstallation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["GitHubInstallationBindDocument"];
+            };
+        };
+        responses: {
+            /** @description Already bound to this organization; nothing changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["GitHubInstallationDocument"];
+                };
+            };
+            /** @description Bound. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["GitHubInstallationDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     receiveGithubWebhook: {
         parameters: {
             query?: never;
@@ -2978,6 +3362,58 @@ export interface operations {
             404: components["responses"]["NotFound"];
         };
     };
+    createGithubInstallationState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The state (shown once) and when it expires. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["GitHubInstallationStateDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    releaseGithubInstallation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                installation_id: number;
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Released. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
     listMemberships: {
         parameters: {
             query?: never;
@@ -3033,6 +3469,63 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    deleteMembership: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                membership_id: components["parameters"]["membership_id"];
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    updateMembership: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                membership_id: components["parameters"]["membership_id"];
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["MembershipUpdateDocument"];
+            };
+        };
+        responses: {
+            /** @description Updated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["MembershipDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["Unprocessable"];
         };
     };
@@ -3178,6 +3671,32 @@ export interface operations {
             404: components["responses"]["NotFound"];
         };
     };
+    listOrganizationTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every token not revoked, expired ones included, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["TokenListDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
     createOrganizationToken: {
         parameters: {
             query?: never;
@@ -3207,6 +3726,31 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["Unprocessable"];
+        };
+    };
+    deleteOrganizationToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: components["parameters"]["organization_name"];
+                token_id: components["parameters"]["token_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     listWorkspaces: {
@@ -3731,6 +4275,61 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
         };
     };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: components["parameters"]["user_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["UserUpdateDocument"];
+            };
+        };
+        responses: {
+            /** @description Updated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["UserDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    deleteUserSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: components["parameters"]["user_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out everywhere. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
     getWorkspace: {
         parameters: {
             query?: never;
@@ -4046,6 +4645,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
+            503: components["responses"]["Unavailable"];
         };
     };
     deleteWorkspaceSource: {

@@ -16,11 +16,344 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 
 // GithubAPIService GithubAPI service
 type GithubAPIService service
+
+type ApiBindGithubInstallationRequest struct {
+	ctx context.Context
+	ApiService *GithubAPIService
+	gitHubInstallationBindDocument *GitHubInstallationBindDocument
+}
+
+func (r ApiBindGithubInstallationRequest) GitHubInstallationBindDocument(gitHubInstallationBindDocument GitHubInstallationBindDocument) ApiBindGithubInstallationRequest {
+	r.gitHubInstallationBindDocument = &gitHubInstallationBindDocument
+	return r
+}
+
+func (r ApiBindGithubInstallationRequest) Execute() (*GitHubInstallationDocument, *http.Response, error) {
+	return r.ApiService.BindGithubInstallationExecute(r)
+}
+
+/*
+BindGithubInstallation Bind a GitHub App installation to an organization
+
+The only way an installation becomes an organization's (source connections may use only installations bound to their organization). With `state` (from `createGithubInstallationState`, redeemed by the same signed-in session, once, within 10 minutes) the installation is bound to the organization the state was issued for, after StackShip confirmed with GitHub (`GET /app/installations/{id}` as the App) that the installation exists and was created after the state was issued (an older installation cannot be claimed by quoting its id: 422 `GITHUB_INSTALLATION_PREDATES_STATE`). Without `state`, naming an `organization`, only a deployment administrator may bind (automation and GitHub Enterprise set-ups), and StackShip still confirms the installation with GitHub first; anyone else gets 403 `GITHUB_INSTALLATION_SETUP_REQUIRED`. An installation bound to another organization is 409 `SOURCE_INSTALLATION_IN_USE` until that organization releases it. An unknown or expired state is 422 `GITHUB_INSTALLATION_STATE_INVALID`; an installation GitHub does not know for this App is 422 `GITHUB_INSTALLATION_NOT_FOUND`; GitHub unreachable is 503 `GITHUB_API_UNAVAILABLE`. Binding again to the same organization answers 200. Audited.
+
+ @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
+ @return ApiBindGithubInstallationRequest
+*/
+func (a *GithubAPIService) BindGithubInstallation(ctx context.Context) ApiBindGithubInstallationRequest {
+	return ApiBindGithubInstallationRequest{
+		ApiService: a,
+		ctx: ctx,
+	}
+}
+
+// Execute executes the request
+//  @return GitHubInstallationDocument
+func (a *GithubAPIService) BindGithubInstallationExecute(r ApiBindGithubInstallationRequest) (*GitHubInstallationDocument, *http.Response, error) {
+	var (
+		localVarHTTPMethod   = http.MethodPost
+		localVarPostBody     interface{}
+		formFiles            []formFile
+		localVarReturnValue  *GitHubInstallationDocument
+	)
+
+	localBasePath, err := a.client.cfg.ServerURLWithContext(r.ctx, "GithubAPIService.BindGithubInstallation")
+	if err != nil {
+		return localVarReturnValue, nil, &GenericOpenAPIError{error: err.Error()}
+	}
+
+	localVarPath := localBasePath + "/v1/github/installations"
+
+	localVarHeaderParams := make(map[string]string)
+	localVarQueryParams := url.Values{}
+	localVarFormParams := url.Values{}
+	if r.gitHubInstallationBindDocument == nil {
+		return localVarReturnValue, nil, reportError("gitHubInstallationBindDocument is required and must be specified")
+	}
+
+	// to determine the Content-Type header
+	localVarHTTPContentTypes := []string{"application/vnd.api+json"}
+
+	// set Content-Type header
+	localVarHTTPContentType := selectHeaderContentType(localVarHTTPContentTypes)
+	if localVarHTTPContentType != "" {
+		localVarHeaderParams["Content-Type"] = localVarHTTPContentType
+	}
+
+	// to determine the Accept header
+	localVarHTTPHeaderAccepts := []string{"application/vnd.api+json"}
+
+	// set Accept header
+	localVarHTTPHeaderAccept := selectHeaderAccept(localVarHTTPHeaderAccepts)
+	if localVarHTTPHeaderAccept != "" {
+		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
+	}
+	// body params
+	localVarPostBody = r.gitHubInstallationBindDocument
+	req, err := a.client.prepareRequest(r.ctx, localVarPath, localVarHTTPMethod, localVarPostBody, localVarHeaderParams, localVarQueryParams, localVarFormParams, formFiles)
+	if err != nil {
+		return localVarReturnValue, nil, err
+	}
+
+	localVarHTTPResponse, err := a.client.callAPI(req)
+	if err != nil || localVarHTTPResponse == nil {
+		return localVarReturnValue, localVarHTTPResponse, err
+	}
+
+	localVarBody, err := io.ReadAll(localVarHTTPResponse.Body)
+	localVarHTTPResponse.Body.Close()
+	localVarHTTPResponse.Body = io.NopCloser(bytes.NewBuffer(localVarBody))
+	if err != nil {
+		return localVarReturnValue, localVarHTTPResponse, err
+	}
+
+	if localVarHTTPResponse.StatusCode >= 300 {
+		newErr := &GenericOpenAPIError{
+			body:  localVarBody,
+			error: localVarHTTPResponse.Status,
+		}
+		if localVarHTTPResponse.StatusCode == 400 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 401 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 403 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 404 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 409 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 422 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 503 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+		}
+		return localVarReturnValue, localVarHTTPResponse, newErr
+	}
+
+	err = a.client.decode(&localVarReturnValue, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+	if err != nil {
+		newErr := &GenericOpenAPIError{
+			body:  localVarBody,
+			error: err.Error(),
+		}
+		return localVarReturnValue, localVarHTTPResponse, newErr
+	}
+
+	return localVarReturnValue, localVarHTTPResponse, nil
+}
+
+type ApiCreateGithubInstallationStateRequest struct {
+	ctx context.Context
+	ApiService *GithubAPIService
+	organizationName string
+}
+
+func (r ApiCreateGithubInstallationStateRequest) Execute() (*GitHubInstallationStateDocument, *http.Response, error) {
+	return r.ApiService.CreateGithubInstallationStateExecute(r)
+}
+
+/*
+CreateGithubInstallationState Start installing the GitHub App for this organization (a one-time setup state)
+
+An organization administrator signed in to the dashboard asks for a `state`, then installs the App on GitHub with it (`https://github.com/apps/<app>/installations/new?state=<state>`). GitHub sends the browser back to the App's Setup URL, the dashboard page `<STACKSHIP_PUBLIC_URL>/github/setup`, with `installation_id`, `setup_action` and this `state`, and that page binds the installation (`POST /v1/github/installations`). The state is random (256 bits), returned once, stored only as its SHA-256, valid for 10 minutes, single use, and redeemable only by the session that asked for it. Needs a dashboard session (`session`) holding `org:admin` on the organization itself.
+
+ @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
+ @param organizationName
+ @return ApiCreateGithubInstallationStateRequest
+*/
+func (a *GithubAPIService) CreateGithubInstallationState(ctx context.Context, organizationName string) ApiCreateGithubInstallationStateRequest {
+	return ApiCreateGithubInstallationStateRequest{
+		ApiService: a,
+		ctx: ctx,
+		organizationName: organizationName,
+	}
+}
+
+// Execute executes the request
+//  @return GitHubInstallationStateDocument
+func (a *GithubAPIService) CreateGithubInstallationStateExecute(r ApiCreateGithubInstallationStateRequest) (*GitHubInstallationStateDocument, *http.Response, error) {
+	var (
+		localVarHTTPMethod   = http.MethodPost
+		localVarPostBody     interface{}
+		formFiles            []formFile
+		localVarReturnValue  *GitHubInstallationStateDocument
+	)
+
+	localBasePath, err := a.client.cfg.ServerURLWithContext(r.ctx, "GithubAPIService.CreateGithubInstallationState")
+	if err != nil {
+		return localVarReturnValue, nil, &GenericOpenAPIError{error: err.Error()}
+	}
+
+	localVarPath := localBasePath + "/v1/organizations/{organization_name}/github-installation-states"
+	localVarPath = strings.Replace(localVarPath, "{"+"organization_name"+"}", url.PathEscape(parameterValueToString(r.organizationName, "organizationName")), -1)
+
+	localVarHeaderParams := make(map[string]string)
+	localVarQueryParams := url.Values{}
+	localVarFormParams := url.Values{}
+
+	// to determine the Content-Type header
+	localVarHTTPContentTypes := []string{}
+
+	// set Content-Type header
+	localVarHTTPContentType := selectHeaderContentType(localVarHTTPContentTypes)
+	if localVarHTTPContentType != "" {
+		localVarHeaderParams["Content-Type"] = localVarHTTPContentType
+	}
+
+	// to determine the Accept header
+	localVarHTTPHeaderAccepts := []string{"application/vnd.api+json"}
+
+	// set Accept header
+	localVarHTTPHeaderAccept := selectHeaderAccept(localVarHTTPHeaderAccepts)
+	if localVarHTTPHeaderAccept != "" {
+		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
+	}
+	req, err := a.client.prepareRequest(r.ctx, localVarPath, localVarHTTPMethod, localVarPostBody, localVarHeaderParams, localVarQueryParams, localVarFormParams, formFiles)
+	if err != nil {
+		return localVarReturnValue, nil, err
+	}
+
+	localVarHTTPResponse, err := a.client.callAPI(req)
+	if err != nil || localVarHTTPResponse == nil {
+		return localVarReturnValue, localVarHTTPResponse, err
+	}
+
+	localVarBody, err := io.ReadAll(localVarHTTPResponse.Body)
+	localVarHTTPResponse.Body.Close()
+	localVarHTTPResponse.Body = io.NopCloser(bytes.NewBuffer(localVarBody))
+	if err != nil {
+		return localVarReturnValue, localVarHTTPResponse, err
+	}
+
+	if localVarHTTPResponse.StatusCode >= 300 {
+		newErr := &GenericOpenAPIError{
+			body:  localVarBody,
+			error: localVarHTTPResponse.Status,
+		}
+		if localVarHTTPResponse.StatusCode == 400 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 401 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 403 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 404 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+		}
+		return localVarReturnValue, localVarHTTPResponse, newErr
+	}
+
+	err = a.client.decode(&localVarReturnValue, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+	if err != nil {
+		newErr := &GenericOpenAPIError{
+			body:  localVarBody,
+			error: err.Error(),
+		}
+		return localVarReturnValue, localVarHTTPResponse, newErr
+	}
+
+	return localVarReturnValue, localVarHTTPResponse, nil
+}
 
 type ApiReceiveGithubWebhookRequest struct {
 	ctx context.Context
@@ -61,7 +394,7 @@ func (r ApiReceiveGithubWebhookRequest) Execute() (*GitHubDeliveryDocument, *htt
 /*
 ReceiveGithubWebhook Receive a GitHub App webhook delivery
 
-No bearer token: the `X-Hub-Signature-256` HMAC (SHA-256 over the raw body with the App's webhook secret, `STACKSHIP_GITHUB_WEBHOOK_SECRET`) is the proof, checked in constant time before the body is parsed or anything is written; a missing or wrong signature is 401 `GITHUB_WEBHOOK_SIGNATURE_INVALID` and only audited. At most 5 MiB of body (413 `GITHUB_WEBHOOK_TOO_LARGE`). A verified delivery is recorded and answered 202 at once; the work (runs, configuration versions, installation updates) happens in a job that is retried with backoff. A delivery id seen before (a redelivery) creates nothing and answers 200 with the recorded delivery. Events acted on: `push`, `pull_request` (opened, synchronize, reopened, closed), `installation`, `installation_repositories`, `ping`; any other verified event is recorded as ignored. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off.
+No bearer token: the `X-Hub-Signature-256` HMAC (SHA-256 over the raw body with the App's webhook secret, `STACKSHIP_GITHUB_WEBHOOK_SECRET`) is the proof, checked in constant time before the body is parsed or anything is written; a missing or wrong signature is 401 `GITHUB_WEBHOOK_SIGNATURE_INVALID` and only audited. At most 5 MiB of body (413 `GITHUB_WEBHOOK_TOO_LARGE`). A verified delivery is recorded and answered 202 at once; the work (runs, configuration versions, installation updates) happens in a job that is retried with backoff. A delivery id seen before (a redelivery) creates nothing and answers 200 with the recorded delivery. Because GitHub signs the body and not the delivery id, the job also deduplicates on what is signed: a push whose event, repository, ref and head SHA already created a workspace's run, or a pull request whose number and head SHA did, creates nothing (outcome `replayed`); and a push whose `repository.pushed_at` (the push time GitHub signs into the body) is older than the newest push recorded for that workspace and ref is refused (outcome `push_outdated`), so a captured body re-sent later never runs an old commit. Events acted on: `push`, `pull_request` (opened, synchronize, reopened, closed), `installation`, `installation_repositories`, `ping`; any other verified event is recorded as ignored. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off.
 
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  @return ApiReceiveGithubWebhookRequest
@@ -203,4 +536,160 @@ func (a *GithubAPIService) ReceiveGithubWebhookExecute(r ApiReceiveGithubWebhook
 	}
 
 	return localVarReturnValue, localVarHTTPResponse, nil
+}
+
+type ApiReleaseGithubInstallationRequest struct {
+	ctx context.Context
+	ApiService *GithubAPIService
+	organizationName string
+	installationId int32
+}
+
+func (r ApiReleaseGithubInstallationRequest) Execute() (*http.Response, error) {
+	return r.ApiService.ReleaseGithubInstallationExecute(r)
+}
+
+/*
+ReleaseGithubInstallation Release a GitHub App installation bound to this organization
+
+Unbinds the installation so that another organization may bind it (moving an installation needs this first). Refused with 409 `GITHUB_INSTALLATION_HAS_CONNECTIONS` while workspaces of the organization connect through it (disconnect them first); 404 when it is not bound to this organization. Organization administrators only. Audited.
+
+ @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
+ @param organizationName
+ @param installationId
+ @return ApiReleaseGithubInstallationRequest
+*/
+func (a *GithubAPIService) ReleaseGithubInstallation(ctx context.Context, organizationName string, installationId int32) ApiReleaseGithubInstallationRequest {
+	return ApiReleaseGithubInstallationRequest{
+		ApiService: a,
+		ctx: ctx,
+		organizationName: organizationName,
+		installationId: installationId,
+	}
+}
+
+// Execute executes the request
+func (a *GithubAPIService) ReleaseGithubInstallationExecute(r ApiReleaseGithubInstallationRequest) (*http.Response, error) {
+	var (
+		localVarHTTPMethod   = http.MethodDelete
+		localVarPostBody     interface{}
+		formFiles            []formFile
+	)
+
+	localBasePath, err := a.client.cfg.ServerURLWithContext(r.ctx, "GithubAPIService.ReleaseGithubInstallation")
+	if err != nil {
+		return nil, &GenericOpenAPIError{error: err.Error()}
+	}
+
+	localVarPath := localBasePath + "/v1/organizations/{organization_name}/github-installations/{installation_id}"
+	localVarPath = strings.Replace(localVarPath, "{"+"organization_name"+"}", url.PathEscape(parameterValueToString(r.organizationName, "organizationName")), -1)
+	localVarPath = strings.Replace(localVarPath, "{"+"installation_id"+"}", url.PathEscape(parameterValueToString(r.installationId, "installationId")), -1)
+
+	localVarHeaderParams := make(map[string]string)
+	localVarQueryParams := url.Values{}
+	localVarFormParams := url.Values{}
+	if r.installationId < 1 {
+		return nil, reportError("installationId must be greater than 1")
+	}
+	if r.installationId > 9007199254740991 {
+		return nil, reportError("installationId must be less than 9007199254740991")
+	}
+
+	// to determine the Content-Type header
+	localVarHTTPContentTypes := []string{}
+
+	// set Content-Type header
+	localVarHTTPContentType := selectHeaderContentType(localVarHTTPContentTypes)
+	if localVarHTTPContentType != "" {
+		localVarHeaderParams["Content-Type"] = localVarHTTPContentType
+	}
+
+	// to determine the Accept header
+	localVarHTTPHeaderAccepts := []string{"application/vnd.api+json"}
+
+	// set Accept header
+	localVarHTTPHeaderAccept := selectHeaderAccept(localVarHTTPHeaderAccepts)
+	if localVarHTTPHeaderAccept != "" {
+		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
+	}
+	req, err := a.client.prepareRequest(r.ctx, localVarPath, localVarHTTPMethod, localVarPostBody, localVarHeaderParams, localVarQueryParams, localVarFormParams, formFiles)
+	if err != nil {
+		return nil, err
+	}
+
+	localVarHTTPResponse, err := a.client.callAPI(req)
+	if err != nil || localVarHTTPResponse == nil {
+		return localVarHTTPResponse, err
+	}
+
+	localVarBody, err := io.ReadAll(localVarHTTPResponse.Body)
+	localVarHTTPResponse.Body.Close()
+	localVarHTTPResponse.Body = io.NopCloser(bytes.NewBuffer(localVarBody))
+	if err != nil {
+		return localVarHTTPResponse, err
+	}
+
+	if localVarHTTPResponse.StatusCode >= 300 {
+		newErr := &GenericOpenAPIError{
+			body:  localVarBody,
+			error: localVarHTTPResponse.Status,
+		}
+		if localVarHTTPResponse.StatusCode == 400 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 401 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 403 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 404 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 409 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+		}
+		return localVarHTTPResponse, newErr
+	}
+
+	return localVarHTTPResponse, nil
 }

@@ -213,7 +213,7 @@ func (r ApiDeleteWorkspaceSourceRequest) Execute() (*http.Response, error) {
 /*
 DeleteWorkspaceSource Disconnect the workspace from its repository
 
-Runs already created stay as they are; later deliveries no longer reach this workspace. 404 when it has no connection.
+Runs already created stay as they are; later deliveries no longer reach this workspace. 404 when it has no connection. Organization administrators only (`org:admin` on the organization itself).
 
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  @param workspaceId
@@ -481,7 +481,7 @@ func (r ApiGetWorkspaceSourceRequest) Execute() (*SourceConnectionDocument, *htt
 /*
 GetWorkspaceSource The workspace's source connection, the pipeline's state and the last deliveries
 
-Always 200 for a workspace the caller can read: `data` is the connection (null when the workspace has none), `meta.pipeline` says whether the GitHub App pipeline is configured on this deployment (and which variables are missing when it is not), `meta.deliveries` lists the last 20 webhook deliveries about the connected repository, newest first.
+Always 200 for a workspace the caller can read: `data` is the connection (null when the workspace has none), `meta.pipeline` says whether the GitHub App pipeline is configured on this deployment (and which variables are missing when it is not), `meta.deliveries` lists the last 20 webhook deliveries about the connected repository through the connection's own installation, newest first. `meta.pipeline.app_id` and `api_url` (and the App id and API URL in its `detail`) are given only to administrators of the workspace's organization or of the deployment; everyone else gets null and a detail without them.
 
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  @param workspaceId
@@ -890,7 +890,7 @@ func (r ApiPutWorkspaceSourceRequest) Execute() (*SourceConnectionDocument, *htt
 /*
 PutWorkspaceSource Connect the workspace to a GitHub repository (or change the connection)
 
-Creates or replaces the connection. `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs. An installation serves one organization: one already used by another organization's workspace is refused (409 `SOURCE_INSTALLATION_IN_USE`), so nobody can point a workspace at a repository through someone else's installation.
+Creates or replaces the connection; organization administrators only (`org:admin` on the organization itself). `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs. The installation must be bound to the workspace's organization (`bindGithubInstallation`, through the App's setup flow), else 422 `SOURCE_INSTALLATION_NOT_BOUND` (the same answer whether it is unknown or another organization's); and GitHub must confirm that it can access the repository (`GET /installation/repositories` with the installation's token), else 422 `SOURCE_REPOSITORY_NOT_ACCESSIBLE`. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off, 503 `GITHUB_API_UNAVAILABLE` when GitHub cannot be reached. Nothing is written on a refusal.
 
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  @param workspaceId
@@ -1026,6 +1026,17 @@ func (a *WorkspacesAPIService) PutWorkspaceSourceExecute(r ApiPutWorkspaceSource
 			return localVarReturnValue, localVarHTTPResponse, newErr
 		}
 		if localVarHTTPResponse.StatusCode == 422 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 503 {
 			var v ErrorDocument
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {

@@ -22,7 +22,7 @@ var _ MappedNullable = &SourceConnectionDocumentMeta{}
 // SourceConnectionDocumentMeta struct for SourceConnectionDocumentMeta
 type SourceConnectionDocumentMeta struct {
 	Pipeline SourcePipeline `json:"pipeline"`
-	// The last (at most 20) deliveries about the connected repository, newest first; empty when not connected.
+	// The last (at most 20) deliveries about the connected repository through the connection's own installation (bound to this workspace's organization), newest first; another organization's deliveries about a repository of the same name never appear. Empty when not connected.
 	Deliveries []GitHubDelivery `json:"deliveries"`
 }
 

@@ -29,7 +29,7 @@ type SourceConnectionWriteDocumentDataAttributes struct {
 	TrackedBranch *string `json:"tracked_branch,omitempty" validate:"regexp=^[^\\s~^:?*\\[\\\\]+$"`
 	// The configuration's directory inside the repository; the root (\"\") by default.
 	WorkingDirectory *string `json:"working_directory,omitempty" validate:"regexp=^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$"`
-	// Globs relative to the repository root (`*` within a path segment, `**` across segments, `?` one character). A push creates a run only when it changes a file under the working directory or matching one of these.
+	// Globs relative to the repository root (`*` within a path segment, `**` across segments, `?` one character). A push creates a run only when it changes a file under the working directory or matching one of these. At most 20 globs of at most 200 characters each (422 beyond); they are matched in time linear in the glob's and the path's length (no backtracking).
 	TriggerPaths []string `json:"trigger_paths,omitempty"`
 }
 

@@ -22,10 +22,14 @@ var _ MappedNullable = &SourcePipeline{}
 // SourcePipeline struct for SourcePipeline
 type SourcePipeline struct {
 	State string `json:"state"`
-	// One sentence: what is configured, or which variables are missing.
+	// One sentence: what is configured, or which variables are missing. It names the App id and the API URL only for administrators (as `app_id` and `api_url` do).
 	Detail string `json:"detail"`
 	// Where the GitHub App must send its webhooks.
 	WebhookUrl string `json:"webhook_url"`
+	// The GitHub App's id (`STACKSHIP_GITHUB_APP_ID`) for an administrator of the workspace's organization (or of the deployment) while the pipeline is on; null for everyone else.
+	AppId NullableString `json:"app_id"`
+	// The GitHub API the App talks to (`STACKSHIP_GITHUB_API_URL`), under the same rule as `app_id`: null for anyone but an administrator, and while the pipeline is off.
+	ApiUrl NullableString `json:"api_url"`
 }
 
 type _SourcePipeline SourcePipeline
@@ -34,11 +38,13 @@ type _SourcePipeline SourcePipeline
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewSourcePipeline(state string, detail string, webhookUrl string) *SourcePipeline {
+func NewSourcePipeline(state string, detail string, webhookUrl string, appId NullableString, apiUrl NullableString) *SourcePipeline {
 	this := SourcePipeline{}
 	this.State = state
 	this.Detail = detail
 	this.WebhookUrl = webhookUrl
+	this.AppId = appId
+	this.ApiUrl = apiUrl
 	return &this
 }
 
@@ -122,6 +128,58 @@ func (o *SourcePipeline) SetWebhookUrl(v string) {
 	o.WebhookUrl = v
 }
 
+// GetAppId returns the AppId field value
+// If the value is explicit nil, the zero value for string will be returned
+func (o *SourcePipeline) GetAppId() string {
+	if o == nil || o.AppId.Get() == nil {
+		var ret string
+		return ret
+	}
+
+	return *o.AppId.Get()
+}
+
+// GetAppIdOk returns a tuple with the AppId field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *SourcePipeline) GetAppIdOk() (*string, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.AppId.Get(), o.AppId.IsSet()
+}
+
+// SetAppId sets field value
+func (o *SourcePipeline) SetAppId(v string) {
+	o.AppId.Set(&v)
+}
+
+// GetApiUrl returns the ApiUrl field value
+// If the value is explicit nil, the zero value for string will be returned
+func (o *SourcePipeline) GetApiUrl() string {
+	if o == nil || o.ApiUrl.Get() == nil {
+		var ret string
+		return ret
+	}
+
+	return *o.ApiUrl.Get()
+}
+
+// GetApiUrlOk returns a tuple with the ApiUrl field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *SourcePipeline) GetApiUrlOk() (*string, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.ApiUrl.Get(), o.ApiUrl.IsSet()
+}
+
+// SetApiUrl sets field value
+func (o *SourcePipeline) SetApiUrl(v string) {
+	o.ApiUrl.Set(&v)
+}
+
 func (o SourcePipeline) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
@@ -135,6 +193,8 @@ func (o SourcePipeline) ToMap() (map[string]interface{}, error) {
 	toSerialize["state"] = o.State
 	toSerialize["detail"] = o.Detail
 	toSerialize["webhook_url"] = o.WebhookUrl
+	toSerialize["app_id"] = o.AppId.Get()
+	toSerialize["api_url"] = o.ApiUrl.Get()
 	return toSerialize, nil
 }
 
@@ -146,6 +206,8 @@ func (o *SourcePipeline) UnmarshalJSON(data []byte) (err error) {
 		"state",
 		"detail",
 		"webhook_url",
+		"app_id",
+		"api_url",
 	}
 
 	allProperties := make(map[string]interface{})

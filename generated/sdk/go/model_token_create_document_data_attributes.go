@@ -12,6 +12,7 @@ package stackship
 
 import (
 	"encoding/json"
+	"time"
 	"bytes"
 	"fmt"
 )
@@ -24,6 +25,8 @@ type TokenCreateDocumentDataAttributes struct {
 	// viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have.
 	Role string `json:"role"`
 	Description *string `json:"description,omitempty"`
+	// ISO 8601 UTC with milliseconds and a literal Z.
+	ExpiresAt *time.Time `json:"expires_at,omitempty" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
 }
 
 type _TokenCreateDocumentDataAttributes TokenCreateDocumentDataAttributes
@@ -102,6 +105,38 @@ func (o *TokenCreateDocumentDataAttributes) SetDescription(v string) {
 	o.Description = &v
 }
 
+// GetExpiresAt returns the ExpiresAt field value if set, zero value otherwise.
+func (o *TokenCreateDocumentDataAttributes) GetExpiresAt() time.Time {
+	if o == nil || IsNil(o.ExpiresAt) {
+		var ret time.Time
+		return ret
+	}
+	return *o.ExpiresAt
+}
+
+// GetExpiresAtOk returns a tuple with the ExpiresAt field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *TokenCreateDocumentDataAttributes) GetExpiresAtOk() (*time.Time, bool) {
+	if o == nil || IsNil(o.ExpiresAt) {
+		return nil, false
+	}
+	return o.ExpiresAt, true
+}
+
+// HasExpiresAt returns a boolean if a field has been set.
+func (o *TokenCreateDocumentDataAttributes) HasExpiresAt() bool {
+	if o != nil && !IsNil(o.ExpiresAt) {
+		return true
+	}
+
+	return false
+}
+
+// SetExpiresAt gets a reference to the given time.Time and assigns it to the ExpiresAt field.
+func (o *TokenCreateDocumentDataAttributes) SetExpiresAt(v time.Time) {
+	o.ExpiresAt = &v
+}
+
 func (o TokenCreateDocumentDataAttributes) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
@@ -115,6 +150,9 @@ func (o TokenCreateDocumentDataAttributes) ToMap() (map[string]interface{}, erro
 	toSerialize["role"] = o.Role
 	if !IsNil(o.Description) {
 		toSerialize["description"] = o.Description
+	}
+	if !IsNil(o.ExpiresAt) {
+		toSerialize["expires_at"] = o.ExpiresAt
 	}
 	return toSerialize, nil
 }

@@ -26,6 +26,8 @@ type TokenDocumentDataAttributes struct {
 	Description NullableString `json:"description"`
 	// ISO 8601 UTC with milliseconds and a literal Z.
 	CreatedAt time.Time `json:"created_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
+	// ISO 8601 UTC with milliseconds and a literal Z.
+	ExpiresAt NullableTime `json:"expires_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
 	// The bearer token. Returned only in this response; StackShip stores only its hash.
 	Secret string `json:"secret"`
 }
@@ -36,11 +38,12 @@ type _TokenDocumentDataAttributes TokenDocumentDataAttributes
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewTokenDocumentDataAttributes(role string, description NullableString, createdAt time.Time, secret string) *TokenDocumentDataAttributes {
+func NewTokenDocumentDataAttributes(role string, description NullableString, createdAt time.Time, expiresAt NullableTime, secret string) *TokenDocumentDataAttributes {
 	this := TokenDocumentDataAttributes{}
 	this.Role = role
 	this.Description = description
 	this.CreatedAt = createdAt
+	this.ExpiresAt = expiresAt
 	this.Secret = secret
 	return &this
 }
@@ -127,6 +130,32 @@ func (o *TokenDocumentDataAttributes) SetCreatedAt(v time.Time) {
 	o.CreatedAt = v
 }
 
+// GetExpiresAt returns the ExpiresAt field value
+// If the value is explicit nil, the zero value for time.Time will be returned
+func (o *TokenDocumentDataAttributes) GetExpiresAt() time.Time {
+	if o == nil || o.ExpiresAt.Get() == nil {
+		var ret time.Time
+		return ret
+	}
+
+	return *o.ExpiresAt.Get()
+}
+
+// GetExpiresAtOk returns a tuple with the ExpiresAt field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *TokenDocumentDataAttributes) GetExpiresAtOk() (*time.Time, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.ExpiresAt.Get(), o.ExpiresAt.IsSet()
+}
+
+// SetExpiresAt sets field value
+func (o *TokenDocumentDataAttributes) SetExpiresAt(v time.Time) {
+	o.ExpiresAt.Set(&v)
+}
+
 // GetSecret returns the Secret field value
 func (o *TokenDocumentDataAttributes) GetSecret() string {
 	if o == nil {
@@ -164,6 +193,7 @@ func (o TokenDocumentDataAttributes) ToMap() (map[string]interface{}, error) {
 	toSerialize["role"] = o.Role
 	toSerialize["description"] = o.Description.Get()
 	toSerialize["created_at"] = o.CreatedAt
+	toSerialize["expires_at"] = o.ExpiresAt.Get()
 	toSerialize["secret"] = o.Secret
 	return toSerialize, nil
 }
@@ -176,6 +206,7 @@ func (o *TokenDocumentDataAttributes) UnmarshalJSON(data []byte) (err error) {
 		"role",
 		"description",
 		"created_at",
+		"expires_at",
 		"secret",
 	}
 

@@ -25,6 +25,8 @@ type UserDocumentDataAttributes struct {
 	Email string `json:"email" validate:"regexp=^[^\\s@]+@[^\\s@]+$"`
 	DisplayName string `json:"display_name"`
 	SiteAdmin bool `json:"site_admin"`
+	// A disabled user cannot sign in and has no sessions.
+	Disabled bool `json:"disabled"`
 	// ISO 8601 UTC with milliseconds and a literal Z.
 	CreatedAt time.Time `json:"created_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
 }
@@ -35,11 +37,12 @@ type _UserDocumentDataAttributes UserDocumentDataAttributes
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewUserDocumentDataAttributes(email string, displayName string, siteAdmin bool, createdAt time.Time) *UserDocumentDataAttributes {
+func NewUserDocumentDataAttributes(email string, displayName string, siteAdmin bool, disabled bool, createdAt time.Time) *UserDocumentDataAttributes {
 	this := UserDocumentDataAttributes{}
 	this.Email = email
 	this.DisplayName = displayName
 	this.SiteAdmin = siteAdmin
+	this.Disabled = disabled
 	this.CreatedAt = createdAt
 	return &this
 }
@@ -124,6 +127,30 @@ func (o *UserDocumentDataAttributes) SetSiteAdmin(v bool) {
 	o.SiteAdmin = v
 }
 
+// GetDisabled returns the Disabled field value
+func (o *UserDocumentDataAttributes) GetDisabled() bool {
+	if o == nil {
+		var ret bool
+		return ret
+	}
+
+	return o.Disabled
+}
+
+// GetDisabledOk returns a tuple with the Disabled field value
+// and a boolean to check if the value has been set.
+func (o *UserDocumentDataAttributes) GetDisabledOk() (*bool, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return &o.Disabled, true
+}
+
+// SetDisabled sets field value
+func (o *UserDocumentDataAttributes) SetDisabled(v bool) {
+	o.Disabled = v
+}
+
 // GetCreatedAt returns the CreatedAt field value
 func (o *UserDocumentDataAttributes) GetCreatedAt() time.Time {
 	if o == nil {
@@ -161,6 +188,7 @@ func (o UserDocumentDataAttributes) ToMap() (map[string]interface{}, error) {
 	toSerialize["email"] = o.Email
 	toSerialize["display_name"] = o.DisplayName
 	toSerialize["site_admin"] = o.SiteAdmin
+	toSerialize["disabled"] = o.Disabled
 	toSerialize["created_at"] = o.CreatedAt
 	return toSerialize, nil
 }
@@ -173,6 +201,7 @@ func (o *UserDocumentDataAttributes) UnmarshalJSON(data []byte) (err error) {
 		"email",
 		"display_name",
 		"site_admin",
+		"disabled",
 		"created_at",
 	}
 

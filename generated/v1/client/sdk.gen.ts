@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { ApproveRunData, ApproveRunErrors, ApproveRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateFederationProfileData, CreateFederationProfileErrors, CreateFederationProfileResponses, CreateMembershipData, CreateMembershipErrors, CreateMembershipResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateOrganizationTokenData, CreateOrganizationTokenErrors, CreateOrganizationTokenResponses, CreatePolicyOverrideData, CreatePolicyOverrideErrors, CreatePolicyOverrideResponses, CreatePolicySetData, CreatePolicySetErrors, CreatePolicySetResponses, CreatePolicySetVersionData, CreatePolicySetVersionErrors, CreatePolicySetVersionResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateUserData, CreateUserErrors, CreateUserResponses, CreateVariableData, CreateVariableErrors, CreateVariableResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteCurrentSessionData, DeleteCurrentSessionErrors, DeleteCurrentSessionResponses, DeleteFederationProfileData, DeleteFederationProfileErrors, DeleteFederationProfileResponses, DeleteVariableData, DeleteVariableErrors, DeleteVariableResponses, DeleteWorkspaceSourceData, DeleteWorkspaceSourceErrors, DeleteWorkspaceSourceResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, DownloadEmergencyStateData, DownloadEmergencyStateErrors, DownloadEmergencyStateResponses, DownloadRawPlanData, DownloadRawPlanErrors, DownloadRawPlanResponses, DownloadRedactedPlanData, DownloadRedactedPlanErrors, DownloadRedactedPlanResponses, GetApiReferenceData, GetApiReferenceResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetCurrentSessionData, GetCurrentSessionErrors, GetCurrentSessionResponses, GetFederationProfileData, GetFederationProfileErrors, GetFederationProfileResponses, GetHealthData, GetHealthResponses, GetJsonWebKeySetData, GetJsonWebKeySetErrors, GetJsonWebKeySetResponses, GetMetricsData, GetMetricsResponses, GetOpenApiTfeData, GetOpenApiTfeResponses, GetOpenApiV1Data, GetOpenApiV1Responses, GetOpenIdConfigurationData, GetOpenIdConfigurationErrors, GetOpenIdConfigurationResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetRunData, GetRunErrors, GetRunLogData, GetRunLogErrors, GetRunLogResponses, GetRunPlanChangesData, GetRunPlanChangesErrors, GetRunPlanChangesResponses, GetRunPolicyEvaluationData, GetRunPolicyEvaluationErrors, GetRunPolicyEvaluationResponses, GetRunResponses, GetRunReviewData, GetRunReviewErrors, GetRunReviewResponses, GetTfeApiReferenceData, GetTfeApiReferenceResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, GetWorkspaceSourceData, GetWorkspaceSourceErrors, GetWorkspaceSourceResponses, GetWorkspaceStateSummaryData, GetWorkspaceStateSummaryErrors, GetWorkspaceStateSummaryResponses, ListFederationProfilesData, ListFederationProfilesErrors, ListFederationProfilesResponses, ListMembershipsData, ListMembershipsErrors, ListMembershipsResponses, ListOrganizationRunsData, ListOrganizationRunsErrors, ListOrganizationRunsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListPolicySetsData, ListPolicySetsErrors, ListPolicySetsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListVariablesData, ListVariablesErrors, ListVariablesResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, PutWorkspaceSourceData, PutWorkspaceSourceErrors, PutWorkspaceSourceResponses, ReceiveGithubWebhookData, ReceiveGithubWebhookErrors, ReceiveGithubWebhookResponses, ResolveRunRecoveryData, ResolveRunRecoveryErrors, ResolveRunRecoveryResponses, StepUpData, StepUpErrors, StepUpResponses, UpdateFederationProfileData, UpdateFederationProfileErrors, UpdateFederationProfileResponses, UpdateVariableData, UpdateVariableErrors, UpdateVariableResponses, UpdateWorkspaceData, UpdateWorkspaceErrors, UpdateWorkspaceResponses, UploadConfigurationData, UploadConfigurationErrors, UploadConfigurationResponses, VerifyFederationProfileData, VerifyFederationProfileErrors, VerifyFederationProfileResponses } from './types.gen.ts';
+import type { ApproveRunData, ApproveRunErrors, ApproveRunResponses, BindGithubInstallationData, BindGithubInstallationErrors, BindGithubInstallationResponses, CancelRunData, CancelRunErrors, CancelRunResponses, ChangePasswordData, ChangePasswordErrors, ChangePasswordResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateFederationProfileData, CreateFederationProfileErrors, CreateFederationProfileResponses, CreateGithubInstallationStateData, CreateGithubInstallationStateErrors, CreateGithubInstallationStateResponses, CreateMembershipData, CreateMembershipErrors, CreateMembershipResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateOrganizationTokenData, CreateOrganizationTokenErrors, CreateOrganizationTokenResponses, CreatePolicyOverrideData, CreatePolicyOverrideErrors, CreatePolicyOverrideResponses, CreatePolicySetData, CreatePolicySetErrors, CreatePolicySetResponses, CreatePolicySetVersionData, CreatePolicySetVersionErrors, CreatePolicySetVersionResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateSessionData, CreateSessionErrors, CreateSessionResponses, CreateUserData, CreateUserErrors, CreateUserResponses, CreateVariableData, CreateVariableErrors, CreateVariableResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteAllSessionsData, DeleteAllSessionsErrors, DeleteAllSessionsResponses, DeleteCurrentSessionData, DeleteCurrentSessionErrors, DeleteCurrentSessionResponses, DeleteFederationProfileData, DeleteFederationProfileErrors, DeleteFederationProfileResponses, DeleteMembershipData, DeleteMembershipErrors, DeleteMembershipResponses, DeleteOrganizationTokenData, DeleteOrganizationTokenErrors, DeleteOrganizationTokenResponses, DeleteUserSessionsData, DeleteUserSessionsErrors, DeleteUserSessionsResponses, DeleteVariableData, DeleteVariableErrors, DeleteVariableResponses, DeleteWorkspaceSourceData, DeleteWorkspaceSourceErrors, DeleteWorkspaceSourceResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, DownloadEmergencyStateData, DownloadEmergencyStateErrors, DownloadEmergencyStateResponses, DownloadRawPlanData, DownloadRawPlanErrors, DownloadRawPlanResponses, DownloadRedactedPlanData, DownloadRedactedPlanErrors, DownloadRedactedPlanResponses, GetApiReferenceData, GetApiReferenceResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetCurrentSessionData, GetCurrentSessionErrors, GetCurrentSessionResponses, GetFederationProfileData, GetFederationProfileErrors, GetFederationProfileResponses, GetHealthData, GetHealthResponses, GetJsonWebKeySetData, GetJsonWebKeySetErrors, GetJsonWebKeySetResponses, GetMetricsData, GetMetricsResponses, GetOpenApiTfeData, GetOpenApiTfeResponses, GetOpenApiV1Data, GetOpenApiV1Responses, GetOpenIdConfigurationData, GetOpenIdConfigurationErrors, GetOpenIdConfigurationResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetRunData, GetRunErrors, GetRunLogData, GetRunLogErrors, GetRunLogResponses, GetRunPlanChangesData, GetRunPlanChangesErrors, GetRunPlanChangesResponses, GetRunPolicyEvaluationData, GetRunPolicyEvaluationErrors, GetRunPolicyEvaluationResponses, GetRunResponses, GetRunReviewData, GetRunReviewErrors, GetRunReviewResponses, GetTfeApiReferenceData, GetTfeApiReferenceResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, GetWorkspaceSourceData, GetWorkspaceSourceErrors, GetWorkspaceSourceResponses, GetWorkspaceStateSummaryData, GetWorkspaceStateSummaryErrors, GetWorkspaceStateSummaryResponses, ListFederationProfilesData, ListFederationProfilesErrors, ListFederationProfilesResponses, ListMembershipsData, ListMembershipsErrors, ListMembershipsResponses, ListOrganizationRunsData, ListOrganizationRunsErrors, ListOrganizationRunsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListOrganizationTokensData, ListOrganizationTokensErrors, ListOrganizationTokensResponses, ListPolicySetsData, ListPolicySetsErrors, ListPolicySetsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListVariablesData, ListVariablesErrors, ListVariablesResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, PutWorkspaceSourceData, PutWorkspaceSourceErrors, PutWorkspaceSourceResponses, ReceiveGithubWebhookData, ReceiveGithubWebhookErrors, ReceiveGithubWebhookResponses, ReleaseGithubInstallationData, ReleaseGithubInstallationErrors, ReleaseGithubInstallationResponses, ResolveRunRecoveryData, ResolveRunRecoveryErrors, ResolveRunRecoveryResponses, StepUpData, StepUpErrors, StepUpResponses, UpdateFederationProfileData, UpdateFederationProfileErrors, UpdateFederationProfileResponses, UpdateMembershipData, UpdateMembershipErrors, UpdateMembershipResponses, UpdateUserData, UpdateUserErrors, UpdateUserResponses, UpdateVariableData, UpdateVariableErrors, UpdateVariableResponses, UpdateWorkspaceData, UpdateWorkspaceErrors, UpdateWorkspaceResponses, UploadConfigurationData, UploadConfigurationErrors, UploadConfigurationResponses, VerifyFederationProfileData, VerifyFederationProfileErrors, VerifyFederationProfileResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -104,9 +104,22 @@ export const getOrganization = <ThrowOnError extends boolean = false>(options: O
 });
 
 /**
+ * The organization's API tokens (never their secrets)
+ */
+export const listOrganizationTokens = <ThrowOnError extends boolean = false>(options: Options<ListOrganizationTokensData, ThrowOnError>) => (options.client ?? client).get<ListOrganizationTokensResponses, ListOrganizationTokensErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/organizations/{organization_name}/tokens',
+    ...options
+});
+
+/**
  * Create an organization API token with a built-in role
  *
- * The secret is returned once, in this response; StackShip stores only its SHA-256.
+ * The secret is returned once, in this response; StackShip stores only its SHA-256. An optional `expires_at` (in the future, else 422 `TOKEN_EXPIRY_INVALID`) ends it on its own.
  */
 export const createOrganizationToken = <ThrowOnError extends boolean = false>(options: Options<CreateOrganizationTokenData, ThrowOnError>) => (options.client ?? client).post<CreateOrganizationTokenResponses, CreateOrganizationTokenErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, {
@@ -120,6 +133,21 @@ export const createOrganizationToken = <ThrowOnError extends boolean = false>(op
         'Content-Type': 'application/vnd.api+json',
         ...options.headers
     }
+});
+
+/**
+ * Revoke an organization API token
+ *
+ * The token gets 401 from the next request on; the revocation is audited. A token of another organization, or one already revoked, is 404.
+ */
+export const deleteOrganizationToken = <ThrowOnError extends boolean = false>(options: Options<DeleteOrganizationTokenData, ThrowOnError>) => (options.client ?? client).delete<DeleteOrganizationTokenResponses, DeleteOrganizationTokenErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/organizations/{organization_name}/tokens/{token_id}',
+    ...options
 });
 
 /**
@@ -334,7 +362,7 @@ export const createRun = <ThrowOnError extends boolean = false>(options: Options
 /**
  * Disconnect the workspace from its repository
  *
- * Runs already created stay as they are; later deliveries no longer reach this workspace. 404 when it has no connection.
+ * Runs already created stay as they are; later deliveries no longer reach this workspace. 404 when it has no connection. Organization administrators only (`org:admin` on the organization itself).
  */
 export const deleteWorkspaceSource = <ThrowOnError extends boolean = false>(options: Options<DeleteWorkspaceSourceData, ThrowOnError>) => (options.client ?? client).delete<DeleteWorkspaceSourceResponses, DeleteWorkspaceSourceErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, {
@@ -349,7 +377,7 @@ export const deleteWorkspaceSource = <ThrowOnError extends boolean = false>(opti
 /**
  * The workspace's source connection, the pipeline's state and the last deliveries
  *
- * Always 200 for a workspace the caller can read: `data` is the connection (null when the workspace has none), `meta.pipeline` says whether the GitHub App pipeline is configured on this deployment (and which variables are missing when it is not), `meta.deliveries` lists the last 20 webhook deliveries about the connected repository, newest first.
+ * Always 200 for a workspace the caller can read: `data` is the connection (null when the workspace has none), `meta.pipeline` says whether the GitHub App pipeline is configured on this deployment (and which variables are missing when it is not), `meta.deliveries` lists the last 20 webhook deliveries about the connected repository through the connection's own installation, newest first. `meta.pipeline.app_id` and `api_url` (and the App id and API URL in its `detail`) are given only to administrators of the workspace's organization or of the deployment; everyone else gets null and a detail without them.
  */
 export const getWorkspaceSource = <ThrowOnError extends boolean = false>(options: Options<GetWorkspaceSourceData, ThrowOnError>) => (options.client ?? client).get<GetWorkspaceSourceResponses, GetWorkspaceSourceErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, {
@@ -364,7 +392,7 @@ export const getWorkspaceSource = <ThrowOnError extends boolean = false>(options
 /**
  * Connect the workspace to a GitHub repository (or change the connection)
  *
- * Creates or replaces the connection. `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs. An installation serves one organization: one already used by another organization's workspace is refused (409 `SOURCE_INSTALLATION_IN_USE`), so nobody can point a workspace at a repository through someone else's installation.
+ * Creates or replaces the connection; organization administrators only (`org:admin` on the organization itself). `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs. The installation must be bound to the workspace's organization (`bindGithubInstallation`, through the App's setup flow), else 422 `SOURCE_INSTALLATION_NOT_BOUND` (the same answer whether it is unknown or another organization's); and GitHub must confirm that it can access the repository (`GET /installation/repositories` with the installation's token), else 422 `SOURCE_REPOSITORY_NOT_ACCESSIBLE`. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off, 503 `GITHUB_API_UNAVAILABLE` when GitHub cannot be reached. Nothing is written on a refusal.
  */
 export const putWorkspaceSource = <ThrowOnError extends boolean = false>(options: Options<PutWorkspaceSourceData, ThrowOnError>) => (options.client ?? client).put<PutWorkspaceSourceResponses, PutWorkspaceSourceErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, {
@@ -383,7 +411,7 @@ export const putWorkspaceSource = <ThrowOnError extends boolean = false>(options
 /**
  * Receive a GitHub App webhook delivery
  *
- * No bearer token: the `X-Hub-Signature-256` HMAC (SHA-256 over the raw body with the App's webhook secret, `STACKSHIP_GITHUB_WEBHOOK_SECRET`) is the proof, checked in constant time before the body is parsed or anything is written; a missing or wrong signature is 401 `GITHUB_WEBHOOK_SIGNATURE_INVALID` and only audited. At most 5 MiB of body (413 `GITHUB_WEBHOOK_TOO_LARGE`). A verified delivery is recorded and answered 202 at once; the work (runs, configuration versions, installation updates) happens in a job that is retried with backoff. A delivery id seen before (a redelivery) creates nothing and answers 200 with the recorded delivery. Events acted on: `push`, `pull_request` (opened, synchronize, reopened, closed), `installation`, `installation_repositories`, `ping`; any other verified event is recorded as ignored. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off.
+ * No bearer token: the `X-Hub-Signature-256` HMAC (SHA-256 over the raw body with the App's webhook secret, `STACKSHIP_GITHUB_WEBHOOK_SECRET`) is the proof, checked in constant time before the body is parsed or anything is written; a missing or wrong signature is 401 `GITHUB_WEBHOOK_SIGNATURE_INVALID` and only audited. At most 5 MiB of body (413 `GITHUB_WEBHOOK_TOO_LARGE`). A verified delivery is recorded and answered 202 at once; the work (runs, configuration versions, installation updates) happens in a job that is retried with backoff. A delivery id seen before (a redelivery) creates nothing and answers 200 with the recorded delivery. Because GitHub signs the body and not the delivery id, the job also deduplicates on what is signed: a push whose event, repository, ref and head SHA already created a workspace's run, or a pull request whose number and head SHA did, creates nothing (outcome `replayed`); and a push whose `repository.pushed_at` (the push time GitHub signs into the body) is older than the newest push recorded for that workspace and ref is refused (outcome `push_outdated`), so a captured body re-sent later never runs an old commit. Events acted on: `push`, `pull_request` (opened, synchronize, reopened, closed), `installation`, `installation_repositories`, `ping`; any other verified event is recorded as ignored. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off.
  */
 export const receiveGithubWebhook = <ThrowOnError extends boolean = false>(options: Options<ReceiveGithubWebhookData, ThrowOnError>) => (options.client ?? client).post<ReceiveGithubWebhookResponses, ReceiveGithubWebhookErrors, ThrowOnError>({
     url: '/v1/github/webhooks',
@@ -392,6 +420,55 @@ export const receiveGithubWebhook = <ThrowOnError extends boolean = false>(optio
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Bind a GitHub App installation to an organization
+ *
+ * The only way an installation becomes an organization's (source connections may use only installations bound to their organization). With `state` (from `createGithubInstallationState`, redeemed by the same signed-in session, once, within 10 minutes) the installation is bound to the organization the state was issued for, after StackShip confirmed with GitHub (`GET /app/installations/{id}` as the App) that the installation exists and was created after the state was issued (an older installation cannot be claimed by quoting its id: 422 `GITHUB_INSTALLATION_PREDATES_STATE`). Without `state`, naming an `organization`, only a deployment administrator may bind (automation and GitHub Enterprise set-ups), and StackShip still confirms the installation with GitHub first; anyone else gets 403 `GITHUB_INSTALLATION_SETUP_REQUIRED`. An installation bound to another organization is 409 `SOURCE_INSTALLATION_IN_USE` until that organization releases it. An unknown or expired state is 422 `GITHUB_INSTALLATION_STATE_INVALID`; an installation GitHub does not know for this App is 422 `GITHUB_INSTALLATION_NOT_FOUND`; GitHub unreachable is 503 `GITHUB_API_UNAVAILABLE`. Binding again to the same organization answers 200. Audited.
+ */
+export const bindGithubInstallation = <ThrowOnError extends boolean = false>(options: Options<BindGithubInstallationData, ThrowOnError>) => (options.client ?? client).post<BindGithubInstallationResponses, BindGithubInstallationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/github/installations',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Start installing the GitHub App for this organization (a one-time setup state)
+ *
+ * An organization administrator signed in to the dashboard asks for a `state`, then installs the App on GitHub with it (`https://github.com/apps/<app>/installations/new?state=<state>`). GitHub sends the browser back to the App's Setup URL, the dashboard page `<STACKSHIP_PUBLIC_URL>/github/setup`, with `installation_id`, `setup_action` and this `state`, and that page binds the installation (`POST /v1/github/installations`). The state is random (256 bits), returned once, stored only as its SHA-256, valid for 10 minutes, single use, and redeemable only by the session that asked for it. Needs a dashboard session (`session`) holding `org:admin` on the organization itself.
+ */
+export const createGithubInstallationState = <ThrowOnError extends boolean = false>(options: Options<CreateGithubInstallationStateData, ThrowOnError>) => (options.client ?? client).post<CreateGithubInstallationStateResponses, CreateGithubInstallationStateErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/organizations/{organization_name}/github-installation-states',
+    ...options
+});
+
+/**
+ * Release a GitHub App installation bound to this organization
+ *
+ * Unbinds the installation so that another organization may bind it (moving an installation needs this first). Refused with 409 `GITHUB_INSTALLATION_HAS_CONNECTIONS` while workspaces of the organization connect through it (disconnect them first); 404 when it is not bound to this organization. Organization administrators only. Audited.
+ */
+export const releaseGithubInstallation = <ThrowOnError extends boolean = false>(options: Options<ReleaseGithubInstallationData, ThrowOnError>) => (options.client ?? client).delete<ReleaseGithubInstallationResponses, ReleaseGithubInstallationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/organizations/{organization_name}/github-installations/{installation_id}',
+    ...options
 });
 
 /**
@@ -763,9 +840,24 @@ export const createPolicyOverride = <ThrowOnError extends boolean = false>(optio
 });
 
 /**
+ * Sign out everywhere (ends every session of the signed-in user and clears the cookie)
+ *
+ * Ends every session of the caller's user, this one included; their live sockets close at once. Audited. (A user has at most 10 live sessions: signing in an 11th time ends the oldest, so the per-session live-socket limit cannot be multiplied by signing in again.)
+ */
+export const deleteAllSessions = <ThrowOnError extends boolean = false>(options?: Options<DeleteAllSessionsData, ThrowOnError>) => (options?.client ?? client).delete<DeleteAllSessionsResponses, DeleteAllSessionsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/auth/sessions',
+    ...options
+});
+
+/**
  * Sign in with email and password (sets the session cookie)
  *
- * Sets `stackship_session`, an HttpOnly, SameSite=Strict cookie (Secure over TLS). The response carries the session's CSRF token: every cookie-authenticated request that changes something (POST, PUT, PATCH, DELETE) must send it as `X-CSRF-Token`. A wrong email and a wrong password get the same 401, with the same work done (an unknown email is checked against a decoy password hash). Failed sign-ins and step-ups are throttled per account (email) and per client address with exponential backoff: from the 5th consecutive failure of an account (the 20th of an address) the next attempt must wait 1 s, then 2 s, 4 s, … up to 15 minutes; an attempt during that wait is answered 429 `AUTH_THROTTLED` with `Retry-After`, without checking the password. Failures are forgotten an hour after the last one, and a successful sign-in clears the account's count. Every failure is audited. A successful sign-in always starts a new session: a session cookie sent with the request is revoked.
+ * Sets `stackship_session`, an HttpOnly, SameSite=Strict cookie, Secure when the request came over TLS or `STACKSHIP_PUBLIC_URL` is https. The response carries the session's CSRF token: every cookie-authenticated request that changes something (POST, PUT, PATCH, DELETE) must send it as `X-CSRF-Token`. A wrong email and a wrong password get the same 401, with the same work done (an unknown email is checked against a decoy password hash). Failed sign-ins and step-ups are throttled per account (email) and per client address (the connection's peer; only when that peer is a proxy listed in `STACKSHIP_TRUSTED_PROXIES`, the right-most `X-Forwarded-For` address that is not a listed proxy) with exponential backoff: from the 5th consecutive failure of an account (the 20th of an address) the next attempt must wait 1 s, then 2 s, 4 s, … up to 15 minutes; an attempt during that wait is answered 429 `AUTH_THROTTLED` with `Retry-After`, without checking the password. Failures are forgotten an hour after the last one, and a successful sign-in clears the account's count. Every failure is audited. A successful sign-in always starts a new session: a session cookie sent with the request is revoked.
  */
 export const createSession = <ThrowOnError extends boolean = false>(options: Options<CreateSessionData, ThrowOnError>) => (options.client ?? client).post<CreateSessionResponses, CreateSessionErrors, ThrowOnError>({
     url: '/v1/auth/sessions',
@@ -822,6 +914,25 @@ export const stepUp = <ThrowOnError extends boolean = false>(options: Options<St
 });
 
 /**
+ * Change the signed-in user's password (ends the user's other sessions)
+ *
+ * Needs the current password (a wrong one: 403 `PASSWORD_CURRENT_INVALID`, audited, throttled with sign-in and step-up, 429 `AUTH_THROTTLED`). The new one needs at least 12 characters and must differ from the current one (422 `PASSWORD_UNCHANGED`). Every other session of the user ends at once (their live sockets close); this session stays and counts as stepped up.
+ */
+export const changePassword = <ThrowOnError extends boolean = false>(options: Options<ChangePasswordData, ThrowOnError>) => (options.client ?? client).post<ChangePasswordResponses, ChangePasswordErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/auth/password',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
  * Create a user with a password (deployment administrators only)
  */
 export const createUser = <ThrowOnError extends boolean = false>(options: Options<CreateUserData, ThrowOnError>) => (options.client ?? client).post<CreateUserResponses, CreateUserErrors, ThrowOnError>({
@@ -836,6 +947,40 @@ export const createUser = <ThrowOnError extends boolean = false>(options: Option
         'Content-Type': 'application/vnd.api+json',
         ...options.headers
     }
+});
+
+/**
+ * Disable or re-enable a user (deployment administrators only)
+ *
+ * `disabled: true` ends every session of the user at once (their live sockets close) and refuses sign-in with the same 401 as a wrong password. Audited.
+ */
+export const updateUser = <ThrowOnError extends boolean = false>(options: Options<UpdateUserData, ThrowOnError>) => (options.client ?? client).patch<UpdateUserResponses, UpdateUserErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/users/{user_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Sign a user out everywhere (deployment administrators only)
+ *
+ * Ends every session of the user at once (their live sockets close). Audited.
+ */
+export const deleteUserSessions = <ThrowOnError extends boolean = false>(options: Options<DeleteUserSessionsData, ThrowOnError>) => (options.client ?? client).delete<DeleteUserSessionsResponses, DeleteUserSessionsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/users/{user_id}/sessions',
+    ...options
 });
 
 /**
@@ -863,6 +1008,40 @@ export const createMembership = <ThrowOnError extends boolean = false>(options: 
             type: 'apiKey'
         }],
     url: '/v1/organizations/{organization_name}/memberships',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Remove a membership
+ *
+ * The member's sessions lose what it granted on their next request, and their live sockets on runs they may no longer read close at once. Audited.
+ */
+export const deleteMembership = <ThrowOnError extends boolean = false>(options: Options<DeleteMembershipData, ThrowOnError>) => (options.client ?? client).delete<DeleteMembershipResponses, DeleteMembershipErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/organizations/{organization_name}/memberships/{membership_id}',
+    ...options
+});
+
+/**
+ * Change a membership's role
+ *
+ * Takes effect on the member's next request; their live sockets are re-checked at once (closed if they may no longer read the run). Audited with the old and the new role.
+ */
+export const updateMembership = <ThrowOnError extends boolean = false>(options: Options<UpdateMembershipData, ThrowOnError>) => (options.client ?? client).patch<UpdateMembershipResponses, UpdateMembershipErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }, {
+            in: 'cookie',
+            name: 'stackship_session',
+            type: 'apiKey'
+        }],
+    url: '/v1/organizations/{organization_name}/memberships/{membership_id}',
     ...options,
     headers: {
         'Content-Type': 'application/vnd.api+json',

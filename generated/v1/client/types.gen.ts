@@ -100,6 +100,32 @@ export type OrganizationDocument = {
     data: Organization;
 };
 
+export type Token = {
+    type: 'tokens';
+    id: string;
+    attributes: {
+        role: 'viewer' | 'operator' | 'admin';
+        description: string | null;
+        created_at: Timestamp;
+        /**
+         * When the token stops working; null when it works until revoked.
+         */
+        expires_at: Timestamp | null;
+        last_used_at: Timestamp | null;
+        /**
+         * Whether `expires_at` has passed (the token gets 401).
+         */
+        expired: boolean;
+    };
+};
+
+export type TokenListDocument = {
+    /**
+     * The organization's tokens that were not revoked (expired ones included), oldest first. Never a secret.
+     */
+    data: Array<Token>;
+};
+
 export type TokenCreateDocument = {
     data: {
         type: 'tokens';
@@ -109,6 +135,10 @@ export type TokenCreateDocument = {
              */
             role: 'viewer' | 'operator' | 'admin';
             description?: string;
+            /**
+             * When the token stops working (401 from then on). Must be in the future (422 `TOKEN_EXPIRY_INVALID`). Without it the token works until it is revoked (`DELETE /v1/organizations/{organization_name}/tokens/{token_id}`).
+             */
+            expires_at?: Timestamp;
         };
     };
 };
@@ -128,6 +158,10 @@ export type TokenDocument = {
             role: 'viewer' | 'operator' | 'admin';
             description: string | null;
             created_at: Timestamp;
+            /**
+             * When the token stops working; null when it works until revoked.
+             */
+            expires_at: Timestamp | null;
             /**
              * The bearer token. Returned only in this response; StackShip stores only its hash.
              */
@@ -593,13 +627,21 @@ export type SourceConnection = {
 export type SourcePipeline = {
     state: 'on' | 'off';
     /**
-     * One sentence: what is configured, or which variables are missing.
+     * One sentence: what is configured, or which variables are missing. It names the App id and the API URL only for administrators (as `app_id` and `api_url` do).
      */
     detail: string;
     /**
      * Where the GitHub App must send its webhooks.
      */
     webhook_url: string;
+    /**
+     * The GitHub App's id (`STACKSHIP_GITHUB_APP_ID`) for an administrator of the workspace's organization (or of the deployment) while the pipeline is on; null for everyone else.
+     */
+    app_id: string | null;
+    /**
+     * The GitHub API the App talks to (`STACKSHIP_GITHUB_API_URL`), under the same rule as `app_id`: null for anyone but an administrator, and while the pipeline is off.
+     */
+    api_url: string | null;
 };
 
 export type GitHubDelivery = {
@@ -646,14 +688,14 @@ export type SourceConnectionDocument = {
     meta: {
         pipeline: SourcePipeline;
         /**
-         * The last (at most 20) deliveries about the connected repository, newest first; empty when not connected.
+         * The last (at most 20) deliveries about the connected repository through the connection's own installation (bound to this workspace's organization), newest first; another organization's deliveries about a repository of the same name never appear. Empty when not connected.
          */
         deliveries: Array<GitHubDelivery>;
     };
 };
 
 /**
- * Globs relative to the repository root (`*` within a path segment, `**` across segments, `?` one character). A push creates a run only when it changes a file under the working directory or matching one of these.
+ * Globs relative to the repository root (`*` within a path segment, `**` across segments, `?` one character). A push creates a run only when it changes a file under the working directory or matching one of these. At most 20 globs of at most 200 characters each (422 beyond); they are matched in time linear in the glob's and the path's length (no backtracking).
  */
 export type SourceTriggerPaths = Array<string>;
 
@@ -681,6 +723,67 @@ export type SourceConnectionWriteDocument = {
 
 export type GitHubDeliveryDocument = {
     data: GitHubDelivery;
+};
+
+export type GitHubInstallationBindDocument = {
+    data: {
+        type: 'github-installations';
+        attributes: {
+            /**
+             * The `installation_id` GitHub appended to the Setup URL.
+             */
+            installation_id: number;
+            /**
+             * The `state` GitHub passed back (from createGithubInstallationState).
+             */
+            state?: string;
+            /**
+             * GitHub's `setup_action` (install, update); informational.
+             */
+            setup_action?: string;
+            /**
+             * Deployment administrators only, without `state`: the organization to bind to.
+             */
+            organization?: OrganizationName;
+        };
+    };
+};
+
+export type GitHubInstallationDocument = {
+    data: {
+        type: 'github-installations';
+        /**
+         * The installation id.
+         */
+        id: string;
+        attributes: {
+            installation_id: number;
+            organization: OrganizationName;
+            /**
+             * The GitHub account that installed the App, as GitHub's API reported it.
+             */
+            account: string | null;
+            bound_at: Timestamp;
+        };
+    };
+};
+
+export type GitHubInstallationStateDocument = {
+    data: {
+        type: 'github-installation-states';
+        /**
+         * The first 16 hex characters of the state's SHA-256 (what the audit names).
+         */
+        id: string;
+        attributes: {
+            /**
+             * The setup state to install the App with; shown only here.
+             */
+            state: string;
+            organization: OrganizationName;
+            expires_at: Timestamp;
+        };
+    };
 };
 
 export type FederationProfileId = string;
@@ -1510,6 +1613,15 @@ export type StepUpDocument = {
     };
 };
 
+export type PasswordChangeDocument = {
+    data: {
+        type: 'password-changes';
+        attributes: {
+            [key: string]: never;
+        };
+    };
+};
+
 export type UserCreateDocument = {
     data: {
         type: 'users';
@@ -1529,7 +1641,23 @@ export type UserDocument = {
             email: Email;
             display_name: string;
             site_admin: boolean;
+            /**
+             * A disabled user cannot sign in and has no sessions.
+             */
+            disabled: boolean;
             created_at: Timestamp;
+        };
+    };
+};
+
+export type UserUpdateDocument = {
+    data: {
+        type: 'users';
+        attributes: {
+            /**
+             * true disables the user: every session ends at once (live sockets close) and sign-in is refused like a wrong password; false lets the user sign in again.
+             */
+            disabled?: boolean;
         };
     };
 };
@@ -1576,6 +1704,15 @@ export type MembershipDocument = {
     data: Membership;
 };
 
+export type MembershipUpdateDocument = {
+    data: {
+        type: 'memberships';
+        attributes: {
+            role: Role;
+        };
+    };
+};
+
 export type DownloadRequestDocument = {
     data: {
         type: 'download-requests';
@@ -1611,6 +1748,19 @@ export type StepUpDocumentWritable = {
     };
 };
 
+export type PasswordChangeDocumentWritable = {
+    data: {
+        type: 'password-changes';
+        attributes: {
+            current_password: Password;
+            /**
+             * At least 12 characters. Stored only as an scrypt hash.
+             */
+            new_password: string;
+        };
+    };
+};
+
 export type UserCreateDocumentWritable = {
     data: {
         type: 'users';
@@ -1628,6 +1778,8 @@ export type UserCreateDocumentWritable = {
 
 export type OrganizationName2 = OrganizationName;
 
+export type TokenId = string;
+
 export type WorkspaceId2 = WorkspaceId;
 
 export type VariableId = string;
@@ -1639,6 +1791,10 @@ export type ConfigurationVersionId2 = ConfigurationVersionId;
 export type RunId2 = RunId;
 
 export type PolicySetId2 = PolicySetId;
+
+export type UserId = string;
+
+export type MembershipId = string;
 
 export type GetHealthData = {
     body?: never;
@@ -1841,6 +1997,45 @@ export type GetOrganizationResponses = {
 
 export type GetOrganizationResponse = GetOrganizationResponses[keyof GetOrganizationResponses];
 
+export type ListOrganizationTokensData = {
+    body?: never;
+    path: {
+        organization_name: OrganizationName;
+    };
+    query?: never;
+    url: '/v1/organizations/{organization_name}/tokens';
+};
+
+export type ListOrganizationTokensErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type ListOrganizationTokensError = ListOrganizationTokensErrors[keyof ListOrganizationTokensErrors];
+
+export type ListOrganizationTokensResponses = {
+    /**
+     * Every token not revoked, expired ones included, oldest first.
+     */
+    200: TokenListDocument;
+};
+
+export type ListOrganizationTokensResponse = ListOrganizationTokensResponses[keyof ListOrganizationTokensResponses];
+
 export type CreateOrganizationTokenData = {
     body: TokenCreateDocument;
     path: {
@@ -1883,6 +2078,46 @@ export type CreateOrganizationTokenResponses = {
 };
 
 export type CreateOrganizationTokenResponse = CreateOrganizationTokenResponses[keyof CreateOrganizationTokenResponses];
+
+export type DeleteOrganizationTokenData = {
+    body?: never;
+    path: {
+        organization_name: OrganizationName;
+        token_id: string;
+    };
+    query?: never;
+    url: '/v1/organizations/{organization_name}/tokens/{token_id}';
+};
+
+export type DeleteOrganizationTokenErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type DeleteOrganizationTokenError = DeleteOrganizationTokenErrors[keyof DeleteOrganizationTokenErrors];
+
+export type DeleteOrganizationTokenResponses = {
+    /**
+     * Revoked.
+     */
+    204: void;
+};
+
+export type DeleteOrganizationTokenResponse = DeleteOrganizationTokenResponses[keyof DeleteOrganizationTokenResponses];
 
 export type ListProjectsData = {
     body?: never;
@@ -2532,6 +2767,10 @@ export type PutWorkspaceSourceErrors = {
      * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
      */
     422: ErrorDocument;
+    /**
+     * The feature is not configured on this deployment (see the code).
+     */
+    503: ErrorDocument;
 };
 
 export type PutWorkspaceSourceError = PutWorkspaceSourceErrors[keyof PutWorkspaceSourceErrors];
@@ -2604,6 +2843,142 @@ export type ReceiveGithubWebhookResponses = {
 };
 
 export type ReceiveGithubWebhookResponse = ReceiveGithubWebhookResponses[keyof ReceiveGithubWebhookResponses];
+
+export type BindGithubInstallationData = {
+    body: GitHubInstallationBindDocument;
+    path?: never;
+    query?: never;
+    url: '/v1/github/installations';
+};
+
+export type BindGithubInstallationErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+    /**
+     * The feature is not configured on this deployment (see the code).
+     */
+    503: ErrorDocument;
+};
+
+export type BindGithubInstallationError = BindGithubInstallationErrors[keyof BindGithubInstallationErrors];
+
+export type BindGithubInstallationResponses = {
+    /**
+     * Already bound to this organization; nothing changed.
+     */
+    200: GitHubInstallationDocument;
+    /**
+     * Bound.
+     */
+    201: GitHubInstallationDocument;
+};
+
+export type BindGithubInstallationResponse = BindGithubInstallationResponses[keyof BindGithubInstallationResponses];
+
+export type CreateGithubInstallationStateData = {
+    body?: never;
+    path: {
+        organization_name: OrganizationName;
+    };
+    query?: never;
+    url: '/v1/organizations/{organization_name}/github-installation-states';
+};
+
+export type CreateGithubInstallationStateErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type CreateGithubInstallationStateError = CreateGithubInstallationStateErrors[keyof CreateGithubInstallationStateErrors];
+
+export type CreateGithubInstallationStateResponses = {
+    /**
+     * The state (shown once) and when it expires.
+     */
+    201: GitHubInstallationStateDocument;
+};
+
+export type CreateGithubInstallationStateResponse = CreateGithubInstallationStateResponses[keyof CreateGithubInstallationStateResponses];
+
+export type ReleaseGithubInstallationData = {
+    body?: never;
+    path: {
+        organization_name: OrganizationName;
+        installation_id: number;
+    };
+    query?: never;
+    url: '/v1/organizations/{organization_name}/github-installations/{installation_id}';
+};
+
+export type ReleaseGithubInstallationErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+};
+
+export type ReleaseGithubInstallationError = ReleaseGithubInstallationErrors[keyof ReleaseGithubInstallationErrors];
+
+export type ReleaseGithubInstallationResponses = {
+    /**
+     * Released.
+     */
+    204: void;
+};
+
+export type ReleaseGithubInstallationResponse = ReleaseGithubInstallationResponses[keyof ReleaseGithubInstallationResponses];
 
 export type ListFederationProfilesData = {
     body?: never;
@@ -3567,6 +3942,39 @@ export type CreatePolicyOverrideResponses = {
 
 export type CreatePolicyOverrideResponse = CreatePolicyOverrideResponses[keyof CreatePolicyOverrideResponses];
 
+export type DeleteAllSessionsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/auth/sessions';
+};
+
+export type DeleteAllSessionsErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
+     */
+    403: ErrorDocument;
+};
+
+export type DeleteAllSessionsError = DeleteAllSessionsErrors[keyof DeleteAllSessionsErrors];
+
+export type DeleteAllSessionsResponses = {
+    /**
+     * Signed out everywhere.
+     */
+    204: void;
+};
+
+export type DeleteAllSessionsResponse = DeleteAllSessionsResponses[keyof DeleteAllSessionsResponses];
+
 export type CreateSessionData = {
     body: SessionCreateDocumentWritable;
     path?: never;
@@ -3711,6 +4119,47 @@ export type StepUpResponses = {
 
 export type StepUpResponse = StepUpResponses[keyof StepUpResponses];
 
+export type ChangePasswordData = {
+    body: PasswordChangeDocumentWritable;
+    path?: never;
+    query?: never;
+    url: '/v1/auth/password';
+};
+
+export type ChangePasswordErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
+     */
+    403: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+    /**
+     * Too many failed sign-ins or step-ups for this account or from this client address (`AUTH_THROTTLED`); wait the number of seconds in `Retry-After` (also in `errors[0].meta.retry_after_seconds`). The answer is the same whether the account exists.
+     */
+    429: ErrorDocument;
+};
+
+export type ChangePasswordError = ChangePasswordErrors[keyof ChangePasswordErrors];
+
+export type ChangePasswordResponses = {
+    /**
+     * Changed.
+     */
+    200: SessionDocument;
+};
+
+export type ChangePasswordResponse = ChangePasswordResponses[keyof ChangePasswordResponses];
+
 export type CreateUserData = {
     body: UserCreateDocumentWritable;
     path?: never;
@@ -3751,6 +4200,88 @@ export type CreateUserResponses = {
 };
 
 export type CreateUserResponse = CreateUserResponses[keyof CreateUserResponses];
+
+export type UpdateUserData = {
+    body: UserUpdateDocument;
+    path: {
+        user_id: string;
+    };
+    query?: never;
+    url: '/v1/users/{user_id}';
+};
+
+export type UpdateUserErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type UpdateUserError = UpdateUserErrors[keyof UpdateUserErrors];
+
+export type UpdateUserResponses = {
+    /**
+     * Updated.
+     */
+    200: UserDocument;
+};
+
+export type UpdateUserResponse = UpdateUserResponses[keyof UpdateUserResponses];
+
+export type DeleteUserSessionsData = {
+    body?: never;
+    path: {
+        user_id: string;
+    };
+    query?: never;
+    url: '/v1/users/{user_id}/sessions';
+};
+
+export type DeleteUserSessionsErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type DeleteUserSessionsError = DeleteUserSessionsErrors[keyof DeleteUserSessionsErrors];
+
+export type DeleteUserSessionsResponses = {
+    /**
+     * Signed out everywhere.
+     */
+    204: void;
+};
+
+export type DeleteUserSessionsResponse = DeleteUserSessionsResponses[keyof DeleteUserSessionsResponses];
 
 export type ListMembershipsData = {
     body?: never;
@@ -3837,6 +4368,90 @@ export type CreateMembershipResponses = {
 };
 
 export type CreateMembershipResponse = CreateMembershipResponses[keyof CreateMembershipResponses];
+
+export type DeleteMembershipData = {
+    body?: never;
+    path: {
+        organization_name: OrganizationName;
+        membership_id: string;
+    };
+    query?: never;
+    url: '/v1/organizations/{organization_name}/memberships/{membership_id}';
+};
+
+export type DeleteMembershipErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type DeleteMembershipError = DeleteMembershipErrors[keyof DeleteMembershipErrors];
+
+export type DeleteMembershipResponses = {
+    /**
+     * Removed.
+     */
+    204: void;
+};
+
+export type DeleteMembershipResponse = DeleteMembershipResponses[keyof DeleteMembershipResponses];
+
+export type UpdateMembershipData = {
+    body: MembershipUpdateDocument;
+    path: {
+        organization_name: OrganizationName;
+        membership_id: string;
+    };
+    query?: never;
+    url: '/v1/organizations/{organization_name}/memberships/{membership_id}';
+};
+
+export type UpdateMembershipErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type UpdateMembershipError = UpdateMembershipErrors[keyof UpdateMembershipErrors];
+
+export type UpdateMembershipResponses = {
+    /**
+     * Updated.
+     */
+    200: MembershipDocument;
+};
+
+export type UpdateMembershipResponse = UpdateMembershipResponses[keyof UpdateMembershipResponses];
 
 export type DownloadRedactedPlanData = {
     body?: never;

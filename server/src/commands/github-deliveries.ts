@@ -4,7 +4,7 @@ import { createConfigurationVersion, signUploadToken, uploadConfiguration } from
 import { branchOfRef, changedPathsOfPush, isForkPullRequest, pushConcernsWorkspace } from "../domain/github.ts";
 import { isDomainError } from "../domain/errors.ts";
 import type { RunCommit, Workspace } from "../domain/records.ts";
-import { GitHubApiError, GitHubTarballTooLarge } from "../github/client.ts";
+import { GitHubApiError, GitHubRedirectRefused, GitHubTarballTooLarge } from "../github/client.ts";
 import { configurationFromGitHubTarball, TarballRefused } from "../github/tarball.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
@@ -25,7 +25,7 @@ export interface DeliveryResult {
 /** A failure worth another try later (GitHub unreachable or answering 5xx / 429). */
 export function isRetryable(error: unknown): boolean {
   if (error instanceof GitHubApiError) return error.status === 0 || error.status === 429 || error.status >= 500;
-  return !isDomainError(error) && !(error instanceof TarballRefused);
+  return !isDomainError(error) && !(error instanceof TarballRefused) && !(error instanceof GitHubRedirectRefused);
 }
 
 /** The actor the pipeline's runs and configuration versions are created by. */
@@ -49,7 +49,10 @@ async function targetsOf(services: Services, repository: string, installationId:
   const connections = await services.stores.github.connectionsOf(repository);
   if (connections.length === 0) return done("refused", "repository_not_connected", `No workspace is connected to ${repository}.`);
   const installation = installationId === null ? undefined : await services.stores.github.getInstallation(installationId);
-  const through = connections.filter((c) => c.installationId === installationId);
+  // Only the workspaces of the organization the installation is bound to: an installation never
+  // reaches another organization's workspace, whatever its connections say.
+  const binding = installationId === null ? undefined : await services.stores.github.getBinding(installationId);
+  const through = connections.filter((c) => c.installationId === installationId && binding !== undefined && c.organizationId === binding.organizationId);
   if (installationId === null || through.length === 0 || installation?.deleted || installation?.suspended) {
     return done(
       "refused",
@@ -84,6 +87,7 @@ async function configurations(
     tarball = await github.tarball(installationId, repository, sha, settings.tarballMaxBytes);
   } catch (error) {
     if (error instanceof GitHubTarballTooLarge) return done("refused", "tarball_too_large", `The tarball of ${sha} is larger than ${settings.tarballMaxBytes} bytes.`);
+    if (error instanceof GitHubRedirectRefused) return done("refused", "tarball_redirect_refused", `${error.message}; nothing was downloaded.`);
     throw error;
   }
   const out = new Map<string, Buffer>();
@@ -163,7 +167,7 @@ interface PushPayload {
   deleted?: boolean;
   created?: boolean;
   forced?: boolean;
-  repository: { full_name: string };
+  repository: { full_name: string; pushed_at?: number | string | null };
   installation?: { id: number };
   head_commit?: { id: string; message?: string; author?: { name?: string; username?: string } } | null;
   commits?: Array<{ added?: string[]; removed?: string[]; modified?: string[] }>;
@@ -189,7 +193,12 @@ async function handlePush(services: Services, delivery: GitHubDelivery, payload:
   if (concerned.length === 0)
     return done("ignored", "no_relevant_changes", `The push to ${branch} changes nothing under the working directory or trigger paths of the workspaces tracking it.`);
   const sha = payload.after;
-  const built = await configurations(services, payload.installation!.id, repository, sha, concerned);
+  const pushedAt = pushTimeOf(payload);
+  const fresh = await unreplayedPushTargets(services, delivery, concerned, payload, pushedAt);
+  if (!Array.isArray(fresh)) return fresh;
+  if (fresh.length === 0)
+    return done("ignored", "replayed", `${sha.slice(0, 12)} on ${branch} already created its run${concerned.length === 1 ? "" : "s"}; a replayed push creates nothing.`);
+  const built = await configurations(services, payload.installation!.id, repository, sha, fresh);
   if (!(built instanceof Map)) return built;
   const head = payload.head_commit;
   const commit: RunCommit = {
@@ -200,7 +209,7 @@ async function handlePush(services: Services, delivery: GitHubDelivery, payload:
     repository,
     fork: false,
   };
-  const runIds = await createSourceRuns(services, delivery, concerned, built, {
+  const runIds = await createSourceRuns(services, delivery, fresh, built, {
     kind: "plan_and_apply",
     source: "github_push",
     commit,
@@ -208,7 +217,48 @@ async function handlePush(services: Services, delivery: GitHubDelivery, payload:
     installationId: payload.installation!.id,
     baseRepository: repository,
   });
+  if (pushedAt !== null)
+    for (const target of fresh) await services.stores.github.recordPushHead({ workspaceId: target.workspace.id, ref: payload.ref, pushedAt, headSha: sha, now: services.clock() });
   return done("processed", "run_created", `${runIds.length} plan_and_apply run${runIds.length === 1 ? "" : "s"} for ${sha.slice(0, 12)} on ${branch}.`, runIds);
+}
+
+/** GitHub's `repository.pushed_at` of a push (seconds since the epoch, signed with the body); null when absent. */
+function pushTimeOf(payload: PushPayload): number | null {
+  const at = payload.repository.pushed_at;
+  if (typeof at === "number" && Number.isFinite(at)) return Math.floor(at);
+  if (typeof at === "string" && at !== "") {
+    const parsed = Date.parse(at);
+    if (Number.isFinite(parsed)) return Math.floor(parsed / 1000);
+  }
+  return null;
+}
+
+/**
+ * Replay protection for pushes, on what GitHub signs (the body), not the delivery id: a
+ * workspace whose run for this ref and head SHA exists is left out (a re-sent body), and a push
+ * older than the newest one recorded for the workspace and ref (`repository.pushed_at`) is
+ * refused outright, so a captured body re-sent later never runs an old commit.
+ */
+async function unreplayedPushTargets(
+  services: Services,
+  delivery: GitHubDelivery,
+  targets: readonly Target[],
+  payload: PushPayload,
+  pushedAt: number | null,
+): Promise<Target[] | DeliveryResult> {
+  const fresh: Target[] = [];
+  for (const target of targets) {
+    if (await services.stores.github.sourceRunExists(target.workspace.id, { ref: payload.ref, sha: payload.after }, delivery.id)) continue;
+    const head = pushedAt === null ? undefined : await services.stores.github.pushHead(target.workspace.id, payload.ref);
+    if (head && pushedAt !== null && pushedAt < head.pushedAt)
+      return done(
+        "refused",
+        "push_outdated",
+        `The push of ${payload.after.slice(0, 12)} to ${payload.ref} (pushed at ${new Date(pushedAt * 1000).toISOString()}) is older than ${head.headSha.slice(0, 12)}, the newest push this workspace ran (${new Date(head.pushedAt * 1000).toISOString()}).`,
+      );
+    fresh.push(target);
+  }
+  return fresh;
 }
 
 interface PullRequestPayload {
@@ -264,7 +314,17 @@ async function handlePullRequest(services: Services, delivery: GitHubDelivery, p
       canceled,
     );
   }
-  const built = await configurations(services, payload.installation!.id, repository, pr.head.sha, tracking);
+  // Replay protection on what is signed: a pull request's head SHA runs once per workspace.
+  const fresh: Target[] = [];
+  for (const target of tracking)
+    if (!(await services.stores.github.sourceRunExists(target.workspace.id, { pullRequestNumber: pr.number, sha: pr.head.sha }, delivery.id))) fresh.push(target);
+  if (fresh.length === 0)
+    return done(
+      "ignored",
+      "replayed",
+      `Pull request #${pr.number} at ${pr.head.sha.slice(0, 12)} already created its run${tracking.length === 1 ? "" : "s"}; a replayed delivery creates nothing.`,
+    );
+  const built = await configurations(services, payload.installation!.id, repository, pr.head.sha, fresh);
   if (!(built instanceof Map)) return built;
   const fork = isForkPullRequest(pr);
   const commit: RunCommit = {
@@ -276,8 +336,14 @@ async function handlePullRequest(services: Services, delivery: GitHubDelivery, p
     fork,
   };
   // The older speculative runs of this pull request that have not started yet are superseded.
-  await cancelQueuedSpeculativeRuns(services, delivery, workspaceIds, pr.number, `Superseded by ${pr.head.sha.slice(0, 12)}, a newer push to pull request #${pr.number}.`);
-  const runIds = await createSourceRuns(services, delivery, tracking, built, {
+  await cancelQueuedSpeculativeRuns(
+    services,
+    delivery,
+    fresh.map((t) => t.workspace.id),
+    pr.number,
+    `Superseded by ${pr.head.sha.slice(0, 12)}, a newer push to pull request #${pr.number}.`,
+  );
+  const runIds = await createSourceRuns(services, delivery, fresh, built, {
     kind: "speculative",
     source: "github_pull_request",
     commit,

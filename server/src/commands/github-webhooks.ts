@@ -1,4 +1,4 @@
-import type { Webhooks } from "@octokit/webhooks";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { DomainError } from "../domain/errors.ts";
 import type { Services } from "./services.ts";
 import type { GitHubDelivery } from "../store/index.ts";
@@ -19,19 +19,22 @@ export const GITHUB_ACTOR_ID = "github-app";
 const DELIVERY_ID = /^[A-Za-z0-9-]{1,100}$/;
 const EVENT_NAME = /^[a-z_]{1,100}$/;
 
-const verifiers = new Map<string, Webhooks>();
+const SIGNATURE = /^sha256=([0-9a-f]{64})$/;
 
-async function verifierFor(secret: string): Promise<Webhooks> {
-  let verifier = verifiers.get(secret);
-  if (!verifier) {
-    // Imported dynamically: the package is ESM-only (its exports offer no `require` condition),
-    // and the test runner loads this module through a CommonJS hook.
-    const { Webhooks: WebhooksClass } = await import("@octokit/webhooks");
-    verifier = new WebhooksClass({ secret });
-    verifiers.set(secret, verifier);
-  }
-  return verifier;
+/**
+ * Whether `signature` (`sha256=<hex>`) is the HMAC-SHA256 of exactly these bytes under the
+ * webhook secret, compared in constant time. The bytes are used as received: never decoded and
+ * re-encoded first (two bodies differing only in invalid UTF-8 would decode to the same text).
+ */
+export function signatureMatches(secret: string, body: Uint8Array, signature: string): boolean {
+  const presented = SIGNATURE.exec(signature.trim().toLowerCase());
+  if (!presented) return false;
+  const expected = createHmac("sha256", secret).update(body).digest();
+  return timingSafeEqual(expected, Buffer.from(presented[1]!, "hex"));
 }
+
+/** Strict UTF-8: a body that is not is refused rather than read with U+FFFD in place of its bytes. */
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 function header(headers: Readonly<Record<string, string | string[] | undefined>>, name: string): string | undefined {
   const value = headers[name];
@@ -62,8 +65,8 @@ export async function auditOversizedWebhook(services: Services, headers: Readonl
 }
 
 /**
- * Receives one webhook delivery. The signature is checked over the raw bytes (constant time,
- * @octokit/webhooks) before anything is parsed or written: missing or wrong is 401 and only
+ * Receives one webhook delivery. The signature is checked over the raw bytes exactly as received
+ * (constant time) before anything is decoded, parsed or written: missing or wrong is 401 and only
  * audited. A verified delivery is recorded once per `X-GitHub-Delivery`: a redelivery returns
  * the recorded one (`created: false`) and creates nothing. Events the pipeline acts on are queued
  * for the delivery job; `ping` and everything else end at once (processed, ignored).
@@ -84,14 +87,7 @@ export async function receiveWebhook(
       source: { header: "X-Hub-Signature-256" },
     });
   }
-  const raw = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8");
-  let valid = false;
-  try {
-    valid = await (await verifierFor(settings.webhookSecret)).verify(raw, signature);
-  } catch {
-    valid = false;
-  }
-  if (!valid) {
+  if (!signatureMatches(settings.webhookSecret, body, signature)) {
     await auditRefusal(services, "signature_invalid", { delivery_id: deliveryId ?? null, event: event ?? null });
     throw new DomainError("GITHUB_WEBHOOK_SIGNATURE_INVALID", "The X-Hub-Signature-256 does not match the body and the webhook secret.", {
       source: { header: "X-Hub-Signature-256" },
@@ -104,12 +100,14 @@ export async function receiveWebhook(
     });
   }
   let payload: Record<string, unknown>;
+  let raw: string;
   try {
+    raw = UTF8.decode(body);
     payload = JSON.parse(raw) as Record<string, unknown>;
     if (payload === null || typeof payload !== "object" || Array.isArray(payload)) throw new Error("not an object");
   } catch {
     await auditRefusal(services, "payload_not_json", { delivery_id: deliveryId, event });
-    throw new DomainError("GITHUB_WEBHOOK_INVALID", "The delivery's body is not a JSON object; set the App's webhook content type to application/json.", {
+    throw new DomainError("GITHUB_WEBHOOK_INVALID", "The delivery's body is not a UTF-8 JSON object; set the App's webhook content type to application/json.", {
       source: { pointer: "" },
     });
   }

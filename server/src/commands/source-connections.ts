@@ -3,6 +3,13 @@ import type { Workspace } from "../domain/records.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
 import { inTransaction, type SourceConnection } from "../store/index.ts";
+import { checkConnectionAccess, isOrganizationAdmin } from "./github-installations.ts";
+
+/** Only an administrator of the workspace's organization itself connects, changes or removes a source. */
+function requireWorkspaceOrganizationAdmin(actor: AuthenticatedPrincipal, workspace: Workspace): void {
+  if (!isOrganizationAdmin(actor, workspace.organizationId))
+    throw new DomainError("FORBIDDEN", "Only an organization administrator may connect, change or disconnect a workspace's repository.");
+}
 
 /** A source connection as the API writes it (already schema-valid). */
 export interface SourceConnectionInput {
@@ -15,8 +22,10 @@ export interface SourceConnectionInput {
 
 /**
  * Connects a workspace to a GitHub repository through an installation, or changes the
- * connection. The tracked branch and working directory are the workspace's own and change with
- * it, in the same transaction; audited.
+ * connection (organization administrators only). The installation must be bound to the
+ * workspace's organization and GitHub must confirm it can access the repository, both checked
+ * before anything is written. The tracked branch and working directory are the workspace's own
+ * and change with it, in the same transaction; audited.
  */
 export async function putSourceConnection(
   services: Services,
@@ -27,18 +36,11 @@ export async function putSourceConnection(
   const workingDirectory = (input.workingDirectory ?? "").replace(/^\/+|\/+$/g, "");
   const trackedBranch = input.trackedBranch ?? workspace.trackedBranch;
   const triggerPaths = [...new Set(input.triggerPaths ?? [])];
+  requireWorkspaceOrganizationAdmin(actor, workspace);
+  // Checked before anything is written: bound to this organization, and GitHub confirms the repository.
+  await checkConnectionAccess(services, workspace.organizationId, input.installationId, input.repository);
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
-    const claimed = await stores.github.organizationsOfInstallation(input.installationId);
-    if (claimed.some((organizationId) => organizationId !== workspace.organizationId)) {
-      throw new DomainError(
-        "SOURCE_INSTALLATION_IN_USE",
-        `Installation ${input.installationId} is connected to workspaces of another organization; an installation serves one organization. Install the GitHub App on your own account or organization and use that installation.`,
-        {
-          source: { pointer: "/data/attributes/installation_id" },
-        },
-      );
-    }
     const before = await stores.github.getConnection(workspace.id);
     const connection = await stores.github.putConnection({
       workspaceId: workspace.id,
@@ -71,6 +73,7 @@ export async function putSourceConnection(
 
 /** Disconnects a workspace; 404 when it has no connection. Runs already created stay. */
 export async function deleteSourceConnection(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace): Promise<void> {
+  requireWorkspaceOrganizationAdmin(actor, workspace);
   const now = services.clock();
   await inTransaction(services.db, async (stores) => {
     const deleted = await stores.github.deleteConnection(workspace.id);

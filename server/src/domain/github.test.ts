@@ -1,11 +1,14 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import fc from "fast-check";
 import {
   changedPathsOfPush,
   checkRunStateKey,
   commitWebUrl,
   checkRunStateOf,
-  globToRegExp,
+  compileGlob,
+  globMatches,
+  matchGlob,
   isForkPullRequest,
   pushConcernsWorkspace,
   PUSH_PAYLOAD_COMMIT_LIMIT,
@@ -15,13 +18,58 @@ import { RUN_STATUSES } from "./run.ts";
 const rules = suite("GitHub pipeline rules");
 
 rules("globs: * within a segment, ** across segments, ? one character", () => {
-  assert.ok(globToRegExp("modules/**").test("modules/a/b/c.tf"));
-  assert.ok(globToRegExp("modules/**/*.tf").test("modules/x.tf"));
-  assert.ok(globToRegExp("modules/**/*.tf").test("modules/a/b/x.tf"));
-  assert.not.ok(globToRegExp("modules/*.tf").test("modules/a/x.tf"));
-  assert.ok(globToRegExp("v?.tf").test("v1.tf"));
-  assert.not.ok(globToRegExp("v?.tf").test("v10.tf"));
-  assert.not.ok(globToRegExp("a.tf").test("aXtf"), "a dot is literal");
+  assert.ok(globMatches("modules/**", "modules/a/b/c.tf"));
+  assert.ok(globMatches("modules/**/*.tf", "modules/x.tf"));
+  assert.ok(globMatches("modules/**/*.tf", "modules/a/b/x.tf"));
+  assert.not.ok(globMatches("modules/*.tf", "modules/a/x.tf"));
+  assert.ok(globMatches("v?.tf", "v1.tf"));
+  assert.not.ok(globMatches("v?.tf", "v10.tf"));
+  assert.not.ok(globMatches("a.tf", "aXtf"), "a dot is literal");
+  assert.not.ok(globMatches("modules/**", "modules"), "a trailing ** needs the slash before it");
+  assert.ok(globMatches("**/x", "x"));
+  assert.ok(globMatches("a/**/b", "a/b"));
+});
+
+/** The regular expression the matcher replaced: the reference it must agree with (on inputs small enough for backtracking). */
+function referenceRegExp(glob: string): RegExp {
+  let out = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === "*" && glob[i + 1] === "*") {
+      if (glob[i + 2] === "/") {
+        out += "(?:.*/)?";
+        i += 2;
+      } else {
+        out += ".*";
+        i += 1;
+      }
+    } else if (c === "*") out += "[^/]*";
+    else if (c === "?") out += "[^/]";
+    else out += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+  }
+  return new RegExp(`^${out}$`, "s");
+}
+
+rules("the linear-time matcher agrees with the regular expression it replaced (property, small inputs)", () => {
+  const piece = fc.constantFrom("a", "b", "/", "*", "**", "**/", "?", ".");
+  const char = fc.constantFrom("a", "b", "/", ".");
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 8 }), fc.array(char, { maxLength: 12 }), (pieces, chars) => {
+      const glob = pieces.join("");
+      const path = chars.join("");
+      return globMatches(glob, path) === referenceRegExp(glob).test(path);
+    }),
+    { numRuns: 5000 },
+  );
+});
+
+rules("a pathological glob (twelve **/ then x) against a 22-segment path is answered at once, right", () => {
+  const glob = `${"**/".repeat(12)}x`;
+  const deep = Array.from({ length: 22 }, (_, i) => `d${i}`).join("/");
+  assert.not.ok(globMatches(glob, `${deep}/y`));
+  assert.ok(globMatches(glob, `${deep}/x`));
+  const tokens = compileGlob(`${"**/".repeat(66)}x`);
+  assert.not.ok(matchGlob(tokens, `${"a/".repeat(500)}b`));
 });
 
 rules("a push concerns a workspace when it changes something under its working directory or a trigger path", () => {

@@ -8,31 +8,102 @@ import type { Run } from "./records.ts";
 /** GitHub puts at most this many commits in a push payload; a push with more may change anything. */
 export const PUSH_PAYLOAD_COMMIT_LIMIT = 20;
 
-/** A glob (`*` within a segment, `**` across segments, `?` one character) as an anchored RegExp. */
-export function globToRegExp(glob: string): RegExp {
-  let out = "";
+/** One step of a compiled glob. */
+type GlobToken =
+  | { kind: "literal"; char: string }
+  /** `?`: one character other than `/`. */
+  | { kind: "one" }
+  /** `*`: any run of characters other than `/`. */
+  | { kind: "segment" }
+  /** `**` not followed by `/`: any run of characters. */
+  | { kind: "any" }
+  /** `**` followed by `/`: nothing, or any run of characters ending with `/`. */
+  | { kind: "directories" };
+
+/** A glob (`*` within a segment, `**` across segments, `?` one character) compiled for matchGlob. */
+export function compileGlob(glob: string): GlobToken[] {
+  const tokens: GlobToken[] = [];
   for (let i = 0; i < glob.length; i++) {
-    const c = glob[i];
-    if (c === "*") {
-      if (glob[i + 1] === "*") {
-        // `**/` matches any number of whole segments (including none); a trailing `**` anything.
-        if (glob[i + 2] === "/") {
-          out += "(?:.*/)?";
-          i += 2;
-        } else {
-          out += ".*";
-          i += 1;
-        }
+    const c = glob[i]!;
+    if (c === "*" && glob[i + 1] === "*") {
+      if (glob[i + 2] === "/") {
+        tokens.push({ kind: "directories" });
+        i += 2;
       } else {
-        out += "[^/]*";
+        tokens.push({ kind: "any" });
+        i += 1;
       }
-    } else if (c === "?") {
-      out += "[^/]";
-    } else {
-      out += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
-    }
+    } else if (c === "*") tokens.push({ kind: "segment" });
+    else if (c === "?") tokens.push({ kind: "one" });
+    else tokens.push({ kind: "literal", char: c });
   }
-  return new RegExp(`^${out}$`);
+  return tokens;
+}
+
+/**
+ * Whether `path` matches the compiled glob: a simulation of the glob's automaton over the set of
+ * positions it may be at, one character of the path at a time, so the time is at most the
+ * product of the two lengths whatever the pattern (no backtracking: twelve `**` against a deep
+ * path cost the same as one).
+ */
+export function matchGlob(tokens: readonly GlobToken[], path: string): boolean {
+  const m = tokens.length;
+  // at[i]: before token i; inside[i]: within a `**/` (token i) that has consumed characters and
+  // must still end with a `/`.
+  let at = new Uint8Array(m + 1);
+  let inside = new Uint8Array(m);
+  let nextAt = new Uint8Array(m + 1);
+  let nextInside = new Uint8Array(m);
+  // A token that may match nothing leads on to the next one (in order, so chains close at once).
+  const close = (set: Uint8Array) => {
+    for (let i = 0; i < m; i++) {
+      const kind = tokens[i]!.kind;
+      if (set[i] && (kind === "segment" || kind === "any" || kind === "directories")) set[i + 1] = 1;
+    }
+  };
+  at[0] = 1;
+  close(at);
+  for (const c of path) {
+    nextAt.fill(0);
+    nextInside.fill(0);
+    let alive = false;
+    for (let i = 0; i < m; i++) {
+      const token = tokens[i]!;
+      if (token.kind === "directories") {
+        if (at[i] || inside[i]) {
+          nextInside[i] = 1;
+          if (c === "/") nextAt[i + 1] = 1;
+        }
+        continue;
+      }
+      if (!at[i]) continue;
+      switch (token.kind) {
+        case "literal":
+          if (token.char === c) nextAt[i + 1] = 1;
+          break;
+        case "one":
+          if (c !== "/") nextAt[i + 1] = 1;
+          break;
+        case "segment":
+          if (c !== "/") nextAt[i] = 1;
+          break;
+        case "any":
+          nextAt[i] = 1;
+          break;
+      }
+    }
+    close(nextAt);
+    for (let i = 0; i <= m && !alive; i++) if (nextAt[i] || (i < m && nextInside[i])) alive = true;
+    if (!alive) return false;
+    [at, nextAt] = [nextAt, at];
+    [inside, nextInside] = [nextInside, inside];
+  }
+  return at[m] === 1;
+}
+
+/** Whether `path` matches `glob` (compiled each time; see compileGlob and matchGlob). */
+export function globMatches(glob: string, path: string): boolean {
+  return matchGlob(compileGlob(glob), path);
 }
 
 /** The working directory as a path prefix: "" for the root, else `dir/`. */
@@ -45,7 +116,7 @@ function directoryPrefix(workingDirectory: string): string {
 export function pathTriggers(path: string, workingDirectory: string, triggerPaths: readonly string[]): boolean {
   const prefix = directoryPrefix(workingDirectory);
   if (path.startsWith(prefix)) return true;
-  return triggerPaths.some((glob) => globToRegExp(glob).test(path));
+  return triggerPaths.some((glob) => globMatches(glob, path));
 }
 
 /** The files a push payload says changed, or null when the payload cannot tell (too many commits, a new or deleted branch). */

@@ -26,6 +26,37 @@ export class GitHubTarballTooLarge extends Error {
   }
 }
 
+/** Thrown when GitHub's tarball redirect names another host or scheme than GitHub's own download hosts. */
+export class GitHubRedirectRefused extends Error {
+  constructor(readonly location: string) {
+    super(`GitHub's tarball redirect goes to ${location.slice(0, 200)}, which is neither the GitHub API host nor its download host over the same scheme`);
+    this.name = "GitHubRedirectRefused";
+  }
+}
+
+/**
+ * Whether a tarball redirect may be followed: to the configured API host itself, or (for
+ * `https://api.github.com`) to `codeload.github.com`, over the API's own scheme (https for GitHub
+ * and any GitHub Enterprise Server; plain http only when the API URL itself is, as for a local
+ * test double), on the same port. Any other host, scheme, port or credentials in the URL are refused.
+ */
+export function tarballRedirectAllowed(apiUrl: string, location: URL): boolean {
+  const api = new URL(apiUrl);
+  if (location.protocol !== api.protocol || location.username !== "" || location.password !== "") return false;
+  if (location.protocol !== "https:" && location.protocol !== "http:") return false;
+  if (location.port !== api.port) return false;
+  const hosts = [api.hostname.toLowerCase()];
+  if (api.hostname.toLowerCase() === "api.github.com") hosts.push("codeload.github.com");
+  return hosts.includes(location.hostname.toLowerCase());
+}
+
+/** What `GET /app/installations/{id}` says about an installation (the parts StackShip uses). */
+export interface AppInstallation {
+  id: number;
+  account: string | null;
+  createdAt: string | null;
+}
+
 /** The body of a check run create or update (GitHub's names). */
 export interface CheckRunBody {
   name?: string;
@@ -96,8 +127,15 @@ export class GitHubAppClient {
       const location = response.headers.get("location");
       if (!location || hops >= 3) throw new GitHubApiError(response.status, "GitHub's tarball redirect has no usable Location");
       await response.body?.cancel();
+      let target: URL;
+      try {
+        target = new URL(location, this.settings.apiUrl);
+      } catch {
+        throw new GitHubRedirectRefused(location);
+      }
+      if (!tarballRedirectAllowed(this.settings.apiUrl, target)) throw new GitHubRedirectRefused(target.toString());
       // The download URL is pre-signed; the installation token is not sent to another host.
-      response = await this.fetchWithTimeout(new URL(location, this.settings.apiUrl).toString(), { headers: { "User-Agent": USER_AGENT }, redirect: "manual" });
+      response = await this.fetchWithTimeout(target.toString(), { headers: { "User-Agent": USER_AGENT }, redirect: "manual" });
       if (response.status >= 400) throw new GitHubApiError(response.status, `the tarball download answered ${response.status}`);
     }
     const declared = Number(response.headers.get("content-length") ?? "0");
@@ -113,6 +151,46 @@ export class GitHubAppClient {
       chunks.push(Buffer.from(chunk));
     }
     return Buffer.concat(chunks);
+  }
+
+  /** The installation as the App sees it (GET /app/installations/{id} with the App's JWT); null when GitHub does not know it. */
+  async appInstallation(installationId: number): Promise<AppInstallation | null> {
+    const response = await this.call(`/app/installations/${installationId}`, { headers: { Authorization: `Bearer ${await this.appJwt()}` } }, [200, 404]);
+    if (response.status === 404) {
+      await response.body?.cancel();
+      return null;
+    }
+    const body = (await response.json()) as { id?: unknown; account?: { login?: unknown } | null; created_at?: unknown };
+    if (body.id !== installationId) throw new GitHubApiError(response.status, "GitHub answered an installation lookup with another installation");
+    return {
+      id: installationId,
+      account: typeof body.account?.login === "string" ? body.account.login : null,
+      createdAt: typeof body.created_at === "string" ? body.created_at : null,
+    };
+  }
+
+  /**
+   * Whether the installation can access `repository` (GET /installation/repositories with its
+   * token, 100 a page, at most 50 pages); false when GitHub refuses the installation a token.
+   */
+  async installationCanAccess(installationId: number, repository: string): Promise<boolean> {
+    let token: string;
+    try {
+      token = await this.installationToken(installationId);
+    } catch (error) {
+      if (error instanceof GitHubApiError && (error.status === 404 || error.status === 403 || error.status === 401)) return false;
+      throw error;
+    }
+    const wanted = repository.toLowerCase();
+    for (let page = 1; page <= 50; page++) {
+      const response = await this.call(`/installation/repositories?per_page=100&page=${page}`, { headers: { Authorization: `Bearer ${token}` } }, [200]);
+      const body = (await response.json()) as { total_count?: unknown; repositories?: Array<{ full_name?: unknown }> };
+      const repositories = Array.isArray(body.repositories) ? body.repositories : [];
+      if (repositories.some((r) => typeof r.full_name === "string" && r.full_name.toLowerCase() === wanted)) return true;
+      const total = typeof body.total_count === "number" ? body.total_count : 0;
+      if (repositories.length < 100 || page * 100 >= total) return false;
+    }
+    return false;
   }
 
   /** Creates a check run; its id. */

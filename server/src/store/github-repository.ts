@@ -22,6 +22,38 @@ export const GITHUB_DELIVERY_TASK = "stackship_github_delivery";
 
 export type { DeliveryStatus, GitHubCheckRun, GitHubDelivery, GitHubInstallation, SourceConnection } from "./github-records.ts";
 
+/** An installation bound to an organization (through the App's setup flow or by a deployment administrator). */
+export interface InstallationBinding {
+  installationId: number;
+  organizationId: string;
+  account: string | null;
+  boundBy: string;
+  boundAt: string;
+}
+
+/** A setup state that was just used: who it was issued to and when. */
+export interface SetupState {
+  organizationId: string;
+  userId: string;
+  createdAt: string;
+}
+
+interface BindingRow {
+  installation_id: number | string;
+  organization_id: string;
+  account: string | null;
+  bound_by: string;
+  bound_at: string | Date;
+}
+
+const toBinding = (row: BindingRow): InstallationBinding => ({
+  installationId: numberFromRow(row.installation_id),
+  organizationId: row.organization_id,
+  account: row.account,
+  boundBy: row.bound_by,
+  boundAt: isoFromRow(row.bound_at),
+});
+
 const repositoryKey = (repository: string) => repository.toLowerCase();
 
 /** Source connections, webhook deliveries, installations and check runs of the GitHub App pipeline. */
@@ -207,17 +239,152 @@ export class GitHubRepository extends Repository {
     );
   }
 
-  /** The last `limit` deliveries about `repository`, newest first. */
-  async recentDeliveries(repository: string, limit: number): Promise<GitHubDelivery[]> {
+  /** The last `limit` deliveries about `repository` through `installationId`, newest first. */
+  async recentDeliveries(repository: string, installationId: number, limit: number): Promise<GitHubDelivery[]> {
     return translating(this.dialect, async () => {
       const rows = await this.db<DeliveryRow>("github_deliveries")
-        .where({ repository_key: repositoryKey(repository) })
+        .where({ repository_key: repositoryKey(repository), installation_id: installationId })
         .orderBy([
           { column: "received_at", order: "desc" },
           { column: "id", order: "desc" },
         ])
         .limit(limit);
       return rows.map(toDelivery);
+    });
+  }
+
+  // ---- installation bindings and setup states
+
+  /** The organization an installation is bound to, if any. */
+  async getBinding(installationId: number): Promise<InstallationBinding | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db<BindingRow>("github_installation_bindings").where({ installation_id: installationId }).first();
+      return row && toBinding(row);
+    });
+  }
+
+  /**
+   * Binds an installation to an organization unless it is bound already; returns the binding
+   * that holds afterwards and whether this call created it.
+   */
+  async bindInstallation(input: {
+    installationId: number;
+    organizationId: string;
+    account: string | null;
+    boundBy: string;
+    now: Date | string;
+  }): Promise<{ binding: InstallationBinding; created: boolean }> {
+    const row: BindingRow = {
+      installation_id: input.installationId,
+      organization_id: input.organizationId,
+      account: input.account,
+      bound_by: input.boundBy,
+      bound_at: isoForWrite(input.now),
+    };
+    const existing = await this.getBinding(input.installationId);
+    if (existing) return { binding: existing, created: false };
+    try {
+      await translating(this.dialect, () => this.db("github_installation_bindings").insert(row));
+    } catch (error) {
+      const winner = await this.getBinding(input.installationId);
+      if (winner) return { binding: winner, created: false };
+      throw error;
+    }
+    return { binding: toBinding(row), created: true };
+  }
+
+  /** Removes the organization's binding of the installation; whether there was one. */
+  async releaseBinding(installationId: number, organizationId: string): Promise<boolean> {
+    return translating(
+      this.dialect,
+      async () => (await this.db("github_installation_bindings").where({ installation_id: installationId, organization_id: organizationId }).delete()) > 0,
+    );
+  }
+
+  /** How many of the organization's workspaces connect through the installation. */
+  async countConnectionsThrough(installationId: number, organizationId: string): Promise<number> {
+    return translating(this.dialect, async () => {
+      const row = await this.db("source_connections")
+        .where({ installation_id: installationId, organization_id: organizationId })
+        .count<{ n: number | string }[]>({ n: "*" })
+        .first();
+      return Number(row?.n ?? 0);
+    });
+  }
+
+  /** Records a setup state (by its SHA-256) issued to a session for an organization. */
+  async createSetupState(input: { stateHash: string; organizationId: string; userId: string; sessionId: string; now: Date | string; expiresAt: Date | string }): Promise<void> {
+    await translating(this.dialect, () =>
+      this.db("github_installation_states").insert({
+        state_hash: input.stateHash,
+        organization_id: input.organizationId,
+        user_id: input.userId,
+        session_id: input.sessionId,
+        created_at: isoForWrite(input.now),
+        expires_at: isoForWrite(input.expiresAt),
+        used_at: null,
+      }),
+    );
+  }
+
+  /**
+   * Uses a setup state once (compare and set): the state if it was unused, unexpired and issued
+   * to `sessionId`; undefined otherwise. A state presented by another session is not used up.
+   */
+  async consumeSetupState(stateHash: string, sessionId: string, now: Date | string): Promise<SetupState | undefined> {
+    const at = isoForWrite(now);
+    return translating(this.dialect, async () => {
+      const changed = await this.db("github_installation_states")
+        .where({ state_hash: stateHash, session_id: sessionId })
+        .whereNull("used_at")
+        .andWhere("expires_at", ">", at)
+        .update({ used_at: at });
+      if (changed === 0) return undefined;
+      const row = (await this.db("github_installation_states").where({ state_hash: stateHash }).first()) as
+        { organization_id: string; user_id: string; created_at: string | Date } | undefined;
+      return row && { organizationId: row.organization_id, userId: row.user_id, createdAt: isoFromRow(row.created_at) };
+    });
+  }
+
+  // ---- replay protection
+
+  /** Whether the workspace already has a run from this push (ref and head SHA) or pull request (number and head SHA), made by another delivery. */
+  async sourceRunExists(workspaceId: string, of: { ref: string; sha: string } | { pullRequestNumber: number; sha: string }, exceptDeliveryId: string): Promise<boolean> {
+    return translating(this.dialect, async () => {
+      // A retried delivery's own runs are not a replay (createSourceRun finds and keeps them).
+      const query = this.db("runs")
+        .where({ workspace_id: workspaceId, commit_sha: of.sha })
+        .andWhere((q) => void q.whereNull("github_delivery_id").orWhereNot("github_delivery_id", exceptDeliveryId));
+      const row = await (
+        "ref" in of ? query.andWhere({ source: "github_push", commit_ref: of.ref }) : query.andWhere({ source: "github_pull_request", pull_request_number: of.pullRequestNumber })
+      ).first("id");
+      return row !== undefined;
+    });
+  }
+
+  /** The newest push recorded for the workspace and ref (GitHub's `pushed_at`, seconds), if any. */
+  async pushHead(workspaceId: string, ref: string): Promise<{ pushedAt: number; headSha: string } | undefined> {
+    return translating(this.dialect, async () => {
+      const row = (await this.db("github_push_heads").where({ workspace_id: workspaceId, ref }).first()) as { pushed_at: number | string; head_sha: string } | undefined;
+      return row && { pushedAt: numberFromRow(row.pushed_at), headSha: row.head_sha };
+    });
+  }
+
+  /** Records a push as the workspace's newest for the ref (never moves it back). */
+  async recordPushHead(input: { workspaceId: string; ref: string; pushedAt: number; headSha: string; now: Date | string }): Promise<void> {
+    const at = isoForWrite(input.now);
+    await translating(this.dialect, async () => {
+      const existing = await this.pushHead(input.workspaceId, input.ref);
+      if (!existing) {
+        await this.db("github_push_heads")
+          .insert({ workspace_id: input.workspaceId, ref: input.ref, pushed_at: input.pushedAt, head_sha: input.headSha, updated_at: at })
+          .onConflict(["workspace_id", "ref"])
+          .ignore();
+      }
+      await this.db("github_push_heads")
+        .where({ workspace_id: input.workspaceId, ref: input.ref })
+        .andWhere("pushed_at", "<", input.pushedAt)
+        .update({ pushed_at: input.pushedAt, head_sha: input.headSha, updated_at: at });
     });
   }
 

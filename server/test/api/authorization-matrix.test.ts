@@ -87,8 +87,14 @@ const EXPECTED: Record<string, Row> = {
   // Authorized by its signature, not by the caller; this server has no GitHub App configured.
   receiveGithubWebhook: row(503, 503, 503, 503, 503),
   getWorkspaceSource: READ,
-  putWorkspaceSource: row(401, 404, 403, 200, 200),
-  deleteWorkspaceSource: row(401, 404, 403, 204, 204),
+  // Organization admins only; without a GitHub App on this server the admin reaches 503.
+  putWorkspaceSource: row(401, 404, 403, 403, 503),
+  deleteWorkspaceSource: row(401, 404, 403, 403, 204),
+  // Installation binding: a setup state for an organization admin's session; a bare id only for
+  // deployment administrators (none of these callers); release by the organization's admin.
+  createGithubInstallationState: ADMIN_CREATE,
+  bindGithubInstallation: row(401, 403, 403, 403, 403),
+  releaseGithubInstallation: row(401, 404, 403, 403, 204),
 };
 
 const POLICY = { name: "p", enforcement_level: "advisory", source: 'package p\n\nviolations contains {"title": "t", "message": "m"} if {\n  false\n}\n' };
@@ -217,14 +223,27 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
     case "putWorkspaceSource":
       return { path: ws, body: sourceConnection };
     case "deleteWorkspaceSource": {
-      // Each caller gets a connection to remove.
-      const put = await fetch(`${server.baseUrl}/v1/workspaces/${world.workspaceId}/source`, {
-        method: "PUT",
-        headers: { Authorization: `Bearer ${world.adminToken}`, "Content-Type": "application/vnd.api+json" },
-        body: JSON.stringify(sourceConnection),
+      // Each caller gets a connection to remove (written directly: this server has no GitHub App to confirm one).
+      const workspace = (await server.services.stores.workspaces.getById(world.workspaceId))!;
+      await server.services.stores.github.putConnection({
+        workspaceId: workspace.id,
+        organizationId: workspace.organizationId,
+        installationId: 1,
+        repository: "acme/infra",
+        triggerPaths: [],
+        now: new Date(),
       });
-      assert.is(put.status, 200);
       return { path: ws };
+    }
+    case "createGithubInstallationState":
+      return { path: { organization_name: world.organizationName } };
+    case "bindGithubInstallation":
+      return { path: {}, body: { data: { type: "github-installations", attributes: { installation_id: 1, organization: world.organizationName } } } };
+    case "releaseGithubInstallation": {
+      // Each caller gets a bound installation to release.
+      const organization = (await server.services.stores.organizations.getByName(world.organizationName))!;
+      await server.services.stores.github.bindInstallation({ installationId: 77, organizationId: organization.id, account: "acme", boundBy: "matrix", now: new Date() });
+      return { path: { organization_name: world.organizationName, installation_id: "77" } };
     }
     case "updateWorkspace":
       return { path: ws, body: { data: { type: "workspaces", attributes: { plan_requires_credential: false } } } };

@@ -21,7 +21,7 @@ testEachServer(
   pulls,
   "a pull request plans speculatively; a newer push cancels the queued older run; closing cancels the queued one",
   async (server) => {
-    const connected = await connectWorkspace(server);
+    const connected = await connectWorkspace(server, double);
     double.installations.set(connected.installationId, [connected.repository]);
     const first = newSha();
     const second = newSha();
@@ -69,7 +69,7 @@ testEachServer(
   pulls,
   "a fork pull request gets a speculative run marked fork, with no sensitive value in its snapshot and its record saying why",
   async (server) => {
-    const connected = await connectWorkspace(server);
+    const connected = await connectWorkspace(server, double);
     double.installations.set(connected.installationId, [connected.repository]);
     const canary = `canary-${newSha()}`;
     await createVariable(server, connected.token, connected.workspaceId, { key: "db_password", value: canary, sensitive: true });
@@ -114,7 +114,7 @@ testEachServer(
   "installation and installation_repositories events say which repositories the App can see (the source document's repository_access)",
   async (server) => {
     const installationId = newInstallationId();
-    const connected = await connectWorkspace(server, { installationId });
+    const connected = await connectWorkspace(server, double, { installationId });
     const created = (await import("../support/github-double.ts")).webhookExample("installation", (p) => p.action === "created");
     created.installation.id = installationId;
     created.installation.repository_selection = "selected";

@@ -1,3 +1,4 @@
+import { createHmac, randomUUID } from "node:crypto";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createOrganizationWithToken, createToken, createWorkspace, countRows } from "../support/factories.ts";
@@ -43,7 +44,7 @@ testEachServer(
   source,
   "PUT/GET/DELETE: the connection with the workspace's branch and directory, workspace:write to change, schema refusals write nothing",
   async (server) => {
-    const connected = await connectWorkspace(server, { workingDirectory: "infra/", triggerPaths: ["modules/**", "modules/**"], trackedBranch: "release" });
+    const connected = await connectWorkspace(server, double, { workingDirectory: "infra/", triggerPaths: ["modules/**", "modules/**"], trackedBranch: "release" });
     const read = await sourceOf(server, connected.workspaceId, connected.token);
     assert.is(read.status, 200);
     const attributes = read.body.data.attributes;
@@ -75,20 +76,42 @@ testEachServer(
         body: JSON.stringify({ data: { type: "source-connections", attributes } }),
       });
     const { token: viewer } = await createToken(server, server.bootstrapToken, connected.organizationName, "viewer");
+    const { token: operator } = await createToken(server, server.bootstrapToken, connected.organizationName, "operator");
     const before = await countRows(server, ["source_connections", "audit_events"]);
     assert.is((await put(viewer, { installation_id: 1, repository: "a/b" })).status, 403);
+    // Only an organization administrator connects, changes or removes a connection.
+    const byOperator = await put(operator, { installation_id: connected.installationId, repository: connected.repository });
+    assert.is(byOperator.status, 403);
     for (const bad of [
       { installation_id: 0, repository: "a/b" },
       { installation_id: 1, repository: "not-a-repo" },
       { installation_id: 1, repository: "a/b", working_directory: "../up" },
       { installation_id: 1, repository: "a/b", trigger_paths: ["/abs/**"] },
       { installation_id: "1", repository: "a/b" },
+      // The trigger path bounds: at most 20 globs, each at most 200 characters.
+      { installation_id: connected.installationId, repository: connected.repository, trigger_paths: Array.from({ length: 21 }, (_, i) => `m${i}/**`) },
+      { installation_id: connected.installationId, repository: connected.repository, trigger_paths: [`${"a".repeat(199)}/*`, "x"] },
     ]) {
       const response = await put(connected.token, bad);
       assert.is(response.status, 422, JSON.stringify(bad));
     }
     assert.equal(await countRows(server, ["source_connections", "audit_events"]), before);
-    assert.is((await sourceOf(server, connected.workspaceId, viewer)).status, 200, "a viewer reads it");
+    const asViewer = await sourceOf(server, connected.workspaceId, viewer);
+    assert.is(asViewer.status, 200, "a viewer reads it");
+    // The App id and the API URL are for administrators only.
+    assert.equal([asViewer.body.meta.pipeline.app_id, asViewer.body.meta.pipeline.api_url], [null, null]);
+    assert.not.match(asViewer.body.meta.pipeline.detail, double.appId);
+    assert.not.match(asViewer.body.meta.pipeline.detail, double.url);
+    assert.equal([read.body.meta.pipeline.app_id, read.body.meta.pipeline.api_url], [double.appId, double.url]);
+    assert.match(read.body.meta.pipeline.detail, double.appId);
+    // Exactly at the bounds is accepted.
+    const atBounds = [`${"a".repeat(198)}/*`, ...Array.from({ length: 19 }, (_, i) => `m${i}/**`)];
+    assert.is(atBounds[0]!.length, 200);
+    const bounded = await put(connected.token, { installation_id: connected.installationId, repository: connected.repository, trigger_paths: atBounds });
+    assert.is(bounded.status, 200, await bounded.clone().text());
+    assert.equal(((await bounded.json()) as any).data.attributes.trigger_paths, atBounds);
+    const byOperatorDelete = await fetch(`${server.baseUrl}/v1/workspaces/${connected.workspaceId}/source`, { method: "DELETE", headers: { Authorization: `Bearer ${operator}` } });
+    assert.is(byOperatorDelete.status, 403);
 
     const del = (token: string) => fetch(`${server.baseUrl}/v1/workspaces/${connected.workspaceId}/source`, { method: "DELETE", headers: { Authorization: `Bearer ${token}` } });
     assert.is((await del(viewer)).status, 403);
@@ -98,7 +121,7 @@ testEachServer(
     const actions = (await auditOf(server, connected.workspaceId)).map((e) => e.action);
     assert.equal(
       actions.filter((a) => a.startsWith("source_connection.")),
-      ["source_connection.created", "source_connection.deleted"],
+      ["source_connection.created", "source_connection.updated", "source_connection.deleted"],
     );
   },
   GITHUB,
@@ -170,14 +193,112 @@ testEachServer(
   GITHUB,
 );
 
+testEachServer(
+  webhook,
+  "the signature covers the bytes as received: a body whose bytes differ from the signed ones only where they decode alike is 401, nothing written",
+  async (server) => {
+    const tables = ["github_deliveries", ...PIPELINE_TABLES];
+    const post = (body: Buffer, signature: string) =>
+      fetch(`${server.baseUrl}/v1/github/webhooks`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-GitHub-Event": "ping", "X-GitHub-Delivery": randomUUID(), "X-Hub-Signature-256": signature },
+        body,
+      });
+    // GitHub signed a body holding U+FFFD (EF BF BD); the attacker sends 0xFF in its place, which
+    // a lenient decoder reads as the same U+FFFD.
+    const signed = Buffer.from('{"zen":"\uFFFD","hook_id":1}', "utf8");
+    const tampered = Buffer.concat([Buffer.from('{"zen":"'), Buffer.from([0xff]), Buffer.from('","hook_id":1}')]);
+    const signature = `sha256=${createHmac("sha256", double.webhookSecret).update(signed).digest("hex")}`;
+    const before = await countRows(server, tables);
+    const attack = await post(tampered, signature);
+    assert.is(attack.status, 401);
+    assert.is(((await attack.json()) as any).errors[0].code, "GITHUB_WEBHOOK_SIGNATURE_INVALID");
+    // Bytes that are not UTF-8, even when signed over exactly, are refused once verified.
+    const invalid = await post(tampered, `sha256=${createHmac("sha256", double.webhookSecret).update(tampered).digest("hex")}`);
+    assert.is(invalid.status, 400);
+    assert.is(((await invalid.json()) as any).errors[0].code, "GITHUB_WEBHOOK_INVALID");
+    assert.equal(await countRows(server, tables), before);
+    // The signed bytes themselves are accepted.
+    const genuine = await post(signed, signature);
+    assert.is(genuine.status, 202);
+  },
+  GITHUB,
+);
+
 // ---------------------------------------------------------------------------------------------
 const push = suite("push → plan_and_apply run");
 
 testEachServer(
   push,
+  "replay: a captured push body re-sent with a new X-GitHub-Delivery creates nothing; an older push arriving after a newer one is refused",
+  async (server) => {
+    const connected = await connectWorkspace(server, double);
+    const sha = newSha();
+    double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }));
+    const captured = pushPayload(connected.repository, connected.installationId, sha);
+    captured.repository.pushed_at = 1_700_000_100;
+    const first = await settled(server, (await deliver(server, double, "push", captured)).deliveryId);
+    assert.equal([first.status, first.outcome, first.run_ids.length], ["processed", "run_created", 1]);
+    const before = await countRows(server, PIPELINE_TABLES);
+    const replay = await deliver(server, double, "push", captured);
+    assert.is(replay.response.status, 202, "a new delivery id is a new delivery");
+    assert.equal(await settled(server, replay.deliveryId).then((r) => [r.status, r.outcome, r.run_ids]), ["ignored", "replayed", []]);
+    assert.equal(await countRows(server, PIPELINE_TABLES), before, "the replay created nothing");
+
+    // A push older than the newest one this workspace ran (GitHub's signed pushed_at) is refused.
+    const older = newSha();
+    double.setTarball(connected.repository, older, await commitTarball(connected.repository, older, { "main.tf": MAIN_TF }));
+    const stale = pushPayload(connected.repository, connected.installationId, older);
+    stale.repository.pushed_at = 1_700_000_000;
+    const refused = await settled(server, (await deliver(server, double, "push", stale)).deliveryId);
+    assert.equal([refused.status, refused.outcome], ["refused", "push_outdated"], JSON.stringify(refused));
+    assert.equal(await countRows(server, PIPELINE_TABLES), before);
+    // A newer one runs.
+    const newer = newSha();
+    double.setTarball(connected.repository, newer, await commitTarball(connected.repository, newer, { "main.tf": MAIN_TF }));
+    const fresh = pushPayload(connected.repository, connected.installationId, newer);
+    fresh.repository.pushed_at = 1_700_000_200;
+    assert.equal(await settled(server, (await deliver(server, double, "push", fresh)).deliveryId).then((r) => [r.status, r.outcome]), ["processed", "run_created"]);
+  },
+  GITHUB,
+);
+
+testEachServer(
+  push,
+  "tarball redirects go only to GitHub's own host over its scheme: another host or another scheme is refused and nothing is downloaded or written",
+  async (server) => {
+    const connected = await connectWorkspace(server, double);
+    try {
+      for (const [rewrite, label] of [
+        [(url: string) => url.replace("://127.0.0.1:", "://localhost:"), "another host (the same server by another name)"],
+        [(url: string) => url.replace("http://", "https://"), "another scheme"],
+        [(url: string) => url.replace(/:(\d+)\//, (_, port) => `:${Number(port) + 1}/`), "another port"],
+      ] as const) {
+        const sha = newSha();
+        double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }));
+        double.tarballRedirect = rewrite;
+        const downloadsBefore = double.requests.filter((r) => r.includes("/_codeload/")).length;
+        const before = await countRows(server, PIPELINE_TABLES);
+        const result = await settled(server, (await deliver(server, double, "push", pushPayload(connected.repository, connected.installationId, sha))).deliveryId);
+        assert.equal([result.status, result.outcome], ["refused", "tarball_redirect_refused"], `${label}: ${JSON.stringify(result)}`);
+        assert.is(double.requests.filter((r) => r.includes("/_codeload/")).length, downloadsBefore, `${label}: nothing was downloaded`);
+        assert.equal(await countRows(server, PIPELINE_TABLES), before);
+      }
+    } finally {
+      double.tarballRedirect = null;
+    }
+    const sha = newSha();
+    double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }));
+    assert.is((await settled(server, (await deliver(server, double, "push", pushPayload(connected.repository, connected.installationId, sha))).deliveryId)).status, "processed");
+  },
+  GITHUB,
+);
+
+testEachServer(
+  push,
   "a push to the tracked branch creates a plan_and_apply run from the commit with its identity recorded, a check run, and the delivery in the source document; a redelivery creates nothing",
   async (server) => {
-    const connected = await connectWorkspace(server, { workingDirectory: "infra" });
+    const connected = await connectWorkspace(server, double, { workingDirectory: "infra" });
     double.installations.set(connected.installationId, [connected.repository]);
     const sha = newSha();
     double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, { "infra/main.tf": MAIN_TF, "README.md": "# infra\n" }));
@@ -246,7 +367,7 @@ testEachServer(
   push,
   "a push that changes nothing under the working directory or trigger paths, and a push to another branch, create nothing (audited)",
   async (server) => {
-    const connected = await connectWorkspace(server, { workingDirectory: "infra", triggerPaths: ["modules/**"] });
+    const connected = await connectWorkspace(server, double, { workingDirectory: "infra", triggerPaths: ["modules/**"] });
     double.installations.set(connected.installationId, [connected.repository]);
     const sha = newSha();
     double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, { "infra/main.tf": MAIN_TF, "modules/x/main.tf": "# x\n" }));
@@ -271,7 +392,7 @@ testEachServer(
   push,
   "refusals write nothing and are audited: unknown installation, repository not connected, `..`, an absolute path, an escaping symlink, a tarball over the limit",
   async (server) => {
-    const connected = await connectWorkspace(server);
+    const connected = await connectWorkspace(server, double);
     double.installations.set(connected.installationId, [connected.repository]);
     const top = (sha: string) => `${connected.repository.replace("/", "-")}-${sha.slice(0, 7)}`;
     const cases: Array<{ outcome: string; payload: (sha: string) => unknown; tarball?: (sha: string) => Promise<Buffer> }> = [
@@ -361,7 +482,7 @@ testEachServer(
   push,
   "a GitHub outage is retried with backoff and audited; the delivery then creates its run",
   async (server) => {
-    const connected = await connectWorkspace(server);
+    const connected = await connectWorkspace(server, double);
     double.installations.set(connected.installationId, [connected.repository]);
     const sha = newSha();
     double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }));
@@ -386,8 +507,8 @@ testEachServer(
   push,
   "one repository backs several workspaces: a push runs exactly the workspaces whose directory it changed",
   async (server) => {
-    const network = await connectWorkspace(server, { workingDirectory: "network" });
-    const app = await connectWorkspace(server, { workingDirectory: "app", repository: network.repository, installationId: network.installationId, organization: network });
+    const network = await connectWorkspace(server, double, { workingDirectory: "network" });
+    const app = await connectWorkspace(server, double, { workingDirectory: "app", repository: network.repository, installationId: network.installationId, organization: network });
     // Another organization cannot connect through this installation (nor reach the repository).
     const { token: otherToken, organizationName: other } = await createOrganizationWithToken(server, "intruder", "admin");
     const otherWorkspace = await createWorkspace(server, otherToken, other);
@@ -397,8 +518,8 @@ testEachServer(
       headers: { Authorization: `Bearer ${otherToken}`, "Content-Type": "application/vnd.api+json" },
       body: JSON.stringify({ data: { type: "source-connections", attributes: { installation_id: network.installationId, repository: network.repository } } }),
     });
-    assert.is(refused.status, 409);
-    assert.is(((await refused.json()) as any).errors[0].code, "SOURCE_INSTALLATION_IN_USE");
+    assert.is(refused.status, 422);
+    assert.is(((await refused.json()) as any).errors[0].code, "SOURCE_INSTALLATION_NOT_BOUND");
     assert.equal(await countRows(server, ["source_connections", "audit_events"]), before);
     double.installations.set(network.installationId, [network.repository]);
     const sha = newSha();
@@ -409,9 +530,12 @@ testEachServer(
     );
     assert.is(one.run_ids.length, 1);
     assert.is((await server.db.knex("runs").where({ id: one.run_ids[0] }).first()).workspace_id, app.workspaceId);
+    // The next commit (a push of the same head SHA again would be a replay).
+    const next = newSha();
+    double.setTarball(network.repository, next, await commitTarball(network.repository, next, { "network/main.tf": MAIN_TF, "app/main.tf": MAIN_TF }));
     const both = await settled(
       server,
-      (await deliver(server, double, "push", pushPayload(network.repository, network.installationId, sha, { changed: ["app/main.tf", "network/main.tf"] }))).deliveryId,
+      (await deliver(server, double, "push", pushPayload(network.repository, network.installationId, next, { changed: ["app/main.tf", "network/main.tf"] }))).deliveryId,
     );
     const workspaces = (await server.db.knex("runs").whereIn("id", both.run_ids).select("workspace_id")).map((r) => r.workspace_id).sort();
     assert.equal(workspaces, [network.workspaceId, app.workspaceId].sort());
@@ -423,7 +547,7 @@ testEachServer(
   push,
   "check runs failing on GitHub are retried and audited, and never block or change the run",
   async (server) => {
-    const connected = await connectWorkspace(server);
+    const connected = await connectWorkspace(server, double);
     double.installations.set(connected.installationId, [connected.repository]);
     const sha = newSha();
     double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }));

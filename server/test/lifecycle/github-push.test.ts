@@ -27,7 +27,7 @@ testEachServer(
   github,
   "push → plan_and_apply run with the commit identity in the review → approve → applied; the check run goes queued/in progress → action_required → success; a pull request plans speculatively → success",
   async (server) => {
-    const connected = await connectWorkspace(server, { workingDirectory: "infra", triggerPaths: ["modules/**"] });
+    const connected = await connectWorkspace(server, double, { workingDirectory: "infra", triggerPaths: ["modules/**"] });
     double.installations.set(connected.installationId, [connected.repository]);
     const sha = newSha();
     double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, FILES));

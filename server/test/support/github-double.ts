@@ -10,8 +10,9 @@ import type { Config } from "../../src/config.ts";
  * A local stand-in for the GitHub REST API, on loopback, speaking the shapes StackShip uses: the
  * App's JWT (RS256, verified with the App's public key) exchanged for an installation token;
  * `GET /repos/{owner}/{repo}/tarball/{sha}` answering 302 to a pre-signed download URL (which
- * must be fetched without the token); check runs created and updated; the repositories an
- * installation can see (`GET /installation/repositories`). `down` makes every call answer 503.
+ * must be fetched without the token); check runs created and updated; an installation as the
+ * App sees it (`GET /app/installations/{id}`, JWT) and the repositories it can see
+ * (`GET /installation/repositories`, its token, paginated). `down` makes every call answer 503.
  */
 export interface CheckRunCall {
   method: "POST" | "PATCH";
@@ -29,6 +30,10 @@ export class GitHubDouble {
   url = "";
   /** Installation id → repositories it can see (`owner/name`). */
   readonly installations = new Map<number, string[]>();
+  /** Installation id → when it was created (GET /app/installations/{id}); the time of the request when not set (a fresh install). */
+  readonly installationCreatedAt = new Map<number, string>();
+  /** When set, a tarball request is redirected to what this returns for the pre-signed download URL (tests of hostile redirects). */
+  tarballRedirect: ((downloadUrl: string) => string) | null = null;
   private readonly tokens = new Map<string, number>();
   private readonly tarballs = new Map<string, Buffer>();
   private readonly downloads = new Map<string, string>();
@@ -103,6 +108,18 @@ export class GitHubDouble {
     return text ? JSON.parse(text) : {};
   }
 
+  /** Null when the request carries the App's valid JWT; else GitHub's message. */
+  private async verifyAppJwt(req: IncomingMessage): Promise<string | null> {
+    const jwt = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
+    if (!jwt) return "A JSON web token could not be decoded";
+    try {
+      await jwtVerify(jwt, this.publicKey, { issuer: this.appId, algorithms: ["RS256"] });
+      return null;
+    } catch (error) {
+      return `'Issued at' claim or signature invalid: ${(error as Error).message}`;
+    }
+  }
+
   private installationOf(req: IncomingMessage): number | undefined {
     const match = /^(?:Bearer|token) (.+)$/.exec(req.headers.authorization ?? "");
     return match ? this.tokens.get(match[1]) : undefined;
@@ -114,13 +131,8 @@ export class GitHubDouble {
     if (this.down) return this.json(res, 503, { message: "Service Unavailable (the double is down)" });
     let m: RegExpExecArray | null;
     if (req.method === "POST" && (m = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(url.pathname))) {
-      const jwt = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1];
-      if (!jwt) return this.json(res, 401, { message: "A JSON web token could not be decoded" });
-      try {
-        await jwtVerify(jwt, this.publicKey, { issuer: this.appId, algorithms: ["RS256"] });
-      } catch (error) {
-        return this.json(res, 401, { message: `'Issued at' claim or signature invalid: ${(error as Error).message}` });
-      }
+      const refused = await this.verifyAppJwt(req);
+      if (refused) return this.json(res, 401, { message: refused });
       const installation = Number(m[1]);
       if (!this.installations.has(installation)) return this.json(res, 404, { message: "Not Found" });
       const token = `ghs_${randomBytes(18).toString("base64url")}`;
@@ -132,13 +144,54 @@ export class GitHubDouble {
         repository_selection: "selected",
       });
     }
+    if (req.method === "GET" && (m = /^\/app\/installations\/(\d+)$/.exec(url.pathname))) {
+      // As the App (its JWT), like GitHub: https://docs.github.com/en/rest/apps/apps#get-an-installation-for-the-authenticated-app
+      const refused = await this.verifyAppJwt(req);
+      if (refused) return this.json(res, 401, { message: refused });
+      const id = Number(m[1]);
+      const repositories = this.installations.get(id);
+      if (!repositories)
+        return this.json(res, 404, { message: "Not Found", documentation_url: "https://docs.github.com/rest/apps/apps#get-an-installation-for-the-authenticated-app" });
+      const login = repositories[0]?.split("/")[0] ?? `account-${id}`;
+      const created = this.installationCreatedAt.get(id) ?? new Date().toISOString();
+      return this.json(res, 200, {
+        id,
+        account: { login, id: id + 1, node_id: "MDEyOk9yZ2FuaXphdGlvbjE=", type: "Organization", site_admin: false },
+        repository_selection: "selected",
+        access_tokens_url: `${this.url}/app/installations/${id}/access_tokens`,
+        repositories_url: `${this.url}/installation/repositories`,
+        html_url: `https://github.com/organizations/${login}/settings/installations/${id}`,
+        app_id: Number(this.appId),
+        app_slug: "stackship",
+        target_id: id + 1,
+        target_type: "Organization",
+        permissions: { contents: "read", checks: "write", metadata: "read" },
+        events: ["push", "pull_request"],
+        created_at: created,
+        updated_at: created,
+        single_file_name: null,
+        suspended_at: null,
+        suspended_by: null,
+      });
+    }
     if (req.method === "GET" && url.pathname === "/installation/repositories") {
+      // With the installation's token: https://docs.github.com/en/rest/apps/installations#list-repositories-accessible-to-the-app-installation
       const installation = this.installationOf(req);
       if (installation === undefined) return this.json(res, 401, { message: "Bad credentials" });
       const repositories = this.installations.get(installation) ?? [];
+      const perPage = Math.min(100, Math.max(1, Number(url.searchParams.get("per_page") ?? "30")));
+      const page = Math.max(1, Number(url.searchParams.get("page") ?? "1"));
       return this.json(res, 200, {
         total_count: repositories.length,
-        repositories: repositories.map((full_name) => ({ full_name, name: full_name.split("/")[1], owner: { login: full_name.split("/")[0] } })),
+        repository_selection: "selected",
+        repositories: repositories.slice((page - 1) * perPage, page * perPage).map((full_name, i) => ({
+          id: 1000 + i,
+          node_id: "MDEwOlJlcG9zaXRvcnkxMjk2MjY5",
+          name: full_name.split("/")[1],
+          full_name,
+          private: true,
+          owner: { login: full_name.split("/")[0], type: "Organization" },
+        })),
       });
     }
     if (req.method === "GET" && (m = /^\/repos\/([^/]+\/[^/]+)\/tarball\/([0-9a-f]{40})$/.exec(url.pathname))) {
@@ -149,7 +202,8 @@ export class GitHubDouble {
       if (!this.tarballs.has(`${repository.toLowerCase()}@${m[2]}`)) return this.json(res, 404, { message: "Not Found" });
       const key = randomBytes(12).toString("hex");
       this.downloads.set(key, `${repository.toLowerCase()}@${m[2]}`);
-      res.writeHead(302, { Location: `${this.url}/_codeload/${key}?token=${key}` });
+      const download = `${this.url}/_codeload/${key}?token=${key}`;
+      res.writeHead(302, { Location: this.tarballRedirect ? this.tarballRedirect(download) : download });
       return void res.end();
     }
     if (req.method === "GET" && (m = /^\/_codeload\/([0-9a-f]+)$/.exec(url.pathname))) {

@@ -38,9 +38,29 @@ export interface Connected {
   installationId: number;
 }
 
-/** Creates an organization and a workspace and connects it (PUT /v1/workspaces/{id}/source). */
+/**
+ * Makes `installationId` an installation the double knows with `repositories`, and binds it to the
+ * organization as a deployment administrator does (POST /v1/github/installations naming the
+ * organization; StackShip confirms the installation with the double first).
+ */
+export async function bindInstallation(server: TestServer, double: GitHubDouble, organizationName: string, installationId: number, repositories: string[]): Promise<void> {
+  double.installations.set(installationId, [...new Set([...(double.installations.get(installationId) ?? []), ...repositories])]);
+  const response = await fetch(`${server.baseUrl}/v1/github/installations`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${server.bootstrapToken}`, "Content-Type": "application/vnd.api+json" },
+    body: JSON.stringify({ data: { type: "github-installations", attributes: { installation_id: installationId, organization: organizationName } } }),
+  });
+  assert.ok(response.status === 201 || response.status === 200, await response.clone().text());
+}
+
+/**
+ * Creates an organization and a workspace and connects it (PUT /v1/workspaces/{id}/source) with
+ * the organization's admin token, after binding the installation to the organization
+ * (bindInstallation) and letting it see the repository on the double.
+ */
 export async function connectWorkspace(
   server: TestServer,
+  double: GitHubDouble,
   options: {
     repository?: string;
     installationId?: number;
@@ -54,6 +74,7 @@ export async function connectWorkspace(
   const workspace = await createWorkspace(server, token, organizationName);
   const repository = options.repository ?? newRepository();
   const installationId = options.installationId ?? newInstallationId();
+  await bindInstallation(server, double, organizationName, installationId, [repository]);
   const response = await fetch(`${server.baseUrl}/v1/workspaces/${workspace.id}/source`, {
     method: "PUT",
     headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },

@@ -72,6 +72,15 @@ __all__ = [
     "GitHubDelivery",
     "GitHubDeliveryAttributes",
     "GitHubDeliveryDocument",
+    "GitHubInstallationBindDocument",
+    "GitHubInstallationBindDocumentData",
+    "GitHubInstallationBindDocumentDataAttributes",
+    "GitHubInstallationDocument",
+    "GitHubInstallationDocumentData",
+    "GitHubInstallationDocumentDataAttributes",
+    "GitHubInstallationStateDocument",
+    "GitHubInstallationStateDocumentData",
+    "GitHubInstallationStateDocumentDataAttributes",
     "Health",
     "JsonWebKeySet",
     "JsonWebKeySetKeysInner",
@@ -83,6 +92,9 @@ __all__ = [
     "MembershipCreateDocumentDataAttributes",
     "MembershipDocument",
     "MembershipListDocument",
+    "MembershipUpdateDocument",
+    "MembershipUpdateDocumentData",
+    "MembershipUpdateDocumentDataAttributes",
     "OpenApiDocument",
     "OpenApiDocumentInfo",
     "OpenIdConfiguration",
@@ -93,6 +105,9 @@ __all__ = [
     "OrganizationCreateDocumentDataAttributes",
     "OrganizationDocument",
     "OrganizationListDocument",
+    "PasswordChangeDocument",
+    "PasswordChangeDocumentData",
+    "PasswordChangeDocumentDataAttributes",
     "PlanDiff",
     "PlanDiffResource",
     "PlanDiffResourceReplacePathsInnerInner",
@@ -215,6 +230,8 @@ __all__ = [
     "StepUpDocument",
     "StepUpDocumentData",
     "StepUpDocumentDataAttributes",
+    "Token",
+    "TokenAttributes",
     "TokenCreateDocument",
     "TokenCreateDocumentData",
     "TokenCreateDocumentDataAttributes",
@@ -222,12 +239,16 @@ __all__ = [
     "TokenDocumentData",
     "TokenDocumentDataAttributes",
     "TokenDocumentDataRelationships",
+    "TokenListDocument",
     "UserCreateDocument",
     "UserCreateDocumentData",
     "UserCreateDocumentDataAttributes",
     "UserDocument",
     "UserDocumentData",
     "UserDocumentDataAttributes",
+    "UserUpdateDocument",
+    "UserUpdateDocumentData",
+    "UserUpdateDocumentDataAttributes",
     "Variable",
     "VariableAttributes",
     "VariableCreateDocument",
@@ -321,6 +342,15 @@ from stackship_client.models.federation_target import FederationTarget as Federa
 from stackship_client.models.git_hub_delivery import GitHubDelivery as GitHubDelivery
 from stackship_client.models.git_hub_delivery_attributes import GitHubDeliveryAttributes as GitHubDeliveryAttributes
 from stackship_client.models.git_hub_delivery_document import GitHubDeliveryDocument as GitHubDeliveryDocument
+from stackship_client.models.git_hub_installation_bind_document import GitHubInstallationBindDocument as GitHubInstallationBindDocument
+from stackship_client.models.git_hub_installation_bind_document_data import GitHubInstallationBindDocumentData as GitHubInstallationBindDocumentData
+from stackship_client.models.git_hub_installation_bind_document_data_attributes import GitHubInstallationBindDocumentDataAttributes as GitHubInstallationBindDocumentDataAttributes
+from stackship_client.models.git_hub_installation_document import GitHubInstallationDocument as GitHubInstallationDocument
+from stackship_client.models.git_hub_installation_document_data import GitHubInstallationDocumentData as GitHubInstallationDocumentData
+from stackship_client.models.git_hub_installation_document_data_attributes import GitHubInstallationDocumentDataAttributes as GitHubInstallationDocumentDataAttributes
+from stackship_client.models.git_hub_installation_state_document import GitHubInstallationStateDocument as GitHubInstallationStateDocument
+from stackship_client.models.git_hub_installation_state_document_data import GitHubInstallationStateDocumentData as GitHubInstallationStateDocumentData
+from stackship_client.models.git_hub_installation_state_document_data_attributes import GitHubInstallationStateDocumentDataAttributes as GitHubInstallationStateDocumentDataAttributes
 from stackship_client.models.health import Health as Health
 from stackship_client.models.json_web_key_set import JsonWebKeySet as JsonWebKeySet
 from stackship_client.models.json_web_key_set_keys_inner import JsonWebKeySetKeysInner as JsonWebKeySetKeysInner
@@ -332,6 +362,9 @@ from stackship_client.models.membership_create_document_data import MembershipCr
 from stackship_client.models.membership_create_document_data_attributes import MembershipCreateDocumentDataAttributes as MembershipCreateDocumentDataAttributes
 from stackship_client.models.membership_document import MembershipDocument as MembershipDocument
 from stackship_client.models.membership_list_document import MembershipListDocument as MembershipListDocument
+from stackship_client.models.membership_update_document import MembershipUpdateDocument as MembershipUpdateDocument
+from stackship_client.models.membership_update_document_data import MembershipUpdateDocumentData as MembershipUpdateDocumentData
+from stackship_client.models.membership_update_document_data_attributes import MembershipUpdateDocumentDataAttributes as MembershipUpdateDocumentDataAttributes
 from stackship_client.models.open_api_document import OpenApiDocument as OpenApiDocument
 from stackship_client.models.open_api_document_info import OpenApiDocumentInfo as OpenApiDocumentInfo
 from stackship_client.models.open_id_configuration import OpenIdConfiguration as OpenIdConfiguration
@@ -342,6 +375,9 @@ from stackship_client.models.organization_create_document_data import Organizati
 from stackship_client.models.organization_create_document_data_attributes import OrganizationCreateDocumentDataAttributes as OrganizationCreateDocumentDataAttributes
 from stackship_client.models.organization_document import OrganizationDocument as OrganizationDocument
 from stackship_client.models.organization_list_document import OrganizationListDocument as OrganizationListDocument
+from stackship_client.models.password_change_document import PasswordChangeDocument as PasswordChangeDocument
+from stackship_client.models.password_change_document_data import PasswordChangeDocumentData as PasswordChangeDocumentData
+from stackship_client.models.password_change_document_data_attributes import PasswordChangeDocumentDataAttributes as PasswordChangeDocumentDataAttributes
 from stackship_client.models.plan_diff import PlanDiff as PlanDiff
 from stackship_client.models.plan_diff_resource import PlanDiffResource as PlanDiffResource
 from stackship_client.models.plan_diff_resource_replace_paths_inner_inner import PlanDiffResourceReplacePathsInnerInner as PlanDiffResourceReplacePathsInnerInner
@@ -464,6 +500,8 @@ from stackship_client.models.stackship_plan_diff_v1_truncation import StackshipP
 from stackship_client.models.step_up_document import StepUpDocument as StepUpDocument
 from stackship_client.models.step_up_document_data import StepUpDocumentData as StepUpDocumentData
 from stackship_client.models.step_up_document_data_attributes import StepUpDocumentDataAttributes as StepUpDocumentDataAttributes
+from stackship_client.models.token import Token as Token
+from stackship_client.models.token_attributes import TokenAttributes as TokenAttributes
 from stackship_client.models.token_create_document import TokenCreateDocument as TokenCreateDocument
 from stackship_client.models.token_create_document_data import TokenCreateDocumentData as TokenCreateDocumentData
 from stackship_client.models.token_create_document_data_attributes import TokenCreateDocumentDataAttributes as TokenCreateDocumentDataAttributes
@@ -471,12 +509,16 @@ from stackship_client.models.token_document import TokenDocument as TokenDocumen
 from stackship_client.models.token_document_data import TokenDocumentData as TokenDocumentData
 from stackship_client.models.token_document_data_attributes import TokenDocumentDataAttributes as TokenDocumentDataAttributes
 from stackship_client.models.token_document_data_relationships import TokenDocumentDataRelationships as TokenDocumentDataRelationships
+from stackship_client.models.token_list_document import TokenListDocument as TokenListDocument
 from stackship_client.models.user_create_document import UserCreateDocument as UserCreateDocument
 from stackship_client.models.user_create_document_data import UserCreateDocumentData as UserCreateDocumentData
 from stackship_client.models.user_create_document_data_attributes import UserCreateDocumentDataAttributes as UserCreateDocumentDataAttributes
 from stackship_client.models.user_document import UserDocument as UserDocument
 from stackship_client.models.user_document_data import UserDocumentData as UserDocumentData
 from stackship_client.models.user_document_data_attributes import UserDocumentDataAttributes as UserDocumentDataAttributes
+from stackship_client.models.user_update_document import UserUpdateDocument as UserUpdateDocument
+from stackship_client.models.user_update_document_data import UserUpdateDocumentData as UserUpdateDocumentData
+from stackship_client.models.user_update_document_data_attributes import UserUpdateDocumentDataAttributes as UserUpdateDocumentDataAttributes
 from stackship_client.models.variable import Variable as Variable
 from stackship_client.models.variable_attributes import VariableAttributes as VariableAttributes
 from stackship_client.models.variable_create_document import VariableCreateDocument as VariableCreateDocument

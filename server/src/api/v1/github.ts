@@ -6,7 +6,8 @@ import type { Workspace } from "../../domain/records.ts";
 import type { RequestContext } from "../../http/app.ts";
 import type { GitHubDelivery, GitHubInstallation, SourceConnection } from "../../store/index.ts";
 import { principalOf } from "../authorize.ts";
-import { loadWorkspace } from "../lookup.ts";
+import { loadOrganization, loadWorkspace } from "../lookup.ts";
+import { bindInstallation, createInstallationState, isOrganizationAdmin, releaseInstallation } from "../../commands/github-installations.ts";
 
 type H = Handlers<RequestContext>;
 type S = components["schemas"];
@@ -44,16 +45,26 @@ function repositoryAccess(connection: SourceConnection, installation: GitHubInst
 
 async function sourceDocument(ctx: RequestContext, workspace: Workspace, connection: SourceConnection | undefined): Promise<S["SourceConnectionDocument"]> {
   const settings = ctx.services.config.github;
+  // The App id and the API URL are deployment details: administrators only.
+  const admin = isOrganizationAdmin(principalOf(ctx), workspace.organizationId);
+  const on = settings.state === "on";
   const pipeline: S["SourcePipeline"] = {
     state: settings.state,
-    detail: settings.state === "on" ? `The GitHub App ${settings.appId} is configured (API ${settings.apiUrl}).` : settings.detail,
+    detail: on ? (admin ? `The GitHub App ${settings.appId} is configured (API ${settings.apiUrl}).` : "The GitHub App is configured.") : settings.detail,
     webhook_url: `${ctx.baseUrl}/v1/github/webhooks`,
+    app_id: on && admin ? settings.appId : null,
+    api_url: on && admin ? settings.apiUrl : null,
   };
   if (!connection) return { data: null, meta: { pipeline, deliveries: [] } };
-  const [installation, deliveries] = await Promise.all([
+  const [installation, binding] = await Promise.all([
     ctx.services.stores.github.getInstallation(connection.installationId),
-    ctx.services.stores.github.recentDeliveries(connection.repository, SOURCE_RECENT_DELIVERIES),
+    ctx.services.stores.github.getBinding(connection.installationId),
   ]);
+  // Only deliveries through the connection's own installation, and only while it is this organization's.
+  const deliveries =
+    binding?.organizationId === workspace.organizationId && connection.organizationId === workspace.organizationId
+      ? await ctx.services.stores.github.recentDeliveries(connection.repository, connection.installationId, SOURCE_RECENT_DELIVERIES)
+      : [];
   return {
     data: {
       type: "source-connections",
@@ -87,6 +98,40 @@ export const githubHandlers = {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:read");
     const connection = await ctx.services.stores.github.getConnection(workspace.id);
     return { status: 200, body: await sourceDocument(ctx, workspace, connection) };
+  },
+
+  async createGithubInstallationState({ path, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
+    const issued = await createInstallationState(ctx.services, principalOf(ctx), organization);
+    return {
+      status: 201,
+      body: { data: { type: "github-installation-states", id: issued.id, attributes: { state: issued.state, organization: organization.name, expires_at: issued.expiresAt } } },
+    };
+  },
+
+  async bindGithubInstallation({ body, ctx }) {
+    const a = body.data.attributes;
+    const { binding, created, organization } = await bindInstallation(ctx.services, principalOf(ctx), {
+      installationId: a.installation_id,
+      state: a.state,
+      organizationName: a.organization,
+    });
+    return {
+      status: created ? 201 : 200,
+      body: {
+        data: {
+          type: "github-installations",
+          id: String(binding.installationId),
+          attributes: { installation_id: binding.installationId, organization: organization.name, account: binding.account, bound_at: binding.boundAt },
+        },
+      },
+    };
+  },
+
+  async releaseGithubInstallation({ path, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
+    await releaseInstallation(ctx.services, principalOf(ctx), organization, Number(path.installation_id));
+    return { status: 204, body: undefined };
   },
 
   async putWorkspaceSource({ path, body, ctx }) {

@@ -14,6 +14,7 @@ import * as createWorkloadIdentity from "./20261203110000_create_workload_identi
 import * as createArtifactObjects from "./20261203140500_create_artifact_objects.ts";
 import * as createArtifacts from "./20261203140600_create_artifacts.ts";
 import * as addPlanEvidenceDigests from "./20261204170000_add_plan_evidence_digests.ts";
+import * as createGithubInstallationBindings from "./20261204180000_create_github_installation_bindings.ts";
 
 /** A migration as the migration source serves it. */
 export interface NamedMigration {
@@ -39,4 +40,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: "20261203140500_create_artifact_objects", up: createArtifactObjects.up, down: createArtifactObjects.down },
   { name: "20261203140600_create_artifacts", up: createArtifacts.up, down: createArtifacts.down },
   { name: "20261204170000_add_plan_evidence_digests", up: addPlanEvidenceDigests.up, down: addPlanEvidenceDigests.down },
+  { name: "20261204180000_create_github_installation_bindings", up: createGithubInstallationBindings.up, down: createGithubInstallationBindings.down },
 ];

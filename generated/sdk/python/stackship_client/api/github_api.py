@@ -15,10 +15,13 @@ from pydantic import validate_call, Field, StrictFloat, StrictStr, StrictInt
 from typing import Any, Dict, List, Optional, Tuple, Union
 from typing_extensions import Annotated
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from typing import Any, Dict, Optional
 from typing_extensions import Annotated
 from stackship_client.models.git_hub_delivery_document import GitHubDeliveryDocument
+from stackship_client.models.git_hub_installation_bind_document import GitHubInstallationBindDocument
+from stackship_client.models.git_hub_installation_document import GitHubInstallationDocument
+from stackship_client.models.git_hub_installation_state_document import GitHubInstallationStateDocument
 
 from stackship_client.api_client import ApiClient, RequestSerialized
 from stackship_client.api_response import ApiResponse
@@ -36,6 +39,579 @@ class GithubApi:
         if api_client is None:
             api_client = ApiClient.get_default()
         self.api_client = api_client
+
+
+    @validate_call
+    def bind_github_installation(
+        self,
+        git_hub_installation_bind_document: GitHubInstallationBindDocument,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> GitHubInstallationDocument:
+        """Bind a GitHub App installation to an organization
+
+        The only way an installation becomes an organization's (source connections may use only installations bound to their organization). With `state` (from `createGithubInstallationState`, redeemed by the same signed-in session, once, within 10 minutes) the installation is bound to the organization the state was issued for, after StackShip confirmed with GitHub (`GET /app/installations/{id}` as the App) that the installation exists and was created after the state was issued (an older installation cannot be claimed by quoting its id: 422 `GITHUB_INSTALLATION_PREDATES_STATE`). Without `state`, naming an `organization`, only a deployment administrator may bind (automation and GitHub Enterprise set-ups), and StackShip still confirms the installation with GitHub first; anyone else gets 403 `GITHUB_INSTALLATION_SETUP_REQUIRED`. An installation bound to another organization is 409 `SOURCE_INSTALLATION_IN_USE` until that organization releases it. An unknown or expired state is 422 `GITHUB_INSTALLATION_STATE_INVALID`; an installation GitHub does not know for this App is 422 `GITHUB_INSTALLATION_NOT_FOUND`; GitHub unreachable is 503 `GITHUB_API_UNAVAILABLE`. Binding again to the same organization answers 200. Audited.
+
+        :param git_hub_installation_bind_document: (required)
+        :type git_hub_installation_bind_document: GitHubInstallationBindDocument
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._bind_github_installation_serialize(
+            git_hub_installation_bind_document=git_hub_installation_bind_document,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "GitHubInstallationDocument",
+            '201': "GitHubInstallationDocument",
+            '400': "ErrorDocument",
+            '401': "ErrorDocument",
+            '403': "ErrorDocument",
+            '404': "ErrorDocument",
+            '409': "ErrorDocument",
+            '422': "ErrorDocument",
+            '503': "ErrorDocument",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def bind_github_installation_with_http_info(
+        self,
+        git_hub_installation_bind_document: GitHubInstallationBindDocument,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[GitHubInstallationDocument]:
+        """Bind a GitHub App installation to an organization
+
+        The only way an installation becomes an organization's (source connections may use only installations bound to their organization). With `state` (from `createGithubInstallationState`, redeemed by the same signed-in session, once, within 10 minutes) the installation is bound to the organization the state was issued for, after StackShip confirmed with GitHub (`GET /app/installations/{id}` as the App) that the installation exists and was created after the state was issued (an older installation cannot be claimed by quoting its id: 422 `GITHUB_INSTALLATION_PREDATES_STATE`). Without `state`, naming an `organization`, only a deployment administrator may bind (automation and GitHub Enterprise set-ups), and StackShip still confirms the installation with GitHub first; anyone else gets 403 `GITHUB_INSTALLATION_SETUP_REQUIRED`. An installation bound to another organization is 409 `SOURCE_INSTALLATION_IN_USE` until that organization releases it. An unknown or expired state is 422 `GITHUB_INSTALLATION_STATE_INVALID`; an installation GitHub does not know for this App is 422 `GITHUB_INSTALLATION_NOT_FOUND`; GitHub unreachable is 503 `GITHUB_API_UNAVAILABLE`. Binding again to the same organization answers 200. Audited.
+
+        :param git_hub_installation_bind_document: (required)
+        :type git_hub_installation_bind_document: GitHubInstallationBindDocument
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._bind_github_installation_serialize(
+            git_hub_installation_bind_document=git_hub_installation_bind_document,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "GitHubInstallationDocument",
+            '201': "GitHubInstallationDocument",
+            '400': "ErrorDocument",
+            '401': "ErrorDocument",
+            '403': "ErrorDocument",
+            '404': "ErrorDocument",
+            '409': "ErrorDocument",
+            '422': "ErrorDocument",
+            '503': "ErrorDocument",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def bind_github_installation_without_preload_content(
+        self,
+        git_hub_installation_bind_document: GitHubInstallationBindDocument,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """Bind a GitHub App installation to an organization
+
+        The only way an installation becomes an organization's (source connections may use only installations bound to their organization). With `state` (from `createGithubInstallationState`, redeemed by the same signed-in session, once, within 10 minutes) the installation is bound to the organization the state was issued for, after StackShip confirmed with GitHub (`GET /app/installations/{id}` as the App) that the installation exists and was created after the state was issued (an older installation cannot be claimed by quoting its id: 422 `GITHUB_INSTALLATION_PREDATES_STATE`). Without `state`, naming an `organization`, only a deployment administrator may bind (automation and GitHub Enterprise set-ups), and StackShip still confirms the installation with GitHub first; anyone else gets 403 `GITHUB_INSTALLATION_SETUP_REQUIRED`. An installation bound to another organization is 409 `SOURCE_INSTALLATION_IN_USE` until that organization releases it. An unknown or expired state is 422 `GITHUB_INSTALLATION_STATE_INVALID`; an installation GitHub does not know for this App is 422 `GITHUB_INSTALLATION_NOT_FOUND`; GitHub unreachable is 503 `GITHUB_API_UNAVAILABLE`. Binding again to the same organization answers 200. Audited.
+
+        :param git_hub_installation_bind_document: (required)
+        :type git_hub_installation_bind_document: GitHubInstallationBindDocument
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._bind_github_installation_serialize(
+            git_hub_installation_bind_document=git_hub_installation_bind_document,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "GitHubInstallationDocument",
+            '201': "GitHubInstallationDocument",
+            '400': "ErrorDocument",
+            '401': "ErrorDocument",
+            '403': "ErrorDocument",
+            '404': "ErrorDocument",
+            '409': "ErrorDocument",
+            '422': "ErrorDocument",
+            '503': "ErrorDocument",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _bind_github_installation_serialize(
+        self,
+        git_hub_installation_bind_document,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        # process the query parameters
+        # process the header parameters
+        # process the form parameters
+        # process the body parameter
+        if git_hub_installation_bind_document is not None:
+            _body_params = git_hub_installation_bind_document
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/vnd.api+json'
+                ]
+            )
+
+        # set the HTTP header `Content-Type`
+        if _content_type:
+            _header_params['Content-Type'] = _content_type
+        else:
+            _default_content_type = (
+                self.api_client.select_header_content_type(
+                    [
+                        'application/vnd.api+json'
+                    ]
+                )
+            )
+            if _default_content_type is not None:
+                _header_params['Content-Type'] = _default_content_type
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'session', 
+            'bearer'
+        ]
+
+        return self.api_client.param_serialize(
+            method='POST',
+            resource_path='/v1/github/installations',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
+    def create_github_installation_state(
+        self,
+        organization_name: Annotated[str, Field(strict=True)],
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> GitHubInstallationStateDocument:
+        """Start installing the GitHub App for this organization (a one-time setup state)
+
+        An organization administrator signed in to the dashboard asks for a `state`, then installs the App on GitHub with it (`https://github.com/apps/<app>/installations/new?state=<state>`). GitHub sends the browser back to the App's Setup URL, the dashboard page `<STACKSHIP_PUBLIC_URL>/github/setup`, with `installation_id`, `setup_action` and this `state`, and that page binds the installation (`POST /v1/github/installations`). The state is random (256 bits), returned once, stored only as its SHA-256, valid for 10 minutes, single use, and redeemable only by the session that asked for it. Needs a dashboard session (`session`) holding `org:admin` on the organization itself.
+
+        :param organization_name: (required)
+        :type organization_name: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._create_github_installation_state_serialize(
+            organization_name=organization_name,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '201': "GitHubInstallationStateDocument",
+            '400': "ErrorDocument",
+            '401': "ErrorDocument",
+            '403': "ErrorDocument",
+            '404': "ErrorDocument",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def create_github_installation_state_with_http_info(
+        self,
+        organization_name: Annotated[str, Field(strict=True)],
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[GitHubInstallationStateDocument]:
+        """Start installing the GitHub App for this organization (a one-time setup state)
+
+        An organization administrator signed in to the dashboard asks for a `state`, then installs the App on GitHub with it (`https://github.com/apps/<app>/installations/new?state=<state>`). GitHub sends the browser back to the App's Setup URL, the dashboard page `<STACKSHIP_PUBLIC_URL>/github/setup`, with `installation_id`, `setup_action` and this `state`, and that page binds the installation (`POST /v1/github/installations`). The state is random (256 bits), returned once, stored only as its SHA-256, valid for 10 minutes, single use, and redeemable only by the session that asked for it. Needs a dashboard session (`session`) holding `org:admin` on the organization itself.
+
+        :param organization_name: (required)
+        :type organization_name: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._create_github_installation_state_serialize(
+            organization_name=organization_name,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '201': "GitHubInstallationStateDocument",
+            '400': "ErrorDocument",
+            '401': "ErrorDocument",
+            '403': "ErrorDocument",
+            '404': "ErrorDocument",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def create_github_installation_state_without_preload_content(
+        self,
+        organization_name: Annotated[str, Field(strict=True)],
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """Start installing the GitHub App for this organization (a one-time setup state)
+
+        An organization administrator signed in to the dashboard asks for a `state`, then installs the App on GitHub with it (`https://github.com/apps/<app>/installations/new?state=<state>`). GitHub sends the browser back to the App's Setup URL, the dashboard page `<STACKSHIP_PUBLIC_URL>/github/setup`, with `installation_id`, `setup_action` and this `state`, and that page binds the installation (`POST /v1/github/installations`). The state is random (256 bits), returned once, stored only as its SHA-256, valid for 10 minutes, single use, and redeemable only by the session that asked for it. Needs a dashboard session (`session`) holding `org:admin` on the organization itself.
+
+        :param organization_name: (required)
+        :type organization_name: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._create_github_installation_state_serialize(
+            organization_name=organization_name,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '201': "GitHubInstallationStateDocument",
+            '400': "ErrorDocument",
+            '401': "ErrorDocument",
+            '403': "ErrorDocument",
+            '404': "ErrorDocument",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _create_github_installation_state_serialize(
+        self,
+        organization_name,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        if organization_name is not None:
+            _path_params['organization_name'] = organization_name
+        # process the query parameters
+        # process the header parameters
+        # process the form parameters
+        # process the body parameter
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/vnd.api+json'
+                ]
+            )
+
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'session', 
+            'bearer'
+        ]
+
+        return self.api_client.param_serialize(
+            method='POST',
+            resource_path='/v1/organizations/{organization_name}/github-installation-states',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
 
 
     @validate_call
@@ -60,7 +636,7 @@ class GithubApi:
     ) -> GitHubDeliveryDocument:
         """Receive a GitHub App webhook delivery
 
-        No bearer token: the `X-Hub-Signature-256` HMAC (SHA-256 over the raw body with the App's webhook secret, `STACKSHIP_GITHUB_WEBHOOK_SECRET`) is the proof, checked in constant time before the body is parsed or anything is written; a missing or wrong signature is 401 `GITHUB_WEBHOOK_SIGNATURE_INVALID` and only audited. At most 5 MiB of body (413 `GITHUB_WEBHOOK_TOO_LARGE`). A verified delivery is recorded and answered 202 at once; the work (runs, configuration versions, installation updates) happens in a job that is retried with backoff. A delivery id seen before (a redelivery) creates nothing and answers 200 with the recorded delivery. Events acted on: `push`, `pull_request` (opened, synchronize, reopened, closed), `installation`, `installation_repositories`, `ping`; any other verified event is recorded as ignored. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off.
+        No bearer token: the `X-Hub-Signature-256` HMAC (SHA-256 over the raw body with the App's webhook secret, `STACKSHIP_GITHUB_WEBHOOK_SECRET`) is the proof, checked in constant time before the body is parsed or anything is written; a missing or wrong signature is 401 `GITHUB_WEBHOOK_SIGNATURE_INVALID` and only audited. At most 5 MiB of body (413 `GITHUB_WEBHOOK_TOO_LARGE`). A verified delivery is recorded and answered 202 at once; the work (runs, configuration versions, installation updates) happens in a job that is retried with backoff. A delivery id seen before (a redelivery) creates nothing and answers 200 with the recorded delivery. Because GitHub signs the body and not the delivery id, the job also deduplicates on what is signed: a push whose event, repository, ref and head SHA already created a workspace's run, or a pull request whose number and head SHA did, creates nothing (outcome `replayed`); and a push whose `repository.pushed_at` (the push time GitHub signs into the body) is older than the newest push recorded for that workspace and ref is refused (outcome `push_outdated`), so a captured body re-sent later never runs an old commit. Events acted on: `push`, `pull_request` (opened, synchronize, reopened, closed), `installation`, `installation_repositories`, `ping`; any other verified event is recorded as ignored. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off.
 
         :param body: (required)
         :type body: object
@@ -144,7 +720,7 @@ class GithubApi:
     ) -> ApiResponse[GitHubDeliveryDocument]:
         """Receive a GitHub App webhook delivery
 
-        No bearer token: the `X-Hub-Signature-256` HMAC (SHA-256 over the raw body with the App's webhook secret, `STACKSHIP_GITHUB_WEBHOOK_SECRET`) is the proof, checked in constant time before the body is parsed or anything is written; a missing or wrong signature is 401 `GITHUB_WEBHOOK_SIGNATURE_INVALID` and only audited. At most 5 MiB of body (413 `GITHUB_WEBHOOK_TOO_LARGE`). A verified delivery is recorded and answered 202 at once; the work (runs, configuration versions, installation updates) happens in a job that is retried with backoff. A delivery id seen before (a redelivery) creates nothing and answers 200 with the recorded delivery. Events acted on: `push`, `pull_request` (opened, synchronize, reopened, closed), `installation`, `installation_repositories`, `ping`; any other verified event is recorded as ignored. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off.
+        No bearer token: the `X-Hub-Signature-256` HMAC (SHA-256 over the raw body with the App's webhook secret, `STACKSHIP_GITHUB_WEBHOOK_SECRET`) is the proof, checked in constant time before the body is parsed or anything is written; a missing or wrong signature is 401 `GITHUB_WEBHOOK_SIGNATURE_INVALID` and only audited. At most 5 MiB of body (413 `GITHUB_WEBHOOK_TOO_LARGE`). A verified delivery is recorded and answered 202 at once; the work (runs, configuration versions, installation updates) happens in a job that is retried with backoff. A delivery id seen before (a redelivery) creates nothing and answers 200 with the recorded delivery. Because GitHub signs the body and not the delivery id, the job also deduplicates on what is signed: a push whose event, repository, ref and head SHA already created a workspace's run, or a pull request whose number and head SHA did, creates nothing (outcome `replayed`); and a push whose `repository.pushed_at` (the push time GitHub signs into the body) is older than the newest push recorded for that workspace and ref is refused (outcome `push_outdated`), so a captured body re-sent later never runs an old commit. Events acted on: `push`, `pull_request` (opened, synchronize, reopened, closed), `installation`, `installation_repositories`, `ping`; any other verified event is recorded as ignored. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off.
 
         :param body: (required)
         :type body: object
@@ -228,7 +804,7 @@ class GithubApi:
     ) -> RESTResponseType:
         """Receive a GitHub App webhook delivery
 
-        No bearer token: the `X-Hub-Signature-256` HMAC (SHA-256 over the raw body with the App's webhook secret, `STACKSHIP_GITHUB_WEBHOOK_SECRET`) is the proof, checked in constant time before the body is parsed or anything is written; a missing or wrong signature is 401 `GITHUB_WEBHOOK_SIGNATURE_INVALID` and only audited. At most 5 MiB of body (413 `GITHUB_WEBHOOK_TOO_LARGE`). A verified delivery is recorded and answered 202 at once; the work (runs, configuration versions, installation updates) happens in a job that is retried with backoff. A delivery id seen before (a redelivery) creates nothing and answers 200 with the recorded delivery. Events acted on: `push`, `pull_request` (opened, synchronize, reopened, closed), `installation`, `installation_repositories`, `ping`; any other verified event is recorded as ignored. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off.
+        No bearer token: the `X-Hub-Signature-256` HMAC (SHA-256 over the raw body with the App's webhook secret, `STACKSHIP_GITHUB_WEBHOOK_SECRET`) is the proof, checked in constant time before the body is parsed or anything is written; a missing or wrong signature is 401 `GITHUB_WEBHOOK_SIGNATURE_INVALID` and only audited. At most 5 MiB of body (413 `GITHUB_WEBHOOK_TOO_LARGE`). A verified delivery is recorded and answered 202 at once; the work (runs, configuration versions, installation updates) happens in a job that is retried with backoff. A delivery id seen before (a redelivery) creates nothing and answers 200 with the recorded delivery. Because GitHub signs the body and not the delivery id, the job also deduplicates on what is signed: a push whose event, repository, ref and head SHA already created a workspace's run, or a pull request whose number and head SHA did, creates nothing (outcome `replayed`); and a push whose `repository.pushed_at` (the push time GitHub signs into the body) is older than the newest push recorded for that workspace and ref is refused (outcome `push_outdated`), so a captured body re-sent later never runs an old commit. Events acted on: `push`, `pull_request` (opened, synchronize, reopened, closed), `installation`, `installation_repositories`, `ping`; any other verified event is recorded as ignored. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off.
 
         :param body: (required)
         :type body: object
@@ -356,6 +932,298 @@ class GithubApi:
         return self.api_client.param_serialize(
             method='POST',
             resource_path='/v1/github/webhooks',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
+    def release_github_installation(
+        self,
+        organization_name: Annotated[str, Field(strict=True)],
+        installation_id: Annotated[int, Field(le=9007199254740991, strict=True, ge=1)],
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> None:
+        """Release a GitHub App installation bound to this organization
+
+        Unbinds the installation so that another organization may bind it (moving an installation needs this first). Refused with 409 `GITHUB_INSTALLATION_HAS_CONNECTIONS` while workspaces of the organization connect through it (disconnect them first); 404 when it is not bound to this organization. Organization administrators only. Audited.
+
+        :param organization_name: (required)
+        :type organization_name: str
+        :param installation_id: (required)
+        :type installation_id: int
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._release_github_installation_serialize(
+            organization_name=organization_name,
+            installation_id=installation_id,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '204': None,
+            '400': "ErrorDocument",
+            '401': "ErrorDocument",
+            '403': "ErrorDocument",
+            '404': "ErrorDocument",
+            '409': "ErrorDocument",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def release_github_installation_with_http_info(
+        self,
+        organization_name: Annotated[str, Field(strict=True)],
+        installation_id: Annotated[int, Field(le=9007199254740991, strict=True, ge=1)],
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[None]:
+        """Release a GitHub App installation bound to this organization
+
+        Unbinds the installation so that another organization may bind it (moving an installation needs this first). Refused with 409 `GITHUB_INSTALLATION_HAS_CONNECTIONS` while workspaces of the organization connect through it (disconnect them first); 404 when it is not bound to this organization. Organization administrators only. Audited.
+
+        :param organization_name: (required)
+        :type organization_name: str
+        :param installation_id: (required)
+        :type installation_id: int
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._release_github_installation_serialize(
+            organization_name=organization_name,
+            installation_id=installation_id,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '204': None,
+            '400': "ErrorDocument",
+            '401': "ErrorDocument",
+            '403': "ErrorDocument",
+            '404': "ErrorDocument",
+            '409': "ErrorDocument",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def release_github_installation_without_preload_content(
+        self,
+        organization_name: Annotated[str, Field(strict=True)],
+        installation_id: Annotated[int, Field(le=9007199254740991, strict=True, ge=1)],
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """Release a GitHub App installation bound to this organization
+
+        Unbinds the installation so that another organization may bind it (moving an installation needs this first). Refused with 409 `GITHUB_INSTALLATION_HAS_CONNECTIONS` while workspaces of the organization connect through it (disconnect them first); 404 when it is not bound to this organization. Organization administrators only. Audited.
+
+        :param organization_name: (required)
+        :type organization_name: str
+        :param installation_id: (required)
+        :type installation_id: int
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._release_github_installation_serialize(
+            organization_name=organization_name,
+            installation_id=installation_id,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '204': None,
+            '400': "ErrorDocument",
+            '401': "ErrorDocument",
+            '403': "ErrorDocument",
+            '404': "ErrorDocument",
+            '409': "ErrorDocument",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _release_github_installation_serialize(
+        self,
+        organization_name,
+        installation_id,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        if organization_name is not None:
+            _path_params['organization_name'] = organization_name
+        if installation_id is not None:
+            _path_params['installation_id'] = installation_id
+        # process the query parameters
+        # process the header parameters
+        # process the form parameters
+        # process the body parameter
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/vnd.api+json'
+                ]
+            )
+
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'session', 
+            'bearer'
+        ]
+
+        return self.api_client.param_serialize(
+            method='DELETE',
+            resource_path='/v1/organizations/{organization_name}/github-installations/{installation_id}',
             path_params=_path_params,
             query_params=_query_params,
             header_params=_header_params,

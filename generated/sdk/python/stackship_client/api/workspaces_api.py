@@ -367,7 +367,7 @@ class WorkspacesApi:
     ) -> None:
         """Disconnect the workspace from its repository
 
-        Runs already created stay as they are; later deliveries no longer reach this workspace. 404 when it has no connection.
+        Runs already created stay as they are; later deliveries no longer reach this workspace. 404 when it has no connection. Organization administrators only (`org:admin` on the organization itself).
 
         :param workspace_id: (required)
         :type workspace_id: str
@@ -438,7 +438,7 @@ class WorkspacesApi:
     ) -> ApiResponse[None]:
         """Disconnect the workspace from its repository
 
-        Runs already created stay as they are; later deliveries no longer reach this workspace. 404 when it has no connection.
+        Runs already created stay as they are; later deliveries no longer reach this workspace. 404 when it has no connection. Organization administrators only (`org:admin` on the organization itself).
 
         :param workspace_id: (required)
         :type workspace_id: str
@@ -509,7 +509,7 @@ class WorkspacesApi:
     ) -> RESTResponseType:
         """Disconnect the workspace from its repository
 
-        Runs already created stay as they are; later deliveries no longer reach this workspace. 404 when it has no connection.
+        Runs already created stay as they are; later deliveries no longer reach this workspace. 404 when it has no connection. Organization administrators only (`org:admin` on the organization itself).
 
         :param workspace_id: (required)
         :type workspace_id: str
@@ -909,7 +909,7 @@ class WorkspacesApi:
     ) -> SourceConnectionDocument:
         """The workspace's source connection, the pipeline's state and the last deliveries
 
-        Always 200 for a workspace the caller can read: `data` is the connection (null when the workspace has none), `meta.pipeline` says whether the GitHub App pipeline is configured on this deployment (and which variables are missing when it is not), `meta.deliveries` lists the last 20 webhook deliveries about the connected repository, newest first.
+        Always 200 for a workspace the caller can read: `data` is the connection (null when the workspace has none), `meta.pipeline` says whether the GitHub App pipeline is configured on this deployment (and which variables are missing when it is not), `meta.deliveries` lists the last 20 webhook deliveries about the connected repository through the connection's own installation, newest first. `meta.pipeline.app_id` and `api_url` (and the App id and API URL in its `detail`) are given only to administrators of the workspace's organization or of the deployment; everyone else gets null and a detail without them.
 
         :param workspace_id: (required)
         :type workspace_id: str
@@ -979,7 +979,7 @@ class WorkspacesApi:
     ) -> ApiResponse[SourceConnectionDocument]:
         """The workspace's source connection, the pipeline's state and the last deliveries
 
-        Always 200 for a workspace the caller can read: `data` is the connection (null when the workspace has none), `meta.pipeline` says whether the GitHub App pipeline is configured on this deployment (and which variables are missing when it is not), `meta.deliveries` lists the last 20 webhook deliveries about the connected repository, newest first.
+        Always 200 for a workspace the caller can read: `data` is the connection (null when the workspace has none), `meta.pipeline` says whether the GitHub App pipeline is configured on this deployment (and which variables are missing when it is not), `meta.deliveries` lists the last 20 webhook deliveries about the connected repository through the connection's own installation, newest first. `meta.pipeline.app_id` and `api_url` (and the App id and API URL in its `detail`) are given only to administrators of the workspace's organization or of the deployment; everyone else gets null and a detail without them.
 
         :param workspace_id: (required)
         :type workspace_id: str
@@ -1049,7 +1049,7 @@ class WorkspacesApi:
     ) -> RESTResponseType:
         """The workspace's source connection, the pipeline's state and the last deliveries
 
-        Always 200 for a workspace the caller can read: `data` is the connection (null when the workspace has none), `meta.pipeline` says whether the GitHub App pipeline is configured on this deployment (and which variables are missing when it is not), `meta.deliveries` lists the last 20 webhook deliveries about the connected repository, newest first.
+        Always 200 for a workspace the caller can read: `data` is the connection (null when the workspace has none), `meta.pipeline` says whether the GitHub App pipeline is configured on this deployment (and which variables are missing when it is not), `meta.deliveries` lists the last 20 webhook deliveries about the connected repository through the connection's own installation, newest first. `meta.pipeline.app_id` and `api_url` (and the App id and API URL in its `detail`) are given only to administrators of the workspace's organization or of the deployment; everyone else gets null and a detail without them.
 
         :param workspace_id: (required)
         :type workspace_id: str
@@ -1720,7 +1720,7 @@ class WorkspacesApi:
     ) -> SourceConnectionDocument:
         """Connect the workspace to a GitHub repository (or change the connection)
 
-        Creates or replaces the connection. `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs. An installation serves one organization: one already used by another organization's workspace is refused (409 `SOURCE_INSTALLATION_IN_USE`), so nobody can point a workspace at a repository through someone else's installation.
+        Creates or replaces the connection; organization administrators only (`org:admin` on the organization itself). `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs. The installation must be bound to the workspace's organization (`bindGithubInstallation`, through the App's setup flow), else 422 `SOURCE_INSTALLATION_NOT_BOUND` (the same answer whether it is unknown or another organization's); and GitHub must confirm that it can access the repository (`GET /installation/repositories` with the installation's token), else 422 `SOURCE_REPOSITORY_NOT_ACCESSIBLE`. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off, 503 `GITHUB_API_UNAVAILABLE` when GitHub cannot be reached. Nothing is written on a refusal.
 
         :param workspace_id: (required)
         :type workspace_id: str
@@ -1765,6 +1765,7 @@ class WorkspacesApi:
             '404': "ErrorDocument",
             '409': "ErrorDocument",
             '422': "ErrorDocument",
+            '503': "ErrorDocument",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1797,7 +1798,7 @@ class WorkspacesApi:
     ) -> ApiResponse[SourceConnectionDocument]:
         """Connect the workspace to a GitHub repository (or change the connection)
 
-        Creates or replaces the connection. `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs. An installation serves one organization: one already used by another organization's workspace is refused (409 `SOURCE_INSTALLATION_IN_USE`), so nobody can point a workspace at a repository through someone else's installation.
+        Creates or replaces the connection; organization administrators only (`org:admin` on the organization itself). `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs. The installation must be bound to the workspace's organization (`bindGithubInstallation`, through the App's setup flow), else 422 `SOURCE_INSTALLATION_NOT_BOUND` (the same answer whether it is unknown or another organization's); and GitHub must confirm that it can access the repository (`GET /installation/repositories` with the installation's token), else 422 `SOURCE_REPOSITORY_NOT_ACCESSIBLE`. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off, 503 `GITHUB_API_UNAVAILABLE` when GitHub cannot be reached. Nothing is written on a refusal.
 
         :param workspace_id: (required)
         :type workspace_id: str
@@ -1842,6 +1843,7 @@ class WorkspacesApi:
             '404': "ErrorDocument",
             '409': "ErrorDocument",
             '422': "ErrorDocument",
+            '503': "ErrorDocument",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1874,7 +1876,7 @@ class WorkspacesApi:
     ) -> RESTResponseType:
         """Connect the workspace to a GitHub repository (or change the connection)
 
-        Creates or replaces the connection. `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs. An installation serves one organization: one already used by another organization's workspace is refused (409 `SOURCE_INSTALLATION_IN_USE`), so nobody can point a workspace at a repository through someone else's installation.
+        Creates or replaces the connection; organization administrators only (`org:admin` on the organization itself). `tracked_branch` and `working_directory` are the workspace's own (the workspace document shows the same values afterwards). A repository may back several workspaces (different working directories). Pushes to the tracked branch then create plan_and_apply runs and pull requests targeting it speculative runs. The installation must be bound to the workspace's organization (`bindGithubInstallation`, through the App's setup flow), else 422 `SOURCE_INSTALLATION_NOT_BOUND` (the same answer whether it is unknown or another organization's); and GitHub must confirm that it can access the repository (`GET /installation/repositories` with the installation's token), else 422 `SOURCE_REPOSITORY_NOT_ACCESSIBLE`. 503 `GITHUB_APP_NOT_CONFIGURED` while the pipeline is off, 503 `GITHUB_API_UNAVAILABLE` when GitHub cannot be reached. Nothing is written on a refusal.
 
         :param workspace_id: (required)
         :type workspace_id: str
@@ -1919,6 +1921,7 @@ class WorkspacesApi:
             '404': "ErrorDocument",
             '409': "ErrorDocument",
             '422': "ErrorDocument",
+            '503': "ErrorDocument",
         }
         response_data = self.api_client.call_api(
             *_param,

@@ -31,7 +31,7 @@ class SourceConnectionDocumentMeta(BaseModel):
     SourceConnectionDocumentMeta
     """ # noqa: E501
     pipeline: SourcePipeline
-    deliveries: Annotated[List[GitHubDelivery], Field(max_length=20)] = Field(description="The last (at most 20) deliveries about the connected repository, newest first; empty when not connected.")
+    deliveries: Annotated[List[GitHubDelivery], Field(max_length=20)] = Field(description="The last (at most 20) deliveries about the connected repository through the connection's own installation (bound to this workspace's organization), newest first; another organization's deliveries about a repository of the same name never appear. Empty when not connected.")
     __properties: ClassVar[List[str]] = ["pipeline", "deliveries"]
 
     model_config = ConfigDict(

@@ -32,7 +32,7 @@ class SourceConnectionWriteDocumentDataAttributes(BaseModel):
     repository: Annotated[str, Field(strict=True)] = Field(description="`owner/name`", json_schema_extra={"examples": ["acme/networking"]})
     tracked_branch: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]] = Field(default=None, description="Defaults to the workspace's tracked branch.")
     working_directory: Optional[Annotated[str, Field(strict=True, max_length=1000)]] = Field(default=None, description="The configuration's directory inside the repository; the root (\"\") by default.")
-    trigger_paths: Optional[Annotated[List[Annotated[str, Field(min_length=1, strict=True, max_length=500)]], Field(max_length=50)]] = Field(default=None, description="Globs relative to the repository root (`*` within a path segment, `**` across segments, `?` one character). A push creates a run only when it changes a file under the working directory or matching one of these.")
+    trigger_paths: Optional[Annotated[List[Annotated[str, Field(min_length=1, strict=True, max_length=200)]], Field(max_length=20)]] = Field(default=None, description="Globs relative to the repository root (`*` within a path segment, `**` across segments, `?` one character). A push creates a run only when it changes a file under the working directory or matching one of these. At most 20 globs of at most 200 characters each (422 beyond); they are matched in time linear in the glob's and the path's length (no backtracking).")
     __properties: ClassVar[List[str]] = ["installation_id", "repository", "tracked_branch", "working_directory", "trigger_paths"]
 
     @field_validator('repository', mode="before")

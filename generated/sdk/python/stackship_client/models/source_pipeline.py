@@ -18,7 +18,7 @@ import re  # noqa: F401
 import json
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
-from typing import Any, ClassVar, Dict, List
+from typing import Any, ClassVar, Dict, List, Optional
 from typing import Optional, Set
 from typing_extensions import Self
 from pydantic_core import to_jsonable_python
@@ -28,9 +28,11 @@ class SourcePipeline(BaseModel):
     SourcePipeline
     """ # noqa: E501
     state: StrictStr
-    detail: StrictStr = Field(description="One sentence: what is configured, or which variables are missing.")
+    detail: StrictStr = Field(description="One sentence: what is configured, or which variables are missing. It names the App id and the API URL only for administrators (as `app_id` and `api_url` do).")
     webhook_url: StrictStr = Field(description="Where the GitHub App must send its webhooks.")
-    __properties: ClassVar[List[str]] = ["state", "detail", "webhook_url"]
+    app_id: Optional[StrictStr] = Field(description="The GitHub App's id (`STACKSHIP_GITHUB_APP_ID`) for an administrator of the workspace's organization (or of the deployment) while the pipeline is on; null for everyone else.")
+    api_url: Optional[StrictStr] = Field(description="The GitHub API the App talks to (`STACKSHIP_GITHUB_API_URL`), under the same rule as `app_id`: null for anyone but an administrator, and while the pipeline is off.")
+    __properties: ClassVar[List[str]] = ["state", "detail", "webhook_url", "app_id", "api_url"]
 
     @field_validator('state')
     def state_validate_enum(cls, value):
@@ -78,6 +80,16 @@ class SourcePipeline(BaseModel):
             exclude=excluded_fields,
             exclude_none=True,
         )
+        # set to None if app_id (nullable) is None
+        # and model_fields_set contains the field
+        if self.app_id is None and "app_id" in self.model_fields_set:
+            _dict['app_id'] = None
+
+        # set to None if api_url (nullable) is None
+        # and model_fields_set contains the field
+        if self.api_url is None and "api_url" in self.model_fields_set:
+            _dict['api_url'] = None
+
         return _dict
 
     @classmethod
@@ -92,7 +104,9 @@ class SourcePipeline(BaseModel):
         _obj = cls.model_validate({
             "state": obj.get("state"),
             "detail": obj.get("detail"),
-            "webhook_url": obj.get("webhook_url")
+            "webhook_url": obj.get("webhook_url"),
+            "app_id": obj.get("app_id"),
+            "api_url": obj.get("api_url")
         })
         return _obj
 

@@ -17,6 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
+from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
@@ -30,13 +31,24 @@ class TokenCreateDocumentDataAttributes(BaseModel):
     """ # noqa: E501
     role: StrictStr = Field(description="viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have.")
     description: Optional[Annotated[str, Field(strict=True, max_length=200)]] = None
-    __properties: ClassVar[List[str]] = ["role", "description"]
+    expires_at: Optional[datetime] = Field(default=None, description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
+    __properties: ClassVar[List[str]] = ["role", "description", "expires_at"]
 
     @field_validator('role')
     def role_validate_enum(cls, value):
         """Validates the enum"""
         if value not in set(['viewer', 'operator', 'admin']):
             raise ValueError("must be one of enum values ('viewer', 'operator', 'admin')")
+        return value
+
+    @field_validator('expires_at', mode="before")
+    def expires_at_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", value):
+            raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/")
         return value
 
     model_config = ConfigDict(
@@ -91,7 +103,8 @@ class TokenCreateDocumentDataAttributes(BaseModel):
 
         _obj = cls.model_validate({
             "role": obj.get("role"),
-            "description": obj.get("description")
+            "description": obj.get("description"),
+            "expires_at": obj.get("expires_at")
         })
         return _obj
 

@@ -31,8 +31,9 @@ class TokenDocumentDataAttributes(BaseModel):
     role: StrictStr
     description: Optional[StrictStr]
     created_at: datetime = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
+    expires_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     secret: StrictStr = Field(description="The bearer token. Returned only in this response; StackShip stores only its hash.")
-    __properties: ClassVar[List[str]] = ["role", "description", "created_at", "secret"]
+    __properties: ClassVar[List[str]] = ["role", "description", "created_at", "expires_at", "secret"]
 
     @field_validator('role')
     def role_validate_enum(cls, value):
@@ -44,6 +45,16 @@ class TokenDocumentDataAttributes(BaseModel):
     @field_validator('created_at', mode="before")
     def created_at_validate_regular_expression(cls, value):
         """Validates the regular expression"""
+        if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", value):
+            raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/")
+        return value
+
+    @field_validator('expires_at', mode="before")
+    def expires_at_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
         if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$", value):
             raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/")
         return value
@@ -92,6 +103,11 @@ class TokenDocumentDataAttributes(BaseModel):
         if self.description is None and "description" in self.model_fields_set:
             _dict['description'] = None
 
+        # set to None if expires_at (nullable) is None
+        # and model_fields_set contains the field
+        if self.expires_at is None and "expires_at" in self.model_fields_set:
+            _dict['expires_at'] = None
+
         return _dict
 
     @classmethod
@@ -107,6 +123,7 @@ class TokenDocumentDataAttributes(BaseModel):
             "role": obj.get("role"),
             "description": obj.get("description"),
             "created_at": obj.get("created_at"),
+            "expires_at": obj.get("expires_at"),
             "secret": obj.get("secret")
         })
         return _obj

@@ -32,8 +32,9 @@ class UserDocumentDataAttributes(BaseModel):
     email: Annotated[str, Field(min_length=3, strict=True, max_length=254)]
     display_name: StrictStr
     site_admin: StrictBool
+    disabled: StrictBool = Field(description="A disabled user cannot sign in and has no sessions.")
     created_at: datetime = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
-    __properties: ClassVar[List[str]] = ["email", "display_name", "site_admin", "created_at"]
+    __properties: ClassVar[List[str]] = ["email", "display_name", "site_admin", "disabled", "created_at"]
 
     @field_validator('email', mode="before")
     def email_validate_regular_expression(cls, value):
@@ -103,6 +104,7 @@ class UserDocumentDataAttributes(BaseModel):
             "email": obj.get("email"),
             "display_name": obj.get("display_name"),
             "site_admin": obj.get("site_admin"),
+            "disabled": obj.get("disabled"),
             "created_at": obj.get("created_at")
         })
         return _obj
