@@ -91,3 +91,47 @@ export function addWorkspaceTags(services: Services, actor: AuthenticatedPrincip
     });
   });
 }
+
+/** Settings of an existing workspace a client may change; members left out stay as they are. */
+export interface WorkspaceSettingsChange {
+  name?: string;
+  description?: string | null;
+  workingDirectory?: string;
+}
+
+/**
+ * Applies the settings that differ from the workspace's, audited as `workspace.updated` with
+ * each changed member's before and after, in one transaction; nothing changes, nothing is written.
+ */
+export async function updateWorkspaceSettings(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, input: WorkspaceSettingsChange): Promise<Workspace> {
+  const change: WorkspaceSettingsChange = {};
+  const changed: Record<string, { from: unknown; to: unknown }> = {};
+  if (input.name !== undefined && input.name !== workspace.name) {
+    change.name = input.name;
+    changed.name = { from: workspace.name, to: input.name };
+  }
+  if (input.description !== undefined && input.description !== workspace.description) {
+    change.description = input.description;
+    changed.description = { from: workspace.description, to: input.description };
+  }
+  if (input.workingDirectory !== undefined && input.workingDirectory !== workspace.workingDirectory) {
+    change.workingDirectory = input.workingDirectory;
+    changed.working_directory = { from: workspace.workingDirectory, to: input.workingDirectory };
+  }
+  if (Object.keys(changed).length === 0) return workspace;
+  const now = services.clock();
+  return inTransaction(services.db, async (stores) => {
+    const updated = await stores.workspaces.updateSettings(workspace.id, change, now);
+    if (!updated) throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} was not found.`);
+    await stores.audit.record({
+      organizationId: workspace.organizationId,
+      actorId: actor.id,
+      action: "workspace.updated",
+      targetType: "workspaces",
+      targetId: workspace.id,
+      data: changed,
+      createdAt: now,
+    });
+    return updated;
+  });
+}

@@ -88,6 +88,22 @@ export class WorkspaceRepository extends Repository {
     });
   }
 
+  /**
+   * Renames the workspace and sets its description and working directory (each only when given);
+   * a name taken in the organization throws WORKSPACE_NAME_TAKEN.
+   */
+  async updateSettings(id: string, input: { name?: string; description?: string | null; workingDirectory?: string }, now: Date | string): Promise<Workspace | undefined> {
+    const changes: Partial<WorkspaceRow> = { updated_at: isoForWrite(now) };
+    if (input.name !== undefined) changes.name = input.name;
+    if (input.description !== undefined) changes.description = input.description;
+    if (input.workingDirectory !== undefined) changes.working_directory = input.workingDirectory;
+    return translating(this.dialect, async () => {
+      await this.db<WorkspaceRow>("workspaces").where({ id }).update(changes);
+      const row = await this.db<WorkspaceRow>("workspaces").where({ id }).first();
+      return row && toWorkspace(row);
+    });
+  }
+
   /** Sets the tracked branch and working directory (what a source connection says). */
   async updateSource(id: string, input: { trackedBranch: string; workingDirectory: string }, now: Date | string): Promise<Workspace | undefined> {
     return translating(this.dialect, async () => {

@@ -10,6 +10,9 @@ import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const JSON_API = "application/vnd.api+json";
 
+/** The clock of the tests that pass it to their server. */
+let clock = new Date("2026-03-01T10:00:00.000Z");
+
 async function api(server: TestServer, token: string | null, method: string, path: string, body?: string, contentType = JSON_API) {
   const headers: Record<string, string> = { Accept: JSON_API };
   if (token) headers.Authorization = `Bearer ${token}`;
@@ -296,6 +299,96 @@ testEachServer(patch, "accepts terraform-version: a provided version pins it, an
     assert.is(patched.json.data.type, "workspaces");
     assert.is(patched.json.data.attributes["terraform-version"], pinnedOpenTofuVersion());
   }
+});
+
+testEachServer(
+  patch,
+  "applies name, description and working-directory (audited, updated-at moves, found by the new name) and refuses a taken name with 409, writing nothing",
+  async (server) => {
+    const { organizationName, token, workspace } = await setUp(server);
+    await createWorkspace(server, token, organizationName, { name: "taken" });
+    const before = await api(server, token, "GET", `/workspaces/${workspace.id}`);
+    clock = new Date(clock.getTime() + 60_000);
+    const attributes = {
+      name: "renamed",
+      description: "The app",
+      "working-directory": "stacks/app",
+      "auto-apply": false,
+      "allow-destroy-plan": false,
+      "queue-all-runs": false,
+      "execution-mode": "remote",
+    };
+    const patched = await api(server, token, "PATCH", `/workspaces/${workspace.id}`, JSON.stringify({ data: { type: "workspaces", attributes } }));
+    assert.is(patched.status, 200, JSON.stringify(patched.json));
+    const a = patched.json.data.attributes;
+    assert.is(a.name, "renamed");
+    assert.is(a.description, "The app");
+    assert.is(a["working-directory"], "stacks/app");
+    assert.is(a["auto-apply"], false);
+    assert.is(a["queue-all-runs"], false);
+    assert.is(a["execution-mode"], "remote");
+    assert.is(a["created-at"], before.json.data.attributes["created-at"]);
+    assert.is(a["updated-at"], clock.toISOString());
+    assert.ok(a["updated-at"] > before.json.data.attributes["updated-at"]);
+
+    const byNewName = await api(server, token, "GET", `/organizations/${organizationName}/workspaces/renamed`);
+    assert.is(byNewName.status, 200);
+    assert.is(byNewName.json.data.id, workspace.id);
+    assert.is((await api(server, token, "GET", `/organizations/${organizationName}/workspaces/app`)).status, 404);
+    const audited = (await server.db.knex("audit_events").where({ action: "workspace.updated", target_id: workspace.id })) as { data: unknown }[];
+    assert.is(audited.length, 1);
+
+    // The same document again changes nothing and moves nothing.
+    clock = new Date(clock.getTime() + 60_000);
+    const again = await api(server, token, "PATCH", `/workspaces/${workspace.id}`, JSON.stringify({ data: { type: "workspaces", attributes } }));
+    assert.is(again.json.data.attributes["updated-at"], a["updated-at"]);
+
+    const taken = await api(
+      server,
+      token,
+      "PATCH",
+      `/workspaces/${workspace.id}`,
+      JSON.stringify({ data: { type: "workspaces", attributes: { name: "taken", description: "lost" } } }),
+    );
+    assert.is(taken.status, 409, JSON.stringify(taken.json));
+    assert.is(taken.json.errors[0].code, "WORKSPACE_NAME_TAKEN");
+    const shown = await api(server, token, "GET", `/workspaces/${workspace.id}`);
+    assert.is(shown.json.data.attributes.name, "renamed");
+    assert.is(shown.json.data.attributes.description, "The app");
+  },
+  { clock: () => clock },
+);
+
+testEachServer(patch, "refuses auto-apply, destroy plans, queue-all-runs and other execution modes with 422 on update and create, writing nothing", async (server) => {
+  const { organizationName, token, workspace } = await setUp(server);
+  const refusals: [Record<string, unknown>, string, RegExp][] = [
+    [{ "auto-apply": true, name: "other" }, "RUN_AUTO_APPLY_FORBIDDEN", /without -auto-approve/],
+    [{ "allow-destroy-plan": true, description: "x" }, "RUN_DESTROY_FORBIDDEN", /destroy/],
+    [{ "queue-all-runs": true }, "DOCUMENT_INVALID", /queue-all-runs/],
+    [{ "execution-mode": "local" }, "DOCUMENT_INVALID", /execution-mode/],
+    [{ "execution-mode": "agent" }, "DOCUMENT_INVALID", /execution-mode/],
+    [{ "working-directory": "../outside" }, "DOCUMENT_INVALID", /working-directory/],
+  ];
+  const before = await api(server, token, "GET", `/workspaces/${workspace.id}`);
+  for (const [attributes, code, detail] of refusals) {
+    const label = JSON.stringify(attributes);
+    const patched = await api(server, token, "PATCH", `/workspaces/${workspace.id}`, JSON.stringify({ data: { type: "workspaces", attributes } }));
+    assert.is(patched.status, 422, label);
+    assert.is(patched.json.errors[0].code, code, label);
+    assert.match(patched.json.errors[0].detail, detail, label);
+    const created = await api(
+      server,
+      token,
+      "POST",
+      `/organizations/${organizationName}/workspaces`,
+      JSON.stringify({ data: { type: "workspaces", attributes: { ...attributes, name: "fresh" } } }),
+    );
+    assert.is(created.status, 422, label);
+    assert.is(created.json.errors[0].code, code, label);
+  }
+  assert.equal((await api(server, token, "GET", `/workspaces/${workspace.id}`)).json.data, before.json.data);
+  assert.is((await api(server, token, "GET", `/organizations/${organizationName}/workspaces/fresh`)).status, 404);
+  assert.equal(await server.db.knex("audit_events").where({ action: "workspace.updated" }), []);
 });
 
 cv.run();

@@ -5,7 +5,7 @@ import { DESTROY_FORBIDDEN_DETAIL } from "../../domain/run.ts";
 import type { RequestContext, SurfaceBinding } from "../../http/app.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
 import { createRun } from "../../commands/runs.ts";
-import { createWorkspace, resolveOpenTofuVersion } from "../../commands/workspaces.ts";
+import { createWorkspace, resolveOpenTofuVersion, updateWorkspaceSettings } from "../../commands/workspaces.ts";
 import { inTransaction } from "../../store/index.ts";
 import { projectHandlers } from "./projects.ts";
 import { planJsonHandlers } from "./plan-json.ts";
@@ -15,7 +15,7 @@ import { loadOrganizationForCli, runMaySee } from "./access.ts";
 import { renderTfeError } from "./errors.ts";
 import { presentRun } from "./presenters.ts";
 import { stateHandlers } from "./state.ts";
-import { workspaceResource, workspaceTagHandlers } from "./workspaces.ts";
+import { refuseFixedWorkspaceSettings, workspaceResource, workspaceTagHandlers } from "./workspaces.ts";
 
 /** The API version the CLI requires (≥ 2.5 for the `cloud` block). */
 export const TFP_API_VERSION = "2.5";
@@ -60,6 +60,7 @@ export const tfeHandlers = {
     const organization = await loadOrganization(ctx, path.organization_name, "workspace:read");
     const project = await loadProjectForNewWorkspace(ctx, organization, body.data.relationships?.project?.data?.id);
     const a = body.data.attributes;
+    refuseFixedWorkspaceSettings(a);
     const workspace = await createWorkspace(ctx.services, principalOf(ctx), organization, project, {
       name: a.name,
       description: a.description,
@@ -97,7 +98,14 @@ export const tfeHandlers = {
 
   async updateWorkspace({ path, body, ctx }) {
     let workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
-    const requested = body?.data?.attributes?.["terraform-version"];
+    const a = body?.data?.attributes ?? {};
+    refuseFixedWorkspaceSettings(a);
+    workspace = await updateWorkspaceSettings(ctx.services, principalOf(ctx), workspace, {
+      name: a.name,
+      description: a.description,
+      workingDirectory: a["working-directory"],
+    });
+    const requested = a["terraform-version"];
     if (requested !== undefined) {
       // The CLI PATCHes its own version right after creating a workspace and only warns on a
       // failure: a version this deployment provides becomes the pin, anything else keeps it.

@@ -98,6 +98,7 @@ export function presentWorkspace(
       "vcs-repo": null,
       "auto-apply": false,
       "allow-destroy-plan": false,
+      "queue-all-runs": false,
       operations: true,
       "created-at": workspace.createdAt,
       "updated-at": workspace.updatedAt,

@@ -1,6 +1,8 @@
 import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
 import type { components } from "../../../../generated/tfe/types.gen.ts";
 import { isAllowed } from "../../domain/authorization.ts";
+import { DomainError } from "../../domain/errors.ts";
+import { AUTO_APPLY_FORBIDDEN_DETAIL, DESTROY_FORBIDDEN_DETAIL } from "../../domain/run.ts";
 import type { Workspace } from "../../domain/records.ts";
 import { addWorkspaceTags } from "../../commands/workspaces.ts";
 import type { RequestContext } from "../../http/app.ts";
@@ -18,6 +20,34 @@ export async function workspaceResource(ctx: RequestContext, workspace: Workspac
   const lock = await ctx.services.stores.workspaceLocks.current(workspace.id);
   const tags = await ctx.services.stores.workspaces.tagsOf(workspace.id);
   return presentWorkspace(workspace, name, principalOf(ctx), lock, tags);
+}
+
+/** The settings go-tfe sends that StackShip fixes; only their one accepted value passes. */
+interface FixedWorkspaceSettings {
+  "auto-apply"?: boolean;
+  "allow-destroy-plan"?: boolean;
+  "queue-all-runs"?: boolean;
+  "execution-mode"?: string;
+}
+
+/**
+ * Refuses, before anything is written, a workspace setting StackShip does not offer rather than
+ * answering success without it: auto-apply and destroy plans with the run refusals' codes and
+ * sentences, queued runs on creation and other execution modes as invalid documents.
+ */
+export function refuseFixedWorkspaceSettings(a: FixedWorkspaceSettings): void {
+  if (a["auto-apply"] === true) throw new DomainError("RUN_AUTO_APPLY_FORBIDDEN", AUTO_APPLY_FORBIDDEN_DETAIL, { source: { pointer: "/data/attributes/auto-apply" } });
+  if (a["allow-destroy-plan"] === true) throw new DomainError("RUN_DESTROY_FORBIDDEN", DESTROY_FORBIDDEN_DETAIL, { source: { pointer: "/data/attributes/allow-destroy-plan" } });
+  if (a["queue-all-runs"] === true) {
+    throw new DomainError("DOCUMENT_INVALID", "StackShip queues a run only when someone asks for one, so queue-all-runs cannot be true. Send false or leave it out.", {
+      source: { pointer: "/data/attributes/queue-all-runs" },
+    });
+  }
+  if (a["execution-mode"] !== undefined && a["execution-mode"] !== "remote") {
+    throw new DomainError("DOCUMENT_INVALID", "StackShip runs every workspace remotely; execution-mode can only be remote.", {
+      source: { pointer: "/data/attributes/execution-mode" },
+    });
+  }
 }
 
 /** Tag names from a comma-separated query value (the CLI sends them URL-encoded, joined by commas). */
