@@ -43,6 +43,8 @@ export interface Config {
   uploadInspectionQueue: number;
   /** How many live WebSockets one dashboard session may hold open on one API process (STACKSHIP_LIVE_SOCKETS_PER_SESSION). */
   liveSocketsPerSession: number;
+  /** The cap of one phase's stored log in bytes; over it the first half and the newest half are kept (STACKSHIP_PHASE_LOG_MAX_BYTES). */
+  phaseLogMaxBytes: number;
   /** The GitHub App source pipeline: `on` with the App's settings, or `off` with the reason. */
   github: GitHubAppSettings;
   /** The built dashboard (web/dist: index.html and hashed assets), served at `/`. */
@@ -138,6 +140,9 @@ function githubSettings(env: NodeJS.ProcessEnv): GitHubAppSettings {
     tarballMaxBytes: positive(env.STACKSHIP_GITHUB_TARBALL_MAX_BYTES, 64 * 1024 * 1024, "STACKSHIP_GITHUB_TARBALL_MAX_BYTES"),
   };
 }
+
+/** The default of STACKSHIP_PHASE_LOG_MAX_BYTES: 64 MiB per phase's stored log. */
+export const DEFAULT_PHASE_LOG_MAX_BYTES = 64 * 1024 * 1024;
 
 /** The default of STACKSHIP_LIVE_SOCKETS_PER_SESSION: a few dashboard tabs each watching a run or two. */
 export const DEFAULT_LIVE_SOCKETS_PER_SESSION = 8;
@@ -277,6 +282,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadInspectionQueue: nonNegative(env.STACKSHIP_UPLOAD_INSPECTION_QUEUE, 8, "STACKSHIP_UPLOAD_INSPECTION_QUEUE"),
     github: githubSettings(env),
     liveSocketsPerSession: positive(env.STACKSHIP_LIVE_SOCKETS_PER_SESSION, DEFAULT_LIVE_SOCKETS_PER_SESSION, "STACKSHIP_LIVE_SOCKETS_PER_SESSION"),
+    phaseLogMaxBytes: positive(env.STACKSHIP_PHASE_LOG_MAX_BYTES, DEFAULT_PHASE_LOG_MAX_BYTES, "STACKSHIP_PHASE_LOG_MAX_BYTES"),
     dashboardDir: join(REPO_ROOT, "web/dist"),
     artifactStore: artifactStoreSetting(env.STACKSHIP_ARTIFACT_URL, dataDir, databaseUrl),
   };

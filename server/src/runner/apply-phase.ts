@@ -61,7 +61,7 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     review.dependencyBundleDigest !== x.dependencyBundleDigest ||
     fence === null ||
     fence !== x.workspaceLockFence;
-  const log = new PhaseLog(services.stores, run.id, "apply", services.clock, []);
+  const log = new PhaseLog(services.stores, run.id, "apply", services.clock, [], { maxBytes: services.config.phaseLogMaxBytes });
   if (stale) {
     log.write(
       policyHolds
@@ -106,7 +106,9 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
   if (!started) return "done";
   const { secret } = await mintRunToken(services, run, "apply", ctx.phaseTimeoutMs + 60_000);
   // A provisioner may print the token; the log is viewer-readable.
-  const sanitizedLog = new PhaseLog(services.stores, run.id, "apply", services.clock, new ValueMatcher([...secretValues, secret]));
+  const sanitizedLog = new PhaseLog(services.stores, run.id, "apply", services.clock, new ValueMatcher([...secretValues, secret]), {
+    maxBytes: services.config.phaseLogMaxBytes,
+  });
   let result: SandboxResult;
   try {
     const files = (async () => {

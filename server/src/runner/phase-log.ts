@@ -1,12 +1,86 @@
+import { DEFAULT_PHASE_LOG_MAX_BYTES } from "../config.ts";
 import type { Stores } from "../store/index.ts";
 import { LogSanitizer, stripAnsi } from "./log-sanitizer.ts";
 import { type ValueMatcher } from "../domain/redaction/index.ts";
+
+/** The line a log over its cap carries where its output was cut (the live feed and the CLI see it too). */
+export function truncationLine(maxBytes: number): string {
+  const head = Math.floor(maxBytes / 2);
+  return `\n[StackShip: this log is over its cap of ${maxBytes} bytes (STACKSHIP_PHASE_LOG_MAX_BYTES). The first ${head} bytes are above; the newest ${maxBytes - head} bytes are kept and follow when the phase ends; the output between them is dropped.]\n`;
+}
+
+/**
+ * Keeps a phase's stored log within its cap, never rewriting what was stored (readers' offsets
+ * stay valid): the first half of the cap is stored as it comes; what follows is held until the
+ * log is either complete within the cap (then stored whole) or over it: then the truncation line
+ * is stored at once and only the newest half of the cap is kept, stored when the phase ends. A
+ * log of exactly `maxBytes` bytes is stored whole; one byte more and it is cut. Works on the
+ * sanitized text (nothing sensitive is left in it to cut in half).
+ */
+class LogCap {
+  private readonly head: number;
+  private readonly tail: number;
+  private stored = 0;
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  private truncated = false;
+
+  constructor(private readonly maxBytes: number) {
+    this.head = Math.floor(maxBytes / 2);
+    this.tail = maxBytes - this.head;
+  }
+
+  /** What of `text` (and of what was held) to store now. */
+  take(text: string, final: boolean): string {
+    let out = "";
+    if (this.heldBytes === 0 && !this.truncated && this.stored + Buffer.byteLength(text, "utf8") <= this.head) {
+      this.stored += Buffer.byteLength(text, "utf8");
+      out = text;
+    } else if (text.length > 0) {
+      let bytes = Buffer.from(text, "utf8");
+      if (!this.truncated && this.heldBytes === 0 && this.stored < this.head) {
+        let cut = this.head - this.stored;
+        while (cut > 0 && (bytes[cut] & 0xc0) === 0x80) cut--; // never split a character
+        out = bytes.subarray(0, cut).toString("utf8");
+        this.stored += cut;
+        bytes = bytes.subarray(cut);
+      }
+      this.held.push(bytes);
+      this.heldBytes += bytes.length;
+      if (!this.truncated && this.stored + this.heldBytes > this.maxBytes) {
+        this.truncated = true;
+        out += truncationLine(this.maxBytes);
+      }
+      if (this.truncated) this.keepNewest();
+    }
+    if (final && this.heldBytes > 0) {
+      let tail = Buffer.concat(this.held);
+      let start = 0;
+      while (this.truncated && start < tail.length && (tail[start] & 0xc0) === 0x80) start++; // a whole first character
+      tail = tail.subarray(start);
+      out += tail.toString("utf8");
+      this.held = [];
+      this.heldBytes = 0;
+    }
+    return out;
+  }
+
+  /** Drops held output older than the newest `tail` bytes. */
+  private keepNewest(): void {
+    while (this.held.length > 0 && this.heldBytes - this.held[0].length >= this.tail) this.heldBytes -= this.held.shift()!.length;
+    const excess = this.heldBytes - this.tail;
+    if (excess > 0) {
+      this.held[0] = this.held[0].subarray(excess);
+      this.heldBytes -= excess;
+    }
+  }
+}
 
 /**
  * Appends sanitized phase output to the run's log in batches. A held log (the plan's) keeps its
  * text in memory until `release` names the phase's whole set of sensitive values: the values the
  * plan itself marks are only known once the plan exists, and nothing is stored (or streamed)
- * before they are redacted too.
+ * before they are redacted too. The stored log is capped (LogCap): its newest output is kept.
  */
 export class PhaseLog {
   private buffer = "";
@@ -14,6 +88,7 @@ export class PhaseLog {
   private timer: NodeJS.Timeout | null = null;
   private sanitizer: LogSanitizer | null = null;
   private held: string[] = [];
+  private readonly cap: LogCap;
 
   constructor(
     private readonly stores: Stores,
@@ -21,9 +96,10 @@ export class PhaseLog {
     private readonly phase: "plan" | "policy" | "apply",
     private readonly clock: () => Date,
     private readonly secrets: readonly string[] | ValueMatcher,
-    options: { hold?: boolean } = {},
+    options: { hold?: boolean; maxBytes?: number } = {},
   ) {
     if (!options.hold) this.sanitizer = new LogSanitizer(secrets);
+    this.cap = new LogCap(options.maxBytes ?? DEFAULT_PHASE_LOG_MAX_BYTES);
   }
 
   write(text: string): void {
@@ -56,7 +132,7 @@ export class PhaseLog {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (this.sanitizer === null) this.release(this.secrets);
-    const text = this.buffer + (final ? this.sanitizer!.flush() : "");
+    const text = this.cap.take(this.buffer + (final ? this.sanitizer!.flush() : ""), final);
     this.buffer = "";
     if (text.length === 0 && !final) return;
     this.writes = this.writes.then(() => this.stores.logs.append(this.runId, this.phase, text, final, this.clock()));

@@ -84,7 +84,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   try {
     planState = await loadPlanState(services, run);
   } catch (error) {
-    const log = new PhaseLog(services.stores, run.id, "plan", services.clock, secretValues);
+    const log = new PhaseLog(services.stores, run.id, "plan", services.clock, secretValues, { maxBytes: services.config.phaseLogMaxBytes });
     log.write(`StackShip could not verify the workspace's current state (${(error as Error).message}); the plan did not run.\n`);
     await log.close();
     services.logger.warn({ runId: run.id, err: error }, "the prior state could not be read for redaction");
@@ -93,7 +93,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   }
   const priorState = planState.priorState;
   const knownBeforePlan = sensitiveValueSet({ variables: secretValues, priorState });
-  const log = new PhaseLog(services.stores, run.id, "plan", services.clock, knownBeforePlan, { hold: true });
+  const log = new PhaseLog(services.stores, run.id, "plan", services.clock, knownBeforePlan, { hold: true, maxBytes: services.config.phaseLogMaxBytes });
   const attempt = await services.stores.attempts.start({
     runId: run.id,
     phase: "plan",

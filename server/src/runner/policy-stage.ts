@@ -232,7 +232,7 @@ function skippedPolicyDigest(): string {
  */
 export async function policyStage(ctx: ExecutionContext, run: Run, storedPlanJson: Buffer, secrets: ValueMatcher): Promise<void> {
   const { services } = ctx;
-  const log = new PhaseLog(services.stores, run.id, "policy", services.clock, secrets);
+  const log = new PhaseLog(services.stores, run.id, "policy", services.clock, secrets, { maxBytes: services.config.phaseLogMaxBytes });
   let result: PolicyStageResult | null;
   try {
     // The plan JSON exactly as stored (its digest is the run's), without reading it back.
