@@ -198,11 +198,11 @@ testEachServer(
   "the signature covers the bytes as received: a body whose bytes differ from the signed ones only where they decode alike is 401, nothing written",
   async (server) => {
     const tables = ["github_deliveries", ...PIPELINE_TABLES];
-    const post = (body: Buffer, signature: string) =>
+    const post = (bytes: Buffer, signature: string) =>
       fetch(`${server.baseUrl}/v1/github/webhooks`, {
         method: "POST",
         headers: { "Content-Type": "application/json", "X-GitHub-Event": "ping", "X-GitHub-Delivery": randomUUID(), "X-Hub-Signature-256": signature },
-        body,
+        body: new Uint8Array(bytes),
       });
     // GitHub signed a body holding U+FFFD (EF BF BD); the attacker sends 0xFF in its place, which
     // a lenient decoder reads as the same U+FFFD.
