@@ -677,7 +677,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** The workspace's runs, newest first */
+        /**
+         * The workspace's runs, newest first
+         * @description Looks at the workspace's most recent 500 runs. Filters and searches combine; any other `filter[…]` or `search[…]` parameter is refused with 400 `REQUEST_INVALID` (naming it in `source.parameter`) rather than ignored.
+         */
         get: operations["listWorkspaceRuns"];
         put?: never;
         post?: never;
@@ -2185,8 +2188,20 @@ export interface operations {
     listWorkspaceRuns: {
         parameters: {
             query?: {
+                /** @description Comma-separated TFE operations; StackShip's runs are `plan_only` (speculative) or `plan_and_apply`. */
+                "filter[operation]"?: string;
+                /** @description Comma-separated run sources, as the run document's `source` shows them. */
+                "filter[source]"?: string;
+                /** @description Comma-separated TFE run statuses (as the run document shows them, e.g. `planned`, `applied`). */
+                "filter[status]"?: string;
                 "page[number]"?: components["parameters"]["page_number"];
                 "page[size]"?: components["parameters"]["page_size"];
+                /** @description Runs whose id, message, commit SHA, commit author or creating principal's name contains this text (case-insensitive); ignored when `search[user]` or `search[commit]` is given. */
+                "search[basic]"?: string;
+                /** @description Runs whose commit SHA starts with this text (case-insensitive). */
+                "search[commit]"?: string;
+                /** @description Runs whose commit author or creating principal's name contains this text (case-insensitive). */
+                "search[user]"?: string;
             };
             header?: never;
             path: {

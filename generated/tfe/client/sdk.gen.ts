@@ -296,6 +296,8 @@ export const getConfigurationVersion = <ThrowOnError extends boolean = false>(op
 
 /**
  * The workspace's runs, newest first
+ *
+ * Looks at the workspace's most recent 500 runs. Filters and searches combine; any other `filter[…]` or `search[…]` parameter is refused with 400 `REQUEST_INVALID` (naming it in `source.parameter`) rather than ignored.
  */
 export const listWorkspaceRuns = <ThrowOnError extends boolean = false>(options: Options<ListWorkspaceRunsData, ThrowOnError>) => (options.client ?? client).get<ListWorkspaceRunsResponses, ListWorkspaceRunsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

@@ -1504,6 +1504,30 @@ export type ListWorkspaceRunsData = {
     query?: {
         'page[number]'?: number;
         'page[size]'?: number;
+        /**
+         * Comma-separated TFE run statuses (as the run document shows them, e.g. `planned`, `applied`).
+         */
+        'filter[status]'?: string;
+        /**
+         * Comma-separated TFE operations; StackShip's runs are `plan_only` (speculative) or `plan_and_apply`.
+         */
+        'filter[operation]'?: string;
+        /**
+         * Comma-separated run sources, as the run document's `source` shows them.
+         */
+        'filter[source]'?: string;
+        /**
+         * Runs whose commit author or creating principal's name contains this text (case-insensitive).
+         */
+        'search[user]'?: string;
+        /**
+         * Runs whose commit SHA starts with this text (case-insensitive).
+         */
+        'search[commit]'?: string;
+        /**
+         * Runs whose id, message, commit SHA, commit author or creating principal's name contains this text (case-insensitive); ignored when `search[user]` or `search[commit]` is given.
+         */
+        'search[basic]'?: string;
     };
     url: '/api/v2/workspaces/{workspace_id}/runs';
 };

@@ -391,6 +391,66 @@ testEachServer(patch, "refuses auto-apply, destroy plans, queue-all-runs and oth
   assert.equal(await server.db.knex("audit_events").where({ action: "workspace.updated" }), []);
 });
 
+// ---------------------------------------------------------------------------------------------
+const runList = suite("GET workspace runs (tfe)");
+
+testEachServer(runList, "filters by status, operation and source (comma-separated) and searches user, commit and basic text; refuses unknown filters with 400", async (server) => {
+  const { token, workspace } = await setUp(server);
+  const fromGitHub = await startRun(server, token, workspace.id, { "main.tf": "\n" });
+  const sha = "abc123def4567890abc123def4567890abc12345";
+  await server.db
+    .knex("runs")
+    .where({ id: fromGitHub.id })
+    .update({
+      status: "awaiting_approval",
+      plan_status: "finished",
+      has_changes: true,
+      commit_sha: sha,
+      commit_message: "m",
+      commit_author: "octocat",
+      commit_ref: "refs/heads/main",
+      commit_repository: "acme/app",
+      commit_fork: false,
+    });
+  const fromCli = await createRun(server, token, workspace.id, await uploadedVersion(server, token, workspace.id), { message: "Queued from the CLI" });
+  assert.is(fromCli.status, 201, JSON.stringify(fromCli.json));
+  const canceled = await startRun(server, token, workspace.id, { "main.tf": "\n" });
+  assert.is((await api(server, token, "POST", `/runs/${canceled.id}/actions/cancel`, "{}")).status, 202);
+
+  const list = async (parameters: string) => {
+    const listed = await api(server, token, "GET", `/workspaces/${workspace.id}/runs?${parameters}`);
+    assert.is(listed.status, 200, `${parameters}: ${JSON.stringify(listed.json)}`);
+    assert.is(listed.json.meta.pagination["total-count"], listed.json.data.length, parameters);
+    return listed.json.data.map((run: { id: string }) => run.id);
+  };
+  const cli = fromCli.json.data.id;
+  assert.equal(await list(""), [canceled.id, cli, fromGitHub.id]);
+  assert.equal(await list("filter[status]=planned"), [fromGitHub.id]);
+  assert.equal(await list("filter[status]=planned,canceled"), [canceled.id, fromGitHub.id]);
+  assert.equal(await list("filter[status]=applied"), []);
+  assert.equal(await list("filter[operation]=plan_only"), [cli]);
+  assert.equal(await list("filter[operation]=plan_and_apply,destroy"), [canceled.id, fromGitHub.id]);
+  assert.equal(await list("filter[source]=cli"), [cli]);
+  assert.equal(await list("filter[source]=tfe-ui"), []);
+  assert.equal(await list("filter[status]=pending,canceled&filter[operation]=plan_and_apply"), [canceled.id]);
+  assert.equal(await list("search[commit]=ABC123"), [fromGitHub.id]);
+  assert.equal(await list("search[commit]=123"), []);
+  assert.equal(await list("search[user]=OCTO"), [fromGitHub.id]);
+  assert.equal(await list("search[basic]=queued%20from"), [cli]);
+  assert.equal(await list(`search[basic]=${canceled.id}`), [canceled.id]);
+  assert.equal(await list("search[basic]=abc123"), [fromGitHub.id]);
+  // search[user] and search[commit] take priority over search[basic], as in TFE.
+  assert.equal(await list("search[user]=octocat&search[basic]=nothing-matches"), [fromGitHub.id]);
+
+  for (const unknown of ["filter[status_group]=final", "search[name]=x", "filter[agent_pool_names]=a"]) {
+    const refused = await api(server, token, "GET", `/workspaces/${workspace.id}/runs?${unknown}`);
+    assert.is(refused.status, 400, unknown);
+    assert.is(refused.json.errors[0].code, "REQUEST_INVALID", unknown);
+    assert.is(refused.json.errors[0].source.parameter, unknown.split("=")[0], unknown);
+  }
+});
+
 cv.run();
 runs.run();
 patch.run();
+runList.run();

@@ -34,6 +34,16 @@ export function tfeRunStatus(run: Run): string {
   return TFE_RUN_STATUS[run.status];
 }
 
+/** The TFE operation of a run: StackShip makes plan-only (speculative) and plan-and-apply runs. */
+export function tfeRunOperation(run: Run): string {
+  return run.kind === "speculative" ? "plan_only" : "plan_and_apply";
+}
+
+/** The run's `source` as the run document shows it. */
+export function tfeRunSource(run: Run): string {
+  return run.source;
+}
+
 const CANCELABLE = new Set<RunStatus>(["pending", "planning", "policy_checking", "applying"]);
 const DISCARDABLE = new Set<RunStatus>(["awaiting_approval", "policy_soft_failed"]);
 
@@ -139,7 +149,7 @@ export function presentRun(run: Run, principal: AuthenticatedPrincipal | null = 
       "auto-apply": false,
       "plan-only": run.kind === "speculative",
       message: run.message,
-      source: run.source,
+      source: tfeRunSource(run),
       "terraform-version": run.opentofuVersion,
       "created-at": run.createdAt,
       "status-timestamps": timestamps,

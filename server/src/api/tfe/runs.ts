@@ -10,7 +10,8 @@ import { approveRun, cancelRun, discardRun } from "../../commands/run-decisions.
 import { loadConfigurationVersion, loadOrganization, loadRun, loadWorkspace, uploadUrlFor } from "../lookup.ts";
 import { logReadUrl, readFramedLog, verifyLogToken } from "./logs.ts";
 import { workspaceResource } from "./workspaces.ts";
-import { paginate, presentApply, presentConfigurationVersion, presentPlan, presentRun } from "./presenters.ts";
+import { paginate, presentApply, presentConfigurationVersion, presentPlan, presentRun, tfeRunOperation, tfeRunSource, tfeRunStatus } from "./presenters.ts";
+import { listParameter, refuseUnknownFilters } from "./query.ts";
 
 type H = Handlers<RequestContext>;
 type S = components["schemas"];
@@ -37,6 +38,47 @@ async function scanRuns(list: (options: { limit: number; after?: { createdAt: st
     after = { createdAt: last.createdAt, id: last.id };
   }
   return runs.slice(0, RUN_SCAN_LIMIT);
+}
+
+/** The filters and searches of the workspace run list (go-tfe's RunListOptions). */
+const RUN_LIST_FILTERS = ["filter[status]", "filter[operation]", "filter[source]", "search[user]", "search[commit]", "search[basic]"] as const;
+
+type RunListQuery = Partial<Record<(typeof RUN_LIST_FILTERS)[number], string>>;
+
+/**
+ * The runs matching every filter given, on what the client sees: TFE statuses, operations and
+ * sources (comma-separated lists, any value matches). `search[user]` matches the commit author or
+ * the name of the principal who created the run, `search[commit]` the commit SHA (a prefix); as in
+ * TFE, `search[basic]` (run id, message, commit SHA, user) applies only without those two.
+ */
+async function filterRuns(ctx: RequestContext, runs: Run[], query: RunListQuery): Promise<Run[]> {
+  const statuses = listParameter(query["filter[status]"]);
+  const operations = listParameter(query["filter[operation]"]);
+  const sources = listParameter(query["filter[source]"]);
+  const user = query["search[user]"]?.trim().toLowerCase() || undefined;
+  const commit = query["search[commit]"]?.trim().toLowerCase() || undefined;
+  const basic = user === undefined && commit === undefined ? query["search[basic]"]?.trim().toLowerCase() || undefined : undefined;
+  const names = new Map<string, string>();
+  const creatorName = async (run: Run): Promise<string> => {
+    if (run.createdBy === null) return "";
+    if (!names.has(run.createdBy)) names.set(run.createdBy, (await ctx.services.stores.principals.getById(run.createdBy))?.name ?? "");
+    return names.get(run.createdBy)!;
+  };
+  const matching: Run[] = [];
+  for (const run of runs) {
+    if (statuses && !statuses.has(tfeRunStatus(run))) continue;
+    if (operations && !operations.has(tfeRunOperation(run))) continue;
+    if (sources && !sources.has(tfeRunSource(run))) continue;
+    const sha = run.commit?.sha.toLowerCase() ?? "";
+    if (commit !== undefined && (sha === "" || !sha.startsWith(commit))) continue;
+    if (user !== undefined || basic !== undefined) {
+      const users = [run.commit?.author ?? "", await creatorName(run)].map((name) => name.toLowerCase());
+      if (user !== undefined && !users.some((name) => name.includes(user))) continue;
+      if (basic !== undefined && ![run.id.toLowerCase(), run.message.toLowerCase(), sha, ...users].some((text) => text !== "" && text.includes(basic))) continue;
+    }
+    matching.push(run);
+  }
+  return matching;
 }
 
 /** A run action's optional `comment` (the body may be `{}`, a comment, or nothing). */
@@ -82,10 +124,11 @@ export const runHandlers = {
   },
 
   async listWorkspaceRuns({ path, query, ctx }) {
+    refuseUnknownFilters(query, RUN_LIST_FILTERS);
     const workspace = await loadWorkspace(ctx, path.workspace_id, "run:read");
     const runs = await scanRuns((options) => ctx.services.stores.runs.listByWorkspace(workspace.id, options));
     const principal = principalOf(ctx);
-    const page = paginate(runs, query["page[number]"], query["page[size]"]);
+    const page = paginate(await filterRuns(ctx, runs, query), query["page[number]"], query["page[size]"]);
     return { status: 200, body: { data: page.data.map((run) => presentRun(run, principal)), meta: page.meta } };
   },
 
