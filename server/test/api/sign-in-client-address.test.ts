@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { openApiChannel } from "../../src/runner/api-channel.ts";
+import { openApiChannel, SANDBOX_API_URL } from "../../src/runner/api-channel.ts";
+import { runCollecting } from "../../src/runner/sandbox-test-support.ts";
 import { createUser } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
@@ -109,6 +110,40 @@ testEachServer(
       assert.equal(await server.db.knex("audit_events").where({ action: "session.sign_in_failed" }), [], "the guesses never reached the API");
     } finally {
       await api.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+  { clock },
+);
+
+testEachServer(
+  channel,
+  "a configuration's program in a real sandbox sprays 25 sign-ins at the API: each is 403 at the channel, and the person on this host still signs in",
+  async (server) => {
+    const person = await createUser(server);
+    const dir = await mkdtemp(join(tmpdir(), "ss-sandbox-spray-"));
+    // What a provider, an `external` program or a local-exec could run during a plan.
+    const program = `
+      const body = (password) => JSON.stringify({ data: { type: "sessions", attributes: { email: ${JSON.stringify(person.email)}, password } } });
+      (async () => {
+        const statuses = [];
+        for (let i = 1; i <= 25; i++) {
+          const response = await fetch("${SANDBOX_API_URL}/v1/auth/sessions", { method: "POST", headers: { "Content-Type": "application/vnd.api+json" }, body: body("guess " + i) });
+          statuses.push(response.status);
+        }
+        console.log(JSON.stringify(statuses));
+      })();
+    `;
+    try {
+      const result = await runCollecting({ argv: [process.execPath, "-e", program], tmpDir: dir, api: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) } });
+      assert.is(result.exitCode, 0, result.stderr);
+      assert.equal(
+        JSON.parse(result.stdout),
+        Array.from({ length: 25 }, () => 403),
+      );
+      assert.is(await signIn(server, person.email, person.password, { localAddress: "127.0.0.1" }), 201);
+      assert.equal(await server.db.knex("audit_events").where({ action: "session.sign_in_failed" }), []);
+    } finally {
       await rm(dir, { recursive: true, force: true });
     }
   },
