@@ -265,6 +265,42 @@ testEachServer(
 
 testEachServer(
   push,
+  "a pathological trigger path (twelve **/ then x) against a deep changed path is matched right while /healthz keeps answering",
+  async (server) => {
+    const connected = await connectWorkspace(server, double, { workingDirectory: "infra", triggerPaths: [`${"**/".repeat(12)}x`] });
+    const deep = Array.from({ length: 40 }, (_, i) => `d${i}`).join("/");
+    const sha = newSha();
+    double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, { "infra/main.tf": MAIN_TF, [`${deep}/x`]: "x\n" }));
+    let done = false;
+    const health: number[] = [];
+    const poll = (async () => {
+      while (!done) {
+        health.push((await fetch(`${server.baseUrl}/healthz`)).status);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    try {
+      const miss = await settled(
+        server,
+        (await deliver(server, double, "push", pushPayload(connected.repository, connected.installationId, sha, { changed: [`${deep}/y`] }))).deliveryId,
+      );
+      assert.equal([miss.status, miss.outcome], ["ignored", "no_relevant_changes"]);
+      const hit = await settled(
+        server,
+        (await deliver(server, double, "push", pushPayload(connected.repository, connected.installationId, sha, { changed: [`${deep}/x`] }))).deliveryId,
+      );
+      assert.equal([hit.status, hit.outcome], ["processed", "run_created"]);
+    } finally {
+      done = true;
+      await poll;
+    }
+    assert.ok(health.length > 0 && health.every((status) => status === 200), JSON.stringify(health));
+  },
+  GITHUB,
+);
+
+testEachServer(
+  push,
   "tarball redirects go only to GitHub's own host over its scheme: another host or another scheme is refused and nothing is downloaded or written",
   async (server) => {
     const connected = await connectWorkspace(server, double);
