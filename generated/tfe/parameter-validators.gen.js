@@ -1443,7 +1443,7 @@ return errors === 0;
 validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listWorkspacesQuery = validate37;
-const schema48 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaces/query","type":"object","properties":{"search[tags]":{"type":"string","maxLength":2000},"search[name]":{"type":"string","maxLength":90},"filter[project][id]":{"type":"string","maxLength":32},"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20}},"required":[],"additionalProperties":true};
+const schema48 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaces/query","type":"object","properties":{"search[tags]":{"type":"string","maxLength":2000},"search[name]":{"type":"string","maxLength":90},"filter[project][id]":{"type":"string","maxLength":32},"search[wildcard-name]":{"type":"string","maxLength":90},"search[exclude-tags]":{"type":"string","maxLength":2000},"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20}},"required":[],"additionalProperties":true};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaces/query" */;
@@ -1613,24 +1613,27 @@ errors++;
 }
 }
 }
-let data3 = data["page[number]"];
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+if(data["search[wildcard-name]"] !== undefined){
+let data3 = data["search[wildcard-name]"];
+if(typeof data3 !== "string"){
 let dataType3 = typeof data3;
 let coerced3 = undefined;
 if(dataType3 == 'object' && Array.isArray(data3) && data3.length == 1){
 data3 = data3[0];
 dataType3 = typeof data3;
-if(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3))){
+if(typeof data3 === "string"){
 coerced3 = data3;
 }
 }
 if(!(coerced3 !== undefined)){
-if(dataType3 === "boolean" || data3 === null
-              || (dataType3 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
-coerced3 = +data3;
+if(dataType3 == "number" || dataType3 == "boolean"){
+coerced3 = "" + data3;
+}
+else if(data3 === null){
+coerced3 = "";
 }
 else {
-const err6 = {instancePath:instancePath+"/page[number]",schemaPath:"#/properties/page%5Bnumber%5D/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err6 = {instancePath:instancePath+"/search[wildcard-name]",schemaPath:"#/properties/search%5Bwildcard-name%5D/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1643,13 +1646,13 @@ errors++;
 if(coerced3 !== undefined){
 data3 = coerced3;
 if(data !== undefined){
-data["page[number]"] = coerced3;
+data["search[wildcard-name]"] = coerced3;
 }
 }
 }
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-const err7 = {instancePath:instancePath+"/page[number]",schemaPath:"#/properties/page%5Bnumber%5D/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(typeof data3 === "string"){
+if(func1(data3) > 90){
+const err7 = {instancePath:instancePath+"/search[wildcard-name]",schemaPath:"#/properties/search%5Bwildcard-name%5D/maxLength",keyword:"maxLength",params:{limit: 90},message:"must NOT have more than 90 characters"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1659,24 +1662,28 @@ vErrors.push(err7);
 errors++;
 }
 }
-let data4 = data["page[size]"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+}
+if(data["search[exclude-tags]"] !== undefined){
+let data4 = data["search[exclude-tags]"];
+if(typeof data4 !== "string"){
 let dataType4 = typeof data4;
 let coerced4 = undefined;
 if(dataType4 == 'object' && Array.isArray(data4) && data4.length == 1){
 data4 = data4[0];
 dataType4 = typeof data4;
-if(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4))){
+if(typeof data4 === "string"){
 coerced4 = data4;
 }
 }
 if(!(coerced4 !== undefined)){
-if(dataType4 === "boolean" || data4 === null
-              || (dataType4 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
-coerced4 = +data4;
+if(dataType4 == "number" || dataType4 == "boolean"){
+coerced4 = "" + data4;
+}
+else if(data4 === null){
+coerced4 = "";
 }
 else {
-const err8 = {instancePath:instancePath+"/page[size]",schemaPath:"#/properties/page%5Bsize%5D/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err8 = {instancePath:instancePath+"/search[exclude-tags]",schemaPath:"#/properties/search%5Bexclude-tags%5D/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1689,13 +1696,13 @@ errors++;
 if(coerced4 !== undefined){
 data4 = coerced4;
 if(data !== undefined){
-data["page[size]"] = coerced4;
+data["search[exclude-tags]"] = coerced4;
 }
 }
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 100 || isNaN(data4)){
-const err9 = {instancePath:instancePath+"/page[size]",schemaPath:"#/properties/page%5Bsize%5D/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(typeof data4 === "string"){
+if(func1(data4) > 2000){
+const err9 = {instancePath:instancePath+"/search[exclude-tags]",schemaPath:"#/properties/search%5Bexclude-tags%5D/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1704,8 +1711,26 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data4 < 1 || isNaN(data4)){
-const err10 = {instancePath:instancePath+"/page[size]",schemaPath:"#/properties/page%5Bsize%5D/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+let data5 = data["page[number]"];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(dataType5 == 'object' && Array.isArray(data5) && data5.length == 1){
+data5 = data5[0];
+dataType5 = typeof data5;
+if(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5))){
+coerced5 = data5;
+}
+}
+if(!(coerced5 !== undefined)){
+if(dataType5 === "boolean" || data5 === null
+              || (dataType5 === "string" && data5 && data5 == +data5 && !(data5 % 1))){
+coerced5 = +data5;
+}
+else {
+const err10 = {instancePath:instancePath+"/page[number]",schemaPath:"#/properties/page%5Bnumber%5D/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1715,14 +1740,89 @@ vErrors.push(err10);
 errors++;
 }
 }
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["page[number]"] = coerced5;
 }
-else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 1 || isNaN(data5)){
+const err11 = {instancePath:instancePath+"/page[number]",schemaPath:"#/properties/page%5Bnumber%5D/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err11];
 }
 else {
 vErrors.push(err11);
+}
+errors++;
+}
+}
+let data6 = data["page[size]"];
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+let dataType6 = typeof data6;
+let coerced6 = undefined;
+if(dataType6 == 'object' && Array.isArray(data6) && data6.length == 1){
+data6 = data6[0];
+dataType6 = typeof data6;
+if(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6))){
+coerced6 = data6;
+}
+}
+if(!(coerced6 !== undefined)){
+if(dataType6 === "boolean" || data6 === null
+              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+coerced6 = +data6;
+}
+else {
+const err12 = {instancePath:instancePath+"/page[size]",schemaPath:"#/properties/page%5Bsize%5D/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(coerced6 !== undefined){
+data6 = coerced6;
+if(data !== undefined){
+data["page[size]"] = coerced6;
+}
+}
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 100 || isNaN(data6)){
+const err13 = {instancePath:instancePath+"/page[size]",schemaPath:"#/properties/page%5Bsize%5D/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data6 < 1 || isNaN(data6)){
+const err14 = {instancePath:instancePath+"/page[size]",schemaPath:"#/properties/page%5Bsize%5D/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
 }
 errors++;
 }

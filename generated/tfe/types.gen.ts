@@ -162,7 +162,7 @@ export interface paths {
         };
         /**
          * The organization's workspaces the caller may read, by name
-         * @description The `cloud` block's tags strategy (`workspaces { tags = [...] }`) lists here: only workspaces carrying every tag of `search[tags]` are returned.
+         * @description The `cloud` block's tags strategy (`workspaces { tags = [...] }`) lists here: only workspaces carrying every tag of `search[tags]` are returned. Searches combine; any other `filter[…]` or `search[…]` parameter is refused with 400 `REQUEST_INVALID` rather than ignored. A page past the last one is empty, with its own `current-page` and no `next-page`.
          */
         get: operations["listWorkspaces"];
         put?: never;
@@ -1467,10 +1467,14 @@ export interface operations {
                 "filter[project][id]"?: string;
                 "page[number]"?: components["parameters"]["page_number"];
                 "page[size]"?: components["parameters"]["page_size"];
+                /** @description Comma-separated tag names; a workspace carrying any of them is left out. */
+                "search[exclude-tags]"?: string;
                 /** @description Only workspaces whose name contains this text. */
                 "search[name]"?: string;
                 /** @description Comma-separated tag names; a workspace must carry all of them. */
                 "search[tags]"?: string;
+                /** @description Only workspaces whose whole name matches this pattern, where `*` stands for any text (`w1*`, `*prod`, `*mid*`). */
+                "search[wildcard-name]"?: string;
             };
             header?: never;
             path: {

@@ -64,7 +64,7 @@ export const createProject = <ThrowOnError extends boolean = false>(options: Opt
 /**
  * The organization's workspaces the caller may read, by name
  *
- * The `cloud` block's tags strategy (`workspaces { tags = [...] }`) lists here: only workspaces carrying every tag of `search[tags]` are returned.
+ * The `cloud` block's tags strategy (`workspaces { tags = [...] }`) lists here: only workspaces carrying every tag of `search[tags]` are returned. Searches combine; any other `filter[…]` or `search[…]` parameter is refused with 400 `REQUEST_INVALID` rather than ignored. A page past the last one is empty, with its own `current-page` and no `next-page`.
  */
 export const listWorkspaces = <ThrowOnError extends boolean = false>(options: Options<ListWorkspacesData, ThrowOnError>) => (options.client ?? client).get<ListWorkspacesResponses, ListWorkspacesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

@@ -739,6 +739,14 @@ export type ListWorkspacesData = {
          * Only workspaces of this project.
          */
         'filter[project][id]'?: string;
+        /**
+         * Only workspaces whose whole name matches this pattern, where `*` stands for any text (`w1*`, `*prod`, `*mid*`).
+         */
+        'search[wildcard-name]'?: string;
+        /**
+         * Comma-separated tag names; a workspace carrying any of them is left out.
+         */
+        'search[exclude-tags]'?: string;
         'page[number]'?: number;
         'page[size]'?: number;
     };

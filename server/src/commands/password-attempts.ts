@@ -19,14 +19,14 @@ export function emailDigest(email: string): string {
 
 /** One failed or refused password attempt, as the audit trail records it. */
 export interface FailedAttempt {
-  action: "session.sign_in_failed" | "session.step_up_failed";
+  action: "session.sign_in_failed" | "session.step_up_failed" | "user.password_change_failed";
   /** The user, when the email named one (never told to the caller). */
   userId: string | null;
   targetType: "users" | "sessions";
   targetId: string;
   email: string;
   clientAddress: string;
-  refusal: "CREDENTIALS_INVALID" | "STEP_UP_PASSWORD_INVALID" | "AUTH_THROTTLED";
+  refusal: "CREDENTIALS_INVALID" | "STEP_UP_PASSWORD_INVALID" | "PASSWORD_CURRENT_INVALID" | "AUTH_THROTTLED";
 }
 
 /** Audits a failed or throttled attempt (every one of them). */

@@ -2,7 +2,7 @@ import { createHash, createHmac, randomBytes } from "node:crypto";
 import type { Role, ScopeKind } from "../domain/authorization.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Organization } from "../domain/records.ts";
-import { DECOY_PASSWORD_HASH, hashPassword, MIN_PASSWORD_LENGTH, SESSION_TTL_MS, verifyPassword } from "../domain/sessions.ts";
+import { DECOY_PASSWORD_HASH, hashPassword, MAX_SESSIONS_PER_USER, MIN_PASSWORD_LENGTH, SESSION_TTL_MS, verifyPassword } from "../domain/sessions.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
 import { inTransaction, type Membership, type Session, type User } from "../store/index.ts";
@@ -157,7 +157,8 @@ export async function signIn(services: Services, email: string, password: string
   });
   await reserveAttempt(services, keys, () => auditFailedAttempt(services, failed("AUTH_THROTTLED")));
   const matches = await verifyPassword(password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
-  if (!user || !matches) {
+  // A disabled user gets exactly the answer of a wrong password (after the same work).
+  if (!user || !matches || user.disabledAt !== null) {
     await auditFailedAttempt(services, failed("CREDENTIALS_INVALID"));
     throw new DomainError("CREDENTIALS_INVALID", CREDENTIALS_INVALID, { source: { pointer: "/data/attributes/password" } });
   }
@@ -182,8 +183,20 @@ export async function signIn(services: Services, email: string, password: string
         replaced_by: created.id,
         user_id: previous.user.id,
       });
+      await stores.users.announceAccessChange(previous.user.id);
     }
     await stores.audit.record({ organizationId: null, actorId: user.id, action: "session.created", targetType: "sessions", targetId: created.id, createdAt: now });
+    // At most MAX_SESSIONS_PER_USER live sessions: the oldest beyond that end now.
+    const live = await stores.users.liveSessionsOf(user.id, now);
+    for (const oldest of live.slice(0, Math.max(0, live.length - MAX_SESSIONS_PER_USER))) {
+      await stores.users.revokeSession(oldest.id, now);
+      await stores.audit.recordAction({ organizationId: null, actorId: user.id, createdAt: now }, "session.ended", ["sessions", oldest.id], {
+        reason: "session_limit",
+        limit: MAX_SESSIONS_PER_USER,
+        replaced_by: created.id,
+      });
+    }
+    if (live.length > MAX_SESSIONS_PER_USER) await stores.users.announceAccessChange(user.id);
     return created;
   });
   return { session, user, secret, csrfToken };
@@ -224,5 +237,7 @@ export async function signOut(services: Services, sessionId: string, userId: str
   await inTransaction(services.db, async (stores) => {
     await stores.users.revokeSession(sessionId, now);
     await stores.audit.record({ organizationId: null, actorId: userId, action: "session.ended", targetType: "sessions", targetId: sessionId, createdAt: now });
+    // Its live sockets close now, not at the next heartbeat.
+    await stores.users.announceAccessChange(userId);
   });
 }

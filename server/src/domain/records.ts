@@ -75,6 +75,10 @@ export interface ApiToken {
   tokenHash: string;
   createdAt: string;
   lastUsedAt: string | null;
+  /** When the token stops working on its own; null: until revoked. */
+  expiresAt: string | null;
+  /** When an organization admin revoked it; null: not revoked. */
+  revokedAt: string | null;
 }
 
 /** One permission held by a principal on one scope. */
@@ -275,6 +279,8 @@ export interface User {
   passwordHash: string;
   siteAdmin: boolean;
   createdAt: string;
+  /** When a deployment administrator disabled the user (no sign-in, no session); null: enabled. */
+  disabledAt: string | null;
 }
 
 /** A user's built-in role at one scope of one organization. */

@@ -6,6 +6,11 @@ export const SESSION_COOKIE = "stackship_session";
 export const CSRF_HEADER = "x-csrf-token";
 /** How long a session lives after sign-in. */
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+/**
+ * The most live sessions one user holds: signing in once more ends the oldest, so signing in again
+ * and again cannot multiply the per-session live-socket limit (or keep stolen sessions alive).
+ */
+export const MAX_SESSIONS_PER_USER = 10;
 /** How long a step-up stays fresh: a step-up exactly 15 minutes old still counts. */
 export const STEP_UP_FRESH_MS = 15 * 60 * 1000;
 /** The shortest password a new user may get. */

@@ -70,7 +70,7 @@ function serveAsPlainRequest(server: HttpServer | HttpsServer, req: IncomingMess
 export class LiveGateway {
   readonly hub: LiveHub;
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 4096, clientTracking: true });
-  private readonly sessions = new WeakMap<object, { secret: string; alive: boolean; target: AuthorizationTarget }>();
+  private readonly sessions = new WeakMap<object, { secret: string; alive: boolean; target: AuthorizationTarget; userId: string }>();
   private readonly heartbeat: NodeJS.Timeout;
   private closing: Promise<void> | null = null;
   private beating = false;
@@ -86,7 +86,10 @@ export class LiveGateway {
     private readonly services: Services,
     options: LiveHubOptions = {},
   ) {
-    this.hub = new LiveHub(services, openRunChangeFeed(services.db, services.logger), options);
+    this.hub = new LiveHub(services, openRunChangeFeed(services.db, services.logger), {
+      ...options,
+      onAccessChange: (userId) => void this.recheckUser(userId),
+    });
     this.heartbeat = setInterval(() => void this.beat(), options.heartbeatMs ?? 30_000);
     this.heartbeat.unref();
   }
@@ -107,7 +110,7 @@ export class LiveGateway {
     socket.on("error", () => socket.destroy());
     const requestId = randomUUID();
     try {
-      const { runId, secret, target, sessionId } = await this.admit(req, socket);
+      const { runId, secret, target, sessionId, userId } = await this.admit(req, socket);
       if (socket.destroyed) return;
       // Checked and taken in one synchronous step, so concurrent handshakes cannot overshoot.
       const open = this.openPerSession.get(sessionId) ?? 0;
@@ -127,7 +130,7 @@ export class LiveGateway {
         else this.openPerSession.delete(sessionId);
       });
       this.wss.handleUpgrade(req, socket, head, (ws) => {
-        this.sessions.set(ws, { secret, alive: true, target });
+        this.sessions.set(ws, { secret, alive: true, target, userId });
         ws.on("pong", () => {
           const entry = this.sessions.get(ws);
           if (entry) entry.alive = true;
@@ -142,7 +145,7 @@ export class LiveGateway {
   }
 
   /** The checks of the handshake, in order: path, Origin, session, the run and its status. */
-  private async admit(req: IncomingMessage, socket: Duplex): Promise<{ runId: string; secret: string; target: AuthorizationTarget; sessionId: string }> {
+  private async admit(req: IncomingMessage, socket: Duplex): Promise<{ runId: string; secret: string; target: AuthorizationTarget; sessionId: string; userId: string }> {
     const url = new URL(req.url ?? "/", "http://x");
     const match = LIVE_PATH.exec(url.pathname);
     if (!match) throw new DomainError("NOT_FOUND", `No WebSocket at ${url.pathname}; live run events are at /live/runs/{run_id}.`);
@@ -177,7 +180,13 @@ export class LiveGateway {
         },
       );
     }
-    return { runId: run.id, secret, target: { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId }, sessionId: principal.session!.id };
+    return {
+      runId: run.id,
+      secret,
+      target: { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId },
+      sessionId: principal.session!.id,
+      userId: principal.id,
+    };
   }
 
   /** An HTTP error response on the not-yet-upgraded socket, then the socket is closed. */
@@ -210,7 +219,20 @@ export class LiveGateway {
     }
   }
 
-  private async checkSockets(): Promise<void> {
+  /**
+   * Someone's access changed (a membership removed or changed, sessions ended, the user
+   * disabled): that user's sockets re-check their session and `run:read` now, not at the next
+   * heartbeat, and close (1008) if either is gone.
+   */
+  private async recheckUser(userId: string): Promise<void> {
+    try {
+      await this.checkSockets({ userId });
+    } catch (error) {
+      this.services.logger.warn({ err: error }, "live: could not re-check sockets after an access change");
+    }
+  }
+
+  private async checkSockets(only: { userId: string } | null = null): Promise<void> {
     const now = this.services.clock();
     // One session check per session, however many sockets it has open.
     const principals = new Map<string, Promise<AuthenticatedPrincipal | null>>();
@@ -231,12 +253,16 @@ export class LiveGateway {
     for (const ws of this.wss.clients) {
       const entry = this.sessions.get(ws);
       if (!entry) continue;
-      if (!entry.alive) {
-        ws.terminate();
-        continue;
+      if (only) {
+        if (entry.userId !== only.userId) continue;
+      } else {
+        if (!entry.alive) {
+          ws.terminate();
+          continue;
+        }
+        entry.alive = false;
+        ws.ping();
       }
-      entry.alive = false;
-      ws.ping();
       let principal: AuthenticatedPrincipal | null;
       try {
         principal = await principalOf(entry.secret);

@@ -23,6 +23,11 @@ export interface LiveHubOptions {
    * sessions re-checked (a signed-out or expired session is closed with 1008). Default 30 s.
    */
   heartbeatMs?: number;
+  /**
+   * Called when someone's access changed (store/run-events.ts AccessChangeNotice, from this or any
+   * other API process): the gateway re-checks that user's sockets at once.
+   */
+  onAccessChange?: (userId: string) => void;
 }
 
 function stateOf(run: Run): LiveRunState {
@@ -52,6 +57,7 @@ export class LiveHub {
   private closed = false;
   readonly maxBufferedBytes: number;
   readonly closeGraceMs: number;
+  private readonly onAccessChange: ((userId: string) => void) | undefined;
 
   constructor(
     readonly services: Services,
@@ -60,6 +66,7 @@ export class LiveHub {
   ) {
     this.maxBufferedBytes = options.maxBufferedBytes ?? 1024 * 1024;
     this.closeGraceMs = options.closeGraceMs ?? 2000;
+    this.onAccessChange = options.onAccessChange;
   }
 
   /** How many runs and sockets this process is serving. */
@@ -83,6 +90,7 @@ export class LiveHub {
         resync: () => {
           for (const channel of this.channels.values()) channel.resync();
         },
+        access: (notice) => this.onAccessChange?.(notice.userId),
       });
       await this.subscription;
     } catch (error) {

@@ -34,7 +34,7 @@ export { JobRepository } from "./job-repository.ts";
 export { LogRepository, type LogChunk, type LogPhase, type LogPosition, type LogWindow } from "./log-repository.ts";
 export { ReviewRepository } from "./review-repository.ts";
 export { announce, openRunChangeFeed, RUN_CHANGE_CHANNEL } from "./run-events.ts";
-export type { RunChangeFeed, RunChangeListener, RunChangeNotice, LogChunkNotice, RunStateNotice } from "./run-events.ts";
+export type { AccessChangeNotice, RunChangeFeed, RunChangeListener, RunChangeNotice, LogChunkNotice, RunStateNotice } from "./run-events.ts";
 import { AttemptRepository } from "./attempt-repository.ts";
 import { JobRepository } from "./job-repository.ts";
 import { LogRepository } from "./log-repository.ts";

@@ -72,6 +72,8 @@ export interface ApiTokenRow {
   token_hash: string;
   created_at: DbTimestamp;
   last_used_at: DbTimestamp | null;
+  expires_at: DbTimestamp | null;
+  revoked_at: DbTimestamp | null;
 }
 
 /** permission_grants */

@@ -45,6 +45,16 @@ export interface RunStateNotice {
 /** One announcement of the run change feed. */
 export type RunChangeNotice = LogChunkNotice | RunStateNotice;
 
+/**
+ * Someone's access was taken away or narrowed (a membership removed or changed, sessions ended,
+ * the user disabled): live sockets of that user re-check their session and authorization now
+ * instead of at the next heartbeat. Announced like the run changes, on the same channel.
+ */
+export interface AccessChangeNotice {
+  kind: "access";
+  userId: string;
+}
+
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; stay well below. */
 const NOTIFY_PAYLOAD_LIMIT = 7000;
 
@@ -73,6 +83,16 @@ export function encodeNotice(notice: RunChangeNotice): string {
   return Buffer.byteLength(full) < NOTIFY_PAYLOAD_LIMIT ? full : JSON.stringify(bare);
 }
 
+/** The access change of a NOTIFY payload; undefined for anything else. */
+export function decodeAccessNotice(payload: string): AccessChangeNotice | undefined {
+  try {
+    const wire = JSON.parse(payload) as { k?: unknown; u?: unknown };
+    return wire?.k === "acc" && typeof wire.u === "string" ? { kind: "access", userId: wire.u } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The notice of a NOTIFY payload; undefined for anything malformed. */
 export function decodeNotice(payload: string): RunChangeNotice | undefined {
   let wire: Wire;
@@ -95,6 +115,7 @@ export function decodeNotice(payload: string): RunChangeNotice | undefined {
 const localBus = new EventEmitter();
 localBus.setMaxListeners(0);
 const LOCAL_EVENT = "notice";
+const LOCAL_ACCESS_EVENT = "access";
 
 function outermost(trx: Knex.Transaction): Knex.Transaction {
   let current = trx as Knex.Transaction & { parentTransaction?: Knex.Transaction };
@@ -107,21 +128,23 @@ function outermost(trx: Knex.Transaction): Knex.Transaction {
  * SQLite: an in-process event once the outermost transaction commits (never on rollback), or
  * right away when the write was not in a transaction.
  */
-export async function announce(executor: Executor, dialect: Dialect, notice: RunChangeNotice): Promise<void> {
+export async function announce(executor: Executor, dialect: Dialect, notice: RunChangeNotice | AccessChangeNotice): Promise<void> {
   if (dialect === "postgres") {
-    await executor.raw("select pg_notify(?, ?)", [RUN_CHANGE_CHANNEL, encodeNotice(notice)]);
+    const payload = notice.kind === "access" ? JSON.stringify({ k: "acc", u: notice.userId }) : encodeNotice(notice);
+    await executor.raw("select pg_notify(?, ?)", [RUN_CHANGE_CHANNEL, payload]);
     return;
   }
+  const event = notice.kind === "access" ? LOCAL_ACCESS_EVENT : LOCAL_EVENT;
   const trx = executor as Knex.Transaction;
   const committed = trx.isTransaction ? (outermost(trx).executionPromise as Promise<unknown> | undefined) : undefined;
   if (committed) {
     committed.then(
-      () => localBus.emit(LOCAL_EVENT, notice),
+      () => localBus.emit(event, notice),
       () => undefined,
     );
     return;
   }
-  localBus.emit(LOCAL_EVENT, notice);
+  localBus.emit(event, notice);
 }
 
 /**
@@ -138,6 +161,8 @@ export interface RunChangeListener {
   notice(notice: RunChangeNotice): void;
   /** The feed reconnected: anything since the last notice may be lost; re-read the database. */
   resync(): void;
+  /** Someone's access changed (AccessChangeNotice). */
+  access?(notice: AccessChangeNotice): void;
 }
 
 /** A subscription source of run changes for one database. */
@@ -157,19 +182,30 @@ class LocalFeed implements RunChangeFeed {
   private readonly onNotice = (notice: RunChangeNotice) => {
     for (const listener of this.listeners) listener.notice(notice);
   };
+  private readonly onAccess = (notice: AccessChangeNotice) => {
+    for (const listener of this.listeners) listener.access?.(notice);
+  };
 
   async subscribe(listener: RunChangeListener): Promise<() => void> {
-    if (this.listeners.size === 0) localBus.on(LOCAL_EVENT, this.onNotice);
+    if (this.listeners.size === 0) {
+      localBus.on(LOCAL_EVENT, this.onNotice);
+      localBus.on(LOCAL_ACCESS_EVENT, this.onAccess);
+    }
     this.listeners.add(listener);
     return () => {
       this.listeners.delete(listener);
-      if (this.listeners.size === 0) localBus.off(LOCAL_EVENT, this.onNotice);
+      if (this.listeners.size === 0) this.stopListening();
     };
+  }
+
+  private stopListening(): void {
+    localBus.off(LOCAL_EVENT, this.onNotice);
+    localBus.off(LOCAL_ACCESS_EVENT, this.onAccess);
   }
 
   async close(): Promise<void> {
     this.listeners.clear();
-    localBus.off(LOCAL_EVENT, this.onNotice);
+    this.stopListening();
   }
 }
 
@@ -209,6 +245,11 @@ class PostgresFeed implements RunChangeFeed {
     const client = new pg.Client({ connectionString: this.url });
     client.on("notification", (message) => {
       if (message.channel !== RUN_CHANGE_CHANNEL || !message.payload) return;
+      const access = decodeAccessNotice(message.payload);
+      if (access) {
+        for (const listener of this.listeners) listener.access?.(access);
+        return;
+      }
       const notice = decodeNotice(message.payload);
       if (!notice) return;
       for (const listener of this.listeners) listener.notice(notice);

@@ -18,6 +18,8 @@ export interface CreateTokenInput {
   description: string | null;
   tokenHash: string;
   createdAt: Date | string;
+  /** When it stops working on its own; null or absent: until revoked. */
+  expiresAt?: Date | string | null;
 }
 
 /** A token found by its hash, with who holds it and what they may do. */
@@ -40,6 +42,8 @@ export class TokenRepository extends Repository {
       token_hash: input.tokenHash,
       created_at: isoForWrite(input.createdAt),
       last_used_at: null,
+      expires_at: input.expiresAt ? isoForWrite(input.expiresAt) : null,
+      revoked_at: null,
     };
     return translating(this.dialect, async () => {
       await this.db<ApiTokenRow>("api_tokens").insert(row);
@@ -64,6 +68,31 @@ export class TokenRepository extends Repository {
     });
   }
 
+  /** The organization's tokens that were not revoked, oldest first. */
+  async listByOrganization(organizationId: string): Promise<ApiToken[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db<ApiTokenRow>("api_tokens")
+        .where({ organization_id: organizationId })
+        .whereNull("revoked_at")
+        .orderBy([
+          { column: "created_at", order: "asc" },
+          { column: "id", order: "asc" },
+        ]);
+      return rows.map(toToken);
+    });
+  }
+
+  /** Revokes the organization's token; false when there is no such token or it was revoked already. */
+  async revoke(tokenId: string, organizationId: string, at: Date | string): Promise<boolean> {
+    return translating(this.dialect, async () => {
+      const changed = await this.db<ApiTokenRow>("api_tokens")
+        .where({ id: tokenId, organization_id: organizationId })
+        .whereNull("revoked_at")
+        .update({ revoked_at: isoForWrite(at) });
+      return changed > 0;
+    });
+  }
+
   /** Records that the token was just used. */
   async touchLastUsed(tokenId: string, usedAt: Date | string): Promise<void> {
     const lastUsedAt = isoForWrite(usedAt);
@@ -73,4 +102,6 @@ export class TokenRepository extends Repository {
   }
 }
 
-const toToken = rowMapper<ApiTokenRow, ApiToken>()("id principal_id organization_id role:as description token_hash created_at:iso last_used_at:iso?");
+const toToken = rowMapper<ApiTokenRow, ApiToken>()(
+  "id principal_id organization_id role:as description token_hash created_at:iso last_used_at:iso? expires_at:iso? revoked_at:iso?",
+);

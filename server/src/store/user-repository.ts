@@ -5,6 +5,7 @@ import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
 import type { DbBoolean } from "./rows.ts";
 import { isoForWrite } from "./values.ts";
+import { announce } from "./run-events.ts";
 
 export type { Membership, Session, User } from "../domain/records.ts";
 import type { Membership, Session, User } from "../domain/records.ts";
@@ -17,6 +18,7 @@ interface UserRow {
   password_hash: string;
   site_admin: DbBoolean;
   created_at: string | Date;
+  disabled_at: string | Date | null;
 }
 
 interface MembershipRow {
@@ -51,6 +53,7 @@ export class UserRepository extends Repository {
       password_hash: input.passwordHash,
       site_admin: input.siteAdmin,
       created_at: isoForWrite(input.createdAt),
+      disabled_at: null,
     };
     return translating(this.dialect, async () => {
       await this.db<UserRow>("users").insert(row);
@@ -71,6 +74,24 @@ export class UserRepository extends Repository {
     return translating(this.dialect, async () => {
       const row = await this.db<UserRow>("users").where({ id }).first();
       return row && toUser(row);
+    });
+  }
+
+  /** Disables the user (at `at`) or enables it again (null); the user after the change, if it exists. */
+  async setDisabled(userId: string, at: Date | string | null): Promise<User | undefined> {
+    return translating(this.dialect, async () => {
+      await this.db<UserRow>("users")
+        .where({ id: userId })
+        .update({ disabled_at: at === null ? null : isoForWrite(at) });
+      const row = await this.db<UserRow>("users").where({ id: userId }).first();
+      return row && toUser(row);
+    });
+  }
+
+  /** Replaces the user's password hash. */
+  async setPasswordHash(userId: string, passwordHash: string): Promise<void> {
+    return translating(this.dialect, async () => {
+      await this.db<UserRow>("users").where({ id: userId }).update({ password_hash: passwordHash });
     });
   }
 
@@ -100,6 +121,33 @@ export class UserRepository extends Repository {
       await this.db<MembershipRow>("memberships").insert(row);
       return toMembership(row);
     });
+  }
+
+  /** The organization's membership with this id, if any. */
+  async getMembership(organizationId: string, membershipId: string): Promise<Membership | undefined> {
+    return translating(this.dialect, async () => {
+      const row = await this.db<MembershipRow>("memberships").where({ id: membershipId, organization_id: organizationId }).first();
+      return row && toMembership(row);
+    });
+  }
+
+  /** Changes a membership's role; the membership after the change. */
+  async setMembershipRole(membershipId: string, role: Role): Promise<Membership | undefined> {
+    return translating(this.dialect, async () => {
+      await this.db<MembershipRow>("memberships").where({ id: membershipId }).update({ role });
+      const row = await this.db<MembershipRow>("memberships").where({ id: membershipId }).first();
+      return row && toMembership(row);
+    });
+  }
+
+  /** Removes a membership; false when there was none. */
+  async removeMembership(membershipId: string): Promise<boolean> {
+    return translating(this.dialect, async () => (await this.db<MembershipRow>("memberships").where({ id: membershipId }).delete()) > 0);
+  }
+
+  /** Announces, with the transaction's commit, that the user's access changed (live sockets re-check now). */
+  async announceAccessChange(userId: string): Promise<void> {
+    return translating(this.dialect, () => announce(this.db, this.dialect, { kind: "access", userId }));
   }
 
   /** The user's memberships in every organization, oldest first. */
@@ -173,6 +221,37 @@ export class UserRepository extends Repository {
     });
   }
 
+  /** The user's sessions that are neither signed out nor expired at `now`, oldest first. */
+  async liveSessionsOf(userId: string, now: Date | string): Promise<Session[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db<SessionRow>("sessions")
+        .where({ user_id: userId })
+        .whereNull("revoked_at")
+        .where("expires_at", ">", isoForWrite(now))
+        .orderBy([
+          { column: "created_at", order: "asc" },
+          { column: "id", order: "asc" },
+        ]);
+      return rows.map(toSession);
+    });
+  }
+
+  /** Ends every session of the user not ended yet, but `exceptSessionId`; the ids it ended. */
+  async revokeSessionsOf(userId: string, at: Date | string, exceptSessionId: string | null = null): Promise<string[]> {
+    return translating(this.dialect, async () => {
+      const query = () => {
+        const q = this.db<SessionRow>("sessions").where({ user_id: userId }).whereNull("revoked_at");
+        return exceptSessionId === null ? q : q.whereNot({ id: exceptSessionId });
+      };
+      const ids = (await query().select("id")).map((row) => row.id);
+      if (ids.length > 0)
+        await query()
+          .whereIn("id", ids)
+          .update({ revoked_at: isoForWrite(at) });
+      return ids;
+    });
+  }
+
   /** Ends a session (logout); ending it twice changes nothing. */
   async revokeSession(sessionId: string, at: Date | string): Promise<void> {
     return translating(this.dialect, async () => {
@@ -198,7 +277,7 @@ export function grantsOfMemberships(memberships: readonly Membership[]): Permiss
   );
 }
 
-const toUser = rowMapper<UserRow, User>()("id email display_name password_hash site_admin:boolean created_at:iso");
+const toUser = rowMapper<UserRow, User>()("id email display_name password_hash site_admin:boolean created_at:iso disabled_at:iso?");
 
 const toMembership = rowMapper<MembershipRow, Membership>()("id organization_id user_id role:as scope_kind:as scope_id created_at:iso");
 

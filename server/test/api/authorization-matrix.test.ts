@@ -2,7 +2,7 @@ import { suite } from "uvu";
 import { READ, matrixMismatches, matrixRequest, row, type Caller, type Row } from "../support/authorization-matrix.ts";
 import * as assert from "uvu/assert";
 import { operations } from "../../../generated/v1/operations.gen.ts";
-import { createPendingConfiguration, createVariable, makeConfigurationTarball } from "../support/factories.ts";
+import { createPendingConfiguration, createToken, createVariable, makeConfigurationTarball } from "../support/factories.ts";
 import { seededOrganization, seedRunIn } from "../support/seeded-runs.ts";
 import { createUser, signIn, signedInMember, type TestSession } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
@@ -41,6 +41,13 @@ const EXPECTED: Record<string, Row> = {
   getOrganization: READ,
   listMemberships: row(401, 404, 403, 403, 200),
   createMembership: ADMIN_CREATE,
+  updateMembership: row(401, 404, 403, 403, 200),
+  deleteMembership: row(401, 404, 403, 403, 204),
+  // Each signed-in caller acts on a throwaway user of its own (these end sessions and change passwords).
+  deleteAllSessions: row(401, 204, 204, 204, 204),
+  changePassword: SESSION,
+  updateUser: SITE_ADMIN,
+  deleteUserSessions: SITE_ADMIN,
   listPolicySets: READ,
   createPolicySet: ADMIN_CREATE,
   createPolicySetVersion: ADMIN_CREATE,
@@ -48,6 +55,8 @@ const EXPECTED: Record<string, Row> = {
   createProject: ADMIN_CREATE,
   listOrganizationRuns: READ,
   createOrganizationToken: ADMIN_CREATE,
+  listOrganizationTokens: row(401, 404, 403, 403, 200),
+  deleteOrganizationToken: row(401, 404, 403, 403, 204),
   listWorkspaces: READ,
   createWorkspace: WRITE,
   getWorkspace: READ,
@@ -169,6 +178,35 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       const user = await createUser(server);
       return { path: org, body: { data: { type: "memberships", attributes: { email: user.email, role: "viewer" } } } };
     }
+    case "updateMembership":
+    case "deleteMembership": {
+      const user = await createUser(server);
+      const created = await fetch(`${server.baseUrl}/v1/organizations/${world.organizationName}/memberships`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${world.adminToken}`, "Content-Type": "application/vnd.api+json" },
+        body: JSON.stringify({ data: { type: "memberships", attributes: { email: user.email, role: "viewer" } } }),
+      });
+      const membershipId = ((await created.json()) as { data: { id: string } }).data.id;
+      return {
+        path: { ...org, membership_id: membershipId },
+        body: operationId === "updateMembership" ? { data: { type: "memberships", attributes: { role: "operator" } } } : undefined,
+      };
+    }
+    case "deleteAllSessions":
+    case "changePassword": {
+      const user = await createUser(server);
+      const session = caller_ ? await signIn(server, user.email, user.password) : null;
+      const body = { data: { type: "password-changes", attributes: { current_password: user.password, new_password: `${user.password}-new` } } };
+      return { path: {}, session, body: operationId === "changePassword" ? body : undefined };
+    }
+    case "updateUser":
+      return { path: { user_id: (await createUser(server)).userId }, body: { data: { type: "users", attributes: { disabled: false } } } };
+    case "deleteUserSessions":
+      return { path: { user_id: (await createUser(server)).userId } };
+    case "listOrganizationTokens":
+      return { path: org };
+    case "deleteOrganizationToken":
+      return { path: { ...org, token_id: (await createToken(server, world.adminToken, world.organizationName, "viewer")).tokenId } };
     case "createPolicySet":
       return { path: org, body: { data: { type: "policy-sets", attributes: { name: unique("set"), global: true, policies: [POLICY] } } } };
     case "createPolicySetVersion":

@@ -5,7 +5,8 @@ import { createOrganization } from "../../commands/organizations.ts";
 import { createProject } from "../../commands/projects.ts";
 import { createOrganizationToken } from "../../commands/tokens.ts";
 import { loadOrganization } from "../lookup.ts";
-import { presentNewToken, presentOrganization, presentProject } from "./presenters.ts";
+import { revokeOrganizationToken } from "../../commands/access.ts";
+import { presentNewToken, presentOrganization, presentProject, presentToken } from "./presenters.ts";
 
 type H = Handlers<RequestContext>;
 
@@ -34,9 +35,26 @@ export const organizationHandlers = {
 
   async createOrganizationToken({ path, body, ctx }) {
     const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
-    const { role, description } = body.data.attributes;
-    const { token, secret } = await createOrganizationToken(ctx.services, principalOf(ctx), organization, { role, description: description ?? null });
+    const { role, description, expires_at } = body.data.attributes;
+    const { token, secret } = await createOrganizationToken(ctx.services, principalOf(ctx), organization, {
+      role,
+      description: description ?? null,
+      expiresAt: expires_at ?? null,
+    });
     return { status: 201, body: presentNewToken(token, secret) };
+  },
+
+  async listOrganizationTokens({ path, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
+    const tokens = await ctx.services.stores.tokens.listByOrganization(organization.id);
+    const now = ctx.services.clock();
+    return { status: 200, body: { data: tokens.map((token) => presentToken(token, now)) } };
+  },
+
+  async deleteOrganizationToken({ path, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
+    await revokeOrganizationToken(ctx.services, principalOf(ctx), organization, path.token_id);
+    return { status: 204, body: undefined };
   },
 
   async listProjects({ path, ctx }) {

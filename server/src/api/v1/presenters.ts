@@ -157,8 +157,24 @@ export function presentNewToken(token: ApiToken, secret: string): S["TokenDocume
     data: {
       type: "tokens",
       id: token.id,
-      attributes: { role: token.role ?? "viewer", description: token.description, created_at: token.createdAt, secret },
+      attributes: { role: token.role ?? "viewer", description: token.description, created_at: token.createdAt, expires_at: token.expiresAt, secret },
       relationships: { organization: ref("organizations", token.organizationId ?? "") },
+    },
+  };
+}
+
+/** A token in the organization's token list: never its secret. */
+export function presentToken(token: ApiToken, now: Date): S["Token"] {
+  return {
+    type: "tokens",
+    id: token.id,
+    attributes: {
+      role: token.role ?? "viewer",
+      description: token.description,
+      created_at: token.createdAt,
+      expires_at: token.expiresAt,
+      last_used_at: token.lastUsedAt,
+      expired: token.expiresAt !== null && Date.parse(token.expiresAt) <= now.getTime(),
     },
   };
 }

@@ -6,7 +6,9 @@ import type { AuthenticatedPrincipal, SessionScope } from "../../domain/principa
 import type { Membership, User } from "../../store/index.ts";
 import { principalOf } from "../authorize.ts";
 import { addMembership, createUser, signIn, signOut, stepUp } from "../../commands/users.ts";
+import { changeMembershipRole, changePassword, removeMembership, setUserDisabled, signOutEverywhere } from "../../commands/access.ts";
 import { loadOrganization } from "../lookup.ts";
+import { DomainError } from "../../domain/errors.ts";
 
 type H = Handlers<RequestContext>;
 type S = components["schemas"];
@@ -38,6 +40,16 @@ function presentSession(session: Omit<SessionScope, "user">, user: User): S["Ses
   };
 }
 
+function presentUser(user: User): S["UserDocument"] {
+  return {
+    data: {
+      type: "users",
+      id: user.id,
+      attributes: { email: user.email, display_name: user.displayName, site_admin: user.siteAdmin, disabled: user.disabledAt !== null, created_at: user.createdAt },
+    },
+  };
+}
+
 function presentMembership(membership: Membership, user?: User): S["Membership"] {
   return {
     type: "memberships",
@@ -62,7 +74,7 @@ function sessionOf(principal: AuthenticatedPrincipal): SessionScope {
   return principal.session;
 }
 
-/** Sign-in, sign-out, step-up, users and memberships. */
+/** Sign-in, sign-out (here or everywhere), step-up, password changes, users and memberships. */
 export const sessionHandlers = {
   async createSession({ body, ctx }) {
     const { email, password } = body.data.attributes;
@@ -99,10 +111,33 @@ export const sessionHandlers = {
   async createUser({ body, ctx }) {
     const { email, display_name, password, site_admin } = body.data.attributes;
     const user = await createUser(ctx.services, principalOf(ctx), { email, displayName: display_name ?? null, password, siteAdmin: site_admin ?? false });
-    return {
-      status: 201,
-      body: { data: { type: "users", id: user.id, attributes: { email: user.email, display_name: user.displayName, site_admin: user.siteAdmin, created_at: user.createdAt } } },
-    };
+    return { status: 201, body: presentUser(user) };
+  },
+
+  async updateUser({ path, body, ctx }) {
+    const { disabled } = body.data.attributes;
+    const user = disabled === undefined ? await ctx.services.stores.users.getById(path.user_id) : await setUserDisabled(ctx.services, principalOf(ctx), path.user_id, disabled);
+    if (!user) throw new DomainError("NOT_FOUND", `User ${path.user_id} does not exist.`);
+    return { status: 200, body: presentUser(user) };
+  },
+
+  async deleteUserSessions({ path, ctx }) {
+    await signOutEverywhere(ctx.services, principalOf(ctx), path.user_id);
+    return { status: 204, body: undefined };
+  },
+
+  async deleteAllSessions({ ctx }) {
+    const session = sessionOf(principalOf(ctx));
+    await signOutEverywhere(ctx.services, principalOf(ctx), session.user.id);
+    return { status: 204, body: undefined, headers: { "Set-Cookie": sessionCookie(ctx, "", 0) } };
+  },
+
+  async changePassword({ body, ctx }) {
+    const session = sessionOf(principalOf(ctx));
+    const { current_password, new_password } = body.data.attributes;
+    await changePassword(ctx.services, session, { currentPassword: current_password, newPassword: new_password }, { clientAddress: ctx.clientAddress ?? "unknown" });
+    const steppedUpAt = ctx.services.clock().toISOString();
+    return { status: 200, body: presentSession({ ...session, steppedUpAt }, session.user), headers: { "Cache-Control": "no-store" } };
   },
 
   async listMemberships({ path, ctx }) {
@@ -121,5 +156,17 @@ export const sessionHandlers = {
     const { email, role, project_id, workspace_id } = body.data.attributes;
     const { membership, user } = await addMembership(ctx.services, principalOf(ctx), organization, { email, role, projectId: project_id, workspaceId: workspace_id });
     return { status: 201, body: { data: presentMembership(membership, user) } };
+  },
+
+  async updateMembership({ path, body, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
+    const membership = await changeMembershipRole(ctx.services, principalOf(ctx), organization, path.membership_id, body.data.attributes.role);
+    return { status: 200, body: { data: presentMembership(membership, await ctx.services.stores.users.getById(membership.userId)) } };
+  },
+
+  async deleteMembership({ path, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
+    await removeMembership(ctx.services, principalOf(ctx), organization, path.membership_id);
+    return { status: 204, body: undefined };
   },
 } satisfies Partial<H>;

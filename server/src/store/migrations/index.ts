@@ -13,6 +13,7 @@ import * as createAuthThrottles from "./20261203100000_create_auth_throttles.ts"
 import * as createWorkloadIdentity from "./20261203110000_create_workload_identity.ts";
 import * as createArtifactObjects from "./20261203140500_create_artifact_objects.ts";
 import * as createArtifacts from "./20261203140600_create_artifacts.ts";
+import * as addAccessRevocation from "./20261204190000_add_access_revocation.ts";
 import * as addPlanEvidenceDigests from "./20261204170000_add_plan_evidence_digests.ts";
 import * as createGithubInstallationBindings from "./20261204180000_create_github_installation_bindings.ts";
 
@@ -41,4 +42,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: "20261203140600_create_artifacts", up: createArtifacts.up, down: createArtifacts.down },
   { name: "20261204170000_add_plan_evidence_digests", up: addPlanEvidenceDigests.up, down: addPlanEvidenceDigests.down },
   { name: "20261204180000_create_github_installation_bindings", up: createGithubInstallationBindings.up, down: createGithubInstallationBindings.down },
+  { name: "20261204190000_add_access_revocation", up: addAccessRevocation.up, down: addAccessRevocation.down },
 ];
