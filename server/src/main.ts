@@ -3,15 +3,13 @@ import { describeArtifactStore } from "./artifacts/backends/index.ts";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
-import { join, resolve, sep } from "node:path";
-import { makePrivate } from "./artifacts/private-files.ts";
-import { sqliteFilename } from "./store/db.ts";
+import { join } from "node:path";
 import { loadConfig, type Config } from "./config.ts";
 import { ensureLocalTls, httpsPortFrom } from "./http/tls.ts";
 import { RunnerEngine } from "./runner/engine.ts";
 import { GitHubWorker } from "./runner/github-worker.ts";
 import { sandboxPrerequisites } from "./runner/sandbox.ts";
-import { createStackShip } from "./server.ts";
+import { createStackShip, makeDataPrivate } from "./server.ts";
 
 function say(message: string) {
   process.stdout.write(`[stackship] ${message}\n`);
@@ -32,27 +30,9 @@ function bootstrapToken(config: Config): { token: string; file: string | null } 
   return { token: readFileSync(file, "utf8").trim(), file };
 }
 
-/**
- * The data directory 0700 and its files 0600 (database, keys, bootstrap token, local CA, local
- * artifacts), and the database file and artifact directory when they are kept elsewhere: fixed
- * where this process owns them, a warning where it does not.
- */
-function makeDataPrivate(config: Config): void {
-  const inside = (path: string) => path === config.dataDir || path.startsWith(config.dataDir + sep);
-  const others: string[] = [];
-  if (config.databaseUrl.startsWith("sqlite:")) {
-    const file = sqliteFilename(config.databaseUrl);
-    if (file !== ":memory:" && !inside(file)) others.push(file, `${file}-wal`, `${file}-shm`);
-  }
-  if (config.artifactStore.kind === "local" && !inside(resolve(config.artifactStore.directory))) others.push(resolve(config.artifactStore.directory));
-  const report = makePrivate(config.dataDir, others);
-  if (report.fixed.length > 0) say(`made ${report.fixed.length} data path(s) private to this user (directories 0700, files 0600), e.g. ${report.fixed[0]}`);
-  for (const warning of report.warnings) say(`WARNING: ${warning}`);
-}
-
 async function main() {
   const config = loadConfig();
-  makeDataPrivate(config);
+  makeDataPrivate(config, say);
   const bootstrap = bootstrapToken(config);
   say(`data directory: ${config.dataDir}`);
   say(`database: ${config.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")}`);

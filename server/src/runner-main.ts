@@ -3,7 +3,7 @@ import { loadConfig } from "./config.ts";
 import { serveRunnerMetrics } from "./metrics/serve.ts";
 import { RunnerEngine } from "./runner/engine.ts";
 import { sandboxPrerequisites } from "./runner/sandbox.ts";
-import { createServices } from "./server.ts";
+import { createServices, makeDataPrivate } from "./server.ts";
 
 function say(message: string) {
   process.stdout.write(`[stackship-runner] ${message}\n`);
@@ -15,6 +15,7 @@ function say(message: string) {
  */
 async function main() {
   const config = loadConfig();
+  makeDataPrivate(config, say);
   if (config.runnerConcurrency === 0) {
     throw new Error(
       "STACKSHIP_RUNNER_CONCURRENCY=0 means no runner, which leaves a runner-only process nothing to do: set it to 1 or more, or unset it to use this machine's cores",

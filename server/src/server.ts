@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve, sep } from "node:path";
 import type Koa from "koa";
 import pino, { type Logger } from "pino";
 import { tfeSurface } from "./api/tfe/index.ts";
@@ -18,6 +18,8 @@ import { GitHubAppClient } from "./github/client.ts";
 import { migrateGraphileWorker } from "./runner/graphile.ts";
 import type { Services } from "./commands/services.ts";
 import { createStores, migrateLatest, openDatabase, type Database } from "./store/index.ts";
+import { sqliteFilename } from "./store/db.ts";
+import { makePrivate } from "./artifacts/private-files.ts";
 
 /** Optional replacements, for tests: a fixed clock, a quiet logger, an already open database. */
 export interface ServerOverrides {
@@ -46,6 +48,24 @@ function packageVersion(): string {
 export interface StackShipServices {
   services: Services;
   close: () => Promise<void>;
+}
+
+/**
+ * The data directory 0700 and its files 0600 (database, keys, bootstrap token, local CA, local
+ * artifacts), and the database file and artifact directory when they are kept elsewhere: fixed
+ * where this process owns them, a warning where it does not.
+ */
+export function makeDataPrivate(config: Config, say: (message: string) => void): void {
+  const inside = (path: string) => path === config.dataDir || path.startsWith(config.dataDir + sep);
+  const others: string[] = [];
+  if (config.databaseUrl.startsWith("sqlite:")) {
+    const file = sqliteFilename(config.databaseUrl);
+    if (file !== ":memory:" && !inside(file)) others.push(file, `${file}-wal`, `${file}-shm`);
+  }
+  if (config.artifactStore.kind === "local" && !inside(resolve(config.artifactStore.directory))) others.push(resolve(config.artifactStore.directory));
+  const report = makePrivate(config.dataDir, others);
+  if (report.fixed.length > 0) say(`made ${report.fixed.length} data path(s) private to this user (directories 0700, files 0600), e.g. ${report.fixed[0]}`);
+  for (const warning of report.warnings) say(`WARNING: ${warning}`);
 }
 
 /** Opens and migrates the database and wires every service; `onProgress` narrates slow steps. */
