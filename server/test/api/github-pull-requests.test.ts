@@ -41,6 +41,11 @@ testEachServer(
       fork: false,
     });
 
+    // Replay: the same signed body under a new X-GitHub-Delivery creates nothing (number and head SHA ran already).
+    const replayed = await deliver(server, double, "pull_request", pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 7, headSha: first }));
+    assert.equal(await settled(server, replayed.deliveryId).then((r) => [r.status, r.outcome, r.run_ids]), ["ignored", "replayed", []]);
+    assert.is((await runOf(server, connected.token, older.id)).attributes.status, "pending", "the replay did not supersede the run");
+
     const synced = await deliver(server, double, "pull_request", pullRequestPayload(connected.repository, connected.installationId, "synchronize", { number: 7, headSha: second }));
     const two = await settled(server, synced.deliveryId);
     assert.is((await runOf(server, connected.token, older.id)).attributes.status, "canceled");
