@@ -161,13 +161,20 @@ refused("hard links to anything but an earlier regular file of the archive", () 
   );
 });
 
-refused("tofu's working data: anything in a .terraform directory at any depth (a provider there would run as installed); the lock file is fine", () => {
+refused("tofu's working data: anything in a .terraform directory at any depth but its modules (a provider there would run as installed); the lock file is fine", () => {
   const provider = ".terraform/providers/registry.opentofu.org/hashicorp/random/3.9.0/linux_amd64/terraform-provider-random_v3.9.0";
   assert.match(refusal(tarArchive([file("main.tf"), file(provider)])), "inside a .terraform directory");
   assert.match(refusal(tarArchive([file("modules/net/.terraform/providers/p")])), '"modules/net/.terraform/providers/p"');
-  assert.match(refusal(tarArchive([{ name: ".terraform", type: "5" }])), "inside a .terraform directory");
+  assert.match(refusal(tarArchive([file(".terraform/plugins/linux_amd64/terraform-provider-x")])), "inside a .terraform directory");
+  assert.match(refusal(tarArchive([file(".terraform/terraform.tfstate")])), "inside a .terraform directory");
+  assert.match(refusal(tarArchive([file(".terraform")])), "inside a .terraform directory");
   assert.match(refusal(tarArchive([{ name: "./.terraform", type: "2", linkname: "cache" }])), "inside a .terraform directory");
+  assert.match(refusal(tarArchive([file(".terraform/modules/m/.terraform/providers/p")])), "inside a .terraform directory");
   assert.match(refusal(systemTar((dir) => mkdirSync(join(dir, ".terraform/providers"), { recursive: true }))), "inside a .terraform directory");
+  // What the CLI uploads (go-slug keeps .terraform/modules/), and the lock file.
+  inspect(
+    tarArchive([{ name: ".terraform/", type: "5" }, { name: ".terraform/modules/", type: "5" }, file(".terraform/modules/modules.json"), file(".terraform/modules/vpc/main.tf")]),
+  );
   inspect(tarArchive([file(".terraform.lock.hcl"), file("terraform.tfvars"), file("x.terraform/a")]));
 });
 

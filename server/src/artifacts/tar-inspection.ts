@@ -76,6 +76,15 @@ function segmentsOf(path: string, what: string): string[] {
   return segments;
 }
 
+/**
+ * Whether every `.terraform` segment of an entry's path is the directory itself (type `5`, as the
+ * last segment) or leads into its `modules` subtree: the only part of tofu's working data an
+ * upload may carry (no providers, plugins or backend state).
+ */
+function onlyModulesOfTofuData(segments: readonly string[], type: string): boolean {
+  return segments.every((segment, i) => segment !== ".terraform" || (i === segments.length - 1 ? type === "5" : segments[i + 1] === "modules"));
+}
+
 /** pax extended header records: `<length> <key>=<value>\n`. */
 function paxRecords(data: Buffer): Map<string, string> {
   const records = new Map<string, string>();
@@ -102,7 +111,8 @@ type Extended = "x" | "g" | "L" | "K";
  * for an archive that is not a tar, is truncated, or has an entry that is absolute, contains
  * `..`, is a device or FIFO, writes through a symlink of the archive, or is a hard link to
  * anything but an earlier regular file of the archive, or lies in a `.terraform` directory at any
- * depth (tofu's working data: providers it would run); finish() also refuses symlinks whose
+ * depth other than its `modules` subtree (tofu's working data: providers it would run); finish()
+ * also refuses symlinks whose
  * target (followed through the archive's other symlinks) leaves the archive root.
  */
 export class TarInspector {
@@ -225,10 +235,14 @@ export class TarInspector {
       const ancestor = segments.slice(0, i).join("/");
       if (i < segments.length && this.symlinks.has(ancestor)) throw new UploadRefusal(`the entry ${quote(name)} is inside the symlink ${quote(ancestor)}`, "link");
     }
-    // tofu's working data (installed providers, modules): a provider binary in it would be run as
-    // "previously installed". The CLI never uploads it; StackShip installs providers only from its mirror.
-    if (segments.includes(".terraform"))
-      throw new UploadRefusal(`the entry ${quote(name)} is inside a .terraform directory (tofu's working data, which a configuration may not carry)`, "unsupported_entry");
+    // tofu's working data: a provider binary in it would be run as "previously installed".
+    // StackShip installs providers only from its mirror; the CLI uploads only `.terraform/modules/`
+    // (the modules `tofu init` installed, which the sandbox reuses), so nothing else of it is accepted.
+    if (!onlyModulesOfTofuData(segments, type))
+      throw new UploadRefusal(
+        `the entry ${quote(name)} is inside a .terraform directory (tofu's working data; a configuration may carry only its .terraform/modules)`,
+        "unsupported_entry",
+      );
     if (type !== "2" && this.symlinks.has(path)) throw new UploadRefusal(`the entry ${quote(name)} replaces a symlink of the archive`, "link");
     switch (type) {
       case "0":

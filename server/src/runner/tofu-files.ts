@@ -174,6 +174,10 @@ export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory
     // Both in one cp (a process less), after the configuration's own files so that these win.
     `  cp ${STAGED_FILES.join(" ")} ./`,
     "fi",
+    // The modules the CLI's `tofu init` installed travel in its upload (.terraform/modules/, the only
+    // part of .terraform an upload may carry): their manifest goes to the data directory, outside
+    // the configuration (PROVIDER_SOURCE_ENV), so that init reuses them offline.
+    `if [ -f .terraform/modules/modules.json ]; then mkdir -p ${SANDBOX_TF_DATA_DIR}/modules && cp .terraform/modules/modules.json ${SANDBOX_TF_DATA_DIR}/modules/; fi`,
   ];
   if (options.phase === "plan") {
     return [

@@ -16,9 +16,11 @@ import {
 import { testEachServer } from "../support/test-server.ts";
 
 // Issue 25 part 5, the upload door: a configuration carrying tofu's working data (`.terraform/`,
-// where `tofu init` finds "previously-installed" providers and `tofu plan` runs them) is refused
+// where `tofu init` finds "previously-installed" providers and `tofu plan` runs them) other than
+// `.terraform/modules/` (which the CLI uploads) is refused
 // with 422 CONFIGURATION_UPLOAD_INVALID naming the path, and nothing is written. (The sandbox door,
-// TF_DATA_DIR outside the configuration, is tested in server/test/lifecycle/provider-mirror-only.test.ts.)
+// TF_DATA_DIR outside the configuration, is tested in server/src/runner/sandbox-provider-mirror.test.ts,
+// and the CLI's uploaded modules still working in server/test/lifecycle/uploaded-modules.test.ts.)
 const upload = suite("uploadConfiguration: no .terraform directory");
 
 /** A shadowing "provider": a shell script that leaves a marker wherever it is run. */
@@ -36,7 +38,7 @@ testEachServer(upload, "a provider binary under .terraform/ (at the root or in a
   const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
   const pending = await createPendingConfiguration(server, token, workspace.id);
   const uploadToken = new URL(pending.attributes.upload_url!).pathname.split("/").pop()!;
-  for (const path of [PROVIDER, `modules/net/${PROVIDER}`, ".terraform/modules/modules.json"]) {
+  for (const path of [PROVIDER, `modules/net/${PROVIDER}`, ".terraform/plugins/linux_amd64/terraform-provider-random_v3.9.0", ".terraform/modules/m/.terraform/providers/p"]) {
     const tarball = makeConfigurationTarball({ "main.tf": 'resource "random_id" "x" {\n  byte_length = 4\n}\n', ".terraform.lock.hcl": LOCK, [path]: SHADOW });
     const result = await expectNothingWritten(
       server,
@@ -45,18 +47,16 @@ testEachServer(upload, "a provider binary under .terraform/ (at the root or in a
     );
     const error = expectV1Error(result, 422, "CONFIGURATION_UPLOAD_INVALID");
     assert.match(error.detail ?? "", ".terraform", path);
-    assert.match(
-      error.detail ?? "",
-      path
-        .split("/")
-        .slice(0, path.indexOf(".terraform") === 0 ? 1 : 3)
-        .join("/"),
-      `the detail names the path: ${error.detail}`,
-    );
+    // The first entry refused is the directory below .terraform that is not its modules (system tar lists directories first).
+    const segments = path.split("/");
+    const at = segments.findIndex((segment, i) => segment === ".terraform" && segments[i + 1] !== "modules");
+    assert.match(error.detail ?? "", `"./${segments.slice(0, at + 2).join("/")}/"`, `the detail names the path: ${error.detail}`);
   }
   assert.equal(await storedArtifactKeys(server), []);
-  // A lock file alone is an ordinary configuration file.
-  assert.is((await putUpload(pending.attributes.upload_url!, makeConfigurationTarball({ "main.tf": "", ".terraform.lock.hcl": LOCK }))).status, 200);
+  // A lock file is an ordinary configuration file, and .terraform/modules/ is what the CLI uploads
+  // of tofu's working data (go-slug's defaults): both accepted.
+  const modules = { "main.tf": "", ".terraform.lock.hcl": LOCK, ".terraform/modules/modules.json": '{"Modules":[]}', ".terraform/modules/vpc/main.tf": "" };
+  assert.is((await putUpload(pending.attributes.upload_url!, makeConfigurationTarball(modules))).status, 200);
   const shown = expectStatus(await sdk.getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
   assert.is(shown.attributes.status, "uploaded");
 });
