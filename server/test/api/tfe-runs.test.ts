@@ -1,8 +1,9 @@
 // The run side of the compatibility surface at the HTTP level: configuration versions, run
 // documents and actions, plans/applies and the log protocol (contract §6, §7, §10, §16).
-import { suite } from "uvu";
+import { suite, test } from "uvu";
 import * as assert from "uvu/assert";
 import { phaseId, presentApply, presentPlan, presentRun } from "../../src/api/tfe/presenters.ts";
+import { matchesWildcard } from "../../src/api/tfe/workspaces.ts";
 import type { Run } from "../../src/domain/records.ts";
 import { createOrganizationWithToken, createWorkspace, makeConfigurationTarball, pinnedOpenTofuVersion, putUpload } from "../support/factories.ts";
 import { startRun } from "../support/runs.ts";
@@ -398,20 +399,17 @@ testEachServer(runList, "filters by status, operation and source (comma-separate
   const { token, workspace } = await setUp(server);
   const fromGitHub = await startRun(server, token, workspace.id, { "main.tf": "\n" });
   const sha = "abc123def4567890abc123def4567890abc12345";
-  await server.db
-    .knex("runs")
-    .where({ id: fromGitHub.id })
-    .update({
-      status: "awaiting_approval",
-      plan_status: "finished",
-      has_changes: true,
-      commit_sha: sha,
-      commit_message: "m",
-      commit_author: "octocat",
-      commit_ref: "refs/heads/main",
-      commit_repository: "acme/app",
-      commit_fork: false,
-    });
+  await server.db.knex("runs").where({ id: fromGitHub.id }).update({
+    status: "awaiting_approval",
+    plan_status: "finished",
+    has_changes: true,
+    commit_sha: sha,
+    commit_message: "m",
+    commit_author: "octocat",
+    commit_ref: "refs/heads/main",
+    commit_repository: "acme/app",
+    commit_fork: false,
+  });
   const fromCli = await createRun(server, token, workspace.id, await uploadedVersion(server, token, workspace.id), { message: "Queued from the CLI" });
   assert.is(fromCli.status, 201, JSON.stringify(fromCli.json));
   const canceled = await startRun(server, token, workspace.id, { "main.tf": "\n" });
@@ -450,7 +448,84 @@ testEachServer(runList, "filters by status, operation and source (comma-separate
   }
 });
 
+// ---------------------------------------------------------------------------------------------
+const workspaceList = suite("GET organization workspaces (tfe)");
+
+testEachServer(workspaceList, "pages until an empty page with its own number, matches search[wildcard-name] and search[exclude-tags], refuses unknown filters", async (server) => {
+  const { organizationName, token, workspace } = await setUp(server);
+  for (const name of ["w1-a", "w1-b", "prod", "staging-prod", "a-mid-b", "w2"]) await createWorkspace(server, token, organizationName, { name });
+  const tagged = await api(server, token, "GET", `/organizations/${organizationName}/workspaces/w1-b`);
+  assert.is(
+    (await api(server, token, "POST", `/workspaces/${tagged.json.data.id}/relationships/tags`, JSON.stringify({ data: [{ type: "tags", attributes: { name: "legacy" } }] })))
+      .status,
+    204,
+  );
+  const list = async (parameters: string) => {
+    const listed = await api(server, token, "GET", `/organizations/${organizationName}/workspaces?${parameters}`);
+    assert.is(listed.status, 200, `${parameters}: ${JSON.stringify(listed.json)}`);
+    assert.ok(listed.json.meta.pagination, parameters);
+    return listed.json;
+  };
+
+  // A client paging until it gets an empty page stops, having seen every workspace once.
+  const seen: string[] = [];
+  for (let page = 1; ; page += 1) {
+    const listed = await list(`page[size]=2&page[number]=${page}`);
+    const p = listed.meta.pagination;
+    assert.is(p["current-page"], page);
+    assert.is(p["total-count"], 7);
+    assert.is(p["total-pages"], 4);
+    assert.is(p["next-page"], page < 4 ? page + 1 : null);
+    if (listed.data.length === 0) {
+      assert.is(page, 5);
+      break;
+    }
+    seen.push(...listed.data.map((w: { attributes: { name: string } }) => w.attributes.name));
+  }
+  assert.equal([...seen].sort(), ["a-mid-b", "app", "prod", "staging-prod", "w1-a", "w1-b", "w2"]);
+  const far = await list("page[number]=999");
+  assert.equal(far.data, []);
+  assert.is(far.meta.pagination["current-page"], 999);
+  assert.is(far.meta.pagination["next-page"], null);
+
+  const names = async (parameters: string) => (await list(parameters)).data.map((w: { attributes: { name: string } }) => w.attributes.name).sort();
+  assert.equal(await names("search[wildcard-name]=w1*"), ["w1-a", "w1-b"]);
+  assert.equal(await names("search[wildcard-name]=*prod"), ["prod", "staging-prod"]);
+  assert.equal(await names("search[wildcard-name]=*mid*"), ["a-mid-b"]);
+  assert.equal(await names("search[wildcard-name]=w2"), ["w2"]);
+  assert.equal(await names("search[wildcard-name]=w*"), ["w1-a", "w1-b", "w2"]);
+  assert.equal(await names("search[wildcard-name]=w1*&search[exclude-tags]=legacy"), ["w1-a"]);
+  assert.equal(await names(`search[wildcard-name]=${encodeURIComponent("a*p*")}`), ["app"]);
+  assert.equal(await names("search[wildcard-name]=*-*"), ["a-mid-b", "staging-prod", "w1-a", "w1-b"]);
+  assert.equal(await names("search[wildcard-name]=%5E.*"), []);
+  assert.is((await list(`search[wildcard-name]=${workspace.attributes.name}`)).data[0].id, workspace.id);
+
+  for (const unknown of ["filter[current-run][status]=applied", "search[unknown]=x", "filter[tagged][0][key]=legacy"]) {
+    const refused = await api(server, token, "GET", `/organizations/${organizationName}/workspaces?${unknown}`);
+    assert.is(refused.status, 400, unknown);
+    assert.is(refused.json.errors[0].code, "REQUEST_INVALID", unknown);
+  }
+});
+
+test("matchesWildcard: literal text, `*` for any text, whole names only", () => {
+  const cases: [string, string, boolean][] = [
+    ["prod", "prod", true],
+    ["prod", "pro", false],
+    ["a", "a*a", false],
+    ["aa", "a*a", true],
+    ["abcabc", "*b*b*", true],
+    ["abc", "*b*b*", false],
+    ["a.c", "a.c", true],
+    ["abc", "a.c", false],
+    ["anything", "*", true],
+    ["", "*", true],
+  ];
+  for (const [name, pattern, expected] of cases) assert.is(matchesWildcard(name, pattern), expected, `${name} ~ ${pattern}`);
+});
+
 cv.run();
 runs.run();
 patch.run();
 runList.run();
+workspaceList.run();
+test.run();

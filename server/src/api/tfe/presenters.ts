@@ -305,11 +305,14 @@ export function presentStateVersionOutput(stateVersion: StateVersion, output: St
   };
 }
 
-/** One page of a list in the TFE pagination shape (never a next page past the last one). */
+/**
+ * One page of a list in the TFE pagination shape. A page past the last one is empty and says so
+ * (its number, no next page), so a client paging until it gets nothing stops.
+ */
 export function paginate<T>(items: T[], pageNumber: number | undefined, pageSize: number | undefined): { data: T[]; meta: { pagination: S["Pagination"] } } {
   const size = pageSize ?? 20;
   const totalPages = Math.max(1, Math.ceil(items.length / size));
-  const current = Math.min(Math.max(1, pageNumber ?? 1), totalPages);
+  const current = Math.max(1, pageNumber ?? 1);
   return {
     data: items.slice((current - 1) * size, current * size),
     meta: {

@@ -10,6 +10,7 @@ import { principalOf } from "../authorize.ts";
 import { loadOrganization, loadWorkspace } from "../lookup.ts";
 import { organizationOf } from "./access.ts";
 import { paginate, presentWorkspace } from "./presenters.ts";
+import { refuseUnknownFilters } from "./query.ts";
 
 type H = Handlers<RequestContext>;
 type S = components["schemas"];
@@ -50,6 +51,29 @@ export function refuseFixedWorkspaceSettings(a: FixedWorkspaceSettings): void {
   }
 }
 
+/** The filters and searches of the workspace list. */
+const WORKSPACE_LIST_FILTERS = ["search[name]", "search[wildcard-name]", "search[tags]", "search[exclude-tags]", "filter[project][id]"] as const;
+
+/**
+ * Whether the whole name matches a pattern where `*` stands for any text (`w1*`, `*prod`,
+ * `*mid*`) and everything else is literal; linear (no regular expression built from input).
+ */
+export function matchesWildcard(name: string, pattern: string): boolean {
+  const parts = pattern.split("*");
+  if (parts.length === 1) return name === pattern;
+  const first = parts[0]!;
+  const last = parts[parts.length - 1]!;
+  if (name.length < first.length + last.length || !name.startsWith(first) || !name.endsWith(last)) return false;
+  let at = first.length;
+  const end = name.length - last.length;
+  for (const part of parts.slice(1, -1)) {
+    const found = name.indexOf(part, at);
+    if (found < 0 || found + part.length > end) return false;
+    at = found + part.length;
+  }
+  return true;
+}
+
 /** Tag names from a comma-separated query value (the CLI sends them URL-encoded, joined by commas). */
 function tagList(value: string | undefined): string[] {
   return (value ?? "")
@@ -63,14 +87,23 @@ export const workspaceTagHandlers = {
   async listWorkspaces({ path, query, ctx }) {
     const organization = await loadOrganization(ctx, path.organization_name, "workspace:read");
     const principal = principalOf(ctx);
+    refuseUnknownFilters(query, WORKSPACE_LIST_FILTERS);
     const search = query["search[name]"];
+    const wildcard = query["search[wildcard-name]"] || undefined;
     const project = query["filter[project][id]"];
-    const matching = (await ctx.services.stores.workspaces.listByTags(organization.id, tagList(query["search[tags]"]))).filter(
+    const excluded = tagList(query["search[exclude-tags]"]);
+    const candidates = (await ctx.services.stores.workspaces.listByTags(organization.id, tagList(query["search[tags]"]))).filter(
       (workspace) =>
         isAllowed(principal, "workspace:read", { organizationId: organization.id, projectId: workspace.projectId, workspaceId: workspace.id }) &&
         (search === undefined || workspace.name.includes(search)) &&
+        (wildcard === undefined || matchesWildcard(workspace.name, wildcard)) &&
         (project === undefined || workspace.projectId === project),
     );
+    const matching = [];
+    for (const workspace of candidates) {
+      if (excluded.length > 0 && (await ctx.services.stores.workspaces.tagsOf(workspace.id)).some((tag) => excluded.includes(tag))) continue;
+      matching.push(workspace);
+    }
     const { data: page, meta } = paginate(matching, query["page[number]"], query["page[size]"]);
     const data = [];
     for (const workspace of page) data.push(await workspaceResource(ctx, workspace, organization.name));
