@@ -58,7 +58,10 @@ describe("workspace settings pages", () => {
 
   it("should refuse a run source, a delivery status, a repository access or a profile provider StackShip does not define", () => {
     throwsContract(() => checkRun(run({ source: "gitlab" as never })), /source “gitlab”/);
-    const document: SourceConnectionDocument = { data: null, meta: { pipeline: { state: "off", detail: "off", webhook_url: "http://x/v1/github/webhooks" }, deliveries: [] } };
+    const document: SourceConnectionDocument = {
+      data: null,
+      meta: { pipeline: { state: "off", detail: "off", webhook_url: "http://x/v1/github/webhooks", app_id: null, api_url: null }, deliveries: [] },
+    };
     equal(checkSourceDocument(document), document);
     throwsContract(
       () => checkSourceDocument({ ...document, meta: { ...document.meta, pipeline: { ...document.meta.pipeline, state: "paused" as never } } }),

@@ -1,8 +1,9 @@
 // /workspaces/{id}/source — where runs of this workspace come from: the GitHub App pipeline's
 // state on this deployment (off: the variables it misses; on: the webhook URL to configure), the
 // workspace's repository connection (or plainly none, and what to do), the last webhook deliveries
-// about that repository, and for people with workspace:write a form to connect, change or
-// disconnect it. Everything through the generated SDK.
+// about that repository, and for organization administrators a form to connect, change or
+// disconnect it (organization administrators, who alone also see the App id and API URL).
+// Everything through the generated SDK.
 import { consume } from "@lit/context";
 import { Task } from "@lit/task";
 import {
@@ -56,6 +57,15 @@ export function checkSourceDocument(document: SourceConnectionDocument): SourceC
   return document;
 }
 
+/**
+ * Whether the caller connects, changes and disconnects the repository: organization
+ * administrators only (the API's rule; `verify_federation_profiles` is the same organization-level
+ * `org:admin` check).
+ */
+function managesSource(loaded: LoadedWorkspace): boolean {
+  return loaded.permissions.verify_federation_profiles;
+}
+
 /** The variable names a pipeline-off sentence names ("set STACKSHIP_GITHUB_APP_ID, …"). */
 export function missingVariables(detail: string): string[] {
   return [...new Set(detail.match(/STACKSHIP_[A-Z0-9_]+(?: \(or _FILE\))?/g) ?? [])];
@@ -107,7 +117,7 @@ export class SsWorkspaceSourcePage extends LitElement {
             <h2 id="connection-heading">Repository connection</h2>
             ${source.data ? this.renderConnection(source.data, loaded) : this.renderNotConnected(loaded)}
           </section>
-          ${loaded.permissions.write ? this.renderForm(workspace, source.data) : nothing}
+          ${managesSource(loaded) ? this.renderForm(workspace, source.data) : nothing}
           <section aria-labelledby="deliveries-heading">
             <h2 id="deliveries-heading">Last deliveries</h2>
             ${this.renderDeliveries(source)}
@@ -135,6 +145,7 @@ export class SsWorkspaceSourcePage extends LitElement {
     }
     return html`<div class="notice info" id="pipeline-on">
       <p><strong>The GitHub App pipeline is on.</strong> ${pipeline.detail}</p>
+      ${pipeline.app_id !== null && pipeline.api_url !== null ? html`<p id="pipeline-app">App id <code>${pipeline.app_id}</code>, API <code>${pipeline.api_url}</code> (shown to administrators only).</p>` : nothing}
       <p>The GitHub App's webhook URL: <code id="webhook-url">${pipeline.webhook_url}</code></p>
     </div>`;
   }
@@ -152,7 +163,7 @@ export class SsWorkspaceSourcePage extends LitElement {
         <dt>Connected</dt><dd>${timeCell(a.created_at)}${a.updated_at !== a.created_at ? html`, changed ${timeCell(a.updated_at)}` : nothing}</dd>
       </dl>
       <p class="muted">A push to <span class="mono">${a.tracked_branch}</span> that changes the working directory or a trigger path starts a plan-and-apply run; a pull request targeting it starts a speculative plan.</p>
-      ${loaded.permissions.write ? this.renderDisconnect(loaded.workspace, connection) : nothing}`;
+      ${managesSource(loaded) ? this.renderDisconnect(loaded.workspace, connection) : nothing}`;
   }
 
   private renderNotConnected(loaded: LoadedWorkspace): TemplateResult {
@@ -165,9 +176,9 @@ export class SsWorkspaceSourcePage extends LitElement {
         </p>
         <p>
           ${
-            loaded.permissions.write
-              ? "To connect one: install the StackShip GitHub App on the repository, then give its installation id and the repository below."
-              : "Someone with write access to this workspace (an operator or an admin) can connect one."
+            managesSource(loaded)
+              ? "To connect one: install the StackShip GitHub App on the repository through StackShip's setup (which binds the installation to this organization), then give its installation id and the repository below."
+              : "An organization administrator can connect one."
           }
         </p>
       </div>

@@ -1,5 +1,6 @@
 // The workspace source settings and cloud access pages in Chromium against a real server: each role
-// sees only its controls (viewer none, operator write, organization admin write and verify); an
+// sees only its controls (viewer none, operator profile writes, organization admin the source
+// connection and verify; only an admin sees the App id and API URL); an
 // admin connects a repository through the form (an API refusal shown next to its field); the
 // pipeline-off state names the missing variables; with the pipeline on (the GitHub API double and
 // a GitHub worker) a real push delivery is listed with the run it created, and that run shows
@@ -11,7 +12,7 @@ import { getWorkspace, getWorkspaceSource, listFederationProfiles, type Workspac
 import { GitHubAppClient } from "../../../server/src/github/client.ts";
 import { GitHubWorker } from "../../../server/src/runner/github-worker.ts";
 import { GitHubDouble } from "../../../server/test/support/github-double.ts";
-import { commitTarball, deliver, newSha, pushPayload, settled } from "../../../server/test/support/github.ts";
+import { bindInstallation, commitTarball, deliver, newSha, pushPayload, settled } from "../../../server/test/support/github.ts";
 import { hook, startHarness, type Harness, type HarnessOrganization } from "../support/index.ts";
 
 interface Ctx {
@@ -46,7 +47,7 @@ test.after(
 const sourceOf = async ({ h, acme, workspace }: Ctx) => (await getWorkspaceSource({ client: h.server.v1(acme.token), path: { workspace_id: workspace.id } })).data!;
 const profilesOf = async ({ h, acme, workspace }: Ctx) => (await listFederationProfiles({ client: h.server.v1(acme.token), path: { workspace_id: workspace.id } })).data!.data;
 
-test("source settings, pipeline off: the missing variables are named; a viewer sees no form, an operator does", async (ctx) => {
+test("source settings, pipeline off: the missing variables are named; a viewer and an operator see no form, an organization admin does", async (ctx) => {
   const { h, acme, workspace } = ctx;
   const { page } = await h.signInAs(acme, "viewer");
   await page.goto(h.url(`/workspaces/${workspace.id}/source`));
@@ -58,24 +59,40 @@ test("source settings, pipeline off: the missing variables are named; a viewer s
     "STACKSHIP_GITHUB_WEBHOOK_SECRET",
   ]);
   assert.match(await page.locator("#source-not-connected").innerText(), "No Git repository is connected to this workspace.");
-  assert.match(await page.locator("#source-not-connected").innerText(), "Someone with write access to this workspace");
+  assert.match(await page.locator("#source-not-connected").innerText(), "An organization administrator can connect one.");
   assert.is(await page.locator("#source-form").count(), 0, "a viewer sees no form");
   assert.is(await page.locator("#disconnect").count(), 0);
   assert.match(await page.locator("#deliveries-none").innerText(), "Deliveries are listed once a repository is connected.");
   await h.screenshot(page, "workspace-source-pipeline-off-viewer");
   await h.checkA11y(page, "source settings, pipeline off, viewer");
 
+  // Connecting is an organization administrator's: an operator sees no form.
   const operator = (await h.signInAs(acme, "operator")).page;
   await operator.goto(h.url(`/workspaces/${workspace.id}/source`));
-  await operator.locator("#source-form").waitFor();
-  assert.match(await operator.locator("#source-not-connected").innerText(), "install the StackShip GitHub App on the repository");
-  assert.is(await operator.getByLabel("Tracked branch").inputValue(), "main", "the workspace's tracked branch by default");
-  await h.screenshot(operator, "workspace-source-connect-form");
-  await h.checkA11y(operator, "source settings, connection form");
+  await operator.locator("#source-not-connected").waitFor();
+  assert.is(await operator.locator("#source-form").count(), 0, "an operator sees no form");
+  const admin = (await h.signInAs(acme, "admin")).page;
+  await admin.goto(h.url(`/workspaces/${workspace.id}/source`));
+  await admin.locator("#source-form").waitFor();
+  assert.match(await admin.locator("#source-not-connected").innerText(), "install the StackShip GitHub App on the repository");
+  assert.is(await admin.getByLabel("Tracked branch").inputValue(), "main", "the workspace's tracked branch by default");
+  await h.screenshot(admin, "workspace-source-connect-form");
+  await h.checkA11y(admin, "source settings, connection form");
 });
 
+/** Turns the pipeline on with the double as GitHub, as a deployment with the STACKSHIP_GITHUB_* variables has it. */
+function pipelineOn({ h, double }: Ctx): void {
+  const settings = double.config();
+  if (settings.state !== "on") throw new Error("the double's settings turn the pipeline on");
+  h.server.services.config.github = settings;
+  h.server.services.github = new GitHubAppClient(settings);
+}
+
 test("an admin connects a repository through the form; a refusal is shown next to its field and saves nothing; disconnect asks first", async (ctx) => {
-  const { h, acme, workspace } = ctx;
+  const { h, acme, workspace, double } = ctx;
+  // A connection needs the pipeline on and an installation bound to the organization that can see the repository.
+  pipelineOn(ctx);
+  await bindInstallation(h.server, double, "acme", INSTALLATION, [REPOSITORY]);
   const { page } = await h.signInAs(acme, "admin");
   await page.goto(h.url(`/workspaces/${workspace.id}/source`));
   await page.locator("#source-form").waitFor();
@@ -95,6 +112,7 @@ test("an admin connects a repository through the form; a refusal is shown next t
   await page.getByLabel("Trigger paths").fill("modules/**\n*.tfvars");
   await page.getByRole("button", { name: "Connect" }).click();
   await page.locator("#source-connection").waitFor();
+  assert.match(await page.locator("#pipeline-app").innerText(), double.appId, "an admin sees the App id");
   assert.is(await page.locator("#source-repository").innerText(), REPOSITORY);
   assert.is(await page.locator("#source-installation").innerText(), String(INSTALLATION));
   assert.is(await page.locator("#tracked-branch").innerText(), "main");
@@ -129,11 +147,7 @@ test("an admin connects a repository through the form; a refusal is shown next t
 
 test("pipeline on: the webhook URL; a push delivery with its outcome and the run it created; the run reads 'GitHub push <sha7>' on the runs list and the overview", async (ctx) => {
   const { h, acme, workspace, double } = ctx;
-  // The pipeline on, as a deployment with the STACKSHIP_GITHUB_* variables has it (the double as GitHub).
-  const settings = double.config();
-  if (settings.state !== "on") throw new Error("the double's settings turn the pipeline on");
-  h.server.services.config.github = settings;
-  h.server.services.github = new GitHubAppClient(settings);
+  pipelineOn(ctx);
   ctx.worker = new GitHubWorker(h.server.services, { pollIntervalMs: 50, backoffBaseMs: 200 });
   await ctx.worker.start();
   double.installations.set(INSTALLATION, [REPOSITORY]);
@@ -150,6 +164,10 @@ test("pipeline on: the webhook URL; a push delivery with its outcome and the run
   await page.goto(h.url(`/workspaces/${workspace.id}/source`));
   await page.locator("#pipeline-on").waitFor();
   assert.is(await page.locator("#webhook-url").innerText(), `${h.server.baseUrl}/v1/github/webhooks`);
+  // The App id and the API URL are for administrators only: the operator's page has neither.
+  assert.not.match(await page.locator("#pipeline-on").innerText(), double.appId);
+  assert.not.match(await page.locator("#pipeline-on").innerText(), double.url);
+  assert.is(await page.locator("#pipeline-app").count(), 0);
   const row = page.locator(`tr[data-delivery-id="${sent.deliveryId}"]`);
   await row.waitFor();
   const cells = await row.locator("td").allInnerTexts();
