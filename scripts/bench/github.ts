@@ -20,7 +20,7 @@ try {
   await withTestServer(
     "sqlite",
     async (server) => {
-      const connected = await connectWorkspace(server);
+      const connected = await connectWorkspace(server, double);
       double.installations.set(connected.installationId, [connected.repository]);
       const samples: number[] = [];
       for (let i = 0; i < PUSHES + 5; i++) {
