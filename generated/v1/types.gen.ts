@@ -396,7 +396,7 @@ export interface paths {
         put?: never;
         /**
          * Start installing the GitHub App for this organization (a one-time setup state)
-         * @description An organization administrator signed in to the dashboard asks for a `state`, then installs the App on GitHub with it (`https://github.com/apps/<app>/installations/new?state=<state>`). GitHub sends the browser back to the App's Setup URL, the dashboard page `<STACKSHIP_PUBLIC_URL>/github/setup`, with `installation_id`, `setup_action` and this `state`, and that page binds the installation (`POST /v1/github/installations`). The state is random (256 bits), returned once, stored only as its SHA-256, valid for 10 minutes, single use, and redeemable only by the session that asked for it. Needs a dashboard session (`session`) holding `org:admin` on the organization itself.
+         * @description An organization administrator signed in to the dashboard asks for a `state`, then installs the App on GitHub with it (`install_url`: `https://github.com/apps/<app>/installations/new?state=<state>`). GitHub sends the browser back to the App's Setup URL, the dashboard page `<STACKSHIP_PUBLIC_URL>/github/setup`, with `installation_id`, `setup_action` and this `state`, and that page binds the installation (`POST /v1/github/installations`). The state is random (256 bits), returned once, stored only as its SHA-256, valid for 10 minutes, single use, and redeemable only by the session that asked for it. Needs a dashboard session (`session`) holding `org:admin` on the organization itself.
          */
         post: operations["createGithubInstallationState"];
         delete?: never;
@@ -1408,6 +1408,8 @@ export interface components {
             data: {
                 attributes: {
                     expires_at: components["schemas"]["Timestamp"];
+                    /** @description Where to install the App with this state: the App's page as GitHub's API reports it (`GET /app`, `html_url`) plus `/installations/new?state=…`; null when GitHub could not be asked (then open the App's public page yourself and add `?state=`). */
+                    install_url: string | null;
                     organization: components["schemas"]["OrganizationName"];
                     /** @description The setup state to install the App with; shown only here. */
                     state: string;
@@ -1979,6 +1981,8 @@ export interface components {
                 };
                 /** @description Why the run ended (or stopped for recovery); null while it is still moving. */
                 terminal_reason: null | components["schemas"]["RunReviewTerminalReason"];
+                /** @description The phases whose stored log passed its cap (`STACKSHIP_PHASE_LOG_MAX_BYTES`, the same on every process): such a log keeps its first and its newest half, with a truncation line where output was dropped. Absent when no log was cut. */
+                truncated_logs?: ("plan" | "policy" | "apply")[];
             };
             id: components["schemas"]["RunId"];
             links: components["schemas"]["Links"];

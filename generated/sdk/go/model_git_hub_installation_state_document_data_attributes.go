@@ -28,6 +28,8 @@ type GitHubInstallationStateDocumentDataAttributes struct {
 	Organization string `json:"organization" validate:"regexp=^[A-Za-z0-9][A-Za-z0-9_-]{0\\,39}$"`
 	// ISO 8601 UTC with milliseconds and a literal Z.
 	ExpiresAt time.Time `json:"expires_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
+	// Where to install the App with this state: the App's page as GitHub's API reports it (`GET /app`, `html_url`) plus `/installations/new?state=…`; null when GitHub could not be asked (then open the App's public page yourself and add `?state=`).
+	InstallUrl NullableString `json:"install_url"`
 }
 
 type _GitHubInstallationStateDocumentDataAttributes GitHubInstallationStateDocumentDataAttributes
@@ -36,11 +38,12 @@ type _GitHubInstallationStateDocumentDataAttributes GitHubInstallationStateDocum
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewGitHubInstallationStateDocumentDataAttributes(state string, organization string, expiresAt time.Time) *GitHubInstallationStateDocumentDataAttributes {
+func NewGitHubInstallationStateDocumentDataAttributes(state string, organization string, expiresAt time.Time, installUrl NullableString) *GitHubInstallationStateDocumentDataAttributes {
 	this := GitHubInstallationStateDocumentDataAttributes{}
 	this.State = state
 	this.Organization = organization
 	this.ExpiresAt = expiresAt
+	this.InstallUrl = installUrl
 	return &this
 }
 
@@ -124,6 +127,32 @@ func (o *GitHubInstallationStateDocumentDataAttributes) SetExpiresAt(v time.Time
 	o.ExpiresAt = v
 }
 
+// GetInstallUrl returns the InstallUrl field value
+// If the value is explicit nil, the zero value for string will be returned
+func (o *GitHubInstallationStateDocumentDataAttributes) GetInstallUrl() string {
+	if o == nil || o.InstallUrl.Get() == nil {
+		var ret string
+		return ret
+	}
+
+	return *o.InstallUrl.Get()
+}
+
+// GetInstallUrlOk returns a tuple with the InstallUrl field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *GitHubInstallationStateDocumentDataAttributes) GetInstallUrlOk() (*string, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.InstallUrl.Get(), o.InstallUrl.IsSet()
+}
+
+// SetInstallUrl sets field value
+func (o *GitHubInstallationStateDocumentDataAttributes) SetInstallUrl(v string) {
+	o.InstallUrl.Set(&v)
+}
+
 func (o GitHubInstallationStateDocumentDataAttributes) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
@@ -137,6 +166,7 @@ func (o GitHubInstallationStateDocumentDataAttributes) ToMap() (map[string]inter
 	toSerialize["state"] = o.State
 	toSerialize["organization"] = o.Organization
 	toSerialize["expires_at"] = o.ExpiresAt
+	toSerialize["install_url"] = o.InstallUrl.Get()
 	return toSerialize, nil
 }
 
@@ -148,6 +178,7 @@ func (o *GitHubInstallationStateDocumentDataAttributes) UnmarshalJSON(data []byt
 		"state",
 		"organization",
 		"expires_at",
+		"install_url",
 	}
 
 	allProperties := make(map[string]interface{})

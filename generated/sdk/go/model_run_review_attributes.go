@@ -30,6 +30,8 @@ type RunReviewAttributes struct {
 	Recovery NullableRunRecovery `json:"recovery"`
 	Evidence RunReviewEvidence `json:"evidence"`
 	Downloads NullableRunReviewDownloads `json:"downloads"`
+	// The phases whose stored log passed its cap (`STACKSHIP_PHASE_LOG_MAX_BYTES`, the same on every process): such a log keeps its first and its newest half, with a truncation line where output was dropped. Absent when no log was cut.
+	TruncatedLogs []string `json:"truncated_logs,omitempty"`
 }
 
 type _RunReviewAttributes RunReviewAttributes
@@ -232,6 +234,38 @@ func (o *RunReviewAttributes) SetDownloads(v RunReviewDownloads) {
 	o.Downloads.Set(&v)
 }
 
+// GetTruncatedLogs returns the TruncatedLogs field value if set, zero value otherwise.
+func (o *RunReviewAttributes) GetTruncatedLogs() []string {
+	if o == nil || IsNil(o.TruncatedLogs) {
+		var ret []string
+		return ret
+	}
+	return o.TruncatedLogs
+}
+
+// GetTruncatedLogsOk returns a tuple with the TruncatedLogs field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *RunReviewAttributes) GetTruncatedLogsOk() ([]string, bool) {
+	if o == nil || IsNil(o.TruncatedLogs) {
+		return nil, false
+	}
+	return o.TruncatedLogs, true
+}
+
+// HasTruncatedLogs returns a boolean if a field has been set.
+func (o *RunReviewAttributes) HasTruncatedLogs() bool {
+	if o != nil && !IsNil(o.TruncatedLogs) {
+		return true
+	}
+
+	return false
+}
+
+// SetTruncatedLogs gets a reference to the given []string and assigns it to the TruncatedLogs field.
+func (o *RunReviewAttributes) SetTruncatedLogs(v []string) {
+	o.TruncatedLogs = v
+}
+
 func (o RunReviewAttributes) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
@@ -249,6 +283,9 @@ func (o RunReviewAttributes) ToMap() (map[string]interface{}, error) {
 	toSerialize["recovery"] = o.Recovery.Get()
 	toSerialize["evidence"] = o.Evidence
 	toSerialize["downloads"] = o.Downloads.Get()
+	if !IsNil(o.TruncatedLogs) {
+		toSerialize["truncated_logs"] = o.TruncatedLogs
+	}
 	return toSerialize, nil
 }
 

@@ -782,6 +782,10 @@ export type GitHubInstallationStateDocument = {
             state: string;
             organization: OrganizationName;
             expires_at: Timestamp;
+            /**
+             * Where to install the App with this state: the App's page as GitHub's API reports it (`GET /app`, `html_url`) plus `/installations/new?state=…`; null when GitHub could not be asked (then open the App's public page yourself and add `?state=`).
+             */
+            install_url: string | null;
         };
     };
 };
@@ -1391,6 +1395,10 @@ export type RunReview = {
         recovery: null | RunRecovery;
         evidence: RunReviewEvidence;
         downloads: RunReviewDownloads;
+        /**
+         * The phases whose stored log passed its cap (`STACKSHIP_PHASE_LOG_MAX_BYTES`, the same on every process): such a log keeps its first and its newest half, with a truncation line where output was dropped. Absent when no log was cut.
+         */
+        truncated_logs?: Array<'plan' | 'policy' | 'apply'>;
     };
     relationships: {
         organization: Relationship;

@@ -1,7 +1,7 @@
 // The cap of a phase's stored log (issue 25, part 6: one apply stored a 437 MiB log). With a small
 // configured cap: a log of exactly the cap is stored whole; one byte more and the stored log is the
 // first half of the cap, the truncation line, and the newest half. The dashboard's log route, the
-// live feed's chunks and the CLI's log-read stream all carry the same line.
+// live feed's chunks and the CLI's log-read stream all carry the same line, and the review names the cut log.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { phaseId } from "../../src/api/tfe/presenters.ts";
@@ -38,6 +38,12 @@ async function cliLog(server: TestServer, token: string, runId: string): Promise
   return text.slice(text.indexOf("Applying the approved plan...\n") + "Applying the approved plan...\n".length);
 }
 
+async function reviewOf(server: TestServer, token: string, runId: string): Promise<any> {
+  const response = await fetch(`${server.baseUrl}/v1/runs/${runId}/review`, { headers: { Authorization: `Bearer ${token}` } });
+  assert.is(response.status, 200);
+  return ((await response.json()) as any).data.attributes;
+}
+
 async function liveChunks(server: TestServer, runId: string): Promise<string> {
   return (await server.services.stores.logs.chunksFrom(runId, "apply", 0, 10_000)).map((chunk) => chunk.text).join("");
 }
@@ -62,6 +68,7 @@ testEachServer(
       assert.is(await readLog(server, token, run.id, "apply"), text, `piece ${piece}`);
       assert.is(await liveChunks(server, run.id), text);
       assert.is(await cliLog(server, token, run.id), text);
+      assert.is((await reviewOf(server, token, run.id)).truncated_logs, undefined);
     }
 
     // One byte more: the byte in the middle goes, the line says so.
@@ -80,6 +87,8 @@ testEachServer(
       assert.is(Buffer.byteLength(stored.replace(line, ""), "utf8"), CAP);
       assert.is(await liveChunks(server, run.id), expected);
       assert.is(await cliLog(server, token, run.id), expected);
+      // The review says which log was cut.
+      assert.equal((await reviewOf(server, token, run.id)).truncated_logs, ["apply"]);
     }
   },
   { config: { phaseLogMaxBytes: CAP } },

@@ -37,6 +37,8 @@ type Recorded = S["RunReviewRecordedString"];
 /** What the document is built from: the records, plus the recovery evidence while the run needs recovery. */
 export interface ReviewDocumentInput extends ReviewRecords {
   recovery: S["RunRecovery"] | null;
+  /** The phases whose stored log passed its cap (runner/phase-log.ts); none when absent. */
+  truncatedLogs?: ReadonlyArray<"plan" | "policy" | "apply">;
 }
 
 const recorded = (value: string | null | undefined): Recorded => (value === null || value === undefined ? { state: "not_recorded", value: null } : { state: "recorded", value });
@@ -218,6 +220,7 @@ export function deriveRunReview(records: ReviewDocumentInput, caller: ReviewCall
       recovery: run.status === "needs_recovery" ? records.recovery : null,
       evidence: evidence(records),
       downloads: downloads(records, caller),
+      ...(records.truncatedLogs && records.truncatedLogs.length > 0 ? { truncated_logs: [...records.truncatedLogs] } : {}),
     },
     relationships: {
       organization: { data: { type: "organizations", id: run.organizationId } },

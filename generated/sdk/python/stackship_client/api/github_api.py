@@ -359,7 +359,7 @@ class GithubApi:
     ) -> GitHubInstallationStateDocument:
         """Start installing the GitHub App for this organization (a one-time setup state)
 
-        An organization administrator signed in to the dashboard asks for a `state`, then installs the App on GitHub with it (`https://github.com/apps/<app>/installations/new?state=<state>`). GitHub sends the browser back to the App's Setup URL, the dashboard page `<STACKSHIP_PUBLIC_URL>/github/setup`, with `installation_id`, `setup_action` and this `state`, and that page binds the installation (`POST /v1/github/installations`). The state is random (256 bits), returned once, stored only as its SHA-256, valid for 10 minutes, single use, and redeemable only by the session that asked for it. Needs a dashboard session (`session`) holding `org:admin` on the organization itself.
+        An organization administrator signed in to the dashboard asks for a `state`, then installs the App on GitHub with it (`install_url`: `https://github.com/apps/<app>/installations/new?state=<state>`). GitHub sends the browser back to the App's Setup URL, the dashboard page `<STACKSHIP_PUBLIC_URL>/github/setup`, with `installation_id`, `setup_action` and this `state`, and that page binds the installation (`POST /v1/github/installations`). The state is random (256 bits), returned once, stored only as its SHA-256, valid for 10 minutes, single use, and redeemable only by the session that asked for it. Needs a dashboard session (`session`) holding `org:admin` on the organization itself.
 
         :param organization_name: (required)
         :type organization_name: str
@@ -430,7 +430,7 @@ class GithubApi:
     ) -> ApiResponse[GitHubInstallationStateDocument]:
         """Start installing the GitHub App for this organization (a one-time setup state)
 
-        An organization administrator signed in to the dashboard asks for a `state`, then installs the App on GitHub with it (`https://github.com/apps/<app>/installations/new?state=<state>`). GitHub sends the browser back to the App's Setup URL, the dashboard page `<STACKSHIP_PUBLIC_URL>/github/setup`, with `installation_id`, `setup_action` and this `state`, and that page binds the installation (`POST /v1/github/installations`). The state is random (256 bits), returned once, stored only as its SHA-256, valid for 10 minutes, single use, and redeemable only by the session that asked for it. Needs a dashboard session (`session`) holding `org:admin` on the organization itself.
+        An organization administrator signed in to the dashboard asks for a `state`, then installs the App on GitHub with it (`install_url`: `https://github.com/apps/<app>/installations/new?state=<state>`). GitHub sends the browser back to the App's Setup URL, the dashboard page `<STACKSHIP_PUBLIC_URL>/github/setup`, with `installation_id`, `setup_action` and this `state`, and that page binds the installation (`POST /v1/github/installations`). The state is random (256 bits), returned once, stored only as its SHA-256, valid for 10 minutes, single use, and redeemable only by the session that asked for it. Needs a dashboard session (`session`) holding `org:admin` on the organization itself.
 
         :param organization_name: (required)
         :type organization_name: str
@@ -501,7 +501,7 @@ class GithubApi:
     ) -> RESTResponseType:
         """Start installing the GitHub App for this organization (a one-time setup state)
 
-        An organization administrator signed in to the dashboard asks for a `state`, then installs the App on GitHub with it (`https://github.com/apps/<app>/installations/new?state=<state>`). GitHub sends the browser back to the App's Setup URL, the dashboard page `<STACKSHIP_PUBLIC_URL>/github/setup`, with `installation_id`, `setup_action` and this `state`, and that page binds the installation (`POST /v1/github/installations`). The state is random (256 bits), returned once, stored only as its SHA-256, valid for 10 minutes, single use, and redeemable only by the session that asked for it. Needs a dashboard session (`session`) holding `org:admin` on the organization itself.
+        An organization administrator signed in to the dashboard asks for a `state`, then installs the App on GitHub with it (`install_url`: `https://github.com/apps/<app>/installations/new?state=<state>`). GitHub sends the browser back to the App's Setup URL, the dashboard page `<STACKSHIP_PUBLIC_URL>/github/setup`, with `installation_id`, `setup_action` and this `state`, and that page binds the installation (`POST /v1/github/installations`). The state is random (256 bits), returned once, stored only as its SHA-256, valid for 10 minutes, single use, and redeemable only by the session that asked for it. Needs a dashboard session (`session`) holding `org:admin` on the organization itself.
 
         :param organization_name: (required)
         :type organization_name: str

@@ -19,7 +19,7 @@ import json
 
 from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
-from typing import Any, ClassVar, Dict, List
+from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
@@ -32,7 +32,8 @@ class GitHubInstallationStateDocumentDataAttributes(BaseModel):
     state: StrictStr = Field(description="The setup state to install the App with; shown only here.")
     organization: Annotated[str, Field(strict=True)] = Field(description="1 to 40 characters of letters, digits, `-` and `_`, starting with a letter or digit.", json_schema_extra={"examples": ["acme"]})
     expires_at: datetime = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
-    __properties: ClassVar[List[str]] = ["state", "organization", "expires_at"]
+    install_url: Optional[StrictStr] = Field(description="Where to install the App with this state: the App's page as GitHub's API reports it (`GET /app`, `html_url`) plus `/installations/new?state=…`; null when GitHub could not be asked (then open the App's public page yourself and add `?state=`).")
+    __properties: ClassVar[List[str]] = ["state", "organization", "expires_at", "install_url"]
 
     @field_validator('organization', mode="before")
     def organization_validate_regular_expression(cls, value):
@@ -87,6 +88,11 @@ class GitHubInstallationStateDocumentDataAttributes(BaseModel):
             exclude=excluded_fields,
             exclude_none=True,
         )
+        # set to None if install_url (nullable) is None
+        # and model_fields_set contains the field
+        if self.install_url is None and "install_url" in self.model_fields_set:
+            _dict['install_url'] = None
+
         return _dict
 
     @classmethod
@@ -101,7 +107,8 @@ class GitHubInstallationStateDocumentDataAttributes(BaseModel):
         _obj = cls.model_validate({
             "state": obj.get("state"),
             "organization": obj.get("organization"),
-            "expires_at": obj.get("expires_at")
+            "expires_at": obj.get("expires_at"),
+            "install_url": obj.get("install_url")
         })
         return _obj
 

@@ -17,8 +17,9 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
+from typing_extensions import Annotated
 from stackship_client.models.run_recovery import RunRecovery
 from stackship_client.models.run_review_action import RunReviewAction
 from stackship_client.models.run_review_attributes_stages import RunReviewAttributesStages
@@ -41,7 +42,19 @@ class RunReviewAttributes(BaseModel):
     recovery: Optional[RunRecovery] = Field(description="Recovery evidence while the run needs recovery (unresolved); null otherwise.")
     evidence: RunReviewEvidence
     downloads: Optional[RunReviewDownloads]
-    __properties: ClassVar[List[str]] = ["header", "available_actions", "stages", "terminal_reason", "recovery", "evidence", "downloads"]
+    truncated_logs: Optional[Annotated[List[StrictStr], Field(min_length=1)]] = Field(default=None, description="The phases whose stored log passed its cap (`STACKSHIP_PHASE_LOG_MAX_BYTES`, the same on every process): such a log keeps its first and its newest half, with a truncation line where output was dropped. Absent when no log was cut.")
+    __properties: ClassVar[List[str]] = ["header", "available_actions", "stages", "terminal_reason", "recovery", "evidence", "downloads", "truncated_logs"]
+
+    @field_validator('truncated_logs')
+    def truncated_logs_validate_enum(cls, value):
+        """Validates the enum"""
+        if value is None:
+            return value
+
+        for i in value:
+            if i not in set(['plan', 'policy', 'apply']):
+                raise ValueError("each list item must be one of ('plan', 'policy', 'apply')")
+        return value
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -133,7 +146,8 @@ class RunReviewAttributes(BaseModel):
             "terminal_reason": RunReviewTerminalReason.from_dict(obj["terminal_reason"]) if obj.get("terminal_reason") is not None else None,
             "recovery": RunRecovery.from_dict(obj["recovery"]) if obj.get("recovery") is not None else None,
             "evidence": RunReviewEvidence.from_dict(obj["evidence"]) if obj.get("evidence") is not None else None,
-            "downloads": RunReviewDownloads.from_dict(obj["downloads"]) if obj.get("downloads") is not None else None
+            "downloads": RunReviewDownloads.from_dict(obj["downloads"]) if obj.get("downloads") is not None else None,
+            "truncated_logs": obj.get("truncated_logs")
         })
         return _obj
 
