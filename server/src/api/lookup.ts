@@ -1,4 +1,4 @@
-import { isAllowed, type Permission } from "../domain/authorization.ts";
+import { isAllowed, isAllowedSomewhereIn, type Permission } from "../domain/authorization.ts";
 import type { ConfigurationVersion, Organization, Project, Run, Workspace } from "../domain/records.ts";
 import { DEFAULT_PROJECT_NAME } from "../commands/organizations.ts";
 import type { RequestContext } from "../http/app.ts";
@@ -11,6 +11,18 @@ export async function loadOrganization(ctx: RequestContext, name: string, permis
   const what = `Organization '${name}'`;
   if (!organization) throw notFound(what);
   authorize(ctx, permission, { organizationId: organization.id }, what);
+  return organization;
+}
+
+/**
+ * Loads an organization by name for an organization-level list whose items are each checked
+ * with `permission`: visible to whoever holds it on the organization or on any project or
+ * workspace of it (a scoped member); 404 otherwise, exactly like a missing one.
+ */
+export async function loadOrganizationToList(ctx: RequestContext, name: string, permission: Permission): Promise<Organization> {
+  const organization = await ctx.services.stores.organizations.getByName(name);
+  const what = `Organization '${name}'`;
+  if (!organization || !isAllowedSomewhereIn(principalOf(ctx), permission, organization.id)) throw notFound(what);
   return organization;
 }
 

@@ -1,6 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { isAllowed, isPermission, isRole, PERMISSIONS, permissionsForRole, type GrantLike, type PrincipalLike } from "./authorization.ts";
+import { isAllowed, isAllowedSomewhereIn, isPermission, isRole, PERMISSIONS, permissionsForRole, type GrantLike, type PrincipalLike } from "./authorization.ts";
 
 const ORG = "org-aaaaaaaaaaaaaaaa";
 const OTHER_ORG = "org-bbbbbbbbbbbbbbbb";
@@ -112,6 +112,17 @@ allowed("org:admin granted at project or workspace scope implies nothing else", 
   const principal = holder({ scopeKind: "project", scopeId: PROJECT, permission: "org:admin" }, { scopeKind: "workspace", scopeId: WORKSPACE, permission: "org:admin" });
   assert.not.ok(isAllowed(principal, "run:create", workspaceTarget));
   assert.ok(isAllowed(principal, "org:admin", workspaceTarget), "only the literal permission");
+});
+
+allowed("isAllowedSomewhereIn: the organization itself, or a project or workspace grant that names the organization", () => {
+  const scoped = holder({ scopeKind: "project", scopeId: PROJECT, permission: "workspace:read", organizationId: ORG });
+  assert.ok(isAllowedSomewhereIn(scoped, "workspace:read", ORG));
+  assert.not.ok(isAllowedSomewhereIn(scoped, "workspace:read", OTHER_ORG));
+  assert.not.ok(isAllowedSomewhereIn(scoped, "workspace:write", ORG));
+  assert.not.ok(isAllowed(scoped, "workspace:read", { organizationId: ORG }), "the organization itself stays out of reach");
+  // A scoped grant that does not name its organization (an old row) proves nothing.
+  assert.not.ok(isAllowedSomewhereIn(holder({ scopeKind: "workspace", scopeId: WORKSPACE, permission: "workspace:read" }), "workspace:read", ORG));
+  assert.ok(isAllowedSomewhereIn(holder({ scopeKind: "organization", scopeId: ORG, permission: "org:admin" }), "workspace:read", ORG));
 });
 
 allowed("any one matching grant among many is enough", () => {

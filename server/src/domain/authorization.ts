@@ -46,6 +46,8 @@ export interface GrantLike {
   scopeKind: ScopeKind;
   scopeId: string;
   permission: string;
+  /** The organization a project or workspace scope lies in, when known (memberships). */
+  organizationId?: string;
 }
 
 /** Who is asking: a site admin, or a principal holding grants. */
@@ -113,6 +115,17 @@ export function isAllowed(principal: PrincipalLike, permission: Permission, targ
 export function holdsAnywhere(principal: PrincipalLike, permission: Permission): boolean {
   if (principal.siteAdmin) return true;
   return principal.grants.some((grant) => grant.permission === permission || (grant.permission === "org:admin" && grant.scopeKind === "organization"));
+}
+
+/**
+ * Whether the principal may use `permission` somewhere inside the organization: on the
+ * organization itself (isAllowed), or on a project or workspace of it through a grant that names
+ * the organization (a scoped membership). Organization-level lists use it to let a scoped member
+ * see the organization, then filter each item with isAllowed.
+ */
+export function isAllowedSomewhereIn(principal: PrincipalLike, permission: Permission, organizationId: string): boolean {
+  if (isAllowed(principal, permission, { organizationId })) return true;
+  return principal.grants.some((grant) => grant.organizationId === organizationId && grant.scopeKind !== "organization" && grant.permission === permission);
 }
 
 /**

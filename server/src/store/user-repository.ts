@@ -263,8 +263,12 @@ export class UserRepository extends Repository {
   }
 }
 
-/** The grants a user's memberships carry: each membership's role, expanded at its scope. */
-export function grantsOfMemberships(memberships: readonly Membership[]): PermissionGrant[] {
+/**
+ * The grants a user's memberships carry: each membership's role, expanded at its scope, naming
+ * the membership's organization (so a project or workspace member can see that organization and
+ * list what it may read in it, domain/authorization.ts isAllowedSomewhereIn).
+ */
+export function grantsOfMemberships(memberships: readonly Membership[]): Array<PermissionGrant & { organizationId: string }> {
   return memberships.flatMap((membership) =>
     permissionsForRole(membership.role, membership.scopeKind).map((permission) => ({
       id: membership.id,
@@ -273,6 +277,7 @@ export function grantsOfMemberships(memberships: readonly Membership[]): Permiss
       scopeId: membership.scopeId,
       permission,
       createdAt: membership.createdAt,
+      organizationId: membership.organizationId,
     })),
   );
 }

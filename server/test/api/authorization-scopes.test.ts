@@ -120,6 +120,14 @@ async function mismatches(w: World, scope: "organization" | "project" | "workspa
           found.push(`${scope} ${role}, ${probe.name} ${where}: ${response.status} (expected ${expected}) ${(await response.text()).slice(0, 200)}`);
       }
     }
+    // Every member sees the organization, and lists exactly the workspaces its scope covers.
+    const organization = await member.session.request("GET", "/v1/organizations/acme");
+    if (organization.status !== 200) found.push(`${scope} ${role}, getOrganization: ${organization.status} (expected 200)`);
+    const listed = await member.session.request("GET", "/v1/organizations/acme/workspaces");
+    const ids = listed.status === 200 ? ((await listed.json()) as { data: Array<{ id: string }> }).data.map((w) => w.id).sort() : [`status ${listed.status}`];
+    const covered = scope === "organization" ? [w.inside, w.sibling, w.otherProject] : scope === "project" ? [w.inside, w.sibling] : [w.inside];
+    const expectedIds = covered.map((place) => place.workspaceId).sort();
+    if (JSON.stringify(ids) !== JSON.stringify(expectedIds)) found.push(`${scope} ${role}, listWorkspaces: ${JSON.stringify(ids)} (expected ${JSON.stringify(expectedIds)})`);
     // The organization's own administration (org:admin on the organization) is an organization admin's only.
     const memberships = await member.session.request("GET", "/v1/organizations/acme/memberships");
     const expected = role !== "admin" ? 403 : scope === "organization" ? 200 : 404;

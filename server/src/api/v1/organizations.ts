@@ -4,7 +4,7 @@ import { principalOf } from "../authorize.ts";
 import { createOrganization } from "../../commands/organizations.ts";
 import { createProject } from "../../commands/projects.ts";
 import { createOrganizationToken } from "../../commands/tokens.ts";
-import { loadOrganization } from "../lookup.ts";
+import { loadOrganization, loadOrganizationToList } from "../lookup.ts";
 import { revokeOrganizationToken } from "../../commands/access.ts";
 import { presentNewToken, presentOrganization, presentProject, presentToken } from "./presenters.ts";
 
@@ -29,7 +29,8 @@ export const organizationHandlers = {
   },
 
   async getOrganization({ path, ctx }) {
-    const organization = await loadOrganization(ctx, path.organization_name, "workspace:read");
+    // Readable by project and workspace members too: listOrganizations names it for them.
+    const organization = await loadOrganizationToList(ctx, path.organization_name, "workspace:read");
     return { status: 200, body: { data: presentOrganization(organization) } };
   },
 

@@ -3,7 +3,7 @@ import type { RequestContext } from "../../http/app.ts";
 import { notFound, principalOf } from "../authorize.ts";
 import { createVariable, deleteVariable, updateVariable } from "../../commands/variables.ts";
 import { createWorkspace } from "../../commands/workspaces.ts";
-import { loadOrganization, loadProjectForNewWorkspace, loadWorkspace } from "../lookup.ts";
+import { loadOrganization, loadOrganizationToList, loadProjectForNewWorkspace, loadWorkspace } from "../lookup.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { Workspace } from "../../domain/records.ts";
@@ -36,7 +36,8 @@ export const workspaceHandlers = {
   },
 
   async listWorkspaces({ path, ctx }) {
-    const organization = await loadOrganization(ctx, path.organization_name, "workspace:read");
+    // A project or workspace member sees the organization and, below, only its own workspaces.
+    const organization = await loadOrganizationToList(ctx, path.organization_name, "workspace:read");
     const principal = principalOf(ctx);
     const workspaces = (await ctx.services.stores.workspaces.listByOrganization(organization.id)).filter((w) =>
       isAllowed(principal, "workspace:read", { organizationId: w.organizationId, projectId: w.projectId, workspaceId: w.id }),
