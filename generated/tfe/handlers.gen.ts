@@ -72,7 +72,7 @@ export type Handlers<Ctx> = {
   }) => Promise<HandlerResult<201, Ops["createWorkspace"]["responses"][201]["content"]["application/vnd.api+json"]>>;
   getWorkspaceByName: (input: {
     path: NonNullable<Ops["getWorkspaceByName"]["parameters"]["path"]>;
-    query: Record<string, never>;
+    query: NonNullable<Ops["getWorkspaceByName"]["parameters"]["query"]>;
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getWorkspaceByName"]["responses"][200]["content"]["application/vnd.api+json"]>>;
@@ -162,7 +162,7 @@ export type Handlers<Ctx> = {
   }) => Promise<HandlerResult<204, undefined>>;
   getWorkspace: (input: {
     path: NonNullable<Ops["getWorkspace"]["parameters"]["path"]>;
-    query: Record<string, never>;
+    query: NonNullable<Ops["getWorkspace"]["parameters"]["query"]>;
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;

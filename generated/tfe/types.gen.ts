@@ -1122,6 +1122,7 @@ export interface components {
             id: string;
             links?: Record<string, never>;
             relationships: {
+                /** @description The oldest plan-and-apply run still in progress, else the newest plan-and-apply run (never a speculative one); null when there is none or the caller may not read the workspace's runs. */
                 "current-run": components["schemas"]["ToOne"];
                 organization: components["schemas"]["ToOne"];
                 project: components["schemas"]["ToOne"];
@@ -1155,14 +1156,18 @@ export interface components {
         };
         WorkspaceDocument: {
             data: components["schemas"]["Workspace"];
+            included?: components["schemas"]["WorkspaceIncluded"];
         };
         /**
          * @description Only `remote`; any other mode is refused with 422 `DOCUMENT_INVALID`.
          * @enum {unknown}
          */
         WorkspaceExecutionMode: "remote";
+        /** @description The current runs `?include=current_run` asked for (each once). */
+        WorkspaceIncluded: components["schemas"]["Run"][];
         WorkspaceListDocument: {
             data: components["schemas"]["Workspace"][];
+            included?: components["schemas"]["WorkspaceIncluded"];
             meta: {
                 pagination: components["schemas"]["Pagination"];
             };
@@ -1234,6 +1239,8 @@ export interface components {
         /** @description The signed token from the upload URL; it names the state version and expires. */
         upload_token: string;
         workspace_id: string;
+        /** @description Comma-separated; `current_run` puts the workspace's current run in `included` (for callers who may read its runs). Other names are accepted and ignored. */
+        workspace_include: string;
     };
     requestBodies: never;
     headers: never;
@@ -1465,6 +1472,8 @@ export interface operations {
             query?: {
                 /** @description Only workspaces of this project. */
                 "filter[project][id]"?: string;
+                /** @description Comma-separated; `current_run` puts the workspace's current run in `included` (for callers who may read its runs). Other names are accepted and ignored. */
+                include?: components["parameters"]["workspace_include"];
                 "page[number]"?: components["parameters"]["page_number"];
                 "page[size]"?: components["parameters"]["page_size"];
                 /** @description Comma-separated tag names; a workspace carrying any of them is left out. */
@@ -1532,7 +1541,10 @@ export interface operations {
     };
     getWorkspaceByName: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Comma-separated; `current_run` puts the workspace's current run in `included` (for callers who may read its runs). Other names are accepted and ignored. */
+                include?: components["parameters"]["workspace_include"];
+            };
             header?: never;
             path: {
                 organization_name: string;
@@ -1938,7 +1950,10 @@ export interface operations {
     };
     getWorkspace: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Comma-separated; `current_run` puts the workspace's current run in `included` (for callers who may read its runs). Other names are accepted and ignored. */
+                include?: components["parameters"]["workspace_include"];
+            };
             header?: never;
             path: {
                 workspace_id: components["parameters"]["workspace_id"];

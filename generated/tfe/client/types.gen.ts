@@ -134,12 +134,76 @@ export type Workspace = {
     relationships: {
         organization: ToOne;
         project: ToOne;
+        /**
+         * The oldest plan-and-apply run still in progress, else the newest plan-and-apply run (never a speculative one); null when there is none or the caller may not read the workspace's runs.
+         */
         'current-run': ToOne;
     };
 };
 
+export type Run = {
+    type: 'runs';
+    id: string;
+    links?: {
+        [key: string]: unknown;
+    };
+    attributes: {
+        status: string;
+        'has-changes': boolean;
+        'is-destroy': false;
+        'auto-apply': false;
+        'plan-only': boolean;
+        refresh?: boolean;
+        'refresh-only'?: boolean;
+        'save-plan'?: boolean;
+        message: string;
+        source: string;
+        'terraform-version'?: string;
+        'created-at': Timestamp;
+        'status-timestamps': {
+            [key: string]: string;
+        };
+        /**
+         * Only in the queue listing; 0 is the next run to start.
+         */
+        'position-in-queue'?: number;
+        actions: {
+            'is-cancelable': boolean;
+            'is-confirmable': boolean;
+            'is-discardable': boolean;
+            'is-force-cancelable': boolean;
+        };
+        permissions: {
+            'can-apply': boolean;
+            'can-cancel': boolean;
+            'can-discard': boolean;
+            'can-force-cancel': boolean;
+            'can-override-policy': boolean;
+        };
+    };
+    relationships: {
+        workspace: ToOne;
+        plan: ToOne;
+        apply: ToOne;
+        'configuration-version': ToOne;
+        'cost-estimate': ToOne;
+        'policy-checks': {
+            data: Array<unknown>;
+        };
+        'task-stages': {
+            data: Array<unknown>;
+        };
+    };
+};
+
+/**
+ * The current runs `?include=current_run` asked for (each once).
+ */
+export type WorkspaceIncluded = Array<Run>;
+
 export type WorkspaceListDocument = {
     data: Array<Workspace>;
+    included?: WorkspaceIncluded;
     meta: {
         pagination: Pagination;
     };
@@ -211,6 +275,7 @@ export type WorkspaceCreateDocument = {
 
 export type WorkspaceDocument = {
     data: Workspace;
+    included?: WorkspaceIncluded;
 };
 
 export type WorkspaceUpdateDocument = {
@@ -377,61 +442,6 @@ export type ConfigurationVersionDocument = {
     data: ConfigurationVersion;
 };
 
-export type Run = {
-    type: 'runs';
-    id: string;
-    links?: {
-        [key: string]: unknown;
-    };
-    attributes: {
-        status: string;
-        'has-changes': boolean;
-        'is-destroy': false;
-        'auto-apply': false;
-        'plan-only': boolean;
-        refresh?: boolean;
-        'refresh-only'?: boolean;
-        'save-plan'?: boolean;
-        message: string;
-        source: string;
-        'terraform-version'?: string;
-        'created-at': Timestamp;
-        'status-timestamps': {
-            [key: string]: string;
-        };
-        /**
-         * Only in the queue listing; 0 is the next run to start.
-         */
-        'position-in-queue'?: number;
-        actions: {
-            'is-cancelable': boolean;
-            'is-confirmable': boolean;
-            'is-discardable': boolean;
-            'is-force-cancelable': boolean;
-        };
-        permissions: {
-            'can-apply': boolean;
-            'can-cancel': boolean;
-            'can-discard': boolean;
-            'can-force-cancel': boolean;
-            'can-override-policy': boolean;
-        };
-    };
-    relationships: {
-        workspace: ToOne;
-        plan: ToOne;
-        apply: ToOne;
-        'configuration-version': ToOne;
-        'cost-estimate': ToOne;
-        'policy-checks': {
-            data: Array<unknown>;
-        };
-        'task-stages': {
-            data: Array<unknown>;
-        };
-    };
-};
-
 export type RunListDocument = {
     data: Array<Run>;
     meta: {
@@ -555,6 +565,11 @@ export type WorkspaceId = string;
 export type StateVersionId = string;
 
 export type RunId = string;
+
+/**
+ * Comma-separated; `current_run` puts the workspace's current run in `included` (for callers who may read its runs). Other names are accepted and ignored.
+ */
+export type WorkspaceInclude = string;
 
 export type PageNumber = number;
 
@@ -747,6 +762,10 @@ export type ListWorkspacesData = {
          * Comma-separated tag names; a workspace carrying any of them is left out.
          */
         'search[exclude-tags]'?: string;
+        /**
+         * Comma-separated; `current_run` puts the workspace's current run in `included` (for callers who may read its runs). Other names are accepted and ignored.
+         */
+        include?: string;
         'page[number]'?: number;
         'page[size]'?: number;
     };
@@ -832,7 +851,12 @@ export type GetWorkspaceByNameData = {
         organization_name: string;
         workspace_name: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * Comma-separated; `current_run` puts the workspace's current run in `included` (for callers who may read its runs). Other names are accepted and ignored.
+         */
+        include?: string;
+    };
     url: '/api/v2/organizations/{organization_name}/workspaces/{workspace_name}';
 };
 
@@ -906,7 +930,12 @@ export type GetWorkspaceData = {
     path: {
         workspace_id: string;
     };
-    query?: never;
+    query?: {
+        /**
+         * Comma-separated; `current_run` puts the workspace's current run in `included` (for callers who may read its runs). Other names are accepted and ignored.
+         */
+        include?: string;
+    };
     url: '/api/v2/workspaces/{workspace_id}';
 };
 

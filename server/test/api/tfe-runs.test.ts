@@ -507,6 +507,42 @@ testEachServer(workspaceList, "pages until an empty page with its own number, ma
   }
 });
 
+testEachServer(workspaceList, "shows the current run (the oldest in progress, never a speculative one) and includes it with include=current_run", async (server) => {
+  const { organizationName, token, workspace } = await setUp(server);
+  const show = (include = "") => api(server, token, "GET", `/workspaces/${workspace.id}${include ? `?include=${include}` : ""}`);
+  assert.is((await show()).json.data.relationships["current-run"].data, null);
+  const speculative = await createRun(server, token, workspace.id, await uploadedVersion(server, token, workspace.id), {});
+  assert.is(speculative.status, 201);
+  assert.is((await show("current_run")).json.data.relationships["current-run"].data, null);
+  assert.equal((await show("current_run")).json.included, []);
+
+  const first = await startRun(server, token, workspace.id, { "main.tf": "\n" });
+  const second = await startRun(server, token, workspace.id, { "main.tf": "\n" });
+  const shown = await show("current_run,task_stages");
+  assert.is(shown.status, 200, JSON.stringify(shown.json));
+  assert.equal(shown.json.data.relationships["current-run"].data, { type: "runs", id: first.id });
+  assert.is(shown.json.included.length, 1);
+  assert.is(shown.json.included[0].id, first.id);
+  assert.is(shown.json.included[0].type, "runs");
+  assert.is(shown.json.included[0].attributes.status, "pending");
+  assert.is((await show()).json.included, undefined);
+
+  const byName = await api(server, token, "GET", `/organizations/${organizationName}/workspaces/${workspace.attributes.name}?include=current_run`);
+  assert.is(byName.json.included[0].id, first.id);
+  const listed = await api(server, token, "GET", `/organizations/${organizationName}/workspaces?include=current_run`);
+  assert.equal(listed.json.data[0].relationships["current-run"].data, { type: "runs", id: first.id });
+  assert.equal(
+    listed.json.included.map((run: { id: string }) => run.id),
+    [first.id],
+  );
+
+  // Once the first run ends, the one waiting behind it is current; after all end, the newest.
+  assert.is((await api(server, token, "POST", `/runs/${first.id}/actions/cancel`, "{}")).status, 202);
+  assert.equal((await show()).json.data.relationships["current-run"].data, { type: "runs", id: second.id });
+  assert.is((await api(server, token, "POST", `/runs/${second.id}/actions/cancel`, "{}")).status, 202);
+  assert.equal((await show()).json.data.relationships["current-run"].data, { type: "runs", id: second.id });
+});
+
 test("matchesWildcard: literal text, `*` for any text, whole names only", () => {
   const cases: [string, string, boolean][] = [
     ["prod", "prod", true],

@@ -15,7 +15,7 @@ import { loadOrganizationForCli, runMaySee } from "./access.ts";
 import { renderTfeError } from "./errors.ts";
 import { presentRun } from "./presenters.ts";
 import { stateHandlers } from "./state.ts";
-import { refuseFixedWorkspaceSettings, workspaceResource, workspaceTagHandlers } from "./workspaces.ts";
+import { refuseFixedWorkspaceSettings, workspaceResource, workspaceResources, workspaceTagHandlers } from "./workspaces.ts";
 
 /** The API version the CLI requires (≥ 2.5 for the `cloud` block). */
 export const TFP_API_VERSION = "2.5";
@@ -46,14 +46,15 @@ export const tfeHandlers = {
     };
   },
 
-  async getWorkspaceByName({ path, ctx }) {
+  async getWorkspaceByName({ path, query, ctx }) {
     const organization = await loadOrganizationForCli(ctx, path.organization_name);
     const workspace = await ctx.services.stores.workspaces.getByName(organization.id, path.workspace_name);
     if (!workspace) throw notFound(`Workspace '${path.workspace_name}'`);
     if (!runMaySee(ctx, workspace)) {
       authorize(ctx, "workspace:read", { organizationId: organization.id, projectId: workspace.projectId, workspaceId: workspace.id }, `Workspace '${workspace.name}'`);
     }
-    return { status: 200, body: { data: await workspaceResource(ctx, workspace, organization.name) } };
+    const { data, included } = await workspaceResources(ctx, [workspace], query.include, organization.name);
+    return { status: 200, body: included ? { data: data[0]!, included } : { data: data[0]! } };
   },
 
   async createWorkspace({ path, body, ctx }) {

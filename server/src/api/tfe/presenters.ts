@@ -88,6 +88,7 @@ export function presentWorkspace(
   principal: AuthenticatedPrincipal,
   lock: WorkspaceLock | undefined,
   tags: readonly string[],
+  currentRunId: string | null = null,
 ): S["Workspace"] {
   const target = { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id };
   const canWrite = isAllowed(principal, "workspace:write", target);
@@ -128,7 +129,7 @@ export function presentWorkspace(
     relationships: {
       organization: { data: { type: "organizations", id: organizationName } },
       project: { data: { type: "projects", id: workspace.projectId } },
-      "current-run": { data: null },
+      "current-run": { data: currentRunId ? { type: "runs", id: currentRunId } : null },
     },
   };
 }

@@ -2,25 +2,73 @@ import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
 import type { components } from "../../../../generated/tfe/types.gen.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
-import { AUTO_APPLY_FORBIDDEN_DETAIL, DESTROY_FORBIDDEN_DETAIL } from "../../domain/run.ts";
-import type { Workspace } from "../../domain/records.ts";
+import { isRunPrincipal } from "../../domain/principal.ts";
+import { AUTO_APPLY_FORBIDDEN_DETAIL, DESTROY_FORBIDDEN_DETAIL, isTerminalRunStatus } from "../../domain/run.ts";
+import type { Run, Workspace } from "../../domain/records.ts";
 import { addWorkspaceTags } from "../../commands/workspaces.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { principalOf } from "../authorize.ts";
 import { loadOrganization, loadWorkspace } from "../lookup.ts";
 import { organizationOf } from "./access.ts";
-import { paginate, presentWorkspace } from "./presenters.ts";
+import { paginate, presentRun, presentWorkspace } from "./presenters.ts";
 import { refuseUnknownFilters } from "./query.ts";
 
 type H = Handlers<RequestContext>;
 type S = components["schemas"];
 
-/** A workspace resource as it is now: its lock and its tags read alongside. */
-export async function workspaceResource(ctx: RequestContext, workspace: Workspace, organizationName?: string): Promise<S["Workspace"]> {
+/** How many of the workspace's newest runs are looked at for its current run. */
+const CURRENT_RUN_SCAN = 100;
+
+/**
+ * The workspace's current run, as TFE means it: the oldest plan-and-apply run still in progress
+ * (the one holding the workspace; later ones wait behind it), else the newest plan-and-apply run;
+ * speculative runs never are. Only for callers who may read the workspace's runs, or a run token
+ * of that very run; undefined for anyone else.
+ */
+export async function currentRunOf(ctx: RequestContext, workspace: Workspace): Promise<Run | undefined> {
+  const principal = principalOf(ctx);
+  const mayReadRuns = isAllowed(principal, "run:read", { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id });
+  if (!mayReadRuns && !isRunPrincipal(principal)) return undefined;
+  const { runs } = await ctx.services.stores.runs.listByWorkspace(workspace.id, { limit: CURRENT_RUN_SCAN });
+  const applying = runs.filter((run) => run.kind === "plan_and_apply");
+  const current = applying.filter((run) => !isTerminalRunStatus(run.status)).at(-1) ?? applying[0];
+  if (current === undefined) return undefined;
+  if (!mayReadRuns && !(isRunPrincipal(principal) && principal.run.runId === current.id)) return undefined;
+  return current;
+}
+
+/** A workspace resource as it is now: its lock, its tags and its current run read alongside. */
+export async function workspaceResource(ctx: RequestContext, workspace: Workspace, organizationName?: string, currentRun?: Run | null): Promise<S["Workspace"]> {
   const name = organizationName ?? (await organizationOf(ctx, workspace)).name;
   const lock = await ctx.services.stores.workspaceLocks.current(workspace.id);
   const tags = await ctx.services.stores.workspaces.tagsOf(workspace.id);
-  return presentWorkspace(workspace, name, principalOf(ctx), lock, tags);
+  const run = currentRun === undefined ? await currentRunOf(ctx, workspace) : (currentRun ?? undefined);
+  return presentWorkspace(workspace, name, principalOf(ctx), lock, tags, run?.id ?? null);
+}
+
+/** The names a comma-separated `include` asks for. */
+export function includeNames(include: string | undefined): Set<string> {
+  return new Set((include ?? "").split(",").map((name) => name.trim()));
+}
+
+/**
+ * Workspace resources and, when `include` names `current_run`, their current runs in `included`
+ * (other include names are accepted and ignored).
+ */
+export async function workspaceResources(
+  ctx: RequestContext,
+  workspaces: readonly Workspace[],
+  include: string | undefined,
+  organizationName?: string,
+): Promise<{ data: S["Workspace"][]; included?: S["Run"][] }> {
+  const data: S["Workspace"][] = [];
+  const included: S["Run"][] = [];
+  for (const workspace of workspaces) {
+    const run = (await currentRunOf(ctx, workspace)) ?? null;
+    data.push(await workspaceResource(ctx, workspace, organizationName, run));
+    if (run && includeNames(include).has("current_run") && !included.some((r) => r.id === run.id)) included.push(presentRun(run, principalOf(ctx)));
+  }
+  return includeNames(include).has("current_run") ? { data, included } : { data };
 }
 
 /** The settings go-tfe sends that StackShip fixes; only their one accepted value passes. */
@@ -105,9 +153,7 @@ export const workspaceTagHandlers = {
       matching.push(workspace);
     }
     const { data: page, meta } = paginate(matching, query["page[number]"], query["page[size]"]);
-    const data = [];
-    for (const workspace of page) data.push(await workspaceResource(ctx, workspace, organization.name));
-    return { status: 200, body: { data, meta } };
+    return { status: 200, body: { ...(await workspaceResources(ctx, page, query.include, organization.name)), meta } };
   },
 
   async addWorkspaceTags({ path, body, ctx }) {
