@@ -181,6 +181,11 @@ export interface AuditEventRow {
   reason: string | null;
   data: string;
   created_at: DbTimestamp;
+  /** Its place in the hash chain (domain/audit-chain.ts); null only before the chain migration. */
+  chain: string | null;
+  sequence: number | string | null;
+  previous_digest: string | null;
+  digest: string | null;
 }
 
 /** workspace_lock_fences */
