@@ -67,6 +67,7 @@ export const operations = [
       200: { contentType: "text/plain", validate: null },
       400: { contentType: "application/vnd.api+json", validate: v.readLogResponse400 },
       404: { contentType: "application/vnd.api+json", validate: v.readLogResponse404 },
+      431: { contentType: null, validate: null },
     },
   },
   {
@@ -138,6 +139,7 @@ export const operations = [
       400: { contentType: "application/vnd.api+json", validate: v.listRunQueueResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.listRunQueueResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.listRunQueueResponse404 },
+      431: { contentType: null, validate: null },
     },
   },
   {
@@ -155,6 +157,7 @@ export const operations = [
       400: { contentType: "application/vnd.api+json", validate: v.listWorkspacesResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.listWorkspacesResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.listWorkspacesResponse404 },
+      431: { contentType: null, validate: null },
     },
   },
   {
@@ -191,6 +194,7 @@ export const operations = [
       200: { contentType: "application/vnd.api+json", validate: v.getWorkspaceByNameResponse200 },
       401: { contentType: "application/vnd.api+json", validate: v.getWorkspaceByNameResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.getWorkspaceByNameResponse404 },
+      431: { contentType: null, validate: null },
     },
   },
   {
@@ -276,6 +280,7 @@ export const operations = [
       400: { contentType: "application/vnd.api+json", validate: v.getRunResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.getRunResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.getRunResponse404 },
+      431: { contentType: null, validate: null },
     },
   },
   {
@@ -459,6 +464,7 @@ export const operations = [
       400: { contentType: "application/vnd.api+json", validate: v.getWorkspaceResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.getWorkspaceResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.getWorkspaceResponse404 },
+      431: { contentType: null, validate: null },
     },
   },
   {
@@ -626,6 +632,7 @@ export const operations = [
       400: { contentType: "application/vnd.api+json", validate: v.listWorkspaceRunsResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.listWorkspaceRunsResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.listWorkspaceRunsResponse404 },
+      431: { contentType: null, validate: null },
     },
   },
   {

@@ -1230,6 +1230,13 @@ export interface components {
                 "application/vnd.api+json": components["schemas"]["ErrorDocument"];
             };
         };
+        /** @description The request line (with its query string) and headers exceed Node's 16 KiB limit: Node answers 431 before routing, without a body, and closes the connection. */
+        HeadersTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
     };
     parameters: {
         page_number: number;
@@ -1344,6 +1351,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             404: components["responses"]["Error"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     getEntitlementSet: {
@@ -1465,6 +1473,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     listWorkspaces: {
@@ -1505,6 +1514,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createWorkspace: {
@@ -1565,6 +1575,7 @@ export interface operations {
             };
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     ping: {
@@ -1696,6 +1707,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     applyRun: {
@@ -1974,6 +1986,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     updateWorkspace: {
@@ -2242,6 +2255,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createStateVersion: {

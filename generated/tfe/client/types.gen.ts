@@ -785,6 +785,10 @@ export type ListWorkspacesErrors = {
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     404: ErrorDocument;
+    /**
+     * The request line (with its query string) and headers exceed Node's 16 KiB limit: Node answers 431 before routing, without a body, and closes the connection.
+     */
+    431: unknown;
 };
 
 export type ListWorkspacesError = ListWorkspacesErrors[keyof ListWorkspacesErrors];
@@ -869,6 +873,10 @@ export type GetWorkspaceByNameErrors = {
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     404: ErrorDocument;
+    /**
+     * The request line (with its query string) and headers exceed Node's 16 KiB limit: Node answers 431 before routing, without a body, and closes the connection.
+     */
+    431: unknown;
 };
 
 export type GetWorkspaceByNameError = GetWorkspaceByNameErrors[keyof GetWorkspaceByNameErrors];
@@ -952,6 +960,10 @@ export type GetWorkspaceErrors = {
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     404: ErrorDocument;
+    /**
+     * The request line (with its query string) and headers exceed Node's 16 KiB limit: Node answers 431 before routing, without a body, and closes the connection.
+     */
+    431: unknown;
 };
 
 export type GetWorkspaceError = GetWorkspaceErrors[keyof GetWorkspaceErrors];
@@ -1582,6 +1594,10 @@ export type ListWorkspaceRunsErrors = {
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     404: ErrorDocument;
+    /**
+     * The request line (with its query string) and headers exceed Node's 16 KiB limit: Node answers 431 before routing, without a body, and closes the connection.
+     */
+    431: unknown;
 };
 
 export type ListWorkspaceRunsError = ListWorkspaceRunsErrors[keyof ListWorkspaceRunsErrors];
@@ -1620,6 +1636,10 @@ export type ListRunQueueErrors = {
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     404: ErrorDocument;
+    /**
+     * The request line (with its query string) and headers exceed Node's 16 KiB limit: Node answers 431 before routing, without a body, and closes the connection.
+     */
+    431: unknown;
 };
 
 export type ListRunQueueError = ListRunQueueErrors[keyof ListRunQueueErrors];
@@ -1660,6 +1680,10 @@ export type GetRunErrors = {
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     404: ErrorDocument;
+    /**
+     * The request line (with its query string) and headers exceed Node's 16 KiB limit: Node answers 431 before routing, without a body, and closes the connection.
+     */
+    431: unknown;
 };
 
 export type GetRunError = GetRunErrors[keyof GetRunErrors];
@@ -1972,6 +1996,10 @@ export type ReadLogErrors = {
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     404: ErrorDocument;
+    /**
+     * The request line (with its query string) and headers exceed Node's 16 KiB limit: Node answers 431 before routing, without a body, and closes the connection.
+     */
+    431: unknown;
 };
 
 export type ReadLogError = ReadLogErrors[keyof ReadLogErrors];

@@ -55,7 +55,7 @@ export async function createInstallationState(
   services: Services,
   actor: AuthenticatedPrincipal,
   organization: Organization,
-): Promise<{ state: string; id: string; expiresAt: string }> {
+): Promise<{ state: string; id: string; expiresAt: string; installUrl: string | null }> {
   requireOrganizationAdmin(actor, organization);
   if (!actor.session) throw new DomainError("FORBIDDEN", "A setup state is issued to a signed-in dashboard session only.");
   const state = `ghs_setup_${randomBytes(32).toString("base64url")}`;
@@ -72,7 +72,15 @@ export async function createInstallationState(
     data: { state_id: stateHash.slice(0, 16), expires_at: expiresAt.toISOString() },
     createdAt: now,
   });
-  return { state, id: stateHash.slice(0, 16), expiresAt: expiresAt.toISOString() };
+  // Where to install the App with this state; without GitHub's answer the page says what to open.
+  let installUrl: string | null = null;
+  try {
+    const page = services.github ? await services.github.appPageUrl() : null;
+    if (page) installUrl = `${page.replace(/\/+$/, "")}/installations/new?state=${encodeURIComponent(state)}`;
+  } catch (error) {
+    if (!(error instanceof GitHubApiError)) throw error;
+  }
+  return { state, id: stateHash.slice(0, 16), expiresAt: expiresAt.toISOString(), installUrl };
 }
 
 async function confirmInstallation(services: Services, installationId: number): Promise<AppInstallation> {

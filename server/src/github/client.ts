@@ -153,6 +153,14 @@ export class GitHubAppClient {
     return Buffer.concat(chunks);
   }
 
+  /** The App's public page on GitHub (GET /app with the App's JWT: `html_url`, e.g. https://github.com/apps/stackship). */
+  async appPageUrl(): Promise<string> {
+    const response = await this.call("/app", { headers: { Authorization: `Bearer ${await this.appJwt()}` } }, [200]);
+    const body = (await response.json()) as { html_url?: unknown };
+    if (typeof body.html_url !== "string" || !/^https?:\/\//.test(body.html_url)) throw new GitHubApiError(response.status, "GitHub answered GET /app without an html_url");
+    return body.html_url;
+  }
+
   /** The installation as the App sees it (GET /app/installations/{id} with the App's JWT); null when GitHub does not know it. */
   async appInstallation(installationId: number): Promise<AppInstallation | null> {
     const response = await this.call(`/app/installations/${installationId}`, { headers: { Authorization: `Bearer ${await this.appJwt()}` } }, [200, 404]);

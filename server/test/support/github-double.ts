@@ -144,6 +144,25 @@ export class GitHubDouble {
         repository_selection: "selected",
       });
     }
+    if (req.method === "GET" && url.pathname === "/app") {
+      // As the App: https://docs.github.com/en/rest/apps/apps#get-the-authenticated-app
+      const refused = await this.verifyAppJwt(req);
+      if (refused) return this.json(res, 401, { message: refused });
+      return this.json(res, 200, {
+        id: Number(this.appId),
+        slug: "stackship",
+        node_id: "MDM6QXBwNDI0MjQy",
+        owner: { login: "stackship", type: "Organization" },
+        name: "StackShip",
+        description: "OpenTofu runs",
+        external_url: "https://stackship.example",
+        html_url: `${this.url}/apps/stackship`,
+        created_at: "2026-01-01T00:00:00Z",
+        updated_at: "2026-01-01T00:00:00Z",
+        permissions: { contents: "read", checks: "write", metadata: "read" },
+        events: ["push", "pull_request"],
+      });
+    }
     if (req.method === "GET" && (m = /^\/app\/installations\/(\d+)$/.exec(url.pathname))) {
       // As the App (its JWT), like GitHub: https://docs.github.com/en/rest/apps/apps#get-an-installation-for-the-authenticated-app
       const refused = await this.verifyAppJwt(req);

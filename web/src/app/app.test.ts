@@ -29,6 +29,7 @@ describe("routes and next", () => {
     equal(matchRoute("/workspaces/ws-1/state"), { name: "workspace-state", workspaceId: "ws-1" });
     equal(matchRoute("/workspaces/ws-1/cloud-access"), { name: "workspace-cloud-access", workspaceId: "ws-1" });
     equal(matchRoute("/workspaces/ws-1/source"), { name: "workspace-source", workspaceId: "ws-1" });
+    equal(matchRoute("/github/setup"), { name: "github-setup" });
     equal(matchRoute("/runs/a/b").name, "not-found");
     equal(matchRoute("/v1/runs").name, "not-found");
   });

@@ -17,6 +17,7 @@ import "../workspaces/workspace-page.ts";
 import "../workspaces/workspace-state-page.ts";
 import "../workspaces/workspace-cloud-access-page.ts";
 import "../workspaces/workspace-source-page.ts";
+import "../github/github-setup-page.ts";
 
 /** The detail of `ss-signed-in`: the session document sign-in answered with. */
 export type SignedInDetail = SessionDocument;
@@ -249,6 +250,8 @@ export class SsApp extends LitElement {
         return html`<ss-workspace-cloud-access-page workspace-id=${route.workspaceId}></ss-workspace-cloud-access-page>`;
       case "workspace-source":
         return html`<ss-workspace-source-page workspace-id=${route.workspaceId}></ss-workspace-source-page>`;
+      case "github-setup":
+        return html`<ss-github-setup-page></ss-github-setup-page>`;
     }
   }
 }

@@ -7,6 +7,7 @@
 import { consume } from "@lit/context";
 import { Task } from "@lit/task";
 import {
+  createGithubInstallationState,
   deleteWorkspaceSource,
   getWorkspaceSource,
   putWorkspaceSource,
@@ -87,6 +88,7 @@ export class SsWorkspaceSourcePage extends LitElement {
   @state() private accessor saving = false;
   @state() private accessor confirmingDisconnect = false;
   @state() private accessor announcement = "";
+  @state() private accessor installState: { state: string; install_url: string | null; expires_at: string } | null = null;
 
   private readonly data = new Task(this, {
     args: () => [this.workspaceId] as const,
@@ -117,6 +119,7 @@ export class SsWorkspaceSourcePage extends LitElement {
             <h2 id="connection-heading">Repository connection</h2>
             ${source.data ? this.renderConnection(source.data, loaded) : this.renderNotConnected(loaded)}
           </section>
+          ${managesSource(loaded) && source.meta.pipeline.state === "on" && loaded.organization ? this.renderInstall(loaded.organization) : nothing}
           ${managesSource(loaded) ? this.renderForm(workspace, source.data) : nothing}
           <section aria-labelledby="deliveries-heading">
             <h2 id="deliveries-heading">Last deliveries</h2>
@@ -148,6 +151,37 @@ export class SsWorkspaceSourcePage extends LitElement {
       ${pipeline.app_id !== null && pipeline.api_url !== null ? html`<p id="pipeline-app">App id <code>${pipeline.app_id}</code>, API <code>${pipeline.api_url}</code> (shown to administrators only).</p>` : nothing}
       <p>The GitHub App's webhook URL: <code id="webhook-url">${pipeline.webhook_url}</code></p>
     </div>`;
+  }
+
+  /** Installing the App for the organization: a one-time setup state, then GitHub's install page with it. */
+  private renderInstall(organization: string): TemplateResult {
+    const issued = this.installState;
+    return html`<section aria-labelledby="install-heading" id="install-app">
+      <h2 id="install-heading">Install the GitHub App</h2>
+      <p>
+        An installation serves this workspace only once it belongs to ${organization}: install the App from here, and GitHub returns to StackShip (the App's Setup URL,
+        <code>/github/setup</code>), which binds the installation to ${organization}.
+      </p>
+      ${
+        issued
+          ? issued.install_url
+            ? html`<p><a id="install-link" href=${issued.install_url}>Install the GitHub App on GitHub</a> (valid once, until ${timeCell(issued.expires_at)}).</p>`
+            : html`<p id="install-state">Open the App's page on GitHub and add <code>?state=${issued.state}</code> (valid once, until ${timeCell(issued.expires_at)}).</p>`
+          : html`<p><button type="button" id="install-start" ?disabled=${this.saving} @click=${() => this.startInstall(organization)}>Install the GitHub App for ${organization}…</button></p>`
+      }
+    </section>`;
+  }
+
+  private async startInstall(organization: string): Promise<void> {
+    this.saving = true;
+    this.formError = null;
+    try {
+      this.installState = (await dataOf(createGithubInstallationState({ client: this.api, path: { organization_name: organization } }))).data.attributes;
+    } catch (error) {
+      this.formError = failureText(error);
+    } finally {
+      this.saving = false;
+    }
   }
 
   private renderConnection(connection: SourceConnection, loaded: LoadedWorkspace): TemplateResult {

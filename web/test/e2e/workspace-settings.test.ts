@@ -12,7 +12,7 @@ import { getWorkspace, getWorkspaceSource, listFederationProfiles, type Workspac
 import { GitHubAppClient } from "../../../server/src/github/client.ts";
 import { GitHubWorker } from "../../../server/src/runner/github-worker.ts";
 import { GitHubDouble } from "../../../server/test/support/github-double.ts";
-import { bindInstallation, commitTarball, deliver, newSha, pushPayload, settled } from "../../../server/test/support/github.ts";
+import { commitTarball, deliver, newSha, pushPayload, settled } from "../../../server/test/support/github.ts";
 import { hook, startHarness, type Harness, type HarnessOrganization } from "../support/index.ts";
 
 interface Ctx {
@@ -90,10 +90,27 @@ function pipelineOn({ h, double }: Ctx): void {
 
 test("an admin connects a repository through the form; a refusal is shown next to its field and saves nothing; disconnect asks first", async (ctx) => {
   const { h, acme, workspace, double } = ctx;
-  // A connection needs the pipeline on and an installation bound to the organization that can see the repository.
+  // A connection needs the pipeline on and an installation bound to the organization that can see
+  // the repository: the admin installs the App through StackShip's setup (a one-time state), and
+  // GitHub returns the browser to /github/setup, which binds the installation.
   pipelineOn(ctx);
-  await bindInstallation(h.server, double, "acme", INSTALLATION, [REPOSITORY]);
+  double.installations.set(INSTALLATION, [REPOSITORY]);
   const { page } = await h.signInAs(acme, "admin");
+  await page.goto(h.url(`/workspaces/${workspace.id}/source`));
+  await page.locator("#install-start").click();
+  const installUrl = new URL((await page.locator("#install-link").getAttribute("href"))!);
+  assert.is(`${installUrl.origin}${installUrl.pathname}`, `${double.url}/apps/stackship/installations/new`);
+  const setupState = installUrl.searchParams.get("state")!;
+  assert.ok(setupState.length > 40);
+  await page.goto(h.url(`/github/setup?installation_id=${INSTALLATION}&setup_action=install&state=${encodeURIComponent(setupState)}`));
+  await page.locator("#setup-bound").waitFor();
+  assert.is(await page.locator("#setup-organization").innerText(), "acme");
+  await h.screenshot(page, "github-setup-bound");
+  await h.checkA11y(page, "GitHub App setup, bound");
+  // The state was used once: the same return again is refused.
+  await page.goto(h.url(`/github/setup?installation_id=${INSTALLATION}&setup_action=install&state=${encodeURIComponent(setupState)}`));
+  await page.locator("#setup-failed").waitFor();
+  assert.match(await page.locator("#setup-failed").innerText(), "GITHUB_INSTALLATION_STATE_INVALID");
   await page.goto(h.url(`/workspaces/${workspace.id}/source`));
   await page.locator("#source-form").waitFor();
   await page.getByLabel("Installation id").fill(String(INSTALLATION));

@@ -105,7 +105,13 @@ export const githubHandlers = {
     const issued = await createInstallationState(ctx.services, principalOf(ctx), organization);
     return {
       status: 201,
-      body: { data: { type: "github-installation-states", id: issued.id, attributes: { state: issued.state, organization: organization.name, expires_at: issued.expiresAt } } },
+      body: {
+        data: {
+          type: "github-installation-states",
+          id: issued.id,
+          attributes: { state: issued.state, organization: organization.name, expires_at: issued.expiresAt, install_url: issued.installUrl },
+        },
+      },
     };
   },
 
