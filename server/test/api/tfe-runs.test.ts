@@ -1,5 +1,6 @@
 // The run side of the compatibility surface at the HTTP level: configuration versions, run
 // documents and actions, plans/applies and the log protocol (contract §6, §7, §10, §16).
+import { readFileSync } from "node:fs";
 import { suite, test } from "uvu";
 import * as assert from "uvu/assert";
 import { phaseId, presentApply, presentPlan, presentRun } from "../../src/api/tfe/presenters.ts";
@@ -541,6 +542,34 @@ testEachServer(workspaceList, "shows the current run (the oldest in progress, ne
   assert.equal((await show()).json.data.relationships["current-run"].data, { type: "runs", id: second.id });
   assert.is((await api(server, token, "POST", `/runs/${second.id}/actions/cancel`, "{}")).status, 202);
   assert.equal((await show()).json.data.relationships["current-run"].data, { type: "runs", id: second.id });
+});
+
+test("the spec declares 431 on every operation that takes a query string", () => {
+  const spec = JSON.parse(readFileSync(new URL("../../../generated/tfe/openapi.json", import.meta.url), "utf8")) as {
+    paths: Record<string, Record<string, { operationId?: string; parameters?: { $ref?: string; in?: string }[]; responses?: Record<string, unknown> }>>;
+    components: { parameters: Record<string, { in: string }> };
+  };
+  const isQuery = (parameter: { $ref?: string; in?: string }) => (parameter.$ref ? spec.components.parameters[parameter.$ref.split("/").pop()!]?.in : parameter.in) === "query";
+  const withQuery: string[] = [];
+  for (const item of Object.values(spec.paths)) {
+    const common = ((item.parameters ?? []) as unknown as { $ref?: string; in?: string }[]).filter(isQuery);
+    for (const method of ["get", "post", "put", "patch", "delete"]) {
+      const operation = item[method];
+      if (!operation) continue;
+      if (common.length === 0 && !(operation.parameters ?? []).some(isQuery)) continue;
+      withQuery.push(operation.operationId!);
+      assert.ok(operation.responses?.["431"], `${operation.operationId} takes a query string but does not declare 431`);
+    }
+  }
+  assert.ok(withQuery.includes("listWorkspaces") && withQuery.includes("listWorkspaceRuns"), withQuery.join(", "));
+});
+
+testEachServer(workspaceList, "answers a request head over 16 KiB (a long query string) with 431, as declared", async (server) => {
+  const { organizationName, token } = await setUp(server);
+  const listed = await fetch(`${server.baseUrl}/api/v2/organizations/${organizationName}/workspaces?search[name]=${"a".repeat(17 * 1024)}`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  assert.is(listed.status, 431);
 });
 
 test("matchesWildcard: literal text, `*` for any text, whole names only", () => {
