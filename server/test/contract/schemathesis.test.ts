@@ -101,7 +101,10 @@ include-operation-id = "listOrganizationRuns"
 # A well-formed cursor this server did not sign: 400 RUN_LIST_CURSOR_INVALID.
 expected-statuses = ["2xx", "400", "401", "403", "404"]
 `,
-    ["--exclude-operation-id", "receiveGithubWebhook"],
+    // deleteOrganizationToken: the stateful phase lists the tokens and revokes them, its own
+    // included, and every later call is a 401 (the fuzzing silently covers far less). Revocation
+    // is tested in api/access-revocation.test.ts and the authorization matrix.
+    ["--exclude-operation-id", "receiveGithubWebhook", "--exclude-operation-id", "deleteOrganizationToken"],
   ));
 
 test(`spec/tfe: every check, ${EXAMPLES_PER_OPERATION} examples per operation, seed ${SEED}: no failure`, () =>
