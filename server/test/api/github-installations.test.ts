@@ -104,6 +104,35 @@ testEachServer(
   GITHUB,
 );
 
+let clockOffsetMs = 0;
+
+testEachServer(
+  test,
+  "a setup state lives ten minutes: redeemed just before it expires it binds, just after it is refused",
+  async (server) => {
+    clockOffsetMs = 0;
+    try {
+      const { organizationName } = await createOrganizationWithToken(server, "expiry", "admin");
+      const admin = await signedInMember(server, organizationName, "admin");
+      const [early, late] = [newInstallationId(), newInstallationId()];
+      for (const id of [early, late]) double.installations.set(id, [newRepository()]);
+      const first = await issueState(admin.session, organizationName);
+      const second = await issueState(admin.session, organizationName);
+      clockOffsetMs = 10 * 60_000 - 1000;
+      assert.is((await bindWithState(admin.session, early, first)).status, 201);
+      clockOffsetMs = 10 * 60_000 + 1000;
+      const before = await countRows(server, BINDING_TABLES);
+      const expired = await bindWithState(admin.session, late, second);
+      assert.is(expired.status, 422);
+      assert.is(await errorCode(expired), "GITHUB_INSTALLATION_STATE_INVALID");
+      assert.equal(await countRows(server, BINDING_TABLES), before);
+    } finally {
+      clockOffsetMs = 0;
+    }
+  },
+  { ...GITHUB, clock: () => new Date(Date.now() + clockOffsetMs) },
+);
+
 testEachServer(
   test,
   "a bare installation id is refused to organization admins; an installation older than the state cannot be claimed; GitHub must know it",
