@@ -579,7 +579,25 @@ function handle(message, booted) {
   }
 }
 
+/**
+ * Makes this process non-dumpable, so that the command (the same uid) cannot open its
+ * /proc/<pid>/mem and rewrite what it derives or sends. Node has no prctl(PR_SET_DUMPABLE); a
+ * change of the effective gid sets the flag to fs.suid_dumpable (0 by default), so the launcher,
+ * started with an effective gid (nogroup) other than its real one (the sandbox's, sandbox.ts, as
+ * root), switches its effective gid to the real one. Without that (no root: one mapped gid)
+ * nothing changes.
+ */
+function becomeNonDumpable() {
+  try {
+    const [real, effective] = [process.getgid(), process.getegid()];
+    if (real !== effective) process.setegid(real);
+  } catch {
+    // Stays as it was; the sandbox still runs.
+  }
+}
+
 function main() {
+  becomeNonDumpable();
   control = new net.Socket({ fd: CONTROL_FD, readable: true, writable: true });
   control.on("error", () => {});
   let options;

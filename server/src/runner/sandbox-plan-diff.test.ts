@@ -137,6 +137,28 @@ planDiff("a watcher that rewrites the saved plan itself after it was written: ki
   assert.is(result.files["plan.tfplan"]?.toString("utf8"), sent, "nothing rewrote the saved plan after the watcher was killed");
 });
 
+// As root the launcher makes itself non-dumpable (sandbox-launcher.mjs becomeNonDumpable); without
+// root (one mapped gid) it cannot, and this case is skipped.
+const asRoot = process.getuid?.() === 0;
+const launcherMemory = (name: string, handler: () => Promise<void>) => (asRoot ? planDiff(name, handler) : planDiff.skip(name, handler));
+launcherMemory("the command (the same uid) cannot open the launcher's memory, so it cannot rewrite what the launcher derives and sends", async () => {
+  const sandbox = await startSandbox({ tmpDir: tmpDir() });
+  let log = "";
+  const result = await sandbox.run({
+    argv: [
+      "sh",
+      "-c",
+      'tr "\\0" " " < /proc/$PPID/cmdline; echo; for how in "<>" "<"; do if eval "(exec 4${how}/proc/$PPID/mem) 2>/dev/null"; then echo "opened mem with $how"; fi; done; if cat /proc/$PPID/environ >/dev/null 2>&1; then echo "read environ"; fi',
+    ],
+    timeoutMs: 30_000,
+    onOutput: (chunk) => (log += chunk.toString("utf8")),
+  });
+  assert.is(result.exitCode, 0, result.error);
+  assert.match(log, "launcher.mjs", "the probe looked at the launcher");
+  assert.not.match(log, "opened mem");
+  assert.not.match(log, "read environ");
+});
+
 planDiff("a plan JSON written into /work (by the command or later) is never the evidence: only the show's output is", async () => {
   const real = JSON.stringify(plan(2, 10));
   const forged = JSON.stringify(plan(1, 10));

@@ -72,7 +72,9 @@ test("sandbox ids and the bwrap flag list", () => {
   assert.ok(joined.includes("--cap-drop ALL --cap-add CAP_SETUID --cap-add CAP_SETGID --cap-add CAP_SETPCAP"));
   assert.ok(joined.includes("--seccomp 4"));
   assert.ok(joined.includes("--bind /host/fs/tmp /tmp"));
-  assert.ok(joined.includes("/usr/bin/setpriv --reuid=3000000123 --regid=3000000123 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- /usr/bin/node"));
+  assert.ok(
+    joined.includes("/usr/bin/setpriv --reuid=3000000123 --rgid=3000000123 --egid=65534 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- /usr/bin/node"),
+  );
   assert.ok(joined.includes("--hostname sbx-name"));
   assert.ok(joined.includes("--bind /host/work /work"));
   assert.ok(joined.includes("--ro-bind /host/tools /opt/stackship/tools"));

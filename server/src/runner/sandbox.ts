@@ -108,6 +108,8 @@ const SANDBOX_UID_RANGE = 1 << 20;
 /** The uid and gid inside a user namespace, when the runner is not root. */
 const UNPRIVILEGED_INSIDE_ID = 1000;
 const SETPRIV = "/usr/bin/setpriv";
+/** The launcher's real gid as root (see bwrapArgs): owns nothing the sandbox can write. */
+const NOGROUP_GID = 65534;
 const PRLIMIT = "/usr/bin/prlimit";
 const CLOCK_TICKS_PER_SECOND = 100;
 const SANDBOX_LAUNCHER_PATH = "/run/stackship/launcher.mjs";
@@ -414,7 +416,11 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
 
   if (layout.uid !== undefined) {
     const id = String(layout.uid);
-    add(SETPRIV, `--reuid=${id}`, `--regid=${id}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--");
+    // The effective gid nogroup, the real gid the sandbox's own: the launcher switches its
+    // effective gid to the real one first thing, which makes it non-dumpable (fs.suid_dumpable), so
+    // the command, although of the same uid, cannot open its /proc/<pid>/mem (plan-evidence.ts).
+    // The command it starts has the sandbox's gid for real, effective and saved.
+    add(SETPRIV, `--reuid=${id}`, `--rgid=${id}`, `--egid=${NOGROUP_GID}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--");
   }
   add(layout.nodePath, SANDBOX_LAUNCHER_PATH);
   if (layout.apiSocketDir !== undefined || layout.apiSocketPath !== undefined) {
