@@ -142,6 +142,18 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getOrganization"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  listAuditCheckpoints: (input: {
+    path: NonNullable<Ops["listAuditCheckpoints"]["parameters"]["path"]>;
+    query: NonNullable<Ops["listAuditCheckpoints"]["parameters"]["query"]>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listAuditCheckpoints"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  listAuditEvents: (input: {
+    path: NonNullable<Ops["listAuditEvents"]["parameters"]["path"]>;
+    query: NonNullable<Ops["listAuditEvents"]["parameters"]["query"]>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listAuditEvents"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   createGithubInstallationState: (input: {
     path: NonNullable<Ops["createGithubInstallationState"]["parameters"]["path"]>;
     query: Record<string, never>;

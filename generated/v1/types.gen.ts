@@ -383,6 +383,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/organizations/{organization_name}/audit-checkpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Signed checkpoints of the organization's audit history, smallest first
+         * @description Each checkpoint is a C2SP signed note (https://github.com/C2SP/C2SP/blob/main/signed-note.md) over a tlog checkpoint body: the origin `<key name>/<organization id>`, the tree size (how many events it covers) and the base64 of the digest of event `tree_size - 1`. The note verifies with Go's golang.org/x/mod/sumdb/note and `meta.verifier_key`. A checkpoint is signed once a chain has STACKSHIP_AUDIT_CHECKPOINT_EVENTS events past the last one (default 100) or its oldest unchecked event is STACKSHIP_AUDIT_CHECKPOINT_MINUTES old (default 10). `meta.head` is the chain's current size and last digest. Opaque forward pagination as for the events. Needs org:admin.
+         */
+        get: operations["listAuditCheckpoints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/organizations/{organization_name}/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The organization's audit history, a hash chain, oldest first
+         * @description Every audit event of the organization in chain order (`sequence` from 0). Each event carries the digest of the one before it (`previous_digest`; event 0 links to 64 zeros) and its own `digest`: the lowercase hex SHA-256 of the RFC 8785 (JCS) encoding of `{v: 1, chain, sequence, previous_digest, id, organization_id, actor_id, action, target_type, target_id, reason, data, created_at}` (chain = the organization id). Editing, deleting or reordering any event breaks the chain; the signed checkpoints (`GET …/audit-checkpoints`) pin its prefixes. Opaque forward pagination: pass a non-null `meta.page.next_cursor` back as `?cursor=`. Needs org:admin.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/organizations/{organization_name}/github-installation-states": {
         parameters: {
             query?: never;
@@ -1194,6 +1238,66 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AuditCheckpoint: {
+            attributes: {
+                created_at: components["schemas"]["Timestamp"];
+                head_digest: components["schemas"]["Sha256Hex"];
+                key_name: string;
+                /** @description The C2SP signed note, verbatim. */
+                note: string;
+                tree_size: number;
+            };
+            /** @description `<chain>:<tree size>`. */
+            id: string;
+            /** @constant */
+            type: "audit-checkpoints";
+        };
+        AuditCheckpointListDocument: {
+            data: components["schemas"]["AuditCheckpoint"][];
+            links: components["schemas"]["Links"];
+            meta: {
+                head: {
+                    digest: components["schemas"]["Sha256Hex"];
+                    size: number;
+                };
+                key_name: string;
+                page: components["schemas"]["AuditPage"];
+                /** @description The Ed25519 verifier key in golang.org/x/mod/sumdb/note form (`<name>+<hash>+<base64 key>`). */
+                verifier_key: string;
+            };
+        };
+        AuditEvent: {
+            attributes: {
+                action: string;
+                actor_id: string | null;
+                created_at: components["schemas"]["Timestamp"];
+                data: {
+                    [key: string]: unknown;
+                };
+                digest: components["schemas"]["Sha256Hex"];
+                previous_digest: components["schemas"]["Sha256Hex"];
+                reason: string | null;
+                /** @description Position in the organization's chain, from 0. */
+                sequence: number;
+                target_id: string;
+                target_type: string;
+            };
+            id: string;
+            /** @constant */
+            type: "audit-events";
+        };
+        AuditEventListDocument: {
+            data: components["schemas"]["AuditEvent"][];
+            links: components["schemas"]["Links"];
+            meta: {
+                page: components["schemas"]["AuditPage"];
+            };
+        };
+        AuditPage: {
+            limit: number;
+            /** @description Opaque continuation token; pass it back as `?cursor=`. Null on the last page. */
+            next_cursor: string | null;
+        };
         ConfigurationVersion: {
             attributes: {
                 /** @description SHA-256 of the uploaded `.tar.gz`; null until uploaded. */
@@ -2261,6 +2365,7 @@ export interface components {
         };
         /** @description Lower-case hexadecimal SHA-256. */
         Sha256: string;
+        Sha256Hex: string;
         SourceConnection: {
             attributes: {
                 created_at: components["schemas"]["Timestamp"];
@@ -3363,6 +3468,64 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    listAuditCheckpoints: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of checkpoints and the verifier key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["AuditCheckpointListDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                organization_name: components["parameters"]["organization_name"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of audit events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["AuditEventListDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
         };
     };

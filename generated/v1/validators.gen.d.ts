@@ -4,6 +4,8 @@ export interface Validator {
   (data: unknown): boolean;
   errors?: Array<{ instancePath: string; keyword: string; message?: string; params: Record<string, unknown> }> | null;
 }
+export declare const AuditCheckpointListDocument: Validator;
+export declare const AuditEventListDocument: Validator;
 export declare const ConfigurationVersionCreateDocument: Validator;
 export declare const ConfigurationVersionDocument: Validator;
 export declare const DownloadRequestDocument: Validator;
@@ -325,6 +327,16 @@ export declare const getWorkspaceStateSummaryResponse200: Validator;
 export declare const getWorkspaceStateSummaryResponse400: Validator;
 export declare const getWorkspaceStateSummaryResponse401: Validator;
 export declare const getWorkspaceStateSummaryResponse404: Validator;
+export declare const listAuditCheckpointsResponse200: Validator;
+export declare const listAuditCheckpointsResponse400: Validator;
+export declare const listAuditCheckpointsResponse401: Validator;
+export declare const listAuditCheckpointsResponse403: Validator;
+export declare const listAuditCheckpointsResponse404: Validator;
+export declare const listAuditEventsResponse200: Validator;
+export declare const listAuditEventsResponse400: Validator;
+export declare const listAuditEventsResponse401: Validator;
+export declare const listAuditEventsResponse403: Validator;
+export declare const listAuditEventsResponse404: Validator;
 export declare const listFederationProfilesResponse200: Validator;
 export declare const listFederationProfilesResponse400: Validator;
 export declare const listFederationProfilesResponse401: Validator;

@@ -51,6 +51,13 @@ export interface Config {
   dashboardDir: string;
   /** Where artifacts' bytes live (STACKSHIP_ARTIFACT_URL; by default a local directory on SQLite, PostgreSQL itself on PostgreSQL). */
   artifactStore: ArtifactStoreSetting;
+  /**
+   * When the audit history is checkpointed (a signed note over a chain's size and head): once a
+   * chain has `everyEvents` events past its last checkpoint (STACKSHIP_AUDIT_CHECKPOINT_EVENTS,
+   * default 100), or its oldest such event is `everyMs` old (STACKSHIP_AUDIT_CHECKPOINT_MINUTES,
+   * default 10).
+   */
+  auditCheckpoint: { everyEvents: number; everyMs: number };
 }
 
 /**
@@ -285,6 +292,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     phaseLogMaxBytes: positive(env.STACKSHIP_PHASE_LOG_MAX_BYTES, DEFAULT_PHASE_LOG_MAX_BYTES, "STACKSHIP_PHASE_LOG_MAX_BYTES"),
     dashboardDir: join(REPO_ROOT, "web/dist"),
     artifactStore: artifactStoreSetting(env.STACKSHIP_ARTIFACT_URL, dataDir, databaseUrl),
+    auditCheckpoint: {
+      everyEvents: positive(env.STACKSHIP_AUDIT_CHECKPOINT_EVENTS, 100, "STACKSHIP_AUDIT_CHECKPOINT_EVENTS"),
+      everyMs: positive(env.STACKSHIP_AUDIT_CHECKPOINT_MINUTES, 10, "STACKSHIP_AUDIT_CHECKPOINT_MINUTES") * 60_000,
+    },
   };
 }
 

@@ -1,3 +1,4 @@
+import { startAuditCheckpointer } from "./commands/audit-checkpoints.ts";
 import { randomBytes } from "node:crypto";
 import { describeArtifactStore } from "./artifacts/backends/index.ts";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -81,6 +82,8 @@ async function main() {
   }
   const githubWorker = new GitHubWorker(stackship.services);
   await githubWorker.start();
+  // Signs audit checkpoints (STACKSHIP_AUDIT_CHECKPOINT_EVENTS / _MINUTES); any API process may: a size is signed once.
+  const auditCheckpointer = startAuditCheckpointer(stackship.services);
   say(
     config.github.state === "on"
       ? `GitHub App pipeline: on (App ${config.github.appId}, API ${config.github.apiUrl}); webhook URL ${config.publicUrl ?? url}/v1/github/webhooks`
@@ -106,6 +109,7 @@ async function main() {
   const stop = async (signal: string) => {
     say(`${signal}: shutting down`);
     await githubWorker.stop();
+    auditCheckpointer.stop();
     await runner?.stop({ interrupt: true });
     https?.server.close();
     server.close();

@@ -49,6 +49,8 @@ type APIClient struct {
 
 	// API Services
 
+	AuditAPI *AuditAPIService
+
 	ConfigurationVersionsAPI *ConfigurationVersionsAPIService
 
 	DownloadsAPI *DownloadsAPIService
@@ -96,6 +98,7 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 	c.common.client = c
 
 	// API Services
+	c.AuditAPI = (*AuditAPIService)(&c.common)
 	c.ConfigurationVersionsAPI = (*ConfigurationVersionsAPIService)(&c.common)
 	c.DownloadsAPI = (*DownloadsAPIService)(&c.common)
 	c.GithubAPI = (*GithubAPIService)(&c.common)

@@ -457,6 +457,81 @@ export type RunListDocument = {
     links: Links;
 };
 
+export type Sha256Hex = string;
+
+export type AuditEvent = {
+    type: 'audit-events';
+    id: string;
+    attributes: {
+        /**
+         * Position in the organization's chain, from 0.
+         */
+        sequence: number;
+        action: string;
+        actor_id: string | null;
+        target_type: string;
+        target_id: string;
+        reason: string | null;
+        data: {
+            [key: string]: unknown;
+        };
+        created_at: Timestamp;
+        previous_digest: Sha256Hex;
+        digest: Sha256Hex;
+    };
+};
+
+export type AuditPage = {
+    limit: number;
+    /**
+     * Opaque continuation token; pass it back as `?cursor=`. Null on the last page.
+     */
+    next_cursor: string | null;
+};
+
+export type AuditEventListDocument = {
+    data: Array<AuditEvent>;
+    meta: {
+        page: AuditPage;
+    };
+    links: Links;
+};
+
+export type AuditCheckpoint = {
+    type: 'audit-checkpoints';
+    /**
+     * `<chain>:<tree size>`.
+     */
+    id: string;
+    attributes: {
+        tree_size: number;
+        head_digest: Sha256Hex;
+        key_name: string;
+        /**
+         * The C2SP signed note, verbatim.
+         */
+        note: string;
+        created_at: Timestamp;
+    };
+};
+
+export type AuditCheckpointListDocument = {
+    data: Array<AuditCheckpoint>;
+    meta: {
+        page: AuditPage;
+        key_name: string;
+        /**
+         * The Ed25519 verifier key in golang.org/x/mod/sumdb/note form (`<name>+<hash>+<base64 key>`).
+         */
+        verifier_key: string;
+        head: {
+            size: number;
+            digest: Sha256Hex;
+        };
+    };
+    links: Links;
+};
+
 export type WorkspaceUpdateDocument = {
     data: {
         type: 'workspaces';
@@ -2328,6 +2403,90 @@ export type ListOrganizationRunsResponses = {
 };
 
 export type ListOrganizationRunsResponse = ListOrganizationRunsResponses[keyof ListOrganizationRunsResponses];
+
+export type ListAuditEventsData = {
+    body?: never;
+    path: {
+        organization_name: OrganizationName;
+    };
+    query?: {
+        limit?: number;
+        cursor?: string;
+    };
+    url: '/v1/organizations/{organization_name}/audit-events';
+};
+
+export type ListAuditEventsErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type ListAuditEventsError = ListAuditEventsErrors[keyof ListAuditEventsErrors];
+
+export type ListAuditEventsResponses = {
+    /**
+     * One page of audit events.
+     */
+    200: AuditEventListDocument;
+};
+
+export type ListAuditEventsResponse = ListAuditEventsResponses[keyof ListAuditEventsResponses];
+
+export type ListAuditCheckpointsData = {
+    body?: never;
+    path: {
+        organization_name: OrganizationName;
+    };
+    query?: {
+        limit?: number;
+        cursor?: string;
+    };
+    url: '/v1/organizations/{organization_name}/audit-checkpoints';
+};
+
+export type ListAuditCheckpointsErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type ListAuditCheckpointsError = ListAuditCheckpointsErrors[keyof ListAuditCheckpointsErrors];
+
+export type ListAuditCheckpointsResponses = {
+    /**
+     * One page of checkpoints and the verifier key.
+     */
+    200: AuditCheckpointListDocument;
+};
+
+export type ListAuditCheckpointsResponse = ListAuditCheckpointsResponses[keyof ListAuditCheckpointsResponses];
 
 export type GetWorkspaceData = {
     body?: never;

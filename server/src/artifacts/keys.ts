@@ -13,6 +13,8 @@ export interface Keys {
   artifactDataKeys: Buffer;
   /** Seals the private halves of the workload identity issuer's signing keys. */
   signingKeys: SecretBox;
+  /** Seals the private halves of the audit checkpoint signing keys (Ed25519). */
+  auditCheckpointKeys: SecretBox;
 }
 
 /**
@@ -63,6 +65,7 @@ export function deriveKeys(master: Buffer): Keys {
     secrets: new SecretBox(derive(master, "secrets"), "secrets"),
     artifactDataKeys: derive(master, "artifact-data-key-wrap"),
     signingKeys: new SecretBox(derive(master, "workload-identity-signing-keys"), "workload-identity-signing-keys"),
+    auditCheckpointKeys: new SecretBox(derive(master, "audit-checkpoint-keys"), "audit-checkpoint-keys"),
   };
 }
 

@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   RUN_AUTO_APPLY_FORBIDDEN: { kind: "invalid", title: "Auto-apply is not supported" },
   RUN_DESTROY_FORBIDDEN: { kind: "invalid", title: "Destroy runs are not supported" },
   RUN_LIST_CURSOR_INVALID: { kind: "invalid", title: "Invalid run list cursor" },
+  AUDIT_CURSOR_INVALID: { kind: "invalid", title: "Invalid audit history cursor" },
   CONFIGURATION_VERSION_NOT_UPLOADED: { kind: "conflict", title: "Configuration version not uploaded" },
   CONFIGURATION_VERSION_ALREADY_UPLOADED: { kind: "conflict", title: "Configuration version already uploaded" },
   CONFIGURATION_VERSION_WORKSPACE_MISMATCH: { kind: "invalid", title: "Configuration version belongs to another workspace" },

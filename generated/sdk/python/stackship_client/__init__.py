@@ -18,6 +18,7 @@ __version__ = "1.0.0"
 
 # Define package exports
 __all__ = [
+    "AuditApi",
     "ConfigurationVersionsApi",
     "DownloadsApi",
     "GithubApi",
@@ -42,6 +43,16 @@ __all__ = [
     "ApiKeyError",
     "ApiAttributeError",
     "ApiException",
+    "AuditCheckpoint",
+    "AuditCheckpointAttributes",
+    "AuditCheckpointListDocument",
+    "AuditCheckpointListDocumentMeta",
+    "AuditCheckpointListDocumentMetaHead",
+    "AuditEvent",
+    "AuditEventAttributes",
+    "AuditEventListDocument",
+    "AuditEventListDocumentMeta",
+    "AuditPage",
     "ConfigurationVersion",
     "ConfigurationVersionAttributes",
     "ConfigurationVersionCreateDocument",
@@ -284,6 +295,7 @@ __all__ = [
 ]
 
 # import apis into sdk package
+from stackship_client.api.audit_api import AuditApi as AuditApi
 from stackship_client.api.configuration_versions_api import ConfigurationVersionsApi as ConfigurationVersionsApi
 from stackship_client.api.downloads_api import DownloadsApi as DownloadsApi
 from stackship_client.api.github_api import GithubApi as GithubApi
@@ -312,6 +324,16 @@ from stackship_client.exceptions import ApiAttributeError as ApiAttributeError
 from stackship_client.exceptions import ApiException as ApiException
 
 # import models into sdk package
+from stackship_client.models.audit_checkpoint import AuditCheckpoint as AuditCheckpoint
+from stackship_client.models.audit_checkpoint_attributes import AuditCheckpointAttributes as AuditCheckpointAttributes
+from stackship_client.models.audit_checkpoint_list_document import AuditCheckpointListDocument as AuditCheckpointListDocument
+from stackship_client.models.audit_checkpoint_list_document_meta import AuditCheckpointListDocumentMeta as AuditCheckpointListDocumentMeta
+from stackship_client.models.audit_checkpoint_list_document_meta_head import AuditCheckpointListDocumentMetaHead as AuditCheckpointListDocumentMetaHead
+from stackship_client.models.audit_event import AuditEvent as AuditEvent
+from stackship_client.models.audit_event_attributes import AuditEventAttributes as AuditEventAttributes
+from stackship_client.models.audit_event_list_document import AuditEventListDocument as AuditEventListDocument
+from stackship_client.models.audit_event_list_document_meta import AuditEventListDocumentMeta as AuditEventListDocumentMeta
+from stackship_client.models.audit_page import AuditPage as AuditPage
 from stackship_client.models.configuration_version import ConfigurationVersion as ConfigurationVersion
 from stackship_client.models.configuration_version_attributes import ConfigurationVersionAttributes as ConfigurationVersionAttributes
 from stackship_client.models.configuration_version_create_document import ConfigurationVersionCreateDocument as ConfigurationVersionCreateDocument

@@ -1,6 +1,7 @@
 # flake8: noqa
 
 # import apis into api package
+from stackship_client.api.audit_api import AuditApi
 from stackship_client.api.configuration_versions_api import ConfigurationVersionsApi
 from stackship_client.api.downloads_api import DownloadsApi
 from stackship_client.api.github_api import GithubApi

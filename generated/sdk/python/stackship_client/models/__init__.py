@@ -13,6 +13,16 @@
 """  # noqa: E501
 
 # import models into model package
+from stackship_client.models.audit_checkpoint import AuditCheckpoint
+from stackship_client.models.audit_checkpoint_attributes import AuditCheckpointAttributes
+from stackship_client.models.audit_checkpoint_list_document import AuditCheckpointListDocument
+from stackship_client.models.audit_checkpoint_list_document_meta import AuditCheckpointListDocumentMeta
+from stackship_client.models.audit_checkpoint_list_document_meta_head import AuditCheckpointListDocumentMetaHead
+from stackship_client.models.audit_event import AuditEvent
+from stackship_client.models.audit_event_attributes import AuditEventAttributes
+from stackship_client.models.audit_event_list_document import AuditEventListDocument
+from stackship_client.models.audit_event_list_document_meta import AuditEventListDocumentMeta
+from stackship_client.models.audit_page import AuditPage
 from stackship_client.models.configuration_version import ConfigurationVersion
 from stackship_client.models.configuration_version_attributes import ConfigurationVersionAttributes
 from stackship_client.models.configuration_version_create_document import ConfigurationVersionCreateDocument
