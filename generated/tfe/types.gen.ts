@@ -728,6 +728,7 @@ export interface components {
                 "resource-destructions": number;
                 "resource-imports": number;
                 status: components["schemas"]["PhaseStatus"];
+                /** @description `queued-at` (the approval), `started-at` and `finished-at` (the apply attempts), `errored-at`; empty when the apply is unreachable. */
                 "status-timestamps": {
                     [key: string]: string;
                 };
@@ -833,6 +834,7 @@ export interface components {
                 "resource-destructions": number;
                 "resource-imports": number;
                 status: components["schemas"]["PhaseStatus"];
+                /** @description `queued-at` (the run's creation), `started-at` and `finished-at` (the plan attempts), `errored-at` or `canceled-at`. */
                 "status-timestamps": {
                     [key: string]: string;
                 };
@@ -907,6 +909,7 @@ export interface components {
                 "save-plan"?: boolean;
                 source: string;
                 status: string;
+                /** @description What StackShip records: `plan-queueable-at` and `plan-queued-at` (creation), `planning-at` and `planned-at` (the plan attempts), `confirmed-at` and `apply-queued-at` (the approval), `applying-at` and `applied-at` (the apply attempts), and at the end `planned-and-finished-at`, `discarded-at`, `canceled-at` or `errored-at`. */
                 "status-timestamps": {
                     [key: string]: string;
                 };

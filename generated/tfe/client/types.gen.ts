@@ -160,6 +160,9 @@ export type Run = {
         source: string;
         'terraform-version'?: string;
         'created-at': Timestamp;
+        /**
+         * What StackShip records: `plan-queueable-at` and `plan-queued-at` (creation), `planning-at` and `planned-at` (the plan attempts), `confirmed-at` and `apply-queued-at` (the approval), `applying-at` and `applied-at` (the apply attempts), and at the end `planned-and-finished-at`, `discarded-at`, `canceled-at` or `errored-at`.
+         */
         'status-timestamps': {
             [key: string]: string;
         };
@@ -468,6 +471,9 @@ export type Plan = {
         'resource-changes': number;
         'resource-destructions': number;
         'resource-imports': number;
+        /**
+         * `queued-at` (the run's creation), `started-at` and `finished-at` (the plan attempts), `errored-at` or `canceled-at`.
+         */
         'status-timestamps': {
             [key: string]: string;
         };
@@ -515,6 +521,9 @@ export type Apply = {
         'resource-changes': number;
         'resource-destructions': number;
         'resource-imports': number;
+        /**
+         * `queued-at` (the approval), `started-at` and `finished-at` (the apply attempts), `errored-at`; empty when the apply is unreachable.
+         */
         'status-timestamps': {
             [key: string]: string;
         };

@@ -396,6 +396,82 @@ testEachServer(patch, "refuses auto-apply, destroy plans, queue-all-runs and oth
 // ---------------------------------------------------------------------------------------------
 const runList = suite("GET workspace runs (tfe)");
 
+testEachServer(runList, "fills the status timestamps of runs, plans and applies from the recorded attempts and review decision", async (server) => {
+  const { token, workspace } = await setUp(server);
+  const at = (minute: number) => new Date(Date.UTC(2026, 2, 1, 10, minute)).toISOString();
+  const stores = server.services.stores;
+  const live = async (runId: string, phase: "plan" | "apply", start: number, end: number) => {
+    const attempt = await stores.attempts.start({ runId, phase, runnerId: "runner-test", region: "local", baseProfile: "default", now: at(start) });
+    await stores.attempts.finish(attempt.id, "succeeded", "exit_zero", at(end));
+  };
+  const decide = (runId: string, decision: "approved" | "discarded", minute: number) =>
+    stores.reviews.record({
+      runId,
+      decision,
+      actorId: null,
+      reason: "test",
+      planDigest: null,
+      planJsonDigest: null,
+      planDiffDigest: null,
+      policyResultDigest: null,
+      predecessorStateDigest: null,
+      dependencyBundleDigest: null,
+      decidedAt: at(minute),
+    });
+
+  const applied = await startRun(server, token, workspace.id, { "main.tf": "\n" });
+  await live(applied.id, "plan", 1, 2);
+  await decide(applied.id, "approved", 3);
+  await live(applied.id, "apply", 4, 5);
+  await server.db
+    .knex("runs")
+    .where({ id: applied.id })
+    .update({ status: "applied", plan_status: "finished", apply_status: "finished", has_changes: true, finished_at: at(5) });
+
+  const run = (await api(server, token, "GET", `/runs/${applied.id}?include=plan`)).json;
+  const created = run.data.attributes["created-at"];
+  assert.equal(run.data.attributes["status-timestamps"], {
+    "plan-queueable-at": created,
+    "plan-queued-at": created,
+    "planning-at": at(1),
+    "planned-at": at(2),
+    "confirmed-at": at(3),
+    "apply-queued-at": at(3),
+    "applying-at": at(4),
+    "applied-at": at(5),
+  });
+  const planTimestamps = { "queued-at": created, "started-at": at(1), "finished-at": at(2) };
+  assert.equal(run.included[0].attributes["status-timestamps"], planTimestamps);
+  assert.equal((await api(server, token, "GET", `/plans/${phaseId(applied.id, "plan")}`)).json.data.attributes["status-timestamps"], planTimestamps);
+  assert.equal((await api(server, token, "GET", `/applies/${phaseId(applied.id, "apply")}`)).json.data.attributes["status-timestamps"], {
+    "queued-at": at(3),
+    "started-at": at(4),
+    "finished-at": at(5),
+  });
+  const listed = (await api(server, token, "GET", `/workspaces/${workspace.id}/runs`)).json.data.find((r: { id: string }) => r.id === applied.id);
+  assert.equal(listed.attributes["status-timestamps"], run.data.attributes["status-timestamps"]);
+
+  const discarded = await startRun(server, token, workspace.id, { "main.tf": "\n" });
+  await live(discarded.id, "plan", 11, 12);
+  await decide(discarded.id, "discarded", 13);
+  await server.db
+    .knex("runs")
+    .where({ id: discarded.id })
+    .update({ status: "discarded", plan_status: "finished", has_changes: true, finished_at: at(13) });
+  const shown = (await api(server, token, "GET", `/runs/${discarded.id}`)).json.data.attributes["status-timestamps"];
+  assert.is(shown["planned-at"], at(12));
+  assert.is(shown["discarded-at"], at(13));
+  assert.is(shown["confirmed-at"], undefined);
+  assert.equal((await api(server, token, "GET", `/applies/${phaseId(discarded.id, "apply")}`)).json.data.attributes["status-timestamps"], {});
+
+  const canceled = await startRun(server, token, workspace.id, { "main.tf": "\n" });
+  assert.is((await api(server, token, "POST", `/runs/${canceled.id}/actions/cancel`, "{}")).status, 202);
+  const canceledAt = (await api(server, token, "GET", `/runs/${canceled.id}`)).json.data.attributes["status-timestamps"];
+  assert.ok(canceledAt["canceled-at"], JSON.stringify(canceledAt));
+  assert.is(canceledAt["planning-at"], undefined);
+  assert.ok((await api(server, token, "GET", `/plans/${phaseId(canceled.id, "plan")}`)).json.data.attributes["status-timestamps"]["canceled-at"]);
+});
+
 testEachServer(runList, "filters by status, operation and source (comma-separated) and searches user, commit and basic text; refuses unknown filters with 400", async (server) => {
   const { token, workspace } = await setUp(server);
   const fromGitHub = await startRun(server, token, workspace.id, { "main.tf": "\n" });

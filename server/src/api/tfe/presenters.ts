@@ -1,6 +1,6 @@
 import type { components } from "../../../../generated/tfe/types.gen.ts";
 import { isAllowed } from "../../domain/authorization.ts";
-import type { ConfigurationVersion, Run, Workspace } from "../../domain/records.ts";
+import type { ConfigurationVersion, Run, RunAttempt, RunReview, Workspace } from "../../domain/records.ts";
 import { isTerminalRunStatus, type RunStatus } from "../../domain/run.ts";
 import { isRunPrincipal, type AuthenticatedPrincipal } from "../../domain/principal.ts";
 import type { StateVersion, StateVersionOutput, WorkspaceLock } from "../../store/index.ts";
@@ -134,12 +134,76 @@ export function presentWorkspace(
   };
 }
 
+/** What StackShip records about when a run got where it is: its phase attempts and its review decision. */
+export interface RunTimeline {
+  attempts: readonly RunAttempt[];
+  review: RunReview | undefined;
+}
+
+/** The first attempt of a phase (when the phase started) and the last (when it ended). */
+function phaseAttempts(timeline: RunTimeline | undefined, phase: "plan" | "apply"): { first?: RunAttempt; last?: RunAttempt } {
+  const attempts = (timeline?.attempts ?? []).filter((attempt) => attempt.phase === phase);
+  return { first: attempts[0], last: attempts[attempts.length - 1] };
+}
+
+/** When the run ended: its recorded finish, else its last attempt's, else its last update. */
+function endedAt(run: Run, timeline: RunTimeline | undefined): string {
+  const attempts = timeline?.attempts ?? [];
+  return (
+    run.execution.finishedAt ??
+    attempts
+      .map((attempt) => attempt.finishedAt)
+      .filter((at) => at !== null)
+      .sort()
+      .at(-1) ??
+    run.updatedAt
+  );
+}
+
+/**
+ * The run's TFE `status-timestamps` from what StackShip records: creation (`plan-queueable-at`,
+ * `plan-queued-at`), the plan and apply attempts (`planning-at`, `planned-at`, `applying-at`,
+ * `applied-at`), the review decision (`confirmed-at`, `apply-queued-at`, `discarded-at`) and the
+ * end (`planned-and-finished-at`, `canceled-at`, `errored-at`).
+ */
+export function runStatusTimestamps(run: Run, timeline?: RunTimeline): Record<string, string> {
+  const timestamps: Record<string, string> = { "plan-queueable-at": run.createdAt, "plan-queued-at": run.createdAt };
+  const plan = phaseAttempts(timeline, "plan");
+  const apply = phaseAttempts(timeline, "apply");
+  if (plan.first) timestamps["planning-at"] = plan.first.startedAt;
+  if (run.execution.planStatus === "finished" && plan.last?.finishedAt) timestamps["planned-at"] = plan.last.finishedAt;
+  const review = timeline?.review;
+  if (review?.decision === "approved") {
+    timestamps["confirmed-at"] = review.decidedAt;
+    timestamps["apply-queued-at"] = review.decidedAt;
+  }
+  if (apply.first) timestamps["applying-at"] = apply.first.startedAt;
+  const status = tfeRunStatus(run);
+  if (status === "applied") timestamps["applied-at"] = apply.last?.finishedAt ?? endedAt(run, timeline);
+  if (status === "planned_and_finished") timestamps["planned-and-finished-at"] = endedAt(run, timeline);
+  if (status === "discarded") timestamps["discarded-at"] = review && review.decision !== "approved" ? review.decidedAt : endedAt(run, timeline);
+  if (status === "canceled") timestamps["canceled-at"] = endedAt(run, timeline);
+  if (status === "errored") timestamps["errored-at"] = endedAt(run, timeline);
+  return timestamps;
+}
+
+/** A phase's TFE `status-timestamps`: queued, started and finished (or errored, canceled) times. */
+function phaseStatusTimestamps(status: S["PhaseStatus"], queuedAt: string | undefined, attempts: { first?: RunAttempt; last?: RunAttempt }, end: string): Record<string, string> {
+  const timestamps: Record<string, string> = {};
+  if (queuedAt) timestamps["queued-at"] = queuedAt;
+  if (attempts.first) timestamps["started-at"] = attempts.first.startedAt;
+  const finished = attempts.last?.finishedAt ?? end;
+  if (status === "finished") timestamps["finished-at"] = finished;
+  if (status === "errored") timestamps["errored-at"] = finished;
+  if (status === "canceled") timestamps["canceled-at"] = finished;
+  return timestamps;
+}
+
 /** The compatibility run document; the actions are exactly what the CLI needs to prompt, discard or cancel. */
-export function presentRun(run: Run, principal: AuthenticatedPrincipal | null = null): S["Run"] {
+export function presentRun(run: Run, principal: AuthenticatedPrincipal | null = null, timeline?: RunTimeline): S["Run"] {
   const target = { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId };
   const may = (permission: Parameters<typeof isAllowed>[1]) => principal !== null && isAllowed(principal, permission, target);
-  const timestamps: Record<string, string> = {};
-  if (run.execution.finishedAt) timestamps[`${tfeRunStatus(run)}-at`] = run.execution.finishedAt;
+  const timestamps = runStatusTimestamps(run, timeline);
   return {
     type: "runs",
     id: run.id,
@@ -180,42 +244,46 @@ export function presentRun(run: Run, principal: AuthenticatedPrincipal | null = 
   };
 }
 
-/** The resource counts of a plan or apply phase (zero where there are none) and its empty timestamps. */
+/** The resource counts of a plan or apply phase (zero where there are none). */
 function phaseCounts(counts: Run["execution"]["planCounts"]) {
   return {
     "resource-additions": counts?.create ?? 0,
     "resource-changes": counts?.change ?? 0,
     "resource-destructions": counts?.destroy ?? 0,
     "resource-imports": 0,
-    "status-timestamps": {},
   };
 }
 
-/** A run's plan phase, with the absolute signed log URL. */
-export function presentPlan(run: Run, logReadUrl: string): S["Plan"] {
+/** A run's plan phase, with the absolute signed log URL; queued when the run was created. */
+export function presentPlan(run: Run, logReadUrl: string, timeline?: RunTimeline): S["Plan"] {
   const counts = run.execution.planCounts;
+  const status = tfePlanStatus(run);
   return {
     type: "plans",
     id: phaseId(run.id, "plan"),
     attributes: {
-      status: tfePlanStatus(run),
+      status,
       "has-changes": run.execution.hasChanges ?? false,
       "log-read-url": logReadUrl,
       ...phaseCounts(counts),
+      "status-timestamps": phaseStatusTimestamps(status, run.createdAt, phaseAttempts(timeline, "plan"), endedAt(run, timeline)),
     },
   };
 }
 
-/** A run's apply phase, with the absolute signed log URL (the counts are the approved plan's). */
-export function presentApply(run: Run, logReadUrl: string): S["Apply"] {
+/** A run's apply phase, with the absolute signed log URL (the counts are the approved plan's); queued when it was approved. */
+export function presentApply(run: Run, logReadUrl: string, timeline?: RunTimeline): S["Apply"] {
   const counts = run.execution.applyStatus === "finished" ? run.execution.planCounts : null;
+  const status = tfeApplyStatus(run);
+  const approvedAt = timeline?.review?.decision === "approved" ? timeline.review.decidedAt : undefined;
   return {
     type: "applies",
     id: phaseId(run.id, "apply"),
     attributes: {
-      status: tfeApplyStatus(run),
+      status,
       "log-read-url": logReadUrl,
       ...phaseCounts(counts),
+      "status-timestamps": status === "unreachable" ? {} : phaseStatusTimestamps(status, approvedAt, phaseAttempts(timeline, "apply"), endedAt(run, timeline)),
     },
   };
 }

@@ -12,6 +12,7 @@ import { logReadUrl, readFramedLog, verifyLogToken } from "./logs.ts";
 import { workspaceResource } from "./workspaces.ts";
 import { paginate, presentApply, presentConfigurationVersion, presentPlan, presentRun, tfeRunOperation, tfeRunSource, tfeRunStatus } from "./presenters.ts";
 import { listParameter, refuseUnknownFilters } from "./query.ts";
+import { timelineOf } from "./timeline.ts";
 
 type H = Handlers<RequestContext>;
 type S = components["schemas"];
@@ -114,8 +115,10 @@ export const runHandlers = {
         included.push(await workspaceResource(ctx, workspace));
       }
     }
-    if (include.has("plan")) included.push(presentPlan(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "plan")));
-    return { status: 200, body: included.length > 0 ? { data: presentRun(run, principal), included } : { data: presentRun(run, principal) } };
+    const timeline = await timelineOf(ctx, run);
+    if (include.has("plan")) included.push(presentPlan(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "plan"), timeline));
+    const data = presentRun(run, principal, timeline);
+    return { status: 200, body: included.length > 0 ? { data, included } : { data } };
   },
 
   async listRunEvents({ path, ctx }) {
@@ -129,7 +132,9 @@ export const runHandlers = {
     const runs = await scanRuns((options) => ctx.services.stores.runs.listByWorkspace(workspace.id, options));
     const principal = principalOf(ctx);
     const page = paginate(await filterRuns(ctx, runs, query), query["page[number]"], query["page[size]"]);
-    return { status: 200, body: { data: page.data.map((run) => presentRun(run, principal)), meta: page.meta } };
+    const data = [];
+    for (const run of page.data) data.push(presentRun(run, principal, await timelineOf(ctx, run)));
+    return { status: 200, body: { data, meta: page.meta } };
   },
 
   async listRunQueue({ path, query, ctx }) {
@@ -142,17 +147,13 @@ export const runHandlers = {
       .reverse();
     const page = paginate(queued, query["page[number]"], query["page[size]"]);
     const offset = ((page.meta.pagination["current-page"] ?? 1) - 1) * (query["page[size]"] ?? 20);
-    return {
-      status: 200,
-      body: {
-        data: page.data.map((run, index) => {
-          const document = presentRun(run, principal);
-          document.attributes["position-in-queue"] = offset + index;
-          return document;
-        }),
-        meta: page.meta,
-      },
-    };
+    const data = [];
+    for (const [index, run] of page.data.entries()) {
+      const document = presentRun(run, principal, await timelineOf(ctx, run));
+      document.attributes["position-in-queue"] = offset + index;
+      data.push(document);
+    }
+    return { status: 200, body: { data, meta: page.meta } };
   },
 
   async applyRun({ path, body, ctx }) {
@@ -180,12 +181,12 @@ export const runHandlers = {
 
   async getPlan({ path, ctx }) {
     const run = await loadPhaseRun(ctx, path.plan_id, "plan");
-    return { status: 200, body: { data: presentPlan(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "plan")) } };
+    return { status: 200, body: { data: presentPlan(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "plan"), await timelineOf(ctx, run)) } };
   },
 
   async getApply({ path, ctx }) {
     const run = await loadPhaseRun(ctx, path.apply_id, "apply");
-    return { status: 200, body: { data: presentApply(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "apply")) } };
+    return { status: 200, body: { data: presentApply(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "apply"), await timelineOf(ctx, run)) } };
   },
 
   async readLog({ path, query, ctx }) {

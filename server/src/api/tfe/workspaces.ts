@@ -12,6 +12,7 @@ import { loadOrganization, loadWorkspace } from "../lookup.ts";
 import { organizationOf } from "./access.ts";
 import { paginate, presentRun, presentWorkspace } from "./presenters.ts";
 import { refuseUnknownFilters } from "./query.ts";
+import { timelineOf } from "./timeline.ts";
 
 type H = Handlers<RequestContext>;
 type S = components["schemas"];
@@ -66,7 +67,7 @@ export async function workspaceResources(
   for (const workspace of workspaces) {
     const run = (await currentRunOf(ctx, workspace)) ?? null;
     data.push(await workspaceResource(ctx, workspace, organizationName, run));
-    if (run && includeNames(include).has("current_run") && !included.some((r) => r.id === run.id)) included.push(presentRun(run, principalOf(ctx)));
+    if (run && includeNames(include).has("current_run") && !included.some((r) => r.id === run.id)) included.push(presentRun(run, principalOf(ctx), await timelineOf(ctx, run)));
   }
   return includeNames(include).has("current_run") ? { data, included } : { data };
 }
