@@ -124,14 +124,15 @@ testEachServer(
     const listed = async () =>
       (
         (await (await bearer(server, org.token, "GET", "/v1/organizations/acme/tokens")).json()) as {
-          data: Array<{ id: string; attributes: { expires_at: string; expired: boolean } }>;
+          data: Array<{ id: string; attributes: { expires_at: string; expired: boolean; last_used_at: string | null } }>;
         }
       ).data.find((t) => t.id === token.id)!.attributes;
     assert.equal(await listed(), { ...(await listed()), expires_at: "2026-12-04T13:00:00.000Z", expired: false });
 
-    // One millisecond before: works. At the expiry: 401.
+    // One millisecond before: works (and is shown as the last use). At the expiry: 401.
     now = Date.parse("2026-12-04T12:59:59.999Z");
     assert.is((await bearer(server, token.attributes.secret, "GET", "/v1/organizations/acme")).status, 200);
+    assert.is((await listed()).last_used_at, "2026-12-04T12:59:59.999Z");
     now = Date.parse("2026-12-04T13:00:00.000Z");
     const expired = await bearer(server, token.attributes.secret, "GET", "/v1/organizations/acme");
     assert.is(expired.status, 401);

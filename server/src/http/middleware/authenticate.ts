@@ -80,6 +80,7 @@ async function authenticateSession(ctx: Context, services: Services, secret: str
 }
 
 const UNKNOWN_TOKEN = "The API token is unknown or has been revoked.";
+const LAST_USED_GRANULARITY_MS = 60_000;
 
 /**
  * Resolves the caller. `Authorization: Bearer <token>` names the deployment-wide bootstrap token
@@ -112,6 +113,10 @@ export async function authenticate(ctx: Context, services: Services, { sessions 
   if (!found || found.token.revokedAt !== null) throw new DomainError("UNAUTHENTICATED", UNKNOWN_TOKEN, { source: { header: "Authorization" } });
   if (found.token.expiresAt !== null && Date.parse(found.token.expiresAt) <= now.getTime()) {
     throw new DomainError("UNAUTHENTICATED", "The API token has expired.", { source: { header: "Authorization" } });
+  }
+  // `last_used_at` in the token list (so an admin sees what to revoke), written at most once a minute per token.
+  if (found.token.lastUsedAt === null || now.getTime() - Date.parse(found.token.lastUsedAt) >= LAST_USED_GRANULARITY_MS) {
+    await stores.tokens.touchLastUsed(found.token.id, now);
   }
   return {
     kind: "token",
