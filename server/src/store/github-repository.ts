@@ -239,11 +239,12 @@ export class GitHubRepository extends Repository {
     );
   }
 
-  /** The last `limit` deliveries about `repository` through `installationId`, newest first. */
-  async recentDeliveries(repository: string, installationId: number, limit: number): Promise<GitHubDelivery[]> {
+  /** The last `limit` deliveries about `repository` through `installationId` received at or after `since`, newest first. */
+  async recentDeliveries(repository: string, installationId: number, since: Date | string, limit: number): Promise<GitHubDelivery[]> {
     return translating(this.dialect, async () => {
       const rows = await this.db<DeliveryRow>("github_deliveries")
         .where({ repository_key: repositoryKey(repository), installation_id: installationId })
+        .andWhere("received_at", ">=", isoForWrite(since))
         .orderBy([
           { column: "received_at", order: "desc" },
           { column: "id", order: "desc" },

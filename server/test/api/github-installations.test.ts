@@ -252,6 +252,9 @@ testEachServer(
     before = await countRows(server, tables);
     await bindInstallation(server, double, attackerOrg, victim.installationId, []);
     assert.is((await countRows(server, tables)).github_installation_bindings, before.github_installation_bindings + 1);
+    // The installation's new organization sees nothing of what it delivered to its previous owner.
+    assert.is((await putSource(server, attackerToken, attackerWorkspace.id, { installation_id: victim.installationId, repository: victim.repository })).status, 200);
+    assert.equal((await sourceOf(server, attackerWorkspace.id, attackerToken)).body.meta.deliveries, [], "no delivery from before the move");
   },
   GITHUB,
 );

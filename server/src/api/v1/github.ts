@@ -60,10 +60,11 @@ async function sourceDocument(ctx: RequestContext, workspace: Workspace, connect
     ctx.services.stores.github.getInstallation(connection.installationId),
     ctx.services.stores.github.getBinding(connection.installationId),
   ]);
-  // Only deliveries through the connection's own installation, and only while it is this organization's.
+  // Only deliveries through the connection's own installation, while it is this organization's, and
+  // since it became this organization's (an installation moved here shows nothing of its past owner's).
   const deliveries =
     binding?.organizationId === workspace.organizationId && connection.organizationId === workspace.organizationId
-      ? await ctx.services.stores.github.recentDeliveries(connection.repository, connection.installationId, SOURCE_RECENT_DELIVERIES)
+      ? await ctx.services.stores.github.recentDeliveries(connection.repository, connection.installationId, binding.boundAt, SOURCE_RECENT_DELIVERIES)
       : [];
   return {
     data: {
