@@ -46,9 +46,10 @@ export function noteVerifierKey(name: string, rawPublicKey: Uint8Array): string 
 
 /** A verifier key string parsed; undefined when malformed or not Ed25519. */
 export function parseNoteVerifierKey(vkey: string): { name: string; rawPublicKey: Buffer } | undefined {
-  const parts = vkey.split("+");
-  if (parts.length !== 3) return undefined;
-  const [name, hash, keyPart] = parts;
+  // The name has no `+`, the hash is hex; the base64 key may hold `+`.
+  const match = /^([^+]+)\+([^+]+)\+(.+)$/su.exec(vkey);
+  if (match === null) return undefined;
+  const [, name, hash, keyPart] = match;
   if (!isNoteKeyName(name) || !/^[0-9a-f]{8}$/u.test(hash)) return undefined;
   const key = Buffer.from(keyPart, "base64");
   if (key.length !== 33 || key[0] !== ED25519 || key.toString("base64") !== keyPart) return undefined;
