@@ -5405,7 +5405,7 @@ return errors === 0;
 validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const listWorkspaceRunsQuery = validate89;
-const schema100 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/query","type":"object","properties":{"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20},"filter[status]":{"type":"string","maxLength":1000},"filter[operation]":{"type":"string","maxLength":1000},"filter[source]":{"type":"string","maxLength":1000},"search[user]":{"type":"string","maxLength":200},"search[commit]":{"type":"string","maxLength":64},"search[basic]":{"type":"string","maxLength":200}},"required":[],"additionalProperties":true};
+const schema100 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/query","type":"object","properties":{"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20},"filter[status]":{"type":"string","maxLength":1000},"filter[operation]":{"type":"string","maxLength":1000},"filter[source]":{"type":"string","maxLength":1000},"search[user]":{"type":"string","maxLength":200},"search[commit]":{"type":"string","maxLength":64},"search[basic]":{"type":"string","maxLength":200},"include":{"type":"string","maxLength":500}},"required":[],"additionalProperties":true};
 
 function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/query" */;
@@ -5827,14 +5827,64 @@ errors++;
 }
 }
 }
+if(data.include !== undefined){
+let data8 = data.include;
+if(typeof data8 !== "string"){
+let dataType8 = typeof data8;
+let coerced8 = undefined;
+if(dataType8 == 'object' && Array.isArray(data8) && data8.length == 1){
+data8 = data8[0];
+dataType8 = typeof data8;
+if(typeof data8 === "string"){
+coerced8 = data8;
+}
+}
+if(!(coerced8 !== undefined)){
+if(dataType8 == "number" || dataType8 == "boolean"){
+coerced8 = "" + data8;
+}
+else if(data8 === null){
+coerced8 = "";
 }
 else {
-const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err17 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
 else {
 vErrors.push(err17);
+}
+errors++;
+}
+}
+if(coerced8 !== undefined){
+data8 = coerced8;
+if(data !== undefined){
+data["include"] = coerced8;
+}
+}
+}
+if(typeof data8 === "string"){
+if(func1(data8) > 500){
+const err18 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
 }
 errors++;
 }

@@ -281,7 +281,7 @@ export interface paths {
     "/api/v2/runs/{run_id}": {
         parameters: {
             query?: {
-                /** @description Comma-separated; `workspace` and `plan` are included, anything else (`task_stages`, …) is accepted and ignored. */
+                /** @description Comma-separated; `workspace`, `plan`, `created_by` and `confirmed_by` are included, anything else (`task_stages`, …) is accepted and ignored. */
                 include?: string;
             };
             header?: never;
@@ -920,7 +920,11 @@ export interface components {
             relationships: {
                 apply: components["schemas"]["ToOne"];
                 "configuration-version": components["schemas"]["ToOne"];
+                /** @description The principal who approved the run, as a `users` resource; null until someone did. */
+                "confirmed-by"?: components["schemas"]["ToOne"];
                 "cost-estimate": components["schemas"]["ToOne"];
+                /** @description The principal who created the run, as a `users` resource (null when unknown). */
+                "created-by"?: components["schemas"]["ToOne"];
                 plan: components["schemas"]["ToOne"];
                 "policy-checks": {
                     data: unknown[];
@@ -965,13 +969,15 @@ export interface components {
         RunDocument: {
             data: components["schemas"]["Run"];
             /** @description The resources `?include=` asked for (`workspace`, `plan`); other names are ignored. */
-            included?: (components["schemas"]["Workspace"] | components["schemas"]["Plan"])[];
+            included?: (components["schemas"]["Workspace"] | components["schemas"]["Plan"] | components["schemas"]["User"])[];
         };
         RunEventListDocument: {
             data: unknown[];
         };
         RunListDocument: {
             data: components["schemas"]["Run"][];
+            /** @description What `?include=` asked for on the workspace run list (`workspace`, `created_by`, `confirmed_by`), each once. */
+            included?: (components["schemas"]["Workspace"] | components["schemas"]["User"])[];
             meta: {
                 pagination: components["schemas"]["Pagination"];
             };
@@ -1079,6 +1085,16 @@ export interface components {
             id: string;
             type: string;
         };
+        /** @description A principal as go-tfe reads a user; a token's principal is a service account. */
+        User: {
+            attributes: {
+                "is-service-account": boolean;
+                username: string;
+            };
+            id: string;
+            /** @constant */
+            type: "users";
+        };
         /** @description Relative to the configuration's root; no leading `/` and no `..`. */
         WorkingDirectory: string;
         Workspace: {
@@ -1127,6 +1143,8 @@ export interface components {
             relationships: {
                 /** @description The oldest plan-and-apply run still in progress, else the newest plan-and-apply run (never a speculative one); null when there is none or the caller may not read the workspace's runs. */
                 "current-run": components["schemas"]["ToOne"];
+                /** @description Who holds the workspace lock, a `runs` or a `users` resource; null while unlocked. */
+                "locked-by"?: components["schemas"]["ToOne"];
                 organization: components["schemas"]["ToOne"];
                 project: components["schemas"]["ToOne"];
             };
@@ -1687,7 +1705,7 @@ export interface operations {
     getRun: {
         parameters: {
             query?: {
-                /** @description Comma-separated; `workspace` and `plan` are included, anything else (`task_stages`, …) is accepted and ignored. */
+                /** @description Comma-separated; `workspace`, `plan`, `created_by` and `confirmed_by` are included, anything else (`task_stages`, …) is accepted and ignored. */
                 include?: string;
             };
             header?: never;
@@ -2229,6 +2247,8 @@ export interface operations {
                 "filter[source]"?: string;
                 /** @description Comma-separated TFE run statuses (as the run document shows them, e.g. `planned`, `applied`). */
                 "filter[status]"?: string;
+                /** @description Comma-separated; `workspace`, `created_by` and `confirmed_by` are put in `included`, anything else is accepted and ignored. */
+                include?: string;
                 "page[number]"?: components["parameters"]["page_number"];
                 "page[size]"?: components["parameters"]["page_size"];
                 /** @description Runs whose id, message, commit SHA, commit author or creating principal's name contains this text (case-insensitive); ignored when `search[user]` or `search[commit]` is given. */

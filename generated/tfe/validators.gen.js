@@ -3150,8 +3150,9 @@ return errors === 0;
 validate42.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 export const RunDocument = validate44;
-const schema56 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"},"included":{"description":"The resources `?include=` asked for (`workspace`, `plan`); other names are ignored.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Plan"}]}}}};
-const schema57 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"runs"},"id":{"type":"string","pattern":"^run-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","is-destroy","auto-apply","plan-only","message","source","created-at","status-timestamps","actions","permissions"],"properties":{"status":{"type":"string"},"has-changes":{"type":"boolean"},"is-destroy":{"const":false},"auto-apply":{"const":false},"plan-only":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"message":{"type":"string"},"source":{"type":"string"},"terraform-version":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"status-timestamps":{"description":"What StackShip records: `plan-queueable-at` and `plan-queued-at` (creation), `planning-at` and `planned-at` (the plan attempts), `confirmed-at` and `apply-queued-at` (the approval), `applying-at` and `applied-at` (the apply attempts), and at the end `planned-and-finished-at`, `discarded-at`, `canceled-at` or `errored-at`.","type":"object","additionalProperties":{"type":"string"}},"position-in-queue":{"description":"Only in the queue listing; 0 is the next run to start.","type":"integer","minimum":0},"actions":{"type":"object","additionalProperties":false,"required":["is-cancelable","is-confirmable","is-discardable","is-force-cancelable"],"properties":{"is-cancelable":{"type":"boolean"},"is-confirmable":{"type":"boolean"},"is-discardable":{"type":"boolean"},"is-force-cancelable":{"type":"boolean"}}},"permissions":{"type":"object","additionalProperties":false,"required":["can-apply","can-cancel","can-discard","can-force-cancel","can-override-policy"],"properties":{"can-apply":{"type":"boolean"},"can-cancel":{"type":"boolean"},"can-discard":{"type":"boolean"},"can-force-cancel":{"type":"boolean"},"can-override-policy":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace","plan","apply","configuration-version","cost-estimate","policy-checks","task-stages"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"cost-estimate":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"policy-checks":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}},"task-stages":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}}}}}};
+const schema56 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"},"included":{"description":"The resources `?include=` asked for (`workspace`, `plan`); other names are ignored.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Plan"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/User"}]}}}};
+const schema62 = {"description":"A principal as go-tfe reads a user; a token's principal is a service account.","type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"users"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["username","is-service-account"],"properties":{"username":{"type":"string"},"is-service-account":{"type":"boolean"}}}}};
+const schema57 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"runs"},"id":{"type":"string","pattern":"^run-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","is-destroy","auto-apply","plan-only","message","source","created-at","status-timestamps","actions","permissions"],"properties":{"status":{"type":"string"},"has-changes":{"type":"boolean"},"is-destroy":{"const":false},"auto-apply":{"const":false},"plan-only":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"message":{"type":"string"},"source":{"type":"string"},"terraform-version":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"status-timestamps":{"description":"What StackShip records: `plan-queueable-at` and `plan-queued-at` (creation), `planning-at` and `planned-at` (the plan attempts), `confirmed-at` and `apply-queued-at` (the approval), `applying-at` and `applied-at` (the apply attempts), and at the end `planned-and-finished-at`, `discarded-at`, `canceled-at` or `errored-at`.","type":"object","additionalProperties":{"type":"string"}},"position-in-queue":{"description":"Only in the queue listing; 0 is the next run to start.","type":"integer","minimum":0},"actions":{"type":"object","additionalProperties":false,"required":["is-cancelable","is-confirmable","is-discardable","is-force-cancelable"],"properties":{"is-cancelable":{"type":"boolean"},"is-confirmable":{"type":"boolean"},"is-discardable":{"type":"boolean"},"is-force-cancelable":{"type":"boolean"}}},"permissions":{"type":"object","additionalProperties":false,"required":["can-apply","can-cancel","can-discard","can-force-cancel","can-override-policy"],"properties":{"can-apply":{"type":"boolean"},"can-cancel":{"type":"boolean"},"can-discard":{"type":"boolean"},"can-force-cancel":{"type":"boolean"},"can-override-policy":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace","plan","apply","configuration-version","cost-estimate","policy-checks","task-stages"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"created-by":{"description":"The principal who created the run, as a `users` resource (null when unknown).","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"confirmed-by":{"description":"The principal who approved the run, as a `users` resource; null until someone did.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"cost-estimate":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"policy-checks":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}},"task-stages":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}}}}}};
 const pattern11 = new RegExp("^run-[0-9a-z]{16}$", "u");
 const func5 = Object.prototype.hasOwnProperty;
 
@@ -3940,7 +3941,7 @@ vErrors.push(err67);
 errors++;
 }
 for(const key5 in data30){
-if(!(((((((key5 === "workspace") || (key5 === "plan")) || (key5 === "apply")) || (key5 === "configuration-version")) || (key5 === "cost-estimate")) || (key5 === "policy-checks")) || (key5 === "task-stages"))){
+if(!(func5.call(schema57.properties.relationships.properties, key5))){
 const err68 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err68];
@@ -3975,6 +3976,18 @@ vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.error
 errors = vErrors.length;
 }
 }
+if(data30["created-by"] !== undefined){
+if(!(validate36(data30["created-by"], {instancePath:instancePath+"/relationships/created-by",parentData:data30,parentDataProperty:"created-by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+errors = vErrors.length;
+}
+}
+if(data30["confirmed-by"] !== undefined){
+if(!(validate36(data30["confirmed-by"], {instancePath:instancePath+"/relationships/confirmed-by",parentData:data30,parentDataProperty:"confirmed-by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+errors = vErrors.length;
+}
+}
 if(data30["cost-estimate"] !== undefined){
 if(!(validate36(data30["cost-estimate"], {instancePath:instancePath+"/relationships/cost-estimate",parentData:data30,parentDataProperty:"cost-estimate",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
@@ -3982,9 +3995,9 @@ errors = vErrors.length;
 }
 }
 if(data30["policy-checks"] !== undefined){
-let data36 = data30["policy-checks"];
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-if(data36.data === undefined){
+let data38 = data30["policy-checks"];
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+if(data38.data === undefined){
 const err69 = {instancePath:instancePath+"/relationships/policy-checks",schemaPath:"#/properties/relationships/properties/policy-checks/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err69];
@@ -3994,10 +4007,10 @@ vErrors.push(err69);
 }
 errors++;
 }
-if(data36.data !== undefined){
-let data37 = data36.data;
-if(Array.isArray(data37)){
-if(data37.length > 0){
+if(data38.data !== undefined){
+let data39 = data38.data;
+if(Array.isArray(data39)){
+if(data39.length > 0){
 const err70 = {instancePath:instancePath+"/relationships/policy-checks/data",schemaPath:"#/properties/relationships/properties/policy-checks/properties/data/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"};
 if(vErrors === null){
 vErrors = [err70];
@@ -4032,9 +4045,9 @@ errors++;
 }
 }
 if(data30["task-stages"] !== undefined){
-let data38 = data30["task-stages"];
-if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
-if(data38.data === undefined){
+let data40 = data30["task-stages"];
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.data === undefined){
 const err73 = {instancePath:instancePath+"/relationships/task-stages",schemaPath:"#/properties/relationships/properties/task-stages/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err73];
@@ -4044,10 +4057,10 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(data38.data !== undefined){
-let data39 = data38.data;
-if(Array.isArray(data39)){
-if(data39.length > 0){
+if(data40.data !== undefined){
+let data41 = data40.data;
+if(Array.isArray(data41)){
+if(data41.length > 0){
 const err74 = {instancePath:instancePath+"/relationships/task-stages/data",schemaPath:"#/properties/relationships/properties/task-stages/properties/data/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"};
 if(vErrors === null){
 vErrors = [err74];
@@ -4109,13 +4122,13 @@ return errors === 0;
 }
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema59 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"workspaces"},"id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["name","execution-mode","terraform-version","locked","working-directory","structured-run-output-enabled","tag-names","vcs-repo","auto-apply","allow-destroy-plan","operations","created-at","updated-at","permissions","actions"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"execution-mode":{"const":"remote"},"terraform-version":{"type":"string"},"locked":{"type":"boolean"},"working-directory":{"type":"string"},"structured-run-output-enabled":{"const":false},"tag-names":{"type":"array","items":{"type":"string"},"description":"The workspace's tags, sorted."},"vcs-repo":{"type":"null"},"auto-apply":{"const":false},"allow-destroy-plan":{"const":false},"queue-all-runs":{"const":false},"operations":{"const":true},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"updated-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"permissions":{"type":"object","additionalProperties":false,"required":["can-queue-run","can-queue-apply","can-queue-destroy","can-update","can-destroy","can-lock","can-unlock","can-force-unlock","can-read-state-versions"],"properties":{"can-queue-run":{"type":"boolean"},"can-queue-apply":{"type":"boolean"},"can-queue-destroy":{"const":false},"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-lock":{"type":"boolean"},"can-unlock":{"type":"boolean"},"can-force-unlock":{"type":"boolean"},"can-read-state-versions":{"type":"boolean"}}},"actions":{"type":"object","additionalProperties":false,"required":["is-destroyable"],"properties":{"is-destroyable":{"const":false}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project","current-run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"current-run":{"description":"The oldest plan-and-apply run still in progress, else the newest plan-and-apply run (never a speculative one); null when there is none or the caller may not read the workspace's runs.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+const schema59 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"workspaces"},"id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["name","execution-mode","terraform-version","locked","working-directory","structured-run-output-enabled","tag-names","vcs-repo","auto-apply","allow-destroy-plan","operations","created-at","updated-at","permissions","actions"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"execution-mode":{"const":"remote"},"terraform-version":{"type":"string"},"locked":{"type":"boolean"},"working-directory":{"type":"string"},"structured-run-output-enabled":{"const":false},"tag-names":{"type":"array","items":{"type":"string"},"description":"The workspace's tags, sorted."},"vcs-repo":{"type":"null"},"auto-apply":{"const":false},"allow-destroy-plan":{"const":false},"queue-all-runs":{"const":false},"operations":{"const":true},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"updated-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"permissions":{"type":"object","additionalProperties":false,"required":["can-queue-run","can-queue-apply","can-queue-destroy","can-update","can-destroy","can-lock","can-unlock","can-force-unlock","can-read-state-versions"],"properties":{"can-queue-run":{"type":"boolean"},"can-queue-apply":{"type":"boolean"},"can-queue-destroy":{"const":false},"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-lock":{"type":"boolean"},"can-unlock":{"type":"boolean"},"can-force-unlock":{"type":"boolean"},"can-read-state-versions":{"type":"boolean"}}},"actions":{"type":"object","additionalProperties":false,"required":["is-destroyable"],"properties":{"is-destroyable":{"const":false}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project","current-run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"current-run":{"description":"The oldest plan-and-apply run still in progress, else the newest plan-and-apply run (never a speculative one); null when there is none or the caller may not read the workspace's runs.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"locked-by":{"description":"Who holds the workspace lock, a `runs` or a `users` resource; null while unlocked.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
 const pattern13 = new RegExp("^ws-[0-9a-z]{16}$", "u");
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4933,7 +4946,7 @@ vErrors.push(err70);
 errors++;
 }
 for(const key4 in data32){
-if(!(((key4 === "organization") || (key4 === "project")) || (key4 === "current-run"))){
+if(!((((key4 === "organization") || (key4 === "project")) || (key4 === "current-run")) || (key4 === "locked-by"))){
 const err71 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err71];
@@ -4962,6 +4975,12 @@ vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.error
 errors = vErrors.length;
 }
 }
+if(data32["locked-by"] !== undefined){
+if(!(validate36(data32["locked-by"], {instancePath:instancePath+"/relationships/locked-by",parentData:data32,parentDataProperty:"locked-by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+errors = vErrors.length;
+}
+}
 }
 else {
 const err72 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
@@ -4985,10 +5004,10 @@ vErrors.push(err73);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -5028,8 +5047,8 @@ const _errs5 = errors;
 let valid3 = false;
 let passing0 = null;
 const _errs6 = errors;
-if(!(validate52(data2, {instancePath:instancePath+"/included/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate54(data2, {instancePath:instancePath+"/included/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs6 === errors;
@@ -5056,14 +5075,178 @@ if(props0 !== true){
 props0 = true;
 }
 }
-}
-if(!valid3){
-const err1 = {instancePath:instancePath+"/included/" + i0,schemaPath:"#/properties/included/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const _errs8 = errors;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.type === undefined){
+const err1 = {instancePath:instancePath+"/included/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
+}
+errors++;
+}
+if(data2.id === undefined){
+const err2 = {instancePath:instancePath+"/included/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data2.attributes === undefined){
+const err3 = {instancePath:instancePath+"/included/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data2){
+if(!(((key0 === "type") || (key0 === "id")) || (key0 === "attributes"))){
+const err4 = {instancePath:instancePath+"/included/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data2.type !== undefined){
+if("users" !== data2.type){
+const err5 = {instancePath:instancePath+"/included/" + i0+"/type",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/properties/type/const",keyword:"const",params:{allowedValue: "users"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data2.id !== undefined){
+if(typeof data2.id !== "string"){
+const err6 = {instancePath:instancePath+"/included/" + i0+"/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data2.attributes !== undefined){
+let data5 = data2.attributes;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.username === undefined){
+const err7 = {instancePath:instancePath+"/included/" + i0+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/properties/attributes/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data5["is-service-account"] === undefined){
+const err8 = {instancePath:instancePath+"/included/" + i0+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/properties/attributes/required",keyword:"required",params:{missingProperty: "is-service-account"},message:"must have required property '"+"is-service-account"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+for(const key1 in data5){
+if(!((key1 === "username") || (key1 === "is-service-account"))){
+const err9 = {instancePath:instancePath+"/included/" + i0+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data5.username !== undefined){
+if(typeof data5.username !== "string"){
+const err10 = {instancePath:instancePath+"/included/" + i0+"/attributes/username",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/properties/attributes/properties/username/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data5["is-service-account"] !== undefined){
+if(typeof data5["is-service-account"] !== "boolean"){
+const err11 = {instancePath:instancePath+"/included/" + i0+"/attributes/is-service-account",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/properties/attributes/properties/is-service-account/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/included/" + i0+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/included/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid0 = _errs8 === errors;
+if(_valid0 && valid3){
+valid3 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid0){
+valid3 = true;
+passing0 = 2;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+}
+if(!valid3){
+const err14 = {instancePath:instancePath+"/included/" + i0,schemaPath:"#/properties/included/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
 }
 errors++;
 }
@@ -5081,24 +5264,24 @@ vErrors = null;
 }
 }
 else {
-const err2 = {instancePath:instancePath+"/included",schemaPath:"#/properties/included/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err15 = {instancePath:instancePath+"/included",schemaPath:"#/properties/included/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err2];
+vErrors = [err15];
 }
 else {
-vErrors.push(err2);
+vErrors.push(err15);
 }
 errors++;
 }
 }
 }
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err3];
+vErrors = [err16];
 }
 else {
-vErrors.push(err3);
+vErrors.push(err16);
 }
 errors++;
 }
@@ -5107,13 +5290,13 @@ return errors === 0;
 }
 validate44.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunEventListDocument = validate58;
-const schema62 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}};
+export const RunEventListDocument = validate61;
+const schema63 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}};
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5167,18 +5350,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate61.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate61.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunListDocument = validate59;
-const schema63 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const RunListDocument = validate62;
+const schema64 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}},"included":{"description":"What `?include=` asked for on the workspace run list (`workspace`, `created_by`, `confirmed_by`), each once.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/User"}]}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5228,11 +5411,30 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.meta !== undefined){
-let data2 = data.meta;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-if(data2.pagination === undefined){
-const err3 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/required",keyword:"required",params:{missingProperty: "pagination"},message:"must have required property '"+"pagination"+"'"};
+if(data.included !== undefined){
+let data2 = data.included;
+if(Array.isArray(data2)){
+const len1 = data2.length;
+for(let i1=0; i1<len1; i1++){
+let data3 = data2[i1];
+const _errs7 = errors;
+let valid5 = false;
+let passing0 = null;
+const _errs8 = errors;
+if(!(validate54(data3, {instancePath:instancePath+"/included/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs8 === errors;
+if(_valid0){
+valid5 = true;
+passing0 = 0;
+var props0 = true;
+}
+const _errs9 = errors;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.type === undefined){
+const err3 = {instancePath:instancePath+"/included/" + i1,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5241,11 +5443,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data2.pagination !== undefined){
-let data3 = data2.pagination;
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-if(data3["current-page"] === undefined){
-const err4 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "current-page"},message:"must have required property '"+"current-page"+"'"};
+if(data3.id === undefined){
+const err4 = {instancePath:instancePath+"/included/" + i1,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5254,8 +5453,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data3["next-page"] === undefined){
-const err5 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "next-page"},message:"must have required property '"+"next-page"+"'"};
+if(data3.attributes === undefined){
+const err5 = {instancePath:instancePath+"/included/" + i1,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -5264,8 +5463,9 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data3["prev-page"] === undefined){
-const err6 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "prev-page"},message:"must have required property '"+"prev-page"+"'"};
+for(const key0 in data3){
+if(!(((key0 === "type") || (key0 === "id")) || (key0 === "attributes"))){
+const err6 = {instancePath:instancePath+"/included/" + i1,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5274,8 +5474,10 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data3["total-count"] === undefined){
-const err7 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "total-count"},message:"must have required property '"+"total-count"+"'"};
+}
+if(data3.type !== undefined){
+if("users" !== data3.type){
+const err7 = {instancePath:instancePath+"/included/" + i1+"/type",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/properties/type/const",keyword:"const",params:{allowedValue: "users"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5284,8 +5486,10 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data3["total-pages"] === undefined){
-const err8 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "total-pages"},message:"must have required property '"+"total-pages"+"'"};
+}
+if(data3.id !== undefined){
+if(typeof data3.id !== "string"){
+const err8 = {instancePath:instancePath+"/included/" + i1+"/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5294,10 +5498,12 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data3["current-page"] !== undefined){
-let data4 = data3["current-page"];
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err9 = {instancePath:instancePath+"/meta/pagination/current-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/current-page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data3.attributes !== undefined){
+let data6 = data3.attributes;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(data6.username === undefined){
+const err9 = {instancePath:instancePath+"/included/" + i1+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/properties/attributes/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -5306,11 +5512,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-if(data3["next-page"] !== undefined){
-let data5 = data3["next-page"];
-if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema52.properties["next-page"].type},message:"must be integer,null"};
+if(data6["is-service-account"] === undefined){
+const err10 = {instancePath:instancePath+"/included/" + i1+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/properties/attributes/required",keyword:"required",params:{missingProperty: "is-service-account"},message:"must have required property '"+"is-service-account"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -5319,11 +5522,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data3["prev-page"] !== undefined){
-let data6 = data3["prev-page"];
-if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema52.properties["prev-page"].type},message:"must be integer,null"};
+for(const key1 in data6){
+if(!((key1 === "username") || (key1 === "is-service-account"))){
+const err11 = {instancePath:instancePath+"/included/" + i1+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5333,10 +5534,9 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data3["total-count"] !== undefined){
-let data7 = data3["total-count"];
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err12 = {instancePath:instancePath+"/meta/pagination/total-count",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/total-count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data6.username !== undefined){
+if(typeof data6.username !== "string"){
+const err12 = {instancePath:instancePath+"/included/" + i1+"/attributes/username",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/properties/attributes/properties/username/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -5346,10 +5546,9 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data3["total-pages"] !== undefined){
-let data8 = data3["total-pages"];
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err13 = {instancePath:instancePath+"/meta/pagination/total-pages",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/total-pages/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data6["is-service-account"] !== undefined){
+if(typeof data6["is-service-account"] !== "boolean"){
+const err13 = {instancePath:instancePath+"/included/" + i1+"/attributes/is-service-account",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/properties/attributes/properties/is-service-account/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5361,7 +5560,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err14 = {instancePath:instancePath+"/included/" + i1+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -5373,7 +5572,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err15 = {instancePath:instancePath+"/included/" + i1,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/User/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5382,10 +5581,22 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
+var _valid0 = _errs9 === errors;
+if(_valid0 && valid5){
+valid5 = false;
+passing0 = [passing0, 1];
 }
 else {
-const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_valid0){
+valid5 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+if(!valid5){
+const err16 = {instancePath:instancePath+"/included/" + i1,schemaPath:"#/properties/included/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -5394,20 +5605,210 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate59.errors = vErrors;
+else {
+errors = _errs7;
+if(vErrors !== null){
+if(_errs7){
+vErrors.length = _errs7;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/included",schemaPath:"#/properties/included/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+let data9 = data.meta;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(data9.pagination === undefined){
+const err18 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/required",keyword:"required",params:{missingProperty: "pagination"},message:"must have required property '"+"pagination"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data9.pagination !== undefined){
+let data10 = data9.pagination;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10["current-page"] === undefined){
+const err19 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "current-page"},message:"must have required property '"+"current-page"+"'"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(data10["next-page"] === undefined){
+const err20 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "next-page"},message:"must have required property '"+"next-page"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data10["prev-page"] === undefined){
+const err21 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "prev-page"},message:"must have required property '"+"prev-page"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data10["total-count"] === undefined){
+const err22 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "total-count"},message:"must have required property '"+"total-count"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data10["total-pages"] === undefined){
+const err23 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "total-pages"},message:"must have required property '"+"total-pages"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data10["current-page"] !== undefined){
+let data11 = data10["current-page"];
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err24 = {instancePath:instancePath+"/meta/pagination/current-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/current-page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data10["next-page"] !== undefined){
+let data12 = data10["next-page"];
+if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
+const err25 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema52.properties["next-page"].type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data10["prev-page"] !== undefined){
+let data13 = data10["prev-page"];
+if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
+const err26 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema52.properties["prev-page"].type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data10["total-count"] !== undefined){
+let data14 = data10["total-count"];
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err27 = {instancePath:instancePath+"/meta/pagination/total-count",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/total-count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data10["total-pages"] !== undefined){
+let data15 = data10["total-pages"];
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err28 = {instancePath:instancePath+"/meta/pagination/total-pages",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/total-pages/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionCreateDocument = validate61;
-const schema65 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"state-versions"},"attributes":{"type":"object","required":["serial","md5","lineage"],"properties":{"serial":{"type":"integer","minimum":0,"maximum":9007199254740991},"md5":{"type":"string","pattern":"^[0-9a-fA-F]{32}$"},"lineage":{"type":"string","minLength":1,"maxLength":255},"force":{"type":"boolean"},"json-state-outputs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Base64JsonOutputs"}}},"relationships":{"type":"object","properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
-const schema66 = {"description":"Base64 of a JSON object `{\"<name>\": {\"sensitive\": bool, \"type\": <cty type JSON>, \"value\": <JSON>}}` (`e30=` is `{}`; base64 of `null` is accepted too).","type":"string","maxLength":16777216};
+export const StateVersionCreateDocument = validate65;
+const schema67 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"state-versions"},"attributes":{"type":"object","required":["serial","md5","lineage"],"properties":{"serial":{"type":"integer","minimum":0,"maximum":9007199254740991},"md5":{"type":"string","pattern":"^[0-9a-fA-F]{32}$"},"lineage":{"type":"string","minLength":1,"maxLength":255},"force":{"type":"boolean"},"json-state-outputs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Base64JsonOutputs"}}},"relationships":{"type":"object","properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
+const schema68 = {"description":"Base64 of a JSON object `{\"<name>\": {\"sensitive\": bool, \"type\": <cty type JSON>, \"value\": <JSON>}}` (`e30=` is `{}`; base64 of `null` is accepted too).","type":"string","maxLength":16777216};
 const pattern16 = new RegExp("^[0-9a-fA-F]{32}$", "u");
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate61.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5671,20 +6072,20 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate61.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate65.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionDocument = validate63;
-const schema67 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersion"}}};
-const schema68 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"state-versions"},"id":{"type":"string","pattern":"^sv-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["serial","lineage","md5","status","created-at","hosted-state-download-url"],"properties":{"serial":{"type":"integer","minimum":0},"lineage":{"type":"string"},"md5":{"type":"string"},"status":{"description":"`pending` until the runner confirms the publication after a successful apply; `finalized` once published (only a finalized version can be the current one).","enum":["pending","finalized","discarded"]},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"hosted-state-download-url":{"description":"A path relative to the server (the CLI resolves it and sends its Authorization header).","type":"string"},"hosted-state-upload-url":{"description":"Absolute, signed and expiring; PUT the raw state there without Authorization. Only in the create response.","type":"string","format":"uri"},"hosted-json-state-upload-url":{"description":"Absolute, signed and expiring; the JSON state PUT is accepted and discarded. Only in the create response.","type":"string","format":"uri"},"sha256":{"description":"SHA-256 of the uploaded state bytes; null until uploaded.","type":["string","null"]},"size-bytes":{"type":["integer","null"]},"fence":{"description":"The workspace-lock fencing token the state version was accepted under.","type":"integer"},"uploaded-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"published-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]}}},"relationships":{"type":"object","additionalProperties":false,"required":["run"],"properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+export const StateVersionDocument = validate67;
+const schema69 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersion"}}};
+const schema70 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"state-versions"},"id":{"type":"string","pattern":"^sv-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["serial","lineage","md5","status","created-at","hosted-state-download-url"],"properties":{"serial":{"type":"integer","minimum":0},"lineage":{"type":"string"},"md5":{"type":"string"},"status":{"description":"`pending` until the runner confirms the publication after a successful apply; `finalized` once published (only a finalized version can be the current one).","enum":["pending","finalized","discarded"]},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"hosted-state-download-url":{"description":"A path relative to the server (the CLI resolves it and sends its Authorization header).","type":"string"},"hosted-state-upload-url":{"description":"Absolute, signed and expiring; PUT the raw state there without Authorization. Only in the create response.","type":"string","format":"uri"},"hosted-json-state-upload-url":{"description":"Absolute, signed and expiring; the JSON state PUT is accepted and discarded. Only in the create response.","type":"string","format":"uri"},"sha256":{"description":"SHA-256 of the uploaded state bytes; null until uploaded.","type":["string","null"]},"size-bytes":{"type":["integer","null"]},"fence":{"description":"The workspace-lock fencing token the state version was accepted under.","type":"integer"},"uploaded-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"published-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]}}},"relationships":{"type":"object","additionalProperties":false,"required":["run"],"properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
 const pattern17 = new RegExp("^sv-[0-9a-z]{16}$", "u");
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate68.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5845,7 +6246,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key1 in data2){
-if(!(func5.call(schema68.properties.attributes.properties, key1))){
+if(!(func5.call(schema70.properties.attributes.properties, key1))){
 const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -5908,7 +6309,7 @@ errors++;
 if(data2.status !== undefined){
 let data6 = data2.status;
 if(!(((data6 === "pending") || (data6 === "finalized")) || (data6 === "discarded"))){
-const err19 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema68.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema70.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6008,7 +6409,7 @@ errors++;
 if(data2.sha256 !== undefined){
 let data11 = data2.sha256;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err27 = {instancePath:instancePath+"/attributes/sha256",schemaPath:"#/properties/attributes/properties/sha256/type",keyword:"type",params:{type: schema68.properties.attributes.properties.sha256.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/attributes/sha256",schemaPath:"#/properties/attributes/properties/sha256/type",keyword:"type",params:{type: schema70.properties.attributes.properties.sha256.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6021,7 +6422,7 @@ errors++;
 if(data2["size-bytes"] !== undefined){
 let data12 = data2["size-bytes"];
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/attributes/size-bytes",schemaPath:"#/properties/attributes/properties/size-bytes/type",keyword:"type",params:{type: schema68.properties.attributes.properties["size-bytes"].type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/attributes/size-bytes",schemaPath:"#/properties/attributes/properties/size-bytes/type",keyword:"type",params:{type: schema70.properties.attributes.properties["size-bytes"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6264,16 +6665,16 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6292,8 +6693,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate64(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+if(!(validate68(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
 errors = vErrors.length;
 }
 }
@@ -6308,20 +6709,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate67.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionOutputDocument = validate67;
-const schema72 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}}};
-const schema73 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"state-version-outputs"},"id":{"type":"string","pattern":"^svo-[0-9a-z]{16}-[0-9]{1,6}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","sensitive","type","value","detailed-type"],"properties":{"name":{"type":"string"},"sensitive":{"type":"boolean"},"type":{"description":"The kind of the value (`string`, `number`, `bool`, `list`, `object`, …); the CLI decodes it but does not use it.","type":"string"},"value":{"description":"The output's value; always null when the output is sensitive (StackShip never stores sensitive output values)."},"detailed-type":{"description":"The cty type as JSON, e.g. `\"string\"` or `[\"list\",\"string\"]`."}}}}};
+export const StateVersionOutputDocument = validate71;
+const schema74 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}}};
+const schema75 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"state-version-outputs"},"id":{"type":"string","pattern":"^svo-[0-9a-z]{16}-[0-9]{1,6}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","sensitive","type","value","detailed-type"],"properties":{"name":{"type":"string"},"sensitive":{"type":"boolean"},"type":{"description":"The kind of the value (`string`, `number`, `bool`, `list`, `object`, …); the CLI decodes it but does not use it.","type":"string"},"value":{"description":"The output's value; always null when the output is sensitive (StackShip never stores sensitive output values)."},"detailed-type":{"description":"The cty type as JSON, e.g. `\"string\"` or `[\"list\",\"string\"]`."}}}}};
 const pattern21 = new RegExp("^svo-[0-9a-z]{16}-[0-9]{1,6}$", "u");
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6557,18 +6958,18 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate71.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionOutputListDocument = validate68;
-const schema74 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const StateVersionOutputListDocument = validate72;
+const schema76 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6985,28 +7386,28 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate72.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceCreateDocument = validate69;
-const schema77 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"terraform-version":{"type":"string","maxLength":40},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"description":{"type":"string","maxLength":1000},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"}}},"relationships":{"type":"object","properties":{"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"tags":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTagList"}}}}}}};
-const schema78 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"Letters, digits, `_`, `.` and `-`, starting with a letter or digit; unique in the organization."};
-const schema79 = {"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$","description":"Relative to the configuration's root; no leading `/` and no `..`."};
-const schema80 = {"type":"boolean","description":"Only `false` is accepted: `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (StackShip never applies without a human approval) and nothing is written."};
-const schema81 = {"type":"boolean","description":"Only `false` is accepted; `true` is refused with 422 `RUN_DESTROY_FORBIDDEN` and nothing is written."};
-const schema82 = {"type":"boolean","description":"Only `false` is accepted (StackShip queues a run only when someone asks for one); `true` is refused with 422 `DOCUMENT_INVALID` and nothing is written."};
-const schema83 = {"description":"Only `remote`; any other mode is refused with 422 `DOCUMENT_INVALID`.","enum":["remote"]};
+export const WorkspaceCreateDocument = validate73;
+const schema79 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"terraform-version":{"type":"string","maxLength":40},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"description":{"type":"string","maxLength":1000},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"}}},"relationships":{"type":"object","properties":{"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"tags":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTagList"}}}}}}};
+const schema80 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"Letters, digits, `_`, `.` and `-`, starting with a letter or digit; unique in the organization."};
+const schema81 = {"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$","description":"Relative to the configuration's root; no leading `/` and no `..`."};
+const schema82 = {"type":"boolean","description":"Only `false` is accepted: `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (StackShip never applies without a human approval) and nothing is written."};
+const schema83 = {"type":"boolean","description":"Only `false` is accepted; `true` is refused with 422 `RUN_DESTROY_FORBIDDEN` and nothing is written."};
+const schema84 = {"type":"boolean","description":"Only `false` is accepted (StackShip queues a run only when someone asks for one); `true` is refused with 422 `DOCUMENT_INVALID` and nothing is written."};
+const schema85 = {"description":"Only `remote`; any other mode is refused with 422 `DOCUMENT_INVALID`.","enum":["remote"]};
 const pattern24 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
-const schema84 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":100,"items":{"type":"object","required":["attributes"],"properties":{"type":{"const":"tags"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName"}}}}}}}};
-const schema85 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$","description":"Letters, digits, `:`, `_`, `.` and `-`, starting with a letter or digit."};
+const schema86 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":100,"items":{"type":"object","required":["attributes"],"properties":{"type":{"const":"tags"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName"}}}}}}}};
+const schema87 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$","description":"Letters, digits, `:`, `_`, `.` and `-`, starting with a letter or digit."};
 const pattern25 = new RegExp("^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$", "u");
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7148,16 +7549,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7361,7 +7762,7 @@ errors++;
 }
 if(data2["execution-mode"] !== undefined){
 if(!(data2["execution-mode"] === "remote")){
-const err16 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema83.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema85.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7393,8 +7794,8 @@ errors = vErrors.length;
 }
 }
 if(data11.tags !== undefined){
-if(!(validate71(data11.tags, {instancePath:instancePath+"/data/relationships/tags",parentData:data11,parentDataProperty:"tags",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+if(!(validate75(data11.tags, {instancePath:instancePath+"/data/relationships/tags",parentData:data11,parentDataProperty:"tags",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
 errors = vErrors.length;
 }
 }
@@ -7433,19 +7834,19 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate73.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceDocument = validate73;
-const schema86 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"}}};
-const schema87 = {"description":"The current runs `?include=current_run` asked for (each once).","type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}};
+export const WorkspaceDocument = validate77;
+const schema88 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"}}};
+const schema89 = {"description":"The current runs `?include=current_run` asked for (each once).","type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}};
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7471,16 +7872,16 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate79.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7499,14 +7900,14 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate52(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate54(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 }
 if(data.included !== undefined){
-if(!(validate75(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+if(!(validate79(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
 errors = vErrors.length;
 }
 }
@@ -7521,18 +7922,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceListDocument = validate78;
-const schema88 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"}},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const WorkspaceListDocument = validate82;
+const schema90 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"}},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7565,8 +7966,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate52(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate54(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 }
@@ -7583,8 +7984,8 @@ errors++;
 }
 }
 if(data.included !== undefined){
-if(!(validate75(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+if(!(validate79(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
 errors = vErrors.length;
 }
 }
@@ -7754,18 +8155,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate78.errors = vErrors;
+validate82.errors = vErrors;
 return errors === 0;
 }
-validate78.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate82.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceLockDocument = validate81;
-const schema90 = {"description":"The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too.","type":"object","properties":{"data":{"type":"object","properties":{"type":{"type":"string"},"attributes":{"type":"object","properties":{"reason":{"type":"string","maxLength":1000}}}}}}};
+export const WorkspaceLockDocument = validate85;
+const schema92 = {"description":"The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too.","type":"object","properties":{"data":{"type":"object","properties":{"type":{"type":"string"},"attributes":{"type":"object","properties":{"reason":{"type":"string","maxLength":1000}}}}}}};
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7851,17 +8252,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate85.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceTagList = validate82;
+export const WorkspaceTagList = validate86;
 
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate82.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8003,18 +8404,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceUpdateDocument = validate83;
-const schema93 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"description":{"type":["string","null"],"maxLength":1000},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"terraform-version":{"type":"string","maxLength":40},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"}}}}}}};
+export const WorkspaceUpdateDocument = validate87;
+const schema95 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"description":{"type":["string","null"],"maxLength":1000},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"terraform-version":{"type":"string","maxLength":40},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"}}}}}}};
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8068,7 +8469,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err3 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema93.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema95.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8188,7 +8589,7 @@ errors++;
 }
 if(data2["execution-mode"] !== undefined){
 if(!(data2["execution-mode"] === "remote")){
-const err13 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema83.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema85.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8233,10 +8634,10 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 export const getDiscoveryResponse200 = Discovery;
 export const getApplyResponse200 = ApplyDocument;

@@ -138,6 +138,10 @@ export type Workspace = {
          * The oldest plan-and-apply run still in progress, else the newest plan-and-apply run (never a speculative one); null when there is none or the caller may not read the workspace's runs.
          */
         'current-run': ToOne;
+        /**
+         * Who holds the workspace lock, a `runs` or a `users` resource; null while unlocked.
+         */
+        'locked-by'?: ToOne;
     };
 };
 
@@ -189,6 +193,14 @@ export type Run = {
         plan: ToOne;
         apply: ToOne;
         'configuration-version': ToOne;
+        /**
+         * The principal who created the run, as a `users` resource (null when unknown).
+         */
+        'created-by'?: ToOne;
+        /**
+         * The principal who approved the run, as a `users` resource; null until someone did.
+         */
+        'confirmed-by'?: ToOne;
         'cost-estimate': ToOne;
         'policy-checks': {
             data: Array<unknown>;
@@ -445,8 +457,24 @@ export type ConfigurationVersionDocument = {
     data: ConfigurationVersion;
 };
 
+/**
+ * A principal as go-tfe reads a user; a token's principal is a service account.
+ */
+export type User = {
+    type: 'users';
+    id: string;
+    attributes: {
+        username: string;
+        'is-service-account': boolean;
+    };
+};
+
 export type RunListDocument = {
     data: Array<Run>;
+    /**
+     * What `?include=` asked for on the workspace run list (`workspace`, `created_by`, `confirmed_by`), each once.
+     */
+    included?: Array<Workspace | User>;
     meta: {
         pagination: Pagination;
     };
@@ -485,7 +513,7 @@ export type RunDocument = {
     /**
      * The resources `?include=` asked for (`workspace`, `plan`); other names are ignored.
      */
-    included?: Array<Workspace | Plan>;
+    included?: Array<Workspace | Plan | User>;
 };
 
 export type RunEventListDocument = {
@@ -1586,6 +1614,10 @@ export type ListWorkspaceRunsData = {
          * Runs whose id, message, commit SHA, commit author or creating principal's name contains this text (case-insensitive); ignored when `search[user]` or `search[commit]` is given.
          */
         'search[basic]'?: string;
+        /**
+         * Comma-separated; `workspace`, `created_by` and `confirmed_by` are put in `included`, anything else is accepted and ignored.
+         */
+        include?: string;
     };
     url: '/api/v2/workspaces/{workspace_id}/runs';
 };
@@ -1669,7 +1701,7 @@ export type GetRunData = {
     };
     query?: {
         /**
-         * Comma-separated; `workspace` and `plan` are included, anything else (`task_stages`, …) is accepted and ignored.
+         * Comma-separated; `workspace`, `plan`, `created_by` and `confirmed_by` are included, anything else (`task_stages`, …) is accepted and ignored.
          */
         include?: string;
     };

@@ -472,6 +472,54 @@ testEachServer(runList, "fills the status timestamps of runs, plans and applies 
   assert.ok((await api(server, token, "GET", `/plans/${phaseId(canceled.id, "plan")}`)).json.data.attributes["status-timestamps"]["canceled-at"]);
 });
 
+testEachServer(runList, "shows created-by, confirmed-by and the workspace's locked-by, and includes users and the workspace on request", async (server) => {
+  const { token, workspace } = await setUp(server);
+  const approved = await startRun(server, token, workspace.id, { "main.tf": "\n" });
+  const creator = (await server.services.stores.runs.getById(approved.id))!.createdBy!;
+  assert.ok(creator);
+  await server.services.stores.reviews.record({
+    runId: approved.id,
+    decision: "approved",
+    actorId: creator,
+    reason: "ok",
+    planDigest: null,
+    planJsonDigest: null,
+    planDiffDigest: null,
+    policyResultDigest: null,
+    predecessorStateDigest: null,
+    dependencyBundleDigest: null,
+    decidedAt: new Date(),
+  });
+  const other = await startRun(server, token, workspace.id, { "main.tf": "\n" });
+
+  const shown = (await api(server, token, "GET", `/runs/${approved.id}?include=created_by,confirmed_by`)).json;
+  assert.equal(shown.data.relationships["created-by"].data, { type: "users", id: creator });
+  assert.equal(shown.data.relationships["confirmed-by"].data, { type: "users", id: creator });
+  assert.is(shown.included.length, 1);
+  assert.is(shown.included[0].type, "users");
+  assert.is(shown.included[0].id, creator);
+  assert.is(typeof shown.included[0].attributes.username, "string");
+  assert.equal((await api(server, token, "GET", `/runs/${other.id}`)).json.data.relationships["confirmed-by"].data, null);
+
+  const listed = (await api(server, token, "GET", `/workspaces/${workspace.id}/runs?include=created_by,confirmed_by,workspace`)).json;
+  assert.equal(
+    listed.data.map((run: { id: string }) => run.id),
+    [other.id, approved.id],
+  );
+  assert.equal(
+    listed.included.map((resource: { type: string; id: string }) => `${resource.type}/${resource.id}`),
+    [`users/${creator}`, `workspaces/${workspace.id}`],
+  );
+  assert.is((await api(server, token, "GET", `/workspaces/${workspace.id}/runs`)).json.included, undefined);
+
+  assert.equal((await api(server, token, "GET", `/workspaces/${workspace.id}`)).json.data.relationships["locked-by"].data, null);
+  assert.is((await api(server, token, "POST", `/workspaces/${workspace.id}/actions/lock`, JSON.stringify({ reason: "maintenance" }))).status, 200);
+  const locked = (await api(server, token, "GET", `/workspaces/${workspace.id}`)).json.data;
+  assert.is(locked.attributes.locked, true);
+  assert.is(locked.relationships["locked-by"].data.type, "users");
+  assert.ok(locked.relationships["locked-by"].data.id);
+});
+
 testEachServer(runList, "filters by status, operation and source (comma-separated) and searches user, commit and basic text; refuses unknown filters with 400", async (server) => {
   const { token, workspace } = await setUp(server);
   const fromGitHub = await startRun(server, token, workspace.id, { "main.tf": "\n" });

@@ -130,6 +130,7 @@ export function presentWorkspace(
       organization: { data: { type: "organizations", id: organizationName } },
       project: { data: { type: "projects", id: workspace.projectId } },
       "current-run": { data: currentRunId ? { type: "runs", id: currentRunId } : null },
+      "locked-by": { data: lock ? { type: lock.holder.kind === "run" ? "runs" : "users", id: lock.holder.id } : null },
     },
   };
 }
@@ -199,6 +200,16 @@ function phaseStatusTimestamps(status: S["PhaseStatus"], queuedAt: string | unde
   return timestamps;
 }
 
+/** Who approved the run (a user or a token's principal), when it was approved by someone. */
+export function confirmedBy(timeline: RunTimeline | undefined): string | null {
+  return timeline?.review?.decision === "approved" ? timeline.review.actorId : null;
+}
+
+/** A `users` resource for a principal (a user, or a token's principal, then a service account). */
+export function presentUser(id: string, username: string, serviceAccount: boolean): S["User"] {
+  return { type: "users", id, attributes: { username, "is-service-account": serviceAccount } };
+}
+
 /** The compatibility run document; the actions are exactly what the CLI needs to prompt, discard or cancel. */
 export function presentRun(run: Run, principal: AuthenticatedPrincipal | null = null, timeline?: RunTimeline): S["Run"] {
   const target = { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId };
@@ -237,6 +248,8 @@ export function presentRun(run: Run, principal: AuthenticatedPrincipal | null = 
       plan: { data: { type: "plans", id: phaseId(run.id, "plan") } },
       apply: { data: { type: "applies", id: phaseId(run.id, "apply") } },
       "configuration-version": { data: { type: "configuration-versions", id: run.configurationVersionId } },
+      "created-by": { data: run.createdBy ? { type: "users", id: run.createdBy } : null },
+      "confirmed-by": { data: confirmedBy(timeline) ? { type: "users", id: confirmedBy(timeline)! } : null },
       "cost-estimate": { data: null },
       "policy-checks": { data: [] },
       "task-stages": { data: [] },

@@ -10,9 +10,20 @@ import { approveRun, cancelRun, discardRun } from "../../commands/run-decisions.
 import { loadConfigurationVersion, loadOrganization, loadRun, loadWorkspace, uploadUrlFor } from "../lookup.ts";
 import { logReadUrl, readFramedLog, verifyLogToken } from "./logs.ts";
 import { workspaceResource } from "./workspaces.ts";
-import { paginate, presentApply, presentConfigurationVersion, presentPlan, presentRun, tfeRunOperation, tfeRunSource, tfeRunStatus } from "./presenters.ts";
+import {
+  confirmedBy,
+  paginate,
+  presentApply,
+  presentConfigurationVersion,
+  presentPlan,
+  presentRun,
+  tfeRunOperation,
+  tfeRunSource,
+  tfeRunStatus,
+  type RunTimeline,
+} from "./presenters.ts";
 import { listParameter, refuseUnknownFilters } from "./query.ts";
-import { timelineOf } from "./timeline.ts";
+import { timelineOf, userResource } from "./timeline.ts";
 
 type H = Handlers<RequestContext>;
 type S = components["schemas"];
@@ -82,6 +93,19 @@ async function filterRuns(ctx: RequestContext, runs: Run[], query: RunListQuery)
   return matching;
 }
 
+/** The creators (`created_by`) and approvers (`confirmed_by`) of runs as `users` resources, each once. */
+async function includedUsers(ctx: RequestContext, runs: readonly [Run, RunTimeline][], include: Set<string>): Promise<S["User"][]> {
+  const ids = new Set<string>();
+  for (const [run, timeline] of runs) {
+    if (include.has("created_by") && run.createdBy) ids.add(run.createdBy);
+    const approver = confirmedBy(timeline);
+    if (include.has("confirmed_by") && approver) ids.add(approver);
+  }
+  const users: S["User"][] = [];
+  for (const id of ids) users.push(await userResource(ctx, id));
+  return users;
+}
+
 /** A run action's optional `comment` (the body may be `{}`, a comment, or nothing). */
 function commentOf(body: { comment?: string } | undefined): string | null {
   const comment = body?.comment?.trim();
@@ -117,6 +141,7 @@ export const runHandlers = {
     }
     const timeline = await timelineOf(ctx, run);
     if (include.has("plan")) included.push(presentPlan(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "plan"), timeline));
+    included.push(...(await includedUsers(ctx, [[run, timeline]], include)));
     const data = presentRun(run, principal, timeline);
     return { status: 200, body: included.length > 0 ? { data, included } : { data } };
   },
@@ -133,8 +158,19 @@ export const runHandlers = {
     const principal = principalOf(ctx);
     const page = paginate(await filterRuns(ctx, runs, query), query["page[number]"], query["page[size]"]);
     const data = [];
-    for (const run of page.data) data.push(presentRun(run, principal, await timelineOf(ctx, run)));
-    return { status: 200, body: { data, meta: page.meta } };
+    const timelines: [Run, RunTimeline][] = [];
+    for (const run of page.data) {
+      const timeline = await timelineOf(ctx, run);
+      timelines.push([run, timeline]);
+      data.push(presentRun(run, principal, timeline));
+    }
+    const include = new Set((query.include ?? "").split(",").map((name) => name.trim()));
+    const included: NonNullable<S["RunListDocument"]["included"]> = await includedUsers(ctx, timelines, include);
+    if (include.has("workspace") && page.data.length > 0) included.push(await workspaceResource(ctx, workspace));
+    return {
+      status: 200,
+      body: include.has("workspace") || include.has("created_by") || include.has("confirmed_by") ? { data, included, meta: page.meta } : { data, meta: page.meta },
+    };
   },
 
   async listRunQueue({ path, query, ctx }) {
