@@ -13,6 +13,8 @@ export interface Keys {
   artifactDataKeys: Buffer;
   /** Seals the private halves of the workload identity issuer's signing keys. */
   signingKeys: SecretBox;
+  /** Seals the private halves of the run decision attestation keys (ECDSA P-256). */
+  attestationKeys: SecretBox;
   /** Seals the private halves of the audit checkpoint signing keys (Ed25519). */
   auditCheckpointKeys: SecretBox;
 }
@@ -65,6 +67,7 @@ export function deriveKeys(master: Buffer): Keys {
     secrets: new SecretBox(derive(master, "secrets"), "secrets"),
     artifactDataKeys: derive(master, "artifact-data-key-wrap"),
     signingKeys: new SecretBox(derive(master, "workload-identity-signing-keys"), "workload-identity-signing-keys"),
+    attestationKeys: new SecretBox(derive(master, "run-attestation-keys"), "run-attestation-keys"),
     auditCheckpointKeys: new SecretBox(derive(master, "audit-checkpoint-keys"), "audit-checkpoint-keys"),
   };
 }

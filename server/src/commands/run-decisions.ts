@@ -8,6 +8,7 @@ import { requireActiveOverride } from "./active-override.ts";
 import { recordRunEvent, releaseRun } from "./run-transitions.ts";
 import { currentStateEvidence } from "./state-evidence.ts";
 import { planEvidenceAgrees } from "./plan-evidence-digests.ts";
+import { attestAfterDecision } from "./attestations.ts";
 
 async function recordDecision(stores: Stores, review: Omit<RunReview, "id" | "decidedAt">, now: Date): Promise<RunReview> {
   try {
@@ -112,6 +113,8 @@ export async function approveRun(services: Services, actor: AuthenticatedPrincip
     return approved;
   });
   services.jobQueued?.();
+  // Signed right after the decision commits (never blocking it); listing the run's attestations retries.
+  await attestAfterDecision(services, run.id);
   return decided;
 }
 
@@ -133,6 +136,7 @@ export async function discardRun(services: Services, actor: AuthenticatedPrincip
     return ended;
   });
   await releaseRun(services, discarded);
+  await attestAfterDecision(services, run.id);
   return discarded;
 }
 

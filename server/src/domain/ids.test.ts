@@ -10,6 +10,7 @@ ids("uses the agreed prefixes", () => {
   assert.equal(Object.values(ID_PREFIXES).sort(), [
     "at",
     "att",
+    "atst",
     "cv",
     "evt",
     "fp",

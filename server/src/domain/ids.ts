@@ -25,6 +25,7 @@ export const ID_PREFIXES = {
   membership: "mbr",
   session: "ses",
   federationProfile: "fp",
+  attestation: "atst",
 } as const;
 
 /** An entity kind that has prefixed ids. */

@@ -26,6 +26,7 @@ import { PhaseLog } from "./phase-log.ts";
 import { runArtifact } from "../commands/run-artifacts.ts";
 import { workspaceSecretValues } from "../commands/secret-values.ts";
 import { planEvidenceAgrees } from "../commands/plan-evidence-digests.ts";
+import { attestAfterDecision } from "../commands/attestations.ts";
 
 /**
  * The apply phase: re-check that the approval's evidence is still current and that the run
@@ -71,6 +72,7 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     await log.close();
     const failed = await moveRun(services, run.id, { type: "apply_failed" });
     await releaseRun(services, failed ?? run);
+    await attestAfterDecision(services, run.id);
     return "done";
   }
 
@@ -92,6 +94,7 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     await log.close();
     const failed = await moveRun(services, run.id, { type: "apply_failed" });
     await releaseRun(services, failed ?? run);
+    await attestAfterDecision(services, run.id);
     return "done";
   }
   const attempt = await services.stores.attempts.start({
@@ -161,5 +164,7 @@ async function endApply(services: Services, run: Run, event: RunEvent): Promise<
   // needs_recovery keeps the workspace locked until an operator resolves it.
   if (event.type !== "apply_uncertain") await releaseRun(services, ended ?? run);
   else await revokeRunTokens(services, run.id);
+  // The apply's outcome (and the state version it published) is attested once the run ended.
+  await attestAfterDecision(services, run.id);
   return "done";
 }

@@ -39,6 +39,8 @@ import { AttemptRepository } from "./attempt-repository.ts";
 import { JobRepository } from "./job-repository.ts";
 import { LogRepository } from "./log-repository.ts";
 import { ReviewRepository } from "./review-repository.ts";
+import { AttestationRepository } from "./attestation-repository.ts";
+export type { StoredAttestationKey, StoredRunAttestation } from "./attestation-repository.ts";
 export type { Dialect, Executor } from "./dialect.ts";
 export type { CreateOrganizationInput } from "./organization-repository.ts";
 export type { CreateProjectInput } from "./project-repository.ts";
@@ -97,6 +99,7 @@ export interface Stores {
   attempts: AttemptRepository;
   logs: LogRepository;
   reviews: ReviewRepository;
+  attestations: AttestationRepository;
   jobs: JobRepository;
   policySets: PolicySetRepository;
   policyResults: PolicyResultRepository;
@@ -129,6 +132,7 @@ export function createStores(executor: Executor, dialect: Dialect): Stores {
     attempts: new AttemptRepository(executor, dialect),
     logs: new LogRepository(executor, dialect),
     reviews: new ReviewRepository(executor, dialect),
+    attestations: new AttestationRepository(executor, dialect),
     jobs: new JobRepository(executor, dialect),
     policySets: new PolicySetRepository(executor, dialect),
     policyResults: new PolicyResultRepository(executor, dialect),

@@ -2,6 +2,7 @@ import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import { operations } from "../../../../generated/v1/operations.gen.ts";
 import type { RequestContext, SurfaceBinding } from "../../http/app.ts";
 import { renderV1Error } from "../../http/middleware/errors.ts";
+import { attestationHandlers } from "./attestations.ts";
 import { auditHandlers } from "./audit.ts";
 import { configurationVersionHandlers } from "./configuration-versions.ts";
 import { downloadHandlers } from "./downloads.ts";
@@ -27,6 +28,7 @@ export const v1Handlers = {
   ...runHandlers,
   ...policyHandlers,
   ...reviewHandlers,
+  ...attestationHandlers,
   ...sessionHandlers,
   ...downloadHandlers,
   ...githubHandlers,

@@ -17,6 +17,7 @@ import * as addAccessRevocation from "./20261204190000_add_access_revocation.ts"
 import * as addPlanEvidenceDigests from "./20261204170000_add_plan_evidence_digests.ts";
 import * as createGithubInstallationBindings from "./20261204180000_create_github_installation_bindings.ts";
 import * as createAuditChain from "./20261204200000_create_audit_chain.ts";
+import * as createRunAttestations from "./20261204213000_create_run_attestations.ts";
 
 /** A migration as the migration source serves it. */
 export interface NamedMigration {
@@ -45,4 +46,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: "20261204180000_create_github_installation_bindings", up: createGithubInstallationBindings.up, down: createGithubInstallationBindings.down },
   { name: "20261204190000_add_access_revocation", up: addAccessRevocation.up, down: addAccessRevocation.down },
   { name: "20261204200000_create_audit_chain", up: createAuditChain.up, down: createAuditChain.down },
+  { name: "20261204213000_create_run_attestations", up: createRunAttestations.up, down: createRunAttestations.down },
 ];

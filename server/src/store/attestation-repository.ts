@@ -1,0 +1,115 @@
+import { newId } from "../domain/ids.ts";
+import { rowMapper } from "./columns.ts";
+import { Repository } from "./repository.ts";
+import type { DbTimestamp } from "./rows.ts";
+import { translating } from "./translate-error.ts";
+import { isoForWrite } from "./values.ts";
+
+/** attestation_keys */
+interface AttestationKeyRow {
+  kid: string;
+  algorithm: string;
+  public_key_pem: string;
+  private_key_sealed: string;
+  created_at: DbTimestamp;
+  signs_from: DbTimestamp;
+}
+
+/** A stored attestation key; the private half stays sealed until the signer opens it. */
+export interface StoredAttestationKey {
+  kid: string;
+  algorithm: string;
+  publicKeyPem: string;
+  privateKeySealed: string;
+  createdAt: string;
+  signsFrom: string;
+}
+
+const toKey = rowMapper<AttestationKeyRow, StoredAttestationKey>()("kid algorithm public_key_pem private_key_sealed created_at:iso signs_from:iso");
+
+/** run_attestations */
+interface RunAttestationRow {
+  id: string;
+  run_id: string;
+  stage: string;
+  key_id: string;
+  predicate_type: string;
+  envelope: string;
+  envelope_digest: string;
+  created_at: DbTimestamp;
+}
+
+/** One issued attestation: its DSSE envelope as stored (the exact JSON text that was issued). */
+export interface StoredRunAttestation {
+  id: string;
+  runId: string;
+  stage: "decision" | "outcome";
+  keyId: string;
+  predicateType: string;
+  envelope: string;
+  /** The SHA-256 of `envelope`'s UTF-8 bytes. */
+  envelopeDigest: string;
+  createdAt: string;
+}
+
+const toAttestation = rowMapper<RunAttestationRow, StoredRunAttestation>()("id run_id stage:as key_id predicate_type envelope envelope_digest created_at:iso");
+
+/** The deployment's attestation keys and the attestations they signed. */
+export class AttestationRepository extends Repository {
+  async addKey(key: StoredAttestationKey): Promise<StoredAttestationKey> {
+    const row: AttestationKeyRow = {
+      kid: key.kid,
+      algorithm: key.algorithm,
+      public_key_pem: key.publicKeyPem,
+      private_key_sealed: key.privateKeySealed,
+      created_at: isoForWrite(key.createdAt),
+      signs_from: isoForWrite(key.signsFrom),
+    };
+    return translating(this.dialect, async () => {
+      await this.db<AttestationKeyRow>("attestation_keys").insert(row);
+      return toKey(row);
+    });
+  }
+
+  /** Every stored key, oldest first. */
+  async listKeys(): Promise<StoredAttestationKey[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db<AttestationKeyRow>("attestation_keys").orderBy([
+        { column: "signs_from", order: "asc" },
+        { column: "kid", order: "asc" },
+      ]);
+      return rows.map(toKey);
+    });
+  }
+
+  /** Records an attestation; a second one for the same run and stage throws CONSTRAINT_VIOLATION. */
+  async record(input: Omit<StoredRunAttestation, "id">): Promise<StoredRunAttestation> {
+    const row: RunAttestationRow = {
+      id: newId("attestation"),
+      run_id: input.runId,
+      stage: input.stage,
+      key_id: input.keyId,
+      predicate_type: input.predicateType,
+      envelope: input.envelope,
+      envelope_digest: input.envelopeDigest,
+      created_at: isoForWrite(input.createdAt),
+    };
+    return translating(this.dialect, async () => {
+      await this.db<RunAttestationRow>("run_attestations").insert(row);
+      return toAttestation(row);
+    });
+  }
+
+  /** The run's attestations, in the order they were issued. */
+  async forRun(runId: string): Promise<StoredRunAttestation[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db<RunAttestationRow>("run_attestations")
+        .where({ run_id: runId })
+        .orderBy([
+          { column: "created_at", order: "asc" },
+          { column: "stage", order: "asc" },
+        ]);
+      return rows.map(toAttestation);
+    });
+  }
+}
