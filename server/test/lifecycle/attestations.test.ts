@@ -13,8 +13,10 @@ import * as assert from "uvu/assert";
 import { approveRun, getAttestationKeys, listRunAttestations, type RunAttestation } from "../../../client/src/index.ts";
 import { REPO_ROOT } from "../../src/config.ts";
 import { runArtifact } from "../../src/commands/run-artifacts.ts";
+import { rotateAttestationKeys } from "../../src/commands/attestations.ts";
 import { run as exec } from "../contract/smoke-support.ts";
 import { createOrganizationWithToken, expectStatus } from "../support/factories.ts";
+import { review } from "../support/review.ts";
 import { readLog, waitForStatus } from "../support/runs.ts";
 import { plannedRun } from "../support/scenarios.ts";
 import { addMembership, createUser, signIn } from "../support/sessions.ts";
@@ -117,6 +119,12 @@ testEachServer(
       list.map((a) => a.attributes.stage),
       ["decision", "outcome"],
     );
+    // The review names them by their envelopes' digests.
+    const reviewed = await review(server.v1(token), run.id);
+    assert.equal(
+      reviewed.attributes.stages.approval.attestations.map((a) => [a.id, a.stage, a.envelope_sha256]),
+      list.map((a) => [a.id, a.attributes.stage, a.attributes.envelope_sha256]),
+    );
     const plan = await savedPlan(server, run.id);
     assert.is(createHash("sha256").update(plan).digest("hex"), planned.attributes.plan_digest);
     const version = await server.db.knex("state_versions").where({ run_id: run.id, status: "finalized" }).first();
@@ -207,6 +215,23 @@ testEachServer(
     const [again] = await attestationsOf(server, token, run.id);
     assert.is(again.attributes.stage, "decision");
     assert.ok((await verify(dir, keys, again.attributes.envelope)).ok);
+
+    // Rotation with overlap: the new key signs from now on, the old one stays published and what it signed still verifies.
+    const rotated = await rotateAttestationKeys(server.services, { publishLeadMs: 0 });
+    const both = await publishedKeys(server);
+    assert.equal(
+      both.keys.map((k) => [k.kid, k.signing]),
+      [
+        [again.attributes.key_id, false],
+        [rotated.added.kid, true],
+      ],
+    );
+    assert.ok((await verify(dir, both, again.attributes.envelope)).ok, "an attestation of the superseded key still verifies");
+    await server.db.knex("run_attestations").where({ run_id: run.id }).delete();
+    const [resigned] = await attestationsOf(server, token, run.id);
+    assert.is(resigned.attributes.key_id, rotated.added.kid);
+    assert.ok((await verify(dir, both, resigned.attributes.envelope)).ok);
+    assert.not.ok((await verify(dir, keys, resigned.attributes.envelope)).ok, "the old key alone does not verify what the new one signed");
 
     // Another organization's token cannot see the run's attestations.
     const other = await createOrganizationWithToken(server, "globex");

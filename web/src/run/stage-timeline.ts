@@ -168,7 +168,7 @@ export class SsStageTimeline extends LitElement {
       data-testid="stage-approval"
     >
       <span slot="summary" class="summary">${headline ? `${headline.verb}${who}` : `Unknown approval state “${a.state}”`}</span>
-      ${this.opened.has("approval") ? html`<ss-approval-evidence .approval=${a}></ss-approval-evidence>` : nothing}
+      ${this.opened.has("approval") ? html`<ss-approval-evidence run-id=${this.runId} .approval=${a}></ss-approval-evidence>` : nothing}
     </ss-run-stage>`;
   }
 

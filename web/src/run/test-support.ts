@@ -218,6 +218,7 @@ export function reviewFixture(patch: (review: Review) => void = () => undefined)
           destroy_confirmation_required: false,
           started_at: "2026-12-03T10:00:05.000Z",
           finished_at: null,
+          attestations: [],
         },
         apply: { status: "pending", phase_status: "pending", started_at: null, finished_at: null, state_version: { state: "not_recorded" } },
       },

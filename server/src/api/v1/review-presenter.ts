@@ -39,6 +39,8 @@ export interface ReviewDocumentInput extends ReviewRecords {
   recovery: S["RunRecovery"] | null;
   /** The phases whose stored log passed its cap (runner/phase-log.ts); none when absent. */
   truncatedLogs?: ReadonlyArray<"plan" | "policy" | "apply">;
+  /** The run's issued attestations (commands/attestations.ts), named by their envelopes' digests; none when absent. */
+  attestations?: ReadonlyArray<{ id: string; stage: "decision" | "outcome"; envelopeDigest: string; keyId: string; createdAt: string }>;
 }
 
 const recorded = (value: string | null | undefined): Recorded => (value === null || value === undefined ? { state: "not_recorded", value: null } : { state: "recorded", value });
@@ -93,7 +95,7 @@ function policyStage(records: ReviewRecords, caller: ReviewCaller, now: Date): S
   };
 }
 
-function approvalStage(records: ReviewRecords): S["RunReviewApprovalStage"] {
+function approvalStage(records: ReviewDocumentInput): S["RunReviewApprovalStage"] {
   const { run, decision } = records;
   const x = run.execution;
   const { state, status, reached } = approvalStageStatus(records);
@@ -109,6 +111,7 @@ function approvalStage(records: ReviewRecords): S["RunReviewApprovalStage"] {
     destroy_confirmation_required: (x.planCounts?.destroy ?? 0) > 0,
     started_at: reached ? (records.evaluation?.evaluatedAt ?? null) : null,
     finished_at: decision?.decidedAt ?? null,
+    attestations: (records.attestations ?? []).map((a) => ({ id: a.id, stage: a.stage, envelope_sha256: a.envelopeDigest, key_id: a.keyId, created_at: a.createdAt })),
   };
 }
 

@@ -23,7 +23,7 @@ type H = Handlers<RequestContext>;
  */
 async function reviewRecords(services: Services, run: Run): Promise<ReviewDocumentInput> {
   const stores = services.stores;
-  const [workspace, attempts, jobs, decision, evaluation, findings, overridePage, stateVersions, artifacts, logs] = await Promise.all([
+  const [workspace, attempts, jobs, decision, evaluation, findings, overridePage, stateVersions, artifacts, logs, attestations] = await Promise.all([
     stores.workspaces.getById(run.workspaceId),
     stores.attempts.listByRun(run.id),
     stores.jobs.listByRun(run.id),
@@ -34,6 +34,7 @@ async function reviewRecords(services: Services, run: Run): Promise<ReviewDocume
     stores.stateVersions.listByRun(run.id),
     publishedRunArtifacts(services, run),
     stores.logs.positions(run.id),
+    stores.attestations.forRun(run.id),
   ]);
   const phase = failedPhase(run);
   const actors = [decision?.actorId ?? null, ...overridePage.overrides.map((o) => o.actorId)].filter((id): id is string => id !== null);
@@ -75,6 +76,7 @@ async function reviewRecords(services: Services, run: Run): Promise<ReviewDocume
     logTail: phase === null || tail === null ? null : { phase, lines: tail },
     recovery: recovery && presentRecovery(recovery),
     // A log within its cap is at most the cap; a cut one is the cap plus the truncation line.
+    attestations,
     truncatedLogs: (["plan", "policy", "apply"] as const).filter((p) => logs[p].byteLength > services.config.phaseLogMaxBytes),
   };
 }
