@@ -888,7 +888,10 @@ export interface components {
                     "is-force-cancelable": boolean;
                 };
                 /** @constant */
+                "allow-empty-apply"?: false;
+                /** @constant */
                 "auto-apply": false;
+                "canceled-at"?: components["schemas"]["Timestamp"] | null;
                 "created-at": components["schemas"]["Timestamp"];
                 "has-changes": boolean;
                 /** @constant */
@@ -904,8 +907,12 @@ export interface components {
                 "plan-only": boolean;
                 /** @description Only in the queue listing; 0 is the next run to start. */
                 "position-in-queue"?: number;
+                /** @description Always true (a plan without refresh is refused). */
                 refresh?: boolean;
+                /** @description Always false (refresh-only runs are refused). */
                 "refresh-only"?: boolean;
+                /** @description Always empty (replacing runs are refused). */
+                "replace-addrs"?: unknown[];
                 "save-plan"?: boolean;
                 source: string;
                 status: string;
@@ -913,6 +920,8 @@ export interface components {
                 "status-timestamps": {
                     [key: string]: string;
                 };
+                /** @description Always empty (targeted runs are refused). */
+                "target-addrs"?: unknown[];
                 "terraform-version"?: string;
             };
             id: string;

@@ -157,9 +157,25 @@ export type Run = {
         'is-destroy': false;
         'auto-apply': false;
         'plan-only': boolean;
+        /**
+         * Always true (a plan without refresh is refused).
+         */
         refresh?: boolean;
+        /**
+         * Always false (refresh-only runs are refused).
+         */
         'refresh-only'?: boolean;
         'save-plan'?: boolean;
+        'allow-empty-apply'?: false;
+        /**
+         * Always empty (targeted runs are refused).
+         */
+        'target-addrs'?: Array<unknown>;
+        /**
+         * Always empty (replacing runs are refused).
+         */
+        'replace-addrs'?: Array<unknown>;
+        'canceled-at'?: Timestamp | null;
         message: string;
         source: string;
         'terraform-version'?: string;

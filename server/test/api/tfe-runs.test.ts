@@ -440,6 +440,9 @@ testEachServer(runList, "fills the status timestamps of runs, plans and applies 
     "applying-at": at(4),
     "applied-at": at(5),
   });
+  // The run attributes go-tfe reads: what StackShip always does, and no cancellation.
+  const a = run.data.attributes;
+  assert.equal([a.refresh, a["refresh-only"], a["allow-empty-apply"], a["target-addrs"], a["replace-addrs"], a["canceled-at"]], [true, false, false, [], [], null]);
   const planTimestamps = { "queued-at": created, "started-at": at(1), "finished-at": at(2) };
   assert.equal(run.included[0].attributes["status-timestamps"], planTimestamps);
   assert.equal((await api(server, token, "GET", `/plans/${phaseId(applied.id, "plan")}`)).json.data.attributes["status-timestamps"], planTimestamps);
@@ -468,6 +471,7 @@ testEachServer(runList, "fills the status timestamps of runs, plans and applies 
   assert.is((await api(server, token, "POST", `/runs/${canceled.id}/actions/cancel`, "{}")).status, 202);
   const canceledAt = (await api(server, token, "GET", `/runs/${canceled.id}`)).json.data.attributes["status-timestamps"];
   assert.ok(canceledAt["canceled-at"], JSON.stringify(canceledAt));
+  assert.is((await api(server, token, "GET", `/runs/${canceled.id}`)).json.data.attributes["canceled-at"], canceledAt["canceled-at"]);
   assert.is(canceledAt["planning-at"], undefined);
   assert.ok((await api(server, token, "GET", `/plans/${phaseId(canceled.id, "plan")}`)).json.data.attributes["status-timestamps"]["canceled-at"]);
 });

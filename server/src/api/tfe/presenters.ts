@@ -224,6 +224,14 @@ export function presentRun(run: Run, principal: AuthenticatedPrincipal | null = 
       "is-destroy": false,
       "auto-apply": false,
       "plan-only": run.kind === "speculative",
+      // StackShip always refreshes, never runs refresh-only, targeted or replacing plans, and
+      // applies only plans with changes (run creation refuses the others).
+      refresh: true,
+      "refresh-only": false,
+      "allow-empty-apply": false,
+      "target-addrs": [],
+      "replace-addrs": [],
+      "canceled-at": timestamps["canceled-at"] ?? null,
       message: run.message,
       source: tfeRunSource(run),
       "terraform-version": run.opentofuVersion,
