@@ -22,6 +22,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getOpenIdConfiguration"]["responses"][200]["content"]["application/json"]>>;
+  getAttestationKeys: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getAttestationKeys"]["responses"][200]["content"]["application/json"]>>;
   getApiReference: (input: {
     path: Record<string, never>;
     query: Record<string, never>;
@@ -286,6 +292,12 @@ export type Handlers<Ctx> = {
     body: NonNullable<Ops["resolveRunRecovery"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<202, Ops["resolveRunRecovery"]["responses"][202]["content"]["application/vnd.api+json"]>>;
+  listRunAttestations: (input: {
+    path: NonNullable<Ops["listRunAttestations"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listRunAttestations"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   downloadEmergencyState: (input: {
     path: NonNullable<Ops["downloadEmergencyState"]["parameters"]["path"]>;
     query: Record<string, never>;

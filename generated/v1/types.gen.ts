@@ -40,6 +40,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/stackship/attestation-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public keys that verify StackShip's run attestations
+         * @description Every attestation key of this deployment as PEM (SubjectPublicKeyInfo, ECDSA P-256): the one signing now (`signing: true`), one published ahead of signing after a rotation (`npm run keys:rotate -- --attestation`), and every superseded key, which stays published so the attestations it signed stay verifiable. `kid` is the lowercase hex SHA-256 of the key's DER SubjectPublicKeyInfo and is the `keyid` of the envelope signatures it made.
+         */
+        get: operations["getAttestationKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/docs": {
         parameters: {
             query?: never;
@@ -782,6 +802,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{run_id}/attestations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The signed attestations of a run's decision and apply outcome
+         * @description Every DSSE envelope StackShip issued for this run: an in-toto Statement v1 with predicate type `https://stackship.dev/attestations/run-decision/v1` (schema: `spec/schemas/stackship.run-decision.v1.json`), signed with the deployment's ECDSA P-256 attestation key (keys: `GET /.well-known/stackship/attestation-keys`). Stage `decision` is issued when the run is approved or discarded, stage `outcome` when an approved run's apply ended. Issuing happens right after the decision commits and never blocks it; this listing issues any that are due but missing (the retry path), so a decided run always lists them. Runs not decided by approval or discard (canceled, expired, speculative) list none.
+         */
+        get: operations["listRunAttestations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/{run_id}/downloads/emergency-state": {
         parameters: {
             query?: never;
@@ -1238,6 +1280,19 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AttestationKeySet: {
+            keys: {
+                /** @constant */
+                algorithm: "ecdsa-p256-sha256";
+                /** Format: date-time */
+                created_at: string;
+                kid: string;
+                public_key_pem: string;
+                signing: boolean;
+                /** Format: date-time */
+                signs_from: string;
+            }[];
+        };
         AuditCheckpoint: {
             attributes: {
                 created_at: components["schemas"]["Timestamp"];
@@ -1343,6 +1398,17 @@ export interface components {
                 /** @constant */
                 type: "download-requests";
             };
+        };
+        DsseEnvelope: {
+            /** @description The in-toto Statement v1, base64. */
+            payload: string;
+            /** @constant */
+            payloadType: "application/vnd.in-toto+json";
+            signatures: {
+                keyid: string;
+                /** @description Base64 DER ECDSA P-256 signature over SHA-256 of the DSSE PAE. */
+                sig: string;
+            }[];
         };
         Email: string;
         /** @enum {string} */
@@ -1938,6 +2004,26 @@ export interface components {
                 type: "approvals";
             };
         };
+        RunAttestation: {
+            attributes: {
+                /** Format: date-time */
+                created_at: string;
+                envelope: components["schemas"]["DsseEnvelope"];
+                /** @description The SHA-256 of the envelope's JSON exactly as issued (the bytes `Download attestation` saves). */
+                envelope_sha256: string;
+                /** @description The `kid` of the attestation key that signed it. */
+                key_id: string;
+                predicate_type: string;
+                /** @enum {unknown} */
+                stage: "decision" | "outcome";
+            };
+            id: string;
+            /** @constant */
+            type: "run-attestations";
+        };
+        RunAttestationListDocument: {
+            data: components["schemas"]["RunAttestation"][];
+        };
         RunCommit: {
             /** @description The commit author: the GitHub login when known, else the name. */
             author: string | null;
@@ -2121,6 +2207,16 @@ export interface components {
         };
         RunReviewApprovalStage: {
             approval_expires_at: components["schemas"]["RunReviewNullableTimestamp"];
+            /** @description The signed attestations issued for this run's decision and apply outcome (DSSE envelopes, listed with their bodies at `GET /v1/runs/{run_id}/attestations`), by the SHA-256 of each envelope as issued; empty until one is issued (a run not decided by approval or discard has none). */
+            attestations: {
+                /** Format: date-time */
+                created_at: string;
+                envelope_sha256: components["schemas"]["Sha256"];
+                id: string;
+                key_id: string;
+                /** @enum {string} */
+                stage: "decision" | "outcome";
+            }[];
             decided_at: components["schemas"]["RunReviewNullableTimestamp"];
             /** @description Who decided (the display name when one is recorded, else null; the actor id always when recorded). Null for no decision or an expiry. */
             decided_by: null | {
@@ -2948,6 +3044,26 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+        };
+    };
+    getAttestationKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttestationKeySet"];
+                };
+            };
         };
     };
     getApiReference: {
@@ -4160,6 +4276,31 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
+        };
+    };
+    listRunAttestations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: components["parameters"]["run_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run's attestations, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["RunAttestationListDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
         };
     };
     downloadEmergencyState: {

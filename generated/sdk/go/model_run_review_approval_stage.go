@@ -22,6 +22,8 @@ var _ MappedNullable = &RunReviewApprovalStage{}
 
 // RunReviewApprovalStage struct for RunReviewApprovalStage
 type RunReviewApprovalStage struct {
+	// The signed attestations issued for this run's decision and apply outcome (DSSE envelopes, listed with their bodies at `GET /v1/runs/{run_id}/attestations`), by the SHA-256 of each envelope as issued; empty until one is issued (a run not decided by approval or discard has none).
+	Attestations []RunReviewApprovalStageAttestationsInner `json:"attestations"`
 	Status RunReviewStageStatus `json:"status"`
 	// `awaiting` while a decision is outstanding; a decision state from the recorded review; `not_recorded` when the run ended by a decision that has no review record.
 	State string `json:"state"`
@@ -47,8 +49,9 @@ type _RunReviewApprovalStage RunReviewApprovalStage
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewRunReviewApprovalStage(status RunReviewStageStatus, state string, decidedBy NullableRunReviewApprovalStageDecidedBy, decidedAt NullableTime, reason NullableString, approvalExpiresAt NullableTime, planDigest NullableString, destroyConfirmationRequired bool, startedAt NullableTime, finishedAt NullableTime) *RunReviewApprovalStage {
+func NewRunReviewApprovalStage(attestations []RunReviewApprovalStageAttestationsInner, status RunReviewStageStatus, state string, decidedBy NullableRunReviewApprovalStageDecidedBy, decidedAt NullableTime, reason NullableString, approvalExpiresAt NullableTime, planDigest NullableString, destroyConfirmationRequired bool, startedAt NullableTime, finishedAt NullableTime) *RunReviewApprovalStage {
 	this := RunReviewApprovalStage{}
+	this.Attestations = attestations
 	this.Status = status
 	this.State = state
 	this.DecidedBy = decidedBy
@@ -68,6 +71,30 @@ func NewRunReviewApprovalStage(status RunReviewStageStatus, state string, decide
 func NewRunReviewApprovalStageWithDefaults() *RunReviewApprovalStage {
 	this := RunReviewApprovalStage{}
 	return &this
+}
+
+// GetAttestations returns the Attestations field value
+func (o *RunReviewApprovalStage) GetAttestations() []RunReviewApprovalStageAttestationsInner {
+	if o == nil {
+		var ret []RunReviewApprovalStageAttestationsInner
+		return ret
+	}
+
+	return o.Attestations
+}
+
+// GetAttestationsOk returns a tuple with the Attestations field value
+// and a boolean to check if the value has been set.
+func (o *RunReviewApprovalStage) GetAttestationsOk() ([]RunReviewApprovalStageAttestationsInner, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.Attestations, true
+}
+
+// SetAttestations sets field value
+func (o *RunReviewApprovalStage) SetAttestations(v []RunReviewApprovalStageAttestationsInner) {
+	o.Attestations = v
 }
 
 // GetStatus returns the Status field value
@@ -334,6 +361,7 @@ func (o RunReviewApprovalStage) MarshalJSON() ([]byte, error) {
 
 func (o RunReviewApprovalStage) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
+	toSerialize["attestations"] = o.Attestations
 	toSerialize["status"] = o.Status
 	toSerialize["state"] = o.State
 	toSerialize["decided_by"] = o.DecidedBy.Get()
@@ -352,6 +380,7 @@ func (o *RunReviewApprovalStage) UnmarshalJSON(data []byte) (err error) {
 	// by unmarshalling the object into a generic map with string keys and checking
 	// that every required field exists as a key in the generic map.
 	requiredProperties := []string{
+		"attestations",
 		"status",
 		"state",
 		"decided_by",

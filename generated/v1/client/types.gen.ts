@@ -980,6 +980,17 @@ export type JsonWebKeySet = {
     }>;
 };
 
+export type AttestationKeySet = {
+    keys: Array<{
+        kid: string;
+        algorithm: 'ecdsa-p256-sha256';
+        public_key_pem: string;
+        created_at: string;
+        signs_from: string;
+        signing: boolean;
+    }>;
+};
+
 export type WorkspaceStateSummaryDocument = {
     data: {
         type: 'workspace-state-summaries';
@@ -1319,6 +1330,16 @@ export type RunReviewPolicyStage = {
 };
 
 export type RunReviewApprovalStage = {
+    /**
+     * The signed attestations issued for this run's decision and apply outcome (DSSE envelopes, listed with their bodies at `GET /v1/runs/{run_id}/attestations`), by the SHA-256 of each envelope as issued; empty until one is issued (a run not decided by approval or discard has none).
+     */
+    attestations: Array<{
+        id: string;
+        stage: 'decision' | 'outcome';
+        envelope_sha256: Sha256;
+        key_id: string;
+        created_at: string;
+    }>;
     status: RunReviewStageStatus;
     /**
      * `awaiting` while a decision is outstanding; a decision state from the recorded review; `not_recorded` when the run ended by a decision that has no review record.
@@ -1485,6 +1506,44 @@ export type RunReview = {
 
 export type RunReviewDocument = {
     data: RunReview;
+};
+
+export type DsseEnvelope = {
+    payloadType: 'application/vnd.in-toto+json';
+    /**
+     * The in-toto Statement v1, base64.
+     */
+    payload: string;
+    signatures: Array<{
+        keyid: string;
+        /**
+         * Base64 DER ECDSA P-256 signature over SHA-256 of the DSSE PAE.
+         */
+        sig: string;
+    }>;
+};
+
+export type RunAttestation = {
+    type: 'run-attestations';
+    id: string;
+    attributes: {
+        stage: 'decision' | 'outcome';
+        predicate_type: string;
+        /**
+         * The `kid` of the attestation key that signed it.
+         */
+        key_id: string;
+        /**
+         * The SHA-256 of the envelope's JSON exactly as issued (the bytes `Download attestation` saves).
+         */
+        envelope_sha256: string;
+        created_at: string;
+        envelope: DsseEnvelope;
+    };
+};
+
+export type RunAttestationListDocument = {
+    data: Array<RunAttestation>;
 };
 
 export type PolicySetId = string;
@@ -3442,6 +3501,22 @@ export type GetJsonWebKeySetResponses = {
 
 export type GetJsonWebKeySetResponse = GetJsonWebKeySetResponses[keyof GetJsonWebKeySetResponses];
 
+export type GetAttestationKeysData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/.well-known/stackship/attestation-keys';
+};
+
+export type GetAttestationKeysResponses = {
+    /**
+     * The keys.
+     */
+    200: AttestationKeySet;
+};
+
+export type GetAttestationKeysResponse = GetAttestationKeysResponses[keyof GetAttestationKeysResponses];
+
 export type GetWorkspaceStateSummaryData = {
     body?: never;
     path: {
@@ -3901,6 +3976,41 @@ export type GetRunReviewResponses = {
 };
 
 export type GetRunReviewResponse = GetRunReviewResponses[keyof GetRunReviewResponses];
+
+export type ListRunAttestationsData = {
+    body?: never;
+    path: {
+        run_id: RunId;
+    };
+    query?: never;
+    url: '/v1/runs/{run_id}/attestations';
+};
+
+export type ListRunAttestationsErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+};
+
+export type ListRunAttestationsError = ListRunAttestationsErrors[keyof ListRunAttestationsErrors];
+
+export type ListRunAttestationsResponses = {
+    /**
+     * The run's attestations, oldest first.
+     */
+    200: RunAttestationListDocument;
+};
+
+export type ListRunAttestationsResponse = ListRunAttestationsResponses[keyof ListRunAttestationsResponses];
 
 export type ListPolicySetsData = {
     body?: never;

@@ -43,6 +43,8 @@ __all__ = [
     "ApiKeyError",
     "ApiAttributeError",
     "ApiException",
+    "AttestationKeySet",
+    "AttestationKeySetKeysInner",
     "AuditCheckpoint",
     "AuditCheckpointAttributes",
     "AuditCheckpointListDocument",
@@ -62,6 +64,8 @@ __all__ = [
     "DownloadRequestDocument",
     "DownloadRequestDocumentData",
     "DownloadRequestDocumentDataAttributes",
+    "DsseEnvelope",
+    "DsseEnvelopeSignaturesInner",
     "EnforcementLevel",
     "ErrorDocument",
     "ErrorObject",
@@ -160,6 +164,9 @@ __all__ = [
     "RunApprovalDocument",
     "RunApprovalDocumentData",
     "RunApprovalDocumentDataAttributes",
+    "RunAttestation",
+    "RunAttestationAttributes",
+    "RunAttestationListDocument",
     "RunAttributes",
     "RunAttributesPlanCounts",
     "RunCommit",
@@ -192,6 +199,7 @@ __all__ = [
     "RunReviewApplyStage",
     "RunReviewApplyStageStateVersion",
     "RunReviewApprovalStage",
+    "RunReviewApprovalStageAttestationsInner",
     "RunReviewApprovalStageDecidedBy",
     "RunReviewAttributes",
     "RunReviewAttributesStages",
@@ -324,6 +332,8 @@ from stackship_client.exceptions import ApiAttributeError as ApiAttributeError
 from stackship_client.exceptions import ApiException as ApiException
 
 # import models into sdk package
+from stackship_client.models.attestation_key_set import AttestationKeySet as AttestationKeySet
+from stackship_client.models.attestation_key_set_keys_inner import AttestationKeySetKeysInner as AttestationKeySetKeysInner
 from stackship_client.models.audit_checkpoint import AuditCheckpoint as AuditCheckpoint
 from stackship_client.models.audit_checkpoint_attributes import AuditCheckpointAttributes as AuditCheckpointAttributes
 from stackship_client.models.audit_checkpoint_list_document import AuditCheckpointListDocument as AuditCheckpointListDocument
@@ -343,6 +353,8 @@ from stackship_client.models.configuration_version_document import Configuration
 from stackship_client.models.download_request_document import DownloadRequestDocument as DownloadRequestDocument
 from stackship_client.models.download_request_document_data import DownloadRequestDocumentData as DownloadRequestDocumentData
 from stackship_client.models.download_request_document_data_attributes import DownloadRequestDocumentDataAttributes as DownloadRequestDocumentDataAttributes
+from stackship_client.models.dsse_envelope import DsseEnvelope as DsseEnvelope
+from stackship_client.models.dsse_envelope_signatures_inner import DsseEnvelopeSignaturesInner as DsseEnvelopeSignaturesInner
 from stackship_client.models.enforcement_level import EnforcementLevel as EnforcementLevel
 from stackship_client.models.error_document import ErrorDocument as ErrorDocument
 from stackship_client.models.error_object import ErrorObject as ErrorObject
@@ -441,6 +453,9 @@ from stackship_client.models.run import Run as Run
 from stackship_client.models.run_approval_document import RunApprovalDocument as RunApprovalDocument
 from stackship_client.models.run_approval_document_data import RunApprovalDocumentData as RunApprovalDocumentData
 from stackship_client.models.run_approval_document_data_attributes import RunApprovalDocumentDataAttributes as RunApprovalDocumentDataAttributes
+from stackship_client.models.run_attestation import RunAttestation as RunAttestation
+from stackship_client.models.run_attestation_attributes import RunAttestationAttributes as RunAttestationAttributes
+from stackship_client.models.run_attestation_list_document import RunAttestationListDocument as RunAttestationListDocument
 from stackship_client.models.run_attributes import RunAttributes as RunAttributes
 from stackship_client.models.run_attributes_plan_counts import RunAttributesPlanCounts as RunAttributesPlanCounts
 from stackship_client.models.run_commit import RunCommit as RunCommit
@@ -473,6 +488,7 @@ from stackship_client.models.run_review_action import RunReviewAction as RunRevi
 from stackship_client.models.run_review_apply_stage import RunReviewApplyStage as RunReviewApplyStage
 from stackship_client.models.run_review_apply_stage_state_version import RunReviewApplyStageStateVersion as RunReviewApplyStageStateVersion
 from stackship_client.models.run_review_approval_stage import RunReviewApprovalStage as RunReviewApprovalStage
+from stackship_client.models.run_review_approval_stage_attestations_inner import RunReviewApprovalStageAttestationsInner as RunReviewApprovalStageAttestationsInner
 from stackship_client.models.run_review_approval_stage_decided_by import RunReviewApprovalStageDecidedBy as RunReviewApprovalStageDecidedBy
 from stackship_client.models.run_review_attributes import RunReviewAttributes as RunReviewAttributes
 from stackship_client.models.run_review_attributes_stages import RunReviewAttributesStages as RunReviewAttributesStages

@@ -13,6 +13,8 @@
 """  # noqa: E501
 
 # import models into model package
+from stackship_client.models.attestation_key_set import AttestationKeySet
+from stackship_client.models.attestation_key_set_keys_inner import AttestationKeySetKeysInner
 from stackship_client.models.audit_checkpoint import AuditCheckpoint
 from stackship_client.models.audit_checkpoint_attributes import AuditCheckpointAttributes
 from stackship_client.models.audit_checkpoint_list_document import AuditCheckpointListDocument
@@ -32,6 +34,8 @@ from stackship_client.models.configuration_version_document import Configuration
 from stackship_client.models.download_request_document import DownloadRequestDocument
 from stackship_client.models.download_request_document_data import DownloadRequestDocumentData
 from stackship_client.models.download_request_document_data_attributes import DownloadRequestDocumentDataAttributes
+from stackship_client.models.dsse_envelope import DsseEnvelope
+from stackship_client.models.dsse_envelope_signatures_inner import DsseEnvelopeSignaturesInner
 from stackship_client.models.enforcement_level import EnforcementLevel
 from stackship_client.models.error_document import ErrorDocument
 from stackship_client.models.error_object import ErrorObject
@@ -130,6 +134,9 @@ from stackship_client.models.run import Run
 from stackship_client.models.run_approval_document import RunApprovalDocument
 from stackship_client.models.run_approval_document_data import RunApprovalDocumentData
 from stackship_client.models.run_approval_document_data_attributes import RunApprovalDocumentDataAttributes
+from stackship_client.models.run_attestation import RunAttestation
+from stackship_client.models.run_attestation_attributes import RunAttestationAttributes
+from stackship_client.models.run_attestation_list_document import RunAttestationListDocument
 from stackship_client.models.run_attributes import RunAttributes
 from stackship_client.models.run_attributes_plan_counts import RunAttributesPlanCounts
 from stackship_client.models.run_commit import RunCommit
@@ -162,6 +169,7 @@ from stackship_client.models.run_review_action import RunReviewAction
 from stackship_client.models.run_review_apply_stage import RunReviewApplyStage
 from stackship_client.models.run_review_apply_stage_state_version import RunReviewApplyStageStateVersion
 from stackship_client.models.run_review_approval_stage import RunReviewApprovalStage
+from stackship_client.models.run_review_approval_stage_attestations_inner import RunReviewApprovalStageAttestationsInner
 from stackship_client.models.run_review_approval_stage_decided_by import RunReviewApprovalStageDecidedBy
 from stackship_client.models.run_review_attributes import RunReviewAttributes
 from stackship_client.models.run_review_attributes_stages import RunReviewAttributesStages

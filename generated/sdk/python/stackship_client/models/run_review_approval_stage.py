@@ -21,6 +21,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
+from stackship_client.models.run_review_approval_stage_attestations_inner import RunReviewApprovalStageAttestationsInner
 from stackship_client.models.run_review_approval_stage_decided_by import RunReviewApprovalStageDecidedBy
 from stackship_client.models.run_review_stage_status import RunReviewStageStatus
 from typing import Optional, Set
@@ -31,6 +32,7 @@ class RunReviewApprovalStage(BaseModel):
     """
     RunReviewApprovalStage
     """ # noqa: E501
+    attestations: List[RunReviewApprovalStageAttestationsInner] = Field(description="The signed attestations issued for this run's decision and apply outcome (DSSE envelopes, listed with their bodies at `GET /v1/runs/{run_id}/attestations`), by the SHA-256 of each envelope as issued; empty until one is issued (a run not decided by approval or discard has none).")
     status: RunReviewStageStatus
     state: StrictStr = Field(description="`awaiting` while a decision is outstanding; a decision state from the recorded review; `not_recorded` when the run ended by a decision that has no review record.")
     decided_by: Optional[RunReviewApprovalStageDecidedBy]
@@ -41,7 +43,7 @@ class RunReviewApprovalStage(BaseModel):
     destroy_confirmation_required: StrictBool = Field(description="True when the plan under review destroys at least one resource.")
     started_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     finished_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
-    __properties: ClassVar[List[str]] = ["status", "state", "decided_by", "decided_at", "reason", "approval_expires_at", "plan_digest", "destroy_confirmation_required", "started_at", "finished_at"]
+    __properties: ClassVar[List[str]] = ["attestations", "status", "state", "decided_by", "decided_at", "reason", "approval_expires_at", "plan_digest", "destroy_confirmation_required", "started_at", "finished_at"]
 
     @field_validator('state')
     def state_validate_enum(cls, value):
@@ -139,6 +141,12 @@ class RunReviewApprovalStage(BaseModel):
             exclude=excluded_fields,
             exclude_none=True,
         )
+        # override the default output from pydantic by calling `to_dict()` of each item in attestations (list)
+        _items = []
+        if self.attestations:
+            for _item_attestations in self.attestations:
+                _items.append(_item_attestations.to_dict() if _item_attestations is not None else None)
+            _dict['attestations'] = _items
         # override the default output from pydantic by calling `to_dict()` of decided_by
         if self.decided_by:
             _dict['decided_by'] = self.decided_by.to_dict()
@@ -189,6 +197,7 @@ class RunReviewApprovalStage(BaseModel):
             return cls.model_validate(obj)
 
         _obj = cls.model_validate({
+            "attestations": [RunReviewApprovalStageAttestationsInner.from_dict(_item) for _item in obj["attestations"]] if obj.get("attestations") is not None else None,
             "status": obj.get("status"),
             "state": obj.get("state"),
             "decided_by": RunReviewApprovalStageDecidedBy.from_dict(obj["decided_by"]) if obj.get("decided_by") is not None else None,
