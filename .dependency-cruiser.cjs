@@ -1,6 +1,6 @@
 // Layer rules for server/src (see server/src/README.md for the picture).
 // Top to bottom:
-//   entry    main.ts, runner-main.ts, keys-main.ts, server.ts, services.ts
+//   entry    main.ts, runner-main.ts, keys-main.ts, audit-main.ts, server.ts, services.ts
 //   surfaces http/ (Koa, middleware, operation binding), api/ (v1 + tfe handlers and
 //            presenters), live/ (WebSocket gateway), runner/ (engine, sandbox, GitHub worker)
 //   commands commands/ (the application layer: one file per use case, one transaction each;
@@ -11,7 +11,7 @@
 // Nothing imports upward, nothing imports in a cycle, and no source file imports from server/test.
 // Run: npm run lint:deps (CI: .ci/run). A violation prints the rule's name and fails.
 const SRC = "^server/src/";
-const ENTRY = `${SRC}(main|runner-main|keys-main|server)\\.ts$`;
+const ENTRY = `${SRC}(main|runner-main|keys-main|audit-main|server)\\.ts$`;
 const SURFACES = `${SRC}(http|api|live|runner)/`;
 const COMMANDS = `${SRC}commands/`;
 const ADAPTERS = `${SRC}(store|artifacts|github|metrics)/`;
@@ -50,7 +50,12 @@ module.exports = {
       { path: COMMANDS },
       { path: `(${SURFACES}|${ENTRY})` },
     ),
-    forbid("surfaces-below-entry", "http/, api/, live/ and runner/ never import the entry points (main, runner-main, keys-main, server).", { path: SURFACES }, { path: ENTRY }),
+    forbid(
+      "surfaces-below-entry",
+      "http/, api/, live/ and runner/ never import the entry points (main, runner-main, keys-main, audit-main, server).",
+      { path: SURFACES },
+      { path: ENTRY },
+    ),
     forbid(
       "runner-beside-http",
       "runner/ and the HTTP surfaces (http/, api/, live/) are siblings: neither imports the other; what both need lives in commands/ or below.",

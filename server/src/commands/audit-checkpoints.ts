@@ -77,8 +77,7 @@ export async function checkpointDueChains(services: Services): Promise<AuditChec
   const now = services.clock().getTime();
   const signed: AuditCheckpoint[] = [];
   for (const head of await services.stores.audit.heads()) {
-    const checkpoints = await services.stores.audit.listCheckpoints(head.chain);
-    const covered = checkpoints.at(-1)?.treeSize ?? 0;
+    const covered = await services.stores.audit.lastCheckpointSize(head.chain);
     if (head.size <= covered) continue;
     const firstUnchecked = await services.stores.audit.createdAtOf(head.chain, covered);
     const old = firstUnchecked !== undefined && now - new Date(firstUnchecked).getTime() >= everyMs;

@@ -178,6 +178,14 @@ export class AuditRepository extends Repository {
     });
   }
 
+  /** The tree size of a chain's newest checkpoint (0: none). */
+  async lastCheckpointSize(chain: string): Promise<number> {
+    return translating(this.dialect, async () => {
+      const row = (await this.db("audit_checkpoints").where({ chain }).max({ size: "tree_size" }).first()) as { size: number | string | null } | undefined;
+      return row?.size === null || row?.size === undefined ? 0 : numberFromRow(row.size);
+    });
+  }
+
   /** The checkpoint keys, oldest first. */
   async checkpointKeys(): Promise<StoredAuditCheckpointKey[]> {
     return translating(this.dialect, async () => {
