@@ -164,6 +164,39 @@ testEachServer(history, "the export verifies offline with the CLI; a flipped byt
   }
 });
 
+testEachServer(history, "npm run verify-audit against the database: exit 0 on the intact chain, 1 naming the first bad position after a deletion", async (server) => {
+  const { chain } = await seeded(server, "online");
+  const dir = mkdtempSync(join(tmpdir(), "ss-audit-"));
+  const cli = (...args: string[]) =>
+    spawnSync("npm", ["run", "--silent", "verify-audit", "--", ...args], {
+      encoding: "utf8",
+      cwd: REPO_ROOT,
+      env: { ...process.env, STACKSHIP_DATABASE_URL: server.databaseUrl, STACKSHIP_DATA_DIR: server.dataDir, STACKSHIP_ENCRYPTION_KEY: "" },
+    });
+  try {
+    const ok = cli("online");
+    assert.is(ok.status, 0, ok.stdout + ok.stderr);
+    assert.match(ok.stdout, /OK: organization online .*10 events recomputed, 1 signed checkpoints verified/);
+    const exported = cli("online", "--export", join(dir, "online.jsonl"));
+    assert.is(exported.status, 0, exported.stdout + exported.stderr);
+    await server.db.knex("audit_events").where({ chain, sequence: 9 }).delete();
+    const fromCheckpoint = cli("online", "--from-checkpoint", "8");
+    assert.is(fromCheckpoint.status, 1, fromCheckpoint.stdout + fromCheckpoint.stderr);
+    assert.match(fromCheckpoint.stdout, /FAILED: .*first bad position 9: .*chain head records 10 events/);
+    // The export made before the deletion still verifies offline against the published key.
+    const { verifierKey } = await (await import("../../src/commands/audit-checkpoints.ts")).auditVerifierKey(server.services);
+    const offline = cli("--file", join(dir, "online.jsonl"), "--key", verifierKey);
+    assert.is(offline.status, 0, offline.stdout + offline.stderr);
+    const wrongKey = cli("--file", join(dir, "online.jsonl"), "--key", "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW");
+    assert.is(wrongKey.status, 1, wrongKey.stdout);
+    assert.match(wrongKey.stdout, /first bad position 7: checkpoint of size 8: no signature by PeterNeumann/);
+    const usage = cli("online", "--deployment");
+    assert.is(usage.status, 2);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 testEachServer(history, "checkpoints fall due after N events or T minutes, once per size", async (server) => {
   const org = await createOrganizationWithToken(server, "due");
   const chain = auditChainOf(org.organizationId);
