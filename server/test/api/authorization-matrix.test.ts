@@ -73,6 +73,7 @@ const EXPECTED: Record<string, Row> = {
   getRunPlanChanges: READ,
   getRunPolicyEvaluation: READ,
   getRunReview: READ,
+  listRunAttestations: READ,
   // The seeded run is not awaiting approval: callers allowed to decide reach the state check (409).
   approveRun: row(401, 404, 403, 409, 409),
   discardRun: row(401, 404, 403, 409, 409),
@@ -86,6 +87,8 @@ const EXPECTED: Record<string, Row> = {
   // The issuer's discovery and keys are public (the server below sets STACKSHIP_PUBLIC_URL).
   getOpenIdConfiguration: row(200, 200, 200, 200, 200),
   getJsonWebKeySet: row(200, 200, 200, 200, 200),
+  // The attestation keys are public: anyone verifies an attestation.
+  getAttestationKeys: row(200, 200, 200, 200, 200),
   listFederationProfiles: READ,
   createFederationProfile: WRITE,
   getFederationProfile: READ,
@@ -238,6 +241,7 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
     case "getRunPlanChanges":
     case "getRunPolicyEvaluation":
     case "getRunReview":
+    case "listRunAttestations":
     case "downloadRedactedPlan":
       return { path: await run() };
     case "getRunLog":
@@ -287,6 +291,7 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       return { path: ws, body: { data: { type: "workspaces", attributes: { plan_requires_credential: false } } } };
     case "getOpenIdConfiguration":
     case "getJsonWebKeySet":
+    case "getAttestationKeys":
     case "listFederationProfiles":
       return { path: operationId === "listFederationProfiles" ? ws : {} };
     case "createFederationProfile":
