@@ -102,6 +102,18 @@ chain("an intact chain with checkpoints verifies; each kind of tampering names i
   const forged = { ...checkpoints[1], note: checkpoints[1].note.replace("\n8\n", "\n9\n") };
   assert.match(verify(events, [checkpoints[0], forged]).problem?.message ?? "", /does not verify/);
   assert.equal(verify(events.slice(8), checkpoints, { fromCheckpoint: 8 }).problem, null);
+  // From a checkpoint over a whole export: what it vouches for is skipped, what follows is checked.
+  const editedEarly = events.map((e, i) => (i === 2 ? { ...e, reason: "edited" } : e));
+  assert.equal(verify(editedEarly, checkpoints, { fromCheckpoint: 8 }).problem, null);
+  assert.is(
+    verify(
+      editedEarly.map((e, i) => (i === 9 ? { ...e, targetId: "x" } : e)),
+      checkpoints,
+      { fromCheckpoint: 8 },
+    ).problem?.position,
+    9,
+  );
+  assert.match(verify(events, checkpoints, { fromCheckpoint: 5 }).problem?.message ?? "", /no checkpoint of size 5/);
 });
 
 note.run();
