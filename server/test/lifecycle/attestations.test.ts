@@ -10,15 +10,15 @@ import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun, getAttestationKeys, listRunAttestations, type RunAttestation } from "../../../client/src/index.ts";
+import { approveRun, createPolicyOverride, createPolicySet, getAttestationKeys, listRunAttestations, type RunAttestation } from "../../../client/src/index.ts";
 import { REPO_ROOT } from "../../src/config.ts";
 import { runArtifact } from "../../src/commands/run-artifacts.ts";
 import { rotateAttestationKeys } from "../../src/commands/attestations.ts";
 import { run as exec } from "../contract/smoke-support.ts";
 import { createOrganizationWithToken, expectStatus } from "../support/factories.ts";
 import { review } from "../support/review.ts";
-import { readLog, waitForStatus } from "../support/runs.ts";
-import { plannedRun } from "../support/scenarios.ts";
+import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { acmeWorkspace, plannedRun } from "../support/scenarios.ts";
 import { addMembership, createUser, signIn } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
@@ -237,6 +237,55 @@ testEachServer(
     const other = await createOrganizationWithToken(server, "globex");
     const foreign = await listRunAttestations({ client: server.v1(other.token), path: { run_id: run.id } });
     assert.is(foreign.response.status, 404);
+  },
+  { runner: true },
+);
+
+const SOFT_FAIL = `package soft\n\nviolations contains {"title": "Needs tags", "message": "flagged"} if {\n  some rc in input.resource_changes\n  rc.type == "terraform_data"\n}\n`;
+
+testEachServer(
+  attestations,
+  "policy override: the approval of a soft failure under an override attests the override (id, reason, expiry) and the soft-failed result; it verifies",
+  async (server) => {
+    const dir = await mkdtemp(join(tmpdir(), "ss-attest-"));
+    const { token, organizationName, workspace } = await acmeWorkspace(server, "overridden");
+    expectStatus(
+      await createPolicySet({
+        client: server.v1(token),
+        path: { organization_name: organizationName },
+        body: { data: { type: "policy-sets", attributes: { name: "tags", policies: [{ name: "tagged", enforcement_level: "soft_mandatory", source: SOFT_FAIL }], global: true } } },
+      }),
+      201,
+    );
+    const run = await startRun(server, token, workspace.id, fixture("basic"));
+    const failed = await waitForStatus(server, token, run.id, ["policy_soft_failed", "awaiting_approval", "errored"]);
+    assert.is(failed.attributes.status, "policy_soft_failed", await readLog(server, token, run.id, "policy"));
+    const digest = failed.attributes.policy_result_digest!;
+    const created = expectStatus(
+      await createPolicyOverride({
+        client: server.v1(token),
+        path: { run_id: run.id },
+        body: { data: { type: "policy-overrides", attributes: { result_digest: digest, reason: "tags follow in CHG-7" } } },
+      }),
+      201,
+    ).data;
+    expectStatus(
+      await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: failed.attributes.plan_digest! } } } }),
+      202,
+    );
+    const [decision] = await attestationsOf(server, token, run.id);
+    assert.is(decision.attributes.stage, "decision");
+    const verdict = await verify(dir, await publishedKeys(server), decision.attributes.envelope);
+    assert.ok(verdict.ok, verdict.output);
+    assert.equal(verdict.predicate!.evidence.policy, {
+      result_digest: digest,
+      outcome: "soft_failed",
+      override: { id: created.id, reason: "tags follow in CHG-7", expires_at: created.attributes.expires_at },
+    });
+    const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
+    assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+    const stages = (await attestationsOf(server, token, run.id)).map((a) => a.attributes.stage);
+    assert.equal(stages, ["decision", "outcome"]);
   },
   { runner: true },
 );
