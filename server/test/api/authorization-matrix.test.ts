@@ -40,6 +40,9 @@ const EXPECTED: Record<string, Row> = {
   listOrganizations: SESSION,
   getOrganization: READ,
   listMemberships: row(401, 404, 403, 403, 200),
+  // The audit history: organization admins only.
+  listAuditEvents: row(401, 404, 403, 403, 200),
+  listAuditCheckpoints: row(401, 404, 403, 403, 200),
   createMembership: ADMIN_CREATE,
   updateMembership: row(401, 404, 403, 403, 200),
   deleteMembership: row(401, 404, 403, 403, 204),
@@ -172,6 +175,8 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       return { path: {}, body: { data: { type: "organizations", attributes: { name: unique("org") } } } };
     case "getOrganization":
     case "listMemberships":
+    case "listAuditEvents":
+    case "listAuditCheckpoints":
     case "listPolicySets":
     case "listProjects":
     case "listOrganizationRuns":
