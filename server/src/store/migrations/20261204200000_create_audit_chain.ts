@@ -6,6 +6,8 @@ import { isoFromRow } from "../values.ts";
 
 // NOTE: frozen once released; later changes go in a new migration.
 
+const MIGRATION_PAGE = 1000;
+
 /**
  * The tamper-evident audit history (domain/audit-chain.ts).
  *
@@ -53,32 +55,38 @@ export async function up(knex: Knex): Promise<void> {
     c.timestamp("created_at");
   });
 
-  const rows = await knex("audit_events")
-    .select("*")
-    .orderBy([
-      { column: "created_at", order: "asc" },
-      { column: "id", order: "asc" },
-    ]);
+  // In pages, so a long history is never held in memory at once (the order columns do not change).
   const heads = new Map<string, { size: number; digest: string }>();
-  for (const row of rows as Record<string, unknown>[]) {
-    const chain = auditChainOf(row.organization_id as string | null);
-    const head = heads.get(chain) ?? { size: 0, digest: GENESIS_DIGEST };
-    const digest = auditEventDigest({
-      chain,
-      sequence: head.size,
-      previousDigest: head.digest,
-      id: row.id as string,
-      organizationId: row.organization_id as string | null,
-      actorId: row.actor_id as string | null,
-      action: row.action as string,
-      targetType: row.target_type as string,
-      targetId: row.target_id as string,
-      reason: row.reason as string | null,
-      data: JSON.parse(row.data as string) as Record<string, unknown>,
-      createdAt: isoFromRow(row.created_at as string | Date),
-    });
-    await knex("audit_events").where({ id: row.id }).update({ chain, sequence: head.size, previous_digest: head.digest, digest });
-    heads.set(chain, { size: head.size + 1, digest });
+  for (let offset = 0; ; offset += MIGRATION_PAGE) {
+    const rows = (await knex("audit_events")
+      .select("*")
+      .orderBy([
+        { column: "created_at", order: "asc" },
+        { column: "id", order: "asc" },
+      ])
+      .limit(MIGRATION_PAGE)
+      .offset(offset)) as Record<string, unknown>[];
+    for (const row of rows) {
+      const chain = auditChainOf(row.organization_id as string | null);
+      const head = heads.get(chain) ?? { size: 0, digest: GENESIS_DIGEST };
+      const digest = auditEventDigest({
+        chain,
+        sequence: head.size,
+        previousDigest: head.digest,
+        id: row.id as string,
+        organizationId: row.organization_id as string | null,
+        actorId: row.actor_id as string | null,
+        action: row.action as string,
+        targetType: row.target_type as string,
+        targetId: row.target_id as string,
+        reason: row.reason as string | null,
+        data: JSON.parse(row.data as string) as Record<string, unknown>,
+        createdAt: isoFromRow(row.created_at as string | Date),
+      });
+      await knex("audit_events").where({ id: row.id }).update({ chain, sequence: head.size, previous_digest: head.digest, digest });
+      heads.set(chain, { size: head.size + 1, digest });
+    }
+    if (rows.length < MIGRATION_PAGE) break;
   }
   for (const [chain, head] of heads) await knex("audit_chain_heads").insert({ chain, size: head.size, head_digest: head.digest });
 }
