@@ -112,7 +112,23 @@ testEachDatabase(chain, "the migration chains the events written before it, per 
   for (const row of legacy) {
     await db.knex("audit_events").insert({ ...row, actor_id: null, action: "legacy", target_type: "t", target_id: row.id, reason: null, data: '{"k":1}' });
   }
+  // More than one page of the migration (1,000 rows) in another organization.
+  const many = Array.from({ length: 1003 }, (_, i) => ({
+    id: `aud-1${String(i).padStart(15, "0")}`,
+    organization_id: ORG_B,
+    actor_id: null,
+    action: "legacy",
+    target_type: "t",
+    target_id: String(i),
+    reason: null,
+    data: "{}",
+    created_at: at(i % 7),
+  }));
+  await db.knex.batchInsert("audit_events", many, 200);
   await migrateLatest(db);
+  const b = await verifyStored(db, ORG_B);
+  assert.is(b.problem, null);
+  assert.is(b.verifiedEvents, 1003);
   assert.equal(
     (await stores.audit.listChain(ORG_A)).map((e) => [e.sequence, e.id]),
     [
