@@ -237,6 +237,24 @@ export interface RunAttempt {
   startedAt: string;
   heartbeatAt: string;
   finishedAt: string | null;
+  /** What the attempt ran on, recorded when it started; null (or absent) when not recorded. */
+  provenance?: AttemptProvenance | null;
+}
+
+/** What an attempt ran on (runner/provenance.ts); a member StackShip could not determine is null. */
+export interface AttemptProvenance {
+  /** The runner job (workflow) that ran the attempt. */
+  jobId: string | null;
+  /** The StackShip build: the git commit the running code is (STACKSHIP_BUILD_SHA, else `git rev-parse HEAD`). */
+  buildSha: string | null;
+  /** The runner release: `git describe --always --dirty` of the build (STACKSHIP_RUNNER_RELEASE overrides). */
+  runnerRelease: string | null;
+  /** SHA-256 over the sandbox profile: base profile name, compiled seccomp filter, limits, and the source that builds bwrap's arguments. */
+  sandboxProfileDigest: string | null;
+  /** SHA-256 of the OpenTofu binary the sandbox runs. */
+  opentofuBinaryDigest: string | null;
+  /** The job engine's build: `graphile-worker@<version>` as installed. */
+  jobEngineBuild: string | null;
 }
 
 /** A recorded human (or expiry) decision and the evidence it is bound to. */

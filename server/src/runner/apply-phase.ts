@@ -6,6 +6,7 @@ import { confirmStatePublication, listPendingStateVersions, publicationOf } from
 import { currentStateEvidence } from "../commands/state-evidence.ts";
 import type { Services } from "../commands/services.ts";
 import { SANDBOX_BASE_PROFILE, type SandboxResult } from "./sandbox.ts";
+import { attemptProvenance } from "./provenance.ts";
 import { sensitiveValueSet, ValueMatcher } from "../domain/redaction/index.ts";
 import { readPlanJson } from "./plan-json.ts";
 import { addWorkloadIdentity } from "./workload-identity-files.ts";
@@ -104,6 +105,7 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     region: run.executionRegion,
     baseProfile: SANDBOX_BASE_PROFILE,
     now: services.clock(),
+    provenance: attemptProvenance(ctx),
   });
   const started = await moveRun(services, run.id, { type: "apply_started" });
   if (!started) return "done";

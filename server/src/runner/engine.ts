@@ -203,7 +203,7 @@ export class RunnerEngine {
 
   private async execute(job: RunJob, signal: AbortSignal): Promise<void> {
     const log = this.services.logger.child({ runner: this.runnerId, run_id: job.runId, phase: job.phase, job_id: job.id });
-    const context: ExecutionContext = { ...this.context, runnerId: this.runnerId, warmPlanSandboxes: this.warm ?? undefined };
+    const context: ExecutionContext = { ...this.context, runnerId: this.runnerId, jobId: job.id, warmPlanSandboxes: this.warm ?? undefined };
     try {
       log.info("phase started");
       const outcome = await timePhase(this.services, this.runnerId, job, () =>

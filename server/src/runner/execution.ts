@@ -53,6 +53,8 @@ import type { PhaseLog } from "./phase-log.ts";
 export interface ExecutionContext {
   services: Services;
   runnerId: string;
+  /** The runner job (workflow) executing this phase, recorded in each attempt's provenance. */
+  jobId?: string;
   /** Where the sandbox's API channel connects to (this deployment's HTTP listener). */
   api: ApiTarget;
   /** Wall-clock limit of one phase attempt. */

@@ -8,6 +8,7 @@ import type { Services } from "../commands/services.ts";
 import { storePlanJson } from "./plan-json.ts";
 import { dependencyBundleDigest, summarizePlan } from "./plan-analysis.ts";
 import { SANDBOX_BASE_PROFILE, type SandboxResult } from "./sandbox.ts";
+import { attemptProvenance } from "./provenance.ts";
 import { isPlanDiffArtifactOf } from "../domain/plan-diff/index.ts";
 import { sensitiveValueSet, ValueMatcher } from "../domain/redaction/index.ts";
 import { endRunWithoutPlanCredentials } from "../commands/phase-credentials.ts";
@@ -101,6 +102,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     region: run.executionRegion,
     baseProfile: SANDBOX_BASE_PROFILE,
     now: services.clock(),
+    provenance: attemptProvenance(ctx),
   });
   const attemptStartedAt = now();
   const { secret } = await mintRunToken(services, run, "plan", ctx.phaseTimeoutMs + 60_000);

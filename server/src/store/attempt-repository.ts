@@ -1,5 +1,5 @@
 import { newId } from "../domain/ids.ts";
-import type { AttemptStatus, ExecutionPhase, RunAttempt } from "../domain/records.ts";
+import type { AttemptProvenance, AttemptStatus, ExecutionPhase, RunAttempt } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
 import type { DbTimestamp } from "./rows.ts";
@@ -22,16 +22,25 @@ interface AttemptRow {
   started_at: DbTimestamp;
   heartbeat_at: DbTimestamp;
   finished_at: DbTimestamp | null;
+  provenance: string | null;
 }
 
 const toAttempt = rowMapper<AttemptRow, RunAttempt>()(
-  "id run_id phase attempt_number:number runner_id sandbox_id sandbox_name region base_profile status terminal_classification started_at:iso heartbeat_at:iso finished_at:iso?",
+  "id run_id phase attempt_number:number runner_id sandbox_id sandbox_name region base_profile status terminal_classification started_at:iso heartbeat_at:iso finished_at:iso? provenance:json?",
 );
 
 /** Phase attempts: one row per sandbox execution. */
 export class AttemptRepository extends Repository {
   /** Starts the next attempt of a phase (attempt numbers count from 1). */
-  async start(input: { runId: string; phase: ExecutionPhase; runnerId: string; region: string; baseProfile: string; now: Date | string }): Promise<RunAttempt> {
+  async start(input: {
+    runId: string;
+    phase: ExecutionPhase;
+    runnerId: string;
+    region: string;
+    baseProfile: string;
+    now: Date | string;
+    provenance?: AttemptProvenance;
+  }): Promise<RunAttempt> {
     return translating(this.dialect, async () => {
       const last = await this.db<AttemptRow>("run_attempts").where({ run_id: input.runId, phase: input.phase }).max({ n: "attempt_number" }).first();
       const now = isoForWrite(input.now);
@@ -50,6 +59,7 @@ export class AttemptRepository extends Repository {
         started_at: now,
         heartbeat_at: now,
         finished_at: null,
+        provenance: input.provenance ? JSON.stringify(input.provenance) : null,
       };
       await this.db<AttemptRow>("run_attempts").insert(row);
       return toAttempt(row);

@@ -125,6 +125,25 @@ testEachServer(
       reviewed.attributes.stages.approval.attestations.map((a) => [a.id, a.stage, a.envelope_sha256]),
       list.map((a) => [a.id, a.attributes.stage, a.attributes.envelope_sha256]),
     );
+    // Review evidence each attempt recorded when it started (issue 30, part 3).
+    const e = reviewed.attributes.evidence;
+    assert.match(e.build_sha.value ?? "", /^[0-9a-f]{40}$/);
+    assert.is(e.runner_release.state, "recorded");
+    assert.match(e.sandbox_profile_digest.value ?? "", /^[0-9a-f]{64}$/);
+    assert.match(e.opentofu_build.value ?? "", /^[0-9a-f]{64}$/);
+    assert.match(e.job_engine_build.value ?? "", /^graphile-worker@\d+\.\d+\.\d+/);
+    assert.equal(
+      [e.definition_sha, e.protocol],
+      [
+        { state: "not_recorded", value: null },
+        { state: "not_recorded", value: null },
+      ],
+    );
+    assert.equal(
+      e.attempts.map((a) => [a.phase, a.workflow_id]),
+      e.jobs.map((j) => [j.phase, j.id]),
+      "each attempt names the runner job that ran it",
+    );
     const plan = await savedPlan(server, run.id);
     assert.is(createHash("sha256").update(plan).digest("hex"), planned.attributes.plan_digest);
     const version = await server.db.knex("state_versions").where({ run_id: run.id, status: "finalized" }).first();

@@ -356,6 +356,7 @@ evidence("attempts and recorded identities; everything unrecorded is explicit", 
   assert.equal(e.attempts, [
     {
       id: "attempt-plan",
+      workflow_id: null,
       phase: "plan",
       attempt_number: 1,
       sandbox_id: "sbx-plan",
@@ -370,6 +371,42 @@ evidence("attempts and recorded identities; everything unrecorded is explicit", 
   const none = deriveRunReview(records(run("pending")), caller(VIEWER), NOW).attributes.evidence;
   assert.equal(none.sandbox_base_profile, { state: "not_recorded", value: null });
   assert.equal(none.opa_build_commit, { state: "not_recorded", value: null });
+});
+
+evidence("identities each attempt recorded when it started; the latest attempt's stand; definition and protocol stay not recorded", () => {
+  const provenance = (buildSha: string, jobId: string) => ({
+    jobId,
+    buildSha,
+    runnerRelease: `v1-${buildSha.slice(0, 7)}`,
+    sandboxProfileDigest: "d".repeat(64),
+    opentofuBinaryDigest: "b".repeat(64),
+    jobEngineBuild: "graphile-worker@0.17.3",
+  });
+  const review = deriveRunReview(
+    records(awaiting(), {
+      attempts: [attempt("plan", { provenance: provenance("1".repeat(40), "job-1") }), attempt("apply", { id: "attempt-apply", provenance: provenance("2".repeat(40), "job-2") })],
+    }),
+    caller(VIEWER),
+    NOW,
+  );
+  valid(review);
+  const e = review.attributes.evidence;
+  assert.equal(e.build_sha, { state: "recorded", value: "2".repeat(40) });
+  assert.equal(e.runner_release, { state: "recorded", value: "v1-2222222" });
+  assert.equal(e.sandbox_profile_digest, { state: "recorded", value: "d".repeat(64) });
+  assert.equal(e.opentofu_build, { state: "recorded", value: "b".repeat(64) });
+  assert.equal(e.job_engine_build, { state: "recorded", value: "graphile-worker@0.17.3" });
+  assert.equal(
+    [e.definition_sha, e.protocol],
+    [
+      { state: "not_recorded", value: null },
+      { state: "not_recorded", value: null },
+    ],
+  );
+  assert.equal(
+    e.attempts.map((a) => a.workflow_id),
+    ["job-1", "job-2"],
+  );
 });
 
 evidence("artifact object keys never reach the document", () => {

@@ -140,21 +140,26 @@ function terminalReason(records: ReviewRecords): S["RunReviewTerminalReason"] | 
 
 function evidence(records: ReviewRecords): S["RunReviewEvidence"] {
   const { run, evaluation } = records;
+  // Recorded by each attempt when it started (runner/provenance.ts); the latest attempt's stands.
+  const provenance = last(records.attempts.filter((a) => a.provenance))?.provenance ?? null;
   return {
     jobs: records.jobs.map((job) => ({ id: job.id, phase: job.phase })),
-    // Nothing records the job definition, the StackShip build, the runner release, the sandbox
-    // protocol or the job engine's build per run yet: they stay explicitly not recorded.
+    // StackShip has no workflow definition apart from its build, and no versioned runner
+    // protocol: those two stay explicitly not recorded.
     definition_sha: recorded(null),
-    build_sha: recorded(null),
+    build_sha: recorded(provenance?.buildSha),
     opentofu_version: recorded(run.opentofuVersion),
-    runner_release: recorded(null),
+    opentofu_build: recorded(provenance?.opentofuBinaryDigest),
+    runner_release: recorded(provenance?.runnerRelease),
     sandbox_base_profile: recorded(last(records.attempts.filter((a) => a.baseProfile !== ""))?.baseProfile),
+    sandbox_profile_digest: recorded(provenance?.sandboxProfileDigest),
     protocol: recorded(null),
     opa_version: recorded(evaluation?.opaVersion),
     opa_build_commit: recorded(evaluation?.opaBuildCommit),
-    job_engine_build: recorded(null),
+    job_engine_build: recorded(provenance?.jobEngineBuild),
     attempts: records.attempts.map((a) => ({
       id: a.id,
+      workflow_id: a.provenance?.jobId ?? null,
       phase: a.phase,
       attempt_number: a.attemptNumber,
       sandbox_id: a.sandboxId,

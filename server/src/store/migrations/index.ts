@@ -18,6 +18,7 @@ import * as addPlanEvidenceDigests from "./20261204170000_add_plan_evidence_dige
 import * as createGithubInstallationBindings from "./20261204180000_create_github_installation_bindings.ts";
 import * as createAuditChain from "./20261204200000_create_audit_chain.ts";
 import * as createRunAttestations from "./20261204213000_create_run_attestations.ts";
+import * as addAttemptProvenance from "./20261204214000_add_attempt_provenance.ts";
 
 /** A migration as the migration source serves it. */
 export interface NamedMigration {
@@ -47,4 +48,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: "20261204190000_add_access_revocation", up: addAccessRevocation.up, down: addAccessRevocation.down },
   { name: "20261204200000_create_audit_chain", up: createAuditChain.up, down: createAuditChain.down },
   { name: "20261204213000_create_run_attestations", up: createRunAttestations.up, down: createRunAttestations.down },
+  { name: "20261204214000_add_attempt_provenance", up: addAttemptProvenance.up, down: addAttemptProvenance.down },
 ];
