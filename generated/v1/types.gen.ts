@@ -2261,6 +2261,7 @@ export interface components {
             /** @constant */
             state: "permitted";
         };
+        /** @description Execution evidence. Recorded by each attempt when it started (the latest attempt's stands): `build_sha` (the StackShip build: STACKSHIP_BUILD_SHA, else the checkout's git HEAD), `runner_release` (STACKSHIP_RUNNER_RELEASE, else `git describe --always --dirty`), `sandbox_profile_digest` (SHA-256 over the base profile name, the compiled seccomp filter, the sandbox limits and the source that builds bwrap's arguments), `opentofu_build` (SHA-256 of the OpenTofu binary), `job_engine_build` (the installed graphile-worker version) and each attempt's `workflow_id` (the runner job that ran it). From the policy evaluation: the OPA version and build commit. Always `not_recorded`: `definition_sha` (StackShip has no workflow definition apart from its build) and `protocol` (the runner has no versioned protocol); attempts that started before this was recorded show `not_recorded` too. */
         RunReviewEvidence: {
             attempts: {
                 attempt_number: number;
@@ -2276,6 +2277,8 @@ export interface components {
                 status: "running" | "succeeded" | "failed" | "interrupted" | "lost";
                 /** @description Why the attempt ended, e.g. `exit_zero`, `exit_nonzero`, `timeout`, `interrupted`, `killed`, `runner_lost`, or the sandbox limit that stopped it (`sandbox_memory_limit`, `sandbox_process_limit`, `sandbox_file_size_limit`, `sandbox_disk_limit`, `sandbox_cpu_limit`); null while it runs. */
                 terminal_classification: string | null;
+                /** @description The runner (graphile-worker) job that ran the attempt; null when not recorded. */
+                workflow_id: string | null;
             }[];
             build_sha: components["schemas"]["RunReviewRecordedString"];
             definition_sha: components["schemas"]["RunReviewRecordedString"];
@@ -2288,10 +2291,12 @@ export interface components {
             }[];
             opa_build_commit: components["schemas"]["RunReviewRecordedString"];
             opa_version: components["schemas"]["RunReviewRecordedString"];
+            opentofu_build: components["schemas"]["RunReviewRecordedString"];
             opentofu_version: components["schemas"]["RunReviewRecordedString"];
             protocol: components["schemas"]["RunReviewRecordedString"];
             runner_release: components["schemas"]["RunReviewRecordedString"];
             sandbox_base_profile: components["schemas"]["RunReviewRecordedString"];
+            sandbox_profile_digest: components["schemas"]["RunReviewRecordedString"];
         };
         RunReviewHeader: {
             commit_author: components["schemas"]["RunReviewRecordedString"];

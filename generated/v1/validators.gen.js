@@ -18934,7 +18934,7 @@ export const RunReviewDocument = validate118;
 const schema209 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReview"}}};
 const schema210 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"run-reviews"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["header","available_actions","stages","terminal_reason","recovery","evidence","downloads"],"properties":{"header":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewHeader"},"available_actions":{"type":"array","uniqueItems":true,"items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewAction"}},"stages":{"description":"The ordered stage timeline (plan, policy, approval, apply).","type":"object","additionalProperties":false,"required":["plan","policy","approval","apply"],"properties":{"plan":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewPlanStage"},"policy":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewPolicyStage"},"approval":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewApprovalStage"},"apply":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewApplyStage"}}},"terminal_reason":{"description":"Why the run ended (or stopped for recovery); null while it is still moving.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewTerminalReason"}]},"recovery":{"description":"Recovery evidence while the run needs recovery (unresolved); null otherwise.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"evidence":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewEvidence"},"downloads":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads"},"truncated_logs":{"description":"The phases whose stored log passed its cap (`STACKSHIP_PHASE_LOG_MAX_BYTES`, the same on every process): such a log keeps its first and its newest half, with a truncation line where output was dropped. Absent when no log was cut.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":["plan","policy","apply"]}}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"run":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 const schema225 = {"type":"string","enum":["approve","discard","cancel","override","recover"]};
-const schema255 = {"description":"Null for a caller who could never download anything (no artifact or state-recovery permission at all); `not_permitted` (one note) for a caller holding some download permission but none on this run; otherwise the downloads this caller may use.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["state","note"],"properties":{"state":{"const":"not_permitted"},"note":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["state","items"],"properties":{"state":{"const":"permitted"},"items":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["kind","method","href","requires_reason","requires_step_up","available"],"properties":{"kind":{"type":"string","enum":["redacted_plan","raw_plan","emergency_state"]},"method":{"type":"string","enum":["GET","POST"]},"href":{"type":"string"},"requires_reason":{"type":"boolean"},"requires_step_up":{"type":"boolean","description":"True for the raw plan and emergency state: only a dashboard session with a step-up within the last 15 minutes may download them (API tokens get 403 STEP_UP_REQUIRED)."},"available":{"type":"boolean","description":"Whether the run recorded what this download serves."}}}}}}]};
+const schema257 = {"description":"Null for a caller who could never download anything (no artifact or state-recovery permission at all); `not_permitted` (one note) for a caller holding some download permission but none on this run; otherwise the downloads this caller may use.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["state","note"],"properties":{"state":{"const":"not_permitted"},"note":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["state","items"],"properties":{"state":{"const":"permitted"},"items":{"type":"array","minItems":1,"items":{"type":"object","additionalProperties":false,"required":["kind","method","href","requires_reason","requires_step_up","available"],"properties":{"kind":{"type":"string","enum":["redacted_plan","raw_plan","emergency_state"]},"method":{"type":"string","enum":["GET","POST"]},"href":{"type":"string"},"requires_reason":{"type":"boolean"},"requires_step_up":{"type":"boolean","description":"True for the raw plan and emergency state: only a dashboard session with a step-up within the last 15 minutes may download them (API tokens get 403 STEP_UP_REQUIRED)."},"available":{"type":"boolean","description":"Whether the run recorded what this download serves."}}}}}}]};
 const schema212 = {"type":"object","additionalProperties":false,"required":["title","title_generated","commit_message","status","kind","source","commit_sha","commit_url","source_ref","working_directory","commit_author","created_at","started_at","finished_at","run_id","workspace"],"properties":{"title":{"type":"string","description":"The run's own message; server-generated (e.g. `GitHub <commit-sha>`) when the trigger recorded none."},"title_generated":{"type":"boolean","description":"True when the title was generated by the server rather than recorded as the run's message."},"commit_message":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"source":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunSource"},"commit_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"commit_url":{"description":"The commit's page on the GitHub the App talks to (github.com, or the GitHub Enterprise Server of STACKSHIP_GITHUB_API_URL), when the run recorded a repository and a commit SHA.","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"source_ref":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"working_directory":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"commit_author":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"started_at":{"description":"When the first phase attempt started (null while none has).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"finished_at":{"description":"When the run ended (null while it has not).","$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"},"run_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"workspace":{"type":"object","additionalProperties":false,"required":["id","name","href"],"properties":{"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"name":{"type":"string"},"href":{"type":"string"}}}}};
 const schema213 = {"description":"A fact that is either recorded (`value` is a string) or explicitly not recorded (`value` is null).","oneOf":[{"type":"object","additionalProperties":false,"required":["state","value"],"properties":{"state":{"const":"recorded"},"value":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["state","value"],"properties":{"state":{"const":"not_recorded"},"value":{"type":"null"}}}]};
 const schema221 = {"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]};
@@ -23597,7 +23597,7 @@ return errors === 0;
 }
 validate145.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema244 = {"type":"object","additionalProperties":false,"required":["jobs","definition_sha","build_sha","opentofu_version","runner_release","sandbox_base_profile","protocol","opa_version","opa_build_commit","job_engine_build","attempts"],"properties":{"jobs":{"description":"The job (workflow) ids of the run's phases, oldest first.","type":"array","items":{"type":"object","additionalProperties":false,"required":["id","phase"],"properties":{"id":{"type":"string"},"phase":{"type":"string","enum":["plan","apply"]}}}},"definition_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"build_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opentofu_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"runner_release":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"sandbox_base_profile":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"protocol":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_build_commit":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"job_engine_build":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"attempts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","phase","attempt_number","sandbox_id","sandbox_name","region","status","terminal_classification","started_at","finished_at"],"properties":{"id":{"type":"string"},"phase":{"type":"string","enum":["plan","apply"]},"attempt_number":{"type":"integer","minimum":1},"sandbox_id":{"type":["string","null"]},"sandbox_name":{"type":["string","null"]},"region":{"type":"string"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"],"description":"Why the attempt ended, e.g. `exit_zero`, `exit_nonzero`, `timeout`, `interrupted`, `killed`, `runner_lost`, or the sandbox limit that stopped it (`sandbox_memory_limit`, `sandbox_process_limit`, `sandbox_file_size_limit`, `sandbox_disk_limit`, `sandbox_cpu_limit`); null while it runs."},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}}}}};
+const schema244 = {"type":"object","additionalProperties":false,"description":"Execution evidence. Recorded by each attempt when it started (the latest attempt's stands): `build_sha` (the StackShip build: STACKSHIP_BUILD_SHA, else the checkout's git HEAD), `runner_release` (STACKSHIP_RUNNER_RELEASE, else `git describe --always --dirty`), `sandbox_profile_digest` (SHA-256 over the base profile name, the compiled seccomp filter, the sandbox limits and the source that builds bwrap's arguments), `opentofu_build` (SHA-256 of the OpenTofu binary), `job_engine_build` (the installed graphile-worker version) and each attempt's `workflow_id` (the runner job that ran it). From the policy evaluation: the OPA version and build commit. Always `not_recorded`: `definition_sha` (StackShip has no workflow definition apart from its build) and `protocol` (the runner has no versioned protocol); attempts that started before this was recorded show `not_recorded` too.","required":["jobs","definition_sha","build_sha","opentofu_version","opentofu_build","runner_release","sandbox_base_profile","sandbox_profile_digest","protocol","opa_version","opa_build_commit","job_engine_build","attempts"],"properties":{"opentofu_build":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"sandbox_profile_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"jobs":{"description":"The job (workflow) ids of the run's phases, oldest first.","type":"array","items":{"type":"object","additionalProperties":false,"required":["id","phase"],"properties":{"id":{"type":"string"},"phase":{"type":"string","enum":["plan","apply"]}}}},"definition_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"build_sha":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opentofu_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"runner_release":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"sandbox_base_profile":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"protocol":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"opa_build_commit":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"job_engine_build":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString"},"attempts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","workflow_id","phase","attempt_number","sandbox_id","sandbox_name","region","status","terminal_classification","started_at","finished_at"],"properties":{"id":{"type":"string"},"workflow_id":{"type":["string","null"],"description":"The runner (graphile-worker) job that ran the attempt; null when not recorded."},"phase":{"type":"string","enum":["plan","apply"]},"attempt_number":{"type":"integer","minimum":1},"sandbox_id":{"type":["string","null"]},"sandbox_name":{"type":["string","null"]},"region":{"type":"string"},"status":{"type":"string","enum":["running","succeeded","failed","interrupted","lost"]},"terminal_classification":{"type":["string","null"],"description":"Why the attempt ended, e.g. `exit_zero`, `exit_nonzero`, `timeout`, `interrupted`, `killed`, `runner_lost`, or the sandbox limit that stopped it (`sandbox_memory_limit`, `sandbox_process_limit`, `sandbox_file_size_limit`, `sandbox_disk_limit`, `sandbox_cpu_limit`); null while it runs."},"started_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"finished_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewNullableTimestamp"}}}}}};
 
 function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -23650,8 +23650,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data.runner_release === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "runner_release"},message:"must have required property '"+"runner_release"+"'"};
+if(data.opentofu_build === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "opentofu_build"},message:"must have required property '"+"opentofu_build"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -23660,8 +23660,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data.sandbox_base_profile === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sandbox_base_profile"},message:"must have required property '"+"sandbox_base_profile"+"'"};
+if(data.runner_release === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "runner_release"},message:"must have required property '"+"runner_release"+"'"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -23670,8 +23670,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data.protocol === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'"};
+if(data.sandbox_base_profile === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sandbox_base_profile"},message:"must have required property '"+"sandbox_base_profile"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -23680,8 +23680,8 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data.opa_version === undefined){
-const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "opa_version"},message:"must have required property '"+"opa_version"+"'"};
+if(data.sandbox_profile_digest === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sandbox_profile_digest"},message:"must have required property '"+"sandbox_profile_digest"+"'"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -23690,8 +23690,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data.opa_build_commit === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "opa_build_commit"},message:"must have required property '"+"opa_build_commit"+"'"};
+if(data.protocol === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "protocol"},message:"must have required property '"+"protocol"+"'"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -23700,8 +23700,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data.job_engine_build === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_engine_build"},message:"must have required property '"+"job_engine_build"+"'"};
+if(data.opa_version === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "opa_version"},message:"must have required property '"+"opa_version"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -23710,8 +23710,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data.attempts === undefined){
-const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempts"},message:"must have required property '"+"attempts"+"'"};
+if(data.opa_build_commit === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "opa_build_commit"},message:"must have required property '"+"opa_build_commit"+"'"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -23720,9 +23720,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(func1.call(schema244.properties, key0))){
-const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.job_engine_build === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "job_engine_build"},message:"must have required property '"+"job_engine_build"+"'"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -23731,16 +23730,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data.jobs !== undefined){
-let data0 = data.jobs;
-if(Array.isArray(data0)){
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-let data1 = data0[i0];
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-if(data1.id === undefined){
-const err12 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/properties/jobs/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(data.attempts === undefined){
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attempts"},message:"must have required property '"+"attempts"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -23749,8 +23740,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(data1.phase === undefined){
-const err13 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/properties/jobs/items/required",keyword:"required",params:{missingProperty: "phase"},message:"must have required property '"+"phase"+"'"};
+for(const key0 in data){
+if(!(func1.call(schema244.properties, key0))){
+const err13 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -23759,9 +23751,16 @@ vErrors.push(err13);
 }
 errors++;
 }
-for(const key1 in data1){
-if(!((key1 === "id") || (key1 === "phase"))){
-const err14 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/properties/jobs/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+}
+if(data.opentofu_build !== undefined){
+let data0 = data.opentofu_build;
+const _errs4 = errors;
+let valid2 = false;
+let passing0 = null;
+const _errs5 = errors;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.state === undefined){
+const err14 = {instancePath:instancePath+"/opentofu_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -23770,10 +23769,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data1.id !== undefined){
-if(typeof data1.id !== "string"){
-const err15 = {instancePath:instancePath+"/jobs/" + i0+"/id",schemaPath:"#/properties/jobs/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data0.value === undefined){
+const err15 = {instancePath:instancePath+"/opentofu_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -23782,11 +23779,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data1.phase !== undefined){
-let data3 = data1.phase;
-if(typeof data3 !== "string"){
-const err16 = {instancePath:instancePath+"/jobs/" + i0+"/phase",schemaPath:"#/properties/jobs/items/properties/phase/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key1 in data0){
+if(!((key1 === "state") || (key1 === "value"))){
+const err16 = {instancePath:instancePath+"/opentofu_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -23795,8 +23790,10 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!((data3 === "plan") || (data3 === "apply"))){
-const err17 = {instancePath:instancePath+"/jobs/" + i0+"/phase",schemaPath:"#/properties/jobs/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema244.properties.jobs.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
+}
+if(data0.state !== undefined){
+if("recorded" !== data0.state){
+const err17 = {instancePath:instancePath+"/opentofu_build/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -23806,9 +23803,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-}
-else {
-const err18 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/properties/jobs/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data0.value !== undefined){
+if(typeof data0.value !== "string"){
+const err18 = {instancePath:instancePath+"/opentofu_build/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -23820,7 +23817,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err19 = {instancePath:instancePath+"/opentofu_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -23829,16 +23826,16 @@ vErrors.push(err19);
 }
 errors++;
 }
+var _valid0 = _errs5 === errors;
+if(_valid0){
+valid2 = true;
+passing0 = 0;
+var props0 = true;
 }
-if(data.definition_sha !== undefined){
-let data4 = data.definition_sha;
-const _errs13 = errors;
-let valid5 = false;
-let passing0 = null;
-const _errs14 = errors;
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.state === undefined){
-const err20 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+const _errs11 = errors;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.state === undefined){
+const err20 = {instancePath:instancePath+"/opentofu_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -23847,8 +23844,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(data4.value === undefined){
-const err21 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(data0.value === undefined){
+const err21 = {instancePath:instancePath+"/opentofu_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -23857,9 +23854,9 @@ vErrors.push(err21);
 }
 errors++;
 }
-for(const key2 in data4){
+for(const key2 in data0){
 if(!((key2 === "state") || (key2 === "value"))){
-const err22 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+const err22 = {instancePath:instancePath+"/opentofu_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -23869,9 +23866,9 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data4.state !== undefined){
-if("recorded" !== data4.state){
-const err23 = {instancePath:instancePath+"/definition_sha/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(data0.state !== undefined){
+if("not_recorded" !== data0.state){
+const err23 = {instancePath:instancePath+"/opentofu_build/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -23881,9 +23878,9 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data4.value !== undefined){
-if(typeof data4.value !== "string"){
-const err24 = {instancePath:instancePath+"/definition_sha/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data0.value !== undefined){
+if(data0.value !== null){
+const err24 = {instancePath:instancePath+"/opentofu_build/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -23895,7 +23892,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err25 = {instancePath:instancePath+"/opentofu_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -23904,16 +23901,22 @@ vErrors.push(err25);
 }
 errors++;
 }
-var _valid0 = _errs14 === errors;
-if(_valid0){
-valid5 = true;
-passing0 = 0;
-var props0 = true;
+var _valid0 = _errs11 === errors;
+if(_valid0 && valid2){
+valid2 = false;
+passing0 = [passing0, 1];
 }
-const _errs20 = errors;
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.state === undefined){
-const err26 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+else {
+if(_valid0){
+valid2 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+if(!valid2){
+const err26 = {instancePath:instancePath+"/opentofu_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -23922,8 +23925,27 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(data4.value === undefined){
-const err27 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.sandbox_profile_digest !== undefined){
+let data5 = data.sandbox_profile_digest;
+const _errs19 = errors;
+let valid6 = false;
+let passing1 = null;
+const _errs20 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.state === undefined){
+const err27 = {instancePath:instancePath+"/sandbox_profile_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -23932,9 +23954,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-for(const key3 in data4){
-if(!((key3 === "state") || (key3 === "value"))){
-const err28 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(data5.value === undefined){
+const err28 = {instancePath:instancePath+"/sandbox_profile_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -23943,10 +23964,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-if(data4.state !== undefined){
-if("not_recorded" !== data4.state){
-const err29 = {instancePath:instancePath+"/definition_sha/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+for(const key3 in data5){
+if(!((key3 === "state") || (key3 === "value"))){
+const err29 = {instancePath:instancePath+"/sandbox_profile_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -23956,9 +23976,9 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data4.value !== undefined){
-if(data4.value !== null){
-const err30 = {instancePath:instancePath+"/definition_sha/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data5.state !== undefined){
+if("recorded" !== data5.state){
+const err30 = {instancePath:instancePath+"/sandbox_profile_digest/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -23968,9 +23988,9 @@ vErrors.push(err30);
 errors++;
 }
 }
-}
-else {
-const err31 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data5.value !== undefined){
+if(typeof data5.value !== "string"){
+const err31 = {instancePath:instancePath+"/sandbox_profile_digest/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -23979,22 +23999,10 @@ vErrors.push(err31);
 }
 errors++;
 }
-var _valid0 = _errs20 === errors;
-if(_valid0 && valid5){
-valid5 = false;
-passing0 = [passing0, 1];
+}
 }
 else {
-if(_valid0){
-valid5 = true;
-passing0 = 1;
-if(props0 !== true){
-props0 = true;
-}
-}
-}
-if(!valid5){
-const err32 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err32 = {instancePath:instancePath+"/sandbox_profile_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -24003,27 +24011,16 @@ vErrors.push(err32);
 }
 errors++;
 }
-else {
-errors = _errs13;
-if(vErrors !== null){
-if(_errs13){
-vErrors.length = _errs13;
+var _valid1 = _errs20 === errors;
+if(_valid1){
+valid6 = true;
+passing1 = 0;
+var props1 = true;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.build_sha !== undefined){
-let data9 = data.build_sha;
-const _errs28 = errors;
-let valid9 = false;
-let passing1 = null;
-const _errs29 = errors;
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-if(data9.state === undefined){
-const err33 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+const _errs26 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.state === undefined){
+const err33 = {instancePath:instancePath+"/sandbox_profile_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -24032,8 +24029,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(data9.value === undefined){
-const err34 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(data5.value === undefined){
+const err34 = {instancePath:instancePath+"/sandbox_profile_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -24042,9 +24039,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-for(const key4 in data9){
+for(const key4 in data5){
 if(!((key4 === "state") || (key4 === "value"))){
-const err35 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+const err35 = {instancePath:instancePath+"/sandbox_profile_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -24054,9 +24051,9 @@ vErrors.push(err35);
 errors++;
 }
 }
-if(data9.state !== undefined){
-if("recorded" !== data9.state){
-const err36 = {instancePath:instancePath+"/build_sha/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(data5.state !== undefined){
+if("not_recorded" !== data5.state){
+const err36 = {instancePath:instancePath+"/sandbox_profile_digest/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -24066,9 +24063,9 @@ vErrors.push(err36);
 errors++;
 }
 }
-if(data9.value !== undefined){
-if(typeof data9.value !== "string"){
-const err37 = {instancePath:instancePath+"/build_sha/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data5.value !== undefined){
+if(data5.value !== null){
+const err37 = {instancePath:instancePath+"/sandbox_profile_digest/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -24080,7 +24077,7 @@ errors++;
 }
 }
 else {
-const err38 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err38 = {instancePath:instancePath+"/sandbox_profile_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -24089,16 +24086,22 @@ vErrors.push(err38);
 }
 errors++;
 }
-var _valid1 = _errs29 === errors;
-if(_valid1){
-valid9 = true;
-passing1 = 0;
-var props1 = true;
+var _valid1 = _errs26 === errors;
+if(_valid1 && valid6){
+valid6 = false;
+passing1 = [passing1, 1];
 }
-const _errs35 = errors;
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-if(data9.state === undefined){
-const err39 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+else {
+if(_valid1){
+valid6 = true;
+passing1 = 1;
+if(props1 !== true){
+props1 = true;
+}
+}
+}
+if(!valid6){
+const err39 = {instancePath:instancePath+"/sandbox_profile_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -24107,8 +24110,27 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(data9.value === undefined){
-const err40 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+else {
+errors = _errs19;
+if(vErrors !== null){
+if(_errs19){
+vErrors.length = _errs19;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.jobs !== undefined){
+let data10 = data.jobs;
+if(Array.isArray(data10)){
+const len0 = data10.length;
+for(let i0=0; i0<len0; i0++){
+let data11 = data10[i0];
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(data11.id === undefined){
+const err40 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/properties/jobs/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -24117,9 +24139,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-for(const key5 in data9){
-if(!((key5 === "state") || (key5 === "value"))){
-const err41 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(data11.phase === undefined){
+const err41 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/properties/jobs/items/required",keyword:"required",params:{missingProperty: "phase"},message:"must have required property '"+"phase"+"'"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -24128,10 +24149,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-if(data9.state !== undefined){
-if("not_recorded" !== data9.state){
-const err42 = {instancePath:instancePath+"/build_sha/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+for(const key5 in data11){
+if(!((key5 === "id") || (key5 === "phase"))){
+const err42 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/properties/jobs/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -24141,9 +24161,9 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data9.value !== undefined){
-if(data9.value !== null){
-const err43 = {instancePath:instancePath+"/build_sha/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data11.id !== undefined){
+if(typeof data11.id !== "string"){
+const err43 = {instancePath:instancePath+"/jobs/" + i0+"/id",schemaPath:"#/properties/jobs/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -24153,9 +24173,10 @@ vErrors.push(err43);
 errors++;
 }
 }
-}
-else {
-const err44 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data11.phase !== undefined){
+let data13 = data11.phase;
+if(typeof data13 !== "string"){
+const err44 = {instancePath:instancePath+"/jobs/" + i0+"/phase",schemaPath:"#/properties/jobs/items/properties/phase/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -24164,22 +24185,8 @@ vErrors.push(err44);
 }
 errors++;
 }
-var _valid1 = _errs35 === errors;
-if(_valid1 && valid9){
-valid9 = false;
-passing1 = [passing1, 1];
-}
-else {
-if(_valid1){
-valid9 = true;
-passing1 = 1;
-if(props1 !== true){
-props1 = true;
-}
-}
-}
-if(!valid9){
-const err45 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(!((data13 === "plan") || (data13 === "apply"))){
+const err45 = {instancePath:instancePath+"/jobs/" + i0+"/phase",schemaPath:"#/properties/jobs/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema244.properties.jobs.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -24188,27 +24195,10 @@ vErrors.push(err45);
 }
 errors++;
 }
-else {
-errors = _errs28;
-if(vErrors !== null){
-if(_errs28){
-vErrors.length = _errs28;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.opentofu_version !== undefined){
-let data14 = data.opentofu_version;
-const _errs43 = errors;
-let valid13 = false;
-let passing2 = null;
-const _errs44 = errors;
-if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
-if(data14.state === undefined){
-const err46 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
+const err46 = {instancePath:instancePath+"/jobs/" + i0,schemaPath:"#/properties/jobs/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -24217,8 +24207,10 @@ vErrors.push(err46);
 }
 errors++;
 }
-if(data14.value === undefined){
-const err47 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/jobs",schemaPath:"#/properties/jobs/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -24227,9 +24219,16 @@ vErrors.push(err47);
 }
 errors++;
 }
-for(const key6 in data14){
-if(!((key6 === "state") || (key6 === "value"))){
-const err48 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+if(data.definition_sha !== undefined){
+let data14 = data.definition_sha;
+const _errs43 = errors;
+let valid13 = false;
+let passing2 = null;
+const _errs44 = errors;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(data14.state === undefined){
+const err48 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -24238,10 +24237,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-if(data14.state !== undefined){
-if("recorded" !== data14.state){
-const err49 = {instancePath:instancePath+"/opentofu_version/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(data14.value === undefined){
+const err49 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -24250,10 +24247,9 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-if(data14.value !== undefined){
-if(typeof data14.value !== "string"){
-const err50 = {instancePath:instancePath+"/opentofu_version/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key6 in data14){
+if(!((key6 === "state") || (key6 === "value"))){
+const err50 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -24263,14 +24259,38 @@ vErrors.push(err50);
 errors++;
 }
 }
-}
-else {
-const err51 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data14.state !== undefined){
+if("recorded" !== data14.state){
+const err51 = {instancePath:instancePath+"/definition_sha/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err51];
 }
 else {
 vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data14.value !== undefined){
+if(typeof data14.value !== "string"){
+const err52 = {instancePath:instancePath+"/definition_sha/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
 }
 errors++;
 }
@@ -24283,28 +24303,7 @@ var props2 = true;
 const _errs50 = errors;
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 if(data14.state === undefined){
-const err52 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
-if(vErrors === null){
-vErrors = [err52];
-}
-else {
-vErrors.push(err52);
-}
-errors++;
-}
-if(data14.value === undefined){
-const err53 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
-if(vErrors === null){
-vErrors = [err53];
-}
-else {
-vErrors.push(err53);
-}
-errors++;
-}
-for(const key7 in data14){
-if(!((key7 === "state") || (key7 === "value"))){
-const err54 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+const err54 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -24313,10 +24312,8 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-if(data14.state !== undefined){
-if("not_recorded" !== data14.state){
-const err55 = {instancePath:instancePath+"/opentofu_version/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(data14.value === undefined){
+const err55 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -24325,10 +24322,9 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-if(data14.value !== undefined){
-if(data14.value !== null){
-const err56 = {instancePath:instancePath+"/opentofu_version/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+for(const key7 in data14){
+if(!((key7 === "state") || (key7 === "value"))){
+const err56 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -24338,14 +24334,38 @@ vErrors.push(err56);
 errors++;
 }
 }
-}
-else {
-const err57 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data14.state !== undefined){
+if("not_recorded" !== data14.state){
+const err57 = {instancePath:instancePath+"/definition_sha/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err57];
 }
 else {
 vErrors.push(err57);
+}
+errors++;
+}
+}
+if(data14.value !== undefined){
+if(data14.value !== null){
+const err58 = {instancePath:instancePath+"/definition_sha/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
 }
 errors++;
 }
@@ -24364,12 +24384,12 @@ props2 = true;
 }
 }
 if(!valid13){
-const err58 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+const err60 = {instancePath:instancePath+"/definition_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err58];
+vErrors = [err60];
 }
 else {
-vErrors.push(err58);
+vErrors.push(err60);
 }
 errors++;
 }
@@ -24385,36 +24405,15 @@ vErrors = null;
 }
 }
 }
-if(data.runner_release !== undefined){
-let data19 = data.runner_release;
+if(data.build_sha !== undefined){
+let data19 = data.build_sha;
 const _errs58 = errors;
 let valid17 = false;
 let passing3 = null;
 const _errs59 = errors;
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(data19.state === undefined){
-const err59 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
-if(vErrors === null){
-vErrors = [err59];
-}
-else {
-vErrors.push(err59);
-}
-errors++;
-}
-if(data19.value === undefined){
-const err60 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
-if(vErrors === null){
-vErrors = [err60];
-}
-else {
-vErrors.push(err60);
-}
-errors++;
-}
-for(const key8 in data19){
-if(!((key8 === "state") || (key8 === "value"))){
-const err61 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+const err61 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -24423,10 +24422,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-if(data19.state !== undefined){
-if("recorded" !== data19.state){
-const err62 = {instancePath:instancePath+"/runner_release/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(data19.value === undefined){
+const err62 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -24435,10 +24432,9 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-if(data19.value !== undefined){
-if(typeof data19.value !== "string"){
-const err63 = {instancePath:instancePath+"/runner_release/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key8 in data19){
+if(!((key8 === "state") || (key8 === "value"))){
+const err63 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -24448,14 +24444,38 @@ vErrors.push(err63);
 errors++;
 }
 }
-}
-else {
-const err64 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data19.state !== undefined){
+if("recorded" !== data19.state){
+const err64 = {instancePath:instancePath+"/build_sha/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err64];
 }
 else {
 vErrors.push(err64);
+}
+errors++;
+}
+}
+if(data19.value !== undefined){
+if(typeof data19.value !== "string"){
+const err65 = {instancePath:instancePath+"/build_sha/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+}
+else {
+const err66 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
 }
 errors++;
 }
@@ -24468,28 +24488,7 @@ var props3 = true;
 const _errs65 = errors;
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(data19.state === undefined){
-const err65 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
-if(vErrors === null){
-vErrors = [err65];
-}
-else {
-vErrors.push(err65);
-}
-errors++;
-}
-if(data19.value === undefined){
-const err66 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
-if(vErrors === null){
-vErrors = [err66];
-}
-else {
-vErrors.push(err66);
-}
-errors++;
-}
-for(const key9 in data19){
-if(!((key9 === "state") || (key9 === "value"))){
-const err67 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+const err67 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -24498,10 +24497,8 @@ vErrors.push(err67);
 }
 errors++;
 }
-}
-if(data19.state !== undefined){
-if("not_recorded" !== data19.state){
-const err68 = {instancePath:instancePath+"/runner_release/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(data19.value === undefined){
+const err68 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -24510,10 +24507,9 @@ vErrors.push(err68);
 }
 errors++;
 }
-}
-if(data19.value !== undefined){
-if(data19.value !== null){
-const err69 = {instancePath:instancePath+"/runner_release/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+for(const key9 in data19){
+if(!((key9 === "state") || (key9 === "value"))){
+const err69 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -24523,14 +24519,38 @@ vErrors.push(err69);
 errors++;
 }
 }
-}
-else {
-const err70 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data19.state !== undefined){
+if("not_recorded" !== data19.state){
+const err70 = {instancePath:instancePath+"/build_sha/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err70];
 }
 else {
 vErrors.push(err70);
+}
+errors++;
+}
+}
+if(data19.value !== undefined){
+if(data19.value !== null){
+const err71 = {instancePath:instancePath+"/build_sha/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+}
+else {
+const err72 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
 }
 errors++;
 }
@@ -24549,12 +24569,12 @@ props3 = true;
 }
 }
 if(!valid17){
-const err71 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+const err73 = {instancePath:instancePath+"/build_sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err71];
+vErrors = [err73];
 }
 else {
-vErrors.push(err71);
+vErrors.push(err73);
 }
 errors++;
 }
@@ -24570,36 +24590,15 @@ vErrors = null;
 }
 }
 }
-if(data.sandbox_base_profile !== undefined){
-let data24 = data.sandbox_base_profile;
+if(data.opentofu_version !== undefined){
+let data24 = data.opentofu_version;
 const _errs73 = errors;
 let valid21 = false;
 let passing4 = null;
 const _errs74 = errors;
 if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
 if(data24.state === undefined){
-const err72 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
-if(vErrors === null){
-vErrors = [err72];
-}
-else {
-vErrors.push(err72);
-}
-errors++;
-}
-if(data24.value === undefined){
-const err73 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
-if(vErrors === null){
-vErrors = [err73];
-}
-else {
-vErrors.push(err73);
-}
-errors++;
-}
-for(const key10 in data24){
-if(!((key10 === "state") || (key10 === "value"))){
-const err74 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+const err74 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -24608,10 +24607,8 @@ vErrors.push(err74);
 }
 errors++;
 }
-}
-if(data24.state !== undefined){
-if("recorded" !== data24.state){
-const err75 = {instancePath:instancePath+"/sandbox_base_profile/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(data24.value === undefined){
+const err75 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -24620,10 +24617,9 @@ vErrors.push(err75);
 }
 errors++;
 }
-}
-if(data24.value !== undefined){
-if(typeof data24.value !== "string"){
-const err76 = {instancePath:instancePath+"/sandbox_base_profile/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key10 in data24){
+if(!((key10 === "state") || (key10 === "value"))){
+const err76 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -24633,14 +24629,38 @@ vErrors.push(err76);
 errors++;
 }
 }
-}
-else {
-const err77 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data24.state !== undefined){
+if("recorded" !== data24.state){
+const err77 = {instancePath:instancePath+"/opentofu_version/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err77];
 }
 else {
 vErrors.push(err77);
+}
+errors++;
+}
+}
+if(data24.value !== undefined){
+if(typeof data24.value !== "string"){
+const err78 = {instancePath:instancePath+"/opentofu_version/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+}
+else {
+const err79 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
 }
 errors++;
 }
@@ -24653,28 +24673,7 @@ var props4 = true;
 const _errs80 = errors;
 if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
 if(data24.state === undefined){
-const err78 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
-if(vErrors === null){
-vErrors = [err78];
-}
-else {
-vErrors.push(err78);
-}
-errors++;
-}
-if(data24.value === undefined){
-const err79 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
-if(vErrors === null){
-vErrors = [err79];
-}
-else {
-vErrors.push(err79);
-}
-errors++;
-}
-for(const key11 in data24){
-if(!((key11 === "state") || (key11 === "value"))){
-const err80 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+const err80 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -24683,10 +24682,8 @@ vErrors.push(err80);
 }
 errors++;
 }
-}
-if(data24.state !== undefined){
-if("not_recorded" !== data24.state){
-const err81 = {instancePath:instancePath+"/sandbox_base_profile/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(data24.value === undefined){
+const err81 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -24695,10 +24692,9 @@ vErrors.push(err81);
 }
 errors++;
 }
-}
-if(data24.value !== undefined){
-if(data24.value !== null){
-const err82 = {instancePath:instancePath+"/sandbox_base_profile/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+for(const key11 in data24){
+if(!((key11 === "state") || (key11 === "value"))){
+const err82 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -24708,14 +24704,38 @@ vErrors.push(err82);
 errors++;
 }
 }
-}
-else {
-const err83 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data24.state !== undefined){
+if("not_recorded" !== data24.state){
+const err83 = {instancePath:instancePath+"/opentofu_version/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err83];
 }
 else {
 vErrors.push(err83);
+}
+errors++;
+}
+}
+if(data24.value !== undefined){
+if(data24.value !== null){
+const err84 = {instancePath:instancePath+"/opentofu_version/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+}
+else {
+const err85 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
 }
 errors++;
 }
@@ -24734,12 +24754,12 @@ props4 = true;
 }
 }
 if(!valid21){
-const err84 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
+const err86 = {instancePath:instancePath+"/opentofu_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err84];
+vErrors = [err86];
 }
 else {
-vErrors.push(err84);
+vErrors.push(err86);
 }
 errors++;
 }
@@ -24755,36 +24775,15 @@ vErrors = null;
 }
 }
 }
-if(data.protocol !== undefined){
-let data29 = data.protocol;
+if(data.runner_release !== undefined){
+let data29 = data.runner_release;
 const _errs88 = errors;
 let valid25 = false;
 let passing5 = null;
 const _errs89 = errors;
 if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
 if(data29.state === undefined){
-const err85 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
-if(vErrors === null){
-vErrors = [err85];
-}
-else {
-vErrors.push(err85);
-}
-errors++;
-}
-if(data29.value === undefined){
-const err86 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
-if(vErrors === null){
-vErrors = [err86];
-}
-else {
-vErrors.push(err86);
-}
-errors++;
-}
-for(const key12 in data29){
-if(!((key12 === "state") || (key12 === "value"))){
-const err87 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+const err87 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -24793,10 +24792,8 @@ vErrors.push(err87);
 }
 errors++;
 }
-}
-if(data29.state !== undefined){
-if("recorded" !== data29.state){
-const err88 = {instancePath:instancePath+"/protocol/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(data29.value === undefined){
+const err88 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -24805,10 +24802,9 @@ vErrors.push(err88);
 }
 errors++;
 }
-}
-if(data29.value !== undefined){
-if(typeof data29.value !== "string"){
-const err89 = {instancePath:instancePath+"/protocol/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key12 in data29){
+if(!((key12 === "state") || (key12 === "value"))){
+const err89 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -24818,14 +24814,38 @@ vErrors.push(err89);
 errors++;
 }
 }
-}
-else {
-const err90 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data29.state !== undefined){
+if("recorded" !== data29.state){
+const err90 = {instancePath:instancePath+"/runner_release/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err90];
 }
 else {
 vErrors.push(err90);
+}
+errors++;
+}
+}
+if(data29.value !== undefined){
+if(typeof data29.value !== "string"){
+const err91 = {instancePath:instancePath+"/runner_release/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+}
+}
+else {
+const err92 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
 }
 errors++;
 }
@@ -24838,28 +24858,7 @@ var props5 = true;
 const _errs95 = errors;
 if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
 if(data29.state === undefined){
-const err91 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
-if(vErrors === null){
-vErrors = [err91];
-}
-else {
-vErrors.push(err91);
-}
-errors++;
-}
-if(data29.value === undefined){
-const err92 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
-if(vErrors === null){
-vErrors = [err92];
-}
-else {
-vErrors.push(err92);
-}
-errors++;
-}
-for(const key13 in data29){
-if(!((key13 === "state") || (key13 === "value"))){
-const err93 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+const err93 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -24868,10 +24867,8 @@ vErrors.push(err93);
 }
 errors++;
 }
-}
-if(data29.state !== undefined){
-if("not_recorded" !== data29.state){
-const err94 = {instancePath:instancePath+"/protocol/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(data29.value === undefined){
+const err94 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -24880,10 +24877,9 @@ vErrors.push(err94);
 }
 errors++;
 }
-}
-if(data29.value !== undefined){
-if(data29.value !== null){
-const err95 = {instancePath:instancePath+"/protocol/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+for(const key13 in data29){
+if(!((key13 === "state") || (key13 === "value"))){
+const err95 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -24893,14 +24889,38 @@ vErrors.push(err95);
 errors++;
 }
 }
-}
-else {
-const err96 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data29.state !== undefined){
+if("not_recorded" !== data29.state){
+const err96 = {instancePath:instancePath+"/runner_release/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err96];
 }
 else {
 vErrors.push(err96);
+}
+errors++;
+}
+}
+if(data29.value !== undefined){
+if(data29.value !== null){
+const err97 = {instancePath:instancePath+"/runner_release/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+}
+}
+else {
+const err98 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
 }
 errors++;
 }
@@ -24919,12 +24939,12 @@ props5 = true;
 }
 }
 if(!valid25){
-const err97 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
+const err99 = {instancePath:instancePath+"/runner_release",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err97];
+vErrors = [err99];
 }
 else {
-vErrors.push(err97);
+vErrors.push(err99);
 }
 errors++;
 }
@@ -24940,36 +24960,15 @@ vErrors = null;
 }
 }
 }
-if(data.opa_version !== undefined){
-let data34 = data.opa_version;
+if(data.sandbox_base_profile !== undefined){
+let data34 = data.sandbox_base_profile;
 const _errs103 = errors;
 let valid29 = false;
 let passing6 = null;
 const _errs104 = errors;
 if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
 if(data34.state === undefined){
-const err98 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
-if(vErrors === null){
-vErrors = [err98];
-}
-else {
-vErrors.push(err98);
-}
-errors++;
-}
-if(data34.value === undefined){
-const err99 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
-if(vErrors === null){
-vErrors = [err99];
-}
-else {
-vErrors.push(err99);
-}
-errors++;
-}
-for(const key14 in data34){
-if(!((key14 === "state") || (key14 === "value"))){
-const err100 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+const err100 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -24978,10 +24977,8 @@ vErrors.push(err100);
 }
 errors++;
 }
-}
-if(data34.state !== undefined){
-if("recorded" !== data34.state){
-const err101 = {instancePath:instancePath+"/opa_version/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(data34.value === undefined){
+const err101 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -24990,10 +24987,9 @@ vErrors.push(err101);
 }
 errors++;
 }
-}
-if(data34.value !== undefined){
-if(typeof data34.value !== "string"){
-const err102 = {instancePath:instancePath+"/opa_version/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key14 in data34){
+if(!((key14 === "state") || (key14 === "value"))){
+const err102 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -25003,14 +24999,38 @@ vErrors.push(err102);
 errors++;
 }
 }
-}
-else {
-const err103 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data34.state !== undefined){
+if("recorded" !== data34.state){
+const err103 = {instancePath:instancePath+"/sandbox_base_profile/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err103];
 }
 else {
 vErrors.push(err103);
+}
+errors++;
+}
+}
+if(data34.value !== undefined){
+if(typeof data34.value !== "string"){
+const err104 = {instancePath:instancePath+"/sandbox_base_profile/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+}
+}
+else {
+const err105 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
 }
 errors++;
 }
@@ -25023,28 +25043,7 @@ var props6 = true;
 const _errs110 = errors;
 if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
 if(data34.state === undefined){
-const err104 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
-if(vErrors === null){
-vErrors = [err104];
-}
-else {
-vErrors.push(err104);
-}
-errors++;
-}
-if(data34.value === undefined){
-const err105 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
-if(vErrors === null){
-vErrors = [err105];
-}
-else {
-vErrors.push(err105);
-}
-errors++;
-}
-for(const key15 in data34){
-if(!((key15 === "state") || (key15 === "value"))){
-const err106 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+const err106 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -25053,10 +25052,8 @@ vErrors.push(err106);
 }
 errors++;
 }
-}
-if(data34.state !== undefined){
-if("not_recorded" !== data34.state){
-const err107 = {instancePath:instancePath+"/opa_version/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(data34.value === undefined){
+const err107 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -25065,10 +25062,9 @@ vErrors.push(err107);
 }
 errors++;
 }
-}
-if(data34.value !== undefined){
-if(data34.value !== null){
-const err108 = {instancePath:instancePath+"/opa_version/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+for(const key15 in data34){
+if(!((key15 === "state") || (key15 === "value"))){
+const err108 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -25078,14 +25074,38 @@ vErrors.push(err108);
 errors++;
 }
 }
-}
-else {
-const err109 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data34.state !== undefined){
+if("not_recorded" !== data34.state){
+const err109 = {instancePath:instancePath+"/sandbox_base_profile/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err109];
 }
 else {
 vErrors.push(err109);
+}
+errors++;
+}
+}
+if(data34.value !== undefined){
+if(data34.value !== null){
+const err110 = {instancePath:instancePath+"/sandbox_base_profile/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+}
+}
+else {
+const err111 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
 }
 errors++;
 }
@@ -25104,12 +25124,12 @@ props6 = true;
 }
 }
 if(!valid29){
-const err110 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing6},message:"must match exactly one schema in oneOf"};
+const err112 = {instancePath:instancePath+"/sandbox_base_profile",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing6},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err110];
+vErrors = [err112];
 }
 else {
-vErrors.push(err110);
+vErrors.push(err112);
 }
 errors++;
 }
@@ -25125,36 +25145,15 @@ vErrors = null;
 }
 }
 }
-if(data.opa_build_commit !== undefined){
-let data39 = data.opa_build_commit;
+if(data.protocol !== undefined){
+let data39 = data.protocol;
 const _errs118 = errors;
 let valid33 = false;
 let passing7 = null;
 const _errs119 = errors;
 if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
 if(data39.state === undefined){
-const err111 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
-if(vErrors === null){
-vErrors = [err111];
-}
-else {
-vErrors.push(err111);
-}
-errors++;
-}
-if(data39.value === undefined){
-const err112 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
-if(vErrors === null){
-vErrors = [err112];
-}
-else {
-vErrors.push(err112);
-}
-errors++;
-}
-for(const key16 in data39){
-if(!((key16 === "state") || (key16 === "value"))){
-const err113 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+const err113 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -25163,10 +25162,8 @@ vErrors.push(err113);
 }
 errors++;
 }
-}
-if(data39.state !== undefined){
-if("recorded" !== data39.state){
-const err114 = {instancePath:instancePath+"/opa_build_commit/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(data39.value === undefined){
+const err114 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -25175,10 +25172,9 @@ vErrors.push(err114);
 }
 errors++;
 }
-}
-if(data39.value !== undefined){
-if(typeof data39.value !== "string"){
-const err115 = {instancePath:instancePath+"/opa_build_commit/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key16 in data39){
+if(!((key16 === "state") || (key16 === "value"))){
+const err115 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -25188,14 +25184,38 @@ vErrors.push(err115);
 errors++;
 }
 }
-}
-else {
-const err116 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data39.state !== undefined){
+if("recorded" !== data39.state){
+const err116 = {instancePath:instancePath+"/protocol/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err116];
 }
 else {
 vErrors.push(err116);
+}
+errors++;
+}
+}
+if(data39.value !== undefined){
+if(typeof data39.value !== "string"){
+const err117 = {instancePath:instancePath+"/protocol/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err117];
+}
+else {
+vErrors.push(err117);
+}
+errors++;
+}
+}
+}
+else {
+const err118 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
 }
 errors++;
 }
@@ -25208,28 +25228,7 @@ var props7 = true;
 const _errs125 = errors;
 if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
 if(data39.state === undefined){
-const err117 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
-if(vErrors === null){
-vErrors = [err117];
-}
-else {
-vErrors.push(err117);
-}
-errors++;
-}
-if(data39.value === undefined){
-const err118 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
-if(vErrors === null){
-vErrors = [err118];
-}
-else {
-vErrors.push(err118);
-}
-errors++;
-}
-for(const key17 in data39){
-if(!((key17 === "state") || (key17 === "value"))){
-const err119 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+const err119 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -25238,10 +25237,8 @@ vErrors.push(err119);
 }
 errors++;
 }
-}
-if(data39.state !== undefined){
-if("not_recorded" !== data39.state){
-const err120 = {instancePath:instancePath+"/opa_build_commit/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(data39.value === undefined){
+const err120 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -25250,10 +25247,9 @@ vErrors.push(err120);
 }
 errors++;
 }
-}
-if(data39.value !== undefined){
-if(data39.value !== null){
-const err121 = {instancePath:instancePath+"/opa_build_commit/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+for(const key17 in data39){
+if(!((key17 === "state") || (key17 === "value"))){
+const err121 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -25263,14 +25259,38 @@ vErrors.push(err121);
 errors++;
 }
 }
-}
-else {
-const err122 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data39.state !== undefined){
+if("not_recorded" !== data39.state){
+const err122 = {instancePath:instancePath+"/protocol/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err122];
 }
 else {
 vErrors.push(err122);
+}
+errors++;
+}
+}
+if(data39.value !== undefined){
+if(data39.value !== null){
+const err123 = {instancePath:instancePath+"/protocol/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+}
+}
+else {
+const err124 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
 }
 errors++;
 }
@@ -25289,12 +25309,12 @@ props7 = true;
 }
 }
 if(!valid33){
-const err123 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing7},message:"must match exactly one schema in oneOf"};
+const err125 = {instancePath:instancePath+"/protocol",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing7},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err123];
+vErrors = [err125];
 }
 else {
-vErrors.push(err123);
+vErrors.push(err125);
 }
 errors++;
 }
@@ -25310,36 +25330,15 @@ vErrors = null;
 }
 }
 }
-if(data.job_engine_build !== undefined){
-let data44 = data.job_engine_build;
+if(data.opa_version !== undefined){
+let data44 = data.opa_version;
 const _errs133 = errors;
 let valid37 = false;
 let passing8 = null;
 const _errs134 = errors;
 if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
 if(data44.state === undefined){
-const err124 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
-if(vErrors === null){
-vErrors = [err124];
-}
-else {
-vErrors.push(err124);
-}
-errors++;
-}
-if(data44.value === undefined){
-const err125 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
-if(vErrors === null){
-vErrors = [err125];
-}
-else {
-vErrors.push(err125);
-}
-errors++;
-}
-for(const key18 in data44){
-if(!((key18 === "state") || (key18 === "value"))){
-const err126 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+const err126 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -25348,10 +25347,8 @@ vErrors.push(err126);
 }
 errors++;
 }
-}
-if(data44.state !== undefined){
-if("recorded" !== data44.state){
-const err127 = {instancePath:instancePath+"/job_engine_build/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
+if(data44.value === undefined){
+const err127 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -25360,10 +25357,9 @@ vErrors.push(err127);
 }
 errors++;
 }
-}
-if(data44.value !== undefined){
-if(typeof data44.value !== "string"){
-const err128 = {instancePath:instancePath+"/job_engine_build/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key18 in data44){
+if(!((key18 === "state") || (key18 === "value"))){
+const err128 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -25373,14 +25369,38 @@ vErrors.push(err128);
 errors++;
 }
 }
-}
-else {
-const err129 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data44.state !== undefined){
+if("recorded" !== data44.state){
+const err129 = {instancePath:instancePath+"/opa_version/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err129];
 }
 else {
 vErrors.push(err129);
+}
+errors++;
+}
+}
+if(data44.value !== undefined){
+if(typeof data44.value !== "string"){
+const err130 = {instancePath:instancePath+"/opa_version/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
+}
+errors++;
+}
+}
+}
+else {
+const err131 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
 }
 errors++;
 }
@@ -25393,28 +25413,7 @@ var props8 = true;
 const _errs140 = errors;
 if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
 if(data44.state === undefined){
-const err130 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
-if(vErrors === null){
-vErrors = [err130];
-}
-else {
-vErrors.push(err130);
-}
-errors++;
-}
-if(data44.value === undefined){
-const err131 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
-if(vErrors === null){
-vErrors = [err131];
-}
-else {
-vErrors.push(err131);
-}
-errors++;
-}
-for(const key19 in data44){
-if(!((key19 === "state") || (key19 === "value"))){
-const err132 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+const err132 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -25423,10 +25422,8 @@ vErrors.push(err132);
 }
 errors++;
 }
-}
-if(data44.state !== undefined){
-if("not_recorded" !== data44.state){
-const err133 = {instancePath:instancePath+"/job_engine_build/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
+if(data44.value === undefined){
+const err133 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -25435,10 +25432,9 @@ vErrors.push(err133);
 }
 errors++;
 }
-}
-if(data44.value !== undefined){
-if(data44.value !== null){
-const err134 = {instancePath:instancePath+"/job_engine_build/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+for(const key19 in data44){
+if(!((key19 === "state") || (key19 === "value"))){
+const err134 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -25448,14 +25444,38 @@ vErrors.push(err134);
 errors++;
 }
 }
-}
-else {
-const err135 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data44.state !== undefined){
+if("not_recorded" !== data44.state){
+const err135 = {instancePath:instancePath+"/opa_version/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err135];
 }
 else {
 vErrors.push(err135);
+}
+errors++;
+}
+}
+if(data44.value !== undefined){
+if(data44.value !== null){
+const err136 = {instancePath:instancePath+"/opa_version/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err136];
+}
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+}
+}
+else {
+const err137 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
 }
 errors++;
 }
@@ -25474,12 +25494,12 @@ props8 = true;
 }
 }
 if(!valid37){
-const err136 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing8},message:"must match exactly one schema in oneOf"};
+const err138 = {instancePath:instancePath+"/opa_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing8},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err136];
+vErrors = [err138];
 }
 else {
-vErrors.push(err136);
+vErrors.push(err138);
 }
 errors++;
 }
@@ -25495,35 +25515,15 @@ vErrors = null;
 }
 }
 }
-if(data.attempts !== undefined){
-let data49 = data.attempts;
-if(Array.isArray(data49)){
-const len1 = data49.length;
-for(let i1=0; i1<len1; i1++){
-let data50 = data49[i1];
-if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
-if(data50.id === undefined){
-const err137 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err137];
-}
-else {
-vErrors.push(err137);
-}
-errors++;
-}
-if(data50.phase === undefined){
-const err138 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "phase"},message:"must have required property '"+"phase"+"'"};
-if(vErrors === null){
-vErrors = [err138];
-}
-else {
-vErrors.push(err138);
-}
-errors++;
-}
-if(data50.attempt_number === undefined){
-const err139 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "attempt_number"},message:"must have required property '"+"attempt_number"+"'"};
+if(data.opa_build_commit !== undefined){
+let data49 = data.opa_build_commit;
+const _errs148 = errors;
+let valid41 = false;
+let passing9 = null;
+const _errs149 = errors;
+if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+if(data49.state === undefined){
+const err139 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -25532,8 +25532,8 @@ vErrors.push(err139);
 }
 errors++;
 }
-if(data50.sandbox_id === undefined){
-const err140 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "sandbox_id"},message:"must have required property '"+"sandbox_id"+"'"};
+if(data49.value === undefined){
+const err140 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -25542,8 +25542,9 @@ vErrors.push(err140);
 }
 errors++;
 }
-if(data50.sandbox_name === undefined){
-const err141 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "sandbox_name"},message:"must have required property '"+"sandbox_name"+"'"};
+for(const key20 in data49){
+if(!((key20 === "state") || (key20 === "value"))){
+const err141 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -25552,8 +25553,10 @@ vErrors.push(err141);
 }
 errors++;
 }
-if(data50.region === undefined){
-const err142 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "region"},message:"must have required property '"+"region"+"'"};
+}
+if(data49.state !== undefined){
+if("recorded" !== data49.state){
+const err142 = {instancePath:instancePath+"/opa_build_commit/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -25562,8 +25565,10 @@ vErrors.push(err142);
 }
 errors++;
 }
-if(data50.status === undefined){
-const err143 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+}
+if(data49.value !== undefined){
+if(typeof data49.value !== "string"){
+const err143 = {instancePath:instancePath+"/opa_build_commit/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -25572,8 +25577,10 @@ vErrors.push(err143);
 }
 errors++;
 }
-if(data50.terminal_classification === undefined){
-const err144 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "terminal_classification"},message:"must have required property '"+"terminal_classification"+"'"};
+}
+}
+else {
+const err144 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -25582,8 +25589,16 @@ vErrors.push(err144);
 }
 errors++;
 }
-if(data50.started_at === undefined){
-const err145 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "started_at"},message:"must have required property '"+"started_at"+"'"};
+var _valid9 = _errs149 === errors;
+if(_valid9){
+valid41 = true;
+passing9 = 0;
+var props9 = true;
+}
+const _errs155 = errors;
+if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+if(data49.state === undefined){
+const err145 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -25592,8 +25607,8 @@ vErrors.push(err145);
 }
 errors++;
 }
-if(data50.finished_at === undefined){
-const err146 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "finished_at"},message:"must have required property '"+"finished_at"+"'"};
+if(data49.value === undefined){
+const err146 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -25602,9 +25617,9 @@ vErrors.push(err146);
 }
 errors++;
 }
-for(const key20 in data50){
-if(!(func1.call(schema244.properties.attempts.items.properties, key20))){
-const err147 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+for(const key21 in data49){
+if(!((key21 === "state") || (key21 === "value"))){
+const err147 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -25614,9 +25629,9 @@ vErrors.push(err147);
 errors++;
 }
 }
-if(data50.id !== undefined){
-if(typeof data50.id !== "string"){
-const err148 = {instancePath:instancePath+"/attempts/" + i1+"/id",schemaPath:"#/properties/attempts/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data49.state !== undefined){
+if("not_recorded" !== data49.state){
+const err148 = {instancePath:instancePath+"/opa_build_commit/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -25626,10 +25641,9 @@ vErrors.push(err148);
 errors++;
 }
 }
-if(data50.phase !== undefined){
-let data52 = data50.phase;
-if(typeof data52 !== "string"){
-const err149 = {instancePath:instancePath+"/attempts/" + i1+"/phase",schemaPath:"#/properties/attempts/items/properties/phase/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data49.value !== undefined){
+if(data49.value !== null){
+const err149 = {instancePath:instancePath+"/opa_build_commit/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -25638,8 +25652,10 @@ vErrors.push(err149);
 }
 errors++;
 }
-if(!((data52 === "plan") || (data52 === "apply"))){
-const err150 = {instancePath:instancePath+"/attempts/" + i1+"/phase",schemaPath:"#/properties/attempts/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema244.properties.attempts.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
+}
+}
+else {
+const err150 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -25648,11 +25664,22 @@ vErrors.push(err150);
 }
 errors++;
 }
+var _valid9 = _errs155 === errors;
+if(_valid9 && valid41){
+valid41 = false;
+passing9 = [passing9, 1];
 }
-if(data50.attempt_number !== undefined){
-let data53 = data50.attempt_number;
-if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
-const err151 = {instancePath:instancePath+"/attempts/" + i1+"/attempt_number",schemaPath:"#/properties/attempts/items/properties/attempt_number/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+if(_valid9){
+valid41 = true;
+passing9 = 1;
+if(props9 !== true){
+props9 = true;
+}
+}
+}
+if(!valid41){
+const err151 = {instancePath:instancePath+"/opa_build_commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing9},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -25661,9 +25688,27 @@ vErrors.push(err151);
 }
 errors++;
 }
-if((typeof data53 == "number") && (isFinite(data53))){
-if(data53 < 1 || isNaN(data53)){
-const err152 = {instancePath:instancePath+"/attempts/" + i1+"/attempt_number",schemaPath:"#/properties/attempts/items/properties/attempt_number/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+else {
+errors = _errs148;
+if(vErrors !== null){
+if(_errs148){
+vErrors.length = _errs148;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.job_engine_build !== undefined){
+let data54 = data.job_engine_build;
+const _errs163 = errors;
+let valid45 = false;
+let passing10 = null;
+const _errs164 = errors;
+if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
+if(data54.state === undefined){
+const err152 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -25672,12 +25717,8 @@ vErrors.push(err152);
 }
 errors++;
 }
-}
-}
-if(data50.sandbox_id !== undefined){
-let data54 = data50.sandbox_id;
-if((typeof data54 !== "string") && (data54 !== null)){
-const err153 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_id",schemaPath:"#/properties/attempts/items/properties/sandbox_id/type",keyword:"type",params:{type: schema244.properties.attempts.items.properties.sandbox_id.type},message:"must be string,null"};
+if(data54.value === undefined){
+const err153 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -25686,11 +25727,9 @@ vErrors.push(err153);
 }
 errors++;
 }
-}
-if(data50.sandbox_name !== undefined){
-let data55 = data50.sandbox_name;
-if((typeof data55 !== "string") && (data55 !== null)){
-const err154 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_name",schemaPath:"#/properties/attempts/items/properties/sandbox_name/type",keyword:"type",params:{type: schema244.properties.attempts.items.properties.sandbox_name.type},message:"must be string,null"};
+for(const key22 in data54){
+if(!((key22 === "state") || (key22 === "value"))){
+const err154 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -25700,9 +25739,9 @@ vErrors.push(err154);
 errors++;
 }
 }
-if(data50.region !== undefined){
-if(typeof data50.region !== "string"){
-const err155 = {instancePath:instancePath+"/attempts/" + i1+"/region",schemaPath:"#/properties/attempts/items/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data54.state !== undefined){
+if("recorded" !== data54.state){
+const err155 = {instancePath:instancePath+"/job_engine_build/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/state/const",keyword:"const",params:{allowedValue: "recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -25712,10 +25751,9 @@ vErrors.push(err155);
 errors++;
 }
 }
-if(data50.status !== undefined){
-let data57 = data50.status;
-if(typeof data57 !== "string"){
-const err156 = {instancePath:instancePath+"/attempts/" + i1+"/status",schemaPath:"#/properties/attempts/items/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data54.value !== undefined){
+if(typeof data54.value !== "string"){
+const err156 = {instancePath:instancePath+"/job_engine_build/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -25724,8 +25762,10 @@ vErrors.push(err156);
 }
 errors++;
 }
-if(!(((((data57 === "running") || (data57 === "succeeded")) || (data57 === "failed")) || (data57 === "interrupted")) || (data57 === "lost"))){
-const err157 = {instancePath:instancePath+"/attempts/" + i1+"/status",schemaPath:"#/properties/attempts/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema244.properties.attempts.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+}
+}
+else {
+const err157 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -25734,11 +25774,16 @@ vErrors.push(err157);
 }
 errors++;
 }
+var _valid10 = _errs164 === errors;
+if(_valid10){
+valid45 = true;
+passing10 = 0;
+var props10 = true;
 }
-if(data50.terminal_classification !== undefined){
-let data58 = data50.terminal_classification;
-if((typeof data58 !== "string") && (data58 !== null)){
-const err158 = {instancePath:instancePath+"/attempts/" + i1+"/terminal_classification",schemaPath:"#/properties/attempts/items/properties/terminal_classification/type",keyword:"type",params:{type: schema244.properties.attempts.items.properties.terminal_classification.type},message:"must be string,null"};
+const _errs170 = errors;
+if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
+if(data54.state === undefined){
+const err158 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -25747,12 +25792,8 @@ vErrors.push(err158);
 }
 errors++;
 }
-}
-if(data50.started_at !== undefined){
-let data59 = data50.started_at;
-if(typeof data59 === "string"){
-if(!pattern5.test(data59)){
-const err159 = {instancePath:instancePath+"/attempts/" + i1+"/started_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(data54.value === undefined){
+const err159 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -25761,8 +25802,9 @@ vErrors.push(err159);
 }
 errors++;
 }
-if(!(formats0.validate(data59))){
-const err160 = {instancePath:instancePath+"/attempts/" + i1+"/started_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+for(const key23 in data54){
+if(!((key23 === "state") || (key23 === "value"))){
+const err160 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -25772,8 +25814,9 @@ vErrors.push(err160);
 errors++;
 }
 }
-else {
-const err161 = {instancePath:instancePath+"/attempts/" + i1+"/started_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data54.state !== undefined){
+if("not_recorded" !== data54.state){
+const err161 = {instancePath:instancePath+"/job_engine_build/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/state/const",keyword:"const",params:{allowedValue: "not_recorded"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -25783,15 +25826,9 @@ vErrors.push(err161);
 errors++;
 }
 }
-if(data50.finished_at !== undefined){
-if(!(validate121(data50.finished_at, {instancePath:instancePath+"/attempts/" + i1+"/finished_at",parentData:data50,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err162 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data54.value !== undefined){
+if(data54.value !== null){
+const err162 = {instancePath:instancePath+"/job_engine_build/value",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/properties/value/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -25803,7 +25840,7 @@ errors++;
 }
 }
 else {
-const err163 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err163 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -25812,15 +25849,391 @@ vErrors.push(err163);
 }
 errors++;
 }
-}
+var _valid10 = _errs170 === errors;
+if(_valid10 && valid45){
+valid45 = false;
+passing10 = [passing10, 1];
 }
 else {
-const err164 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(_valid10){
+valid45 = true;
+passing10 = 1;
+if(props10 !== true){
+props10 = true;
+}
+}
+}
+if(!valid45){
+const err164 = {instancePath:instancePath+"/job_engine_build",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewRecordedString/oneOf",keyword:"oneOf",params:{passingSchemas: passing10},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err164];
 }
 else {
 vErrors.push(err164);
+}
+errors++;
+}
+else {
+errors = _errs163;
+if(vErrors !== null){
+if(_errs163){
+vErrors.length = _errs163;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.attempts !== undefined){
+let data59 = data.attempts;
+if(Array.isArray(data59)){
+const len1 = data59.length;
+for(let i1=0; i1<len1; i1++){
+let data60 = data59[i1];
+if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+if(data60.id === undefined){
+const err165 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err165];
+}
+else {
+vErrors.push(err165);
+}
+errors++;
+}
+if(data60.workflow_id === undefined){
+const err166 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "workflow_id"},message:"must have required property '"+"workflow_id"+"'"};
+if(vErrors === null){
+vErrors = [err166];
+}
+else {
+vErrors.push(err166);
+}
+errors++;
+}
+if(data60.phase === undefined){
+const err167 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "phase"},message:"must have required property '"+"phase"+"'"};
+if(vErrors === null){
+vErrors = [err167];
+}
+else {
+vErrors.push(err167);
+}
+errors++;
+}
+if(data60.attempt_number === undefined){
+const err168 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "attempt_number"},message:"must have required property '"+"attempt_number"+"'"};
+if(vErrors === null){
+vErrors = [err168];
+}
+else {
+vErrors.push(err168);
+}
+errors++;
+}
+if(data60.sandbox_id === undefined){
+const err169 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "sandbox_id"},message:"must have required property '"+"sandbox_id"+"'"};
+if(vErrors === null){
+vErrors = [err169];
+}
+else {
+vErrors.push(err169);
+}
+errors++;
+}
+if(data60.sandbox_name === undefined){
+const err170 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "sandbox_name"},message:"must have required property '"+"sandbox_name"+"'"};
+if(vErrors === null){
+vErrors = [err170];
+}
+else {
+vErrors.push(err170);
+}
+errors++;
+}
+if(data60.region === undefined){
+const err171 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "region"},message:"must have required property '"+"region"+"'"};
+if(vErrors === null){
+vErrors = [err171];
+}
+else {
+vErrors.push(err171);
+}
+errors++;
+}
+if(data60.status === undefined){
+const err172 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err172];
+}
+else {
+vErrors.push(err172);
+}
+errors++;
+}
+if(data60.terminal_classification === undefined){
+const err173 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "terminal_classification"},message:"must have required property '"+"terminal_classification"+"'"};
+if(vErrors === null){
+vErrors = [err173];
+}
+else {
+vErrors.push(err173);
+}
+errors++;
+}
+if(data60.started_at === undefined){
+const err174 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "started_at"},message:"must have required property '"+"started_at"+"'"};
+if(vErrors === null){
+vErrors = [err174];
+}
+else {
+vErrors.push(err174);
+}
+errors++;
+}
+if(data60.finished_at === undefined){
+const err175 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/required",keyword:"required",params:{missingProperty: "finished_at"},message:"must have required property '"+"finished_at"+"'"};
+if(vErrors === null){
+vErrors = [err175];
+}
+else {
+vErrors.push(err175);
+}
+errors++;
+}
+for(const key24 in data60){
+if(!(func1.call(schema244.properties.attempts.items.properties, key24))){
+const err176 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err176];
+}
+else {
+vErrors.push(err176);
+}
+errors++;
+}
+}
+if(data60.id !== undefined){
+if(typeof data60.id !== "string"){
+const err177 = {instancePath:instancePath+"/attempts/" + i1+"/id",schemaPath:"#/properties/attempts/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err177];
+}
+else {
+vErrors.push(err177);
+}
+errors++;
+}
+}
+if(data60.workflow_id !== undefined){
+let data62 = data60.workflow_id;
+if((typeof data62 !== "string") && (data62 !== null)){
+const err178 = {instancePath:instancePath+"/attempts/" + i1+"/workflow_id",schemaPath:"#/properties/attempts/items/properties/workflow_id/type",keyword:"type",params:{type: schema244.properties.attempts.items.properties.workflow_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err178];
+}
+else {
+vErrors.push(err178);
+}
+errors++;
+}
+}
+if(data60.phase !== undefined){
+let data63 = data60.phase;
+if(typeof data63 !== "string"){
+const err179 = {instancePath:instancePath+"/attempts/" + i1+"/phase",schemaPath:"#/properties/attempts/items/properties/phase/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err179];
+}
+else {
+vErrors.push(err179);
+}
+errors++;
+}
+if(!((data63 === "plan") || (data63 === "apply"))){
+const err180 = {instancePath:instancePath+"/attempts/" + i1+"/phase",schemaPath:"#/properties/attempts/items/properties/phase/enum",keyword:"enum",params:{allowedValues: schema244.properties.attempts.items.properties.phase.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err180];
+}
+else {
+vErrors.push(err180);
+}
+errors++;
+}
+}
+if(data60.attempt_number !== undefined){
+let data64 = data60.attempt_number;
+if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
+const err181 = {instancePath:instancePath+"/attempts/" + i1+"/attempt_number",schemaPath:"#/properties/attempts/items/properties/attempt_number/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err181];
+}
+else {
+vErrors.push(err181);
+}
+errors++;
+}
+if((typeof data64 == "number") && (isFinite(data64))){
+if(data64 < 1 || isNaN(data64)){
+const err182 = {instancePath:instancePath+"/attempts/" + i1+"/attempt_number",schemaPath:"#/properties/attempts/items/properties/attempt_number/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err182];
+}
+else {
+vErrors.push(err182);
+}
+errors++;
+}
+}
+}
+if(data60.sandbox_id !== undefined){
+let data65 = data60.sandbox_id;
+if((typeof data65 !== "string") && (data65 !== null)){
+const err183 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_id",schemaPath:"#/properties/attempts/items/properties/sandbox_id/type",keyword:"type",params:{type: schema244.properties.attempts.items.properties.sandbox_id.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err183];
+}
+else {
+vErrors.push(err183);
+}
+errors++;
+}
+}
+if(data60.sandbox_name !== undefined){
+let data66 = data60.sandbox_name;
+if((typeof data66 !== "string") && (data66 !== null)){
+const err184 = {instancePath:instancePath+"/attempts/" + i1+"/sandbox_name",schemaPath:"#/properties/attempts/items/properties/sandbox_name/type",keyword:"type",params:{type: schema244.properties.attempts.items.properties.sandbox_name.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err184];
+}
+else {
+vErrors.push(err184);
+}
+errors++;
+}
+}
+if(data60.region !== undefined){
+if(typeof data60.region !== "string"){
+const err185 = {instancePath:instancePath+"/attempts/" + i1+"/region",schemaPath:"#/properties/attempts/items/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err185];
+}
+else {
+vErrors.push(err185);
+}
+errors++;
+}
+}
+if(data60.status !== undefined){
+let data68 = data60.status;
+if(typeof data68 !== "string"){
+const err186 = {instancePath:instancePath+"/attempts/" + i1+"/status",schemaPath:"#/properties/attempts/items/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err186];
+}
+else {
+vErrors.push(err186);
+}
+errors++;
+}
+if(!(((((data68 === "running") || (data68 === "succeeded")) || (data68 === "failed")) || (data68 === "interrupted")) || (data68 === "lost"))){
+const err187 = {instancePath:instancePath+"/attempts/" + i1+"/status",schemaPath:"#/properties/attempts/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema244.properties.attempts.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err187];
+}
+else {
+vErrors.push(err187);
+}
+errors++;
+}
+}
+if(data60.terminal_classification !== undefined){
+let data69 = data60.terminal_classification;
+if((typeof data69 !== "string") && (data69 !== null)){
+const err188 = {instancePath:instancePath+"/attempts/" + i1+"/terminal_classification",schemaPath:"#/properties/attempts/items/properties/terminal_classification/type",keyword:"type",params:{type: schema244.properties.attempts.items.properties.terminal_classification.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err188];
+}
+else {
+vErrors.push(err188);
+}
+errors++;
+}
+}
+if(data60.started_at !== undefined){
+let data70 = data60.started_at;
+if(typeof data70 === "string"){
+if(!pattern5.test(data70)){
+const err189 = {instancePath:instancePath+"/attempts/" + i1+"/started_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err189];
+}
+else {
+vErrors.push(err189);
+}
+errors++;
+}
+if(!(formats0.validate(data70))){
+const err190 = {instancePath:instancePath+"/attempts/" + i1+"/started_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err190];
+}
+else {
+vErrors.push(err190);
+}
+errors++;
+}
+}
+else {
+const err191 = {instancePath:instancePath+"/attempts/" + i1+"/started_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err191];
+}
+else {
+vErrors.push(err191);
+}
+errors++;
+}
+}
+if(data60.finished_at !== undefined){
+if(!(validate121(data60.finished_at, {instancePath:instancePath+"/attempts/" + i1+"/finished_at",parentData:data60,parentDataProperty:"finished_at",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err192 = {instancePath:instancePath+"/attempts/" + i1,schemaPath:"#/properties/attempts/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err192];
+}
+else {
+vErrors.push(err192);
+}
+errors++;
+}
+}
+}
+else {
+const err193 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err193];
+}
+else {
+vErrors.push(err193);
+}
+errors++;
+}
+}
+}
+else {
+const err194 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err194];
+}
+else {
+vErrors.push(err194);
 }
 errors++;
 }
@@ -26554,7 +26967,7 @@ vErrors.push(err50);
 errors++;
 }
 if(!(((data20 === "redacted_plan") || (data20 === "raw_plan")) || (data20 === "emergency_state"))){
-const err51 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/kind",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema255.oneOf[2].properties.items.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err51 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/kind",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema257.oneOf[2].properties.items.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -26577,7 +26990,7 @@ vErrors.push(err52);
 errors++;
 }
 if(!((data21 === "GET") || (data21 === "POST"))){
-const err53 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/method",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/method/enum",keyword:"enum",params:{allowedValues: schema255.oneOf[2].properties.items.items.properties.method.enum},message:"must be equal to one of the allowed values"};
+const err53 = {instancePath:instancePath+"/attributes/downloads/items/" + i2+"/method",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunReviewDownloads/oneOf/2/properties/items/items/properties/method/enum",keyword:"enum",params:{allowedValues: schema257.oneOf[2].properties.items.items.properties.method.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -27298,7 +27711,7 @@ return errors === 0;
 validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const SessionCreateDocument = validate152;
-const schema260 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"sessions"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
+const schema262 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"sessions"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
 
 function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27536,7 +27949,7 @@ return errors === 0;
 validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const SessionDocument = validate153;
-const schema263 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"sessions"},"id":{"type":"string","pattern":"^ses-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["csrf_token","created_at","expires_at","stepped_up_at","step_up_fresh_until","user"],"properties":{"csrf_token":{"type":"string","description":"Send as `X-CSRF-Token` on every cookie-authenticated POST, PUT, PATCH and DELETE."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"stepped_up_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"step_up_fresh_until":{"description":"Until when sensitive downloads need no new step-up (15 minutes after it); null when never stepped up.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"user":{"type":"object","additionalProperties":false,"required":["id","email","display_name","site_admin"],"properties":{"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["user"],"properties":{"user":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
+const schema265 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"sessions"},"id":{"type":"string","pattern":"^ses-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["csrf_token","created_at","expires_at","stepped_up_at","step_up_fresh_until","user"],"properties":{"csrf_token":{"type":"string","description":"Send as `X-CSRF-Token` on every cookie-authenticated POST, PUT, PATCH and DELETE."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"stepped_up_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"step_up_fresh_until":{"description":"Until when sensitive downloads need no new step-up (15 minutes after it); null when never stepped up.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"user":{"type":"object","additionalProperties":false,"required":["id","email","display_name","site_admin"],"properties":{"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["user"],"properties":{"user":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
 const pattern119 = new RegExp("^ses-[0-9a-z]{16}$", "u");
 
 function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -28342,10 +28755,10 @@ return errors === 0;
 validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const SourceConnectionDocument = validate154;
-const schema270 = {"type":"object","additionalProperties":false,"required":["data","meta"],"properties":{"data":{"description":"The workspace's connection; null when it has none.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceConnection"}]},"meta":{"type":"object","additionalProperties":false,"required":["pipeline","deliveries"],"properties":{"pipeline":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline"},"deliveries":{"type":"array","maxItems":20,"description":"The last (at most 20) deliveries about the connected repository through the connection's own installation (bound to this workspace's organization), newest first; another organization's deliveries about a repository of the same name never appear. Empty when not connected.","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/GitHubDelivery"}}}}}};
-const schema278 = {"type":"object","additionalProperties":false,"required":["state","detail","webhook_url","app_id","api_url"],"properties":{"state":{"type":"string","enum":["on","off"]},"detail":{"type":"string","description":"One sentence: what is configured, or which variables are missing. It names the App id and the API URL only for administrators (as `app_id` and `api_url` do)."},"webhook_url":{"type":"string","description":"Where the GitHub App must send its webhooks."},"app_id":{"type":["string","null"],"description":"The GitHub App's id (`STACKSHIP_GITHUB_APP_ID`) for an administrator of the workspace's organization (or of the deployment) while the pipeline is on; null for everyone else."},"api_url":{"type":["string","null"],"description":"The GitHub API the App talks to (`STACKSHIP_GITHUB_API_URL`), under the same rule as `app_id`: null for anyone but an administrator, and while the pipeline is off."}}};
-const schema271 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"source-connections"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["provider","installation_id","repository","tracked_branch","working_directory","trigger_paths","repository_access","created_at","updated_at"],"properties":{"provider":{"const":"github"},"installation_id":{"type":"integer"},"repository":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceRepository"},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"trigger_paths":{"type":"array","items":{"type":"string"}},"repository_access":{"type":"string","enum":["granted","not_granted","unknown"],"description":"Whether the installation can see the repository, from the installation and installation_repositories events StackShip received (`unknown` before any arrived)."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
-const schema273 = {"type":"string","pattern":"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$","description":"`owner/name`"};
+const schema272 = {"type":"object","additionalProperties":false,"required":["data","meta"],"properties":{"data":{"description":"The workspace's connection; null when it has none.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceConnection"}]},"meta":{"type":"object","additionalProperties":false,"required":["pipeline","deliveries"],"properties":{"pipeline":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline"},"deliveries":{"type":"array","maxItems":20,"description":"The last (at most 20) deliveries about the connected repository through the connection's own installation (bound to this workspace's organization), newest first; another organization's deliveries about a repository of the same name never appear. Empty when not connected.","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/GitHubDelivery"}}}}}};
+const schema280 = {"type":"object","additionalProperties":false,"required":["state","detail","webhook_url","app_id","api_url"],"properties":{"state":{"type":"string","enum":["on","off"]},"detail":{"type":"string","description":"One sentence: what is configured, or which variables are missing. It names the App id and the API URL only for administrators (as `app_id` and `api_url` do)."},"webhook_url":{"type":"string","description":"Where the GitHub App must send its webhooks."},"app_id":{"type":["string","null"],"description":"The GitHub App's id (`STACKSHIP_GITHUB_APP_ID`) for an administrator of the workspace's organization (or of the deployment) while the pipeline is on; null for everyone else."},"api_url":{"type":["string","null"],"description":"The GitHub API the App talks to (`STACKSHIP_GITHUB_API_URL`), under the same rule as `app_id`: null for anyone but an administrator, and while the pipeline is off."}}};
+const schema273 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"source-connections"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["provider","installation_id","repository","tracked_branch","working_directory","trigger_paths","repository_access","created_at","updated_at"],"properties":{"provider":{"const":"github"},"installation_id":{"type":"integer"},"repository":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceRepository"},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"trigger_paths":{"type":"array","items":{"type":"string"}},"repository_access":{"type":"string","enum":["granted","not_granted","unknown"],"description":"Whether the installation can see the repository, from the installation and installation_repositories events StackShip received (`unknown` before any arrived)."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema275 = {"type":"string","pattern":"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$","description":"`owner/name`"};
 const pattern127 = new RegExp("^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$", "u");
 
 function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -28552,7 +28965,7 @@ vErrors.push(err17);
 errors++;
 }
 for(const key1 in data2){
-if(!(func1.call(schema271.properties.attributes.properties, key1))){
+if(!(func1.call(schema273.properties.attributes.properties, key1))){
 const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err18];
@@ -28678,7 +29091,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!(((data10 === "granted") || (data10 === "not_granted")) || (data10 === "unknown"))){
-const err28 = {instancePath:instancePath+"/attributes/repository_access",schemaPath:"#/properties/attributes/properties/repository_access/enum",keyword:"enum",params:{allowedValues: schema271.properties.attributes.properties.repository_access.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/attributes/repository_access",schemaPath:"#/properties/attributes/properties/repository_access/enum",keyword:"enum",params:{allowedValues: schema273.properties.attributes.properties.repository_access.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -29199,7 +29612,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!((data3 === "on") || (data3 === "off"))){
-const err15 = {instancePath:instancePath+"/meta/pipeline/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/properties/state/enum",keyword:"enum",params:{allowedValues: schema278.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/meta/pipeline/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/properties/state/enum",keyword:"enum",params:{allowedValues: schema280.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -29236,7 +29649,7 @@ errors++;
 if(data2.app_id !== undefined){
 let data6 = data2.app_id;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err18 = {instancePath:instancePath+"/meta/pipeline/app_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/properties/app_id/type",keyword:"type",params:{type: schema278.properties.app_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/meta/pipeline/app_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/properties/app_id/type",keyword:"type",params:{type: schema280.properties.app_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -29249,7 +29662,7 @@ errors++;
 if(data2.api_url !== undefined){
 let data7 = data2.api_url;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/meta/pipeline/api_url",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/properties/api_url/type",keyword:"type",params:{type: schema278.properties.api_url.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/meta/pipeline/api_url",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/properties/api_url/type",keyword:"type",params:{type: schema280.properties.api_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -29332,8 +29745,8 @@ return errors === 0;
 validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const SourceConnectionWriteDocument = validate158;
-const schema279 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"source-connections"},"attributes":{"type":"object","additionalProperties":false,"required":["installation_id","repository"],"properties":{"installation_id":{"type":"integer","minimum":1,"maximum":9007199254740991,"description":"The GitHub App installation that can see the repository."},"repository":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceRepository"},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\s~^:?*\\[\\\\]+$","description":"Defaults to the workspace's tracked branch."},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$","description":"The configuration's directory inside the repository; the root (\"\") by default."},"trigger_paths":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceTriggerPaths"}}}}}}};
-const schema281 = {"type":"array","maxItems":20,"items":{"type":"string","minLength":1,"maxLength":200,"pattern":"^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$"},"description":"Globs relative to the repository root (`*` within a path segment, `**` across segments, `?` one character). A push creates a run only when it changes a file under the working directory or matching one of these. At most 20 globs of at most 200 characters each (422 beyond); they are matched in time linear in the glob's and the path's length (no backtracking)."};
+const schema281 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"source-connections"},"attributes":{"type":"object","additionalProperties":false,"required":["installation_id","repository"],"properties":{"installation_id":{"type":"integer","minimum":1,"maximum":9007199254740991,"description":"The GitHub App installation that can see the repository."},"repository":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceRepository"},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\s~^:?*\\[\\\\]+$","description":"Defaults to the workspace's tracked branch."},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$","description":"The configuration's directory inside the repository; the root (\"\") by default."},"trigger_paths":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceTriggerPaths"}}}}}}};
+const schema283 = {"type":"array","maxItems":20,"items":{"type":"string","minLength":1,"maxLength":200,"pattern":"^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$"},"description":"Globs relative to the repository root (`*` within a path segment, `**` across segments, `?` one character). A push creates a run only when it changes a file under the working directory or matching one of these. At most 20 globs of at most 200 characters each (422 beyond); they are matched in time linear in the glob's and the path's length (no backtracking)."};
 const pattern131 = new RegExp("^[^\\s~^:?*\\[\\\\]+$", "u");
 const pattern132 = new RegExp("^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$", "u");
 
@@ -29704,7 +30117,7 @@ return errors === 0;
 validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const StepUpDocument = validate159;
-const schema282 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"step-ups"},"attributes":{"type":"object","additionalProperties":false,"required":["password"],"properties":{"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
+const schema284 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"step-ups"},"attributes":{"type":"object","additionalProperties":false,"required":["password"],"properties":{"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
 
 function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29887,7 +30300,7 @@ return errors === 0;
 validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const TokenCreateDocument = validate160;
-const schema284 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"tokens"},"attributes":{"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"],"description":"viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have."},"description":{"type":"string","maxLength":200},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp","description":"When the token stops working (401 from then on). Must be in the future (422 `TOKEN_EXPIRY_INVALID`). Without it the token works until it is revoked (`DELETE /v1/organizations/{organization_name}/tokens/{token_id}`)."}}}}}}};
+const schema286 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"tokens"},"attributes":{"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"],"description":"viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have."},"description":{"type":"string","maxLength":200},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp","description":"When the token stops working (401 from then on). Must be in the future (422 `TOKEN_EXPIRY_INVALID`). Without it the token works until it is revoked (`DELETE /v1/organizations/{organization_name}/tokens/{token_id}`)."}}}}}}};
 
 function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30007,7 +30420,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((data3 === "viewer") || (data3 === "operator")) || (data3 === "admin"))){
-const err9 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema284.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema286.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -30118,7 +30531,7 @@ return errors === 0;
 validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const TokenDocument = validate161;
-const schema286 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","expires_at","secret"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"description":"When the token stops working; null when it works until revoked.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"secret":{"type":"string","description":"The bearer token. Returned only in this response; StackShip stores only its hash."}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
+const schema288 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","expires_at","secret"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"description":"When the token stops working; null when it works until revoked.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"secret":{"type":"string","description":"The bearer token. Returned only in this response; StackShip stores only its hash."}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
 const pattern135 = new RegExp("^at-[0-9a-z]{16}$", "u");
 
 function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -30324,7 +30737,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!(((data4 === "viewer") || (data4 === "operator")) || (data4 === "admin"))){
-const err17 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema286.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema288.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -30337,7 +30750,7 @@ errors++;
 if(data3.description !== undefined){
 let data5 = data3.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err18 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema286.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema288.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -30667,8 +31080,8 @@ return errors === 0;
 validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const TokenListDocument = validate162;
-const schema290 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","description":"The organization's tokens that were not revoked (expired ones included), oldest first. Never a secret.","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Token"}}}};
-const schema291 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","expires_at","last_used_at","expired"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"description":"When the token stops working; null when it works until revoked.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"last_used_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"expired":{"type":"boolean","description":"Whether `expires_at` has passed (the token gets 401)."}}}}};
+const schema292 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","description":"The organization's tokens that were not revoked (expired ones included), oldest first. Never a secret.","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Token"}}}};
+const schema293 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","expires_at","last_used_at","expired"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"description":"When the token stops working; null when it works until revoked.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"last_used_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"expired":{"type":"boolean","description":"Whether `expires_at` has passed (the token gets 401)."}}}}};
 
 function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -30848,7 +31261,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data3 === "viewer") || (data3 === "operator")) || (data3 === "admin"))){
-const err15 = {instancePath:instancePath+"/attributes/role",schemaPath:"#/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema291.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/attributes/role",schemaPath:"#/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema293.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -30861,7 +31274,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema291.properties.attributes.properties.description.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema293.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -31193,7 +31606,7 @@ return errors === 0;
 validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const UserCreateDocument = validate165;
-const schema295 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string","minLength":1,"maxLength":255},"password":{"type":"string","minLength":12,"maxLength":1024,"writeOnly":true,"description":"At least 12 characters. Stored only as an scrypt hash."},"site_admin":{"type":"boolean","default":false}}}}}}};
+const schema297 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string","minLength":1,"maxLength":255},"password":{"type":"string","minLength":12,"maxLength":1024,"writeOnly":true,"description":"At least 12 characters. Stored only as an scrypt hash."},"site_admin":{"type":"boolean","default":false}}}}}}};
 
 function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31478,7 +31891,7 @@ return errors === 0;
 validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const UserDocument = validate166;
-const schema297 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"users"},"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["email","display_name","site_admin","disabled","created_at"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"},"disabled":{"type":"boolean","description":"A disabled user cannot sign in and has no sessions."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}}}};
+const schema299 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"users"},"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["email","display_name","site_admin","disabled","created_at"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"},"disabled":{"type":"boolean","description":"A disabled user cannot sign in and has no sessions."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}}}};
 
 function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31817,7 +32230,7 @@ return errors === 0;
 validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const UserUpdateDocument = validate167;
-const schema300 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"disabled":{"type":"boolean","description":"true disables the user: every session ends at once (live sockets close) and sign-in is refused like a wrong password; false lets the user sign in again."}}}}}}};
+const schema302 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"disabled":{"type":"boolean","description":"true disables the user: every session ends at once (live sockets close) and sign-in is refused like a wrong password; false lets the user sign in again."}}}}}}};
 
 function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -31977,7 +32390,7 @@ return errors === 0;
 validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const VariableCreateDocument = validate168;
-const schema301 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"variables"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value"],"properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"],"default":"terraform"},"hcl":{"type":"boolean","default":false},"sensitive":{"type":"boolean","default":false},"description":{"type":"string","maxLength":500}}}}}}};
+const schema303 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"variables"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value"],"properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"],"default":"terraform"},"hcl":{"type":"boolean","default":false},"sensitive":{"type":"boolean","default":false},"description":{"type":"string","maxLength":500}}}}}}};
 const pattern146 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
 function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -32158,7 +32571,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err14 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema301.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema303.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -32258,8 +32671,8 @@ return errors === 0;
 validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const VariableDocument = validate169;
-const schema302 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}};
-const schema303 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","category","hcl","sensitive","description","created_at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"],"description":"Always null for a sensitive variable."},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
+const schema304 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}};
+const schema305 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","category","hcl","sensitive","description","created_at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"],"description":"Always null for a sensitive variable."},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
 const pattern147 = new RegExp("^var-[0-9a-z]{16}$", "u");
 
 function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -32462,7 +32875,7 @@ errors++;
 if(data2.value !== undefined){
 let data4 = data2.value;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema303.properties.attributes.properties.value.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema305.properties.attributes.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -32485,7 +32898,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err19 = {instancePath:instancePath+"/attributes/category",schemaPath:"#/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema303.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attributes/category",schemaPath:"#/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema305.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -32522,7 +32935,7 @@ errors++;
 if(data2.description !== undefined){
 let data8 = data2.description;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema303.properties.attributes.properties.description.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema305.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -32797,7 +33210,7 @@ return errors === 0;
 validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const VariableListDocument = validate172;
-const schema306 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}}};
+const schema308 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}}};
 
 function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -32871,7 +33284,7 @@ return errors === 0;
 validate172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const VariableUpdateDocument = validate174;
-const schema307 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was.","properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
+const schema309 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was.","properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
 
 function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -33046,7 +33459,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data6 === "terraform") || (data6 === "env"))){
-const err13 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema307.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema309.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -33146,7 +33559,7 @@ return errors === 0;
 validate174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceCreateDocument = validate175;
-const schema308 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."},"approval_ttl_seconds":{"type":"integer","minimum":60,"maximum":604800,"default":86400,"description":"How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours)."},"plan_requires_credential":{"type":"boolean","default":false,"description":"Whether a plan needs a cloud credential from a federation profile (see updateWorkspace)."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
+const schema310 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."},"approval_ttl_seconds":{"type":"integer","minimum":60,"maximum":604800,"default":86400,"description":"How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours)."},"plan_requires_credential":{"type":"boolean","default":false,"description":"Whether a plan needs a cloud credential from a federation profile (see updateWorkspace)."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
 const pattern152 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
 
 function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -33670,8 +34083,8 @@ return errors === 0;
 validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceDocument = validate176;
-const schema311 = {"type":"object","additionalProperties":false,"required":["data","meta"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"},"meta":{"type":"object","additionalProperties":false,"required":["permissions"],"properties":{"permissions":{"type":"object","description":"What the caller may do with this workspace, so that a client shows only the controls that will be accepted (the server still checks every request).","additionalProperties":false,"required":["write","verify_federation_profiles"],"properties":{"write":{"type":"boolean","description":"workspace:write: change its settings (plan_requires_credential), its source connection and its federation profiles."},"verify_federation_profiles":{"type":"boolean","description":"org:admin on the workspace's organization (verifyFederationProfile)."}}}}}}};
-const schema312 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","plan_requires_credential","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"plan_requires_credential":{"type":"boolean","description":"Whether a plan needs a cloud credential from a federation profile."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema313 = {"type":"object","additionalProperties":false,"required":["data","meta"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"},"meta":{"type":"object","additionalProperties":false,"required":["permissions"],"properties":{"permissions":{"type":"object","description":"What the caller may do with this workspace, so that a client shows only the controls that will be accepted (the server still checks every request).","additionalProperties":false,"required":["write","verify_federation_profiles"],"properties":{"write":{"type":"boolean","description":"workspace:write: change its settings (plan_requires_credential), its source connection and its federation profiles."},"verify_federation_profiles":{"type":"boolean","description":"org:admin on the workspace's organization (verifyFederationProfile)."}}}}}}};
+const schema314 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","plan_requires_credential","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"plan_requires_credential":{"type":"boolean","description":"Whether a plan needs a cloud credential from a federation profile."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 
 function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -33887,7 +34300,7 @@ vErrors.push(err18);
 errors++;
 }
 for(const key1 in data2){
-if(!(func1.call(schema312.properties.attributes.properties, key1))){
+if(!(func1.call(schema314.properties.attributes.properties, key1))){
 const err19 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
@@ -33913,7 +34326,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err21 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema312.properties.attributes.properties.description.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema314.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -34584,7 +34997,7 @@ return errors === 0;
 validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceListDocument = validate179;
-const schema319 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}}};
+const schema321 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}}};
 
 function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -34658,7 +35071,7 @@ return errors === 0;
 validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceStateSummaryDocument = validate181;
-const schema320 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"workspace-state-summaries"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["current_state_version_id","state_versions","truncated","lock"],"properties":{"current_state_version_id":{"description":"The newest published state version; null before the first apply published one.","oneOf":[{"type":"null"},{"type":"string","pattern":"^sv-[0-9a-z]{16}$"}]},"state_versions":{"type":"array","maxItems":100,"description":"Published state versions, newest serial first.","items":{"type":"object","additionalProperties":false,"required":["id","serial","run_id","published_at","digest","size_bytes"],"properties":{"id":{"type":"string","pattern":"^sv-[0-9a-z]{16}$"},"serial":{"type":"integer","minimum":0},"run_id":{"description":"The run whose apply published it; null for state written outside a run.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}]},"published_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"size_bytes":{"type":"integer","minimum":0}}}},"truncated":{"type":"boolean","description":"True when older published versions exist beyond the 100 listed."},"lock":{"description":"Who holds the workspace lock; null when it is free.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["holder_kind","holder_id","reason","locked_at"],"properties":{"holder_kind":{"type":"string","enum":["run","user"]},"holder_id":{"type":"string"},"reason":{"type":"string"},"locked_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}]}}}}}}};
+const schema322 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"workspace-state-summaries"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["current_state_version_id","state_versions","truncated","lock"],"properties":{"current_state_version_id":{"description":"The newest published state version; null before the first apply published one.","oneOf":[{"type":"null"},{"type":"string","pattern":"^sv-[0-9a-z]{16}$"}]},"state_versions":{"type":"array","maxItems":100,"description":"Published state versions, newest serial first.","items":{"type":"object","additionalProperties":false,"required":["id","serial","run_id","published_at","digest","size_bytes"],"properties":{"id":{"type":"string","pattern":"^sv-[0-9a-z]{16}$"},"serial":{"type":"integer","minimum":0},"run_id":{"description":"The run whose apply published it; null for state written outside a run.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}]},"published_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"size_bytes":{"type":"integer","minimum":0}}}},"truncated":{"type":"boolean","description":"True when older published versions exist beyond the 100 listed."},"lock":{"description":"Who holds the workspace lock; null when it is free.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["holder_kind","holder_id","reason","locked_at"],"properties":{"holder_kind":{"type":"string","enum":["run","user"]},"holder_id":{"type":"string"},"reason":{"type":"string"},"locked_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}]}}}}}}};
 const pattern158 = new RegExp("^sv-[0-9a-z]{16}$", "u");
 
 function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -35333,7 +35746,7 @@ vErrors.push(err50);
 errors++;
 }
 if(!((data15 === "run") || (data15 === "user"))){
-const err51 = {instancePath:instancePath+"/data/attributes/lock/holder_kind",schemaPath:"#/properties/data/properties/attributes/properties/lock/oneOf/1/properties/holder_kind/enum",keyword:"enum",params:{allowedValues: schema320.properties.data.properties.attributes.properties.lock.oneOf[1].properties.holder_kind.enum},message:"must be equal to one of the allowed values"};
+const err51 = {instancePath:instancePath+"/data/attributes/lock/holder_kind",schemaPath:"#/properties/data/properties/attributes/properties/lock/oneOf/1/properties/holder_kind/enum",keyword:"enum",params:{allowedValues: schema322.properties.data.properties.attributes.properties.lock.oneOf[1].properties.holder_kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -35487,7 +35900,7 @@ return errors === 0;
 validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceUpdateDocument = validate182;
-const schema326 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"plan_requires_credential":{"type":"boolean"}}}}}}};
+const schema328 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"plan_requires_credential":{"type":"boolean"}}}}}}};
 
 function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;

@@ -19,8 +19,10 @@ import (
 // checks if the RunReviewEvidence type satisfies the MappedNullable interface at compile time
 var _ MappedNullable = &RunReviewEvidence{}
 
-// RunReviewEvidence struct for RunReviewEvidence
+// RunReviewEvidence Execution evidence. Recorded by each attempt when it started (the latest attempt's stands): `build_sha` (the StackShip build: STACKSHIP_BUILD_SHA, else the checkout's git HEAD), `runner_release` (STACKSHIP_RUNNER_RELEASE, else `git describe --always --dirty`), `sandbox_profile_digest` (SHA-256 over the base profile name, the compiled seccomp filter, the sandbox limits and the source that builds bwrap's arguments), `opentofu_build` (SHA-256 of the OpenTofu binary), `job_engine_build` (the installed graphile-worker version) and each attempt's `workflow_id` (the runner job that ran it). From the policy evaluation: the OPA version and build commit. Always `not_recorded`: `definition_sha` (StackShip has no workflow definition apart from its build) and `protocol` (the runner has no versioned protocol); attempts that started before this was recorded show `not_recorded` too.
 type RunReviewEvidence struct {
+	OpentofuBuild RunReviewRecordedString `json:"opentofu_build"`
+	SandboxProfileDigest RunReviewRecordedString `json:"sandbox_profile_digest"`
 	// The job (workflow) ids of the run's phases, oldest first.
 	Jobs []RunReviewEvidenceJobsInner `json:"jobs"`
 	DefinitionSha RunReviewRecordedString `json:"definition_sha"`
@@ -41,8 +43,10 @@ type _RunReviewEvidence RunReviewEvidence
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewRunReviewEvidence(jobs []RunReviewEvidenceJobsInner, definitionSha RunReviewRecordedString, buildSha RunReviewRecordedString, opentofuVersion RunReviewRecordedString, runnerRelease RunReviewRecordedString, sandboxBaseProfile RunReviewRecordedString, protocol RunReviewRecordedString, opaVersion RunReviewRecordedString, opaBuildCommit RunReviewRecordedString, jobEngineBuild RunReviewRecordedString, attempts []RunReviewEvidenceAttemptsInner) *RunReviewEvidence {
+func NewRunReviewEvidence(opentofuBuild RunReviewRecordedString, sandboxProfileDigest RunReviewRecordedString, jobs []RunReviewEvidenceJobsInner, definitionSha RunReviewRecordedString, buildSha RunReviewRecordedString, opentofuVersion RunReviewRecordedString, runnerRelease RunReviewRecordedString, sandboxBaseProfile RunReviewRecordedString, protocol RunReviewRecordedString, opaVersion RunReviewRecordedString, opaBuildCommit RunReviewRecordedString, jobEngineBuild RunReviewRecordedString, attempts []RunReviewEvidenceAttemptsInner) *RunReviewEvidence {
 	this := RunReviewEvidence{}
+	this.OpentofuBuild = opentofuBuild
+	this.SandboxProfileDigest = sandboxProfileDigest
 	this.Jobs = jobs
 	this.DefinitionSha = definitionSha
 	this.BuildSha = buildSha
@@ -63,6 +67,54 @@ func NewRunReviewEvidence(jobs []RunReviewEvidenceJobsInner, definitionSha RunRe
 func NewRunReviewEvidenceWithDefaults() *RunReviewEvidence {
 	this := RunReviewEvidence{}
 	return &this
+}
+
+// GetOpentofuBuild returns the OpentofuBuild field value
+func (o *RunReviewEvidence) GetOpentofuBuild() RunReviewRecordedString {
+	if o == nil {
+		var ret RunReviewRecordedString
+		return ret
+	}
+
+	return o.OpentofuBuild
+}
+
+// GetOpentofuBuildOk returns a tuple with the OpentofuBuild field value
+// and a boolean to check if the value has been set.
+func (o *RunReviewEvidence) GetOpentofuBuildOk() (*RunReviewRecordedString, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return &o.OpentofuBuild, true
+}
+
+// SetOpentofuBuild sets field value
+func (o *RunReviewEvidence) SetOpentofuBuild(v RunReviewRecordedString) {
+	o.OpentofuBuild = v
+}
+
+// GetSandboxProfileDigest returns the SandboxProfileDigest field value
+func (o *RunReviewEvidence) GetSandboxProfileDigest() RunReviewRecordedString {
+	if o == nil {
+		var ret RunReviewRecordedString
+		return ret
+	}
+
+	return o.SandboxProfileDigest
+}
+
+// GetSandboxProfileDigestOk returns a tuple with the SandboxProfileDigest field value
+// and a boolean to check if the value has been set.
+func (o *RunReviewEvidence) GetSandboxProfileDigestOk() (*RunReviewRecordedString, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return &o.SandboxProfileDigest, true
+}
+
+// SetSandboxProfileDigest sets field value
+func (o *RunReviewEvidence) SetSandboxProfileDigest(v RunReviewRecordedString) {
+	o.SandboxProfileDigest = v
 }
 
 // GetJobs returns the Jobs field value
@@ -339,6 +391,8 @@ func (o RunReviewEvidence) MarshalJSON() ([]byte, error) {
 
 func (o RunReviewEvidence) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
+	toSerialize["opentofu_build"] = o.OpentofuBuild
+	toSerialize["sandbox_profile_digest"] = o.SandboxProfileDigest
 	toSerialize["jobs"] = o.Jobs
 	toSerialize["definition_sha"] = o.DefinitionSha
 	toSerialize["build_sha"] = o.BuildSha
@@ -358,6 +412,8 @@ func (o *RunReviewEvidence) UnmarshalJSON(data []byte) (err error) {
 	// by unmarshalling the object into a generic map with string keys and checking
 	// that every required field exists as a key in the generic map.
 	requiredProperties := []string{
+		"opentofu_build",
+		"sandbox_profile_digest",
 		"jobs",
 		"definition_sha",
 		"build_sha",

@@ -23,6 +23,8 @@ var _ MappedNullable = &RunReviewEvidenceAttemptsInner{}
 // RunReviewEvidenceAttemptsInner struct for RunReviewEvidenceAttemptsInner
 type RunReviewEvidenceAttemptsInner struct {
 	Id string `json:"id"`
+	// The runner (graphile-worker) job that ran the attempt; null when not recorded.
+	WorkflowId NullableString `json:"workflow_id"`
 	Phase string `json:"phase"`
 	AttemptNumber int32 `json:"attempt_number"`
 	SandboxId NullableString `json:"sandbox_id"`
@@ -43,9 +45,10 @@ type _RunReviewEvidenceAttemptsInner RunReviewEvidenceAttemptsInner
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewRunReviewEvidenceAttemptsInner(id string, phase string, attemptNumber int32, sandboxId NullableString, sandboxName NullableString, region string, status string, terminalClassification NullableString, startedAt time.Time, finishedAt NullableTime) *RunReviewEvidenceAttemptsInner {
+func NewRunReviewEvidenceAttemptsInner(id string, workflowId NullableString, phase string, attemptNumber int32, sandboxId NullableString, sandboxName NullableString, region string, status string, terminalClassification NullableString, startedAt time.Time, finishedAt NullableTime) *RunReviewEvidenceAttemptsInner {
 	this := RunReviewEvidenceAttemptsInner{}
 	this.Id = id
+	this.WorkflowId = workflowId
 	this.Phase = phase
 	this.AttemptNumber = attemptNumber
 	this.SandboxId = sandboxId
@@ -88,6 +91,32 @@ func (o *RunReviewEvidenceAttemptsInner) GetIdOk() (*string, bool) {
 // SetId sets field value
 func (o *RunReviewEvidenceAttemptsInner) SetId(v string) {
 	o.Id = v
+}
+
+// GetWorkflowId returns the WorkflowId field value
+// If the value is explicit nil, the zero value for string will be returned
+func (o *RunReviewEvidenceAttemptsInner) GetWorkflowId() string {
+	if o == nil || o.WorkflowId.Get() == nil {
+		var ret string
+		return ret
+	}
+
+	return *o.WorkflowId.Get()
+}
+
+// GetWorkflowIdOk returns a tuple with the WorkflowId field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *RunReviewEvidenceAttemptsInner) GetWorkflowIdOk() (*string, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.WorkflowId.Get(), o.WorkflowId.IsSet()
+}
+
+// SetWorkflowId sets field value
+func (o *RunReviewEvidenceAttemptsInner) SetWorkflowId(v string) {
+	o.WorkflowId.Set(&v)
 }
 
 // GetPhase returns the Phase field value
@@ -325,6 +354,7 @@ func (o RunReviewEvidenceAttemptsInner) MarshalJSON() ([]byte, error) {
 func (o RunReviewEvidenceAttemptsInner) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
 	toSerialize["id"] = o.Id
+	toSerialize["workflow_id"] = o.WorkflowId.Get()
 	toSerialize["phase"] = o.Phase
 	toSerialize["attempt_number"] = o.AttemptNumber
 	toSerialize["sandbox_id"] = o.SandboxId.Get()
@@ -343,6 +373,7 @@ func (o *RunReviewEvidenceAttemptsInner) UnmarshalJSON(data []byte) (err error) 
 	// that every required field exists as a key in the generic map.
 	requiredProperties := []string{
 		"id",
+		"workflow_id",
 		"phase",
 		"attempt_number",
 		"sandbox_id",

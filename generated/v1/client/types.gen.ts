@@ -1408,7 +1408,12 @@ export type RunReviewTerminalReason = {
     state: 'not_recorded';
 };
 
+/**
+ * Execution evidence. Recorded by each attempt when it started (the latest attempt's stands): `build_sha` (the StackShip build: STACKSHIP_BUILD_SHA, else the checkout's git HEAD), `runner_release` (STACKSHIP_RUNNER_RELEASE, else `git describe --always --dirty`), `sandbox_profile_digest` (SHA-256 over the base profile name, the compiled seccomp filter, the sandbox limits and the source that builds bwrap's arguments), `opentofu_build` (SHA-256 of the OpenTofu binary), `job_engine_build` (the installed graphile-worker version) and each attempt's `workflow_id` (the runner job that ran it). From the policy evaluation: the OPA version and build commit. Always `not_recorded`: `definition_sha` (StackShip has no workflow definition apart from its build) and `protocol` (the runner has no versioned protocol); attempts that started before this was recorded show `not_recorded` too.
+ */
 export type RunReviewEvidence = {
+    opentofu_build: RunReviewRecordedString;
+    sandbox_profile_digest: RunReviewRecordedString;
     /**
      * The job (workflow) ids of the run's phases, oldest first.
      */
@@ -1427,6 +1432,10 @@ export type RunReviewEvidence = {
     job_engine_build: RunReviewRecordedString;
     attempts: Array<{
         id: string;
+        /**
+         * The runner (graphile-worker) job that ran the attempt; null when not recorded.
+         */
+        workflow_id: string | null;
         phase: 'plan' | 'apply';
         attempt_number: number;
         sandbox_id: string | null;

@@ -28,8 +28,10 @@ from pydantic_core import to_jsonable_python
 
 class RunReviewEvidence(BaseModel):
     """
-    RunReviewEvidence
+    Execution evidence. Recorded by each attempt when it started (the latest attempt's stands): `build_sha` (the StackShip build: STACKSHIP_BUILD_SHA, else the checkout's git HEAD), `runner_release` (STACKSHIP_RUNNER_RELEASE, else `git describe --always --dirty`), `sandbox_profile_digest` (SHA-256 over the base profile name, the compiled seccomp filter, the sandbox limits and the source that builds bwrap's arguments), `opentofu_build` (SHA-256 of the OpenTofu binary), `job_engine_build` (the installed graphile-worker version) and each attempt's `workflow_id` (the runner job that ran it). From the policy evaluation: the OPA version and build commit. Always `not_recorded`: `definition_sha` (StackShip has no workflow definition apart from its build) and `protocol` (the runner has no versioned protocol); attempts that started before this was recorded show `not_recorded` too.
     """ # noqa: E501
+    opentofu_build: RunReviewRecordedString
+    sandbox_profile_digest: RunReviewRecordedString
     jobs: List[RunReviewEvidenceJobsInner] = Field(description="The job (workflow) ids of the run's phases, oldest first.")
     definition_sha: RunReviewRecordedString
     build_sha: RunReviewRecordedString
@@ -41,7 +43,7 @@ class RunReviewEvidence(BaseModel):
     opa_build_commit: RunReviewRecordedString
     job_engine_build: RunReviewRecordedString
     attempts: List[RunReviewEvidenceAttemptsInner]
-    __properties: ClassVar[List[str]] = ["jobs", "definition_sha", "build_sha", "opentofu_version", "runner_release", "sandbox_base_profile", "protocol", "opa_version", "opa_build_commit", "job_engine_build", "attempts"]
+    __properties: ClassVar[List[str]] = ["opentofu_build", "sandbox_profile_digest", "jobs", "definition_sha", "build_sha", "opentofu_version", "runner_release", "sandbox_base_profile", "protocol", "opa_version", "opa_build_commit", "job_engine_build", "attempts"]
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -82,6 +84,12 @@ class RunReviewEvidence(BaseModel):
             exclude=excluded_fields,
             exclude_none=True,
         )
+        # override the default output from pydantic by calling `to_dict()` of opentofu_build
+        if self.opentofu_build:
+            _dict['opentofu_build'] = self.opentofu_build.to_dict()
+        # override the default output from pydantic by calling `to_dict()` of sandbox_profile_digest
+        if self.sandbox_profile_digest:
+            _dict['sandbox_profile_digest'] = self.sandbox_profile_digest.to_dict()
         # override the default output from pydantic by calling `to_dict()` of each item in jobs (list)
         _items = []
         if self.jobs:
@@ -133,6 +141,8 @@ class RunReviewEvidence(BaseModel):
             return cls.model_validate(obj)
 
         _obj = cls.model_validate({
+            "opentofu_build": RunReviewRecordedString.from_dict(obj["opentofu_build"]) if obj.get("opentofu_build") is not None else None,
+            "sandbox_profile_digest": RunReviewRecordedString.from_dict(obj["sandbox_profile_digest"]) if obj.get("sandbox_profile_digest") is not None else None,
             "jobs": [RunReviewEvidenceJobsInner.from_dict(_item) for _item in obj["jobs"]] if obj.get("jobs") is not None else None,
             "definition_sha": RunReviewRecordedString.from_dict(obj["definition_sha"]) if obj.get("definition_sha") is not None else None,
             "build_sha": RunReviewRecordedString.from_dict(obj["build_sha"]) if obj.get("build_sha") is not None else None,

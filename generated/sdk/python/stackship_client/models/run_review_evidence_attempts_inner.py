@@ -30,6 +30,7 @@ class RunReviewEvidenceAttemptsInner(BaseModel):
     RunReviewEvidenceAttemptsInner
     """ # noqa: E501
     id: StrictStr
+    workflow_id: Optional[StrictStr] = Field(description="The runner (graphile-worker) job that ran the attempt; null when not recorded.")
     phase: StrictStr
     attempt_number: Annotated[int, Field(strict=True, ge=1)]
     sandbox_id: Optional[StrictStr]
@@ -39,7 +40,7 @@ class RunReviewEvidenceAttemptsInner(BaseModel):
     terminal_classification: Optional[StrictStr] = Field(description="Why the attempt ended, e.g. `exit_zero`, `exit_nonzero`, `timeout`, `interrupted`, `killed`, `runner_lost`, or the sandbox limit that stopped it (`sandbox_memory_limit`, `sandbox_process_limit`, `sandbox_file_size_limit`, `sandbox_disk_limit`, `sandbox_cpu_limit`); null while it runs.")
     started_at: datetime = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     finished_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
-    __properties: ClassVar[List[str]] = ["id", "phase", "attempt_number", "sandbox_id", "sandbox_name", "region", "status", "terminal_classification", "started_at", "finished_at"]
+    __properties: ClassVar[List[str]] = ["id", "workflow_id", "phase", "attempt_number", "sandbox_id", "sandbox_name", "region", "status", "terminal_classification", "started_at", "finished_at"]
 
     @field_validator('phase')
     def phase_validate_enum(cls, value):
@@ -111,6 +112,11 @@ class RunReviewEvidenceAttemptsInner(BaseModel):
             exclude=excluded_fields,
             exclude_none=True,
         )
+        # set to None if workflow_id (nullable) is None
+        # and model_fields_set contains the field
+        if self.workflow_id is None and "workflow_id" in self.model_fields_set:
+            _dict['workflow_id'] = None
+
         # set to None if sandbox_id (nullable) is None
         # and model_fields_set contains the field
         if self.sandbox_id is None and "sandbox_id" in self.model_fields_set:
@@ -144,6 +150,7 @@ class RunReviewEvidenceAttemptsInner(BaseModel):
 
         _obj = cls.model_validate({
             "id": obj.get("id"),
+            "workflow_id": obj.get("workflow_id"),
             "phase": obj.get("phase"),
             "attempt_number": obj.get("attempt_number"),
             "sandbox_id": obj.get("sandbox_id"),
