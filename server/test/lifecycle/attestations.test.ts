@@ -235,6 +235,12 @@ testEachServer(
     assert.is(again.attributes.stage, "decision");
     assert.ok((await verify(dir, keys, again.attributes.envelope)).ok);
 
+    // The private halves are sealed at rest (AES-GCM under the master key): no PEM, no key bytes in the row.
+    for (const row of await server.db.knex("attestation_keys").select("private_key_sealed", "public_key_pem")) {
+      assert.not.match(String(row.private_key_sealed), /PRIVATE KEY|BEGIN/);
+      assert.match(String(row.public_key_pem), /^-----BEGIN PUBLIC KEY-----/);
+    }
+
     // Rotation with overlap: the new key signs from now on, the old one stays published and what it signed still verifies.
     const rotated = await rotateAttestationKeys(server.services, { publishLeadMs: 0 });
     const both = await publishedKeys(server);
