@@ -3,6 +3,7 @@
 // scripts/verify-attestation.py. Every decision of a real run (approve → applied, discard) yields
 // an attestation it verifies; flipping one byte of the predicate, of the subject digest, or of
 // the saved plan it names is refused.
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -20,7 +21,7 @@ import { review } from "../support/review.ts";
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { acmeWorkspace, plannedRun } from "../support/scenarios.ts";
 import { addMembership, createUser, signIn } from "../support/sessions.ts";
-import { testEachServer, type TestServer } from "../support/test-server.ts";
+import { testEachServer, withTestServer, type TestServer } from "../support/test-server.ts";
 
 const SECURESYSTEMSLIB_VERSION = "1.3.1";
 const VENV = join(REPO_ROOT, ".stackship-test/in-toto-venv");
@@ -314,5 +315,42 @@ testEachServer(
   },
   { runner: true },
 );
+
+attestations("npm run keys:rotate -- --attestation rotates the attestation key of the deployment it is pointed at; the old key stays published", async () => {
+  await withTestServer("sqlite", async (server) => {
+    const before = await publishedKeys(server);
+    assert.is(before.keys.length, 1);
+    const rotate = (args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          ["--import", "tsx", join(REPO_ROOT, "server/src/keys-main.ts"), ...args],
+          { cwd: REPO_ROOT, env: { PATH: process.env.PATH, STACKSHIP_DATABASE_URL: server.databaseUrl, STACKSHIP_DATA_DIR: server.dataDir } },
+          (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    const result = await rotate(["--attestation"]);
+    assert.is(result.code, 0, result.stderr);
+    assert.match(result.stdout, /added attestation key [0-9a-f]{64}: published now, signs from /);
+    const after = await publishedKeys(server);
+    assert.equal(
+      after.keys.map((k) => k.kid),
+      [before.keys[0].kid, after.keys[1].kid],
+    );
+    assert.equal(
+      after.keys.map((k) => k.signing),
+      [false, true],
+    );
+    // The workload identity keys were left alone.
+    assert.is(
+      await server.db
+        .knex("workload_identity_keys")
+        .count({ n: "*" })
+        .first()
+        .then((r) => Number(r?.n)),
+      0,
+    );
+  });
+});
 
 attestations.run();
