@@ -192,20 +192,20 @@ function dueStages(run: Run, review: RunReview | undefined): AttestationStage[] 
 }
 
 /**
- * Issues the attestations due for a run that are not issued yet; returns the run's attestations.
- * Idempotent: a concurrent issuer that got there first wins the unique index, and this one keeps
- * what it stored.
+ * Issues the attestations due for a run that are not issued yet. Idempotent: a concurrent issuer
+ * that got there first wins the unique index, and this one keeps what it stored. Returns the
+ * run's attestations when nothing was due (null when it issued, so they must be read again).
  */
-export async function issueRunAttestations(services: Services, runId: string): Promise<StoredRunAttestation[]> {
+async function issueMissing(services: Services, runId: string): Promise<StoredRunAttestation[] | null> {
   const stores = services.stores;
   const [run, review, existing] = await Promise.all([stores.runs.getById(runId), stores.reviews.getByRun(runId), stores.attestations.forRun(runId)]);
-  if (!run) return existing;
-  const missing = dueStages(run, review).filter((stage) => !existing.some((a) => a.stage === stage));
-  if (missing.length === 0) return existing;
+  const missing = run ? dueStages(run, review).filter((stage) => !existing.some((a) => a.stage === stage)) : [];
+  if (!run || missing.length === 0) return existing;
   const now = services.clock();
-  const key = signingKeyAt(await keysWithOne(services), now);
-  for (const stage of missing) {
-    const predicate = await predicateOf(services, run, review!, stage);
+  const [keys, predicates] = await Promise.all([keysWithOne(services), Promise.all(missing.map((stage) => predicateOf(services, run, review!, stage)))]);
+  const key = signingKeyAt(keys, now);
+  for (const [i, stage] of missing.entries()) {
+    const predicate = predicates[i];
     if (predicate === null) continue;
     const envelope = JSON.stringify(signEnvelope(privateKeyOf(services, key), key.kid, runDecisionStatement(predicate)));
     try {
@@ -222,7 +222,12 @@ export async function issueRunAttestations(services: Services, runId: string): P
       if (!isDomainError(error, "CONSTRAINT_VIOLATION")) throw error;
     }
   }
-  return stores.attestations.forRun(runId);
+  return null;
+}
+
+/** The run's attestations, issuing first any that are due but missing (the retry path). */
+export async function issueRunAttestations(services: Services, runId: string): Promise<StoredRunAttestation[]> {
+  return (await issueMissing(services, runId)) ?? services.stores.attestations.forRun(runId);
 }
 
 /**
@@ -231,7 +236,7 @@ export async function issueRunAttestations(services: Services, runId: string): P
  */
 export async function attestAfterDecision(services: Services, runId: string): Promise<void> {
   try {
-    await issueRunAttestations(services, runId);
+    await issueMissing(services, runId);
   } catch (error) {
     services.logger.warn({ runId, err: error }, "the run's attestation could not be issued now; listing its attestations retries");
   }
