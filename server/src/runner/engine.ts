@@ -12,6 +12,7 @@ import { CancelWatch } from "./cancel-watch.ts";
 import { timePhase } from "./phase-metrics.ts";
 import { WarmSandboxPool } from "./warm-sandboxes.ts";
 import { sandboxReleasesSettled } from "./sandbox.ts";
+import { attestAfterDecision } from "../commands/attestations.ts";
 
 /** Tuning of a runner process. */
 /** How long after an attempt its slot's next warm sandbox starts booting (WarmSandboxPool.refill). */
@@ -280,6 +281,8 @@ export class RunnerEngine {
       if (ended) await releaseRun(this.services, ended);
     } else if (job.phase === "apply" && run.status === "applying") {
       await moveRun(this.services, run.id, { type: "apply_uncertain", interrupted: true }, { now });
+      // The apply's outcome (needs recovery) is attested like one that ended in its sandbox.
+      await attestAfterDecision(this.services, run.id);
     }
   }
 }

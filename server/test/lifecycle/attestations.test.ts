@@ -11,14 +11,14 @@ import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun, createPolicyOverride, createPolicySet, getAttestationKeys, listRunAttestations, type RunAttestation } from "../../../client/src/index.ts";
+import { approveRun, cancelRun, createPolicyOverride, createPolicySet, getAttestationKeys, listRunAttestations, type RunAttestation } from "../../../client/src/index.ts";
 import { REPO_ROOT } from "../../src/config.ts";
 import { runArtifact } from "../../src/commands/run-artifacts.ts";
 import { rotateAttestationKeys } from "../../src/commands/attestations.ts";
 import { run as exec } from "../contract/smoke-support.ts";
 import { createOrganizationWithToken, expectStatus } from "../support/factories.ts";
 import { review } from "../support/review.ts";
-import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { fixture, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
 import { acmeWorkspace, plannedRun } from "../support/scenarios.ts";
 import { addMembership, createUser, signIn } from "../support/sessions.ts";
 import { testEachServer, withTestServer, type TestServer } from "../support/test-server.ts";
@@ -263,6 +263,40 @@ testEachServer(
     const other = await createOrganizationWithToken(server, "globex");
     const foreign = await listRunAttestations({ client: server.v1(other.token), path: { run_id: run.id } });
     assert.is(foreign.response.status, 404);
+  },
+  { runner: true },
+);
+
+const SLOW = {
+  "main.tf": 'resource "terraform_data" "slow" {\n  input = "two"\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 60"\n  }\n}\n',
+};
+
+testEachServer(
+  attestations,
+  "approve → needs recovery (apply interrupted): the outcome attestation says needs_recovery with no published state, and verifies",
+  async (server) => {
+    const dir = await mkdtemp(join(tmpdir(), "ss-attest-"));
+    const { token, workspace } = await acmeWorkspace(server, "interrupted");
+    const run = await startRun(server, token, workspace.id, SLOW);
+    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
+    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+    expectStatus(
+      await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
+      202,
+    );
+    await waitForLog(server, token, run.id, "apply", "provisioning-started");
+    expectStatus(await cancelRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "decisions", attributes: { reason: "stop" } } } }), 202);
+    const stuck = await waitForStatus(server, token, run.id, ["needs_recovery", "applied", "errored"]);
+    assert.is(stuck.attributes.status, "needs_recovery");
+    const list = await attestationsOf(server, token, run.id);
+    assert.equal(
+      list.map((a) => a.attributes.stage),
+      ["decision", "outcome"],
+    );
+    const verdict = await verify(dir, await publishedKeys(server), list[1].attributes.envelope, [await savedPlan(server, run.id)]);
+    assert.ok(verdict.ok, verdict.output);
+    assert.equal(verdict.predicate!.apply, { outcome: "needs_recovery", published_state_version: null });
+    assert.is(verdict.subject!.length, 1, "no state version was published: the saved plan is the only subject");
   },
   { runner: true },
 );
