@@ -2,6 +2,7 @@
 // person sees in each state the product description names, axe on each, a screenshot per state.
 // One harness (one server, one browser) for the whole file; runs are reused where a scenario
 // continues another (awaiting approval → keyboard approval → applied).
+import { createHash } from "node:crypto";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { Page } from "playwright-core";
@@ -167,6 +168,17 @@ test("applied: the apply stage is expanded with the published state version; app
   await approval.getByTestId("stage-head").click();
   assert.match(await approval.getByTestId("approval-lead").innerText(), /^Approved by Operator \S+ at \d{4}-/);
   assert.match(await approval.getByTestId("plan-digest").innerText(), /^[0-9a-f]{64}$/);
+  // The signed attestation of the decision: named by its digest, downloaded as the envelope issued.
+  const attestation = approval.getByTestId("download-attestation-decision");
+  await attestation.waitFor();
+  assert.is(await attestation.innerText(), "Download attestation");
+  const digest = await approval.getByTestId("attestation-digest-decision").innerText();
+  assert.match(digest, /^[0-9a-f]{64}$/);
+  const [envelopeFile] = await Promise.all([page.waitForEvent("download"), attestation.click()]);
+  assert.is(envelopeFile.suggestedFilename(), `${run.id}-decision.intoto.json`);
+  const envelopeBytes = Buffer.concat(await (await envelopeFile.createReadStream()).toArray());
+  assert.is(createHash("sha256").update(envelopeBytes).digest("hex"), digest, "the bytes saved are the envelope the review names");
+  assert.is(JSON.parse(envelopeBytes.toString("utf8")).payloadType, "application/vnd.in-toto+json");
   assert.is(await page.getByTestId("attention-strip").count(), 0, "the decision bar is gone once decided");
   assert.ok(await page.getByRole("button", { name: "Download emergency state" }).isEnabled(), "the apply uploaded state");
   await h.screenshot(page, "run-applied");
