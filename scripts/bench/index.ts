@@ -13,6 +13,7 @@ if (!which || which === "uploads") await import("./uploads.ts");
 if (!which || which === "github") await import("./github.ts");
 if (!which || which === "workload-identity") await import("./workload-identity.ts");
 if (!which || which === "audit") await import("./audit.ts");
+if (!which || which === "attestations") await import("./attestations.ts");
 if (!which || which === "sign-in") await import("./sign-in.ts");
 if (!which || which === "dashboard") await import("./dashboard.ts");
 if (!which || which === "dashboard-live") await import("./dashboard-live.ts");
