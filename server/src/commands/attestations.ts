@@ -1,4 +1,4 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from "node:crypto";
+import { createHash, createPrivateKey, generateKeyPairSync, sign, type KeyObject } from "node:crypto";
 import {
   ATTESTATION_KEY_ALGORITHM,
   DSSE_PAYLOAD_TYPE,
@@ -120,11 +120,6 @@ export function signEnvelope(privateKey: KeyObject, keyId: string, statement: ob
   return { payloadType: DSSE_PAYLOAD_TYPE, payload: payload.toString("base64"), signatures: [{ keyid: keyId, sig: sig.toString("base64") }] };
 }
 
-/** The public key of a stored key (for tests and tools). */
-export function publicKeyOf(key: StoredAttestationKey): KeyObject {
-  return createPublicKey(key.publicKeyPem);
-}
-
 /** The apply outcome an approved run's status records, or null while its apply has not ended. */
 function applyOutcomeOf(run: Run): "applied" | "errored" | "needs_recovery" | null {
   if (run.status === "applied") return "applied";
@@ -146,7 +141,8 @@ async function predicateOf(services: Services, run: Run, review: RunReview, stag
     stage === "outcome" ? stores.stateVersions.listByRun(run.id) : Promise.resolve([]),
   ]);
   const override = x.policyOutcome === "soft_failed" ? overrides.overrides.find((o) => o.resultDigest === x.policyResultDigest) : undefined;
-  const published = versions.find((v) => v.status === "finalized" && v.sha256 !== null);
+  // The state version the apply published: the run's finalized one with the highest serial.
+  const published = versions.filter((v) => v.status === "finalized" && v.sha256 !== null).sort((a, b) => b.serial - a.serial)[0];
   const userName = review.actorId === null ? undefined : users.get(review.actorId);
   return {
     run: {
