@@ -450,8 +450,8 @@ test("steps the command marks on its fd 3 come back as timings", async () => {
     ["one", "two"],
   );
   const [one, two] = result.timings.marks;
-  assert.ok(two.at - one.at >= 40, `${two.at - one.at} ms between the marks`);
-  assert.ok(result.timings.startedAt! <= one.at && two.at <= result.timings.exitedAt!);
+  // Order only: the gap between the marks depends on the machine's load (no timed assertions).
+  assert.ok(result.timings.startedAt! <= one.at && one.at <= two.at && two.at <= result.timings.exitedAt!);
 });
 
 test("plan-diff: the launcher builds it inside the sandbox after the command, with the builder loaded at boot", async () => {
