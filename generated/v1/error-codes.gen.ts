@@ -86,7 +86,7 @@ export const errorCodes = {
   SOURCE_INSTALLATION_NOT_BOUND: { status: 422, title: "The installation is not bound to this organization" },
   SOURCE_REPOSITORY_NOT_ACCESSIBLE: { status: 422, title: "The installation cannot access the repository" },
   GITHUB_INSTALLATION_SETUP_REQUIRED: { status: 403, title: "Install the GitHub App through its setup flow" },
-  GITHUB_INSTALLATION_STATE_INVALID: { status: 422, title: "Unknown" },
+  GITHUB_INSTALLATION_STATE_INVALID: { status: 422, title: "Unknown, expired or used setup state" },
   GITHUB_INSTALLATION_NOT_FOUND: { status: 422, title: "GitHub does not know this installation" },
   GITHUB_INSTALLATION_PREDATES_STATE: { status: 422, title: "The installation is older than the setup state" },
   GITHUB_INSTALLATION_HAS_CONNECTIONS: { status: 409, title: "Workspaces still connect through the installation" },
