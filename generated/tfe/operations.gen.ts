@@ -192,6 +192,7 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.getWorkspaceByNameResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.getWorkspaceByNameResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.getWorkspaceByNameResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.getWorkspaceByNameResponse404 },
       431: { contentType: null, validate: null },

@@ -1603,6 +1603,7 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["WorkspaceDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
             431: components["responses"]["HeadersTooLarge"];

@@ -143,6 +143,7 @@ export declare const getStateVersionResponse400: Validator;
 export declare const getStateVersionResponse401: Validator;
 export declare const getStateVersionResponse404: Validator;
 export declare const getWorkspaceByNameResponse200: Validator;
+export declare const getWorkspaceByNameResponse400: Validator;
 export declare const getWorkspaceByNameResponse401: Validator;
 export declare const getWorkspaceByNameResponse404: Validator;
 export declare const getWorkspaceResponse200: Validator;

@@ -8821,6 +8821,7 @@ export const createWorkspaceResponse404 = ErrorDocument;
 export const createWorkspaceResponse409 = ErrorDocument;
 export const createWorkspaceResponse422 = ErrorDocument;
 export const getWorkspaceByNameResponse200 = WorkspaceDocument;
+export const getWorkspaceByNameResponse400 = ErrorDocument;
 export const getWorkspaceByNameResponse401 = ErrorDocument;
 export const getWorkspaceByNameResponse404 = ErrorDocument;
 export const getPlanResponse200 = PlanDocument;

@@ -2830,7 +2830,8 @@ return errors === 0;
 validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const releaseGithubInstallationPath = validate73;
-const schema90 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/releaseGithubInstallation/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"},"installation_id":{"type":"integer","minimum":1,"maximum":9007199254740991}},"required":["organization_name","installation_id"],"additionalProperties":false};
+const schema90 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/releaseGithubInstallation/path","type":"object","properties":{"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName"},"installation_id":{"type":"integer","format":"int64","minimum":1,"maximum":9007199254740991}},"required":["organization_name","installation_id"],"additionalProperties":false};
+const formats0 = require("ajv-formats/dist/formats").fullFormats.int64;
 
 function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/releaseGithubInstallation/path" */;
@@ -2982,16 +2983,26 @@ vErrors.push(err7);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!(formats0.validate(data1))){
+const err8 = {instancePath:instancePath+"/installation_id",schemaPath:"#/properties/installation_id/format",keyword:"format",params:{format: "int64"},message:"must match format \""+"int64"+"\""};
 if(vErrors === null){
 vErrors = [err8];
 }
 else {
 vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
 }
 errors++;
 }

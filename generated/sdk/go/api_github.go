@@ -542,7 +542,7 @@ type ApiReleaseGithubInstallationRequest struct {
 	ctx context.Context
 	ApiService *GithubAPIService
 	organizationName string
-	installationId int32
+	installationId int64
 }
 
 func (r ApiReleaseGithubInstallationRequest) Execute() (*http.Response, error) {
@@ -559,7 +559,7 @@ Unbinds the installation so that another organization may bind it (moving an ins
  @param installationId
  @return ApiReleaseGithubInstallationRequest
 */
-func (a *GithubAPIService) ReleaseGithubInstallation(ctx context.Context, organizationName string, installationId int32) ApiReleaseGithubInstallationRequest {
+func (a *GithubAPIService) ReleaseGithubInstallation(ctx context.Context, organizationName string, installationId int64) ApiReleaseGithubInstallationRequest {
 	return ApiReleaseGithubInstallationRequest{
 		ApiService: a,
 		ctx: ctx,

@@ -9,8 +9,8 @@ const ids = suite("ids");
 ids("uses the agreed prefixes", () => {
   assert.equal(Object.values(ID_PREFIXES).sort(), [
     "at",
-    "att",
     "atst",
+    "att",
     "cv",
     "evt",
     "fp",

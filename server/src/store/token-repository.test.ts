@@ -46,7 +46,7 @@ testEachDatabase(tokens, "findByTokenHash returns the token, its principal and t
   };
   const token = await stores.tokens.createToken(input);
   assert.ok(isId("apiToken", token.id));
-  assert.equal(token, { id: token.id, ...input, lastUsedAt: null });
+  assert.equal(token, { id: token.id, ...input, lastUsedAt: null, expiresAt: null, revokedAt: null });
   assert.equal(await stores.tokens.findByTokenHash("f".repeat(64)), { token, principal, grants: [readRuns, createRuns] });
   assert.is(await stores.tokens.findByTokenHash("e".repeat(64)), undefined);
 });

@@ -129,6 +129,7 @@ testEachServer(authentication, "fails 401 without a token on every authenticated
     state_version_output_id: "wsout-0000000000000000",
     policy_set_id: "pset-0000000000000000",
     profile_id: "fp-0000000000000000",
+    installation_id: "1",
   };
   const surfaces = [
     { name: "v1", table: v1Operations, client: server.v1(), check: (result: SdkResult) => expectV1Error(result, 401, "UNAUTHENTICATED") },

@@ -230,7 +230,7 @@ async function probeApp(validateResponses: boolean, declared400: Validator | nul
     renderError: renderV1Error,
     prefix: "/probe",
   };
-  const services = { config: { validateResponses, publicUrl: null }, logger } as unknown as Services;
+  const services = { config: { validateResponses, publicUrl: null, trustedProxies: [] }, logger } as unknown as Services;
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
   const http = createServer(buildApp(services, [surface]).callback());
   await new Promise<void>((done) => http.listen(0, "127.0.0.1", done));
