@@ -116,14 +116,7 @@ expected-statuses = ["2xx", "400", "401", "403", "404"]
     // putWorkspaceSource: a connection is confirmed with GitHub's API first, so without a
     // GitHub App (this server has none) it answers 503 GITHUB_APP_NOT_CONFIGURED by design;
     // api/github-source.test.ts and github-installations.test.ts cover it against the double.
-    [
-      "--exclude-operation-id",
-      "receiveGithubWebhook",
-      "--exclude-operation-id",
-      "deleteOrganizationToken",
-      "--exclude-operation-id",
-      "putWorkspaceSource",
-    ],
+    ["--exclude-operation-id", "receiveGithubWebhook", "--exclude-operation-id", "deleteOrganizationToken", "--exclude-operation-id", "putWorkspaceSource"],
   ));
 
 test(`spec/tfe: every check, ${EXAMPLES_PER_OPERATION} examples per operation, seed ${SEED}: no failure`, () =>
