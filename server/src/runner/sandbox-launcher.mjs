@@ -370,9 +370,7 @@ function runShow(command, cwd, env) {
       // Whatever show started (its providers) ends before its output counts.
       const killed = killOthers();
       const closed = new Promise((done) => (show.stderr.closed ? done() : show.stderr.once("close", done)));
-      void Promise.race([closed, new Promise((done) => setTimeout(done, OUTPUT_DRAIN_MS))]).then(() =>
-        resolve({ code: killed ? code : 1, signal, stdout: killed ? readEvidenceFile(`${SHOW_SPOOL_DIR}/plan.json`) : undefined }),
-      );
+      void outputSettled(closed).then(() => resolve({ code: killed ? code : 1, signal, stdout: killed ? readEvidenceFile(`${SHOW_SPOOL_DIR}/plan.json`) : undefined }));
     });
   });
 }
@@ -431,6 +429,41 @@ function writeOutput(stream, chunk) {
 }
 /** How long the launcher waits, after the command exited, for the last of its output (a process it left behind may hold its pipes). */
 const OUTPUT_DRAIN_MS = 500;
+/** The longest it waits in all: a process left behind that keeps writing does not hold the exit report back for ever. */
+const OUTPUT_DRAIN_MAX_MS = 10_000;
+
+/**
+ * Resolves once `ended` does, or once a whole OUTPUT_DRAIN_MS window went by with no output
+ * forwarded (at most OUTPUT_DRAIN_MAX_MS in all). Each window is judged in the loop's check phase,
+ * after its poll phase, so that output already waiting in the pipes when a launcher starved of CPU
+ * wakes up is read (and opens a new window) before the window counts as quiet: a plain timer fires
+ * before the poll and cut a long output short on a loaded machine.
+ */
+function outputSettled(ended) {
+  return new Promise((resolve) => {
+    const deadline = performance.now() + OUTPUT_DRAIN_MAX_MS;
+    const forwarded = () => written.stdout + written.stderr;
+    let seen = forwarded();
+    let timer;
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const window = () => {
+      timer = setTimeout(
+        () =>
+          setImmediate(() => {
+            if (forwarded() === seen || performance.now() >= deadline) return done();
+            seen = forwarded();
+            window();
+          }),
+        OUTPUT_DRAIN_MS,
+      );
+    };
+    window();
+    void ended.then(done);
+  });
+}
 let pending = "";
 let started = false;
 
@@ -549,7 +582,7 @@ async function start(message, booted) {
     // What the command left running ends with it (the sandbox's end would take it a moment later).
     signalTarget = child;
     killGroup("SIGKILL");
-    await Promise.race([outputEnded, new Promise((resolve) => setTimeout(resolve, OUTPUT_DRAIN_MS))]);
+    await outputSettled(outputEnded);
     finishReported({ type: "exit", code, signal, at: now(), output: { ...written } });
   });
 }
