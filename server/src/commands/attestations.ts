@@ -46,7 +46,7 @@ async function keysWithOne(services: Services): Promise<StoredAttestationKey[]> 
   if (keys.length > 0) return keys;
   const now = services.clock();
   try {
-    await services.stores.attestations.addKey(newAttestationKey(services, now, now));
+    await services.stores.attestations.addKey(newAttestationKey(services, now, now), { first: true });
   } catch (error) {
     if (!isDomainError(error, "CONSTRAINT_VIOLATION")) throw error;
   }

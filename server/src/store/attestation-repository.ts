@@ -13,6 +13,8 @@ interface AttestationKeyRow {
   private_key_sealed: string;
   created_at: DbTimestamp;
   signs_from: DbTimestamp;
+  /** 1 on the deployment's first key (unique), null on later ones. */
+  first_key?: number | null;
 }
 
 /** A stored attestation key; the private half stays sealed until the signer opens it. */
@@ -56,7 +58,11 @@ const toAttestation = rowMapper<RunAttestationRow, StoredRunAttestation>()("id r
 
 /** The deployment's attestation keys and the attestations they signed. */
 export class AttestationRepository extends Repository {
-  async addKey(key: StoredAttestationKey): Promise<StoredAttestationKey> {
+  /**
+   * Stores a key. `first` marks the deployment's first key: a second first key (another process
+   * that found no key at the same moment) throws CONSTRAINT_VIOLATION and is not stored.
+   */
+  async addKey(key: StoredAttestationKey, options: { first?: boolean } = {}): Promise<StoredAttestationKey> {
     const row: AttestationKeyRow = {
       kid: key.kid,
       algorithm: key.algorithm,
@@ -64,6 +70,7 @@ export class AttestationRepository extends Repository {
       private_key_sealed: key.privateKeySealed,
       created_at: isoForWrite(key.createdAt),
       signs_from: isoForWrite(key.signsFrom),
+      first_key: options.first ? 1 : null,
     };
     return translating(this.dialect, async () => {
       await this.db<AttestationKeyRow>("attestation_keys").insert(row);

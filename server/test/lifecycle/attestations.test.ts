@@ -387,4 +387,16 @@ attestations("npm run keys:rotate -- --attestation rotates the attestation key o
   });
 });
 
+testEachServer(attestations, "the first key: many callers finding no key at once leave exactly one signing key", async (server) => {
+  // Every one of these finds no key and generates one; the unique first-key index lets one be stored.
+  const answers = await Promise.all(Array.from({ length: 8 }, () => publishedKeys(server)));
+  const stored = await server.db.knex("attestation_keys").select("kid");
+  assert.is(stored.length, 1, "one key in the table");
+  for (const answer of answers)
+    assert.equal(
+      answer.keys.map((k) => [k.kid, k.signing]),
+      [[stored[0].kid, true]],
+    );
+});
+
 attestations.run();
