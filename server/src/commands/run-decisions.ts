@@ -113,8 +113,9 @@ export async function approveRun(services: Services, actor: AuthenticatedPrincip
     return approved;
   });
   services.jobQueued?.();
-  // Signed right after the decision commits (never blocking it); listing the run's attestations retries.
-  await attestAfterDecision(services, run.id);
+  // Signed right after the decision commits, off the request's path (it never fails and never
+  // delays the answer); listing the run's attestations issues whatever is still missing.
+  void attestAfterDecision(services, run.id);
   return decided;
 }
 
@@ -136,7 +137,7 @@ export async function discardRun(services: Services, actor: AuthenticatedPrincip
     return ended;
   });
   await releaseRun(services, discarded);
-  await attestAfterDecision(services, run.id);
+  void attestAfterDecision(services, run.id);
   return discarded;
 }
 
