@@ -1,7 +1,7 @@
 // The `stackship.plan-diff/v1` builder: OpenTofu plan JSON in, a redacted, bounded per-resource
 // change list out. Plain JavaScript importing only its two sibling modules below, because the same
 // files run inside the plan sandbox (which sees no repository and no node_modules) and in the
-// server (types in plan-diff.d.mts). Facts about the input: /work/shared/reference/plan-json.md; the contract:
+// server (types in plan-diff.d.mts). Facts about the input: OpenTofu's internal/command/jsonplan; the contract:
 // spec/schemas/stackship.plan-diff.v1.json.
 //
 // Fail closed everywhere: a value is shown only when the plan's own masks prove it is not
