@@ -12,6 +12,7 @@ import { SESSION_COOKIE } from "../domain/sessions.ts";
 import { authenticate } from "./middleware/authenticate.ts";
 import { authorizeOperation } from "./operation-access.ts";
 import { clientAddressOf } from "./client-address.ts";
+import { compress } from "./middleware/compress.ts";
 import { errors, renderV1Error, type ErrorRenderer } from "./middleware/errors.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { parseJson, readBody, validateDocument, validateParameters } from "./middleware/validate.ts";
@@ -214,6 +215,7 @@ export function buildApp(services: Services, surfaces: SurfaceBinding[]): Koa {
   });
   app.use(requestId(services.logger));
   app.use(timeRequests);
+  app.use(compress());
   app.use(errors({ validateResponses: services.config.validateResponses }));
   const router = new Router();
   for (const surface of surfaces) for (const op of surface.operations) bindOperation(router, surface, op, services);
