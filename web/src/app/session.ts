@@ -2,6 +2,9 @@
 // the organizations the person belongs to and the one currently shown.
 import type { SessionDocument } from "@stackship/client";
 
+/** The detail of `ss-signed-in`: the session document sign-in answered with. */
+export type SignedInDetail = SessionDocument;
+
 export interface SessionOrganization {
   id: string;
   name: string;

@@ -9,7 +9,7 @@ import { tokens, base } from "../ui/tokens.ts";
 import { createApiClient } from "./api.ts";
 import { apiContext, sessionContext } from "./context.ts";
 import { interceptLinks, matchRoute, navigate, NAVIGATE_EVENT, safeNext, type Route } from "./router.ts";
-import { chooseOrganization, rememberOrganization, type Session } from "./session.ts";
+import { chooseOrganization, rememberOrganization, type Session, type SignedInDetail } from "./session.ts";
 import "../auth/sign-in-page.ts";
 import "../runs/runs-page.ts";
 import "../run/run-page.ts";
@@ -18,9 +18,6 @@ import "../workspaces/workspace-state-page.ts";
 import "../workspaces/workspace-cloud-access-page.ts";
 import "../workspaces/workspace-source-page.ts";
 import "../github/github-setup-page.ts";
-
-/** The detail of `ss-signed-in`: the session document sign-in answered with. */
-export type SignedInDetail = SessionDocument;
 
 type Status = "loading" | "signed-in" | "signed-out" | "unavailable";
 

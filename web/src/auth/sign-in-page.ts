@@ -7,7 +7,7 @@ import { customElement, property, query, state } from "lit/decorators.js";
 import { apiContext } from "../app/context.ts";
 import { stackedForm } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
-import type { SignedInDetail } from "../app/ss-app.ts";
+import type { SignedInDetail } from "../app/session.ts";
 
 @customElement("ss-sign-in-page")
 export class SsSignInPage extends LitElement {
