@@ -1,81 +1,97 @@
-// Layer rules for server/src (see server/src/README.md for the picture).
-// Top to bottom:
-//   entry    main.ts, runner-main.ts, keys-main.ts, audit-main.ts, server.ts, services.ts
-//   surfaces http/ (Koa, middleware, operation binding), api/ (v1 + tfe handlers and
-//            presenters), live/ (WebSocket gateway), runner/ (engine, sandbox, GitHub worker)
-//   commands commands/ (the application layer: one file per use case, one transaction each;
-//            services.ts is the dependency bag they receive)
-//   adapters store/ (database), artifacts/ (object storage), metrics/ (Prometheus registry), github/ (GitHub App API client,
-//            tarballs): outside systems behind plain functions and classes
-//   domain   domain/ (pure: no I/O, no generated wire types)
-// Nothing imports upward, nothing imports in a cycle, and no source file imports from server/test.
-// Run: npm run lint:deps (CI: .ci/run). A violation prints the rule's name and fails.
-const SRC = "^server/src/";
-const ENTRY = `${SRC}(main|runner-main|keys-main|audit-main|server)\\.ts$`;
-const SURFACES = `${SRC}(http|api|live|runner)/`;
-const COMMANDS = `${SRC}commands/`;
-const ADAPTERS = `${SRC}(store|artifacts|github|metrics)/`;
-const DOMAIN = `${SRC}domain/`;
-const TESTS = "[.]test[.]ts$";
+// The import law of server/src, client/src and web/src, checked by `npm run lint:deps` (CI: .ci/run).
+// The layers and what each may import are written once, in the "Layers" table of README.md; this
+// file reads that table and turns every row into one rule (`layer-<name>`), so the document and the
+// check cannot disagree. The rules no table can say (cycles, npm packages in domain/, tests) are
+// written here. A violation prints its rule's name and fails.
+const { readFileSync } = require("node:fs");
+const { join } = require("node:path");
 
-/** One layer rule: a violation is an error that prints `name`. */
-const forbid = (name, comment, from, to) => ({ name, severity: "error", comment, from, to });
+const TESTS = "[.]test[.]ts$";
+const escape = (text) => text.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
+
+/** The README table: `| \`name\` | \`path\` \`path\` … | \`name\` … |`; a path ending in `/` is a folder, `*` any name. */
+function readLayers() {
+  const readme = readFileSync(join(__dirname, "README.md"), "utf8");
+  const section = /^## Layers\n([\s\S]*?)(?=^## )/m.exec(readme);
+  if (!section) throw new Error('README.md has no "## Layers" section: the layer law is read from it');
+  const layers = [];
+  for (const line of section[1].split("\n")) {
+    const cells = line.split("|").slice(1, -1);
+    if (cells.length !== 3) continue;
+    const names = (cell) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+    const [name] = names(cells[0]);
+    if (!name || !/^[a-z][a-z-]*$/.test(name)) continue;
+    const paths = names(cells[1]);
+    const mayImport = names(cells[2]);
+    layers.push({ name, paths, mayImport });
+  }
+  const known = new Set(layers.map((layer) => layer.name));
+  for (const layer of layers) {
+    for (const other of layer.mayImport) if (!known.has(other)) throw new Error(`README.md Layers: ${layer.name} may import an unknown layer "${other}"`);
+    if (layer.paths.length === 0) throw new Error(`README.md Layers: ${layer.name} names no path`);
+  }
+  return layers;
+}
+
+/** A path of the table as an anchored regular expression. */
+const patternOf = (path) => `^${escape(path).replace(/\*/g, "[^/]*")}${path.endsWith("/") ? "" : "$"}`;
+/** The literal part of a path before any `*` (to tell a more specific path from a broader one). */
+const literal = (path) => path.split("*")[0];
+/** Paths of `others` that are more specific than (inside) `path`. */
+const inside = (path, others) => others.filter((other) => other !== path && literal(other).startsWith(literal(path)) && literal(other).length > literal(path).length);
+
+const layers = readLayers();
+const allPaths = layers.flatMap((layer) => layer.paths);
+const pathsOf = (names) => layers.filter((layer) => names.includes(layer.name)).flatMap((layer) => layer.paths);
+
+const layerRules = layers.map((layer) => {
+  const allowed = new Set([layer.name, ...layer.mayImport]);
+  const ownOthers = allPaths.filter((path) => !layer.paths.includes(path));
+  const forbiddenPaths = pathsOf(layers.filter((l) => !allowed.has(l.name)).map((l) => l.name));
+  const allowedPaths = pathsOf([...allowed]);
+  return {
+    name: `layer-${layer.name}`,
+    severity: "error",
+    comment: `${layer.name} (${layer.paths.join(" ")}) may import ${layer.mayImport.length ? layer.mayImport.join(", ") : "nothing outside itself"} (README.md, Layers).`,
+    from: { path: layer.paths.map(patternOf), pathNot: [TESTS, ...layer.paths.flatMap((path) => inside(path, ownOthers)).map(patternOf)] },
+    to: { path: forbiddenPaths.map(patternOf), pathNot: forbiddenPaths.flatMap((path) => inside(path, allowedPaths)).map(patternOf) },
+  };
+});
+
+const SOURCES = "^(server/src|client/src|web/src)/";
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
-    forbid("no-circular", "Modules in server/src never import each other in a circle (type-only imports included).", { path: SRC }, { circular: true }),
-    forbid(
-      "domain-is-pure",
-      "domain/ is pure: it imports only domain/ and node builtins, never store, artifacts, commands, surfaces or entry points.",
-      { path: DOMAIN, pathNot: TESTS },
-      { path: `${SRC}(?!domain/)` },
-    ),
-    forbid("domain-no-generated", "domain/ does not depend on generated wire types; presenters under api/ map domain values to them.", { path: DOMAIN }, { path: "^generated/" }),
-    forbid(
-      "domain-no-packages",
-      "domain/ (tests aside) uses no npm packages: no database, no HTTP, no I/O libraries.",
-      { path: DOMAIN, pathNot: TESTS },
-      { dependencyTypes: ["npm", "npm-dev", "npm-optional", "npm-peer", "npm-no-pkg", "npm-unknown"] },
-    ),
-    forbid(
-      "store-below-commands",
-      "store/, artifacts/ and github/ are adapters below the application layer: they import domain/, each other and config.ts, never commands, surfaces or entry points.",
-      { path: ADAPTERS },
-      { path: `(${COMMANDS}|${SURFACES}|${ENTRY})` },
-    ),
-    forbid(
-      "no-upward-from-commands",
-      "commands/ (the application layer) imports store/, artifacts/ and domain/, never http/, api/, live/, runner/ or entry points.",
-      { path: COMMANDS },
-      { path: `(${SURFACES}|${ENTRY})` },
-    ),
-    forbid(
-      "surfaces-below-entry",
-      "http/, api/, live/ and runner/ never import the entry points (main, runner-main, keys-main, audit-main, server).",
-      { path: SURFACES },
-      { path: ENTRY },
-    ),
-    forbid(
-      "runner-beside-http",
-      "runner/ and the HTTP surfaces (http/, api/, live/) are siblings: neither imports the other; what both need lives in commands/ or below.",
-      { path: `${SRC}runner/` },
-      { path: `${SRC}(http|api|live)/` },
-    ),
-    forbid(
-      "http-beside-runner",
-      "http/, api/ and live/ never import runner/: they reach a running phase only through commands/ and the hooks in services.ts.",
-      { path: `${SRC}(http|api|live)/` },
-      { path: `${SRC}runner/` },
-    ),
-    forbid(
-      "commands-no-generated",
-      "commands/ return domain records; the wire shapes (generated types) are built by the presenters under api/.",
-      { path: COMMANDS },
-      { path: "^generated/" },
-    ),
-    forbid("store-no-generated", "store/, artifacts/ and github/ keep domain records, not generated wire types.", { path: ADAPTERS }, { path: "^generated/" }),
-    forbid("src-not-from-test", "Production code never imports from server/test (tests may import anything).", { path: SRC, pathNot: TESTS }, { path: "^server/test/" }),
+    ...layerRules,
+    {
+      name: "every-file-in-a-layer",
+      severity: "error",
+      comment: "Every source file belongs to a row of README.md's Layers table (add the row or the path there).",
+      from: { path: SOURCES, pathNot: [TESTS, "[.]d[.]m?ts$", ...allPaths.map(patternOf)] },
+      to: {},
+    },
+    {
+      name: "no-circular",
+      severity: "error",
+      comment: "Modules never import each other in a circle (type-only imports included).",
+      from: { path: SOURCES },
+      to: { circular: true },
+    },
+    {
+      name: "domain-no-packages",
+      severity: "error",
+      comment: "server/src/domain/ (tests aside) uses no npm packages: no database, no HTTP, no I/O libraries.",
+      from: { path: "^server/src/domain/", pathNot: TESTS },
+      to: { dependencyTypes: ["npm", "npm-dev", "npm-optional", "npm-peer", "npm-no-pkg", "npm-unknown"] },
+    },
+    {
+      name: "src-not-from-test",
+      severity: "error",
+      comment: "Production code never imports from a test folder or a test file (tests may import anything).",
+      from: { path: SOURCES, pathNot: TESTS },
+      to: { path: ["^server/test/", "^web/test/", TESTS] },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },
