@@ -1,10 +1,11 @@
 import { DomainError, isDomainError } from "../domain/errors.ts";
 import type { Run, RunReview } from "../domain/records.ts";
 import { isCancelable } from "../domain/run-lifecycle.ts";
+import { approvalRefusal } from "../domain/approval-binding.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
 import { inTransaction, type Stores } from "../store/index.ts";
-import { requireActiveOverride } from "./active-override.ts";
+import { activeOverrideOf } from "./active-override.ts";
 import { recordRunEvent, releaseRun } from "./run-transitions.ts";
 import { currentStateEvidence } from "./state-evidence.ts";
 import { planEvidenceAgrees } from "./plan-evidence-digests.ts";
@@ -31,41 +32,22 @@ export async function approveRun(services: Services, actor: AuthenticatedPrincip
   const decided = await inTransaction(services.db, async (stores) => {
     const current = await stores.runs.getById(run.id);
     if (!current) throw new DomainError("NOT_FOUND", `Run ${run.id} does not exist.`);
-    if (current.status !== "awaiting_approval") {
-      throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} is ${current.status}; only a run awaiting approval can be approved.`);
-    }
     const x = current.execution;
-    if (input.planDigest !== x.planDigest) {
-      throw new DomainError(
-        "RUN_PLAN_DIGEST_MISMATCH",
-        `The plan digest sent (${input.planDigest}) is not the digest of this run's plan (${x.planDigest}). Review the current plan and approve again.`,
-        {
-          source: { pointer: "/data/attributes/plan_digest" },
-        },
-      );
-    }
-    if (!(await planEvidenceAgrees(stores, current))) {
-      throw new DomainError(
-        "RUN_PLAN_DIGEST_MISMATCH",
-        `The stored evidence of run ${run.id} (its saved plan, plan JSON and plan changes) is not what its plan recorded. Start a new run.`,
-      );
-    }
-    if (x.policyOutcome === null || (x.policyOutcome !== "skipped" && x.policyOutcome !== "passed" && x.policyOutcome !== "soft_failed")) {
-      throw new DomainError("RUN_POLICY_RESULT_CHANGED", `Run ${run.id} has no passing policy result to bind the approval to.`);
-    }
-    // A soft failure is approvable only under an unexpired override of exactly this result.
-    const policyOverride = x.policyOutcome === "soft_failed" ? await requireActiveOverride(stores, current, now) : undefined;
+    const awaiting = current.status === "awaiting_approval";
+    // One after another: the transaction holds one connection (PostgreSQL warns on queries sent concurrently on it).
+    const storedEvidenceAgrees = awaiting && (await planEvidenceAgrees(stores, current));
+    const override = awaiting && x.policyOutcome === "soft_failed" ? await activeOverrideOf(stores, current, now) : { finding: "none" as const };
     const state = await currentStateEvidence(stores, current.workspaceId);
-    if ((state?.digest ?? null) !== x.predecessorStateDigest) {
-      throw new DomainError(
-        "RUN_PREDECESSOR_STATE_CHANGED",
-        `The workspace state changed since this run was planned (planned against ${x.predecessorStateDigest ?? "no state"}, now ${state?.digest ?? "no state"}). Start a new run.`,
-      );
-    }
-    if (x.dependencyBundleDigest === null) throw new DomainError("RUN_DEPENDENCY_BUNDLE_CHANGED", `Run ${run.id} recorded no dependency bundle.`);
-    if (x.approvalExpiresAt !== null && new Date(x.approvalExpiresAt).getTime() <= now.getTime()) {
-      throw new DomainError("RUN_TRANSITION_INVALID", `The approval window of run ${run.id} closed at ${x.approvalExpiresAt}.`);
-    }
+    const refusal = approvalRefusal({
+      run: current,
+      sentPlanDigest: input.planDigest,
+      storedEvidenceAgrees,
+      override: override.finding,
+      currentStateDigest: state?.digest ?? null,
+      now,
+    });
+    if (refusal) throw refusal;
+    const policyOverride = override.override;
     await recordDecision(
       stores,
       {
