@@ -4,6 +4,7 @@
 // `Sandbox.run`) named in a Markdown file of the repository exists. A path outside the repository
 // is an error too: a reader of a clone cannot follow it. Prints one line per finding
 // (`file:line: what`) and exits 1 when there is any; `node scripts/check-docs.mjs` in CI.
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,33 +16,18 @@ const FILE_NAME = /^[\w.@-]+\.(ts|mts|mjs|cjs|js|go|py|rego|sh|yaml|yml|json|md|
 // The top-level folders a repository path starts with.
 const TOP = new Set(readdirSync(root).filter((name) => !name.startsWith(".") || name === ".ci" || name === ".dependency-cruiser.cjs"));
 
-/** Every file under dir (relative to root), skipping dependencies and build output. */
-function walk(dir, out = []) {
-  for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
-    if (SKIP_DIRS.has(entry.name)) continue;
-    const path = dir ? `${dir}/${entry.name}` : entry.name;
-    if (entry.isDirectory()) walk(path, out);
-    else out.push(path);
-  }
-  return out;
-}
-
-const files = walk("");
-// `generated/` is not walked (it is large and machine-written) but is a real folder: paths into it count.
-const generatedFiles = existsSync(join(root, "generated")) ? walkGenerated() : [];
-function walkGenerated() {
-  const out = [];
-  const visit = (dir) => {
-    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
-      if (entry.name === "node_modules" || entry.name === "build") continue;
-      const path = `${dir}/${entry.name}`;
-      if (entry.isDirectory()) visit(path);
-      else out.push(path);
-    }
-  };
-  visit("generated");
-  return out;
-}
+// What a clean clone holds: the tracked files plus new ones not ignored (so a check before a commit
+// sees what CI will see). Build output (`web/dist/`) is absent from a clone; a path git ignores is
+// named on purpose and counts as existing.
+const listed = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], { cwd: root, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 })
+  .split("\0")
+  .filter((file) => file && existsSync(join(root, file)));
+const inGenerated = (file) => file.startsWith("generated/");
+const files = listed.filter((file) => !inGenerated(file) && !file.split("/").some((part) => SKIP_DIRS.has(part)));
+// `generated/` is machine-written and not searched for documents, but paths into it count.
+const generatedFiles = listed.filter(inGenerated);
+const folders = new Set();
+for (const file of listed) for (let dir = dirname(file); dir !== "."; dir = dirname(dir)) folders.add(dir);
 const baseNames = new Set([...files, ...generatedFiles].map((file) => basename(file)));
 const documents = files.filter((file) => file.endsWith(".md"));
 
@@ -55,8 +41,19 @@ for (const file of [...files, ...generatedFiles.filter((f) => /\.(ts|yaml)$/.tes
   for (const match of readFileSync(join(root, file), "utf8").matchAll(/[A-Za-z_$][\w$]*/g)) identifiers.add(match[0]);
 }
 
+const listedSet = new Set(listed);
+const ignoredCache = new Map();
+function ignored(path) {
+  if (!ignoredCache.has(path)) {
+    // A folder pattern (`dist/`) matches only a path written as a folder.
+    const result = spawnSync("git", ["check-ignore", "--no-index", path, `${path}/`], { cwd: root });
+    ignoredCache.set(path, result.status === 0);
+  }
+  return ignoredCache.get(path);
+}
 function exists(path) {
-  return existsSync(join(root, path));
+  const clean = path.replace(/\/$/, "");
+  return clean === "" || listedSet.has(clean) || folders.has(clean) || ignored(clean);
 }
 
 const findings = [];
@@ -78,7 +75,7 @@ for (const doc of documents) {
       const full = resolve(root, docDir, target);
       const rel = relative(root, full);
       if (rel.startsWith("..")) findings.push(`${where}: links outside the repository: ${match[1]}`);
-      else if (!existsSync(full)) findings.push(`${where}: links to a path that does not exist: ${match[1]}`);
+      else if (!exists(rel)) findings.push(`${where}: links to a path that does not exist: ${match[1]}`);
     }
     for (const match of line.matchAll(/`([^`\s]+)`/g)) check(where, docDir, match[1]);
   });
