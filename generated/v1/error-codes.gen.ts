@@ -68,6 +68,7 @@ export const errorCodes = {
   AUTH_THROTTLED: { status: 429, title: "Too many failed attempts" },
   LIVE_SOCKET_LIMIT: { status: 429, title: "Too many live sockets for this session" },
   USER_EMAIL_TAKEN: { status: 409, title: "Email already taken" },
+  SETUP_TOKEN_INVALID: { status: 422, title: "Unknown, expired or used setup link" },
   MEMBERSHIP_EXISTS: { status: 409, title: "Membership already exists" },
   MEMBERSHIP_USER_UNKNOWN: { status: 422, title: "No user has this email" },
   MEMBERSHIP_SCOPE_INVALID: { status: 422, title: "Membership scope is not in this organization" },

@@ -346,6 +346,18 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getRunReview"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  completeSetup: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["completeSetup"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<201, Ops["completeSetup"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  checkSetupToken: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["checkSetupToken"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["checkSetupToken"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   createUser: (input: {
     path: Record<string, never>;
     query: Record<string, never>;

@@ -7703,11 +7703,11 @@ return errors === 0;
 }
 validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createUserPath = validate133;
-const schema180 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createUser/path","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const completeSetupPath = validate133;
+const schema180 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/completeSetup/path","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createUser/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/completeSetup/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate133.evaluated;
@@ -7744,11 +7744,11 @@ return errors === 0;
 }
 validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createUserQuery = validate134;
-const schema181 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createUser/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const completeSetupQuery = validate134;
+const schema181 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/completeSetup/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createUser/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/completeSetup/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate134.evaluated;
@@ -7785,12 +7785,11 @@ return errors === 0;
 }
 validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateUserPath = validate135;
-const schema182 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateUser/path","type":"object","properties":{"user_id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"}},"required":["user_id"],"additionalProperties":false};
-const pattern44 = new RegExp("^usr-[0-9a-z]{16}$", "u");
+export const checkSetupTokenPath = validate135;
+const schema182 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/checkSetupToken/path","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateUser/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/checkSetupToken/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate135.evaluated;
@@ -7801,8 +7800,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.user_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "user_id"},message:"must have required property '"+"user_id"+"'"};
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7811,9 +7810,9 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(key0 === "user_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7822,78 +7821,16 @@ vErrors.push(err1);
 }
 errors++;
 }
-}
-if(data.user_id !== undefined){
-let data0 = data.user_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/user_id",schemaPath:"#/properties/user_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["user_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(!pattern44.test(data0)){
-const err3 = {instancePath:instancePath+"/user_id",schemaPath:"#/properties/user_id/pattern",keyword:"pattern",params:{pattern: "^usr-[0-9a-z]{16}$"},message:"must match pattern \""+"^usr-[0-9a-z]{16}$"+"\""};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
 validate135.errors = vErrors;
 return errors === 0;
 }
 validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateUserQuery = validate136;
-const schema183 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateUser/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const checkSetupTokenQuery = validate136;
+const schema183 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/checkSetupToken/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateUser/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/checkSetupToken/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate136.evaluated;
@@ -7930,14 +7867,97 @@ return errors === 0;
 }
 validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const deleteUserSessionsPath = validate137;
-const schema184 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteUserSessions/path","type":"object","properties":{"user_id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"}},"required":["user_id"],"additionalProperties":false};
+export const createUserPath = validate137;
+const schema184 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createUser/path","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteUserSessions/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createUser/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate137.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate137.errors = vErrors;
+return errors === 0;
+}
+validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const createUserQuery = validate138;
+const schema185 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createUser/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createUser/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate138.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate138.errors = vErrors;
+return errors === 0;
+}
+validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const updateUserPath = validate139;
+const schema186 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateUser/path","type":"object","properties":{"user_id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"}},"required":["user_id"],"additionalProperties":false};
+const pattern44 = new RegExp("^usr-[0-9a-z]{16}$", "u");
+
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateUser/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate139.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8028,162 +8048,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate137.errors = vErrors;
-return errors === 0;
-}
-validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const deleteUserSessionsQuery = validate138;
-const schema185 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteUserSessions/query","type":"object","properties":{},"required":[],"additionalProperties":false};
-
-function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteUserSessions/query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate138.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate138.errors = vErrors;
-return errors === 0;
-}
-validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getWorkspacePath = validate139;
-const schema186 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
-const schema187 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
-const pattern46 = new RegExp("^ws-[0-9a-z]{16}$", "u");
-
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/path" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate139.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.workspace_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "workspace_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.workspace_id !== undefined){
-let data0 = data.workspace_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["workspace_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(!pattern46.test(data0)){
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
 validate139.errors = vErrors;
 return errors === 0;
 }
 validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getWorkspaceQuery = validate140;
-const schema188 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const updateUserQuery = validate140;
+const schema187 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateUser/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateUser/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate140.evaluated;
@@ -8220,11 +8094,11 @@ return errors === 0;
 }
 validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateWorkspacePath = validate141;
-const schema189 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateWorkspace/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const deleteUserSessionsPath = validate141;
+const schema188 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteUserSessions/path","type":"object","properties":{"user_id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"}},"required":["user_id"],"additionalProperties":false};
 
 function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteUserSessions/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate141.evaluated;
@@ -8235,8 +8109,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.workspace_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(data.user_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "user_id"},message:"must have required property '"+"user_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8246,7 +8120,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(key0 === "workspace_id")){
+if(!(key0 === "user_id")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -8257,8 +8131,8 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.workspace_id !== undefined){
-let data0 = data.workspace_id;
+if(data.user_id !== undefined){
+let data0 = data.user_id;
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
 let coerced0 = undefined;
@@ -8277,7 +8151,7 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath:instancePath+"/user_id",schemaPath:"#/properties/user_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8290,13 +8164,13 @@ errors++;
 if(coerced0 !== undefined){
 data0 = coerced0;
 if(data !== undefined){
-data["workspace_id"] = coerced0;
+data["user_id"] = coerced0;
 }
 }
 }
 if(typeof data0 === "string"){
-if(!pattern46.test(data0)){
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(!pattern44.test(data0)){
+const err3 = {instancePath:instancePath+"/user_id",schemaPath:"#/properties/user_id/pattern",keyword:"pattern",params:{pattern: "^usr-[0-9a-z]{16}$"},message:"must match pattern \""+"^usr-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8323,11 +8197,11 @@ return errors === 0;
 }
 validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateWorkspaceQuery = validate142;
-const schema191 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const deleteUserSessionsQuery = validate142;
+const schema189 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteUserSessions/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteUserSessions/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate142.evaluated;
@@ -8364,11 +8238,13 @@ return errors === 0;
 }
 validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createConfigurationVersionPath = validate143;
-const schema192 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const getWorkspacePath = validate143;
+const schema190 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+const schema191 = {"type":"string","pattern":"^ws-[0-9a-z]{16}$"};
+const pattern46 = new RegExp("^ws-[0-9a-z]{16}$", "u");
 
 function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate143.evaluated;
@@ -8467,11 +8343,11 @@ return errors === 0;
 }
 validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createConfigurationVersionQuery = validate144;
-const schema194 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const getWorkspaceQuery = validate144;
+const schema192 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate144.evaluated;
@@ -8508,11 +8384,11 @@ return errors === 0;
 }
 validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listFederationProfilesPath = validate145;
-const schema195 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listFederationProfiles/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const updateWorkspacePath = validate145;
+const schema193 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateWorkspace/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listFederationProfiles/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate145.evaluated;
@@ -8611,11 +8487,11 @@ return errors === 0;
 }
 validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listFederationProfilesQuery = validate146;
-const schema197 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listFederationProfiles/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const updateWorkspaceQuery = validate146;
+const schema195 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listFederationProfiles/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate146.evaluated;
@@ -8652,11 +8528,11 @@ return errors === 0;
 }
 validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createFederationProfilePath = validate147;
-const schema198 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createFederationProfile/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const createConfigurationVersionPath = validate147;
+const schema196 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createFederationProfile/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate147.evaluated;
@@ -8755,11 +8631,11 @@ return errors === 0;
 }
 validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createFederationProfileQuery = validate148;
-const schema200 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createFederationProfile/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createConfigurationVersionQuery = validate148;
+const schema198 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createFederationProfile/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createConfigurationVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate148.evaluated;
@@ -8796,11 +8672,11 @@ return errors === 0;
 }
 validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getFederationProfilePath = validate149;
-const schema201 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getFederationProfile/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"profile_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId"}},"required":["workspace_id","profile_id"],"additionalProperties":false};
+export const listFederationProfilesPath = validate149;
+const schema199 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listFederationProfiles/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getFederationProfile/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listFederationProfiles/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate149.evaluated;
@@ -8821,24 +8697,14 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.profile_id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "profile_id"},message:"must have required property '"+"profile_id"+"'"};
+for(const key0 in data){
+if(!(key0 === "workspace_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
-}
-errors++;
-}
-for(const key0 in data){
-if(!((key0 === "workspace_id") || (key0 === "profile_id"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
 }
 errors++;
 }
@@ -8863,12 +8729,12 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err3];
+vErrors = [err2];
 }
 else {
-vErrors.push(err3);
+vErrors.push(err2);
 }
 errors++;
 }
@@ -8882,7 +8748,20 @@ data["workspace_id"] = coerced0;
 }
 if(typeof data0 === "string"){
 if(!pattern46.test(data0)){
-const err4 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8891,79 +8770,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-}
-if(data.profile_id !== undefined){
-let data1 = data.profile_id;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err5 = {instancePath:instancePath+"/profile_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["profile_id"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(!pattern6.test(data1)){
-const err6 = {instancePath:instancePath+"/profile_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId/pattern",keyword:"pattern",params:{pattern: "^fp-[0-9a-z]{16}$"},message:"must match pattern \""+"^fp-[0-9a-z]{16}$"+"\""};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
 validate149.errors = vErrors;
 return errors === 0;
 }
 validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getFederationProfileQuery = validate150;
-const schema204 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getFederationProfile/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const listFederationProfilesQuery = validate150;
+const schema201 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listFederationProfiles/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getFederationProfile/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listFederationProfiles/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate150.evaluated;
@@ -9000,11 +8816,11 @@ return errors === 0;
 }
 validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateFederationProfilePath = validate151;
-const schema205 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateFederationProfile/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"profile_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId"}},"required":["workspace_id","profile_id"],"additionalProperties":false};
+export const createFederationProfilePath = validate151;
+const schema202 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createFederationProfile/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateFederationProfile/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createFederationProfile/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate151.evaluated;
@@ -9025,24 +8841,14 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.profile_id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "profile_id"},message:"must have required property '"+"profile_id"+"'"};
+for(const key0 in data){
+if(!(key0 === "workspace_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
-}
-errors++;
-}
-for(const key0 in data){
-if(!((key0 === "workspace_id") || (key0 === "profile_id"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
 }
 errors++;
 }
@@ -9067,12 +8873,12 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err3];
+vErrors = [err2];
 }
 else {
-vErrors.push(err3);
+vErrors.push(err2);
 }
 errors++;
 }
@@ -9086,7 +8892,20 @@ data["workspace_id"] = coerced0;
 }
 if(typeof data0 === "string"){
 if(!pattern46.test(data0)){
-const err4 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9095,79 +8914,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-}
-if(data.profile_id !== undefined){
-let data1 = data.profile_id;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err5 = {instancePath:instancePath+"/profile_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["profile_id"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(!pattern6.test(data1)){
-const err6 = {instancePath:instancePath+"/profile_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId/pattern",keyword:"pattern",params:{pattern: "^fp-[0-9a-z]{16}$"},message:"must match pattern \""+"^fp-[0-9a-z]{16}$"+"\""};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
 validate151.errors = vErrors;
 return errors === 0;
 }
 validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateFederationProfileQuery = validate152;
-const schema208 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateFederationProfile/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createFederationProfileQuery = validate152;
+const schema204 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createFederationProfile/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateFederationProfile/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createFederationProfile/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate152.evaluated;
@@ -9204,11 +8960,11 @@ return errors === 0;
 }
 validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const deleteFederationProfilePath = validate153;
-const schema209 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteFederationProfile/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"profile_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId"}},"required":["workspace_id","profile_id"],"additionalProperties":false};
+export const getFederationProfilePath = validate153;
+const schema205 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getFederationProfile/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"profile_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId"}},"required":["workspace_id","profile_id"],"additionalProperties":false};
 
 function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteFederationProfile/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getFederationProfile/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate153.evaluated;
@@ -9367,11 +9123,11 @@ return errors === 0;
 }
 validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const deleteFederationProfileQuery = validate154;
-const schema212 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteFederationProfile/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const getFederationProfileQuery = validate154;
+const schema208 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getFederationProfile/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteFederationProfile/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getFederationProfile/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate154.evaluated;
@@ -9408,11 +9164,11 @@ return errors === 0;
 }
 validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createRunPath = validate155;
-const schema213 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createRun/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const updateFederationProfilePath = validate155;
+const schema209 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateFederationProfile/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"profile_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId"}},"required":["workspace_id","profile_id"],"additionalProperties":false};
 
 function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateFederationProfile/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate155.evaluated;
@@ -9433,14 +9189,24 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(key0 === "workspace_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.profile_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "profile_id"},message:"must have required property '"+"profile_id"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "workspace_id") || (key0 === "profile_id"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
 }
 errors++;
 }
@@ -9465,12 +9231,12 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err2];
+vErrors = [err3];
 }
 else {
-vErrors.push(err2);
+vErrors.push(err3);
 }
 errors++;
 }
@@ -9484,20 +9250,7 @@ data["workspace_id"] = coerced0;
 }
 if(typeof data0 === "string"){
 if(!pattern46.test(data0)){
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err4 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9506,16 +9259,79 @@ vErrors.push(err4);
 }
 errors++;
 }
+}
+}
+if(data.profile_id !== undefined){
+let data1 = data.profile_id;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err5 = {instancePath:instancePath+"/profile_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["profile_id"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(!pattern6.test(data1)){
+const err6 = {instancePath:instancePath+"/profile_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId/pattern",keyword:"pattern",params:{pattern: "^fp-[0-9a-z]{16}$"},message:"must match pattern \""+"^fp-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
 validate155.errors = vErrors;
 return errors === 0;
 }
 validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createRunQuery = validate156;
-const schema215 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createRun/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const updateFederationProfileQuery = validate156;
+const schema212 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateFederationProfile/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createRun/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateFederationProfile/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate156.evaluated;
@@ -9552,11 +9368,11 @@ return errors === 0;
 }
 validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getWorkspaceSourcePath = validate157;
-const schema216 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspaceSource/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const deleteFederationProfilePath = validate157;
+const schema213 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteFederationProfile/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"profile_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId"}},"required":["workspace_id","profile_id"],"additionalProperties":false};
 
 function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspaceSource/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteFederationProfile/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate157.evaluated;
@@ -9577,14 +9393,24 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(key0 === "workspace_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.profile_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "profile_id"},message:"must have required property '"+"profile_id"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "workspace_id") || (key0 === "profile_id"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
 }
 errors++;
 }
@@ -9609,12 +9435,12 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err2];
+vErrors = [err3];
 }
 else {
-vErrors.push(err2);
+vErrors.push(err3);
 }
 errors++;
 }
@@ -9628,20 +9454,7 @@ data["workspace_id"] = coerced0;
 }
 if(typeof data0 === "string"){
 if(!pattern46.test(data0)){
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err4 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9650,16 +9463,79 @@ vErrors.push(err4);
 }
 errors++;
 }
+}
+}
+if(data.profile_id !== undefined){
+let data1 = data.profile_id;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err5 = {instancePath:instancePath+"/profile_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["profile_id"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(!pattern6.test(data1)){
+const err6 = {instancePath:instancePath+"/profile_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/FederationProfileId/pattern",keyword:"pattern",params:{pattern: "^fp-[0-9a-z]{16}$"},message:"must match pattern \""+"^fp-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
 validate157.errors = vErrors;
 return errors === 0;
 }
 validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getWorkspaceSourceQuery = validate158;
-const schema218 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspaceSource/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const deleteFederationProfileQuery = validate158;
+const schema216 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteFederationProfile/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspaceSource/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteFederationProfile/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate158.evaluated;
@@ -9696,11 +9572,11 @@ return errors === 0;
 }
 validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const putWorkspaceSourcePath = validate159;
-const schema219 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/putWorkspaceSource/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const createRunPath = validate159;
+const schema217 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createRun/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/putWorkspaceSource/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate159.evaluated;
@@ -9799,11 +9675,11 @@ return errors === 0;
 }
 validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const putWorkspaceSourceQuery = validate160;
-const schema221 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/putWorkspaceSource/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const createRunQuery = validate160;
+const schema219 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createRun/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/putWorkspaceSource/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate160.evaluated;
@@ -9840,11 +9716,11 @@ return errors === 0;
 }
 validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const deleteWorkspaceSourcePath = validate161;
-const schema222 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteWorkspaceSource/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const getWorkspaceSourcePath = validate161;
+const schema220 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspaceSource/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteWorkspaceSource/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspaceSource/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate161.evaluated;
@@ -9943,11 +9819,11 @@ return errors === 0;
 }
 validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const deleteWorkspaceSourceQuery = validate162;
-const schema224 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteWorkspaceSource/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const getWorkspaceSourceQuery = validate162;
+const schema222 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspaceSource/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteWorkspaceSource/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspaceSource/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate162.evaluated;
@@ -9984,11 +9860,11 @@ return errors === 0;
 }
 validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getWorkspaceStateSummaryPath = validate163;
-const schema225 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspaceStateSummary/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const putWorkspaceSourcePath = validate163;
+const schema223 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/putWorkspaceSource/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspaceStateSummary/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/putWorkspaceSource/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate163.evaluated;
@@ -10087,11 +9963,11 @@ return errors === 0;
 }
 validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getWorkspaceStateSummaryQuery = validate164;
-const schema227 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspaceStateSummary/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const putWorkspaceSourceQuery = validate164;
+const schema225 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/putWorkspaceSource/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspaceStateSummary/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/putWorkspaceSource/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate164.evaluated;
@@ -10128,11 +10004,11 @@ return errors === 0;
 }
 validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listVariablesPath = validate165;
-const schema228 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listVariables/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const deleteWorkspaceSourcePath = validate165;
+const schema226 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteWorkspaceSource/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listVariables/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteWorkspaceSource/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate165.evaluated;
@@ -10231,11 +10107,11 @@ return errors === 0;
 }
 validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listVariablesQuery = validate166;
-const schema230 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listVariables/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const deleteWorkspaceSourceQuery = validate166;
+const schema228 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteWorkspaceSource/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listVariables/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteWorkspaceSource/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate166.evaluated;
@@ -10272,11 +10148,11 @@ return errors === 0;
 }
 validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createVariablePath = validate167;
-const schema231 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
+export const getWorkspaceStateSummaryPath = validate167;
+const schema229 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspaceStateSummary/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createVariable/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspaceStateSummary/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate167.evaluated;
@@ -10375,11 +10251,11 @@ return errors === 0;
 }
 validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createVariableQuery = validate168;
-const schema233 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const getWorkspaceStateSummaryQuery = validate168;
+const schema231 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/getWorkspaceStateSummary/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createVariable/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/getWorkspaceStateSummary/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate168.evaluated;
@@ -10416,12 +10292,11 @@ return errors === 0;
 }
 validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateVariablePath = validate169;
-const schema234 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"variable_id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"}},"required":["workspace_id","variable_id"],"additionalProperties":false};
-const pattern65 = new RegExp("^var-[0-9a-z]{16}$", "u");
+export const listVariablesPath = validate169;
+const schema232 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listVariables/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listVariables/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate169.evaluated;
@@ -10442,24 +10317,14 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.variable_id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "variable_id"},message:"must have required property '"+"variable_id"+"'"};
+for(const key0 in data){
+if(!(key0 === "workspace_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
-}
-errors++;
-}
-for(const key0 in data){
-if(!((key0 === "workspace_id") || (key0 === "variable_id"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
 }
 errors++;
 }
@@ -10484,12 +10349,12 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err3];
+vErrors = [err2];
 }
 else {
-vErrors.push(err3);
+vErrors.push(err2);
 }
 errors++;
 }
@@ -10503,7 +10368,20 @@ data["workspace_id"] = coerced0;
 }
 if(typeof data0 === "string"){
 if(!pattern46.test(data0)){
-const err4 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -10512,79 +10390,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-}
-if(data.variable_id !== undefined){
-let data1 = data.variable_id;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err5 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["variable_id"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(!pattern65.test(data1)){
-const err6 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
 validate169.errors = vErrors;
 return errors === 0;
 }
 validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateVariableQuery = validate170;
-const schema236 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const listVariablesQuery = validate170;
+const schema234 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/listVariables/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
 function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/query" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/listVariables/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate170.evaluated;
@@ -10621,14 +10436,159 @@ return errors === 0;
 }
 validate170.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const deleteVariablePath = validate171;
-const schema237 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"variable_id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"}},"required":["workspace_id","variable_id"],"additionalProperties":false};
+export const createVariablePath = validate171;
+const schema235 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/path" */;
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createVariable/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate171.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.workspace_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "workspace_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.workspace_id !== undefined){
+let data0 = data.workspace_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["workspace_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(!pattern46.test(data0)){
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate171.errors = vErrors;
+return errors === 0;
+}
+validate171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const createVariableQuery = validate172;
+const schema237 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/createVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+
+function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/createVariable/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate172.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate172.errors = vErrors;
+return errors === 0;
+}
+validate172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const updateVariablePath = validate173;
+const schema238 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"variable_id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"}},"required":["workspace_id","variable_id"],"additionalProperties":false};
+const pattern65 = new RegExp("^var-[0-9a-z]{16}$", "u");
+
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate173.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10779,19 +10739,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate171.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
-validate171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const deleteVariableQuery = validate172;
-const schema239 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const updateVariableQuery = validate174;
+const schema240 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
 
-function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/query" */;
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/updateVariable/query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate172.evaluated;
+const evaluated0 = validate174.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10820,7 +10780,211 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate172.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
-validate172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const deleteVariablePath = validate175;
+const schema241 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/path","type":"object","properties":{"workspace_id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"variable_id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"}},"required":["workspace_id","variable_id"],"additionalProperties":false};
+
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate175.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.workspace_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.variable_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "variable_id"},message:"must have required property '"+"variable_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "workspace_id") || (key0 === "variable_id"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.workspace_id !== undefined){
+let data0 = data.workspace_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["workspace_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(!pattern46.test(data0)){
+const err4 = {instancePath:instancePath+"/workspace_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+if(data.variable_id !== undefined){
+let data1 = data.variable_id;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err5 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["variable_id"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(!pattern65.test(data1)){
+const err6 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate175.errors = vErrors;
+return errors === 0;
+}
+validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const deleteVariableQuery = validate176;
+const schema243 = {"$id":"https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/query","type":"object","properties":{},"required":[],"additionalProperties":false};
+
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/v1/openapi/parameters/deleteVariable/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate176.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate176.errors = vErrors;
+return errors === 0;
+}
+validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

@@ -998,6 +998,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * First run - create the deployment administrator with the one-time setup link (sets the session cookie)
+         * @description On a data directory with no deployment administrator, `npm start` prints a one-time setup link, `<url>/setup?token=sst.…` (stored only as its SHA-256, valid one hour, replaced by a new one on each start while no administrator exists, never issued once one exists). This operation spends it: in one transaction it creates the deployment administrator (password at least 12 characters), optionally the first organization (with its Default Project), and a signed-in session (the `stackship_session` cookie, as `createSession`). An unknown, expired or used token, or any token once an administrator exists, is refused with 422 `SETUP_TOKEN_INVALID` and audited (`setup.refused`); nothing is created. Success is audited (`setup.completed`).
+         */
+        post: operations["completeSetup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/setup/token-checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Whether a setup link's token can still be used (the setup page asks before showing its form)
+         * @description Answers 200 with the token's expiry while it can complete setup; an unknown, expired or used token, or any token once a deployment administrator exists, gets 422 `SETUP_TOKEN_INVALID` (audited as `setup.refused`). Nothing changes either way.
+         */
+        post: operations["checkSetupToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/users": {
         parameters: {
             query?: never;
@@ -2462,6 +2502,44 @@ export interface components {
                 };
                 /** @constant */
                 type: "sessions";
+            };
+        };
+        SetupDocument: {
+            data: {
+                attributes: {
+                    display_name: string;
+                    email: components["schemas"]["Email"];
+                    /** @description Optional; the first organization, created with the administrator. */
+                    organization_name?: components["schemas"]["OrganizationName"];
+                    /** @description At least 12 characters. Stored only as an scrypt hash. */
+                    password: string;
+                    token: components["schemas"]["SetupToken"];
+                };
+                /** @constant */
+                type: "setups";
+            };
+        };
+        /** @description The token of the setup link `npm start` printed (`sst.…`). */
+        SetupToken: string;
+        SetupTokenCheckDocument: {
+            data: {
+                attributes: {
+                    token: components["schemas"]["SetupToken"];
+                };
+                /** @constant */
+                type: "setup-token-checks";
+            };
+        };
+        SetupTokenStatusDocument: {
+            data: {
+                attributes: {
+                    /** Format: date-time */
+                    expires_at: string;
+                    /** @constant */
+                    valid: true;
+                };
+                /** @constant */
+                type: "setup-token-checks";
             };
         };
         /** @description Lower-case hexadecimal SHA-256. */
@@ -4557,6 +4635,61 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             404: components["responses"]["NotFound"];
+        };
+    };
+    completeSetup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["SetupDocument"];
+            };
+        };
+        responses: {
+            /** @description The administrator exists and is signed in. */
+            201: {
+                headers: {
+                    /** @description The session cookie. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["SessionDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    checkSetupToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["SetupTokenCheckDocument"];
+            };
+        };
+        responses: {
+            /** @description The token is usable. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["SetupTokenStatusDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            422: components["responses"]["Unprocessable"];
         };
     };
     createUser: {

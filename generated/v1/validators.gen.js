@@ -28754,17 +28754,749 @@ return errors === 0;
 }
 validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SourceConnectionDocument = validate154;
-const schema272 = {"type":"object","additionalProperties":false,"required":["data","meta"],"properties":{"data":{"description":"The workspace's connection; null when it has none.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceConnection"}]},"meta":{"type":"object","additionalProperties":false,"required":["pipeline","deliveries"],"properties":{"pipeline":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline"},"deliveries":{"type":"array","maxItems":20,"description":"The last (at most 20) deliveries about the connected repository through the connection's own installation (bound to this workspace's organization), newest first; another organization's deliveries about a repository of the same name never appear. Empty when not connected.","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/GitHubDelivery"}}}}}};
-const schema280 = {"type":"object","additionalProperties":false,"required":["state","detail","webhook_url","app_id","api_url"],"properties":{"state":{"type":"string","enum":["on","off"]},"detail":{"type":"string","description":"One sentence: what is configured, or which variables are missing. It names the App id and the API URL only for administrators (as `app_id` and `api_url` do)."},"webhook_url":{"type":"string","description":"Where the GitHub App must send its webhooks."},"app_id":{"type":["string","null"],"description":"The GitHub App's id (`STACKSHIP_GITHUB_APP_ID`) for an administrator of the workspace's organization (or of the deployment) while the pipeline is on; null for everyone else."},"api_url":{"type":["string","null"],"description":"The GitHub API the App talks to (`STACKSHIP_GITHUB_API_URL`), under the same rule as `app_id`: null for anyone but an administrator, and while the pipeline is off."}}};
-const schema273 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"source-connections"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["provider","installation_id","repository","tracked_branch","working_directory","trigger_paths","repository_access","created_at","updated_at"],"properties":{"provider":{"const":"github"},"installation_id":{"type":"integer"},"repository":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceRepository"},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"trigger_paths":{"type":"array","items":{"type":"string"}},"repository_access":{"type":"string","enum":["granted","not_granted","unknown"],"description":"Whether the installation can see the repository, from the installation and installation_repositories events StackShip received (`unknown` before any arrived)."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
-const schema275 = {"type":"string","pattern":"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$","description":"`owner/name`"};
-const pattern127 = new RegExp("^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$", "u");
+export const SetupDocument = validate154;
+const schema272 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"setups"},"attributes":{"type":"object","additionalProperties":false,"required":["token","email","display_name","password"],"properties":{"token":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SetupToken"},"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string","minLength":1,"maxLength":255},"password":{"type":"string","minLength":12,"maxLength":1024,"writeOnly":true,"description":"At least 12 characters. Stored only as an scrypt hash."},"organization_name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName","description":"Optional; the first organization, created with the administrator."}}}}}}};
+const schema273 = {"type":"string","minLength":1,"maxLength":200,"writeOnly":true,"description":"The token of the setup link `npm start` printed (`sst.…`)."};
+
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate154.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.type === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.attributes === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((key1 === "type") || (key1 === "attributes"))){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data0.type !== undefined){
+if("setups" !== data0.type){
+const err5 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "setups"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data2 = data0.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.token === undefined){
+const err6 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data2.email === undefined){
+const err7 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data2.display_name === undefined){
+const err8 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "display_name"},message:"must have required property '"+"display_name"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data2.password === undefined){
+const err9 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+for(const key2 in data2){
+if(!(((((key2 === "token") || (key2 === "email")) || (key2 === "display_name")) || (key2 === "password")) || (key2 === "organization_name"))){
+const err10 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data2.token !== undefined){
+let data3 = data2.token;
+if(typeof data3 === "string"){
+if(func2(data3) > 200){
+const err11 = {instancePath:instancePath+"/data/attributes/token",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SetupToken/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(func2(data3) < 1){
+const err12 = {instancePath:instancePath+"/data/attributes/token",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SetupToken/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/data/attributes/token",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SetupToken/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data2.email !== undefined){
+let data4 = data2.email;
+if(typeof data4 === "string"){
+if(func2(data4) > 254){
+const err14 = {instancePath:instancePath+"/data/attributes/email",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Email/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(func2(data4) < 3){
+const err15 = {instancePath:instancePath+"/data/attributes/email",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Email/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!pattern49.test(data4)){
+const err16 = {instancePath:instancePath+"/data/attributes/email",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Email/pattern",keyword:"pattern",params:{pattern: "^[^\\s@]+@[^\\s@]+$"},message:"must match pattern \""+"^[^\\s@]+@[^\\s@]+$"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/data/attributes/email",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Email/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data2.display_name !== undefined){
+let data5 = data2.display_name;
+if(typeof data5 === "string"){
+if(func2(data5) > 255){
+const err18 = {instancePath:instancePath+"/data/attributes/display_name",schemaPath:"#/properties/data/properties/attributes/properties/display_name/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(func2(data5) < 1){
+const err19 = {instancePath:instancePath+"/data/attributes/display_name",schemaPath:"#/properties/data/properties/attributes/properties/display_name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/data/attributes/display_name",schemaPath:"#/properties/data/properties/attributes/properties/display_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data2.password !== undefined){
+let data6 = data2.password;
+if(typeof data6 === "string"){
+if(func2(data6) > 1024){
+const err21 = {instancePath:instancePath+"/data/attributes/password",schemaPath:"#/properties/data/properties/attributes/properties/password/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(func2(data6) < 12){
+const err22 = {instancePath:instancePath+"/data/attributes/password",schemaPath:"#/properties/data/properties/attributes/properties/password/minLength",keyword:"minLength",params:{limit: 12},message:"must NOT have fewer than 12 characters"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/data/attributes/password",schemaPath:"#/properties/data/properties/attributes/properties/password/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data2.organization_name !== undefined){
+let data7 = data2.organization_name;
+if(typeof data7 === "string"){
+if(!pattern43.test(data7)){
+const err24 = {instancePath:instancePath+"/data/attributes/organization_name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/data/attributes/organization_name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/OrganizationName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+validate154.errors = vErrors;
+return errors === 0;
+}
+validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const SetupTokenCheckDocument = validate155;
+const schema276 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"setup-token-checks"},"attributes":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SetupToken"}}}}}}};
 
 function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate155.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.type === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.attributes === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((key1 === "type") || (key1 === "attributes"))){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data0.type !== undefined){
+if("setup-token-checks" !== data0.type){
+const err5 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "setup-token-checks"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data2 = data0.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.token === undefined){
+const err6 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key2 in data2){
+if(!(key2 === "token")){
+const err7 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data2.token !== undefined){
+let data3 = data2.token;
+if(typeof data3 === "string"){
+if(func2(data3) > 200){
+const err8 = {instancePath:instancePath+"/data/attributes/token",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SetupToken/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(func2(data3) < 1){
+const err9 = {instancePath:instancePath+"/data/attributes/token",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SetupToken/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/data/attributes/token",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SetupToken/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+validate155.errors = vErrors;
+return errors === 0;
+}
+validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const SetupTokenStatusDocument = validate156;
+const schema278 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"setup-token-checks"},"attributes":{"type":"object","additionalProperties":false,"required":["valid","expires_at"],"properties":{"valid":{"const":true},"expires_at":{"type":"string","format":"date-time"}}}}}}};
+
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate156.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.type === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.attributes === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((key1 === "type") || (key1 === "attributes"))){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data0.type !== undefined){
+if("setup-token-checks" !== data0.type){
+const err5 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "setup-token-checks"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data2 = data0.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.valid === undefined){
+const err6 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "valid"},message:"must have required property '"+"valid"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data2.expires_at === undefined){
+const err7 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "expires_at"},message:"must have required property '"+"expires_at"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key2 in data2){
+if(!((key2 === "valid") || (key2 === "expires_at"))){
+const err8 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data2.valid !== undefined){
+if(true !== data2.valid){
+const err9 = {instancePath:instancePath+"/data/attributes/valid",schemaPath:"#/properties/data/properties/attributes/properties/valid/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data2.expires_at !== undefined){
+let data4 = data2.expires_at;
+if(typeof data4 === "string"){
+if(!(formats0.validate(data4))){
+const err10 = {instancePath:instancePath+"/data/attributes/expires_at",schemaPath:"#/properties/data/properties/attributes/properties/expires_at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/data/attributes/expires_at",schemaPath:"#/properties/data/properties/attributes/properties/expires_at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate156.errors = vErrors;
+return errors === 0;
+}
+validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const SourceConnectionDocument = validate157;
+const schema279 = {"type":"object","additionalProperties":false,"required":["data","meta"],"properties":{"data":{"description":"The workspace's connection; null when it has none.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceConnection"}]},"meta":{"type":"object","additionalProperties":false,"required":["pipeline","deliveries"],"properties":{"pipeline":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline"},"deliveries":{"type":"array","maxItems":20,"description":"The last (at most 20) deliveries about the connected repository through the connection's own installation (bound to this workspace's organization), newest first; another organization's deliveries about a repository of the same name never appear. Empty when not connected.","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/GitHubDelivery"}}}}}};
+const schema287 = {"type":"object","additionalProperties":false,"required":["state","detail","webhook_url","app_id","api_url"],"properties":{"state":{"type":"string","enum":["on","off"]},"detail":{"type":"string","description":"One sentence: what is configured, or which variables are missing. It names the App id and the API URL only for administrators (as `app_id` and `api_url` do)."},"webhook_url":{"type":"string","description":"Where the GitHub App must send its webhooks."},"app_id":{"type":["string","null"],"description":"The GitHub App's id (`STACKSHIP_GITHUB_APP_ID`) for an administrator of the workspace's organization (or of the deployment) while the pipeline is on; null for everyone else."},"api_url":{"type":["string","null"],"description":"The GitHub API the App talks to (`STACKSHIP_GITHUB_API_URL`), under the same rule as `app_id`: null for anyone but an administrator, and while the pipeline is off."}}};
+const schema280 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"source-connections"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["provider","installation_id","repository","tracked_branch","working_directory","trigger_paths","repository_access","created_at","updated_at"],"properties":{"provider":{"const":"github"},"installation_id":{"type":"integer"},"repository":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceRepository"},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"trigger_paths":{"type":"array","items":{"type":"string"}},"repository_access":{"type":"string","enum":["granted","not_granted","unknown"],"description":"Whether the installation can see the repository, from the installation and installation_repositories events StackShip received (`unknown` before any arrived)."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema282 = {"type":"string","pattern":"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$","description":"`owner/name`"};
+const pattern129 = new RegExp("^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$", "u");
+
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28965,7 +29697,7 @@ vErrors.push(err17);
 errors++;
 }
 for(const key1 in data2){
-if(!(func1.call(schema273.properties.attributes.properties, key1))){
+if(!(func1.call(schema280.properties.attributes.properties, key1))){
 const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err18];
@@ -29004,7 +29736,7 @@ errors++;
 if(data2.repository !== undefined){
 let data5 = data2.repository;
 if(typeof data5 === "string"){
-if(!pattern127.test(data5)){
+if(!pattern129.test(data5)){
 const err21 = {instancePath:instancePath+"/attributes/repository",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourceRepository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -29091,7 +29823,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!(((data10 === "granted") || (data10 === "not_granted")) || (data10 === "unknown"))){
-const err28 = {instancePath:instancePath+"/attributes/repository_access",schemaPath:"#/properties/attributes/properties/repository_access/enum",keyword:"enum",params:{allowedValues: schema273.properties.attributes.properties.repository_access.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/attributes/repository_access",schemaPath:"#/properties/attributes/properties/repository_access/enum",keyword:"enum",params:{allowedValues: schema280.properties.attributes.properties.repository_access.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -29391,16 +30123,16 @@ vErrors.push(err52);
 }
 errors++;
 }
-validate155.errors = vErrors;
+validate158.errors = vErrors;
 return errors === 0;
 }
-validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate154.evaluated;
+const evaluated0 = validate157.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29462,8 +30194,8 @@ valid1 = true;
 passing0 = 0;
 }
 const _errs6 = errors;
-if(!(validate155(data0, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
+if(!(validate158(data0, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs6 === errors;
@@ -29612,7 +30344,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!((data3 === "on") || (data3 === "off"))){
-const err15 = {instancePath:instancePath+"/meta/pipeline/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/properties/state/enum",keyword:"enum",params:{allowedValues: schema280.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/meta/pipeline/state",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/properties/state/enum",keyword:"enum",params:{allowedValues: schema287.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -29649,7 +30381,7 @@ errors++;
 if(data2.app_id !== undefined){
 let data6 = data2.app_id;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err18 = {instancePath:instancePath+"/meta/pipeline/app_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/properties/app_id/type",keyword:"type",params:{type: schema280.properties.app_id.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/meta/pipeline/app_id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/properties/app_id/type",keyword:"type",params:{type: schema287.properties.app_id.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -29662,7 +30394,7 @@ errors++;
 if(data2.api_url !== undefined){
 let data7 = data2.api_url;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/meta/pipeline/api_url",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/properties/api_url/type",keyword:"type",params:{type: schema280.properties.api_url.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/meta/pipeline/api_url",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourcePipeline/properties/api_url/type",keyword:"type",params:{type: schema287.properties.api_url.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -29739,21 +30471,21 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate154.errors = vErrors;
+validate157.errors = vErrors;
 return errors === 0;
 }
-validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SourceConnectionWriteDocument = validate158;
-const schema281 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"source-connections"},"attributes":{"type":"object","additionalProperties":false,"required":["installation_id","repository"],"properties":{"installation_id":{"type":"integer","minimum":1,"maximum":9007199254740991,"description":"The GitHub App installation that can see the repository."},"repository":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceRepository"},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\s~^:?*\\[\\\\]+$","description":"Defaults to the workspace's tracked branch."},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$","description":"The configuration's directory inside the repository; the root (\"\") by default."},"trigger_paths":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceTriggerPaths"}}}}}}};
-const schema283 = {"type":"array","maxItems":20,"items":{"type":"string","minLength":1,"maxLength":200,"pattern":"^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$"},"description":"Globs relative to the repository root (`*` within a path segment, `**` across segments, `?` one character). A push creates a run only when it changes a file under the working directory or matching one of these. At most 20 globs of at most 200 characters each (422 beyond); they are matched in time linear in the glob's and the path's length (no backtracking)."};
-const pattern131 = new RegExp("^[^\\s~^:?*\\[\\\\]+$", "u");
-const pattern132 = new RegExp("^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$", "u");
+export const SourceConnectionWriteDocument = validate161;
+const schema288 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"source-connections"},"attributes":{"type":"object","additionalProperties":false,"required":["installation_id","repository"],"properties":{"installation_id":{"type":"integer","minimum":1,"maximum":9007199254740991,"description":"The GitHub App installation that can see the repository."},"repository":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceRepository"},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"pattern":"^[^\\s~^:?*\\[\\\\]+$","description":"Defaults to the workspace's tracked branch."},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$","description":"The configuration's directory inside the repository; the root (\"\") by default."},"trigger_paths":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/SourceTriggerPaths"}}}}}}};
+const schema290 = {"type":"array","maxItems":20,"items":{"type":"string","minLength":1,"maxLength":200,"pattern":"^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$"},"description":"Globs relative to the repository root (`*` within a path segment, `**` across segments, `?` one character). A push creates a run only when it changes a file under the working directory or matching one of these. At most 20 globs of at most 200 characters each (422 beyond); they are matched in time linear in the glob's and the path's length (no backtracking)."};
+const pattern133 = new RegExp("^[^\\s~^:?*\\[\\\\]+$", "u");
+const pattern134 = new RegExp("^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$", "u");
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate158.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29903,7 +30635,7 @@ errors++;
 if(data2.repository !== undefined){
 let data4 = data2.repository;
 if(typeof data4 === "string"){
-if(!pattern127.test(data4)){
+if(!pattern129.test(data4)){
 const err12 = {instancePath:instancePath+"/data/attributes/repository",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourceRepository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -29948,7 +30680,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern131.test(data5)){
+if(!pattern133.test(data5)){
 const err16 = {instancePath:instancePath+"/data/attributes/tracked_branch",schemaPath:"#/properties/data/properties/attributes/properties/tracked_branch/pattern",keyword:"pattern",params:{pattern: "^[^\\s~^:?*\\[\\\\]+$"},message:"must match pattern \""+"^[^\\s~^:?*\\[\\\\]+$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -29983,7 +30715,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!pattern132.test(data6)){
+if(!pattern134.test(data6)){
 const err19 = {instancePath:instancePath+"/data/attributes/working_directory",schemaPath:"#/properties/data/properties/attributes/properties/working_directory/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$"},message:"must match pattern \""+"^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -30042,7 +30774,7 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!pattern132.test(data8)){
+if(!pattern134.test(data8)){
 const err24 = {instancePath:instancePath+"/data/attributes/trigger_paths/" + i0,schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/SourceTriggerPaths/items/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$"},message:"must match pattern \""+"^(?!/)(?!.*(^|/)\\.\\.(/|$)).*$"+"\""};
 if(vErrors === null){
 vErrors = [err24];
@@ -30111,18 +30843,18 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate158.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
-validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StepUpDocument = validate159;
-const schema284 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"step-ups"},"attributes":{"type":"object","additionalProperties":false,"required":["password"],"properties":{"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
+export const StepUpDocument = validate162;
+const schema291 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"step-ups"},"attributes":{"type":"object","additionalProperties":false,"required":["password"],"properties":{"password":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Password"}}}}}}};
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate162.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30294,18 +31026,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate162.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TokenCreateDocument = validate160;
-const schema286 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"tokens"},"attributes":{"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"],"description":"viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have."},"description":{"type":"string","maxLength":200},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp","description":"When the token stops working (401 from then on). Must be in the future (422 `TOKEN_EXPIRY_INVALID`). Without it the token works until it is revoked (`DELETE /v1/organizations/{organization_name}/tokens/{token_id}`)."}}}}}}};
+export const TokenCreateDocument = validate163;
+const schema293 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"tokens"},"attributes":{"type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"],"description":"viewer: read workspaces and runs; operator: viewer plus create runs and write workspaces; admin: everything in the organization, including `run:recover` and `policy:override_soft` (overriding a soft-mandatory policy failure), which operators do not have."},"description":{"type":"string","maxLength":200},"expires_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp","description":"When the token stops working (401 from then on). Must be in the future (422 `TOKEN_EXPIRY_INVALID`). Without it the token works until it is revoked (`DELETE /v1/organizations/{organization_name}/tokens/{token_id}`)."}}}}}}};
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate160.evaluated;
+const evaluated0 = validate163.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30420,7 +31152,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((data3 === "viewer") || (data3 === "operator")) || (data3 === "admin"))){
-const err9 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema286.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema293.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -30525,19 +31257,19 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate160.errors = vErrors;
+validate163.errors = vErrors;
 return errors === 0;
 }
-validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TokenDocument = validate161;
-const schema288 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","expires_at","secret"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"description":"When the token stops working; null when it works until revoked.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"secret":{"type":"string","description":"The bearer token. Returned only in this response; StackShip stores only its hash."}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
-const pattern135 = new RegExp("^at-[0-9a-z]{16}$", "u");
+export const TokenDocument = validate164;
+const schema295 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","expires_at","secret"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"description":"When the token stops working; null when it works until revoked.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"secret":{"type":"string","description":"The bearer token. Returned only in this response; StackShip stores only its hash."}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}}}};
+const pattern137 = new RegExp("^at-[0-9a-z]{16}$", "u");
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
+const evaluated0 = validate164.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30637,7 +31369,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern135.test(data2)){
+if(!pattern137.test(data2)){
 const err8 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^at-[0-9a-z]{16}$"},message:"must match pattern \""+"^at-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -30737,7 +31469,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!(((data4 === "viewer") || (data4 === "operator")) || (data4 === "admin"))){
-const err17 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema288.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/data/attributes/role",schemaPath:"#/properties/data/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema295.properties.data.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -30750,7 +31482,7 @@ errors++;
 if(data3.description !== undefined){
 let data5 = data3.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err18 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema288.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema295.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -31074,19 +31806,19 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate161.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TokenListDocument = validate162;
-const schema292 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","description":"The organization's tokens that were not revoked (expired ones included), oldest first. Never a secret.","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Token"}}}};
-const schema293 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","expires_at","last_used_at","expired"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"description":"When the token stops working; null when it works until revoked.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"last_used_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"expired":{"type":"boolean","description":"Whether `expires_at` has passed (the token gets 401)."}}}}};
+export const TokenListDocument = validate165;
+const schema299 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","description":"The organization's tokens that were not revoked (expired ones included), oldest first. Never a secret.","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Token"}}}};
+const schema300 = {"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"tokens"},"id":{"type":"string","pattern":"^at-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["role","description","created_at","expires_at","last_used_at","expired"],"properties":{"role":{"type":"string","enum":["viewer","operator","admin"]},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"expires_at":{"description":"When the token stops working; null when it works until revoked.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"last_used_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"expired":{"type":"boolean","description":"Whether `expires_at` has passed (the token gets 401)."}}}}};
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate163.evaluated;
+const evaluated0 = validate166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31151,7 +31883,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern135.test(data1)){
+if(!pattern137.test(data1)){
 const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^at-[0-9a-z]{16}$"},message:"must match pattern \""+"^at-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -31261,7 +31993,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!(((data3 === "viewer") || (data3 === "operator")) || (data3 === "admin"))){
-const err15 = {instancePath:instancePath+"/attributes/role",schemaPath:"#/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema293.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/attributes/role",schemaPath:"#/properties/attributes/properties/role/enum",keyword:"enum",params:{allowedValues: schema300.properties.attributes.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -31274,7 +32006,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err16 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema293.properties.attributes.properties.description.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema300.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -31528,16 +32260,16 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate163.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate162.evaluated;
+const evaluated0 = validate165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31572,8 +32304,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate163(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
+if(!(validate166(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
 errors = vErrors.length;
 }
 }
@@ -31600,18 +32332,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate162.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UserCreateDocument = validate165;
-const schema297 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string","minLength":1,"maxLength":255},"password":{"type":"string","minLength":12,"maxLength":1024,"writeOnly":true,"description":"At least 12 characters. Stored only as an scrypt hash."},"site_admin":{"type":"boolean","default":false}}}}}}};
+export const UserCreateDocument = validate168;
+const schema304 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"required":["email","password"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string","minLength":1,"maxLength":255},"password":{"type":"string","minLength":12,"maxLength":1024,"writeOnly":true,"description":"At least 12 characters. Stored only as an scrypt hash."},"site_admin":{"type":"boolean","default":false}}}}}}};
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31885,18 +32617,18 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate165.errors = vErrors;
+validate168.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UserDocument = validate166;
-const schema299 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"users"},"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["email","display_name","site_admin","disabled","created_at"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"},"disabled":{"type":"boolean","description":"A disabled user cannot sign in and has no sessions."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}}}};
+export const UserDocument = validate169;
+const schema306 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"users"},"id":{"type":"string","pattern":"^usr-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["email","display_name","site_admin","disabled","created_at"],"properties":{"email":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Email"},"display_name":{"type":"string"},"site_admin":{"type":"boolean"},"disabled":{"type":"boolean","description":"A disabled user cannot sign in and has no sessions."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}}}}};
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
+const evaluated0 = validate169.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32224,18 +32956,18 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate166.errors = vErrors;
+validate169.errors = vErrors;
 return errors === 0;
 }
-validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const UserUpdateDocument = validate167;
-const schema302 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"disabled":{"type":"boolean","description":"true disables the user: every session ends at once (live sockets close) and sign-in is refused like a wrong password; false lets the user sign in again."}}}}}}};
+export const UserUpdateDocument = validate170;
+const schema309 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"users"},"attributes":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"disabled":{"type":"boolean","description":"true disables the user: every session ends at once (live sockets close) and sign-in is refused like a wrong password; false lets the user sign in again."}}}}}}};
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate167.evaluated;
+const evaluated0 = validate170.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32384,19 +33116,19 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate167.errors = vErrors;
+validate170.errors = vErrors;
 return errors === 0;
 }
-validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate170.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableCreateDocument = validate168;
-const schema303 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"variables"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value"],"properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"],"default":"terraform"},"hcl":{"type":"boolean","default":false},"sensitive":{"type":"boolean","default":false},"description":{"type":"string","maxLength":500}}}}}}};
-const pattern146 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
+export const VariableCreateDocument = validate171;
+const schema310 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"variables"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value"],"properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"],"default":"terraform"},"hcl":{"type":"boolean","default":false},"sensitive":{"type":"boolean","default":false},"description":{"type":"string","maxLength":500}}}}}}};
+const pattern148 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate168.evaluated;
+const evaluated0 = validate171.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32511,7 +33243,7 @@ errors++;
 if(data2.key !== undefined){
 let data3 = data2.key;
 if(typeof data3 === "string"){
-if(!pattern146.test(data3)){
+if(!pattern148.test(data3)){
 const err9 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"#/properties/data/properties/attributes/properties/key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -32571,7 +33303,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err14 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema303.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema310.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -32665,20 +33397,20 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate168.errors = vErrors;
+validate171.errors = vErrors;
 return errors === 0;
 }
-validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableDocument = validate169;
-const schema304 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}};
-const schema305 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","category","hcl","sensitive","description","created_at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"],"description":"Always null for a sensitive variable."},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
-const pattern147 = new RegExp("^var-[0-9a-z]{16}$", "u");
+export const VariableDocument = validate172;
+const schema311 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}};
+const schema312 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","category","hcl","sensitive","description","created_at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"],"description":"Always null for a sensitive variable."},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":["string","null"]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}}}};
+const pattern149 = new RegExp("^var-[0-9a-z]{16}$", "u");
 
-function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate170.evaluated;
+const evaluated0 = validate173.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32753,7 +33485,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern147.test(data1)){
+if(!pattern149.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -32875,7 +33607,7 @@ errors++;
 if(data2.value !== undefined){
 let data4 = data2.value;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema305.properties.attributes.properties.value.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema312.properties.attributes.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -32898,7 +33630,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err19 = {instancePath:instancePath+"/attributes/category",schemaPath:"#/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema305.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attributes/category",schemaPath:"#/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema312.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -32935,7 +33667,7 @@ errors++;
 if(data2.description !== undefined){
 let data8 = data2.description;
 if((typeof data8 !== "string") && (data8 !== null)){
-const err22 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema305.properties.attributes.properties.description.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema312.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -33148,69 +33880,11 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate170.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
-validate170.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate169.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "data")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-if(!(validate170(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate170.errors : vErrors.concat(validate170.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-validate169.errors = vErrors;
-return errors === 0;
-}
-validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const VariableListDocument = validate172;
-const schema308 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}}};
 
 function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -33246,12 +33920,70 @@ errors++;
 }
 }
 if(data.data !== undefined){
+if(!(validate173(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate172.errors = vErrors;
+return errors === 0;
+}
+validate172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const VariableListDocument = validate175;
+const schema315 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Variable"}}}};
+
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate175.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "data")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
 let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate170(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate170.errors : vErrors.concat(validate170.errors);
+if(!(validate173(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
 errors = vErrors.length;
 }
 }
@@ -33278,18 +34010,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate172.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const VariableUpdateDocument = validate174;
-const schema309 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was.","properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
+export const VariableUpdateDocument = validate177;
+const schema316 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"variables"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (VARIABLE_SENSITIVITY_IRREVERSIBLE); its value, when not sent, stays as it was.","properties":{"key":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"},"value":{"type":"string","maxLength":65536},"category":{"type":"string","enum":["terraform","env"]},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate174.evaluated;
+const evaluated0 = validate177.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33359,7 +34091,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern147.test(data2)){
+if(!pattern149.test(data2)){
 const err5 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -33399,7 +34131,7 @@ errors++;
 if(data3.key !== undefined){
 let data4 = data3.key;
 if(typeof data4 === "string"){
-if(!pattern146.test(data4)){
+if(!pattern148.test(data4)){
 const err8 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"#/properties/data/properties/attributes/properties/key/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -33459,7 +34191,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((data6 === "terraform") || (data6 === "env"))){
-const err13 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema309.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"#/properties/data/properties/attributes/properties/category/enum",keyword:"enum",params:{allowedValues: schema316.properties.data.properties.attributes.properties.category.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -33553,19 +34285,19 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate174.errors = vErrors;
+validate177.errors = vErrors;
 return errors === 0;
 }
-validate174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceCreateDocument = validate175;
-const schema310 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."},"approval_ttl_seconds":{"type":"integer","minimum":60,"maximum":604800,"default":86400,"description":"How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours)."},"plan_requires_credential":{"type":"boolean","default":false,"description":"Whether a plan needs a cloud credential from a federation profile (see updateWorkspace)."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
-const pattern152 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
+export const WorkspaceCreateDocument = validate178;
+const schema317 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."},"approval_ttl_seconds":{"type":"integer","minimum":60,"maximum":604800,"default":86400,"description":"How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours)."},"plan_requires_credential":{"type":"boolean","default":false,"description":"Whether a plan needs a cloud credential from a federation profile (see updateWorkspace)."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
+const pattern154 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate175.evaluated;
+const evaluated0 = validate178.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33765,7 +34497,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern152.test(data6)){
+if(!pattern154.test(data6)){
 const err16 = {instancePath:instancePath+"/data/attributes/working_directory",schemaPath:"#/properties/data/properties/attributes/properties/working_directory/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*\\.\\.).*$"},message:"must match pattern \""+"^(?!/)(?!.*\\.\\.).*$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -34077,19 +34809,19 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate175.errors = vErrors;
+validate178.errors = vErrors;
 return errors === 0;
 }
-validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceDocument = validate176;
-const schema313 = {"type":"object","additionalProperties":false,"required":["data","meta"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"},"meta":{"type":"object","additionalProperties":false,"required":["permissions"],"properties":{"permissions":{"type":"object","description":"What the caller may do with this workspace, so that a client shows only the controls that will be accepted (the server still checks every request).","additionalProperties":false,"required":["write","verify_federation_profiles"],"properties":{"write":{"type":"boolean","description":"workspace:write: change its settings (plan_requires_credential), its source connection and its federation profiles."},"verify_federation_profiles":{"type":"boolean","description":"org:admin on the workspace's organization (verifyFederationProfile)."}}}}}}};
-const schema314 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","plan_requires_credential","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"plan_requires_credential":{"type":"boolean","description":"Whether a plan needs a cloud credential from a federation profile."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+export const WorkspaceDocument = validate179;
+const schema320 = {"type":"object","additionalProperties":false,"required":["data","meta"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"},"meta":{"type":"object","additionalProperties":false,"required":["permissions"],"properties":{"permissions":{"type":"object","description":"What the caller may do with this workspace, so that a client shows only the controls that will be accepted (the server still checks every request).","additionalProperties":false,"required":["write","verify_federation_profiles"],"properties":{"write":{"type":"boolean","description":"workspace:write: change its settings (plan_requires_credential), its source connection and its federation profiles."},"verify_federation_profiles":{"type":"boolean","description":"org:admin on the workspace's organization (verifyFederationProfile)."}}}}}}};
+const schema321 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","plan_requires_credential","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"plan_requires_credential":{"type":"boolean","description":"Whether a plan needs a cloud credential from a federation profile."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate177.evaluated;
+const evaluated0 = validate180.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34300,7 +35032,7 @@ vErrors.push(err18);
 errors++;
 }
 for(const key1 in data2){
-if(!(func1.call(schema314.properties.attributes.properties, key1))){
+if(!(func1.call(schema321.properties.attributes.properties, key1))){
 const err19 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
@@ -34326,7 +35058,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err21 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema314.properties.attributes.properties.description.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema321.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -34817,16 +35549,16 @@ vErrors.push(err61);
 }
 errors++;
 }
-validate177.errors = vErrors;
+validate180.errors = vErrors;
 return errors === 0;
 }
-validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate176.evaluated;
+const evaluated0 = validate179.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34867,8 +35599,8 @@ errors++;
 }
 }
 if(data.data !== undefined){
-if(!(validate177(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
+if(!(validate180(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
 errors = vErrors.length;
 }
 }
@@ -34991,18 +35723,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate176.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
-validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceListDocument = validate179;
-const schema321 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}}};
+export const WorkspaceListDocument = validate182;
+const schema328 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"}}}};
 
-function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate179.evaluated;
+const evaluated0 = validate182.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35037,8 +35769,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate177(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
+if(!(validate180(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
 errors = vErrors.length;
 }
 }
@@ -35065,19 +35797,19 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate179.errors = vErrors;
+validate182.errors = vErrors;
 return errors === 0;
 }
-validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceStateSummaryDocument = validate181;
-const schema322 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"workspace-state-summaries"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["current_state_version_id","state_versions","truncated","lock"],"properties":{"current_state_version_id":{"description":"The newest published state version; null before the first apply published one.","oneOf":[{"type":"null"},{"type":"string","pattern":"^sv-[0-9a-z]{16}$"}]},"state_versions":{"type":"array","maxItems":100,"description":"Published state versions, newest serial first.","items":{"type":"object","additionalProperties":false,"required":["id","serial","run_id","published_at","digest","size_bytes"],"properties":{"id":{"type":"string","pattern":"^sv-[0-9a-z]{16}$"},"serial":{"type":"integer","minimum":0},"run_id":{"description":"The run whose apply published it; null for state written outside a run.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}]},"published_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"size_bytes":{"type":"integer","minimum":0}}}},"truncated":{"type":"boolean","description":"True when older published versions exist beyond the 100 listed."},"lock":{"description":"Who holds the workspace lock; null when it is free.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["holder_kind","holder_id","reason","locked_at"],"properties":{"holder_kind":{"type":"string","enum":["run","user"]},"holder_id":{"type":"string"},"reason":{"type":"string"},"locked_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}]}}}}}}};
-const pattern158 = new RegExp("^sv-[0-9a-z]{16}$", "u");
+export const WorkspaceStateSummaryDocument = validate184;
+const schema329 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id","attributes"],"properties":{"type":{"const":"workspace-state-summaries"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["current_state_version_id","state_versions","truncated","lock"],"properties":{"current_state_version_id":{"description":"The newest published state version; null before the first apply published one.","oneOf":[{"type":"null"},{"type":"string","pattern":"^sv-[0-9a-z]{16}$"}]},"state_versions":{"type":"array","maxItems":100,"description":"Published state versions, newest serial first.","items":{"type":"object","additionalProperties":false,"required":["id","serial","run_id","published_at","digest","size_bytes"],"properties":{"id":{"type":"string","pattern":"^sv-[0-9a-z]{16}$"},"serial":{"type":"integer","minimum":0},"run_id":{"description":"The run whose apply published it; null for state written outside a run.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"}]},"published_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"size_bytes":{"type":"integer","minimum":0}}}},"truncated":{"type":"boolean","description":"True when older published versions exist beyond the 100 listed."},"lock":{"description":"Who holds the workspace lock; null when it is free.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["holder_kind","holder_id","reason","locked_at"],"properties":{"holder_kind":{"type":"string","enum":["run","user"]},"holder_id":{"type":"string"},"reason":{"type":"string"},"locked_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}}]}}}}}}};
+const pattern160 = new RegExp("^sv-[0-9a-z]{16}$", "u");
 
-function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate181.evaluated;
+const evaluated0 = validate184.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35267,7 +35999,7 @@ passing0 = 0;
 }
 const _errs16 = errors;
 if(typeof data4 === "string"){
-if(!pattern158.test(data4)){
+if(!pattern160.test(data4)){
 const err15 = {instancePath:instancePath+"/data/attributes/current_state_version_id",schemaPath:"#/properties/data/properties/attributes/properties/current_state_version_id/oneOf/1/pattern",keyword:"pattern",params:{pattern: "^sv-[0-9a-z]{16}$"},message:"must match pattern \""+"^sv-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -35413,7 +36145,7 @@ errors++;
 if(data6.id !== undefined){
 let data7 = data6.id;
 if(typeof data7 === "string"){
-if(!pattern158.test(data7)){
+if(!pattern160.test(data7)){
 const err26 = {instancePath:instancePath+"/data/attributes/state_versions/" + i0+"/id",schemaPath:"#/properties/data/properties/attributes/properties/state_versions/items/properties/id/pattern",keyword:"pattern",params:{pattern: "^sv-[0-9a-z]{16}$"},message:"must match pattern \""+"^sv-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err26];
@@ -35746,7 +36478,7 @@ vErrors.push(err50);
 errors++;
 }
 if(!((data15 === "run") || (data15 === "user"))){
-const err51 = {instancePath:instancePath+"/data/attributes/lock/holder_kind",schemaPath:"#/properties/data/properties/attributes/properties/lock/oneOf/1/properties/holder_kind/enum",keyword:"enum",params:{allowedValues: schema322.properties.data.properties.attributes.properties.lock.oneOf[1].properties.holder_kind.enum},message:"must be equal to one of the allowed values"};
+const err51 = {instancePath:instancePath+"/data/attributes/lock/holder_kind",schemaPath:"#/properties/data/properties/attributes/properties/lock/oneOf/1/properties/holder_kind/enum",keyword:"enum",params:{allowedValues: schema329.properties.data.properties.attributes.properties.lock.oneOf[1].properties.holder_kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -35894,18 +36626,18 @@ vErrors.push(err61);
 }
 errors++;
 }
-validate181.errors = vErrors;
+validate184.errors = vErrors;
 return errors === 0;
 }
-validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate184.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceUpdateDocument = validate182;
-const schema328 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"plan_requires_credential":{"type":"boolean"}}}}}}};
+export const WorkspaceUpdateDocument = validate185;
+const schema335 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"plan_requires_credential":{"type":"boolean"}}}}}}};
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate182.evaluated;
+const evaluated0 = validate185.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36079,10 +36811,10 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate182.errors = vErrors;
+validate185.errors = vErrors;
 return errors === 0;
 }
-validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const getJsonWebKeySetResponse200 = JsonWebKeySet;
 export const getJsonWebKeySetResponse404 = ErrorDocument;
@@ -36359,6 +37091,15 @@ export const getRunReviewResponse200 = RunReviewDocument;
 export const getRunReviewResponse400 = ErrorDocument;
 export const getRunReviewResponse401 = ErrorDocument;
 export const getRunReviewResponse404 = ErrorDocument;
+export const completeSetupRequest = SetupDocument;
+export const completeSetupResponse201 = SessionDocument;
+export const completeSetupResponse400 = ErrorDocument;
+export const completeSetupResponse409 = ErrorDocument;
+export const completeSetupResponse422 = ErrorDocument;
+export const checkSetupTokenRequest = SetupTokenCheckDocument;
+export const checkSetupTokenResponse200 = SetupTokenStatusDocument;
+export const checkSetupTokenResponse400 = ErrorDocument;
+export const checkSetupTokenResponse422 = ErrorDocument;
 export const createUserRequest = UserCreateDocument;
 export const createUserResponse201 = UserDocument;
 export const createUserResponse400 = ErrorDocument;

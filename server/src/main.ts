@@ -1,4 +1,5 @@
 import { startAuditCheckpointer } from "./commands/audit-checkpoints.ts";
+import { issueSetupToken } from "./commands/setup.ts";
 import { randomBytes } from "node:crypto";
 import { describeArtifactStore } from "./artifacts/backends/index.ts";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -104,7 +105,13 @@ async function main() {
   say(`dashboard: ${url}/  (sign in with a user's email and password)`);
   if (config.bootstrapAdmin)
     say(`sign in as ${config.bootstrapAdmin.email} (a deployment administrator: sees every organization), in the dashboard or with POST ${url}/v1/auth/sessions`);
-  else say("no administrator user yet: set STACKSHIP_BOOTSTRAP_ADMIN_EMAIL and STACKSHIP_BOOTSTRAP_ADMIN_PASSWORD to create one on start");
+  // While no deployment administrator exists: a new one-time link each start (the token is stored only hashed).
+  const setupLink = await issueSetupToken(stackship.services);
+  if (setupLink) {
+    say(`no administrator yet. Open this one-time setup link to create one (valid until ${setupLink.expiresAt.toISOString()}, single use):`);
+    say(`  ${url}/setup?token=${setupLink.token}`);
+    say("  (or set STACKSHIP_BOOTSTRAP_ADMIN_EMAIL and STACKSHIP_BOOTSTRAP_ADMIN_PASSWORD before the start)");
+  }
   if (https) printCloudInstructions(https.port, https.bundleFile, tokenExpr);
   const stop = async (signal: string) => {
     say(`${signal}: shutting down`);

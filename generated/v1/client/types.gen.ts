@@ -1713,15 +1713,23 @@ export type PolicyOverrideDocument = {
     data: PolicyOverride;
 };
 
+/**
+ * The token of the setup link `npm start` printed (`sst.…`).
+ */
+export type SetupToken = string;
+
 export type Email = string;
 
-export type Password = string;
-
-export type SessionCreateDocument = {
+export type SetupDocument = {
     data: {
-        type: 'sessions';
+        type: 'setups';
         attributes: {
             email: Email;
+            display_name: string;
+            /**
+             * Optional; the first organization, created with the administrator.
+             */
+            organization_name?: OrganizationName;
         };
     };
 };
@@ -1751,6 +1759,36 @@ export type SessionDocument = {
         };
         relationships: {
             user: Relationship;
+        };
+    };
+};
+
+export type SetupTokenCheckDocument = {
+    data: {
+        type: 'setup-token-checks';
+        attributes: {
+            [key: string]: never;
+        };
+    };
+};
+
+export type SetupTokenStatusDocument = {
+    data: {
+        type: 'setup-token-checks';
+        attributes: {
+            valid: true;
+            expires_at: string;
+        };
+    };
+};
+
+export type Password = string;
+
+export type SessionCreateDocument = {
+    data: {
+        type: 'sessions';
+        attributes: {
+            email: Email;
         };
     };
 };
@@ -1879,6 +1917,34 @@ export type DownloadRequestDocument = {
 export type FederationPhasesWritable = Array<FederationPhase>;
 
 export type RunReviewNullableTimestampWritable = Timestamp | null;
+
+export type SetupDocumentWritable = {
+    data: {
+        type: 'setups';
+        attributes: {
+            token: SetupToken;
+            email: Email;
+            display_name: string;
+            /**
+             * At least 12 characters. Stored only as an scrypt hash.
+             */
+            password: string;
+            /**
+             * Optional; the first organization, created with the administrator.
+             */
+            organization_name?: OrganizationName;
+        };
+    };
+};
+
+export type SetupTokenCheckDocumentWritable = {
+    data: {
+        type: 'setup-token-checks';
+        attributes: {
+            token: SetupToken;
+        };
+    };
+};
 
 export type SessionCreateDocumentWritable = {
     data: {
@@ -4227,6 +4293,68 @@ export type CreatePolicyOverrideResponses = {
 };
 
 export type CreatePolicyOverrideResponse = CreatePolicyOverrideResponses[keyof CreatePolicyOverrideResponses];
+
+export type CompleteSetupData = {
+    body: SetupDocumentWritable;
+    path?: never;
+    query?: never;
+    url: '/v1/setup';
+};
+
+export type CompleteSetupErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type CompleteSetupError = CompleteSetupErrors[keyof CompleteSetupErrors];
+
+export type CompleteSetupResponses = {
+    /**
+     * The administrator exists and is signed in.
+     */
+    201: SessionDocument;
+};
+
+export type CompleteSetupResponse = CompleteSetupResponses[keyof CompleteSetupResponses];
+
+export type CheckSetupTokenData = {
+    body: SetupTokenCheckDocumentWritable;
+    path?: never;
+    query?: never;
+    url: '/v1/setup/token-checks';
+};
+
+export type CheckSetupTokenErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type CheckSetupTokenError = CheckSetupTokenErrors[keyof CheckSetupTokenErrors];
+
+export type CheckSetupTokenResponses = {
+    /**
+     * The token is usable.
+     */
+    200: SetupTokenStatusDocument;
+};
+
+export type CheckSetupTokenResponse = CheckSetupTokenResponses[keyof CheckSetupTokenResponses];
 
 export type DeleteAllSessionsData = {
     body?: never;

@@ -5,7 +5,7 @@ import type { Organization } from "../domain/records.ts";
 import { DECOY_PASSWORD_HASH, hashPassword, MAX_SESSIONS_PER_USER, MIN_PASSWORD_LENGTH, SESSION_TTL_MS, verifyPassword } from "../domain/sessions.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
-import { inTransaction, type Membership, type Session, type User } from "../store/index.ts";
+import { inTransaction, type Membership, type Session, type Stores, type User } from "../store/index.ts";
 import { attemptKeys, auditFailedAttempt, reserveAttempt, type FailedAttempt } from "./password-attempts.ts";
 
 /** The stored form of a session or CSRF secret (256-bit random, so a plain SHA-256 suffices). */
@@ -127,6 +127,26 @@ export interface NewSession {
   csrfToken: string;
 }
 
+/** A new session's cookie secret and CSRF token (only their hashes are stored). */
+export function newSessionSecrets(services: Services): { secret: string; csrfToken: string } {
+  const secret = `sss.${randomBytes(32).toString("base64url")}`;
+  return { secret, csrfToken: csrfTokenFor(services, secret) };
+}
+
+/** Stores a signed-in (and stepped-up) session for the user, audited, in the caller's transaction. */
+export async function openSession(stores: Stores, user: User, secrets: { secret: string; csrfToken: string }, now: Date): Promise<Session> {
+  const created = await stores.users.createSession({
+    userId: user.id,
+    tokenHash: hashSessionSecret(secrets.secret),
+    csrfTokenHash: hashSessionSecret(secrets.csrfToken),
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
+    steppedUpAt: now,
+  });
+  await stores.audit.record({ organizationId: null, actorId: user.id, action: "session.created", targetType: "sessions", targetId: created.id, createdAt: now });
+  return created;
+}
+
 const CREDENTIALS_INVALID = "The email or the password is wrong.";
 
 /** Where a password attempt comes from, for throttling and the audit trail. */
@@ -163,19 +183,11 @@ export async function signIn(services: Services, email: string, password: string
     throw new DomainError("CREDENTIALS_INVALID", CREDENTIALS_INVALID, { source: { pointer: "/data/attributes/password" } });
   }
   await services.stores.authThrottles.succeeded(keys);
-  const secret = `sss.${randomBytes(32).toString("base64url")}`;
-  const csrfToken = csrfTokenFor(services, secret);
+  const { secret, csrfToken } = newSessionSecrets(services);
   const now = services.clock();
   const previous = origin.presentedSessionSecret ? await services.stores.users.findSessionByTokenHash(hashSessionSecret(origin.presentedSessionSecret)) : undefined;
   const session = await inTransaction(services.db, async (stores) => {
-    const created = await stores.users.createSession({
-      userId: user.id,
-      tokenHash: hashSessionSecret(secret),
-      csrfTokenHash: hashSessionSecret(csrfToken),
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
-      steppedUpAt: now,
-    });
+    const created = await openSession(stores, user, { secret, csrfToken }, now);
     if (previous && previous.session.revokedAt === null) {
       await stores.users.revokeSession(previous.session.id, now);
       await stores.audit.recordAction({ organizationId: null, actorId: user.id, createdAt: now }, "session.ended", ["sessions", previous.session.id], {
@@ -185,7 +197,6 @@ export async function signIn(services: Services, email: string, password: string
       });
       await stores.users.announceAccessChange(previous.user.id);
     }
-    await stores.audit.record({ organizationId: null, actorId: user.id, action: "session.created", targetType: "sessions", targetId: created.id, createdAt: now });
     // At most MAX_SESSIONS_PER_USER live sessions: the oldest beyond that end now.
     const live = await stores.users.liveSessionsOf(user.id, now);
     for (const oldest of live.slice(0, Math.max(0, live.length - MAX_SESSIONS_PER_USER))) {

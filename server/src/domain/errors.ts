@@ -73,6 +73,7 @@ export const ERROR_CODES = {
   AUTH_THROTTLED: { kind: "throttled", title: "Too many failed attempts" },
   LIVE_SOCKET_LIMIT: { kind: "throttled", title: "Too many live sockets for this session" },
   USER_EMAIL_TAKEN: { kind: "conflict", title: "Email already taken" },
+  SETUP_TOKEN_INVALID: { kind: "invalid", title: "Unknown, expired or used setup link" },
   MEMBERSHIP_EXISTS: { kind: "conflict", title: "Membership already exists" },
   MEMBERSHIP_USER_UNKNOWN: { kind: "invalid", title: "No user has this email" },
   MEMBERSHIP_SCOPE_INVALID: { kind: "invalid", title: "Membership scope is not in this organization" },

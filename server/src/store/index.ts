@@ -25,6 +25,7 @@ export type { DeliveryStatus, GitHubCheckRun, GitHubDelivery, GitHubInstallation
 import { FederationProfileRepository, SigningKeyRepository } from "./workload-identity-repository.ts";
 export { FederationProfileRepository, SigningKeyRepository, type StoredSigningKey } from "./workload-identity-repository.ts";
 import { AuthThrottleRepository } from "./auth-throttle-repository.ts";
+import { SetupTokenRepository } from "./setup-token-repository.ts";
 export type { ThrottleKey, Reservation } from "./auth-throttle-repository.ts";
 
 export { migrateDown, migrateLatest, openDatabase, rollbackAll } from "./db.ts";
@@ -108,6 +109,8 @@ export interface Stores {
   federationProfiles: FederationProfileRepository;
   signingKeys: SigningKeyRepository;
   authThrottles: AuthThrottleRepository;
+  /** The one-time setup links printed while no deployment administrator exists. */
+  setupTokens: SetupTokenRepository;
   /** Descriptors (ArtifactRefs) of the artifacts runs produce. */
   artifacts: ArtifactRepository;
 }
@@ -141,6 +144,7 @@ export function createStores(executor: Executor, dialect: Dialect): Stores {
     federationProfiles: new FederationProfileRepository(executor, dialect),
     signingKeys: new SigningKeyRepository(executor, dialect),
     authThrottles: new AuthThrottleRepository(executor, dialect),
+    setupTokens: new SetupTokenRepository(executor, dialect),
     artifacts: new ArtifactRepository(executor, dialect),
   };
 }

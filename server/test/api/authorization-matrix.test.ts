@@ -31,6 +31,9 @@ const EXPECTED: Record<string, Row> = {
   // Authorized by its signed URL, not by the caller; each call gets a fresh pending version.
   uploadConfiguration: row(200, 200, 200, 200, 200),
   createSession: row(201, 201, 201, 201, 201),
+  // The setup link's token is the credential: an unknown one is refused alike for every caller (setup.test.ts spends a real one).
+  checkSetupToken: row(422, 422, 422, 422, 422),
+  completeSetup: row(422, 422, 422, 422, 422),
   getCurrentSession: SESSION,
   deleteCurrentSession: row(401, 204, 204, 204, 204),
   stepUp: SESSION,
@@ -162,6 +165,13 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       const user = await createUser(server);
       return { path: {}, body: { data: { type: "sessions", attributes: { email: user.email, password: user.password } } }, session: null };
     }
+    case "checkSetupToken":
+      return { path: {}, body: { data: { type: "setup-token-checks", attributes: { token: "sst.unknown" } } } };
+    case "completeSetup":
+      return {
+        path: {},
+        body: { data: { type: "setups", attributes: { token: "sst.unknown", email: `${unique("setup")}@example.com`, display_name: "Setup", password: "twelve-chars" } } },
+      };
     case "getCurrentSession":
     case "listOrganizations":
       return { path: {} };

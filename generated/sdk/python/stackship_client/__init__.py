@@ -235,6 +235,15 @@ __all__ = [
     "SessionDocumentDataAttributes",
     "SessionDocumentDataAttributesUser",
     "SessionDocumentDataRelationships",
+    "SetupDocument",
+    "SetupDocumentData",
+    "SetupDocumentDataAttributes",
+    "SetupTokenCheckDocument",
+    "SetupTokenCheckDocumentData",
+    "SetupTokenCheckDocumentDataAttributes",
+    "SetupTokenStatusDocument",
+    "SetupTokenStatusDocumentData",
+    "SetupTokenStatusDocumentDataAttributes",
     "SourceConnection",
     "SourceConnectionAttributes",
     "SourceConnectionDocument",
@@ -524,6 +533,15 @@ from stackship_client.models.session_document_data import SessionDocumentData as
 from stackship_client.models.session_document_data_attributes import SessionDocumentDataAttributes as SessionDocumentDataAttributes
 from stackship_client.models.session_document_data_attributes_user import SessionDocumentDataAttributesUser as SessionDocumentDataAttributesUser
 from stackship_client.models.session_document_data_relationships import SessionDocumentDataRelationships as SessionDocumentDataRelationships
+from stackship_client.models.setup_document import SetupDocument as SetupDocument
+from stackship_client.models.setup_document_data import SetupDocumentData as SetupDocumentData
+from stackship_client.models.setup_document_data_attributes import SetupDocumentDataAttributes as SetupDocumentDataAttributes
+from stackship_client.models.setup_token_check_document import SetupTokenCheckDocument as SetupTokenCheckDocument
+from stackship_client.models.setup_token_check_document_data import SetupTokenCheckDocumentData as SetupTokenCheckDocumentData
+from stackship_client.models.setup_token_check_document_data_attributes import SetupTokenCheckDocumentDataAttributes as SetupTokenCheckDocumentDataAttributes
+from stackship_client.models.setup_token_status_document import SetupTokenStatusDocument as SetupTokenStatusDocument
+from stackship_client.models.setup_token_status_document_data import SetupTokenStatusDocumentData as SetupTokenStatusDocumentData
+from stackship_client.models.setup_token_status_document_data_attributes import SetupTokenStatusDocumentDataAttributes as SetupTokenStatusDocumentDataAttributes
 from stackship_client.models.source_connection import SourceConnection as SourceConnection
 from stackship_client.models.source_connection_attributes import SourceConnectionAttributes as SourceConnectionAttributes
 from stackship_client.models.source_connection_document import SourceConnectionDocument as SourceConnectionDocument

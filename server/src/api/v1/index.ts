@@ -15,6 +15,7 @@ import { policyHandlers } from "./policies.ts";
 import { reviewHandlers } from "./review.ts";
 import { runHandlers } from "./runs.ts";
 import { sessionHandlers } from "./sessions.ts";
+import { setupHandlers } from "./setup.ts";
 import { workspaceHandlers } from "./workspaces.ts";
 import { workloadIdentityHandlers } from "./workload-identity.ts";
 
@@ -30,6 +31,7 @@ export const v1Handlers = {
   ...reviewHandlers,
   ...attestationHandlers,
   ...sessionHandlers,
+  ...setupHandlers,
   ...downloadHandlers,
   ...githubHandlers,
   ...workloadIdentityHandlers,

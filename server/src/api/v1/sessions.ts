@@ -17,12 +17,12 @@ type S = components["schemas"];
  * The session cookie: HttpOnly, SameSite=Strict, and Secure when this request came over TLS or the
  * public URL is https (either one: a cookie set on the HTTPS listener must never travel in clear).
  */
-function sessionCookie(ctx: RequestContext, value: string, maxAgeSeconds: number): string {
+export function sessionCookie(ctx: RequestContext, value: string, maxAgeSeconds: number): string {
   const secure = ctx.secureConnection || ctx.baseUrl.startsWith("https:") ? "; Secure" : "";
   return `${SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`;
 }
 
-function presentSession(session: Omit<SessionScope, "user">, user: User): S["SessionDocument"] {
+export function presentSession(session: Omit<SessionScope, "user">, user: User): S["SessionDocument"] {
   return {
     data: {
       type: "sessions",

@@ -20,6 +20,7 @@ import * as createAuditChain from "./20261204200000_create_audit_chain.ts";
 import * as createRunAttestations from "./20261204213000_create_run_attestations.ts";
 import * as addAttemptProvenance from "./20261204214000_add_attempt_provenance.ts";
 import * as addAttestationFirstKey from "./20261204223500_add_attestation_first_key.ts";
+import * as createSetupTokens from "./20261204224545_create_setup_tokens.ts";
 
 /** A migration as the migration source serves it. */
 export interface NamedMigration {
@@ -51,4 +52,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: "20261204213000_create_run_attestations", up: createRunAttestations.up, down: createRunAttestations.down },
   { name: "20261204214000_add_attempt_provenance", up: addAttemptProvenance.up, down: addAttemptProvenance.down },
   { name: "20261204223500_add_attestation_first_key", up: addAttestationFirstKey.up, down: addAttestationFirstKey.down },
+  { name: "20261204224545_create_setup_tokens", up: createSetupTokens.up, down: createSetupTokens.down },
 ];
