@@ -67,9 +67,33 @@ export class SsRunConsole extends LitElement implements PhaseListener {
   @state() accessor reading = false;
   @state() accessor loaded = false;
   @state() accessor error: string | null = null;
+  /** Stick to the newest output: true while the reader is at the bottom of a live console. */
+  @state() accessor following = true;
+  /** Long lines wrap (true) or scroll sideways (false, the default, with line numbers). */
+  @state() accessor wrap = false;
+  @state() accessor query = "";
+  /** Where the search matched (code unit offsets into the kept text), and which one is current. */
+  @state() accessor hits: number[] = [];
+  @state() accessor current = -1;
+  @state() accessor copyNote = "";
+  /** Lines dropped from the front since this console started (its first line's number less one). */
+  private droppedLines = 0;
+  private lines = 0;
+  private endsWithNewline = true;
+  private gutterFrom = -1;
+  private gutterTo = 0;
+  private positioned = false;
+  /** Bumped on every append: a search of an older version is re-run on the next paint. */
+  private version = 0;
+  private searched = -1;
+  private ranges: Range[] = [];
   /** The next offset of the log route: everything before it is in `text` (or was trimmed). */
   offset = 0;
   private started = false;
+  private awaitingHello = false;
+  private helloTimer: ReturnType<typeof setTimeout> | undefined;
+  /** How long a console opened before the feed's hello waits for it before reading the route. */
+  static helloWaitMs = 1000;
   private again = false;
   private pending: LiveChunk[] = [];
   private unlisten: (() => void) | null = null;
@@ -81,7 +105,11 @@ export class SsRunConsole extends LitElement implements PhaseListener {
       this.pieces = [];
       this.kept = 0;
       this.offset = 0;
-      this.clipped = this.complete = this.loaded = this.started = false;
+      this.clipped = this.complete = this.loaded = this.started = this.positioned = this.awaitingHello = false;
+      clearTimeout(this.helloTimer);
+      this.droppedLines = this.lines = 0;
+      this.endsWithNewline = true;
+      this.following = true;
     }
     const feed = this.live?.feed ?? null;
     if (feed !== this.listening && this.isConnected) {
@@ -92,11 +120,13 @@ export class SsRunConsole extends LitElement implements PhaseListener {
     if (!this.started && this.client && this.runId) {
       this.started = true;
       const position = feed?.position(this.phase) ?? null;
-      if (position !== null && position > CONSOLE_MAX_CHARS) {
-        this.offset = position - CONSOLE_MAX_CHARS;
-        this.clipped = true;
-      }
-      void this.read();
+      // Opened with the page (a running stage opens by itself) before the feed's hello: the hello
+      // says where the log ends, so only the newest window is read (resync below). A hello that
+      // does not come soon (no socket, a slow proxy) leaves the route read from the start.
+      if (feed && position === null && !feed.state.stopped) {
+        this.awaitingHello = true;
+        this.helloTimer = setTimeout(() => this.resync(), SsRunConsole.helloWaitMs);
+      } else this.readFrom(position);
     }
   }
 
@@ -107,6 +137,8 @@ export class SsRunConsole extends LitElement implements PhaseListener {
 
   override disconnectedCallback() {
     super.disconnectedCallback();
+    clearTimeout(this.helloTimer);
+    this.clearHighlights();
     this.unlisten?.();
     this.unlisten = null;
     this.listening = null;
@@ -121,8 +153,23 @@ export class SsRunConsole extends LitElement implements PhaseListener {
     this.apply(chunk);
   }
 
+  /** The first read: from `end` less 512 KiB when the log's end is known, else from the start. */
+  private readFrom(end: number | null) {
+    if (end !== null && end > CONSOLE_MAX_CHARS) {
+      this.offset = end - CONSOLE_MAX_CHARS;
+      this.clipped = true;
+    }
+    void this.read();
+  }
+
   /** Re-read the route from the current offset (when the stream is known to be ahead, only then). */
   resync(atLeast?: number) {
+    if (this.awaitingHello) {
+      this.awaitingHello = false;
+      clearTimeout(this.helloTimer);
+      this.readFrom(atLeast ?? null);
+      return;
+    }
     if (atLeast !== undefined && atLeast <= this.offset) return;
     void this.read();
   }
@@ -187,14 +234,20 @@ export class SsRunConsole extends LitElement implements PhaseListener {
     if (chunk.length === 0) return;
     this.pieces.push(document.createTextNode(chunk));
     this.kept += chunk.length;
+    this.version++;
+    const breaks = newlines(chunk);
+    this.lines += breaks + (this.endsWithNewline ? 1 : 0) - (chunk.endsWith("\n") ? 1 : 0);
+    this.endsWithNewline = chunk.endsWith("\n");
     while (this.pieces.length > 1 && this.kept - this.pieces[0]!.length >= CONSOLE_MAX_CHARS) {
       const dropped = this.pieces.shift()!;
       this.kept -= dropped.length;
+      this.dropLines(newlines(dropped.data));
       dropped.remove();
       this.clipped = true;
     }
     const first = this.pieces[0]!;
     if (this.kept > CONSOLE_MAX_CHARS) {
+      this.dropLines(newlines(first.data.slice(0, this.kept - CONSOLE_MAX_CHARS)));
       first.deleteData(0, this.kept - CONSOLE_MAX_CHARS);
       this.kept = CONSOLE_MAX_CHARS;
       this.clipped = true;
@@ -211,19 +264,175 @@ export class SsRunConsole extends LitElement implements PhaseListener {
     }
   }
 
-  /** Puts the pieces not shown yet into the <pre>; false when there is no <pre> to put them in. */
+  /** Whole lines cut from the front: the line numbers move on by as many. */
+  private dropLines(count: number) {
+    this.droppedLines += count;
+    this.lines -= count;
+  }
+
+  /**
+   * Puts the pieces not shown yet into the <pre>, numbers the lines, re-runs an active search,
+   * and keeps a following console at its newest line; false when there is no <pre> yet.
+   */
   private paint(): boolean {
     const pre = this.renderRoot.querySelector<HTMLPreElement>("pre[data-console]");
     if (!pre) return false;
     if (pre !== this.synced) {
       pre.replaceChildren(...this.pieces);
       this.synced = pre;
-      return true;
+      this.gutterFrom = -1;
+    } else {
+      let from = this.pieces.length;
+      while (from > 0 && this.pieces[from - 1]!.parentNode !== pre) from--;
+      if (from < this.pieces.length) pre.append(...this.pieces.slice(from));
     }
-    let from = this.pieces.length;
-    while (from > 0 && this.pieces[from - 1]!.parentNode !== pre) from--;
-    if (from < this.pieces.length) pre.append(...this.pieces.slice(from));
+    this.paintGutter();
+    if (this.query && this.searched !== this.version) this.search(false);
+    const scroller = this.scroller;
+    if (scroller && !this.positioned && this.loaded) {
+      this.positioned = true;
+      // A log already complete when first read opens at its first error line, or at the top.
+      if (this.complete) {
+        this.following = false;
+        const error = ERROR_LINE.exec(this.text);
+        if (error) this.reveal(error.index + (error[1]?.length ?? 0), "start");
+      }
+    }
+    if (scroller && this.following) scroller.scrollTop = scroller.scrollHeight;
     return true;
+  }
+
+  /** The line numbers beside the text (only new numbers are appended while the first line stays). */
+  private paintGutter() {
+    const gutter = this.renderRoot.querySelector<HTMLPreElement>("pre.gutter");
+    if (!gutter) return;
+    const from = this.droppedLines + 1;
+    const to = this.droppedLines + this.lines;
+    if (from !== this.gutterFrom || to < this.gutterTo || gutter.childNodes.length === 0) {
+      gutter.textContent = numbers(from, to);
+    } else if (to > this.gutterTo) gutter.append(document.createTextNode(numbers(this.gutterTo + 1, to, true)));
+    this.gutterFrom = from;
+    this.gutterTo = to;
+  }
+
+  private get scroller(): HTMLElement | null {
+    return this.renderRoot.querySelector<HTMLElement>("[data-scroll]");
+  }
+
+  /** The reader scrolled: following resumes only at the bottom. */
+  private onScroll() {
+    const s = this.scroller;
+    if (!s) return;
+    this.following = s.scrollTop + s.clientHeight >= s.scrollHeight - 4;
+  }
+
+  /** "Jump to latest": back to the newest line, following again. */
+  jumpToLatest() {
+    this.following = true;
+    const s = this.scroller;
+    if (s) s.scrollTop = s.scrollHeight;
+  }
+
+  /** A Range over kept text [start, end) across the text nodes. */
+  private rangeOf(start: number, end: number): Range | null {
+    const range = document.createRange();
+    let at = 0;
+    let started = false;
+    for (const piece of this.pieces) {
+      const next = at + piece.length;
+      if (!started && start < next) {
+        range.setStart(piece, start - at);
+        started = true;
+      }
+      if (started && end <= next) {
+        range.setEnd(piece, end - at);
+        return range;
+      }
+      at = next;
+    }
+    return null;
+  }
+
+  /** Scrolls the console so the text at `index` is in view (near the top for "start", centred otherwise). */
+  private reveal(index: number, where: "start" | "center") {
+    const scroller = this.scroller;
+    const range = this.rangeOf(index, Math.min(index + 1, this.kept));
+    if (!scroller || !range) return;
+    const rect = range.getBoundingClientRect();
+    const box = scroller.getBoundingClientRect();
+    const top = scroller.scrollTop + rect.top - box.top;
+    scroller.scrollTop = where === "start" ? Math.max(0, top - 2 * rect.height) : Math.max(0, top - scroller.clientHeight / 2);
+    const left = scroller.scrollLeft + rect.left - box.left;
+    if (left < scroller.scrollLeft || left > scroller.scrollLeft + scroller.clientWidth - 40) scroller.scrollLeft = Math.max(0, left - 40);
+  }
+
+  /** Finds every match of the query (case-insensitively), highlights them, and keeps or resets the current one. */
+  private search(reset: boolean) {
+    this.clearHighlights();
+    this.searched = this.version;
+    const needle = this.query.toLowerCase();
+    if (!needle) {
+      this.hits = [];
+      this.current = -1;
+      return;
+    }
+    const hay = this.text.toLowerCase();
+    const found: number[] = [];
+    for (let at = hay.indexOf(needle); at !== -1 && found.length < MAX_MATCHES; at = hay.indexOf(needle, at + needle.length)) found.push(at);
+    this.hits = found;
+    if (reset || this.current >= found.length) this.current = found.length ? 0 : -1;
+    this.ranges = found.map((at) => this.rangeOf(at, at + needle.length)).filter((r): r is Range => r !== null);
+    this.highlight();
+  }
+
+  private highlight() {
+    const registry = highlights();
+    if (!registry) return;
+    const all = registry.get("ss-console-match")!;
+    const current = registry.get("ss-console-current")!;
+    this.ranges.forEach((range, i) => (i === this.current ? current : all).add(range));
+  }
+
+  private clearHighlights() {
+    const registry = highlights();
+    if (registry) for (const range of this.ranges) for (const name of ["ss-console-match", "ss-console-current"]) registry.get(name)!.delete(range);
+    this.ranges = [];
+  }
+
+  /** Moves to the next (+1) or previous (−1) match and scrolls to it; the console stops following. */
+  step(by: 1 | -1) {
+    if (this.hits.length === 0) return;
+    this.current = (this.current + by + this.hits.length) % this.hits.length;
+    this.clearHighlights();
+    const needle = this.query.length;
+    this.ranges = this.hits.map((at) => this.rangeOf(at, at + needle)).filter((r): r is Range => r !== null);
+    this.highlight();
+    this.following = false;
+    this.reveal(this.hits[this.current]!, "center");
+  }
+
+  private onQuery(event: Event) {
+    this.query = (event.target as HTMLInputElement).value;
+    this.search(true);
+    if (this.hits.length) {
+      this.following = false;
+      this.reveal(this.hits[0]!, "center");
+    }
+  }
+
+  private onSearchKey(event: KeyboardEvent) {
+    if (event.key !== "Enter") return;
+    event.preventDefault();
+    this.step(event.shiftKey ? -1 : 1);
+  }
+
+  private async copy() {
+    try {
+      await navigator.clipboard.writeText(this.text);
+      this.copyNote = "Copied";
+    } catch {
+      this.copyNote = "Copy failed: select the text instead";
+    }
   }
 
   protected override updated() {
@@ -241,16 +450,65 @@ export class SsRunConsole extends LitElement implements PhaseListener {
       body = html`<p class="muted" data-testid="console-held">The plan log appears when the plan finishes: the runner holds it until the plan's own sensitive values are known.</p>`;
     else if (!this.error) body = html`<p class="muted" data-testid="console-empty">No ${caption.toLowerCase()} output${this.complete ? "" : " yet"}.</p>`;
     return html`<div class="bar">
-        <span class="muted">${caption}${live ? html` · <span data-testid="console-live">live</span>` : nothing}</span>${refresh}
+        <span class="muted">${caption}${live ? html` · <span data-testid="console-live">live</span>` : nothing}</span>
+        ${this.kept > 0 ? this.tools() : nothing}${refresh}
       </div>
       ${this.clipped ? html`<p class="muted trimmed" data-testid="console-trimmed">… earlier output trimmed: showing the newest 512 KiB</p>` : nothing}
       ${body ?? nothing}
       ${this.error ? html`<p class="error" role="alert">The ${caption.toLowerCase()} could not be read: ${this.error}</p>` : nothing}`;
   }
 
-  private pre(caption: string) {
-    return html`<pre class="ink" tabindex="0" aria-label=${caption} data-testid="console-${this.phase}" data-console></pre>`;
+  private tools() {
+    const count = this.query ? (this.hits.length ? `${this.current + 1} of ${this.hits.length}${this.hits.length >= MAX_MATCHES ? "+" : ""}` : "No matches") : "";
+    return html`<span class="tools">
+      <input type="search" placeholder="Search log" aria-label="Search the ${CAPTIONS[this.phase].toLowerCase()}" .value=${this.query} @input=${this.onQuery} @keydown=${this.onSearchKey} data-testid="console-search" />
+      <span class="muted count" role="status" data-testid="console-matches">${count}</span>
+      <button type="button" aria-label="Previous match" title="Previous match (Shift+Enter)" ?disabled=${this.hits.length === 0} @click=${() => this.step(-1)} data-testid="console-previous">↑</button>
+      <button type="button" aria-label="Next match" title="Next match (Enter)" ?disabled=${this.hits.length === 0} @click=${() => this.step(1)} data-testid="console-next">↓</button>
+      <button type="button" aria-pressed=${this.wrap ? "true" : "false"} @click=${() => (this.wrap = !this.wrap)} data-testid="console-wrap">Wrap lines</button>
+      <button type="button" @click=${() => void this.copy()} data-testid="console-copy">Copy log</button>
+      <span class="muted" role="status" data-testid="console-copied">${this.copyNote}</span>
+    </span>`;
   }
+
+  private pre(caption: string) {
+    return html`<div class="frame">
+      <div class="scroll ink ${this.wrap ? "wrap" : ""}" data-scroll @scroll=${this.onScroll}>
+        ${this.wrap ? nothing : html`<pre class="gutter" aria-hidden="true" data-testid="console-gutter"></pre>`}
+        <pre tabindex="0" aria-label=${caption} data-testid="console-${this.phase}" data-console></pre>
+      </div>
+      ${
+        this.following
+          ? nothing
+          : html`<button type="button" class="jump" @click=${() => this.jumpToLatest()} data-testid="console-jump">${this.complete ? "Jump to end" : "Jump to latest"}</button>`
+      }
+    </div>`;
+  }
+}
+
+/** The first line tofu (or the runner) reports an error on: "Error: …", also inside tofu's "│ " box. */
+const ERROR_LINE = /^(│ |\| )?Error: /m;
+/** Matches highlighted per search at most. */
+const MAX_MATCHES = 5000;
+
+function newlines(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) count++;
+  return count;
+}
+
+/** Line numbers `from`..`to`, one a line ("\n"-joined; with `leading`, starting with a newline). */
+function numbers(from: number, to: number, leading = false): string {
+  const out: string[] = [];
+  for (let n = from; n <= to; n++) out.push(String(n));
+  return (leading && out.length ? "\n" : "") + out.join("\n");
+}
+
+/** The document's two search highlights (CSS Custom Highlight API), created once; null where unsupported. */
+function highlights(): HighlightRegistry | null {
+  if (typeof Highlight === "undefined" || !CSS.highlights) return null;
+  for (const name of ["ss-console-match", "ss-console-current"]) if (!CSS.highlights.has(name)) CSS.highlights.set(name, new Highlight());
+  return CSS.highlights;
 }
 
 function isLow(text: string) {

@@ -50,7 +50,10 @@ async function page(s: FakeServer) {
 }
 
 const stage = (el: HTMLElement, name: string) => deep(el, `ss-run-stage[data-testid="stage-${name}"]`)!;
-const expand = (el: HTMLElement, name: string) => stage(el, name).shadowRoot!.querySelector<HTMLElement>('[data-testid="stage-head"]')!.click();
+/** Expands the stage unless it is already (a running or failed stage opens by itself). */
+const expand = (el: HTMLElement, name: string) => {
+  if (!stage(el, name).hasAttribute("expanded")) stage(el, name).shadowRoot!.querySelector<HTMLElement>('[data-testid="stage-head"]')!.click();
+};
 const consoleText = (el: HTMLElement) => deep<HTMLPreElement>(el, '[data-testid="console-apply"]')?.textContent ?? "";
 const logReads = (s: FakeServer) => s.requests.filter((r) => `${r.method} ${r.path}` === APPLY_LOG).map((r) => Number(new URLSearchParams(r.search).get("offset")));
 const refreshButton = (el: HTMLElement) => deep(el, '[data-testid="refresh-log"]');
@@ -114,20 +117,21 @@ describe("the run page's live feed", () => {
     equal(logReads(s), [0, 2, 10]);
   });
 
-  it("should keep a never-expanded console's position only, then read just its window and continue live, capped at 512 KiB with a trimmed line", async () => {
+  it("should wait for the hello before its first read, then read just its window and continue live, capped at 512 KiB with a trimmed line", async () => {
     const { s, log } = server();
     const line = "0123456789abcdef0123456789abcde\n"; // 32 chars
     log.stored = line.repeat(20_000); // 640,000 chars
     const el = await page(s);
     const socket = FakeSocket.last;
+    await until(() => deep(el, "ss-run-console"), 1000, "the running stage's console, opened by itself");
+    await sleep(50);
+    equal(logReads(s), [], "nothing read before the hello says where the log ends");
     socket.send(helloMessage({ apply: { next_seq: 5, next_offset: log.stored.length } }));
     socket.send(logMessage("apply", 5, log.stored.length, "tail-1\n"));
     log.stored += "tail-1\n";
-    await sleep(50);
-    equal(logReads(s), [], "nothing read before expansion");
     expand(el, "apply");
     await until(() => consoleText(el).endsWith("tail-1\n"), 2000, "the window");
-    equal(logReads(s), [log.stored.length - CONSOLE_MAX_CHARS], "only the newest 512 KiB were read");
+    equal(logReads(s), [line.length * 20_000 - CONSOLE_MAX_CHARS], "only the newest 512 KiB (from the hello's end) were read");
     equal(consoleText(el).length, CONSOLE_MAX_CHARS);
     ok(deep(el, '[data-testid="console-trimmed"]'), "says it trimmed");
     socket.send(logMessage("apply", 6, log.stored.length, "tail-2\n"));

@@ -19,8 +19,8 @@ const ORDER: readonly StageName[] = ["plan", "policy", "approval", "apply"];
  * The ordered stage timeline: plan, policy, approval and apply, each with its status, duration
  * and summary (the plan's sanitized counts; "Plan not finished yet" while it runs; the attention
  * badge only for a finished plan whose change result was not recorded). Expanding a stage the
- * first time creates its console (read then) and evidence. The policy stage starts expanded
- * whenever its outcome is not pass; a terminal applied run starts with its last succeeded stage
+ * first time creates its console (read then) and evidence. A running or failed stage starts
+ * expanded, and the policy stage whenever its outcome is not pass; a terminal applied run starts with its last succeeded stage
  * expanded, so the published state is visible without a click.
  *
  * @summary The run's stages.
@@ -51,6 +51,8 @@ export class SsStageTimeline extends LitElement {
     if (!s) return;
     const policyNotPass = s.policy.outcome !== null && s.policy.outcome !== "passed" && s.policy.status !== "skipped";
     if (policyNotPass) this.expandByDefault("policy", `policy:${s.policy.outcome}`);
+    // The running stage opens by itself (its console follows), and so does a failed one (its console opens at the error).
+    for (const name of ORDER) if (s[name].status === "running" || s[name].status === "failed") this.expandByDefault(name, `${s[name].status}:${name}`);
     if (this.header?.status === "applied") {
       const lastSucceeded = [...ORDER].reverse().find((name) => s[name].status === "succeeded");
       if (lastSucceeded) this.expandByDefault(lastSucceeded, "applied");

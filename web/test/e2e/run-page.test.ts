@@ -60,9 +60,9 @@ test("plan running: a quiet “Plan not finished yet”, no counts, no decision;
     assert.is(await page.getByTestId("run-status").innerText(), "Planning");
     assert.is(await page.getByTestId("attention-strip").count(), 0, "no decision while planning");
     assert.is(await page.getByTestId("terminal-reason").count(), 0);
-    // The plan console loads on first expansion. A running plan's log is held until the plan ends
-    // (its own sensitive values are known only then), so the console says so plainly.
-    await plan.getByTestId("stage-head").click();
+    // The running stage opens by itself. A running plan's log is held until the plan ends (its own
+    // sensitive values are known only then), so the console says so plainly.
+    assert.is(await plan.getByTestId("stage-head").getAttribute("aria-expanded"), "true", "the running stage opens by itself");
     await page.getByTestId("console-held").waitFor();
     assert.match(await page.getByTestId("console-held").innerText(), /^The plan log appears when the plan finishes/);
     await h.screenshot(page, "run-plan-running");
@@ -314,6 +314,10 @@ test("plan failed: one sentence, the raw code, and at most eight final log lines
   assert.is(await page.getByTestId("stage-policy").getByTestId("stage-status").innerText(), "Skipped");
   assert.is(await page.getByTestId("stage-policy").locator("button").count(), 0, "a skipped stage is not a toggle");
   assert.ok(await page.getByTestId("stage-plan").getByText("Plan errored", { exact: true }).isVisible());
+  // The failed stage opens by itself, its console scrolled to the first error line.
+  assert.is(await page.getByTestId("stage-plan").getByTestId("stage-head").getAttribute("aria-expanded"), "true", "the failed stage opens by itself");
+  await page.getByTestId("console-plan").getByText("Error:").first().waitFor();
+  assert.ok(await page.getByTestId("console-plan").getByText("Error:").first().isVisible());
   await h.screenshot(page, "run-plan-failed");
   await h.checkA11y(page, "plan failed");
 });
@@ -327,7 +331,8 @@ test("expired: the guidance strip in the approval bar's position, linking to the
   assert.is(await strip.getByRole("link").getAttribute("href"), `/workspaces/${workspace.id}/source`);
   assert.is(await page.getByTestId("attention-strip").count(), 0);
   const approval = page.getByTestId("stage-approval");
-  if ((await approval.locator("button[data-testid=stage-head]").count()) > 0) await approval.getByTestId("stage-head").click();
+  const head = approval.locator("button[data-testid=stage-head]");
+  if ((await head.count()) > 0 && (await head.getAttribute("aria-expanded")) === "false") await head.click();
   assert.match(await approval.innerText(), /Expired without a decision/);
   await h.screenshot(page, "run-expired");
   await h.checkA11y(page, "expired");
