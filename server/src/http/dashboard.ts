@@ -11,7 +11,15 @@ const RESERVED = /^\/(v1|v2|api|\.well-known|live|healthz|uploads|metrics)(\/|$)
 
 /** The dashboard's client-side routes (kept in step with web/src/app/router.ts). */
 const ID = "[A-Za-z0-9_-]{1,64}";
-const ROUTES = [/^\/$/, /^\/sign-in\/?$/, /^\/runs\/?$/, new RegExp(`^/runs/${ID}/?$`), new RegExp(`^/workspaces/${ID}(/(state|cloud-access|source))?/?$`), /^\/github\/setup\/?$/];
+const ROUTES = [
+  /^\/$/,
+  /^\/sign-in\/?$/,
+  /^\/setup\/?$/,
+  /^\/runs\/?$/,
+  new RegExp(`^/runs/${ID}/?$`),
+  new RegExp(`^/workspaces/${ID}(/(state|cloud-access|source))?/?$`),
+  /^\/github\/setup\/?$/,
+];
 
 /** Content-hashed bundles as esbuild names them: `app-ABCD1234.js`, `.css`, and their source maps. */
 const ASSET = /^\/assets\/([A-Za-z0-9_-]+-[A-Z0-9]{8}\.(js|css)(\.map)?)$/;

@@ -4,6 +4,7 @@
 
 export type Route =
   | { name: "sign-in" }
+  | { name: "setup" }
   | { name: "home" }
   | { name: "runs" }
   | { name: "run"; runId: string }
@@ -18,6 +19,7 @@ const ID = "([A-Za-z0-9_-]{1,64})";
 const TABLE: Array<[RegExp, (m: RegExpExecArray) => Route]> = [
   [/^\/$/, () => ({ name: "home" })],
   [/^\/sign-in\/?$/, () => ({ name: "sign-in" })],
+  [/^\/setup\/?$/, () => ({ name: "setup" })],
   [/^\/runs\/?$/, () => ({ name: "runs" })],
   [new RegExp(`^/runs/${ID}/?$`), (m) => ({ name: "run", runId: m[1] })],
   [new RegExp(`^/workspaces/${ID}/?$`), (m) => ({ name: "workspace", workspaceId: m[1] })],

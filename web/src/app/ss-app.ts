@@ -11,6 +11,7 @@ import { apiContext, sessionContext } from "./context.ts";
 import { interceptLinks, matchRoute, navigate, NAVIGATE_EVENT, safeNext, type Route } from "./router.ts";
 import { chooseOrganization, rememberOrganization, type Session, type SignedInDetail } from "./session.ts";
 import "../auth/sign-in-page.ts";
+import "../setup/setup-page.ts";
 import "../runs/runs-page.ts";
 import "../run/run-page.ts";
 import "../workspaces/workspace-page.ts";
@@ -85,6 +86,7 @@ export class SsApp extends LitElement {
     window.addEventListener("popstate", this.onLocation);
     window.addEventListener(NAVIGATE_EVENT, this.onLocation);
     this.addEventListener("ss-signed-in", (event) => void this.signedIn((event as CustomEvent<SignedInDetail>).detail));
+    this.addEventListener("ss-organizations-changed", () => void this.loadSession());
     this.addEventListener("ss-organization-change", (event) => this.switchOrganization((event as CustomEvent<string>).detail));
     void this.loadSession();
   }
@@ -106,7 +108,8 @@ export class SsApp extends LitElement {
       navigate("/runs", { replace: true });
       return;
     }
-    if (this.status === "signed-out" && this.route.name !== "sign-in" && this.route.name !== "not-found") {
+    // The setup page is reached signed out (its link's token is the credential) and stays after sign-in (its next steps).
+    if (this.status === "signed-out" && this.route.name !== "sign-in" && this.route.name !== "setup" && this.route.name !== "not-found") {
       navigate(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true });
     }
     if (this.status === "signed-in" && this.route.name === "sign-in") {
@@ -181,6 +184,10 @@ export class SsApp extends LitElement {
     navigate("/sign-in", { replace: true });
   }
 
+  protected override updated(): void {
+    document.title = `${pageTitle(this.route)} · StackShip`;
+  }
+
   override render(): TemplateResult {
     return html`${this.renderHeader()}
       <main id="main">${this.renderPage()}</main>`;
@@ -221,6 +228,7 @@ export class SsApp extends LitElement {
   private renderPage(): TemplateResult {
     const route = this.route;
     if (route.name === "sign-in") return html`<ss-sign-in-page .notice=${this.notice}></ss-sign-in-page>`;
+    if (route.name === "setup") return html`<ss-setup-page></ss-setup-page>`;
     if (route.name === "not-found") {
       return html`<h1>Page not found</h1>
         <p>There is no dashboard page at <code>${route.path}</code>. <a href="/runs">Go to the runs page</a>.</p>`;
@@ -250,6 +258,33 @@ export class SsApp extends LitElement {
       case "github-setup":
         return html`<ss-github-setup-page></ss-github-setup-page>`;
     }
+  }
+}
+
+/** The document title of each route (the page's own heading says more, e.g. the run's message). */
+export function pageTitle(route: Route): string {
+  switch (route.name) {
+    case "sign-in":
+      return "Sign in";
+    case "setup":
+      return "Set up";
+    case "home":
+    case "runs":
+      return "Runs";
+    case "run":
+      return `Run ${route.runId}`;
+    case "workspace":
+      return "Workspace";
+    case "workspace-state":
+      return "Workspace state";
+    case "workspace-cloud-access":
+      return "Cloud access";
+    case "workspace-source":
+      return "Source";
+    case "github-setup":
+      return "GitHub App";
+    case "not-found":
+      return "Page not found";
   }
 }
 
