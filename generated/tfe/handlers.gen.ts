@@ -16,6 +16,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getDiscovery"]["responses"][200]["content"]["application/json"]>>;
+  getAccountDetails: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getAccountDetails"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   getApply: (input: {
     path: NonNullable<Ops["getApply"]["parameters"]["path"]>;
     query: Record<string, never>;
@@ -34,6 +40,24 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Uint8Array>>;
+  listOrganizations: (input: {
+    path: Record<string, never>;
+    query: NonNullable<Ops["listOrganizations"]["parameters"]["query"]>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listOrganizations"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  createOrganization: (input: {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["createOrganization"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<201, Ops["createOrganization"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  getOrganization: (input: {
+    path: NonNullable<Ops["getOrganization"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getOrganization"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   getEntitlementSet: (input: {
     path: NonNullable<Ops["getEntitlementSet"]["parameters"]["path"]>;
     query: Record<string, never>;
@@ -226,4 +250,34 @@ export type Handlers<Ctx> = {
     body: NonNullable<Ops["createStateVersion"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<201, Ops["createStateVersion"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  listVariables: (input: {
+    path: NonNullable<Ops["listVariables"]["parameters"]["path"]>;
+    query: NonNullable<Ops["listVariables"]["parameters"]["query"]>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listVariables"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  createVariable: (input: {
+    path: NonNullable<Ops["createVariable"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["createVariable"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<201, Ops["createVariable"]["responses"][201]["content"]["application/vnd.api+json"]>>;
+  getVariable: (input: {
+    path: NonNullable<Ops["getVariable"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getVariable"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  updateVariable: (input: {
+    path: NonNullable<Ops["updateVariable"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["updateVariable"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["updateVariable"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  deleteVariable: (input: {
+    path: NonNullable<Ops["deleteVariable"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
 };

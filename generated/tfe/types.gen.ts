@@ -17,6 +17,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/account/details": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller (go-tfe's `Users.ReadCurrent`) */
+        get: operations["getAccountDetails"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/applies/{apply_id}": {
         parameters: {
             query?: never;
@@ -76,6 +93,49 @@ export interface paths {
          * @description No Authorization header. The bytes `[offset, offset+limit)` of the stream STX (0x02), the phase's UTF-8 log, and ETX (0x03) once the log is complete. Past the end (or before the log exists) the answer is 200 with an empty body, never 404. The apply log starts with three header lines, which the CLI skips.
          */
         get: operations["readLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/organizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's organizations, by name (a deployment administrator sees all)
+         * @description An organization token sees its own organization, a deployment administrator every one. `q` keeps the organizations whose name contains it (case-insensitive); `q[email]` is refused with 400 `REQUEST_INVALID` (StackShip keeps no organization email), as is any `filter[…]` or `search[…]` parameter.
+         */
+        get: operations["listOrganizations"];
+        put?: never;
+        /**
+         * Create an organization (deployment administrators only), exactly as /v1 does
+         * @description The same command as `POST /v1/organizations`: the organization, its Default Project and the audit event `organization.created`. Anyone but a deployment administrator gets 403 `FORBIDDEN` and nothing is written; a taken name is 409 `ORGANIZATION_NAME_TAKEN`. `email` is accepted and not stored; other attributes are ignored.
+         */
+        post: operations["createOrganization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/organizations/{organization_name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: string;
+            };
+            cookie?: never;
+        };
+        /** Show an organization (to its members, including project and workspace members) */
+        get: operations["getOrganization"];
         put?: never;
         post?: never;
         delete?: never;
@@ -712,10 +772,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/workspaces/{workspace_id}/vars": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        /** The workspace's variables, by category and key (the /v1 variables; sensitive values never returned) */
+        get: operations["listVariables"];
+        put?: never;
+        /**
+         * Create a workspace variable (the same command, permission and audit as /v1)
+         * @description A sensitive value is stored encrypted and never returned by any read of either API. A key taken in the same category is 409 `VARIABLE_KEY_TAKEN`; a key, category or value outside the schema is 422 `DOCUMENT_INVALID`; nothing is written.
+         */
+        post: operations["createVariable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/workspaces/{workspace_id}/vars/{variable_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                variable_id: string;
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        /** Show a workspace variable (the provider reads it back after every change) */
+        get: operations["getVariable"];
+        put?: never;
+        post?: never;
+        /** Delete a workspace variable (runs created earlier keep their input snapshots) */
+        delete: operations["deleteVariable"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a workspace variable (the same command as /v1)
+         * @description Only the attributes sent change. Making a sensitive variable non-sensitive is 422 `VARIABLE_SENSITIVITY_IRREVERSIBLE`; a key taken in the category is 409 `VARIABLE_KEY_TAKEN`; nothing is written.
+         */
+        patch: operations["updateVariable"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description The caller as go-tfe's `Users.ReadCurrent` decodes it: a dashboard user by its display name and email; an API token's principal, the bootstrap administrator or a run token as a service account with an empty email. */
+        AccountDetailsDocument: {
+            data: {
+                attributes: {
+                    /** @constant */
+                    "avatar-url": "";
+                    email: string;
+                    "is-admin": boolean;
+                    "is-service-account": boolean;
+                    "is-site-admin": boolean;
+                    permissions: {
+                        /** @constant */
+                        "can-change-email": false;
+                        /** @constant */
+                        "can-change-username": false;
+                        "can-create-organizations": boolean;
+                        /** @constant */
+                        "can-manage-user-tokens": false;
+                    };
+                    "two-factor": {
+                        /** @constant */
+                        enabled: false;
+                        /** @constant */
+                        verified: false;
+                    };
+                    username: string;
+                    /** @constant */
+                    "v2-only": true;
+                };
+                id: string;
+                /** @constant */
+                type: "users";
+            };
+        };
         Apply: {
             attributes: {
                 /**
@@ -808,6 +950,67 @@ export interface components {
                 status: string;
                 title: string;
             }[];
+        };
+        /** @description An organization as go-tfe decodes it; its JSON:API id is its name. */
+        Organization: {
+            attributes: {
+                /** @constant */
+                "allow-force-delete-workspaces": false;
+                /** @constant */
+                "cost-estimation-enabled": false;
+                "created-at": components["schemas"]["Timestamp"];
+                /** @constant */
+                "default-execution-mode": "remote";
+                /** @constant */
+                email: "";
+                /** @description The organization's StackShip id (the /v1 id). */
+                "external-id": string;
+                name: string;
+                permissions: components["schemas"]["OrganizationPermissions"];
+            };
+            id: string;
+            links: {
+                self: string;
+            };
+            relationships: {
+                "default-project": components["schemas"]["ToOne"];
+            };
+            /** @constant */
+            type: "organizations";
+        };
+        OrganizationCreateDocument: {
+            data: {
+                attributes: {
+                    /** @description Accepted because go-tfe requires it; StackShip keeps no organization email, so it is not stored and reads show an empty string. */
+                    email?: string;
+                    name: components["schemas"]["OrganizationName"];
+                };
+                /** @constant */
+                type?: "organizations";
+            };
+        };
+        OrganizationDocument: {
+            data: components["schemas"]["Organization"];
+        };
+        OrganizationListDocument: {
+            data: components["schemas"]["Organization"][];
+            meta: {
+                pagination: components["schemas"]["Pagination"];
+            };
+        };
+        /** @description As on /v1 (organizations are the same records). */
+        OrganizationName: string;
+        /** @description What the caller may do with the organization through StackShip (false for what StackShip does not offer). */
+        OrganizationPermissions: {
+            "can-create-project": boolean;
+            "can-create-team": boolean;
+            "can-create-workspace": boolean;
+            "can-destroy": boolean;
+            "can-manage-run-tasks": boolean;
+            "can-traverse": boolean;
+            "can-update": boolean;
+            "can-update-api-token": boolean;
+            "can-update-sentinel": boolean;
         };
         Pagination: {
             "current-page": number;
@@ -1104,6 +1307,71 @@ export interface components {
             /** @constant */
             type: "users";
         };
+        /** @description A workspace variable, the same record /v1 shows; a sensitive variable's value is always null. */
+        Variable: {
+            attributes: {
+                category: components["schemas"]["VariableCategory"];
+                "created-at": components["schemas"]["Timestamp"];
+                description: string | null;
+                hcl: boolean;
+                key: string;
+                sensitive: boolean;
+                value: string | null;
+            };
+            id: string;
+            links?: {
+                self: string;
+            };
+            relationships: {
+                configurable: components["schemas"]["ToOne"];
+            };
+            /** @constant */
+            type: "vars";
+        };
+        /** @enum {string} */
+        VariableCategory: "terraform" | "env";
+        VariableCreateDocument: {
+            data: {
+                attributes: {
+                    category: components["schemas"]["VariableCategory"];
+                    description?: string;
+                    hcl?: boolean;
+                    key: components["schemas"]["VariableKey"];
+                    sensitive?: boolean;
+                    /** @description Absent is the empty string. */
+                    value?: string;
+                };
+                /** @constant */
+                type?: "vars";
+            };
+        };
+        VariableDocument: {
+            data: components["schemas"]["Variable"];
+        };
+        /** @description As on /v1. */
+        VariableKey: string;
+        VariableListDocument: {
+            data: components["schemas"]["Variable"][];
+            meta: {
+                pagination: components["schemas"]["Pagination"];
+            };
+        };
+        VariableUpdateDocument: {
+            data: {
+                /** @description Only the members sent change. A sensitive variable cannot be made non-sensitive (422 `VARIABLE_SENSITIVITY_IRREVERSIBLE`); its value, when not sent, stays as it was. */
+                attributes?: {
+                    category?: components["schemas"]["VariableCategory"];
+                    description?: string;
+                    hcl?: boolean;
+                    key?: components["schemas"]["VariableKey"];
+                    sensitive?: boolean;
+                    value?: string;
+                };
+                id?: string;
+                /** @constant */
+                type?: "vars";
+            };
+        };
         /** @description Relative to the configuration's root; no leading `/` and no `..`. */
         WorkingDirectory: string;
         Workspace: {
@@ -1305,6 +1573,27 @@ export interface operations {
             };
         };
     };
+    getAccountDetails: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller as a `users` resource. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["AccountDetailsDocument"];
+                };
+            };
+            401: components["responses"]["Error"];
+        };
+    };
     getApply: {
         parameters: {
             query?: never;
@@ -1382,6 +1671,87 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["Error"];
             431: components["responses"]["HeadersTooLarge"];
+        };
+    };
+    listOrganizations: {
+        parameters: {
+            query?: {
+                "page[number]"?: components["parameters"]["page_number"];
+                "page[size]"?: components["parameters"]["page_size"];
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of organizations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["OrganizationListDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
+    createOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["OrganizationCreateDocument"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["OrganizationDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+        };
+    };
+    getOrganization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The organization. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["OrganizationDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
         };
     };
     getEntitlementSet: {
@@ -2317,6 +2687,151 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+        };
+    };
+    listVariables: {
+        parameters: {
+            query?: {
+                "page[number]"?: components["parameters"]["page_number"];
+                "page[size]"?: components["parameters"]["page_size"];
+            };
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of variables. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["VariableListDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
+    createVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["VariableCreateDocument"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["VariableDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+        };
+    };
+    getVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                variable_id: string;
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The variable. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["VariableDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    deleteVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                variable_id: string;
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    updateVariable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                variable_id: string;
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["VariableUpdateDocument"];
+            };
+        };
+        responses: {
+            /** @description Updated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["VariableDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
             422: components["responses"]["Error"];

@@ -3,17 +3,526 @@
 import { createRequire } from "node:module";
 const require = createRequire(import.meta.url);
 "use strict";
-export const ApplyDocument = validate21;
-const schema32 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Apply"}}};
-const schema33 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"applies"},"id":{"type":"string","pattern":"^apply-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["status","log-read-url","resource-additions","resource-changes","resource-destructions","resource-imports","status-timestamps"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus"},"log-read-url":{"type":"string","format":"uri","description":"Absolute, signed in the path, expiring; no Authorization needed."},"resource-additions":{"type":"integer","minimum":0},"resource-changes":{"type":"integer","minimum":0},"resource-destructions":{"type":"integer","minimum":0},"resource-imports":{"type":"integer","minimum":0},"status-timestamps":{"description":"`queued-at` (the approval), `started-at` and `finished-at` (the apply attempts), `errored-at`; empty when the apply is unreachable.","type":"object","additionalProperties":{"type":"string"}}}}}};
-const schema34 = {"description":"The phase as the CLI reads it; only `finished`, `errored`, `canceled` and `unreachable` end its log polling.","enum":["pending","queued","running","finished","errored","canceled","unreachable"]};
+export const AccountDetailsDocument = validate21;
+const schema32 = {"description":"The caller as go-tfe's `Users.ReadCurrent` decodes it: a dashboard user by its display name and email; an API token's principal, the bootstrap administrator or a run token as a service account with an empty email.","type":"object","required":["data"],"properties":{"data":{"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"users"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["username","email","is-service-account","is-site-admin","is-admin","avatar-url","two-factor","v2-only","permissions"],"properties":{"username":{"type":"string"},"email":{"type":"string"},"is-service-account":{"type":"boolean"},"is-site-admin":{"type":"boolean"},"is-admin":{"type":"boolean"},"avatar-url":{"const":""},"v2-only":{"const":true},"two-factor":{"type":"object","additionalProperties":false,"required":["enabled","verified"],"properties":{"enabled":{"const":false},"verified":{"const":false}}},"permissions":{"type":"object","additionalProperties":false,"required":["can-create-organizations","can-change-email","can-change-username","can-manage-user-tokens"],"properties":{"can-create-organizations":{"type":"boolean"},"can-change-email":{"const":false},"can-change-username":{"const":false},"can-manage-user-tokens":{"const":false}}}}}}}}};
+const func1 = Object.prototype.hasOwnProperty;
+
+function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate21.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.type === undefined){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.id === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.attributes === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data0){
+if(!(((key0 === "type") || (key0 === "id")) || (key0 === "attributes"))){
+const err4 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data0.type !== undefined){
+if("users" !== data0.type){
+const err5 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "users"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.id !== undefined){
+if(typeof data0.id !== "string"){
+const err6 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data3 = data0.attributes;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.username === undefined){
+const err7 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data3.email === undefined){
+const err8 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data3["is-service-account"] === undefined){
+const err9 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "is-service-account"},message:"must have required property '"+"is-service-account"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data3["is-site-admin"] === undefined){
+const err10 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "is-site-admin"},message:"must have required property '"+"is-site-admin"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3["is-admin"] === undefined){
+const err11 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "is-admin"},message:"must have required property '"+"is-admin"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data3["avatar-url"] === undefined){
+const err12 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "avatar-url"},message:"must have required property '"+"avatar-url"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data3["two-factor"] === undefined){
+const err13 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "two-factor"},message:"must have required property '"+"two-factor"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data3["v2-only"] === undefined){
+const err14 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "v2-only"},message:"must have required property '"+"v2-only"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data3.permissions === undefined){
+const err15 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "permissions"},message:"must have required property '"+"permissions"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+for(const key1 in data3){
+if(!(func1.call(schema32.properties.data.properties.attributes.properties, key1))){
+const err16 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data3.username !== undefined){
+if(typeof data3.username !== "string"){
+const err17 = {instancePath:instancePath+"/data/attributes/username",schemaPath:"#/properties/data/properties/attributes/properties/username/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data3.email !== undefined){
+if(typeof data3.email !== "string"){
+const err18 = {instancePath:instancePath+"/data/attributes/email",schemaPath:"#/properties/data/properties/attributes/properties/email/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data3["is-service-account"] !== undefined){
+if(typeof data3["is-service-account"] !== "boolean"){
+const err19 = {instancePath:instancePath+"/data/attributes/is-service-account",schemaPath:"#/properties/data/properties/attributes/properties/is-service-account/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data3["is-site-admin"] !== undefined){
+if(typeof data3["is-site-admin"] !== "boolean"){
+const err20 = {instancePath:instancePath+"/data/attributes/is-site-admin",schemaPath:"#/properties/data/properties/attributes/properties/is-site-admin/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data3["is-admin"] !== undefined){
+if(typeof data3["is-admin"] !== "boolean"){
+const err21 = {instancePath:instancePath+"/data/attributes/is-admin",schemaPath:"#/properties/data/properties/attributes/properties/is-admin/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data3["avatar-url"] !== undefined){
+if("" !== data3["avatar-url"]){
+const err22 = {instancePath:instancePath+"/data/attributes/avatar-url",schemaPath:"#/properties/data/properties/attributes/properties/avatar-url/const",keyword:"const",params:{allowedValue: ""},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data3["v2-only"] !== undefined){
+if(true !== data3["v2-only"]){
+const err23 = {instancePath:instancePath+"/data/attributes/v2-only",schemaPath:"#/properties/data/properties/attributes/properties/v2-only/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data3["two-factor"] !== undefined){
+let data11 = data3["two-factor"];
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(data11.enabled === undefined){
+const err24 = {instancePath:instancePath+"/data/attributes/two-factor",schemaPath:"#/properties/data/properties/attributes/properties/two-factor/required",keyword:"required",params:{missingProperty: "enabled"},message:"must have required property '"+"enabled"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data11.verified === undefined){
+const err25 = {instancePath:instancePath+"/data/attributes/two-factor",schemaPath:"#/properties/data/properties/attributes/properties/two-factor/required",keyword:"required",params:{missingProperty: "verified"},message:"must have required property '"+"verified"+"'"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+for(const key2 in data11){
+if(!((key2 === "enabled") || (key2 === "verified"))){
+const err26 = {instancePath:instancePath+"/data/attributes/two-factor",schemaPath:"#/properties/data/properties/attributes/properties/two-factor/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data11.enabled !== undefined){
+if(false !== data11.enabled){
+const err27 = {instancePath:instancePath+"/data/attributes/two-factor/enabled",schemaPath:"#/properties/data/properties/attributes/properties/two-factor/properties/enabled/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data11.verified !== undefined){
+if(false !== data11.verified){
+const err28 = {instancePath:instancePath+"/data/attributes/two-factor/verified",schemaPath:"#/properties/data/properties/attributes/properties/two-factor/properties/verified/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/data/attributes/two-factor",schemaPath:"#/properties/data/properties/attributes/properties/two-factor/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data3.permissions !== undefined){
+let data14 = data3.permissions;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(data14["can-create-organizations"] === undefined){
+const err30 = {instancePath:instancePath+"/data/attributes/permissions",schemaPath:"#/properties/data/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-create-organizations"},message:"must have required property '"+"can-create-organizations"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data14["can-change-email"] === undefined){
+const err31 = {instancePath:instancePath+"/data/attributes/permissions",schemaPath:"#/properties/data/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-change-email"},message:"must have required property '"+"can-change-email"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(data14["can-change-username"] === undefined){
+const err32 = {instancePath:instancePath+"/data/attributes/permissions",schemaPath:"#/properties/data/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-change-username"},message:"must have required property '"+"can-change-username"+"'"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(data14["can-manage-user-tokens"] === undefined){
+const err33 = {instancePath:instancePath+"/data/attributes/permissions",schemaPath:"#/properties/data/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-manage-user-tokens"},message:"must have required property '"+"can-manage-user-tokens"+"'"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+for(const key3 in data14){
+if(!((((key3 === "can-create-organizations") || (key3 === "can-change-email")) || (key3 === "can-change-username")) || (key3 === "can-manage-user-tokens"))){
+const err34 = {instancePath:instancePath+"/data/attributes/permissions",schemaPath:"#/properties/data/properties/attributes/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data14["can-create-organizations"] !== undefined){
+if(typeof data14["can-create-organizations"] !== "boolean"){
+const err35 = {instancePath:instancePath+"/data/attributes/permissions/can-create-organizations",schemaPath:"#/properties/data/properties/attributes/properties/permissions/properties/can-create-organizations/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data14["can-change-email"] !== undefined){
+if(false !== data14["can-change-email"]){
+const err36 = {instancePath:instancePath+"/data/attributes/permissions/can-change-email",schemaPath:"#/properties/data/properties/attributes/properties/permissions/properties/can-change-email/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data14["can-change-username"] !== undefined){
+if(false !== data14["can-change-username"]){
+const err37 = {instancePath:instancePath+"/data/attributes/permissions/can-change-username",schemaPath:"#/properties/data/properties/attributes/properties/permissions/properties/can-change-username/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data14["can-manage-user-tokens"] !== undefined){
+if(false !== data14["can-manage-user-tokens"]){
+const err38 = {instancePath:instancePath+"/data/attributes/permissions/can-manage-user-tokens",schemaPath:"#/properties/data/properties/attributes/properties/permissions/properties/can-manage-user-tokens/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/data/attributes/permissions",schemaPath:"#/properties/data/properties/attributes/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+else {
+const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+validate21.errors = vErrors;
+return errors === 0;
+}
+validate21.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+
+export const ApplyDocument = validate22;
+const schema33 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Apply"}}};
+const schema34 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"applies"},"id":{"type":"string","pattern":"^apply-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["status","log-read-url","resource-additions","resource-changes","resource-destructions","resource-imports","status-timestamps"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus"},"log-read-url":{"type":"string","format":"uri","description":"Absolute, signed in the path, expiring; no Authorization needed."},"resource-additions":{"type":"integer","minimum":0},"resource-changes":{"type":"integer","minimum":0},"resource-destructions":{"type":"integer","minimum":0},"resource-imports":{"type":"integer","minimum":0},"status-timestamps":{"description":"`queued-at` (the approval), `started-at` and `finished-at` (the apply attempts), `errored-at`; empty when the apply is unreachable.","type":"object","additionalProperties":{"type":"string"}}}}}};
+const schema35 = {"description":"The phase as the CLI reads it; only `finished`, `errored`, `canceled` and `unreachable` end its log polling.","enum":["pending","queued","running","finished","errored","canceled","unreachable"]};
 const pattern4 = new RegExp("^apply-[0-9a-z]{16}$", "u");
 const formats0 = require("ajv-formats/dist/formats").fullFormats.uri;
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate22.evaluated;
+const evaluated0 = validate23.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -188,7 +697,7 @@ errors++;
 if(data2.status !== undefined){
 let data3 = data2.status;
 if(!(((((((data3 === "pending") || (data3 === "queued")) || (data3 === "running")) || (data3 === "finished")) || (data3 === "errored")) || (data3 === "canceled")) || (data3 === "unreachable"))){
-const err15 = {instancePath:instancePath+"/attributes/status",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/attributes/status",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -373,16 +882,16 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate23.errors = vErrors;
 return errors === 0;
 }
-validate22.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate23.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate21.evaluated;
+const evaluated0 = validate22.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -401,8 +910,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate22(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate23(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
 }
@@ -417,18 +926,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate21.errors = vErrors;
+validate22.errors = vErrors;
 return errors === 0;
 }
-validate21.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate22.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ConfigurationVersionCreateDocument = validate24;
-const schema35 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"configuration-versions"},"attributes":{"type":"object","properties":{"auto-queue-runs":{"type":"boolean"},"speculative":{"type":"boolean"},"provisional":{"type":"boolean"}}}}}}};
+export const ConfigurationVersionCreateDocument = validate25;
+const schema36 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"configuration-versions"},"attributes":{"type":"object","properties":{"auto-queue-runs":{"type":"boolean"},"speculative":{"type":"boolean"},"provisional":{"type":"boolean"}}}}}}};
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate24.evaluated;
+const evaluated0 = validate25.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -525,20 +1034,20 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate24.errors = vErrors;
+validate25.errors = vErrors;
 return errors === 0;
 }
-validate24.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate25.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ConfigurationVersionDocument = validate25;
-const schema36 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion"}}};
-const schema37 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"configuration-versions"},"id":{"type":"string","pattern":"^cv-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["status","speculative","provisional","auto-queue-runs","source","upload-url"],"properties":{"status":{"enum":["pending","uploaded","errored"]},"speculative":{"type":"boolean"},"provisional":{"const":false},"auto-queue-runs":{"const":false},"source":{"type":"string"},"upload-url":{"description":"Absolute, signed and expiring; only while pending and only for callers who may queue runs.","type":["string","null"]},"error":{"type":"null"},"error-message":{"type":"null"}}}}};
+export const ConfigurationVersionDocument = validate26;
+const schema37 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion"}}};
+const schema38 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"configuration-versions"},"id":{"type":"string","pattern":"^cv-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["status","speculative","provisional","auto-queue-runs","source","upload-url"],"properties":{"status":{"enum":["pending","uploaded","errored"]},"speculative":{"type":"boolean"},"provisional":{"const":false},"auto-queue-runs":{"const":false},"source":{"type":"string"},"upload-url":{"description":"Absolute, signed and expiring; only while pending and only for callers who may queue runs.","type":["string","null"]},"error":{"type":"null"},"error-message":{"type":"null"}}}}};
 const pattern5 = new RegExp("^cv-[0-9a-z]{16}$", "u");
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate25.evaluated;
+const evaluated0 = validate26.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -716,7 +1225,7 @@ errors++;
 if(data3.status !== undefined){
 let data4 = data3.status;
 if(!(((data4 === "pending") || (data4 === "uploaded")) || (data4 === "errored"))){
-const err15 = {instancePath:instancePath+"/data/attributes/status",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema37.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/data/attributes/status",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema38.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -777,7 +1286,7 @@ errors++;
 if(data3["upload-url"] !== undefined){
 let data9 = data3["upload-url"];
 if((typeof data9 !== "string") && (data9 !== null)){
-const err20 = {instancePath:instancePath+"/data/attributes/upload-url",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/upload-url/type",keyword:"type",params:{type: schema37.properties.attributes.properties["upload-url"].type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/data/attributes/upload-url",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/upload-url/type",keyword:"type",params:{type: schema38.properties.attributes.properties["upload-url"].type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -846,18 +1355,18 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate25.errors = vErrors;
+validate26.errors = vErrors;
 return errors === 0;
 }
-validate25.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate26.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const Discovery = validate26;
-const schema38 = {"type":"object","required":["tfe.v2","tfe.v2.1","tfe.v2.2","state.v2"],"properties":{"tfe.v2":{"type":"string"},"tfe.v2.1":{"type":"string"},"tfe.v2.2":{"type":"string"},"state.v2":{"type":"string"}}};
+export const Discovery = validate27;
+const schema39 = {"type":"object","required":["tfe.v2","tfe.v2.1","tfe.v2.2","state.v2"],"properties":{"tfe.v2":{"type":"string"},"tfe.v2.1":{"type":"string"},"tfe.v2.2":{"type":"string"},"state.v2":{"type":"string"}}};
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate26.evaluated;
+const evaluated0 = validate27.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -964,18 +1473,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate26.errors = vErrors;
+validate27.errors = vErrors;
 return errors === 0;
 }
-validate26.evaluated = {"props":{"tfe.v2":true,"tfe.v2.1":true,"tfe.v2.2":true,"state.v2":true},"dynamicProps":false,"dynamicItems":false};
+validate27.evaluated = {"props":{"tfe.v2":true,"tfe.v2.1":true,"tfe.v2.2":true,"state.v2":true},"dynamicProps":false,"dynamicItems":false};
 
-export const EntitlementSetDocument = validate27;
-const schema39 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["type","id","attributes"],"properties":{"type":{"const":"entitlement-sets"},"id":{"type":"string"},"attributes":{"type":"object","required":["operations","state-storage"],"properties":{"operations":{"const":true},"state-storage":{"type":"boolean"},"private-module-registry":{"type":"boolean"},"sentinel":{"type":"boolean"},"teams":{"type":"boolean"},"vcs-integrations":{"type":"boolean"}}}}}}};
+export const EntitlementSetDocument = validate28;
+const schema40 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["type","id","attributes"],"properties":{"type":{"const":"entitlement-sets"},"id":{"type":"string"},"attributes":{"type":"object","required":["operations","state-storage"],"properties":{"operations":{"const":true},"state-storage":{"type":"boolean"},"private-module-registry":{"type":"boolean"},"sentinel":{"type":"boolean"},"teams":{"type":"boolean"},"vcs-integrations":{"type":"boolean"}}}}}}};
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate27.evaluated;
+const evaluated0 = validate28.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1180,19 +1689,19 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate27.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
-validate27.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate28.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ErrorDocument = validate28;
-const schema40 = {"type":"object","required":["errors"],"properties":{"errors":{"type":"array","minItems":1,"items":{"type":"object","required":["status","title"],"properties":{"status":{"type":"string","pattern":"^[1-5][0-9]{2}$"},"title":{"type":"string"},"detail":{"type":"string"},"code":{"type":"string"},"source":{"type":"object","properties":{"pointer":{"type":"string"},"parameter":{"type":"string"}}}}}}}};
+export const ErrorDocument = validate29;
+const schema41 = {"type":"object","required":["errors"],"properties":{"errors":{"type":"array","minItems":1,"items":{"type":"object","required":["status","title"],"properties":{"status":{"type":"string","pattern":"^[1-5][0-9]{2}$"},"title":{"type":"string"},"detail":{"type":"string"},"code":{"type":"string"},"source":{"type":"object","properties":{"pointer":{"type":"string"},"parameter":{"type":"string"}}}}}}}};
 const pattern6 = new RegExp("^[1-5][0-9]{2}$", "u");
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate28.evaluated;
+const evaluated0 = validate29.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1382,20 +1891,1244 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate28.errors = vErrors;
+validate29.errors = vErrors;
 return errors === 0;
 }
-validate28.evaluated = {"props":{"errors":true},"dynamicProps":false,"dynamicItems":false};
+validate29.evaluated = {"props":{"errors":true},"dynamicProps":false,"dynamicItems":false};
 
-export const PlanDocument = validate29;
-const schema41 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Plan"}}};
-const schema42 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"plans"},"id":{"type":"string","pattern":"^plan-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","log-read-url","resource-additions","resource-changes","resource-destructions","resource-imports","status-timestamps"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus"},"has-changes":{"type":"boolean"},"log-read-url":{"type":"string","format":"uri","description":"Absolute, signed in the path, expiring; no Authorization needed."},"resource-additions":{"type":"integer","minimum":0},"resource-changes":{"type":"integer","minimum":0},"resource-destructions":{"type":"integer","minimum":0},"resource-imports":{"type":"integer","minimum":0},"status-timestamps":{"description":"`queued-at` (the run's creation), `started-at` and `finished-at` (the plan attempts), `errored-at` or `canceled-at`.","type":"object","additionalProperties":{"type":"string"}}}}}};
-const pattern7 = new RegExp("^plan-[0-9a-z]{16}$", "u");
+export const OrganizationCreateDocument = validate30;
+const schema42 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"organizations"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationName"},"email":{"description":"Accepted because go-tfe requires it; StackShip keeps no organization email, so it is not stored and reads show an empty string.","type":"string","maxLength":254}}}}}}};
+const schema43 = {"description":"As on /v1 (organizations are the same records).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"};
+const pattern7 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$", "u");
+const func2 = require("ajv/dist/runtime/ucs2length").default;
 
 function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate30.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.attributes === undefined){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.type !== undefined){
+if("organizations" !== data0.type){
+const err2 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "organizations"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data2 = data0.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.name === undefined){
+const err3 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data2.name !== undefined){
+let data3 = data2.name;
+if(typeof data3 === "string"){
+if(!pattern7.test(data3)){
+const err4 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data2.email !== undefined){
+let data4 = data2.email;
+if(typeof data4 === "string"){
+if(func2(data4) > 254){
+const err6 = {instancePath:instancePath+"/data/attributes/email",schemaPath:"#/properties/data/properties/attributes/properties/email/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/data/attributes/email",schemaPath:"#/properties/data/properties/attributes/properties/email/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+validate30.errors = vErrors;
+return errors === 0;
+}
+validate30.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+
+export const OrganizationDocument = validate31;
+const schema44 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Organization"}}};
+const schema45 = {"description":"An organization as go-tfe decodes it; its JSON:API id is its name.","type":"object","required":["type","id","attributes","relationships","links"],"additionalProperties":false,"properties":{"type":{"const":"organizations"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["name","email","created-at","external-id","default-execution-mode","allow-force-delete-workspaces","cost-estimation-enabled","permissions"],"properties":{"name":{"type":"string"},"email":{"const":""},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"external-id":{"type":"string","pattern":"^org-[0-9a-z]{16}$","description":"The organization's StackShip id (the /v1 id)."},"default-execution-mode":{"const":"remote"},"allow-force-delete-workspaces":{"const":false},"cost-estimation-enabled":{"const":false},"permissions":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions"}}},"relationships":{"type":"object","additionalProperties":false,"required":["default-project"],"properties":{"default-project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}},"links":{"type":"object","required":["self"],"properties":{"self":{"type":"string"}}}}};
+const schema46 = {"type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"};
+const schema47 = {"description":"What the caller may do with the organization through StackShip (false for what StackShip does not offer).","type":"object","additionalProperties":false,"required":["can-update","can-destroy","can-traverse","can-create-workspace","can-create-project","can-create-team","can-update-api-token","can-manage-run-tasks","can-update-sentinel"],"properties":{"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-traverse":{"type":"boolean"},"can-create-workspace":{"type":"boolean"},"can-create-project":{"type":"boolean"},"can-create-team":{"type":"boolean"},"can-update-api-token":{"type":"boolean"},"can-manage-run-tasks":{"type":"boolean"},"can-update-sentinel":{"type":"boolean"}}};
+const pattern8 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$", "u");
+const pattern9 = new RegExp("^org-[0-9a-z]{16}$", "u");
+const schema48 = {"type":"object","required":["data"],"properties":{"data":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId"},{"type":"null"}]}}};
+const schema49 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string"},"id":{"type":"string"}}};
+
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate33.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+const _errs2 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs3 = errors;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.type === undefined){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.id === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.type !== undefined){
+if(typeof data0.type !== "string"){
+const err3 = {instancePath:instancePath+"/data/type",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data0.id !== undefined){
+if(typeof data0.id !== "string"){
+const err4 = {instancePath:instancePath+"/data/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/data",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+var _valid0 = _errs3 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+var props0 = {};
+props0.type = true;
+props0.id = true;
+}
+const _errs10 = errors;
+if(data0 !== null){
+const err6 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+var _valid0 = _errs10 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err7 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+else {
+errors = _errs2;
+if(vErrors !== null){
+if(_errs2){
+vErrors.length = _errs2;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+validate33.errors = vErrors;
+return errors === 0;
+}
+validate33.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate32.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.attributes === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.relationships === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "relationships"},message:"must have required property '"+"relationships"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.links === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "links"},message:"must have required property '"+"links"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "id")) || (key0 === "attributes")) || (key0 === "relationships")) || (key0 === "links"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("organizations" !== data.type){
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "organizations"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.attributes !== undefined){
+let data2 = data.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.name === undefined){
+const err8 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data2.email === undefined){
+const err9 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data2["created-at"] === undefined){
+const err10 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created-at"},message:"must have required property '"+"created-at"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data2["external-id"] === undefined){
+const err11 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "external-id"},message:"must have required property '"+"external-id"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data2["default-execution-mode"] === undefined){
+const err12 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "default-execution-mode"},message:"must have required property '"+"default-execution-mode"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data2["allow-force-delete-workspaces"] === undefined){
+const err13 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "allow-force-delete-workspaces"},message:"must have required property '"+"allow-force-delete-workspaces"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data2["cost-estimation-enabled"] === undefined){
+const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "cost-estimation-enabled"},message:"must have required property '"+"cost-estimation-enabled"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data2.permissions === undefined){
+const err15 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "permissions"},message:"must have required property '"+"permissions"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!((((((((key1 === "name") || (key1 === "email")) || (key1 === "created-at")) || (key1 === "external-id")) || (key1 === "default-execution-mode")) || (key1 === "allow-force-delete-workspaces")) || (key1 === "cost-estimation-enabled")) || (key1 === "permissions"))){
+const err16 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data2.name !== undefined){
+if(typeof data2.name !== "string"){
+const err17 = {instancePath:instancePath+"/attributes/name",schemaPath:"#/properties/attributes/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data2.email !== undefined){
+if("" !== data2.email){
+const err18 = {instancePath:instancePath+"/attributes/email",schemaPath:"#/properties/attributes/properties/email/const",keyword:"const",params:{allowedValue: ""},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data2["created-at"] !== undefined){
+let data5 = data2["created-at"];
+if(typeof data5 === "string"){
+if(!pattern8.test(data5)){
+const err19 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data2["external-id"] !== undefined){
+let data6 = data2["external-id"];
+if(typeof data6 === "string"){
+if(!pattern9.test(data6)){
+const err21 = {instancePath:instancePath+"/attributes/external-id",schemaPath:"#/properties/attributes/properties/external-id/pattern",keyword:"pattern",params:{pattern: "^org-[0-9a-z]{16}$"},message:"must match pattern \""+"^org-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/attributes/external-id",schemaPath:"#/properties/attributes/properties/external-id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data2["default-execution-mode"] !== undefined){
+if("remote" !== data2["default-execution-mode"]){
+const err23 = {instancePath:instancePath+"/attributes/default-execution-mode",schemaPath:"#/properties/attributes/properties/default-execution-mode/const",keyword:"const",params:{allowedValue: "remote"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data2["allow-force-delete-workspaces"] !== undefined){
+if(false !== data2["allow-force-delete-workspaces"]){
+const err24 = {instancePath:instancePath+"/attributes/allow-force-delete-workspaces",schemaPath:"#/properties/attributes/properties/allow-force-delete-workspaces/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data2["cost-estimation-enabled"] !== undefined){
+if(false !== data2["cost-estimation-enabled"]){
+const err25 = {instancePath:instancePath+"/attributes/cost-estimation-enabled",schemaPath:"#/properties/attributes/properties/cost-estimation-enabled/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data2.permissions !== undefined){
+let data10 = data2.permissions;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10["can-update"] === undefined){
+const err26 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/required",keyword:"required",params:{missingProperty: "can-update"},message:"must have required property '"+"can-update"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(data10["can-destroy"] === undefined){
+const err27 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/required",keyword:"required",params:{missingProperty: "can-destroy"},message:"must have required property '"+"can-destroy"+"'"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(data10["can-traverse"] === undefined){
+const err28 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/required",keyword:"required",params:{missingProperty: "can-traverse"},message:"must have required property '"+"can-traverse"+"'"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data10["can-create-workspace"] === undefined){
+const err29 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/required",keyword:"required",params:{missingProperty: "can-create-workspace"},message:"must have required property '"+"can-create-workspace"+"'"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(data10["can-create-project"] === undefined){
+const err30 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/required",keyword:"required",params:{missingProperty: "can-create-project"},message:"must have required property '"+"can-create-project"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data10["can-create-team"] === undefined){
+const err31 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/required",keyword:"required",params:{missingProperty: "can-create-team"},message:"must have required property '"+"can-create-team"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(data10["can-update-api-token"] === undefined){
+const err32 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/required",keyword:"required",params:{missingProperty: "can-update-api-token"},message:"must have required property '"+"can-update-api-token"+"'"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(data10["can-manage-run-tasks"] === undefined){
+const err33 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/required",keyword:"required",params:{missingProperty: "can-manage-run-tasks"},message:"must have required property '"+"can-manage-run-tasks"+"'"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(data10["can-update-sentinel"] === undefined){
+const err34 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/required",keyword:"required",params:{missingProperty: "can-update-sentinel"},message:"must have required property '"+"can-update-sentinel"+"'"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+for(const key2 in data10){
+if(!(func1.call(schema47.properties, key2))){
+const err35 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data10["can-update"] !== undefined){
+if(typeof data10["can-update"] !== "boolean"){
+const err36 = {instancePath:instancePath+"/attributes/permissions/can-update",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/properties/can-update/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data10["can-destroy"] !== undefined){
+if(typeof data10["can-destroy"] !== "boolean"){
+const err37 = {instancePath:instancePath+"/attributes/permissions/can-destroy",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/properties/can-destroy/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data10["can-traverse"] !== undefined){
+if(typeof data10["can-traverse"] !== "boolean"){
+const err38 = {instancePath:instancePath+"/attributes/permissions/can-traverse",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/properties/can-traverse/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data10["can-create-workspace"] !== undefined){
+if(typeof data10["can-create-workspace"] !== "boolean"){
+const err39 = {instancePath:instancePath+"/attributes/permissions/can-create-workspace",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/properties/can-create-workspace/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data10["can-create-project"] !== undefined){
+if(typeof data10["can-create-project"] !== "boolean"){
+const err40 = {instancePath:instancePath+"/attributes/permissions/can-create-project",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/properties/can-create-project/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data10["can-create-team"] !== undefined){
+if(typeof data10["can-create-team"] !== "boolean"){
+const err41 = {instancePath:instancePath+"/attributes/permissions/can-create-team",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/properties/can-create-team/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data10["can-update-api-token"] !== undefined){
+if(typeof data10["can-update-api-token"] !== "boolean"){
+const err42 = {instancePath:instancePath+"/attributes/permissions/can-update-api-token",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/properties/can-update-api-token/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data10["can-manage-run-tasks"] !== undefined){
+if(typeof data10["can-manage-run-tasks"] !== "boolean"){
+const err43 = {instancePath:instancePath+"/attributes/permissions/can-manage-run-tasks",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/properties/can-manage-run-tasks/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data10["can-update-sentinel"] !== undefined){
+if(typeof data10["can-update-sentinel"] !== "boolean"){
+const err44 = {instancePath:instancePath+"/attributes/permissions/can-update-sentinel",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/properties/can-update-sentinel/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data.relationships !== undefined){
+let data20 = data.relationships;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20["default-project"] === undefined){
+const err47 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "default-project"},message:"must have required property '"+"default-project"+"'"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+for(const key3 in data20){
+if(!(key3 === "default-project")){
+const err48 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data20["default-project"] !== undefined){
+if(!(validate33(data20["default-project"], {instancePath:instancePath+"/relationships/default-project",parentData:data20,parentDataProperty:"default-project",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(data.links !== undefined){
+let data22 = data.links;
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+if(data22.self === undefined){
+const err50 = {instancePath:instancePath+"/links",schemaPath:"#/properties/links/required",keyword:"required",params:{missingProperty: "self"},message:"must have required property '"+"self"+"'"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+if(data22.self !== undefined){
+if(typeof data22.self !== "string"){
+const err51 = {instancePath:instancePath+"/links/self",schemaPath:"#/properties/links/properties/self/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+}
+else {
+const err52 = {instancePath:instancePath+"/links",schemaPath:"#/properties/links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+}
+else {
+const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+validate32.errors = vErrors;
+return errors === 0;
+}
+validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate31.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+if(!(validate32(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate31.errors = vErrors;
+return errors === 0;
+}
+validate31.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+
+export const OrganizationListDocument = validate36;
+const schema50 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Organization"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+const schema51 = {"type":"object","required":["current-page","next-page","prev-page","total-count","total-pages"],"properties":{"current-page":{"type":"integer"},"next-page":{"type":["integer","null"]},"prev-page":{"type":["integer","null"]},"total-count":{"type":"integer"},"total-pages":{"type":"integer"}}};
+
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate36.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate32(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+let data2 = data.meta;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.pagination === undefined){
+const err3 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/required",keyword:"required",params:{missingProperty: "pagination"},message:"must have required property '"+"pagination"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data2.pagination !== undefined){
+let data3 = data2.pagination;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3["current-page"] === undefined){
+const err4 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "current-page"},message:"must have required property '"+"current-page"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data3["next-page"] === undefined){
+const err5 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "next-page"},message:"must have required property '"+"next-page"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data3["prev-page"] === undefined){
+const err6 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "prev-page"},message:"must have required property '"+"prev-page"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data3["total-count"] === undefined){
+const err7 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "total-count"},message:"must have required property '"+"total-count"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data3["total-pages"] === undefined){
+const err8 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "total-pages"},message:"must have required property '"+"total-pages"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data3["current-page"] !== undefined){
+let data4 = data3["current-page"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err9 = {instancePath:instancePath+"/meta/pagination/current-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/current-page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data3["next-page"] !== undefined){
+let data5 = data3["next-page"];
+if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
+const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data3["prev-page"] !== undefined){
+let data6 = data3["prev-page"];
+if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
+const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data3["total-count"] !== undefined){
+let data7 = data3["total-count"];
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err12 = {instancePath:instancePath+"/meta/pagination/total-count",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/total-count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data3["total-pages"] !== undefined){
+let data8 = data3["total-pages"];
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err13 = {instancePath:instancePath+"/meta/pagination/total-pages",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/total-pages/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate36.errors = vErrors;
+return errors === 0;
+}
+validate36.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+
+export const PlanDocument = validate38;
+const schema52 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Plan"}}};
+const schema53 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"plans"},"id":{"type":"string","pattern":"^plan-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","log-read-url","resource-additions","resource-changes","resource-destructions","resource-imports","status-timestamps"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus"},"has-changes":{"type":"boolean"},"log-read-url":{"type":"string","format":"uri","description":"Absolute, signed in the path, expiring; no Authorization needed."},"resource-additions":{"type":"integer","minimum":0},"resource-changes":{"type":"integer","minimum":0},"resource-destructions":{"type":"integer","minimum":0},"resource-imports":{"type":"integer","minimum":0},"status-timestamps":{"description":"`queued-at` (the run's creation), `started-at` and `finished-at` (the plan attempts), `errored-at` or `canceled-at`.","type":"object","additionalProperties":{"type":"string"}}}}}};
+const pattern10 = new RegExp("^plan-[0-9a-z]{16}$", "u");
+
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate39.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1460,7 +3193,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern7.test(data1)){
+if(!pattern10.test(data1)){
 const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^plan-[0-9a-z]{16}$"},message:"must match pattern \""+"^plan-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -1580,7 +3313,7 @@ errors++;
 if(data2.status !== undefined){
 let data3 = data2.status;
 if(!(((((((data3 === "pending") || (data3 === "queued")) || (data3 === "running")) || (data3 === "finished")) || (data3 === "errored")) || (data3 === "canceled")) || (data3 === "unreachable"))){
-const err16 = {instancePath:instancePath+"/attributes/status",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus/enum",keyword:"enum",params:{allowedValues: schema34.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/attributes/status",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1777,16 +3510,16 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate30.errors = vErrors;
+validate39.errors = vErrors;
 return errors === 0;
 }
-validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate29.evaluated;
+const evaluated0 = validate38.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1805,8 +3538,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate30(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+if(!(validate39(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
 }
 }
@@ -1821,29 +3554,28 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate29.errors = vErrors;
+validate38.errors = vErrors;
 return errors === 0;
 }
-validate29.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate38.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const PlanJsonOutput = validate32;
-const schema44 = {"description":"The plan's JSON representation (`tofu show -json`), byte for byte as OpenTofu wrote it. Any JSON document (an object): its shape is OpenTofu's, not StackShip's, so it is not described here."};
+export const PlanJsonOutput = validate41;
+const schema55 = {"description":"The plan's JSON representation (`tofu show -json`), byte for byte as OpenTofu wrote it. Any JSON document (an object): its shape is OpenTofu's, not StackShip's, so it is not described here."};
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-validate32.errors = null;
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+validate41.errors = null;
 return true;
 }
-validate32.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate41.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectCreateDocument = validate33;
-const schema45 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"projects"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},"description":{"type":"string","maxLength":1000}}}}}}};
-const pattern8 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$", "u");
-const func1 = require("ajv/dist/runtime/ucs2length").default;
+export const ProjectCreateDocument = validate42;
+const schema56 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"projects"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},"description":{"type":"string","maxLength":1000}}}}}}};
+const pattern11 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$", "u");
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate33.evaluated;
+const evaluated0 = validate42.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1902,7 +3634,7 @@ errors++;
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern8.test(data3)){
+if(!pattern11.test(data3)){
 const err4 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"#/properties/data/properties/attributes/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -1927,7 +3659,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if(typeof data4 === "string"){
-if(func1(data4) > 1000){
+if(func2(data4) > 1000){
 const err6 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err6];
@@ -1984,176 +3716,20 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate33.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
-validate33.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate42.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectDocument = validate34;
-const schema46 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Project"}}};
-const schema47 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"projects"},"id":{"type":"string","pattern":"^prj-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created-at"],"properties":{"name":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
-const schema48 = {"type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"};
-const pattern9 = new RegExp("^prj-[0-9a-z]{16}$", "u");
-const pattern10 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$", "u");
-const schema49 = {"type":"object","required":["data"],"properties":{"data":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId"},{"type":"null"}]}}};
-const schema50 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string"},"id":{"type":"string"}}};
+export const ProjectDocument = validate43;
+const schema57 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Project"}}};
+const schema58 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"projects"},"id":{"type":"string","pattern":"^prj-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created-at"],"properties":{"name":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+const pattern12 = new RegExp("^prj-[0-9a-z]{16}$", "u");
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate36.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.data !== undefined){
-let data0 = data.data;
-const _errs2 = errors;
-let valid1 = false;
-let passing0 = null;
-const _errs3 = errors;
-if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.type === undefined){
-const err1 = {instancePath:instancePath+"/data",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data0.id === undefined){
-const err2 = {instancePath:instancePath+"/data",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data0.type !== undefined){
-if(typeof data0.type !== "string"){
-const err3 = {instancePath:instancePath+"/data/type",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data0.id !== undefined){
-if(typeof data0.id !== "string"){
-const err4 = {instancePath:instancePath+"/data/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-}
-else {
-const err5 = {instancePath:instancePath+"/data",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-var _valid0 = _errs3 === errors;
-if(_valid0){
-valid1 = true;
-passing0 = 0;
-var props0 = {};
-props0.type = true;
-props0.id = true;
-}
-const _errs10 = errors;
-if(data0 !== null){
-const err6 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-var _valid0 = _errs10 === errors;
-if(_valid0 && valid1){
-valid1 = false;
-passing0 = [passing0, 1];
-}
-else {
-if(_valid0){
-valid1 = true;
-passing0 = 1;
-}
-}
-if(!valid1){
-const err7 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-else {
-errors = _errs2;
-if(vErrors !== null){
-if(_errs2){
-vErrors.length = _errs2;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-}
-else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-validate36.errors = vErrors;
-return errors === 0;
-}
-validate36.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
-
-
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate35.evaluated;
+const evaluated0 = validate44.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2218,7 +3794,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern9.test(data1)){
+if(!pattern12.test(data1)){
 const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -2290,7 +3866,7 @@ errors++;
 if(data2["created-at"] !== undefined){
 let data4 = data2["created-at"];
 if(typeof data4 === "string"){
-if(!pattern10.test(data4)){
+if(!pattern8.test(data4)){
 const err11 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -2340,8 +3916,8 @@ errors++;
 }
 }
 if(data5.organization !== undefined){
-if(!(validate36(data5.organization, {instancePath:instancePath+"/relationships/organization",parentData:data5,parentDataProperty:"organization",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate33(data5.organization, {instancePath:instancePath+"/relationships/organization",parentData:data5,parentDataProperty:"organization",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
@@ -2368,16 +3944,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
-validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate34.evaluated;
+const evaluated0 = validate43.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2396,8 +3972,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate35(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate44(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
 errors = vErrors.length;
 }
 }
@@ -2412,19 +3988,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate34.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
-validate34.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate43.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectListDocument = validate39;
-const schema51 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Project"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
-const schema52 = {"type":"object","required":["current-page","next-page","prev-page","total-count","total-pages"],"properties":{"current-page":{"type":"integer"},"next-page":{"type":["integer","null"]},"prev-page":{"type":["integer","null"]},"total-count":{"type":"integer"},"total-pages":{"type":"integer"}}};
+export const ProjectListDocument = validate47;
+const schema60 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Project"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate39.evaluated;
+const evaluated0 = validate47.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2457,8 +4032,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate35(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate44(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
 errors = vErrors.length;
 }
 }
@@ -2556,7 +4131,7 @@ errors++;
 if(data3["next-page"] !== undefined){
 let data5 = data3["next-page"];
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema52.properties["next-page"].type},message:"must be integer,null"};
+const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2569,7 +4144,7 @@ errors++;
 if(data3["prev-page"] !== undefined){
 let data6 = data3["prev-page"];
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema52.properties["prev-page"].type},message:"must be integer,null"};
+const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2640,18 +4215,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate47.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunActionDocument = validate41;
-const schema53 = {"description":"The body of a run action: the CLI sends plain JSON `{}` or `{\"comment\":\"…\"}` (with a JSON:API content type); an empty body is accepted too.","type":"object","properties":{"comment":{"type":"string","maxLength":2000}}};
+export const RunActionDocument = validate49;
+const schema62 = {"description":"The body of a run action: the CLI sends plain JSON `{}` or `{\"comment\":\"…\"}` (with a JSON:API content type); an empty body is accepted too.","type":"object","properties":{"comment":{"type":"string","maxLength":2000}}};
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2662,7 +4237,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.comment !== undefined){
 let data0 = data.comment;
 if(typeof data0 === "string"){
-if(func1(data0) > 2000){
+if(func2(data0) > 2000){
 const err0 = {instancePath:instancePath+"/comment",schemaPath:"#/properties/comment/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err0];
@@ -2695,19 +4270,19 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"props":{"comment":true},"dynamicProps":false,"dynamicItems":false};
+validate49.evaluated = {"props":{"comment":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunCreateDocument = validate42;
-const schema54 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["relationships"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","properties":{"auto-apply":{"type":"boolean"},"is-destroy":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"plan-only":{"type":"boolean"},"message":{"type":"string","maxLength":2000},"target-addrs":{"type":"array","items":{"type":"string"}},"replace-addrs":{"type":"array","items":{"type":"string"}},"variables":{"type":"array","items":{"type":"object","required":["key","value"],"properties":{"key":{"type":"string"},"value":{"type":"string"}}}}}},"relationships":{"type":"object","required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
-const schema55 = {"description":"A to-one relationship that must name its object (`data` may not be null).","type":"object","required":["data"],"properties":{"data":{"type":"object","required":["type","id"],"properties":{"type":{"type":"string"},"id":{"type":"string","minLength":1}}}}};
+export const RunCreateDocument = validate50;
+const schema63 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["relationships"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","properties":{"auto-apply":{"type":"boolean"},"is-destroy":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"plan-only":{"type":"boolean"},"message":{"type":"string","maxLength":2000},"target-addrs":{"type":"array","items":{"type":"string"}},"replace-addrs":{"type":"array","items":{"type":"string"}},"variables":{"type":"array","items":{"type":"object","required":["key","value"],"properties":{"key":{"type":"string"},"value":{"type":"string"}}}}}},"relationships":{"type":"object","required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
+const schema64 = {"description":"A to-one relationship that must name its object (`data` may not be null).","type":"object","required":["data"],"properties":{"data":{"type":"object","required":["type","id"],"properties":{"type":{"type":"string"},"id":{"type":"string","minLength":1}}}}};
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2828,7 +4403,7 @@ errors++;
 if(data2.message !== undefined){
 let data9 = data2.message;
 if(typeof data9 === "string"){
-if(func1(data9) > 2000){
+if(func2(data9) > 2000){
 const err9 = {instancePath:instancePath+"/data/attributes/message",schemaPath:"#/properties/data/properties/attributes/properties/message/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters"};
 if(vErrors === null){
 vErrors = [err9];
@@ -3057,7 +4632,7 @@ errors++;
 if(data20.id !== undefined){
 let data22 = data20.id;
 if(typeof data22 === "string"){
-if(func1(data22) < 1){
+if(func2(data22) < 1){
 const err27 = {instancePath:instancePath+"/data/relationships/workspace/data/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired/properties/data/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err27];
@@ -3104,8 +4679,8 @@ errors++;
 }
 }
 if(data18["configuration-version"] !== undefined){
-if(!(validate36(data18["configuration-version"], {instancePath:instancePath+"/data/relationships/configuration-version",parentData:data18,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate33(data18["configuration-version"], {instancePath:instancePath+"/data/relationships/configuration-version",parentData:data18,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
@@ -3144,22 +4719,21 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate50.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunDocument = validate44;
-const schema56 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"},"included":{"description":"The resources `?include=` asked for (`workspace`, `plan`); other names are ignored.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Plan"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/User"}]}}}};
-const schema63 = {"description":"A principal as go-tfe reads a user; a token's principal is a service account.","type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"users"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["username","is-service-account"],"properties":{"username":{"type":"string"},"is-service-account":{"type":"boolean"}}}}};
-const schema57 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"runs"},"id":{"type":"string","pattern":"^run-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","is-destroy","auto-apply","plan-only","message","source","created-at","status-timestamps","actions","permissions"],"properties":{"status":{"type":"string"},"has-changes":{"type":"boolean"},"is-destroy":{"const":false},"auto-apply":{"const":false},"plan-only":{"type":"boolean"},"refresh":{"type":"boolean","description":"Always true (a plan without refresh is refused)."},"refresh-only":{"type":"boolean","description":"Always false (refresh-only runs are refused)."},"save-plan":{"type":"boolean"},"allow-empty-apply":{"const":false},"target-addrs":{"type":"array","maxItems":0,"description":"Always empty (targeted runs are refused)."},"replace-addrs":{"type":"array","maxItems":0,"description":"Always empty (replacing runs are refused)."},"canceled-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"message":{"type":"string"},"source":{"type":"string"},"terraform-version":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"status-timestamps":{"description":"What StackShip records: `plan-queueable-at` and `plan-queued-at` (creation), `planning-at` and `planned-at` (the plan attempts), `confirmed-at` and `apply-queued-at` (the approval), `applying-at` and `applied-at` (the apply attempts), and at the end `planned-and-finished-at`, `discarded-at`, `canceled-at` or `errored-at`.","type":"object","additionalProperties":{"type":"string"}},"position-in-queue":{"description":"Only in the queue listing; 0 is the next run to start.","type":"integer","minimum":0},"actions":{"type":"object","additionalProperties":false,"required":["is-cancelable","is-confirmable","is-discardable","is-force-cancelable"],"properties":{"is-cancelable":{"type":"boolean"},"is-confirmable":{"type":"boolean"},"is-discardable":{"type":"boolean"},"is-force-cancelable":{"type":"boolean"}}},"permissions":{"type":"object","additionalProperties":false,"required":["can-apply","can-cancel","can-discard","can-force-cancel","can-override-policy"],"properties":{"can-apply":{"type":"boolean"},"can-cancel":{"type":"boolean"},"can-discard":{"type":"boolean"},"can-force-cancel":{"type":"boolean"},"can-override-policy":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace","plan","apply","configuration-version","cost-estimate","policy-checks","task-stages"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"created-by":{"description":"The principal who created the run, as a `users` resource (null when unknown).","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"confirmed-by":{"description":"The principal who approved the run, as a `users` resource; null until someone did.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"cost-estimate":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"policy-checks":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}},"task-stages":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}}}}}};
-const pattern11 = new RegExp("^run-[0-9a-z]{16}$", "u");
-const func5 = Object.prototype.hasOwnProperty;
+export const RunDocument = validate52;
+const schema65 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"},"included":{"description":"The resources `?include=` asked for (`workspace`, `plan`); other names are ignored.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Plan"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/User"}]}}}};
+const schema72 = {"description":"A principal as go-tfe reads a user; a token's principal is a service account.","type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"users"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["username","is-service-account"],"properties":{"username":{"type":"string"},"is-service-account":{"type":"boolean"}}}}};
+const schema66 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"runs"},"id":{"type":"string","pattern":"^run-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","is-destroy","auto-apply","plan-only","message","source","created-at","status-timestamps","actions","permissions"],"properties":{"status":{"type":"string"},"has-changes":{"type":"boolean"},"is-destroy":{"const":false},"auto-apply":{"const":false},"plan-only":{"type":"boolean"},"refresh":{"type":"boolean","description":"Always true (a plan without refresh is refused)."},"refresh-only":{"type":"boolean","description":"Always false (refresh-only runs are refused)."},"save-plan":{"type":"boolean"},"allow-empty-apply":{"const":false},"target-addrs":{"type":"array","maxItems":0,"description":"Always empty (targeted runs are refused)."},"replace-addrs":{"type":"array","maxItems":0,"description":"Always empty (replacing runs are refused)."},"canceled-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"message":{"type":"string"},"source":{"type":"string"},"terraform-version":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"status-timestamps":{"description":"What StackShip records: `plan-queueable-at` and `plan-queued-at` (creation), `planning-at` and `planned-at` (the plan attempts), `confirmed-at` and `apply-queued-at` (the approval), `applying-at` and `applied-at` (the apply attempts), and at the end `planned-and-finished-at`, `discarded-at`, `canceled-at` or `errored-at`.","type":"object","additionalProperties":{"type":"string"}},"position-in-queue":{"description":"Only in the queue listing; 0 is the next run to start.","type":"integer","minimum":0},"actions":{"type":"object","additionalProperties":false,"required":["is-cancelable","is-confirmable","is-discardable","is-force-cancelable"],"properties":{"is-cancelable":{"type":"boolean"},"is-confirmable":{"type":"boolean"},"is-discardable":{"type":"boolean"},"is-force-cancelable":{"type":"boolean"}}},"permissions":{"type":"object","additionalProperties":false,"required":["can-apply","can-cancel","can-discard","can-force-cancel","can-override-policy"],"properties":{"can-apply":{"type":"boolean"},"can-cancel":{"type":"boolean"},"can-discard":{"type":"boolean"},"can-force-cancel":{"type":"boolean"},"can-override-policy":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace","plan","apply","configuration-version","cost-estimate","policy-checks","task-stages"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"created-by":{"description":"The principal who created the run, as a `users` resource (null when unknown).","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"confirmed-by":{"description":"The principal who approved the run, as a `users` resource; null until someone did.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"cost-estimate":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"policy-checks":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}},"task-stages":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}}}}}};
+const pattern14 = new RegExp("^run-[0-9a-z]{16}$", "u");
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3234,7 +4808,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern11.test(data1)){
+if(!pattern14.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -3383,7 +4957,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key1 in data3){
-if(!(func5.call(schema57.properties.attributes.properties, key1))){
+if(!(func1.call(schema66.properties.attributes.properties, key1))){
 const err20 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -3559,7 +5133,7 @@ let valid2 = false;
 let passing0 = null;
 const _errs31 = errors;
 if(typeof data15 === "string"){
-if(!pattern10.test(data15)){
+if(!pattern8.test(data15)){
 const err34 = {instancePath:instancePath+"/attributes/canceled-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -3668,7 +5242,7 @@ errors++;
 if(data3["created-at"] !== undefined){
 let data19 = data3["created-at"];
 if(typeof data19 === "string"){
-if(!pattern10.test(data19)){
+if(!pattern8.test(data19)){
 const err41 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err41];
@@ -4080,7 +5654,7 @@ vErrors.push(err76);
 errors++;
 }
 for(const key5 in data34){
-if(!(func5.call(schema57.properties.relationships.properties, key5))){
+if(!(func1.call(schema66.properties.relationships.properties, key5))){
 const err77 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err77];
@@ -4092,44 +5666,44 @@ errors++;
 }
 }
 if(data34.workspace !== undefined){
-if(!(validate36(data34.workspace, {instancePath:instancePath+"/relationships/workspace",parentData:data34,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate33(data34.workspace, {instancePath:instancePath+"/relationships/workspace",parentData:data34,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
 if(data34.plan !== undefined){
-if(!(validate36(data34.plan, {instancePath:instancePath+"/relationships/plan",parentData:data34,parentDataProperty:"plan",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate33(data34.plan, {instancePath:instancePath+"/relationships/plan",parentData:data34,parentDataProperty:"plan",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
 if(data34.apply !== undefined){
-if(!(validate36(data34.apply, {instancePath:instancePath+"/relationships/apply",parentData:data34,parentDataProperty:"apply",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate33(data34.apply, {instancePath:instancePath+"/relationships/apply",parentData:data34,parentDataProperty:"apply",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
 if(data34["configuration-version"] !== undefined){
-if(!(validate36(data34["configuration-version"], {instancePath:instancePath+"/relationships/configuration-version",parentData:data34,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate33(data34["configuration-version"], {instancePath:instancePath+"/relationships/configuration-version",parentData:data34,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
 if(data34["created-by"] !== undefined){
-if(!(validate36(data34["created-by"], {instancePath:instancePath+"/relationships/created-by",parentData:data34,parentDataProperty:"created-by",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate33(data34["created-by"], {instancePath:instancePath+"/relationships/created-by",parentData:data34,parentDataProperty:"created-by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
 if(data34["confirmed-by"] !== undefined){
-if(!(validate36(data34["confirmed-by"], {instancePath:instancePath+"/relationships/confirmed-by",parentData:data34,parentDataProperty:"confirmed-by",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate33(data34["confirmed-by"], {instancePath:instancePath+"/relationships/confirmed-by",parentData:data34,parentDataProperty:"confirmed-by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
 if(data34["cost-estimate"] !== undefined){
-if(!(validate36(data34["cost-estimate"], {instancePath:instancePath+"/relationships/cost-estimate",parentData:data34,parentDataProperty:"cost-estimate",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate33(data34["cost-estimate"], {instancePath:instancePath+"/relationships/cost-estimate",parentData:data34,parentDataProperty:"cost-estimate",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
@@ -4256,18 +5830,18 @@ vErrors.push(err87);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema60 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"workspaces"},"id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["name","execution-mode","terraform-version","locked","working-directory","structured-run-output-enabled","tag-names","vcs-repo","auto-apply","allow-destroy-plan","operations","created-at","updated-at","permissions","actions"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"execution-mode":{"const":"remote"},"terraform-version":{"type":"string"},"locked":{"type":"boolean"},"working-directory":{"type":"string"},"structured-run-output-enabled":{"const":false},"tag-names":{"type":"array","items":{"type":"string"},"description":"The workspace's tags, sorted."},"vcs-repo":{"type":"null"},"auto-apply":{"const":false},"allow-destroy-plan":{"const":false},"queue-all-runs":{"const":false},"operations":{"const":true},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"updated-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"permissions":{"type":"object","additionalProperties":false,"required":["can-queue-run","can-queue-apply","can-queue-destroy","can-update","can-destroy","can-lock","can-unlock","can-force-unlock","can-read-state-versions"],"properties":{"can-queue-run":{"type":"boolean"},"can-queue-apply":{"type":"boolean"},"can-queue-destroy":{"const":false},"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-lock":{"type":"boolean"},"can-unlock":{"type":"boolean"},"can-force-unlock":{"type":"boolean"},"can-read-state-versions":{"type":"boolean"}}},"actions":{"type":"object","additionalProperties":false,"required":["is-destroyable"],"properties":{"is-destroyable":{"const":false}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project","current-run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"current-run":{"description":"The oldest plan-and-apply run still in progress, else the newest plan-and-apply run (never a speculative one); null when there is none or the caller may not read the workspace's runs.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"locked-by":{"description":"Who holds the workspace lock, a `runs` or a `users` resource; null while unlocked.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
-const pattern14 = new RegExp("^ws-[0-9a-z]{16}$", "u");
+const schema69 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"workspaces"},"id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["name","execution-mode","terraform-version","locked","working-directory","structured-run-output-enabled","tag-names","vcs-repo","auto-apply","allow-destroy-plan","operations","created-at","updated-at","permissions","actions"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"execution-mode":{"const":"remote"},"terraform-version":{"type":"string"},"locked":{"type":"boolean"},"working-directory":{"type":"string"},"structured-run-output-enabled":{"const":false},"tag-names":{"type":"array","items":{"type":"string"},"description":"The workspace's tags, sorted."},"vcs-repo":{"type":"null"},"auto-apply":{"const":false},"allow-destroy-plan":{"const":false},"queue-all-runs":{"const":false},"operations":{"const":true},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"updated-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"permissions":{"type":"object","additionalProperties":false,"required":["can-queue-run","can-queue-apply","can-queue-destroy","can-update","can-destroy","can-lock","can-unlock","can-force-unlock","can-read-state-versions"],"properties":{"can-queue-run":{"type":"boolean"},"can-queue-apply":{"type":"boolean"},"can-queue-destroy":{"const":false},"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-lock":{"type":"boolean"},"can-unlock":{"type":"boolean"},"can-force-unlock":{"type":"boolean"},"can-read-state-versions":{"type":"boolean"}}},"actions":{"type":"object","additionalProperties":false,"required":["is-destroyable"],"properties":{"is-destroyable":{"const":false}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project","current-run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"current-run":{"description":"The oldest plan-and-apply run still in progress, else the newest plan-and-apply run (never a speculative one); null when there is none or the caller may not read the workspace's runs.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"locked-by":{"description":"Who holds the workspace lock, a `runs` or a `users` resource; null while unlocked.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+const pattern17 = new RegExp("^ws-[0-9a-z]{16}$", "u");
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4342,7 +5916,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern14.test(data1)){
+if(!pattern17.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -4531,7 +6105,7 @@ vErrors.push(err23);
 errors++;
 }
 for(const key1 in data3){
-if(!(func5.call(schema60.properties.attributes.properties, key1))){
+if(!(func1.call(schema69.properties.attributes.properties, key1))){
 const err24 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err24];
@@ -4557,7 +6131,7 @@ errors++;
 if(data3.description !== undefined){
 let data5 = data3.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err26 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema60.properties.attributes.properties.description.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema69.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4718,7 +6292,7 @@ errors++;
 if(data3["created-at"] !== undefined){
 let data18 = data3["created-at"];
 if(typeof data18 === "string"){
-if(!pattern10.test(data18)){
+if(!pattern8.test(data18)){
 const err39 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -4743,7 +6317,7 @@ errors++;
 if(data3["updated-at"] !== undefined){
 let data19 = data3["updated-at"];
 if(typeof data19 === "string"){
-if(!pattern10.test(data19)){
+if(!pattern8.test(data19)){
 const err41 = {instancePath:instancePath+"/attributes/updated-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err41];
@@ -4859,7 +6433,7 @@ vErrors.push(err51);
 errors++;
 }
 for(const key2 in data20){
-if(!(func5.call(schema60.properties.attributes.properties.permissions.properties, key2))){
+if(!(func1.call(schema69.properties.attributes.properties.permissions.properties, key2))){
 const err52 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err52];
@@ -5097,26 +6671,26 @@ errors++;
 }
 }
 if(data32.organization !== undefined){
-if(!(validate36(data32.organization, {instancePath:instancePath+"/relationships/organization",parentData:data32,parentDataProperty:"organization",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate33(data32.organization, {instancePath:instancePath+"/relationships/organization",parentData:data32,parentDataProperty:"organization",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
 if(data32.project !== undefined){
-if(!(validate36(data32.project, {instancePath:instancePath+"/relationships/project",parentData:data32,parentDataProperty:"project",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate33(data32.project, {instancePath:instancePath+"/relationships/project",parentData:data32,parentDataProperty:"project",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
 if(data32["current-run"] !== undefined){
-if(!(validate36(data32["current-run"], {instancePath:instancePath+"/relationships/current-run",parentData:data32,parentDataProperty:"current-run",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate33(data32["current-run"], {instancePath:instancePath+"/relationships/current-run",parentData:data32,parentDataProperty:"current-run",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
 if(data32["locked-by"] !== undefined){
-if(!(validate36(data32["locked-by"], {instancePath:instancePath+"/relationships/locked-by",parentData:data32,parentDataProperty:"locked-by",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate33(data32["locked-by"], {instancePath:instancePath+"/relationships/locked-by",parentData:data32,parentDataProperty:"locked-by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
@@ -5143,16 +6717,16 @@ vErrors.push(err73);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate44.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5171,8 +6745,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate45(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate53(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 }
@@ -5186,8 +6760,8 @@ const _errs5 = errors;
 let valid3 = false;
 let passing0 = null;
 const _errs6 = errors;
-if(!(validate54(data2, {instancePath:instancePath+"/included/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate62(data2, {instancePath:instancePath+"/included/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs6 === errors;
@@ -5197,8 +6771,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs7 = errors;
-if(!(validate30(data2, {instancePath:instancePath+"/included/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+if(!(validate39(data2, {instancePath:instancePath+"/included/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs7 === errors;
@@ -5424,18 +6998,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
+validate52.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunEventListDocument = validate61;
-const schema64 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}};
+export const RunEventListDocument = validate69;
+const schema73 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}};
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate61.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5489,18 +7063,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate61.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate69.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunListDocument = validate62;
-const schema65 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}},"included":{"description":"What `?include=` asked for on the workspace run list (`workspace`, `created_by`, `confirmed_by`), each once.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/User"}]}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const RunListDocument = validate70;
+const schema74 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}},"included":{"description":"What `?include=` asked for on the workspace run list (`workspace`, `created_by`, `confirmed_by`), each once.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/User"}]}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5533,8 +7107,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate45(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate53(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 }
@@ -5560,8 +7134,8 @@ const _errs7 = errors;
 let valid5 = false;
 let passing0 = null;
 const _errs8 = errors;
-if(!(validate54(data3, {instancePath:instancePath+"/included/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate62(data3, {instancePath:instancePath+"/included/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs8 === errors;
@@ -5850,7 +7424,7 @@ errors++;
 if(data10["next-page"] !== undefined){
 let data12 = data10["next-page"];
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err25 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema52.properties["next-page"].type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -5863,7 +7437,7 @@ errors++;
 if(data10["prev-page"] !== undefined){
 let data13 = data10["prev-page"];
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err26 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema52.properties["prev-page"].type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -5934,20 +7508,20 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate70.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionCreateDocument = validate65;
-const schema68 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"state-versions"},"attributes":{"type":"object","required":["serial","md5","lineage"],"properties":{"serial":{"type":"integer","minimum":0,"maximum":9007199254740991},"md5":{"type":"string","pattern":"^[0-9a-fA-F]{32}$"},"lineage":{"type":"string","minLength":1,"maxLength":255},"force":{"type":"boolean"},"json-state-outputs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Base64JsonOutputs"}}},"relationships":{"type":"object","properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
-const schema69 = {"description":"Base64 of a JSON object `{\"<name>\": {\"sensitive\": bool, \"type\": <cty type JSON>, \"value\": <JSON>}}` (`e30=` is `{}`; base64 of `null` is accepted too).","type":"string","maxLength":16777216};
-const pattern17 = new RegExp("^[0-9a-fA-F]{32}$", "u");
+export const StateVersionCreateDocument = validate73;
+const schema77 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"state-versions"},"attributes":{"type":"object","required":["serial","md5","lineage"],"properties":{"serial":{"type":"integer","minimum":0,"maximum":9007199254740991},"md5":{"type":"string","pattern":"^[0-9a-fA-F]{32}$"},"lineage":{"type":"string","minLength":1,"maxLength":255},"force":{"type":"boolean"},"json-state-outputs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Base64JsonOutputs"}}},"relationships":{"type":"object","properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
+const schema78 = {"description":"Base64 of a JSON object `{\"<name>\": {\"sensitive\": bool, \"type\": <cty type JSON>, \"value\": <JSON>}}` (`e30=` is `{}`; base64 of `null` is accepted too).","type":"string","maxLength":16777216};
+const pattern20 = new RegExp("^[0-9a-fA-F]{32}$", "u");
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6061,7 +7635,7 @@ errors++;
 if(data2.md5 !== undefined){
 let data4 = data2.md5;
 if(typeof data4 === "string"){
-if(!pattern17.test(data4)){
+if(!pattern20.test(data4)){
 const err9 = {instancePath:instancePath+"/data/attributes/md5",schemaPath:"#/properties/data/properties/attributes/properties/md5/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{32}$"},message:"must match pattern \""+"^[0-9a-fA-F]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -6086,7 +7660,7 @@ errors++;
 if(data2.lineage !== undefined){
 let data5 = data2.lineage;
 if(typeof data5 === "string"){
-if(func1(data5) > 255){
+if(func2(data5) > 255){
 const err11 = {instancePath:instancePath+"/data/attributes/lineage",schemaPath:"#/properties/data/properties/attributes/properties/lineage/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
 if(vErrors === null){
 vErrors = [err11];
@@ -6096,7 +7670,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(func1(data5) < 1){
+if(func2(data5) < 1){
 const err12 = {instancePath:instancePath+"/data/attributes/lineage",schemaPath:"#/properties/data/properties/attributes/properties/lineage/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err12];
@@ -6133,7 +7707,7 @@ errors++;
 if(data2["json-state-outputs"] !== undefined){
 let data7 = data2["json-state-outputs"];
 if(typeof data7 === "string"){
-if(func1(data7) > 16777216){
+if(func2(data7) > 16777216){
 const err15 = {instancePath:instancePath+"/data/attributes/json-state-outputs",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Base64JsonOutputs/maxLength",keyword:"maxLength",params:{limit: 16777216},message:"must NOT have more than 16777216 characters"};
 if(vErrors === null){
 vErrors = [err15];
@@ -6171,8 +7745,8 @@ if(data0.relationships !== undefined){
 let data8 = data0.relationships;
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 if(data8.run !== undefined){
-if(!(validate36(data8.run, {instancePath:instancePath+"/data/relationships/run",parentData:data8,parentDataProperty:"run",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate33(data8.run, {instancePath:instancePath+"/data/relationships/run",parentData:data8,parentDataProperty:"run",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
@@ -6211,20 +7785,20 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate73.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionDocument = validate67;
-const schema70 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersion"}}};
-const schema71 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"state-versions"},"id":{"type":"string","pattern":"^sv-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["serial","lineage","md5","status","created-at","hosted-state-download-url"],"properties":{"serial":{"type":"integer","minimum":0},"lineage":{"type":"string"},"md5":{"type":"string"},"status":{"description":"`pending` until the runner confirms the publication after a successful apply; `finalized` once published (only a finalized version can be the current one).","enum":["pending","finalized","discarded"]},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"hosted-state-download-url":{"description":"A path relative to the server (the CLI resolves it and sends its Authorization header).","type":"string"},"hosted-state-upload-url":{"description":"Absolute, signed and expiring; PUT the raw state there without Authorization. Only in the create response.","type":"string","format":"uri"},"hosted-json-state-upload-url":{"description":"Absolute, signed and expiring; the JSON state PUT is accepted and discarded. Only in the create response.","type":"string","format":"uri"},"sha256":{"description":"SHA-256 of the uploaded state bytes; null until uploaded.","type":["string","null"]},"size-bytes":{"type":["integer","null"]},"fence":{"description":"The workspace-lock fencing token the state version was accepted under.","type":"integer"},"uploaded-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"published-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]}}},"relationships":{"type":"object","additionalProperties":false,"required":["run"],"properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
-const pattern18 = new RegExp("^sv-[0-9a-z]{16}$", "u");
+export const StateVersionDocument = validate75;
+const schema79 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersion"}}};
+const schema80 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"state-versions"},"id":{"type":"string","pattern":"^sv-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["serial","lineage","md5","status","created-at","hosted-state-download-url"],"properties":{"serial":{"type":"integer","minimum":0},"lineage":{"type":"string"},"md5":{"type":"string"},"status":{"description":"`pending` until the runner confirms the publication after a successful apply; `finalized` once published (only a finalized version can be the current one).","enum":["pending","finalized","discarded"]},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"hosted-state-download-url":{"description":"A path relative to the server (the CLI resolves it and sends its Authorization header).","type":"string"},"hosted-state-upload-url":{"description":"Absolute, signed and expiring; PUT the raw state there without Authorization. Only in the create response.","type":"string","format":"uri"},"hosted-json-state-upload-url":{"description":"Absolute, signed and expiring; the JSON state PUT is accepted and discarded. Only in the create response.","type":"string","format":"uri"},"sha256":{"description":"SHA-256 of the uploaded state bytes; null until uploaded.","type":["string","null"]},"size-bytes":{"type":["integer","null"]},"fence":{"description":"The workspace-lock fencing token the state version was accepted under.","type":"integer"},"uploaded-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"published-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]}}},"relationships":{"type":"object","additionalProperties":false,"required":["run"],"properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+const pattern21 = new RegExp("^sv-[0-9a-z]{16}$", "u");
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6299,7 +7873,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern18.test(data1)){
+if(!pattern21.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^sv-[0-9a-z]{16}$"},message:"must match pattern \""+"^sv-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -6385,7 +7959,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key1 in data2){
-if(!(func5.call(schema71.properties.attributes.properties, key1))){
+if(!(func1.call(schema80.properties.attributes.properties, key1))){
 const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -6448,7 +8022,7 @@ errors++;
 if(data2.status !== undefined){
 let data6 = data2.status;
 if(!(((data6 === "pending") || (data6 === "finalized")) || (data6 === "discarded"))){
-const err19 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema71.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema80.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6461,7 +8035,7 @@ errors++;
 if(data2["created-at"] !== undefined){
 let data7 = data2["created-at"];
 if(typeof data7 === "string"){
-if(!pattern10.test(data7)){
+if(!pattern8.test(data7)){
 const err20 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -6548,7 +8122,7 @@ errors++;
 if(data2.sha256 !== undefined){
 let data11 = data2.sha256;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err27 = {instancePath:instancePath+"/attributes/sha256",schemaPath:"#/properties/attributes/properties/sha256/type",keyword:"type",params:{type: schema71.properties.attributes.properties.sha256.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/attributes/sha256",schemaPath:"#/properties/attributes/properties/sha256/type",keyword:"type",params:{type: schema80.properties.attributes.properties.sha256.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6561,7 +8135,7 @@ errors++;
 if(data2["size-bytes"] !== undefined){
 let data12 = data2["size-bytes"];
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/attributes/size-bytes",schemaPath:"#/properties/attributes/properties/size-bytes/type",keyword:"type",params:{type: schema71.properties.attributes.properties["size-bytes"].type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/attributes/size-bytes",schemaPath:"#/properties/attributes/properties/size-bytes/type",keyword:"type",params:{type: schema80.properties.attributes.properties["size-bytes"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6591,7 +8165,7 @@ let valid3 = false;
 let passing0 = null;
 const _errs32 = errors;
 if(typeof data14 === "string"){
-if(!pattern10.test(data14)){
+if(!pattern8.test(data14)){
 const err30 = {instancePath:instancePath+"/attributes/uploaded-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
@@ -6668,7 +8242,7 @@ let valid5 = false;
 let passing1 = null;
 const _errs39 = errors;
 if(typeof data15 === "string"){
-if(!pattern10.test(data15)){
+if(!pattern8.test(data15)){
 const err34 = {instancePath:instancePath+"/attributes/published-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -6776,8 +8350,8 @@ errors++;
 }
 }
 if(data16.run !== undefined){
-if(!(validate36(data16.run, {instancePath:instancePath+"/relationships/run",parentData:data16,parentDataProperty:"run",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate33(data16.run, {instancePath:instancePath+"/relationships/run",parentData:data16,parentDataProperty:"run",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
@@ -6804,16 +8378,16 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6832,8 +8406,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate68(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+if(!(validate76(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
 errors = vErrors.length;
 }
 }
@@ -6848,20 +8422,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionOutputDocument = validate71;
-const schema75 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}}};
-const schema76 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"state-version-outputs"},"id":{"type":"string","pattern":"^svo-[0-9a-z]{16}-[0-9]{1,6}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","sensitive","type","value","detailed-type"],"properties":{"name":{"type":"string"},"sensitive":{"type":"boolean"},"type":{"description":"The kind of the value (`string`, `number`, `bool`, `list`, `object`, …); the CLI decodes it but does not use it.","type":"string"},"value":{"description":"The output's value; always null when the output is sensitive (StackShip never stores sensitive output values)."},"detailed-type":{"description":"The cty type as JSON, e.g. `\"string\"` or `[\"list\",\"string\"]`."}}}}};
-const pattern22 = new RegExp("^svo-[0-9a-z]{16}-[0-9]{1,6}$", "u");
+export const StateVersionOutputDocument = validate79;
+const schema84 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}}};
+const schema85 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"state-version-outputs"},"id":{"type":"string","pattern":"^svo-[0-9a-z]{16}-[0-9]{1,6}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","sensitive","type","value","detailed-type"],"properties":{"name":{"type":"string"},"sensitive":{"type":"boolean"},"type":{"description":"The kind of the value (`string`, `number`, `bool`, `list`, `object`, …); the CLI decodes it but does not use it.","type":"string"},"value":{"description":"The output's value; always null when the output is sensitive (StackShip never stores sensitive output values)."},"detailed-type":{"description":"The cty type as JSON, e.g. `\"string\"` or `[\"list\",\"string\"]`."}}}}};
+const pattern25 = new RegExp("^svo-[0-9a-z]{16}-[0-9]{1,6}$", "u");
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6939,7 +8513,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern22.test(data2)){
+if(!pattern25.test(data2)){
 const err6 = {instancePath:instancePath+"/data/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput/properties/id/pattern",keyword:"pattern",params:{pattern: "^svo-[0-9a-z]{16}-[0-9]{1,6}$"},message:"must match pattern \""+"^svo-[0-9a-z]{16}-[0-9]{1,6}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -7097,18 +8671,18 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate79.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionOutputListDocument = validate72;
-const schema77 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const StateVersionOutputListDocument = validate80;
+const schema86 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7200,7 +8774,7 @@ errors++;
 if(data1.id !== undefined){
 let data3 = data1.id;
 if(typeof data3 === "string"){
-if(!pattern22.test(data3)){
+if(!pattern25.test(data3)){
 const err7 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput/properties/id/pattern",keyword:"pattern",params:{pattern: "^svo-[0-9a-z]{16}-[0-9]{1,6}$"},message:"must match pattern \""+"^svo-[0-9a-z]{16}-[0-9]{1,6}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -7441,7 +9015,7 @@ errors++;
 if(data9["next-page"] !== undefined){
 let data11 = data9["next-page"];
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err28 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema52.properties["next-page"].type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -7454,7 +9028,7 @@ errors++;
 if(data9["prev-page"] !== undefined){
 let data12 = data9["prev-page"];
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err29 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema52.properties["prev-page"].type},message:"must be integer,null"};
+const err29 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -7525,28 +9099,1173 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate80.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceCreateDocument = validate73;
-const schema80 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"terraform-version":{"type":"string","maxLength":40},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"description":{"type":"string","maxLength":1000},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"}}},"relationships":{"type":"object","properties":{"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"tags":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTagList"}}}}}}};
-const schema81 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"Letters, digits, `_`, `.` and `-`, starting with a letter or digit; unique in the organization."};
-const schema82 = {"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$","description":"Relative to the configuration's root; no leading `/` and no `..`."};
-const schema83 = {"type":"boolean","description":"Only `false` is accepted: `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (StackShip never applies without a human approval) and nothing is written."};
-const schema84 = {"type":"boolean","description":"Only `false` is accepted; `true` is refused with 422 `RUN_DESTROY_FORBIDDEN` and nothing is written."};
-const schema85 = {"type":"boolean","description":"Only `false` is accepted (StackShip queues a run only when someone asks for one); `true` is refused with 422 `DOCUMENT_INVALID` and nothing is written."};
-const schema86 = {"description":"Only `remote`; any other mode is refused with 422 `DOCUMENT_INVALID`.","enum":["remote"]};
-const pattern25 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
-const schema87 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":100,"items":{"type":"object","required":["attributes"],"properties":{"type":{"const":"tags"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName"}}}}}}}};
-const schema88 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$","description":"Letters, digits, `:`, `_`, `.` and `-`, starting with a letter or digit."};
-const pattern26 = new RegExp("^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$", "u");
+export const VariableCreateDocument = validate81;
+const schema89 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"vars"},"attributes":{"type":"object","required":["key","category"],"properties":{"key":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey"},"value":{"type":"string","maxLength":65536,"description":"Absent is the empty string."},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
+const schema90 = {"description":"As on /v1.","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"};
+const schema91 = {"type":"string","enum":["terraform","env"]};
+const pattern27 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate81.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.attributes === undefined){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.type !== undefined){
+if("vars" !== data0.type){
+const err2 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "vars"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data2 = data0.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.key === undefined){
+const err3 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data2.category === undefined){
+const err4 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/required",keyword:"required",params:{missingProperty: "category"},message:"must have required property '"+"category"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data2.key !== undefined){
+let data3 = data2.key;
+if(typeof data3 === "string"){
+if(!pattern27.test(data3)){
+const err5 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data2.value !== undefined){
+let data4 = data2.value;
+if(typeof data4 === "string"){
+if(func2(data4) > 65536){
+const err7 = {instancePath:instancePath+"/data/attributes/value",schemaPath:"#/properties/data/properties/attributes/properties/value/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/data/attributes/value",schemaPath:"#/properties/data/properties/attributes/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data2.category !== undefined){
+let data5 = data2.category;
+if(typeof data5 !== "string"){
+const err9 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!((data5 === "terraform") || (data5 === "env"))){
+const err10 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema91.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data2.hcl !== undefined){
+if(typeof data2.hcl !== "boolean"){
+const err11 = {instancePath:instancePath+"/data/attributes/hcl",schemaPath:"#/properties/data/properties/attributes/properties/hcl/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data2.sensitive !== undefined){
+if(typeof data2.sensitive !== "boolean"){
+const err12 = {instancePath:instancePath+"/data/attributes/sensitive",schemaPath:"#/properties/data/properties/attributes/properties/sensitive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data2.description !== undefined){
+let data8 = data2.description;
+if(typeof data8 === "string"){
+if(func2(data8) > 500){
+const err13 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+validate81.errors = vErrors;
+return errors === 0;
+}
+validate81.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+
+export const VariableDocument = validate82;
+const schema92 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Variable"}}};
+const schema93 = {"description":"A workspace variable, the same record /v1 shows; a sensitive variable's value is always null.","type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"vars"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","description","category","hcl","sensitive","created-at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"]},"description":{"type":["string","null"]},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["configurable"],"properties":{"configurable":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}},"links":{"type":"object","required":["self"],"properties":{"self":{"type":"string"}}}}};
+const pattern28 = new RegExp("^var-[0-9a-z]{16}$", "u");
+
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate83.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.attributes === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.relationships === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "relationships"},message:"must have required property '"+"relationships"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "type") || (key0 === "id")) || (key0 === "attributes")) || (key0 === "relationships")) || (key0 === "links"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("vars" !== data.type){
+const err5 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "vars"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(!pattern28.test(data1)){
+const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.attributes !== undefined){
+let data2 = data.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.key === undefined){
+const err8 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data2.value === undefined){
+const err9 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data2.description === undefined){
+const err10 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data2.category === undefined){
+const err11 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "category"},message:"must have required property '"+"category"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data2.hcl === undefined){
+const err12 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "hcl"},message:"must have required property '"+"hcl"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data2.sensitive === undefined){
+const err13 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "sensitive"},message:"must have required property '"+"sensitive"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data2["created-at"] === undefined){
+const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created-at"},message:"must have required property '"+"created-at"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!(((((((key1 === "key") || (key1 === "value")) || (key1 === "description")) || (key1 === "category")) || (key1 === "hcl")) || (key1 === "sensitive")) || (key1 === "created-at"))){
+const err15 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data2.key !== undefined){
+if(typeof data2.key !== "string"){
+const err16 = {instancePath:instancePath+"/attributes/key",schemaPath:"#/properties/attributes/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data2.value !== undefined){
+let data4 = data2.value;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema93.properties.attributes.properties.value.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data2.description !== undefined){
+let data5 = data2.description;
+if((typeof data5 !== "string") && (data5 !== null)){
+const err18 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema93.properties.attributes.properties.description.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data2.category !== undefined){
+let data6 = data2.category;
+if(typeof data6 !== "string"){
+const err19 = {instancePath:instancePath+"/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!((data6 === "terraform") || (data6 === "env"))){
+const err20 = {instancePath:instancePath+"/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema91.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data2.hcl !== undefined){
+if(typeof data2.hcl !== "boolean"){
+const err21 = {instancePath:instancePath+"/attributes/hcl",schemaPath:"#/properties/attributes/properties/hcl/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data2.sensitive !== undefined){
+if(typeof data2.sensitive !== "boolean"){
+const err22 = {instancePath:instancePath+"/attributes/sensitive",schemaPath:"#/properties/attributes/properties/sensitive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data2["created-at"] !== undefined){
+let data9 = data2["created-at"];
+if(typeof data9 === "string"){
+if(!pattern8.test(data9)){
+const err23 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data.relationships !== undefined){
+let data10 = data.relationships;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.configurable === undefined){
+const err26 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "configurable"},message:"must have required property '"+"configurable"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+for(const key2 in data10){
+if(!(key2 === "configurable")){
+const err27 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data10.configurable !== undefined){
+if(!(validate33(data10.configurable, {instancePath:instancePath+"/relationships/configurable",parentData:data10,parentDataProperty:"configurable",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.links !== undefined){
+let data12 = data.links;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+if(data12.self === undefined){
+const err29 = {instancePath:instancePath+"/links",schemaPath:"#/properties/links/required",keyword:"required",params:{missingProperty: "self"},message:"must have required property '"+"self"+"'"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(data12.self !== undefined){
+if(typeof data12.self !== "string"){
+const err30 = {instancePath:instancePath+"/links/self",schemaPath:"#/properties/links/properties/self/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/links",schemaPath:"#/properties/links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+validate83.errors = vErrors;
+return errors === 0;
+}
+validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate82.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+if(!(validate83(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate82.errors = vErrors;
+return errors === 0;
+}
+validate82.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+
+export const VariableListDocument = validate86;
+const schema96 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Variable"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate86.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate83(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+let data2 = data.meta;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.pagination === undefined){
+const err3 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/required",keyword:"required",params:{missingProperty: "pagination"},message:"must have required property '"+"pagination"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data2.pagination !== undefined){
+let data3 = data2.pagination;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3["current-page"] === undefined){
+const err4 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "current-page"},message:"must have required property '"+"current-page"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data3["next-page"] === undefined){
+const err5 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "next-page"},message:"must have required property '"+"next-page"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data3["prev-page"] === undefined){
+const err6 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "prev-page"},message:"must have required property '"+"prev-page"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data3["total-count"] === undefined){
+const err7 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "total-count"},message:"must have required property '"+"total-count"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data3["total-pages"] === undefined){
+const err8 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "total-pages"},message:"must have required property '"+"total-pages"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data3["current-page"] !== undefined){
+let data4 = data3["current-page"];
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err9 = {instancePath:instancePath+"/meta/pagination/current-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/current-page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data3["next-page"] !== undefined){
+let data5 = data3["next-page"];
+if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
+const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data3["prev-page"] !== undefined){
+let data6 = data3["prev-page"];
+if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
+const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data3["total-count"] !== undefined){
+let data7 = data3["total-count"];
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err12 = {instancePath:instancePath+"/meta/pagination/total-count",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/total-count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data3["total-pages"] !== undefined){
+let data8 = data3["total-pages"];
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err13 = {instancePath:instancePath+"/meta/pagination/total-pages",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/total-pages/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate86.errors = vErrors;
+return errors === 0;
+}
+validate86.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+
+export const VariableUpdateDocument = validate88;
+const schema98 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","properties":{"type":{"const":"vars"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (422 `VARIABLE_SENSITIVITY_IRREVERSIBLE`); its value, when not sent, stays as it was.","properties":{"key":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey"},"value":{"type":"string","maxLength":65536},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
+
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate88.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.type !== undefined){
+if("vars" !== data0.type){
+const err1 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "vars"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data0.id !== undefined){
+let data2 = data0.id;
+if(typeof data2 === "string"){
+if(!pattern28.test(data2)){
+const err2 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data3 = data0.attributes;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.key !== undefined){
+let data4 = data3.key;
+if(typeof data4 === "string"){
+if(!pattern27.test(data4)){
+const err4 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data3.value !== undefined){
+let data5 = data3.value;
+if(typeof data5 === "string"){
+if(func2(data5) > 65536){
+const err6 = {instancePath:instancePath+"/data/attributes/value",schemaPath:"#/properties/data/properties/attributes/properties/value/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/data/attributes/value",schemaPath:"#/properties/data/properties/attributes/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data3.category !== undefined){
+let data6 = data3.category;
+if(typeof data6 !== "string"){
+const err8 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((data6 === "terraform") || (data6 === "env"))){
+const err9 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema91.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data3.hcl !== undefined){
+if(typeof data3.hcl !== "boolean"){
+const err10 = {instancePath:instancePath+"/data/attributes/hcl",schemaPath:"#/properties/data/properties/attributes/properties/hcl/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data3.sensitive !== undefined){
+if(typeof data3.sensitive !== "boolean"){
+const err11 = {instancePath:instancePath+"/data/attributes/sensitive",schemaPath:"#/properties/data/properties/attributes/properties/sensitive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data3.description !== undefined){
+let data9 = data3.description;
+if(typeof data9 === "string"){
+if(func2(data9) > 500){
+const err12 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate88.errors = vErrors;
+return errors === 0;
+}
+validate88.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+
+export const WorkspaceCreateDocument = validate89;
+const schema101 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"terraform-version":{"type":"string","maxLength":40},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"description":{"type":"string","maxLength":1000},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"}}},"relationships":{"type":"object","properties":{"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"tags":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTagList"}}}}}}};
+const schema102 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"Letters, digits, `_`, `.` and `-`, starting with a letter or digit; unique in the organization."};
+const schema103 = {"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$","description":"Relative to the configuration's root; no leading `/` and no `..`."};
+const schema104 = {"type":"boolean","description":"Only `false` is accepted: `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (StackShip never applies without a human approval) and nothing is written."};
+const schema105 = {"type":"boolean","description":"Only `false` is accepted; `true` is refused with 422 `RUN_DESTROY_FORBIDDEN` and nothing is written."};
+const schema106 = {"type":"boolean","description":"Only `false` is accepted (StackShip queues a run only when someone asks for one); `true` is refused with 422 `DOCUMENT_INVALID` and nothing is written."};
+const schema107 = {"description":"Only `remote`; any other mode is refused with 422 `DOCUMENT_INVALID`.","enum":["remote"]};
+const pattern33 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
+const schema108 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":100,"items":{"type":"object","required":["attributes"],"properties":{"type":{"const":"tags"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName"}}}}}}}};
+const schema109 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$","description":"Letters, digits, `:`, `_`, `.` and `-`, starting with a letter or digit."};
+const pattern34 = new RegExp("^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$", "u");
+
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7619,7 +10338,7 @@ errors++;
 if(data3.name !== undefined){
 let data4 = data3.name;
 if(typeof data4 === "string"){
-if(!pattern26.test(data4)){
+if(!pattern34.test(data4)){
 const err5 = {instancePath:instancePath+"/data/" + i0+"/attributes/name",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -7688,16 +10407,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7756,7 +10475,7 @@ errors++;
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern8.test(data3)){
+if(!pattern11.test(data3)){
 const err4 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -7781,7 +10500,7 @@ errors++;
 if(data2["terraform-version"] !== undefined){
 let data4 = data2["terraform-version"];
 if(typeof data4 === "string"){
-if(func1(data4) > 40){
+if(func2(data4) > 40){
 const err6 = {instancePath:instancePath+"/data/attributes/terraform-version",schemaPath:"#/properties/data/properties/attributes/properties/terraform-version/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
 if(vErrors === null){
 vErrors = [err6];
@@ -7806,7 +10525,7 @@ errors++;
 if(data2["working-directory"] !== undefined){
 let data5 = data2["working-directory"];
 if(typeof data5 === "string"){
-if(func1(data5) > 1000){
+if(func2(data5) > 1000){
 const err8 = {instancePath:instancePath+"/data/attributes/working-directory",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err8];
@@ -7816,7 +10535,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern25.test(data5)){
+if(!pattern33.test(data5)){
 const err9 = {instancePath:instancePath+"/data/attributes/working-directory",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*\\.\\.).*$"},message:"must match pattern \""+"^(?!/)(?!.*\\.\\.).*$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -7841,7 +10560,7 @@ errors++;
 if(data2.description !== undefined){
 let data6 = data2.description;
 if(typeof data6 === "string"){
-if(func1(data6) > 1000){
+if(func2(data6) > 1000){
 const err11 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err11];
@@ -7901,7 +10620,7 @@ errors++;
 }
 if(data2["execution-mode"] !== undefined){
 if(!(data2["execution-mode"] === "remote")){
-const err16 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema86.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema107.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7927,14 +10646,14 @@ if(data0.relationships !== undefined){
 let data11 = data0.relationships;
 if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
 if(data11.project !== undefined){
-if(!(validate36(data11.project, {instancePath:instancePath+"/data/relationships/project",parentData:data11,parentDataProperty:"project",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate33(data11.project, {instancePath:instancePath+"/data/relationships/project",parentData:data11,parentDataProperty:"project",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
 if(data11.tags !== undefined){
-if(!(validate75(data11.tags, {instancePath:instancePath+"/data/relationships/tags",parentData:data11,parentDataProperty:"tags",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+if(!(validate91(data11.tags, {instancePath:instancePath+"/data/relationships/tags",parentData:data11,parentDataProperty:"tags",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
@@ -7973,19 +10692,19 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate89.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceDocument = validate77;
-const schema89 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"}}};
-const schema90 = {"description":"The current runs `?include=current_run` asked for (each once).","type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}};
+export const WorkspaceDocument = validate93;
+const schema110 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"}}};
+const schema111 = {"description":"The current runs `?include=current_run` asked for (each once).","type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}};
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate79.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7995,8 +10714,8 @@ evaluated0.items = undefined;
 if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate45(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate53(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 }
@@ -8011,16 +10730,16 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate79.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate79.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate93.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8039,14 +10758,14 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate54(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate62(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
 errors = vErrors.length;
 }
 }
 if(data.included !== undefined){
-if(!(validate79(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate95(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
 }
 }
@@ -8061,18 +10780,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate77.errors = vErrors;
+validate93.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
+validate93.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceListDocument = validate82;
-const schema91 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"}},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const WorkspaceListDocument = validate98;
+const schema112 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"}},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate82.evaluated;
+const evaluated0 = validate98.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8105,8 +10824,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate54(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate62(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
 errors = vErrors.length;
 }
 }
@@ -8123,8 +10842,8 @@ errors++;
 }
 }
 if(data.included !== undefined){
-if(!(validate79(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate95(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
 }
 }
@@ -8210,7 +10929,7 @@ errors++;
 if(data4["next-page"] !== undefined){
 let data6 = data4["next-page"];
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema52.properties["next-page"].type},message:"must be integer,null"};
+const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8223,7 +10942,7 @@ errors++;
 if(data4["prev-page"] !== undefined){
 let data7 = data4["prev-page"];
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema52.properties["prev-page"].type},message:"must be integer,null"};
+const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8294,18 +11013,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate98.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate98.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceLockDocument = validate85;
-const schema93 = {"description":"The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too.","type":"object","properties":{"data":{"type":"object","properties":{"type":{"type":"string"},"attributes":{"type":"object","properties":{"reason":{"type":"string","maxLength":1000}}}}}}};
+export const WorkspaceLockDocument = validate101;
+const schema114 = {"description":"The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too.","type":"object","properties":{"data":{"type":"object","properties":{"type":{"type":"string"},"attributes":{"type":"object","properties":{"reason":{"type":"string","maxLength":1000}}}}}}};
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate101.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8334,7 +11053,7 @@ if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.reason !== undefined){
 let data3 = data2.reason;
 if(typeof data3 === "string"){
-if(func1(data3) > 1000){
+if(func2(data3) > 1000){
 const err1 = {instancePath:instancePath+"/data/attributes/reason",schemaPath:"#/properties/data/properties/attributes/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err1];
@@ -8391,17 +11110,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate101.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate101.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceTagList = validate86;
+export const WorkspaceTagList = validate102;
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate102.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8474,7 +11193,7 @@ errors++;
 if(data3.name !== undefined){
 let data4 = data3.name;
 if(typeof data4 === "string"){
-if(!pattern26.test(data4)){
+if(!pattern34.test(data4)){
 const err5 = {instancePath:instancePath+"/data/" + i0+"/attributes/name",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -8543,18 +11262,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate86.errors = vErrors;
+validate102.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate102.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceUpdateDocument = validate87;
-const schema96 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"description":{"type":["string","null"],"maxLength":1000},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"terraform-version":{"type":"string","maxLength":40},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"}}}}}}};
+export const WorkspaceUpdateDocument = validate103;
+const schema117 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"description":{"type":["string","null"],"maxLength":1000},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"terraform-version":{"type":"string","maxLength":40},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"}}}}}}};
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate103.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8583,7 +11302,7 @@ if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern8.test(data3)){
+if(!pattern11.test(data3)){
 const err1 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -8608,7 +11327,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err3 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema96.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema117.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8618,7 +11337,7 @@ vErrors.push(err3);
 errors++;
 }
 if(typeof data4 === "string"){
-if(func1(data4) > 1000){
+if(func2(data4) > 1000){
 const err4 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err4];
@@ -8633,7 +11352,7 @@ errors++;
 if(data2["working-directory"] !== undefined){
 let data5 = data2["working-directory"];
 if(typeof data5 === "string"){
-if(func1(data5) > 1000){
+if(func2(data5) > 1000){
 const err5 = {instancePath:instancePath+"/data/attributes/working-directory",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err5];
@@ -8643,7 +11362,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!pattern25.test(data5)){
+if(!pattern33.test(data5)){
 const err6 = {instancePath:instancePath+"/data/attributes/working-directory",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*\\.\\.).*$"},message:"must match pattern \""+"^(?!/)(?!.*\\.\\.).*$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -8668,7 +11387,7 @@ errors++;
 if(data2["terraform-version"] !== undefined){
 let data6 = data2["terraform-version"];
 if(typeof data6 === "string"){
-if(func1(data6) > 40){
+if(func2(data6) > 40){
 const err8 = {instancePath:instancePath+"/data/attributes/terraform-version",schemaPath:"#/properties/data/properties/attributes/properties/terraform-version/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
 if(vErrors === null){
 vErrors = [err8];
@@ -8728,7 +11447,7 @@ errors++;
 }
 if(data2["execution-mode"] !== undefined){
 if(!(data2["execution-mode"] === "remote")){
-const err13 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema86.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema107.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8773,12 +11492,14 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate87.errors = vErrors;
+validate103.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate103.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 export const getDiscoveryResponse200 = Discovery;
+export const getAccountDetailsResponse200 = AccountDetailsDocument;
+export const getAccountDetailsResponse401 = ErrorDocument;
 export const getApplyResponse200 = ApplyDocument;
 export const getApplyResponse400 = ErrorDocument;
 export const getApplyResponse401 = ErrorDocument;
@@ -8789,6 +11510,20 @@ export const getConfigurationVersionResponse401 = ErrorDocument;
 export const getConfigurationVersionResponse404 = ErrorDocument;
 export const readLogResponse400 = ErrorDocument;
 export const readLogResponse404 = ErrorDocument;
+export const listOrganizationsResponse200 = OrganizationListDocument;
+export const listOrganizationsResponse400 = ErrorDocument;
+export const listOrganizationsResponse401 = ErrorDocument;
+export const createOrganizationRequest = OrganizationCreateDocument;
+export const createOrganizationResponse201 = OrganizationDocument;
+export const createOrganizationResponse400 = ErrorDocument;
+export const createOrganizationResponse401 = ErrorDocument;
+export const createOrganizationResponse403 = ErrorDocument;
+export const createOrganizationResponse409 = ErrorDocument;
+export const createOrganizationResponse422 = ErrorDocument;
+export const getOrganizationResponse200 = OrganizationDocument;
+export const getOrganizationResponse400 = ErrorDocument;
+export const getOrganizationResponse401 = ErrorDocument;
+export const getOrganizationResponse404 = ErrorDocument;
 export const getEntitlementSetResponse200 = EntitlementSetDocument;
 export const getEntitlementSetResponse401 = ErrorDocument;
 export const getEntitlementSetResponse404 = ErrorDocument;
@@ -8954,3 +11689,31 @@ export const createStateVersionResponse401 = ErrorDocument;
 export const createStateVersionResponse404 = ErrorDocument;
 export const createStateVersionResponse409 = ErrorDocument;
 export const createStateVersionResponse422 = ErrorDocument;
+export const listVariablesResponse200 = VariableListDocument;
+export const listVariablesResponse400 = ErrorDocument;
+export const listVariablesResponse401 = ErrorDocument;
+export const listVariablesResponse404 = ErrorDocument;
+export const createVariableRequest = VariableCreateDocument;
+export const createVariableResponse201 = VariableDocument;
+export const createVariableResponse400 = ErrorDocument;
+export const createVariableResponse401 = ErrorDocument;
+export const createVariableResponse403 = ErrorDocument;
+export const createVariableResponse404 = ErrorDocument;
+export const createVariableResponse409 = ErrorDocument;
+export const createVariableResponse422 = ErrorDocument;
+export const getVariableResponse200 = VariableDocument;
+export const getVariableResponse400 = ErrorDocument;
+export const getVariableResponse401 = ErrorDocument;
+export const getVariableResponse404 = ErrorDocument;
+export const updateVariableRequest = VariableUpdateDocument;
+export const updateVariableResponse200 = VariableDocument;
+export const updateVariableResponse400 = ErrorDocument;
+export const updateVariableResponse401 = ErrorDocument;
+export const updateVariableResponse403 = ErrorDocument;
+export const updateVariableResponse404 = ErrorDocument;
+export const updateVariableResponse409 = ErrorDocument;
+export const updateVariableResponse422 = ErrorDocument;
+export const deleteVariableResponse400 = ErrorDocument;
+export const deleteVariableResponse401 = ErrorDocument;
+export const deleteVariableResponse403 = ErrorDocument;
+export const deleteVariableResponse404 = ErrorDocument;

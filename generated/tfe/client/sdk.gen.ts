@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { AddWorkspaceTagsData, AddWorkspaceTagsErrors, AddWorkspaceTagsResponses, ApplyRunData, ApplyRunErrors, ApplyRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateStateVersionData, CreateStateVersionErrors, CreateStateVersionResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, DownloadStateVersionData, DownloadStateVersionErrors, DownloadStateVersionResponses, ForceUnlockWorkspaceData, ForceUnlockWorkspaceErrors, ForceUnlockWorkspaceResponses, GetApplyData, GetApplyErrors, GetApplyResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetCurrentStateVersionData, GetCurrentStateVersionErrors, GetCurrentStateVersionResponses, GetDiscoveryData, GetDiscoveryResponses, GetEntitlementSetData, GetEntitlementSetErrors, GetEntitlementSetResponses, GetPlanData, GetPlanErrors, GetPlanJsonOutputData, GetPlanJsonOutputErrors, GetPlanJsonOutputResponses, GetPlanResponses, GetRunData, GetRunErrors, GetRunResponses, GetStateVersionData, GetStateVersionErrors, GetStateVersionOutputData, GetStateVersionOutputErrors, GetStateVersionOutputResponses, GetStateVersionResponses, GetWorkspaceByNameData, GetWorkspaceByNameErrors, GetWorkspaceByNameResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListCurrentStateVersionOutputsData, ListCurrentStateVersionOutputsErrors, ListCurrentStateVersionOutputsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunEventsData, ListRunEventsErrors, ListRunEventsResponses, ListRunQueueData, ListRunQueueErrors, ListRunQueueResponses, ListWorkspaceRunsData, ListWorkspaceRunsErrors, ListWorkspaceRunsResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, LockWorkspaceData, LockWorkspaceErrors, LockWorkspaceResponses, PingData, PingResponses, ReadLogData, ReadLogErrors, ReadLogResponses, UnlockWorkspaceData, UnlockWorkspaceErrors, UnlockWorkspaceResponses, UpdateWorkspaceData, UpdateWorkspaceErrors, UpdateWorkspaceResponses, UploadStateVersionData, UploadStateVersionErrors, UploadStateVersionJsonData, UploadStateVersionJsonErrors, UploadStateVersionJsonResponses, UploadStateVersionResponses } from './types.gen.ts';
+import type { AddWorkspaceTagsData, AddWorkspaceTagsErrors, AddWorkspaceTagsResponses, ApplyRunData, ApplyRunErrors, ApplyRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateStateVersionData, CreateStateVersionErrors, CreateStateVersionResponses, CreateVariableData, CreateVariableErrors, CreateVariableResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteVariableData, DeleteVariableErrors, DeleteVariableResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, DownloadStateVersionData, DownloadStateVersionErrors, DownloadStateVersionResponses, ForceUnlockWorkspaceData, ForceUnlockWorkspaceErrors, ForceUnlockWorkspaceResponses, GetAccountDetailsData, GetAccountDetailsErrors, GetAccountDetailsResponses, GetApplyData, GetApplyErrors, GetApplyResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetCurrentStateVersionData, GetCurrentStateVersionErrors, GetCurrentStateVersionResponses, GetDiscoveryData, GetDiscoveryResponses, GetEntitlementSetData, GetEntitlementSetErrors, GetEntitlementSetResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetPlanData, GetPlanErrors, GetPlanJsonOutputData, GetPlanJsonOutputErrors, GetPlanJsonOutputResponses, GetPlanResponses, GetRunData, GetRunErrors, GetRunResponses, GetStateVersionData, GetStateVersionErrors, GetStateVersionOutputData, GetStateVersionOutputErrors, GetStateVersionOutputResponses, GetStateVersionResponses, GetVariableData, GetVariableErrors, GetVariableResponses, GetWorkspaceByNameData, GetWorkspaceByNameErrors, GetWorkspaceByNameResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListCurrentStateVersionOutputsData, ListCurrentStateVersionOutputsErrors, ListCurrentStateVersionOutputsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunEventsData, ListRunEventsErrors, ListRunEventsResponses, ListRunQueueData, ListRunQueueErrors, ListRunQueueResponses, ListVariablesData, ListVariablesErrors, ListVariablesResponses, ListWorkspaceRunsData, ListWorkspaceRunsErrors, ListWorkspaceRunsResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, LockWorkspaceData, LockWorkspaceErrors, LockWorkspaceResponses, PingData, PingResponses, ReadLogData, ReadLogErrors, ReadLogResponses, UnlockWorkspaceData, UnlockWorkspaceErrors, UnlockWorkspaceResponses, UpdateVariableData, UpdateVariableErrors, UpdateVariableResponses, UpdateWorkspaceData, UpdateWorkspaceErrors, UpdateWorkspaceResponses, UploadStateVersionData, UploadStateVersionErrors, UploadStateVersionJsonData, UploadStateVersionJsonErrors, UploadStateVersionJsonResponses, UploadStateVersionResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -423,6 +423,107 @@ export const readLog = <ThrowOnError extends boolean = false>(options: Options<R
 export const createRun = <ThrowOnError extends boolean = false>(options: Options<CreateRunData, ThrowOnError>) => (options.client ?? client).post<CreateRunResponses, CreateRunErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v2/runs',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * The caller's organizations, by name (a deployment administrator sees all)
+ *
+ * An organization token sees its own organization, a deployment administrator every one. `q` keeps the organizations whose name contains it (case-insensitive); `q[email]` is refused with 400 `REQUEST_INVALID` (StackShip keeps no organization email), as is any `filter[…]` or `search[…]` parameter.
+ */
+export const listOrganizations = <ThrowOnError extends boolean = false>(options?: Options<ListOrganizationsData, ThrowOnError>) => (options?.client ?? client).get<ListOrganizationsResponses, ListOrganizationsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/organizations',
+    ...options
+});
+
+/**
+ * Create an organization (deployment administrators only), exactly as /v1 does
+ *
+ * The same command as `POST /v1/organizations`: the organization, its Default Project and the audit event `organization.created`. Anyone but a deployment administrator gets 403 `FORBIDDEN` and nothing is written; a taken name is 409 `ORGANIZATION_NAME_TAKEN`. `email` is accepted and not stored; other attributes are ignored.
+ */
+export const createOrganization = <ThrowOnError extends boolean = false>(options: Options<CreateOrganizationData, ThrowOnError>) => (options.client ?? client).post<CreateOrganizationResponses, CreateOrganizationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/organizations',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Show an organization (to its members, including project and workspace members)
+ */
+export const getOrganization = <ThrowOnError extends boolean = false>(options: Options<GetOrganizationData, ThrowOnError>) => (options.client ?? client).get<GetOrganizationResponses, GetOrganizationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/organizations/{organization_name}',
+    ...options
+});
+
+/**
+ * The caller (go-tfe's `Users.ReadCurrent`)
+ */
+export const getAccountDetails = <ThrowOnError extends boolean = false>(options?: Options<GetAccountDetailsData, ThrowOnError>) => (options?.client ?? client).get<GetAccountDetailsResponses, GetAccountDetailsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/account/details',
+    ...options
+});
+
+/**
+ * The workspace's variables, by category and key (the /v1 variables; sensitive values never returned)
+ */
+export const listVariables = <ThrowOnError extends boolean = false>(options: Options<ListVariablesData, ThrowOnError>) => (options.client ?? client).get<ListVariablesResponses, ListVariablesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}/vars',
+    ...options
+});
+
+/**
+ * Create a workspace variable (the same command, permission and audit as /v1)
+ *
+ * A sensitive value is stored encrypted and never returned by any read of either API. A key taken in the same category is 409 `VARIABLE_KEY_TAKEN`; a key, category or value outside the schema is 422 `DOCUMENT_INVALID`; nothing is written.
+ */
+export const createVariable = <ThrowOnError extends boolean = false>(options: Options<CreateVariableData, ThrowOnError>) => (options.client ?? client).post<CreateVariableResponses, CreateVariableErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}/vars',
+    ...options,
+    headers: {
+        'Content-Type': 'application/vnd.api+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a workspace variable (runs created earlier keep their input snapshots)
+ */
+export const deleteVariable = <ThrowOnError extends boolean = false>(options: Options<DeleteVariableData, ThrowOnError>) => (options.client ?? client).delete<DeleteVariableResponses, DeleteVariableErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}/vars/{variable_id}',
+    ...options
+});
+
+/**
+ * Show a workspace variable (the provider reads it back after every change)
+ */
+export const getVariable = <ThrowOnError extends boolean = false>(options: Options<GetVariableData, ThrowOnError>) => (options.client ?? client).get<GetVariableResponses, GetVariableErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}/vars/{variable_id}',
+    ...options
+});
+
+/**
+ * Update a workspace variable (the same command as /v1)
+ *
+ * Only the attributes sent change. Making a sensitive variable non-sensitive is 422 `VARIABLE_SENSITIVITY_IRREVERSIBLE`; a key taken in the category is 409 `VARIABLE_KEY_TAKEN`; nothing is written.
+ */
+export const updateVariable = <ThrowOnError extends boolean = false>(options: Options<UpdateVariableData, ThrowOnError>) => (options.client ?? client).patch<UpdateVariableResponses, UpdateVariableErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}/vars/{variable_id}',
     ...options,
     headers: {
         'Content-Type': 'application/vnd.api+json',

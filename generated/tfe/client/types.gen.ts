@@ -613,6 +613,182 @@ export type RunCreateDocument = {
     };
 };
 
+/**
+ * What the caller may do with the organization through StackShip (false for what StackShip does not offer).
+ */
+export type OrganizationPermissions = {
+    'can-update': boolean;
+    'can-destroy': boolean;
+    'can-traverse': boolean;
+    'can-create-workspace': boolean;
+    'can-create-project': boolean;
+    'can-create-team': boolean;
+    'can-update-api-token': boolean;
+    'can-manage-run-tasks': boolean;
+    'can-update-sentinel': boolean;
+};
+
+/**
+ * An organization as go-tfe decodes it; its JSON:API id is its name.
+ */
+export type Organization = {
+    type: 'organizations';
+    id: string;
+    attributes: {
+        name: string;
+        email: '';
+        'created-at': Timestamp;
+        /**
+         * The organization's StackShip id (the /v1 id).
+         */
+        'external-id': string;
+        'default-execution-mode': 'remote';
+        'allow-force-delete-workspaces': false;
+        'cost-estimation-enabled': false;
+        permissions: OrganizationPermissions;
+    };
+    relationships: {
+        'default-project': ToOne;
+    };
+    links: {
+        self: string;
+    };
+};
+
+export type OrganizationListDocument = {
+    data: Array<Organization>;
+    meta: {
+        pagination: Pagination;
+    };
+};
+
+/**
+ * As on /v1 (organizations are the same records).
+ */
+export type OrganizationName = string;
+
+export type OrganizationCreateDocument = {
+    data: {
+        type?: 'organizations';
+        attributes: {
+            name: OrganizationName;
+            /**
+             * Accepted because go-tfe requires it; StackShip keeps no organization email, so it is not stored and reads show an empty string.
+             */
+            email?: string;
+        };
+    };
+};
+
+export type OrganizationDocument = {
+    data: Organization;
+};
+
+/**
+ * The caller as go-tfe's `Users.ReadCurrent` decodes it: a dashboard user by its display name and email; an API token's principal, the bootstrap administrator or a run token as a service account with an empty email.
+ */
+export type AccountDetailsDocument = {
+    data: {
+        type: 'users';
+        id: string;
+        attributes: {
+            username: string;
+            email: string;
+            'is-service-account': boolean;
+            'is-site-admin': boolean;
+            'is-admin': boolean;
+            'avatar-url': '';
+            'v2-only': true;
+            'two-factor': {
+                enabled: false;
+                verified: false;
+            };
+            permissions: {
+                'can-create-organizations': boolean;
+                'can-change-email': false;
+                'can-change-username': false;
+                'can-manage-user-tokens': false;
+            };
+        };
+    };
+};
+
+export type VariableCategory = 'terraform' | 'env';
+
+/**
+ * A workspace variable, the same record /v1 shows; a sensitive variable's value is always null.
+ */
+export type Variable = {
+    type: 'vars';
+    id: string;
+    attributes: {
+        key: string;
+        value: string | null;
+        description: string | null;
+        category: VariableCategory;
+        hcl: boolean;
+        sensitive: boolean;
+        'created-at': Timestamp;
+    };
+    relationships: {
+        configurable: ToOne;
+    };
+    links?: {
+        self: string;
+    };
+};
+
+export type VariableListDocument = {
+    data: Array<Variable>;
+    meta: {
+        pagination: Pagination;
+    };
+};
+
+/**
+ * As on /v1.
+ */
+export type VariableKey = string;
+
+export type VariableCreateDocument = {
+    data: {
+        type?: 'vars';
+        attributes: {
+            key: VariableKey;
+            /**
+             * Absent is the empty string.
+             */
+            value?: string;
+            category: VariableCategory;
+            hcl?: boolean;
+            sensitive?: boolean;
+            description?: string;
+        };
+    };
+};
+
+export type VariableDocument = {
+    data: Variable;
+};
+
+export type VariableUpdateDocument = {
+    data: {
+        type?: 'vars';
+        id?: string;
+        /**
+         * Only the members sent change. A sensitive variable cannot be made non-sensitive (422 `VARIABLE_SENSITIVITY_IRREVERSIBLE`); its value, when not sent, stays as it was.
+         */
+        attributes?: {
+            key?: VariableKey;
+            value?: string;
+            category?: VariableCategory;
+            hcl?: boolean;
+            sensitive?: boolean;
+            description?: string;
+        };
+    };
+};
+
 export type WorkspaceId = string;
 
 export type StateVersionId = string;
@@ -2118,3 +2294,354 @@ export type CreateRunResponses = {
 };
 
 export type CreateRunResponse = CreateRunResponses[keyof CreateRunResponses];
+
+export type ListOrganizationsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        q?: string;
+        'page[number]'?: number;
+        'page[size]'?: number;
+    };
+    url: '/api/v2/organizations';
+};
+
+export type ListOrganizationsErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * The request line (with its query string) and headers exceed Node's 16 KiB limit: Node answers 431 before routing, without a body, and closes the connection.
+     */
+    431: unknown;
+};
+
+export type ListOrganizationsError = ListOrganizationsErrors[keyof ListOrganizationsErrors];
+
+export type ListOrganizationsResponses = {
+    /**
+     * One page of organizations.
+     */
+    200: OrganizationListDocument;
+};
+
+export type ListOrganizationsResponse = ListOrganizationsResponses[keyof ListOrganizationsResponses];
+
+export type CreateOrganizationData = {
+    body: OrganizationCreateDocument;
+    path?: never;
+    query?: never;
+    url: '/api/v2/organizations';
+};
+
+export type CreateOrganizationErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    422: ErrorDocument;
+};
+
+export type CreateOrganizationError = CreateOrganizationErrors[keyof CreateOrganizationErrors];
+
+export type CreateOrganizationResponses = {
+    /**
+     * Created.
+     */
+    201: OrganizationDocument;
+};
+
+export type CreateOrganizationResponse = CreateOrganizationResponses[keyof CreateOrganizationResponses];
+
+export type GetOrganizationData = {
+    body?: never;
+    path: {
+        organization_name: string;
+    };
+    query?: never;
+    url: '/api/v2/organizations/{organization_name}';
+};
+
+export type GetOrganizationErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type GetOrganizationError = GetOrganizationErrors[keyof GetOrganizationErrors];
+
+export type GetOrganizationResponses = {
+    /**
+     * The organization.
+     */
+    200: OrganizationDocument;
+};
+
+export type GetOrganizationResponse = GetOrganizationResponses[keyof GetOrganizationResponses];
+
+export type GetAccountDetailsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v2/account/details';
+};
+
+export type GetAccountDetailsErrors = {
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+};
+
+export type GetAccountDetailsError = GetAccountDetailsErrors[keyof GetAccountDetailsErrors];
+
+export type GetAccountDetailsResponses = {
+    /**
+     * The caller as a `users` resource.
+     */
+    200: AccountDetailsDocument;
+};
+
+export type GetAccountDetailsResponse = GetAccountDetailsResponses[keyof GetAccountDetailsResponses];
+
+export type ListVariablesData = {
+    body?: never;
+    path: {
+        workspace_id: string;
+    };
+    query?: {
+        'page[number]'?: number;
+        'page[size]'?: number;
+    };
+    url: '/api/v2/workspaces/{workspace_id}/vars';
+};
+
+export type ListVariablesErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * The request line (with its query string) and headers exceed Node's 16 KiB limit: Node answers 431 before routing, without a body, and closes the connection.
+     */
+    431: unknown;
+};
+
+export type ListVariablesError = ListVariablesErrors[keyof ListVariablesErrors];
+
+export type ListVariablesResponses = {
+    /**
+     * One page of variables.
+     */
+    200: VariableListDocument;
+};
+
+export type ListVariablesResponse = ListVariablesResponses[keyof ListVariablesResponses];
+
+export type CreateVariableData = {
+    body: VariableCreateDocument;
+    path: {
+        workspace_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/vars';
+};
+
+export type CreateVariableErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    422: ErrorDocument;
+};
+
+export type CreateVariableError = CreateVariableErrors[keyof CreateVariableErrors];
+
+export type CreateVariableResponses = {
+    /**
+     * Created.
+     */
+    201: VariableDocument;
+};
+
+export type CreateVariableResponse = CreateVariableResponses[keyof CreateVariableResponses];
+
+export type DeleteVariableData = {
+    body?: never;
+    path: {
+        workspace_id: string;
+        variable_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/vars/{variable_id}';
+};
+
+export type DeleteVariableErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type DeleteVariableError = DeleteVariableErrors[keyof DeleteVariableErrors];
+
+export type DeleteVariableResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type DeleteVariableResponse = DeleteVariableResponses[keyof DeleteVariableResponses];
+
+export type GetVariableData = {
+    body?: never;
+    path: {
+        workspace_id: string;
+        variable_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/vars/{variable_id}';
+};
+
+export type GetVariableErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type GetVariableError = GetVariableErrors[keyof GetVariableErrors];
+
+export type GetVariableResponses = {
+    /**
+     * The variable.
+     */
+    200: VariableDocument;
+};
+
+export type GetVariableResponse = GetVariableResponses[keyof GetVariableResponses];
+
+export type UpdateVariableData = {
+    body: VariableUpdateDocument;
+    path: {
+        workspace_id: string;
+        variable_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/vars/{variable_id}';
+};
+
+export type UpdateVariableErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    422: ErrorDocument;
+};
+
+export type UpdateVariableError = UpdateVariableErrors[keyof UpdateVariableErrors];
+
+export type UpdateVariableResponses = {
+    /**
+     * Updated.
+     */
+    200: VariableDocument;
+};
+
+export type UpdateVariableResponse = UpdateVariableResponses[keyof UpdateVariableResponses];

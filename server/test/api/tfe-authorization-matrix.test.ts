@@ -5,7 +5,7 @@ import * as assert from "uvu/assert";
 import { operations } from "../../../generated/tfe/operations.gen.ts";
 import { stateUploadUrls } from "../../src/commands/state-versions.ts";
 import { stateVersionOutputId } from "../../src/api/tfe/presenters.ts";
-import { createOrganizationWithToken, createToken, createWorkspace, uploadConfiguration } from "../support/factories.ts";
+import { createOrganizationWithToken, createToken, createVariable, createWorkspace, uploadConfiguration } from "../support/factories.ts";
 import { seededOrganization, seedRunIn } from "../support/seeded-runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
@@ -65,6 +65,17 @@ const EXPECTED: Record<string, Row> = {
   // every other member gets the same 404 as for a missing plan.
   getPlanJsonOutput: row(401, 404, 404, 404, 200),
   getApply: READ,
+  // Every authenticated caller lists its own organizations and reads its own account.
+  listOrganizations: row(401, 200, 200, 200, 200),
+  getAccountDetails: row(401, 200, 200, 200, 200),
+  // Deployment administrators only: an organization admin token is refused like the rest.
+  createOrganization: row(401, 403, 403, 403, 403),
+  getOrganization: READ,
+  listVariables: READ,
+  getVariable: READ,
+  createVariable: row(401, 404, 403, 201, 201),
+  updateVariable: row(401, 404, 403, 200, 200),
+  deleteVariable: row(401, 404, 403, 204, 204),
 };
 
 interface World {
@@ -207,6 +218,24 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       return { path: { plan_id: (await run()).replace(/^run-/, "plan-") } };
     case "getApply":
       return { path: { apply_id: (await run()).replace(/^run-/, "apply-") } };
+    case "listOrganizations":
+    case "getAccountDetails":
+      return { path: {} };
+    case "createOrganization":
+      return { path: {}, body: { data: { type: "organizations", attributes: { name: unique("org"), email: "ops@example.com" } } } };
+    case "getOrganization":
+      return { path: org };
+    case "listVariables":
+      return { path: ws };
+    case "createVariable":
+      return { path: ws, body: { data: { type: "vars", attributes: { key: unique("key").replace("-", "_"), value: "v", category: "terraform" } } } };
+    case "getVariable":
+    case "updateVariable":
+    case "deleteVariable": {
+      const variable = await createVariable(server, world.adminToken, world.workspaceId, { key: unique("var").replace("-", "_"), value: "v" });
+      const body = operationId === "updateVariable" ? { data: { type: "vars", id: variable.id, attributes: { value: "changed" } } } : undefined;
+      return { path: { ...ws, variable_id: variable.id }, body };
+    }
     default:
       throw new Error(`no request for ${operationId}: add it to callFor and a row to EXPECTED`);
   }

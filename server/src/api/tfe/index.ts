@@ -7,6 +7,7 @@ import { authorize, notFound, principalOf } from "../authorize.ts";
 import { createRun } from "../../commands/runs.ts";
 import { createWorkspace, resolveOpenTofuVersion, updateWorkspaceSettings } from "../../commands/workspaces.ts";
 import { inTransaction } from "../../store/index.ts";
+import { organizationHandlers } from "./organizations.ts";
 import { projectHandlers } from "./projects.ts";
 import { planJsonHandlers } from "./plan-json.ts";
 import { runHandlers } from "./runs.ts";
@@ -15,6 +16,7 @@ import { loadOrganizationForCli, runMaySee } from "./access.ts";
 import { renderTfeError } from "./errors.ts";
 import { presentRun } from "./presenters.ts";
 import { stateHandlers } from "./state.ts";
+import { variableHandlers } from "./variables.ts";
 import { refuseFixedWorkspaceSettings, workspaceResource, workspaceResources, workspaceTagHandlers } from "./workspaces.ts";
 
 /** The API version the CLI requires (≥ 2.5 for the `cloud` block). */
@@ -139,10 +141,12 @@ export const tfeHandlers = {
     return { status: 200, body: { data: await workspaceResource(ctx, workspace) } };
   },
 
+  ...organizationHandlers,
   ...runHandlers,
   ...planJsonHandlers,
   ...projectHandlers,
   ...stateHandlers,
+  ...variableHandlers,
   ...workspaceTagHandlers,
 } satisfies Handlers<RequestContext>;
 

@@ -1,6 +1,6 @@
 import type { components } from "../../../../generated/tfe/types.gen.ts";
-import { isAllowed } from "../../domain/authorization.ts";
-import type { ConfigurationVersion, Run, RunAttempt, RunReview, Workspace } from "../../domain/records.ts";
+import { isAllowed, isAllowedSomewhereIn } from "../../domain/authorization.ts";
+import type { ConfigurationVersion, Organization, Run, RunAttempt, RunReview, Workspace, WorkspaceVariable } from "../../domain/records.ts";
 import { isTerminalRunStatus, type RunStatus } from "../../domain/run.ts";
 import { isRunPrincipal, type AuthenticatedPrincipal } from "../../domain/principal.ts";
 import type { StateVersion, StateVersionOutput, WorkspaceLock } from "../../store/index.ts";
@@ -414,5 +414,59 @@ export function paginate<T>(items: T[], pageNumber: number | undefined, pageSize
         "total-pages": totalPages,
       },
     },
+  };
+}
+
+/**
+ * An organization as go-tfe decodes it (its JSON:API id is its name). StackShip keeps no
+ * organization email, so `email` is always empty; the permissions are the caller's own.
+ */
+export function presentOrganization(organization: Organization, defaultProjectId: string | null, principal: AuthenticatedPrincipal): S["Organization"] {
+  const admin = isAllowed(principal, "org:admin", { organizationId: organization.id });
+  return {
+    type: "organizations",
+    id: organization.name,
+    attributes: {
+      name: organization.name,
+      email: "",
+      "created-at": organization.createdAt,
+      "external-id": organization.id,
+      "default-execution-mode": "remote",
+      "allow-force-delete-workspaces": false,
+      "cost-estimation-enabled": false,
+      permissions: {
+        // StackShip serves no organization update or deletion, teams, run tasks or Sentinel.
+        "can-update": false,
+        "can-destroy": false,
+        "can-traverse": true,
+        "can-create-workspace": isAllowedSomewhereIn(principal, "workspace:write", organization.id),
+        "can-create-project": admin,
+        "can-create-team": false,
+        "can-update-api-token": admin,
+        "can-manage-run-tasks": false,
+        "can-update-sentinel": false,
+      },
+    },
+    relationships: { "default-project": { data: defaultProjectId ? { type: "projects", id: defaultProjectId } : null } },
+    links: { self: `/api/v2/organizations/${encodeURIComponent(organization.name)}` },
+  };
+}
+
+/** A workspace variable as go-tfe decodes it (`vars`); a sensitive value is write-only: always null. */
+export function presentVariable(variable: WorkspaceVariable): S["Variable"] {
+  return {
+    type: "vars",
+    id: variable.id,
+    attributes: {
+      key: variable.key,
+      value: variable.sensitive ? null : variable.value,
+      description: variable.description,
+      category: variable.category,
+      hcl: variable.hcl,
+      sensitive: variable.sensitive,
+      "created-at": variable.createdAt,
+    },
+    relationships: { configurable: { data: { type: "workspaces", id: variable.workspaceId } } },
+    links: { self: `/api/v2/workspaces/${variable.workspaceId}/vars/${variable.id}` },
   };
 }
