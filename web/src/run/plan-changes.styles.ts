@@ -188,6 +188,13 @@ export const planChangesStyles = css`
       gap: var(--ss-space-3);
       align-items: start;
     }
+    /* The provider is in the detail: the list's rows keep their width for the address. */
+    .layout.with-detail .row button.open {
+      grid-template-columns: 9rem minmax(0, 1fr);
+    }
+    .layout.with-detail .row button.open .provider {
+      display: none;
+    }
     .layout.with-detail .detail {
       margin-top: 0;
       max-height: 384px;

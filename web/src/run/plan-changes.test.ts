@@ -394,7 +394,9 @@ describe("ss-plan-changes", () => {
       it(`should put the detail beside the list at ${width} px`, async () => {
         await setViewport({ width, height: 800 });
         const el = await changes(serve(long));
+        ok(visibleBox(resourceRows(el)[0].querySelector(".provider")!), "the provider shows while no detail is open");
         await open(el, "terraform_data.item[2]");
+        ok(!visibleBox(resourceRows(el)[0].querySelector(".provider")!), "beside the detail the row keeps its width for the address");
         const list = el.shadowRoot!.querySelector('[data-testid="changes-viewport"]')!.getBoundingClientRect();
         const detail = el.shadowRoot!.querySelector('[data-testid="changes-detail"]')!.getBoundingClientRect();
         ok(detail.left >= list.right, `detail at ${detail.left}, list ends at ${list.right}`);
