@@ -24,6 +24,13 @@ import { runsPageStyles } from "./runs-page.styles.ts";
 /** Runs per page read. */
 export const PAGE_SIZE = 20;
 
+/**
+ * While a filter is active, older pages are read on their own until PAGE_SIZE runs match or the
+ * list ends, through the same forward pagination; at most this many runs per search, after which
+ * "Search older runs" continues by as many again.
+ */
+export const SEARCH_BUDGET = 500;
+
 type RunStatus = Run["attributes"]["status"];
 
 /** Newest first by (created_at, id), the API's own order. */
@@ -70,6 +77,8 @@ export class SsRunsPage extends LitElement {
   @state() accessor ignoredStatus: string | null = null;
   @state() accessor refreshFailedAt: string | null = null;
   @state() accessor now = Date.now();
+  /** How many loaded runs the current filter may search before it waits for "Search older runs". */
+  @state() accessor searchUpTo = SEARCH_BUDGET;
 
   private refreshTimer: ReturnType<typeof setInterval> | null = null;
 
@@ -146,7 +155,26 @@ export class SsRunsPage extends LitElement {
     this.refreshTimer = null;
   }
 
+  private filtering(): boolean {
+    return this.statusFilter !== "" || this.workspaceFilter !== "" || this.text.trim() !== "";
+  }
+
+  /** A filter that matches fewer than a page of the loaded runs reads the next page itself (within the budget). */
+  private keepSearching(): void {
+    if (!this.filtering() || !this.nextCursor || this.rows.length >= this.searchUpTo) return;
+    if (this.firstPage.status !== TaskStatus.COMPLETE || this.morePage.status === TaskStatus.PENDING || this.morePage.status === TaskStatus.ERROR) return;
+    if (this.visibleRows().length >= PAGE_SIZE) return;
+    void this.morePage.run();
+  }
+
+  /** A changed filter gets a fresh budget counted from the runs already loaded. */
+  private filterChanged(): void {
+    this.searchUpTo = this.rows.length + SEARCH_BUDGET;
+  }
+
   override updated(): void {
+    // After this update, not inside it (the next read's pending state is a new update).
+    queueMicrotask(() => this.keepSearching());
     const live = this.firstPage.status === TaskStatus.COMPLETE && this.rows.some((run) => !isTerminal(run));
     if (live && !this.refreshTimer) {
       this.refreshTimer = setInterval(() => {
@@ -159,6 +187,7 @@ export class SsRunsPage extends LitElement {
   }
 
   private setStatusFilter(value: string): void {
+    this.filterChanged();
     this.statusFilter = isRunStatus(value) ? value : "";
     this.ignoredStatus = null;
     const params = new URLSearchParams(location.search);
@@ -235,7 +264,10 @@ export class SsRunsPage extends LitElement {
       }
       <div class="filters" role="search">
         <label>Filter
-          <input id="filter-text" type="search" placeholder="Run id, message or workspace" .value=${this.text} @input=${(e: Event) => (this.text = (e.target as HTMLInputElement).value)} />
+          <input id="filter-text" type="search" placeholder="Run id, message or workspace" .value=${this.text} @input=${(e: Event) => {
+            this.filterChanged();
+            this.text = (e.target as HTMLInputElement).value;
+          }} />
         </label>
         <label>Status
           <select id="filter-status" @change=${(e: Event) => this.setStatusFilter((e.target as HTMLSelectElement).value)}>
@@ -244,7 +276,10 @@ export class SsRunsPage extends LitElement {
           </select>
         </label>
         <label>Workspace
-          <select id="filter-workspace" @change=${(e: Event) => (this.workspaceFilter = (e.target as HTMLSelectElement).value)}>
+          <select id="filter-workspace" @change=${(e: Event) => {
+            this.filterChanged();
+            this.workspaceFilter = (e.target as HTMLSelectElement).value;
+          }}>
             <option value="" ?selected=${this.workspaceFilter === ""}>All workspaces</option>
             ${workspaceIds.map((id) => html`<option value=${id} ?selected=${this.workspaceFilter === id}>${this.workspaceNames?.get(id) ?? id}</option>`)}
           </select>
@@ -264,7 +299,28 @@ export class SsRunsPage extends LitElement {
             : this.renderTable(visible)
       }
       <p class="count muted" role="status" aria-live="polite">Showing ${visible.length} of ${this.rows.length} loaded run${this.rows.length === 1 ? "" : "s"}${this.nextCursor ? " (more available)" : ""}.</p>
+      ${this.filtering() ? this.renderSearched(visible.length) : nothing}
       ${this.renderMore()}`;
+  }
+
+  private renderSearched(matches: number): TemplateResult {
+    const searching = this.morePage.status === TaskStatus.PENDING && this.rows.length < this.searchUpTo && matches < PAGE_SIZE;
+    const paused = this.nextCursor !== null && this.rows.length >= this.searchUpTo && matches < PAGE_SIZE;
+    return html`<p class="muted" id="runs-searched">
+      ${searching ? "Searching older runs… " : nothing}Searched ${this.rows.length} run${this.rows.length === 1 ? "" : "s"}${this.nextCursor ? "" : ": the whole history"}.
+      ${
+        paused
+          ? html`<button
+              id="search-older"
+              @click=${() => {
+                this.searchUpTo = this.rows.length + SEARCH_BUDGET;
+              }}
+            >
+              Search older runs
+            </button>`
+          : nothing
+      }
+    </p>`;
   }
 
   private renderMore(): TemplateResult | typeof nothing {

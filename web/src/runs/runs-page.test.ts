@@ -1,0 +1,129 @@
+import type { Run } from "@stackship/client";
+import type { Session } from "../app/session.ts";
+import { afterEach, cleanup, deep, deepAll, describe, equal, FakeServer, it, mount, ok, text, until } from "../run/test-support.ts";
+import { PAGE_SIZE, SEARCH_BUDGET, type SsRunsPage } from "./runs-page.ts";
+
+// A filter finds runs older than the first page: while it is active and a continuation token
+// remains, the page reads on through the same forward pagination until a page of runs match or
+// the list ends, saying how many runs it searched; a search that finds little stops after
+// SEARCH_BUDGET runs and continues on request.
+
+const RUNS = "GET /v1/organizations/acme/runs";
+const session: Session = {
+  id: "ses-1",
+  csrfToken: "csrf",
+  expiresAt: "2027-01-01T00:00:00.000Z",
+  stepUpFreshUntil: null,
+  user: { id: "usr-1", email: "a@example.com", display_name: "A", site_admin: false } as Session["user"],
+  organizations: [{ id: "org-1", name: "acme" }],
+  organization: "acme",
+};
+
+/** `count` runs, newest first; the ones in `awaiting` await approval, every other one is applied. */
+function runsHistory(count: number, awaiting: number[] = []): Run[] {
+  const start = Date.parse("2026-12-01T00:00:00.000Z");
+  return Array.from({ length: count }, (_, i) => {
+    const created = new Date(start - i * 60_000).toISOString();
+    return {
+      type: "runs",
+      id: `run-${String(i).padStart(16, "0")}`,
+      attributes: {
+        status: awaiting.includes(i) ? "awaiting_approval" : "applied",
+        message: `change ${i}`,
+        source: "api",
+        commit: null,
+        created_at: created,
+        updated_at: created,
+        finished_at: awaiting.includes(i) ? null : created,
+      },
+      relationships: { workspace: { data: { type: "workspaces", id: "ws-1" } } },
+    } as unknown as Run;
+  });
+}
+
+function server(runs: Run[]) {
+  const s = new FakeServer();
+  s.on(RUNS, (request) => {
+    const query = new URLSearchParams(request.search);
+    const from = Number(query.get("cursor") ?? 0);
+    const limit = Number(query.get("limit"));
+    const next = from + limit < runs.length ? String(from + limit) : null;
+    return { status: 200, body: { data: runs.slice(from, from + limit), meta: { page: { next_cursor: next } } } };
+  });
+  s.on("GET /v1/organizations/acme/workspaces", { status: 200, body: { data: [{ type: "workspaces", id: "ws-1", attributes: { name: "app" } }] } });
+  return s;
+}
+
+async function page(s: FakeServer, search = "") {
+  history.replaceState(null, "", `${location.pathname}${search}`);
+  const el = document.createElement("ss-runs-page") as SsRunsPage;
+  el.session = session;
+  el.refreshMs = 60_000;
+  await mount(s, el);
+  return el;
+}
+
+const rows = (el: HTMLElement) => deepAll(el, "tr[data-run-id]");
+const searched = (el: HTMLElement) => text(deep(el, "#runs-searched"));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("the runs page's filters", () => {
+  const original = location.pathname + location.search;
+  afterEach(() => {
+    cleanup();
+    history.replaceState(null, "", original);
+  });
+
+  it("should find an awaiting run older than the first page through ?status=, and say how many runs it searched", async () => {
+    const s = server(runsHistory(200, [150]));
+    const el = await page(s, "?status=awaiting_approval");
+    await until(() => searched(el) === "Searched 200 runs: the whole history.", 3000, "the whole history searched");
+    equal(
+      rows(el).map((row) => row.dataset.runId),
+      [`run-${"150".padStart(16, "0")}`],
+    );
+    equal(s.count(RUNS), 200 / PAGE_SIZE, "one read per page, forward only");
+    ok(!deep(el, "#search-older"));
+  });
+
+  it("should stop reading once a page of runs match", async () => {
+    const matching = Array.from({ length: 30 }, (_, i) => 40 + i * 2); // 40, 42, … 98
+    const s = server(runsHistory(400, matching));
+    const el = await page(s);
+    const status = await until(() => deep<HTMLSelectElement>(el, "#filter-status"));
+    status.value = "awaiting_approval";
+    status.dispatchEvent(new Event("change"));
+    await until(() => rows(el).length >= PAGE_SIZE, 3000, "a page of matches");
+    await sleep(100);
+    // Matches 40..78 (20 of them) lie in the first four pages.
+    equal(s.count(RUNS), 4);
+    equal(searched(el), "Searched 80 runs.");
+  });
+
+  it(`should pause after ${SEARCH_BUDGET} runs without enough matches, and search older runs on request`, async () => {
+    const s = server(runsHistory(1_200));
+    const el = await page(s);
+    const filter = await until(() => deep<HTMLInputElement>(el, "#filter-text"));
+    filter.value = "no such message";
+    filter.dispatchEvent(new Event("input"));
+    const more = await until(() => deep<HTMLButtonElement>(el, "#search-older"), 5000, "the pause");
+    equal(rows(el).length, 0);
+    // The budget counts from what was loaded when the filter changed (the first page).
+    const first = PAGE_SIZE + SEARCH_BUDGET;
+    equal(searched(el).startsWith(`Searched ${first} runs.`), true, searched(el));
+    await sleep(100);
+    equal(s.count(RUNS), first / PAGE_SIZE, `exactly ${SEARCH_BUDGET} more runs read, not one page more`);
+    more.click();
+    await until(() => s.count(RUNS) === (first + SEARCH_BUDGET) / PAGE_SIZE && deep(el, "#search-older"), 5000, "the next budget");
+    equal(searched(el).startsWith(`Searched ${first + SEARCH_BUDGET} runs.`), true, searched(el));
+  });
+
+  it("should read no further page without a filter", async () => {
+    const s = server(runsHistory(200));
+    const el = await page(s);
+    await until(() => rows(el).length === PAGE_SIZE);
+    await sleep(100);
+    equal(s.count(RUNS), 1);
+    ok(!deep(el, "#runs-searched"));
+  });
+});
