@@ -274,7 +274,7 @@ describe("ss-plan-changes", () => {
     }
   });
 
-  it("should reach the list with Tab, move with the arrow keys, open with Enter and Space, with a visible focus ring", async () => {
+  it("should reach the list with Tab, move with the arrow keys, open with Enter and Space, close with Escape, with a visible focus ring", async () => {
     const el = await changes(serve(planDiffFixture(40)));
     el.shadowRoot!.querySelector<HTMLSelectElement>('[data-testid="changes-grouping"]')!.focus();
     await sendKeys({ press: "Tab" });
@@ -303,6 +303,11 @@ describe("ss-plan-changes", () => {
     await sendKeys({ press: "ArrowUp" });
     await el.updateComplete;
     equal(address(), "terraform_data.item[0]", "stops at the first row");
+    el.shadowRoot!.querySelector<HTMLButtonElement>('[data-testid="changes-detail"] button.close')!.focus();
+    await sendKeys({ press: "Escape" });
+    await until(() => !el.shadowRoot!.querySelector('[data-testid="changes-detail"]'), 2000, "Escape closes the detail");
+    await el.updateComplete;
+    equal(address(), "terraform_data.item[0]", "focus returns to the list");
   });
 
   it("should group by module and by resource type with headings and counts, the keyboard skipping the headings", async () => {

@@ -221,7 +221,7 @@ export class SsPlanChanges extends LitElement {
       <p class="visually-hidden" role="status" data-testid="changes-copy-status">
         ${this.copied ? `Copied ${this.copied}` : this.copyFailed ? `Could not copy ${this.copyFailed}` : ""}
       </p>
-      <div class="layout ${selected ? "with-detail" : ""}">
+      <div class="layout ${selected ? "with-detail" : ""}" @keydown=${(e: KeyboardEvent) => this.onEscape(e)}>
         ${
           matches === 0
             ? html`<p class="notice" data-testid="changes-empty">${resources.length === 0 ? "This plan changes no resources." : "No resource matches these filters."}</p>`
@@ -337,6 +337,13 @@ export class SsPlanChanges extends LitElement {
           : this.renderAttributes(r, index, action)
       }
     </section>`;
+  }
+
+  /** Escape in the list or the detail closes the detail and returns to the list. */
+  private onEscape(event: KeyboardEvent) {
+    if (event.key !== "Escape" || this.selected === null) return;
+    event.preventDefault();
+    void this.closeDetail();
   }
 
   private async closeDetail() {
