@@ -133,7 +133,6 @@ export const operations = [
     requestBody: null,
     responses: {
       200: { contentType: "application/vnd.api+json", validate: v.getOrganizationResponse200 },
-      400: { contentType: "application/vnd.api+json", validate: v.getOrganizationResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.getOrganizationResponse401 },
       404: { contentType: "application/vnd.api+json", validate: v.getOrganizationResponse404 },
     },

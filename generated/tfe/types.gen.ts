@@ -1749,7 +1749,6 @@ export interface operations {
                     "application/vnd.api+json": components["schemas"]["OrganizationDocument"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
         };

@@ -152,7 +152,6 @@ export declare const getEntitlementSetResponse200: Validator;
 export declare const getEntitlementSetResponse401: Validator;
 export declare const getEntitlementSetResponse404: Validator;
 export declare const getOrganizationResponse200: Validator;
-export declare const getOrganizationResponse400: Validator;
 export declare const getOrganizationResponse401: Validator;
 export declare const getOrganizationResponse404: Validator;
 export declare const getPlanJsonOutputResponse200: Validator;

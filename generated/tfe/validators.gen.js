@@ -11521,7 +11521,6 @@ export const createOrganizationResponse403 = ErrorDocument;
 export const createOrganizationResponse409 = ErrorDocument;
 export const createOrganizationResponse422 = ErrorDocument;
 export const getOrganizationResponse200 = OrganizationDocument;
-export const getOrganizationResponse400 = ErrorDocument;
 export const getOrganizationResponse401 = ErrorDocument;
 export const getOrganizationResponse404 = ErrorDocument;
 export const getEntitlementSetResponse200 = EntitlementSetDocument;
