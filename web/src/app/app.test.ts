@@ -77,8 +77,8 @@ describe("routes and next", () => {
 describe("formatting", () => {
   it("should word durations and relative times, and give the absolute time in UTC", () => {
     equal(
-      [duration(0), duration(59_999), duration(60_000), duration(65_000), duration(3_600_000 + 180_000), duration(90_000_000)],
-      ["0s", "59s", "1m 00s", "1m 05s", "1h 03m", "1d 1h"],
+      [duration(0), duration(999), duration(1_000), duration(59_999), duration(60_000), duration(65_000), duration(3_600_000 + 180_000), duration(90_000_000)],
+      ["<1 s", "<1 s", "1s", "59s", "1m 00s", "1m 05s", "1h 03m", "1d 1h"],
     );
     const now = Date.parse("2026-12-03T12:00:00.000Z");
     equal(relativeTime("2026-12-03T11:59:55.000Z", now), "just now");

@@ -22,6 +22,8 @@ export function absoluteUtc(iso: string): string {
 
 /** "4s", "1m 05s", "2h 03m", "3d 4h". */
 export function duration(ms: number): string {
+  // Under a second reads "<1 s", never a "0s" that looks like nothing happened.
+  if (ms < 1000) return "<1 s";
   const total = Math.max(0, Math.floor(ms / 1000));
   const d = Math.floor(total / 86400);
   const h = Math.floor((total % 86400) / 3600);

@@ -118,8 +118,9 @@ export function countsSentence(counts: { create: number; change: number; destroy
   return `${counts.create} to create, ${counts.change} to change, ${counts.destroy} to destroy`;
 }
 
-/** `1 h 02 min`, `4 min 05 s`, `12 s` for a span in milliseconds (never negative). */
+/** `1 h 02 min`, `4 min 05 s`, `12 s`, `<1 s` for a span in milliseconds (never negative). */
 export function formatDuration(ms: number): string {
+  if (ms < 1000) return "<1 s";
   const total = Math.max(0, Math.floor(ms / 1000));
   const h = Math.floor(total / 3600);
   const m = Math.floor((total % 3600) / 60);

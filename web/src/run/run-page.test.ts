@@ -201,6 +201,54 @@ describe("ss-run-page", () => {
     ok(lead.querySelector("code"), "the actor id is monospace when no name is recorded");
   });
 
+  it("should word a discarded, expired or canceled approval and a canceled plan plainly, not as a red failure, and open none of them by itself", async () => {
+    const statusOf = (el: HTMLElement, name: string) => stage(el, name).shadowRoot!.querySelector<HTMLElement>('[data-testid="stage-status"]')!;
+    for (const [state, word] of [
+      ["discarded", "Discarded"],
+      ["expired", "Expired"],
+      ["canceled", "Canceled"],
+    ] as const) {
+      const el = await page(
+        withReview(
+          reviewFixture((r) => {
+            r.attributes.header.status = state === "expired" ? "expired" : state === "canceled" ? "canceled" : "discarded";
+            r.attributes.available_actions = [];
+            Object.assign(r.attributes.stages.approval, { status: "failed", state });
+          }),
+        ),
+      );
+      equal(text(statusOf(el, "approval")), word);
+      ok(statusOf(el, "approval").classList.contains("tone-neutral"), `${word} is neutral`);
+      equal(head(stage(el, "approval")).getAttribute("aria-expanded"), "false", `${word}: not opened as if it were an error`);
+      cleanup();
+    }
+    const canceled = await page(
+      withReview(
+        reviewFixture((r) => {
+          r.attributes.header.status = "canceled";
+          r.attributes.available_actions = [];
+          Object.assign(r.attributes.stages.plan, { status: "failed", phase_status: "canceled" });
+        }),
+      ),
+    );
+    equal(text(statusOf(canceled, "plan")), "Canceled");
+    ok(statusOf(canceled, "plan").classList.contains("tone-neutral"));
+    cleanup();
+    // A real failure stays a failure, and opens at its error.
+    const errored = await page(
+      withReview(
+        reviewFixture((r) => {
+          r.attributes.header.status = "errored";
+          r.attributes.available_actions = [];
+          Object.assign(r.attributes.stages.plan, { status: "failed", phase_status: "errored" });
+        }),
+      ),
+    );
+    equal(text(statusOf(errored, "plan")), "Failed");
+    ok(statusOf(errored, "plan").classList.contains("tone-danger"));
+    equal(head(stage(errored, "plan")).getAttribute("aria-expanded"), "true");
+  });
+
   it("should render an unknown run status or phase status as an explicit error", async () => {
     const el = await page(
       withReview(

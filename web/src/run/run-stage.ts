@@ -26,6 +26,11 @@ export class SsRunStage extends LitElement {
   @property() accessor stage: StageToggleDetail["stage"] = "plan";
   /** The stage status exactly as the review sent it. */
   @property() accessor status = "";
+  /**
+   * A more honest word for a "failed" stage that nobody got wrong (a discarded, expired or
+   * canceled approval, a canceled plan): shown instead of "Failed", in a neutral tone.
+   */
+  @property() accessor outcome = "";
   /** The formatted duration, or empty when there is none to show. */
   @property() accessor duration = "";
   @property({ type: Boolean, reflect: true }) accessor expanded = false;
@@ -37,11 +42,13 @@ export class SsRunStage extends LitElement {
 
   override render() {
     const status = known(STAGE_STATUSES, this.status);
-    const tone = status === null ? "error" : STAGE_TONES[status];
-    const statusText = status === null ? `unknown status “${this.status}”` : STAGE_STATUS_LABELS[status];
+    const tone = status === null ? "error" : this.outcome ? "neutral" : STAGE_TONES[status];
+    const statusText = status === null ? `unknown status “${this.status}”` : this.outcome || STAGE_STATUS_LABELS[status];
+    // Waiting is not a prohibition: the clock, in the attention colour.
+    const glyph = status === "waiting" ? icon("info") : icon(tone);
     const bodyId = `stage-body-${this.stage}`;
     const inner = html`<span class="name">${this.skipped ? nothing : html`<span class="chevron" aria-hidden="true">▸</span>`}${NAMES[this.stage]}</span>
-      <span class="status tone-${tone}" data-testid="stage-status">${icon(tone)}${statusText}</span>
+      <span class="status tone-${tone}" data-testid="stage-status">${glyph}${statusText}</span>
       <span class="summary"><slot name="summary"></slot></span>
       <span class="duration">${this.duration}</span>`;
     return html`<div class="stage" data-stage=${this.stage}>

@@ -52,7 +52,8 @@ export class SsStageTimeline extends LitElement {
     const policyNotPass = s.policy.outcome !== null && s.policy.outcome !== "passed" && s.policy.status !== "skipped";
     if (policyNotPass) this.expandByDefault("policy", `policy:${s.policy.outcome}`);
     // The running stage opens by itself (its console follows), and so does a failed one (its console opens at the error).
-    for (const name of ORDER) if (s[name].status === "running" || s[name].status === "failed") this.expandByDefault(name, `${s[name].status}:${name}`);
+    for (const name of ORDER)
+      if (s[name].status === "running" || (s[name].status === "failed" && !decidedAgainst(s, name))) this.expandByDefault(name, `${s[name].status}:${name}`);
     if (this.header?.status === "applied") {
       const lastSucceeded = [...ORDER].reverse().find((name) => s[name].status === "succeeded");
       if (lastSucceeded) this.expandByDefault(lastSucceeded, "applied");
@@ -119,6 +120,7 @@ export class SsStageTimeline extends LitElement {
     return html`<ss-run-stage
       stage="plan"
       status=${p.status}
+      outcome=${decidedAgainst(s, "plan")}
       duration=${this.duration(p.started_at, p.finished_at, p.status === "running", p.status)}
       ?expanded=${this.expanded.has("plan")}
       data-testid="stage-plan"
@@ -165,6 +167,7 @@ export class SsStageTimeline extends LitElement {
     return html`<ss-run-stage
       stage="approval"
       status=${a.status}
+      outcome=${decidedAgainst(s, "approval")}
       duration=${this.duration(a.started_at, a.finished_at, a.status === "waiting", a.status)}
       ?expanded=${this.expanded.has("approval")}
       data-testid="stage-approval"
@@ -180,6 +183,7 @@ export class SsStageTimeline extends LitElement {
     return html`<ss-run-stage
       stage="apply"
       status=${a.status}
+      outcome=${decidedAgainst(s, "apply")}
       duration=${this.duration(a.started_at, a.finished_at, a.status === "running", a.status)}
       ?expanded=${this.expanded.has("apply")}
       data-testid="stage-apply"
@@ -198,4 +202,17 @@ declare global {
   interface HTMLElementTagNameMap {
     "ss-stage-timeline": SsStageTimeline;
   }
+}
+
+const APPROVAL_ENDINGS: Record<string, string> = { discarded: "Discarded", expired: "Expired", canceled: "Canceled" };
+
+/**
+ * The word for a stage that "failed" without anything going wrong (a discarded, expired or
+ * canceled approval; a canceled plan or apply), or "" for any other stage.
+ */
+export function decidedAgainst(s: Stages, stage: StageName): string {
+  if (s[stage].status !== "failed") return "";
+  if (stage === "approval") return APPROVAL_ENDINGS[s.approval.state] ?? "";
+  if (stage === "plan" || stage === "apply") return s[stage].phase_status === "canceled" ? "Canceled" : "";
+  return "";
 }

@@ -68,7 +68,7 @@ test("every listed run: message, id, workspace name, status in words, duration f
   assert.is(await finalDuration.getAttribute("data-final"), "true");
   const a = applied.run.attributes;
   const seconds = Math.floor((Date.parse(a.finished_at!) - Date.parse(a.created_at)) / 1000);
-  const expected = seconds >= 60 ? `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s` : `${seconds}s`;
+  const expected = seconds >= 60 ? `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s` : seconds === 0 ? "<1 s" : `${seconds}s`;
   assert.is((await finalDuration.locator("span").first().innerText()).trim(), expected);
 
   // A run still planning ticks.
