@@ -15,6 +15,7 @@ const ROUTES = [
   /^\/$/,
   /^\/sign-in\/?$/,
   /^\/setup\/?$/,
+  /^\/tokens\/?$/,
   /^\/runs\/?$/,
   new RegExp(`^/runs/${ID}/?$`),
   new RegExp(`^/workspaces/${ID}(/(state|cloud-access|source))?/?$`),

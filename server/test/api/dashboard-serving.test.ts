@@ -42,6 +42,8 @@ test("hashed assets are immutable, pages are index.html with no-cache, API paths
         for (const path of [
           "/",
           "/sign-in",
+          "/setup?token=sst.x",
+          "/tokens",
           "/runs",
           "/runs/run-0123456789abcdef",
           "/workspaces/ws-0123456789abcdef",

@@ -5,6 +5,7 @@
 export type Route =
   | { name: "sign-in" }
   | { name: "setup" }
+  | { name: "tokens" }
   | { name: "home" }
   | { name: "runs" }
   | { name: "run"; runId: string }
@@ -20,6 +21,7 @@ const TABLE: Array<[RegExp, (m: RegExpExecArray) => Route]> = [
   [/^\/$/, () => ({ name: "home" })],
   [/^\/sign-in\/?$/, () => ({ name: "sign-in" })],
   [/^\/setup\/?$/, () => ({ name: "setup" })],
+  [/^\/tokens\/?$/, () => ({ name: "tokens" })],
   [/^\/runs\/?$/, () => ({ name: "runs" })],
   [new RegExp(`^/runs/${ID}/?$`), (m) => ({ name: "run", runId: m[1] })],
   [new RegExp(`^/workspaces/${ID}/?$`), (m) => ({ name: "workspace", workspaceId: m[1] })],

@@ -19,6 +19,8 @@ export interface Session {
   organizations: SessionOrganization[];
   /** The organization the runs page lists (null when the person belongs to none). */
   organization: string | null;
+  /** Whether the person administers that organization (the navigation shows its admin pages). */
+  organizationAdmin: boolean;
 }
 
 const ORGANIZATION_KEY = "stackship.organization";

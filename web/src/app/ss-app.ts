@@ -2,7 +2,7 @@
 // to pages, keeps the person signed in (or sends them to sign-in and back), and shows the
 // organization switcher when they belong to several organizations.
 import { provide } from "@lit/context";
-import { getCurrentSession, listOrganizations, deleteCurrentSession, type Client, type SessionDocument } from "@stackship/client";
+import { getCurrentSession, listOrganizations, listOrganizationTokens, deleteCurrentSession, type Client, type SessionDocument } from "@stackship/client";
 import { LitElement, css, html, nothing, type TemplateResult } from "lit";
 import { customElement, state } from "lit/decorators.js";
 import { tokens, base } from "../ui/tokens.ts";
@@ -19,6 +19,7 @@ import "../workspaces/workspace-state-page.ts";
 import "../workspaces/workspace-cloud-access-page.ts";
 import "../workspaces/workspace-source-page.ts";
 import "../github/github-setup-page.ts";
+import "../admin/tokens-page.ts";
 
 type Status = "loading" | "signed-in" | "signed-out" | "unavailable";
 
@@ -141,6 +142,7 @@ export class SsApp extends LitElement {
       user: attributes.user,
       organizations: [],
       organization: null,
+      organizationAdmin: false,
     };
     // The session is known before its organizations: the client sends its CSRF token from here.
     this.session = draft;
@@ -151,7 +153,8 @@ export class SsApp extends LitElement {
       return;
     }
     const list = organizations.data.data.map((o) => ({ id: o.id, name: o.attributes.name }));
-    this.session = { ...draft, organizations: list, organization: chooseOrganization(list) };
+    const organization = chooseOrganization(list);
+    this.session = { ...draft, organizations: list, organization, organizationAdmin: await this.administers(organization) };
     this.status = "signed-in";
     this.notice = null;
     this.guard();
@@ -173,7 +176,21 @@ export class SsApp extends LitElement {
   private switchOrganization(name: string): void {
     if (!this.session || !this.session.organizations.some((o) => o.name === name)) return;
     rememberOrganization(name);
-    this.session = { ...this.session, organization: name };
+    this.session = { ...this.session, organization: name, organizationAdmin: false };
+    void this.administers(name).then((admin) => {
+      if (this.session?.organization === name) this.session = { ...this.session, organizationAdmin: admin };
+    });
+  }
+
+  /** Whether the signed-in person administers `organization`: its token list (org:admin) answers them. */
+  private async administers(organization: string | null): Promise<boolean> {
+    if (!organization) return false;
+    try {
+      const result = await listOrganizationTokens({ client: this.api, path: { organization_name: organization } });
+      return result.response?.ok === true;
+    } catch {
+      return false;
+    }
   }
 
   private async signOut(): Promise<void> {
@@ -200,7 +217,11 @@ export class SsApp extends LitElement {
     const session = this.session;
     return html`<header>
       <a class="brand" href="/runs">StackShip</a>
-      <nav aria-label="Main"><a href="/runs">Runs</a> <a href="/docs">API reference</a></nav>
+      <nav aria-label="Main">
+        <a href="/runs" aria-current=${this.route.name === "runs" ? "page" : nothing}>Runs</a>
+        ${session.organizationAdmin ? html`<a href="/tokens" aria-current=${this.route.name === "tokens" ? "page" : nothing}>API tokens</a>` : nothing}
+        <a href="/docs">API reference</a>
+      </nav>
       ${
         session.organizations.length > 1
           ? html`<label>
@@ -257,6 +278,8 @@ export class SsApp extends LitElement {
         return html`<ss-workspace-source-page workspace-id=${route.workspaceId}></ss-workspace-source-page>`;
       case "github-setup":
         return html`<ss-github-setup-page></ss-github-setup-page>`;
+      case "tokens":
+        return html`<ss-tokens-page></ss-tokens-page>`;
     }
   }
 }
@@ -283,6 +306,8 @@ export function pageTitle(route: Route): string {
       return "Source";
     case "github-setup":
       return "GitHub App";
+    case "tokens":
+      return "API tokens";
     case "not-found":
       return "Page not found";
   }

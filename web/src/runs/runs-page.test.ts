@@ -17,6 +17,7 @@ const session: Session = {
   user: { id: "usr-1", email: "a@example.com", display_name: "A", site_admin: false } as Session["user"],
   organizations: [{ id: "org-1", name: "acme" }],
   organization: "acme",
+  organizationAdmin: false,
 };
 
 /** `count` runs, newest first; the ones in `awaiting` await approval, every other one is applied. */
