@@ -16,6 +16,7 @@ const ROUTES = [
   /^\/sign-in\/?$/,
   /^\/setup\/?$/,
   /^\/tokens\/?$/,
+  /^\/members\/?$/,
   /^\/runs\/?$/,
   new RegExp(`^/runs/${ID}/?$`),
   new RegExp(`^/workspaces/${ID}(/(state|cloud-access|source))?/?$`),

@@ -44,6 +44,7 @@ test("hashed assets are immutable, pages are index.html with no-cache, API paths
           "/sign-in",
           "/setup?token=sst.x",
           "/tokens",
+          "/members",
           "/runs",
           "/runs/run-0123456789abcdef",
           "/workspaces/ws-0123456789abcdef",

@@ -6,6 +6,7 @@ export type Route =
   | { name: "sign-in" }
   | { name: "setup" }
   | { name: "tokens" }
+  | { name: "members" }
   | { name: "home" }
   | { name: "runs" }
   | { name: "run"; runId: string }
@@ -22,6 +23,7 @@ const TABLE: Array<[RegExp, (m: RegExpExecArray) => Route]> = [
   [/^\/sign-in\/?$/, () => ({ name: "sign-in" })],
   [/^\/setup\/?$/, () => ({ name: "setup" })],
   [/^\/tokens\/?$/, () => ({ name: "tokens" })],
+  [/^\/members\/?$/, () => ({ name: "members" })],
   [/^\/runs\/?$/, () => ({ name: "runs" })],
   [new RegExp(`^/runs/${ID}/?$`), (m) => ({ name: "run", runId: m[1] })],
   [new RegExp(`^/workspaces/${ID}/?$`), (m) => ({ name: "workspace", workspaceId: m[1] })],

@@ -20,6 +20,7 @@ import "../workspaces/workspace-cloud-access-page.ts";
 import "../workspaces/workspace-source-page.ts";
 import "../github/github-setup-page.ts";
 import "../admin/tokens-page.ts";
+import "../admin/members-page.ts";
 
 type Status = "loading" | "signed-in" | "signed-out" | "unavailable";
 
@@ -219,7 +220,12 @@ export class SsApp extends LitElement {
       <a class="brand" href="/runs">StackShip</a>
       <nav aria-label="Main">
         <a href="/runs" aria-current=${this.route.name === "runs" ? "page" : nothing}>Runs</a>
-        ${session.organizationAdmin ? html`<a href="/tokens" aria-current=${this.route.name === "tokens" ? "page" : nothing}>API tokens</a>` : nothing}
+        ${
+          session.organizationAdmin
+            ? html`<a href="/members" aria-current=${this.route.name === "members" ? "page" : nothing}>Members</a>
+                <a href="/tokens" aria-current=${this.route.name === "tokens" ? "page" : nothing}>API tokens</a>`
+            : nothing
+        }
         <a href="/docs">API reference</a>
       </nav>
       ${
@@ -280,6 +286,8 @@ export class SsApp extends LitElement {
         return html`<ss-github-setup-page></ss-github-setup-page>`;
       case "tokens":
         return html`<ss-tokens-page></ss-tokens-page>`;
+      case "members":
+        return html`<ss-members-page></ss-members-page>`;
     }
   }
 }
@@ -308,6 +316,8 @@ export function pageTitle(route: Route): string {
       return "GitHub App";
     case "tokens":
       return "API tokens";
+    case "members":
+      return "Members";
     case "not-found":
       return "Page not found";
   }

@@ -1,0 +1,135 @@
+// The administration pages in Chromium against the real server. API tokens: an organization admin
+// creates a token (the secret shown once, working at once), sees it listed without its secret, and
+// revokes it (401 at once). Members: add an existing user with a workspace scope, change the role,
+// remove; a deployment administrator creates a user. The navigation offers these pages only to
+// admins, and an operator who types a URL is told plainly.
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { createUser } from "../../../server/test/support/sessions.ts";
+import { hook, startHarness, type Harness, type HarnessOrganization } from "../support/index.ts";
+
+const test = suite<{ h: Harness; acme: HarnessOrganization }>("administration pages");
+
+test.before(
+  hook(async (ctx) => {
+    ctx.h = await startHarness();
+    ctx.acme = await ctx.h.organization("acme");
+  }),
+);
+test.after(
+  hook(async (ctx) => {
+    await ctx.h?.stop();
+  }),
+);
+
+const workspacesWith = (h: Harness, secret: string) => fetch(h.url("/v1/organizations/acme/workspaces"), { headers: { Authorization: `Bearer ${secret}` } });
+
+test("an admin creates a token shown once, lists it without its secret, and revokes it", async ({ h, acme }) => {
+  const { page } = await h.signInAs(acme, "admin");
+  const nav = page.getByRole("navigation", { name: "Main" });
+  await nav.getByRole("link", { name: "API tokens" }).click();
+  await page.waitForURL((u) => u.pathname === "/tokens");
+  await page.getByRole("heading", { name: "API tokens", level: 1 }).waitFor();
+  assert.is(await page.title(), "API tokens · StackShip");
+  assert.is(await nav.getByRole("link", { name: "API tokens" }).getAttribute("aria-current"), "page");
+
+  await page.getByLabel("Role").selectOption("viewer");
+  await page.getByLabel("Description").fill("CI pipeline");
+  await page.getByRole("button", { name: "Create token" }).click();
+  const secret = (await page.locator("#token-secret").innerText()).trim();
+  assert.match(await page.locator("#token-created").innerText(), /will never show it again/);
+  assert.is((await workspacesWith(h, secret)).status, 200, "the new token works at once");
+  const row = page.locator("tr[data-token-id]").filter({ hasText: "CI pipeline" });
+  await row.waitFor();
+  assert.match(await row.innerText(), /viewer/);
+  await h.screenshot(page, "tokens-created");
+  await h.checkA11y(page, "tokens page with a new token");
+
+  // Shown once: after a reload the secret is nowhere on the page.
+  await page.reload();
+  await row.waitFor();
+  assert.not.ok((await page.locator("ss-tokens-page").evaluate((el) => el.shadowRoot!.textContent ?? "")).includes(secret), "the secret is shown again");
+  assert.is(await page.locator("#token-secret").count(), 0);
+
+  await row.getByRole("button", { name: /^Revoke/ }).click();
+  await row.getByRole("button", { name: "Revoke token" }).click();
+  await row.waitFor({ state: "detached" });
+  assert.is((await workspacesWith(h, secret)).status, 401, "a revoked token gets 401 at once");
+});
+
+test("the navigation offers API tokens only to admins; an operator typing the URL is told plainly", async ({ h, acme }) => {
+  const { page } = await h.signInAs(acme, "operator");
+  await page.getByRole("heading", { name: "Runs" }).waitFor();
+  assert.is(await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "API tokens" }).count(), 0);
+  await page.goto(h.url("/tokens"));
+  await page.locator("#tokens-not-allowed").waitFor();
+  assert.match(await page.locator("#tokens-not-allowed").innerText(), /Only an administrator of acme manages its API tokens/);
+  assert.is(await page.getByRole("button", { name: "Create token" }).count(), 0);
+  await h.screenshot(page, "tokens-not-allowed");
+  await h.checkA11y(page, "tokens page for an operator");
+});
+
+const membershipsOf = (h: Harness, userId: string) => h.server.db.knex("memberships").where({ user_id: userId }).select("role", "scope_kind");
+
+test("an admin adds a member with a workspace scope, changes the role and removes them; an unknown email is explained", async ({ h, acme }) => {
+  await h.workspace(acme, "app");
+  const newcomer = await createUser(h.server, { displayName: "Nora Newcomer" });
+  const { page } = await h.signInAs(acme, "admin");
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Members" }).click();
+  await page.waitForURL((u) => u.pathname === "/members");
+  await page.getByRole("heading", { name: "Members", level: 1 }).waitFor();
+  assert.is(await page.title(), "Members · StackShip");
+
+  const add = page.locator("#add-member");
+  await add.getByLabel("Email").fill("nobody-here@example.com");
+  await add.getByRole("button", { name: "Add member" }).click();
+  assert.match(await page.getByRole("alert").innerText(), /No user has this email/);
+
+  await add.getByLabel("Email").fill(newcomer.email);
+  await add.getByLabel("Role").selectOption("viewer");
+  await add.getByLabel("Scope").selectOption({ label: "workspace app" });
+  await add.getByRole("button", { name: "Add member" }).click();
+  const row = page.locator("tr[data-membership-id]").filter({ hasText: newcomer.email });
+  await row.waitFor();
+  assert.match(await row.innerText(), /Nora Newcomer .*workspace app/s);
+  assert.equal(await membershipsOf(h, newcomer.userId), [{ role: "viewer", scope_kind: "workspace" }]);
+  await h.screenshot(page, "members");
+  await h.checkA11y(page, "members page");
+
+  await row.getByLabel(`Role of ${newcomer.email}`).selectOption("operator");
+  await page.locator("#members-notice").filter({ hasText: "is now operator" }).waitFor();
+  assert.equal(await membershipsOf(h, newcomer.userId), [{ role: "operator", scope_kind: "workspace" }]);
+
+  await row.getByRole("button", { name: `Remove ${newcomer.email}` }).click();
+  await row.getByRole("button", { name: "Remove member" }).click();
+  await row.waitFor({ state: "detached" });
+  assert.equal(await membershipsOf(h, newcomer.userId), []);
+});
+
+test("a deployment administrator creates a user from the members page", async ({ h, acme }) => {
+  const admin = await createUser(h.server, { siteAdmin: true, displayName: "Site Admin" });
+  const { page } = await h.signInAs(acme, { ...admin, displayName: "Site Admin", role: "admin" });
+  await page.goto(h.url("/members"));
+  await page.getByText("Create a user (deployment administrators)").click();
+  const form = page.locator("#create-user");
+  await form.getByLabel("Email").fill("made-here@example.com");
+  await form.getByLabel("Display name").fill("Made Here");
+  await form.getByLabel(/Password/).fill("eleven char");
+  await form.getByRole("button", { name: "Create user" }).click();
+  assert.match(await page.getByRole("alert").innerText(), /at least 12 characters/);
+  await form.getByLabel(/Password/).fill("twelve chars");
+  await form.getByRole("button", { name: "Create user" }).click();
+  await page.locator("#members-notice").filter({ hasText: "The user made-here@example.com exists" }).waitFor();
+  assert.is((await h.server.db.knex("users").where({ email: "made-here@example.com" })).length, 1);
+});
+
+test("an operator sees neither Members nor API tokens, and is told plainly on the URL", async ({ h, acme }) => {
+  const { page } = await h.signInAs(acme, "operator");
+  await page.getByRole("heading", { name: "Runs" }).waitFor();
+  assert.is(await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Members" }).count(), 0);
+  await page.goto(h.url("/members"));
+  await page.locator("#members-not-allowed").waitFor();
+  assert.is(await page.getByRole("button", { name: "Add member" }).count(), 0);
+});
+
+test.run();
