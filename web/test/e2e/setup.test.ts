@@ -2,6 +2,7 @@
 // (issued here the way main.ts issues it) creates the deployment administrator and the first
 // organization, signs in, and the next steps hand out a CLI token once with the exact cloud block.
 // A wrong or used link explains itself and creates nothing.
+import type { Locator } from "playwright-core";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { issueSetupToken } from "../../../server/src/commands/setup.ts";
@@ -24,7 +25,7 @@ test.after(
 );
 
 const administrators = async (h: Harness) => (await h.server.db.knex("users").where({ site_admin: true })).length;
-const focused = (locator: import("playwright-core").Locator) => locator.evaluate((el) => (el.getRootNode() as ShadowRoot).activeElement === el);
+const focused = (locator: Locator) => locator.evaluate((el) => (el.getRootNode() as ShadowRoot).activeElement === el);
 
 test("a wrong link explains what to do and creates nothing", async ({ h, token }) => {
   const { page } = await h.newPage();
