@@ -17,6 +17,7 @@ const ROUTES = [
   /^\/setup\/?$/,
   /^\/tokens\/?$/,
   /^\/members\/?$/,
+  /^\/audit\/?$/,
   /^\/runs\/?$/,
   new RegExp(`^/runs/${ID}/?$`),
   new RegExp(`^/workspaces/${ID}(/(state|cloud-access|source))?/?$`),

@@ -45,6 +45,7 @@ test("hashed assets are immutable, pages are index.html with no-cache, API paths
           "/setup?token=sst.x",
           "/tokens",
           "/members",
+          "/audit",
           "/runs",
           "/runs/run-0123456789abcdef",
           "/workspaces/ws-0123456789abcdef",

@@ -7,6 +7,7 @@ export type Route =
   | { name: "setup" }
   | { name: "tokens" }
   | { name: "members" }
+  | { name: "audit" }
   | { name: "home" }
   | { name: "runs" }
   | { name: "run"; runId: string }
@@ -24,6 +25,7 @@ const TABLE: Array<[RegExp, (m: RegExpExecArray) => Route]> = [
   [/^\/setup\/?$/, () => ({ name: "setup" })],
   [/^\/tokens\/?$/, () => ({ name: "tokens" })],
   [/^\/members\/?$/, () => ({ name: "members" })],
+  [/^\/audit\/?$/, () => ({ name: "audit" })],
   [/^\/runs\/?$/, () => ({ name: "runs" })],
   [new RegExp(`^/runs/${ID}/?$`), (m) => ({ name: "run", runId: m[1] })],
   [new RegExp(`^/workspaces/${ID}/?$`), (m) => ({ name: "workspace", workspaceId: m[1] })],

@@ -21,6 +21,7 @@ import "../workspaces/workspace-source-page.ts";
 import "../github/github-setup-page.ts";
 import "../admin/tokens-page.ts";
 import "../admin/members-page.ts";
+import "../admin/audit-page.ts";
 
 type Status = "loading" | "signed-in" | "signed-out" | "unavailable";
 
@@ -223,7 +224,8 @@ export class SsApp extends LitElement {
         ${
           session.organizationAdmin
             ? html`<a href="/members" aria-current=${this.route.name === "members" ? "page" : nothing}>Members</a>
-                <a href="/tokens" aria-current=${this.route.name === "tokens" ? "page" : nothing}>API tokens</a>`
+                <a href="/tokens" aria-current=${this.route.name === "tokens" ? "page" : nothing}>API tokens</a>
+                <a href="/audit" aria-current=${this.route.name === "audit" ? "page" : nothing}>Audit</a>`
             : nothing
         }
         <a href="/docs">API reference</a>
@@ -288,6 +290,8 @@ export class SsApp extends LitElement {
         return html`<ss-tokens-page></ss-tokens-page>`;
       case "members":
         return html`<ss-members-page></ss-members-page>`;
+      case "audit":
+        return html`<ss-audit-page></ss-audit-page>`;
     }
   }
 }
@@ -318,6 +322,8 @@ export function pageTitle(route: Route): string {
       return "API tokens";
     case "members":
       return "Members";
+    case "audit":
+      return "Audit history";
     case "not-found":
       return "Page not found";
   }

@@ -123,13 +123,43 @@ test("a deployment administrator creates a user from the members page", async ({
   assert.is((await h.server.db.knex("users").where({ email: "made-here@example.com" })).length, 1);
 });
 
-test("an operator sees neither Members nor API tokens, and is told plainly on the URL", async ({ h, acme }) => {
+test("the audit history lists what the earlier scenarios did, names the person, and filters by action and target", async ({ h, acme }) => {
+  const { page } = await h.signInAs(acme, "admin");
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Audit" }).click();
+  await page.waitForURL((u) => u.pathname === "/audit");
+  await page.getByRole("heading", { name: "Audit history" }).waitFor();
+  const rows = page.locator("tr[data-audit-id]");
+  await rows.first().waitFor();
+  // The chain starts with the organization itself.
+  assert.match(await rows.first().innerText(), /^0\s.*organization\.created/s);
+  await page.getByLabel("Action").selectOption("token.revoked");
+  assert.is(await rows.count(), 1, "the revoked token of the first scenario");
+  assert.match(await rows.first().innerText(), /tokens at-/);
+  await page.getByLabel("Action").selectOption("");
+  await page.getByLabel("Target").fill("memberships");
+  const actions = await rows.evaluateAll((trs) => trs.map((tr) => tr.children[3]!.textContent));
+  assert.ok(actions.length >= 3 && actions.every((a) => a?.startsWith("membership.")), actions.join(", "));
+  assert.ok(actions.includes("membership.role_changed") && actions.includes("membership.removed"), actions.join(", "));
+  assert.is(await page.title(), "Audit history · StackShip");
+  await h.screenshot(page, "audit-history");
+  await h.checkA11y(page, "audit history");
+  // The person who changed the role is named, not shown as an id.
+  await page.getByLabel("Target").fill("");
+  await page.getByLabel("Action").selectOption("membership.role_changed");
+  const who = await rows.first().evaluate((tr) => tr.children[2]!.textContent ?? "");
+  assert.match(who, /^Admin /);
+});
+
+test("an operator sees neither Members, API tokens nor Audit, and is told plainly on the URL", async ({ h, acme }) => {
   const { page } = await h.signInAs(acme, "operator");
   await page.getByRole("heading", { name: "Runs" }).waitFor();
   assert.is(await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Members" }).count(), 0);
   await page.goto(h.url("/members"));
   await page.locator("#members-not-allowed").waitFor();
   assert.is(await page.getByRole("button", { name: "Add member" }).count(), 0);
+  await page.goto(h.url("/audit"));
+  await page.locator("#audit-not-allowed").waitFor();
+  assert.is(await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Audit" }).count(), 0);
 });
 
 test.run();
