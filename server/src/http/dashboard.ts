@@ -18,6 +18,7 @@ const ROUTES = [
   /^\/tokens\/?$/,
   /^\/members\/?$/,
   /^\/audit\/?$/,
+  /^\/workspaces\/?$/,
   /^\/runs\/?$/,
   new RegExp(`^/runs/${ID}/?$`),
   new RegExp(`^/workspaces/${ID}(/(state|cloud-access|source))?/?$`),

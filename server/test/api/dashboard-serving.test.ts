@@ -46,6 +46,7 @@ test("hashed assets are immutable, pages are index.html with no-cache, API paths
           "/tokens",
           "/members",
           "/audit",
+          "/workspaces",
           "/runs",
           "/runs/run-0123456789abcdef",
           "/workspaces/ws-0123456789abcdef",

@@ -8,6 +8,7 @@ export type Route =
   | { name: "tokens" }
   | { name: "members" }
   | { name: "audit" }
+  | { name: "workspaces" }
   | { name: "home" }
   | { name: "runs" }
   | { name: "run"; runId: string }
@@ -26,6 +27,7 @@ const TABLE: Array<[RegExp, (m: RegExpExecArray) => Route]> = [
   [/^\/tokens\/?$/, () => ({ name: "tokens" })],
   [/^\/members\/?$/, () => ({ name: "members" })],
   [/^\/audit\/?$/, () => ({ name: "audit" })],
+  [/^\/workspaces\/?$/, () => ({ name: "workspaces" })],
   [/^\/runs\/?$/, () => ({ name: "runs" })],
   [new RegExp(`^/runs/${ID}/?$`), (m) => ({ name: "run", runId: m[1] })],
   [new RegExp(`^/workspaces/${ID}/?$`), (m) => ({ name: "workspace", workspaceId: m[1] })],

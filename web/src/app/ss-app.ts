@@ -22,6 +22,7 @@ import "../github/github-setup-page.ts";
 import "../admin/tokens-page.ts";
 import "../admin/members-page.ts";
 import "../admin/audit-page.ts";
+import "../workspaces/workspaces-page.ts";
 
 type Status = "loading" | "signed-in" | "signed-out" | "unavailable";
 
@@ -221,6 +222,7 @@ export class SsApp extends LitElement {
       <a class="brand" href="/runs">StackShip</a>
       <nav aria-label="Main">
         <a href="/runs" aria-current=${this.route.name === "runs" ? "page" : nothing}>Runs</a>
+        <a href="/workspaces" aria-current=${this.route.name === "workspaces" ? "page" : nothing}>Workspaces</a>
         ${
           session.organizationAdmin
             ? html`<a href="/members" aria-current=${this.route.name === "members" ? "page" : nothing}>Members</a>
@@ -292,6 +294,8 @@ export class SsApp extends LitElement {
         return html`<ss-members-page></ss-members-page>`;
       case "audit":
         return html`<ss-audit-page></ss-audit-page>`;
+      case "workspaces":
+        return html`<ss-workspaces-page></ss-workspaces-page>`;
     }
   }
 }
@@ -324,6 +328,8 @@ export function pageTitle(route: Route): string {
       return "Members";
     case "audit":
       return "Audit history";
+    case "workspaces":
+      return "Workspaces";
     case "not-found":
       return "Page not found";
   }

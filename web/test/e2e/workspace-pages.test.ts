@@ -92,4 +92,49 @@ test("a workspace that does not exist (or may not be seen) is said to be unavail
   await h.checkA11y(page, "missing workspace");
 });
 
+test("the workspaces list: latest run, lock and state per workspace, a name filter, and New workspace", async ({ h, acme, awaiting }) => {
+  const { page } = await h.signInAs(acme, "operator");
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Workspaces" }).click();
+  await page.waitForURL((u) => u.pathname === "/workspaces");
+  assert.is(await page.title(), "Workspaces · StackShip");
+  const row = page.locator("tr[data-workspace-id]").filter({ hasText: "web-frontend" });
+  await row.waitFor();
+  const [lock, serial] = [row.locator("ss-workspace-state-cell").nth(0), row.locator("ss-workspace-state-cell").nth(1)];
+  await lock.getByRole("link", { name: awaiting.run.id }).waitFor();
+  const shown = (cell: typeof lock) => cell.evaluate((el) => (el.shadowRoot?.textContent ?? "").replace(/\s+/g, " ").trim());
+  assert.is(await shown(lock), `locked by ${awaiting.run.id}`);
+  for (let i = 0; i < 50 && (await shown(serial)) === "…"; i++) await page.waitForTimeout(100);
+  assert.is(await shown(serial), "serial 1");
+  assert.match(await row.innerText(), /Default Project/);
+  assert.match(await row.locator("ss-status-badge span").first().innerText(), /Awaiting approval/);
+  assert.is(await row.getByRole("link", { name: /Awaiting approval/ }).getAttribute("href"), `/runs/${awaiting.run.id}`);
+  await h.screenshot(page, "workspaces-list");
+  await h.checkA11y(page, "workspaces list");
+
+  await page.getByLabel("Filter by name").fill("zzz");
+  await page.getByText("No workspace name contains “zzz”.").waitFor();
+  await page.getByLabel("Filter by name").fill("web");
+  assert.is(await page.locator("tr[data-workspace-id]").count(), 1);
+
+  await page.getByRole("button", { name: "New workspace" }).click();
+  const form = page.locator("#new-workspace-form");
+  await form.getByLabel("Name").fill("made-in-the-dashboard");
+  await form.getByLabel("Working directory (optional)").fill("infra/prod");
+  await form.getByLabel("Description (optional)").fill("from the list page");
+  await form.getByRole("button", { name: "Create workspace" }).click();
+  await page.waitForURL((u) => /^\/workspaces\/ws-/.test(u.pathname));
+  await page.getByRole("heading", { name: "made-in-the-dashboard" }).waitFor();
+  assert.match(await page.locator("ss-workspace-page dl.facts").innerText(), /infra\/prod/);
+});
+
+test("a viewer's New workspace is refused in the server's words, and nothing is created", async ({ h, acme }) => {
+  const { page } = await h.signInAs(acme, "viewer");
+  await page.goto(h.url("/workspaces"));
+  await page.getByRole("button", { name: "New workspace" }).click();
+  await page.locator("#new-workspace-form").getByLabel("Name").fill("not-allowed-here");
+  await page.getByRole("button", { name: "Create workspace" }).click();
+  await page.locator("#new-workspace-error").waitFor();
+  assert.is((await h.server.db.knex("workspaces").where({ name: "not-allowed-here" })).length, 0);
+});
+
 test.run();
