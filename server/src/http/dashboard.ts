@@ -21,7 +21,7 @@ const ROUTES = [
   /^\/workspaces\/?$/,
   /^\/runs\/?$/,
   new RegExp(`^/runs/${ID}/?$`),
-  new RegExp(`^/workspaces/${ID}(/(state|cloud-access|source))?/?$`),
+  new RegExp(`^/workspaces/${ID}(/(state|cloud-access|source|variables))?/?$`),
   /^\/github\/setup\/?$/,
 ];
 

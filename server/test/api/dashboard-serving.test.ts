@@ -53,6 +53,7 @@ test("hashed assets are immutable, pages are index.html with no-cache, API paths
           "/workspaces/ws-0123456789abcdef/state",
           "/workspaces/ws-0123456789abcdef/cloud-access",
           "/workspaces/ws-0123456789abcdef/source",
+          "/workspaces/ws-0123456789abcdef/variables",
           "/github/setup?installation_id=1&setup_action=install&state=s",
           "/runs?status=awaiting_approval",
         ]) {

@@ -16,6 +16,7 @@ export type Route =
   | { name: "workspace-state"; workspaceId: string }
   | { name: "workspace-cloud-access"; workspaceId: string }
   | { name: "workspace-source"; workspaceId: string }
+  | { name: "workspace-variables"; workspaceId: string }
   | { name: "github-setup" }
   | { name: "not-found"; path: string };
 
@@ -34,6 +35,7 @@ const TABLE: Array<[RegExp, (m: RegExpExecArray) => Route]> = [
   [new RegExp(`^/workspaces/${ID}/state/?$`), (m) => ({ name: "workspace-state", workspaceId: m[1] })],
   [new RegExp(`^/workspaces/${ID}/cloud-access/?$`), (m) => ({ name: "workspace-cloud-access", workspaceId: m[1] })],
   [new RegExp(`^/workspaces/${ID}/source/?$`), (m) => ({ name: "workspace-source", workspaceId: m[1] })],
+  [new RegExp(`^/workspaces/${ID}/variables/?$`), (m) => ({ name: "workspace-variables", workspaceId: m[1] })],
   [/^\/github\/setup\/?$/, () => ({ name: "github-setup" })],
 ];
 

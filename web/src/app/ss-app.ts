@@ -23,6 +23,7 @@ import "../admin/tokens-page.ts";
 import "../admin/members-page.ts";
 import "../admin/audit-page.ts";
 import "../workspaces/workspaces-page.ts";
+import "../workspaces/workspace-variables-page.ts";
 
 type Status = "loading" | "signed-in" | "signed-out" | "unavailable";
 
@@ -286,6 +287,8 @@ export class SsApp extends LitElement {
         return html`<ss-workspace-cloud-access-page workspace-id=${route.workspaceId}></ss-workspace-cloud-access-page>`;
       case "workspace-source":
         return html`<ss-workspace-source-page workspace-id=${route.workspaceId}></ss-workspace-source-page>`;
+      case "workspace-variables":
+        return html`<ss-workspace-variables-page workspace-id=${route.workspaceId}></ss-workspace-variables-page>`;
       case "github-setup":
         return html`<ss-github-setup-page></ss-github-setup-page>`;
       case "tokens":
@@ -320,6 +323,8 @@ export function pageTitle(route: Route): string {
       return "Cloud access";
     case "workspace-source":
       return "Source";
+    case "workspace-variables":
+      return "Variables";
     case "github-setup":
       return "GitHub App";
     case "tokens":

@@ -1,4 +1,4 @@
-// What the four workspace pages share: reading the workspace, the sub-navigation, the styles and
+// What the workspace pages share: reading the workspace, the sub-navigation, the styles and
 // the explicit unavailable state.
 import { getWorkspace, type Client, type Workspace } from "@stackship/client";
 import { css, html, nothing, type TemplateResult } from "lit";
@@ -23,17 +23,18 @@ export async function loadWorkspace(api: Client, session: Session | null, id: st
   return { workspace, organization: session?.organizations.find((o) => o.id === organizationId)?.name ?? null, permissions: document.meta.permissions };
 }
 
-export type WorkspaceTab = "overview" | "state" | "cloud-access" | "source";
+export type WorkspaceTab = "overview" | "variables" | "state" | "cloud-access" | "source";
 
 /** Breadcrumb and tabs of a workspace page (the current one marked with aria-current). */
 export function workspaceNav(workspace: Workspace, current: WorkspaceTab): TemplateResult {
   const tabs: Array<[WorkspaceTab, string, string]> = [
     ["overview", "Overview", `/workspaces/${workspace.id}`],
+    ["variables", "Variables", `/workspaces/${workspace.id}/variables`],
     ["state", "State", `/workspaces/${workspace.id}/state`],
     ["cloud-access", "Cloud access", `/workspaces/${workspace.id}/cloud-access`],
     ["source", "Source settings", `/workspaces/${workspace.id}/source`],
   ];
-  return html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/runs">Runs</a> › <span>Workspace ${workspace.attributes.name}</span></nav>
+  return html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/workspaces">Workspaces</a> › <span>Workspace ${workspace.attributes.name}</span></nav>
     <nav class="tabs" aria-label="Workspace">
       ${tabs.map(([tab, label, href]) => html`<a href=${href} aria-current=${tab === current ? "page" : nothing}>${label}</a>`)}
     </nav>`;

@@ -127,6 +127,72 @@ test("the workspaces list: latest run, lock and state per workspace, a name filt
   assert.match(await page.locator("ss-workspace-page dl.facts").innerText(), /infra\/prod/);
 });
 
+test("variables: an operator adds a plain and a sensitive one (never shown again, in no answer), edits and deletes; a viewer sees no control", async ({ h, acme }) => {
+  const CANARY = "CANARY-s3cr3t-value-7q2x";
+  const workspace = await h.workspace(acme, "with-variables");
+  const { page } = await h.signInAs(acme, "operator");
+  const bodies: string[] = [];
+  page.on(
+    "response",
+    (response) =>
+      void response.text().then(
+        (text) => bodies.push(text),
+        () => undefined,
+      ),
+  );
+  await page.goto(h.url(`/workspaces/${workspace.id}`));
+  await page.getByRole("navigation", { name: "Workspace" }).getByRole("link", { name: "Variables" }).click();
+  await page.waitForURL((u) => u.pathname === `/workspaces/${workspace.id}/variables`);
+  await page.getByText("No variables yet.").waitFor();
+
+  const add = async (key: string, value: string, sensitive: boolean) => {
+    await page.getByRole("button", { name: "Add variable" }).click();
+    const form = page.locator("#new-variable");
+    await form.getByText("A sensitive value is write-only").waitFor();
+    await form.getByLabel("Key").fill(key);
+    await form.getByLabel("Value").fill(value);
+    if (sensitive) await form.getByLabel("Sensitive").check();
+    await form.getByRole("button", { name: "Add variable" }).click();
+    await page.locator("tr[data-variable-key]").filter({ hasText: key }).waitFor();
+  };
+  await add("region", "eu-west-1", false);
+  await add("db_password", CANARY, true);
+  const secretRow = page.locator("tr[data-variable-key=db_password]");
+  assert.match(await secretRow.innerText(), /sensitive: write-only/);
+  assert.match(await page.locator("tr[data-variable-key=region]").innerText(), /eu-west-1/);
+  await h.screenshot(page, "workspace-variables");
+  await h.checkA11y(page, "workspace variables");
+
+  // Editing the sensitive one shows no old value and keeps it when the value is left empty.
+  await secretRow.getByRole("button", { name: "Edit db_password" }).click();
+  const edit = page.locator("#edit-variable");
+  assert.is(await edit.getByLabel("Value").inputValue(), "");
+  await edit.getByLabel("Description").fill("the database password");
+  await edit.getByRole("button", { name: "Save variable" }).click();
+  await page.locator("#variables-notice").filter({ hasText: "db_password was saved." }).waitFor();
+  const stored = await h.server.db.knex("workspace_variables").where({ workspace_id: workspace.id, key: "db_password" }).first();
+  assert.ok(stored, "the sensitive variable still exists");
+
+  await page.locator("tr[data-variable-key=region]").getByRole("button", { name: "Edit region" }).click();
+  await page.locator("#edit-variable").getByLabel("Value").fill("us-east-1");
+  await page.locator("#edit-variable").getByRole("button", { name: "Save variable" }).click();
+  await page.locator("tr[data-variable-key=region]").filter({ hasText: "us-east-1" }).waitFor();
+  await page.locator("tr[data-variable-key=region]").getByRole("button", { name: "Delete region" }).click();
+  await page.getByRole("button", { name: "Delete variable" }).click();
+  await page.locator("tr[data-variable-key=region]").waitFor({ state: "detached" });
+
+  await page.reload();
+  await secretRow.waitFor();
+  assert.not.ok((await page.content()).includes(CANARY), "the sensitive value is on the page");
+  assert.ok(bodies.length > 0 && !bodies.some((body) => body.includes(CANARY)), "the sensitive value came back in a response");
+
+  const viewer = await h.signInAs(acme, "viewer");
+  await viewer.page.goto(h.url(`/workspaces/${workspace.id}/variables`));
+  await viewer.page.locator("tr[data-variable-key=db_password]").waitFor();
+  assert.is(await viewer.page.getByRole("button", { name: "Add variable" }).count(), 0);
+  assert.is(await viewer.page.getByRole("button", { name: /^Edit|^Delete/ }).count(), 0);
+});
+
 test("a viewer's New workspace is refused in the server's words, and nothing is created", async ({ h, acme }) => {
   const { page } = await h.signInAs(acme, "viewer");
   await page.goto(h.url("/workspaces"));
