@@ -13,6 +13,7 @@ import type { Session } from "../app/session.ts";
 import "../ui/status-badge.ts";
 import { loadWorkspace, renderFailure, workspaceNav, workspaceStyles } from "./workspace-common.ts";
 import { checkSummary, renderLock } from "./workspace-state-page.ts";
+import "./start-run.ts";
 
 /** How many of the organization's newest runs the overview looks through for this workspace's. */
 const SCAN_PAGES = 5;
@@ -60,7 +61,7 @@ export class SsWorkspacePage extends LitElement {
       initial: () => html`<p role="status">Loading the workspace…</p>`,
       pending: () => html`<p role="status">Loading the workspace…</p>`,
       error: (error) => renderFailure("The workspace is unavailable", error),
-      complete: ({ workspace, organization }) => {
+      complete: ({ workspace, organization, permissions }) => {
         const a = workspace.attributes;
         return html`${workspaceNav(workspace, "overview")}
           <h1>${a.name}</h1>
@@ -82,10 +83,17 @@ export class SsWorkspacePage extends LitElement {
           </section>
           <section aria-labelledby="runs-heading">
             <h2 id="runs-heading">Runs</h2>
+            ${permissions.write ? html`<ss-start-run workspace-id=${workspace.id} .latest=${this.latestConfiguration()}></ss-start-run>` : nothing}
             ${this.renderRuns()}
           </section>`;
       },
     });
+  }
+
+  /** The configuration version of this workspace's newest run, to start another run on. */
+  private latestConfiguration(): { configurationVersionId: string; runId: string } | null {
+    const newest = this.runs.value?.runs[0];
+    return newest ? { configurationVersionId: newest.relationships.configuration_version.data.id, runId: newest.id } : null;
   }
 
   private renderState(): TemplateResult {

@@ -193,6 +193,53 @@ test("variables: an operator adds a plain and a sensitive one (never shown again
   assert.is(await viewer.page.getByRole("button", { name: /^Edit|^Delete/ }).count(), 0);
 });
 
+test("start a run from the workspace page: a speculative plan on the newest run's configuration, and a plan from an uploaded .tar.gz", async ({ h, acme }) => {
+  const { makeConfigurationTarball } = await import("../../../server/test/support/factories.ts");
+  const made = await h.makeRun(acme, "applied", { workspace: await h.workspace(acme, "start-here") });
+  const { page } = await h.signInAs(acme, "operator");
+  await page.goto(h.url(`/workspaces/${made.workspace.id}`));
+  await page.getByRole("button", { name: "Start a run" }).click();
+  const form = page.locator("#start-run-form");
+  await form.getByLabel("Speculative plan (never applies)").check();
+  assert.ok(await form.getByLabel(/The configuration of the newest run/).isChecked(), "the newest run's configuration is the default");
+  await form.getByLabel("Message (optional)").fill("from the dashboard");
+  await h.screenshot(page, "workspace-start-run");
+  await h.checkA11y(page, "start a run");
+  await form.getByRole("button", { name: "Start run" }).click();
+  await page.waitForURL((u) => /^\/runs\/run-/.test(u.pathname));
+  const first = new URL(page.url()).pathname.split("/").pop()!;
+  const done = await h.waitForStatus(acme, first, ["planned_and_finished", "errored"]);
+  assert.is(done.attributes.status, "planned_and_finished");
+  assert.is(done.attributes.kind, "speculative");
+  assert.is(done.attributes.message, "from the dashboard");
+
+  // An uploaded archive: a new configuration version, then the run on it.
+  await page.goto(h.url(`/workspaces/${made.workspace.id}`));
+  await page.getByRole("button", { name: "Start a run" }).click();
+  await form.getByLabel("Speculative plan (never applies)").check();
+  await form.getByLabel(/Upload a/).check();
+  await form.getByLabel("Configuration archive").setInputFiles({
+    name: "config.tar.gz",
+    mimeType: "application/gzip",
+    buffer: makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "uploaded" {\n  input = "from the browser"\n}\n' }),
+  });
+  await form.getByRole("button", { name: "Start run" }).click();
+  await page.waitForURL((u) => /^\/runs\/run-/.test(u.pathname) && !u.pathname.endsWith(first));
+  const second = new URL(page.url()).pathname.split("/").pop()!;
+  const planned = await h.waitForStatus(acme, second, ["planned_and_finished", "errored"]);
+  assert.is(planned.attributes.status, "planned_and_finished");
+  assert.is.not(planned.relationships.configuration_version.data.id, done.relationships.configuration_version.data.id, "a new configuration version");
+
+  // Not a .tar.gz: the server's refusal, in its words, and no run.
+  await page.goto(h.url(`/workspaces/${made.workspace.id}`));
+  await page.getByRole("button", { name: "Start a run" }).click();
+  await form.getByLabel(/Upload a/).check();
+  await form.getByLabel("Configuration archive").setInputFiles({ name: "notes.tar.gz", mimeType: "application/gzip", buffer: Buffer.from("not gzip at all") });
+  await form.getByRole("button", { name: "Start run" }).click();
+  await page.locator("#start-run-error").waitFor();
+  assert.match(await page.locator("#start-run-error").innerText(), /CONFIGURATION_UPLOAD_INVALID/);
+});
+
 test("a viewer's New workspace is refused in the server's words, and nothing is created", async ({ h, acme }) => {
   const { page } = await h.signInAs(acme, "viewer");
   await page.goto(h.url("/workspaces"));
