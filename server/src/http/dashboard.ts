@@ -19,6 +19,7 @@ const ROUTES = [
   /^\/members\/?$/,
   /^\/audit\/?$/,
   /^\/workspaces\/?$/,
+  /^\/policy-sets\/?$/,
   /^\/runs\/?$/,
   new RegExp(`^/runs/${ID}/?$`),
   new RegExp(`^/workspaces/${ID}(/(state|cloud-access|source|variables))?/?$`),

@@ -47,6 +47,7 @@ test("hashed assets are immutable, pages are index.html with no-cache, API paths
           "/members",
           "/audit",
           "/workspaces",
+          "/policy-sets",
           "/runs",
           "/runs/run-0123456789abcdef",
           "/workspaces/ws-0123456789abcdef",

@@ -9,6 +9,7 @@ export type Route =
   | { name: "members" }
   | { name: "audit" }
   | { name: "workspaces" }
+  | { name: "policy-sets" }
   | { name: "home" }
   | { name: "runs" }
   | { name: "run"; runId: string }
@@ -29,6 +30,7 @@ const TABLE: Array<[RegExp, (m: RegExpExecArray) => Route]> = [
   [/^\/members\/?$/, () => ({ name: "members" })],
   [/^\/audit\/?$/, () => ({ name: "audit" })],
   [/^\/workspaces\/?$/, () => ({ name: "workspaces" })],
+  [/^\/policy-sets\/?$/, () => ({ name: "policy-sets" })],
   [/^\/runs\/?$/, () => ({ name: "runs" })],
   [new RegExp(`^/runs/${ID}/?$`), (m) => ({ name: "run", runId: m[1] })],
   [new RegExp(`^/workspaces/${ID}/?$`), (m) => ({ name: "workspace", workspaceId: m[1] })],

@@ -23,6 +23,7 @@ import "../admin/tokens-page.ts";
 import "../admin/members-page.ts";
 import "../admin/audit-page.ts";
 import "../workspaces/workspaces-page.ts";
+import "../admin/policy-sets-page.ts";
 import "../workspaces/workspace-variables-page.ts";
 
 type Status = "loading" | "signed-in" | "signed-out" | "unavailable";
@@ -40,6 +41,7 @@ export class SsApp extends LitElement {
       }
       header {
         display: flex;
+        flex-wrap: wrap;
         align-items: center;
         gap: var(--ss-space-4);
         padding: var(--ss-space-2) var(--ss-space-6);
@@ -53,7 +55,8 @@ export class SsApp extends LitElement {
       }
       header nav {
         display: flex;
-        gap: var(--ss-space-4);
+        flex-wrap: wrap;
+        gap: var(--ss-space-1) var(--ss-space-4);
         flex: 1;
       }
       header .who {
@@ -224,6 +227,7 @@ export class SsApp extends LitElement {
       <nav aria-label="Main">
         <a href="/runs" aria-current=${this.route.name === "runs" ? "page" : nothing}>Runs</a>
         <a href="/workspaces" aria-current=${this.route.name === "workspaces" ? "page" : nothing}>Workspaces</a>
+        <a href="/policy-sets" aria-current=${this.route.name === "policy-sets" ? "page" : nothing}>Policy sets</a>
         ${
           session.organizationAdmin
             ? html`<a href="/members" aria-current=${this.route.name === "members" ? "page" : nothing}>Members</a>
@@ -299,6 +303,8 @@ export class SsApp extends LitElement {
         return html`<ss-audit-page></ss-audit-page>`;
       case "workspaces":
         return html`<ss-workspaces-page></ss-workspaces-page>`;
+      case "policy-sets":
+        return html`<ss-policy-sets-page></ss-policy-sets-page>`;
     }
   }
 }
@@ -335,6 +341,8 @@ export function pageTitle(route: Route): string {
       return "Audit history";
     case "workspaces":
       return "Workspaces";
+    case "policy-sets":
+      return "Policy sets";
     case "not-found":
       return "Page not found";
   }

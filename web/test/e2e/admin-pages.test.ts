@@ -150,6 +150,51 @@ test("the audit history lists what the earlier scenarios did, names the person, 
   assert.match(who, /^Admin /);
 });
 
+const rego = (pkg: string) => Buffer.from(`package ${pkg}\n\nviolations contains {"title": "Never", "message": "never flagged"} if {\n  false\n}\n`);
+
+test("policy sets: an admin creates a global set from .rego files and publishes a new version; a viewer only reads", async ({ h, acme }) => {
+  const { page } = await h.signInAs(acme, "admin");
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Policy sets" }).click();
+  await page.waitForURL((u) => u.pathname === "/policy-sets");
+  await page.getByText("No policy sets yet").waitFor();
+  await page.getByRole("button", { name: "New policy set" }).click();
+  const form = page.locator("#new-policy-set-form");
+  await form.getByLabel("Name").fill("guardrails");
+  await form.getByLabel(/Policies/).setInputFiles([{ name: "no-public-buckets.rego", mimeType: "text/plain", buffer: rego("buckets") }]);
+  await form.getByLabel("Enforcement level").selectOption("hard_mandatory");
+  await form.getByRole("button", { name: "Create policy set" }).click();
+  const set = page.locator("article[data-policy-set=guardrails]");
+  await set.waitFor();
+  assert.match(await set.innerText(), /Applies to every workspace \(global\)/);
+  assert.match(await set.innerText(), /Version 1,/);
+  assert.match(await set.locator("tbody").innerText(), /no-public-buckets\s+hard-mandatory\s+buckets/);
+
+  await set.getByRole("button", { name: "New version of guardrails" }).click();
+  await set.getByLabel(/Policies of the new version/).setInputFiles([
+    { name: "no-public-buckets.rego", mimeType: "text/plain", buffer: rego("buckets") },
+    { name: "tagging.rego", mimeType: "text/plain", buffer: rego("tagging") },
+  ]);
+  await set.getByLabel("Enforcement level").selectOption("advisory");
+  await set.getByRole("button", { name: "Publish version" }).click();
+  await page.locator("#policy-sets-notice").filter({ hasText: "guardrails has a new version" }).waitFor();
+  await set.getByText("Version 2,").waitFor();
+  assert.is(await set.locator("tbody tr").count(), 2);
+  await h.screenshot(page, "policy-sets");
+  await h.checkA11y(page, "policy sets");
+
+  // Not Rego: the server's refusal, and no new version.
+  await set.getByRole("button", { name: "New version of guardrails" }).click();
+  await set.getByLabel(/Policies of the new version/).setInputFiles([{ name: "broken.rego", mimeType: "text/plain", buffer: Buffer.from("this is not rego") }]);
+  await set.getByRole("button", { name: "Publish version" }).click();
+  await page.locator("#policy-sets-error").waitFor();
+  await set.getByText("Version 2,").waitFor();
+
+  const viewer = await h.signInAs(acme, "viewer");
+  await viewer.page.goto(h.url("/policy-sets"));
+  await viewer.page.locator("article[data-policy-set=guardrails]").waitFor();
+  assert.is(await viewer.page.getByRole("button", { name: /New policy set|New version/ }).count(), 0);
+});
+
 test("an operator sees neither Members, API tokens nor Audit, and is told plainly on the URL", async ({ h, acme }) => {
   const { page } = await h.signInAs(acme, "operator");
   await page.getByRole("heading", { name: "Runs" }).waitFor();
