@@ -8,7 +8,7 @@ import * as assert from "uvu/assert";
 import { issueSetupToken } from "../../../server/src/commands/setup.ts";
 import { hook, startHarness, type Harness } from "../support/index.ts";
 
-const test = suite<{ h: Harness; token: string }>("first-run setup page");
+const test = suite<{ h: Harness; token: string; cliToken: string }>("first-run setup page");
 
 test.before(
   hook(async (ctx) => {
@@ -42,7 +42,8 @@ test("a wrong link explains what to do and creates nothing", async ({ h, token }
   await page.getByRole("heading", { name: "This setup link cannot be used" }).waitFor();
 });
 
-test("the link creates the administrator and the organization, signs in, and hands out a CLI token once", async ({ h, token }) => {
+test("the link creates the administrator and the organization, signs in, and hands out a CLI token once", async (ctx) => {
+  const { h, token } = ctx;
   const { page } = await h.newPage();
   await page.goto(h.url(`/setup?token=${token}`));
   await page.getByRole("heading", { name: "Set up StackShip" }).waitFor();
@@ -68,6 +69,7 @@ test("the link creates the administrator and the organization, signs in, and han
 
   await page.getByRole("button", { name: "Create CLI token" }).click();
   const secret = (await page.locator("#cli-token").innerText()).trim();
+  ctx.cliToken = secret;
   assert.ok(secret.length > 20, secret);
   assert.match(await page.locator("#cli-token-note").innerText(), /never show it again/);
   assert.ok((await page.locator("#credentials-snippet").innerText()).includes(`token = "${secret}"`));
@@ -98,6 +100,72 @@ test("the link creates the administrator and the organization, signs in, and han
   await again.goto(h.url(`/setup?token=${token}`));
   await again.getByRole("heading", { name: "This setup link cannot be used" }).waitFor();
   assert.is(await administrators(h), 1);
+});
+
+test("from the first sign-in to an applied run without curl: workspace, two variables, a run started from the page, approved", async ({ h, cliToken }) => {
+  const CANARY = "CANARY-first-run-9k3v";
+  const { makeConfigurationTarball } = await import("../../../server/test/support/factories.ts");
+  const org = { name: "acme-setup", id: "", token: cliToken };
+  const { page } = await h.newPage();
+  const bodies: string[] = [];
+  page.on(
+    "response",
+    (response) =>
+      void response.text().then(
+        (text) => bodies.push(text),
+        () => undefined,
+      ),
+  );
+  await page.goto(h.url("/sign-in"));
+  await page.getByLabel("Email").fill("first.admin@example.com");
+  await page.getByLabel("Password").fill("twelve chars");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL((u) => u.pathname === "/runs");
+
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Workspaces" }).click();
+  await page.getByRole("button", { name: "New workspace" }).click();
+  await page.locator("#new-workspace-form").getByLabel("Name").fill("first-app");
+  await page.locator("#new-workspace-form").getByRole("button", { name: "Create workspace" }).click();
+  await page.getByRole("heading", { name: "first-app" }).waitFor();
+
+  await page.getByRole("navigation", { name: "Workspace" }).getByRole("link", { name: "Variables" }).click();
+  for (const [key, value, sensitive] of [
+    ["greeting", "hello from the first run", false],
+    ["api_key", CANARY, true],
+  ] as const) {
+    await page.getByRole("button", { name: "Add variable" }).click();
+    const form = page.locator("#new-variable");
+    await form.getByLabel("Key").fill(key);
+    await form.getByLabel("Value").fill(value);
+    if (sensitive) await form.getByLabel("Sensitive").check();
+    await form.getByRole("button", { name: "Add variable" }).click();
+    await page.locator(`tr[data-variable-key=${key}]`).waitFor();
+  }
+
+  await page.getByRole("navigation", { name: "Workspace" }).getByRole("link", { name: "Overview" }).click();
+  await page.getByRole("button", { name: "Start a run" }).click();
+  const start = page.locator("#start-run-form");
+  await start.getByLabel("Configuration archive").setInputFiles({
+    name: "first.tar.gz",
+    mimeType: "application/gzip",
+    buffer: makeConfigurationTarball({
+      "main.tf":
+        'variable "greeting" {}\nvariable "api_key" {\n  sensitive = true\n}\nresource "terraform_data" "hello" {\n  input = var.greeting\n}\nresource "terraform_data" "key" {\n  input = var.api_key\n}\n',
+    }),
+  });
+  await start.getByLabel("Message (optional)").fill("The first run");
+  await start.getByRole("button", { name: "Start run" }).click();
+  await page.waitForURL((u) => /^\/runs\/run-/.test(u.pathname));
+  const runId = new URL(page.url()).pathname.split("/").pop()!;
+  await h.waitForStatus(org, runId, ["awaiting_approval"]);
+  await page.getByTestId("run-status").filter({ hasText: "Awaiting approval" }).waitFor();
+  await page.getByRole("button", { name: "Approve plan" }).click();
+  await page.getByTestId("attention-strip").waitFor({ state: "detached" });
+  const applied = await h.waitForStatus(org, runId, ["applied", "errored", "needs_recovery"]);
+  assert.is(applied.attributes.status, "applied");
+  await page.getByTestId("run-status").filter({ hasText: "Applied" }).waitFor();
+  await h.screenshot(page, "first-run-applied");
+  assert.ok(bodies.length > 0 && !bodies.some((body) => body.includes(CANARY)), "the sensitive variable came back in a response");
 });
 
 test.run();
