@@ -20,6 +20,7 @@ const ROUTES = [
   /^\/audit\/?$/,
   /^\/workspaces\/?$/,
   /^\/policy-sets\/?$/,
+  /^\/organizations\/?$/,
   /^\/runs\/?$/,
   new RegExp(`^/runs/${ID}/?$`),
   new RegExp(`^/workspaces/${ID}(/(state|cloud-access|source|variables))?/?$`),

@@ -48,6 +48,7 @@ test("hashed assets are immutable, pages are index.html with no-cache, API paths
           "/audit",
           "/workspaces",
           "/policy-sets",
+          "/organizations",
           "/runs",
           "/runs/run-0123456789abcdef",
           "/workspaces/ws-0123456789abcdef",

@@ -10,6 +10,7 @@ export type Route =
   | { name: "audit" }
   | { name: "workspaces" }
   | { name: "policy-sets" }
+  | { name: "organizations" }
   | { name: "home" }
   | { name: "runs" }
   | { name: "run"; runId: string }
@@ -31,6 +32,7 @@ const TABLE: Array<[RegExp, (m: RegExpExecArray) => Route]> = [
   [/^\/audit\/?$/, () => ({ name: "audit" })],
   [/^\/workspaces\/?$/, () => ({ name: "workspaces" })],
   [/^\/policy-sets\/?$/, () => ({ name: "policy-sets" })],
+  [/^\/organizations\/?$/, () => ({ name: "organizations" })],
   [/^\/runs\/?$/, () => ({ name: "runs" })],
   [new RegExp(`^/runs/${ID}/?$`), (m) => ({ name: "run", runId: m[1] })],
   [new RegExp(`^/workspaces/${ID}/?$`), (m) => ({ name: "workspace", workspaceId: m[1] })],

@@ -24,6 +24,7 @@ import "../admin/members-page.ts";
 import "../admin/audit-page.ts";
 import "../workspaces/workspaces-page.ts";
 import "../admin/policy-sets-page.ts";
+import "../admin/organizations-page.ts";
 import "../workspaces/workspace-variables-page.ts";
 
 type Status = "loading" | "signed-in" | "signed-out" | "unavailable";
@@ -235,6 +236,7 @@ export class SsApp extends LitElement {
                 <a href="/audit" aria-current=${this.route.name === "audit" ? "page" : nothing}>Audit</a>`
             : nothing
         }
+        ${session.user.site_admin ? html`<a href="/organizations" aria-current=${this.route.name === "organizations" ? "page" : nothing}>Organizations</a>` : nothing}
         <a href="/docs">API reference</a>
       </nav>
       ${
@@ -305,6 +307,8 @@ export class SsApp extends LitElement {
         return html`<ss-workspaces-page></ss-workspaces-page>`;
       case "policy-sets":
         return html`<ss-policy-sets-page></ss-policy-sets-page>`;
+      case "organizations":
+        return html`<ss-organizations-page></ss-organizations-page>`;
     }
   }
 }
@@ -343,6 +347,8 @@ export function pageTitle(route: Route): string {
       return "Workspaces";
     case "policy-sets":
       return "Policy sets";
+    case "organizations":
+      return "Organizations";
     case "not-found":
       return "Page not found";
   }

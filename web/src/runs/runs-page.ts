@@ -220,7 +220,7 @@ export class SsRunsPage extends LitElement {
           : html`<p class="notice info" role="status" id="no-organization">
             ${
               this.session?.user.site_admin
-                ? html`No organization exists yet. Create one through the API (<code>POST /v1/organizations</code>, see the README), then reload.`
+                ? html`No organization exists yet. <a href="/organizations">Create one</a>.`
                 : "You are not a member of any organization yet. Ask an organization admin to add you."
             }
           </p>`

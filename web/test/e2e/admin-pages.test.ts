@@ -195,6 +195,29 @@ test("policy sets: an admin creates a global set from .rego files and publishes 
   assert.is(await viewer.page.getByRole("button", { name: /New policy set|New version/ }).count(), 0);
 });
 
+test("organizations: a deployment administrator creates one and the switcher shows it; others are told plainly", async ({ h, acme }) => {
+  const admin = await createUser(h.server, { siteAdmin: true, displayName: "Deploy Admin" });
+  const { page } = await h.signInAs(acme, { ...admin, displayName: "Deploy Admin", role: "admin" });
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Organizations" }).click();
+  await page.waitForURL((u) => u.pathname === "/organizations");
+  await page.locator("tr[data-organization=acme]").waitFor();
+  await page.getByLabel("New organization").fill("second-org");
+  await page.getByRole("button", { name: "Create organization" }).click();
+  await page.locator("tr[data-organization=second-org]").waitFor();
+  await page.getByLabel("Organization").locator("option", { hasText: "second-org" }).waitFor({ state: "attached" });
+  assert.is((await h.server.db.knex("organizations").where({ name: "second-org" })).length, 1);
+  await h.screenshot(page, "organizations");
+  await h.checkA11y(page, "organizations page");
+  await page.getByLabel("New organization").fill("second-org");
+  await page.getByRole("button", { name: "Create organization" }).click();
+  await page.locator("#organizations-error").waitFor();
+
+  const other = await h.signInAs(acme, "admin");
+  assert.is(await other.page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Organizations" }).count(), 0);
+  await other.page.goto(h.url("/organizations"));
+  await other.page.locator("#organizations-not-allowed").waitFor();
+});
+
 test("an operator sees neither Members, API tokens nor Audit, and is told plainly on the URL", async ({ h, acme }) => {
   const { page } = await h.signInAs(acme, "operator");
   await page.getByRole("heading", { name: "Runs" }).waitFor();
