@@ -1,14 +1,12 @@
 import { css } from "lit";
-import { dataTable } from "../ui/shared-styles.ts";
+import { dataTable, listPage } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
 
 export const auditPageStyles = [
   base,
   dataTable,
+  listPage,
   css`
-    :host {
-      display: block;
-    }
     .filters {
       display: flex;
       flex-wrap: wrap;
@@ -19,13 +17,6 @@ export const auditPageStyles = [
       display: grid;
       gap: var(--ss-space-1);
       font-weight: 600;
-    }
-    td,
-    th {
-      vertical-align: top;
-    }
-    .table-wrap {
-      overflow-x: auto;
     }
     .seq {
       font-variant-numeric: tabular-nums;

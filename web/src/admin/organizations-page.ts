@@ -3,39 +3,19 @@
 import { consume } from "@lit/context";
 import { Task } from "@lit/task";
 import { createOrganization, listOrganizations, type Client } from "@stackship/client";
-import { LitElement, css, html, nothing, type TemplateResult } from "lit";
+import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, state } from "lit/decorators.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
 import { apiContext, sessionContext } from "../app/context.ts";
 import { absoluteUtc } from "../app/format.ts";
 import type { Session } from "../app/session.ts";
-import { dataTable, formControls } from "../ui/shared-styles.ts";
+import { dataTable, formControls, listPage } from "../ui/shared-styles.ts";
 import { tableHead } from "../ui/table-head.ts";
 import { base } from "../ui/tokens.ts";
 
 @customElement("ss-organizations-page")
 export class SsOrganizationsPage extends LitElement {
-  static override styles = [
-    base,
-    dataTable,
-    formControls,
-    css`
-      :host {
-        display: block;
-      }
-      form {
-        display: flex;
-        flex-wrap: wrap;
-        gap: var(--ss-space-3);
-        align-items: end;
-        margin: var(--ss-space-3) 0 var(--ss-space-4);
-      }
-      form label {
-        display: grid;
-        gap: var(--ss-space-1);
-      }
-    `,
-  ];
+  static override styles = [base, dataTable, formControls, listPage];
 
   @consume({ context: apiContext }) accessor api!: Client;
   @consume({ context: sessionContext, subscribe: true }) @state() accessor session: Session | null = null;
@@ -77,7 +57,7 @@ export class SsOrganizationsPage extends LitElement {
     return html`<h1>Organizations</h1>
       ${this.error ? html`<p class="notice danger" role="alert" id="organizations-error">${this.error}</p>` : nothing}
       ${this.notice ? html`<p class="notice info" role="status" id="organizations-notice">${this.notice}</p>` : nothing}
-      <form @submit=${(e: SubmitEvent) => void this.create(e)}>
+      <form class="inline" @submit=${(e: SubmitEvent) => void this.create(e)}>
         <label>New organization <input name="name" required autocomplete="off" pattern="[A-Za-z0-9][A-Za-z0-9_-]{0,39}" placeholder="e.g. acme" /></label>
         <button class="primary" type="submit" ?disabled=${this.busy}>Create organization</button>
       </form>

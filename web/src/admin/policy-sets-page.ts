@@ -11,7 +11,7 @@ import { dataOf, RequestFailed } from "../app/api.ts";
 import { apiContext, sessionContext } from "../app/context.ts";
 import { absoluteUtc } from "../app/format.ts";
 import type { Session } from "../app/session.ts";
-import { dataTable, formControls } from "../ui/shared-styles.ts";
+import { dataTable, formControls, listPage } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
 
 type Level = PolicyInput["enforcement_level"];
@@ -31,10 +31,8 @@ export class SsPolicySetsPage extends LitElement {
     base,
     dataTable,
     formControls,
+    listPage,
     css`
-      :host {
-        display: block;
-      }
       article {
         border: 1px solid var(--ss-border);
         border-radius: 6px;

@@ -1,26 +1,13 @@
 import { css } from "lit";
-import { dataTable, formControls } from "../ui/shared-styles.ts";
+import { dataTable, formControls, listPage } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
 
 export const tokensPageStyles = [
   base,
   dataTable,
   formControls,
+  listPage,
   css`
-    :host {
-      display: block;
-    }
-    form.create {
-      display: flex;
-      flex-wrap: wrap;
-      gap: var(--ss-space-3);
-      align-items: end;
-      margin: var(--ss-space-4) 0;
-    }
-    form.create label {
-      display: grid;
-      gap: var(--ss-space-1);
-    }
     .secret {
       display: flex;
       flex-wrap: wrap;
@@ -29,13 +16,6 @@ export const tokensPageStyles = [
     }
     .secret code {
       overflow-wrap: anywhere;
-    }
-    td,
-    th {
-      vertical-align: top;
-    }
-    .table-wrap {
-      overflow-x: auto;
     }
   `,
 ];

@@ -123,7 +123,7 @@ export class SsTokensPage extends LitElement {
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
     return html`
       <h2>New token</h2>
-      <form class="create" @submit=${(e: SubmitEvent) => void this.create(e)}>
+      <form class="inline" @submit=${(e: SubmitEvent) => void this.create(e)}>
         <label
           >Role
           <select name="role" id="token-role">

@@ -84,3 +84,28 @@ export function ruledStack(selector: string, rule: string): CSSResult {
     }
   `;
 }
+
+/** A page of lists and small forms (the administration pages): a row of labelled fields, a table that scrolls on its own. */
+export const listPage = css`
+  :host {
+    display: block;
+  }
+  form.inline {
+    display: flex;
+    flex-wrap: wrap;
+    gap: var(--ss-space-3);
+    align-items: end;
+    margin: var(--ss-space-3) 0 var(--ss-space-4);
+  }
+  form.inline label {
+    display: grid;
+    gap: var(--ss-space-1);
+  }
+  .table-wrap {
+    overflow-x: auto;
+  }
+  td,
+  th {
+    vertical-align: top;
+  }
+`;

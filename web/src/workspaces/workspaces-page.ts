@@ -13,7 +13,7 @@ import { apiContext, sessionContext } from "../app/context.ts";
 import { absoluteUtc, relativeTime } from "../app/format.ts";
 import { navigate } from "../app/router.ts";
 import type { Session } from "../app/session.ts";
-import { dataTable, formControls } from "../ui/shared-styles.ts";
+import { dataTable, formControls, listPage } from "../ui/shared-styles.ts";
 import "../ui/status-badge.ts";
 import { tableHead } from "../ui/table-head.ts";
 import { base } from "../ui/tokens.ts";
@@ -36,10 +36,8 @@ export class SsWorkspacesPage extends LitElement {
     base,
     dataTable,
     formControls,
+    listPage,
     css`
-      :host {
-        display: block;
-      }
       .bar {
         display: flex;
         flex-wrap: wrap;
@@ -62,13 +60,6 @@ export class SsWorkspacesPage extends LitElement {
         display: flex;
         gap: var(--ss-space-2);
         align-items: center;
-      }
-      .table-wrap {
-        overflow-x: auto;
-      }
-      td,
-      th {
-        vertical-align: top;
       }
     `,
   ];
