@@ -1,4 +1,4 @@
-import { afterEach, cleanup, deep, describe, DIGEST, equal, FakeServer, it, mount, ok, reviewFixture, RUN_ID, text } from "./test-support.ts";
+import { afterEach, cleanup, deep, describe, DIGEST, equal, FakeServer, it, mount, ok, reviewFixture, RUN_ID, text, until } from "./test-support.ts";
 import type { SsAttentionStrip } from "./attention-strip.ts";
 import "./attention-strip.ts";
 
@@ -27,7 +27,7 @@ describe("ss-attention-strip", () => {
     let done = 0;
     document.addEventListener("ss-run-action-done", () => done++, { once: true });
     button(el, "Approve plan")!.click();
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => done > 0, 3000, "ss-run-action-done bubbled out of the shadow root");
     equal(server.count(`POST /v1/runs/${RUN_ID}/actions/approve`), 1);
     equal(server.requests[0].body, { data: { type: "approvals", attributes: { plan_digest: DIGEST } } });
     equal(el.shadowRoot!.querySelector('[data-testid="approve-confirmation"]'), null);
@@ -52,7 +52,7 @@ describe("ss-attention-strip", () => {
     button(el, "Approve plan")!.click();
     await el.updateComplete;
     (el.shadowRoot!.querySelector("#confirm-approve") as HTMLButtonElement).click();
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => server.count(`POST /v1/runs/${RUN_ID}/actions/approve`) > 0);
     equal(server.count(`POST /v1/runs/${RUN_ID}/actions/approve`), 1);
   });
 
@@ -67,7 +67,7 @@ describe("ss-attention-strip", () => {
     equal(el.shadowRoot!.activeElement, reason);
     reason.value = "  wrong branch ";
     (el.shadowRoot!.querySelector('[data-testid="discard-confirmation"] button[type="submit"]') as HTMLButtonElement).click();
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => server.requests.length > 0);
     equal(server.requests.at(-1)?.body, { data: { type: "decisions", attributes: { reason: "wrong branch" } } });
   });
 
@@ -80,9 +80,14 @@ describe("ss-attention-strip", () => {
     equal(gone.shadowRoot!.children.length, 0);
     const el = await strip(server, 0);
     button(el, "Approve plan")!.click();
-    await new Promise((r) => setTimeout(r, 50));
-    await el.updateComplete;
-    const alert = deep(el.shadowRoot!, '[role="alert"]');
+    const alert = await until(
+      () => {
+        const found = deep(el.shadowRoot!, '[role="alert"]');
+        return found && text(found).includes("409") ? found : null;
+      },
+      3000,
+      "the refusal's alert",
+    );
     ok(text(alert).includes("The plan changed since you reviewed it.") && text(alert).includes("409 RUN_PLAN_DIGEST_MISMATCH"), text(alert));
   });
 });

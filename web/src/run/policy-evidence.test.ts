@@ -1,4 +1,4 @@
-import { afterEach, cleanup, describe, equal, FakeServer, it, mountForRun, ok, reviewFixture, RUN_ID, text } from "./test-support.ts";
+import { afterEach, cleanup, describe, equal, FakeServer, it, mountForRun, ok, reviewFixture, RUN_ID, text, until } from "./test-support.ts";
 import type { Action, PolicyStage } from "./review-model.ts";
 import "./policy-evidence.ts";
 
@@ -53,7 +53,7 @@ describe("ss-policy-evidence", () => {
     );
     select.value = String(4 * 3600);
     form.requestSubmit();
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => server.requests.length > 0);
     equal(server.requests[0].body, { data: { type: "policy-overrides", attributes: { result_digest: RESULT, reason: "tags follow", duration_seconds: 14400 } } });
   });
 

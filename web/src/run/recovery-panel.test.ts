@@ -1,4 +1,4 @@
-import { afterEach, cleanup, describe, equal, FakeServer, it, mountForRun, ok, RUN_ID, text } from "./test-support.ts";
+import { afterEach, cleanup, describe, equal, FakeServer, it, mountForRun, ok, RUN_ID, text, until } from "./test-support.ts";
 import type { Action, Recovery } from "./review-model.ts";
 import "./recovery-panel.ts";
 
@@ -45,7 +45,7 @@ describe("ss-recovery-panel", () => {
     ok(text(form).includes("Write at least 10 characters."));
     form.querySelector("textarea")!.value = "nothing changed upstream";
     form.requestSubmit();
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => server.requests.length > 0);
     equal(server.requests[0].body, { data: { type: "recovery-resolutions", attributes: { resolution: "keep_current_state", reason: "nothing changed upstream" } } });
   });
 });
