@@ -1984,6 +1984,13 @@ export interface components {
                 commit: null | components["schemas"]["RunCommit"];
                 config_digest: components["schemas"]["Sha256"];
                 created_at: components["schemas"]["Timestamp"];
+                /** @description Who started the run: a dashboard user (`user`, by display name) or the holder of an API token (`token`, by the token principal's name). Null when no person or token is on record (the GitHub App's runs say what started them in `source`). */
+                created_by: null | {
+                    id: string;
+                    /** @enum {string} */
+                    kind: "user" | "token";
+                    name: string;
+                };
                 /** @description SHA-256 over the dependency lock file and module manifest the plan used. */
                 dependency_bundle_digest: components["schemas"]["Sha256"] | null;
                 execution_region: string;
@@ -4014,6 +4021,8 @@ export interface operations {
             query?: {
                 cursor?: string;
                 limit?: number;
+                /** @description Only runs in one of these statuses, comma-separated (e.g. `awaiting_approval,policy_soft_failed,needs_recovery`); the order and the cursor are the same as without it, so a continuation token of a filtered list continues that filtered list. An unknown status is refused with 400 `REQUEST_INVALID` naming it. */
+                status?: string;
             };
             header?: never;
             path: {

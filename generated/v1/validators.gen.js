@@ -14874,7 +14874,7 @@ validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 export const RunDocument = validate109;
 const schema181 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Run"}}};
-const schema182 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"runs"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["kind","status","status_reason","recovery","message","source","commit","auto_apply","is_destroy","config_digest","input_digest","opentofu_version","execution_region","platform","plan_status","apply_status","has_changes","plan_counts","plan_digest","dependency_bundle_digest","policy_outcome","policy_result_digest","predecessor_state_digest","approval_expires_at","finished_at","created_at","updated_at"],"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"message":{"type":"string"},"source":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunSource"},"commit":{"description":"The commit the run was made from, when its source recorded one (GitHub runs); null otherwise.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit"}]},"auto_apply":{"const":false},"is_destroy":{"const":false},"config_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"input_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"opentofu_version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},"execution_region":{"type":"string"},"platform":{"type":"string"},"status_reason":{"description":"Why the run ended where it did (null while it is still moving). The `sandbox_*_limit` codes say which limit of the phase's sandbox (memory, processes, largest file, disk, CPU time) stopped its plan or apply; a stopped apply still waits in `needs_recovery`.","oneOf":[{"type":"null"},{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered","plan_credentials_required","sandbox_memory_limit","sandbox_process_limit","sandbox_file_size_limit","sandbox_disk_limit","sandbox_cpu_limit"]}]},"plan_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"apply_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"has_changes":{"type":["boolean","null"],"description":"Null until the plan finished."},"plan_counts":{"description":"Resource counts of the finished plan; a replace counts as a create and a destroy. Null until the plan finished.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}}]},"plan_digest":{"description":"SHA-256 of the saved plan file; an approval must carry it.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"dependency_bundle_digest":{"description":"SHA-256 over the dependency lock file and module manifest the plan used.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"policy_outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"policy_result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"predecessor_state_digest":{"description":"SHA-256 of the workspace state the plan was made against (null when there was none, or before the plan).","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"approval_expires_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"recovery":{"description":"The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","configuration_version"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"configuration_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema182 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"runs"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunId"},"attributes":{"type":"object","additionalProperties":false,"required":["kind","status","status_reason","recovery","message","source","commit","auto_apply","is_destroy","config_digest","input_digest","opentofu_version","execution_region","platform","plan_status","apply_status","has_changes","plan_counts","plan_digest","dependency_bundle_digest","policy_outcome","policy_result_digest","predecessor_state_digest","approval_expires_at","finished_at","created_by","created_at","updated_at"],"properties":{"kind":{"type":"string","enum":["plan_and_apply","speculative"]},"status":{"type":"string","enum":["pending","planning","policy_checking","policy_soft_failed","awaiting_approval","applying","applied","planned_and_finished","discarded","canceled","errored","expired","plan_credentials_required","needs_recovery"]},"message":{"type":"string"},"source":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunSource"},"commit":{"description":"The commit the run was made from, when its source recorded one (GitHub runs); null otherwise.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit"}]},"auto_apply":{"const":false},"is_destroy":{"const":false},"config_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"input_digest":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},"opentofu_version":{"type":"string","pattern":"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},"execution_region":{"type":"string"},"platform":{"type":"string"},"status_reason":{"description":"Why the run ended where it did (null while it is still moving). The `sandbox_*_limit` codes say which limit of the phase's sandbox (memory, processes, largest file, disk, CPU time) stopped its plan or apply; a stopped apply still waits in `needs_recovery`.","oneOf":[{"type":"null"},{"type":"string","enum":["plan_failed","plan_canceled","no_changes","speculative","policy_hard_failed","policy_errored","discarded","canceled","approval_expired","applied","apply_failed","apply_interrupted","apply_uncertain","recovered","plan_credentials_required","sandbox_memory_limit","sandbox_process_limit","sandbox_file_size_limit","sandbox_disk_limit","sandbox_cpu_limit"]}]},"plan_status":{"type":"string","enum":["pending","running","finished","errored","canceled"]},"apply_status":{"type":"string","enum":["pending","running","finished","errored","canceled","interrupted"]},"has_changes":{"type":["boolean","null"],"description":"Null until the plan finished."},"plan_counts":{"description":"Resource counts of the finished plan; a replace counts as a create and a destroy. Null until the plan finished.","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["create","change","destroy"],"properties":{"create":{"type":"integer","minimum":0},"change":{"type":"integer","minimum":0},"destroy":{"type":"integer","minimum":0}}}]},"plan_digest":{"description":"SHA-256 of the saved plan file; an approval must carry it.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"dependency_bundle_digest":{"description":"SHA-256 over the dependency lock file and module manifest the plan used.","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"policy_outcome":{"type":["string","null"],"enum":["skipped","passed","soft_failed","hard_failed","errored",null]},"policy_result_digest":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"predecessor_state_digest":{"description":"SHA-256 of the workspace state the plan was made against (null when there was none, or before the plan).","oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256"},{"type":"null"}]},"approval_expires_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"finished_at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},{"type":"null"}]},"recovery":{"description":"The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed.","oneOf":[{"type":"null"},{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/RunRecovery"}]},"created_by":{"description":"Who started the run: a dashboard user (`user`, by display name) or the holder of an API token (`token`, by the token principal's name). Null when no person or token is on record (the GitHub App's runs say what started them in `source`).","oneOf":[{"type":"null"},{"type":"object","additionalProperties":false,"required":["id","kind","name"],"properties":{"id":{"type":"string"},"kind":{"type":"string","enum":["user","token"]},"name":{"type":"string"}}}]},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","workspace","configuration_version"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"workspace":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"configuration_version":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 const schema184 = {"type":"string","enum":["api","cli","github_push","github_pull_request"],"description":"What created the run: the native API (`api`), the `tofu` CLI through the OpenTofu Cloud compatibility API (`cli`), or the GitHub App on a push to the tracked branch (`github_push`) or on a pull request targeting it (`github_pull_request`)."};
 const schema185 = {"type":"object","additionalProperties":false,"required":["sha","message","author","ref","repository","fork"],"properties":{"sha":{"type":"string","pattern":"^[0-9a-f]{40}$","description":"The full commit SHA the configuration was made from."},"message":{"type":["string","null"],"description":"The commit message (null when GitHub did not say)."},"author":{"type":["string","null"],"description":"The commit author: the GitHub login when known, else the name."},"ref":{"type":"string","description":"The Git ref: `refs/heads/<branch>` for a push, `refs/pull/<number>/head` for a pull request."},"repository":{"type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$","description":"The repository the commit comes from (`owner/name`; for a fork pull request the fork)."},"fork":{"type":"boolean","description":"True for a pull request from a fork (its head repository differs from the base). Such a run never receives a cloud credential or a sensitive variable."}}};
 const pattern87 = new RegExp("^[0-9a-f]{40}$", "u");
@@ -16207,8 +16207,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(data2.created_at === undefined){
-const err34 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(data2.created_by === undefined){
+const err34 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -16217,8 +16217,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(data2.updated_at === undefined){
-const err35 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(data2.created_at === undefined){
+const err35 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -16227,9 +16227,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-for(const key1 in data2){
-if(!(func1.call(schema182.properties.attributes.properties, key1))){
-const err36 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data2.updated_at === undefined){
+const err36 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -16238,11 +16237,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-if(data2.kind !== undefined){
-let data3 = data2.kind;
-if(typeof data3 !== "string"){
-const err37 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key1 in data2){
+if(!(func1.call(schema182.properties.attributes.properties, key1))){
+const err37 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -16251,8 +16248,11 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(!((data3 === "plan_and_apply") || (data3 === "speculative"))){
-const err38 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema182.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
+}
+if(data2.kind !== undefined){
+let data3 = data2.kind;
+if(typeof data3 !== "string"){
+const err38 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -16261,11 +16261,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-if(data2.status !== undefined){
-let data4 = data2.status;
-if(typeof data4 !== "string"){
-const err39 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((data3 === "plan_and_apply") || (data3 === "speculative"))){
+const err39 = {instancePath:instancePath+"/attributes/kind",schemaPath:"#/properties/attributes/properties/kind/enum",keyword:"enum",params:{allowedValues: schema182.properties.attributes.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -16274,8 +16271,11 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(!((((((((((((((data4 === "pending") || (data4 === "planning")) || (data4 === "policy_checking")) || (data4 === "policy_soft_failed")) || (data4 === "awaiting_approval")) || (data4 === "applying")) || (data4 === "applied")) || (data4 === "planned_and_finished")) || (data4 === "discarded")) || (data4 === "canceled")) || (data4 === "errored")) || (data4 === "expired")) || (data4 === "plan_credentials_required")) || (data4 === "needs_recovery"))){
-const err40 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema182.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
+}
+if(data2.status !== undefined){
+let data4 = data2.status;
+if(typeof data4 !== "string"){
+const err40 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -16284,10 +16284,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-if(data2.message !== undefined){
-if(typeof data2.message !== "string"){
-const err41 = {instancePath:instancePath+"/attributes/message",schemaPath:"#/properties/attributes/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((((((((((data4 === "pending") || (data4 === "planning")) || (data4 === "policy_checking")) || (data4 === "policy_soft_failed")) || (data4 === "awaiting_approval")) || (data4 === "applying")) || (data4 === "applied")) || (data4 === "planned_and_finished")) || (data4 === "discarded")) || (data4 === "canceled")) || (data4 === "errored")) || (data4 === "expired")) || (data4 === "plan_credentials_required")) || (data4 === "needs_recovery"))){
+const err41 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema182.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -16297,10 +16295,9 @@ vErrors.push(err41);
 errors++;
 }
 }
-if(data2.source !== undefined){
-let data6 = data2.source;
-if(typeof data6 !== "string"){
-const err42 = {instancePath:instancePath+"/attributes/source",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunSource/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.message !== undefined){
+if(typeof data2.message !== "string"){
+const err42 = {instancePath:instancePath+"/attributes/message",schemaPath:"#/properties/attributes/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -16309,13 +16306,26 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(!((((data6 === "api") || (data6 === "cli")) || (data6 === "github_push")) || (data6 === "github_pull_request"))){
-const err43 = {instancePath:instancePath+"/attributes/source",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunSource/enum",keyword:"enum",params:{allowedValues: schema184.enum},message:"must be equal to one of the allowed values"};
+}
+if(data2.source !== undefined){
+let data6 = data2.source;
+if(typeof data6 !== "string"){
+const err43 = {instancePath:instancePath+"/attributes/source",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunSource/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err43];
 }
 else {
 vErrors.push(err43);
+}
+errors++;
+}
+if(!((((data6 === "api") || (data6 === "cli")) || (data6 === "github_push")) || (data6 === "github_pull_request"))){
+const err44 = {instancePath:instancePath+"/attributes/source",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunSource/enum",keyword:"enum",params:{allowedValues: schema184.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
 }
 errors++;
 }
@@ -16327,12 +16337,12 @@ let valid4 = false;
 let passing0 = null;
 const _errs20 = errors;
 if(data7 !== null){
-const err44 = {instancePath:instancePath+"/attributes/commit",schemaPath:"#/properties/attributes/properties/commit/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err45 = {instancePath:instancePath+"/attributes/commit",schemaPath:"#/properties/attributes/properties/commit/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err44];
+vErrors = [err45];
 }
 else {
-vErrors.push(err44);
+vErrors.push(err45);
 }
 errors++;
 }
@@ -16344,17 +16354,7 @@ passing0 = 0;
 const _errs22 = errors;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.sha === undefined){
-const err45 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "sha"},message:"must have required property '"+"sha"+"'"};
-if(vErrors === null){
-vErrors = [err45];
-}
-else {
-vErrors.push(err45);
-}
-errors++;
-}
-if(data7.message === undefined){
-const err46 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+const err46 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "sha"},message:"must have required property '"+"sha"+"'"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -16363,8 +16363,8 @@ vErrors.push(err46);
 }
 errors++;
 }
-if(data7.author === undefined){
-const err47 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "author"},message:"must have required property '"+"author"+"'"};
+if(data7.message === undefined){
+const err47 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -16373,8 +16373,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(data7.ref === undefined){
-const err48 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "ref"},message:"must have required property '"+"ref"+"'"};
+if(data7.author === undefined){
+const err48 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "author"},message:"must have required property '"+"author"+"'"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -16383,8 +16383,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data7.repository === undefined){
-const err49 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'"};
+if(data7.ref === undefined){
+const err49 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "ref"},message:"must have required property '"+"ref"+"'"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -16393,8 +16393,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data7.fork === undefined){
-const err50 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "fork"},message:"must have required property '"+"fork"+"'"};
+if(data7.repository === undefined){
+const err50 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -16403,9 +16403,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-for(const key2 in data7){
-if(!((((((key2 === "sha") || (key2 === "message")) || (key2 === "author")) || (key2 === "ref")) || (key2 === "repository")) || (key2 === "fork"))){
-const err51 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(data7.fork === undefined){
+const err51 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/required",keyword:"required",params:{missingProperty: "fork"},message:"must have required property '"+"fork"+"'"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -16414,12 +16413,9 @@ vErrors.push(err51);
 }
 errors++;
 }
-}
-if(data7.sha !== undefined){
-let data8 = data7.sha;
-if(typeof data8 === "string"){
-if(!pattern87.test(data8)){
-const err52 = {instancePath:instancePath+"/attributes/commit/sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/sha/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\""};
+for(const key2 in data7){
+if(!((((((key2 === "sha") || (key2 === "message")) || (key2 === "author")) || (key2 === "ref")) || (key2 === "repository")) || (key2 === "fork"))){
+const err52 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -16429,8 +16425,11 @@ vErrors.push(err52);
 errors++;
 }
 }
-else {
-const err53 = {instancePath:instancePath+"/attributes/commit/sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/sha/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data7.sha !== undefined){
+let data8 = data7.sha;
+if(typeof data8 === "string"){
+if(!pattern87.test(data8)){
+const err53 = {instancePath:instancePath+"/attributes/commit/sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/sha/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\""};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -16440,10 +16439,8 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data7.message !== undefined){
-let data9 = data7.message;
-if((typeof data9 !== "string") && (data9 !== null)){
-const err54 = {instancePath:instancePath+"/attributes/commit/message",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/message/type",keyword:"type",params:{type: schema185.properties.message.type},message:"must be string,null"};
+else {
+const err54 = {instancePath:instancePath+"/attributes/commit/sha",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/sha/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -16453,10 +16450,10 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data7.author !== undefined){
-let data10 = data7.author;
-if((typeof data10 !== "string") && (data10 !== null)){
-const err55 = {instancePath:instancePath+"/attributes/commit/author",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/author/type",keyword:"type",params:{type: schema185.properties.author.type},message:"must be string,null"};
+if(data7.message !== undefined){
+let data9 = data7.message;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err55 = {instancePath:instancePath+"/attributes/commit/message",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/message/type",keyword:"type",params:{type: schema185.properties.message.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -16466,9 +16463,10 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data7.ref !== undefined){
-if(typeof data7.ref !== "string"){
-const err56 = {instancePath:instancePath+"/attributes/commit/ref",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/ref/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data7.author !== undefined){
+let data10 = data7.author;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err56 = {instancePath:instancePath+"/attributes/commit/author",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/author/type",keyword:"type",params:{type: schema185.properties.author.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -16478,11 +16476,9 @@ vErrors.push(err56);
 errors++;
 }
 }
-if(data7.repository !== undefined){
-let data12 = data7.repository;
-if(typeof data12 === "string"){
-if(!pattern88.test(data12)){
-const err57 = {instancePath:instancePath+"/attributes/commit/repository",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\""};
+if(data7.ref !== undefined){
+if(typeof data7.ref !== "string"){
+const err57 = {instancePath:instancePath+"/attributes/commit/ref",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/ref/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -16492,8 +16488,11 @@ vErrors.push(err57);
 errors++;
 }
 }
-else {
-const err58 = {instancePath:instancePath+"/attributes/commit/repository",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data7.repository !== undefined){
+let data12 = data7.repository;
+if(typeof data12 === "string"){
+if(!pattern88.test(data12)){
+const err58 = {instancePath:instancePath+"/attributes/commit/repository",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -16503,9 +16502,8 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data7.fork !== undefined){
-if(typeof data7.fork !== "boolean"){
-const err59 = {instancePath:instancePath+"/attributes/commit/fork",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/fork/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err59 = {instancePath:instancePath+"/attributes/commit/repository",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -16515,14 +16513,26 @@ vErrors.push(err59);
 errors++;
 }
 }
-}
-else {
-const err60 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data7.fork !== undefined){
+if(typeof data7.fork !== "boolean"){
+const err60 = {instancePath:instancePath+"/attributes/commit/fork",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/properties/fork/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err60];
 }
 else {
 vErrors.push(err60);
+}
+errors++;
+}
+}
+}
+else {
+const err61 = {instancePath:instancePath+"/attributes/commit",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/RunCommit/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
 }
 errors++;
 }
@@ -16538,12 +16548,12 @@ passing0 = 1;
 }
 }
 if(!valid4){
-const err61 = {instancePath:instancePath+"/attributes/commit",schemaPath:"#/properties/attributes/properties/commit/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const err62 = {instancePath:instancePath+"/attributes/commit",schemaPath:"#/properties/attributes/properties/commit/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err61];
+vErrors = [err62];
 }
 else {
-vErrors.push(err61);
+vErrors.push(err62);
 }
 errors++;
 }
@@ -16561,19 +16571,7 @@ vErrors = null;
 }
 if(data2.auto_apply !== undefined){
 if(false !== data2.auto_apply){
-const err62 = {instancePath:instancePath+"/attributes/auto_apply",schemaPath:"#/properties/attributes/properties/auto_apply/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err62];
-}
-else {
-vErrors.push(err62);
-}
-errors++;
-}
-}
-if(data2.is_destroy !== undefined){
-if(false !== data2.is_destroy){
-const err63 = {instancePath:instancePath+"/attributes/is_destroy",schemaPath:"#/properties/attributes/properties/is_destroy/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+const err63 = {instancePath:instancePath+"/attributes/auto_apply",schemaPath:"#/properties/attributes/properties/auto_apply/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -16583,11 +16581,9 @@ vErrors.push(err63);
 errors++;
 }
 }
-if(data2.config_digest !== undefined){
-let data16 = data2.config_digest;
-if(typeof data16 === "string"){
-if(!pattern4.test(data16)){
-const err64 = {instancePath:instancePath+"/attributes/config_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+if(data2.is_destroy !== undefined){
+if(false !== data2.is_destroy){
+const err64 = {instancePath:instancePath+"/attributes/is_destroy",schemaPath:"#/properties/attributes/properties/is_destroy/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -16597,8 +16593,11 @@ vErrors.push(err64);
 errors++;
 }
 }
-else {
-const err65 = {instancePath:instancePath+"/attributes/config_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.config_digest !== undefined){
+let data16 = data2.config_digest;
+if(typeof data16 === "string"){
+if(!pattern4.test(data16)){
+const err65 = {instancePath:instancePath+"/attributes/config_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -16608,11 +16607,8 @@ vErrors.push(err65);
 errors++;
 }
 }
-if(data2.input_digest !== undefined){
-let data17 = data2.input_digest;
-if(typeof data17 === "string"){
-if(!pattern4.test(data17)){
-const err66 = {instancePath:instancePath+"/attributes/input_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+else {
+const err66 = {instancePath:instancePath+"/attributes/config_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -16622,8 +16618,11 @@ vErrors.push(err66);
 errors++;
 }
 }
-else {
-const err67 = {instancePath:instancePath+"/attributes/input_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.input_digest !== undefined){
+let data17 = data2.input_digest;
+if(typeof data17 === "string"){
+if(!pattern4.test(data17)){
+const err67 = {instancePath:instancePath+"/attributes/input_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -16633,11 +16632,8 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data2.opentofu_version !== undefined){
-let data18 = data2.opentofu_version;
-if(typeof data18 === "string"){
-if(!pattern91.test(data18)){
-const err68 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/pattern",keyword:"pattern",params:{pattern: "^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},message:"must match pattern \""+"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"+"\""};
+else {
+const err68 = {instancePath:instancePath+"/attributes/input_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -16647,8 +16643,11 @@ vErrors.push(err68);
 errors++;
 }
 }
-else {
-const err69 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.opentofu_version !== undefined){
+let data18 = data2.opentofu_version;
+if(typeof data18 === "string"){
+if(!pattern91.test(data18)){
+const err69 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/pattern",keyword:"pattern",params:{pattern: "^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"},message:"must match pattern \""+"^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.]+)?$"+"\""};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -16658,9 +16657,8 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data2.execution_region !== undefined){
-if(typeof data2.execution_region !== "string"){
-const err70 = {instancePath:instancePath+"/attributes/execution_region",schemaPath:"#/properties/attributes/properties/execution_region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err70 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -16670,14 +16668,26 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data2.platform !== undefined){
-if(typeof data2.platform !== "string"){
-const err71 = {instancePath:instancePath+"/attributes/platform",schemaPath:"#/properties/attributes/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.execution_region !== undefined){
+if(typeof data2.execution_region !== "string"){
+const err71 = {instancePath:instancePath+"/attributes/execution_region",schemaPath:"#/properties/attributes/properties/execution_region/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err71];
 }
 else {
 vErrors.push(err71);
+}
+errors++;
+}
+}
+if(data2.platform !== undefined){
+if(typeof data2.platform !== "string"){
+const err72 = {instancePath:instancePath+"/attributes/platform",schemaPath:"#/properties/attributes/properties/platform/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
 }
 errors++;
 }
@@ -16689,12 +16699,12 @@ let valid9 = false;
 let passing1 = null;
 const _errs54 = errors;
 if(data21 !== null){
-const err72 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err73 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err72];
+vErrors = [err73];
 }
 else {
-vErrors.push(err72);
+vErrors.push(err73);
 }
 errors++;
 }
@@ -16705,22 +16715,22 @@ passing1 = 0;
 }
 const _errs56 = errors;
 if(typeof data21 !== "string"){
-const err73 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err73];
-}
-else {
-vErrors.push(err73);
-}
-errors++;
-}
-if(!((((((((((((((((((((data21 === "plan_failed") || (data21 === "plan_canceled")) || (data21 === "no_changes")) || (data21 === "speculative")) || (data21 === "policy_hard_failed")) || (data21 === "policy_errored")) || (data21 === "discarded")) || (data21 === "canceled")) || (data21 === "approval_expired")) || (data21 === "applied")) || (data21 === "apply_failed")) || (data21 === "apply_interrupted")) || (data21 === "apply_uncertain")) || (data21 === "recovered")) || (data21 === "plan_credentials_required")) || (data21 === "sandbox_memory_limit")) || (data21 === "sandbox_process_limit")) || (data21 === "sandbox_file_size_limit")) || (data21 === "sandbox_disk_limit")) || (data21 === "sandbox_cpu_limit"))){
-const err74 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/enum",keyword:"enum",params:{allowedValues: schema182.properties.attributes.properties.status_reason.oneOf[1].enum},message:"must be equal to one of the allowed values"};
+const err74 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err74];
 }
 else {
 vErrors.push(err74);
+}
+errors++;
+}
+if(!((((((((((((((((((((data21 === "plan_failed") || (data21 === "plan_canceled")) || (data21 === "no_changes")) || (data21 === "speculative")) || (data21 === "policy_hard_failed")) || (data21 === "policy_errored")) || (data21 === "discarded")) || (data21 === "canceled")) || (data21 === "approval_expired")) || (data21 === "applied")) || (data21 === "apply_failed")) || (data21 === "apply_interrupted")) || (data21 === "apply_uncertain")) || (data21 === "recovered")) || (data21 === "plan_credentials_required")) || (data21 === "sandbox_memory_limit")) || (data21 === "sandbox_process_limit")) || (data21 === "sandbox_file_size_limit")) || (data21 === "sandbox_disk_limit")) || (data21 === "sandbox_cpu_limit"))){
+const err75 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf/1/enum",keyword:"enum",params:{allowedValues: schema182.properties.attributes.properties.status_reason.oneOf[1].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
 }
 errors++;
 }
@@ -16736,12 +16746,12 @@ passing1 = 1;
 }
 }
 if(!valid9){
-const err75 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+const err76 = {instancePath:instancePath+"/attributes/status_reason",schemaPath:"#/properties/attributes/properties/status_reason/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err75];
+vErrors = [err76];
 }
 else {
-vErrors.push(err75);
+vErrors.push(err76);
 }
 errors++;
 }
@@ -16760,17 +16770,7 @@ vErrors = null;
 if(data2.plan_status !== undefined){
 let data22 = data2.plan_status;
 if(typeof data22 !== "string"){
-const err76 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err76];
-}
-else {
-vErrors.push(err76);
-}
-errors++;
-}
-if(!(((((data22 === "pending") || (data22 === "running")) || (data22 === "finished")) || (data22 === "errored")) || (data22 === "canceled"))){
-const err77 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/enum",keyword:"enum",params:{allowedValues: schema182.properties.attributes.properties.plan_status.enum},message:"must be equal to one of the allowed values"};
+const err77 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -16779,11 +16779,8 @@ vErrors.push(err77);
 }
 errors++;
 }
-}
-if(data2.apply_status !== undefined){
-let data23 = data2.apply_status;
-if(typeof data23 !== "string"){
-const err78 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((((data22 === "pending") || (data22 === "running")) || (data22 === "finished")) || (data22 === "errored")) || (data22 === "canceled"))){
+const err78 = {instancePath:instancePath+"/attributes/plan_status",schemaPath:"#/properties/attributes/properties/plan_status/enum",keyword:"enum",params:{allowedValues: schema182.properties.attributes.properties.plan_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -16792,8 +16789,11 @@ vErrors.push(err78);
 }
 errors++;
 }
-if(!((((((data23 === "pending") || (data23 === "running")) || (data23 === "finished")) || (data23 === "errored")) || (data23 === "canceled")) || (data23 === "interrupted"))){
-const err79 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/enum",keyword:"enum",params:{allowedValues: schema182.properties.attributes.properties.apply_status.enum},message:"must be equal to one of the allowed values"};
+}
+if(data2.apply_status !== undefined){
+let data23 = data2.apply_status;
+if(typeof data23 !== "string"){
+const err79 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -16802,16 +16802,26 @@ vErrors.push(err79);
 }
 errors++;
 }
-}
-if(data2.has_changes !== undefined){
-let data24 = data2.has_changes;
-if((typeof data24 !== "boolean") && (data24 !== null)){
-const err80 = {instancePath:instancePath+"/attributes/has_changes",schemaPath:"#/properties/attributes/properties/has_changes/type",keyword:"type",params:{type: schema182.properties.attributes.properties.has_changes.type},message:"must be boolean,null"};
+if(!((((((data23 === "pending") || (data23 === "running")) || (data23 === "finished")) || (data23 === "errored")) || (data23 === "canceled")) || (data23 === "interrupted"))){
+const err80 = {instancePath:instancePath+"/attributes/apply_status",schemaPath:"#/properties/attributes/properties/apply_status/enum",keyword:"enum",params:{allowedValues: schema182.properties.attributes.properties.apply_status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err80];
 }
 else {
 vErrors.push(err80);
+}
+errors++;
+}
+}
+if(data2.has_changes !== undefined){
+let data24 = data2.has_changes;
+if((typeof data24 !== "boolean") && (data24 !== null)){
+const err81 = {instancePath:instancePath+"/attributes/has_changes",schemaPath:"#/properties/attributes/properties/has_changes/type",keyword:"type",params:{type: schema182.properties.attributes.properties.has_changes.type},message:"must be boolean,null"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
 }
 errors++;
 }
@@ -16823,12 +16833,12 @@ let valid10 = false;
 let passing2 = null;
 const _errs66 = errors;
 if(data25 !== null){
-const err81 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err82 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err81];
+vErrors = [err82];
 }
 else {
-vErrors.push(err81);
+vErrors.push(err82);
 }
 errors++;
 }
@@ -16840,17 +16850,7 @@ passing2 = 0;
 const _errs68 = errors;
 if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
 if(data25.create === undefined){
-const err82 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'"};
-if(vErrors === null){
-vErrors = [err82];
-}
-else {
-vErrors.push(err82);
-}
-errors++;
-}
-if(data25.change === undefined){
-const err83 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "change"},message:"must have required property '"+"change"+"'"};
+const err83 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -16859,8 +16859,8 @@ vErrors.push(err83);
 }
 errors++;
 }
-if(data25.destroy === undefined){
-const err84 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "destroy"},message:"must have required property '"+"destroy"+"'"};
+if(data25.change === undefined){
+const err84 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "change"},message:"must have required property '"+"change"+"'"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -16869,9 +16869,8 @@ vErrors.push(err84);
 }
 errors++;
 }
-for(const key3 in data25){
-if(!(((key3 === "create") || (key3 === "change")) || (key3 === "destroy"))){
-const err85 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(data25.destroy === undefined){
+const err85 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/required",keyword:"required",params:{missingProperty: "destroy"},message:"must have required property '"+"destroy"+"'"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -16880,11 +16879,9 @@ vErrors.push(err85);
 }
 errors++;
 }
-}
-if(data25.create !== undefined){
-let data26 = data25.create;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err86 = {instancePath:instancePath+"/attributes/plan_counts/create",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+for(const key3 in data25){
+if(!(((key3 === "create") || (key3 === "change")) || (key3 === "destroy"))){
+const err86 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -16893,9 +16890,11 @@ vErrors.push(err86);
 }
 errors++;
 }
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 0 || isNaN(data26)){
-const err87 = {instancePath:instancePath+"/attributes/plan_counts/create",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data25.create !== undefined){
+let data26 = data25.create;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err87 = {instancePath:instancePath+"/attributes/plan_counts/create",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -16904,12 +16903,9 @@ vErrors.push(err87);
 }
 errors++;
 }
-}
-}
-if(data25.change !== undefined){
-let data27 = data25.change;
-if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err88 = {instancePath:instancePath+"/attributes/plan_counts/change",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/change/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 0 || isNaN(data26)){
+const err88 = {instancePath:instancePath+"/attributes/plan_counts/create",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -16918,9 +16914,12 @@ vErrors.push(err88);
 }
 errors++;
 }
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 < 0 || isNaN(data27)){
-const err89 = {instancePath:instancePath+"/attributes/plan_counts/change",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/change/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data25.change !== undefined){
+let data27 = data25.change;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err89 = {instancePath:instancePath+"/attributes/plan_counts/change",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/change/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -16929,12 +16928,9 @@ vErrors.push(err89);
 }
 errors++;
 }
-}
-}
-if(data25.destroy !== undefined){
-let data28 = data25.destroy;
-if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err90 = {instancePath:instancePath+"/attributes/plan_counts/destroy",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/destroy/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 0 || isNaN(data27)){
+const err90 = {instancePath:instancePath+"/attributes/plan_counts/change",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/change/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -16943,9 +16939,12 @@ vErrors.push(err90);
 }
 errors++;
 }
-if((typeof data28 == "number") && (isFinite(data28))){
-if(data28 < 0 || isNaN(data28)){
-const err91 = {instancePath:instancePath+"/attributes/plan_counts/destroy",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/destroy/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data25.destroy !== undefined){
+let data28 = data25.destroy;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err91 = {instancePath:instancePath+"/attributes/plan_counts/destroy",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/destroy/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -16954,16 +16953,27 @@ vErrors.push(err91);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err92 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 < 0 || isNaN(data28)){
+const err92 = {instancePath:instancePath+"/attributes/plan_counts/destroy",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/properties/destroy/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err92];
 }
 else {
 vErrors.push(err92);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err93 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
 }
 errors++;
 }
@@ -16979,12 +16989,12 @@ passing2 = 1;
 }
 }
 if(!valid10){
-const err93 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
+const err94 = {instancePath:instancePath+"/attributes/plan_counts",schemaPath:"#/properties/attributes/properties/plan_counts/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err93];
+vErrors = [err94];
 }
 else {
-vErrors.push(err93);
+vErrors.push(err94);
 }
 errors++;
 }
@@ -17008,23 +17018,23 @@ let passing3 = null;
 const _errs79 = errors;
 if(typeof data29 === "string"){
 if(!pattern4.test(data29)){
-const err94 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
-if(vErrors === null){
-vErrors = [err94];
-}
-else {
-vErrors.push(err94);
-}
-errors++;
-}
-}
-else {
-const err95 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err95 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err95];
 }
 else {
 vErrors.push(err95);
+}
+errors++;
+}
+}
+else {
+const err96 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
 }
 errors++;
 }
@@ -17035,12 +17045,12 @@ passing3 = 0;
 }
 const _errs82 = errors;
 if(data29 !== null){
-const err96 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"#/properties/attributes/properties/plan_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err97 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"#/properties/attributes/properties/plan_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err96];
+vErrors = [err97];
 }
 else {
-vErrors.push(err96);
+vErrors.push(err97);
 }
 errors++;
 }
@@ -17056,12 +17066,12 @@ passing3 = 1;
 }
 }
 if(!valid12){
-const err97 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"#/properties/attributes/properties/plan_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
+const err98 = {instancePath:instancePath+"/attributes/plan_digest",schemaPath:"#/properties/attributes/properties/plan_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err97];
+vErrors = [err98];
 }
 else {
-vErrors.push(err97);
+vErrors.push(err98);
 }
 errors++;
 }
@@ -17085,23 +17095,23 @@ let passing4 = null;
 const _errs86 = errors;
 if(typeof data30 === "string"){
 if(!pattern4.test(data30)){
-const err98 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
-if(vErrors === null){
-vErrors = [err98];
-}
-else {
-vErrors.push(err98);
-}
-errors++;
-}
-}
-else {
-const err99 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err99 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err99];
 }
 else {
 vErrors.push(err99);
+}
+errors++;
+}
+}
+else {
+const err100 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
 }
 errors++;
 }
@@ -17112,12 +17122,12 @@ passing4 = 0;
 }
 const _errs89 = errors;
 if(data30 !== null){
-const err100 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"#/properties/attributes/properties/dependency_bundle_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err101 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"#/properties/attributes/properties/dependency_bundle_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err100];
+vErrors = [err101];
 }
 else {
-vErrors.push(err100);
+vErrors.push(err101);
 }
 errors++;
 }
@@ -17133,12 +17143,12 @@ passing4 = 1;
 }
 }
 if(!valid14){
-const err101 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"#/properties/attributes/properties/dependency_bundle_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
+const err102 = {instancePath:instancePath+"/attributes/dependency_bundle_digest",schemaPath:"#/properties/attributes/properties/dependency_bundle_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing4},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err101];
+vErrors = [err102];
 }
 else {
-vErrors.push(err101);
+vErrors.push(err102);
 }
 errors++;
 }
@@ -17157,22 +17167,22 @@ vErrors = null;
 if(data2.policy_outcome !== undefined){
 let data31 = data2.policy_outcome;
 if((typeof data31 !== "string") && (data31 !== null)){
-const err102 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/type",keyword:"type",params:{type: schema182.properties.attributes.properties.policy_outcome.type},message:"must be string,null"};
-if(vErrors === null){
-vErrors = [err102];
-}
-else {
-vErrors.push(err102);
-}
-errors++;
-}
-if(!((((((data31 === "skipped") || (data31 === "passed")) || (data31 === "soft_failed")) || (data31 === "hard_failed")) || (data31 === "errored")) || (data31 === null))){
-const err103 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/enum",keyword:"enum",params:{allowedValues: schema182.properties.attributes.properties.policy_outcome.enum},message:"must be equal to one of the allowed values"};
+const err103 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/type",keyword:"type",params:{type: schema182.properties.attributes.properties.policy_outcome.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err103];
 }
 else {
 vErrors.push(err103);
+}
+errors++;
+}
+if(!((((((data31 === "skipped") || (data31 === "passed")) || (data31 === "soft_failed")) || (data31 === "hard_failed")) || (data31 === "errored")) || (data31 === null))){
+const err104 = {instancePath:instancePath+"/attributes/policy_outcome",schemaPath:"#/properties/attributes/properties/policy_outcome/enum",keyword:"enum",params:{allowedValues: schema182.properties.attributes.properties.policy_outcome.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
 }
 errors++;
 }
@@ -17185,23 +17195,23 @@ let passing5 = null;
 const _errs95 = errors;
 if(typeof data32 === "string"){
 if(!pattern4.test(data32)){
-const err104 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
-if(vErrors === null){
-vErrors = [err104];
-}
-else {
-vErrors.push(err104);
-}
-errors++;
-}
-}
-else {
-const err105 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err105 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err105];
 }
 else {
 vErrors.push(err105);
+}
+errors++;
+}
+}
+else {
+const err106 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
 }
 errors++;
 }
@@ -17212,12 +17222,12 @@ passing5 = 0;
 }
 const _errs98 = errors;
 if(data32 !== null){
-const err106 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"#/properties/attributes/properties/policy_result_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err107 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"#/properties/attributes/properties/policy_result_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err106];
+vErrors = [err107];
 }
 else {
-vErrors.push(err106);
+vErrors.push(err107);
 }
 errors++;
 }
@@ -17233,12 +17243,12 @@ passing5 = 1;
 }
 }
 if(!valid16){
-const err107 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"#/properties/attributes/properties/policy_result_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
+const err108 = {instancePath:instancePath+"/attributes/policy_result_digest",schemaPath:"#/properties/attributes/properties/policy_result_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing5},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err107];
+vErrors = [err108];
 }
 else {
-vErrors.push(err107);
+vErrors.push(err108);
 }
 errors++;
 }
@@ -17262,23 +17272,23 @@ let passing6 = null;
 const _errs102 = errors;
 if(typeof data33 === "string"){
 if(!pattern4.test(data33)){
-const err108 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
-if(vErrors === null){
-vErrors = [err108];
-}
-else {
-vErrors.push(err108);
-}
-errors++;
-}
-}
-else {
-const err109 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err109 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err109];
 }
 else {
 vErrors.push(err109);
+}
+errors++;
+}
+}
+else {
+const err110 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
 }
 errors++;
 }
@@ -17289,12 +17299,12 @@ passing6 = 0;
 }
 const _errs105 = errors;
 if(data33 !== null){
-const err110 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"#/properties/attributes/properties/predecessor_state_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err111 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"#/properties/attributes/properties/predecessor_state_digest/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err110];
+vErrors = [err111];
 }
 else {
-vErrors.push(err110);
+vErrors.push(err111);
 }
 errors++;
 }
@@ -17310,12 +17320,12 @@ passing6 = 1;
 }
 }
 if(!valid18){
-const err111 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"#/properties/attributes/properties/predecessor_state_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing6},message:"must match exactly one schema in oneOf"};
+const err112 = {instancePath:instancePath+"/attributes/predecessor_state_digest",schemaPath:"#/properties/attributes/properties/predecessor_state_digest/oneOf",keyword:"oneOf",params:{passingSchemas: passing6},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err111];
+vErrors = [err112];
 }
 else {
-vErrors.push(err111);
+vErrors.push(err112);
 }
 errors++;
 }
@@ -17339,17 +17349,7 @@ let passing7 = null;
 const _errs109 = errors;
 if(typeof data34 === "string"){
 if(!pattern5.test(data34)){
-const err112 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
-if(vErrors === null){
-vErrors = [err112];
-}
-else {
-vErrors.push(err112);
-}
-errors++;
-}
-if(!(formats0.validate(data34))){
-const err113 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err113 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -17358,14 +17358,24 @@ vErrors.push(err113);
 }
 errors++;
 }
-}
-else {
-const err114 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats0.validate(data34))){
+const err114 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err114];
 }
 else {
 vErrors.push(err114);
+}
+errors++;
+}
+}
+else {
+const err115 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
 }
 errors++;
 }
@@ -17376,12 +17386,12 @@ passing7 = 0;
 }
 const _errs112 = errors;
 if(data34 !== null){
-const err115 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"#/properties/attributes/properties/approval_expires_at/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err116 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"#/properties/attributes/properties/approval_expires_at/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err115];
+vErrors = [err116];
 }
 else {
-vErrors.push(err115);
+vErrors.push(err116);
 }
 errors++;
 }
@@ -17397,12 +17407,12 @@ passing7 = 1;
 }
 }
 if(!valid20){
-const err116 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"#/properties/attributes/properties/approval_expires_at/oneOf",keyword:"oneOf",params:{passingSchemas: passing7},message:"must match exactly one schema in oneOf"};
+const err117 = {instancePath:instancePath+"/attributes/approval_expires_at",schemaPath:"#/properties/attributes/properties/approval_expires_at/oneOf",keyword:"oneOf",params:{passingSchemas: passing7},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err116];
+vErrors = [err117];
 }
 else {
-vErrors.push(err116);
+vErrors.push(err117);
 }
 errors++;
 }
@@ -17426,17 +17436,7 @@ let passing8 = null;
 const _errs116 = errors;
 if(typeof data35 === "string"){
 if(!pattern5.test(data35)){
-const err117 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
-if(vErrors === null){
-vErrors = [err117];
-}
-else {
-vErrors.push(err117);
-}
-errors++;
-}
-if(!(formats0.validate(data35))){
-const err118 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+const err118 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -17445,14 +17445,24 @@ vErrors.push(err118);
 }
 errors++;
 }
-}
-else {
-const err119 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats0.validate(data35))){
+const err119 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err119];
 }
 else {
 vErrors.push(err119);
+}
+errors++;
+}
+}
+else {
+const err120 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
 }
 errors++;
 }
@@ -17463,12 +17473,12 @@ passing8 = 0;
 }
 const _errs119 = errors;
 if(data35 !== null){
-const err120 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"#/properties/attributes/properties/finished_at/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err121 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"#/properties/attributes/properties/finished_at/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err120];
+vErrors = [err121];
 }
 else {
-vErrors.push(err120);
+vErrors.push(err121);
 }
 errors++;
 }
@@ -17484,12 +17494,12 @@ passing8 = 1;
 }
 }
 if(!valid22){
-const err121 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"#/properties/attributes/properties/finished_at/oneOf",keyword:"oneOf",params:{passingSchemas: passing8},message:"must match exactly one schema in oneOf"};
+const err122 = {instancePath:instancePath+"/attributes/finished_at",schemaPath:"#/properties/attributes/properties/finished_at/oneOf",keyword:"oneOf",params:{passingSchemas: passing8},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err121];
+vErrors = [err122];
 }
 else {
-vErrors.push(err121);
+vErrors.push(err122);
 }
 errors++;
 }
@@ -17512,12 +17522,12 @@ let valid24 = false;
 let passing9 = null;
 const _errs123 = errors;
 if(data36 !== null){
-const err122 = {instancePath:instancePath+"/attributes/recovery",schemaPath:"#/properties/attributes/properties/recovery/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err123 = {instancePath:instancePath+"/attributes/recovery",schemaPath:"#/properties/attributes/properties/recovery/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err122];
+vErrors = [err123];
 }
 else {
-vErrors.push(err122);
+vErrors.push(err123);
 }
 errors++;
 }
@@ -17543,12 +17553,12 @@ passing9 = 1;
 }
 }
 if(!valid24){
-const err123 = {instancePath:instancePath+"/attributes/recovery",schemaPath:"#/properties/attributes/properties/recovery/oneOf",keyword:"oneOf",params:{passingSchemas: passing9},message:"must match exactly one schema in oneOf"};
+const err124 = {instancePath:instancePath+"/attributes/recovery",schemaPath:"#/properties/attributes/properties/recovery/oneOf",keyword:"oneOf",params:{passingSchemas: passing9},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
-vErrors = [err123];
+vErrors = [err124];
 }
 else {
-vErrors.push(err123);
+vErrors.push(err124);
 }
 errors++;
 }
@@ -17564,21 +17574,14 @@ vErrors = null;
 }
 }
 }
-if(data2.created_at !== undefined){
-let data37 = data2.created_at;
-if(typeof data37 === "string"){
-if(!pattern5.test(data37)){
-const err124 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
-if(vErrors === null){
-vErrors = [err124];
-}
-else {
-vErrors.push(err124);
-}
-errors++;
-}
-if(!(formats0.validate(data37))){
-const err125 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data2.created_by !== undefined){
+let data37 = data2.created_by;
+const _errs127 = errors;
+let valid25 = false;
+let passing10 = null;
+const _errs128 = errors;
+if(data37 !== null){
+const err125 = {instancePath:instancePath+"/attributes/created_by",schemaPath:"#/properties/attributes/properties/created_by/oneOf/0/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -17587,9 +17590,15 @@ vErrors.push(err125);
 }
 errors++;
 }
+var _valid10 = _errs128 === errors;
+if(_valid10){
+valid25 = true;
+passing10 = 0;
 }
-else {
-const err126 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const _errs130 = errors;
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+if(data37.id === undefined){
+const err126 = {instancePath:instancePath+"/attributes/created_by",schemaPath:"#/properties/attributes/properties/created_by/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -17598,12 +17607,8 @@ vErrors.push(err126);
 }
 errors++;
 }
-}
-if(data2.updated_at !== undefined){
-let data38 = data2.updated_at;
-if(typeof data38 === "string"){
-if(!pattern5.test(data38)){
-const err127 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(data37.kind === undefined){
+const err127 = {instancePath:instancePath+"/attributes/created_by",schemaPath:"#/properties/attributes/properties/created_by/oneOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -17612,8 +17617,8 @@ vErrors.push(err127);
 }
 errors++;
 }
-if(!(formats0.validate(data38))){
-const err128 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data37.name === undefined){
+const err128 = {instancePath:instancePath+"/attributes/created_by",schemaPath:"#/properties/attributes/properties/created_by/oneOf/1/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -17622,9 +17627,9 @@ vErrors.push(err128);
 }
 errors++;
 }
-}
-else {
-const err129 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key4 in data37){
+if(!(((key4 === "id") || (key4 === "kind")) || (key4 === "name"))){
+const err129 = {instancePath:instancePath+"/attributes/created_by",schemaPath:"#/properties/attributes/properties/created_by/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -17634,9 +17639,9 @@ vErrors.push(err129);
 errors++;
 }
 }
-}
-else {
-const err130 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data37.id !== undefined){
+if(typeof data37.id !== "string"){
+const err130 = {instancePath:instancePath+"/attributes/created_by/id",schemaPath:"#/properties/attributes/properties/created_by/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -17646,11 +17651,10 @@ vErrors.push(err130);
 errors++;
 }
 }
-if(data.relationships !== undefined){
-let data39 = data.relationships;
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-if(data39.organization === undefined){
-const err131 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
+if(data37.kind !== undefined){
+let data39 = data37.kind;
+if(typeof data39 !== "string"){
+const err131 = {instancePath:instancePath+"/attributes/created_by/kind",schemaPath:"#/properties/attributes/properties/created_by/oneOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -17659,8 +17663,8 @@ vErrors.push(err131);
 }
 errors++;
 }
-if(data39.workspace === undefined){
-const err132 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "workspace"},message:"must have required property '"+"workspace"+"'"};
+if(!((data39 === "user") || (data39 === "token"))){
+const err132 = {instancePath:instancePath+"/attributes/created_by/kind",schemaPath:"#/properties/attributes/properties/created_by/oneOf/1/properties/kind/enum",keyword:"enum",params:{allowedValues: schema182.properties.attributes.properties.created_by.oneOf[1].properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -17669,8 +17673,10 @@ vErrors.push(err132);
 }
 errors++;
 }
-if(data39.configuration_version === undefined){
-const err133 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "configuration_version"},message:"must have required property '"+"configuration_version"+"'"};
+}
+if(data37.name !== undefined){
+if(typeof data37.name !== "string"){
+const err133 = {instancePath:instancePath+"/attributes/created_by/name",schemaPath:"#/properties/attributes/properties/created_by/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -17679,9 +17685,10 @@ vErrors.push(err133);
 }
 errors++;
 }
-for(const key4 in data39){
-if(!(((key4 === "organization") || (key4 === "workspace")) || (key4 === "configuration_version"))){
-const err134 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+}
+else {
+const err134 = {instancePath:instancePath+"/attributes/created_by",schemaPath:"#/properties/attributes/properties/created_by/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -17690,12 +17697,19 @@ vErrors.push(err134);
 }
 errors++;
 }
+var _valid10 = _errs130 === errors;
+if(_valid10 && valid25){
+valid25 = false;
+passing10 = [passing10, 1];
 }
-if(data39.organization !== undefined){
-let data40 = data39.organization;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.data === undefined){
-const err135 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+else {
+if(_valid10){
+valid25 = true;
+passing10 = 1;
+}
+}
+if(!valid25){
+const err135 = {instancePath:instancePath+"/attributes/created_by",schemaPath:"#/properties/attributes/properties/created_by/oneOf",keyword:"oneOf",params:{passingSchemas: passing10},message:"must match exactly one schema in oneOf"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -17704,9 +17718,23 @@ vErrors.push(err135);
 }
 errors++;
 }
-for(const key5 in data40){
-if(!(key5 === "data")){
-const err136 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+else {
+errors = _errs127;
+if(vErrors !== null){
+if(_errs127){
+vErrors.length = _errs127;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data2.created_at !== undefined){
+let data41 = data2.created_at;
+if(typeof data41 === "string"){
+if(!pattern5.test(data41)){
+const err136 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -17715,12 +17743,8 @@ vErrors.push(err136);
 }
 errors++;
 }
-}
-if(data40.data !== undefined){
-let data41 = data40.data;
-if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
-if(data41.type === undefined){
-const err137 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(!(formats0.validate(data41))){
+const err137 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -17729,8 +17753,9 @@ vErrors.push(err137);
 }
 errors++;
 }
-if(data41.id === undefined){
-const err138 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+else {
+const err138 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -17739,9 +17764,12 @@ vErrors.push(err138);
 }
 errors++;
 }
-for(const key6 in data41){
-if(!((key6 === "type") || (key6 === "id"))){
-const err139 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+if(data2.updated_at !== undefined){
+let data42 = data2.updated_at;
+if(typeof data42 === "string"){
+if(!pattern5.test(data42)){
+const err139 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -17750,10 +17778,8 @@ vErrors.push(err139);
 }
 errors++;
 }
-}
-if(data41.type !== undefined){
-if(typeof data41.type !== "string"){
-const err140 = {instancePath:instancePath+"/relationships/organization/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats0.validate(data42))){
+const err140 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -17763,9 +17789,8 @@ vErrors.push(err140);
 errors++;
 }
 }
-if(data41.id !== undefined){
-if(typeof data41.id !== "string"){
-const err141 = {instancePath:instancePath+"/relationships/organization/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err141 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -17777,7 +17802,7 @@ errors++;
 }
 }
 else {
-const err142 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err142 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -17787,9 +17812,11 @@ vErrors.push(err142);
 errors++;
 }
 }
-}
-else {
-const err143 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.relationships !== undefined){
+let data43 = data.relationships;
+if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
+if(data43.organization === undefined){
+const err143 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -17798,12 +17825,8 @@ vErrors.push(err143);
 }
 errors++;
 }
-}
-if(data39.workspace !== undefined){
-let data44 = data39.workspace;
-if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
-if(data44.data === undefined){
-const err144 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data43.workspace === undefined){
+const err144 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "workspace"},message:"must have required property '"+"workspace"+"'"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -17812,9 +17835,8 @@ vErrors.push(err144);
 }
 errors++;
 }
-for(const key7 in data44){
-if(!(key7 === "data")){
-const err145 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+if(data43.configuration_version === undefined){
+const err145 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "configuration_version"},message:"must have required property '"+"configuration_version"+"'"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -17823,12 +17845,9 @@ vErrors.push(err145);
 }
 errors++;
 }
-}
-if(data44.data !== undefined){
-let data45 = data44.data;
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
-if(data45.type === undefined){
-const err146 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+for(const key5 in data43){
+if(!(((key5 === "organization") || (key5 === "workspace")) || (key5 === "configuration_version"))){
+const err146 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -17837,8 +17856,12 @@ vErrors.push(err146);
 }
 errors++;
 }
-if(data45.id === undefined){
-const err147 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data43.organization !== undefined){
+let data44 = data43.organization;
+if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
+if(data44.data === undefined){
+const err147 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -17847,9 +17870,9 @@ vErrors.push(err147);
 }
 errors++;
 }
-for(const key8 in data45){
-if(!((key8 === "type") || (key8 === "id"))){
-const err148 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+for(const key6 in data44){
+if(!(key6 === "data")){
+const err148 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -17859,9 +17882,11 @@ vErrors.push(err148);
 errors++;
 }
 }
-if(data45.type !== undefined){
-if(typeof data45.type !== "string"){
-const err149 = {instancePath:instancePath+"/relationships/workspace/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data44.data !== undefined){
+let data45 = data44.data;
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+if(data45.type === undefined){
+const err149 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -17870,10 +17895,8 @@ vErrors.push(err149);
 }
 errors++;
 }
-}
-if(data45.id !== undefined){
-if(typeof data45.id !== "string"){
-const err150 = {instancePath:instancePath+"/relationships/workspace/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data45.id === undefined){
+const err150 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -17882,10 +17905,9 @@ vErrors.push(err150);
 }
 errors++;
 }
-}
-}
-else {
-const err151 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key7 in data45){
+if(!((key7 === "type") || (key7 === "id"))){
+const err151 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -17895,9 +17917,9 @@ vErrors.push(err151);
 errors++;
 }
 }
-}
-else {
-const err152 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data45.type !== undefined){
+if(typeof data45.type !== "string"){
+const err152 = {instancePath:instancePath+"/relationships/organization/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -17907,11 +17929,9 @@ vErrors.push(err152);
 errors++;
 }
 }
-if(data39.configuration_version !== undefined){
-let data48 = data39.configuration_version;
-if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
-if(data48.data === undefined){
-const err153 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data45.id !== undefined){
+if(typeof data45.id !== "string"){
+const err153 = {instancePath:instancePath+"/relationships/organization/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -17920,9 +17940,10 @@ vErrors.push(err153);
 }
 errors++;
 }
-for(const key9 in data48){
-if(!(key9 === "data")){
-const err154 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+}
+}
+else {
+const err154 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -17932,11 +17953,9 @@ vErrors.push(err154);
 errors++;
 }
 }
-if(data48.data !== undefined){
-let data49 = data48.data;
-if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
-if(data49.type === undefined){
-const err155 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+}
+else {
+const err155 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -17945,8 +17964,12 @@ vErrors.push(err155);
 }
 errors++;
 }
-if(data49.id === undefined){
-const err156 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data43.workspace !== undefined){
+let data48 = data43.workspace;
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+if(data48.data === undefined){
+const err156 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -17955,9 +17978,9 @@ vErrors.push(err156);
 }
 errors++;
 }
-for(const key10 in data49){
-if(!((key10 === "type") || (key10 === "id"))){
-const err157 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+for(const key8 in data48){
+if(!(key8 === "data")){
+const err157 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -17967,9 +17990,11 @@ vErrors.push(err157);
 errors++;
 }
 }
-if(data49.type !== undefined){
-if(typeof data49.type !== "string"){
-const err158 = {instancePath:instancePath+"/relationships/configuration_version/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data48.data !== undefined){
+let data49 = data48.data;
+if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+if(data49.type === undefined){
+const err158 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -17978,10 +18003,8 @@ vErrors.push(err158);
 }
 errors++;
 }
-}
-if(data49.id !== undefined){
-if(typeof data49.id !== "string"){
-const err159 = {instancePath:instancePath+"/relationships/configuration_version/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data49.id === undefined){
+const err159 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -17990,10 +18013,9 @@ vErrors.push(err159);
 }
 errors++;
 }
-}
-}
-else {
-const err160 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key9 in data49){
+if(!((key9 === "type") || (key9 === "id"))){
+const err160 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -18003,9 +18025,9 @@ vErrors.push(err160);
 errors++;
 }
 }
-}
-else {
-const err161 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data49.type !== undefined){
+if(typeof data49.type !== "string"){
+const err161 = {instancePath:instancePath+"/relationships/workspace/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -18015,9 +18037,9 @@ vErrors.push(err161);
 errors++;
 }
 }
-}
-else {
-const err162 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data49.id !== undefined){
+if(typeof data49.id !== "string"){
+const err162 = {instancePath:instancePath+"/relationships/workspace/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -18027,12 +18049,9 @@ vErrors.push(err162);
 errors++;
 }
 }
-if(data.links !== undefined){
-let data52 = data.links;
-if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
-for(const key11 in data52){
-if(!((key11 === "self") || (key11 === "next"))){
-const err163 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+}
+else {
+const err163 = {instancePath:instancePath+"/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -18042,9 +18061,9 @@ vErrors.push(err163);
 errors++;
 }
 }
-if(data52.self !== undefined){
-if(typeof data52.self !== "string"){
-const err164 = {instancePath:instancePath+"/links/self",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/self/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err164 = {instancePath:instancePath+"/relationships/workspace",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -18054,10 +18073,11 @@ vErrors.push(err164);
 errors++;
 }
 }
-if(data52.next !== undefined){
-let data54 = data52.next;
-if((typeof data54 !== "string") && (data54 !== null)){
-const err165 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema39.properties.next.type},message:"must be string,null"};
+if(data43.configuration_version !== undefined){
+let data52 = data43.configuration_version;
+if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
+if(data52.data === undefined){
+const err165 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -18066,10 +18086,9 @@ vErrors.push(err165);
 }
 errors++;
 }
-}
-}
-else {
-const err166 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key10 in data52){
+if(!(key10 === "data")){
+const err166 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -18079,14 +18098,161 @@ vErrors.push(err166);
 errors++;
 }
 }
-}
-else {
-const err167 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data52.data !== undefined){
+let data53 = data52.data;
+if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
+if(data53.type === undefined){
+const err167 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err167];
 }
 else {
 vErrors.push(err167);
+}
+errors++;
+}
+if(data53.id === undefined){
+const err168 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err168];
+}
+else {
+vErrors.push(err168);
+}
+errors++;
+}
+for(const key11 in data53){
+if(!((key11 === "type") || (key11 === "id"))){
+const err169 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err169];
+}
+else {
+vErrors.push(err169);
+}
+errors++;
+}
+}
+if(data53.type !== undefined){
+if(typeof data53.type !== "string"){
+const err170 = {instancePath:instancePath+"/relationships/configuration_version/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err170];
+}
+else {
+vErrors.push(err170);
+}
+errors++;
+}
+}
+if(data53.id !== undefined){
+if(typeof data53.id !== "string"){
+const err171 = {instancePath:instancePath+"/relationships/configuration_version/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err171];
+}
+else {
+vErrors.push(err171);
+}
+errors++;
+}
+}
+}
+else {
+const err172 = {instancePath:instancePath+"/relationships/configuration_version/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err172];
+}
+else {
+vErrors.push(err172);
+}
+errors++;
+}
+}
+}
+else {
+const err173 = {instancePath:instancePath+"/relationships/configuration_version",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err173];
+}
+else {
+vErrors.push(err173);
+}
+errors++;
+}
+}
+}
+else {
+const err174 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err174];
+}
+else {
+vErrors.push(err174);
+}
+errors++;
+}
+}
+if(data.links !== undefined){
+let data56 = data.links;
+if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
+for(const key12 in data56){
+if(!((key12 === "self") || (key12 === "next"))){
+const err175 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err175];
+}
+else {
+vErrors.push(err175);
+}
+errors++;
+}
+}
+if(data56.self !== undefined){
+if(typeof data56.self !== "string"){
+const err176 = {instancePath:instancePath+"/links/self",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/self/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err176];
+}
+else {
+vErrors.push(err176);
+}
+errors++;
+}
+}
+if(data56.next !== undefined){
+let data58 = data56.next;
+if((typeof data58 !== "string") && (data58 !== null)){
+const err177 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema39.properties.next.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err177];
+}
+else {
+vErrors.push(err177);
+}
+errors++;
+}
+}
+}
+else {
+const err178 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err178];
+}
+else {
+vErrors.push(err178);
+}
+errors++;
+}
+}
+}
+else {
+const err179 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err179];
+}
+else {
+vErrors.push(err179);
 }
 errors++;
 }

@@ -1426,6 +1426,7 @@ type ApiListOrganizationRunsRequest struct {
 	organizationName string
 	limit *int32
 	cursor *string
+	status *string
 }
 
 func (r ApiListOrganizationRunsRequest) Limit(limit int32) ApiListOrganizationRunsRequest {
@@ -1435,6 +1436,12 @@ func (r ApiListOrganizationRunsRequest) Limit(limit int32) ApiListOrganizationRu
 
 func (r ApiListOrganizationRunsRequest) Cursor(cursor string) ApiListOrganizationRunsRequest {
 	r.cursor = &cursor
+	return r
+}
+
+// Only runs in one of these statuses, comma-separated (e.g. &#x60;awaiting_approval,policy_soft_failed,needs_recovery&#x60;); the order and the cursor are the same as without it, so a continuation token of a filtered list continues that filtered list. An unknown status is refused with 400 &#x60;REQUEST_INVALID&#x60; naming it.
+func (r ApiListOrganizationRunsRequest) Status(status string) ApiListOrganizationRunsRequest {
+	r.status = &status
 	return r
 }
 
@@ -1490,6 +1497,9 @@ func (a *RunsAPIService) ListOrganizationRunsExecute(r ApiListOrganizationRunsRe
 	}
 	if r.cursor != nil {
 		parameterAddToHeaderOrQuery(localVarQueryParams, "cursor", r.cursor, "form", "")
+	}
+	if r.status != nil {
+		parameterAddToHeaderOrQuery(localVarQueryParams, "status", r.status, "form", "")
 	}
 	// to determine the Content-Type header
 	localVarHTTPContentTypes := []string{}

@@ -59,6 +59,7 @@ type RunAttributes struct {
 	FinishedAt NullableTime `json:"finished_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
 	// The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed.
 	Recovery NullableRunRecovery `json:"recovery"`
+	CreatedBy NullableRunAttributesCreatedBy `json:"created_by"`
 	// ISO 8601 UTC with milliseconds and a literal Z.
 	CreatedAt time.Time `json:"created_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
 	// ISO 8601 UTC with milliseconds and a literal Z.
@@ -71,7 +72,7 @@ type _RunAttributes RunAttributes
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewRunAttributes(kind string, status string, message string, source RunSource, commit NullableRunCommit, autoApply bool, isDestroy bool, configDigest string, inputDigest string, opentofuVersion string, executionRegion string, platform string, statusReason NullableString, planStatus string, applyStatus string, hasChanges NullableBool, planCounts NullableRunAttributesPlanCounts, planDigest NullableString, dependencyBundleDigest NullableString, policyOutcome NullableString, policyResultDigest NullableString, predecessorStateDigest NullableString, approvalExpiresAt NullableTime, finishedAt NullableTime, recovery NullableRunRecovery, createdAt time.Time, updatedAt time.Time) *RunAttributes {
+func NewRunAttributes(kind string, status string, message string, source RunSource, commit NullableRunCommit, autoApply bool, isDestroy bool, configDigest string, inputDigest string, opentofuVersion string, executionRegion string, platform string, statusReason NullableString, planStatus string, applyStatus string, hasChanges NullableBool, planCounts NullableRunAttributesPlanCounts, planDigest NullableString, dependencyBundleDigest NullableString, policyOutcome NullableString, policyResultDigest NullableString, predecessorStateDigest NullableString, approvalExpiresAt NullableTime, finishedAt NullableTime, recovery NullableRunRecovery, createdBy NullableRunAttributesCreatedBy, createdAt time.Time, updatedAt time.Time) *RunAttributes {
 	this := RunAttributes{}
 	this.Kind = kind
 	this.Status = status
@@ -98,6 +99,7 @@ func NewRunAttributes(kind string, status string, message string, source RunSour
 	this.ApprovalExpiresAt = approvalExpiresAt
 	this.FinishedAt = finishedAt
 	this.Recovery = recovery
+	this.CreatedBy = createdBy
 	this.CreatedAt = createdAt
 	this.UpdatedAt = updatedAt
 	return &this
@@ -735,6 +737,32 @@ func (o *RunAttributes) SetRecovery(v RunRecovery) {
 	o.Recovery.Set(&v)
 }
 
+// GetCreatedBy returns the CreatedBy field value
+// If the value is explicit nil, the zero value for RunAttributesCreatedBy will be returned
+func (o *RunAttributes) GetCreatedBy() RunAttributesCreatedBy {
+	if o == nil || o.CreatedBy.Get() == nil {
+		var ret RunAttributesCreatedBy
+		return ret
+	}
+
+	return *o.CreatedBy.Get()
+}
+
+// GetCreatedByOk returns a tuple with the CreatedBy field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *RunAttributes) GetCreatedByOk() (*RunAttributesCreatedBy, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.CreatedBy.Get(), o.CreatedBy.IsSet()
+}
+
+// SetCreatedBy sets field value
+func (o *RunAttributes) SetCreatedBy(v RunAttributesCreatedBy) {
+	o.CreatedBy.Set(&v)
+}
+
 // GetCreatedAt returns the CreatedAt field value
 func (o *RunAttributes) GetCreatedAt() time.Time {
 	if o == nil {
@@ -818,6 +846,7 @@ func (o RunAttributes) ToMap() (map[string]interface{}, error) {
 	toSerialize["approval_expires_at"] = o.ApprovalExpiresAt.Get()
 	toSerialize["finished_at"] = o.FinishedAt.Get()
 	toSerialize["recovery"] = o.Recovery.Get()
+	toSerialize["created_by"] = o.CreatedBy.Get()
 	toSerialize["created_at"] = o.CreatedAt
 	toSerialize["updated_at"] = o.UpdatedAt
 	return toSerialize, nil
@@ -853,6 +882,7 @@ func (o *RunAttributes) UnmarshalJSON(data []byte) (err error) {
 		"approval_expires_at",
 		"finished_at",
 		"recovery",
+		"created_by",
 		"created_at",
 		"updated_at",
 	}

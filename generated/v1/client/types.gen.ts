@@ -432,6 +432,14 @@ export type Run = {
          * The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed.
          */
         recovery: null | RunRecovery;
+        /**
+         * Who started the run: a dashboard user (`user`, by display name) or the holder of an API token (`token`, by the token principal's name). Null when no person or token is on record (the GitHub App's runs say what started them in `source`).
+         */
+        created_by: null | {
+            id: string;
+            kind: 'user' | 'token';
+            name: string;
+        };
         created_at: Timestamp;
         updated_at: Timestamp;
     };
@@ -2508,6 +2516,10 @@ export type ListOrganizationRunsData = {
     query?: {
         limit?: number;
         cursor?: string;
+        /**
+         * Only runs in one of these statuses, comma-separated (e.g. `awaiting_approval,policy_soft_failed,needs_recovery`); the order and the cursor are the same as without it, so a continuation token of a filtered list continues that filtered list. An unknown status is refused with 400 `REQUEST_INVALID` naming it.
+         */
+        status?: string;
     };
     url: '/v1/organizations/{organization_name}/runs';
 };

@@ -49,6 +49,8 @@ export interface CreateRunInput
 export interface ListRunsOptions {
   limit: number;
   after?: RunCursorKey;
+  /** Only runs in one of these statuses (absent: every status). */
+  statuses?: readonly RunStatus[];
 }
 
 /** One page of runs, newest first. */
@@ -217,11 +219,13 @@ export class RunRepository extends Repository {
     return this.listPage("workspace_id", workspaceId, options);
   }
 
-  private async listPage(column: "organization_id" | "workspace_id", value: string, { limit, after }: ListRunsOptions): Promise<RunPage> {
+  private async listPage(column: "organization_id" | "workspace_id", value: string, { limit, after, statuses }: ListRunsOptions): Promise<RunPage> {
     if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError("limit must be a positive integer");
+    for (const status of statuses ?? []) if (!isRunStatus(status)) throw new TypeError(`unknown run status ${String(status)}`);
     const afterCreatedAt = after === undefined ? undefined : isoForWrite(after.createdAt);
     return translating(this.dialect, async () => {
       const query = this.db<RunRow>("runs").where(column, value);
+      if (statuses !== undefined) query.whereIn("status", [...statuses]);
       if (after !== undefined) {
         // A row-value comparison, which both databases support and PostgreSQL turns into a
         // single index range on runs_org_created_id / runs_ws_created_id. Never OFFSET.

@@ -168,6 +168,7 @@ __all__ = [
     "RunAttestationAttributes",
     "RunAttestationListDocument",
     "RunAttributes",
+    "RunAttributesCreatedBy",
     "RunAttributesPlanCounts",
     "RunCommit",
     "RunCreateDocument",
@@ -466,6 +467,7 @@ from stackship_client.models.run_attestation import RunAttestation as RunAttesta
 from stackship_client.models.run_attestation_attributes import RunAttestationAttributes as RunAttestationAttributes
 from stackship_client.models.run_attestation_list_document import RunAttestationListDocument as RunAttestationListDocument
 from stackship_client.models.run_attributes import RunAttributes as RunAttributes
+from stackship_client.models.run_attributes_created_by import RunAttributesCreatedBy as RunAttributesCreatedBy
 from stackship_client.models.run_attributes_plan_counts import RunAttributesPlanCounts as RunAttributesPlanCounts
 from stackship_client.models.run_commit import RunCommit as RunCommit
 from stackship_client.models.run_create_document import RunCreateDocument as RunCreateDocument

@@ -109,7 +109,7 @@ export function presentRecovery(evidence: RecoveryEvidence): S["RunRecovery"] {
 }
 
 /** The v1 run resource; `recovery` is the evidence read by recoveryEvidence() (null when none). */
-export function presentRun(run: Run, recovery: RecoveryEvidence | null = null): S["Run"] {
+export function presentRun(run: Run, recovery: RecoveryEvidence | null, createdBy: S["Run"]["attributes"]["created_by"]): S["Run"] {
   return {
     type: "runs",
     id: run.id,
@@ -139,6 +139,7 @@ export function presentRun(run: Run, recovery: RecoveryEvidence | null = null): 
       approval_expires_at: run.execution.approvalExpiresAt,
       finished_at: run.execution.finishedAt,
       recovery: recovery && presentRecovery(recovery),
+      created_by: createdBy,
       created_at: run.createdAt,
       updated_at: run.updatedAt,
     },

@@ -2665,6 +2665,7 @@ class RunsApi:
         organization_name: Annotated[str, Field(strict=True)],
         limit: Optional[Annotated[int, Field(le=100, strict=True, ge=1)]] = None,
         cursor: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=512)]] = None,
+        status: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=400)]], Field(description="Only runs in one of these statuses, comma-separated (e.g. `awaiting_approval,policy_soft_failed,needs_recovery`); the order and the cursor are the same as without it, so a continuation token of a filtered list continues that filtered list. An unknown status is refused with 400 `REQUEST_INVALID` naming it.")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -2688,6 +2689,8 @@ class RunsApi:
         :type limit: int
         :param cursor:
         :type cursor: str
+        :param status: Only runs in one of these statuses, comma-separated (e.g. `awaiting_approval,policy_soft_failed,needs_recovery`); the order and the cursor are the same as without it, so a continuation token of a filtered list continues that filtered list. An unknown status is refused with 400 `REQUEST_INVALID` naming it.
+        :type status: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -2714,6 +2717,7 @@ class RunsApi:
             organization_name=organization_name,
             limit=limit,
             cursor=cursor,
+            status=status,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -2743,6 +2747,7 @@ class RunsApi:
         organization_name: Annotated[str, Field(strict=True)],
         limit: Optional[Annotated[int, Field(le=100, strict=True, ge=1)]] = None,
         cursor: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=512)]] = None,
+        status: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=400)]], Field(description="Only runs in one of these statuses, comma-separated (e.g. `awaiting_approval,policy_soft_failed,needs_recovery`); the order and the cursor are the same as without it, so a continuation token of a filtered list continues that filtered list. An unknown status is refused with 400 `REQUEST_INVALID` naming it.")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -2766,6 +2771,8 @@ class RunsApi:
         :type limit: int
         :param cursor:
         :type cursor: str
+        :param status: Only runs in one of these statuses, comma-separated (e.g. `awaiting_approval,policy_soft_failed,needs_recovery`); the order and the cursor are the same as without it, so a continuation token of a filtered list continues that filtered list. An unknown status is refused with 400 `REQUEST_INVALID` naming it.
+        :type status: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -2792,6 +2799,7 @@ class RunsApi:
             organization_name=organization_name,
             limit=limit,
             cursor=cursor,
+            status=status,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -2821,6 +2829,7 @@ class RunsApi:
         organization_name: Annotated[str, Field(strict=True)],
         limit: Optional[Annotated[int, Field(le=100, strict=True, ge=1)]] = None,
         cursor: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=512)]] = None,
+        status: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=400)]], Field(description="Only runs in one of these statuses, comma-separated (e.g. `awaiting_approval,policy_soft_failed,needs_recovery`); the order and the cursor are the same as without it, so a continuation token of a filtered list continues that filtered list. An unknown status is refused with 400 `REQUEST_INVALID` naming it.")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -2844,6 +2853,8 @@ class RunsApi:
         :type limit: int
         :param cursor:
         :type cursor: str
+        :param status: Only runs in one of these statuses, comma-separated (e.g. `awaiting_approval,policy_soft_failed,needs_recovery`); the order and the cursor are the same as without it, so a continuation token of a filtered list continues that filtered list. An unknown status is refused with 400 `REQUEST_INVALID` naming it.
+        :type status: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -2870,6 +2881,7 @@ class RunsApi:
             organization_name=organization_name,
             limit=limit,
             cursor=cursor,
+            status=status,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -2894,6 +2906,7 @@ class RunsApi:
         organization_name,
         limit,
         cursor,
+        status,
         _request_auth,
         _content_type,
         _headers,
@@ -2925,6 +2938,10 @@ class RunsApi:
         if cursor is not None:
             
             _query_params.append(('cursor', cursor))
+            
+        if status is not None:
+            
+            _query_params.append(('status', status))
             
         # process the header parameters
         # process the form parameters

@@ -138,6 +138,7 @@ from stackship_client.models.run_attestation import RunAttestation
 from stackship_client.models.run_attestation_attributes import RunAttestationAttributes
 from stackship_client.models.run_attestation_list_document import RunAttestationListDocument
 from stackship_client.models.run_attributes import RunAttributes
+from stackship_client.models.run_attributes_created_by import RunAttributesCreatedBy
 from stackship_client.models.run_attributes_plan_counts import RunAttributesPlanCounts
 from stackship_client.models.run_commit import RunCommit
 from stackship_client.models.run_create_document import RunCreateDocument

@@ -21,6 +21,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
+from stackship_client.models.run_attributes_created_by import RunAttributesCreatedBy
 from stackship_client.models.run_attributes_plan_counts import RunAttributesPlanCounts
 from stackship_client.models.run_commit import RunCommit
 from stackship_client.models.run_recovery import RunRecovery
@@ -58,9 +59,10 @@ class RunAttributes(BaseModel):
     approval_expires_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     finished_at: Optional[datetime] = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     recovery: Optional[RunRecovery] = Field(description="The evidence of an interrupted or uncertain apply, present while the run needs recovery and after it was recovered; null otherwise. Read from records, never guessed.")
+    created_by: Optional[RunAttributesCreatedBy]
     created_at: datetime = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     updated_at: datetime = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
-    __properties: ClassVar[List[str]] = ["kind", "status", "message", "source", "commit", "auto_apply", "is_destroy", "config_digest", "input_digest", "opentofu_version", "execution_region", "platform", "status_reason", "plan_status", "apply_status", "has_changes", "plan_counts", "plan_digest", "dependency_bundle_digest", "policy_outcome", "policy_result_digest", "predecessor_state_digest", "approval_expires_at", "finished_at", "recovery", "created_at", "updated_at"]
+    __properties: ClassVar[List[str]] = ["kind", "status", "message", "source", "commit", "auto_apply", "is_destroy", "config_digest", "input_digest", "opentofu_version", "execution_region", "platform", "status_reason", "plan_status", "apply_status", "has_changes", "plan_counts", "plan_digest", "dependency_bundle_digest", "policy_outcome", "policy_result_digest", "predecessor_state_digest", "approval_expires_at", "finished_at", "recovery", "created_by", "created_at", "updated_at"]
 
     @field_validator('kind')
     def kind_validate_enum(cls, value):
@@ -253,6 +255,9 @@ class RunAttributes(BaseModel):
         # override the default output from pydantic by calling `to_dict()` of recovery
         if self.recovery:
             _dict['recovery'] = self.recovery.to_dict()
+        # override the default output from pydantic by calling `to_dict()` of created_by
+        if self.created_by:
+            _dict['created_by'] = self.created_by.to_dict()
         # set to None if commit (nullable) is None
         # and model_fields_set contains the field
         if self.commit is None and "commit" in self.model_fields_set:
@@ -313,6 +318,11 @@ class RunAttributes(BaseModel):
         if self.recovery is None and "recovery" in self.model_fields_set:
             _dict['recovery'] = None
 
+        # set to None if created_by (nullable) is None
+        # and model_fields_set contains the field
+        if self.created_by is None and "created_by" in self.model_fields_set:
+            _dict['created_by'] = None
+
         return _dict
 
     @classmethod
@@ -350,6 +360,7 @@ class RunAttributes(BaseModel):
             "approval_expires_at": obj.get("approval_expires_at"),
             "finished_at": obj.get("finished_at"),
             "recovery": RunRecovery.from_dict(obj["recovery"]) if obj.get("recovery") is not None else None,
+            "created_by": RunAttributesCreatedBy.from_dict(obj["created_by"]) if obj.get("created_by") is not None else None,
             "created_at": obj.get("created_at"),
             "updated_at": obj.get("updated_at")
         })
