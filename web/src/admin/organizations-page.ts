@@ -12,6 +12,7 @@ import type { Session } from "../app/session.ts";
 import { dataTable, formControls, listPage } from "../ui/shared-styles.ts";
 import { tableHead } from "../ui/table-head.ts";
 import { base } from "../ui/tokens.ts";
+import { ORGANIZATION_NAME_PATTERN } from "../ui/patterns.ts";
 
 @customElement("ss-organizations-page")
 export class SsOrganizationsPage extends LitElement {
@@ -58,7 +59,7 @@ export class SsOrganizationsPage extends LitElement {
       ${this.error ? html`<p class="notice danger" role="alert" id="organizations-error">${this.error}</p>` : nothing}
       ${this.notice ? html`<p class="notice info" role="status" id="organizations-notice">${this.notice}</p>` : nothing}
       <form class="inline" @submit=${(e: SubmitEvent) => void this.create(e)}>
-        <label>New organization <input name="name" required autocomplete="off" pattern="[A-Za-z0-9][A-Za-z0-9_-]{0,39}" placeholder="e.g. acme" /></label>
+        <label>New organization <input name="name" required autocomplete="off" pattern=${ORGANIZATION_NAME_PATTERN} placeholder="e.g. acme" /></label>
         <button class="primary" type="submit" ?disabled=${this.busy}>Create organization</button>
       </form>
       ${this.organizations.render({

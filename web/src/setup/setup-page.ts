@@ -13,6 +13,7 @@ import type { SignedInDetail } from "../app/session.ts";
 import { stackedForm } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
 import { setupPageStyles } from "./setup-page.styles.ts";
+import { ORGANIZATION_NAME_PATTERN } from "../ui/patterns.ts";
 
 /** The password length the server requires (spec: SetupDocument.password minLength). */
 export const MIN_PASSWORD_LENGTH = 12;
@@ -190,7 +191,7 @@ export class SsSetupPage extends LitElement {
         <span class="muted hint" id="password-hint">At least ${MIN_PASSWORD_LENGTH} characters.</span>
         <label
           >First organization (optional)
-          <input id="organization" name="organization" autocomplete="off" pattern="[A-Za-z0-9][A-Za-z0-9_-]{0,39}" aria-describedby="organization-hint" />
+          <input id="organization" name="organization" autocomplete="off" pattern=${ORGANIZATION_NAME_PATTERN} aria-describedby="organization-hint" />
         </label>
         <span class="muted hint" id="organization-hint">Letters, digits, - and _, up to 40 characters, e.g. acme.</span>
         ${this.error ? html`<p class="notice danger" role="alert" id="setup-error">${this.error}</p>` : nothing}
@@ -204,7 +205,7 @@ export class SsSetupPage extends LitElement {
         <p role="status" id="setup-done">You are signed in as the deployment administrator.</p>
         <h2>Next: create your first organization</h2>
         <form @submit=${(e: SubmitEvent) => void this.createFirstOrganization(e)}>
-          <label>Organization name <input id="organization" name="organization" autocomplete="off" required pattern="[A-Za-z0-9][A-Za-z0-9_-]{0,39}" /></label>
+          <label>Organization name <input id="organization" name="organization" autocomplete="off" required pattern=${ORGANIZATION_NAME_PATTERN} /></label>
           ${this.error ? html`<p class="notice danger" role="alert" id="setup-error">${this.error}</p>` : nothing}
           <button class="primary" type="submit" ?disabled=${this.busy}>Create organization</button>
         </form>`;

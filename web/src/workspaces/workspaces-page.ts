@@ -18,6 +18,7 @@ import "../ui/status-badge.ts";
 import { tableHead } from "../ui/table-head.ts";
 import { base } from "../ui/tokens.ts";
 import "./workspace-state-cell.ts";
+import { WORKSPACE_NAME_PATTERN } from "../ui/patterns.ts";
 
 /** How many of the organization's newest runs are read for each workspace's latest run. */
 export const LATEST_RUNS_SCAN = 100;
@@ -195,7 +196,7 @@ export class SsWorkspacesPage extends LitElement {
   private renderForm(loaded: Loaded): TemplateResult {
     return html`<h2>New workspace</h2>
       <form id="new-workspace-form" @submit=${(e: SubmitEvent) => void this.create(e)}>
-        <label>Name <input name="name" required autocomplete="off" pattern="[A-Za-z0-9][A-Za-z0-9_-]*" /></label>
+        <label>Name <input name="name" required autocomplete="off" pattern=${WORKSPACE_NAME_PATTERN} /></label>
         <label
           >Project
           <select name="project">
