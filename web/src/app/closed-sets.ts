@@ -45,6 +45,9 @@ export const RUN_STATUS_LABELS: Record<RunStatus, { label: string; intent: Inten
   needs_recovery: { label: "Needs recovery", intent: "danger" },
 };
 
+/** Statuses that wait on a person: an approval, a soft-failed policy's override, an interrupted apply's recovery. */
+export const ATTENTION_STATUSES = ["awaiting_approval", "policy_soft_failed", "needs_recovery"] as const satisfies readonly RunStatus[];
+
 export function isRunStatus(value: unknown): value is RunStatus {
   return typeof value === "string" && (RUN_STATUSES as readonly string[]).includes(value);
 }

@@ -68,10 +68,10 @@ export function navigate(url: string, options: { replace?: boolean } = {}): void
   window.dispatchEvent(new Event(NAVIGATE_EVENT));
 }
 
-/** Replaces the query string of the current URL (filters that live in the URL), without a history entry. */
+/** Replaces the query string of the current URL (filters that live in the URL), without a history entry; the entry's state is kept. */
 export function replaceQuery(params: URLSearchParams): void {
   const query = params.toString();
-  history.replaceState(null, "", location.pathname + (query ? `?${query}` : "") + location.hash);
+  history.replaceState(history.state, "", location.pathname + (query ? `?${query}` : "") + location.hash);
 }
 
 /**

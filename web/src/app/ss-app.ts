@@ -13,6 +13,7 @@ import { chooseOrganization, rememberOrganization, type Session, type SignedInDe
 import "../auth/sign-in-page.ts";
 import "../setup/setup-page.ts";
 import "../runs/runs-page.ts";
+import "../runs/attention-count.ts";
 import "../run/run-page.ts";
 import "../workspaces/workspace-page.ts";
 import "../workspaces/workspace-state-page.ts";
@@ -227,6 +228,7 @@ export class SsApp extends LitElement {
       <a class="brand" href="/runs">StackShip</a>
       <nav aria-label="Main">
         <a href="/runs" aria-current=${this.route.name === "runs" ? "page" : nothing}>Runs</a>
+        <ss-attention-count></ss-attention-count>
         <a href="/workspaces" aria-current=${this.route.name === "workspaces" ? "page" : nothing}>Workspaces</a>
         <a href="/policy-sets" aria-current=${this.route.name === "policy-sets" ? "page" : nothing}>Policy sets</a>
         ${

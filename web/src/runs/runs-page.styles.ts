@@ -34,6 +34,32 @@ export const runsPageStyles = [
     .run-id {
       font-size: 0.8em;
     }
+    .facts {
+      display: flex;
+      flex-wrap: wrap;
+      gap: 0 var(--ss-space-2);
+      align-items: baseline;
+      font-size: 0.85em;
+    }
+    .tag {
+      border: 1px solid var(--ss-border);
+      border-radius: var(--ss-radius);
+      padding: 0 var(--ss-space-1);
+      white-space: nowrap;
+    }
+    .changes {
+      white-space: nowrap;
+      font-variant-numeric: tabular-nums;
+    }
+    .counts .create {
+      color: var(--ss-success);
+    }
+    .counts .change {
+      color: var(--ss-attention);
+    }
+    .counts .destroy {
+      color: var(--ss-danger);
+    }
     .duration {
       font-variant-numeric: tabular-nums;
       white-space: nowrap;

@@ -128,3 +128,103 @@ describe("the runs page's filters", () => {
     ok(!deep(el, "#runs-searched"));
   });
 });
+
+describe("the runs page's rows and the way back", () => {
+  const original = location.pathname + location.search;
+  afterEach(() => {
+    cleanup();
+    document.body.style.minHeight = "";
+    history.replaceState(null, "", original);
+  });
+
+  it("should show per row the plan's counts, the kind, and who started it through what", async () => {
+    const runs = runsHistory(3);
+    Object.assign(runs[0].attributes, {
+      kind: "plan_and_apply",
+      source: "cli",
+      plan_counts: { create: 2, change: 3, destroy: 1 },
+      created_by: { id: "usr-1", kind: "user", name: "Ada Lovelace" },
+    });
+    Object.assign(runs[1].attributes, { kind: "speculative", source: "github_pull_request", plan_counts: { create: 0, change: 0, destroy: 0 }, created_by: null });
+    Object.assign(runs[2].attributes, { kind: "plan_and_apply", source: "api", plan_counts: null, created_by: { id: "pri-1", kind: "token", name: "ci token" } });
+    const el = await page(server(runs));
+    await until(() => rows(el).length === 3);
+    const [first, second, third] = rows(el);
+    const changes = (row: HTMLElement) => text(row.querySelector(".changes"));
+    ok(changes(first).includes("+2 ~3 −1"), changes(first));
+    ok(changes(first).includes("2 to add, 3 to change, 1 to destroy"), "the counts in words for a screen reader");
+    equal(changes(second), "no changes");
+    equal(text(third.querySelector(".changes")), "–");
+    equal(text(first.querySelector(".kind")), "plan and apply");
+    equal(text(second.querySelector(".kind")), "speculative");
+    equal(text(first.querySelector(".started-by")), "by Ada Lovelace · CLI");
+    equal(text(second.querySelector(".started-by")), "GitHub pull request");
+    equal(text(third.querySelector(".started-by")), "by ci token · API");
+  });
+
+  it("should filter by ?status=needs_attention to the runs that wait on a person", async () => {
+    const runs = runsHistory(6);
+    const statuses = ["awaiting_approval", "applied", "policy_soft_failed", "errored", "needs_recovery", "planning"] as const;
+    statuses.forEach((status, i) => Object.assign(runs[i].attributes, { status, finished_at: null }));
+    const el = await page(server(runs), "?status=needs_attention");
+    await until(() => searched(el).endsWith("the whole history."));
+    equal(
+      rows(el).map((row) => row.dataset.status),
+      ["awaiting_approval", "policy_soft_failed", "needs_recovery"],
+    );
+    equal(deep<HTMLSelectElement>(el, "#filter-status")!.value, "needs_attention");
+    ok(!deep(el, "#ignored-status"), "needs_attention is a known filter");
+  });
+
+  it("should restore the loaded pages, the filters and the scroll position on Back, reading no page but the first again", async () => {
+    document.body.style.minHeight = "6000px";
+    const s = server(runsHistory(100));
+    history.replaceState(null, "", `${location.pathname}`);
+    const first = document.createElement("ss-runs-page") as SsRunsPage;
+    first.session = session;
+    first.refreshMs = 60_000;
+    await mount(s, first);
+    await until(() => rows(first).length === PAGE_SIZE);
+    deep<HTMLButtonElement>(first, "#load-more")!.click();
+    await until(() => rows(first).length === 2 * PAGE_SIZE, 3000, "the second page");
+    const filter = deep<HTMLInputElement>(first, "#filter-text")!;
+    filter.value = "change 1";
+    filter.dispatchEvent(new Event("input"));
+    // The filter reads on through the whole history (fewer than a page match).
+    await until(() => searched(first).endsWith("the whole history."), 3000, "the search");
+    const shown = rows(first).map((row) => row.dataset.runId);
+    const countLine = text(deep(first, ".count"));
+    equal(countLine, `Showing ${shown.length} of 100 loaded runs.`);
+    window.scrollTo(0, 900);
+    await until(() => window.scrollY === 900, 3000, "the scroll");
+    window.dispatchEvent(new Event("scroll"));
+    const entry = history.state as { runsPage: string };
+    ok(typeof entry?.runsPage === "string", "the history entry carries the page's key");
+    // Away to a run (a new entry), then Back: the same entry's state again.
+    cleanup();
+    window.scrollTo(0, 0);
+    history.pushState(null, "", `${location.pathname}?away`);
+    history.replaceState(entry, "", location.pathname);
+    const readsBefore = s.count(RUNS);
+    const back = document.createElement("ss-runs-page") as SsRunsPage;
+    back.session = session;
+    back.refreshMs = 60_000;
+    await mount(s, back);
+    await until(() => rows(back).length === shown.length, 3000, "the restored rows");
+    equal(
+      rows(back).map((row) => row.dataset.runId),
+      shown,
+    );
+    equal(deep<HTMLInputElement>(back, "#filter-text")!.value, "change 1");
+    equal(text(deep(back, ".count")), countLine);
+    await until(() => window.scrollY === 900, 3000, "the restored scroll position");
+    await sleep(100);
+    ok(s.count(RUNS) - readsBefore <= 1, "at most the first page is read again (to merge fresh statuses)");
+    // A fresh visit (no entry state) starts over.
+    cleanup();
+    history.replaceState(null, "", location.pathname);
+    const fresh = await page(s);
+    await until(() => rows(fresh).length === PAGE_SIZE);
+    equal(deep<HTMLInputElement>(fresh, "#filter-text")!.value, "");
+  });
+});

@@ -11,7 +11,7 @@ import { listOrganizationRuns, listWorkspaces, type Client, type Run, type RunLi
 import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
-import { checkRun, commitLine, ContractError, isRunStatus, RUN_STATUSES, RUN_STATUS_LABELS, TERMINAL_RUN_STATUSES } from "../app/closed-sets.ts";
+import { ATTENTION_STATUSES, checkRun, commitLine, ContractError, isRunStatus, RUN_STATUSES, RUN_STATUS_LABELS, TERMINAL_RUN_STATUSES } from "../app/closed-sets.ts";
 import { apiContext, sessionContext } from "../app/context.ts";
 import { absoluteUtc, duration, relativeTime } from "../app/format.ts";
 import { replaceQuery } from "../app/router.ts";
@@ -32,6 +32,36 @@ export const PAGE_SIZE = 20;
 export const SEARCH_BUDGET = 500;
 
 type RunStatus = Run["attributes"]["status"];
+/** A status filter: one status, or the statuses that wait on a person (`?status=needs_attention`). */
+type StatusFilter = RunStatus | "needs_attention" | "";
+
+const SOURCE_LABELS: Record<Run["attributes"]["source"], string> = {
+  api: "API",
+  cli: "CLI",
+  github_push: "GitHub push",
+  github_pull_request: "GitHub pull request",
+};
+
+function isStatusFilter(value: string): value is Exclude<StatusFilter, ""> {
+  return value === "needs_attention" || isRunStatus(value);
+}
+
+/** What the runs page was showing, kept when the reader leaves it so Back restores it (per history entry). */
+interface Remembered {
+  organization: string;
+  rows: Run[];
+  nextCursor: string | null;
+  workspaceNames: Map<string, string> | null;
+  text: string;
+  statusFilter: StatusFilter;
+  workspaceFilter: string;
+  searchUpTo: number;
+  scrollY: number;
+}
+
+/** Snapshots by history-entry key; only the few newest are kept. */
+const remembered = new Map<string, Remembered>();
+const REMEMBERED_MAX = 5;
 
 /** Newest first by (created_at, id), the API's own order. */
 function byCreatedDesc(a: Run, b: Run): number {
@@ -72,7 +102,7 @@ export class SsRunsPage extends LitElement {
   @state() accessor nextCursor: string | null = null;
   @state() accessor workspaceNames: Map<string, string> | null = null;
   @state() accessor text = "";
-  @state() accessor statusFilter: RunStatus | "" = "";
+  @state() accessor statusFilter: StatusFilter = "";
   @state() accessor workspaceFilter = "";
   @state() accessor ignoredStatus: string | null = null;
   @state() accessor refreshFailedAt: string | null = null;
@@ -81,6 +111,14 @@ export class SsRunsPage extends LitElement {
   @state() accessor searchUpTo = SEARCH_BUDGET;
 
   private refreshTimer: ReturnType<typeof setInterval> | null = null;
+  /** This history entry's key (kept in history.state), under which Back finds what was shown. */
+  private entryKey = "";
+  /** What Back restores on connecting, read once by the first page's task. */
+  private restoring: Remembered | null = null;
+  private lastScrollY = 0;
+  private readonly onScroll = () => {
+    this.lastScrollY = window.scrollY;
+  };
 
   /** The first page and the workspace names of the current organization. */
   private readonly firstPage = new Task(this, {
@@ -91,6 +129,17 @@ export class SsRunsPage extends LitElement {
       this.workspaceNames = null;
       this.refreshFailedAt = null;
       if (!organization) return null;
+      const restoring = this.restoring;
+      this.restoring = null;
+      if (restoring && restoring.organization === organization) {
+        this.rows = restoring.rows;
+        this.nextCursor = restoring.nextCursor;
+        this.workspaceNames = restoring.workspaceNames;
+        // Statuses may have moved on while the reader was away: the first page is read again and merged.
+        queueMicrotask(() => void this.refresh.run());
+        void this.updateComplete.then(() => requestAnimationFrame(() => window.scrollTo(0, restoring.scrollY)));
+        return organization;
+      }
       const [page, workspaces] = await Promise.all([
         dataOf(listOrganizationRuns({ client: this.api, path: { organization_name: organization }, query: { limit: PAGE_SIZE }, signal })).then(checkPage),
         // The names only label rows: without them the ids stand in, with a note.
@@ -138,16 +187,49 @@ export class SsRunsPage extends LitElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
-    const requested = new URLSearchParams(location.search).get("status");
-    if (requested !== null && requested !== "") {
-      if (isRunStatus(requested)) this.statusFilter = requested;
-      else this.ignoredStatus = requested;
+    const state = history.state as { runsPage?: unknown } | null;
+    const key = typeof state?.runsPage === "string" ? state.runsPage : null;
+    const snapshot = key ? remembered.get(key) : undefined;
+    if (key && snapshot) {
+      // Back (or Forward) to this entry: what it showed, not a fresh first page.
+      this.entryKey = key;
+      this.restoring = snapshot;
+      this.text = snapshot.text;
+      this.statusFilter = snapshot.statusFilter;
+      this.workspaceFilter = snapshot.workspaceFilter;
+      this.searchUpTo = snapshot.searchUpTo;
+    } else {
+      this.entryKey = `runs-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+      history.replaceState({ ...(state ?? {}), runsPage: this.entryKey }, "", location.href);
+      const requested = new URLSearchParams(location.search).get("status");
+      if (requested !== null && requested !== "") {
+        if (isStatusFilter(requested)) this.statusFilter = requested;
+        else this.ignoredStatus = requested;
+      }
     }
+    window.addEventListener("scroll", this.onScroll, { passive: true });
   }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     this.stopTimers();
+    window.removeEventListener("scroll", this.onScroll);
+    const organization = this.session?.organization;
+    if (organization && this.firstPage.status === TaskStatus.COMPLETE && this.entryKey) {
+      remembered.delete(this.entryKey);
+      remembered.set(this.entryKey, {
+        organization,
+        rows: this.rows,
+        nextCursor: this.nextCursor,
+        workspaceNames: this.workspaceNames,
+        text: this.text,
+        statusFilter: this.statusFilter,
+        workspaceFilter: this.workspaceFilter,
+        searchUpTo: this.searchUpTo,
+        scrollY: this.lastScrollY,
+      });
+      while (remembered.size > REMEMBERED_MAX) remembered.delete(remembered.keys().next().value!);
+    }
   }
 
   private stopTimers(): void {
@@ -188,7 +270,7 @@ export class SsRunsPage extends LitElement {
 
   private setStatusFilter(value: string): void {
     this.filterChanged();
-    this.statusFilter = isRunStatus(value) ? value : "";
+    this.statusFilter = isStatusFilter(value) ? value : "";
     this.ignoredStatus = null;
     const params = new URLSearchParams(location.search);
     if (this.statusFilter) params.set("status", this.statusFilter);
@@ -203,7 +285,12 @@ export class SsRunsPage extends LitElement {
   private visibleRows(): Run[] {
     const needle = this.text.trim().toLowerCase();
     return this.rows.filter((run) => {
-      if (this.statusFilter && run.attributes.status !== this.statusFilter) return false;
+      if (
+        this.statusFilter === "needs_attention"
+          ? !(ATTENTION_STATUSES as readonly RunStatus[]).includes(run.attributes.status)
+          : this.statusFilter && run.attributes.status !== this.statusFilter
+      )
+        return false;
       if (this.workspaceFilter && run.relationships.workspace.data.id !== this.workspaceFilter) return false;
       if (!needle) return true;
       const haystack = [run.id, run.attributes.message, this.workspaceName(run) ?? ""].join("\n").toLowerCase();
@@ -272,6 +359,7 @@ export class SsRunsPage extends LitElement {
         <label>Status
           <select id="filter-status" @change=${(e: Event) => this.setStatusFilter((e.target as HTMLSelectElement).value)}>
             <option value="" ?selected=${this.statusFilter === ""}>All statuses</option>
+            <option value="needs_attention" ?selected=${this.statusFilter === "needs_attention"}>Needs attention (awaiting approval, policy soft-failed, needs recovery)</option>
             ${RUN_STATUSES.map((status) => html`<option value=${status} ?selected=${this.statusFilter === status}>${RUN_STATUS_LABELS[status].label}</option>`)}
           </select>
         </label>
@@ -343,11 +431,25 @@ export class SsRunsPage extends LitElement {
   private renderTable(rows: Run[]): TemplateResult {
     return html`<table>
       <caption class="visually-hidden">Runs</caption>
-      ${tableHead(["Run", "Workspace", "Status", "Duration", "Created"])}
+      ${tableHead(["Run", "Workspace", "Status", "Changes", "Duration", "Created"])}
       <tbody>
         ${rows.map((run) => this.renderRow(run))}
       </tbody>
     </table>`;
+  }
+
+  /** `+n ~n −n` of a finished plan (words for screen readers), "no changes", or a dash before the plan finished. */
+  private renderCounts(run: Run): TemplateResult {
+    const counts = run.attributes.plan_counts;
+    if (!counts) return html`<span class="muted" aria-label="no plan yet">–</span>`;
+    if (counts.create + counts.change + counts.destroy === 0) return html`<span class="muted">no changes</span>`;
+    const words = `${counts.create} to add, ${counts.change} to change, ${counts.destroy} to destroy`;
+    return html`<span class="counts" title=${words}
+      ><span class="visually-hidden">${words}</span
+      ><span aria-hidden="true"
+        ><span class="create">+${counts.create}</span> <span class="change">~${counts.change}</span> <span class="destroy">−${counts.destroy}</span></span
+      ></span
+    >`;
   }
 
   private renderRow(run: Run): TemplateResult {
@@ -360,11 +462,16 @@ export class SsRunsPage extends LitElement {
     return html`<tr data-run-id=${run.id} data-status=${a.status}>
       <td>
         <a class="message" href="/runs/${run.id}">${a.message || "(no message)"}</a>
-        <div class="mono muted run-id">${run.id}</div>
+        <div class="facts muted">
+          <span class="tag kind" data-kind=${a.kind}>${a.kind === "speculative" ? "speculative" : "plan and apply"}</span>
+          <span class="started-by">${a.created_by ? html`by ${a.created_by.name} · ` : nothing}${SOURCE_LABELS[a.source]}</span>
+          <span class="mono run-id">${run.id}</span>
+        </div>
         ${commit ? html`<div class="muted run-commit" title=${commit.title}>${commit.text}</div>` : nothing}
       </td>
       <td><a href="/workspaces/${workspaceId}">${name ?? workspaceId}</a></td>
       <td><ss-status-badge status=${a.status}></ss-status-badge></td>
+      <td class="changes">${this.renderCounts(run)}</td>
       <td class="duration" data-final=${terminal ? "true" : "false"}>
         <span>${terminal ? duration(end - Date.parse(a.created_at)) : html`<ss-elapsed since=${a.created_at}></ss-elapsed>`}</span>${terminal ? nothing : html`<span class="visually-hidden"> so far</span>`}
       </td>
