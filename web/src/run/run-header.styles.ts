@@ -24,6 +24,25 @@ export const runHeaderStyles = [
     margin: 0;
     overflow-wrap: anywhere;
   }
+  .breadcrumb {
+    font-size: 0.85em;
+    color: var(--ss-text-muted);
+    overflow-wrap: anywhere;
+  }
+  .message-body {
+    margin: var(--ss-space-1) 0 0;
+    white-space: pre-line;
+    overflow-wrap: anywhere;
+  }
+  .unrecorded {
+    margin: 0;
+    font-size: 0.85em;
+  }
+  button.secondary {
+    background: transparent;
+    border-color: var(--ss-danger);
+    color: var(--ss-danger);
+  }
   .commit-message {
     margin: var(--ss-space-1) 0 0;
     color: var(--ss-text-muted);

@@ -53,10 +53,28 @@ export class SsRunHeader extends LitElement {
     const kind = known(RUN_KINDS, h.kind);
     const duration = spanMs(h.created_at, h.finished_at, this.now);
     const terminal = isTerminal(h.status);
+    // The title is the message's first line; the rest of it reads below, as a commit's body does.
+    const [titleLine, ...rest] = h.title.split("\n");
+    const body = rest.join("\n").trim();
+    const unrecorded = (
+      [
+        ["commit", h.commit_sha],
+        ["source ref", h.source_ref],
+        ["working directory", h.working_directory],
+        ["author", h.commit_author],
+      ] as const
+    )
+      .filter(([, fact]) => fact.state !== "recorded")
+      .map(([name]) => name);
     return html`<header>
+      <nav aria-label="Breadcrumb" class="breadcrumb">
+        <a href="/runs">Runs</a><span aria-hidden="true"> › </span><a href="/workspaces/${h.workspace.id}" data-testid="breadcrumb-workspace">${h.workspace.name}</a
+        ><span aria-hidden="true"> › </span><span aria-current="page">${h.run_id}</span>
+      </nav>
       <div class="top">
         <div>
-          <h1 id="run-title">${h.title}</h1>
+          <h1 id="run-title">${titleLine.trim() || "(no message)"}</h1>
+          ${body ? html`<p class="message-body" data-testid="message-body">${body}</p>` : nothing}
           ${h.commit_message.state === "recorded" ? html`<p class="commit-message" data-testid="commit-message">${h.commit_message.value}</p>` : nothing}
         </div>
         <div class="actions">${this.renderCancel()}</div>
@@ -73,15 +91,15 @@ export class SsRunHeader extends LitElement {
         ${kind === null ? html`<span class="kind error">Unknown kind “${h.kind}”</span>` : html`<span class="kind">${KIND_LABELS[kind]}</span>`}
       </div>
       <dl>
-        <div><dt>Commit</dt><dd>${this.recorded(h.commit_sha, (sha) => {
+        ${this.recorded("Commit", h.commit_sha, (sha) => {
           const code = html`<code title=${sha}>${sha.slice(0, 12)}</code>`;
           // Only an http(s) page the server derived from the recorded repository becomes a link.
           const url = h.commit_url.state === "recorded" && /^https?:\/\//.test(h.commit_url.value ?? "") ? h.commit_url.value : null;
           return url ? html`<a href=${url} rel="noopener noreferrer" target="_blank" data-testid="commit-link">${code}</a>` : code;
-        })}</dd></div>
-        <div><dt>Source ref</dt><dd>${this.recorded(h.source_ref, (ref) => html`<code>${ref}</code>`)}</dd></div>
-        <div><dt>Working directory</dt><dd>${this.recorded(h.working_directory, (dir) => html`<code>${dir === "" ? "/" : dir}</code>`)}</dd></div>
-        <div><dt>Author</dt><dd>${this.recorded(h.commit_author, (author) => author)}</dd></div>
+        })}
+        ${this.recorded("Source ref", h.source_ref, (ref) => html`<code>${ref}</code>`)}
+        ${this.recorded("Working directory", h.working_directory, (dir) => html`<code>${dir === "" ? "/" : dir}</code>`)}
+        ${this.recorded("Author", h.commit_author, (author) => author)}
         <div><dt>Created</dt><dd><time datetime=${h.created_at}>${formatUtc(h.created_at)}</time></dd></div>
         <div>
           <dt>Duration</dt>
@@ -96,18 +114,20 @@ export class SsRunHeader extends LitElement {
         </div>
         <div><dt>Workspace</dt><dd><a href="/workspaces/${h.workspace.id}" data-testid="workspace-link">${h.workspace.name}</a></dd></div>
       </dl>
+      ${unrecorded.length > 0 ? html`<p class="muted unrecorded" data-testid="not-recorded">Not recorded for this run: ${unrecorded.join(", ")}.</p>` : nothing}
     </header>`;
   }
 
-  private recorded(fact: Header["commit_sha"], show: (value: string) => unknown) {
-    return fact.state === "recorded" ? show(fact.value) : html`<span class="muted">not recorded</span>`;
+  /** A recorded fact as a term and its value; an unrecorded one is left to the single quiet line below the list. */
+  private recorded(term: string, fact: Header["commit_sha"], show: (value: string) => unknown) {
+    return fact.state === "recorded" ? html`<div><dt>${term}</dt><dd>${show(fact.value)}</dd></div>` : nothing;
   }
 
   private renderCancel() {
     if (!this.actions.includes("cancel")) return nothing;
     const error = this.failure ? html`<span class="error" role="alert">${this.failure.detail} <code>${this.failure.summary}</code></span>` : nothing;
     if (!this.confirmingCancel) {
-      return html`<button type="button" class="danger" @click=${() => (this.confirmingCancel = true)}>Cancel run</button>${error}`;
+      return html`<button type="button" class="secondary" @click=${() => (this.confirmingCancel = true)}>Cancel run</button>${error}`;
     }
     return html`<div class="confirm" role="group" aria-label="Confirm cancel">
       <span>Cancel this run? A running phase is interrupted.</span>

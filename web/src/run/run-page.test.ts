@@ -65,10 +65,12 @@ describe("ss-run-page", () => {
     equal(order, ["ss-run-header", "ss-terminal-reason", "ss-attention-strip", "ss-stage-timeline", "ss-run-downloads"]);
     const header = deep(el, "ss-run-header")!;
     const h = text(header);
-    ok(h.startsWith("Add the greeting"), h);
+    equal(text(deep(header.shadowRoot!, "#run-title")), "Add the greeting");
     ok(text(deep(header.shadowRoot!, '[data-testid="commit-message"]')) === "Add the greeting resource");
     ok(h.includes("Awaiting approval") && h.includes("Plan and apply") && h.includes("0123456789ab") && h.includes(RUN_ID), h);
-    ok(h.includes("Source refnot recorded"), "an unrecorded fact says so");
+    ok(!h.includes("Source ref"), "an unrecorded fact is not a row of its own");
+    equal(text(deep(header.shadowRoot!, '[data-testid="not-recorded"]')), "Not recorded for this run: source ref, author.");
+    equal(text(deep(header.shadowRoot!, "nav.breadcrumb")), `Runs › ${text(deep(header.shadowRoot!, '[data-testid="breadcrumb-workspace"]'))} › ${RUN_ID}`);
     equal(
       deep<HTMLAnchorElement>(header.shadowRoot!, '[data-testid="commit-link"]')!.getAttribute("href"),
       "https://github.com/acme/infra/commit/0123456789abcdef0123456789abcdef01234567",
@@ -310,5 +312,48 @@ describe("ss-run-page", () => {
     equal(text(tail.querySelector("figcaption")), "The last lines of the plan log");
     equal(tail.querySelector("pre")!.textContent!.split("\n").length, 8);
     ok(tail.querySelector("pre")!.classList.contains("ink"));
+  });
+});
+
+describe("ss-run-header", () => {
+  afterEach(cleanup);
+
+  it("should title the run with its message's first line, the rest below, and say when everything is recorded", async () => {
+    const el = await page(
+      withReview(
+        reviewFixture((r) => {
+          r.attributes.header.title = "Rotate the DNS keys\n\nThe old keys expire on Friday.\nSee the runbook.";
+          r.attributes.header.commit_sha = { state: "recorded", value: "0123456789abcdef0123456789abcdef01234567" };
+          r.attributes.header.source_ref = { state: "recorded", value: "refs/heads/main" };
+          r.attributes.header.working_directory = { state: "recorded", value: "" };
+          r.attributes.header.commit_author = { state: "recorded", value: "Ada" };
+        }),
+      ),
+    );
+    const header = deep(el, "ss-run-header")!;
+    equal(text(deep(header.shadowRoot!, "#run-title")), "Rotate the DNS keys");
+    equal(deep(header.shadowRoot!, '[data-testid="message-body"]')!.textContent, "The old keys expire on Friday.\nSee the runbook.");
+    equal(deep(header.shadowRoot!, '[data-testid="not-recorded"]'), null, "nothing to say when every fact is recorded");
+    ok(text(header).includes("Source refrefs/heads/main"), text(header));
+  });
+
+  it("should offer Cancel run as a secondary control that confirms before it sends", async () => {
+    const server = withReview(
+      reviewFixture((r) => {
+        r.attributes.header.status = "planning";
+        r.attributes.available_actions = ["cancel"];
+      }),
+    ).on(`POST /v1/runs/${RUN_ID}/actions/cancel`, { status: 202, body: {} });
+    const el = await page(server);
+    const header = deep(el, "ss-run-header")!;
+    const cancel = deepAll<HTMLButtonElement>(header.shadowRoot!, "button").find((b) => b.textContent === "Cancel run")!;
+    ok(cancel.classList.contains("secondary") && !cancel.classList.contains("danger"), cancel.className);
+    cancel.click();
+    await (header as unknown as { updateComplete: Promise<unknown> }).updateComplete;
+    equal(server.count(`POST /v1/runs/${RUN_ID}/actions/cancel`), 0, "arming sends nothing");
+    deepAll<HTMLButtonElement>(header.shadowRoot!, "button")
+      .find((b) => b.textContent === "Yes, cancel run")!
+      .click();
+    await until(() => server.count(`POST /v1/runs/${RUN_ID}/actions/cancel`) === 1);
   });
 });
