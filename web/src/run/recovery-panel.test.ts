@@ -36,13 +36,26 @@ describe("ss-recovery-panel", () => {
     const el = await panel(server, EVIDENCE, ["recover"]);
     const form = el.shadowRoot!.querySelector<HTMLFormElement>('[data-testid="recovery-form"]')!;
     const commit = form.querySelector<HTMLInputElement>('input[value="commit_pending_state"]')!;
+    const keep = form.querySelector<HTMLInputElement>('input[value="keep_current_state"]')!;
     ok(commit.disabled && !commit.checked);
-    ok(form.querySelector<HTMLInputElement>('input[value="keep_current_state"]')!.checked);
+    ok(!keep.checked, "nothing is preselected");
+    equal(
+      [...form.querySelectorAll<HTMLInputElement>('input[name="resolution"]')].map((i) => i.value),
+      ["keep_current_state", "commit_pending_state"],
+      "the choice that changes no recorded state comes first",
+    );
+    form.querySelector("textarea")!.value = "nothing changed upstream";
+    form.requestSubmit();
+    await el.updateComplete;
+    equal(server.requests.length, 0, "no choice, nothing sent");
+    ok(text(form).includes("Choose how to resolve the recovery."), text(form));
+    keep.checked = true;
     form.querySelector("textarea")!.value = "too short";
     form.requestSubmit();
     await el.updateComplete;
     equal(server.requests.length, 0);
     ok(text(form).includes("Write at least 10 characters."));
+    ok(!text(form).includes("Choose how to resolve"), "the choice error is gone once chosen");
     form.querySelector("textarea")!.value = "nothing changed upstream";
     form.requestSubmit();
     await until(() => server.requests.length > 0);

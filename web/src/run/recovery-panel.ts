@@ -16,8 +16,9 @@ const REASON_MIN = 10;
  * The recovery panel of a run whose apply was interrupted or ended uncertainly: the recorded
  * evidence (the apply attempt, the last apply log lines, the pending state version the apply
  * uploaded, the lock the run still holds, the predecessor state digest), nothing guessed; and,
- * for a caller allowed to `recover`, the resolve form: commit the pending state or keep the
- * current one, with a typed reason for the audit trail.
+ * for a caller allowed to `recover`, the resolve form: keep the current state (listed first: it
+ * changes nothing recorded) or commit the pending one, nothing preselected, with a typed reason for
+ * the audit trail.
  *
  * @summary Unresolved recovery evidence and its resolution.
  * @event ss-run-action-done - The resolution was accepted.
@@ -37,6 +38,7 @@ export class SsRecoveryPanel extends LitElement {
   @state() accessor busy = false;
   @state() accessor failure: RequestFailed | null = null;
   @state() accessor reasonTooShort = false;
+  @state() accessor choiceMissing = false;
 
   override render() {
     const r = this.recovery;
@@ -93,14 +95,19 @@ export class SsRecoveryPanel extends LitElement {
   private renderForm(r: Recovery) {
     const canCommit = r.pending_state_version !== null;
     return html`<form novalidate @submit=${this.resolve} data-testid="recovery-form">
-      <fieldset>
+      <fieldset aria-describedby="resolution-help">
         <legend>Resolve</legend>
+        <p class="muted" id="resolution-help">Nothing is chosen for you: read the evidence above, then pick one.</p>
         <label
-          ><input type="radio" name="resolution" value="commit_pending_state" ?disabled=${!canCommit} ?checked=${canCommit} /> Commit the pending state
-          version (the run ends applied)</label
+          ><input type="radio" name="resolution" value="keep_current_state" /> Keep the current state (changes no recorded state; the run ends errored, and a
+          new plan shows any drift the apply left)</label
         >
-        <label><input type="radio" name="resolution" value="keep_current_state" ?checked=${!canCommit} /> Keep the current state (the run ends errored)</label>
+        <label
+          ><input type="radio" name="resolution" value="commit_pending_state" ?disabled=${!canCommit} /> Commit the pending state version (the run ends
+          applied)${canCommit ? nothing : html` <span class="muted">— none was uploaded</span>`}</label
+        >
       </fieldset>
+      ${this.choiceMissing ? html`<p class="error" role="alert">Choose how to resolve the recovery.</p>` : nothing}
       <label for="recovery-reason">Reason (at least ${REASON_MIN} characters, kept in the audit trail)</label>
       <textarea id="recovery-reason" name="reason" required minlength=${REASON_MIN} maxlength="2000" aria-invalid=${this.reasonTooShort ? "true" : "false"}></textarea>
       ${this.reasonTooShort ? html`<p class="error" role="alert">Write at least ${REASON_MIN} characters.</p>` : nothing}
@@ -114,9 +121,11 @@ export class SsRecoveryPanel extends LitElement {
     const form = event.target as HTMLFormElement;
     const data = new FormData(form);
     const reason = String(data.get("reason") ?? "").trim();
-    const resolution = data.get("resolution") === "commit_pending_state" ? "commit_pending_state" : "keep_current_state";
+    const chosen = data.get("resolution");
+    this.choiceMissing = chosen !== "commit_pending_state" && chosen !== "keep_current_state";
     this.reasonTooShort = reason.length < REASON_MIN;
-    if (this.reasonTooShort || !this.client) return;
+    if (this.choiceMissing || this.reasonTooShort || !this.client) return;
+    const resolution = chosen === "commit_pending_state" ? "commit_pending_state" : "keep_current_state";
     const client = this.client;
     await performRunAction(this, { action: "resolve", runId: this.runId }, () =>
       resolveRunRecovery({ client, path: { run_id: this.runId }, body: { data: { type: "recovery-resolutions", attributes: { resolution, reason } } } }),
