@@ -83,4 +83,49 @@ describe("ss-policy-evidence", () => {
     ok(text(hard).includes("Hard-mandatory findings cannot be overridden."));
     equal(hard.shadowRoot!.querySelector("form"), null);
   });
+  it("should turn the control into “Override active until …, by …” once an override is in force", async () => {
+    const expiry = new Date(Date.now() + 3_600_000).toISOString();
+    const override = {
+      id: "po-2",
+      actor_id: "usr-0000000000000001",
+      actor_display_name: "Ada Lovelace",
+      reason: "tags follow",
+      created_at: new Date().toISOString(),
+      expires_at: expiry,
+    };
+    const control = softFailed().override_control!;
+    const el = await evidence(new FakeServer(), softFailed({ override_control: { ...control, active_override_expires_at: expiry }, overrides: [override] }), ["override"]);
+    const line = text(el.shadowRoot!.querySelector('[data-testid="active-override"]'));
+    ok(line.startsWith("Override active until ") && line.endsWith(", by Ada Lovelace."), line);
+    equal(el.shadowRoot!.querySelector("form"), null, "no second override while one is in force");
+    cleanup();
+    // A viewer (no control) still reads the override in force from the list; an expired one is not "active".
+    const expired = { ...override, id: "po-1", created_at: "2026-12-01T10:00:00.000Z", expires_at: "2026-12-01T11:00:00.000Z" };
+    const viewer = await evidence(new FakeServer(), softFailed({ override_control: null, overrides: [expired, override] }), []);
+    ok(text(viewer.shadowRoot!.querySelector('[data-testid="active-override"]')).endsWith(", by Ada Lovelace."));
+    cleanup();
+    const none = await evidence(new FakeServer(), softFailed({ override_control: null, overrides: [expired] }), []);
+    equal(none.shadowRoot!.querySelector('[data-testid="active-override"]'), null);
+  });
+
+  it("should list blocking findings first: hard-mandatory, then soft-mandatory, advisory last", async () => {
+    const finding = (title: string, level: string) => ({ title, message: title, address: null, enforcement_level: level });
+    const el = await evidence(
+      new FakeServer(),
+      softFailed({
+        findings: [
+          finding("a1", "advisory"),
+          finding("s1", "soft_mandatory"),
+          finding("h1", "hard_mandatory"),
+          finding("a2", "advisory"),
+          finding("s2", "soft_mandatory"),
+        ] as PolicyStage["findings"],
+      }),
+      [],
+    );
+    equal(
+      [...el.shadowRoot!.querySelectorAll('[data-testid="policy-findings"] li strong')].map((n) => n.textContent),
+      ["h1", "s1", "s2", "a1", "a2"],
+    );
+  });
 });

@@ -10,6 +10,30 @@ import { formatDuration, formatUtc, type Action, type PolicyStage } from "./revi
 import { performRunAction } from "./run-action.ts";
 
 /** "15 minutes", "1 hour", "4 hours"; other spans fall back to the duration format. */
+const LEVEL_ORDER: Record<string, number> = { hard_mandatory: 0, soft_mandatory: 1, advisory: 2 };
+
+/** Findings that block first (hard-, then soft-mandatory), advisory last; the evaluation's order within a level. */
+function blockingFirst(findings: PolicyStage["findings"]): PolicyStage["findings"] {
+  return findings
+    .map((finding, index) => ({ finding, index }))
+    .sort((a, b) => (LEVEL_ORDER[a.finding.enforcement_level] ?? 3) - (LEVEL_ORDER[b.finding.enforcement_level] ?? 3) || a.index - b.index)
+    .map(({ finding }) => finding);
+}
+
+/**
+ * The override in force, if any: the control's active expiry (what the server decided), else the
+ * newest listed override that has not expired; with who recorded it when the list names them.
+ */
+function activeOverride(p: PolicyStage, now = Date.now()): { expires_at: string; by: string | null } | null {
+  const expiresAt =
+    p.override_control?.active_override_expires_at ??
+    p.overrides.filter((o) => Date.parse(o.expires_at) > now).sort((a, b) => (a.created_at < b.created_at ? 1 : -1))[0]?.expires_at ??
+    null;
+  if (!expiresAt) return null;
+  const record = p.overrides.find((o) => o.expires_at === expiresAt);
+  return { expires_at: expiresAt, by: record ? (record.actor_display_name ?? record.actor_id) : null };
+}
+
 function overrideSpan(seconds: number): string {
   if (seconds % 3600 === 0) return seconds === 3600 ? "1 hour" : `${seconds / 3600} hours`;
   if (seconds % 60 === 0 && seconds < 3600) return seconds === 60 ? "1 minute" : `${seconds / 60} minutes`;
@@ -61,7 +85,7 @@ export class SsPolicyEvidence extends LitElement {
       ${
         p.findings.length > 0
           ? html`<ul class="findings" aria-label="Policy findings" data-testid="policy-findings">
-            ${p.findings.map(
+            ${blockingFirst(p.findings).map(
               (f) => html`<li class=${f.enforcement_level}>
                 <div class="level">${f.enforcement_level.replace("_", "-")}</div>
                 <div><strong>${f.title}</strong></div>
@@ -72,13 +96,19 @@ export class SsPolicyEvidence extends LitElement {
           </ul>`
           : nothing
       }
-      ${this.renderOverrides(p)} ${p.override_control && this.actions.includes("override") ? this.renderControl(p.override_control) : nothing}
+      ${this.renderOverrides(p)} ${p.override_control && this.actions.includes("override") && !activeOverride(p) ? this.renderControl(p.override_control) : nothing}
     </div>`;
   }
 
   private renderOverrides(p: PolicyStage) {
-    const active = p.override_control?.active_override_expires_at;
-    return html`${active ? html`<p data-testid="active-override">An override is active until <time datetime=${active}>${formatUtc(active)}</time>.</p>` : nothing}
+    const active = activeOverride(p);
+    return html`${
+      active
+        ? html`<p data-testid="active-override">
+          Override active until <time datetime=${active.expires_at}>${formatUtc(active.expires_at)}</time>${active.by ? html`, by ${active.by}` : nothing}.
+        </p>`
+        : nothing
+    }
     ${
       p.overrides.length > 0
         ? html`<table data-testid="policy-overrides">
