@@ -9,12 +9,28 @@ export const runDownloadsStyles = [
     display: grid;
     gap: var(--ss-space-3);
   }
-  form {
+  .items.compact {
+    display: flex;
+    flex-wrap: wrap;
+    gap: var(--ss-space-2);
+    align-items: center;
+  }
+  form.guarded {
     display: grid;
     gap: var(--ss-space-2);
     border: 1px solid var(--ss-border);
     border-radius: var(--ss-radius);
     padding: var(--ss-space-3);
+  }
+  details {
+    margin-top: var(--ss-space-2);
+  }
+  details .items {
+    margin-top: var(--ss-space-2);
+  }
+  summary {
+    cursor: pointer;
+    font-weight: 600;
   }
   h3 {
     font-size: 1rem;

@@ -25,7 +25,7 @@ describe("ss-run-downloads", () => {
     equal(section.querySelectorAll("form, button").length, 0);
   });
 
-  it("should offer guarded POST forms with a reason only where the review offers them", async () => {
+  it("should put the redacted plan in one row, the guarded POST forms behind a disclosure, and what is missing in one line", async () => {
     const el = await downloads({
       state: "permitted",
       items: [
@@ -37,13 +37,23 @@ describe("ss-run-downloads", () => {
     const forms = [...el.shadowRoot!.querySelectorAll("form")];
     equal(
       forms.map((f) => f.dataset.testid),
-      ["download-redacted_plan", "download-raw_plan", "download-emergency_state"],
+      ["download-redacted_plan", "download-raw_plan"],
+      "what this run does not have gets no form",
     );
     equal(forms[0].querySelector("input"), null, "the redacted plan needs no reason");
+    equal(forms[0].closest("details"), null, "the redacted plan is in the compact row, not behind the disclosure");
+    const disclosure = el.shadowRoot!.querySelector<HTMLDetailsElement>('[data-testid="sensitive-downloads"]')!;
+    ok(!disclosure.open, "the sensitive downloads start closed");
+    equal(forms[1].closest("details"), disclosure);
+    equal(text(disclosure.querySelector("summary")), "Sensitive downloads: raw plan (a reason is audited first)");
     ok(forms[1].querySelector('input[name="reason"]'), "the raw plan asks for a reason");
     ok(text(forms[1]).includes("You will confirm your password first."));
-    const state = forms[2].querySelector("button")!;
-    ok(state.disabled && text(forms[2]).includes("This run's apply uploaded no state."));
+    equal(text(el.shadowRoot!.querySelector('[data-testid="downloads-missing"]')), "Not available for this run: the emergency state (this run's apply uploaded no state).");
+    // A reasonless submit keeps the disclosure open with its message.
+    disclosure.open = true;
+    forms[1].requestSubmit();
+    await el.updateComplete;
+    ok(disclosure.open && text(forms[1]).includes("Type why you need these sensitive bytes."));
     ok(el.shadowRoot!.querySelector("ss-step-up-dialog"), "the step-up dialog is at hand");
   });
 });

@@ -14,9 +14,9 @@ type Kind = DownloadItem["kind"];
 const TITLES: Record<Kind, string> = { redacted_plan: "Redacted plan", raw_plan: "Raw plan (sensitive)", emergency_state: "Emergency state (sensitive)" };
 const BUTTONS: Record<Kind, string> = { redacted_plan: "Download redacted plan", raw_plan: "Download raw plan", emergency_state: "Download emergency state" };
 const MISSING: Record<Kind, string> = {
-  redacted_plan: "This run produced no redacted plan.",
-  raw_plan: "This run recorded no plan.",
-  emergency_state: "This run's apply uploaded no state.",
+  redacted_plan: "the redacted plan (this run produced none)",
+  raw_plan: "the raw plan (this run recorded no plan)",
+  emergency_state: "the emergency state (this run's apply uploaded no state)",
 };
 const FILES: Record<Kind, (runId: string) => string> = {
   redacted_plan: (id) => `${id}-plan-changes.json`,
@@ -25,10 +25,11 @@ const FILES: Record<Kind, (runId: string) => string> = {
 };
 
 /**
- * The downloads section: the redacted plan for anyone with artifact read access, and guarded
- * POST forms for the raw plan and the emergency state (a typed reason, then a step-up when the
- * session needs one) only where the review offers them. A caller with some download permission
- * but none here sees one quiet note; a caller who could never download sees no section at all.
+ * The downloads section: the redacted plan for anyone with artifact read access in one compact
+ * row, and guarded POST forms for the raw plan and the emergency state (a typed reason, then a
+ * step-up when the session needs one) only where the review offers them, behind a disclosure.
+ * What this run does not have collapses into one quiet line. A caller with some download
+ * permission but none here sees one quiet note; a caller who could never download sees no section.
  *
  * @summary What this caller may download.
  */
@@ -58,9 +59,24 @@ export class SsRunDownloads extends LitElement {
         <p class="muted" data-testid="downloads-note">${d.note}</p>
       </section>`;
     }
+    const available = d.items.filter((item) => item.available);
+    const plain = available.filter((item) => !item.requires_reason);
+    const sensitive = available.filter((item) => item.requires_reason);
+    const missing = d.items.filter((item) => !item.available);
+    // Kept open while a sensitive download is under way or said something, so its message stays in view.
+    const sensitiveOpen = sensitive.some((item) => this.busy === item.kind || this.failures[item.kind] !== undefined || this.done[item.kind]);
     return html`<section aria-labelledby="downloads-heading" data-testid="downloads">
       <h2 id="downloads-heading">Downloads</h2>
-      <div class="items">${d.items.map((item) => this.renderItem(item))}</div>
+      ${plain.length > 0 ? html`<div class="items compact">${plain.map((item) => this.renderItem(item))}</div>` : nothing}
+      ${
+        sensitive.length > 0
+          ? html`<details data-testid="sensitive-downloads" ?open=${sensitiveOpen}>
+            <summary>Sensitive downloads: ${sensitive.map((item) => TITLES[item.kind].replace(" (sensitive)", "").toLowerCase()).join(", ")} (a reason is audited first)</summary>
+            <div class="items">${sensitive.map((item) => this.renderItem(item))}</div>
+          </details>`
+          : nothing
+      }
+      ${missing.length > 0 ? html`<p class="muted" data-testid="downloads-missing">Not available for this run: ${missing.map((item) => MISSING[item.kind]).join("; ")}.</p>` : nothing}
       <ss-step-up-dialog></ss-step-up-dialog>
     </section>`;
   }
@@ -68,9 +84,8 @@ export class SsRunDownloads extends LitElement {
   private renderItem(item: DownloadItem) {
     const problem = this.failures[item.kind];
     const id = `reason-${item.kind}`;
-    return html`<form novalidate data-testid="download-${item.kind}" @submit=${(e: SubmitEvent) => this.submit(e, item)}>
-      <h3>${TITLES[item.kind]}</h3>
-      ${item.available ? nothing : html`<p class="muted">${MISSING[item.kind]}</p>`}
+    return html`<form novalidate class=${item.requires_reason ? "guarded" : "plain"} data-testid="download-${item.kind}" @submit=${(e: SubmitEvent) => this.submit(e, item)}>
+      ${item.requires_reason ? html`<h3>${TITLES[item.kind]}</h3>` : nothing}
       ${
         item.requires_reason && item.available
           ? html`<label for=${id}>Reason (kept in the audit trail before any bytes are sent)</label>

@@ -113,10 +113,12 @@ test("awaiting approval: viewer, operator and admin each see only their actions 
   const admin = await h.signInAs(org, "admin");
   await openRun(h, admin.page, run.id);
   assert.ok(await admin.page.getByTestId("attention-strip").isVisible());
+  const sensitive = admin.page.getByTestId("sensitive-downloads");
+  assert.not.ok(await admin.page.getByRole("button", { name: "Download raw plan" }).isVisible(), "the guarded downloads start behind their disclosure");
+  await sensitive.locator("summary").click();
   assert.ok(await admin.page.getByRole("button", { name: "Download raw plan" }).isEnabled());
-  assert.is(await admin.page.getByRole("button", { name: "Download emergency state" }).count(), 1);
-  assert.not.ok(await admin.page.getByRole("button", { name: "Download emergency state" }).isEnabled(), "no state uploaded yet: disabled");
-  assert.ok(await admin.page.getByText("This run's apply uploaded no state.").isVisible());
+  assert.is(await admin.page.getByRole("button", { name: "Download emergency state" }).count(), 0, "no state uploaded yet: no control");
+  assert.ok(await admin.page.getByText("Not available for this run: the emergency state (this run's apply uploaded no state).").isVisible());
   await h.screenshot(admin.page, "run-awaiting-approval-admin");
   await h.checkA11y(admin.page, "awaiting approval, admin");
 });
@@ -180,6 +182,7 @@ test("applied: the apply stage is expanded with the published state version; app
   assert.is(createHash("sha256").update(envelopeBytes).digest("hex"), digest, "the bytes saved are the envelope the review names");
   assert.is(JSON.parse(envelopeBytes.toString("utf8")).payloadType, "application/vnd.in-toto+json");
   assert.is(await page.getByTestId("attention-strip").count(), 0, "the decision bar is gone once decided");
+  await page.getByTestId("sensitive-downloads").locator("summary").click();
   assert.ok(await page.getByRole("button", { name: "Download emergency state" }).isEnabled(), "the apply uploaded state");
   await h.screenshot(page, "run-applied");
   await h.checkA11y(page, "applied");
