@@ -1,4 +1,5 @@
 import type { Run } from "@stackship/client";
+import { setViewport } from "@web/test-runner-commands";
 import type { Session } from "../app/session.ts";
 import { afterEach, cleanup, deep, deepAll, describe, equal, FakeServer, it, mount, ok, text, until } from "../run/test-support.ts";
 import { PAGE_SIZE, SEARCH_BUDGET, type SsRunsPage } from "./runs-page.ts";
@@ -226,5 +227,39 @@ describe("the runs page's rows and the way back", () => {
     const fresh = await page(s);
     await until(() => rows(fresh).length === PAGE_SIZE);
     equal(deep<HTMLInputElement>(fresh, "#filter-text")!.value, "");
+  });
+});
+
+describe("the runs page on a phone", () => {
+  afterEach(async () => {
+    cleanup();
+    await setViewport({ width: 800, height: 600 });
+  });
+
+  it("should show each run as a card at 390 px, message first, with nothing scrolling sideways; a table from 601 px", async () => {
+    const runs = runsHistory(5);
+    Object.assign(runs[0].attributes, {
+      message: "a-very-long-message-without-spaces-".repeat(8),
+      kind: "plan_and_apply",
+      source: "cli",
+      plan_counts: { create: 12, change: 0, destroy: 3 },
+      created_by: { id: "usr-1", kind: "user", name: "Ada Lovelace" },
+    });
+    await setViewport({ width: 390, height: 800 });
+    const el = await page(server(runs));
+    await until(() => rows(el).length === 5);
+    const row = rows(el)[0];
+    equal(getComputedStyle(row).display, "block", "a card, not a table row");
+    equal(getComputedStyle(deep(el, "thead")!).position, "absolute", "the column heads are for screen readers only");
+    ok(document.documentElement.scrollWidth <= 390, `the page scrolls sideways: ${document.documentElement.scrollWidth} px`);
+    ok(row.getBoundingClientRect().right <= 390, `a card overflows: ${row.getBoundingClientRect().right}`);
+    const message = row.querySelector<HTMLElement>("a.message")!;
+    const first = [...row.querySelectorAll<HTMLElement>("td *")]
+      .filter((n) => n.getBoundingClientRect().height > 0)
+      .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)[0];
+    equal(first, message, "the message is the first thing in the card");
+    equal(getComputedStyle(row.querySelector("td.duration")!, "::before").content, '"Duration "', "a card labels its facts");
+    await setViewport({ width: 601, height: 800 });
+    await until(() => getComputedStyle(row).display === "table-row", 3000, "the table again at 601 px");
   });
 });

@@ -359,7 +359,7 @@ export class SsRunsPage extends LitElement {
         <label>Status
           <select id="filter-status" @change=${(e: Event) => this.setStatusFilter((e.target as HTMLSelectElement).value)}>
             <option value="" ?selected=${this.statusFilter === ""}>All statuses</option>
-            <option value="needs_attention" ?selected=${this.statusFilter === "needs_attention"}>Needs attention (awaiting approval, policy soft-failed, needs recovery)</option>
+            <option value="needs_attention" ?selected=${this.statusFilter === "needs_attention"} title="Awaiting approval, policy soft-failed or needs recovery">Needs attention</option>
             ${RUN_STATUSES.map((status) => html`<option value=${status} ?selected=${this.statusFilter === status}>${RUN_STATUS_LABELS[status].label}</option>`)}
           </select>
         </label>
@@ -469,13 +469,13 @@ export class SsRunsPage extends LitElement {
         </div>
         ${commit ? html`<div class="muted run-commit" title=${commit.title}>${commit.text}</div>` : nothing}
       </td>
-      <td><a href="/workspaces/${workspaceId}">${name ?? workspaceId}</a></td>
+      <td data-label="Workspace"><a href="/workspaces/${workspaceId}">${name ?? workspaceId}</a></td>
       <td><ss-status-badge status=${a.status}></ss-status-badge></td>
-      <td class="changes">${this.renderCounts(run)}</td>
-      <td class="duration" data-final=${terminal ? "true" : "false"}>
+      <td class="changes" data-label="Changes">${this.renderCounts(run)}</td>
+      <td class="duration" data-label="Duration" data-final=${terminal ? "true" : "false"}>
         <span>${terminal ? duration(end - Date.parse(a.created_at)) : html`<ss-elapsed since=${a.created_at}></ss-elapsed>`}</span>${terminal ? nothing : html`<span class="visually-hidden"> so far</span>`}
       </td>
-      <td><time datetime=${a.created_at} title=${absoluteUtc(a.created_at)}>${relativeTime(a.created_at, this.now)}</time></td>
+      <td data-label="Created"><time datetime=${a.created_at} title=${absoluteUtc(a.created_at)}>${relativeTime(a.created_at, this.now)}</time></td>
     </tr>`;
   }
 }
