@@ -276,6 +276,11 @@ for (const dialect of testDialects()) {
               assert.equal(bytes, await stateBytes(server.baseUrl, token, version.id));
             }
           });
+          // Told to (--force), a restore replaces the deployment that is there: the same tables again.
+          const replaced = await runEntry("backup-main.ts", ["restore", backupDir, "--force"], envOf(target));
+          assert.is(replaced.code, 0, replaced.stderr + replaced.stdout);
+          assert.match(replaced.stdout, /--force: replacing/);
+          assert.equal(await tablesOf(target.databaseUrl), after);
           for (const args of [[organizationName], ["--deployment"]]) {
             const verified = await runEntry("audit-main.ts", args, envOf(target));
             assert.is(verified.code, 0, verified.stdout + verified.stderr);
