@@ -51,3 +51,21 @@ github("refuses a malformed App id, key or API URL with the variable's name", ()
 });
 
 github.run();
+
+const shutdown = suite("STACKSHIP_SHUTDOWN_GRACE_SECONDS");
+
+shutdown("defaults to 60 s; 0 and 1 are taken as given; a negative, fractional or non-numeric value is refused with the variable's name", () => {
+  assert.is(loadConfig({}).shutdownGraceMs, 60_000);
+  assert.is(loadConfig({ STACKSHIP_SHUTDOWN_GRACE_SECONDS: "" }).shutdownGraceMs, 60_000);
+  assert.is(loadConfig({ STACKSHIP_SHUTDOWN_GRACE_SECONDS: "0" }).shutdownGraceMs, 0);
+  assert.is(loadConfig({ STACKSHIP_SHUTDOWN_GRACE_SECONDS: "1" }).shutdownGraceMs, 1_000);
+  assert.is(loadConfig({ STACKSHIP_SHUTDOWN_GRACE_SECONDS: "600" }).shutdownGraceMs, 600_000);
+  for (const bad of ["-1", "0.5", "1.5", "sixty", "1s"]) {
+    assert.throws(
+      () => loadConfig({ STACKSHIP_SHUTDOWN_GRACE_SECONDS: bad }),
+      (error: Error) => error.message === `STACKSHIP_SHUTDOWN_GRACE_SECONDS must be a non-negative integer, got '${bad}'`,
+    );
+  }
+});
+
+shutdown.run();

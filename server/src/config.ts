@@ -26,6 +26,11 @@ export interface Config {
   runnerMetricsPort: number | null;
   /** Wall-clock limit of one plan or apply attempt. */
   phaseTimeoutMs: number;
+  /**
+   * How long a SIGTERM/SIGINT waits for the plans, applies and HTTP requests in flight before it
+   * interrupts them (STACKSHIP_SHUTDOWN_GRACE_SECONDS, default 60; 0 = interrupt at once).
+   */
+  shutdownGraceMs: number;
   /** What one plan or apply sandbox may use (STACKSHIP_SANDBOX_*); unset entries take the sandbox's defaults. */
   sandboxLimits: SandboxLimitsConfig;
   /**
@@ -281,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runnerConcurrency: runnerConcurrency(env.STACKSHIP_RUNNER_CONCURRENCY),
     runnerMetricsPort: env.STACKSHIP_RUNNER_METRICS_PORT ? port(env.STACKSHIP_RUNNER_METRICS_PORT, 0, "STACKSHIP_RUNNER_METRICS_PORT") : null,
     phaseTimeoutMs: positive(env.STACKSHIP_PHASE_TIMEOUT_SECONDS, 3600, "STACKSHIP_PHASE_TIMEOUT_SECONDS") * 1000,
+    shutdownGraceMs: nonNegative(env.STACKSHIP_SHUTDOWN_GRACE_SECONDS, 60, "STACKSHIP_SHUTDOWN_GRACE_SECONDS") * 1000,
     sandboxLimits: sandboxLimits(env),
     allowedOrigins: origins(env.STACKSHIP_ALLOWED_ORIGINS),
     trustedProxies: trustedProxies(env.STACKSHIP_TRUSTED_PROXIES),

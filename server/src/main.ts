@@ -3,12 +3,12 @@ import { issueSetupToken } from "./commands/setup.ts";
 import { randomBytes } from "node:crypto";
 import { describeArtifactStore } from "./artifacts/backends/index.ts";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import { join } from "node:path";
 import { loadConfig, type Config } from "./config.ts";
 import { ensureLocalTls, httpsPortFrom } from "./http/tls.ts";
-import { RunnerEngine } from "./runner/engine.ts";
+import { describeShutdown, RunnerEngine } from "./runner/engine.ts";
 import { GitHubWorker } from "./runner/github-worker.ts";
 import { sandboxPrerequisites } from "./runner/sandbox.ts";
 import { createStackShip, makeDataPrivate } from "./server.ts";
@@ -113,18 +113,60 @@ async function main() {
     say("  (or set STACKSHIP_BOOTSTRAP_ADMIN_EMAIL and STACKSHIP_BOOTSTRAP_ADMIN_PASSWORD before the start)");
   }
   if (https) printCloudInstructions(https.port, https.bundleFile, tokenExpr);
+  const listeners = https ? [server, https.server] : [server];
+  // The HTTP requests in flight, so that a shutdown can say what it waited for.
+  const requests = new Set<ServerResponse>();
+  let stopping = false;
+  const track = (_request: IncomingMessage, response: ServerResponse) => {
+    requests.add(response);
+    // During a shutdown a response ends its connection (no keep-alive).
+    if (stopping) response.shouldKeepAlive = false;
+    response.once("close", () => {
+      requests.delete(response);
+      if (stopping) for (const listener of listeners) listener.closeIdleConnections();
+    });
+  };
+  for (const listener of listeners) listener.on("request", track);
+  /**
+   * Graceful shutdown, bounded by STACKSHIP_SHUTDOWN_GRACE_SECONDS: no new work; live sockets
+   * closed (1001); the in-process runner's phases get the grace (the listener keeps serving
+   * meanwhile: their sandboxes reach the API through it), then no new connections and the
+   * requests in flight get what is left of the grace; whatever is still open then is cut.
+   */
   const stop = async (signal: string) => {
-    say(`${signal}: shutting down`);
+    const graceSeconds = config.shutdownGraceMs / 1000;
+    if (stopping) return say(`${signal}: already shutting down (waiting at most ${graceSeconds} s for the work in flight)`);
+    stopping = true;
+    const deadline = Date.now() + config.shutdownGraceMs;
+    say(
+      `${signal}: shutting down: no new work, live sockets closed; ${runner ? "the plans and applies in flight, then " : ""}the HTTP requests in flight get up to ${graceSeconds} s (STACKSHIP_SHUTDOWN_GRACE_SECONDS)`,
+    );
     await githubWorker.stop();
     auditCheckpointer.stop();
-    await runner?.stop({ interrupt: true });
-    https?.server.close();
-    server.close();
+    await stackship.live.close();
+    const phases = runner ? await runner.shutdown(config.shutdownGraceMs, signal) : null;
+    const waitedFor = requests.size;
+    const closed = Promise.all(listeners.map((listener) => new Promise<void>((resolve) => listener.close(() => resolve()))));
+    for (const listener of listeners) listener.closeIdleConnections();
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      closed.then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now())))),
+    ]);
+    clearTimeout(timer);
+    const cut = requests.size;
+    if (!finished) {
+      for (const listener of listeners) listener.closeAllConnections();
+      await closed;
+    }
     await stackship.close();
+    say(
+      `shut down: ${phases ? `${describeShutdown(phases)}; ` : ""}waited for ${waitedFor} HTTP request(s) in flight: ${cut === 0 ? "all finished" : `${cut} cut off when the grace ran out`}`,
+    );
     process.exit(0);
   };
-  process.once("SIGINT", () => void stop("SIGINT"));
-  process.once("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
 }
 
 /**

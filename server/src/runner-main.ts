@@ -1,7 +1,7 @@
 import { describeArtifactStore } from "./artifacts/backends/index.ts";
 import { loadConfig } from "./config.ts";
 import { serveRunnerMetrics } from "./metrics/serve.ts";
-import { RunnerEngine } from "./runner/engine.ts";
+import { describeShutdown, RunnerEngine } from "./runner/engine.ts";
 import { sandboxPrerequisites } from "./runner/sandbox.ts";
 import { createServices, makeDataPrivate } from "./server.ts";
 
@@ -47,15 +47,20 @@ async function main() {
   say(
     metrics ? `metrics: http://${config.host}:${metrics.port}/metrics` : "metrics: not served (set STACKSHIP_RUNNER_METRICS_PORT to serve Prometheus metrics, 0 for any free port)",
   );
+  // Graceful: nothing new is claimed; the plans and applies in flight get STACKSHIP_SHUTDOWN_GRACE_SECONDS to end.
+  let stopping = false;
   const stop = async (signal: string) => {
-    say(`${signal}: interrupting work in flight and stopping`);
-    await runner.stop({ interrupt: true });
+    if (stopping) return say(`${signal}: already shutting down (waiting at most ${config.shutdownGraceMs / 1000} s for the work in flight)`);
+    stopping = true;
+    say(`${signal}: shutting down: claiming no new work; the phases in flight get up to ${config.shutdownGraceMs / 1000} s (STACKSHIP_SHUTDOWN_GRACE_SECONDS) to end`);
+    const report = await runner.shutdown(config.shutdownGraceMs, signal);
     metrics?.server.close();
     await close();
+    say(`shut down: ${describeShutdown(report)}`);
     process.exit(0);
   };
-  process.once("SIGINT", () => void stop("SIGINT"));
-  process.once("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
 }
 
 main().catch((error) => {

@@ -22,6 +22,7 @@ import {
   limitReason,
   classify,
   runPhaseSandbox,
+  RUNNER_SHUTDOWN_CLASSIFICATION,
 } from "./execution.ts";
 import { PhaseLog } from "./phase-log.ts";
 import { runArtifact } from "../commands/run-artifacts.ts";
@@ -152,7 +153,12 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
   // A limit the watcher enforced killed tofu mid-apply, like an interruption; one tofu ran into
   // (a full disk, a file too large) made it fail on its own.
   const killed = result.killed || result.signal !== null;
-  const interrupted = classification === "interrupted" || classification === "timeout" || classification === "killed" || (limit !== undefined && killed);
+  const interrupted =
+    classification === "interrupted" ||
+    classification === RUNNER_SHUTDOWN_CLASSIFICATION ||
+    classification === "timeout" ||
+    classification === "killed" ||
+    (limit !== undefined && killed);
   await services.stores.attempts.finish(attempt.id, interrupted ? "interrupted" : "failed", classification, now);
   if ((classification === "exit_nonzero" || (limit !== undefined && !killed)) && pending.length === 0) {
     // tofu failed and published nothing: no state was written, so nothing changed that StackShip knows of.

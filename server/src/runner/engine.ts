@@ -5,7 +5,7 @@ import type { Services } from "../commands/services.ts";
 import { expireApproval } from "../commands/run-decisions.ts";
 import { moveRun, releaseRun } from "../commands/run-transitions.ts";
 import { executeApply } from "./apply-phase.ts";
-import { planSandboxShape, type ExecutionContext } from "./execution.ts";
+import { planSandboxShape, RunnerShutdown, type ExecutionContext } from "./execution.ts";
 import { executePlan } from "./plan-phase.ts";
 import { startGraphileRunner } from "./graphile.ts";
 import { CancelWatch } from "./cancel-watch.ts";
@@ -17,6 +17,27 @@ import { attestAfterDecision } from "../commands/attestations.ts";
 /** Tuning of a runner process. */
 /** How long after an attempt its slot's next warm sandbox starts booting (WarmSandboxPool.refill). */
 const WARM_REFILL_DELAY_MS = 50;
+
+/** What a graceful shutdown waited for: the phases in flight at the signal, and those the grace ran out on. */
+export interface ShutdownReport {
+  inFlight: { runId: string; phase: string }[];
+  interrupted: { runId: string; phase: string }[];
+}
+
+/** The shutdown log line's account of the phases: what it waited for and how each group ended. */
+export function describeShutdown(report: ShutdownReport): string {
+  const list = (phases: ShutdownReport["inFlight"]) => phases.map(({ runId, phase }) => `${phase} of ${runId}`).join(", ");
+  if (report.inFlight.length === 0) return "waited for no phase (none was in flight)";
+  const interrupted = new Set(report.interrupted.map(({ runId, phase }) => `${phase}:${runId}`));
+  const finished = report.inFlight.filter(({ runId, phase }) => !interrupted.has(`${phase}:${runId}`));
+  return [
+    `waited for ${report.inFlight.length} phase(s) in flight`,
+    finished.length > 0 ? `ended within the grace: ${list(finished)}` : null,
+    report.interrupted.length > 0 ? `interrupted when the grace ran out: ${list(report.interrupted)}` : null,
+  ]
+    .filter(Boolean)
+    .join("; ");
+}
 
 export interface RunnerOptions {
   /** How many phases this process executes at once. */
@@ -62,6 +83,8 @@ export class RunnerEngine {
   private ticking = false;
   private lastSweep = 0;
   private graphile: Awaited<ReturnType<typeof startGraphileRunner>> | null = null;
+  /** graphile-worker's own stop, once started (it stops fetching jobs and waits for the ones it handed over). */
+  private graphileStopping: Promise<void> | null = null;
   private warm: WarmSandboxPool | null = null;
   /** Cancels recorded by any API process reach the attempts this process runs. */
   private cancelWatch: CancelWatch | null = null;
@@ -130,7 +153,11 @@ export class RunnerEngine {
 
   /** A job graphile-worker handed over: claim it (or put it back while its workspace is busy) and run it. */
   private async executeDispatched(runJobId: string): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped) {
+      // Handed over while this runner shuts down: back to the queue for another runner (the run_jobs row is still queued).
+      await this.services.stores.jobs.dispatch(runJobId, new Date(this.services.clock().getTime() + this.options.busyRetryMs).toISOString());
+      return;
+    }
     const job = await this.services.stores.jobs.claimById(runJobId, this.runnerId, this.services.clock());
     if (!job) {
       const current = await this.services.stores.jobs.getById(runJobId);
@@ -148,6 +175,31 @@ export class RunnerEngine {
     }
   }
 
+  /**
+   * Graceful shutdown (SIGTERM/SIGINT): claims nothing more at once, keeps heartbeating the
+   * phases in flight (so no other runner takes them for lost) and lets them end on their own for
+   * up to `graceMs`; what still runs then is interrupted with a RunnerShutdown reason: an apply
+   * ends in needs_recovery (`apply_interrupted`, attempt `runner_shutdown`) by the existing
+   * rules, a plan ends errored (`plan_failed`). Then stops like `stop`.
+   */
+  async shutdown(graceMs: number, signalName: string): Promise<ShutdownReport> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    if (this.graphile) this.graphileStopping = this.graphile.runner.stop();
+    // A tick already past its stopped check may still claim one job: it is waited for like the others.
+    while (this.ticking) await new Promise((resolve) => setTimeout(resolve, 20));
+    const describe = () => [...this.running.values()].map(({ job }) => ({ runId: job.runId, phase: job.phase }));
+    const inFlight = describe();
+    const deadline = Date.now() + graceMs;
+    while (this.running.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now()))));
+    const interrupted = describe();
+    const reason = new RunnerShutdown(signalName, Math.round(graceMs / 1000));
+    for (const { abort } of this.running.values()) abort.abort(reason);
+    await this.stop();
+    return { inFlight, interrupted };
+  }
+
   /** Stops claiming work and waits for the phases in flight (interrupting them if `interrupt`). */
   async stop({ interrupt = false } = {}): Promise<void> {
     this.stopped = true;
@@ -162,7 +214,8 @@ export class RunnerEngine {
     await sandboxReleasesSettled();
     if (this.services.jobQueued === this.wake) this.services.jobQueued = undefined;
     if (this.graphile) {
-      await this.graphile.runner.stop();
+      await (this.graphileStopping ?? this.graphile.runner.stop());
+      this.graphileStopping = null;
       await this.graphile.pool.end();
       this.graphile = null;
     }

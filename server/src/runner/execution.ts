@@ -204,7 +204,28 @@ export function limitReason(result: SandboxResult): SandboxLimitReason | undefin
   return result.limit === null ? undefined : LIMIT_REASONS[result.limit];
 }
 
+/**
+ * The abort reason of a phase the runner interrupted because its process is shutting down and the
+ * grace (STACKSHIP_SHUTDOWN_GRACE_SECONDS) ran out: its attempt's classification is
+ * `runner_shutdown` and its log says so (an apply still ends in needs_recovery, `apply_interrupted`).
+ */
+export class RunnerShutdown extends Error {
+  constructor(
+    readonly signalName: string,
+    readonly graceSeconds: number,
+  ) {
+    super(`the runner process received ${signalName} and the phase did not end within STACKSHIP_SHUTDOWN_GRACE_SECONDS (${graceSeconds} s)`);
+  }
+}
+
+/** The attempt classification of a phase interrupted by a runner shutdown. */
+export const RUNNER_SHUTDOWN_CLASSIFICATION = "runner_shutdown";
+
+/** Results of sandboxes interrupted by a runner shutdown (classified `runner_shutdown`). */
+const shutdownResults = new WeakSet<SandboxResult>();
+
 export function classify(result: SandboxResult): string {
+  if (shutdownResults.has(result)) return RUNNER_SHUTDOWN_CLASSIFICATION;
   if (result.limit !== null) return LIMIT_REASONS[result.limit];
   if (result.error && !result.started) return "sandbox_failed";
   if (result.timedOut) return "timeout";
@@ -298,5 +319,9 @@ export async function runPhaseSandbox(
     // configuration may still reach the API with the apply's token once its result is in.
     { startedForThisRun: !warm, releaseLater: phase === "plan" },
   );
+  if (result.interrupted && signal.reason instanceof RunnerShutdown) {
+    shutdownResults.add(result);
+    log.write(`\nStackShip interrupted this ${phase}: ${signal.reason.message}.\n`);
+  }
   return { result, warm };
 }
