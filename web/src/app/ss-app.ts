@@ -66,6 +66,36 @@ export class SsApp extends LitElement {
         align-items: center;
         gap: var(--ss-space-3);
       }
+      header .menu {
+        display: none;
+      }
+      /* A phone: the navigation folds behind a Menu button; the page gets the width. */
+      @media (max-width: 600px) {
+        header {
+          padding: var(--ss-space-2) var(--ss-space-3);
+        }
+        header .menu {
+          display: inline-block;
+          margin-left: auto;
+        }
+        header nav,
+        header .who,
+        header .switcher {
+          display: none;
+          flex: 1 1 100%;
+        }
+        header.open nav {
+          display: flex;
+          flex-direction: column;
+        }
+        header.open .who,
+        header.open .switcher {
+          display: flex;
+        }
+        main {
+          padding: var(--ss-space-3);
+        }
+      }
       main {
         padding: var(--ss-space-6);
         max-width: 1200px;
@@ -87,6 +117,8 @@ export class SsApp extends LitElement {
   @state() accessor status: Status = "loading";
   @state() accessor route: Route = matchRoute(location.pathname);
   @state() accessor notice: string | null = null;
+  /** The folded navigation is open (phones only; wider screens always show it). */
+  @state() accessor menuOpen = false;
 
   private readonly onLocation = () => this.routeChanged();
 
@@ -109,6 +141,7 @@ export class SsApp extends LitElement {
 
   private routeChanged(): void {
     this.route = matchRoute(location.pathname);
+    this.menuOpen = false;
     this.guard();
   }
 
@@ -224,9 +257,12 @@ export class SsApp extends LitElement {
       return html`<header><a class="brand" href="/runs">StackShip</a></header>`;
     }
     const session = this.session;
-    return html`<header>
+    return html`<header class=${this.menuOpen ? "open" : ""}>
       <a class="brand" href="/runs">StackShip</a>
-      <nav aria-label="Main">
+      <button type="button" class="menu" aria-expanded=${this.menuOpen ? "true" : "false"} aria-controls="main-nav" @click=${() => (this.menuOpen = !this.menuOpen)}>
+        Menu
+      </button>
+      <nav aria-label="Main" id="main-nav">
         <a href="/runs" aria-current=${this.route.name === "runs" ? "page" : nothing}>Runs</a>
         <ss-attention-count></ss-attention-count>
         <a href="/workspaces" aria-current=${this.route.name === "workspaces" ? "page" : nothing}>Workspaces</a>
@@ -243,7 +279,7 @@ export class SsApp extends LitElement {
       </nav>
       ${
         session.organizations.length > 1
-          ? html`<label>
+          ? html`<label class="switcher">
             <span class="visually-hidden">Organization</span>
             <select
               id="organization-switcher"
@@ -255,7 +291,7 @@ export class SsApp extends LitElement {
             </select>
           </label>`
           : session.organization
-            ? html`<span class="muted" id="organization-name">${session.organization}</span>`
+            ? html`<span class="muted switcher" id="organization-name">${session.organization}</span>`
             : nothing
       }
       <div class="who">

@@ -65,6 +65,17 @@ export const runStageStyles = css`
     color: var(--ss-text-muted);
     font-variant-numeric: tabular-nums;
   }
+  /* A phone: name, status and duration on the first line; the summary wraps on its own line below. */
+  @media (max-width: 600px) {
+    .head {
+      grid-template-columns: minmax(0, 1fr) max-content max-content;
+      gap: var(--ss-space-1) var(--ss-space-2);
+    }
+    .summary {
+      grid-column: 1 / -1;
+      grid-row: 2;
+    }
+  }
   .body {
     border-top: 1px solid var(--ss-border);
     padding: var(--ss-space-3);

@@ -15,6 +15,7 @@ export const stageTimelineStyles = [
   .summary {
     display: inline-flex;
     flex-wrap: wrap;
+    max-width: 100%;
     gap: var(--ss-space-2);
     align-items: center;
     font-size: 0.875rem;

@@ -1,6 +1,7 @@
 import type { Run } from "@stackship/client";
 import { setViewport } from "@web/test-runner-commands";
 import type { Session } from "../app/session.ts";
+import { navigate } from "../app/router.ts";
 import { afterEach, cleanup, deep, deepAll, describe, equal, FakeServer, it, mount, ok, text, until } from "../run/test-support.ts";
 import { PAGE_SIZE, SEARCH_BUDGET, type SsRunsPage } from "./runs-page.ts";
 
@@ -227,6 +228,31 @@ describe("the runs page's rows and the way back", () => {
     const fresh = await page(s);
     await until(() => rows(fresh).length === PAGE_SIZE);
     equal(deep<HTMLInputElement>(fresh, "#filter-text")!.value, "");
+  });
+});
+
+describe("the runs page under a link to itself", () => {
+  const original = location.pathname + location.search;
+  afterEach(() => {
+    cleanup();
+    history.replaceState(null, "", original);
+  });
+
+  it("should apply the status of a /runs?status=… link followed while the page is open", async () => {
+    const runs = runsHistory(6, [2]);
+    const s = server(runs);
+    history.replaceState(null, "", "/runs");
+    const el = document.createElement("ss-runs-page") as SsRunsPage;
+    el.session = session;
+    el.refreshMs = 60_000;
+    await mount(s, el);
+    await until(() => rows(el).length === 6);
+    navigate("/runs?status=needs_attention");
+    await until(() => rows(el).length === 1, 3000, "the filtered list");
+    equal(rows(el)[0].dataset.status, "awaiting_approval");
+    equal(deep<HTMLSelectElement>(el, "#filter-status")!.value, "needs_attention");
+    navigate("/runs");
+    await until(() => rows(el).length === 6, 3000, "every run again");
   });
 });
 

@@ -14,7 +14,7 @@ import { dataOf, RequestFailed } from "../app/api.ts";
 import { ATTENTION_STATUSES, checkRun, commitLine, ContractError, isRunStatus, RUN_STATUSES, RUN_STATUS_LABELS, TERMINAL_RUN_STATUSES } from "../app/closed-sets.ts";
 import { apiContext, sessionContext } from "../app/context.ts";
 import { absoluteUtc, duration, relativeTime } from "../app/format.ts";
-import { replaceQuery } from "../app/router.ts";
+import { NAVIGATE_EVENT, replaceQuery } from "../app/router.ts";
 import type { Session } from "../app/session.ts";
 import "../ui/elapsed.ts";
 import "../ui/status-badge.ts";
@@ -119,6 +119,17 @@ export class SsRunsPage extends LitElement {
   private readonly onScroll = () => {
     this.lastScrollY = window.scrollY;
   };
+  /** A link to /runs?status=… while this page is open (the same route, so the page stays): follow its filter. */
+  private readonly onLocation = () => {
+    if (location.pathname.replace(/\/$/, "") !== "/runs") return;
+    const requested = new URLSearchParams(location.search).get("status") ?? "";
+    const next = requested === "" || isStatusFilter(requested) ? requested : "";
+    this.ignoredStatus = requested !== "" && !isStatusFilter(requested) ? requested : null;
+    if (next !== this.statusFilter) {
+      this.filterChanged();
+      this.statusFilter = next as StatusFilter;
+    }
+  };
 
   /** The first page and the workspace names of the current organization. */
   private readonly firstPage = new Task(this, {
@@ -208,12 +219,14 @@ export class SsRunsPage extends LitElement {
       }
     }
     window.addEventListener("scroll", this.onScroll, { passive: true });
+    window.addEventListener(NAVIGATE_EVENT, this.onLocation);
   }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
     this.stopTimers();
     window.removeEventListener("scroll", this.onScroll);
+    window.removeEventListener(NAVIGATE_EVENT, this.onLocation);
     const organization = this.session?.organization;
     if (organization && this.firstPage.status === TaskStatus.COMPLETE && this.entryKey) {
       remembered.delete(this.entryKey);

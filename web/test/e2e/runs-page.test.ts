@@ -241,4 +241,81 @@ test("a run status outside the closed set renders an explicit error state, not a
   await h.screenshot(page, "runs-page-contract-error");
 });
 
+/** How far the page scrolls sideways (0 when nothing is wider than the window). */
+const sideways = async (page: Page) => {
+  const over = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  if (over > 0) {
+    // Name the widest elements (through shadow roots) so a failure says what to fix.
+    // A string, not a function: tsx would wrap an inner named function in a helper the page lacks.
+    const culprits = await page.evaluate<string[]>(`(() => {
+      const out = [];
+      const width = document.documentElement.clientWidth;
+      const walk = (root) => {
+        for (const el of root.querySelectorAll("*")) {
+          const r = el.getBoundingClientRect();
+          if (r.right > width + 0.5 && r.width > 0) out.push(el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (typeof el.className === "string" && el.className ? "." + el.className.trim().split(/\\s+/).join(".") : "") + " right=" + Math.round(r.right));
+          if (el.shadowRoot) walk(el.shadowRoot);
+        }
+      };
+      walk(document);
+      return out.slice(-8);
+    })()`);
+    process.stderr.write(`[phone] ${over} px sideways: ${culprits.join(" | ")}\n`);
+  }
+  return over;
+};
+
+test("on a phone (390 px): the top bar folds behind Menu, Needs attention leads to the waiting runs as cards, and no page scrolls sideways", async ({ h, acme, awaiting }) => {
+  const { page } = await h.signInAs(acme, "admin", { viewport: { width: 390, height: 844 } });
+  await rows(page).first().waitFor();
+  const nav = page.getByRole("navigation", { name: "Main" });
+  const menu = page.getByRole("button", { name: "Menu" });
+  assert.ok(await menu.isVisible());
+  assert.is(await menu.getAttribute("aria-expanded"), "false");
+  assert.not.ok(await nav.isVisible(), "the navigation is folded");
+  assert.is(await sideways(page), 0, "the runs page scrolls sideways");
+  assert.is(
+    await rows(page)
+      .first()
+      .evaluate((row) => getComputedStyle(row).display),
+    "block",
+    "runs are cards",
+  );
+  await h.screenshot(page, "runs-phone");
+
+  await menu.click();
+  assert.is(await menu.getAttribute("aria-expanded"), "true");
+  const attention = nav.getByRole("link", { name: /Needs attention/ });
+  await attention.waitFor();
+  assert.match(await attention.innerText(), /Needs attention\s+[1-9]/);
+  await h.screenshot(page, "runs-phone-menu");
+  await attention.click();
+  await page.waitForURL("**/runs?status=needs_attention");
+  assert.not.ok(await nav.isVisible(), "the menu folds again after navigating");
+  await rowOf(page, awaiting.run.id).waitFor();
+  assert.ok(
+    (await rows(page).evaluateAll((all) => all.map((row) => row.getAttribute("data-status")))).every((status) =>
+      ["awaiting_approval", "policy_soft_failed", "needs_recovery"].includes(status ?? ""),
+    ),
+  );
+  await h.checkA11y(page, "runs page on a phone");
+
+  await rowOf(page, awaiting.run.id).getByRole("link").first().click();
+  await page.getByTestId("stage-plan").waitFor();
+  assert.is(await sideways(page), 0, "the run page scrolls sideways");
+  await h.screenshot(page, "run-phone");
+  for (const path of ["/workspaces", "/members", "/tokens", "/audit", "/policy-sets"]) {
+    await page.goto(h.url(path));
+    await page.locator("main h1").first().waitFor();
+    assert.is(await sideways(page), 0, `${path} scrolls sideways`);
+  }
+});
+
+test("dark colour scheme on a phone: the runs page passes axe contrast", async ({ h, acme }) => {
+  const { page } = await h.signInAs(acme, "viewer", { colorScheme: "dark", viewport: { width: 390, height: 844 } });
+  await rows(page).first().waitFor();
+  await h.checkA11y(page, "runs page, dark, phone");
+  await h.screenshot(page, "runs-phone-dark");
+});
+
 test.run();

@@ -61,6 +61,8 @@ export interface MakeRunOptions {
 export interface PageOptions {
   /** The preferred colour scheme the page sees (the dashboard has light and dark tokens). */
   colorScheme?: "light" | "dark";
+  /** The window size (1280 × 900 unless given; a phone is 390 × 844). */
+  viewport?: { width: number; height: number };
 }
 
 export interface Harness {
@@ -205,7 +207,12 @@ export async function startHarness(): Promise<Harness> {
 
     async newPage(options = {}) {
       // The dashboard's own Content-Security-Policy applies (no bypass): the scenarios prove the app works under it.
-      const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: "UTC", locale: "en-US", colorScheme: options.colorScheme ?? "light" });
+      const context = await browser.newContext({
+        viewport: options.viewport ?? { width: 1280, height: 900 },
+        timezoneId: "UTC",
+        locale: "en-US",
+        colorScheme: options.colorScheme ?? "light",
+      });
       contexts.push(context);
       const page = await context.newPage();
       page.setDefaultTimeout(15_000);
