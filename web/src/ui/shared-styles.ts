@@ -57,6 +57,18 @@ export const dataTable = css`
     padding: var(--ss-space-2) var(--ss-space-3);
     border-bottom: 1px solid var(--ss-border);
   }
+  /* A phone: a table wider than the window scrolls inside itself; the page never scrolls sideways. */
+  @media (max-width: 600px) {
+    table {
+      display: block;
+      max-width: 100%;
+      overflow-x: auto;
+    }
+    th,
+    td {
+      padding: var(--ss-space-1) var(--ss-space-2);
+    }
+  }
 `;
 
 /** A rounded, outlined pill (a status or phase badge) for the elements `selector` names; its tone sets the colours. */
@@ -99,6 +111,8 @@ export const listPage = css`
   }
   form.inline label {
     display: grid;
+    grid-template-columns: minmax(0, 1fr);
+    max-width: 100%;
     gap: var(--ss-space-1);
   }
   .table-wrap {

@@ -87,6 +87,8 @@ export const base = css`
   textarea {
     font: inherit;
     color: inherit;
+    /* A select sized by its longest option, or an input with a min-width, never widens a phone's page. */
+    max-width: 100%;
   }
   button {
     border: 1px solid var(--ss-border);

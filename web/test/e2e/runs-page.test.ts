@@ -258,7 +258,7 @@ const sideways = async (page: Page) => {
         }
       };
       walk(document);
-      return out.slice(-8);
+      return out.slice(0, 12);
     })()`);
     process.stderr.write(`[phone] ${over} px sideways: ${culprits.join(" | ")}\n`);
   }
