@@ -357,3 +357,28 @@ describe("ss-run-header", () => {
     await until(() => server.count(`POST /v1/runs/${RUN_ID}/actions/cancel`) === 1);
   });
 });
+
+describe("ss-terminal-reason", () => {
+  afterEach(cleanup);
+
+  it("should name who canceled, when and why, for a run canceled before its approval stage", async () => {
+    const el = await page(
+      withReview(
+        reviewFixture((r) => {
+          r.attributes.header.status = "canceled";
+          r.attributes.available_actions = [];
+          r.attributes.terminal_reason = { state: "recorded", code: "canceled", sentence: "The run was canceled.", guidance: null, log_tail: null } as never;
+          Object.assign(r.attributes.stages.approval, {
+            status: "skipped",
+            state: "canceled",
+            decided_by: { actor_id: "usr-0000000000000001", display_name: "Dana Reviewer" },
+            decided_at: "2026-12-03T10:05:00.000Z",
+            reason: "wrong branch",
+          });
+        }),
+      ),
+    );
+    const reason = deep(el, "ss-terminal-reason")!;
+    equal(text(deep(reason.shadowRoot!, '[data-testid="terminal-decision"]')), "Canceled by Dana Reviewer at 2026-12-03 10:05:00 UTC. Reason: wrong branch");
+  });
+});

@@ -249,7 +249,7 @@ export class SsRunPage extends LitElement {
     const reason = a.terminal_reason;
     const guidance = reason?.state === "recorded" ? reason.guidance : null;
     return html`<ss-run-header .header=${a.header} .actions=${a.available_actions} now=${this.now} ?stale=${this.stale}></ss-run-header>
-      <ss-terminal-reason .reason=${reason}></ss-terminal-reason>
+      <ss-terminal-reason .reason=${reason} .approval=${a.stages.approval}></ss-terminal-reason>
       ${
         guidance
           ? html`<ss-guidance-strip .guidance=${guidance}></ss-guidance-strip>`

@@ -1,7 +1,7 @@
 import { LitElement, html, nothing } from "lit";
 import { customElement, property } from "lit/decorators.js";
 import { base } from "../ui/tokens.ts";
-import type { TerminalReason } from "./review-model.ts";
+import { approvalHeadline, formatUtc, type ApprovalStage, type TerminalReason } from "./review-model.ts";
 import { terminalReasonStyles } from "./terminal-reason.styles.ts";
 
 const DANGER = new Set(["plan_failed", "policy_hard_failed", "policy_errored", "apply_failed", "apply_interrupted", "apply_uncertain"]);
@@ -11,7 +11,8 @@ const SUCCESS = new Set(["applied", "no_changes", "speculative"]);
  * Why the run ended: one human sentence, the raw reason code as secondary monospace detail and,
  * for a failed plan or apply, the last (at most eight) sanitized lines of that phase's log on an
  * ink surface, captioned with the log they came from. Without log lines the panel keeps its
- * sentence-and-code form.
+ * sentence-and-code form. A run ended by a person's decision (canceled or discarded) names who,
+ * when and why here too: a cancel before the approval stage leaves that stage skipped and closed.
  *
  * @summary The terminal reason panel.
  */
@@ -21,6 +22,9 @@ export class SsTerminalReason extends LitElement {
 
   /** The review's terminal reason (null while the run is still moving). */
   @property({ attribute: false }) accessor reason: TerminalReason | null = null;
+
+  /** The review's approval stage, for the decision that ended the run. */
+  @property({ attribute: false }) accessor approval: ApprovalStage | null = null;
 
   override render() {
     const reason = this.reason;
@@ -32,6 +36,7 @@ export class SsTerminalReason extends LitElement {
     const tail = reason.log_tail && reason.log_tail.lines.length > 0 ? reason.log_tail : null;
     return html`<section class="notice ${tone}" data-testid="terminal-reason" aria-label="Why the run ended">
       <p class="sentence">${reason.sentence}</p>
+      ${this.renderDecision()}
       <p class="code muted">Reason code <code data-testid="terminal-reason-code">${reason.code}</code></p>
       ${
         tail
@@ -42,6 +47,19 @@ export class SsTerminalReason extends LitElement {
           : nothing
       }
     </section>`;
+  }
+
+  private renderDecision() {
+    const a = this.approval;
+    if (!a || (a.state !== "canceled" && a.state !== "discarded")) return nothing;
+    const headline = approvalHeadline(a);
+    if (!headline) return nothing;
+    return html`<p data-testid="terminal-decision">
+      ${headline.verb}${headline.who ? html` ${headline.who.name ?? html`<code>${headline.who.id}</code>`}` : nothing}${
+        a.decided_at ? html` at <time datetime=${a.decided_at}>${formatUtc(a.decided_at)}</time>` : nothing
+      }.
+      ${a.reason ? html`Reason: ${a.reason}` : html`<span class="muted">No reason was given.</span>`}
+    </p>`;
   }
 }
 
