@@ -1,0 +1,197 @@
+// Faults that lose nothing (issue 31, part 5): the filesystem of the artifact directory full
+// during a plan's artifact writes and during an apply's state upload. A small tmpfs is mounted
+// for the test (root only; counted as skipped otherwise) and filled to the last byte; the run
+// ends in a recorded state whose reason says why, nothing half-written is left (no temporary
+// file, no artifact row or state version without its complete object, the current state
+// untouched), and once space is back the same server plans and applies again, without a restart.
+import { execFileSync } from "node:child_process";
+import { closeSync, existsSync, openSync, readdirSync, rmSync, statSync, writeSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { approveRun, createRun, getRun, type Run } from "../../../client/src/index.ts";
+import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
+import { testDialects } from "../support/databases.ts";
+import { createOrganizationWithToken, createWorkspace, expectStatus, makeConfigurationTarball, sha256, uploadConfiguration } from "../support/factories.ts";
+import { fixture, planApproveApply, readLog, waitForLog, waitForStatus } from "../support/runs.ts";
+import { withTestServer, type TestServer } from "../support/test-server.ts";
+
+const test = suite("the artifact directory's filesystem full");
+
+/** Whether this process may mount a tmpfs (root in a mount namespace that allows it). */
+function canMount(): string | null {
+  if (process.getuid?.() !== 0) return "not root";
+  const probe = join(tmpdir(), `ss-mount-probe-${process.pid}`);
+  try {
+    execFileSync("mkdir", ["-p", probe]);
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", probe], { stdio: "pipe" });
+    execFileSync("umount", [probe]);
+    return null;
+  } catch (error) {
+    return `mount -t tmpfs failed: ${(error as Error).message}`;
+  } finally {
+    rmSync(probe, { recursive: true, force: true });
+  }
+}
+
+/** Mounts a tmpfs of `megabytes` for `fn`, unmounted in a finally. */
+async function withTmpfs<T>(megabytes: number, fn: (directory: string) => Promise<T>): Promise<T> {
+  const directory = await mkdtemp(join(tmpdir(), "ss-tmpfs-"));
+  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${megabytes}m,mode=0700`, "tmpfs", directory]);
+  try {
+    return await fn(directory);
+  } finally {
+    execFileSync("umount", ["--lazy", directory]);
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
+/** Fills the filesystem of `directory` to its last byte (writes until ENOSPC); returns the filler to remove. */
+function fill(directory: string): string {
+  const filler = join(directory, "filler");
+  const fd = openSync(filler, "w");
+  const chunk = Buffer.alloc(64 * 1024);
+  try {
+    for (let size = chunk.length; size >= 1; size = Math.floor(size / 2)) {
+      for (;;) {
+        try {
+          writeSync(fd, chunk, 0, size);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === "ENOSPC") break;
+          throw error;
+        }
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return filler;
+}
+
+/** Every file under `root`. */
+function filesUnder(root: string): string[] {
+  if (!existsSync(root)) return [];
+  return readdirSync(root, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? filesUnder(join(root, entry.name)) : [join(root, entry.name)]));
+}
+
+/** Nothing half-written: no temporary file, and every artifact and state version row has its object, complete. */
+async function assertNothingHalfWritten(server: TestServer, artifacts: string): Promise<void> {
+  const files = filesUnder(artifacts).filter((file) => !file.endsWith("/filler"));
+  assert.equal(
+    files.filter((file) => file.endsWith(".tmp")),
+    [],
+    "no temporary file of an aborted write is left",
+  );
+  const knex = server.db.knex;
+  const rows = [
+    ...(await knex("artifacts").select("artifact_key as key", "size_bytes as size")),
+    ...(await knex("state_versions").whereNotNull("artifact_key").select("artifact_key as key", "size_bytes as size")),
+    ...(await knex("configuration_versions").whereNotNull("artifact_key").select("artifact_key as key", "size_bytes as size")),
+  ];
+  for (const row of rows as Array<{ key: string; size: number | string }>) {
+    const path = join(artifacts, row.key);
+    assert.ok(existsSync(path), `artifact ${row.key} is recorded but its object is missing`);
+    assert.ok(statSync(path).size >= Number(row.size), `artifact ${row.key} is shorter than recorded`);
+  }
+}
+
+/** The workspace's current state version: serial, recorded SHA-256 and download URL. */
+async function currentState(server: TestServer, token: string, workspaceId: string): Promise<{ id: string; serial: number; sha256: string; downloadUrl: string }> {
+  const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspaceId } });
+  const data = (current.data as { data: { id: string; attributes: Record<string, unknown> } }).data;
+  const row = (await server.db.knex("state_versions").where({ id: data.id }).first("sha256")) as { sha256: string };
+  return { id: data.id, serial: data.attributes.serial as number, sha256: row.sha256, downloadUrl: data.attributes["hosted-state-download-url"] as string };
+}
+
+async function stateBytes(server: TestServer, token: string, url: string): Promise<Buffer> {
+  const response = await fetch(url.startsWith("http") ? url : `${server.baseUrl}${url}`, { headers: { Authorization: `Bearer ${token}` } });
+  assert.is(response.status, 200);
+  return Buffer.from(await response.arrayBuffer());
+}
+
+async function newRun(server: TestServer, token: string, workspaceId: string, configurationVersionId: string): Promise<Run> {
+  const created = await createRun({
+    client: server.v1(token),
+    path: { workspace_id: workspaceId },
+    body: {
+      data: {
+        type: "runs",
+        attributes: { kind: "plan_and_apply" },
+        relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersionId } } },
+      },
+    },
+  });
+  return expectStatus(created, 201).data;
+}
+
+const mountable = canMount();
+for (const dialect of testDialects()) {
+  const title = `a plan's artifact writes and an apply's state upload on a full filesystem: recorded, explained, nothing half-written, recovered without a restart [${dialect}]`;
+  if (mountable !== null) {
+    test.skip(`${title} (skipped: ${mountable})`, () => {});
+    continue;
+  }
+  test(title, () =>
+    withTmpfs(16, (mount) => {
+      const artifacts = join(mount, "artifacts");
+      return withTestServer(
+        dialect,
+        async (server) => {
+          const { token, organizationName } = await createOrganizationWithToken(server, "full-disk");
+          const workspace = await createWorkspace(server, token, organizationName, { name: "full" });
+          const { configurationVersion } = await uploadConfiguration(server, token, workspace.id, makeConfigurationTarball(fixture("basic")));
+
+          // 1. The plan's artifacts (saved plan, plan JSON) cannot be written: the plan ends errored, recorded.
+          let filler = fill(mount);
+          const starved = await newRun(server, token, workspace.id, configurationVersion.id);
+          const failed = await waitForStatus(server, token, starved.id, ["errored", "awaiting_approval", "planned_and_finished", "needs_recovery"]);
+          assert.is(failed.attributes.status, "errored");
+          assert.is(failed.attributes.status_reason, "plan_failed");
+          assert.is(failed.attributes.plan_digest, null, "no plan was published");
+          await assertNothingHalfWritten(server, artifacts);
+          rmSync(filler);
+
+          // Space is back: the same server plans and applies.
+          await planApproveApply(server, token, (await newRun(server, token, workspace.id, configurationVersion.id)).id);
+          const first = await currentState(server, token, workspace.id);
+          assert.is(first.serial, 1);
+          await assertNothingHalfWritten(server, artifacts);
+
+          // 2. The apply's state upload cannot be written: tofu keeps the state and retries (the run
+          // continues), nothing is published meanwhile, and once space is back the state lands whole.
+          const next = await uploadConfiguration(server, token, workspace.id, makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "y" {\n  input = "two"\n}\n' }));
+          const second = await newRun(server, token, workspace.id, next.configurationVersion.id);
+          const planned = await waitForStatus(server, token, second.id, ["awaiting_approval", "errored"]);
+          assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, second.id, "plan"));
+          filler = fill(mount);
+          expectStatus(
+            await approveRun({
+              client: server.v1(token),
+              path: { run_id: second.id },
+              body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
+            }),
+            202,
+          );
+          await waitForLog(server, token, second.id, "apply", "Trying to restore the connection");
+          assert.is(expectStatus(await getRun({ client: server.v1(token), path: { run_id: second.id } }), 200).data.attributes.status, "applying");
+          assert.equal(await currentState(server, token, workspace.id), first, "the current state is untouched while the upload fails");
+          await assertNothingHalfWritten(server, artifacts);
+          rmSync(filler);
+          const ended = await waitForStatus(server, token, second.id, ["applied", "errored", "needs_recovery"]);
+          assert.is(ended.attributes.status, "applied", await readLog(server, token, second.id, "apply"));
+          const published = await currentState(server, token, workspace.id);
+          assert.is(published.serial, 2);
+          const bytes = await stateBytes(server, token, published.downloadUrl);
+          assert.is(sha256(bytes), published.sha256, "the published state's bytes are the ones recorded");
+          assert.ok(JSON.parse(bytes.toString("utf8")).resources.some((resource: { name: string }) => resource.name === "y"));
+          await assertNothingHalfWritten(server, artifacts);
+        },
+        { runner: true, localArtifacts: true, config: { artifactStore: { kind: "local", directory: artifacts } } },
+      );
+    }),
+  );
+}
+
+test.run();
