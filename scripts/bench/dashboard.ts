@@ -7,6 +7,9 @@
  *      addresses as one plain <pre> in the same page, measured in the same run. Target ≤ 3×.
  *   2. The run page's JS heap with that plan open in the Changes tab, after a collection
  *      (CDP Runtime.getHeapUsage). Target ≤ 50 MiB.
+ *   3. With Chromium's CPU throttled 4× (CDP Emulation.setCPUThrottlingRate), a full load of the
+ *      run page until its title is painted (target ≤ 0.8 s) and of the runs page until its first
+ *      row is painted (target ≤ 0.5 s), from navigation start, the same page and server.
  * Prints medians and ratios; asserts nothing (benchmarks never do).
  */
 import type { Page } from "playwright-core";
@@ -49,6 +52,20 @@ async function timePlainPre(page: Page, addresses: string[]): Promise<number> {
     pre.textContent = list.join("\\n");
     document.body.append(pre);
     requestAnimationFrame(() => setTimeout(() => { const took = performance.now() - start; pre.remove(); resolve(took); }, 0));
+  })`)) as number;
+}
+
+/** Loads `url` and resolves with the ms from navigation start until `selector` exists (through shadow roots) and a frame was painted. */
+async function timeLoad(page: Page, url: string, selector: string): Promise<number> {
+  await page.goto(url, { waitUntil: "commit" });
+  return (await page.evaluate(`new Promise((resolve, reject) => {
+    ${FIND}
+    const poll = () => {
+      if (find(document, ${JSON.stringify(selector)})) return requestAnimationFrame(() => setTimeout(() => resolve(performance.now()), 0));
+      if (performance.now() > 60000) return reject(new Error("not painted within 60 s"));
+      requestAnimationFrame(poll);
+    };
+    poll();
   })`)) as number;
 }
 
@@ -97,6 +114,21 @@ try {
   console.log(
     `  run page JS heap with the Changes tab open       ${mib(heapAfter)} (target: ≤ 50 MiB); ${mib(heapBefore)} before the tab was opened; JSHeapUsedSize ${mib(metricsAfter)}`,
   );
+
+  // 3. First paint of the run page and the runs page with the CPU throttled 4×.
+  const throttled = await page.context().newCDPSession(page);
+  await throttled.send("Emulation.setCPUThrottlingRate", { rate: 4 });
+  const title: number[] = [];
+  const firstRow: number[] = [];
+  for (let i = 0; i < REPEATS; i++) {
+    title.push(await timeLoad(page, h.url(`/runs/${run.id}`), "#run-title"));
+    firstRow.push(await timeLoad(page, h.url("/runs"), "tr[data-run-id]"));
+  }
+  await throttled.send("Emulation.setCPUThrottlingRate", { rate: 1 });
+  await throttled.detach();
+  console.log(`  CPU throttled 4×, from navigation start:`);
+  console.log(`    run page → title painted                       ${median(title).toFixed(0)} ms (target: ≤ 800 ms)  [${title.map((x) => x.toFixed(0)).join(", ")}]`);
+  console.log(`    runs page → first row painted                  ${median(firstRow).toFixed(0)} ms (target: ≤ 500 ms)  [${firstRow.map((x) => x.toFixed(0)).join(", ")}]`);
 } finally {
   await h.stop();
 }
