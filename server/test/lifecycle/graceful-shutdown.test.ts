@@ -91,27 +91,83 @@ testEachServer(shutdown, "SIGTERM during a plan: the runner claims nothing new, 
   }
 });
 
-testEachServer(shutdown, "SIGINT during an apply that ends within the grace: the apply finishes and publishes its state, the process exits 0", async (server) => {
-  const { token, organizationName } = await createOrganizationWithToken(server, "acme");
-  const workspace = await createWorkspace(server, token, organizationName, { name: "applying" });
-  const runner = startRunner(server, "60");
-  try {
-    await runner.line(/runner \S+ started: concurrency 1,/);
-    const run = await startRun(server, token, workspace.id, sleeping(3));
-    await approve(server, token, run.id);
-    await waitForLog(server, token, run.id, "apply", "provisioning-started");
-    const { code, last } = await signalAndExit(runner, "SIGINT");
-    assert.is(code, 0, runner.output.join("\n"));
-    assert.is(last, `[stackship-runner] shut down: waited for 1 phase(s) in flight; ended within the grace: apply of ${run.id}`);
-    const ended = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"], 5_000);
-    assert.is(ended.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
-    assert.match(await readLog(server, token, run.id, "apply"), /\(local-exec\): provisioning-done/);
-    const published = await server.db.knex("state_versions").where({ run_id: run.id, status: "finalized" });
-    assert.is(published.length, 1);
-  } finally {
-    await runner.kill();
-  }
-});
+testEachServer(
+  shutdown,
+  "SIGINT during an apply that ends within the grace: it keeps heartbeating, the apply finishes and publishes its state, the process exits 0",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "applying" });
+    const runner = startRunner(server, "60");
+    let sweeper: Spawned | null = null;
+    try {
+      await runner.line(/runner \S+ started: concurrency 1,/);
+      const run = await startRun(server, token, workspace.id, sleeping(4));
+      await approve(server, token, run.id);
+      await waitForLog(server, token, run.id, "apply", "provisioning-started");
+      // A second runner that takes work silent for 1.5 s as lost: the shutting-down runner must keep heartbeating its apply.
+      sweeper = spawnStackShip("runner-main.ts", runnerEnv(server, { STACKSHIP_RUNNER_STALE_AFTER_MS: "1500" }));
+      await sweeper.line(/runner \S+ started: concurrency 1,/);
+      const { code, last } = await signalAndExit(runner, "SIGINT");
+      assert.is(code, 0, runner.output.join("\n"));
+      assert.is(last, `[stackship-runner] shut down: waited for 1 phase(s) in flight; ended within the grace: apply of ${run.id}`);
+      const ended = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"], 5_000);
+      assert.is(ended.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+      assert.match(await readLog(server, token, run.id, "apply"), /\(local-exec\): provisioning-done/);
+      const published = await server.db.knex("state_versions").where({ run_id: run.id, status: "finalized" });
+      assert.is(published.length, 1);
+      const attempts = await server.db.knex("run_attempts").where({ run_id: run.id, phase: "apply" });
+      assert.equal(
+        attempts.map((a) => [a.status, a.terminal_classification]),
+        [["succeeded", "exit_zero"]],
+      );
+    } finally {
+      await runner.kill();
+      await sweeper?.kill();
+    }
+  },
+);
+
+testEachServer(
+  shutdown,
+  "SIGTERM on npm start's process (API and runner in one) during an apply: its listener serves the apply's sandbox until the apply finished, then it exits 0",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "one-process" });
+    const main = spawnStackShip("main.ts", {
+      STACKSHIP_DATA_DIR: server.dataDir,
+      STACKSHIP_DATABASE_URL: server.databaseUrl,
+      STACKSHIP_BOOTSTRAP_TOKEN: server.bootstrapToken,
+      STACKSHIP_HTTP_PORT: "0",
+      STACKSHIP_HTTPS_PORT: "off",
+      STACKSHIP_RUNNER_CONCURRENCY: "1",
+      STACKSHIP_LOG_LEVEL: "warn",
+      STACKSHIP_SHUTDOWN_GRACE_SECONDS: "60",
+    });
+    try {
+      await main.line(/runner \S+ started \(concurrency 1/);
+      const run = await startRun(server, token, workspace.id, sleeping(3));
+      await approve(server, token, run.id);
+      await waitForLog(server, token, run.id, "apply", "provisioning-started");
+      const { code, last } = await signalAndExit(main, "SIGTERM");
+      assert.is(code, 0, main.output.join("\n"));
+      assert.ok(
+        main.output.some((line) => line.includes("SIGTERM: shutting down: no new work, live sockets closed; the plans and applies in flight, then the HTTP requests")),
+        main.output.join("\n"),
+      );
+      assert.match(
+        last,
+        new RegExp(
+          `^\\[stackship\\] shut down: waited for 1 phase\\(s\\) in flight; ended within the grace: apply of ${run.id}; waited for [0-9]+ HTTP request\\(s\\) in flight: all finished$`,
+        ),
+      );
+      const ended = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"], 5_000);
+      assert.is(ended.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+      assert.is((await server.db.knex("state_versions").where({ run_id: run.id, status: "finalized" })).length, 1);
+    } finally {
+      await main.kill();
+    }
+  },
+);
 
 testEachServer(
   shutdown,
