@@ -388,6 +388,24 @@ export type Handlers<Ctx> = {
     body: NonNullable<Ops["updateWorkspace"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["updateWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  forceUnlockWorkspace: (input: {
+    path: NonNullable<Ops["forceUnlockWorkspace"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["forceUnlockWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  lockWorkspace: (input: {
+    path: NonNullable<Ops["lockWorkspace"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["lockWorkspace"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["lockWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  unlockWorkspace: (input: {
+    path: NonNullable<Ops["unlockWorkspace"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["unlockWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   createConfigurationVersion: (input: {
     path: NonNullable<Ops["createConfigurationVersion"]["parameters"]["path"]>;
     query: Record<string, never>;

@@ -1122,6 +1122,72 @@ export interface paths {
         patch: operations["updateWorkspace"];
         trace?: never;
     };
+    "/v1/workspaces/{workspace_id}/actions/force-unlock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release the workspace lock whoever holds it (organization administrators)
+         * @description Releases the lock of a person or of a run. A run whose lock is released this way can no longer publish state (its fence is stale). Audited with the released holder and fence. 409 `WORKSPACE_NOT_LOCKED` when it is free.
+         */
+        post: operations["forceUnlockWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/actions/lock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lock the workspace, with a reason
+         * @description Takes the workspace lock for the caller (a person or a token), so no run applies and no state is published until it is released. The reason is kept with the lock and in the audit history. 409 `WORKSPACE_LOCKED` when anyone holds it already (the caller included), naming the holder.
+         */
+        post: operations["lockWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/actions/unlock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release the caller's own workspace lock
+         * @description Releases the lock the caller holds. 409 `WORKSPACE_LOCKED` when someone else (a person or a run) holds it, naming them; 409 `WORKSPACE_NOT_LOCKED` when it is free. An organization administrator releases another's lock with force-unlock.
+         */
+        post: operations["unlockWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspaces/{workspace_id}/configuration-versions": {
         parameters: {
             query?: never;
@@ -2939,6 +3005,32 @@ export interface components {
         WorkspaceId: string;
         WorkspaceListDocument: {
             data: components["schemas"]["Workspace"][];
+        };
+        WorkspaceLockDocument: {
+            data: {
+                attributes: {
+                    /** @description The lock's fencing number (a run holding a lock released since cannot publish state). */
+                    fence: number;
+                    holder_id: string;
+                    /** @enum {string} */
+                    holder_kind: "run" | "user";
+                    locked_at: components["schemas"]["Timestamp"];
+                    reason: string;
+                };
+                id: components["schemas"]["WorkspaceId"];
+                /** @constant */
+                type: "workspace-locks";
+            };
+        };
+        WorkspaceLockRequestDocument: {
+            data: {
+                attributes: {
+                    /** @description Why the workspace is locked (kept with the lock and audited); not blank. */
+                    reason: string;
+                };
+                /** @constant */
+                type: "workspace-locks";
+            };
         };
         WorkspaceStateSummaryDocument: {
             data: {
@@ -4839,6 +4931,92 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["Unprocessable"];
+        };
+    };
+    forceUnlockWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Released; the lock as it was. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["WorkspaceLockDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    lockWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["WorkspaceLockRequestDocument"];
+            };
+        };
+        responses: {
+            /** @description Locked; the lock as taken. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["WorkspaceLockDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    unlockWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unlocked; the lock as it was. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["WorkspaceLockDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
         };
     };
     createConfigurationVersion: {

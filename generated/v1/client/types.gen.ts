@@ -1039,6 +1039,35 @@ export type WorkspaceStateSummaryDocument = {
     };
 };
 
+export type WorkspaceLockRequestDocument = {
+    data: {
+        type: 'workspace-locks';
+        attributes: {
+            /**
+             * Why the workspace is locked (kept with the lock and audited); not blank.
+             */
+            reason: string;
+        };
+    };
+};
+
+export type WorkspaceLockDocument = {
+    data: {
+        type: 'workspace-locks';
+        id: WorkspaceId;
+        attributes: {
+            holder_kind: 'run' | 'user';
+            holder_id: string;
+            reason: string;
+            locked_at: Timestamp;
+            /**
+             * The lock's fencing number (a run holding a lock released since cannot publish state).
+             */
+            fence: number;
+        };
+    };
+};
+
 export type RunApprovalDocument = {
     data: {
         type: 'approvals';
@@ -3638,6 +3667,139 @@ export type GetWorkspaceStateSummaryResponses = {
 };
 
 export type GetWorkspaceStateSummaryResponse = GetWorkspaceStateSummaryResponses[keyof GetWorkspaceStateSummaryResponses];
+
+export type LockWorkspaceData = {
+    body: WorkspaceLockRequestDocument;
+    path: {
+        workspace_id: WorkspaceId;
+    };
+    query?: never;
+    url: '/v1/workspaces/{workspace_id}/actions/lock';
+};
+
+export type LockWorkspaceErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type LockWorkspaceError = LockWorkspaceErrors[keyof LockWorkspaceErrors];
+
+export type LockWorkspaceResponses = {
+    /**
+     * Locked; the lock as taken.
+     */
+    200: WorkspaceLockDocument;
+};
+
+export type LockWorkspaceResponse = LockWorkspaceResponses[keyof LockWorkspaceResponses];
+
+export type UnlockWorkspaceData = {
+    body?: never;
+    path: {
+        workspace_id: WorkspaceId;
+    };
+    query?: never;
+    url: '/v1/workspaces/{workspace_id}/actions/unlock';
+};
+
+export type UnlockWorkspaceErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+};
+
+export type UnlockWorkspaceError = UnlockWorkspaceErrors[keyof UnlockWorkspaceErrors];
+
+export type UnlockWorkspaceResponses = {
+    /**
+     * Unlocked; the lock as it was.
+     */
+    200: WorkspaceLockDocument;
+};
+
+export type UnlockWorkspaceResponse = UnlockWorkspaceResponses[keyof UnlockWorkspaceResponses];
+
+export type ForceUnlockWorkspaceData = {
+    body?: never;
+    path: {
+        workspace_id: WorkspaceId;
+    };
+    query?: never;
+    url: '/v1/workspaces/{workspace_id}/actions/force-unlock';
+};
+
+export type ForceUnlockWorkspaceErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+};
+
+export type ForceUnlockWorkspaceError = ForceUnlockWorkspaceErrors[keyof ForceUnlockWorkspaceErrors];
+
+export type ForceUnlockWorkspaceResponses = {
+    /**
+     * Released; the lock as it was.
+     */
+    200: WorkspaceLockDocument;
+};
+
+export type ForceUnlockWorkspaceResponse = ForceUnlockWorkspaceResponses[keyof ForceUnlockWorkspaceResponses];
 
 export type GetConfigurationVersionData = {
     body?: never;

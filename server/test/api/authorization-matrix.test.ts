@@ -108,6 +108,10 @@ const EXPECTED: Record<string, Row> = {
   // Organization admins only; without a GitHub App on this server the admin reaches 503.
   putWorkspaceSource: row(401, 404, 403, 403, 503),
   deleteWorkspaceSource: row(401, 404, 403, 403, 204),
+  // Each caller finds the lock free (lock), held by themselves (unlock) or held by someone (force-unlock).
+  lockWorkspace: row(401, 404, 403, 200, 200),
+  unlockWorkspace: row(401, 404, 403, 200, 200),
+  forceUnlockWorkspace: row(401, 404, 403, 403, 200),
   // Installation binding: a setup state for an organization admin's session; a bare id only for
   // deployment administrators (none of these callers); release by the organization's admin.
   createGithubInstallationState: ADMIN_CREATE,
@@ -291,6 +295,17 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
         now: new Date(),
       });
       return { path: ws };
+    }
+    case "lockWorkspace":
+    case "unlockWorkspace":
+    case "forceUnlockWorkspace": {
+      const locks = server.services.stores.workspaceLocks;
+      await locks.forceRelease(world.workspaceId);
+      if (operationId !== "lockWorkspace") {
+        const holder = caller_ ?? world.sessions.admin;
+        await locks.acquire(world.workspaceId, { kind: "user", id: holder.userId }, "matrix", new Date());
+      }
+      return { path: ws, body: operationId === "lockWorkspace" ? { data: { type: "workspace-locks", attributes: { reason: "maintenance" } } } : undefined };
     }
     case "createGithubInstallationState":
       return { path: { organization_name: world.organizationName } };

@@ -301,6 +301,12 @@ __all__ = [
     "WorkspaceDocumentMeta",
     "WorkspaceDocumentMetaPermissions",
     "WorkspaceListDocument",
+    "WorkspaceLockDocument",
+    "WorkspaceLockDocumentData",
+    "WorkspaceLockDocumentDataAttributes",
+    "WorkspaceLockRequestDocument",
+    "WorkspaceLockRequestDocumentData",
+    "WorkspaceLockRequestDocumentDataAttributes",
     "WorkspaceRelationships",
     "WorkspaceStateSummaryDocument",
     "WorkspaceStateSummaryDocumentData",
@@ -600,6 +606,12 @@ from stackship_client.models.workspace_document import WorkspaceDocument as Work
 from stackship_client.models.workspace_document_meta import WorkspaceDocumentMeta as WorkspaceDocumentMeta
 from stackship_client.models.workspace_document_meta_permissions import WorkspaceDocumentMetaPermissions as WorkspaceDocumentMetaPermissions
 from stackship_client.models.workspace_list_document import WorkspaceListDocument as WorkspaceListDocument
+from stackship_client.models.workspace_lock_document import WorkspaceLockDocument as WorkspaceLockDocument
+from stackship_client.models.workspace_lock_document_data import WorkspaceLockDocumentData as WorkspaceLockDocumentData
+from stackship_client.models.workspace_lock_document_data_attributes import WorkspaceLockDocumentDataAttributes as WorkspaceLockDocumentDataAttributes
+from stackship_client.models.workspace_lock_request_document import WorkspaceLockRequestDocument as WorkspaceLockRequestDocument
+from stackship_client.models.workspace_lock_request_document_data import WorkspaceLockRequestDocumentData as WorkspaceLockRequestDocumentData
+from stackship_client.models.workspace_lock_request_document_data_attributes import WorkspaceLockRequestDocumentDataAttributes as WorkspaceLockRequestDocumentDataAttributes
 from stackship_client.models.workspace_relationships import WorkspaceRelationships as WorkspaceRelationships
 from stackship_client.models.workspace_state_summary_document import WorkspaceStateSummaryDocument as WorkspaceStateSummaryDocument
 from stackship_client.models.workspace_state_summary_document_data import WorkspaceStateSummaryDocumentData as WorkspaceStateSummaryDocumentData

@@ -17,6 +17,7 @@ import { runHandlers } from "./runs.ts";
 import { sessionHandlers } from "./sessions.ts";
 import { setupHandlers } from "./setup.ts";
 import { workspaceHandlers } from "./workspaces.ts";
+import { workspaceLockHandlers } from "./workspace-locks.ts";
 import { workloadIdentityHandlers } from "./workload-identity.ts";
 
 /** Every v1 handler; `satisfies` makes a missing or mistyped operation a compile error. */
@@ -25,6 +26,7 @@ export const v1Handlers = {
   ...referenceHandlers,
   ...organizationHandlers,
   ...workspaceHandlers,
+  ...workspaceLockHandlers,
   ...configurationVersionHandlers,
   ...runHandlers,
   ...policyHandlers,
