@@ -38,11 +38,6 @@ export const runHeaderStyles = [
     margin: 0;
     font-size: 0.85em;
   }
-  button.secondary {
-    background: transparent;
-    border-color: var(--ss-danger);
-    color: var(--ss-danger);
-  }
   .commit-message {
     margin: var(--ss-space-1) 0 0;
     color: var(--ss-text-muted);

@@ -107,6 +107,12 @@ export const base = css`
     border-color: var(--ss-danger);
     color: var(--ss-bg);
   }
+  /* A consequential but not primary action (Cancel run, Force unlock): outlined, in the danger colour. */
+  button.secondary {
+    background: transparent;
+    border-color: var(--ss-danger);
+    color: var(--ss-danger);
+  }
   button:disabled {
     opacity: 0.6;
     cursor: not-allowed;

@@ -14,6 +14,7 @@ import "../ui/status-badge.ts";
 import { loadWorkspace, renderFailure, workspaceNav, workspaceStyles } from "./workspace-common.ts";
 import { checkSummary, renderLock } from "./workspace-state-page.ts";
 import "./start-run.ts";
+import "./workspace-lock.ts";
 
 /** How many of the organization's newest runs the overview looks through for this workspace's. */
 const SCAN_PAGES = 5;
@@ -78,7 +79,7 @@ export class SsWorkspacePage extends LitElement {
           </dl>
           <section aria-labelledby="state-heading">
             <h2 id="state-heading">State and lock</h2>
-            ${this.renderState()}
+            ${this.renderState(permissions.write)}
             <p>Every published version is on the <a href="/workspaces/${workspace.id}/state">state page</a>.</p>
           </section>
           <section aria-labelledby="runs-heading">
@@ -96,7 +97,7 @@ export class SsWorkspacePage extends LitElement {
     return newest ? { configurationVersionId: newest.relationships.configuration_version.data.id, runId: newest.id } : null;
   }
 
-  private renderState(): TemplateResult {
+  private renderState(canWrite: boolean): TemplateResult {
     return this.state.render({
       initial: () => html`<p role="status">Loading state…</p>`,
       pending: () => html`<p role="status">Loading state…</p>`,
@@ -111,7 +112,15 @@ export class SsWorkspacePage extends LitElement {
                 : html`No state has been published yet.`
             }
           </p>
-          ${renderLock(summary.lock)}`;
+          ${renderLock(summary.lock)}
+          <ss-workspace-lock
+            workspace-id=${this.workspaceId}
+            user-id=${this.session?.user.id ?? ""}
+            ?can-write=${canWrite}
+            ?can-force=${this.session?.organizationAdmin ?? false}
+            .lock=${summary.lock}
+            @ss-workspace-lock-changed=${() => void this.state.run()}
+          ></ss-workspace-lock>`;
       },
     });
   }

@@ -250,4 +250,40 @@ test("a viewer's New workspace is refused in the server's words, and nothing is 
   assert.is((await h.server.db.knex("workspaces").where({ name: "not-allowed-here" })).length, 0);
 });
 
+test("lock and unlock from the workspace page with a reason; an administrator force-unlocks an operator's lock", async ({ h, acme }) => {
+  const workspace = await h.workspace(acme, "lockable");
+  const operator = await h.signInAs(acme, "operator");
+  const page = operator.page;
+  await page.goto(h.url(`/workspaces/${workspace.id}`));
+  await page.locator("#lock-state").waitFor();
+  assert.match(await page.locator("#lock-state").innerText(), "not locked");
+  await page.getByRole("button", { name: "Lock workspace" }).click();
+  assert.ok(await page.getByText("Say why the workspace is locked").isVisible(), "no reason, no lock");
+  await page.getByLabel("Lock reason").fill("rotating the provider credentials");
+  await page.getByRole("button", { name: "Lock workspace" }).click();
+  await page.getByRole("button", { name: "Unlock workspace" }).waitFor();
+  assert.match(await page.locator("#lock-state").innerText(), /Locked by .*\(rotating the provider credentials\)/);
+  await h.screenshot(page, "workspace-locked");
+  await h.checkA11y(page, "workspace locked by its operator");
+
+  // A viewer reads the lock and has nothing to press.
+  const viewer = await h.signInAs(acme, "viewer");
+  await viewer.page.goto(h.url(`/workspaces/${workspace.id}`));
+  await viewer.page.locator("#lock-state").waitFor();
+  assert.match(await viewer.page.locator("#lock-state").innerText(), "rotating the provider credentials");
+  assert.is(await viewer.page.locator("ss-workspace-lock").getByRole("button").count(), 0);
+
+  // The administrator releases it, after confirming.
+  const admin = await h.signInAs(acme, "admin");
+  await admin.page.goto(h.url(`/workspaces/${workspace.id}`));
+  await admin.page.getByRole("button", { name: "Force unlock" }).click();
+  await admin.page.getByRole("button", { name: "Yes, force unlock" }).click();
+  await admin.page.getByRole("button", { name: "Lock workspace" }).waitFor();
+  assert.match(await admin.page.locator("#lock-state").innerText(), "not locked");
+
+  // The operator's page, reloaded, offers the lock again.
+  await page.reload();
+  await page.getByRole("button", { name: "Lock workspace" }).waitFor();
+});
+
 test.run();
