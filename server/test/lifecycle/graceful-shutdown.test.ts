@@ -91,6 +91,33 @@ testEachServer(shutdown, "SIGTERM during a plan: the runner claims nothing new, 
   }
 });
 
+testEachServer(shutdown, "a grace of 0 s during a plan: the plan is interrupted at once and its run ends errored (plan_failed), its attempt saying shutdown", async (server) => {
+  const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+  const workspace = await createWorkspace(server, token, organizationName, { name: "plan-cut" });
+  const runner = startRunner(server, "0");
+  try {
+    await runner.line(/runner \S+ started: concurrency 1,/);
+    const run = await startRun(server, token, workspace.id, many);
+    const attemptId = await runningAttempt(server, run.id, "plan");
+    const { code, last } = await signalAndExit(runner, "SIGTERM");
+    assert.is(code, 0, runner.output.join("\n"));
+    assert.is(last, `[stackship-runner] shut down: waited for 1 phase(s) in flight; interrupted when the grace ran out: plan of ${run.id}`);
+    const ended = await waitForStatus(server, token, run.id, ["errored", "awaiting_approval"], 5_000);
+    assert.is(ended.attributes.status, "errored");
+    assert.is(ended.attributes.status_reason, "plan_failed");
+    const attempt = await server.db.knex("run_attempts").where({ id: attemptId }).first();
+    assert.equal([attempt.status, attempt.terminal_classification], ["interrupted", "runner_shutdown"]);
+    assert.match(
+      await readLog(server, token, run.id, "plan"),
+      /StackShip interrupted this plan: the runner process received SIGTERM and the phase did not end within STACKSHIP_SHUTDOWN_GRACE_SECONDS \(0 s\)/,
+    );
+    // The workspace is not left locked by the ended plan.
+    assert.not.ok(await server.db.knex("workspace_locks").where({ workspace_id: workspace.id }).first());
+  } finally {
+    await runner.kill();
+  }
+});
+
 testEachServer(
   shutdown,
   "SIGINT during an apply that ends within the grace: it keeps heartbeating, the apply finishes and publishes its state, the process exits 0",
