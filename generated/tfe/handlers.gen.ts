@@ -118,6 +118,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getPlanJsonOutput"]["responses"][200]["content"]["application/json"]>>;
+  getPlanJsonOutputRedacted: (input: {
+    path: NonNullable<Ops["getPlanJsonOutputRedacted"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getPlanJsonOutputRedacted"]["responses"][200]["content"]["application/json"]>>;
   createRun: (input: {
     path: Record<string, never>;
     query: Record<string, never>;

@@ -314,6 +314,23 @@ export const operations = [
     },
   },
   {
+    operationId: "getPlanJsonOutputRedacted",
+    method: "GET",
+    path: "/api/v2/plans/{plan_id}/json-output-redacted",
+    permission: "run:read",
+    runToken: false,
+    authenticated: true,
+    validatePath: p.getPlanJsonOutputRedactedPath,
+    validateQuery: p.getPlanJsonOutputRedactedQuery,
+    requestBody: null,
+    responses: {
+      200: { contentType: "application/json", validate: v.getPlanJsonOutputRedactedResponse200 },
+      400: { contentType: "application/vnd.api+json", validate: v.getPlanJsonOutputRedactedResponse400 },
+      401: { contentType: "application/vnd.api+json", validate: v.getPlanJsonOutputRedactedResponse401 },
+      404: { contentType: "application/vnd.api+json", validate: v.getPlanJsonOutputRedactedResponse404 },
+    },
+  },
+  {
     operationId: "createRun",
     method: "POST",
     path: "/api/v2/runs",

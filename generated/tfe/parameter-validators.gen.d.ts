@@ -48,6 +48,8 @@ export declare const getOrganizationPath: Validator;
 export declare const getOrganizationQuery: Validator;
 export declare const getPlanJsonOutputPath: Validator;
 export declare const getPlanJsonOutputQuery: Validator;
+export declare const getPlanJsonOutputRedactedPath: Validator;
+export declare const getPlanJsonOutputRedactedQuery: Validator;
 export declare const getPlanPath: Validator;
 export declare const getPlanQuery: Validator;
 export declare const getRunPath: Validator;

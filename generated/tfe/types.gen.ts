@@ -318,6 +318,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/plans/{plan_id}/json-output-redacted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                plan_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The redacted plan the CLI renders itself (structured run output, `-generate-config-out`)
+         * @description OpenTofu's and Terraform's `cloud` backend read this document (`jsonformat.Plan`: `plan_format_version`, `resource_changes`, `resource_drift`, `output_changes`, `relevant_attributes`, `provider_format_version`, `provider_schemas`) when the run's workspace has `structured-run-output-enabled`, and with `-generate-config-out` when the plan has `generated-configuration`. Built in the plan sandbox from the saved plan (`tofu show -json`) and `tofu providers schema -json`: every value at a sensitive path is replaced (the masks are kept, so the CLI prints `(sensitive value)` and computes the same actions), and every sensitive value found by value anywhere becomes `[sensitive value]`; no prior state, variables or configuration. Built for runs with structured output on and for plans that import; any caller with `run:read` on the run reads it. Stored encrypted in authenticated frames with a descriptor and streamed with the same size (100 MiB) and integrity rules as `json-output`. A missing document, one this token may not read, an oversized one and one whose descriptor does not match the object all get the same 404 `PLAN_JSON_UNAVAILABLE`.
+         */
+        get: operations["getPlanJsonOutputRedacted"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/runs": {
         parameters: {
             query?: never;
@@ -2034,6 +2056,35 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The plan JSON exactly as OpenTofu wrote it. */
+            200: {
+                headers: {
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description The declared plaintext size. */
+                    "Content-Length"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanJsonOutput"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
+    getPlanJsonOutputRedacted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                plan_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The redacted plan. */
             200: {
                 headers: {
                     /** @description Always `private, no-store`. */

@@ -2174,6 +2174,41 @@ export type GetPlanJsonOutputResponses = {
 
 export type GetPlanJsonOutputResponse = GetPlanJsonOutputResponses[keyof GetPlanJsonOutputResponses];
 
+export type GetPlanJsonOutputRedactedData = {
+    body?: never;
+    path: {
+        plan_id: string;
+    };
+    query?: never;
+    url: '/api/v2/plans/{plan_id}/json-output-redacted';
+};
+
+export type GetPlanJsonOutputRedactedErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type GetPlanJsonOutputRedactedError = GetPlanJsonOutputRedactedErrors[keyof GetPlanJsonOutputRedactedErrors];
+
+export type GetPlanJsonOutputRedactedResponses = {
+    /**
+     * The redacted plan.
+     */
+    200: PlanJsonOutput;
+};
+
+export type GetPlanJsonOutputRedactedResponse = GetPlanJsonOutputRedactedResponses[keyof GetPlanJsonOutputRedactedResponses];
+
 export type GetApplyData = {
     body?: never;
     path: {

@@ -3,7 +3,8 @@ import type { Run } from "../domain/records.ts";
 import type { Services } from "./services.ts";
 
 /** Where each kind of run artifact is stored. */
-const FILE_NAMES: Record<RunArtifactKind, string> = { plan: "plan.tfplan", plan_json: "plan.json", plan_diff: "plan-diff.json" };
+// plan_json_redacted: the redacted plan the CLI renders (json-output-redacted, issue 29).
+const FILE_NAMES: Record<RunArtifactKind, string> = { plan: "plan.tfplan", plan_json: "plan.json", plan_diff: "plan-diff.json", plan_json_redacted: "plan-redacted.json" };
 
 /** The object key of a run's artifact of `kind`. */
 export function runArtifactKey(runId: string, kind: RunArtifactKind): string {

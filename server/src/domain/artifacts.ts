@@ -3,13 +3,13 @@
 // framed format (artifacts/framed.ts), and known to the rest of the code only by its ArtifactRef.
 
 /** What an artifact is; bound into its encryption, so an object cannot pass as another kind. */
-export type ArtifactKind = "configuration" | "state" | "plan" | "plan_json" | "plan_diff";
+export type ArtifactKind = "configuration" | "state" | "plan" | "plan_json" | "plan_diff" | "plan_json_redacted";
 
 /** The artifact kinds a run produces (at most one of each per run). */
-export type RunArtifactKind = Extract<ArtifactKind, "plan" | "plan_json" | "plan_diff">;
+export type RunArtifactKind = Extract<ArtifactKind, "plan" | "plan_json" | "plan_diff" | "plan_json_redacted">;
 
 /** Every kind, for closed-set checks. */
-export const ARTIFACT_KINDS: readonly ArtifactKind[] = ["configuration", "state", "plan", "plan_json", "plan_diff"];
+export const ARTIFACT_KINDS: readonly ArtifactKind[] = ["configuration", "state", "plan", "plan_json", "plan_diff", "plan_json_redacted"];
 
 /** The format every artifact is written in (artifacts/framed.ts FRAMED_FORMAT). */
 export const ARTIFACT_FORMAT = "framed-aes256gcm-v1";

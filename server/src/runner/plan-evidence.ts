@@ -16,6 +16,13 @@ export interface EvidenceRequest {
   cwd: string;
   /** The redacted plan changes of that JSON: this run's id, and the names of the env variables whose values stay redacted. */
   planDiff?: { runId: string; secretEnv: readonly string[] };
+  /**
+   * The redacted plan the CLI renders (`json-output-redacted`, redacted-plan.mjs): `schemas` is the
+   * command printing the provider schemas (`tofu providers schema -json`), run by the launcher
+   * like `show`; built when `always` (the run has structured output on) or when the plan imports
+   * or generates configuration. The values of the `secretEnv` variables stay redacted.
+   */
+  redactedPlan?: { schemas: readonly string[]; always: boolean; secretEnv: readonly string[] };
   /** Further files sent as they are once the plan is shown, by artifact name. */
   files?: readonly { name: string; from: string }[];
 }
@@ -24,6 +31,7 @@ export interface EvidenceRequest {
 export const EVIDENCE_PLAN = "plan.tfplan";
 export const EVIDENCE_PLAN_JSON = "plan.json";
 export const EVIDENCE_PLAN_DIFF = "plan-diff.json";
+export const EVIDENCE_PLAN_REDACTED = "plan-redacted.json";
 
 /** A JSON message of the launcher, or one artifact whose bytes followed its header. */
 export type ControlItem = { kind: "message"; message: Record<string, unknown> } | { kind: "artifact"; name: string; bytes: Buffer };

@@ -13,7 +13,7 @@ import { isPlanDiffArtifactOf } from "../domain/plan-diff/index.ts";
 import { sensitiveValueSet, ValueMatcher } from "../domain/redaction/index.ts";
 import { endRunWithoutPlanCredentials } from "../commands/phase-credentials.ts";
 import { workspaceSecretValues } from "../commands/secret-values.ts";
-import { hostPlanDiff } from "./host-plan-diff.ts";
+import { hostPlanDiff, hostRedactedPlan } from "./host-plan-diff.ts";
 import { addWorkloadIdentity } from "./workload-identity-files.ts";
 import {
   type ExecutionContext,
@@ -32,7 +32,7 @@ import { policyStage } from "./policy-stage.ts";
 import { writeRunArtifact } from "../commands/run-artifacts.ts";
 import { loadPlanState, localBackendOverride, planForApply, type PlanState } from "./plan-state.ts";
 import { CLOUD_OVERRIDE_FILE, STAGED_DIR } from "./tofu-files.ts";
-import { EVIDENCE_PLAN, EVIDENCE_PLAN_DIFF, EVIDENCE_PLAN_JSON } from "./plan-evidence.ts";
+import { EVIDENCE_PLAN, EVIDENCE_PLAN_DIFF, EVIDENCE_PLAN_JSON, EVIDENCE_PLAN_REDACTED } from "./plan-evidence.ts";
 import type { ArtifactRef } from "../domain/artifacts.ts";
 
 const now = () => performance.timeOrigin + performance.now();
@@ -186,11 +186,18 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     );
   // Then the host builds them itself from the plan JSON it stores, with the whole set of values.
   const planDiffStored = planDiffValid && planDiffBytes ? planDiffBytes : hostPlanDiff(planJson, run.id, secrets, matcher);
+  // The redacted plan the CLI renders (json-output-redacted), built by the launcher when the run
+  // has structured output or the plan imports; re-checked against the whole set (host-plan-diff.ts).
+  const redactedBytes = result.artifacts[EVIDENCE_PLAN_REDACTED];
+  const redactedStored = redactedBytes ? hostRedactedPlan(redactedBytes, matcher) : null;
+  if (redactedBytes && !redactedStored)
+    services.logger.warn({ runId: run.id }, "the plan's redacted plan for the CLI was refused (not such a document, or too large); it is unavailable");
   // Independent objects: written concurrently.
   const [planArtifact, planJsonArtifact, planDiffArtifact] = await Promise.all([
     reused ? reused.planArtifact : writeRunArtifact(services, run, "plan", planFile),
     reused ? reused.planJsonArtifact : storePlanJson(services, run, planJsonBytes),
     planDiffStored ? writeRunArtifact(services, run, "plan_diff", planDiffStored) : null,
+    redactedStored ? writeRunArtifact(services, run, "plan_json_redacted", redactedStored) : null,
     log.close(),
   ]);
   const storedAt = now();

@@ -138,8 +138,9 @@ const PLAN_DIFF_INLINE_MAX_BYTES = 8 * 1024 * 1024;
 
 /** Loads the builder at boot; `loaded` resolves (never rejects) once it is loaded or failed to. */
 function loadPlanDiffBuilder(builder) {
-  const state = { builder, module: import(builder) };
+  const state = { builder, module: import(builder), redactedPlan: import(builder.replace(/plan-diff\.mjs$/, "redacted-plan.mjs")) };
   state.module.catch(() => {});
+  state.redactedPlan.catch(() => {});
   state.loaded = state.module.then(
     (module) => warmUp(module),
     () => {},
@@ -261,6 +262,50 @@ async function buildPlanDiff(planDiff, request, bytes, env) {
   return undefined;
 }
 
+const REDACTED_PLAN_UNAVAILABLE = "StackShip could not build the redacted plan for the CLI (json-output-redacted); it is unavailable for this run.";
+
+/**
+ * The redacted plan the CLI renders itself (redacted-plan.mjs): built from the plan JSON `bytes`
+ * and the provider schemas of `request.schemas` (`tofu providers schema -json`, run like show,
+ * with nothing else alive), when `request.always` or the plan imports or generates configuration
+ * (`-generate-config-out` needs it without structured output). Undefined with a line in the log
+ * (never quoting the plan) when it cannot be built.
+ */
+async function buildRedactedPlan(planDiff, request, bytes, env, wrapper, cwd) {
+  let plan;
+  try {
+    plan = JSON.parse(bytes.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+  const imports = (Array.isArray(plan?.resource_changes) ? plan.resource_changes : []).some(
+    (r) => r?.change?.importing !== undefined || typeof r?.change?.generated_config === "string",
+  );
+  if (request.always !== true && !imports) return undefined;
+  const unavailable = (reason) => {
+    writeOutput("stdout", `stackship-redacted-plan: ${reason}\n${REDACTED_PLAN_UNAVAILABLE}\n`);
+    return undefined;
+  };
+  const command = Array.isArray(request.schemas) && request.schemas.length > 0 && request.schemas.every((a) => typeof a === "string") ? request.schemas : undefined;
+  if (!planDiff || command === undefined) return unavailable("this sandbox has no builder");
+  let builder;
+  try {
+    builder = await planDiff.redactedPlan;
+  } catch {
+    return unavailable("the builder could not be loaded");
+  }
+  const shown = await runShow([...wrapper, ...command], cwd, env, "schemas.json");
+  if (shown.code !== 0 || shown.signal !== null || shown.stdout === undefined) return unavailable("could not read the provider schemas");
+  const secretEnv = Array.isArray(request.secretEnv) ? request.secretEnv : [];
+  const knownSecrets = secretEnv.map((name) => env[name]).filter((value) => typeof value === "string" && value !== "");
+  try {
+    const schemas = JSON.parse(shown.stdout.toString("utf8"));
+    return Buffer.from(builder.buildRedactedPlan(plan, schemas, { knownSecrets }), "utf8");
+  } catch (error) {
+    return unavailable(error instanceof builder.RedactedPlanInputError ? error.message : "could not build the artifact");
+  }
+}
+
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
 
 /** One artifact to the runner over the control channel: a header line, then exactly its bytes. */
@@ -348,14 +393,16 @@ const SHOW_SPOOL_DIR = "/work/.stackship-evidence";
  * log. Once it exited, whatever it started is killed and the file is read into memory. Resolves
  * `{code, signal, stdout}` (stdout undefined when there is no complete output).
  */
-function runShow(command, cwd, env) {
+function runShow(command, cwd, env, spool = "plan.json") {
   return new Promise((resolve) => {
     let show;
     let fd;
     try {
-      rmSync(SHOW_SPOOL_DIR, { recursive: true, force: true });
-      mkdirSync(SHOW_SPOOL_DIR, { mode: 0o700 });
-      fd = openSync(`${SHOW_SPOOL_DIR}/plan.json`, "wx", 0o600);
+      if (spool === "plan.json") {
+        rmSync(SHOW_SPOOL_DIR, { recursive: true, force: true });
+        mkdirSync(SHOW_SPOOL_DIR, { mode: 0o700 });
+      }
+      fd = openSync(`${SHOW_SPOOL_DIR}/${spool}`, "wx", 0o600);
       show = spawn(command[0], command.slice(1), { cwd, env, stdio: ["ignore", fd, "pipe"], detached: true });
     } catch {
       resolve({ code: 127, signal: null, stdout: undefined });
@@ -370,7 +417,7 @@ function runShow(command, cwd, env) {
       // Whatever show started (its providers) ends before its output counts.
       const killed = killOthers();
       const closed = new Promise((done) => (show.stderr.closed ? done() : show.stderr.once("close", done)));
-      void outputSettled(closed).then(() => resolve({ code: killed ? code : 1, signal, stdout: killed ? readEvidenceFile(`${SHOW_SPOOL_DIR}/plan.json`) : undefined }));
+      void outputSettled(closed).then(() => resolve({ code: killed ? code : 1, signal, stdout: killed ? readEvidenceFile(`${SHOW_SPOOL_DIR}/${spool}`) : undefined }));
     });
   });
 }
@@ -403,6 +450,11 @@ async function produceEvidence(evidence, booted, env, wrapper) {
   if (evidence.planDiff && typeof evidence.planDiff === "object") {
     const planDiff = await buildPlanDiff(booted.planDiff, evidence.planDiff, shown.stdout, env);
     if (planDiff !== undefined) sendArtifact("plan-diff.json", planDiff);
+  }
+  if (evidence.redactedPlan && typeof evidence.redactedPlan === "object") {
+    send({ type: "mark", name: "redacted-plan", at: now() });
+    const redacted = await buildRedactedPlan(booted.planDiff, evidence.redactedPlan, shown.stdout, env, wrapper, typeof evidence.cwd === "string" ? evidence.cwd : "/work");
+    if (redacted !== undefined) sendArtifact("plan-redacted.json", redacted);
   }
   for (const { name, from } of Array.isArray(evidence.files) ? evidence.files : []) {
     if (typeof name !== "string" || typeof from !== "string") continue;

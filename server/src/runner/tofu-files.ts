@@ -7,8 +7,12 @@ import type { EvidenceRequest } from "./plan-evidence.ts";
 /** Where the plan-diff builder is mounted read-only inside the sandbox (the server package's layout below it). */
 export const SANDBOX_PLAN_DIFF_DIR = "/opt/stackship/plan-diff";
 const PLAN_DIFF_BUILDER = "src/domain/plan-diff/plan-diff.mjs";
-/** The modules the builder imports (redaction by value, redaction by mask); they import nothing. */
-const PLAN_DIFF_IMPORTS = ["src/domain/redaction/sensitive-values.mjs", "src/domain/plan-diff/redact-change.mjs"];
+/**
+ * The modules the builder imports (redaction by value, redaction by mask; they import nothing),
+ * and the redacted plan's builder beside it, which the launcher loads with it (it imports only
+ * the redaction module).
+ */
+const PLAN_DIFF_IMPORTS = ["src/domain/redaction/sensitive-values.mjs", "src/domain/plan-diff/redact-change.mjs", "src/domain/plan-diff/redacted-plan.mjs"];
 /** The builder's path inside the sandbox, which the launcher loads (`SandboxShape.planDiffBuilder`). */
 export const SANDBOX_PLAN_DIFF_BUILDER = `${SANDBOX_PLAN_DIFF_DIR}/${PLAN_DIFF_BUILDER}`;
 
@@ -28,7 +32,7 @@ export function planDiffBinds(): ReadOnlyBind[] {
  * artifact out and says so in the log; the message never quotes the plan), and the dependency
  * lock file and module manifest, all sent over its control channel.
  */
-export function planEvidenceRequest(runId: string, secretEnv: readonly string[], workingDirectory: string): EvidenceRequest {
+export function planEvidenceRequest(runId: string, secretEnv: readonly string[], workingDirectory: string, structuredRunOutput = false): EvidenceRequest {
   const dir = path.posix.join(CONFIG_DIR, relativeWorkingDirectory(workingDirectory));
   const plan = `${SANDBOX_WORK_DIR}/plan.tfplan`;
   return {
@@ -36,6 +40,8 @@ export function planEvidenceRequest(runId: string, secretEnv: readonly string[],
     show: ["tofu", "show", "-json", "-no-color", plan],
     cwd: dir,
     planDiff: { runId, secretEnv },
+    // The CLI's redacted plan: always with structured output, else only for imports (-generate-config-out).
+    redactedPlan: { schemas: ["tofu", "providers", "schema", "-json"], always: structuredRunOutput, secretEnv },
     files: [
       { name: "lock.hcl", from: `${dir}/.terraform.lock.hcl` },
       { name: "modules.json", from: `${SANDBOX_TF_DATA_DIR}/modules/modules.json` },

@@ -72,4 +72,40 @@ export const planJsonHandlers = {
       headers: { "Cache-Control": "private, no-store", "Content-Length": String(ref.sizeBytes) },
     };
   },
-} satisfies Pick<H, "getPlanJsonOutput">;
+
+  /**
+   * GET /api/v2/plans/{plan_id}/json-output-redacted: the redacted plan the CLI renders itself
+   * (structured run output, -generate-config-out), to any caller with run:read on the run,
+   * streamed and verified like json-output. Not audited: it holds nothing a viewer may not see.
+   */
+  async getPlanJsonOutputRedacted({ path, ctx }) {
+    const principal = principalOf(ctx);
+    const planId = path.plan_id;
+    const match = /^plan-([0-9a-z]{16})$/.exec(planId);
+    const run = match ? await ctx.services.stores.runs.getById(`run-${match[1]}`) : undefined;
+    if (!run) throw unavailable(planId);
+    const target = { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId };
+    if (!isAllowed(principal, "run:read", target)) throw unavailable(planId);
+    const workspace = await ctx.services.stores.workspaces.getById(run.workspaceId);
+    if (!workspace || workspace.organizationId !== run.organizationId) throw unavailable(planId);
+    const ref = await runArtifact(ctx.services, run, "plan_json_redacted");
+    if (!ref || ref.format !== FRAMED_FORMAT || ref.sizeBytes > PLAN_JSON_LIMIT_BYTES) throw unavailable(planId);
+    let stream: Readable;
+    try {
+      stream = await ctx.services.artifacts.open(ref, run.workspaceId, { lend: true });
+    } catch (error) {
+      ctx.log.warn({ runId: run.id, err: (error as Error).message }, "the redacted plan does not match its descriptor; it is not served");
+      throw unavailable(planId);
+    }
+    if (stream.errored) {
+      ctx.log.warn({ runId: run.id, err: stream.errored.message }, "the redacted plan failed verification before the first byte; it is not served");
+      throw unavailable(planId);
+    }
+    stream.once("error", (error) => ctx.log.warn({ runId: run.id, err: error.message }, "the redacted plan stream was canceled"));
+    return {
+      status: 200,
+      body: stream,
+      headers: { "Cache-Control": "private, no-store", "Content-Length": String(ref.sizeBytes) },
+    };
+  },
+} satisfies Pick<H, "getPlanJsonOutput" | "getPlanJsonOutputRedacted">;

@@ -21,6 +21,7 @@ import * as createRunAttestations from "./20261204213000_create_run_attestations
 import * as addAttemptProvenance from "./20261204214000_add_attempt_provenance.ts";
 import * as addAttestationFirstKey from "./20261204223500_add_attestation_first_key.ts";
 import * as createSetupTokens from "./20261204224545_create_setup_tokens.ts";
+import * as addStructuredRunOutput from "./20261205121500_add_structured_run_output.ts";
 
 /** A migration as the migration source serves it. */
 export interface NamedMigration {
@@ -53,4 +54,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: "20261204214000_add_attempt_provenance", up: addAttemptProvenance.up, down: addAttemptProvenance.down },
   { name: "20261204223500_add_attestation_first_key", up: addAttestationFirstKey.up, down: addAttestationFirstKey.down },
   { name: "20261204224545_create_setup_tokens", up: createSetupTokens.up, down: createSetupTokens.down },
+  { name: "20261205121500_add_structured_run_output", up: addStructuredRunOutput.up, down: addStructuredRunOutput.down },
 ];
