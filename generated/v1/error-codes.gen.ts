@@ -17,6 +17,7 @@ export const errorCodes = {
   RUN_DESTROY_FORBIDDEN: { status: 422, title: "Destroy runs are not supported" },
   RUN_LIST_CURSOR_INVALID: { status: 400, title: "Invalid run list cursor" },
   AUDIT_CURSOR_INVALID: { status: 400, title: "Invalid audit history cursor" },
+  WORKSPACE_LIST_CURSOR_INVALID: { status: 400, title: "Invalid workspace list cursor" },
   CONFIGURATION_VERSION_NOT_UPLOADED: { status: 409, title: "Configuration version not uploaded" },
   CONFIGURATION_VERSION_ALREADY_UPLOADED: { status: 409, title: "Configuration version already uploaded" },
   CONFIGURATION_VERSION_WORKSPACE_MISMATCH: { status: 422, title: "Configuration version belongs to another workspace" },

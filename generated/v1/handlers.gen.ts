@@ -246,7 +246,7 @@ export type Handlers<Ctx> = {
   }) => Promise<HandlerResult<204, undefined>>;
   listWorkspaces: (input: {
     path: NonNullable<Ops["listWorkspaces"]["parameters"]["path"]>;
-    query: Record<string, never>;
+    query: NonNullable<Ops["listWorkspaces"]["parameters"]["query"]>;
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["listWorkspaces"]["responses"][200]["content"]["application/vnd.api+json"]>>;

@@ -662,7 +662,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** List the organization's workspaces */
+        /**
+         * List the organization's workspaces
+         * @description The workspaces the caller may see, by name. Without `limit`, all of them in one document (no `meta.page`). With `limit`, one page of at most that many and `meta.page.next_cursor` to pass back as `?cursor=` (opaque, bound to this organization; 400 `WORKSPACE_LIST_CURSOR_INVALID` otherwise). `name` keeps the workspaces whose name contains it (case-insensitive), paged the same way.
+         */
         get: operations["listWorkspaces"];
         put?: never;
         /** Create a workspace */
@@ -3005,6 +3008,14 @@ export interface components {
         WorkspaceId: string;
         WorkspaceListDocument: {
             data: components["schemas"]["Workspace"][];
+            /** @description Present when the request gave `limit`. */
+            meta?: {
+                page: {
+                    limit: number;
+                    /** @description Opaque continuation token; pass it back as `?cursor=` (with the same `name`). Null on the last page. */
+                    next_cursor: string | null;
+                };
+            };
         };
         WorkspaceLockDocument: {
             data: {
@@ -3075,7 +3086,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). */
+        /** @description A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -4222,7 +4233,11 @@ export interface operations {
     };
     listWorkspaces: {
         parameters: {
-            query?: never;
+            query?: {
+                cursor?: string;
+                limit?: number;
+                name?: string;
+            };
             header?: never;
             path: {
                 organization_name: components["parameters"]["organization_name"];

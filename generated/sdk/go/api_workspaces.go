@@ -899,6 +899,24 @@ type ApiListWorkspacesRequest struct {
 	ctx context.Context
 	ApiService *WorkspacesAPIService
 	organizationName string
+	limit *int32
+	cursor *string
+	name *string
+}
+
+func (r ApiListWorkspacesRequest) Limit(limit int32) ApiListWorkspacesRequest {
+	r.limit = &limit
+	return r
+}
+
+func (r ApiListWorkspacesRequest) Cursor(cursor string) ApiListWorkspacesRequest {
+	r.cursor = &cursor
+	return r
+}
+
+func (r ApiListWorkspacesRequest) Name(name string) ApiListWorkspacesRequest {
+	r.name = &name
+	return r
 }
 
 func (r ApiListWorkspacesRequest) Execute() (*WorkspaceListDocument, *http.Response, error) {
@@ -907,6 +925,8 @@ func (r ApiListWorkspacesRequest) Execute() (*WorkspaceListDocument, *http.Respo
 
 /*
 ListWorkspaces List the organization's workspaces
+
+The workspaces the caller may see, by name. Without `limit`, all of them in one document (no `meta.page`). With `limit`, one page of at most that many and `meta.page.next_cursor` to pass back as `?cursor=` (opaque, bound to this organization; 400 `WORKSPACE_LIST_CURSOR_INVALID` otherwise). `name` keeps the workspaces whose name contains it (case-insensitive), paged the same way.
 
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  @param organizationName
@@ -942,6 +962,15 @@ func (a *WorkspacesAPIService) ListWorkspacesExecute(r ApiListWorkspacesRequest)
 	localVarQueryParams := url.Values{}
 	localVarFormParams := url.Values{}
 
+	if r.limit != nil {
+		parameterAddToHeaderOrQuery(localVarQueryParams, "limit", r.limit, "form", "")
+	}
+	if r.cursor != nil {
+		parameterAddToHeaderOrQuery(localVarQueryParams, "cursor", r.cursor, "form", "")
+	}
+	if r.name != nil {
+		parameterAddToHeaderOrQuery(localVarQueryParams, "name", r.name, "form", "")
+	}
 	// to determine the Content-Type header
 	localVarHTTPContentTypes := []string{}
 

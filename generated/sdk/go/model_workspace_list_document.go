@@ -22,6 +22,7 @@ var _ MappedNullable = &WorkspaceListDocument{}
 // WorkspaceListDocument struct for WorkspaceListDocument
 type WorkspaceListDocument struct {
 	Data []Workspace `json:"data"`
+	Meta *WorkspaceListDocumentMeta `json:"meta,omitempty"`
 }
 
 type _WorkspaceListDocument WorkspaceListDocument
@@ -68,6 +69,38 @@ func (o *WorkspaceListDocument) SetData(v []Workspace) {
 	o.Data = v
 }
 
+// GetMeta returns the Meta field value if set, zero value otherwise.
+func (o *WorkspaceListDocument) GetMeta() WorkspaceListDocumentMeta {
+	if o == nil || IsNil(o.Meta) {
+		var ret WorkspaceListDocumentMeta
+		return ret
+	}
+	return *o.Meta
+}
+
+// GetMetaOk returns a tuple with the Meta field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *WorkspaceListDocument) GetMetaOk() (*WorkspaceListDocumentMeta, bool) {
+	if o == nil || IsNil(o.Meta) {
+		return nil, false
+	}
+	return o.Meta, true
+}
+
+// HasMeta returns a boolean if a field has been set.
+func (o *WorkspaceListDocument) HasMeta() bool {
+	if o != nil && !IsNil(o.Meta) {
+		return true
+	}
+
+	return false
+}
+
+// SetMeta gets a reference to the given WorkspaceListDocumentMeta and assigns it to the Meta field.
+func (o *WorkspaceListDocument) SetMeta(v WorkspaceListDocumentMeta) {
+	o.Meta = &v
+}
+
 func (o WorkspaceListDocument) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
@@ -79,6 +112,9 @@ func (o WorkspaceListDocument) MarshalJSON() ([]byte, error) {
 func (o WorkspaceListDocument) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
 	toSerialize["data"] = o.Data
+	if !IsNil(o.Meta) {
+		toSerialize["meta"] = o.Meta
+	}
 	return toSerialize, nil
 }
 

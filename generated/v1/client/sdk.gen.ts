@@ -182,6 +182,8 @@ export const createProject = <ThrowOnError extends boolean = false>(options: Opt
 
 /**
  * List the organization's workspaces
+ *
+ * The workspaces the caller may see, by name. Without `limit`, all of them in one document (no `meta.page`). With `limit`, one page of at most that many and `meta.page.next_cursor` to pass back as `?cursor=` (opaque, bound to this organization; 400 `WORKSPACE_LIST_CURSOR_INVALID` otherwise). `name` keeps the workspaces whose name contains it (case-insensitive), paged the same way.
  */
 export const listWorkspaces = <ThrowOnError extends boolean = false>(options: Options<ListWorkspacesData, ThrowOnError>) => (options.client ?? client).get<ListWorkspacesResponses, ListWorkspacesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, {

@@ -241,6 +241,18 @@ export type Workspace = {
 
 export type WorkspaceListDocument = {
     data: Array<Workspace>;
+    /**
+     * Present when the request gave `limit`.
+     */
+    meta?: {
+        page: {
+            limit: number;
+            /**
+             * Opaque continuation token; pass it back as `?cursor=` (with the same `name`). Null on the last page.
+             */
+            next_cursor: string | null;
+        };
+    };
 };
 
 export type WorkspaceCreateDocument = {
@@ -2155,7 +2167,7 @@ export type ListOrganizationsData = {
 
 export type ListOrganizationsErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2184,7 +2196,7 @@ export type CreateOrganizationData = {
 
 export type CreateOrganizationErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2227,7 +2239,7 @@ export type GetOrganizationData = {
 
 export type GetOrganizationErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2262,7 +2274,7 @@ export type ListOrganizationTokensData = {
 
 export type ListOrganizationTokensErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2301,7 +2313,7 @@ export type CreateOrganizationTokenData = {
 
 export type CreateOrganizationTokenErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2345,7 +2357,7 @@ export type DeleteOrganizationTokenData = {
 
 export type DeleteOrganizationTokenErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2384,7 +2396,7 @@ export type ListProjectsData = {
 
 export type ListProjectsErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2419,7 +2431,7 @@ export type CreateProjectData = {
 
 export type CreateProjectErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2460,13 +2472,17 @@ export type ListWorkspacesData = {
     path: {
         organization_name: OrganizationName;
     };
-    query?: never;
+    query?: {
+        limit?: number;
+        cursor?: string;
+        name?: string;
+    };
     url: '/v1/organizations/{organization_name}/workspaces';
 };
 
 export type ListWorkspacesErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2501,7 +2517,7 @@ export type CreateWorkspaceData = {
 
 export type CreateWorkspaceErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2555,7 +2571,7 @@ export type ListOrganizationRunsData = {
 
 export type ListOrganizationRunsErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2593,7 +2609,7 @@ export type ListAuditEventsData = {
 
 export type ListAuditEventsErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2635,7 +2651,7 @@ export type ListAuditCheckpointsData = {
 
 export type ListAuditCheckpointsErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2674,7 +2690,7 @@ export type GetWorkspaceData = {
 
 export type GetWorkspaceErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2709,7 +2725,7 @@ export type UpdateWorkspaceData = {
 
 export type UpdateWorkspaceErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2752,7 +2768,7 @@ export type ListVariablesData = {
 
 export type ListVariablesErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2787,7 +2803,7 @@ export type CreateVariableData = {
 
 export type CreateVariableErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2835,7 +2851,7 @@ export type DeleteVariableData = {
 
 export type DeleteVariableErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2875,7 +2891,7 @@ export type UpdateVariableData = {
 
 export type UpdateVariableErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2922,7 +2938,7 @@ export type CreateConfigurationVersionData = {
 
 export type CreateConfigurationVersionErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -2965,7 +2981,7 @@ export type CreateRunData = {
 
 export type CreateRunErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3012,7 +3028,7 @@ export type DeleteWorkspaceSourceData = {
 
 export type DeleteWorkspaceSourceErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3051,7 +3067,7 @@ export type GetWorkspaceSourceData = {
 
 export type GetWorkspaceSourceErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3086,7 +3102,7 @@ export type PutWorkspaceSourceData = {
 
 export type PutWorkspaceSourceErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3154,7 +3170,7 @@ export type ReceiveGithubWebhookData = {
 
 export type ReceiveGithubWebhookErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3195,7 +3211,7 @@ export type BindGithubInstallationData = {
 
 export type BindGithubInstallationErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3250,7 +3266,7 @@ export type CreateGithubInstallationStateData = {
 
 export type CreateGithubInstallationStateErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3290,7 +3306,7 @@ export type ReleaseGithubInstallationData = {
 
 export type ReleaseGithubInstallationErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3333,7 +3349,7 @@ export type ListFederationProfilesData = {
 
 export type ListFederationProfilesErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3368,7 +3384,7 @@ export type CreateFederationProfileData = {
 
 export type CreateFederationProfileErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3416,7 +3432,7 @@ export type DeleteFederationProfileData = {
 
 export type DeleteFederationProfileErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3456,7 +3472,7 @@ export type GetFederationProfileData = {
 
 export type GetFederationProfileErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3492,7 +3508,7 @@ export type UpdateFederationProfileData = {
 
 export type UpdateFederationProfileErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3539,7 +3555,7 @@ export type VerifyFederationProfileData = {
 
 export type VerifyFederationProfileErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3644,7 +3660,7 @@ export type GetWorkspaceStateSummaryData = {
 
 export type GetWorkspaceStateSummaryErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3679,7 +3695,7 @@ export type LockWorkspaceData = {
 
 export type LockWorkspaceErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3726,7 +3742,7 @@ export type UnlockWorkspaceData = {
 
 export type UnlockWorkspaceErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3769,7 +3785,7 @@ export type ForceUnlockWorkspaceData = {
 
 export type ForceUnlockWorkspaceErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3812,7 +3828,7 @@ export type GetConfigurationVersionData = {
 
 export type GetConfigurationVersionErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3850,7 +3866,7 @@ export type UploadConfigurationData = {
 
 export type UploadConfigurationErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3897,7 +3913,7 @@ export type GetRunData = {
 
 export type GetRunErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3936,7 +3952,7 @@ export type ApproveRunData = {
 
 export type ApproveRunErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -3983,7 +3999,7 @@ export type DiscardRunData = {
 
 export type DiscardRunErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4030,7 +4046,7 @@ export type CancelRunData = {
 
 export type CancelRunErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4077,7 +4093,7 @@ export type ResolveRunRecoveryData = {
 
 export type ResolveRunRecoveryErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4128,7 +4144,7 @@ export type GetRunLogData = {
 
 export type GetRunLogErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4163,7 +4179,7 @@ export type GetRunPlanChangesData = {
 
 export type GetRunPlanChangesErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4202,7 +4218,7 @@ export type GetRunReviewData = {
 
 export type GetRunReviewErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4237,7 +4253,7 @@ export type ListRunAttestationsData = {
 
 export type ListRunAttestationsErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4272,7 +4288,7 @@ export type ListPolicySetsData = {
 
 export type ListPolicySetsErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4307,7 +4323,7 @@ export type CreatePolicySetData = {
 
 export type CreatePolicySetErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4354,7 +4370,7 @@ export type CreatePolicySetVersionData = {
 
 export type CreatePolicySetVersionErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4397,7 +4413,7 @@ export type GetRunPolicyEvaluationData = {
 
 export type GetRunPolicyEvaluationErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4432,7 +4448,7 @@ export type CreatePolicyOverrideData = {
 
 export type CreatePolicyOverrideErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4477,7 +4493,7 @@ export type CompleteSetupData = {
 
 export type CompleteSetupErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4510,7 +4526,7 @@ export type CheckSetupTokenData = {
 
 export type CheckSetupTokenErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4539,7 +4555,7 @@ export type DeleteAllSessionsData = {
 
 export type DeleteAllSessionsErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4572,7 +4588,7 @@ export type CreateSessionData = {
 
 export type CreateSessionErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4609,7 +4625,7 @@ export type DeleteCurrentSessionData = {
 
 export type DeleteCurrentSessionErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4642,7 +4658,7 @@ export type GetCurrentSessionData = {
 
 export type GetCurrentSessionErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4675,7 +4691,7 @@ export type StepUpData = {
 
 export type StepUpErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4716,7 +4732,7 @@ export type ChangePasswordData = {
 
 export type ChangePasswordErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4757,7 +4773,7 @@ export type CreateUserData = {
 
 export type CreateUserErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4800,7 +4816,7 @@ export type UpdateUserData = {
 
 export type UpdateUserErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4843,7 +4859,7 @@ export type DeleteUserSessionsData = {
 
 export type DeleteUserSessionsErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4882,7 +4898,7 @@ export type ListMembershipsData = {
 
 export type ListMembershipsErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4921,7 +4937,7 @@ export type CreateMembershipData = {
 
 export type CreateMembershipErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -4969,7 +4985,7 @@ export type DeleteMembershipData = {
 
 export type DeleteMembershipErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -5009,7 +5025,7 @@ export type UpdateMembershipData = {
 
 export type UpdateMembershipErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -5052,7 +5068,7 @@ export type DownloadRedactedPlanData = {
 
 export type DownloadRedactedPlanErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -5095,7 +5111,7 @@ export type DownloadRawPlanData = {
 
 export type DownloadRawPlanErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**
@@ -5136,7 +5152,7 @@ export type DownloadEmergencyStateData = {
 
 export type DownloadEmergencyStateErrors = {
     /**
-     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
      */
     400: ErrorDocument;
     /**

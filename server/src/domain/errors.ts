@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   RUN_DESTROY_FORBIDDEN: { kind: "invalid", title: "Destroy runs are not supported" },
   RUN_LIST_CURSOR_INVALID: { kind: "invalid", title: "Invalid run list cursor" },
   AUDIT_CURSOR_INVALID: { kind: "invalid", title: "Invalid audit history cursor" },
+  WORKSPACE_LIST_CURSOR_INVALID: { kind: "invalid", title: "Invalid workspace list cursor" },
   CONFIGURATION_VERSION_NOT_UPLOADED: { kind: "conflict", title: "Configuration version not uploaded" },
   CONFIGURATION_VERSION_ALREADY_UPLOADED: { kind: "conflict", title: "Configuration version already uploaded" },
   CONFIGURATION_VERSION_WORKSPACE_MISMATCH: { kind: "invalid", title: "Configuration version belongs to another workspace" },

@@ -303,7 +303,7 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       await locks.forceRelease(world.workspaceId);
       if (operationId !== "lockWorkspace") {
         const holder = caller_ ?? world.sessions.admin;
-        await locks.acquire(world.workspaceId, { kind: "user", id: holder.userId }, "matrix", new Date());
+        await locks.acquire(world.workspaceId, { kind: "user", id: holder.session.userId }, "matrix", new Date());
       }
       return { path: ws, body: operationId === "lockWorkspace" ? { data: { type: "workspace-locks", attributes: { reason: "maintenance" } } } : undefined };
     }

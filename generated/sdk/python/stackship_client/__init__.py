@@ -301,6 +301,8 @@ __all__ = [
     "WorkspaceDocumentMeta",
     "WorkspaceDocumentMetaPermissions",
     "WorkspaceListDocument",
+    "WorkspaceListDocumentMeta",
+    "WorkspaceListDocumentMetaPage",
     "WorkspaceLockDocument",
     "WorkspaceLockDocumentData",
     "WorkspaceLockDocumentDataAttributes",
@@ -606,6 +608,8 @@ from stackship_client.models.workspace_document import WorkspaceDocument as Work
 from stackship_client.models.workspace_document_meta import WorkspaceDocumentMeta as WorkspaceDocumentMeta
 from stackship_client.models.workspace_document_meta_permissions import WorkspaceDocumentMetaPermissions as WorkspaceDocumentMetaPermissions
 from stackship_client.models.workspace_list_document import WorkspaceListDocument as WorkspaceListDocument
+from stackship_client.models.workspace_list_document_meta import WorkspaceListDocumentMeta as WorkspaceListDocumentMeta
+from stackship_client.models.workspace_list_document_meta_page import WorkspaceListDocumentMetaPage as WorkspaceListDocumentMetaPage
 from stackship_client.models.workspace_lock_document import WorkspaceLockDocument as WorkspaceLockDocument
 from stackship_client.models.workspace_lock_document_data import WorkspaceLockDocumentData as WorkspaceLockDocumentData
 from stackship_client.models.workspace_lock_document_data_attributes import WorkspaceLockDocumentDataAttributes as WorkspaceLockDocumentDataAttributes

@@ -6,6 +6,7 @@ import { createWorkspace } from "../../commands/workspaces.ts";
 import { loadOrganization, loadOrganizationToList, loadProjectForNewWorkspace, loadWorkspace } from "../lookup.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
+import { decodeWorkspaceCursor, encodeWorkspaceCursor } from "../../domain/workspace-cursor.ts";
 import type { Workspace } from "../../domain/records.ts";
 import { presentVariable, presentWorkspace } from "./presenters.ts";
 import { setPlanRequiresCredential } from "../../commands/federation-profiles.ts";
@@ -35,14 +36,25 @@ export const workspaceHandlers = {
     return { status: 201, body: { data: presentWorkspace(workspace), meta: workspaceMeta(ctx, workspace) } };
   },
 
-  async listWorkspaces({ path, ctx }) {
+  async listWorkspaces({ path, query, ctx }) {
     // A project or workspace member sees the organization and, below, only its own workspaces.
     const organization = await loadOrganizationToList(ctx, path.organization_name, "workspace:read");
     const principal = principalOf(ctx);
-    const workspaces = (await ctx.services.stores.workspaces.listByOrganization(organization.id)).filter((w) =>
-      isAllowed(principal, "workspace:read", { organizationId: w.organizationId, projectId: w.projectId, workspaceId: w.id }),
+    const after = query.cursor === undefined ? undefined : decodeWorkspaceCursor(query.cursor, ctx.services.keys.cursor, organization.id);
+    const needle = query.name?.toLowerCase();
+    const workspaces = (await ctx.services.stores.workspaces.listByOrganization(organization.id)).filter(
+      (w) =>
+        isAllowed(principal, "workspace:read", { organizationId: w.organizationId, projectId: w.projectId, workspaceId: w.id }) &&
+        (needle === undefined || w.name.toLowerCase().includes(needle)) &&
+        (after === undefined || w.name > after),
     );
-    return { status: 200, body: { data: workspaces.map(presentWorkspace) } };
+    // Pages follow code-unit order (names are unique in an organization), whatever the database's collation.
+    workspaces.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    if (query.limit === undefined) return { status: 200, body: { data: workspaces.map(presentWorkspace) } };
+    const page = workspaces.slice(0, query.limit);
+    const last = page.at(-1);
+    const nextCursor = workspaces.length > query.limit && last ? encodeWorkspaceCursor({ organizationId: organization.id, name: last.name }, ctx.services.keys.cursor) : null;
+    return { status: 200, body: { data: page.map(presentWorkspace), meta: { page: { limit: query.limit, next_cursor: nextCursor } } } };
   },
 
   async getWorkspace({ path, ctx }) {

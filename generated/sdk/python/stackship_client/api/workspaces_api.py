@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 from typing_extensions import Annotated
 
 from pydantic import Field, field_validator
+from typing import Optional
 from typing_extensions import Annotated
 from stackship_client.models.source_connection_document import SourceConnectionDocument
 from stackship_client.models.source_connection_write_document import SourceConnectionWriteDocument
@@ -1715,6 +1716,9 @@ class WorkspacesApi:
     def list_workspaces(
         self,
         organization_name: Annotated[str, Field(strict=True)],
+        limit: Optional[Annotated[int, Field(le=100, strict=True, ge=1)]] = None,
+        cursor: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=512)]] = None,
+        name: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=90)]] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1730,9 +1734,16 @@ class WorkspacesApi:
     ) -> WorkspaceListDocument:
         """List the organization's workspaces
 
+        The workspaces the caller may see, by name. Without `limit`, all of them in one document (no `meta.page`). With `limit`, one page of at most that many and `meta.page.next_cursor` to pass back as `?cursor=` (opaque, bound to this organization; 400 `WORKSPACE_LIST_CURSOR_INVALID` otherwise). `name` keeps the workspaces whose name contains it (case-insensitive), paged the same way.
 
         :param organization_name: (required)
         :type organization_name: str
+        :param limit:
+        :type limit: int
+        :param cursor:
+        :type cursor: str
+        :param name:
+        :type name: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -1757,6 +1768,9 @@ class WorkspacesApi:
 
         _param = self._list_workspaces_serialize(
             organization_name=organization_name,
+            limit=limit,
+            cursor=cursor,
+            name=name,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -1784,6 +1798,9 @@ class WorkspacesApi:
     def list_workspaces_with_http_info(
         self,
         organization_name: Annotated[str, Field(strict=True)],
+        limit: Optional[Annotated[int, Field(le=100, strict=True, ge=1)]] = None,
+        cursor: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=512)]] = None,
+        name: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=90)]] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1799,9 +1816,16 @@ class WorkspacesApi:
     ) -> ApiResponse[WorkspaceListDocument]:
         """List the organization's workspaces
 
+        The workspaces the caller may see, by name. Without `limit`, all of them in one document (no `meta.page`). With `limit`, one page of at most that many and `meta.page.next_cursor` to pass back as `?cursor=` (opaque, bound to this organization; 400 `WORKSPACE_LIST_CURSOR_INVALID` otherwise). `name` keeps the workspaces whose name contains it (case-insensitive), paged the same way.
 
         :param organization_name: (required)
         :type organization_name: str
+        :param limit:
+        :type limit: int
+        :param cursor:
+        :type cursor: str
+        :param name:
+        :type name: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -1826,6 +1850,9 @@ class WorkspacesApi:
 
         _param = self._list_workspaces_serialize(
             organization_name=organization_name,
+            limit=limit,
+            cursor=cursor,
+            name=name,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -1853,6 +1880,9 @@ class WorkspacesApi:
     def list_workspaces_without_preload_content(
         self,
         organization_name: Annotated[str, Field(strict=True)],
+        limit: Optional[Annotated[int, Field(le=100, strict=True, ge=1)]] = None,
+        cursor: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=512)]] = None,
+        name: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=90)]] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1868,9 +1898,16 @@ class WorkspacesApi:
     ) -> RESTResponseType:
         """List the organization's workspaces
 
+        The workspaces the caller may see, by name. Without `limit`, all of them in one document (no `meta.page`). With `limit`, one page of at most that many and `meta.page.next_cursor` to pass back as `?cursor=` (opaque, bound to this organization; 400 `WORKSPACE_LIST_CURSOR_INVALID` otherwise). `name` keeps the workspaces whose name contains it (case-insensitive), paged the same way.
 
         :param organization_name: (required)
         :type organization_name: str
+        :param limit:
+        :type limit: int
+        :param cursor:
+        :type cursor: str
+        :param name:
+        :type name: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -1895,6 +1932,9 @@ class WorkspacesApi:
 
         _param = self._list_workspaces_serialize(
             organization_name=organization_name,
+            limit=limit,
+            cursor=cursor,
+            name=name,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -1917,6 +1957,9 @@ class WorkspacesApi:
     def _list_workspaces_serialize(
         self,
         organization_name,
+        limit,
+        cursor,
+        name,
         _request_auth,
         _content_type,
         _headers,
@@ -1941,6 +1984,18 @@ class WorkspacesApi:
         if organization_name is not None:
             _path_params['organization_name'] = organization_name
         # process the query parameters
+        if limit is not None:
+            
+            _query_params.append(('limit', limit))
+            
+        if cursor is not None:
+            
+            _query_params.append(('cursor', cursor))
+            
+        if name is not None:
+            
+            _query_params.append(('name', name))
+            
         # process the header parameters
         # process the form parameters
         # process the body parameter

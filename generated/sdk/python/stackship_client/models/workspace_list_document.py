@@ -18,8 +18,9 @@ import re  # noqa: F401
 import json
 
 from pydantic import BaseModel, ConfigDict
-from typing import Any, ClassVar, Dict, List
+from typing import Any, ClassVar, Dict, List, Optional
 from stackship_client.models.workspace import Workspace
+from stackship_client.models.workspace_list_document_meta import WorkspaceListDocumentMeta
 from typing import Optional, Set
 from typing_extensions import Self
 from pydantic_core import to_jsonable_python
@@ -29,7 +30,8 @@ class WorkspaceListDocument(BaseModel):
     WorkspaceListDocument
     """ # noqa: E501
     data: List[Workspace]
-    __properties: ClassVar[List[str]] = ["data"]
+    meta: Optional[WorkspaceListDocumentMeta] = None
+    __properties: ClassVar[List[str]] = ["data", "meta"]
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -76,6 +78,9 @@ class WorkspaceListDocument(BaseModel):
             for _item_data in self.data:
                 _items.append(_item_data.to_dict() if _item_data is not None else None)
             _dict['data'] = _items
+        # override the default output from pydantic by calling `to_dict()` of meta
+        if self.meta:
+            _dict['meta'] = self.meta.to_dict()
         return _dict
 
     @classmethod
@@ -88,7 +93,8 @@ class WorkspaceListDocument(BaseModel):
             return cls.model_validate(obj)
 
         _obj = cls.model_validate({
-            "data": [Workspace.from_dict(_item) for _item in obj["data"]] if obj.get("data") is not None else None
+            "data": [Workspace.from_dict(_item) for _item in obj["data"]] if obj.get("data") is not None else None,
+            "meta": WorkspaceListDocumentMeta.from_dict(obj["meta"]) if obj.get("meta") is not None else None
         })
         return _obj
 
