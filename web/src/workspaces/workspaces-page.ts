@@ -1,6 +1,7 @@
 // /workspaces — the organization's workspaces: name, project, latest run (status and time, from
 // the organization's newest runs), lock and current state serial (each row's own summary), a
-// filter by name, and New workspace (name, project, working directory, description, whether plans
+// filter by name (read by the server, so it finds every workspace), pages of PAGE_SIZE through
+// the list's cursor (Load more workspaces), and New workspace (name, project, working directory, description, whether plans
 // need a cloud credential), which lands on the new workspace's page.
 import { consume } from "@lit/context";
 import { Task } from "@lit/task";
@@ -23,8 +24,17 @@ import { WORKSPACE_NAME_PATTERN } from "../ui/patterns.ts";
 /** How many of the organization's newest runs are read for each workspace's latest run. */
 export const LATEST_RUNS_SCAN = 100;
 
+/** Workspaces per page read. */
+export const PAGE_SIZE = 20;
+
+/** How long the name filter waits for typing to pause before it asks the server (ms). */
+export const FILTER_DEBOUNCE_MS = 250;
+
 interface Loaded {
+  /** The name filter the server applied to these workspaces ("" for none). */
+  filter: string;
   workspaces: Workspace[];
+  nextCursor: string | null;
   projects: Array<{ id: string; name: string }>;
   latest: Map<string, Run>;
   /** Whether every workspace's latest run is among the runs read (false: older ones show "not among the newest"). */
@@ -69,17 +79,24 @@ export class SsWorkspacesPage extends LitElement {
   @consume({ context: sessionContext, subscribe: true }) @state() accessor session: Session | null = null;
 
   @state() accessor filter = "";
+  /** The filter the list was last read with (the input's value once typing paused). */
+  @state() accessor appliedFilter = "";
+  @state() accessor loadingMore = false;
+  @state() accessor moreError: unknown = null;
   @state() accessor creating = false;
   @state() accessor error: string | null = null;
   @state() accessor busy = false;
 
+  private filterTimer: ReturnType<typeof setTimeout> | null = null;
+
   private readonly load = new Task(this, {
-    args: () => [this.session?.organization ?? null] as const,
-    task: async ([organization], { signal }): Promise<Loaded | null> => {
+    args: () => [this.session?.organization ?? null, this.appliedFilter] as const,
+    task: async ([organization, filter], { signal }): Promise<Loaded | null> => {
       if (!organization) return null;
       const path = { organization_name: organization };
+      const name = filter.trim();
       const [workspaces, projects, runs] = await Promise.all([
-        dataOf(listWorkspaces({ client: this.api, path, signal })),
+        dataOf(listWorkspaces({ client: this.api, path, query: { limit: PAGE_SIZE, ...(name ? { name } : {}) }, signal })),
         dataOf(listProjects({ client: this.api, path, signal })).catch(() => null),
         dataOf(listOrganizationRuns({ client: this.api, path, query: { limit: LATEST_RUNS_SCAN }, signal })).catch(() => null),
       ]);
@@ -90,13 +107,52 @@ export class SsWorkspacesPage extends LitElement {
         if (!latest.has(id)) latest.set(id, run); // newest first
       }
       return {
-        workspaces: [...workspaces.data].sort((a, b) => a.attributes.name.localeCompare(b.attributes.name)),
+        filter: name,
+        workspaces: workspaces.data,
+        nextCursor: workspaces.meta?.page.next_cursor ?? null,
         projects: (projects?.data ?? []).map((p) => ({ id: p.id, name: p.attributes.name })),
         latest,
         scannedAll: runs !== null && runs.meta.page.next_cursor === null,
       };
     },
   });
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    if (this.filterTimer) clearTimeout(this.filterTimer);
+  }
+
+  private typed(value: string): void {
+    this.filter = value;
+    if (this.filterTimer) clearTimeout(this.filterTimer);
+    this.filterTimer = setTimeout(() => {
+      this.appliedFilter = this.filter.trim();
+    }, FILTER_DEBOUNCE_MS);
+  }
+
+  /** The next page, through meta.page.next_cursor, appended to what is shown. */
+  private async loadMore(loaded: Loaded): Promise<void> {
+    const organization = this.session?.organization;
+    if (!organization || !loaded.nextCursor) return;
+    this.loadingMore = true;
+    this.moreError = null;
+    try {
+      const page = await dataOf(
+        listWorkspaces({
+          client: this.api,
+          path: { organization_name: organization },
+          query: { limit: PAGE_SIZE, cursor: loaded.nextCursor, ...(loaded.filter ? { name: loaded.filter } : {}) },
+        }),
+      );
+      // The same Loaded object the task holds: rows and cursor move on together.
+      loaded.workspaces = [...loaded.workspaces, ...page.data];
+      loaded.nextCursor = page.meta?.page.next_cursor ?? null;
+    } catch (error) {
+      this.moreError = error;
+    } finally {
+      this.loadingMore = false;
+    }
+  }
 
   private async create(event: SubmitEvent): Promise<void> {
     event.preventDefault();
@@ -145,23 +201,22 @@ export class SsWorkspacesPage extends LitElement {
   }
 
   private renderLoaded(loaded: Loaded): TemplateResult {
-    const needle = this.filter.trim().toLowerCase();
-    const visible = loaded.workspaces.filter((w) => w.attributes.name.toLowerCase().includes(needle));
+    const visible = loaded.workspaces;
     const projectName = new Map(loaded.projects.map((p) => [p.id, p.name]));
     return html`<div class="bar">
         <label
           >Filter by name
-          <input id="filter-name" type="search" .value=${this.filter} @input=${(e: Event) => (this.filter = (e.target as HTMLInputElement).value)} />
+          <input id="filter-name" type="search" .value=${this.filter} @input=${(e: Event) => this.typed((e.target as HTMLInputElement).value)} />
         </label>
         ${this.creating ? nothing : html`<button class="primary" id="new-workspace" @click=${() => (this.creating = true)}>New workspace</button>`}
       </div>
       ${this.creating ? this.renderForm(loaded) : nothing}
       ${
-        loaded.workspaces.length === 0
-          ? html`<p id="workspaces-empty">No workspaces yet. Create one here, or let <code>tofu init</code> create it from a <code>cloud</code> block.</p>`
-          : visible.length === 0
-            ? html`<p id="workspaces-no-match">No workspace name contains “${this.filter}”.</p>`
-            : html`<div class="table-wrap">
+        visible.length === 0
+          ? loaded.filter
+            ? html`<p id="workspaces-no-match">No workspace name contains “${loaded.filter}”.</p>`
+            : html`<p id="workspaces-empty">No workspaces yet. Create one here, or let <code>tofu init</code> create it from a <code>cloud</code> block.</p>`
+          : html`<div class="table-wrap">
               <table id="workspaces-table">
                 <caption class="visually-hidden">Workspaces</caption>
                 ${tableHead(["Workspace", "Project", "Latest run", "Lock", "State"])}
@@ -171,7 +226,21 @@ export class SsWorkspacesPage extends LitElement {
               </table>
             </div>`
       }
-      <p class="muted" role="status" aria-live="polite" id="workspaces-count">Showing ${visible.length} of ${loaded.workspaces.length} workspace${loaded.workspaces.length === 1 ? "" : "s"}.</p>`;
+      <p class="muted" role="status" aria-live="polite" id="workspaces-count">
+        Showing ${visible.length} workspace${visible.length === 1 ? "" : "s"}${loaded.filter ? html` whose name contains “${loaded.filter}”` : nothing}${loaded.nextCursor ? " (more available)" : ""}.
+      </p>
+      ${
+        this.moreError
+          ? html`<p class="notice danger" role="alert" id="more-workspaces-failed">More workspaces could not be loaded${this.moreError instanceof RequestFailed ? html` (<span class="mono">${this.moreError.summary}</span>)` : nothing}.</p>`
+          : nothing
+      }
+      ${
+        loaded.nextCursor
+          ? html`<button id="load-more-workspaces" ?disabled=${this.loadingMore} @click=${() => void this.loadMore(loaded)}>
+              ${this.loadingMore ? "Loading more workspaces…" : "Load more workspaces"}
+            </button>`
+          : nothing
+      }`;
   }
 
   private renderRow(w: Workspace, projectName: Map<string, string>, loaded: Loaded): TemplateResult {

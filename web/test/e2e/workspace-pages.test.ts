@@ -114,6 +114,7 @@ test("the workspaces list: latest run, lock and state per workspace, a name filt
   await page.getByLabel("Filter by name").fill("zzz");
   await page.getByText("No workspace name contains “zzz”.").waitFor();
   await page.getByLabel("Filter by name").fill("web");
+  await page.locator("#workspaces-count").filter({ hasText: "whose name contains “web”" }).waitFor();
   assert.is(await page.locator("tr[data-workspace-id]").count(), 1);
 
   await page.getByRole("button", { name: "New workspace" }).click();
