@@ -100,6 +100,18 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getWorkspaceByName"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  deleteWorkspaceByName: (input: {
+    path: NonNullable<Ops["deleteWorkspaceByName"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
+  safeDeleteWorkspaceByName: (input: {
+    path: NonNullable<Ops["safeDeleteWorkspaceByName"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
   ping: (input: {
     path: Record<string, never>;
     query: Record<string, never>;
@@ -202,6 +214,12 @@ export type Handlers<Ctx> = {
     body: NonNullable<Ops["updateWorkspace"]["requestBody"]>["content"]["application/vnd.api+json"] | undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["updateWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  deleteWorkspace: (input: {
+    path: NonNullable<Ops["deleteWorkspace"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
   forceUnlockWorkspace: (input: {
     path: NonNullable<Ops["forceUnlockWorkspace"]["parameters"]["path"]>;
     query: Record<string, never>;
@@ -214,6 +232,12 @@ export type Handlers<Ctx> = {
     body: NonNullable<Ops["lockWorkspace"]["requestBody"]>["content"]["application/vnd.api+json"] | undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["lockWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  safeDeleteWorkspace: (input: {
+    path: NonNullable<Ops["safeDeleteWorkspace"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
   unlockWorkspace: (input: {
     path: NonNullable<Ops["unlockWorkspace"]["parameters"]["path"]>;
     query: Record<string, never>;

@@ -251,6 +251,33 @@ export interface paths {
         get: operations["getWorkspaceByName"];
         put?: never;
         post?: never;
+        /**
+         * Force-delete a workspace by name
+         * @description Marks the workspace deleted (its runs, state versions, variables and audit events are kept; every lookup of the workspace then answers 404 and its name can be taken again), audited as `workspace.deleted`. Organization administrators only. Refused with 409 while the workspace has a run that has not ended (`CONSTRAINT_VIOLATION`); a lock held by a user is released with the workspace, and the state is not looked at.
+         */
+        delete: operations["deleteWorkspaceByName"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/organizations/{organization_name}/workspaces/{workspace_name}/actions/safe-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: string;
+                workspace_name: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a workspace by name unless it has state
+         * @description Deletes the workspace like the force delete, and also refuses with 409 while it is locked (`WORKSPACE_LOCKED`) or has a current state version (`CONSTRAINT_VIOLATION`): StackShip never runs destroy plans, so state it published may still manage resources. Organization administrators only. The request body is ignored.
+         */
+        post: operations["safeDeleteWorkspaceByName"];
         delete?: never;
         options?: never;
         head?: never;
@@ -586,7 +613,11 @@ export interface paths {
         get: operations["getWorkspace"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Force-delete a workspace
+         * @description Marks the workspace deleted (its runs, state versions, variables and audit events are kept; every lookup of the workspace then answers 404 and its name can be taken again), audited as `workspace.deleted`. Organization administrators only. Refused with 409 while the workspace has a run that has not ended (`CONSTRAINT_VIOLATION`); a lock held by a user is released with the workspace, and the state is not looked at.
+         */
+        delete: operations["deleteWorkspace"];
         options?: never;
         head?: never;
         /**
@@ -634,6 +665,28 @@ export interface paths {
          * @description With an API token: takes the lock for the token's principal with a new fencing token; 409 when anyone holds it (also the caller). With a run token (contract §12.3 (b)): 200 without a new fence when the token's run holds the lock (the runner took it); an apply-phase token of a run that does not hold it gets 409; a plan-phase token gets 200 and takes nothing, because a plan never writes state. Never 204: the CLI decodes the workspace document.
          */
         post: operations["lockWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/workspaces/{workspace_id}/actions/safe-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a workspace unless it has state
+         * @description Deletes the workspace like the force delete, and also refuses with 409 while it is locked (`WORKSPACE_LOCKED`) or has a current state version (`CONSTRAINT_VIOLATION`): StackShip never runs destroy plans, so state it published may still manage resources. Organization administrators only. The request body is ignored.
+         */
+        post: operations["safeDeleteWorkspace"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1416,6 +1469,8 @@ export interface components {
                 operations: true;
                 permissions: {
                     "can-destroy": boolean;
+                    /** @description Whether the caller may delete the workspace (safe-delete and force delete: organization administrators). `can-destroy` and `actions.is-destroyable` stay false: StackShip runs no destroy plans (invariant 2). */
+                    "can-force-delete": boolean;
                     "can-force-unlock": boolean;
                     "can-lock": boolean;
                     "can-queue-apply": boolean;
@@ -2000,6 +2055,58 @@ export interface operations {
             431: components["responses"]["HeadersTooLarge"];
         };
     };
+    deleteWorkspaceByName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: string;
+                workspace_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+        };
+    };
+    safeDeleteWorkspaceByName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organization_name: string;
+                workspace_name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+        };
+    };
     ping: {
         parameters: {
             query?: never;
@@ -2440,6 +2547,31 @@ export interface operations {
             431: components["responses"]["HeadersTooLarge"];
         };
     };
+    deleteWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+        };
+    };
     updateWorkspace: {
         parameters: {
             query?: never;
@@ -2529,6 +2661,31 @@ export interface operations {
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
             422: components["responses"]["Error"];
+        };
+    };
+    safeDeleteWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
         };
     };
     unlockWorkspace: {

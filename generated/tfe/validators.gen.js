@@ -5835,7 +5835,7 @@ return errors === 0;
 }
 validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema69 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"workspaces"},"id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["name","execution-mode","terraform-version","locked","working-directory","structured-run-output-enabled","tag-names","vcs-repo","auto-apply","allow-destroy-plan","operations","created-at","updated-at","permissions","actions"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"execution-mode":{"const":"remote"},"terraform-version":{"type":"string"},"locked":{"type":"boolean"},"working-directory":{"type":"string"},"structured-run-output-enabled":{"const":false},"tag-names":{"type":"array","items":{"type":"string"},"description":"The workspace's tags, sorted."},"vcs-repo":{"type":"null"},"auto-apply":{"const":false},"allow-destroy-plan":{"const":false},"queue-all-runs":{"const":false},"operations":{"const":true},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"updated-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"permissions":{"type":"object","additionalProperties":false,"required":["can-queue-run","can-queue-apply","can-queue-destroy","can-update","can-destroy","can-lock","can-unlock","can-force-unlock","can-read-state-versions"],"properties":{"can-queue-run":{"type":"boolean"},"can-queue-apply":{"type":"boolean"},"can-queue-destroy":{"const":false},"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-lock":{"type":"boolean"},"can-unlock":{"type":"boolean"},"can-force-unlock":{"type":"boolean"},"can-read-state-versions":{"type":"boolean"}}},"actions":{"type":"object","additionalProperties":false,"required":["is-destroyable"],"properties":{"is-destroyable":{"const":false}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project","current-run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"current-run":{"description":"The oldest plan-and-apply run still in progress, else the newest plan-and-apply run (never a speculative one); null when there is none or the caller may not read the workspace's runs.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"locked-by":{"description":"Who holds the workspace lock, a `runs` or a `users` resource; null while unlocked.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+const schema69 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"workspaces"},"id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["name","execution-mode","terraform-version","locked","working-directory","structured-run-output-enabled","tag-names","vcs-repo","auto-apply","allow-destroy-plan","operations","created-at","updated-at","permissions","actions"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"execution-mode":{"const":"remote"},"terraform-version":{"type":"string"},"locked":{"type":"boolean"},"working-directory":{"type":"string"},"structured-run-output-enabled":{"const":false},"tag-names":{"type":"array","items":{"type":"string"},"description":"The workspace's tags, sorted."},"vcs-repo":{"type":"null"},"auto-apply":{"const":false},"allow-destroy-plan":{"const":false},"queue-all-runs":{"const":false},"operations":{"const":true},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"updated-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"permissions":{"type":"object","additionalProperties":false,"required":["can-queue-run","can-queue-apply","can-queue-destroy","can-update","can-destroy","can-force-delete","can-lock","can-unlock","can-force-unlock","can-read-state-versions"],"properties":{"can-queue-run":{"type":"boolean"},"can-queue-apply":{"type":"boolean"},"can-queue-destroy":{"const":false},"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-force-delete":{"type":"boolean","description":"Whether the caller may delete the workspace (safe-delete and force delete: organization administrators). `can-destroy` and `actions.is-destroyable` stay false: StackShip runs no destroy plans (invariant 2)."},"can-lock":{"type":"boolean"},"can-unlock":{"type":"boolean"},"can-force-unlock":{"type":"boolean"},"can-read-state-versions":{"type":"boolean"}}},"actions":{"type":"object","additionalProperties":false,"required":["is-destroyable"],"properties":{"is-destroyable":{"const":false}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project","current-run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"current-run":{"description":"The oldest plan-and-apply run still in progress, else the newest plan-and-apply run (never a speculative one); null when there is none or the caller may not read the workspace's runs.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"locked-by":{"description":"Who holds the workspace lock, a `runs` or a `users` resource; null while unlocked.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
 const pattern17 = new RegExp("^ws-[0-9a-z]{16}$", "u");
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -6392,8 +6392,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(data20["can-lock"] === undefined){
-const err48 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-lock"},message:"must have required property '"+"can-lock"+"'"};
+if(data20["can-force-delete"] === undefined){
+const err48 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-force-delete"},message:"must have required property '"+"can-force-delete"+"'"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -6402,8 +6402,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data20["can-unlock"] === undefined){
-const err49 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-unlock"},message:"must have required property '"+"can-unlock"+"'"};
+if(data20["can-lock"] === undefined){
+const err49 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-lock"},message:"must have required property '"+"can-lock"+"'"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -6412,8 +6412,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data20["can-force-unlock"] === undefined){
-const err50 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-force-unlock"},message:"must have required property '"+"can-force-unlock"+"'"};
+if(data20["can-unlock"] === undefined){
+const err50 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-unlock"},message:"must have required property '"+"can-unlock"+"'"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -6422,8 +6422,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data20["can-read-state-versions"] === undefined){
-const err51 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-read-state-versions"},message:"must have required property '"+"can-read-state-versions"+"'"};
+if(data20["can-force-unlock"] === undefined){
+const err51 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-force-unlock"},message:"must have required property '"+"can-force-unlock"+"'"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -6432,9 +6432,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-for(const key2 in data20){
-if(!(func1.call(schema69.properties.attributes.properties.permissions.properties, key2))){
-const err52 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(data20["can-read-state-versions"] === undefined){
+const err52 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-read-state-versions"},message:"must have required property '"+"can-read-state-versions"+"'"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -6443,10 +6442,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-}
-if(data20["can-queue-run"] !== undefined){
-if(typeof data20["can-queue-run"] !== "boolean"){
-const err53 = {instancePath:instancePath+"/attributes/permissions/can-queue-run",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-run/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+for(const key2 in data20){
+if(!(func1.call(schema69.properties.attributes.properties.permissions.properties, key2))){
+const err53 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -6456,9 +6454,9 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data20["can-queue-apply"] !== undefined){
-if(typeof data20["can-queue-apply"] !== "boolean"){
-const err54 = {instancePath:instancePath+"/attributes/permissions/can-queue-apply",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-apply/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data20["can-queue-run"] !== undefined){
+if(typeof data20["can-queue-run"] !== "boolean"){
+const err54 = {instancePath:instancePath+"/attributes/permissions/can-queue-run",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-run/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -6468,9 +6466,9 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data20["can-queue-destroy"] !== undefined){
-if(false !== data20["can-queue-destroy"]){
-const err55 = {instancePath:instancePath+"/attributes/permissions/can-queue-destroy",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-destroy/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(data20["can-queue-apply"] !== undefined){
+if(typeof data20["can-queue-apply"] !== "boolean"){
+const err55 = {instancePath:instancePath+"/attributes/permissions/can-queue-apply",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-apply/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -6480,9 +6478,9 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data20["can-update"] !== undefined){
-if(typeof data20["can-update"] !== "boolean"){
-const err56 = {instancePath:instancePath+"/attributes/permissions/can-update",schemaPath:"#/properties/attributes/properties/permissions/properties/can-update/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data20["can-queue-destroy"] !== undefined){
+if(false !== data20["can-queue-destroy"]){
+const err56 = {instancePath:instancePath+"/attributes/permissions/can-queue-destroy",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-destroy/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -6492,9 +6490,9 @@ vErrors.push(err56);
 errors++;
 }
 }
-if(data20["can-destroy"] !== undefined){
-if(typeof data20["can-destroy"] !== "boolean"){
-const err57 = {instancePath:instancePath+"/attributes/permissions/can-destroy",schemaPath:"#/properties/attributes/properties/permissions/properties/can-destroy/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data20["can-update"] !== undefined){
+if(typeof data20["can-update"] !== "boolean"){
+const err57 = {instancePath:instancePath+"/attributes/permissions/can-update",schemaPath:"#/properties/attributes/properties/permissions/properties/can-update/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -6504,9 +6502,9 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data20["can-lock"] !== undefined){
-if(typeof data20["can-lock"] !== "boolean"){
-const err58 = {instancePath:instancePath+"/attributes/permissions/can-lock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-lock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data20["can-destroy"] !== undefined){
+if(typeof data20["can-destroy"] !== "boolean"){
+const err58 = {instancePath:instancePath+"/attributes/permissions/can-destroy",schemaPath:"#/properties/attributes/properties/permissions/properties/can-destroy/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -6516,9 +6514,9 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data20["can-unlock"] !== undefined){
-if(typeof data20["can-unlock"] !== "boolean"){
-const err59 = {instancePath:instancePath+"/attributes/permissions/can-unlock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-unlock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data20["can-force-delete"] !== undefined){
+if(typeof data20["can-force-delete"] !== "boolean"){
+const err59 = {instancePath:instancePath+"/attributes/permissions/can-force-delete",schemaPath:"#/properties/attributes/properties/permissions/properties/can-force-delete/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -6528,9 +6526,9 @@ vErrors.push(err59);
 errors++;
 }
 }
-if(data20["can-force-unlock"] !== undefined){
-if(typeof data20["can-force-unlock"] !== "boolean"){
-const err60 = {instancePath:instancePath+"/attributes/permissions/can-force-unlock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-force-unlock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data20["can-lock"] !== undefined){
+if(typeof data20["can-lock"] !== "boolean"){
+const err60 = {instancePath:instancePath+"/attributes/permissions/can-lock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-lock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -6540,9 +6538,9 @@ vErrors.push(err60);
 errors++;
 }
 }
-if(data20["can-read-state-versions"] !== undefined){
-if(typeof data20["can-read-state-versions"] !== "boolean"){
-const err61 = {instancePath:instancePath+"/attributes/permissions/can-read-state-versions",schemaPath:"#/properties/attributes/properties/permissions/properties/can-read-state-versions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data20["can-unlock"] !== undefined){
+if(typeof data20["can-unlock"] !== "boolean"){
+const err61 = {instancePath:instancePath+"/attributes/permissions/can-unlock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-unlock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -6552,9 +6550,9 @@ vErrors.push(err61);
 errors++;
 }
 }
-}
-else {
-const err62 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data20["can-force-unlock"] !== undefined){
+if(typeof data20["can-force-unlock"] !== "boolean"){
+const err62 = {instancePath:instancePath+"/attributes/permissions/can-force-unlock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-force-unlock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -6564,11 +6562,9 @@ vErrors.push(err62);
 errors++;
 }
 }
-if(data3.actions !== undefined){
-let data30 = data3.actions;
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-if(data30["is-destroyable"] === undefined){
-const err63 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/required",keyword:"required",params:{missingProperty: "is-destroyable"},message:"must have required property '"+"is-destroyable"+"'"};
+if(data20["can-read-state-versions"] !== undefined){
+if(typeof data20["can-read-state-versions"] !== "boolean"){
+const err63 = {instancePath:instancePath+"/attributes/permissions/can-read-state-versions",schemaPath:"#/properties/attributes/properties/permissions/properties/can-read-state-versions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -6577,9 +6573,10 @@ vErrors.push(err63);
 }
 errors++;
 }
-for(const key3 in data30){
-if(!(key3 === "is-destroyable")){
-const err64 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+}
+}
+else {
+const err64 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -6589,9 +6586,11 @@ vErrors.push(err64);
 errors++;
 }
 }
-if(data30["is-destroyable"] !== undefined){
-if(false !== data30["is-destroyable"]){
-const err65 = {instancePath:instancePath+"/attributes/actions/is-destroyable",schemaPath:"#/properties/attributes/properties/actions/properties/is-destroyable/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(data3.actions !== undefined){
+let data31 = data3.actions;
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+if(data31["is-destroyable"] === undefined){
+const err65 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/required",keyword:"required",params:{missingProperty: "is-destroyable"},message:"must have required property '"+"is-destroyable"+"'"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -6600,10 +6599,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-}
-else {
-const err66 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key3 in data31){
+if(!(key3 === "is-destroyable")){
+const err66 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -6613,9 +6611,9 @@ vErrors.push(err66);
 errors++;
 }
 }
-}
-else {
-const err67 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data31["is-destroyable"] !== undefined){
+if(false !== data31["is-destroyable"]){
+const err67 = {instancePath:instancePath+"/attributes/actions/is-destroyable",schemaPath:"#/properties/attributes/properties/actions/properties/is-destroyable/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -6625,11 +6623,9 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data.relationships !== undefined){
-let data32 = data.relationships;
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.organization === undefined){
-const err68 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
+}
+else {
+const err68 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -6638,8 +6634,10 @@ vErrors.push(err68);
 }
 errors++;
 }
-if(data32.project === undefined){
-const err69 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'"};
+}
+}
+else {
+const err69 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -6648,8 +6646,12 @@ vErrors.push(err69);
 }
 errors++;
 }
-if(data32["current-run"] === undefined){
-const err70 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "current-run"},message:"must have required property '"+"current-run"+"'"};
+}
+if(data.relationships !== undefined){
+let data33 = data.relationships;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(data33.organization === undefined){
+const err70 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -6658,9 +6660,8 @@ vErrors.push(err70);
 }
 errors++;
 }
-for(const key4 in data32){
-if(!((((key4 === "organization") || (key4 === "project")) || (key4 === "current-run")) || (key4 === "locked-by"))){
-const err71 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(data33.project === undefined){
+const err71 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -6669,34 +6670,8 @@ vErrors.push(err71);
 }
 errors++;
 }
-}
-if(data32.organization !== undefined){
-if(!(validate33(data32.organization, {instancePath:instancePath+"/relationships/organization",parentData:data32,parentDataProperty:"organization",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-if(data32.project !== undefined){
-if(!(validate33(data32.project, {instancePath:instancePath+"/relationships/project",parentData:data32,parentDataProperty:"project",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-if(data32["current-run"] !== undefined){
-if(!(validate33(data32["current-run"], {instancePath:instancePath+"/relationships/current-run",parentData:data32,parentDataProperty:"current-run",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-if(data32["locked-by"] !== undefined){
-if(!(validate33(data32["locked-by"], {instancePath:instancePath+"/relationships/locked-by",parentData:data32,parentDataProperty:"locked-by",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err72 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data33["current-run"] === undefined){
+const err72 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "current-run"},message:"must have required property '"+"current-run"+"'"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -6705,15 +6680,62 @@ vErrors.push(err72);
 }
 errors++;
 }
-}
-}
-else {
-const err73 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key4 in data33){
+if(!((((key4 === "organization") || (key4 === "project")) || (key4 === "current-run")) || (key4 === "locked-by"))){
+const err73 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err73];
 }
 else {
 vErrors.push(err73);
+}
+errors++;
+}
+}
+if(data33.organization !== undefined){
+if(!(validate33(data33.organization, {instancePath:instancePath+"/relationships/organization",parentData:data33,parentDataProperty:"organization",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+if(data33.project !== undefined){
+if(!(validate33(data33.project, {instancePath:instancePath+"/relationships/project",parentData:data33,parentDataProperty:"project",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+if(data33["current-run"] !== undefined){
+if(!(validate33(data33["current-run"], {instancePath:instancePath+"/relationships/current-run",parentData:data33,parentDataProperty:"current-run",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+if(data33["locked-by"] !== undefined){
+if(!(validate33(data33["locked-by"], {instancePath:instancePath+"/relationships/locked-by",parentData:data33,parentDataProperty:"locked-by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err74 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+}
+else {
+const err75 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
 }
 errors++;
 }
@@ -11558,6 +11580,16 @@ export const getWorkspaceByNameResponse200 = WorkspaceDocument;
 export const getWorkspaceByNameResponse400 = ErrorDocument;
 export const getWorkspaceByNameResponse401 = ErrorDocument;
 export const getWorkspaceByNameResponse404 = ErrorDocument;
+export const deleteWorkspaceByNameResponse400 = ErrorDocument;
+export const deleteWorkspaceByNameResponse401 = ErrorDocument;
+export const deleteWorkspaceByNameResponse403 = ErrorDocument;
+export const deleteWorkspaceByNameResponse404 = ErrorDocument;
+export const deleteWorkspaceByNameResponse409 = ErrorDocument;
+export const safeDeleteWorkspaceByNameResponse400 = ErrorDocument;
+export const safeDeleteWorkspaceByNameResponse401 = ErrorDocument;
+export const safeDeleteWorkspaceByNameResponse403 = ErrorDocument;
+export const safeDeleteWorkspaceByNameResponse404 = ErrorDocument;
+export const safeDeleteWorkspaceByNameResponse409 = ErrorDocument;
 export const getPlanResponse200 = PlanDocument;
 export const getPlanResponse400 = ErrorDocument;
 export const getPlanResponse401 = ErrorDocument;
@@ -11640,6 +11672,11 @@ export const updateWorkspaceResponse403 = ErrorDocument;
 export const updateWorkspaceResponse404 = ErrorDocument;
 export const updateWorkspaceResponse409 = ErrorDocument;
 export const updateWorkspaceResponse422 = ErrorDocument;
+export const deleteWorkspaceResponse400 = ErrorDocument;
+export const deleteWorkspaceResponse401 = ErrorDocument;
+export const deleteWorkspaceResponse403 = ErrorDocument;
+export const deleteWorkspaceResponse404 = ErrorDocument;
+export const deleteWorkspaceResponse409 = ErrorDocument;
 export const forceUnlockWorkspaceResponse200 = WorkspaceDocument;
 export const forceUnlockWorkspaceResponse400 = ErrorDocument;
 export const forceUnlockWorkspaceResponse401 = ErrorDocument;
@@ -11654,6 +11691,11 @@ export const lockWorkspaceResponse403 = ErrorDocument;
 export const lockWorkspaceResponse404 = ErrorDocument;
 export const lockWorkspaceResponse409 = ErrorDocument;
 export const lockWorkspaceResponse422 = ErrorDocument;
+export const safeDeleteWorkspaceResponse400 = ErrorDocument;
+export const safeDeleteWorkspaceResponse401 = ErrorDocument;
+export const safeDeleteWorkspaceResponse403 = ErrorDocument;
+export const safeDeleteWorkspaceResponse404 = ErrorDocument;
+export const safeDeleteWorkspaceResponse409 = ErrorDocument;
 export const unlockWorkspaceResponse200 = WorkspaceDocument;
 export const unlockWorkspaceResponse400 = ErrorDocument;
 export const unlockWorkspaceResponse401 = ErrorDocument;

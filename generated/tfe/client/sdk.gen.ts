@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.ts';
 import type { Client, Options as Options2, TDataShape } from './client/index.ts';
-import type { AddWorkspaceTagsData, AddWorkspaceTagsErrors, AddWorkspaceTagsResponses, ApplyRunData, ApplyRunErrors, ApplyRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateStateVersionData, CreateStateVersionErrors, CreateStateVersionResponses, CreateVariableData, CreateVariableErrors, CreateVariableResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteVariableData, DeleteVariableErrors, DeleteVariableResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, DownloadStateVersionData, DownloadStateVersionErrors, DownloadStateVersionResponses, ForceUnlockWorkspaceData, ForceUnlockWorkspaceErrors, ForceUnlockWorkspaceResponses, GetAccountDetailsData, GetAccountDetailsErrors, GetAccountDetailsResponses, GetApplyData, GetApplyErrors, GetApplyResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetCurrentStateVersionData, GetCurrentStateVersionErrors, GetCurrentStateVersionResponses, GetDiscoveryData, GetDiscoveryResponses, GetEntitlementSetData, GetEntitlementSetErrors, GetEntitlementSetResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetPlanData, GetPlanErrors, GetPlanJsonOutputData, GetPlanJsonOutputErrors, GetPlanJsonOutputRedactedData, GetPlanJsonOutputRedactedErrors, GetPlanJsonOutputRedactedResponses, GetPlanJsonOutputResponses, GetPlanResponses, GetRunData, GetRunErrors, GetRunResponses, GetStateVersionData, GetStateVersionErrors, GetStateVersionOutputData, GetStateVersionOutputErrors, GetStateVersionOutputResponses, GetStateVersionResponses, GetVariableData, GetVariableErrors, GetVariableResponses, GetWorkspaceByNameData, GetWorkspaceByNameErrors, GetWorkspaceByNameResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListCurrentStateVersionOutputsData, ListCurrentStateVersionOutputsErrors, ListCurrentStateVersionOutputsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunEventsData, ListRunEventsErrors, ListRunEventsResponses, ListRunQueueData, ListRunQueueErrors, ListRunQueueResponses, ListVariablesData, ListVariablesErrors, ListVariablesResponses, ListWorkspaceRunsData, ListWorkspaceRunsErrors, ListWorkspaceRunsResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, LockWorkspaceData, LockWorkspaceErrors, LockWorkspaceResponses, PingData, PingResponses, ReadLogData, ReadLogErrors, ReadLogResponses, UnlockWorkspaceData, UnlockWorkspaceErrors, UnlockWorkspaceResponses, UpdateVariableData, UpdateVariableErrors, UpdateVariableResponses, UpdateWorkspaceData, UpdateWorkspaceErrors, UpdateWorkspaceResponses, UploadStateVersionData, UploadStateVersionErrors, UploadStateVersionJsonData, UploadStateVersionJsonErrors, UploadStateVersionJsonResponses, UploadStateVersionResponses } from './types.gen.ts';
+import type { AddWorkspaceTagsData, AddWorkspaceTagsErrors, AddWorkspaceTagsResponses, ApplyRunData, ApplyRunErrors, ApplyRunResponses, CancelRunData, CancelRunErrors, CancelRunResponses, CreateConfigurationVersionData, CreateConfigurationVersionErrors, CreateConfigurationVersionResponses, CreateOrganizationData, CreateOrganizationErrors, CreateOrganizationResponses, CreateProjectData, CreateProjectErrors, CreateProjectResponses, CreateRunData, CreateRunErrors, CreateRunResponses, CreateStateVersionData, CreateStateVersionErrors, CreateStateVersionResponses, CreateVariableData, CreateVariableErrors, CreateVariableResponses, CreateWorkspaceData, CreateWorkspaceErrors, CreateWorkspaceResponses, DeleteVariableData, DeleteVariableErrors, DeleteVariableResponses, DeleteWorkspaceByNameData, DeleteWorkspaceByNameErrors, DeleteWorkspaceByNameResponses, DeleteWorkspaceData, DeleteWorkspaceErrors, DeleteWorkspaceResponses, DiscardRunData, DiscardRunErrors, DiscardRunResponses, DownloadStateVersionData, DownloadStateVersionErrors, DownloadStateVersionResponses, ForceUnlockWorkspaceData, ForceUnlockWorkspaceErrors, ForceUnlockWorkspaceResponses, GetAccountDetailsData, GetAccountDetailsErrors, GetAccountDetailsResponses, GetApplyData, GetApplyErrors, GetApplyResponses, GetConfigurationVersionData, GetConfigurationVersionErrors, GetConfigurationVersionResponses, GetCurrentStateVersionData, GetCurrentStateVersionErrors, GetCurrentStateVersionResponses, GetDiscoveryData, GetDiscoveryResponses, GetEntitlementSetData, GetEntitlementSetErrors, GetEntitlementSetResponses, GetOrganizationData, GetOrganizationErrors, GetOrganizationResponses, GetPlanData, GetPlanErrors, GetPlanJsonOutputData, GetPlanJsonOutputErrors, GetPlanJsonOutputRedactedData, GetPlanJsonOutputRedactedErrors, GetPlanJsonOutputRedactedResponses, GetPlanJsonOutputResponses, GetPlanResponses, GetRunData, GetRunErrors, GetRunResponses, GetStateVersionData, GetStateVersionErrors, GetStateVersionOutputData, GetStateVersionOutputErrors, GetStateVersionOutputResponses, GetStateVersionResponses, GetVariableData, GetVariableErrors, GetVariableResponses, GetWorkspaceByNameData, GetWorkspaceByNameErrors, GetWorkspaceByNameResponses, GetWorkspaceData, GetWorkspaceErrors, GetWorkspaceResponses, ListCurrentStateVersionOutputsData, ListCurrentStateVersionOutputsErrors, ListCurrentStateVersionOutputsResponses, ListOrganizationsData, ListOrganizationsErrors, ListOrganizationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListRunEventsData, ListRunEventsErrors, ListRunEventsResponses, ListRunQueueData, ListRunQueueErrors, ListRunQueueResponses, ListVariablesData, ListVariablesErrors, ListVariablesResponses, ListWorkspaceRunsData, ListWorkspaceRunsErrors, ListWorkspaceRunsResponses, ListWorkspacesData, ListWorkspacesErrors, ListWorkspacesResponses, LockWorkspaceData, LockWorkspaceErrors, LockWorkspaceResponses, PingData, PingResponses, ReadLogData, ReadLogErrors, ReadLogResponses, SafeDeleteWorkspaceByNameData, SafeDeleteWorkspaceByNameErrors, SafeDeleteWorkspaceByNameResponses, SafeDeleteWorkspaceData, SafeDeleteWorkspaceErrors, SafeDeleteWorkspaceResponses, UnlockWorkspaceData, UnlockWorkspaceErrors, UnlockWorkspaceResponses, UpdateVariableData, UpdateVariableErrors, UpdateVariableResponses, UpdateWorkspaceData, UpdateWorkspaceErrors, UpdateWorkspaceResponses, UploadStateVersionData, UploadStateVersionErrors, UploadStateVersionJsonData, UploadStateVersionJsonErrors, UploadStateVersionJsonResponses, UploadStateVersionResponses } from './types.gen.ts';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -88,11 +88,44 @@ export const createWorkspace = <ThrowOnError extends boolean = false>(options: O
 });
 
 /**
+ * Force-delete a workspace by name
+ *
+ * Marks the workspace deleted (its runs, state versions, variables and audit events are kept; every lookup of the workspace then answers 404 and its name can be taken again), audited as `workspace.deleted`. Organization administrators only. Refused with 409 while the workspace has a run that has not ended (`CONSTRAINT_VIOLATION`); a lock held by a user is released with the workspace, and the state is not looked at.
+ */
+export const deleteWorkspaceByName = <ThrowOnError extends boolean = false>(options: Options<DeleteWorkspaceByNameData, ThrowOnError>) => (options.client ?? client).delete<DeleteWorkspaceByNameResponses, DeleteWorkspaceByNameErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/organizations/{organization_name}/workspaces/{workspace_name}',
+    ...options
+});
+
+/**
  * Show a workspace by name
  */
 export const getWorkspaceByName = <ThrowOnError extends boolean = false>(options: Options<GetWorkspaceByNameData, ThrowOnError>) => (options.client ?? client).get<GetWorkspaceByNameResponses, GetWorkspaceByNameErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/v2/organizations/{organization_name}/workspaces/{workspace_name}',
+    ...options
+});
+
+/**
+ * Delete a workspace by name unless it has state
+ *
+ * Deletes the workspace like the force delete, and also refuses with 409 while it is locked (`WORKSPACE_LOCKED`) or has a current state version (`CONSTRAINT_VIOLATION`): StackShip never runs destroy plans, so state it published may still manage resources. Organization administrators only. The request body is ignored.
+ */
+export const safeDeleteWorkspaceByName = <ThrowOnError extends boolean = false>(options: Options<SafeDeleteWorkspaceByNameData, ThrowOnError>) => (options.client ?? client).post<SafeDeleteWorkspaceByNameResponses, SafeDeleteWorkspaceByNameErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/organizations/{organization_name}/workspaces/{workspace_name}/actions/safe-delete',
+    ...options
+});
+
+/**
+ * Delete a workspace unless it has state
+ *
+ * Deletes the workspace like the force delete, and also refuses with 409 while it is locked (`WORKSPACE_LOCKED`) or has a current state version (`CONSTRAINT_VIOLATION`): StackShip never runs destroy plans, so state it published may still manage resources. Organization administrators only. The request body is ignored.
+ */
+export const safeDeleteWorkspace = <ThrowOnError extends boolean = false>(options: Options<SafeDeleteWorkspaceData, ThrowOnError>) => (options.client ?? client).post<SafeDeleteWorkspaceResponses, SafeDeleteWorkspaceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}/actions/safe-delete',
     ...options
 });
 
@@ -107,6 +140,17 @@ export const addWorkspaceTags = <ThrowOnError extends boolean = false>(options: 
         'Content-Type': 'application/vnd.api+json',
         ...options.headers
     }
+});
+
+/**
+ * Force-delete a workspace
+ *
+ * Marks the workspace deleted (its runs, state versions, variables and audit events are kept; every lookup of the workspace then answers 404 and its name can be taken again), audited as `workspace.deleted`. Organization administrators only. Refused with 409 while the workspace has a run that has not ended (`CONSTRAINT_VIOLATION`); a lock held by a user is released with the workspace, and the state is not looked at.
+ */
+export const deleteWorkspace = <ThrowOnError extends boolean = false>(options: Options<DeleteWorkspaceData, ThrowOnError>) => (options.client ?? client).delete<DeleteWorkspaceResponses, DeleteWorkspaceErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/v2/workspaces/{workspace_id}',
+    ...options
 });
 
 /**

@@ -122,6 +122,10 @@ export type Workspace = {
             'can-queue-destroy': false;
             'can-update': boolean;
             'can-destroy': boolean;
+            /**
+             * Whether the caller may delete the workspace (safe-delete and force delete: organization administrators). `can-destroy` and `actions.is-destroyable` stay false: StackShip runs no destroy plans (invariant 2).
+             */
+            'can-force-delete': boolean;
             'can-lock': boolean;
             'can-unlock': boolean;
             'can-force-unlock': boolean;
@@ -1078,6 +1082,50 @@ export type CreateWorkspaceResponses = {
 
 export type CreateWorkspaceResponse = CreateWorkspaceResponses[keyof CreateWorkspaceResponses];
 
+export type DeleteWorkspaceByNameData = {
+    body?: never;
+    path: {
+        organization_name: string;
+        workspace_name: string;
+    };
+    query?: never;
+    url: '/api/v2/organizations/{organization_name}/workspaces/{workspace_name}';
+};
+
+export type DeleteWorkspaceByNameErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+};
+
+export type DeleteWorkspaceByNameError = DeleteWorkspaceByNameErrors[keyof DeleteWorkspaceByNameErrors];
+
+export type DeleteWorkspaceByNameResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type DeleteWorkspaceByNameResponse = DeleteWorkspaceByNameResponses[keyof DeleteWorkspaceByNameResponses];
+
 export type GetWorkspaceByNameData = {
     body?: never;
     path: {
@@ -1123,6 +1171,93 @@ export type GetWorkspaceByNameResponses = {
 
 export type GetWorkspaceByNameResponse = GetWorkspaceByNameResponses[keyof GetWorkspaceByNameResponses];
 
+export type SafeDeleteWorkspaceByNameData = {
+    body?: never;
+    path: {
+        organization_name: string;
+        workspace_name: string;
+    };
+    query?: never;
+    url: '/api/v2/organizations/{organization_name}/workspaces/{workspace_name}/actions/safe-delete';
+};
+
+export type SafeDeleteWorkspaceByNameErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+};
+
+export type SafeDeleteWorkspaceByNameError = SafeDeleteWorkspaceByNameErrors[keyof SafeDeleteWorkspaceByNameErrors];
+
+export type SafeDeleteWorkspaceByNameResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type SafeDeleteWorkspaceByNameResponse = SafeDeleteWorkspaceByNameResponses[keyof SafeDeleteWorkspaceByNameResponses];
+
+export type SafeDeleteWorkspaceData = {
+    body?: never;
+    path: {
+        workspace_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/actions/safe-delete';
+};
+
+export type SafeDeleteWorkspaceErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+};
+
+export type SafeDeleteWorkspaceError = SafeDeleteWorkspaceErrors[keyof SafeDeleteWorkspaceErrors];
+
+export type SafeDeleteWorkspaceResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type SafeDeleteWorkspaceResponse = SafeDeleteWorkspaceResponses[keyof SafeDeleteWorkspaceResponses];
+
 export type AddWorkspaceTagsData = {
     body: WorkspaceTagList;
     path: {
@@ -1165,6 +1300,49 @@ export type AddWorkspaceTagsResponses = {
 };
 
 export type AddWorkspaceTagsResponse = AddWorkspaceTagsResponses[keyof AddWorkspaceTagsResponses];
+
+export type DeleteWorkspaceData = {
+    body?: never;
+    path: {
+        workspace_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}';
+};
+
+export type DeleteWorkspaceErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+};
+
+export type DeleteWorkspaceError = DeleteWorkspaceErrors[keyof DeleteWorkspaceErrors];
+
+export type DeleteWorkspaceResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type DeleteWorkspaceResponse = DeleteWorkspaceResponses[keyof DeleteWorkspaceResponses];
 
 export type GetWorkspaceData = {
     body?: never;

@@ -2,6 +2,7 @@ import { DomainError } from "../domain/errors.ts";
 import type { Organization, Project, Workspace } from "../domain/records.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
+import { RUN_STATUSES, isTerminalRunStatus } from "../domain/run.ts";
 import { inTransaction } from "../store/index.ts";
 
 /**
@@ -133,5 +134,53 @@ export async function updateWorkspaceSettings(services: Services, actor: Authent
       createdAt: now,
     });
     return updated;
+  });
+}
+
+/** How a workspace is deleted: `safe` also refuses while the workspace has state. */
+export type WorkspaceDeletion = "safe" | "force";
+
+/**
+ * Deletes a workspace (marks it deleted: see WorkspaceRepository.markDeleted), audited as
+ * `workspace.deleted` with its name and the mode, in one transaction. Both modes refuse with 409
+ * while the workspace has a run that has not ended (CONSTRAINT_VIOLATION): deleting under a
+ * running apply would orphan its state publication. `safe` also refuses while the workspace is
+ * locked (WORKSPACE_LOCKED) or has a current state version (CONSTRAINT_VIOLATION): StackShip
+ * never runs destroy plans, so a state it published may still manage resources. `force` releases
+ * a lock left by a user or an ended run, with the workspace.
+ */
+export function deleteWorkspace(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, mode: WorkspaceDeletion): Promise<void> {
+  const now = services.clock();
+  return inTransaction(services.db, async (stores) => {
+    const lock = await stores.workspaceLocks.current(workspace.id, { forUpdate: true });
+    if (lock && mode === "safe") {
+      const holder = `${lock.holder.kind === "run" ? "Run" : "User"} ${lock.holder.id}`;
+      throw new DomainError("WORKSPACE_LOCKED", `Workspace ${workspace.name} is locked by ${holder}; unlock it before deleting it.`);
+    }
+    const active = await stores.runs.listByWorkspace(workspace.id, { limit: 1, statuses: RUN_STATUSES.filter((status) => !isTerminalRunStatus(status)) });
+    if (active.runs.length > 0) {
+      throw new DomainError(
+        "CONSTRAINT_VIOLATION",
+        `Workspace ${workspace.name} has run ${active.runs[0]!.id} in progress (${active.runs[0]!.status}); cancel or finish it before deleting the workspace.`,
+      );
+    }
+    if (mode === "safe" && (await stores.stateVersions.current(workspace.id))) {
+      throw new DomainError(
+        "CONSTRAINT_VIOLATION",
+        `Workspace ${workspace.name} has state that may still manage resources; StackShip does not run destroy plans, so destroy them outside StackShip and ask an organization administrator to force-delete the workspace.`,
+      );
+    }
+    // A force delete releases a lock nobody's run needs any more (a user's, or an ended run's).
+    if (lock) await stores.workspaceLocks.forceRelease(workspace.id);
+    if (!(await stores.workspaces.markDeleted(workspace.id, now))) throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} was not found.`);
+    await stores.audit.record({
+      organizationId: workspace.organizationId,
+      actorId: actor.id,
+      action: "workspace.deleted",
+      targetType: "workspaces",
+      targetId: workspace.id,
+      data: { name: workspace.name, mode },
+      createdAt: now,
+    });
   });
 }

@@ -37,6 +37,8 @@ export interface WorkspaceRow {
   plan_requires_credential?: DbBoolean;
   created_at: DbTimestamp;
   updated_at: DbTimestamp;
+  /** Set when the workspace was deleted (it is then never found). */
+  deleted_at?: DbTimestamp | null;
 }
 
 /** workspace_variables */

@@ -61,10 +61,10 @@ export class WorkspaceRepository extends Repository {
     });
   }
 
-  /** The workspace with this id, if any. */
+  /** The workspace with this id, if any (a deleted workspace is not found). */
   async getById(id: string): Promise<Workspace | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<WorkspaceRow>("workspaces").where({ id }).first();
+      const row = await this.db<WorkspaceRow>("workspaces").where({ id }).whereNull("deleted_at").first();
       return row && toWorkspace(row);
     });
   }
@@ -72,7 +72,7 @@ export class WorkspaceRepository extends Repository {
   /** The workspace with this name in the organization, if any. */
   async getByName(organizationId: string, name: string): Promise<Workspace | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<WorkspaceRow>("workspaces").where({ organization_id: organizationId, name }).first();
+      const row = await this.db<WorkspaceRow>("workspaces").where({ organization_id: organizationId, name }).whereNull("deleted_at").first();
       return row && toWorkspace(row);
     });
   }
@@ -131,11 +131,29 @@ export class WorkspaceRepository extends Repository {
     return translating(this.dialect, async () => {
       const rows = await this.db<WorkspaceRow>("workspaces")
         .where({ organization_id: organizationId })
+        .whereNull("deleted_at")
         .orderBy([
           { column: "name", order: "asc" },
           { column: "id", order: "asc" },
         ]);
       return rows.map(toWorkspace);
+    });
+  }
+
+  /**
+   * Marks the workspace deleted: every lookup then misses it, and its name becomes
+   * `deleted~<id>` (a character no workspace name has) so the old name can be taken again.
+   * Everything that names the workspace (runs, state versions, variables, audit) is kept.
+   * False when it was already deleted or never existed.
+   */
+  async markDeleted(id: string, now: Date | string): Promise<boolean> {
+    return translating(this.dialect, async () => {
+      const at = isoForWrite(now);
+      const changed = await this.db<WorkspaceRow>("workspaces")
+        .where({ id })
+        .whereNull("deleted_at")
+        .update({ name: `deleted~${id}`, deleted_at: at, updated_at: at } as Partial<WorkspaceRow>);
+      return changed > 0;
     });
   }
 
@@ -163,7 +181,7 @@ export class WorkspaceRepository extends Repository {
   async listByTags(organizationId: string, tags: readonly string[]): Promise<Workspace[]> {
     const unique = [...new Set(tags)];
     return translating(this.dialect, async () => {
-      let query = this.db<WorkspaceRow>("workspaces").where({ organization_id: organizationId });
+      let query = this.db<WorkspaceRow>("workspaces").where({ organization_id: organizationId }).whereNull("deleted_at");
       if (unique.length > 0) {
         query = query.whereIn("id", this.db("workspace_tags").select("workspace_id").whereIn("name", unique).groupBy("workspace_id").havingRaw("count(*) = ?", [unique.length]));
       }

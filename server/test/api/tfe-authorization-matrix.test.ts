@@ -76,6 +76,11 @@ const EXPECTED: Record<string, Row> = {
   createVariable: row(401, 404, 403, 201, 201),
   updateVariable: row(401, 404, 403, 200, 200),
   deleteVariable: row(401, 404, 403, 204, 204),
+  // Deleting a workspace is an organization administrator's decision (a fresh workspace each time).
+  deleteWorkspace: row(401, 404, 403, 403, 204),
+  safeDeleteWorkspace: row(401, 404, 403, 403, 204),
+  deleteWorkspaceByName: row(401, 404, 403, 403, 204),
+  safeDeleteWorkspaceByName: row(401, 404, 403, 403, 204),
 };
 
 interface World {
@@ -176,7 +181,15 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       return { path: { workspace_id: workspaceId } };
     }
     case "forceUnlockWorkspace":
+    case "deleteWorkspace":
+    case "safeDeleteWorkspace":
       return { path: { workspace_id: await freshWorkspace() } };
+    case "deleteWorkspaceByName":
+    case "safeDeleteWorkspaceByName": {
+      const name = unique("delete");
+      await createWorkspace(server, world.adminToken, "acme", { name });
+      return { path: { ...org, workspace_name: name } };
+    }
     case "createStateVersion":
       return { path: ws, body: { data: { type: "state-versions", attributes: { serial: 1000, md5: "0".repeat(32), lineage: "l" } } } };
     case "getStateVersion":

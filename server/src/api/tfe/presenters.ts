@@ -119,6 +119,7 @@ export function presentWorkspace(
         "can-queue-destroy": false,
         "can-update": canWrite,
         "can-destroy": false,
+        "can-force-delete": isAllowed(principal, "org:admin", target),
         "can-lock": canWrite || ownRun,
         "can-unlock": canWrite || ownRun,
         "can-force-unlock": isAllowed(principal, "org:admin", target),

@@ -5,9 +5,9 @@ import { DomainError } from "../../domain/errors.ts";
 import { isRunPrincipal } from "../../domain/principal.ts";
 import { AUTO_APPLY_FORBIDDEN_DETAIL, DESTROY_FORBIDDEN_DETAIL, isTerminalRunStatus } from "../../domain/run.ts";
 import type { Run, Workspace } from "../../domain/records.ts";
-import { addWorkspaceTags } from "../../commands/workspaces.ts";
+import { addWorkspaceTags, deleteWorkspace, type WorkspaceDeletion } from "../../commands/workspaces.ts";
 import type { RequestContext } from "../../http/app.ts";
-import { principalOf } from "../authorize.ts";
+import { authorize, notFound, principalOf } from "../authorize.ts";
 import { loadOrganization, loadWorkspace } from "../lookup.ts";
 import { organizationOf } from "./access.ts";
 import { paginate, presentRun, presentWorkspace } from "./presenters.ts";
@@ -167,4 +167,35 @@ export const workspaceTagHandlers = {
     );
     return { status: 204, body: undefined };
   },
-} satisfies Pick<H, "listWorkspaces" | "addWorkspaceTags">;
+
+  async deleteWorkspace({ path, ctx }) {
+    return removeWorkspace(ctx, await loadWorkspace(ctx, path.workspace_id, "org:admin"), "force");
+  },
+
+  async safeDeleteWorkspace({ path, ctx }) {
+    return removeWorkspace(ctx, await loadWorkspace(ctx, path.workspace_id, "org:admin"), "safe");
+  },
+
+  async deleteWorkspaceByName({ path, ctx }) {
+    return removeWorkspace(ctx, await workspaceByName(ctx, path.organization_name, path.workspace_name), "force");
+  },
+
+  async safeDeleteWorkspaceByName({ path, ctx }) {
+    return removeWorkspace(ctx, await workspaceByName(ctx, path.organization_name, path.workspace_name), "safe");
+  },
+} satisfies Pick<H, "listWorkspaces" | "addWorkspaceTags" | "deleteWorkspace" | "safeDeleteWorkspace" | "deleteWorkspaceByName" | "safeDeleteWorkspaceByName">;
+
+/** A workspace by organization and name, for an organization administrator (404 like a missing one otherwise). */
+async function workspaceByName(ctx: RequestContext, organizationName: string, name: string): Promise<Workspace> {
+  const organization = await loadOrganization(ctx, organizationName, "workspace:read");
+  const workspace = await ctx.services.stores.workspaces.getByName(organization.id, name);
+  const what = `Workspace '${name}'`;
+  if (!workspace) throw notFound(what);
+  authorize(ctx, "org:admin", { organizationId: organization.id, projectId: workspace.projectId, workspaceId: workspace.id }, what);
+  return workspace;
+}
+
+async function removeWorkspace(ctx: RequestContext, workspace: Workspace, mode: WorkspaceDeletion): Promise<{ status: 204; body: undefined }> {
+  await deleteWorkspace(ctx.services, principalOf(ctx), workspace, mode);
+  return { status: 204, body: undefined };
+}

@@ -22,6 +22,7 @@ import * as addAttemptProvenance from "./20261204214000_add_attempt_provenance.t
 import * as addAttestationFirstKey from "./20261204223500_add_attestation_first_key.ts";
 import * as createSetupTokens from "./20261204224545_create_setup_tokens.ts";
 import * as addStructuredRunOutput from "./20261205121500_add_structured_run_output.ts";
+import * as addWorkspaceDeletion from "./20261205123000_add_workspace_deletion.ts";
 
 /** A migration as the migration source serves it. */
 export interface NamedMigration {
@@ -55,4 +56,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: "20261204223500_add_attestation_first_key", up: addAttestationFirstKey.up, down: addAttestationFirstKey.down },
   { name: "20261204224545_create_setup_tokens", up: createSetupTokens.up, down: createSetupTokens.down },
   { name: "20261205121500_add_structured_run_output", up: addStructuredRunOutput.up, down: addStructuredRunOutput.down },
+  { name: "20261205123000_add_workspace_deletion", up: addWorkspaceDeletion.up, down: addWorkspaceDeletion.down },
 ];
