@@ -8,12 +8,15 @@
 // schemathesis fuzzing), which mostly wait on child processes. The optional argument filters
 // every suite by file path. Each suite's skipped tests are printed, and so is their total; a
 // committed `.only(` in a test file about to run fails the run (one failure per call, with the
-// file and line), since it would silently skip the rest of its file.
+// file and line), since it would silently skip the rest of its file. A test that cannot run here
+// names itself on a `[skip]` line (server/test/support/skips.ts): every one is listed with its
+// reason, and with CI=true one not marked as allowed in CI fails the run.
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { scanForOnly } from "./only-scan.mjs";
+import { namedSkips } from "./skip-lines.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const filter = process.argv[2] ?? "\\.test\\.ts$";
@@ -39,7 +42,7 @@ function runProcess(label, command, args, parse, { stream }) {
     });
     child.on("close", (code) => {
       if (!stream) process.stdout.write(`${banner}${output}\n[test] ${label}: done\n`);
-      resolve(parse(output, code ?? 1));
+      resolve({ ...parse(output, code ?? 1), named: namedSkips(output) });
     });
   });
 }
@@ -149,6 +152,23 @@ results.push(...(await Promise.all(suites)));
 const opa = join(root, ".tools/bin/opa");
 if (hasRego(join(root, "policies")) && existsSync(opa)) {
   results.push(await run("policies (opa test)", opa, ["test", "policies/", "-v"], parseOpa));
+}
+
+// Every skipped test is named with its reason; with CI=true a skip CI is not expected to need fails the run.
+const named = results.flatMap((r) => r.named ?? []);
+for (const skip of named) process.stdout.write(`[test] skipped: ${skip.title} — ${skip.reason}${skip.allowedInCi ? ` (allowed in CI: ${skip.allowedInCi})` : ""}\n`);
+const unnamed = results.reduce((n, r) => n + r.skipped, 0) - named.length;
+if (unnamed > 0) process.stdout.write(`[test] ${unnamed} skipped test(s) did not name themselves (use skipTest from server/test/support/skips.ts)\n`);
+if (process.env.CI === "true") {
+  const unexpected = named.filter((skip) => !skip.allowedInCi);
+  if (unexpected.length > 0)
+    results.push({
+      label: "skips on the CI machine",
+      passed: 0,
+      failed: unexpected.length,
+      skipped: 0,
+      note: `CI=true and ${unexpected.length} test(s) skipped that this machine is expected to run (listed above): install what they name`,
+    });
 }
 
 const passed = results.reduce((n, r) => n + r.passed, 0);

@@ -6,6 +6,7 @@ import { buildPlanDiff } from "../domain/plan-diff/plan-diff.mjs";
 import { startSandbox } from "./sandbox.ts";
 import { attemptDirectoryPerCase, catEvidence } from "./sandbox-test-support.ts";
 import { planDiffBinds, SANDBOX_PLAN_DIFF_BUILDER } from "./tofu-files.ts";
+import { skipTest } from "../../test/support/skips.ts";
 
 // The launcher builds a plan JSON up to its inline limit in its own thread, a larger one in a
 // worker thread with its own heap limit (started for that plan); both give the host's artifact.
@@ -140,7 +141,8 @@ planDiff("a watcher that rewrites the saved plan itself after it was written: ki
 // As root the launcher makes itself non-dumpable (sandbox-launcher.mjs becomeNonDumpable); without
 // root (one mapped gid) it cannot, and this case is skipped.
 const asRoot = process.getuid?.() === 0;
-const launcherMemory = (name: string, handler: () => Promise<void>) => (asRoot ? planDiff(name, handler) : planDiff.skip(name, handler));
+const launcherMemory = (name: string, handler: () => Promise<void>) =>
+  asRoot ? planDiff(name, handler) : skipTest(planDiff, name, "not root: the launcher cannot make itself non-dumpable");
 launcherMemory("the command (the same uid) cannot open the launcher's memory, so it cannot rewrite what the launcher derives and sends", async () => {
   const sandbox = await startSandbox({ tmpDir: tmpDir() });
   let log = "";

@@ -10,6 +10,7 @@ import { auditChainOf, parseCheckpointText } from "../../src/domain/audit-chain.
 import { createOrganizationWithToken } from "../support/factories.ts";
 import { testDialects } from "../support/databases.ts";
 import { withTestServer } from "../support/test-server.ts";
+import { skipTest } from "../support/skips.ts";
 
 /**
  * Audit checkpoints verify with Go's golang.org/x/mod/sumdb/note, not only with StackShip's code.
@@ -44,7 +45,7 @@ function verifyWithGo(binary: string, verifierKey: string, note: string | Buffer
 const title = "a real checkpoint verifies with note.Open; a flipped byte in the text or the signature, or another key, is refused";
 for (const dialect of testDialects()) {
   if (!hasGo()) {
-    go.skip(`${title} [${dialect}] (no go toolchain)`, () => {});
+    skipTest(go, `${title} [${dialect}]`, "no go toolchain on PATH");
     continue;
   }
   go(`${title} [${dialect}]`, () =>

@@ -11,6 +11,7 @@ import { review } from "../support/review.ts";
 import { fixture, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
 import { masterKeyOf, runnerEnv, spawnStackShip, type Spawned } from "../support/spawned.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
+import { skipTest } from "../support/skips.ts";
 
 /**
  * Whether the runner processes get data directories of their own (another host: nothing shared
@@ -53,10 +54,13 @@ async function readJson(server: TestServer, token: string, path: string): Promis
   return response.json();
 }
 
+const HOSTS_TITLE = "plan → approve → apply → state → review → json-output across separate API and runner processes";
 if (!process.env.STACKSHIP_TEST_PG_URL) {
-  hosts("skipped: set STACKSHIP_TEST_PG_URL (export STACKSHIP_TEST_PG_URL=$(bash scripts/ensure-postgres)) to run the API and runner processes on one PostgreSQL database", () => {
-    console.log("  [separate-hosts] skipped: STACKSHIP_TEST_PG_URL is not set");
-  });
+  skipTest(
+    hosts,
+    HOSTS_TITLE,
+    "STACKSHIP_TEST_PG_URL is not set: the API and runner processes share one PostgreSQL database (export STACKSHIP_TEST_PG_URL=$(bash scripts/ensure-postgres))",
+  );
 } else {
   hosts(
     `plan → approve → apply → state → review → json-output, then a kill -9 of the runner mid-apply and recovery by another runner (${SEPARATE_DATA_DIRS ? "separate" : "shared"} data directories)`,

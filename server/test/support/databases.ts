@@ -6,6 +6,7 @@ import knex from "knex";
 import type { Test } from "uvu";
 import { migrateGraphileWorker } from "../../src/runner/graphile.ts";
 import { migrateLatest, openDatabase, type Database, type Dialect } from "../../src/store/db.ts";
+import { skipTest } from "./skips.ts";
 
 /** The environment variable that turns on the PostgreSQL half of every store test. */
 export const TEST_PG_URL_ENV = "STACKSHIP_TEST_PG_URL";
@@ -58,6 +59,12 @@ export function testEachDatabase<T>(test: Test<T>, title: string, fn: (db: Datab
   for (const dialect of testDialects()) {
     test(`${title} [${dialect}]`, () => withDatabase(dialect, (db) => fn(db, dialect), options));
   }
+  skipPostgresHalf(test, title);
+}
+
+/** Without STACKSHIP_TEST_PG_URL the PostgreSQL half of a both-databases test is a counted, named skip. */
+export function skipPostgresHalf<T>(test: Test<T>, title: string): void {
+  if (!process.env[TEST_PG_URL_ENV]) skipTest(test, `${title} [postgres]`, `${TEST_PG_URL_ENV} is not set (export ${TEST_PG_URL_ENV}=$(bash scripts/ensure-postgres))`);
 }
 
 async function scratchSqlite(): Promise<Scratch> {

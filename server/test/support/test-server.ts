@@ -15,7 +15,7 @@ import type { LiveHubOptions } from "../../src/live/hub.ts";
 import { createStackShip, type StackShip } from "../../src/server.ts";
 import type { Services } from "../../src/commands/services.ts";
 import type { Database, Dialect } from "../../src/store/index.ts";
-import { testDialects, withDatabase } from "./databases.ts";
+import { skipPostgresHalf, testDialects, withDatabase } from "./databases.ts";
 
 /** A running StackShip on a private database and data directory. */
 export interface TestServer {
@@ -129,4 +129,5 @@ export function testEachServer<T>(test: Test<T>, title: string, fn: (server: Tes
   for (const dialect of testDialects()) {
     test(`${title} [${dialect}]`, () => withTestServer(dialect, fn, options));
   }
+  skipPostgresHalf(test, title);
 }

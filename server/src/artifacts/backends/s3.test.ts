@@ -13,6 +13,7 @@ import { startSeaweedS3, WEED, type SeaweedS3 } from "../../../test/support/seaw
 import { ObjectNotFoundError, type ObjectBackend } from "../object-backend.ts";
 import { runObjectBackendConformance } from "./conformance.ts";
 import { createS3Backend, parseS3Url, PART_SIZE } from "./s3.ts";
+import { skipTest } from "../../../test/support/skips.ts";
 
 const CANARY = "SECRETCANARY0123456789abcdef";
 
@@ -75,9 +76,9 @@ urls.run();
 // ---------------------------------------------------------------------------------------------
 // Against SeaweedFS.
 if (!existsSync(WEED)) {
-  process.stdout.write(
-    `[s3.test] SKIPPED the S3 backend tests against SeaweedFS: ${WEED} is absent (bash scripts/bootstrap-tools --with-test-tools, which npm test runs, builds it)\n`,
-  );
+  const skipped = suite("s3 backend against SeaweedFS");
+  skipTest(skipped, "the S3 backend against SeaweedFS", `${WEED} is absent (bash scripts/bootstrap-tools --with-test-tools, which npm test runs, builds it)`);
+  skipped.run();
 } else {
   let started: Promise<SeaweedS3 | null> | undefined;
   let prefixes = 0;
