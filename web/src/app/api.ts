@@ -38,6 +38,11 @@ export class RequestFailed extends Error {
     this.name = "RequestFailed";
   }
 
+  /** The server's own sentence (the error document's detail or title), or what went wrong on the way. */
+  get detail(): string {
+    return this.message;
+  }
+
   /** "HTTP 503 · SERVICE_UNAVAILABLE" secondary detail ("no answer" when the server was not reached). */
   get summary(): string {
     return this.status === 0 ? "no answer from the server" : [`HTTP ${this.status}`, this.code].filter(Boolean).join(" · ");

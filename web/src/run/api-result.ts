@@ -3,22 +3,10 @@
  * failure (HTTP status, the JSON:API error code and detail) for an explicit error state.
  */
 
-/** A failed request as the page shows it. */
-export class RequestFailed extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string | null,
-    readonly detail: string,
-  ) {
-    super(detail);
-    this.name = "RequestFailed";
-  }
+import { RequestFailed } from "../app/api.ts";
 
-  /** "404 NOT_FOUND" style secondary detail. */
-  get summary(): string {
-    return [this.status || null, this.code].filter(Boolean).join(" ");
-  }
-}
+// One error model for the whole dashboard: the run page's helpers build the app's RequestFailed.
+export { RequestFailed };
 
 export interface SdkResult<T> {
   data?: T;

@@ -88,6 +88,6 @@ describe("ss-attention-strip", () => {
       3000,
       "the refusal's alert",
     );
-    ok(text(alert).includes("The plan changed since you reviewed it.") && text(alert).includes("409 RUN_PLAN_DIGEST_MISMATCH"), text(alert));
+    ok(text(alert).includes("The plan changed since you reviewed it.") && text(alert).includes("HTTP 409 · RUN_PLAN_DIGEST_MISMATCH"), text(alert));
   });
 });

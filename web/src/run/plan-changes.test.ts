@@ -139,7 +139,7 @@ describe("ss-plan-changes", () => {
     ok(none.shadowRoot!.querySelector('[data-testid="changes-unavailable"]'));
     cleanup();
     const broken = await changes(new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, errorAnswer(500, "INTERNAL", "boom")));
-    match(text(broken.shadowRoot!.querySelector('[data-testid="changes-error"]')), /could not be read: boom 500 INTERNAL/);
+    match(text(broken.shadowRoot!.querySelector('[data-testid="changes-error"]')), /could not be read: boom HTTP 500 · INTERNAL/);
   });
 
   it("should show a nested value that becomes unknown once, as {…} or […] → (known after apply), never its children removed", async () => {

@@ -37,7 +37,7 @@ describe("ss-run-page", () => {
     const server = new FakeServer().on(REVIEW, errorAnswer(503, "STORE_UNAVAILABLE", "The database is not answering."));
     const el = await page(server);
     const box = deep(el, '[data-testid="run-unavailable"]')!;
-    match(text(box), /This run is unavailable.*The database is not answering.*503 STORE_UNAVAILABLE/);
+    match(text(box), /This run is unavailable.*The database is not answering.*HTTP 503 · STORE_UNAVAILABLE/);
     ok([...box.querySelectorAll("button")].some((b) => b.textContent === "Try again"));
     equal(deep(el, "ss-stage-timeline"), null);
     cleanup();
