@@ -136,6 +136,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getPlanJsonOutputRedacted"]["responses"][200]["content"]["application/json"]>>;
+  getProject: (input: {
+    path: NonNullable<Ops["getProject"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["getProject"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   createRun: (input: {
     path: Record<string, never>;
     query: Record<string, never>;
@@ -244,6 +250,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["unlockWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  listConfigurationVersions: (input: {
+    path: NonNullable<Ops["listConfigurationVersions"]["parameters"]["path"]>;
+    query: NonNullable<Ops["listConfigurationVersions"]["parameters"]["query"]>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listConfigurationVersions"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   createConfigurationVersion: (input: {
     path: NonNullable<Ops["createConfigurationVersion"]["parameters"]["path"]>;
     query: Record<string, never>;

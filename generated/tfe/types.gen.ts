@@ -367,6 +367,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/projects/{project_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Show a project by id
+         * @description For callers who may read workspaces in the project (404 for anyone else, as for a missing one).
+         */
+        get: operations["getProject"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/runs": {
         parameters: {
             query?: never;
@@ -724,7 +746,11 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The workspace's configuration versions, newest first
+         * @description Every configuration version of the workspace (speculative ones too), newest first, paged. `upload-url` is always null here: it is shown only in the create response.
+         */
+        get: operations["listConfigurationVersions"];
         put?: never;
         /**
          * Create a configuration version and get its absolute upload URL
@@ -991,6 +1017,12 @@ export interface components {
         };
         ConfigurationVersionDocument: {
             data: components["schemas"]["ConfigurationVersion"];
+        };
+        ConfigurationVersionListDocument: {
+            data: components["schemas"]["ConfigurationVersion"][];
+            meta: {
+                pagination: components["schemas"]["Pagination"];
+            };
         };
         Discovery: {
             "state.v2": string;
@@ -2209,6 +2241,31 @@ export interface operations {
             404: components["responses"]["Error"];
         };
     };
+    getProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ProjectDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+        };
+    };
     createRun: {
         parameters: {
             query?: never;
@@ -2713,6 +2770,35 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+        };
+    };
+    listConfigurationVersions: {
+        parameters: {
+            query?: {
+                "page[number]"?: components["parameters"]["page_number"];
+                "page[size]"?: components["parameters"]["page_size"];
+            };
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of configuration versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ConfigurationVersionListDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     createConfigurationVersion: {

@@ -1360,13 +1360,514 @@ return errors === 0;
 }
 validate26.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const Discovery = validate27;
-const schema39 = {"type":"object","required":["tfe.v2","tfe.v2.1","tfe.v2.2","state.v2"],"properties":{"tfe.v2":{"type":"string"},"tfe.v2.1":{"type":"string"},"tfe.v2.2":{"type":"string"},"state.v2":{"type":"string"}}};
+export const ConfigurationVersionListDocument = validate27;
+const schema39 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+const schema41 = {"type":"object","required":["current-page","next-page","prev-page","total-count","total-pages"],"properties":{"current-page":{"type":"integer"},"next-page":{"type":["integer","null"]},"prev-page":{"type":["integer","null"]},"total-count":{"type":"integer"},"total-pages":{"type":"integer"}}};
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate27.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.type === undefined){
+const err2 = {instancePath:instancePath+"/data/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data1.id === undefined){
+const err3 = {instancePath:instancePath+"/data/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data1.attributes === undefined){
+const err4 = {instancePath:instancePath+"/data/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data1){
+if(!(((key0 === "type") || (key0 === "id")) || (key0 === "attributes"))){
+const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data1.type !== undefined){
+if("configuration-versions" !== data1.type){
+const err6 = {instancePath:instancePath+"/data/" + i0+"/type",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/type/const",keyword:"const",params:{allowedValue: "configuration-versions"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data1.id !== undefined){
+let data3 = data1.id;
+if(typeof data3 === "string"){
+if(!pattern5.test(data3)){
+const err7 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/id/pattern",keyword:"pattern",params:{pattern: "^cv-[0-9a-z]{16}$"},message:"must match pattern \""+"^cv-[0-9a-z]{16}$"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data1.attributes !== undefined){
+let data4 = data1.attributes;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.status === undefined){
+const err9 = {instancePath:instancePath+"/data/" + i0+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data4.speculative === undefined){
+const err10 = {instancePath:instancePath+"/data/" + i0+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/required",keyword:"required",params:{missingProperty: "speculative"},message:"must have required property '"+"speculative"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data4.provisional === undefined){
+const err11 = {instancePath:instancePath+"/data/" + i0+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/required",keyword:"required",params:{missingProperty: "provisional"},message:"must have required property '"+"provisional"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data4["auto-queue-runs"] === undefined){
+const err12 = {instancePath:instancePath+"/data/" + i0+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/required",keyword:"required",params:{missingProperty: "auto-queue-runs"},message:"must have required property '"+"auto-queue-runs"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data4.source === undefined){
+const err13 = {instancePath:instancePath+"/data/" + i0+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data4["upload-url"] === undefined){
+const err14 = {instancePath:instancePath+"/data/" + i0+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/required",keyword:"required",params:{missingProperty: "upload-url"},message:"must have required property '"+"upload-url"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+for(const key1 in data4){
+if(!((((((((key1 === "status") || (key1 === "speculative")) || (key1 === "provisional")) || (key1 === "auto-queue-runs")) || (key1 === "source")) || (key1 === "upload-url")) || (key1 === "error")) || (key1 === "error-message"))){
+const err15 = {instancePath:instancePath+"/data/" + i0+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data4.status !== undefined){
+let data5 = data4.status;
+if(!(((data5 === "pending") || (data5 === "uploaded")) || (data5 === "errored"))){
+const err16 = {instancePath:instancePath+"/data/" + i0+"/attributes/status",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema38.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data4.speculative !== undefined){
+if(typeof data4.speculative !== "boolean"){
+const err17 = {instancePath:instancePath+"/data/" + i0+"/attributes/speculative",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/speculative/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data4.provisional !== undefined){
+if(false !== data4.provisional){
+const err18 = {instancePath:instancePath+"/data/" + i0+"/attributes/provisional",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/provisional/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data4["auto-queue-runs"] !== undefined){
+if(false !== data4["auto-queue-runs"]){
+const err19 = {instancePath:instancePath+"/data/" + i0+"/attributes/auto-queue-runs",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/auto-queue-runs/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data4.source !== undefined){
+if(typeof data4.source !== "string"){
+const err20 = {instancePath:instancePath+"/data/" + i0+"/attributes/source",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data4["upload-url"] !== undefined){
+let data10 = data4["upload-url"];
+if((typeof data10 !== "string") && (data10 !== null)){
+const err21 = {instancePath:instancePath+"/data/" + i0+"/attributes/upload-url",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/upload-url/type",keyword:"type",params:{type: schema38.properties.attributes.properties["upload-url"].type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data4.error !== undefined){
+if(data4.error !== null){
+const err22 = {instancePath:instancePath+"/data/" + i0+"/attributes/error",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/error/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data4["error-message"] !== undefined){
+if(data4["error-message"] !== null){
+const err23 = {instancePath:instancePath+"/data/" + i0+"/attributes/error-message",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/properties/error-message/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/data/" + i0+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/data/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ConfigurationVersion/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+let data13 = data.meta;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.pagination === undefined){
+const err27 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/required",keyword:"required",params:{missingProperty: "pagination"},message:"must have required property '"+"pagination"+"'"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(data13.pagination !== undefined){
+let data14 = data13.pagination;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(data14["current-page"] === undefined){
+const err28 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "current-page"},message:"must have required property '"+"current-page"+"'"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data14["next-page"] === undefined){
+const err29 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "next-page"},message:"must have required property '"+"next-page"+"'"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(data14["prev-page"] === undefined){
+const err30 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "prev-page"},message:"must have required property '"+"prev-page"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data14["total-count"] === undefined){
+const err31 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "total-count"},message:"must have required property '"+"total-count"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(data14["total-pages"] === undefined){
+const err32 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "total-pages"},message:"must have required property '"+"total-pages"+"'"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(data14["current-page"] !== undefined){
+let data15 = data14["current-page"];
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err33 = {instancePath:instancePath+"/meta/pagination/current-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/current-page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data14["next-page"] !== undefined){
+let data16 = data14["next-page"];
+if((!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))) && (data16 !== null)){
+const err34 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema41.properties["next-page"].type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data14["prev-page"] !== undefined){
+let data17 = data14["prev-page"];
+if((!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))) && (data17 !== null)){
+const err35 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema41.properties["prev-page"].type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data14["total-count"] !== undefined){
+let data18 = data14["total-count"];
+if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
+const err36 = {instancePath:instancePath+"/meta/pagination/total-count",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/total-count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data14["total-pages"] !== undefined){
+let data19 = data14["total-pages"];
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err37 = {instancePath:instancePath+"/meta/pagination/total-pages",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/total-pages/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+validate27.errors = vErrors;
+return errors === 0;
+}
+validate27.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+
+export const Discovery = validate28;
+const schema42 = {"type":"object","required":["tfe.v2","tfe.v2.1","tfe.v2.2","state.v2"],"properties":{"tfe.v2":{"type":"string"},"tfe.v2.1":{"type":"string"},"tfe.v2.2":{"type":"string"},"state.v2":{"type":"string"}}};
+
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate28.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1473,18 +1974,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate27.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
-validate27.evaluated = {"props":{"tfe.v2":true,"tfe.v2.1":true,"tfe.v2.2":true,"state.v2":true},"dynamicProps":false,"dynamicItems":false};
+validate28.evaluated = {"props":{"tfe.v2":true,"tfe.v2.1":true,"tfe.v2.2":true,"state.v2":true},"dynamicProps":false,"dynamicItems":false};
 
-export const EntitlementSetDocument = validate28;
-const schema40 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["type","id","attributes"],"properties":{"type":{"const":"entitlement-sets"},"id":{"type":"string"},"attributes":{"type":"object","required":["operations","state-storage"],"properties":{"operations":{"const":true},"state-storage":{"type":"boolean"},"private-module-registry":{"type":"boolean"},"sentinel":{"type":"boolean"},"teams":{"type":"boolean"},"vcs-integrations":{"type":"boolean"}}}}}}};
+export const EntitlementSetDocument = validate29;
+const schema43 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["type","id","attributes"],"properties":{"type":{"const":"entitlement-sets"},"id":{"type":"string"},"attributes":{"type":"object","required":["operations","state-storage"],"properties":{"operations":{"const":true},"state-storage":{"type":"boolean"},"private-module-registry":{"type":"boolean"},"sentinel":{"type":"boolean"},"teams":{"type":"boolean"},"vcs-integrations":{"type":"boolean"}}}}}}};
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate28.evaluated;
+const evaluated0 = validate29.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1689,19 +2190,19 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate28.errors = vErrors;
+validate29.errors = vErrors;
 return errors === 0;
 }
-validate28.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate29.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ErrorDocument = validate29;
-const schema41 = {"type":"object","required":["errors"],"properties":{"errors":{"type":"array","minItems":1,"items":{"type":"object","required":["status","title"],"properties":{"status":{"type":"string","pattern":"^[1-5][0-9]{2}$"},"title":{"type":"string"},"detail":{"type":"string"},"code":{"type":"string"},"source":{"type":"object","properties":{"pointer":{"type":"string"},"parameter":{"type":"string"}}}}}}}};
-const pattern6 = new RegExp("^[1-5][0-9]{2}$", "u");
+export const ErrorDocument = validate30;
+const schema44 = {"type":"object","required":["errors"],"properties":{"errors":{"type":"array","minItems":1,"items":{"type":"object","required":["status","title"],"properties":{"status":{"type":"string","pattern":"^[1-5][0-9]{2}$"},"title":{"type":"string"},"detail":{"type":"string"},"code":{"type":"string"},"source":{"type":"object","properties":{"pointer":{"type":"string"},"parameter":{"type":"string"}}}}}}}};
+const pattern7 = new RegExp("^[1-5][0-9]{2}$", "u");
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate29.evaluated;
+const evaluated0 = validate30.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1759,7 +2260,7 @@ errors++;
 if(data1.status !== undefined){
 let data2 = data1.status;
 if(typeof data2 === "string"){
-if(!pattern6.test(data2)){
+if(!pattern7.test(data2)){
 const err4 = {instancePath:instancePath+"/errors/" + i0+"/status",schemaPath:"#/properties/errors/items/properties/status/pattern",keyword:"pattern",params:{pattern: "^[1-5][0-9]{2}$"},message:"must match pattern \""+"^[1-5][0-9]{2}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -1891,21 +2392,21 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate29.errors = vErrors;
+validate30.errors = vErrors;
 return errors === 0;
 }
-validate29.evaluated = {"props":{"errors":true},"dynamicProps":false,"dynamicItems":false};
+validate30.evaluated = {"props":{"errors":true},"dynamicProps":false,"dynamicItems":false};
 
-export const OrganizationCreateDocument = validate30;
-const schema42 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"organizations"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationName"},"email":{"description":"Accepted because go-tfe requires it; StackShip keeps no organization email, so it is not stored and reads show an empty string.","type":"string","maxLength":254}}}}}}};
-const schema43 = {"description":"As on /v1 (organizations are the same records).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"};
-const pattern7 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$", "u");
+export const OrganizationCreateDocument = validate31;
+const schema45 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"organizations"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationName"},"email":{"description":"Accepted because go-tfe requires it; StackShip keeps no organization email, so it is not stored and reads show an empty string.","type":"string","maxLength":254}}}}}}};
+const schema46 = {"description":"As on /v1 (organizations are the same records).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"};
+const pattern8 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$", "u");
 const func2 = require("ajv/dist/runtime/ucs2length").default;
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate30.evaluated;
+const evaluated0 = validate31.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1964,7 +2465,7 @@ errors++;
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern7.test(data3)){
+if(!pattern8.test(data3)){
 const err4 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -2046,25 +2547,25 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate30.errors = vErrors;
+validate31.errors = vErrors;
 return errors === 0;
 }
-validate30.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate31.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const OrganizationDocument = validate31;
-const schema44 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Organization"}}};
-const schema45 = {"description":"An organization as go-tfe decodes it; its JSON:API id is its name.","type":"object","required":["type","id","attributes","relationships","links"],"additionalProperties":false,"properties":{"type":{"const":"organizations"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["name","email","created-at","external-id","default-execution-mode","allow-force-delete-workspaces","cost-estimation-enabled","permissions"],"properties":{"name":{"type":"string"},"email":{"const":""},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"external-id":{"type":"string","pattern":"^org-[0-9a-z]{16}$","description":"The organization's StackShip id (the /v1 id)."},"default-execution-mode":{"const":"remote"},"allow-force-delete-workspaces":{"const":false},"cost-estimation-enabled":{"const":false},"permissions":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions"}}},"relationships":{"type":"object","additionalProperties":false,"required":["default-project"],"properties":{"default-project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}},"links":{"type":"object","required":["self"],"properties":{"self":{"type":"string"}}}}};
-const schema46 = {"type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"};
-const schema47 = {"description":"What the caller may do with the organization through StackShip (false for what StackShip does not offer).","type":"object","additionalProperties":false,"required":["can-update","can-destroy","can-traverse","can-create-workspace","can-create-project","can-create-team","can-update-api-token","can-manage-run-tasks","can-update-sentinel"],"properties":{"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-traverse":{"type":"boolean"},"can-create-workspace":{"type":"boolean"},"can-create-project":{"type":"boolean"},"can-create-team":{"type":"boolean"},"can-update-api-token":{"type":"boolean"},"can-manage-run-tasks":{"type":"boolean"},"can-update-sentinel":{"type":"boolean"}}};
-const pattern8 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$", "u");
-const pattern9 = new RegExp("^org-[0-9a-z]{16}$", "u");
-const schema48 = {"type":"object","required":["data"],"properties":{"data":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId"},{"type":"null"}]}}};
-const schema49 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string"},"id":{"type":"string"}}};
+export const OrganizationDocument = validate32;
+const schema47 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Organization"}}};
+const schema48 = {"description":"An organization as go-tfe decodes it; its JSON:API id is its name.","type":"object","required":["type","id","attributes","relationships","links"],"additionalProperties":false,"properties":{"type":{"const":"organizations"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["name","email","created-at","external-id","default-execution-mode","allow-force-delete-workspaces","cost-estimation-enabled","permissions"],"properties":{"name":{"type":"string"},"email":{"const":""},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"external-id":{"type":"string","pattern":"^org-[0-9a-z]{16}$","description":"The organization's StackShip id (the /v1 id)."},"default-execution-mode":{"const":"remote"},"allow-force-delete-workspaces":{"const":false},"cost-estimation-enabled":{"const":false},"permissions":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions"}}},"relationships":{"type":"object","additionalProperties":false,"required":["default-project"],"properties":{"default-project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}},"links":{"type":"object","required":["self"],"properties":{"self":{"type":"string"}}}}};
+const schema49 = {"type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"};
+const schema50 = {"description":"What the caller may do with the organization through StackShip (false for what StackShip does not offer).","type":"object","additionalProperties":false,"required":["can-update","can-destroy","can-traverse","can-create-workspace","can-create-project","can-create-team","can-update-api-token","can-manage-run-tasks","can-update-sentinel"],"properties":{"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-traverse":{"type":"boolean"},"can-create-workspace":{"type":"boolean"},"can-create-project":{"type":"boolean"},"can-create-team":{"type":"boolean"},"can-update-api-token":{"type":"boolean"},"can-manage-run-tasks":{"type":"boolean"},"can-update-sentinel":{"type":"boolean"}}};
+const pattern9 = new RegExp("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$", "u");
+const pattern10 = new RegExp("^org-[0-9a-z]{16}$", "u");
+const schema51 = {"type":"object","required":["data"],"properties":{"data":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TypedId"},{"type":"null"}]}}};
+const schema52 = {"type":"object","required":["type","id"],"properties":{"type":{"type":"string"},"id":{"type":"string"}}};
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate33.evaluated;
+const evaluated0 = validate34.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2207,16 +2708,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate33.errors = vErrors;
+validate34.errors = vErrors;
 return errors === 0;
 }
-validate33.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate34.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate32.evaluated;
+const evaluated0 = validate33.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2432,7 +2933,7 @@ errors++;
 if(data2["created-at"] !== undefined){
 let data5 = data2["created-at"];
 if(typeof data5 === "string"){
-if(!pattern8.test(data5)){
+if(!pattern9.test(data5)){
 const err19 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -2457,7 +2958,7 @@ errors++;
 if(data2["external-id"] !== undefined){
 let data6 = data2["external-id"];
 if(typeof data6 === "string"){
-if(!pattern9.test(data6)){
+if(!pattern10.test(data6)){
 const err21 = {instancePath:instancePath+"/attributes/external-id",schemaPath:"#/properties/attributes/properties/external-id/pattern",keyword:"pattern",params:{pattern: "^org-[0-9a-z]{16}$"},message:"must match pattern \""+"^org-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -2609,7 +3110,7 @@ vErrors.push(err34);
 errors++;
 }
 for(const key2 in data10){
-if(!(func1.call(schema47.properties, key2))){
+if(!(func1.call(schema50.properties, key2))){
 const err35 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/OrganizationPermissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err35];
@@ -2778,8 +3279,8 @@ errors++;
 }
 }
 if(data20["default-project"] !== undefined){
-if(!(validate33(data20["default-project"], {instancePath:instancePath+"/relationships/default-project",parentData:data20,parentDataProperty:"default-project",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data20["default-project"], {instancePath:instancePath+"/relationships/default-project",parentData:data20,parentDataProperty:"default-project",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
@@ -2843,16 +3344,16 @@ vErrors.push(err53);
 }
 errors++;
 }
-validate32.errors = vErrors;
+validate33.errors = vErrors;
 return errors === 0;
 }
-validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate33.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate31.evaluated;
+const evaluated0 = validate32.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2871,8 +3372,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate32(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate33(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
@@ -2887,19 +3388,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate31.errors = vErrors;
+validate32.errors = vErrors;
 return errors === 0;
 }
-validate31.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate32.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const OrganizationListDocument = validate36;
-const schema50 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Organization"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
-const schema51 = {"type":"object","required":["current-page","next-page","prev-page","total-count","total-pages"],"properties":{"current-page":{"type":"integer"},"next-page":{"type":["integer","null"]},"prev-page":{"type":["integer","null"]},"total-count":{"type":"integer"},"total-pages":{"type":"integer"}}};
+export const OrganizationListDocument = validate37;
+const schema53 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Organization"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate36.evaluated;
+const evaluated0 = validate37.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2932,8 +3432,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate32(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate33(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
@@ -3031,7 +3531,7 @@ errors++;
 if(data3["next-page"] !== undefined){
 let data5 = data3["next-page"];
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
+const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema41.properties["next-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3044,7 +3544,7 @@ errors++;
 if(data3["prev-page"] !== undefined){
 let data6 = data3["prev-page"];
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
+const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema41.properties["prev-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3115,20 +3615,20 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate37.errors = vErrors;
 return errors === 0;
 }
-validate36.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate37.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const PlanDocument = validate38;
-const schema52 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Plan"}}};
-const schema53 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"plans"},"id":{"type":"string","pattern":"^plan-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","log-read-url","resource-additions","resource-changes","resource-destructions","resource-imports","status-timestamps"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus"},"has-changes":{"type":"boolean"},"log-read-url":{"type":"string","format":"uri","description":"Absolute, signed in the path, expiring; no Authorization needed."},"resource-additions":{"type":"integer","minimum":0},"resource-changes":{"type":"integer","minimum":0},"resource-destructions":{"type":"integer","minimum":0},"resource-imports":{"type":"integer","minimum":0},"status-timestamps":{"description":"`queued-at` (the run's creation), `started-at` and `finished-at` (the plan attempts), `errored-at` or `canceled-at`.","type":"object","additionalProperties":{"type":"string"}}}}}};
-const pattern10 = new RegExp("^plan-[0-9a-z]{16}$", "u");
+export const PlanDocument = validate39;
+const schema55 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Plan"}}};
+const schema56 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"plans"},"id":{"type":"string","pattern":"^plan-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","log-read-url","resource-additions","resource-changes","resource-destructions","resource-imports","status-timestamps"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus"},"has-changes":{"type":"boolean"},"log-read-url":{"type":"string","format":"uri","description":"Absolute, signed in the path, expiring; no Authorization needed."},"resource-additions":{"type":"integer","minimum":0},"resource-changes":{"type":"integer","minimum":0},"resource-destructions":{"type":"integer","minimum":0},"resource-imports":{"type":"integer","minimum":0},"status-timestamps":{"description":"`queued-at` (the run's creation), `started-at` and `finished-at` (the plan attempts), `errored-at` or `canceled-at`.","type":"object","additionalProperties":{"type":"string"}}}}}};
+const pattern11 = new RegExp("^plan-[0-9a-z]{16}$", "u");
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate39.evaluated;
+const evaluated0 = validate40.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3193,7 +3693,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern10.test(data1)){
+if(!pattern11.test(data1)){
 const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^plan-[0-9a-z]{16}$"},message:"must match pattern \""+"^plan-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -3510,16 +4010,16 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate38.evaluated;
+const evaluated0 = validate39.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3538,8 +4038,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate39(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+if(!(validate40(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
 errors = vErrors.length;
 }
 }
@@ -3554,28 +4054,28 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate39.errors = vErrors;
 return errors === 0;
 }
-validate38.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate39.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const PlanJsonOutput = validate41;
-const schema55 = {"description":"The plan's JSON representation (`tofu show -json`), byte for byte as OpenTofu wrote it. Any JSON document (an object): its shape is OpenTofu's, not StackShip's, so it is not described here."};
-
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-validate41.errors = null;
-return true;
-}
-validate41.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-export const ProjectCreateDocument = validate42;
-const schema56 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"projects"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},"description":{"type":"string","maxLength":1000}}}}}}};
-const pattern11 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$", "u");
+export const PlanJsonOutput = validate42;
+const schema58 = {"description":"The plan's JSON representation (`tofu show -json`), byte for byte as OpenTofu wrote it. Any JSON document (an object): its shape is OpenTofu's, not StackShip's, so it is not described here."};
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+validate42.errors = null;
+return true;
+}
+validate42.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const ProjectCreateDocument = validate43;
+const schema59 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"projects"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},"description":{"type":"string","maxLength":1000}}}}}}};
+const pattern12 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$", "u");
+
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate43.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3634,7 +4134,7 @@ errors++;
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern11.test(data3)){
+if(!pattern12.test(data3)){
 const err4 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"#/properties/data/properties/attributes/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -3716,20 +4216,20 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate43.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectDocument = validate43;
-const schema57 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Project"}}};
-const schema58 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"projects"},"id":{"type":"string","pattern":"^prj-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created-at"],"properties":{"name":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
-const pattern12 = new RegExp("^prj-[0-9a-z]{16}$", "u");
+export const ProjectDocument = validate44;
+const schema60 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Project"}}};
+const schema61 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"projects"},"id":{"type":"string","pattern":"^prj-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","created-at"],"properties":{"name":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+const pattern13 = new RegExp("^prj-[0-9a-z]{16}$", "u");
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate44.evaluated;
+const evaluated0 = validate45.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3794,7 +4294,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern12.test(data1)){
+if(!pattern13.test(data1)){
 const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -3866,7 +4366,7 @@ errors++;
 if(data2["created-at"] !== undefined){
 let data4 = data2["created-at"];
 if(typeof data4 === "string"){
-if(!pattern8.test(data4)){
+if(!pattern9.test(data4)){
 const err11 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -3916,8 +4416,8 @@ errors++;
 }
 }
 if(data5.organization !== undefined){
-if(!(validate33(data5.organization, {instancePath:instancePath+"/relationships/organization",parentData:data5,parentDataProperty:"organization",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data5.organization, {instancePath:instancePath+"/relationships/organization",parentData:data5,parentDataProperty:"organization",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
@@ -3944,16 +4444,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate43.evaluated;
+const evaluated0 = validate44.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3972,8 +4472,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate44(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+if(!(validate45(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
 }
@@ -3988,18 +4488,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
-validate43.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate44.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const ProjectListDocument = validate47;
-const schema60 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Project"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const ProjectListDocument = validate48;
+const schema63 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Project"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4032,8 +4532,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate44(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+if(!(validate45(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
 }
@@ -4131,7 +4631,7 @@ errors++;
 if(data3["next-page"] !== undefined){
 let data5 = data3["next-page"];
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
+const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema41.properties["next-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4144,7 +4644,7 @@ errors++;
 if(data3["prev-page"] !== undefined){
 let data6 = data3["prev-page"];
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
+const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema41.properties["prev-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -4215,18 +4715,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate47.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate48.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunActionDocument = validate49;
-const schema62 = {"description":"The body of a run action: the CLI sends plain JSON `{}` or `{\"comment\":\"…\"}` (with a JSON:API content type); an empty body is accepted too.","type":"object","properties":{"comment":{"type":"string","maxLength":2000}}};
+export const RunActionDocument = validate50;
+const schema65 = {"description":"The body of a run action: the CLI sends plain JSON `{}` or `{\"comment\":\"…\"}` (with a JSON:API content type); an empty body is accepted too.","type":"object","properties":{"comment":{"type":"string","maxLength":2000}}};
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate49.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4270,19 +4770,19 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate49.evaluated = {"props":{"comment":true},"dynamicProps":false,"dynamicItems":false};
+validate50.evaluated = {"props":{"comment":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunCreateDocument = validate50;
-const schema63 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["relationships"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","properties":{"auto-apply":{"type":"boolean"},"is-destroy":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"plan-only":{"type":"boolean"},"message":{"type":"string","maxLength":2000},"target-addrs":{"type":"array","items":{"type":"string"}},"replace-addrs":{"type":"array","items":{"type":"string"}},"variables":{"type":"array","items":{"type":"object","required":["key","value"],"properties":{"key":{"type":"string"},"value":{"type":"string"}}}}}},"relationships":{"type":"object","required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
-const schema64 = {"description":"A to-one relationship that must name its object (`data` may not be null).","type":"object","required":["data"],"properties":{"data":{"type":"object","required":["type","id"],"properties":{"type":{"type":"string"},"id":{"type":"string","minLength":1}}}}};
+export const RunCreateDocument = validate51;
+const schema66 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["relationships"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","properties":{"auto-apply":{"type":"boolean"},"is-destroy":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"plan-only":{"type":"boolean"},"message":{"type":"string","maxLength":2000},"target-addrs":{"type":"array","items":{"type":"string"}},"replace-addrs":{"type":"array","items":{"type":"string"}},"variables":{"type":"array","items":{"type":"object","required":["key","value"],"properties":{"key":{"type":"string"},"value":{"type":"string"}}}}}},"relationships":{"type":"object","required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
+const schema67 = {"description":"A to-one relationship that must name its object (`data` may not be null).","type":"object","required":["data"],"properties":{"data":{"type":"object","required":["type","id"],"properties":{"type":{"type":"string"},"id":{"type":"string","minLength":1}}}}};
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4679,8 +5179,8 @@ errors++;
 }
 }
 if(data18["configuration-version"] !== undefined){
-if(!(validate33(data18["configuration-version"], {instancePath:instancePath+"/data/relationships/configuration-version",parentData:data18,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data18["configuration-version"], {instancePath:instancePath+"/data/relationships/configuration-version",parentData:data18,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
@@ -4719,21 +5219,21 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate51.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunDocument = validate52;
-const schema65 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"},"included":{"description":"The resources `?include=` asked for (`workspace`, `plan`); other names are ignored.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Plan"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/User"}]}}}};
-const schema72 = {"description":"A principal as go-tfe reads a user; a token's principal is a service account.","type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"users"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["username","is-service-account"],"properties":{"username":{"type":"string"},"is-service-account":{"type":"boolean"}}}}};
-const schema66 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"runs"},"id":{"type":"string","pattern":"^run-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","is-destroy","auto-apply","plan-only","message","source","created-at","status-timestamps","actions","permissions"],"properties":{"status":{"type":"string"},"has-changes":{"type":"boolean"},"is-destroy":{"const":false},"auto-apply":{"const":false},"plan-only":{"type":"boolean"},"refresh":{"type":"boolean","description":"Always true (a plan without refresh is refused)."},"refresh-only":{"type":"boolean","description":"Always false (refresh-only runs are refused)."},"save-plan":{"type":"boolean"},"allow-empty-apply":{"const":false},"target-addrs":{"type":"array","maxItems":0,"description":"Always empty (targeted runs are refused)."},"replace-addrs":{"type":"array","maxItems":0,"description":"Always empty (replacing runs are refused)."},"canceled-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"message":{"type":"string"},"source":{"type":"string"},"terraform-version":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"status-timestamps":{"description":"What StackShip records: `plan-queueable-at` and `plan-queued-at` (creation), `planning-at` and `planned-at` (the plan attempts), `confirmed-at` and `apply-queued-at` (the approval), `applying-at` and `applied-at` (the apply attempts), and at the end `planned-and-finished-at`, `discarded-at`, `canceled-at` or `errored-at`.","type":"object","additionalProperties":{"type":"string"}},"position-in-queue":{"description":"Only in the queue listing; 0 is the next run to start.","type":"integer","minimum":0},"actions":{"type":"object","additionalProperties":false,"required":["is-cancelable","is-confirmable","is-discardable","is-force-cancelable"],"properties":{"is-cancelable":{"type":"boolean"},"is-confirmable":{"type":"boolean"},"is-discardable":{"type":"boolean"},"is-force-cancelable":{"type":"boolean"}}},"permissions":{"type":"object","additionalProperties":false,"required":["can-apply","can-cancel","can-discard","can-force-cancel","can-override-policy"],"properties":{"can-apply":{"type":"boolean"},"can-cancel":{"type":"boolean"},"can-discard":{"type":"boolean"},"can-force-cancel":{"type":"boolean"},"can-override-policy":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace","plan","apply","configuration-version","cost-estimate","policy-checks","task-stages"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"created-by":{"description":"The principal who created the run, as a `users` resource (null when unknown).","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"confirmed-by":{"description":"The principal who approved the run, as a `users` resource; null until someone did.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"cost-estimate":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"policy-checks":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}},"task-stages":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}}}}}};
-const pattern14 = new RegExp("^run-[0-9a-z]{16}$", "u");
+export const RunDocument = validate53;
+const schema68 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"},"included":{"description":"The resources `?include=` asked for (`workspace`, `plan`); other names are ignored.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Plan"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/User"}]}}}};
+const schema75 = {"description":"A principal as go-tfe reads a user; a token's principal is a service account.","type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"users"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["username","is-service-account"],"properties":{"username":{"type":"string"},"is-service-account":{"type":"boolean"}}}}};
+const schema69 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"runs"},"id":{"type":"string","pattern":"^run-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","is-destroy","auto-apply","plan-only","message","source","created-at","status-timestamps","actions","permissions"],"properties":{"status":{"type":"string"},"has-changes":{"type":"boolean"},"is-destroy":{"const":false},"auto-apply":{"const":false},"plan-only":{"type":"boolean"},"refresh":{"type":"boolean","description":"Always true (a plan without refresh is refused)."},"refresh-only":{"type":"boolean","description":"Always false (refresh-only runs are refused)."},"save-plan":{"type":"boolean"},"allow-empty-apply":{"const":false},"target-addrs":{"type":"array","maxItems":0,"description":"Always empty (targeted runs are refused)."},"replace-addrs":{"type":"array","maxItems":0,"description":"Always empty (replacing runs are refused)."},"canceled-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"message":{"type":"string"},"source":{"type":"string"},"terraform-version":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"status-timestamps":{"description":"What StackShip records: `plan-queueable-at` and `plan-queued-at` (creation), `planning-at` and `planned-at` (the plan attempts), `confirmed-at` and `apply-queued-at` (the approval), `applying-at` and `applied-at` (the apply attempts), and at the end `planned-and-finished-at`, `discarded-at`, `canceled-at` or `errored-at`.","type":"object","additionalProperties":{"type":"string"}},"position-in-queue":{"description":"Only in the queue listing; 0 is the next run to start.","type":"integer","minimum":0},"actions":{"type":"object","additionalProperties":false,"required":["is-cancelable","is-confirmable","is-discardable","is-force-cancelable"],"properties":{"is-cancelable":{"type":"boolean"},"is-confirmable":{"type":"boolean"},"is-discardable":{"type":"boolean"},"is-force-cancelable":{"type":"boolean"}}},"permissions":{"type":"object","additionalProperties":false,"required":["can-apply","can-cancel","can-discard","can-force-cancel","can-override-policy"],"properties":{"can-apply":{"type":"boolean"},"can-cancel":{"type":"boolean"},"can-discard":{"type":"boolean"},"can-force-cancel":{"type":"boolean"},"can-override-policy":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace","plan","apply","configuration-version","cost-estimate","policy-checks","task-stages"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"created-by":{"description":"The principal who created the run, as a `users` resource (null when unknown).","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"confirmed-by":{"description":"The principal who approved the run, as a `users` resource; null until someone did.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"cost-estimate":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"policy-checks":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}},"task-stages":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}}}}}};
+const pattern15 = new RegExp("^run-[0-9a-z]{16}$", "u");
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4808,7 +5308,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern14.test(data1)){
+if(!pattern15.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -4957,7 +5457,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key1 in data3){
-if(!(func1.call(schema66.properties.attributes.properties, key1))){
+if(!(func1.call(schema69.properties.attributes.properties, key1))){
 const err20 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -5133,7 +5633,7 @@ let valid2 = false;
 let passing0 = null;
 const _errs31 = errors;
 if(typeof data15 === "string"){
-if(!pattern8.test(data15)){
+if(!pattern9.test(data15)){
 const err34 = {instancePath:instancePath+"/attributes/canceled-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -5242,7 +5742,7 @@ errors++;
 if(data3["created-at"] !== undefined){
 let data19 = data3["created-at"];
 if(typeof data19 === "string"){
-if(!pattern8.test(data19)){
+if(!pattern9.test(data19)){
 const err41 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err41];
@@ -5654,7 +6154,7 @@ vErrors.push(err76);
 errors++;
 }
 for(const key5 in data34){
-if(!(func1.call(schema66.properties.relationships.properties, key5))){
+if(!(func1.call(schema69.properties.relationships.properties, key5))){
 const err77 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err77];
@@ -5666,44 +6166,44 @@ errors++;
 }
 }
 if(data34.workspace !== undefined){
-if(!(validate33(data34.workspace, {instancePath:instancePath+"/relationships/workspace",parentData:data34,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data34.workspace, {instancePath:instancePath+"/relationships/workspace",parentData:data34,parentDataProperty:"workspace",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
 if(data34.plan !== undefined){
-if(!(validate33(data34.plan, {instancePath:instancePath+"/relationships/plan",parentData:data34,parentDataProperty:"plan",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data34.plan, {instancePath:instancePath+"/relationships/plan",parentData:data34,parentDataProperty:"plan",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
 if(data34.apply !== undefined){
-if(!(validate33(data34.apply, {instancePath:instancePath+"/relationships/apply",parentData:data34,parentDataProperty:"apply",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data34.apply, {instancePath:instancePath+"/relationships/apply",parentData:data34,parentDataProperty:"apply",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
 if(data34["configuration-version"] !== undefined){
-if(!(validate33(data34["configuration-version"], {instancePath:instancePath+"/relationships/configuration-version",parentData:data34,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data34["configuration-version"], {instancePath:instancePath+"/relationships/configuration-version",parentData:data34,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
 if(data34["created-by"] !== undefined){
-if(!(validate33(data34["created-by"], {instancePath:instancePath+"/relationships/created-by",parentData:data34,parentDataProperty:"created-by",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data34["created-by"], {instancePath:instancePath+"/relationships/created-by",parentData:data34,parentDataProperty:"created-by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
 if(data34["confirmed-by"] !== undefined){
-if(!(validate33(data34["confirmed-by"], {instancePath:instancePath+"/relationships/confirmed-by",parentData:data34,parentDataProperty:"confirmed-by",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data34["confirmed-by"], {instancePath:instancePath+"/relationships/confirmed-by",parentData:data34,parentDataProperty:"confirmed-by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
 if(data34["cost-estimate"] !== undefined){
-if(!(validate33(data34["cost-estimate"], {instancePath:instancePath+"/relationships/cost-estimate",parentData:data34,parentDataProperty:"cost-estimate",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data34["cost-estimate"], {instancePath:instancePath+"/relationships/cost-estimate",parentData:data34,parentDataProperty:"cost-estimate",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
@@ -5830,18 +6330,18 @@ vErrors.push(err87);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema69 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"workspaces"},"id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["name","execution-mode","terraform-version","locked","working-directory","structured-run-output-enabled","tag-names","vcs-repo","auto-apply","allow-destroy-plan","operations","created-at","updated-at","permissions","actions"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"execution-mode":{"const":"remote"},"terraform-version":{"type":"string"},"locked":{"type":"boolean"},"working-directory":{"type":"string"},"structured-run-output-enabled":{"const":false},"tag-names":{"type":"array","items":{"type":"string"},"description":"The workspace's tags, sorted."},"vcs-repo":{"type":"null"},"auto-apply":{"const":false},"allow-destroy-plan":{"const":false},"queue-all-runs":{"const":false},"operations":{"const":true},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"updated-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"permissions":{"type":"object","additionalProperties":false,"required":["can-queue-run","can-queue-apply","can-queue-destroy","can-update","can-destroy","can-force-delete","can-lock","can-unlock","can-force-unlock","can-read-state-versions"],"properties":{"can-queue-run":{"type":"boolean"},"can-queue-apply":{"type":"boolean"},"can-queue-destroy":{"const":false},"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-force-delete":{"type":"boolean","description":"Whether the caller may delete the workspace (safe-delete and force delete: organization administrators). `can-destroy` and `actions.is-destroyable` stay false: StackShip runs no destroy plans (invariant 2)."},"can-lock":{"type":"boolean"},"can-unlock":{"type":"boolean"},"can-force-unlock":{"type":"boolean"},"can-read-state-versions":{"type":"boolean"}}},"actions":{"type":"object","additionalProperties":false,"required":["is-destroyable"],"properties":{"is-destroyable":{"const":false}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project","current-run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"current-run":{"description":"The oldest plan-and-apply run still in progress, else the newest plan-and-apply run (never a speculative one); null when there is none or the caller may not read the workspace's runs.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"locked-by":{"description":"Who holds the workspace lock, a `runs` or a `users` resource; null while unlocked.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
-const pattern17 = new RegExp("^ws-[0-9a-z]{16}$", "u");
+const schema72 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"workspaces"},"id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["name","execution-mode","terraform-version","locked","working-directory","structured-run-output-enabled","tag-names","vcs-repo","auto-apply","allow-destroy-plan","operations","created-at","updated-at","permissions","actions"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"execution-mode":{"const":"remote"},"terraform-version":{"type":"string"},"locked":{"type":"boolean"},"working-directory":{"type":"string"},"structured-run-output-enabled":{"const":false},"tag-names":{"type":"array","items":{"type":"string"},"description":"The workspace's tags, sorted."},"vcs-repo":{"type":"null"},"auto-apply":{"const":false},"allow-destroy-plan":{"const":false},"queue-all-runs":{"const":false},"operations":{"const":true},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"updated-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"permissions":{"type":"object","additionalProperties":false,"required":["can-queue-run","can-queue-apply","can-queue-destroy","can-update","can-destroy","can-force-delete","can-lock","can-unlock","can-force-unlock","can-read-state-versions"],"properties":{"can-queue-run":{"type":"boolean"},"can-queue-apply":{"type":"boolean"},"can-queue-destroy":{"const":false},"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-force-delete":{"type":"boolean","description":"Whether the caller may delete the workspace (safe-delete and force delete: organization administrators). `can-destroy` and `actions.is-destroyable` stay false: StackShip runs no destroy plans (invariant 2)."},"can-lock":{"type":"boolean"},"can-unlock":{"type":"boolean"},"can-force-unlock":{"type":"boolean"},"can-read-state-versions":{"type":"boolean"}}},"actions":{"type":"object","additionalProperties":false,"required":["is-destroyable"],"properties":{"is-destroyable":{"const":false}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project","current-run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"current-run":{"description":"The oldest plan-and-apply run still in progress, else the newest plan-and-apply run (never a speculative one); null when there is none or the caller may not read the workspace's runs.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"locked-by":{"description":"Who holds the workspace lock, a `runs` or a `users` resource; null while unlocked.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+const pattern18 = new RegExp("^ws-[0-9a-z]{16}$", "u");
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5916,7 +6416,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern17.test(data1)){
+if(!pattern18.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -6105,7 +6605,7 @@ vErrors.push(err23);
 errors++;
 }
 for(const key1 in data3){
-if(!(func1.call(schema69.properties.attributes.properties, key1))){
+if(!(func1.call(schema72.properties.attributes.properties, key1))){
 const err24 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err24];
@@ -6131,7 +6631,7 @@ errors++;
 if(data3.description !== undefined){
 let data5 = data3.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err26 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema69.properties.attributes.properties.description.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema72.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6292,7 +6792,7 @@ errors++;
 if(data3["created-at"] !== undefined){
 let data18 = data3["created-at"];
 if(typeof data18 === "string"){
-if(!pattern8.test(data18)){
+if(!pattern9.test(data18)){
 const err39 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err39];
@@ -6317,7 +6817,7 @@ errors++;
 if(data3["updated-at"] !== undefined){
 let data19 = data3["updated-at"];
 if(typeof data19 === "string"){
-if(!pattern8.test(data19)){
+if(!pattern9.test(data19)){
 const err41 = {instancePath:instancePath+"/attributes/updated-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err41];
@@ -6443,7 +6943,7 @@ vErrors.push(err52);
 errors++;
 }
 for(const key2 in data20){
-if(!(func1.call(schema69.properties.attributes.properties.permissions.properties, key2))){
+if(!(func1.call(schema72.properties.attributes.properties.permissions.properties, key2))){
 const err53 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err53];
@@ -6693,26 +7193,26 @@ errors++;
 }
 }
 if(data33.organization !== undefined){
-if(!(validate33(data33.organization, {instancePath:instancePath+"/relationships/organization",parentData:data33,parentDataProperty:"organization",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data33.organization, {instancePath:instancePath+"/relationships/organization",parentData:data33,parentDataProperty:"organization",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
 if(data33.project !== undefined){
-if(!(validate33(data33.project, {instancePath:instancePath+"/relationships/project",parentData:data33,parentDataProperty:"project",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data33.project, {instancePath:instancePath+"/relationships/project",parentData:data33,parentDataProperty:"project",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
 if(data33["current-run"] !== undefined){
-if(!(validate33(data33["current-run"], {instancePath:instancePath+"/relationships/current-run",parentData:data33,parentDataProperty:"current-run",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data33["current-run"], {instancePath:instancePath+"/relationships/current-run",parentData:data33,parentDataProperty:"current-run",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
 if(data33["locked-by"] !== undefined){
-if(!(validate33(data33["locked-by"], {instancePath:instancePath+"/relationships/locked-by",parentData:data33,parentDataProperty:"locked-by",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data33["locked-by"], {instancePath:instancePath+"/relationships/locked-by",parentData:data33,parentDataProperty:"locked-by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
@@ -6739,16 +7239,16 @@ vErrors.push(err75);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6767,8 +7267,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate53(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate54(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 }
@@ -6782,8 +7282,8 @@ const _errs5 = errors;
 let valid3 = false;
 let passing0 = null;
 const _errs6 = errors;
-if(!(validate62(data2, {instancePath:instancePath+"/included/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate63(data2, {instancePath:instancePath+"/included/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs6 === errors;
@@ -6793,8 +7293,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs7 = errors;
-if(!(validate39(data2, {instancePath:instancePath+"/included/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+if(!(validate40(data2, {instancePath:instancePath+"/included/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs7 === errors;
@@ -7020,18 +7520,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunEventListDocument = validate69;
-const schema73 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}};
+export const RunEventListDocument = validate70;
+const schema76 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}};
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7085,18 +7585,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate70.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunListDocument = validate70;
-const schema74 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}},"included":{"description":"What `?include=` asked for on the workspace run list (`workspace`, `created_by`, `confirmed_by`), each once.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/User"}]}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const RunListDocument = validate71;
+const schema77 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}},"included":{"description":"What `?include=` asked for on the workspace run list (`workspace`, `created_by`, `confirmed_by`), each once.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/User"}]}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7129,8 +7629,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate53(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate54(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 }
@@ -7156,8 +7656,8 @@ const _errs7 = errors;
 let valid5 = false;
 let passing0 = null;
 const _errs8 = errors;
-if(!(validate62(data3, {instancePath:instancePath+"/included/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate63(data3, {instancePath:instancePath+"/included/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs8 === errors;
@@ -7446,7 +7946,7 @@ errors++;
 if(data10["next-page"] !== undefined){
 let data12 = data10["next-page"];
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err25 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
+const err25 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema41.properties["next-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -7459,7 +7959,7 @@ errors++;
 if(data10["prev-page"] !== undefined){
 let data13 = data10["prev-page"];
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (data13 !== null)){
-const err26 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema41.properties["prev-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7530,20 +8030,20 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate71.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionCreateDocument = validate73;
-const schema77 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"state-versions"},"attributes":{"type":"object","required":["serial","md5","lineage"],"properties":{"serial":{"type":"integer","minimum":0,"maximum":9007199254740991},"md5":{"type":"string","pattern":"^[0-9a-fA-F]{32}$"},"lineage":{"type":"string","minLength":1,"maxLength":255},"force":{"type":"boolean"},"json-state-outputs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Base64JsonOutputs"}}},"relationships":{"type":"object","properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
-const schema78 = {"description":"Base64 of a JSON object `{\"<name>\": {\"sensitive\": bool, \"type\": <cty type JSON>, \"value\": <JSON>}}` (`e30=` is `{}`; base64 of `null` is accepted too).","type":"string","maxLength":16777216};
-const pattern20 = new RegExp("^[0-9a-fA-F]{32}$", "u");
+export const StateVersionCreateDocument = validate74;
+const schema80 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"state-versions"},"attributes":{"type":"object","required":["serial","md5","lineage"],"properties":{"serial":{"type":"integer","minimum":0,"maximum":9007199254740991},"md5":{"type":"string","pattern":"^[0-9a-fA-F]{32}$"},"lineage":{"type":"string","minLength":1,"maxLength":255},"force":{"type":"boolean"},"json-state-outputs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Base64JsonOutputs"}}},"relationships":{"type":"object","properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
+const schema81 = {"description":"Base64 of a JSON object `{\"<name>\": {\"sensitive\": bool, \"type\": <cty type JSON>, \"value\": <JSON>}}` (`e30=` is `{}`; base64 of `null` is accepted too).","type":"string","maxLength":16777216};
+const pattern21 = new RegExp("^[0-9a-fA-F]{32}$", "u");
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7657,7 +8157,7 @@ errors++;
 if(data2.md5 !== undefined){
 let data4 = data2.md5;
 if(typeof data4 === "string"){
-if(!pattern20.test(data4)){
+if(!pattern21.test(data4)){
 const err9 = {instancePath:instancePath+"/data/attributes/md5",schemaPath:"#/properties/data/properties/attributes/properties/md5/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{32}$"},message:"must match pattern \""+"^[0-9a-fA-F]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -7767,8 +8267,8 @@ if(data0.relationships !== undefined){
 let data8 = data0.relationships;
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 if(data8.run !== undefined){
-if(!(validate33(data8.run, {instancePath:instancePath+"/data/relationships/run",parentData:data8,parentDataProperty:"run",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data8.run, {instancePath:instancePath+"/data/relationships/run",parentData:data8,parentDataProperty:"run",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
@@ -7807,20 +8307,20 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate74.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionDocument = validate75;
-const schema79 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersion"}}};
-const schema80 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"state-versions"},"id":{"type":"string","pattern":"^sv-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["serial","lineage","md5","status","created-at","hosted-state-download-url"],"properties":{"serial":{"type":"integer","minimum":0},"lineage":{"type":"string"},"md5":{"type":"string"},"status":{"description":"`pending` until the runner confirms the publication after a successful apply; `finalized` once published (only a finalized version can be the current one).","enum":["pending","finalized","discarded"]},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"hosted-state-download-url":{"description":"A path relative to the server (the CLI resolves it and sends its Authorization header).","type":"string"},"hosted-state-upload-url":{"description":"Absolute, signed and expiring; PUT the raw state there without Authorization. Only in the create response.","type":"string","format":"uri"},"hosted-json-state-upload-url":{"description":"Absolute, signed and expiring; the JSON state PUT is accepted and discarded. Only in the create response.","type":"string","format":"uri"},"sha256":{"description":"SHA-256 of the uploaded state bytes; null until uploaded.","type":["string","null"]},"size-bytes":{"type":["integer","null"]},"fence":{"description":"The workspace-lock fencing token the state version was accepted under.","type":"integer"},"uploaded-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"published-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]}}},"relationships":{"type":"object","additionalProperties":false,"required":["run"],"properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
-const pattern21 = new RegExp("^sv-[0-9a-z]{16}$", "u");
+export const StateVersionDocument = validate76;
+const schema82 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersion"}}};
+const schema83 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"state-versions"},"id":{"type":"string","pattern":"^sv-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["serial","lineage","md5","status","created-at","hosted-state-download-url"],"properties":{"serial":{"type":"integer","minimum":0},"lineage":{"type":"string"},"md5":{"type":"string"},"status":{"description":"`pending` until the runner confirms the publication after a successful apply; `finalized` once published (only a finalized version can be the current one).","enum":["pending","finalized","discarded"]},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"hosted-state-download-url":{"description":"A path relative to the server (the CLI resolves it and sends its Authorization header).","type":"string"},"hosted-state-upload-url":{"description":"Absolute, signed and expiring; PUT the raw state there without Authorization. Only in the create response.","type":"string","format":"uri"},"hosted-json-state-upload-url":{"description":"Absolute, signed and expiring; the JSON state PUT is accepted and discarded. Only in the create response.","type":"string","format":"uri"},"sha256":{"description":"SHA-256 of the uploaded state bytes; null until uploaded.","type":["string","null"]},"size-bytes":{"type":["integer","null"]},"fence":{"description":"The workspace-lock fencing token the state version was accepted under.","type":"integer"},"uploaded-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"published-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]}}},"relationships":{"type":"object","additionalProperties":false,"required":["run"],"properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+const pattern22 = new RegExp("^sv-[0-9a-z]{16}$", "u");
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7895,7 +8395,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern21.test(data1)){
+if(!pattern22.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^sv-[0-9a-z]{16}$"},message:"must match pattern \""+"^sv-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -7981,7 +8481,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key1 in data2){
-if(!(func1.call(schema80.properties.attributes.properties, key1))){
+if(!(func1.call(schema83.properties.attributes.properties, key1))){
 const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -8044,7 +8544,7 @@ errors++;
 if(data2.status !== undefined){
 let data6 = data2.status;
 if(!(((data6 === "pending") || (data6 === "finalized")) || (data6 === "discarded"))){
-const err19 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema80.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema83.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8057,7 +8557,7 @@ errors++;
 if(data2["created-at"] !== undefined){
 let data7 = data2["created-at"];
 if(typeof data7 === "string"){
-if(!pattern8.test(data7)){
+if(!pattern9.test(data7)){
 const err20 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -8144,7 +8644,7 @@ errors++;
 if(data2.sha256 !== undefined){
 let data11 = data2.sha256;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err27 = {instancePath:instancePath+"/attributes/sha256",schemaPath:"#/properties/attributes/properties/sha256/type",keyword:"type",params:{type: schema80.properties.attributes.properties.sha256.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/attributes/sha256",schemaPath:"#/properties/attributes/properties/sha256/type",keyword:"type",params:{type: schema83.properties.attributes.properties.sha256.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8157,7 +8657,7 @@ errors++;
 if(data2["size-bytes"] !== undefined){
 let data12 = data2["size-bytes"];
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/attributes/size-bytes",schemaPath:"#/properties/attributes/properties/size-bytes/type",keyword:"type",params:{type: schema80.properties.attributes.properties["size-bytes"].type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/attributes/size-bytes",schemaPath:"#/properties/attributes/properties/size-bytes/type",keyword:"type",params:{type: schema83.properties.attributes.properties["size-bytes"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -8187,7 +8687,7 @@ let valid3 = false;
 let passing0 = null;
 const _errs32 = errors;
 if(typeof data14 === "string"){
-if(!pattern8.test(data14)){
+if(!pattern9.test(data14)){
 const err30 = {instancePath:instancePath+"/attributes/uploaded-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
@@ -8264,7 +8764,7 @@ let valid5 = false;
 let passing1 = null;
 const _errs39 = errors;
 if(typeof data15 === "string"){
-if(!pattern8.test(data15)){
+if(!pattern9.test(data15)){
 const err34 = {instancePath:instancePath+"/attributes/published-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -8372,8 +8872,8 @@ errors++;
 }
 }
 if(data16.run !== undefined){
-if(!(validate33(data16.run, {instancePath:instancePath+"/relationships/run",parentData:data16,parentDataProperty:"run",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data16.run, {instancePath:instancePath+"/relationships/run",parentData:data16,parentDataProperty:"run",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
@@ -8400,16 +8900,16 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate76.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8428,8 +8928,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate76(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+if(!(validate77(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
 errors = vErrors.length;
 }
 }
@@ -8444,20 +8944,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate76.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionOutputDocument = validate79;
-const schema84 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}}};
-const schema85 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"state-version-outputs"},"id":{"type":"string","pattern":"^svo-[0-9a-z]{16}-[0-9]{1,6}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","sensitive","type","value","detailed-type"],"properties":{"name":{"type":"string"},"sensitive":{"type":"boolean"},"type":{"description":"The kind of the value (`string`, `number`, `bool`, `list`, `object`, …); the CLI decodes it but does not use it.","type":"string"},"value":{"description":"The output's value; always null when the output is sensitive (StackShip never stores sensitive output values)."},"detailed-type":{"description":"The cty type as JSON, e.g. `\"string\"` or `[\"list\",\"string\"]`."}}}}};
-const pattern25 = new RegExp("^svo-[0-9a-z]{16}-[0-9]{1,6}$", "u");
+export const StateVersionOutputDocument = validate80;
+const schema87 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}}};
+const schema88 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"state-version-outputs"},"id":{"type":"string","pattern":"^svo-[0-9a-z]{16}-[0-9]{1,6}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","sensitive","type","value","detailed-type"],"properties":{"name":{"type":"string"},"sensitive":{"type":"boolean"},"type":{"description":"The kind of the value (`string`, `number`, `bool`, `list`, `object`, …); the CLI decodes it but does not use it.","type":"string"},"value":{"description":"The output's value; always null when the output is sensitive (StackShip never stores sensitive output values)."},"detailed-type":{"description":"The cty type as JSON, e.g. `\"string\"` or `[\"list\",\"string\"]`."}}}}};
+const pattern26 = new RegExp("^svo-[0-9a-z]{16}-[0-9]{1,6}$", "u");
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate79.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8535,7 +9035,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern25.test(data2)){
+if(!pattern26.test(data2)){
 const err6 = {instancePath:instancePath+"/data/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput/properties/id/pattern",keyword:"pattern",params:{pattern: "^svo-[0-9a-z]{16}-[0-9]{1,6}$"},message:"must match pattern \""+"^svo-[0-9a-z]{16}-[0-9]{1,6}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -8693,18 +9193,18 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate79.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate79.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate80.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionOutputListDocument = validate80;
-const schema86 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const StateVersionOutputListDocument = validate81;
+const schema89 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate81.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8796,7 +9296,7 @@ errors++;
 if(data1.id !== undefined){
 let data3 = data1.id;
 if(typeof data3 === "string"){
-if(!pattern25.test(data3)){
+if(!pattern26.test(data3)){
 const err7 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput/properties/id/pattern",keyword:"pattern",params:{pattern: "^svo-[0-9a-z]{16}-[0-9]{1,6}$"},message:"must match pattern \""+"^svo-[0-9a-z]{16}-[0-9]{1,6}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -9037,7 +9537,7 @@ errors++;
 if(data9["next-page"] !== undefined){
 let data11 = data9["next-page"];
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err28 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema41.properties["next-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9050,7 +9550,7 @@ errors++;
 if(data9["prev-page"] !== undefined){
 let data12 = data9["prev-page"];
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err29 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
+const err29 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema41.properties["prev-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9121,21 +9621,21 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate80.errors = vErrors;
+validate81.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate81.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const VariableCreateDocument = validate81;
-const schema89 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"vars"},"attributes":{"type":"object","required":["key","category"],"properties":{"key":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey"},"value":{"type":"string","maxLength":65536,"description":"Absent is the empty string."},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
-const schema90 = {"description":"As on /v1.","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"};
-const schema91 = {"type":"string","enum":["terraform","env"]};
-const pattern27 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
+export const VariableCreateDocument = validate82;
+const schema92 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"vars"},"attributes":{"type":"object","required":["key","category"],"properties":{"key":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey"},"value":{"type":"string","maxLength":65536,"description":"Absent is the empty string."},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
+const schema93 = {"description":"As on /v1.","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"};
+const schema94 = {"type":"string","enum":["terraform","env"]};
+const pattern28 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9204,7 +9704,7 @@ errors++;
 if(data2.key !== undefined){
 let data3 = data2.key;
 if(typeof data3 === "string"){
-if(!pattern27.test(data3)){
+if(!pattern28.test(data3)){
 const err5 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -9264,7 +9764,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err10 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema91.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema94.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9358,20 +9858,20 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate82.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate82.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const VariableDocument = validate82;
-const schema92 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Variable"}}};
-const schema93 = {"description":"A workspace variable, the same record /v1 shows; a sensitive variable's value is always null.","type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"vars"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","description","category","hcl","sensitive","created-at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"]},"description":{"type":["string","null"]},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["configurable"],"properties":{"configurable":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}},"links":{"type":"object","required":["self"],"properties":{"self":{"type":"string"}}}}};
-const pattern28 = new RegExp("^var-[0-9a-z]{16}$", "u");
+export const VariableDocument = validate83;
+const schema95 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Variable"}}};
+const schema96 = {"description":"A workspace variable, the same record /v1 shows; a sensitive variable's value is always null.","type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"vars"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","description","category","hcl","sensitive","created-at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"]},"description":{"type":["string","null"]},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["configurable"],"properties":{"configurable":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}},"links":{"type":"object","required":["self"],"properties":{"self":{"type":"string"}}}}};
+const pattern29 = new RegExp("^var-[0-9a-z]{16}$", "u");
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate84.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9446,7 +9946,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern28.test(data1)){
+if(!pattern29.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -9568,7 +10068,7 @@ errors++;
 if(data2.value !== undefined){
 let data4 = data2.value;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema93.properties.attributes.properties.value.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema96.properties.attributes.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9581,7 +10081,7 @@ errors++;
 if(data2.description !== undefined){
 let data5 = data2.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err18 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema93.properties.attributes.properties.description.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema96.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9604,7 +10104,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data6 === "terraform") || (data6 === "env"))){
-const err20 = {instancePath:instancePath+"/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema91.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema94.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9641,7 +10141,7 @@ errors++;
 if(data2["created-at"] !== undefined){
 let data9 = data2["created-at"];
 if(typeof data9 === "string"){
-if(!pattern8.test(data9)){
+if(!pattern9.test(data9)){
 const err23 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -9701,8 +10201,8 @@ errors++;
 }
 }
 if(data10.configurable !== undefined){
-if(!(validate33(data10.configurable, {instancePath:instancePath+"/relationships/configurable",parentData:data10,parentDataProperty:"configurable",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data10.configurable, {instancePath:instancePath+"/relationships/configurable",parentData:data10,parentDataProperty:"configurable",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
@@ -9766,16 +10266,16 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate84.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate82.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9794,8 +10294,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate83(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+if(!(validate84(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
 errors = vErrors.length;
 }
 }
@@ -9810,18 +10310,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const VariableListDocument = validate86;
-const schema96 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Variable"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const VariableListDocument = validate87;
+const schema99 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Variable"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9854,8 +10354,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate83(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+if(!(validate84(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
 errors = vErrors.length;
 }
 }
@@ -9953,7 +10453,7 @@ errors++;
 if(data3["next-page"] !== undefined){
 let data5 = data3["next-page"];
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
+const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema41.properties["next-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9966,7 +10466,7 @@ errors++;
 if(data3["prev-page"] !== undefined){
 let data6 = data3["prev-page"];
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
+const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema41.properties["prev-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -10037,18 +10537,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate86.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const VariableUpdateDocument = validate88;
-const schema98 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","properties":{"type":{"const":"vars"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (422 `VARIABLE_SENSITIVITY_IRREVERSIBLE`); its value, when not sent, stays as it was.","properties":{"key":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey"},"value":{"type":"string","maxLength":65536},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
+export const VariableUpdateDocument = validate89;
+const schema101 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","properties":{"type":{"const":"vars"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (422 `VARIABLE_SENSITIVITY_IRREVERSIBLE`); its value, when not sent, stays as it was.","properties":{"key":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey"},"value":{"type":"string","maxLength":65536},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10084,7 +10584,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern28.test(data2)){
+if(!pattern29.test(data2)){
 const err2 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -10112,7 +10612,7 @@ if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.key !== undefined){
 let data4 = data3.key;
 if(typeof data4 === "string"){
-if(!pattern27.test(data4)){
+if(!pattern28.test(data4)){
 const err4 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -10172,7 +10672,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((data6 === "terraform") || (data6 === "env"))){
-const err9 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema91.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema94.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10266,28 +10766,28 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate88.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate89.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceCreateDocument = validate89;
-const schema101 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"terraform-version":{"type":"string","maxLength":40},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"description":{"type":"string","maxLength":1000},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"}}},"relationships":{"type":"object","properties":{"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"tags":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTagList"}}}}}}};
-const schema102 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"Letters, digits, `_`, `.` and `-`, starting with a letter or digit; unique in the organization."};
-const schema103 = {"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$","description":"Relative to the configuration's root; no leading `/` and no `..`."};
-const schema104 = {"type":"boolean","description":"Only `false` is accepted: `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (StackShip never applies without a human approval) and nothing is written."};
-const schema105 = {"type":"boolean","description":"Only `false` is accepted; `true` is refused with 422 `RUN_DESTROY_FORBIDDEN` and nothing is written."};
-const schema106 = {"type":"boolean","description":"Only `false` is accepted (StackShip queues a run only when someone asks for one); `true` is refused with 422 `DOCUMENT_INVALID` and nothing is written."};
-const schema107 = {"description":"Only `remote`; any other mode is refused with 422 `DOCUMENT_INVALID`.","enum":["remote"]};
-const pattern33 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
-const schema108 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":100,"items":{"type":"object","required":["attributes"],"properties":{"type":{"const":"tags"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName"}}}}}}}};
-const schema109 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$","description":"Letters, digits, `:`, `_`, `.` and `-`, starting with a letter or digit."};
-const pattern34 = new RegExp("^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$", "u");
+export const WorkspaceCreateDocument = validate90;
+const schema104 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"terraform-version":{"type":"string","maxLength":40},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"description":{"type":"string","maxLength":1000},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"}}},"relationships":{"type":"object","properties":{"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"tags":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTagList"}}}}}}};
+const schema105 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"Letters, digits, `_`, `.` and `-`, starting with a letter or digit; unique in the organization."};
+const schema106 = {"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$","description":"Relative to the configuration's root; no leading `/` and no `..`."};
+const schema107 = {"type":"boolean","description":"Only `false` is accepted: `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (StackShip never applies without a human approval) and nothing is written."};
+const schema108 = {"type":"boolean","description":"Only `false` is accepted; `true` is refused with 422 `RUN_DESTROY_FORBIDDEN` and nothing is written."};
+const schema109 = {"type":"boolean","description":"Only `false` is accepted (StackShip queues a run only when someone asks for one); `true` is refused with 422 `DOCUMENT_INVALID` and nothing is written."};
+const schema110 = {"description":"Only `remote`; any other mode is refused with 422 `DOCUMENT_INVALID`.","enum":["remote"]};
+const pattern34 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
+const schema111 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":100,"items":{"type":"object","required":["attributes"],"properties":{"type":{"const":"tags"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName"}}}}}}}};
+const schema112 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$","description":"Letters, digits, `:`, `_`, `.` and `-`, starting with a letter or digit."};
+const pattern35 = new RegExp("^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$", "u");
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10360,7 +10860,7 @@ errors++;
 if(data3.name !== undefined){
 let data4 = data3.name;
 if(typeof data4 === "string"){
-if(!pattern34.test(data4)){
+if(!pattern35.test(data4)){
 const err5 = {instancePath:instancePath+"/data/" + i0+"/attributes/name",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -10429,16 +10929,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate91.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate92.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate90.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10497,7 +10997,7 @@ errors++;
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern11.test(data3)){
+if(!pattern12.test(data3)){
 const err4 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -10557,7 +11057,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern33.test(data5)){
+if(!pattern34.test(data5)){
 const err9 = {instancePath:instancePath+"/data/attributes/working-directory",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*\\.\\.).*$"},message:"must match pattern \""+"^(?!/)(?!.*\\.\\.).*$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -10642,7 +11142,7 @@ errors++;
 }
 if(data2["execution-mode"] !== undefined){
 if(!(data2["execution-mode"] === "remote")){
-const err16 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema107.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema110.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -10668,14 +11168,14 @@ if(data0.relationships !== undefined){
 let data11 = data0.relationships;
 if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
 if(data11.project !== undefined){
-if(!(validate33(data11.project, {instancePath:instancePath+"/data/relationships/project",parentData:data11,parentDataProperty:"project",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate34(data11.project, {instancePath:instancePath+"/data/relationships/project",parentData:data11,parentDataProperty:"project",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
 if(data11.tags !== undefined){
-if(!(validate91(data11.tags, {instancePath:instancePath+"/data/relationships/tags",parentData:data11,parentDataProperty:"tags",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+if(!(validate92(data11.tags, {instancePath:instancePath+"/data/relationships/tags",parentData:data11,parentDataProperty:"tags",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 }
@@ -10714,19 +11214,19 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate89.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate90.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceDocument = validate93;
-const schema110 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"}}};
-const schema111 = {"description":"The current runs `?include=current_run` asked for (each once).","type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}};
+export const WorkspaceDocument = validate94;
+const schema113 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"}}};
+const schema114 = {"description":"The current runs `?include=current_run` asked for (each once).","type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}};
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate96.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10736,8 +11236,8 @@ evaluated0.items = undefined;
 if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate53(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate54(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 }
@@ -10752,16 +11252,16 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate95.errors = vErrors;
+validate96.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate96.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10780,14 +11280,14 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate62(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate63(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
 errors = vErrors.length;
 }
 }
 if(data.included !== undefined){
-if(!(validate95(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+if(!(validate96(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
 errors = vErrors.length;
 }
 }
@@ -10802,18 +11302,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate93.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
+validate94.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceListDocument = validate98;
-const schema112 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"}},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const WorkspaceListDocument = validate99;
+const schema115 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"}},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate98.evaluated;
+const evaluated0 = validate99.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10846,8 +11346,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate62(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate63(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
 errors = vErrors.length;
 }
 }
@@ -10864,8 +11364,8 @@ errors++;
 }
 }
 if(data.included !== undefined){
-if(!(validate95(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+if(!(validate96(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
 errors = vErrors.length;
 }
 }
@@ -10951,7 +11451,7 @@ errors++;
 if(data4["next-page"] !== undefined){
 let data6 = data4["next-page"];
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema51.properties["next-page"].type},message:"must be integer,null"};
+const err10 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema41.properties["next-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -10964,7 +11464,7 @@ errors++;
 if(data4["prev-page"] !== undefined){
 let data7 = data4["prev-page"];
 if((!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))) && (data7 !== null)){
-const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema51.properties["prev-page"].type},message:"must be integer,null"};
+const err11 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema41.properties["prev-page"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11035,18 +11535,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate98.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
-validate98.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate99.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceLockDocument = validate101;
-const schema114 = {"description":"The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too.","type":"object","properties":{"data":{"type":"object","properties":{"type":{"type":"string"},"attributes":{"type":"object","properties":{"reason":{"type":"string","maxLength":1000}}}}}}};
+export const WorkspaceLockDocument = validate102;
+const schema117 = {"description":"The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too.","type":"object","properties":{"data":{"type":"object","properties":{"type":{"type":"string"},"attributes":{"type":"object","properties":{"reason":{"type":"string","maxLength":1000}}}}}}};
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate102.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11132,17 +11632,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate101.errors = vErrors;
+validate102.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate102.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceTagList = validate102;
+export const WorkspaceTagList = validate103;
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate103.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11215,7 +11715,7 @@ errors++;
 if(data3.name !== undefined){
 let data4 = data3.name;
 if(typeof data4 === "string"){
-if(!pattern34.test(data4)){
+if(!pattern35.test(data4)){
 const err5 = {instancePath:instancePath+"/data/" + i0+"/attributes/name",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -11284,18 +11784,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate102.errors = vErrors;
+validate103.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate103.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceUpdateDocument = validate103;
-const schema117 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"description":{"type":["string","null"],"maxLength":1000},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"terraform-version":{"type":"string","maxLength":40},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"}}}}}}};
+export const WorkspaceUpdateDocument = validate104;
+const schema120 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"description":{"type":["string","null"],"maxLength":1000},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"terraform-version":{"type":"string","maxLength":40},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"}}}}}}};
 
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate103.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11324,7 +11824,7 @@ if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
-if(!pattern11.test(data3)){
+if(!pattern12.test(data3)){
 const err1 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -11349,7 +11849,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err3 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema117.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema120.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -11384,7 +11884,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!pattern33.test(data5)){
+if(!pattern34.test(data5)){
 const err6 = {instancePath:instancePath+"/data/attributes/working-directory",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*\\.\\.).*$"},message:"must match pattern \""+"^(?!/)(?!.*\\.\\.).*$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -11469,7 +11969,7 @@ errors++;
 }
 if(data2["execution-mode"] !== undefined){
 if(!(data2["execution-mode"] === "remote")){
-const err13 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema107.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema110.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -11514,10 +12014,10 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate103.errors = vErrors;
+validate104.errors = vErrors;
 return errors === 0;
 }
-validate103.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate104.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 export const getDiscoveryResponse200 = Discovery;
 export const getAccountDetailsResponse200 = AccountDetailsDocument;
@@ -11602,6 +12102,10 @@ export const getPlanJsonOutputRedactedResponse200 = PlanJsonOutput;
 export const getPlanJsonOutputRedactedResponse400 = ErrorDocument;
 export const getPlanJsonOutputRedactedResponse401 = ErrorDocument;
 export const getPlanJsonOutputRedactedResponse404 = ErrorDocument;
+export const getProjectResponse200 = ProjectDocument;
+export const getProjectResponse400 = ErrorDocument;
+export const getProjectResponse401 = ErrorDocument;
+export const getProjectResponse404 = ErrorDocument;
 export const createRunRequest = RunCreateDocument;
 export const createRunResponse201 = RunDocument;
 export const createRunResponse400 = ErrorDocument;
@@ -11702,6 +12206,10 @@ export const unlockWorkspaceResponse401 = ErrorDocument;
 export const unlockWorkspaceResponse403 = ErrorDocument;
 export const unlockWorkspaceResponse404 = ErrorDocument;
 export const unlockWorkspaceResponse409 = ErrorDocument;
+export const listConfigurationVersionsResponse200 = ConfigurationVersionListDocument;
+export const listConfigurationVersionsResponse400 = ErrorDocument;
+export const listConfigurationVersionsResponse401 = ErrorDocument;
+export const listConfigurationVersionsResponse404 = ErrorDocument;
 export const createConfigurationVersionRequest = ConfigurationVersionCreateDocument;
 export const createConfigurationVersionResponse201 = ConfigurationVersionDocument;
 export const createConfigurationVersionResponse400 = ErrorDocument;

@@ -444,17 +444,6 @@ export type StateVersionOutputDocument = {
     data: StateVersionOutput;
 };
 
-export type ConfigurationVersionCreateDocument = {
-    data?: {
-        type?: 'configuration-versions';
-        attributes?: {
-            'auto-queue-runs'?: boolean;
-            speculative?: boolean;
-            provisional?: boolean;
-        };
-    };
-};
-
 export type ConfigurationVersion = {
     type: 'configuration-versions';
     id: string;
@@ -470,6 +459,24 @@ export type ConfigurationVersion = {
         'upload-url': string | null;
         error?: null;
         'error-message'?: null;
+    };
+};
+
+export type ConfigurationVersionListDocument = {
+    data: Array<ConfigurationVersion>;
+    meta: {
+        pagination: Pagination;
+    };
+};
+
+export type ConfigurationVersionCreateDocument = {
+    data?: {
+        type?: 'configuration-versions';
+        attributes?: {
+            'auto-queue-runs'?: boolean;
+            speculative?: boolean;
+            provisional?: boolean;
+        };
     };
 };
 
@@ -968,6 +975,41 @@ export type CreateProjectResponses = {
 };
 
 export type CreateProjectResponse = CreateProjectResponses[keyof CreateProjectResponses];
+
+export type GetProjectData = {
+    body?: never;
+    path: {
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/v2/projects/{project_id}';
+};
+
+export type GetProjectErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+};
+
+export type GetProjectError = GetProjectErrors[keyof GetProjectErrors];
+
+export type GetProjectResponses = {
+    /**
+     * The project.
+     */
+    200: ProjectDocument;
+};
+
+export type GetProjectResponse = GetProjectResponses[keyof GetProjectResponses];
 
 export type ListWorkspacesData = {
     body?: never;
@@ -1877,6 +1919,48 @@ export type UploadStateVersionJsonResponses = {
 };
 
 export type UploadStateVersionJsonResponse = UploadStateVersionJsonResponses[keyof UploadStateVersionJsonResponses];
+
+export type ListConfigurationVersionsData = {
+    body?: never;
+    path: {
+        workspace_id: string;
+    };
+    query?: {
+        'page[number]'?: number;
+        'page[size]'?: number;
+    };
+    url: '/api/v2/workspaces/{workspace_id}/configuration-versions';
+};
+
+export type ListConfigurationVersionsErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * The request line (with its query string) and headers exceed Node's 16 KiB limit: Node answers 431 before routing, without a body, and closes the connection.
+     */
+    431: unknown;
+};
+
+export type ListConfigurationVersionsError = ListConfigurationVersionsErrors[keyof ListConfigurationVersionsErrors];
+
+export type ListConfigurationVersionsResponses = {
+    /**
+     * A page of configuration versions.
+     */
+    200: ConfigurationVersionListDocument;
+};
+
+export type ListConfigurationVersionsResponse = ListConfigurationVersionsResponses[keyof ListConfigurationVersionsResponses];
 
 export type CreateConfigurationVersionData = {
     body?: ConfigurationVersionCreateDocument;

@@ -56,6 +56,19 @@ export class ConfigurationVersionRepository extends Repository {
     });
   }
 
+  /** The workspace's configuration versions, newest first (speculative ones too). */
+  async listByWorkspace(workspaceId: string): Promise<ConfigurationVersion[]> {
+    return translating(this.dialect, async () => {
+      const rows = await this.db<ConfigurationVersionRow>("configuration_versions")
+        .where({ workspace_id: workspaceId })
+        .orderBy([
+          { column: "created_at", order: "desc" },
+          { column: "id", order: "desc" },
+        ]);
+      return rows.map(toConfigurationVersion);
+    });
+  }
+
   /**
    * The workspace's most recently uploaded configuration version, if any. Speculative uploads
    * (pull requests, `tofu plan` from a laptop) are skipped unless asked for, so a run that names

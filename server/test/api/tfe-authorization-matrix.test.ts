@@ -64,6 +64,8 @@ const EXPECTED: Record<string, Row> = {
   // The plan JSON is the raw plan in another encoding: artifact:read_sensitive (admin) only;
   // every other member gets the same 404 as for a missing plan.
   getPlanJsonOutput: row(401, 404, 404, 404, 200),
+  // The redacted plan is for anyone with run:read; the seeded run stored none, so each reader gets the same 404.
+  getPlanJsonOutputRedacted: row(401, 404, 404, 404, 404),
   getApply: READ,
   // Every authenticated caller lists its own organizations and reads its own account.
   listOrganizations: row(401, 200, 200, 200, 200),
@@ -76,6 +78,8 @@ const EXPECTED: Record<string, Row> = {
   createVariable: row(401, 404, 403, 201, 201),
   updateVariable: row(401, 404, 403, 200, 200),
   deleteVariable: row(401, 404, 403, 204, 204),
+  listConfigurationVersions: READ,
+  getProject: READ,
   // Deleting a workspace is an organization administrator's decision (a fresh workspace each time).
   deleteWorkspace: row(401, 404, 403, 403, 204),
   safeDeleteWorkspace: row(401, 404, 403, 403, 204),
@@ -180,6 +184,10 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       }
       return { path: { workspace_id: workspaceId } };
     }
+    case "listConfigurationVersions":
+      return { path: ws };
+    case "getProject":
+      return { path: { project_id: (await server.services.stores.workspaces.getById(world.workspaceId))!.projectId } };
     case "forceUnlockWorkspace":
     case "deleteWorkspace":
     case "safeDeleteWorkspace":
@@ -228,6 +236,7 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       return { path: { run_id: await run() }, body: { comment: "matrix" } };
     case "getPlan":
     case "getPlanJsonOutput":
+    case "getPlanJsonOutputRedacted":
       return { path: { plan_id: (await run()).replace(/^run-/, "plan-") } };
     case "getApply":
       return { path: { apply_id: (await run()).replace(/^run-/, "apply-") } };

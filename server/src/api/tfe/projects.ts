@@ -3,7 +3,7 @@ import type { components } from "../../../../generated/tfe/types.gen.ts";
 import type { Project } from "../../domain/records.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { createProject } from "../../commands/projects.ts";
-import { principalOf } from "../authorize.ts";
+import { authorize, notFound, principalOf } from "../authorize.ts";
 import { loadOrganization } from "../lookup.ts";
 import { paginate } from "./presenters.ts";
 
@@ -31,6 +31,16 @@ export const projectHandlers = {
     const matching = names && names.length > 0 ? all.filter((project) => names.includes(project.name)) : all;
     const { data, meta } = paginate(matching, query["page[number]"], query["page[size]"]);
     return { status: 200, body: { data: data.map((project) => presentProject(project, organization.name)), meta } };
+  },
+
+  async getProject({ path, ctx }) {
+    const project = await ctx.services.stores.projects.getById(path.project_id);
+    const what = `Project ${path.project_id}`;
+    if (!project) throw notFound(what);
+    authorize(ctx, "workspace:read", { organizationId: project.organizationId, projectId: project.id }, what);
+    const organization = await ctx.services.stores.organizations.getById(project.organizationId);
+    if (!organization) throw notFound(what);
+    return { status: 200, body: { data: presentProject(project, organization.name) } };
   },
 
   async createProject({ path, body, ctx }) {

@@ -123,6 +123,13 @@ export const runHandlers = {
     return { status: 201, body: { data: presentConfigurationVersion(configurationVersion, uploadUrl(ctx.services, ctx.baseUrl, configurationVersion)) } };
   },
 
+  async listConfigurationVersions({ path, query, ctx }) {
+    const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:read");
+    const all = await ctx.services.stores.configurationVersions.listByWorkspace(workspace.id);
+    const { data, meta } = paginate(all, query["page[number]"], query["page[size]"]);
+    return { status: 200, body: { data: data.map((version) => presentConfigurationVersion(version, null)), meta } };
+  },
+
   async getConfigurationVersion({ path, ctx }) {
     const configurationVersion = await loadConfigurationVersion(ctx, path.configuration_version_id, "workspace:read");
     return { status: 200, body: { data: presentConfigurationVersion(configurationVersion, await uploadUrlFor(ctx, configurationVersion, "run:create")) } };
