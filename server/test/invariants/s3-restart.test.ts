@@ -1,0 +1,253 @@
+// Faults that lose nothing (issue 31, part 5): the S3 store (SeaweedFS, `.tools/bin/weed`) killed
+// with SIGKILL while a plan writes its artifacts and while an apply uploads its state, then
+// started again on the same data and ports. Expected: the plan ends errored with nothing
+// published, an apply that cannot read its plan applies nothing and says so, an apply whose
+// state upload fails keeps going while tofu retries and lands its state whole once S3 is back,
+// and the same server process plans and applies again without a restart. Counted as skipped
+// without the weed binary. About 110 s per database on this 2-core machine.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, type AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CreateBucketCommand, HeadBucketCommand, S3Client } from "@aws-sdk/client-s3";
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { approveRun, createRun, type Run } from "../../../client/src/index.ts";
+import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
+import { testDialects } from "../support/databases.ts";
+import { createOrganizationWithToken, createWorkspace, expectStatus, makeConfigurationTarball, uploadConfiguration } from "../support/factories.ts";
+import { fixture, planApproveApply, readLog, waitForLog, waitForStatus } from "../support/runs.ts";
+import { WEED } from "../support/seaweedfs.ts";
+import { withTestServer, type TestServer } from "../support/test-server.ts";
+
+const test = suite("the S3 store killed and started again");
+
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolve) => {
+          const server = createServer();
+          server.listen(0, "127.0.0.1", () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => (server.address() as AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
+}
+
+interface KillableS3 {
+  url: string;
+  kill(): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** SeaweedFS on fixed ports and one directory, so a SIGKILL and a new start keep its data. */
+async function killableSeaweed(): Promise<KillableS3> {
+  const dir = await mkdtemp(join(tmpdir(), "ss-weed-restart-"));
+  const accessKeyId = `ak${randomBytes(8).toString("hex")}`;
+  const secretAccessKey = randomBytes(20).toString("hex");
+  const bucket = "stackship-artifacts";
+  await writeFile(
+    join(dir, "s3.json"),
+    JSON.stringify({
+      identities: [{ name: "stackship", credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }], actions: ["Admin", "Read", "Write", "List", "Tagging"] }],
+    }),
+  );
+  const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3, s3Grpc] = await freePorts(8);
+  const args = [
+    "server",
+    "-ip=127.0.0.1",
+    "-ip.bind=127.0.0.1",
+    `-dir=${dir}`,
+    "-volume.max=16",
+    "-master.volumeSizeLimitMB=64",
+    "-master.telemetry=false",
+    `-master.port=${master}`,
+    `-master.port.grpc=${masterGrpc}`,
+    `-volume.port=${volume}`,
+    `-volume.port.grpc=${volumeGrpc}`,
+    "-filer",
+    `-filer.port=${filer}`,
+    `-filer.port.grpc=${filerGrpc}`,
+    `-filer.localSocket=${join(dir, "filer.sock")}`,
+    "-s3",
+    `-s3.port=${s3}`,
+    `-s3.port.grpc=${s3Grpc}`,
+    "-s3.port.iceberg=0",
+    "-s3.port.lance=0",
+    `-s3.config=${join(dir, "s3.json")}`,
+    `-s3.localSocket=${join(dir, "s3.sock")}`,
+  ];
+  const endpoint = `http://127.0.0.1:${s3}`;
+  const client = new S3Client({ endpoint, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId, secretAccessKey } });
+  let child: ChildProcess | null = null;
+  const killOnExit = () => child?.kill("SIGKILL");
+  process.once("exit", killOnExit);
+  const kill = async () => {
+    const running = child;
+    child = null;
+    if (running && running.exitCode === null && running.signalCode === null) {
+      const gone = new Promise((resolve) => running.once("exit", resolve));
+      running.kill("SIGKILL");
+      await gone;
+    }
+  };
+  const start = async () => {
+    const out = openSync(join(dir, "weed.log"), "a");
+    const started = spawn(WEED, args, { cwd: dir, stdio: ["ignore", out, out] });
+    closeSync(out);
+    child = started;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      assert.ok(started.exitCode === null && started.signalCode === null, `weed exited: ${readFileSync(join(dir, "weed.log"), "utf8").slice(-2000)}`);
+      try {
+        await client.send(new CreateBucketCommand({ Bucket: bucket }));
+        return;
+      } catch (error) {
+        const name = (error as { name?: string }).name;
+        if (name === "BucketAlreadyOwnedByYou" || name === "BucketAlreadyExists") {
+          await client.send(new HeadBucketCommand({ Bucket: bucket }));
+          return;
+        }
+        assert.ok(Date.now() < deadline, `weed not ready after 60 s: ${name}`);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
+  };
+  const url = new URL(`s3://${bucket}/faults`);
+  url.searchParams.set("endpoint", endpoint);
+  url.searchParams.set("region", "us-east-1");
+  url.searchParams.set("force_path_style", "true");
+  url.searchParams.set("access_key_id", accessKeyId);
+  url.searchParams.set("secret_access_key", secretAccessKey);
+  await start();
+  return {
+    url: url.toString(),
+    kill,
+    start,
+    stop: async () => {
+      process.off("exit", killOnExit);
+      await kill();
+      client.destroy();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function newRun(server: TestServer, token: string, workspaceId: string, configurationVersionId: string): Promise<Run> {
+  const created = await createRun({
+    client: server.v1(token),
+    path: { workspace_id: workspaceId },
+    body: {
+      data: {
+        type: "runs",
+        attributes: { kind: "plan_and_apply" },
+        relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersionId } } },
+      },
+    },
+  });
+  return expectStatus(created, 201).data;
+}
+
+/** The current state version, its bytes as served and the SHA-256 its row records. */
+async function currentState(server: TestServer, token: string, workspaceId: string): Promise<{ serial: number; bytes: Buffer; sha256: string }> {
+  const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspaceId } });
+  const version = (current.data as { data: { id: string; attributes: Record<string, unknown> } }).data;
+  const response = await fetch(`${server.baseUrl}${version.attributes["hosted-state-download-url"] as string}`, { headers: { Authorization: `Bearer ${token}` } });
+  assert.is(response.status, 200);
+  const row = (await server.db.knex("state_versions").where({ id: version.id }).first("sha256")) as { sha256: string };
+  return { serial: version.attributes.serial as number, bytes: Buffer.from(await response.arrayBuffer()), sha256: row.sha256 };
+}
+
+async function approve(server: TestServer, token: string, runId: string, planDigest: string): Promise<void> {
+  expectStatus(await approveRun({ client: server.v1(token), path: { run_id: runId }, body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } } }), 202);
+}
+
+const slowApply = {
+  "main.tf": 'resource "terraform_data" "slow" {\n  input = "three"\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 3"\n  }\n}\n',
+};
+
+const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
+
+for (const dialect of testDialects()) {
+  const title = `SIGKILL of S3 under a plan's artifact writes and an apply's state upload, then a start: recorded, nothing published half, recovered without a restart [${dialect}]`;
+  if (!existsSync(WEED)) {
+    test.skip(`${title} (skipped: ${WEED} is absent; bash scripts/bootstrap-tools --with-test-tools)`, () => {});
+    continue;
+  }
+  test(title, async () => {
+    const s3 = await killableSeaweed();
+    try {
+      await withTestServer(
+        dialect,
+        async (server) => {
+          const { token, organizationName } = await createOrganizationWithToken(server, "s3-faults");
+          const workspace = await createWorkspace(server, token, organizationName, { name: "s3" });
+          const { configurationVersion } = await uploadConfiguration(server, token, workspace.id, makeConfigurationTarball(fixture("basic")));
+
+          // 1. The store is gone while the plan writes its artifacts.
+          await s3.kill();
+          const starved = await newRun(server, token, workspace.id, configurationVersion.id);
+          const failed = await waitForStatus(server, token, starved.id, ["errored", "awaiting_approval", "planned_and_finished", "needs_recovery"]);
+          assert.is(failed.attributes.status, "errored");
+          assert.is(failed.attributes.status_reason, "plan_failed");
+          assert.is(failed.attributes.plan_digest, null, "no plan was published");
+          await s3.start();
+
+          // Back: the same server plans and applies.
+          await planApproveApply(server, token, (await newRun(server, token, workspace.id, configurationVersion.id)).id);
+          const first = await currentState(server, token, workspace.id);
+          assert.is(first.serial, 1);
+          assert.is(sha256(first.bytes), first.sha256);
+
+          // 2. The store is gone when the apply starts: it cannot read its plan, applies nothing and says so.
+          const next = await uploadConfiguration(server, token, workspace.id, makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "y" {\n  input = "two"\n}\n' }));
+          const unread = await newRun(server, token, workspace.id, next.configurationVersion.id);
+          const unreadPlanned = await waitForStatus(server, token, unread.id, ["awaiting_approval", "errored"]);
+          assert.is(unreadPlanned.attributes.status, "awaiting_approval", await readLog(server, token, unread.id, "plan"));
+          await s3.kill();
+          await approve(server, token, unread.id, unreadPlanned.attributes.plan_digest!);
+          const refused = await waitForStatus(server, token, unread.id, ["applied", "errored", "needs_recovery"]);
+          assert.is(refused.attributes.status, "errored");
+          assert.is(refused.attributes.status_reason, "apply_failed");
+          assert.match(await readLog(server, token, unread.id, "apply"), /could not read the plan .*nothing was applied/);
+          await s3.start();
+          assert.is((await currentState(server, token, workspace.id)).serial, 1, "the current state is untouched");
+
+          // 3. The store is killed during the apply, before its state upload: tofu retries, nothing is
+          // published meanwhile, and once S3 is back the state lands whole.
+          const slow = await uploadConfiguration(server, token, workspace.id, makeConfigurationTarball(slowApply));
+          const second = await newRun(server, token, workspace.id, slow.configurationVersion.id);
+          const planned = await waitForStatus(server, token, second.id, ["awaiting_approval", "errored"]);
+          assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, second.id, "plan"));
+          await approve(server, token, second.id, planned.attributes.plan_digest!);
+          await waitForLog(server, token, second.id, "apply", "provisioning-started");
+          await s3.kill();
+          await waitForLog(server, token, second.id, "apply", "Trying to restore the connection");
+          assert.is((await currentState(server, token, workspace.id).catch(() => ({ serial: -1 }))).serial, -1, "the current state cannot even be read while S3 is gone");
+          const during = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
+          assert.is((during.data as { data: { attributes: { serial: number } } }).data.attributes.serial, 1, "nothing is published while S3 is gone");
+          await s3.start();
+          const ended = await waitForStatus(server, token, second.id, ["applied", "errored", "needs_recovery"]);
+          assert.is(ended.attributes.status, "applied", await readLog(server, token, second.id, "apply"));
+          const published = await currentState(server, token, workspace.id);
+          assert.is(published.serial, 2);
+          assert.is(sha256(published.bytes), published.sha256, "the published state's bytes are the ones recorded");
+          assert.ok((JSON.parse(published.bytes.toString("utf8")) as { resources: Array<{ name: string }> }).resources.some((resource) => resource.name === "slow"));
+        },
+        { runner: true, config: { artifactStore: { kind: "s3", url: s3.url } } },
+      );
+    } finally {
+      await s3.stop();
+    }
+  });
+}
+
+test.run();
