@@ -25,7 +25,7 @@ import { withTestServer, type TestServer } from "../support/test-server.ts";
 // an empty database and data directory, and started: every run's review, every state version's
 // bytes and digest and the audit history are the same, and `npm run verify-audit` passes. A backup
 // with one flipped byte in any of its files is refused without writing anything, and so is a
-// target that already holds a deployment. About 40 s per database.
+// target that already holds a deployment. About 20 s per case.
 
 const test = suite("backup and restore of a serving deployment");
 
@@ -64,7 +64,8 @@ function envOf(target: Target): Record<string, string> {
 }
 
 function sourceOf(server: TestServer): Target {
-  return { databaseUrl: server.databaseUrl, dataDir: server.dataDir, artifactUrl: server.dialect === "postgres" ? "postgres" : `file://${join(server.dataDir, "artifacts")}` };
+  const store = server.services.config.artifactStore;
+  return { databaseUrl: server.databaseUrl, dataDir: server.dataDir, artifactUrl: store.kind === "local" ? `file://${store.directory}` : "postgres" };
 }
 
 /** One statement on a short-lived admin connection (a pooled one would keep the test process alive). */
@@ -77,8 +78,8 @@ async function onAdmin(adminUrl: string, sql: string, name: string): Promise<voi
   }
 }
 
-/** An empty target of `dialect`: a new data directory and a new database (dropped by `drop`). */
-async function emptyTarget(dialect: Dialect): Promise<Target & { drop(): Promise<void> }> {
+/** An empty target of `dialect`: a new data directory and a new database (dropped by `drop`); artifacts in a directory or in PostgreSQL. */
+async function emptyTarget(dialect: Dialect, localArtifacts: boolean): Promise<Target & { drop(): Promise<void> }> {
   const dataDir = join(await mkdtemp(join(tmpdir(), "ss-restore-")), "data");
   const parent = join(dataDir, "..");
   if (dialect === "sqlite") {
@@ -97,7 +98,7 @@ async function emptyTarget(dialect: Dialect): Promise<Target & { drop(): Promise
   return {
     databaseUrl: url.toString(),
     dataDir,
-    artifactUrl: "postgres",
+    artifactUrl: localArtifacts ? `file://${join(dataDir, "artifacts")}` : "postgres",
     drop: async () => {
       await onAdmin(adminUrl, "drop database if exists ?? with (force)", name);
       await rm(parent, { recursive: true, force: true });
@@ -167,8 +168,17 @@ async function stateBytes(baseUrl: string, token: string, stateVersionId: string
 
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
 
-for (const dialect of testDialects()) {
-  test(`applied runs, backed up under load, wiped, restored, started: the same reviews, states and audit history; damage refused [${dialect}]`, () =>
+// SQLite with its local artifact directory; PostgreSQL with artifacts in the database (its default) and in a directory.
+const cases = testDialects().flatMap((dialect): Array<{ dialect: Dialect; localArtifacts: boolean }> =>
+  dialect === "postgres"
+    ? [
+        { dialect, localArtifacts: false },
+        { dialect, localArtifacts: true },
+      ]
+    : [{ dialect, localArtifacts: true }],
+);
+for (const { dialect, localArtifacts } of cases) {
+  test(`applied runs, backed up under load, wiped, restored, started: the same reviews, states and audit history; damage refused [${dialect}, artifacts in ${localArtifacts ? "a directory" : "the database"}]`, () =>
     withTestServer(
       dialect,
       async (server) => {
@@ -216,14 +226,14 @@ for (const dialect of testDialects()) {
             "manifest.sha256",
             ...(artifactFile ? [join("artifacts", artifactFile)] : []),
           ];
-          assert.is(victims.length, dialect === "sqlite" ? 5 : 4, "a local artifact store has artifacts in the backup");
+          assert.is(victims.length, localArtifacts ? 5 : 4, "a local artifact store has artifacts in the backup");
           for (const victim of victims) {
             const damaged = join(scratch, `damaged-${victims.indexOf(victim)}`);
             cpSync(backupDir, damaged, { recursive: true });
             const bytes = readFileSync(join(damaged, victim));
             bytes[Math.floor(bytes.length / 2)] ^= 0x01;
             writeFileSync(join(damaged, victim), bytes);
-            const target = await emptyTarget(dialect);
+            const target = await emptyTarget(dialect, localArtifacts);
             targets.push(target);
             const refused = await runEntry("backup-main.ts", ["restore", damaged], envOf(target));
             assert.is(refused.code, 1, `a flipped byte in ${victim} was restored: ${refused.stdout}`);
@@ -240,7 +250,7 @@ for (const dialect of testDialects()) {
           assert.equal((await tablesOf(server.databaseUrl)).runs, original.runs);
 
           // Wiped: a new, empty database and data directory; restored; started.
-          const target = await emptyTarget(dialect);
+          const target = await emptyTarget(dialect, localArtifacts);
           targets.push(target);
           const restored = await runEntry("backup-main.ts", ["restore", backupDir], envOf(target));
           assert.is(restored.code, 0, restored.stderr + restored.stdout);
@@ -291,7 +301,7 @@ for (const dialect of testDialects()) {
           await rm(scratch, { recursive: true, force: true });
         }
       },
-      { runner: true },
+      { runner: true, localArtifacts },
     ));
 }
 
