@@ -1515,8 +1515,8 @@ export interface components {
                 };
                 /** @constant */
                 "queue-all-runs"?: false;
-                /** @constant */
-                "structured-run-output-enabled": false;
+                /** @description The workspace's structured run output (issue 29): whether its runs build the redacted plan (json-output-redacted). The CLI renders from it only when the ping advertises a TFE version that has it, which StackShip does not yet (its logs are human text). */
+                "structured-run-output-enabled": boolean;
                 /** @description The workspace's tags, sorted. */
                 "tag-names": string[];
                 "terraform-version": string;
@@ -1550,6 +1550,7 @@ export interface components {
                     "execution-mode"?: components["schemas"]["WorkspaceExecutionMode"];
                     name: components["schemas"]["WorkspaceName"];
                     "queue-all-runs"?: components["schemas"]["WorkspaceQueueAllRuns"];
+                    "structured-run-output-enabled"?: boolean;
                     "terraform-version"?: string;
                     "working-directory"?: components["schemas"]["WorkingDirectory"];
                 };
@@ -1610,6 +1611,7 @@ export interface components {
                     "execution-mode"?: components["schemas"]["WorkspaceExecutionMode"];
                     name?: components["schemas"]["WorkspaceName"];
                     "queue-all-runs"?: components["schemas"]["WorkspaceQueueAllRuns"];
+                    "structured-run-output-enabled"?: boolean;
                     "terraform-version"?: string;
                     "working-directory"?: components["schemas"]["WorkingDirectory"];
                 };

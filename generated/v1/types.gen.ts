@@ -1120,7 +1120,7 @@ export interface paths {
         head?: never;
         /**
          * Change a workspace's settings
-         * @description Today: `plan_requires_credential`, whether a plan needs a cloud credential from a federation profile. When it is true and a run may not have one (a fork pull request, a speculative run without a verified `speculative_plan` profile, a plan without a `plan` profile), the run ends `plan_credentials_required` before any sandbox starts.
+         * @description Today: `plan_requires_credential`, whether a plan needs a cloud credential from a federation profile. When it is true and a run may not have one (a fork pull request, a speculative run without a verified `speculative_plan` profile, a plan without a `plan` profile), the run ends `plan_credentials_required` before any sandbox starts. And `structured_run_output_enabled`: runs created afterwards build the redacted plan the OpenTofu CLI renders itself (`json-output-redacted`) for every plan; each run keeps the value it was created with.
          */
         patch: operations["updateWorkspace"];
         trace?: never;
@@ -2944,6 +2944,8 @@ export interface components {
                 opentofu_version: string;
                 /** @description Whether a plan needs a cloud credential from a federation profile. */
                 plan_requires_credential: boolean;
+                /** @description Whether runs created from now on build the redacted plan the OpenTofu CLI renders itself (GET /api/v2/plans/{plan_id}/json-output-redacted) for every plan; each run records the value it was created with. Default false. */
+                structured_run_output_enabled: boolean;
                 tracked_branch: string;
                 updated_at: components["schemas"]["Timestamp"];
                 working_directory: string;
@@ -2976,6 +2978,11 @@ export interface components {
                      * @default false
                      */
                     plan_requires_credential: boolean;
+                    /**
+                     * @description Structured run output for the OpenTofu CLI (see updateWorkspace).
+                     * @default false
+                     */
+                    structured_run_output_enabled: boolean;
                     /** @default main */
                     tracked_branch: string;
                     working_directory?: string;
@@ -3078,6 +3085,7 @@ export interface components {
             data: {
                 attributes: {
                     plan_requires_credential?: boolean;
+                    structured_run_output_enabled?: boolean;
                 };
                 id?: components["schemas"]["WorkspaceId"];
                 /** @constant */

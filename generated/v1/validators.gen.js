@@ -34457,7 +34457,7 @@ return errors === 0;
 validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceCreateDocument = validate178;
-const schema317 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."},"approval_ttl_seconds":{"type":"integer","minimum":60,"maximum":604800,"default":86400,"description":"How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours)."},"plan_requires_credential":{"type":"boolean","default":false,"description":"Whether a plan needs a cloud credential from a federation profile (see updateWorkspace)."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
+const schema317 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName"},"description":{"type":"string","maxLength":1000},"tracked_branch":{"type":"string","minLength":1,"maxLength":255,"default":"main"},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"opentofu_version":{"type":"string","minLength":1,"maxLength":40,"description":"An exact OpenTofu version (`1.12.6`), a `major.minor` prefix (`1.12`) or `latest`. It is resolved to an exact version that this deployment provides; otherwise 422 OPENTOFU_VERSION_UNAVAILABLE. Defaults to the deployment's pinned version."},"execution_region":{"type":"string","maxLength":64,"description":"Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE."},"approval_ttl_seconds":{"type":"integer","minimum":60,"maximum":604800,"default":86400,"description":"How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours)."},"plan_requires_credential":{"type":"boolean","default":false,"description":"Whether a plan needs a cloud credential from a federation profile (see updateWorkspace)."},"structured_run_output_enabled":{"type":"boolean","default":false,"description":"Structured run output for the OpenTofu CLI (see updateWorkspace)."}}},"relationships":{"type":"object","additionalProperties":false,"properties":{"project":{"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","id"],"properties":{"type":{"const":"projects"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId"}}}}}}}}}}};
 const pattern154 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
 
 function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -34554,7 +34554,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key2 in data2){
-if(!((((((((key2 === "name") || (key2 === "description")) || (key2 === "tracked_branch")) || (key2 === "working_directory")) || (key2 === "opentofu_version")) || (key2 === "execution_region")) || (key2 === "approval_ttl_seconds")) || (key2 === "plan_requires_credential"))){
+if(!(func1.call(schema317.properties.data.properties.attributes.properties, key2))){
 const err7 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -34792,9 +34792,9 @@ vErrors.push(err26);
 errors++;
 }
 }
-}
-else {
-const err27 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data2.structured_run_output_enabled !== undefined){
+if(typeof data2.structured_run_output_enabled !== "boolean"){
+const err27 = {instancePath:instancePath+"/data/attributes/structured_run_output_enabled",schemaPath:"#/properties/data/properties/attributes/properties/structured_run_output_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -34804,12 +34804,9 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data0.relationships !== undefined){
-let data11 = data0.relationships;
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-for(const key3 in data11){
-if(!(key3 === "project")){
-const err28 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+}
+else {
+const err28 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -34819,11 +34816,12 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data11.project !== undefined){
-let data12 = data11.project;
+if(data0.relationships !== undefined){
+let data12 = data0.relationships;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-if(data12.data === undefined){
-const err29 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+for(const key3 in data12){
+if(!(key3 === "project")){
+const err29 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -34832,9 +34830,12 @@ vErrors.push(err29);
 }
 errors++;
 }
-for(const key4 in data12){
-if(!(key4 === "data")){
-const err30 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+if(data12.project !== undefined){
+let data13 = data12.project;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.data === undefined){
+const err30 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -34843,12 +34844,9 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-if(data12.data !== undefined){
-let data13 = data12.data;
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.type === undefined){
-const err31 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+for(const key4 in data13){
+if(!(key4 === "data")){
+const err31 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -34857,8 +34855,12 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(data13.id === undefined){
-const err32 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data13.data !== undefined){
+let data14 = data13.data;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(data14.type === undefined){
+const err32 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -34867,9 +34869,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-for(const key5 in data13){
-if(!((key5 === "type") || (key5 === "id"))){
-const err33 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(data14.id === undefined){
+const err33 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -34878,10 +34879,9 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-if(data13.type !== undefined){
-if("projects" !== data13.type){
-const err34 = {instancePath:instancePath+"/data/relationships/project/data/type",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "projects"},message:"must be equal to constant"};
+for(const key5 in data14){
+if(!((key5 === "type") || (key5 === "id"))){
+const err34 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -34891,11 +34891,9 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data13.id !== undefined){
-let data15 = data13.id;
-if(typeof data15 === "string"){
-if(!pattern50.test(data15)){
-const err35 = {instancePath:instancePath+"/data/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
+if(data14.type !== undefined){
+if("projects" !== data14.type){
+const err35 = {instancePath:instancePath+"/data/relationships/project/data/type",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "projects"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -34905,8 +34903,11 @@ vErrors.push(err35);
 errors++;
 }
 }
-else {
-const err36 = {instancePath:instancePath+"/data/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data14.id !== undefined){
+let data16 = data14.id;
+if(typeof data16 === "string"){
+if(!pattern50.test(data16)){
+const err36 = {instancePath:instancePath+"/data/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -34916,9 +34917,8 @@ vErrors.push(err36);
 errors++;
 }
 }
-}
 else {
-const err37 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err37 = {instancePath:instancePath+"/data/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ProjectId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -34930,7 +34930,7 @@ errors++;
 }
 }
 else {
-const err38 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err38 = {instancePath:instancePath+"/data/relationships/project/data",schemaPath:"#/properties/data/properties/relationships/properties/project/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -34942,7 +34942,7 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err39 = {instancePath:instancePath+"/data/relationships/project",schemaPath:"#/properties/data/properties/relationships/properties/project/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -34954,7 +34954,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err40 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -34966,12 +34966,24 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err41 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err41];
 }
 else {
 vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+else {
+const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
 }
 errors++;
 }
@@ -34982,7 +34994,7 @@ validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 
 export const WorkspaceDocument = validate179;
 const schema320 = {"type":"object","additionalProperties":false,"required":["data","meta"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Workspace"},"meta":{"type":"object","additionalProperties":false,"required":["permissions"],"properties":{"permissions":{"type":"object","description":"What the caller may do with this workspace, so that a client shows only the controls that will be accepted (the server still checks every request).","additionalProperties":false,"required":["write","verify_federation_profiles"],"properties":{"write":{"type":"boolean","description":"workspace:write: change its settings (plan_requires_credential), its source connection and its federation profiles."},"verify_federation_profiles":{"type":"boolean","description":"org:admin on the workspace's organization (verifyFederationProfile)."}}}}}}};
-const schema321 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","plan_requires_credential","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"plan_requires_credential":{"type":"boolean","description":"Whether a plan needs a cloud credential from a federation profile."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
+const schema321 = {"type":"object","additionalProperties":false,"required":["type","id","attributes","relationships","links"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"required":["name","description","tracked_branch","working_directory","opentofu_version","execution_region","approval_ttl_seconds","plan_requires_credential","structured_run_output_enabled","created_at","updated_at"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"tracked_branch":{"type":"string"},"working_directory":{"type":"string"},"opentofu_version":{"type":"string","description":"The exact OpenTofu version runs of this workspace pin."},"execution_region":{"type":"string"},"approval_ttl_seconds":{"type":"integer"},"plan_requires_credential":{"type":"boolean","description":"Whether a plan needs a cloud credential from a federation profile."},"structured_run_output_enabled":{"type":"boolean","description":"Whether runs created from now on build the redacted plan the OpenTofu CLI renders itself (GET /api/v2/plans/{plan_id}/json-output-redacted) for every plan; each run records the value it was created with. Default false."},"created_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"},"updated_at":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"},"project":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship"}}},"links":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/Links"}}};
 
 function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -35177,8 +35189,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data2.created_at === undefined){
-const err17 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
+if(data2.structured_run_output_enabled === undefined){
+const err17 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "structured_run_output_enabled"},message:"must have required property '"+"structured_run_output_enabled"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -35187,8 +35199,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data2.updated_at === undefined){
-const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
+if(data2.created_at === undefined){
+const err18 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "created_at"},message:"must have required property '"+"created_at"+"'"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -35197,9 +35209,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-for(const key1 in data2){
-if(!(func1.call(schema321.properties.attributes.properties, key1))){
-const err19 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data2.updated_at === undefined){
+const err19 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "updated_at"},message:"must have required property '"+"updated_at"+"'"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -35208,10 +35219,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data2.name !== undefined){
-if(typeof data2.name !== "string"){
-const err20 = {instancePath:instancePath+"/attributes/name",schemaPath:"#/properties/attributes/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key1 in data2){
+if(!(func1.call(schema321.properties.attributes.properties, key1))){
+const err20 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -35221,10 +35231,9 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data2.description !== undefined){
-let data4 = data2.description;
-if((typeof data4 !== "string") && (data4 !== null)){
-const err21 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema321.properties.attributes.properties.description.type},message:"must be string,null"};
+if(data2.name !== undefined){
+if(typeof data2.name !== "string"){
+const err21 = {instancePath:instancePath+"/attributes/name",schemaPath:"#/properties/attributes/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -35234,9 +35243,10 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data2.tracked_branch !== undefined){
-if(typeof data2.tracked_branch !== "string"){
-const err22 = {instancePath:instancePath+"/attributes/tracked_branch",schemaPath:"#/properties/attributes/properties/tracked_branch/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.description !== undefined){
+let data4 = data2.description;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err22 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema321.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -35246,9 +35256,9 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data2.working_directory !== undefined){
-if(typeof data2.working_directory !== "string"){
-const err23 = {instancePath:instancePath+"/attributes/working_directory",schemaPath:"#/properties/attributes/properties/working_directory/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.tracked_branch !== undefined){
+if(typeof data2.tracked_branch !== "string"){
+const err23 = {instancePath:instancePath+"/attributes/tracked_branch",schemaPath:"#/properties/attributes/properties/tracked_branch/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -35258,9 +35268,9 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data2.opentofu_version !== undefined){
-if(typeof data2.opentofu_version !== "string"){
-const err24 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.working_directory !== undefined){
+if(typeof data2.working_directory !== "string"){
+const err24 = {instancePath:instancePath+"/attributes/working_directory",schemaPath:"#/properties/attributes/properties/working_directory/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -35270,9 +35280,9 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data2.execution_region !== undefined){
-if(typeof data2.execution_region !== "string"){
-const err25 = {instancePath:instancePath+"/attributes/execution_region",schemaPath:"#/properties/attributes/properties/execution_region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.opentofu_version !== undefined){
+if(typeof data2.opentofu_version !== "string"){
+const err25 = {instancePath:instancePath+"/attributes/opentofu_version",schemaPath:"#/properties/attributes/properties/opentofu_version/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -35282,10 +35292,9 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data2.approval_ttl_seconds !== undefined){
-let data9 = data2.approval_ttl_seconds;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err26 = {instancePath:instancePath+"/attributes/approval_ttl_seconds",schemaPath:"#/properties/attributes/properties/approval_ttl_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data2.execution_region !== undefined){
+if(typeof data2.execution_region !== "string"){
+const err26 = {instancePath:instancePath+"/attributes/execution_region",schemaPath:"#/properties/attributes/properties/execution_region/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -35295,9 +35304,10 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data2.plan_requires_credential !== undefined){
-if(typeof data2.plan_requires_credential !== "boolean"){
-const err27 = {instancePath:instancePath+"/attributes/plan_requires_credential",schemaPath:"#/properties/attributes/properties/plan_requires_credential/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data2.approval_ttl_seconds !== undefined){
+let data9 = data2.approval_ttl_seconds;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err27 = {instancePath:instancePath+"/attributes/approval_ttl_seconds",schemaPath:"#/properties/attributes/properties/approval_ttl_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -35307,11 +35317,9 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data2.created_at !== undefined){
-let data11 = data2.created_at;
-if(typeof data11 === "string"){
-if(!pattern5.test(data11)){
-const err28 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(data2.plan_requires_credential !== undefined){
+if(typeof data2.plan_requires_credential !== "boolean"){
+const err28 = {instancePath:instancePath+"/attributes/plan_requires_credential",schemaPath:"#/properties/attributes/properties/plan_requires_credential/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -35320,8 +35328,10 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(!(formats0.validate(data11))){
-const err29 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+if(data2.structured_run_output_enabled !== undefined){
+if(typeof data2.structured_run_output_enabled !== "boolean"){
+const err29 = {instancePath:instancePath+"/attributes/structured_run_output_enabled",schemaPath:"#/properties/attributes/properties/structured_run_output_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -35331,8 +35341,11 @@ vErrors.push(err29);
 errors++;
 }
 }
-else {
-const err30 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.created_at !== undefined){
+let data12 = data2.created_at;
+if(typeof data12 === "string"){
+if(!pattern5.test(data12)){
+const err30 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -35341,12 +35354,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-if(data2.updated_at !== undefined){
-let data12 = data2.updated_at;
-if(typeof data12 === "string"){
-if(!pattern5.test(data12)){
-const err31 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(!(formats0.validate(data12))){
+const err31 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -35355,8 +35364,9 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(!(formats0.validate(data12))){
-const err32 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+}
+else {
+const err32 = {instancePath:instancePath+"/attributes/created_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -35366,8 +35376,11 @@ vErrors.push(err32);
 errors++;
 }
 }
-else {
-const err33 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2.updated_at !== undefined){
+let data13 = data2.updated_at;
+if(typeof data13 === "string"){
+if(!pattern5.test(data13)){
+const err33 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -35376,10 +35389,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-}
-else {
-const err34 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!(formats0.validate(data13))){
+const err34 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -35389,11 +35400,8 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data.relationships !== undefined){
-let data13 = data.relationships;
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.organization === undefined){
-const err35 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
+else {
+const err35 = {instancePath:instancePath+"/attributes/updated_at",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -35402,8 +35410,10 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data13.project === undefined){
-const err36 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'"};
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -35412,9 +35422,12 @@ vErrors.push(err36);
 }
 errors++;
 }
-for(const key2 in data13){
-if(!((key2 === "organization") || (key2 === "project"))){
-const err37 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+}
+if(data.relationships !== undefined){
+let data14 = data.relationships;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(data14.organization === undefined){
+const err37 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -35423,12 +35436,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-if(data13.organization !== undefined){
-let data14 = data13.organization;
-if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
-if(data14.data === undefined){
-const err38 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data14.project === undefined){
+const err38 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -35437,9 +35446,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-for(const key3 in data14){
-if(!(key3 === "data")){
-const err39 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+for(const key2 in data14){
+if(!((key2 === "organization") || (key2 === "project"))){
+const err39 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -35449,11 +35458,11 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data14.data !== undefined){
-let data15 = data14.data;
+if(data14.organization !== undefined){
+let data15 = data14.organization;
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(data15.type === undefined){
-const err40 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data15.data === undefined){
+const err40 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -35462,8 +35471,9 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(data15.id === undefined){
-const err41 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+for(const key3 in data15){
+if(!(key3 === "data")){
+const err41 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -35472,9 +35482,12 @@ vErrors.push(err41);
 }
 errors++;
 }
-for(const key4 in data15){
-if(!((key4 === "type") || (key4 === "id"))){
-const err42 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+if(data15.data !== undefined){
+let data16 = data15.data;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(data16.type === undefined){
+const err42 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -35483,10 +35496,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-if(data15.type !== undefined){
-if(typeof data15.type !== "string"){
-const err43 = {instancePath:instancePath+"/relationships/organization/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data16.id === undefined){
+const err43 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -35495,10 +35506,9 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-if(data15.id !== undefined){
-if(typeof data15.id !== "string"){
-const err44 = {instancePath:instancePath+"/relationships/organization/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key4 in data16){
+if(!((key4 === "type") || (key4 === "id"))){
+const err44 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -35508,9 +35518,9 @@ vErrors.push(err44);
 errors++;
 }
 }
-}
-else {
-const err45 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data16.type !== undefined){
+if(typeof data16.type !== "string"){
+const err45 = {instancePath:instancePath+"/relationships/organization/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -35520,9 +35530,9 @@ vErrors.push(err45);
 errors++;
 }
 }
-}
-else {
-const err46 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data16.id !== undefined){
+if(typeof data16.id !== "string"){
+const err46 = {instancePath:instancePath+"/relationships/organization/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -35532,11 +35542,9 @@ vErrors.push(err46);
 errors++;
 }
 }
-if(data13.project !== undefined){
-let data18 = data13.project;
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-if(data18.data === undefined){
-const err47 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+}
+else {
+const err47 = {instancePath:instancePath+"/relationships/organization/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -35545,9 +35553,10 @@ vErrors.push(err47);
 }
 errors++;
 }
-for(const key5 in data18){
-if(!(key5 === "data")){
-const err48 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/relationships/organization",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -35557,11 +35566,11 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data18.data !== undefined){
-let data19 = data18.data;
+if(data14.project !== undefined){
+let data19 = data14.project;
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.type === undefined){
-const err49 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data19.data === undefined){
+const err49 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -35570,8 +35579,9 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data19.id === undefined){
-const err50 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+for(const key5 in data19){
+if(!(key5 === "data")){
+const err50 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -35580,9 +35590,12 @@ vErrors.push(err50);
 }
 errors++;
 }
-for(const key6 in data19){
-if(!((key6 === "type") || (key6 === "id"))){
-const err51 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+if(data19.data !== undefined){
+let data20 = data19.data;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.type === undefined){
+const err51 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -35591,10 +35604,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-}
-if(data19.type !== undefined){
-if(typeof data19.type !== "string"){
-const err52 = {instancePath:instancePath+"/relationships/project/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data20.id === undefined){
+const err52 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -35603,10 +35614,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-}
-if(data19.id !== undefined){
-if(typeof data19.id !== "string"){
-const err53 = {instancePath:instancePath+"/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key6 in data20){
+if(!((key6 === "type") || (key6 === "id"))){
+const err53 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -35616,9 +35626,9 @@ vErrors.push(err53);
 errors++;
 }
 }
-}
-else {
-const err54 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data20.type !== undefined){
+if(typeof data20.type !== "string"){
+const err54 = {instancePath:instancePath+"/relationships/project/data/type",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -35628,9 +35638,9 @@ vErrors.push(err54);
 errors++;
 }
 }
-}
-else {
-const err55 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data20.id !== undefined){
+if(typeof data20.id !== "string"){
+const err55 = {instancePath:instancePath+"/relationships/project/data/id",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -35642,7 +35652,7 @@ errors++;
 }
 }
 else {
-const err56 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err56 = {instancePath:instancePath+"/relationships/project/data",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -35652,12 +35662,9 @@ vErrors.push(err56);
 errors++;
 }
 }
-if(data.links !== undefined){
-let data22 = data.links;
-if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
-for(const key7 in data22){
-if(!((key7 === "self") || (key7 === "next"))){
-const err57 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+}
+else {
+const err57 = {instancePath:instancePath+"/relationships/project",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Relationship/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -35667,9 +35674,9 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data22.self !== undefined){
-if(typeof data22.self !== "string"){
-const err58 = {instancePath:instancePath+"/links/self",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/self/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err58 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -35679,10 +35686,12 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data22.next !== undefined){
-let data24 = data22.next;
-if((typeof data24 !== "string") && (data24 !== null)){
-const err59 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema39.properties.next.type},message:"must be string,null"};
+if(data.links !== undefined){
+let data23 = data.links;
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+for(const key7 in data23){
+if(!((key7 === "self") || (key7 === "next"))){
+const err59 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -35692,9 +35701,9 @@ vErrors.push(err59);
 errors++;
 }
 }
-}
-else {
-const err60 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data23.self !== undefined){
+if(typeof data23.self !== "string"){
+const err60 = {instancePath:instancePath+"/links/self",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/self/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -35704,14 +35713,39 @@ vErrors.push(err60);
 errors++;
 }
 }
-}
-else {
-const err61 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data23.next !== undefined){
+let data25 = data23.next;
+if((typeof data25 !== "string") && (data25 !== null)){
+const err61 = {instancePath:instancePath+"/links/next",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/properties/next/type",keyword:"type",params:{type: schema39.properties.next.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
 else {
 vErrors.push(err61);
+}
+errors++;
+}
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/links",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/Links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+}
+else {
+const err63 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
 }
 errors++;
 }
@@ -37431,7 +37465,7 @@ return errors === 0;
 validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceUpdateDocument = validate187;
-const schema339 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"plan_requires_credential":{"type":"boolean"}}}}}}};
+const schema339 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"plan_requires_credential":{"type":"boolean"},"structured_run_output_enabled":{"type":"boolean"}}}}}}};
 
 function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37552,7 +37586,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key2 in data3){
-if(!(key2 === "plan_requires_credential")){
+if(!((key2 === "plan_requires_credential") || (key2 === "structured_run_output_enabled"))){
 const err9 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -37575,9 +37609,9 @@ vErrors.push(err10);
 errors++;
 }
 }
-}
-else {
-const err11 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data3.structured_run_output_enabled !== undefined){
+if(typeof data3.structured_run_output_enabled !== "boolean"){
+const err11 = {instancePath:instancePath+"/data/attributes/structured_run_output_enabled",schemaPath:"#/properties/data/properties/attributes/properties/structured_run_output_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -37589,7 +37623,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err12 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -37601,12 +37635,24 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err13 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err13];
 }
 else {
 vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
 }
 errors++;
 }

@@ -32,6 +32,8 @@ type WorkspaceAttributes struct {
 	ApprovalTtlSeconds int32 `json:"approval_ttl_seconds"`
 	// Whether a plan needs a cloud credential from a federation profile.
 	PlanRequiresCredential bool `json:"plan_requires_credential"`
+	// Whether runs created from now on build the redacted plan the OpenTofu CLI renders itself (GET /api/v2/plans/{plan_id}/json-output-redacted) for every plan; each run records the value it was created with. Default false.
+	StructuredRunOutputEnabled bool `json:"structured_run_output_enabled"`
 	// ISO 8601 UTC with milliseconds and a literal Z.
 	CreatedAt time.Time `json:"created_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`
 	// ISO 8601 UTC with milliseconds and a literal Z.
@@ -44,7 +46,7 @@ type _WorkspaceAttributes WorkspaceAttributes
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewWorkspaceAttributes(name string, description NullableString, trackedBranch string, workingDirectory string, opentofuVersion string, executionRegion string, approvalTtlSeconds int32, planRequiresCredential bool, createdAt time.Time, updatedAt time.Time) *WorkspaceAttributes {
+func NewWorkspaceAttributes(name string, description NullableString, trackedBranch string, workingDirectory string, opentofuVersion string, executionRegion string, approvalTtlSeconds int32, planRequiresCredential bool, structuredRunOutputEnabled bool, createdAt time.Time, updatedAt time.Time) *WorkspaceAttributes {
 	this := WorkspaceAttributes{}
 	this.Name = name
 	this.Description = description
@@ -54,6 +56,7 @@ func NewWorkspaceAttributes(name string, description NullableString, trackedBran
 	this.ExecutionRegion = executionRegion
 	this.ApprovalTtlSeconds = approvalTtlSeconds
 	this.PlanRequiresCredential = planRequiresCredential
+	this.StructuredRunOutputEnabled = structuredRunOutputEnabled
 	this.CreatedAt = createdAt
 	this.UpdatedAt = updatedAt
 	return &this
@@ -261,6 +264,30 @@ func (o *WorkspaceAttributes) SetPlanRequiresCredential(v bool) {
 	o.PlanRequiresCredential = v
 }
 
+// GetStructuredRunOutputEnabled returns the StructuredRunOutputEnabled field value
+func (o *WorkspaceAttributes) GetStructuredRunOutputEnabled() bool {
+	if o == nil {
+		var ret bool
+		return ret
+	}
+
+	return o.StructuredRunOutputEnabled
+}
+
+// GetStructuredRunOutputEnabledOk returns a tuple with the StructuredRunOutputEnabled field value
+// and a boolean to check if the value has been set.
+func (o *WorkspaceAttributes) GetStructuredRunOutputEnabledOk() (*bool, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return &o.StructuredRunOutputEnabled, true
+}
+
+// SetStructuredRunOutputEnabled sets field value
+func (o *WorkspaceAttributes) SetStructuredRunOutputEnabled(v bool) {
+	o.StructuredRunOutputEnabled = v
+}
+
 // GetCreatedAt returns the CreatedAt field value
 func (o *WorkspaceAttributes) GetCreatedAt() time.Time {
 	if o == nil {
@@ -327,6 +354,7 @@ func (o WorkspaceAttributes) ToMap() (map[string]interface{}, error) {
 	toSerialize["execution_region"] = o.ExecutionRegion
 	toSerialize["approval_ttl_seconds"] = o.ApprovalTtlSeconds
 	toSerialize["plan_requires_credential"] = o.PlanRequiresCredential
+	toSerialize["structured_run_output_enabled"] = o.StructuredRunOutputEnabled
 	toSerialize["created_at"] = o.CreatedAt
 	toSerialize["updated_at"] = o.UpdatedAt
 	return toSerialize, nil
@@ -345,6 +373,7 @@ func (o *WorkspaceAttributes) UnmarshalJSON(data []byte) (err error) {
 		"execution_region",
 		"approval_ttl_seconds",
 		"plan_requires_credential",
+		"structured_run_output_enabled",
 		"created_at",
 		"updated_at",
 	}

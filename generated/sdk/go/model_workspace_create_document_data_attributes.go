@@ -34,6 +34,8 @@ type WorkspaceCreateDocumentDataAttributes struct {
 	ApprovalTtlSeconds *int32 `json:"approval_ttl_seconds,omitempty"`
 	// Whether a plan needs a cloud credential from a federation profile (see updateWorkspace).
 	PlanRequiresCredential *bool `json:"plan_requires_credential,omitempty"`
+	// Structured run output for the OpenTofu CLI (see updateWorkspace).
+	StructuredRunOutputEnabled *bool `json:"structured_run_output_enabled,omitempty"`
 }
 
 type _WorkspaceCreateDocumentDataAttributes WorkspaceCreateDocumentDataAttributes
@@ -51,6 +53,8 @@ func NewWorkspaceCreateDocumentDataAttributes(name string) *WorkspaceCreateDocum
 	this.ApprovalTtlSeconds = &approvalTtlSeconds
 	var planRequiresCredential bool = false
 	this.PlanRequiresCredential = &planRequiresCredential
+	var structuredRunOutputEnabled bool = false
+	this.StructuredRunOutputEnabled = &structuredRunOutputEnabled
 	return &this
 }
 
@@ -65,6 +69,8 @@ func NewWorkspaceCreateDocumentDataAttributesWithDefaults() *WorkspaceCreateDocu
 	this.ApprovalTtlSeconds = &approvalTtlSeconds
 	var planRequiresCredential bool = false
 	this.PlanRequiresCredential = &planRequiresCredential
+	var structuredRunOutputEnabled bool = false
+	this.StructuredRunOutputEnabled = &structuredRunOutputEnabled
 	return &this
 }
 
@@ -316,6 +322,38 @@ func (o *WorkspaceCreateDocumentDataAttributes) SetPlanRequiresCredential(v bool
 	o.PlanRequiresCredential = &v
 }
 
+// GetStructuredRunOutputEnabled returns the StructuredRunOutputEnabled field value if set, zero value otherwise.
+func (o *WorkspaceCreateDocumentDataAttributes) GetStructuredRunOutputEnabled() bool {
+	if o == nil || IsNil(o.StructuredRunOutputEnabled) {
+		var ret bool
+		return ret
+	}
+	return *o.StructuredRunOutputEnabled
+}
+
+// GetStructuredRunOutputEnabledOk returns a tuple with the StructuredRunOutputEnabled field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *WorkspaceCreateDocumentDataAttributes) GetStructuredRunOutputEnabledOk() (*bool, bool) {
+	if o == nil || IsNil(o.StructuredRunOutputEnabled) {
+		return nil, false
+	}
+	return o.StructuredRunOutputEnabled, true
+}
+
+// HasStructuredRunOutputEnabled returns a boolean if a field has been set.
+func (o *WorkspaceCreateDocumentDataAttributes) HasStructuredRunOutputEnabled() bool {
+	if o != nil && !IsNil(o.StructuredRunOutputEnabled) {
+		return true
+	}
+
+	return false
+}
+
+// SetStructuredRunOutputEnabled gets a reference to the given bool and assigns it to the StructuredRunOutputEnabled field.
+func (o *WorkspaceCreateDocumentDataAttributes) SetStructuredRunOutputEnabled(v bool) {
+	o.StructuredRunOutputEnabled = &v
+}
+
 func (o WorkspaceCreateDocumentDataAttributes) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
@@ -347,6 +385,9 @@ func (o WorkspaceCreateDocumentDataAttributes) ToMap() (map[string]interface{}, 
 	}
 	if !IsNil(o.PlanRequiresCredential) {
 		toSerialize["plan_requires_credential"] = o.PlanRequiresCredential
+	}
+	if !IsNil(o.StructuredRunOutputEnabled) {
+		toSerialize["structured_run_output_enabled"] = o.StructuredRunOutputEnabled
 	}
 	return toSerialize, nil
 }

@@ -20,6 +20,7 @@ var _ MappedNullable = &WorkspaceUpdateDocumentDataAttributes{}
 // WorkspaceUpdateDocumentDataAttributes struct for WorkspaceUpdateDocumentDataAttributes
 type WorkspaceUpdateDocumentDataAttributes struct {
 	PlanRequiresCredential *bool `json:"plan_requires_credential,omitempty"`
+	StructuredRunOutputEnabled *bool `json:"structured_run_output_enabled,omitempty"`
 }
 
 // NewWorkspaceUpdateDocumentDataAttributes instantiates a new WorkspaceUpdateDocumentDataAttributes object
@@ -71,6 +72,38 @@ func (o *WorkspaceUpdateDocumentDataAttributes) SetPlanRequiresCredential(v bool
 	o.PlanRequiresCredential = &v
 }
 
+// GetStructuredRunOutputEnabled returns the StructuredRunOutputEnabled field value if set, zero value otherwise.
+func (o *WorkspaceUpdateDocumentDataAttributes) GetStructuredRunOutputEnabled() bool {
+	if o == nil || IsNil(o.StructuredRunOutputEnabled) {
+		var ret bool
+		return ret
+	}
+	return *o.StructuredRunOutputEnabled
+}
+
+// GetStructuredRunOutputEnabledOk returns a tuple with the StructuredRunOutputEnabled field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *WorkspaceUpdateDocumentDataAttributes) GetStructuredRunOutputEnabledOk() (*bool, bool) {
+	if o == nil || IsNil(o.StructuredRunOutputEnabled) {
+		return nil, false
+	}
+	return o.StructuredRunOutputEnabled, true
+}
+
+// HasStructuredRunOutputEnabled returns a boolean if a field has been set.
+func (o *WorkspaceUpdateDocumentDataAttributes) HasStructuredRunOutputEnabled() bool {
+	if o != nil && !IsNil(o.StructuredRunOutputEnabled) {
+		return true
+	}
+
+	return false
+}
+
+// SetStructuredRunOutputEnabled gets a reference to the given bool and assigns it to the StructuredRunOutputEnabled field.
+func (o *WorkspaceUpdateDocumentDataAttributes) SetStructuredRunOutputEnabled(v bool) {
+	o.StructuredRunOutputEnabled = &v
+}
+
 func (o WorkspaceUpdateDocumentDataAttributes) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
@@ -83,6 +116,9 @@ func (o WorkspaceUpdateDocumentDataAttributes) ToMap() (map[string]interface{}, 
 	toSerialize := map[string]interface{}{}
 	if !IsNil(o.PlanRequiresCredential) {
 		toSerialize["plan_requires_credential"] = o.PlanRequiresCredential
+	}
+	if !IsNil(o.StructuredRunOutputEnabled) {
+		toSerialize["structured_run_output_enabled"] = o.StructuredRunOutputEnabled
 	}
 	return toSerialize, nil
 }

@@ -104,7 +104,10 @@ export type Workspace = {
         'terraform-version': string;
         locked: boolean;
         'working-directory': string;
-        'structured-run-output-enabled': false;
+        /**
+         * The workspace's structured run output (issue 29): whether its runs build the redacted plan (json-output-redacted). The CLI renders from it only when the ping advertises a TFE version that has it, which StackShip does not yet (its logs are human text).
+         */
+        'structured-run-output-enabled': boolean;
         /**
          * The workspace's tags, sorted.
          */
@@ -300,6 +303,7 @@ export type WorkspaceCreateDocument = {
             'allow-destroy-plan'?: WorkspaceAllowDestroyPlan;
             'queue-all-runs'?: WorkspaceQueueAllRuns;
             'execution-mode'?: WorkspaceExecutionMode;
+            'structured-run-output-enabled'?: boolean;
         };
         relationships?: {
             project?: ToOne;
@@ -325,6 +329,7 @@ export type WorkspaceUpdateDocument = {
             'allow-destroy-plan'?: WorkspaceAllowDestroyPlan;
             'queue-all-runs'?: WorkspaceQueueAllRuns;
             'execution-mode'?: WorkspaceExecutionMode;
+            'structured-run-output-enabled'?: boolean;
         };
     };
 };

@@ -229,6 +229,10 @@ export type Workspace = {
          * Whether a plan needs a cloud credential from a federation profile.
          */
         plan_requires_credential: boolean;
+        /**
+         * Whether runs created from now on build the redacted plan the OpenTofu CLI renders itself (GET /api/v2/plans/{plan_id}/json-output-redacted) for every plan; each run records the value it was created with. Default false.
+         */
+        structured_run_output_enabled: boolean;
         created_at: Timestamp;
         updated_at: Timestamp;
     };
@@ -279,6 +283,10 @@ export type WorkspaceCreateDocument = {
              * Whether a plan needs a cloud credential from a federation profile (see updateWorkspace).
              */
             plan_requires_credential?: boolean;
+            /**
+             * Structured run output for the OpenTofu CLI (see updateWorkspace).
+             */
+            structured_run_output_enabled?: boolean;
         };
         relationships?: {
             project?: {
@@ -558,6 +566,7 @@ export type WorkspaceUpdateDocument = {
         id?: WorkspaceId;
         attributes: {
             plan_requires_credential?: boolean;
+            structured_run_output_enabled?: boolean;
         };
     };
 };

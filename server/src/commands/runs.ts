@@ -143,6 +143,8 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
       isDestroy: input.isDestroy as false | undefined,
       commit: input.commit ?? null,
       sourceWorkingDirectory: input.sourceWorkingDirectory ?? null,
+      // Recorded on the run: its plan builds the CLI's redacted plan (and, later, JSON logs) or not, whatever the workspace says afterwards.
+      structuredRunOutput: workspace.structuredRunOutputEnabled,
       pullRequestNumber: input.pullRequestNumber ?? null,
       githubDeliveryId: input.githubDeliveryId ?? null,
     });

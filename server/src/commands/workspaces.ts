@@ -38,6 +38,8 @@ export interface NewWorkspace {
   approvalTtlSeconds?: number;
   /** Whether a plan needs a cloud credential from a federation profile (default false). */
   planRequiresCredential?: boolean;
+  /** Structured run output (issue 29; default false until the plan and apply logs are JSON lines). */
+  structuredRunOutputEnabled?: boolean;
   /** Tags (the CLI's tags strategy creates workspaces with its configured tags). */
   tags?: readonly string[];
 }
@@ -59,6 +61,7 @@ export function createWorkspace(services: Services, actor: AuthenticatedPrincipa
       executionRegion,
       approvalTtlSeconds: input.approvalTtlSeconds,
       planRequiresCredential: input.planRequiresCredential,
+      structuredRunOutputEnabled: input.structuredRunOutputEnabled,
       createdAt: now,
     });
     const tags = [...new Set(input.tags ?? [])].sort();
@@ -182,5 +185,29 @@ export function deleteWorkspace(services: Services, actor: AuthenticatedPrincipa
       data: { name: workspace.name, mode },
       createdAt: now,
     });
+  });
+}
+
+/**
+ * Sets the workspace's structured run output (issue 29), audited as `workspace.updated`. Runs
+ * created afterwards record it (`Run.structuredRunOutput`); a run already created keeps its own.
+ */
+export function setStructuredRunOutput(services: Services, actor: { id: string }, workspace: Workspace, value: boolean): Promise<Workspace> {
+  const now = services.clock();
+  return inTransaction(services.db, async (stores) => {
+    const updated = await stores.workspaces.updateStructuredRunOutput(workspace.id, value, now);
+    if (!updated) throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} does not exist.`);
+    if (value !== workspace.structuredRunOutputEnabled) {
+      await stores.audit.record({
+        organizationId: workspace.organizationId,
+        actorId: actor.id,
+        action: "workspace.updated",
+        targetType: "workspaces",
+        targetId: workspace.id,
+        data: { structured_run_output_enabled: value },
+        createdAt: now,
+      });
+    }
+    return updated;
   });
 }

@@ -35,6 +35,8 @@ export interface Workspace {
   approvalTtlSeconds: number;
   /** Whether a plan needs a cloud credential from a federation profile (else plan_credentials_required). */
   planRequiresCredential: boolean;
+  /** Structured run output (issue 29): new runs record it, and their plans build the CLI's redacted plan. */
+  structuredRunOutputEnabled: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -144,6 +146,8 @@ export interface Run {
   commit: RunCommit | null;
   /** The working directory recorded when the run was created from a source connection; null for other runs. */
   sourceWorkingDirectory: string | null;
+  /** The workspace's structured run output when the run was created (issue 29): its logs are read in the form they were written. */
+  structuredRunOutput: boolean;
   /** The pull request a `github_pull_request` run plans; null otherwise. */
   pullRequestNumber: number | null;
   /** What execution recorded; every member is null (or pending) until it happened. */

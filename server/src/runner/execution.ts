@@ -306,6 +306,7 @@ export async function runPhaseSandbox(
               run.id,
               Object.keys(inputs.env).filter((name) => inputs.secrets.includes(inputs.env[name])),
               workingDirectory,
+              run.structuredRunOutput,
             )
           : undefined,
       onArtifact,

@@ -9,7 +9,7 @@ files("tfvars: template sequences in a string value are escaped, so tofu reads t
   assert.is(tfvars([{ key: "h", value: '{ x = "${y}" }', hcl: true }]), 'h = { x = "${y}" }\n');
 });
 
-files("the plan sandbox mounts the plan-diff builder and the two modules it imports", () => {
+files("the plan sandbox mounts the plan-diff builder, the two modules it imports and the redacted plan's builder beside it", () => {
   const binds = planDiffBinds();
   assert.equal(
     binds.map((b) => b.target),
@@ -17,6 +17,8 @@ files("the plan sandbox mounts the plan-diff builder and the two modules it impo
       SANDBOX_PLAN_DIFF_BUILDER,
       SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff/plan-diff.mjs", "redaction/sensitive-values.mjs"),
       SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff.mjs", "redact-change.mjs"),
+      // The launcher loads it from beside the plan-diff builder (issue 29).
+      SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff.mjs", "redacted-plan.mjs"),
     ],
   );
 });

@@ -35,6 +35,7 @@ export interface WorkspaceRow {
   execution_region: string;
   approval_ttl_seconds: number | string;
   plan_requires_credential?: DbBoolean;
+  structured_run_output_enabled?: DbBoolean;
   created_at: DbTimestamp;
   updated_at: DbTimestamp;
   /** Set when the workspace was deleted (it is then never found). */
@@ -148,6 +149,7 @@ export interface RunRow {
   commit_repository?: string | null;
   commit_fork?: DbBoolean | null;
   working_directory?: string | null;
+  structured_run_output?: DbBoolean;
   pull_request_number?: number | string | null;
   github_delivery_id?: string | null;
   plan_status?: string;

@@ -40,7 +40,7 @@ export interface CreateRunInput
       | "platform"
       | "createdBy"
     >,
-    Partial<Pick<Run, "id" | "status" | "message" | "autoApply" | "isDestroy" | "commit" | "sourceWorkingDirectory" | "pullRequestNumber">> {
+    Partial<Pick<Run, "id" | "status" | "message" | "autoApply" | "isDestroy" | "commit" | "sourceWorkingDirectory" | "pullRequestNumber" | "structuredRunOutput">> {
   createdAt: Date | string;
   githubDeliveryId?: string | null;
 }
@@ -104,6 +104,7 @@ export class RunRepository extends Repository {
       commit_repository: input.commit?.repository ?? null,
       commit_fork: input.commit ? input.commit.fork : null,
       working_directory: input.sourceWorkingDirectory ?? null,
+      structured_run_output: input.structuredRunOutput ?? false,
       pull_request_number: input.pullRequestNumber ?? null,
       github_delivery_id: input.githubDeliveryId ?? null,
     };
@@ -334,6 +335,7 @@ function toRun(row: RunRow): Run {
             fork: row.commit_fork === null || row.commit_fork === undefined ? false : booleanFromRow(row.commit_fork),
           },
     sourceWorkingDirectory: row.working_directory ?? null,
+    structuredRunOutput: row.structured_run_output === null || row.structured_run_output === undefined ? false : booleanFromRow(row.structured_run_output),
     pullRequestNumber: row.pull_request_number === null || row.pull_request_number === undefined ? null : numberFromRow(row.pull_request_number),
     execution: {
       planStatus: (row.plan_status ?? "pending") as PlanPhaseStatus,

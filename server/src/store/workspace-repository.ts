@@ -24,6 +24,8 @@ export interface CreateWorkspaceInput {
   approvalTtlSeconds?: number;
   /** Defaults to false. */
   planRequiresCredential?: boolean;
+  /** Defaults to false (issue 29: true once the CLI reads JSON logs). */
+  structuredRunOutputEnabled?: boolean;
   createdAt: Date | string;
 }
 
@@ -47,6 +49,7 @@ export class WorkspaceRepository extends Repository {
       execution_region: input.executionRegion,
       approval_ttl_seconds: input.approvalTtlSeconds ?? 86_400,
       plan_requires_credential: input.planRequiresCredential ?? false,
+      structured_run_output_enabled: input.structuredRunOutputEnabled ?? false,
       created_at: createdAt,
       updated_at: createdAt,
     };
@@ -126,6 +129,17 @@ export class WorkspaceRepository extends Repository {
     });
   }
 
+  /** Sets the workspace's structured run output (issue 29); runs created afterwards record it. */
+  async updateStructuredRunOutput(id: string, value: boolean, now: Date | string): Promise<Workspace | undefined> {
+    return translating(this.dialect, async () => {
+      await this.db<WorkspaceRow>("workspaces")
+        .where({ id })
+        .update({ structured_run_output_enabled: value, updated_at: isoForWrite(now) });
+      const row = await this.db<WorkspaceRow>("workspaces").where({ id }).first();
+      return row && toWorkspace(row);
+    });
+  }
+
   /** The organization's workspaces, by name. */
   async listByOrganization(organizationId: string): Promise<Workspace[]> {
     return translating(this.dialect, async () => {
@@ -195,5 +209,5 @@ export class WorkspaceRepository extends Repository {
 }
 
 const toWorkspace = rowMapper<WorkspaceRow, Workspace>()(
-  "id organization_id project_id name description tracked_branch working_directory opentofu_version execution_region approval_ttl_seconds:number plan_requires_credential:boolean created_at:iso updated_at:iso",
+  "id organization_id project_id name description tracked_branch working_directory opentofu_version execution_region approval_ttl_seconds:number plan_requires_credential:boolean structured_run_output_enabled:boolean created_at:iso updated_at:iso",
 );

@@ -27,6 +27,7 @@ export function run(status: Run["status"], x: Partial<RunExecution> = {}, extra:
     source: "api",
     commit: null,
     sourceWorkingDirectory: null,
+    structuredRunOutput: false,
     pullRequestNumber: null,
     autoApply: false,
     isDestroy: false,

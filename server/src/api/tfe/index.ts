@@ -5,7 +5,7 @@ import { DESTROY_FORBIDDEN_DETAIL } from "../../domain/run.ts";
 import type { RequestContext, SurfaceBinding } from "../../http/app.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
 import { createRun } from "../../commands/runs.ts";
-import { createWorkspace, resolveOpenTofuVersion, updateWorkspaceSettings } from "../../commands/workspaces.ts";
+import { createWorkspace, resolveOpenTofuVersion, setStructuredRunOutput, updateWorkspaceSettings } from "../../commands/workspaces.ts";
 import { inTransaction } from "../../store/index.ts";
 import { organizationHandlers } from "./organizations.ts";
 import { projectHandlers } from "./projects.ts";
@@ -69,6 +69,7 @@ export const tfeHandlers = {
       description: a.description,
       workingDirectory: a["working-directory"],
       opentofuVersion: a["terraform-version"],
+      structuredRunOutputEnabled: a["structured-run-output-enabled"],
       tags: body.data.relationships?.tags?.data.map((tag) => tag.attributes.name),
     });
     return { status: 201, body: { data: await workspaceResource(ctx, workspace, organization.name) } };
@@ -108,6 +109,8 @@ export const tfeHandlers = {
       description: a.description,
       workingDirectory: a["working-directory"],
     });
+    const structured = a["structured-run-output-enabled"];
+    if (structured !== undefined) workspace = await setStructuredRunOutput(ctx.services, principalOf(ctx), workspace, structured);
     const requested = a["terraform-version"];
     if (requested !== undefined) {
       // The CLI PATCHes its own version right after creating a workspace and only warns on a

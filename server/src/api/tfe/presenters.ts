@@ -78,7 +78,7 @@ export function phaseId(runId: string, phase: "plan" | "apply"): string {
 }
 
 /**
- * The compatibility workspace: never destroyable, never auto-applying, structured output off;
+ * The compatibility workspace: never destroyable, never auto-applying, structured output as set;
  * `locked` while anyone holds the workspace lock. A run token may lock and unlock its run's
  * workspace (re-entrantly); force-unlock is for organization administrators.
  */
@@ -104,7 +104,7 @@ export function presentWorkspace(
       "terraform-version": workspace.opentofuVersion,
       locked: lock !== undefined,
       "working-directory": workspace.workingDirectory,
-      "structured-run-output-enabled": false,
+      "structured-run-output-enabled": workspace.structuredRunOutputEnabled,
       "tag-names": [...tags],
       "vcs-repo": null,
       "auto-apply": false,

@@ -40,6 +40,7 @@ export function presentWorkspace(workspace: Workspace): S["Workspace"] {
       execution_region: workspace.executionRegion,
       approval_ttl_seconds: workspace.approvalTtlSeconds,
       plan_requires_credential: workspace.planRequiresCredential,
+      structured_run_output_enabled: workspace.structuredRunOutputEnabled,
       created_at: workspace.createdAt,
       updated_at: workspace.updatedAt,
     },

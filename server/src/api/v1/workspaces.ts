@@ -2,7 +2,7 @@ import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { notFound, principalOf } from "../authorize.ts";
 import { createVariable, deleteVariable, updateVariable } from "../../commands/variables.ts";
-import { createWorkspace } from "../../commands/workspaces.ts";
+import { createWorkspace, setStructuredRunOutput } from "../../commands/workspaces.ts";
 import { loadOrganization, loadOrganizationToList, loadProjectForNewWorkspace, loadWorkspace } from "../lookup.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
@@ -32,6 +32,7 @@ export const workspaceHandlers = {
       executionRegion: a.execution_region,
       approvalTtlSeconds: a.approval_ttl_seconds,
       planRequiresCredential: a.plan_requires_credential,
+      structuredRunOutputEnabled: a.structured_run_output_enabled,
     });
     return { status: 201, body: { data: presentWorkspace(workspace), meta: workspaceMeta(ctx, workspace) } };
   },
@@ -70,6 +71,8 @@ export const workspaceHandlers = {
     let updated = workspace;
     const value = body.data.attributes.plan_requires_credential;
     if (value !== undefined) updated = await setPlanRequiresCredential(ctx.services, actorOf(ctx), workspace, value);
+    const structured = body.data.attributes.structured_run_output_enabled;
+    if (structured !== undefined) updated = await setStructuredRunOutput(ctx.services, actorOf(ctx), updated, structured);
     return { status: 200, body: { data: presentWorkspace(updated), meta: workspaceMeta(ctx, updated) } };
   },
 

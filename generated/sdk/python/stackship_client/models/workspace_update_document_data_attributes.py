@@ -28,7 +28,8 @@ class WorkspaceUpdateDocumentDataAttributes(BaseModel):
     WorkspaceUpdateDocumentDataAttributes
     """ # noqa: E501
     plan_requires_credential: Optional[StrictBool] = None
-    __properties: ClassVar[List[str]] = ["plan_requires_credential"]
+    structured_run_output_enabled: Optional[StrictBool] = None
+    __properties: ClassVar[List[str]] = ["plan_requires_credential", "structured_run_output_enabled"]
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -81,7 +82,8 @@ class WorkspaceUpdateDocumentDataAttributes(BaseModel):
             return cls.model_validate(obj)
 
         _obj = cls.model_validate({
-            "plan_requires_credential": obj.get("plan_requires_credential")
+            "plan_requires_credential": obj.get("plan_requires_credential"),
+            "structured_run_output_enabled": obj.get("structured_run_output_enabled")
         })
         return _obj
 
