@@ -1895,6 +1895,8 @@ export interface operations {
                 "filter[names]"?: string;
                 "page[number]"?: components["parameters"]["page_number"];
                 "page[size]"?: components["parameters"]["page_size"];
+                /** @description Only projects whose name contains this text, ignoring case (go-tfe's `Query`). */
+                q?: string;
             };
             header?: never;
             path: {

@@ -898,6 +898,10 @@ export type ListProjectsData = {
          * Comma-separated exact names.
          */
         'filter[names]'?: string;
+        /**
+         * Only projects whose name contains this text, ignoring case (go-tfe's `Query`).
+         */
+        q?: string;
         'page[number]'?: number;
         'page[size]'?: number;
     };

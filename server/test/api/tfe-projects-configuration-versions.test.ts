@@ -31,6 +31,25 @@ testEachServer(test, "a project by id: its name and organization; 404 for anothe
   assert.is((await tfe(server, `/projects/prj-0000000000000000`, org.token)).status, 404);
 });
 
+testEachServer(test, "the project list's q keeps names containing the text, ignoring case, and combines with filter[names]", async (server) => {
+  const org = await createOrganizationWithToken(server, "acme", "admin");
+  for (const name of ["Payments", "payroll", "infra"]) {
+    const response = await fetch(`${server.baseUrl}/api/v2/organizations/acme/projects`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${org.token}`, "Content-Type": "application/vnd.api+json" },
+      body: JSON.stringify({ data: { type: "projects", attributes: { name } } }),
+    });
+    assert.is(response.status, 201);
+  }
+  const names = async (query: string) =>
+    ((await tfe(server, `/organizations/acme/projects?${query}`, org.token)).json.data as { attributes: { name: string } }[]).map((p) => p.attributes.name).sort();
+  assert.equal(await names("q=PAY"), ["Payments", "payroll"]);
+  assert.equal(await names("q=roll"), ["payroll"]);
+  assert.equal(await names("q=zzz"), []);
+  assert.equal(await names("q=pay&filter[names]=payroll,infra"), ["payroll"]);
+  assert.equal(await names(""), ["Default Project", "Payments", "infra", "payroll"].sort());
+});
+
 testEachServer(test, "configuration versions: newest first, speculative and pending too, no upload-url, paged; 404 elsewhere", async (server) => {
   const org = await createOrganizationWithToken(server, "acme", "admin");
   const other = await createOrganizationWithToken(server, "globex", "admin");

@@ -28,7 +28,8 @@ export const projectHandlers = {
       .map((name) => name.trim())
       .filter((name) => name.length > 0);
     const all = await ctx.services.stores.projects.listByOrganization(organization.id);
-    const matching = names && names.length > 0 ? all.filter((project) => names.includes(project.name)) : all;
+    const text = query.q?.toLowerCase();
+    const matching = all.filter((project) => (!names || names.length === 0 || names.includes(project.name)) && (!text || project.name.toLowerCase().includes(text)));
     const { data, meta } = paginate(matching, query["page[number]"], query["page[size]"]);
     return { status: 200, body: { data: data.map((project) => presentProject(project, organization.name)), meta } };
   },
