@@ -63,6 +63,9 @@ if (process.getuid?.() !== 0) {
     const mount = await mkdtemp(join(tmpdir(), "ss-dbfs-"));
     const dataDir = await mkdtemp(join(tmpdir(), "ss-dbfs-data-"));
     execFileSync("mount", ["-t", "tmpfs", "-o", "size=32m,mode=0700", "tmpfs", mount]);
+    // A process that dies mid-test (the defect above) still leaves no mount behind.
+    const unmountOnExit = () => execFileSync("umount", ["--lazy", mount]);
+    process.once("exit", unmountOnExit);
     const lines: string[] = [];
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -127,6 +130,7 @@ if (process.getuid?.() !== 0) {
         await stackship.close();
       }
     } finally {
+      process.off("exit", unmountOnExit);
       execFileSync("umount", ["--lazy", mount]);
       await rm(mount, { recursive: true, force: true });
       await rm(dataDir, { recursive: true, force: true });

@@ -40,9 +40,13 @@ function canMount(): string | null {
 async function withTmpfs<T>(megabytes: number, fn: (directory: string) => Promise<T>): Promise<T> {
   const directory = await mkdtemp(join(tmpdir(), "ss-tmpfs-"));
   execFileSync("mount", ["-t", "tmpfs", "-o", `size=${megabytes}m,mode=0700`, "tmpfs", directory]);
+  // A process that dies mid-test still leaves no mount behind.
+  const unmountOnExit = () => execFileSync("umount", ["--lazy", directory]);
+  process.once("exit", unmountOnExit);
   try {
     return await fn(directory);
   } finally {
+    process.off("exit", unmountOnExit);
     execFileSync("umount", ["--lazy", directory]);
     await rm(directory, { recursive: true, force: true });
   }

@@ -3,8 +3,12 @@
 // port, as the postgres user) so the restarts disturb no other test; it needs root and Debian's
 // PostgreSQL server binaries, and is counted as skipped without them. Expected: each run ends in a
 // recorded state (with its reason) or carries on, no state version is lost or half-written, and
-// the same server process plans and applies again once the database is back. About 40 s.
-import { execFile } from "node:child_process";
+// the same server process plans and applies again once the database is back. About 20 s.
+// Seen while writing it (2 of 9 runs, timing-dependent), a defect in runner/ not fixed here:
+// graphile-worker's runner.promise is never observed, so when failJobs cannot reach the database
+// during the restart its worker pool shuts down (new runs stay pending) or the rejection is
+// unhandled and the process exits.
+import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chownSync, existsSync, readdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -55,11 +59,15 @@ async function withOwnCluster<T>(bin: string, fn: (adminUrl: string, restart: ()
   const options = ["-o", `-p ${port} -k ${directory} -c listen_addresses=127.0.0.1 -c fsync=off`];
   await asPostgres("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"]);
   await asPostgres("pg_ctl", ["-D", data, "-l", join(directory, "log"), ...options, "-w", "start"]);
+  // A test process that dies mid-test (the header's defect) still stops its cluster.
+  const stopOnExit = () => execFileSync("runuser", ["-u", "postgres", "--", join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"], { stdio: "ignore" });
+  process.once("exit", stopOnExit);
   try {
     return await fn(`postgres://postgres@127.0.0.1:${port}/postgres`, async () => {
       await asPostgres("pg_ctl", ["-D", data, "-l", join(directory, "log"), ...options, "-m", "fast", "-w", "restart"]);
     });
   } finally {
+    process.off("exit", stopOnExit);
     await asPostgres("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]).catch(() => undefined);
     await rm(directory, { recursive: true, force: true });
   }
