@@ -15,6 +15,7 @@ import { loadWorkspace, renderFailure, workspaceNav, workspaceStyles } from "./w
 import { checkSummary, renderLock } from "./workspace-state-page.ts";
 import "./start-run.ts";
 import "./workspace-lock.ts";
+import "./workspace-settings.ts";
 
 /** How many of the organization's newest runs the overview looks through for this workspace's. */
 const SCAN_PAGES = 5;
@@ -81,6 +82,10 @@ export class SsWorkspacePage extends LitElement {
             <h2 id="state-heading">State and lock</h2>
             ${this.renderState(permissions.write)}
             <p>Every published version is on the <a href="/workspaces/${workspace.id}/state">state page</a>.</p>
+          </section>
+          <section aria-labelledby="run-output-heading">
+            <h2 id="run-output-heading">Run output</h2>
+            <ss-workspace-settings .workspace=${workspace} ?can-write=${permissions.write}></ss-workspace-settings>
           </section>
           <section aria-labelledby="runs-heading">
             <h2 id="runs-heading">Runs</h2>

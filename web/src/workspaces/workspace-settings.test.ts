@@ -1,11 +1,13 @@
 // Component tests (Chromium) of the settings pages' pure parts: the variables a pipeline-off
 // sentence names, the commit line of a GitHub run, and the closed sets each page checks (a value
 // outside them is a ContractError, never a guess).
-import type { FederationProfile, Run, SourceConnectionDocument } from "@stackship/client";
+import type { FederationProfile, Run, SourceConnectionDocument, Workspace } from "@stackship/client";
 import { checkRun, commitLine, ContractError } from "../app/closed-sets.ts";
-import { describe, equal, it, ok } from "../run/test-support.ts";
+import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until, WS_ID } from "../run/test-support.ts";
 import { checkProfile, PROVIDER_TARGETS } from "./workspace-cloud-access-page.ts";
 import { checkSourceDocument, missingVariables } from "./workspace-source-page.ts";
+import { structuredOutputPatch, structuredOutputSentence } from "./workspace-settings.ts";
+import "./workspace-settings.ts";
 
 const SHA = "0123456789abcdef0123456789abcdef01234567";
 
@@ -96,5 +98,49 @@ describe("workspace settings pages", () => {
 
   it("should ask each provider for exactly the target members the API takes", () => {
     equal(PROVIDER_TARGETS, { aws: ["role_arn"], gcp: ["workload_identity_provider", "service_account"], azure: ["client_id", "tenant_id"], generic: [] });
+  });
+});
+
+describe("ss-workspace-settings: structured run output (issue 29)", () => {
+  afterEach(cleanup);
+  const PATCH = `PATCH /v1/workspaces/${WS_ID}`;
+  const workspace = (enabled: boolean) =>
+    ({ type: "workspaces", id: WS_ID, attributes: { name: "app", structured_run_output_enabled: enabled }, relationships: {}, links: {} }) as unknown as Workspace;
+
+  async function settings(server: FakeServer, enabled: boolean, canWrite: boolean) {
+    return mount(server, Object.assign(document.createElement("ss-workspace-settings"), { workspace: workspace(enabled), canWrite }));
+  }
+  const toggle = (el: HTMLElement) => el.shadowRoot!.querySelector<HTMLInputElement>("#structured-run-output");
+
+  it("should say what each state means, and send exactly the attribute", () => {
+    ok(structuredOutputSentence(true).startsWith("Structured run output is on"));
+    ok(structuredOutputSentence(false).startsWith("Structured run output is off"));
+    equal(structuredOutputPatch(true), { data: { type: "workspaces", attributes: { structured_run_output_enabled: true } } });
+  });
+
+  it("should turn it on through the API and show what the API confirmed", async () => {
+    const server = new FakeServer().on(PATCH, { status: 200, body: { data: workspace(true) } });
+    const el = await settings(server, false, true);
+    const input = toggle(el)!;
+    equal(input.checked, false);
+    input.click();
+    await until(() => text(el.shadowRoot!.querySelector("#structured-run-output-sentence")).startsWith("Structured run output is on"), 3000, "the confirmed state");
+    equal(server.requests[0].body, structuredOutputPatch(true));
+    equal(toggle(el)!.checked, true);
+  });
+
+  it("should keep the switch where the API left it when the change is refused", async () => {
+    const server = new FakeServer().on(PATCH, errorAnswer(403, "FORBIDDEN", "You may not change this workspace."));
+    const el = await settings(server, false, true);
+    toggle(el)!.click();
+    await until(() => el.shadowRoot!.querySelector("#structured-run-output-error"), 3000, "the refusal");
+    equal(toggle(el)!.checked, false);
+    ok(text(el.shadowRoot!.querySelector("#structured-run-output-sentence")).startsWith("Structured run output is off"));
+  });
+
+  it("should show a reader the sentence and no switch", async () => {
+    const el = await settings(new FakeServer(), true, false);
+    equal(toggle(el), null);
+    ok(text(el.shadowRoot!.querySelector("#structured-run-output-sentence")).startsWith("Structured run output is on"));
   });
 });
