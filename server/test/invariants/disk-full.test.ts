@@ -17,6 +17,7 @@ import { testDialects } from "../support/databases.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus, makeConfigurationTarball, sha256, uploadConfiguration } from "../support/factories.ts";
 import { fixture, planApproveApply, readLog, waitForLog, waitForStatus } from "../support/runs.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
+import { skipTest } from "../support/skips.ts";
 
 const test = suite("the artifact directory's filesystem full");
 
@@ -134,7 +135,7 @@ const mountable = canMount();
 for (const dialect of testDialects()) {
   const title = `a plan's artifact writes and an apply's state upload on a full filesystem: recorded, explained, nothing half-written, recovered without a restart [${dialect}]`;
   if (mountable !== null) {
-    test.skip(`${title} (skipped: ${mountable})`, () => {});
+    skipTest(test, title, mountable);
     continue;
   }
   test(title, () =>

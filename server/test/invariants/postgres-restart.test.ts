@@ -24,6 +24,7 @@ import { TEST_PG_URL_ENV } from "../support/databases.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { fixture, readLog, startRun, waitForLog } from "../support/runs.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
+import { skipTest } from "../support/skips.ts";
 
 const run = promisify(execFile);
 const test = suite("PostgreSQL restarted under a plan and an apply");
@@ -96,7 +97,7 @@ const slowApply = {
 const bin = postgresBin();
 const title = "a restart during a plan and during an apply: recorded or carried on, no state lost, the same server carries on";
 if (process.getuid?.() !== 0 || bin === null) {
-  test.skip(`${title} (skipped: needs root and the PostgreSQL server binaries)`, () => {});
+  skipTest(test, title, "needs root and the PostgreSQL server binaries (/usr/lib/postgresql/<version>/bin/initdb)");
 } else {
   test(title, () =>
     withOwnCluster(bin, async (adminUrl, restart) => {

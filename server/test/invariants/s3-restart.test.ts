@@ -22,6 +22,7 @@ import { createOrganizationWithToken, createWorkspace, expectStatus, makeConfigu
 import { fixture, planApproveApply, readLog, waitForLog, waitForStatus } from "../support/runs.ts";
 import { WEED } from "../support/seaweedfs.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
+import { skipTest } from "../support/skips.ts";
 
 const test = suite("the S3 store killed and started again");
 
@@ -179,7 +180,7 @@ const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex
 for (const dialect of testDialects()) {
   const title = `SIGKILL of S3 under a plan's artifact writes and an apply's state upload, then a start: recorded, nothing published half, recovered without a restart [${dialect}]`;
   if (!existsSync(WEED)) {
-    test.skip(`${title} (skipped: ${WEED} is absent; bash scripts/bootstrap-tools --with-test-tools)`, () => {});
+    skipTest(test, title, `${WEED} is absent (bash scripts/bootstrap-tools --with-test-tools, which npm test runs, builds it)`);
     continue;
   }
   test(title, async () => {
