@@ -199,4 +199,12 @@ for (const dialect of testDialects()) {
   );
 }
 
+if (!process.env.STACKSHIP_TEST_PG_URL) {
+  skipTest(
+    test,
+    "a plan's artifact writes and an apply's state upload on a full filesystem [postgres]",
+    "STACKSHIP_TEST_PG_URL is not set (export STACKSHIP_TEST_PG_URL=$(bash scripts/ensure-postgres))",
+  );
+}
+
 test.run();

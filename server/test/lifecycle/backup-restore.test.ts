@@ -19,6 +19,7 @@ import { createOrganizationWithToken, createWorkspace } from "../support/factori
 import { review } from "../support/review.ts";
 import { fixture, planApproveApply, startRun } from "../support/runs.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
+import { skipTest } from "../support/skips.ts";
 
 // npm run backup / npm run restore (server/src/commands/backup.ts) on a deployment with applied
 // runs (real tofu), backed up by its own process while the API keeps creating runs, restored into
@@ -314,6 +315,14 @@ async function postgresTableCount(databaseUrl: string): Promise<number> {
   } finally {
     await db.destroy();
   }
+}
+
+if (!process.env.STACKSHIP_TEST_PG_URL) {
+  skipTest(
+    test,
+    "applied runs, backed up under load, wiped, restored, started [postgres]",
+    "STACKSHIP_TEST_PG_URL is not set (export STACKSHIP_TEST_PG_URL=$(bash scripts/ensure-postgres))",
+  );
 }
 
 test.run();
