@@ -3,6 +3,8 @@
  * default with the in-process runner and a real bubblewrap sandbox) against the same work done by
  * a local `tofu` (init, plan -out, show -json in a fresh directory), and the queue-to-start latency
  * (run job queued → phase attempt started). Targets from the issue: ≤ 1.3× local; p50 ≤ 150 ms.
+ * Issue 29: the same plans again in a workspace with structured run output on, whose plans also
+ * read the provider schemas and build the redacted plan the CLI renders (json-output-redacted).
  */
 import { load, localPlan, median, startBenchStackShip } from "./stackship-harness.ts";
 import { api } from "./support.ts";
@@ -16,6 +18,8 @@ try {
   process.stdout.write(`[bench] runs: ${RUNS} speculative plans through StackShip vs local tofu (load ${load()})…\n`);
   const workspaceId = await bench.workspace("w");
   const workspace = { id: workspaceId };
+  const structured = { id: await bench.workspace("s") };
+  await api(base, token, "PATCH", `/v1/workspaces/${structured.id}`, { data: { type: "workspaces", attributes: { structured_run_output_enabled: true } } });
 
   // Neither side's first plan counts: the local one warms the page cache for both, the StackShip
   // one the server's code paths (its first run compiles what every later one reuses).
@@ -24,7 +28,11 @@ try {
   {
     const ended = bench.runEnded();
     await ended.of((await api(base, token, "POST", `/v1/workspaces/${workspace.id}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data.id);
+    const endedOn = bench.runEnded();
+    await endedOn.of((await api(base, token, "POST", `/v1/workspaces/${structured.id}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data.id);
   }
+  const managedOn: number[] = [];
+  const redactedPlan: number[] = [];
   const local: number[] = [];
   const managed: number[] = [];
   const queueToStart: number[] = [];
@@ -70,17 +78,32 @@ try {
       stage("tofu plan, script exit", between(mark("plan"), mark("evidence")));
       stage("end every other process (in the launcher)", between(mark("evidence"), mark("show")));
       stage("tofu show -json (in the launcher)", between(mark("show"), mark("plan-diff")));
-      stage("plan-diff (in the launcher)", between(mark("plan-diff"), s.exitedAt));
+      stage("plan-diff (in the launcher)", between(mark("plan-diff"), mark("redacted-plan") ?? s.exitedAt));
       stage("exit → bwrap ended", between(s.exitedAt, s.endedAt));
       stage("collect files", s.collectedAt - s.endedAt);
       stage("store artifacts, log, attempt", t.storedAt - s.collectedAt);
       stage("plan finished, policy stage, release", t.finishedAt - t.storedAt);
       stage("finished → client saw it", Number(process.hrtime.bigint() - started) / 1e6 - (t.finishedAt - createdAt));
     }
+    // Structured run output on: the same plan, plus the provider schemas and the redacted plan.
+    await runner.warmSandboxesSettled();
+    const startedOn = process.hrtime.bigint();
+    const endedOn = bench.runEnded();
+    const runOn = (await api(base, token, "POST", `/v1/workspaces/${structured.id}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data;
+    await endedOn.of(runOn.id);
+    const statusOn = (await api(base, token, "GET", `/v1/runs/${runOn.id}`)).data.attributes.status;
+    if (statusOn !== "planned_and_finished") throw new Error(`run ${runOn.id} ended ${statusOn}`);
+    managedOn.push(Number(process.hrtime.bigint() - startedOn) / 1e6);
+    const tOn = timings.get(runOn.id);
+    const at = tOn?.sandbox.marks.find((m) => m.name === "redacted-plan")?.at;
+    if (tOn && at !== undefined && tOn.sandbox.exitedAt !== null) redactedPlan.push(tOn.sandbox.exitedAt - at);
   }
   const ratio = median(managed) / median(local);
   process.stdout.write(
     `[bench] runs: local tofu init+plan+show ${median(local).toFixed(0)} ms (baseline 1.00x) | StackShip speculative plan, API create → finished ${median(managed).toFixed(0)} ms (${ratio.toFixed(2)}x; target ≤ 1.30x)\n`,
+  );
+  process.stdout.write(
+    `[bench] runs: with structured run output on (issue 29) ${median(managedOn).toFixed(0)} ms (${(median(managedOn) / median(local)).toFixed(2)}x local, ${(median(managedOn) / median(managed)).toFixed(2)}x off); of which providers schema + redacted plan in the launcher ${redactedPlan.length > 0 ? median(redactedPlan).toFixed(0) : "n/a"} ms\n`,
   );
   process.stdout.write(`[bench] runs: of which the plan attempt (sandbox start, tofu init/plan/show, plan-diff) ${median(inSandbox).toFixed(0)} ms\n`);
   if (stages.size > 0) {
