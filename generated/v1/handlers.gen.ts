@@ -388,6 +388,12 @@ export type Handlers<Ctx> = {
     body: NonNullable<Ops["updateWorkspace"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["updateWorkspace"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  deleteWorkspace: (input: {
+    path: NonNullable<Ops["deleteWorkspace"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["deleteWorkspace"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
   forceUnlockWorkspace: (input: {
     path: NonNullable<Ops["forceUnlockWorkspace"]["parameters"]["path"]>;
     query: Record<string, never>;

@@ -60,6 +60,8 @@ export declare const deleteUserSessionsPath: Validator;
 export declare const deleteUserSessionsQuery: Validator;
 export declare const deleteVariablePath: Validator;
 export declare const deleteVariableQuery: Validator;
+export declare const deleteWorkspacePath: Validator;
+export declare const deleteWorkspaceQuery: Validator;
 export declare const deleteWorkspaceSourcePath: Validator;
 export declare const deleteWorkspaceSourceQuery: Validator;
 export declare const discardRunPath: Validator;

@@ -1125,6 +1125,28 @@ export interface paths {
         patch: operations["updateWorkspace"];
         trace?: never;
     };
+    "/v1/workspaces/{workspace_id}/actions/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete the workspace (organization administrators), confirmed by its name
+         * @description Deletes the workspace: it is gone from every list and lookup and its name is free again; its runs, state versions, variables and audit history are kept as records. `name` must be the workspace's name exactly (a typed confirmation; 422 `DOCUMENT_INVALID` at `/data/attributes/name` otherwise). 409 `CONSTRAINT_VIOLATION` while a run has not ended. Without `force`, also 409 while the workspace is locked (`WORKSPACE_LOCKED`) or has a current state version (StackShip runs no destroy plans, so that state may still manage resources); with `force: true` those two do not stop it (a lock is released with it). Audited as `workspace.deleted`.
+         */
+        post: operations["deleteWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspaces/{workspace_id}/actions/force-unlock": {
         parameters: {
             query?: never;
@@ -2998,6 +3020,21 @@ export interface components {
                 };
                 /** @constant */
                 type: "workspaces";
+            };
+        };
+        WorkspaceDeletionDocument: {
+            data: {
+                attributes: {
+                    /**
+                     * @description Delete even while locked or with a current state version (a run that has not ended still stops it).
+                     * @default false
+                     */
+                    force: boolean;
+                    /** @description The workspace's name, typed as a confirmation. */
+                    name: string;
+                };
+                /** @constant */
+                type: "workspace-deletions";
             };
         };
         WorkspaceDocument: {
@@ -4953,6 +4990,36 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+        };
+    };
+    deleteWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["WorkspaceDeletionDocument"];
+            };
+        };
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
         };
     };

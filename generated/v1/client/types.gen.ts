@@ -1089,6 +1089,22 @@ export type WorkspaceLockDocument = {
     };
 };
 
+export type WorkspaceDeletionDocument = {
+    data: {
+        type: 'workspace-deletions';
+        attributes: {
+            /**
+             * The workspace's name, typed as a confirmation.
+             */
+            name: string;
+            /**
+             * Delete even while locked or with a current state version (a run that has not ended still stops it).
+             */
+            force?: boolean;
+        };
+    };
+};
+
 export type RunApprovalDocument = {
     data: {
         type: 'approvals';
@@ -3825,6 +3841,53 @@ export type ForceUnlockWorkspaceResponses = {
 };
 
 export type ForceUnlockWorkspaceResponse = ForceUnlockWorkspaceResponses[keyof ForceUnlockWorkspaceResponses];
+
+export type DeleteWorkspaceData = {
+    body: WorkspaceDeletionDocument;
+    path: {
+        workspace_id: WorkspaceId;
+    };
+    query?: never;
+    url: '/v1/workspaces/{workspace_id}/actions/delete';
+};
+
+export type DeleteWorkspaceErrors = {
+    /**
+     * A parameter or the request body is malformed (`REQUEST_INVALID`, `RUN_LIST_CURSOR_INVALID`, `WORKSPACE_LIST_CURSOR_INVALID`), or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value).
+     */
+    400: ErrorDocument;
+    /**
+     * No valid bearer token (`UNAUTHENTICATED`).
+     */
+    401: ErrorDocument;
+    /**
+     * The caller lacks the operation's permission everywhere, or can see the object but lacks the permission on it (`FORBIDDEN`); or the operation needs a dashboard session (`SESSION_REQUIRED`), a fresh step-up (`STEP_UP_REQUIRED`, also every token on the raw-plan and emergency-state downloads) or the session's CSRF token (`SESSION_CSRF_INVALID`).
+     */
+    403: ErrorDocument;
+    /**
+     * No such object, or the caller may not see it (`NOT_FOUND`).
+     */
+    404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
+    /**
+     * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
+     */
+    422: ErrorDocument;
+};
+
+export type DeleteWorkspaceError = DeleteWorkspaceErrors[keyof DeleteWorkspaceErrors];
+
+export type DeleteWorkspaceResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type DeleteWorkspaceResponse = DeleteWorkspaceResponses[keyof DeleteWorkspaceResponses];
 
 export type GetConfigurationVersionData = {
     body?: never;

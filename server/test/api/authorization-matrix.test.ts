@@ -2,7 +2,7 @@ import { suite } from "uvu";
 import { READ, matrixMismatches, matrixRequest, row, type Caller, type Row } from "../support/authorization-matrix.ts";
 import * as assert from "uvu/assert";
 import { operations } from "../../../generated/v1/operations.gen.ts";
-import { createPendingConfiguration, createToken, createVariable, makeConfigurationTarball } from "../support/factories.ts";
+import { createPendingConfiguration, createToken, createVariable, createWorkspace, makeConfigurationTarball } from "../support/factories.ts";
 import { seededOrganization, seedRunIn } from "../support/seeded-runs.ts";
 import { createUser, signIn, signedInMember, type TestSession } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
@@ -112,6 +112,8 @@ const EXPECTED: Record<string, Row> = {
   lockWorkspace: row(401, 404, 403, 200, 200),
   unlockWorkspace: row(401, 404, 403, 200, 200),
   forceUnlockWorkspace: row(401, 404, 403, 403, 200),
+  // Each caller gets a workspace of its own to delete.
+  deleteWorkspace: row(401, 404, 403, 403, 204),
   // Installation binding: a setup state for an organization admin's session; a bare id only for
   // deployment administrators (none of these callers); release by the organization's admin.
   createGithubInstallationState: ADMIN_CREATE,
@@ -306,6 +308,10 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
         await locks.acquire(world.workspaceId, { kind: "user", id: holder.session.userId }, "matrix", new Date());
       }
       return { path: ws, body: operationId === "lockWorkspace" ? { data: { type: "workspace-locks", attributes: { reason: "maintenance" } } } : undefined };
+    }
+    case "deleteWorkspace": {
+      const doomed = await createWorkspace(server, world.adminToken, world.organizationName, { name: unique("doomed") });
+      return { path: { workspace_id: doomed.id }, body: { data: { type: "workspace-deletions", attributes: { name: doomed.attributes.name } } } };
     }
     case "createGithubInstallationState":
       return { path: { organization_name: world.organizationName } };

@@ -297,6 +297,9 @@ __all__ = [
     "WorkspaceCreateDocumentDataRelationships",
     "WorkspaceCreateDocumentDataRelationshipsProject",
     "WorkspaceCreateDocumentDataRelationshipsProjectData",
+    "WorkspaceDeletionDocument",
+    "WorkspaceDeletionDocumentData",
+    "WorkspaceDeletionDocumentDataAttributes",
     "WorkspaceDocument",
     "WorkspaceDocumentMeta",
     "WorkspaceDocumentMetaPermissions",
@@ -604,6 +607,9 @@ from stackship_client.models.workspace_create_document_data_attributes import Wo
 from stackship_client.models.workspace_create_document_data_relationships import WorkspaceCreateDocumentDataRelationships as WorkspaceCreateDocumentDataRelationships
 from stackship_client.models.workspace_create_document_data_relationships_project import WorkspaceCreateDocumentDataRelationshipsProject as WorkspaceCreateDocumentDataRelationshipsProject
 from stackship_client.models.workspace_create_document_data_relationships_project_data import WorkspaceCreateDocumentDataRelationshipsProjectData as WorkspaceCreateDocumentDataRelationshipsProjectData
+from stackship_client.models.workspace_deletion_document import WorkspaceDeletionDocument as WorkspaceDeletionDocument
+from stackship_client.models.workspace_deletion_document_data import WorkspaceDeletionDocumentData as WorkspaceDeletionDocumentData
+from stackship_client.models.workspace_deletion_document_data_attributes import WorkspaceDeletionDocumentDataAttributes as WorkspaceDeletionDocumentDataAttributes
 from stackship_client.models.workspace_document import WorkspaceDocument as WorkspaceDocument
 from stackship_client.models.workspace_document_meta import WorkspaceDocumentMeta as WorkspaceDocumentMeta
 from stackship_client.models.workspace_document_meta_permissions import WorkspaceDocumentMetaPermissions as WorkspaceDocumentMetaPermissions

@@ -18,6 +18,7 @@ import { sessionHandlers } from "./sessions.ts";
 import { setupHandlers } from "./setup.ts";
 import { workspaceHandlers } from "./workspaces.ts";
 import { workspaceLockHandlers } from "./workspace-locks.ts";
+import { workspaceDeletionHandlers } from "./workspace-deletion.ts";
 import { workloadIdentityHandlers } from "./workload-identity.ts";
 
 /** Every v1 handler; `satisfies` makes a missing or mistyped operation a compile error. */
@@ -27,6 +28,7 @@ export const v1Handlers = {
   ...organizationHandlers,
   ...workspaceHandlers,
   ...workspaceLockHandlers,
+  ...workspaceDeletionHandlers,
   ...configurationVersionHandlers,
   ...runHandlers,
   ...policyHandlers,

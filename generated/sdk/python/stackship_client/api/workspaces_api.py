@@ -21,6 +21,7 @@ from typing_extensions import Annotated
 from stackship_client.models.source_connection_document import SourceConnectionDocument
 from stackship_client.models.source_connection_write_document import SourceConnectionWriteDocument
 from stackship_client.models.workspace_create_document import WorkspaceCreateDocument
+from stackship_client.models.workspace_deletion_document import WorkspaceDeletionDocument
 from stackship_client.models.workspace_document import WorkspaceDocument
 from stackship_client.models.workspace_list_document import WorkspaceListDocument
 from stackship_client.models.workspace_lock_document import WorkspaceLockDocument
@@ -336,6 +337,314 @@ class WorkspacesApi:
         return self.api_client.param_serialize(
             method='POST',
             resource_path='/v1/organizations/{organization_name}/workspaces',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
+    def delete_workspace(
+        self,
+        workspace_id: Annotated[str, Field(strict=True)],
+        workspace_deletion_document: WorkspaceDeletionDocument,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> None:
+        """Delete the workspace (organization administrators), confirmed by its name
+
+        Deletes the workspace: it is gone from every list and lookup and its name is free again; its runs, state versions, variables and audit history are kept as records. `name` must be the workspace's name exactly (a typed confirmation; 422 `DOCUMENT_INVALID` at `/data/attributes/name` otherwise). 409 `CONSTRAINT_VIOLATION` while a run has not ended. Without `force`, also 409 while the workspace is locked (`WORKSPACE_LOCKED`) or has a current state version (StackShip runs no destroy plans, so that state may still manage resources); with `force: true` those two do not stop it (a lock is released with it). Audited as `workspace.deleted`.
+
+        :param workspace_id: (required)
+        :type workspace_id: str
+        :param workspace_deletion_document: (required)
+        :type workspace_deletion_document: WorkspaceDeletionDocument
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._delete_workspace_serialize(
+            workspace_id=workspace_id,
+            workspace_deletion_document=workspace_deletion_document,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '204': None,
+            '400': "ErrorDocument",
+            '401': "ErrorDocument",
+            '403': "ErrorDocument",
+            '404': "ErrorDocument",
+            '409': "ErrorDocument",
+            '422': "ErrorDocument",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def delete_workspace_with_http_info(
+        self,
+        workspace_id: Annotated[str, Field(strict=True)],
+        workspace_deletion_document: WorkspaceDeletionDocument,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[None]:
+        """Delete the workspace (organization administrators), confirmed by its name
+
+        Deletes the workspace: it is gone from every list and lookup and its name is free again; its runs, state versions, variables and audit history are kept as records. `name` must be the workspace's name exactly (a typed confirmation; 422 `DOCUMENT_INVALID` at `/data/attributes/name` otherwise). 409 `CONSTRAINT_VIOLATION` while a run has not ended. Without `force`, also 409 while the workspace is locked (`WORKSPACE_LOCKED`) or has a current state version (StackShip runs no destroy plans, so that state may still manage resources); with `force: true` those two do not stop it (a lock is released with it). Audited as `workspace.deleted`.
+
+        :param workspace_id: (required)
+        :type workspace_id: str
+        :param workspace_deletion_document: (required)
+        :type workspace_deletion_document: WorkspaceDeletionDocument
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._delete_workspace_serialize(
+            workspace_id=workspace_id,
+            workspace_deletion_document=workspace_deletion_document,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '204': None,
+            '400': "ErrorDocument",
+            '401': "ErrorDocument",
+            '403': "ErrorDocument",
+            '404': "ErrorDocument",
+            '409': "ErrorDocument",
+            '422': "ErrorDocument",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def delete_workspace_without_preload_content(
+        self,
+        workspace_id: Annotated[str, Field(strict=True)],
+        workspace_deletion_document: WorkspaceDeletionDocument,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """Delete the workspace (organization administrators), confirmed by its name
+
+        Deletes the workspace: it is gone from every list and lookup and its name is free again; its runs, state versions, variables and audit history are kept as records. `name` must be the workspace's name exactly (a typed confirmation; 422 `DOCUMENT_INVALID` at `/data/attributes/name` otherwise). 409 `CONSTRAINT_VIOLATION` while a run has not ended. Without `force`, also 409 while the workspace is locked (`WORKSPACE_LOCKED`) or has a current state version (StackShip runs no destroy plans, so that state may still manage resources); with `force: true` those two do not stop it (a lock is released with it). Audited as `workspace.deleted`.
+
+        :param workspace_id: (required)
+        :type workspace_id: str
+        :param workspace_deletion_document: (required)
+        :type workspace_deletion_document: WorkspaceDeletionDocument
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._delete_workspace_serialize(
+            workspace_id=workspace_id,
+            workspace_deletion_document=workspace_deletion_document,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '204': None,
+            '400': "ErrorDocument",
+            '401': "ErrorDocument",
+            '403': "ErrorDocument",
+            '404': "ErrorDocument",
+            '409': "ErrorDocument",
+            '422': "ErrorDocument",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _delete_workspace_serialize(
+        self,
+        workspace_id,
+        workspace_deletion_document,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        if workspace_id is not None:
+            _path_params['workspace_id'] = workspace_id
+        # process the query parameters
+        # process the header parameters
+        # process the form parameters
+        # process the body parameter
+        if workspace_deletion_document is not None:
+            _body_params = workspace_deletion_document
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/vnd.api+json'
+                ]
+            )
+
+        # set the HTTP header `Content-Type`
+        if _content_type:
+            _header_params['Content-Type'] = _content_type
+        else:
+            _default_content_type = (
+                self.api_client.select_header_content_type(
+                    [
+                        'application/vnd.api+json'
+                    ]
+                )
+            )
+            if _default_content_type is not None:
+                _header_params['Content-Type'] = _default_content_type
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'session', 
+            'bearer'
+        ]
+
+        return self.api_client.param_serialize(
+            method='POST',
+            resource_path='/v1/workspaces/{workspace_id}/actions/delete',
             path_params=_path_params,
             query_params=_query_params,
             header_params=_header_params,
