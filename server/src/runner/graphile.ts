@@ -40,7 +40,7 @@ export async function migrateGraphileWorker(db: Database): Promise<void> {
 export function startGraphileRunner(
   db: Database,
   options: { concurrency: number; execute: (runJobId: string) => Promise<void>; log: (message: string, meta?: unknown) => void },
-): Promise<{ runner: Runner; pool: pg.Pool }> {
+): Promise<{ runner: SupervisedRunner; pool: pg.Pool }> {
   const runPhase = async (payload: unknown) => {
     const runJobId = (payload as { run_job_id?: unknown })?.run_job_id;
     if (typeof runJobId === "string") await options.execute(runJobId);
@@ -48,19 +48,86 @@ export function startGraphileRunner(
   return startGraphileTasks(db, { concurrency: options.concurrency, log: options.log, tasks: { [RUN_PHASE_TASK]: runPhase } });
 }
 
-/** Starts a graphile-worker runner for other tasks than run phases (it takes only the jobs of `tasks`). */
+/** A graphile-worker runner that is started again when it dies (its database went away), until stopped. */
+export interface SupervisedRunner {
+  /** Stops fetching jobs and waits for the ones handed over (no restart afterwards). */
+  stop(): Promise<void>;
+}
+
+/** The wait before starting a dead runner again: 1 s, doubling, at most 30 s. */
+export function restartDelayMs(attempt: number): number {
+  return Math.min(30_000, 1_000 * 2 ** Math.max(0, attempt - 1));
+}
+
+/**
+ * Starts a graphile-worker runner for `tasks` (it takes only their jobs), supervised: graphile's
+ * `runner.promise` rejects when its pool cannot reach PostgreSQL (a restart, a failover), which
+ * left unobserved ended the process, or left the worker dead with new runs pending. Here that is
+ * logged and the runner is started again with backoff until it runs or `stop()` is called.
+ */
 export async function startGraphileTasks(
   db: Database,
   options: { concurrency: number; tasks: Record<string, (payload: unknown) => Promise<void>>; log: (message: string, meta?: unknown) => void },
-): Promise<{ runner: Runner; pool: pg.Pool }> {
+): Promise<{ runner: SupervisedRunner; pool: pg.Pool }> {
   const pool = poolFor(db, options.concurrency + 2);
-  const runner = await run({
-    pgPool: pool,
-    concurrency: options.concurrency,
-    noHandleSignals: true,
-    pollInterval: 2_000,
-    logger: graphileLogger(options.log),
-    taskList: Object.fromEntries(Object.entries(options.tasks).map(([name, fn]) => [name, (async (payload) => fn(payload)) as Task])),
-  });
-  return { runner, pool };
+  const taskList = Object.fromEntries(Object.entries(options.tasks).map(([name, fn]) => [name, (async (payload) => fn(payload)) as Task]));
+  const start = () => run({ pgPool: pool, concurrency: options.concurrency, noHandleSignals: true, pollInterval: 2_000, logger: graphileLogger(options.log), taskList });
+  let stopped = false;
+  let current: Runner | null = await start();
+  let restarting: Promise<void> | null = null;
+  /** Ends the current backoff wait at once (stop() must not wait for it). */
+  let wake: () => void = () => undefined;
+
+  const supervise = (runner: Runner): void => {
+    runner.promise.then(
+      () => undefined,
+      (error: unknown) => {
+        if (stopped || current !== runner) return;
+        current = null;
+        options.log(`graphile-worker stopped (${(error as Error)?.message ?? String(error)}); starting it again`, error);
+        restarting = restart();
+      },
+    );
+  };
+
+  const restart = async (): Promise<void> => {
+    for (let attempt = 1; !stopped; attempt++) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, restartDelayMs(attempt));
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      if (stopped) return;
+      try {
+        const runner = await start();
+        if (stopped) {
+          await runner.stop().catch(() => undefined);
+          return;
+        }
+        current = runner;
+        supervise(runner);
+        options.log("graphile-worker running again");
+        return;
+      } catch (error) {
+        options.log(`graphile-worker could not start again (attempt ${attempt}): ${(error as Error)?.message ?? String(error)}`, error);
+      }
+    }
+  };
+
+  supervise(current);
+  return {
+    pool,
+    runner: {
+      async stop() {
+        stopped = true;
+        wake();
+        await restarting;
+        const runner = current;
+        current = null;
+        if (runner) await runner.stop().catch((error: unknown) => options.log("graphile-worker stop failed", error));
+      },
+    },
+  };
 }

@@ -4,10 +4,10 @@
 // PostgreSQL server binaries, and is counted as skipped without them. Expected: each run ends in a
 // recorded state (with its reason) or carries on, no state version is lost or half-written, and
 // the same server process plans and applies again once the database is back. About 20 s.
-// Seen while writing it (2 of 9 runs, timing-dependent), a defect in runner/ not fixed here:
-// graphile-worker's runner.promise is never observed, so when failJobs cannot reach the database
-// during the restart its worker pool shuts down (new runs stay pending) or the rejection is
-// unhandled and the process exits.
+// Seen while writing it (2 of 9 runs, timing-dependent, and once in a clean-clone CI run): when
+// failJobs could not reach the database during the restart, graphile-worker's runner.promise
+// rejected unobserved, so the worker pool stopped (new runs stayed pending) or the process exited.
+// runner/graphile.ts now supervises the runner and starts it again with backoff.
 import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chownSync, existsSync, readdirSync } from "node:fs";
