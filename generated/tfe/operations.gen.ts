@@ -277,7 +277,6 @@ export const operations = [
     requestBody: null,
     responses: {
       204: { contentType: null, validate: null },
-      400: { contentType: "application/vnd.api+json", validate: v.deleteWorkspaceByNameResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.deleteWorkspaceByNameResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.deleteWorkspaceByNameResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.deleteWorkspaceByNameResponse404 },
@@ -296,7 +295,6 @@ export const operations = [
     requestBody: null,
     responses: {
       204: { contentType: null, validate: null },
-      400: { contentType: "application/vnd.api+json", validate: v.safeDeleteWorkspaceByNameResponse400 },
       401: { contentType: "application/vnd.api+json", validate: v.safeDeleteWorkspaceByNameResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.safeDeleteWorkspaceByNameResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.safeDeleteWorkspaceByNameResponse404 },

@@ -1145,10 +1145,6 @@ export type DeleteWorkspaceByNameData = {
 
 export type DeleteWorkspaceByNameErrors = {
     /**
-     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
-     */
-    400: ErrorDocument;
-    /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */
     401: ErrorDocument;
@@ -1233,10 +1229,6 @@ export type SafeDeleteWorkspaceByNameData = {
 };
 
 export type SafeDeleteWorkspaceByNameErrors = {
-    /**
-     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
-     */
-    400: ErrorDocument;
     /**
      * A JSON:API error document; the CLI shows `title` and `detail`.
      */

@@ -69,6 +69,7 @@ testEachDatabase(runs, "create and getById round-trip with exact timestamps; the
     sourceWorkingDirectory: null,
     pullRequestNumber: null,
     execution: NOTHING_EXECUTED,
+    structuredRunOutput: false,
   });
   assert.equal(
     [run.kind, run.source, run.configDigest, run.opentofuVersion, run.executionRegion, run.platform],

@@ -29,6 +29,7 @@ testEachDatabase(workspaces, "create applies defaults and round-trips every fiel
     approvalTtlSeconds: 86_400,
     planRequiresCredential: false,
     updatedAt: input.createdAt,
+    structuredRunOutputEnabled: false,
   });
   assert.equal(await stores.workspaces.getById(created.id), created);
   assert.equal(await stores.workspaces.getByName(organization.id, "dns"), created);

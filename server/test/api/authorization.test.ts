@@ -130,6 +130,7 @@ testEachServer(authentication, "fails 401 without a token on every authenticated
     policy_set_id: "pset-0000000000000000",
     profile_id: "fp-0000000000000000",
     installation_id: "1",
+    project_id: "prj-0000000000000000",
   };
   const surfaces = [
     { name: "v1", table: v1Operations, client: server.v1(), check: (result: SdkResult) => expectV1Error(result, 401, "UNAUTHENTICATED") },

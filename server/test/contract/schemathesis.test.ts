@@ -109,6 +109,11 @@ expected-statuses = ["2xx", "400", "401", "403", "404"]
 include-operation-id = "listAuditCheckpoints"
 [operations.checks.positive_data_acceptance]
 expected-statuses = ["2xx", "400", "401", "403", "404"]
+[[operations]]
+include-operation-id = "listWorkspaces"
+[operations.checks.positive_data_acceptance]
+# The workspace list's cursor likewise: 400 WORKSPACE_LIST_CURSOR_INVALID.
+expected-statuses = ["2xx", "400", "401", "403", "404"]
 `,
     // deleteOrganizationToken: the stateful phase lists the tokens and revokes them, its own
     // included, and every later call is a 401 (the fuzzing silently covers far less). Revocation
