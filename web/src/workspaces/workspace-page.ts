@@ -15,6 +15,7 @@ import { loadWorkspace, renderFailure, workspaceNav, workspaceStyles } from "./w
 import { checkSummary, renderLock } from "./workspace-state-page.ts";
 import "./start-run.ts";
 import "./workspace-lock.ts";
+import "./workspace-delete.ts";
 import "./workspace-settings.ts";
 
 /** How many of the organization's newest runs the overview looks through for this workspace's. */
@@ -91,7 +92,15 @@ export class SsWorkspacePage extends LitElement {
             <h2 id="runs-heading">Runs</h2>
             ${permissions.write ? html`<ss-start-run workspace-id=${workspace.id} .latest=${this.latestConfiguration()}></ss-start-run>` : nothing}
             ${this.renderRuns()}
-          </section>`;
+          </section>
+          ${
+            permissions.verify_federation_profiles
+              ? html`<details class="danger-zone" data-testid="delete-workspace">
+                  <summary>Delete workspace</summary>
+                  <ss-workspace-delete workspace-id=${workspace.id} workspace-name=${a.name}></ss-workspace-delete>
+                </details>`
+              : nothing
+          }`;
       },
     });
   }

@@ -251,7 +251,7 @@ test("a viewer's New workspace is refused in the server's words, and nothing is 
   assert.is((await h.server.db.knex("workspaces").where({ name: "not-allowed-here" })).length, 0);
 });
 
-test("lock and unlock from the workspace page with a reason; an administrator force-unlocks an operator's lock", async ({ h, acme }) => {
+test("lock and unlock from the workspace page with a reason; an administrator force-unlocks, then deletes it by typing its name", async ({ h, acme }) => {
   const workspace = await h.workspace(acme, "lockable");
   const operator = await h.signInAs(acme, "operator");
   const page = operator.page;
@@ -282,9 +282,20 @@ test("lock and unlock from the workspace page with a reason; an administrator fo
   await admin.page.getByRole("button", { name: "Lock workspace" }).waitFor();
   assert.match(await admin.page.locator("#lock-state").innerText(), "not locked");
 
-  // The operator's page, reloaded, offers the lock again.
+  // The operator's page, reloaded, offers the lock again; deleting is not theirs to see.
   await page.reload();
   await page.getByRole("button", { name: "Lock workspace" }).waitFor();
+  assert.is(await page.getByTestId("delete-workspace").count(), 0, "an operator has no delete control");
+
+  // The administrator deletes it, typing its name; the list no longer has it.
+  await admin.page.getByTestId("delete-workspace").locator("summary").click();
+  const remove = admin.page.getByRole("button", { name: "Delete workspace" });
+  assert.not.ok(await remove.isEnabled(), "nothing typed, nothing to press");
+  await admin.page.getByLabel(/Type lockable to confirm/).fill("lockable");
+  await remove.click();
+  await admin.page.waitForURL((u) => u.pathname === "/workspaces");
+  await admin.page.locator("#workspaces-count").waitFor();
+  assert.is(await admin.page.locator("tr[data-workspace-id]").filter({ hasText: "lockable" }).count(), 0);
 });
 
 test.run();
