@@ -1121,6 +1121,7 @@ export const operations = [
       401: { contentType: "application/vnd.api+json", validate: v.updateWorkspaceResponse401 },
       403: { contentType: "application/vnd.api+json", validate: v.updateWorkspaceResponse403 },
       404: { contentType: "application/vnd.api+json", validate: v.updateWorkspaceResponse404 },
+      409: { contentType: "application/vnd.api+json", validate: v.updateWorkspaceResponse409 },
       422: { contentType: "application/vnd.api+json", validate: v.updateWorkspaceResponse422 },
     },
   },

@@ -1120,7 +1120,7 @@ export interface paths {
         head?: never;
         /**
          * Change a workspace's settings
-         * @description Today: `plan_requires_credential`, whether a plan needs a cloud credential from a federation profile. When it is true and a run may not have one (a fork pull request, a speculative run without a verified `speculative_plan` profile, a plan without a `plan` profile), the run ends `plan_credentials_required` before any sandbox starts. And `structured_run_output_enabled`: runs created afterwards build the redacted plan the OpenTofu CLI renders itself (`json-output-redacted`) for every plan; each run keeps the value it was created with.
+         * @description Today: `plan_requires_credential`, whether a plan needs a cloud credential from a federation profile. When it is true and a run may not have one (a fork pull request, a speculative run without a verified `speculative_plan` profile, a plan without a `plan` profile), the run ends `plan_credentials_required` before any sandbox starts. And `structured_run_output_enabled`: runs created afterwards build the redacted plan the OpenTofu CLI renders itself (`json-output-redacted`) for every plan; each run keeps the value it was created with. And the general settings: `name` (409 `WORKSPACE_NAME_TAKEN` when another workspace of the organization has it), `description`, `working_directory`; each change is audited as `workspace.updated` with its before and after.
          */
         patch: operations["updateWorkspace"];
         trace?: never;
@@ -3121,8 +3121,12 @@ export interface components {
         WorkspaceUpdateDocument: {
             data: {
                 attributes: {
+                    description?: string | null;
+                    /** @description A new name (unique in the organization; 409 WORKSPACE_NAME_TAKEN otherwise). A `cloud` block naming the old one no longer finds it. */
+                    name?: components["schemas"]["ResourceName"];
                     plan_requires_credential?: boolean;
                     structured_run_output_enabled?: boolean;
+                    working_directory?: string;
                 };
                 id?: components["schemas"]["WorkspaceId"];
                 /** @constant */
@@ -4990,6 +4994,7 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
         };
     };

@@ -494,6 +494,7 @@ export declare const updateWorkspaceResponse400: Validator;
 export declare const updateWorkspaceResponse401: Validator;
 export declare const updateWorkspaceResponse403: Validator;
 export declare const updateWorkspaceResponse404: Validator;
+export declare const updateWorkspaceResponse409: Validator;
 export declare const updateWorkspaceResponse422: Validator;
 export declare const uploadConfigurationResponse200: Validator;
 export declare const uploadConfigurationResponse400: Validator;

@@ -37660,7 +37660,7 @@ return errors === 0;
 validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceUpdateDocument = validate188;
-const schema340 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"plan_requires_credential":{"type":"boolean"},"structured_run_output_enabled":{"type":"boolean"}}}}}}};
+const schema340 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"plan_requires_credential":{"type":"boolean"},"structured_run_output_enabled":{"type":"boolean"},"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName","description":"A new name (unique in the organization; 409 WORKSPACE_NAME_TAKEN otherwise). A `cloud` block naming the old one no longer finds it."},"description":{"type":["string","null"],"maxLength":1000},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"}}}}}}};
 
 function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37781,7 +37781,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key2 in data3){
-if(!((key2 === "plan_requires_credential") || (key2 === "structured_run_output_enabled"))){
+if(!(((((key2 === "plan_requires_credential") || (key2 === "structured_run_output_enabled")) || (key2 === "name")) || (key2 === "description")) || (key2 === "working_directory"))){
 const err9 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -37816,9 +37816,11 @@ vErrors.push(err11);
 errors++;
 }
 }
-}
-else {
-const err12 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data3.name !== undefined){
+let data6 = data3.name;
+if(typeof data6 === "string"){
+if(!pattern16.test(data6)){
+const err12 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -37828,9 +37830,8 @@ vErrors.push(err12);
 errors++;
 }
 }
-}
 else {
-const err13 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err13 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -37840,14 +37841,98 @@ vErrors.push(err13);
 errors++;
 }
 }
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data3.description !== undefined){
+let data7 = data3.description;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err14 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema340.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err14];
 }
 else {
 vErrors.push(err14);
+}
+errors++;
+}
+if(typeof data7 === "string"){
+if(func2(data7) > 1000){
+const err15 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+if(data3.working_directory !== undefined){
+let data8 = data3.working_directory;
+if(typeof data8 === "string"){
+if(func2(data8) > 1000){
+const err16 = {instancePath:instancePath+"/data/attributes/working_directory",schemaPath:"#/properties/data/properties/attributes/properties/working_directory/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!pattern154.test(data8)){
+const err17 = {instancePath:instancePath+"/data/attributes/working_directory",schemaPath:"#/properties/data/properties/attributes/properties/working_directory/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*\\.\\.).*$"},message:"must match pattern \""+"^(?!/)(?!.*\\.\\.).*$"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/data/attributes/working_directory",schemaPath:"#/properties/data/properties/attributes/properties/working_directory/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
 }
 errors++;
 }
@@ -38168,6 +38253,7 @@ export const updateWorkspaceResponse400 = ErrorDocument;
 export const updateWorkspaceResponse401 = ErrorDocument;
 export const updateWorkspaceResponse403 = ErrorDocument;
 export const updateWorkspaceResponse404 = ErrorDocument;
+export const updateWorkspaceResponse409 = ErrorDocument;
 export const updateWorkspaceResponse422 = ErrorDocument;
 export const deleteWorkspaceRequest = WorkspaceDeletionDocument;
 export const deleteWorkspaceResponse400 = ErrorDocument;

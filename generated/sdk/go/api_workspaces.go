@@ -1770,7 +1770,7 @@ func (r ApiUpdateWorkspaceRequest) Execute() (*WorkspaceDocument, *http.Response
 /*
 UpdateWorkspace Change a workspace's settings
 
-Today: `plan_requires_credential`, whether a plan needs a cloud credential from a federation profile. When it is true and a run may not have one (a fork pull request, a speculative run without a verified `speculative_plan` profile, a plan without a `plan` profile), the run ends `plan_credentials_required` before any sandbox starts. And `structured_run_output_enabled`: runs created afterwards build the redacted plan the OpenTofu CLI renders itself (`json-output-redacted`) for every plan; each run keeps the value it was created with.
+Today: `plan_requires_credential`, whether a plan needs a cloud credential from a federation profile. When it is true and a run may not have one (a fork pull request, a speculative run without a verified `speculative_plan` profile, a plan without a `plan` profile), the run ends `plan_credentials_required` before any sandbox starts. And `structured_run_output_enabled`: runs created afterwards build the redacted plan the OpenTofu CLI renders itself (`json-output-redacted`) for every plan; each run keeps the value it was created with. And the general settings: `name` (409 `WORKSPACE_NAME_TAKEN` when another workspace of the organization has it), `description`, `working_directory`; each change is audited as `workspace.updated` with its before and after.
 
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  @param workspaceId
@@ -1884,6 +1884,17 @@ func (a *WorkspacesAPIService) UpdateWorkspaceExecute(r ApiUpdateWorkspaceReques
 			return localVarReturnValue, localVarHTTPResponse, newErr
 		}
 		if localVarHTTPResponse.StatusCode == 404 {
+			var v ErrorDocument
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 409 {
 			var v ErrorDocument
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {

@@ -21,6 +21,10 @@ var _ MappedNullable = &WorkspaceUpdateDocumentDataAttributes{}
 type WorkspaceUpdateDocumentDataAttributes struct {
 	PlanRequiresCredential *bool `json:"plan_requires_credential,omitempty"`
 	StructuredRunOutputEnabled *bool `json:"structured_run_output_enabled,omitempty"`
+	// 1 to 90 characters of letters, digits, `-`, `_` and `.`, starting with a letter or digit.
+	Name *string `json:"name,omitempty" validate:"regexp=^[A-Za-z0-9][A-Za-z0-9_.-]{0\\,89}$"`
+	Description NullableString `json:"description,omitempty"`
+	WorkingDirectory *string `json:"working_directory,omitempty" validate:"regexp=^(?!/)(?!.*\\.\\.).*$"`
 }
 
 // NewWorkspaceUpdateDocumentDataAttributes instantiates a new WorkspaceUpdateDocumentDataAttributes object
@@ -104,6 +108,112 @@ func (o *WorkspaceUpdateDocumentDataAttributes) SetStructuredRunOutputEnabled(v 
 	o.StructuredRunOutputEnabled = &v
 }
 
+// GetName returns the Name field value if set, zero value otherwise.
+func (o *WorkspaceUpdateDocumentDataAttributes) GetName() string {
+	if o == nil || IsNil(o.Name) {
+		var ret string
+		return ret
+	}
+	return *o.Name
+}
+
+// GetNameOk returns a tuple with the Name field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *WorkspaceUpdateDocumentDataAttributes) GetNameOk() (*string, bool) {
+	if o == nil || IsNil(o.Name) {
+		return nil, false
+	}
+	return o.Name, true
+}
+
+// HasName returns a boolean if a field has been set.
+func (o *WorkspaceUpdateDocumentDataAttributes) HasName() bool {
+	if o != nil && !IsNil(o.Name) {
+		return true
+	}
+
+	return false
+}
+
+// SetName gets a reference to the given string and assigns it to the Name field.
+func (o *WorkspaceUpdateDocumentDataAttributes) SetName(v string) {
+	o.Name = &v
+}
+
+// GetDescription returns the Description field value if set, zero value otherwise (both if not set or set to explicit null).
+func (o *WorkspaceUpdateDocumentDataAttributes) GetDescription() string {
+	if o == nil || IsNil(o.Description.Get()) {
+		var ret string
+		return ret
+	}
+	return *o.Description.Get()
+}
+
+// GetDescriptionOk returns a tuple with the Description field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *WorkspaceUpdateDocumentDataAttributes) GetDescriptionOk() (*string, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.Description.Get(), o.Description.IsSet()
+}
+
+// HasDescription returns a boolean if a field has been set.
+func (o *WorkspaceUpdateDocumentDataAttributes) HasDescription() bool {
+	if o != nil && o.Description.IsSet() {
+		return true
+	}
+
+	return false
+}
+
+// SetDescription gets a reference to the given NullableString and assigns it to the Description field.
+func (o *WorkspaceUpdateDocumentDataAttributes) SetDescription(v string) {
+	o.Description.Set(&v)
+}
+// SetDescriptionNil sets the value for Description to be an explicit nil
+func (o *WorkspaceUpdateDocumentDataAttributes) SetDescriptionNil() {
+	o.Description.Set(nil)
+}
+
+// UnsetDescription ensures that no value is present for Description, not even an explicit nil
+func (o *WorkspaceUpdateDocumentDataAttributes) UnsetDescription() {
+	o.Description.Unset()
+}
+
+// GetWorkingDirectory returns the WorkingDirectory field value if set, zero value otherwise.
+func (o *WorkspaceUpdateDocumentDataAttributes) GetWorkingDirectory() string {
+	if o == nil || IsNil(o.WorkingDirectory) {
+		var ret string
+		return ret
+	}
+	return *o.WorkingDirectory
+}
+
+// GetWorkingDirectoryOk returns a tuple with the WorkingDirectory field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *WorkspaceUpdateDocumentDataAttributes) GetWorkingDirectoryOk() (*string, bool) {
+	if o == nil || IsNil(o.WorkingDirectory) {
+		return nil, false
+	}
+	return o.WorkingDirectory, true
+}
+
+// HasWorkingDirectory returns a boolean if a field has been set.
+func (o *WorkspaceUpdateDocumentDataAttributes) HasWorkingDirectory() bool {
+	if o != nil && !IsNil(o.WorkingDirectory) {
+		return true
+	}
+
+	return false
+}
+
+// SetWorkingDirectory gets a reference to the given string and assigns it to the WorkingDirectory field.
+func (o *WorkspaceUpdateDocumentDataAttributes) SetWorkingDirectory(v string) {
+	o.WorkingDirectory = &v
+}
+
 func (o WorkspaceUpdateDocumentDataAttributes) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
@@ -119,6 +229,15 @@ func (o WorkspaceUpdateDocumentDataAttributes) ToMap() (map[string]interface{}, 
 	}
 	if !IsNil(o.StructuredRunOutputEnabled) {
 		toSerialize["structured_run_output_enabled"] = o.StructuredRunOutputEnabled
+	}
+	if !IsNil(o.Name) {
+		toSerialize["name"] = o.Name
+	}
+	if o.Description.IsSet() {
+		toSerialize["description"] = o.Description.Get()
+	}
+	if !IsNil(o.WorkingDirectory) {
+		toSerialize["working_directory"] = o.WorkingDirectory
 	}
 	return toSerialize, nil
 }

@@ -273,7 +273,7 @@ export const getWorkspace = <ThrowOnError extends boolean = false>(options: Opti
 /**
  * Change a workspace's settings
  *
- * Today: `plan_requires_credential`, whether a plan needs a cloud credential from a federation profile. When it is true and a run may not have one (a fork pull request, a speculative run without a verified `speculative_plan` profile, a plan without a `plan` profile), the run ends `plan_credentials_required` before any sandbox starts. And `structured_run_output_enabled`: runs created afterwards build the redacted plan the OpenTofu CLI renders itself (`json-output-redacted`) for every plan; each run keeps the value it was created with.
+ * Today: `plan_requires_credential`, whether a plan needs a cloud credential from a federation profile. When it is true and a run may not have one (a fork pull request, a speculative run without a verified `speculative_plan` profile, a plan without a `plan` profile), the run ends `plan_credentials_required` before any sandbox starts. And `structured_run_output_enabled`: runs created afterwards build the redacted plan the OpenTofu CLI renders itself (`json-output-redacted`) for every plan; each run keeps the value it was created with. And the general settings: `name` (409 `WORKSPACE_NAME_TAKEN` when another workspace of the organization has it), `description`, `working_directory`; each change is audited as `workspace.updated` with its before and after.
  */
 export const updateWorkspace = <ThrowOnError extends boolean = false>(options: Options<UpdateWorkspaceData, ThrowOnError>) => (options.client ?? client).patch<UpdateWorkspaceResponses, UpdateWorkspaceErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }, {

@@ -567,6 +567,12 @@ export type WorkspaceUpdateDocument = {
         attributes: {
             plan_requires_credential?: boolean;
             structured_run_output_enabled?: boolean;
+            /**
+             * A new name (unique in the organization; 409 WORKSPACE_NAME_TAKEN otherwise). A `cloud` block naming the old one no longer finds it.
+             */
+            name?: ResourceName;
+            description?: string | null;
+            working_directory?: string;
         };
     };
 };
@@ -2765,6 +2771,10 @@ export type UpdateWorkspaceErrors = {
      * No such object, or the caller may not see it (`NOT_FOUND`).
      */
     404: ErrorDocument;
+    /**
+     * The change conflicts with the current state (see the code).
+     */
+    409: ErrorDocument;
     /**
      * The document is invalid (`DOCUMENT_INVALID`) or the domain refuses it (see the code).
      */

@@ -2,7 +2,7 @@ import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { notFound, principalOf } from "../authorize.ts";
 import { createVariable, deleteVariable, updateVariable } from "../../commands/variables.ts";
-import { createWorkspace, setStructuredRunOutput } from "../../commands/workspaces.ts";
+import { createWorkspace, setStructuredRunOutput, updateWorkspaceSettings } from "../../commands/workspaces.ts";
 import { loadOrganization, loadOrganizationToList, loadProjectForNewWorkspace, loadWorkspace } from "../lookup.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
@@ -73,6 +73,10 @@ export const workspaceHandlers = {
     if (value !== undefined) updated = await setPlanRequiresCredential(ctx.services, actorOf(ctx), workspace, value);
     const structured = body.data.attributes.structured_run_output_enabled;
     if (structured !== undefined) updated = await setStructuredRunOutput(ctx.services, actorOf(ctx), updated, structured);
+    const { name, description, working_directory: workingDirectory } = body.data.attributes;
+    if (name !== undefined || description !== undefined || workingDirectory !== undefined) {
+      updated = await updateWorkspaceSettings(ctx.services, principalOf(ctx), updated, { name, description, workingDirectory });
+    }
     return { status: 200, body: { data: presentWorkspace(updated), meta: workspaceMeta(ctx, updated) } };
   },
 

@@ -3259,7 +3259,7 @@ class WorkspacesApi:
     ) -> WorkspaceDocument:
         """Change a workspace's settings
 
-        Today: `plan_requires_credential`, whether a plan needs a cloud credential from a federation profile. When it is true and a run may not have one (a fork pull request, a speculative run without a verified `speculative_plan` profile, a plan without a `plan` profile), the run ends `plan_credentials_required` before any sandbox starts. And `structured_run_output_enabled`: runs created afterwards build the redacted plan the OpenTofu CLI renders itself (`json-output-redacted`) for every plan; each run keeps the value it was created with.
+        Today: `plan_requires_credential`, whether a plan needs a cloud credential from a federation profile. When it is true and a run may not have one (a fork pull request, a speculative run without a verified `speculative_plan` profile, a plan without a `plan` profile), the run ends `plan_credentials_required` before any sandbox starts. And `structured_run_output_enabled`: runs created afterwards build the redacted plan the OpenTofu CLI renders itself (`json-output-redacted`) for every plan; each run keeps the value it was created with. And the general settings: `name` (409 `WORKSPACE_NAME_TAKEN` when another workspace of the organization has it), `description`, `working_directory`; each change is audited as `workspace.updated` with its before and after.
 
         :param workspace_id: (required)
         :type workspace_id: str
@@ -3302,6 +3302,7 @@ class WorkspacesApi:
             '401': "ErrorDocument",
             '403': "ErrorDocument",
             '404': "ErrorDocument",
+            '409': "ErrorDocument",
             '422': "ErrorDocument",
         }
         response_data = self.api_client.call_api(
@@ -3335,7 +3336,7 @@ class WorkspacesApi:
     ) -> ApiResponse[WorkspaceDocument]:
         """Change a workspace's settings
 
-        Today: `plan_requires_credential`, whether a plan needs a cloud credential from a federation profile. When it is true and a run may not have one (a fork pull request, a speculative run without a verified `speculative_plan` profile, a plan without a `plan` profile), the run ends `plan_credentials_required` before any sandbox starts. And `structured_run_output_enabled`: runs created afterwards build the redacted plan the OpenTofu CLI renders itself (`json-output-redacted`) for every plan; each run keeps the value it was created with.
+        Today: `plan_requires_credential`, whether a plan needs a cloud credential from a federation profile. When it is true and a run may not have one (a fork pull request, a speculative run without a verified `speculative_plan` profile, a plan without a `plan` profile), the run ends `plan_credentials_required` before any sandbox starts. And `structured_run_output_enabled`: runs created afterwards build the redacted plan the OpenTofu CLI renders itself (`json-output-redacted`) for every plan; each run keeps the value it was created with. And the general settings: `name` (409 `WORKSPACE_NAME_TAKEN` when another workspace of the organization has it), `description`, `working_directory`; each change is audited as `workspace.updated` with its before and after.
 
         :param workspace_id: (required)
         :type workspace_id: str
@@ -3378,6 +3379,7 @@ class WorkspacesApi:
             '401': "ErrorDocument",
             '403': "ErrorDocument",
             '404': "ErrorDocument",
+            '409': "ErrorDocument",
             '422': "ErrorDocument",
         }
         response_data = self.api_client.call_api(
@@ -3411,7 +3413,7 @@ class WorkspacesApi:
     ) -> RESTResponseType:
         """Change a workspace's settings
 
-        Today: `plan_requires_credential`, whether a plan needs a cloud credential from a federation profile. When it is true and a run may not have one (a fork pull request, a speculative run without a verified `speculative_plan` profile, a plan without a `plan` profile), the run ends `plan_credentials_required` before any sandbox starts. And `structured_run_output_enabled`: runs created afterwards build the redacted plan the OpenTofu CLI renders itself (`json-output-redacted`) for every plan; each run keeps the value it was created with.
+        Today: `plan_requires_credential`, whether a plan needs a cloud credential from a federation profile. When it is true and a run may not have one (a fork pull request, a speculative run without a verified `speculative_plan` profile, a plan without a `plan` profile), the run ends `plan_credentials_required` before any sandbox starts. And `structured_run_output_enabled`: runs created afterwards build the redacted plan the OpenTofu CLI renders itself (`json-output-redacted`) for every plan; each run keeps the value it was created with. And the general settings: `name` (409 `WORKSPACE_NAME_TAKEN` when another workspace of the organization has it), `description`, `working_directory`; each change is audited as `workspace.updated` with its before and after.
 
         :param workspace_id: (required)
         :type workspace_id: str
@@ -3454,6 +3456,7 @@ class WorkspacesApi:
             '401': "ErrorDocument",
             '403': "ErrorDocument",
             '404': "ErrorDocument",
+            '409': "ErrorDocument",
             '422': "ErrorDocument",
         }
         response_data = self.api_client.call_api(

@@ -17,8 +17,9 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
+from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
 from pydantic_core import to_jsonable_python
@@ -29,7 +30,30 @@ class WorkspaceUpdateDocumentDataAttributes(BaseModel):
     """ # noqa: E501
     plan_requires_credential: Optional[StrictBool] = None
     structured_run_output_enabled: Optional[StrictBool] = None
-    __properties: ClassVar[List[str]] = ["plan_requires_credential", "structured_run_output_enabled"]
+    name: Optional[Annotated[str, Field(strict=True)]] = Field(default=None, description="1 to 90 characters of letters, digits, `-`, `_` and `.`, starting with a letter or digit.", json_schema_extra={"examples": ["networking-prod"]})
+    description: Optional[Annotated[str, Field(strict=True, max_length=1000)]] = None
+    working_directory: Optional[Annotated[str, Field(strict=True, max_length=1000)]] = None
+    __properties: ClassVar[List[str]] = ["plan_requires_credential", "structured_run_output_enabled", "name", "description", "working_directory"]
+
+    @field_validator('name', mode="before")
+    def name_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$", value):
+            raise ValueError(r"must validate the regular expression /^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$/")
+        return value
+
+    @field_validator('working_directory', mode="before")
+    def working_directory_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^(?!\/)(?!.*\.\.).*$", value):
+            raise ValueError(r"must validate the regular expression /^(?!\/)(?!.*\.\.).*$/")
+        return value
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -70,6 +94,11 @@ class WorkspaceUpdateDocumentDataAttributes(BaseModel):
             exclude=excluded_fields,
             exclude_none=True,
         )
+        # set to None if description (nullable) is None
+        # and model_fields_set contains the field
+        if self.description is None and "description" in self.model_fields_set:
+            _dict['description'] = None
+
         return _dict
 
     @classmethod
@@ -83,7 +112,10 @@ class WorkspaceUpdateDocumentDataAttributes(BaseModel):
 
         _obj = cls.model_validate({
             "plan_requires_credential": obj.get("plan_requires_credential"),
-            "structured_run_output_enabled": obj.get("structured_run_output_enabled")
+            "structured_run_output_enabled": obj.get("structured_run_output_enabled"),
+            "name": obj.get("name"),
+            "description": obj.get("description"),
+            "working_directory": obj.get("working_directory")
         })
         return _obj
 

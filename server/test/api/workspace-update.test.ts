@@ -1,0 +1,41 @@
+// PATCH /v1/workspaces/{id}: rename, description and working directory (the dashboard's general
+// settings), applied together with the switches, audited with before and after, refused whole.
+import { suite } from "uvu";
+import * as assert from "uvu/assert";
+import { getWorkspace, listWorkspaces, updateWorkspace } from "../../../client/src/index.ts";
+import { createWorkspace, expectNothingWritten, expectStatus, expectV1Error } from "../support/factories.ts";
+import { seededOrganization } from "../support/seeded-runs.ts";
+import { signedInMember } from "../support/sessions.ts";
+import { testEachServer } from "../support/test-server.ts";
+
+const update = suite("updateWorkspace general settings (/v1)");
+
+testEachServer(update, "renames, describes and moves the working directory; the new name lists and the change is audited", async (server) => {
+  const { org, workspace } = await seededOrganization(server);
+  const patch = (attributes: Record<string, unknown>) =>
+    updateWorkspace({ client: server.v1(org.token), path: { workspace_id: workspace.id }, body: { data: { type: "workspaces", attributes } } as never });
+  const renamed = expectStatus(await patch({ name: "app-prod", description: "the app", working_directory: "infra/prod" }), 200)!.data;
+  assert.equal([renamed.attributes.name, renamed.attributes.description, renamed.attributes.working_directory], ["app-prod", "the app", "infra/prod"]);
+  const names = expectStatus(await listWorkspaces({ client: server.v1(org.token), path: { organization_name: "acme" } }), 200)!.data.map((w) => w.attributes.name);
+  assert.ok(names.includes("app-prod") && !names.includes("app"), names.join(","));
+  const event = await server.db.knex("audit_events").where({ target_id: workspace.id, action: "workspace.updated" }).first();
+  assert.ok(event, "audited");
+  assert.is(expectStatus(await patch({ description: null }), 200)!.data.attributes.description, null);
+  assert.is(expectStatus(await getWorkspace({ client: server.v1(org.token), path: { workspace_id: workspace.id } }), 200)!.data.attributes.name, "app-prod");
+});
+
+testEachServer(update, "a taken name, a bad name or working directory, and a viewer are refused, writing nothing", async (server) => {
+  const { org, workspace } = await seededOrganization(server);
+  await createWorkspace(server, org.token, "acme", { name: "taken" });
+  const patch = (attributes: Record<string, unknown>, client = server.v1(org.token)) =>
+    updateWorkspace({ client, path: { workspace_id: workspace.id }, body: { data: { type: "workspaces", attributes } } as never });
+  const tables = ["workspaces", "audit_events"];
+  expectV1Error(await expectNothingWritten(server, () => patch({ name: "taken" }), tables), 409, "WORKSPACE_NAME_TAKEN");
+  expectV1Error(await expectNothingWritten(server, () => patch({ name: "has space" }), tables), 422, "DOCUMENT_INVALID");
+  expectV1Error(await expectNothingWritten(server, () => patch({ working_directory: "../escape" }), tables), 422, "DOCUMENT_INVALID");
+  expectV1Error(await expectNothingWritten(server, () => patch({ working_directory: "/abs" }), tables), 422, "DOCUMENT_INVALID");
+  const viewer = await signedInMember(server, "acme", "viewer");
+  expectV1Error(await expectNothingWritten(server, () => patch({ name: "mine" }, viewer.session.client()), tables), 403, "FORBIDDEN");
+});
+
+update.run();
