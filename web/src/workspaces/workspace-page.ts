@@ -16,6 +16,7 @@ import { checkSummary, renderLock } from "./workspace-state-page.ts";
 import "./start-run.ts";
 import "./workspace-lock.ts";
 import "./workspace-delete.ts";
+import "./workspace-general.ts";
 import "./workspace-settings.ts";
 
 /** How many of the organization's newest runs the overview looks through for this workspace's. */
@@ -84,6 +85,14 @@ export class SsWorkspacePage extends LitElement {
             ${this.renderState(permissions.write)}
             <p>Every published version is on the <a href="/workspaces/${workspace.id}/state">state page</a>.</p>
           </section>
+          ${
+            permissions.write
+              ? html`<details data-testid="general-settings">
+                  <summary>General settings</summary>
+                  <ss-workspace-general .workspace=${workspace} @ss-workspace-changed=${() => void this.workspace.run()}></ss-workspace-general>
+                </details>`
+              : nothing
+          }
           <section aria-labelledby="run-output-heading">
             <h2 id="run-output-heading">Run output</h2>
             <ss-workspace-settings .workspace=${workspace} ?can-write=${permissions.write}></ss-workspace-settings>

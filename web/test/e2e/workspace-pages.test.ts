@@ -251,7 +251,7 @@ test("a viewer's New workspace is refused in the server's words, and nothing is 
   assert.is((await h.server.db.knex("workspaces").where({ name: "not-allowed-here" })).length, 0);
 });
 
-test("lock and unlock from the workspace page with a reason; an administrator force-unlocks, then deletes it by typing its name", async ({ h, acme }) => {
+test("lock and unlock from the workspace page with a reason; an administrator force-unlocks, renames, then deletes it by typing its name", async ({ h, acme }) => {
   const workspace = await h.workspace(acme, "lockable");
   const operator = await h.signInAs(acme, "operator");
   const page = operator.page;
@@ -287,15 +287,20 @@ test("lock and unlock from the workspace page with a reason; an administrator fo
   await page.getByRole("button", { name: "Lock workspace" }).waitFor();
   assert.is(await page.getByTestId("delete-workspace").count(), 0, "an operator has no delete control");
 
-  // The administrator deletes it, typing its name; the list no longer has it.
+  // The administrator renames it, then deletes it by typing the new name; the list no longer has it.
+  await admin.page.getByTestId("general-settings").locator("summary").click();
+  await admin.page.getByLabel("Name", { exact: true }).fill("lockable-renamed");
+  await admin.page.getByLabel("Description").fill("renamed from the dashboard");
+  await admin.page.getByRole("button", { name: "Save settings" }).click();
+  await admin.page.getByRole("heading", { name: "lockable-renamed" }).waitFor();
   await admin.page.getByTestId("delete-workspace").locator("summary").click();
   const remove = admin.page.getByRole("button", { name: "Delete workspace" });
   assert.not.ok(await remove.isEnabled(), "nothing typed, nothing to press");
-  await admin.page.getByLabel(/Type lockable to confirm/).fill("lockable");
+  await admin.page.getByLabel(/Type lockable-renamed to confirm/).fill("lockable-renamed");
   await remove.click();
   await admin.page.waitForURL((u) => u.pathname === "/workspaces");
   await admin.page.locator("#workspaces-count").waitFor();
-  assert.is(await admin.page.locator("tr[data-workspace-id]").filter({ hasText: "lockable" }).count(), 0);
+  assert.is(await admin.page.locator("tr[data-workspace-id]").filter({ hasText: "lockable-renamed" }).count(), 0);
 });
 
 test.run();

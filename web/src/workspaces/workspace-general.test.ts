@@ -1,0 +1,53 @@
+import type { Workspace } from "@stackship/client";
+import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until, WS_ID } from "../run/test-support.ts";
+import { generalChanges, type SsWorkspaceGeneral } from "./workspace-general.ts";
+import "./workspace-general.ts";
+
+const PATCH = `PATCH /v1/workspaces/${WS_ID}`;
+const workspace = { type: "workspaces", id: WS_ID, attributes: { name: "app", description: null, working_directory: "infra" } } as unknown as Workspace;
+
+async function form(server: FakeServer) {
+  const el = Object.assign(document.createElement("ss-workspace-general"), { workspace }) as SsWorkspaceGeneral;
+  return mount(server, el);
+}
+
+function fill(el: HTMLElement, id: string, value: string) {
+  el.shadowRoot!.querySelector<HTMLInputElement>(`#${id}`)!.value = value;
+}
+
+describe("ss-workspace-general", () => {
+  afterEach(cleanup);
+
+  it("should send only what changed, and announce it", async () => {
+    const server = new FakeServer().on(PATCH, { status: 200, body: { data: workspace, meta: { permissions: { write: true, verify_federation_profiles: false } } } });
+    const el = await form(server);
+    let changed = 0;
+    el.addEventListener("ss-workspace-changed", () => changed++);
+    el.shadowRoot!.querySelector<HTMLFormElement>("#general-form")!.requestSubmit();
+    await (el as unknown as { updateComplete: Promise<unknown> }).updateComplete;
+    equal(server.requests.length, 0, "nothing changed, nothing sent");
+    equal(text(el.shadowRoot!.querySelector("#general-notice")), "Nothing changed.");
+    fill(el, "general-name", "app-prod");
+    fill(el, "general-description", "the app");
+    el.shadowRoot!.querySelector<HTMLFormElement>("#general-form")!.requestSubmit();
+    await until(() => changed === 1, 3000, "the change announced");
+    equal(server.requests[0].body, { data: { type: "workspaces", attributes: { name: "app-prod", description: "the app" } } });
+  });
+
+  it("should show the server's refusal of a taken name", async () => {
+    const server = new FakeServer().on(PATCH, errorAnswer(409, "WORKSPACE_NAME_TAKEN", "A workspace with this name already exists in the organization."));
+    const el = await form(server);
+    fill(el, "general-name", "taken");
+    el.shadowRoot!.querySelector<HTMLFormElement>("#general-form")!.requestSubmit();
+    const error = await until(() => el.shadowRoot!.querySelector("#general-error"), 3000, "the refusal");
+    ok(text(error).includes("already exists") && text(error).includes("WORKSPACE_NAME_TAKEN"), text(error));
+  });
+
+  it("should treat an empty description as none and a leading ./ as the root-relative directory", () => {
+    equal(
+      generalChanges({ ...workspace, attributes: { ...workspace.attributes, description: "old" } } as Workspace, { name: "app", description: "  ", workingDirectory: "./infra" }),
+      { description: null },
+    );
+    equal(generalChanges(workspace, { name: "app", description: "", workingDirectory: "" }), { working_directory: "" });
+  });
+});

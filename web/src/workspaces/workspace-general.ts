@@ -1,0 +1,107 @@
+// The workspace's general settings on its overview (workspace:write): rename, description and
+// working directory, sent as one PATCH /v1/workspaces/{id} through client/. A refusal (a taken
+// name, a working directory outside the configuration) reads as the server says it; success is
+// announced with `ss-workspace-changed` so the page reads the workspace again.
+import { consume } from "@lit/context";
+import { updateWorkspace, type Client, type Workspace } from "@stackship/client";
+import { LitElement, css, html, nothing, type TemplateResult } from "lit";
+import { customElement, property, state } from "lit/decorators.js";
+import { dataOf } from "../app/api.ts";
+import { apiContext } from "../app/context.ts";
+import { WORKSPACE_NAME_PATTERN } from "../ui/patterns.ts";
+import { formControls } from "../ui/shared-styles.ts";
+import { base } from "../ui/tokens.ts";
+import { failureText } from "./workspace-common.ts";
+
+/** The attributes that differ from the workspace's (nothing to send when none do). */
+export function generalChanges(workspace: Workspace, form: { name: string; description: string; workingDirectory: string }): Record<string, string | null> {
+  const a = workspace.attributes;
+  const changes: Record<string, string | null> = {};
+  if (form.name.trim() !== a.name) changes.name = form.name.trim();
+  const description = form.description.trim() === "" ? null : form.description.trim();
+  if (description !== (a.description ?? null)) changes.description = description;
+  const directory = form.workingDirectory.trim().replace(/^\.\/?/, "");
+  if (directory !== a.working_directory) changes.working_directory = directory;
+  return changes;
+}
+
+@customElement("ss-workspace-general")
+export class SsWorkspaceGeneral extends LitElement {
+  static override styles = [
+    base,
+    formControls,
+    css`
+      :host {
+        display: block;
+      }
+      form {
+        display: grid;
+        gap: var(--ss-space-2);
+        max-width: 520px;
+      }
+      label {
+        display: grid;
+        grid-template-columns: minmax(0, 1fr);
+        gap: var(--ss-space-1);
+      }
+    `,
+  ];
+
+  @consume({ context: apiContext }) accessor api!: Client;
+  @property({ attribute: false }) accessor workspace: Workspace | null = null;
+
+  @state() accessor busy = false;
+  @state() accessor error: unknown = null;
+  @state() accessor notice: string | null = null;
+
+  override render(): TemplateResult | typeof nothing {
+    const w = this.workspace;
+    if (!w) return nothing;
+    return html`<form id="general-form" @submit=${(e: SubmitEvent) => void this.save(e)}>
+      <label>Name <input name="name" id="general-name" required autocomplete="off" pattern=${WORKSPACE_NAME_PATTERN} maxlength="90" .value=${w.attributes.name} /></label>
+      <label>Description <input name="description" id="general-description" autocomplete="off" maxlength="1000" .value=${w.attributes.description ?? ""} /></label>
+      <label
+        >Working directory (relative to the configuration's root; empty for the root)
+        <input name="working_directory" id="general-working-directory" autocomplete="off" maxlength="1000" .value=${w.attributes.working_directory}
+      /></label>
+      <p class="muted">Renaming changes the name a <code>cloud</code> block must use to find this workspace.</p>
+      <div><button type="submit" ?disabled=${this.busy}>Save settings</button></div>
+      ${this.notice ? html`<p role="status" id="general-notice">${this.notice}</p>` : nothing}
+      ${this.error ? html`<p class="error" role="alert" id="general-error">${failureText(this.error)}</p>` : nothing}
+    </form>`;
+  }
+
+  private async save(event: SubmitEvent): Promise<void> {
+    event.preventDefault();
+    const w = this.workspace;
+    if (!w) return;
+    const data = new FormData(event.target as HTMLFormElement);
+    const changes = generalChanges(w, {
+      name: String(data.get("name") ?? ""),
+      description: String(data.get("description") ?? ""),
+      workingDirectory: String(data.get("working_directory") ?? ""),
+    });
+    this.error = null;
+    this.notice = null;
+    if (Object.keys(changes).length === 0) {
+      this.notice = "Nothing changed.";
+      return;
+    }
+    this.busy = true;
+    try {
+      await dataOf(updateWorkspace({ client: this.api, path: { workspace_id: w.id }, body: { data: { type: "workspaces", attributes: changes } } }));
+      this.notice = "Saved.";
+      this.dispatchEvent(new CustomEvent("ss-workspace-changed", { bubbles: true, composed: true }));
+    } catch (error) {
+      this.error = error;
+    } finally {
+      this.busy = false;
+    }
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    "ss-workspace-general": SsWorkspaceGeneral;
+  }
+}
