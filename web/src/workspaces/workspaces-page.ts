@@ -166,6 +166,7 @@ export class SsWorkspacesPage extends LitElement {
       ...(field("working_directory") ? { working_directory: field("working_directory") } : {}),
       ...(field("description") ? { description: field("description") } : {}),
       plan_requires_credential: (form.elements.namedItem("plan_requires_credential") as HTMLInputElement).checked,
+      structured_run_output_enabled: (form.elements.namedItem("structured_run_output_enabled") as HTMLInputElement).checked,
     };
     this.busy = true;
     this.error = null;
@@ -275,6 +276,10 @@ export class SsWorkspacesPage extends LitElement {
         <label>Working directory (optional) <input name="working_directory" autocomplete="off" placeholder="e.g. infra/prod" /></label>
         <label>Description (optional) <input name="description" autocomplete="off" maxlength="1000" /></label>
         <label class="check"><input type="checkbox" name="plan_requires_credential" /> Plans need a cloud credential from a federation profile</label>
+        <label class="check"
+          ><input type="checkbox" name="structured_run_output_enabled" /> Structured run output (each plan also stores the redacted plan the OpenTofu CLI renders
+          itself)</label
+        >
         ${this.error ? html`<p class="notice danger" role="alert" id="new-workspace-error">${this.error}</p>` : nothing}
         <div class="row">
           <button class="primary" type="submit" ?disabled=${this.busy}>Create workspace</button>
